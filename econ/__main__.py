@@ -1,0 +1,5 @@
+"""``python -m econ`` is the ``econ`` command."""
+
+from econ.cli import main
+
+raise SystemExit(main())

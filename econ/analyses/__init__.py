@@ -1,0 +1,8 @@
+"""Analyses: one module per report page; each reads tables/views and writes result tables.
+
+``ANALYSES`` is the build order (an analysis may read the result tables of earlier ones).
+"""
+
+from __future__ import annotations
+
+ANALYSES: list = []

@@ -1,0 +1,118 @@
+"""Run the analyses against the database being built, with a cache keyed by their inputs.
+
+An analysis is a module with
+
+- ``NAME``: short name (also the cache folder),
+- ``INPUTS``: the tables and views it reads (their contents, the build's ``as_of`` date and
+  the source of the ``econ`` package key the cache),
+- ``run(ctx)``: reads with ``ctx.query`` and writes every result table with ``ctx.write``.
+
+When the key is unchanged the stored result tables are loaded from ``build/cache/`` and
+``run`` is skipped (so a rebuild with no new input does not refit, re-bootstrap or re-sweep).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from types import ModuleType
+from typing import Iterable
+
+import duckdb
+import polars as pl
+
+from econ.db import _ident, _sql_string, comment, write_table
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class BuildContext:
+    """What an analysis sees: a connection to the database being built and the build settings."""
+
+    con: duckdb.DuckDBPyConnection
+    as_of: date
+    written: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
+
+    def query(self, sql: str, params: list | None = None) -> pl.DataFrame:
+        """Run SQL against the database being built; returns a polars frame."""
+        return self.con.execute(sql, params or []).pl()
+
+    def write(self, name: str, frames: pl.DataFrame | Iterable[pl.DataFrame], description: str,
+              columns: dict[str, str] | None = None) -> int:
+        """Write a result table (one frame or a stream of chunks) with its comments."""
+        rows = write_table(self.con, name, frames, description=description, column_comments=columns or {})
+        self.written[name] = (description, columns or {})
+        return rows
+
+
+def code_fingerprint() -> str:
+    """Hash of every source file of the package: a code change invalidates every cache."""
+    h = hashlib.sha256()
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        h.update(path.relative_to(PACKAGE_DIR).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def input_fingerprint(con: duckdb.DuckDBPyConnection, names: Iterable[str]) -> str:
+    """Hash of the full contents of the named tables/views (row order normalised)."""
+    h = hashlib.sha256()
+    for name in names:
+        table = con.execute(f"select * from {_ident(name)} order by all").arrow()
+        if hasattr(table, "read_all"):
+            table = table.read_all()
+        h.update(name.encode())
+        h.update(str(table.schema).encode())
+        for column in table.columns:
+            for chunk in column.chunks:
+                for buf in chunk.buffers():
+                    if buf is not None:
+                        h.update(buf)
+    return h.hexdigest()
+
+
+def run_analyses(con: duckdb.DuckDBPyConnection, modules: list[ModuleType], *, as_of: date,
+                 cache_dir: Path | None, code_hash: str | None = None) -> dict[str, str]:
+    """Run (or restore from cache) each analysis in order; returns {analysis: 'ran' | 'cached'}."""
+    code_hash = code_hash or code_fingerprint()
+    status = {}
+    for module in modules:
+        key = hashlib.sha256(
+            f"{code_hash}|{module.NAME}|{as_of.isoformat()}|{input_fingerprint(con, module.INPUTS)}".encode()
+        ).hexdigest()[:24]
+        folder = Path(cache_dir) / module.NAME / key if cache_dir else None
+        if folder is not None and (folder / "tables.json").exists():
+            _restore(con, folder)
+            status[module.NAME] = "cached"
+            continue
+        ctx = BuildContext(con=con, as_of=as_of)
+        module.run(ctx)
+        if folder is not None:
+            _store(con, folder, ctx.written)
+        status[module.NAME] = "ran"
+    return status
+
+
+def _store(con: duckdb.DuckDBPyConnection, folder: Path, written: dict[str, tuple[str, dict[str, str]]]) -> None:
+    """Keep the analysis's result tables as Parquet plus their comments; older keys are dropped."""
+    if folder.parent.exists():
+        shutil.rmtree(folder.parent)
+    tmp = folder.with_name(folder.name + ".tmp")
+    tmp.mkdir(parents=True)
+    for name in written:
+        con.execute(f"copy {_ident(name)} to {_sql_string(str(tmp / (name + '.parquet')))} (format parquet)")
+    (tmp / "tables.json").write_text(json.dumps({n: [d, c] for n, (d, c) in written.items()}, sort_keys=True))
+    tmp.rename(folder)
+
+
+def _restore(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
+    tables = json.loads((folder / "tables.json").read_text())
+    for name, (description, columns) in tables.items():
+        path = _sql_string(str(folder / (name + ".parquet")))
+        con.execute(f"create or replace table {_ident(name)} as select * from read_parquet({path})")
+        comment(con, name, description, columns)

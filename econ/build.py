@@ -1,0 +1,68 @@
+"""``econ build``: load and check data/, write the database atomically, run the analyses, write the report.
+
+The one orchestrator of the flow in DESIGN.md. Nothing is replaced unless every stage
+succeeded: the database is written to a temporary file and renamed, and the report to a
+temporary folder that is swapped in after the rename.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from econ import paths
+from econ.analyses import ANALYSES
+from econ.analyses.runner import run_analyses
+from econ.db import atomic_database, connect_read_only, create_views, table_summary, write_table
+from econ.load.loader import column_comments, load_all
+from econ.load.tables import INPUT_TABLES
+
+
+@dataclass
+class BuildResult:
+    db_path: Path
+    objects: list[tuple[str, str, int, str]]
+    analyses: dict[str, str]
+    elapsed_s: float
+    reports_dir: Path | None
+
+
+def build(*, data_dir: Path = paths.DATA_DIR, db_path: Path = paths.DB_PATH, queries_dir: Path = paths.QUERIES_DIR,
+          cache_dir: Path | None = paths.CACHE_DIR, reports_dir: Path | None = None, as_of: date | None = None) -> BuildResult:
+    """Build the database (and the report when ``reports_dir`` is given); see the module docstring."""
+    started = time.perf_counter()
+    as_of = as_of or date.today()
+    frames = load_all(Path(data_dir))
+    staged_reports = None
+    with atomic_database(Path(db_path)) as con:
+        for name, frame in frames.items():
+            spec = INPUT_TABLES[name]
+            write_table(con, name, frame, description=f"{spec.description}. Grain: {spec.grain}.",
+                        column_comments=column_comments(name))
+        con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
+        create_views(con, Path(queries_dir))
+        status = run_analyses(con, ANALYSES, as_of=as_of, cache_dir=cache_dir)
+        if reports_dir is not None:
+            from econ.report.site import build_site
+
+            staged_reports = Path(reports_dir).with_name(Path(reports_dir).name + ".tmp")
+            shutil.rmtree(staged_reports, ignore_errors=True)
+            build_site(con, staged_reports, as_of=as_of)
+    if staged_reports is not None:
+        _swap_in(staged_reports, Path(reports_dir))
+    with connect_read_only(Path(db_path)) as ro:
+        objects = table_summary(ro)
+    return BuildResult(Path(db_path), objects, status, time.perf_counter() - started, reports_dir)
+
+
+def _swap_in(staged: Path, target: Path) -> None:
+    """Replace ``target`` by ``staged`` with two renames (the old folder is removed last)."""
+    old = target.with_name(target.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        target.rename(old)
+    staged.rename(target)
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,146 @@
+"""The ``econ`` command: parses arguments, calls one function, prints, picks the exit code.
+
+This is the only module that prints or exits; library code raises :class:`EconError`,
+which becomes ``Error: …`` on stderr and exit code 1 (no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import date
+from pathlib import Path
+
+from econ import paths
+from econ.errors import EconError
+from econ.output import FORMATS, render
+
+
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date (use YYYY-MM-DD)") from None
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
+
+
+# ---------------------------------------------------------------------------- commands
+
+
+def cmd_build(args) -> int:
+    from econ.build import build
+
+    result = build(data_dir=args.data, db_path=args.db, queries_dir=paths.QUERIES_DIR, cache_dir=args.cache,
+                   reports_dir=None if args.no_report else args.reports, as_of=args.as_of)
+    tables = [o for o in result.objects if o[1] == "table"]
+    views = [o for o in result.objects if o[1] == "view"]
+    _out(f"built {result.db_path}: {len(tables)} tables, {len(views)} views in {result.elapsed_s:.2f} s")
+    _out(render(["name", "kind", "rows"], [(n, k, r) for n, k, r, _ in result.objects]))
+    if result.analyses:
+        _out("analyses: " + ", ".join(f"{n} ({s})" for n, s in result.analyses.items()))
+    if result.reports_dir is not None:
+        _out(f"report: {Path(result.reports_dir) / 'index.html'}")
+    return 0
+
+
+def _read_query(args) -> str:
+    if args.file:
+        path = Path(args.file)
+        if not path.exists():
+            raise EconError(f"no SQL file at {path}", "check the path given to -f")
+        return path.read_text(encoding="utf-8")
+    if args.query == "-":
+        return sys.stdin.read()
+    if args.query:
+        return args.query
+    raise EconError("no query given", 'pass the SQL as an argument, "-" for stdin, or -f FILE.sql')
+
+
+def cmd_sql(args) -> int:
+    from econ.sql import run_query
+
+    columns, rows = run_query(args.db, _read_query(args), as_of=args.as_of)
+    _out(render(columns, rows, args.format))
+    return 0
+
+
+def cmd_tables(args) -> int:
+    from econ.db import connect_read_only, table_summary
+
+    with connect_read_only(args.db) as con:
+        objects = table_summary(con)
+    _out(render(["name", "kind", "rows", "description"], objects, args.format))
+    return 0
+
+
+def cmd_import(args) -> int:
+    from econ.load.importers import import_file
+
+    result = import_file(args.source, Path(args.file), data_dir=args.data, as_of=args.as_of)
+    _out(f"imported {result.imported_entries} of {result.entries} {args.source} entries as {result.rows} price rows "
+         f"-> {result.path}")
+    rows = [("imported", result.imported_entries)] + sorted(result.skipped.items(), key=lambda kv: (-kv[1], kv[0]))
+    _out(render(["reason", "entries"], rows))
+    return 0
+
+
+# ---------------------------------------------------------------------------- parser
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="econ", description="LLM serving and training economics from public data.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add_db(sp):
+        sp.add_argument("--db", type=Path, default=paths.DB_PATH, help="database file (default: build/econ.duckdb)")
+
+    b = sub.add_parser("build", help="check data/, build the database, run the analyses, write the report")
+    add_db(b)
+    b.add_argument("--data", type=Path, default=paths.DATA_DIR, help="data folder (default: data/)")
+    b.add_argument("--reports", type=Path, default=paths.REPORTS_DIR, help="report folder (default: reports/)")
+    b.add_argument("--no-report", action="store_true", help="skip writing the HTML report")
+    b.add_argument("--cache", type=Path, default=paths.CACHE_DIR, help="analysis cache folder (default: build/cache/)")
+    b.add_argument("--as-of", type=_date, default=None, help="date for 'current' prices (default: today)")
+    b.set_defaults(func=cmd_build)
+
+    s = sub.add_parser("sql", help="run SQL on the database (read-only)")
+    add_db(s)
+    s.add_argument("query", nargs="?", help='SQL text, or "-" to read it from stdin')
+    s.add_argument("-f", "--file", help="read the SQL from this file")
+    s.add_argument("--format", choices=FORMATS, default="table")
+    s.add_argument("--as-of", type=_date, default=None, help="date for price_current (default: today)")
+    s.set_defaults(func=cmd_sql)
+
+    t = sub.add_parser("tables", help="list tables and views with row counts and descriptions")
+    add_db(t)
+    t.add_argument("--format", choices=FORMATS, default="table")
+    t.set_defaults(func=cmd_tables)
+
+    i = sub.add_parser("import", help="import a LiteLLM or OpenRouter price map as a dated snapshot in data/")
+    i.add_argument("source", choices=("litellm", "openrouter"))
+    i.add_argument("file", help="the JSON file (LiteLLM model_prices_and_context_window.json or OpenRouter /api/v1/models)")
+    i.add_argument("--as-of", type=_date, default=None, help="snapshot date (default: the file's own date)")
+    i.add_argument("--data", type=Path, default=paths.DATA_DIR, help="data folder (default: data/)")
+    i.set_defaults(func=cmd_import)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except EconError as e:
+        sys.stderr.write(f"Error: {e}\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

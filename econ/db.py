@@ -1,0 +1,175 @@
+"""The DuckDB file: atomic writes, read-only opens, views from ``queries/*.sql``, comments.
+
+The database is always written to a temporary file next to the target and renamed over it
+only when everything succeeded, so a failed build leaves the previous file byte-identical.
+It is written in DuckDB's v1.5 storage format so the standalone ``duckdb`` CLI 1.5.x
+(PyPI ``duckdb-cli``) can open it as well as the Python package that wrote it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import duckdb
+import polars as pl
+
+from econ.errors import EconError
+
+STORAGE_VERSION = "v1.5.0"
+ATTACH_AS = "econ"
+
+
+class DatabaseError(EconError):
+    """The database file is missing, locked or cannot be read."""
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+@contextmanager
+def atomic_database(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Yield a connection whose default catalog is a fresh temporary file; rename it on success.
+
+    On any exception the temporary file is removed and ``db_path`` is not touched.
+    """
+    db_path = Path(db_path)
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = db_path.with_name(f".{db_path.name}.tmp-{os.getpid()}")
+    for stale in (tmp, tmp.with_name(tmp.name + ".wal")):
+        stale.unlink(missing_ok=True)
+    con = duckdb.connect()
+    try:
+        con.execute(f"attach {_sql_string(str(tmp))} as {ATTACH_AS} (storage_version '{STORAGE_VERSION}')")
+        con.execute(f"use {ATTACH_AS}")
+        yield con
+        con.execute("checkpoint")
+        con.execute("use memory")
+        con.execute(f"detach {ATTACH_AS}")
+        con.close()
+        os.replace(tmp, db_path)
+    except BaseException:
+        con.close()
+        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+        raise
+
+
+def connect_read_only(db_path: Path) -> duckdb.DuckDBPyConnection:
+    """Open the built database read-only (``econ sql`` and the report use this)."""
+    db_path = Path(db_path)
+    if not db_path.exists():
+        raise DatabaseError(f"no database at {db_path}", "run econ build first (or pass --db)")
+    try:
+        return duckdb.connect(str(db_path), read_only=True)
+    except duckdb.Error as e:
+        raise DatabaseError(f"cannot open {db_path}: {e}", "is another process writing it? run econ build again") from None
+
+
+def write_table(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    frames: pl.DataFrame | Iterable[pl.DataFrame],
+    *,
+    description: str = "",
+    column_comments: dict[str, str] | None = None,
+) -> int:
+    """Create (or replace) table ``name`` from one frame or a stream of frames; returns rows written.
+
+    A stream is written chunk by chunk, so a result larger than memory still lands.
+    """
+    chunks = [frames] if isinstance(frames, pl.DataFrame) else frames
+    rows, created = 0, False
+    for chunk in chunks:
+        arrow = chunk.to_arrow()
+        con.register("_econ_chunk", arrow)
+        if not created:
+            con.execute(f"create or replace table {_ident(name)} as select * from _econ_chunk")
+            created = True
+        else:
+            con.execute(f"insert into {_ident(name)} select * from _econ_chunk")
+        con.unregister("_econ_chunk")
+        rows += chunk.height
+    if not created:
+        raise ValueError(f"table {name}: no frames to write")
+    comment(con, name, description, column_comments or {})
+    return rows
+
+
+def comment(con: duckdb.DuckDBPyConnection, name: str, description: str, column_comments: dict[str, str], *, view: bool = False) -> None:
+    """Store the table's description and each column's meaning and unit as DuckDB comments."""
+    kind = "view" if view else "table"
+    if description:
+        con.execute(f"comment on {kind} {_ident(name)} is {_sql_string(description)}")
+    existing = {r[0] for r in con.execute(
+        "select column_name from duckdb_columns() where database_name = current_database() and table_name = ?", [name]
+    ).fetchall()}
+    for column, text in column_comments.items():
+        if column in existing:
+            con.execute(f"comment on column {_ident(name)}.{_ident(column)} is {_sql_string(text)}")
+
+
+_HEADER = re.compile(r"^\s*--\s?(.*)$")
+
+
+def view_header(sql: str) -> str:
+    """The leading comment block of a view's SQL file (its description and grain)."""
+    lines = []
+    for line in sql.splitlines():
+        m = _HEADER.match(line)
+        if not m:
+            break
+        lines.append(m.group(1).strip())
+    return " ".join(x for x in lines if x)
+
+
+def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path) -> list[str]:
+    """Create one view per ``queries/*.sql`` (file stem = view name), in dependency order.
+
+    Views may use other views; creation is retried until every view binds. A view that
+    never binds is reported with its file and DuckDB's message.
+    """
+    files = sorted(Path(queries_dir).glob("*.sql"))
+    pending = {f.stem: f for f in files}
+    created: list[str] = []
+    while pending:
+        errors = {}
+        for name, path in list(pending.items()):
+            sql = path.read_text(encoding="utf-8")
+            body = sql.strip().rstrip(";")
+            try:
+                con.execute(f"create or replace view {_ident(name)} as {body}")
+            except duckdb.CatalogException as e:
+                errors[name] = str(e)
+                continue
+            except duckdb.Error as e:
+                raise EconError(f"{path}: view {name} does not compile: {e}".strip(), "fix the SQL in that file") from None
+            comment(con, name, view_header(sql), {}, view=True)
+            created.append(name)
+            del pending[name]
+        if errors and len(errors) == len(pending):
+            name, msg = next(iter(errors.items()))
+            raise EconError(f"{pending[name]}: view {name} does not compile: {msg}", "fix the SQL in that file")
+    return created
+
+
+def table_summary(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, int, str]]:
+    """(name, 'table'|'view', rows, description) for everything in the current database."""
+    objects = con.execute(
+        """
+        select table_name, 'table', coalesce(comment, '') from duckdb_tables() where database_name = current_database()
+        union all
+        select view_name, 'view', coalesce(comment, '') from duckdb_views()
+        where database_name = current_database() and not internal
+        order by 2, 1
+        """
+    ).fetchall()
+    return [(n, kind, con.execute(f"select count(*) from {_ident(n)}").fetchone()[0], desc) for n, kind, desc in objects]

@@ -1,0 +1,1 @@
+"""Input tables: specs, CSV loading and validation, importers of public price maps."""

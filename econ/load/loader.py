@@ -1,0 +1,167 @@
+"""Load every input table from a data folder: validate, convert units, derive, union prices.
+
+``load_all(data_dir)`` returns ``{table name: polars frame}`` ready for the database, or
+raises one :class:`DataError` listing every problem in every file.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from econ.errors import DataError, Problem
+from econ.load.spec import FILE, LINE, TableSpec, check_refs, display_path, read_table
+from econ.load.tables import INPUT_TABLES, PRICE_SNAPSHOT, PRICES, SOURCES
+from econ.physics.kv_cache import kv_bytes_per_token, kv_window_bytes_per_sequence
+
+SNAPSHOT_DIR = "snapshots"
+SNAPSHOT_NAME = re.compile(r"^(?P<source>[a-z]+)_(?P<date>\d{4}-\d{2}-\d{2})\.csv$")
+PRICE_VALUE_COLUMNS = [
+    "input_usd_per_mtok", "output_usd_per_mtok", "cache_read_usd_per_mtok", "cache_write_5m_usd_per_mtok",
+    "cache_write_1h_usd_per_mtok", "cache_write_12h_usd_per_mtok", "cache_storage_usd_per_mtok_hour",
+    "max_input_tokens", "speed_ratio",
+]
+PRICE_KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
+
+
+def snapshot_path(data_dir: Path, source: str, as_of: date) -> Path:
+    """Where the import of ``source`` dated ``as_of`` is kept."""
+    return Path(data_dir) / SNAPSHOT_DIR / f"{source}_{as_of.isoformat()}.csv"
+
+
+def list_snapshots(data_dir: Path) -> list[tuple[str, date, Path]]:
+    """(source, date, path) of every snapshot file, oldest first; bad names raise DataError."""
+    folder = Path(data_dir) / SNAPSHOT_DIR
+    found, problems = [], []
+    for path in sorted(folder.glob("*.csv")) if folder.is_dir() else []:
+        m = SNAPSHOT_NAME.match(path.name)
+        ok = m is not None and m["source"] in SOURCES and m["source"] != "hand"
+        try:
+            when = date.fromisoformat(m["date"]) if ok else None
+        except ValueError:
+            ok = False
+        if not ok:
+            problems.append(Problem(display_path(path), None, None, "is not a snapshot name",
+                                    "snapshots are named <litellm|openrouter>_<YYYY-MM-DD>.csv; re-import with econ import"))
+            continue
+        found.append((m["source"], when, path))
+    if problems:
+        raise DataError(problems)
+    return sorted(found, key=lambda t: (t[1], t[0]))
+
+
+def load_all(data_dir: Path) -> dict[str, pl.DataFrame]:
+    """Read, check and convert every table of ``data_dir``; derive models' KV bytes; union prices."""
+    data_dir = Path(data_dir)
+    frames: dict[str, pl.DataFrame] = {}
+    problems: list[Problem] = []
+    for name, spec in INPUT_TABLES.items():
+        path = data_dir / f"{name}.csv"
+        if not path.exists():
+            problems.append(Problem(display_path(path), None, None, "is missing", f"create it with the columns of data/README.md ({spec.grain})"))
+            continue
+        try:
+            frames[name] = read_table(path, spec)
+        except DataError as e:
+            problems += e.problems
+    snapshots = []
+    try:
+        for source, when, path in list_snapshots(data_dir):
+            try:
+                snapshots.append(read_table(path, PRICE_SNAPSHOT, extra={"source": source, "snapshot_date": when}))
+            except DataError as e:
+                problems += e.problems
+    except DataError as e:
+        problems += e.problems
+    for name, spec in INPUT_TABLES.items():
+        if name in frames:
+            problems += check_refs(frames[name], spec, frames)
+    if problems:
+        raise DataError(problems)
+    frames["prices"] = union_prices(frames["prices"], snapshots)
+    frames["models"] = with_kv_bytes(frames["models"])
+    return {name: frame.drop([c for c in (FILE, LINE) if c in frame.columns]) for name, frame in frames.items()}
+
+
+def union_prices(hand: pl.DataFrame, snapshots: list[pl.DataFrame]) -> pl.DataFrame:
+    """Hand-kept rows plus snapshot rows, with from/to dates derived from snapshot order.
+
+    A snapshot row holds from its snapshot's date until the next snapshot of the same source
+    (exclusive), or stays open if it is in the newest one. Consecutive snapshots with the
+    same values for a key merge into one period; a key missing from a later snapshot ends
+    at that snapshot's date (the entry was removed).
+    """
+    columns = ["source", *PRICES.out_columns[:6], *PRICES.out_columns[6:], "source_key", "snapshot_date"]
+    hand = hand.with_columns(pl.lit("hand").alias("source"), pl.lit(None, pl.String).alias("source_key"),
+                             pl.lit(None, pl.Date).alias("snapshot_date"))
+    if not snapshots:
+        return hand.select(columns).sort(PRICE_KEY + ["from_date"])
+    snap = pl.concat(snapshots, how="diagonal_relaxed")
+    dates = snap.select("source", "snapshot_date").unique().sort("source", "snapshot_date").with_columns(
+        pl.col("snapshot_date").shift(-1).over("source").alias("_next_snapshot")
+    )
+    key = PRICE_KEY
+    snap = (
+        snap.join(dates, on=["source", "snapshot_date"], how="left")
+        .sort([*key, "snapshot_date"])
+        .with_columns(pl.col("_next_snapshot").shift(1).over(key).alias("_prev_to"))
+    )
+    same_as_previous = pl.all_horizontal(
+        [pl.col(c).eq_missing(pl.col(c).shift(1).over(key)) for c in PRICE_VALUE_COLUMNS]
+    ) & pl.col("_prev_to").eq_missing(pl.col("snapshot_date")) & pl.col("_prev_to").is_not_null()
+    snap = snap.with_columns((~same_as_previous).cast(pl.Int32).cum_sum().over(key).alias("_period"))
+    periods = snap.group_by([*key, "_period"], maintain_order=True).agg(
+        pl.col("snapshot_date").min().alias("from_date"),
+        pl.col("_next_snapshot").last().alias("to_date"),
+        pl.all().exclude("snapshot_date", "_next_snapshot", "_prev_to").last(),
+        pl.col("snapshot_date").max().alias("snapshot_date"),
+    )
+    snap_rows = periods.with_columns(pl.lit(None, pl.String).alias("notes")).select(columns)
+    return pl.concat([hand.select(columns), snap_rows], how="vertical_relaxed").sort(PRICE_KEY + ["from_date"])
+
+
+def with_kv_bytes(models: pl.DataFrame) -> pl.DataFrame:
+    """Add the computed KV-cache columns (BF16 cache) to the models frame."""
+    cols = {c: models[c].to_numpy().astype(float) if c != "attention" else models[c].to_numpy()
+            for c in ("attention", "num_layers", "num_full_attention_layers", "num_sliding_window_layers",
+                      "num_linear_attention_layers", "num_kv_heads", "head_dim", "v_head_dim", "kv_lora_rank",
+                      "qk_rope_head_dim", "sliding_num_kv_heads", "sliding_head_dim", "sliding_window_tokens")}
+    kv = kv_bytes_per_token(cols)
+    window = kv_window_bytes_per_sequence(cols)
+    return models.with_columns(
+        pl.Series("kv_bytes_per_token", kv, dtype=pl.Float64, nan_to_null=True),
+        pl.Series("kv_window_bytes_per_sequence", window, dtype=pl.Float64, nan_to_null=True),
+    )
+
+
+def spec_for(table: str) -> TableSpec:
+    """The spec of an input table or of a price snapshot."""
+    return PRICE_SNAPSHOT if table == PRICE_SNAPSHOT.name else INPUT_TABLES[table]
+
+
+DERIVED_COMMENTS = {
+    "prices": {
+        "source": "Where the row comes from: hand (data/prices.csv), litellm or openrouter (data/snapshots/)",
+        "from_date": "First day the price applies (inclusive); for imports, the snapshot it first appeared in",
+        "to_date": "First day the price no longer applies (exclusive; null = current); for imports, the next snapshot that changed or dropped it",
+        "source_key": "Entry key in the imported price map (null for hand-kept rows)",
+        "snapshot_date": "Newest snapshot that carried this price (null for hand-kept rows)",
+        "notes": "Caveats (hand-kept rows)",
+    },
+    "models": {
+        "kv_bytes_per_token": "KV-cache bytes per context token at BF16, full-attention layers (computed from the architecture columns) [bytes/token]",
+        "kv_window_bytes_per_sequence": "Fixed KV bytes per sequence held by sliding-window layers at BF16 (computed) [bytes]",
+    },
+}
+"""Comments for columns the loader adds (the spec columns carry their own)."""
+
+
+def column_comments(table: str) -> dict[str, str]:
+    """Description [unit] of every column of a loaded input table."""
+    spec = INPUT_TABLES[table]
+    comments = {c.out_name: c.comment for c in spec.columns}
+    return comments | DERIVED_COMMENTS.get(table, {})

@@ -1,0 +1,295 @@
+"""Declared table specs and the one validator that enforces them.
+
+A :class:`TableSpec` says, for one input table: its columns (type, unit, range, allowed
+values, references), its key and its table-level checks. :func:`read_table` reads a CSV by
+column name, checks every cell with vectorised polars expressions, converts vendor units
+to base units once (factors from ``econ.units``) and returns a frame with database column
+names. Every bad cell becomes a :class:`~econ.errors.Problem` naming file, line, column,
+value and what was expected; all problems are collected and raised together.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import polars as pl
+
+from econ.errors import DataError, Problem
+
+LINE = "_line"  # hidden column: the physical line of each row in its file
+FILE = "_file"  # hidden column: the file a row came from
+
+KINDS = ("str", "float", "int", "date")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of an input table.
+
+    ``name`` and ``unit`` are as written in the CSV; ``db_name`` and ``factor`` say how the
+    value lands in the database (``value * factor``, in ``db_unit``). ``required`` means the
+    value may not be blank; ``optional`` means the whole column may be absent from the file.
+    """
+
+    name: str
+    kind: str
+    unit: str
+    description: str
+    required: bool = False
+    optional: bool = False
+    min: float | None = None
+    max: float | None = None
+    positive: bool = False  # strictly greater than zero
+    allowed: tuple[str, ...] | None = None
+    ref: tuple[str, str] | None = None  # (table, db column) the value must exist in
+    db_name: str | None = None
+    factor: float = 1.0
+    db_unit: str | None = None
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"column {self.name}: kind {self.kind!r} not in {KINDS}")
+
+    @property
+    def out_name(self) -> str:
+        return self.db_name or self.name
+
+    @property
+    def out_unit(self) -> str:
+        return self.db_unit if self.db_unit is not None else self.unit
+
+    @property
+    def comment(self) -> str:
+        """Column comment for the database: meaning and unit."""
+        unit = self.out_unit
+        return f"{self.description} [{unit}]" if unit else self.description
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """An input table: where it lives, its grain, its columns, key and table-level checks.
+
+    ``checks`` are functions ``(frame, spec) -> list[Problem]`` run on the converted frame
+    (database names, with ``_file``/``_line`` columns) after the cell checks pass.
+    """
+
+    name: str
+    grain: str
+    description: str
+    columns: tuple[Column, ...]
+    key: tuple[str, ...]
+    checks: tuple[Callable[[pl.DataFrame, "TableSpec"], list[Problem]], ...] = field(default=())
+
+    def column(self, name: str) -> Column:
+        for c in self.columns:
+            if c.name == name or c.out_name == name:
+                return c
+        raise KeyError(name)
+
+    @property
+    def out_columns(self) -> list[str]:
+        return [c.out_name for c in self.columns]
+
+    def empty_frame(self) -> pl.DataFrame:
+        return pl.DataFrame(schema={c.out_name: _DTYPES[c.kind] for c in self.columns})
+
+
+_DTYPES = {"str": pl.String, "float": pl.Float64, "int": pl.Int64, "date": pl.Date}
+_EXPECT = {
+    "float": ("is not a number", "write a plain decimal number such as 12.5 (no units, no thousands separators)"),
+    "int": ("is not a whole number", "write a whole number such as 200000 (no units, no separators)"),
+    "date": ("is not a date", "write the date as YYYY-MM-DD"),
+}
+
+
+def display_path(path: Path) -> str:
+    """The path as the user should see it: relative to the working directory when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def read_csv_rows(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
+    """Header, rows and the physical line of each row; raises DataError on empty/non-UTF-8."""
+    shown = display_path(path)
+    raw = path.read_bytes()
+    if not raw.strip():
+        raise DataError([Problem(shown, None, None, "the file is empty", "it needs at least a header line of column names")])
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        byte = raw[e.start : e.start + 1].hex()
+        raise DataError(
+            [Problem(shown, line, None, f"is not valid UTF-8 (byte 0x{byte})", "save the file as UTF-8")]
+        ) from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:  # pragma: no cover - caught by the emptiness check
+        header = []
+    rows, lines = [], []
+    start = reader.line_num + 1
+    for row in reader:
+        if row and any(cell.strip() for cell in row):
+            rows.append(row)
+            lines.append(start)
+        start = reader.line_num + 1
+    return header, rows, lines
+
+
+def read_table(path: Path, spec: TableSpec, *, extra: dict[str, object] | None = None) -> pl.DataFrame:
+    """Read, check and convert one CSV file against ``spec``.
+
+    Returns a frame with the database column names (in spec order), base units, and the
+    hidden ``_file``/``_line`` columns. ``extra`` adds constant columns (e.g. a snapshot's
+    date) before the table-level checks run. Raises :class:`DataError` listing every problem.
+    """
+    shown = display_path(path)
+    header, rows, lines = read_csv_rows(path)
+    problems = _check_header(shown, header, spec)
+    if problems:
+        raise DataError(problems)
+    width = len(header)
+    for row, line in zip(rows, lines):
+        if len(row) != width:
+            problems.append(
+                Problem(shown, line, None, f"has {len(row)} fields, the header has {width}", "quote values that contain commas")
+            )
+    if problems:
+        raise DataError(problems)
+    raw = pl.DataFrame(
+        {h: [r[i].strip() for r in rows] for i, h in enumerate(header)} | {LINE: lines},
+        schema={h: pl.String for h in header} | {LINE: pl.Int64},
+    )
+    frame, problems = convert_frame(raw, spec, shown)
+    if problems:
+        raise DataError(problems)
+    frame = frame.with_columns(pl.lit(shown).alias(FILE))
+    if extra:
+        frame = frame.with_columns([pl.lit(v).alias(k) for k, v in extra.items()])
+    problems = check_key(frame, spec)
+    for check in spec.checks:
+        problems += check(frame, spec)
+    if problems:
+        raise DataError(problems)
+    return frame
+
+
+def _check_header(shown: str, header: list[str], spec: TableSpec) -> list[Problem]:
+    known = [c.name for c in spec.columns]
+    problems = []
+    for h in header:
+        if h not in known:
+            close = difflib.get_close_matches(h, known, n=1)
+            hint = f"did you mean {close[0]}?" if close else f"known columns: {', '.join(known)}"
+            problems.append(Problem(shown, 1, h, "unknown column", hint))
+    seen = set()
+    for h in header:
+        if h in seen:
+            problems.append(Problem(shown, 1, h, "column appears twice", "keep one"))
+        seen.add(h)
+    for c in spec.columns:
+        if c.name not in header and not c.optional:
+            problems.append(Problem(shown, 1, c.name, "missing column", f"add a {c.name} column ({c.description})"))
+    return problems
+
+
+def convert_frame(raw: pl.DataFrame, spec: TableSpec, shown: str) -> tuple[pl.DataFrame, list[Problem]]:
+    """Cast string cells to their kinds, check ranges and allowed values, convert units."""
+    problems: list[Problem] = []
+    exprs = []
+    for c in spec.columns:
+        if c.name not in raw.columns:
+            exprs.append(pl.lit(None, dtype=_DTYPES[c.kind]).alias(c.out_name))
+            continue
+        text = pl.when(pl.col(c.name) == "").then(None).otherwise(pl.col(c.name))
+        if c.kind == "str":
+            value = text
+        elif c.kind == "date":
+            value = text.str.strptime(pl.Date, "%Y-%m-%d", strict=False)
+        elif c.kind == "int":
+            as_float = text.str.replace_all("_", "").cast(pl.Float64, strict=False)
+            value = pl.when(as_float == as_float.round(0)).then(as_float).otherwise(None).cast(pl.Int64, strict=False)
+        else:
+            value = text.cast(pl.Float64, strict=False)
+        exprs.append(value.alias(c.out_name))
+    typed = raw.select([pl.col(LINE), *exprs])
+
+    for c in spec.columns:
+        if c.name not in raw.columns:
+            continue
+        original = raw[c.name]
+        value = typed[c.out_name]
+        blank = original == ""
+        lines = raw[LINE]
+        if c.kind in _EXPECT:
+            what, hint = _EXPECT[c.kind]
+            bad = (~blank) & value.is_null()
+            for line, cell in zip(lines.filter(bad), original.filter(bad)):
+                problems.append(Problem(shown, line, c.name, f'"{cell}" {what}', hint))
+        if c.required:
+            for line in lines.filter(blank):
+                problems.append(Problem(shown, line, c.name, "is blank", f"fill in {c.description.lower()}"))
+        if c.allowed is not None:
+            bad = (~blank) & ~original.is_in(list(c.allowed))
+            for line, cell in zip(lines.filter(bad), original.filter(bad)):
+                problems.append(Problem(shown, line, c.name, f'"{cell}" is not allowed', f"use one of: {', '.join(c.allowed)}"))
+        if c.kind in ("float", "int"):
+            unit = f" {c.unit}" if c.unit else ""
+            checks = []
+            if c.min is not None:
+                checks.append((value < c.min, f"must be at least {c.min:g}{unit}"))
+            if c.max is not None:
+                checks.append((value > c.max, f"must be at most {c.max:g}{unit}"))
+            if c.positive:
+                checks.append((value <= 0, f"must be greater than 0{unit}"))
+            for bad, hint in checks:
+                bad = bad.fill_null(False)
+                for line, cell in zip(lines.filter(bad), original.filter(bad)):
+                    problems.append(Problem(shown, line, c.name, f'"{cell}" is out of range', hint))
+    converted = typed.with_columns(
+        [(pl.col(c.out_name) * c.factor).alias(c.out_name) for c in spec.columns if c.factor != 1.0]
+    )
+    return converted.select([*spec.out_columns, LINE]), problems
+
+
+def check_key(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
+    """Every key appears once; the duplicate rows name the line of the first occurrence."""
+    if not spec.key or frame.is_empty():
+        return []
+    key = list(spec.key)
+    dup = (
+        frame.with_columns(pl.col(LINE).min().over(key).alias("_first"), pl.len().over(key).alias("_n"))
+        .filter((pl.col("_n") > 1) & (pl.col(LINE) != pl.col("_first")))
+    )
+    problems = []
+    for row in dup.iter_rows(named=True):
+        values = ", ".join(f"{k}={row[k]}" for k in key)
+        problems.append(
+            Problem(row[FILE], row[LINE], None, f"duplicate key ({values}), first on line {row['_first']}", "merge or remove one row")
+        )
+    return problems
+
+
+def check_refs(frame: pl.DataFrame, spec: TableSpec, tables: dict[str, pl.DataFrame]) -> list[Problem]:
+    """Values of reference columns exist in the referenced table."""
+    problems = []
+    for c in spec.columns:
+        if c.ref is None or c.out_name not in frame.columns:
+            continue
+        table, column = c.ref
+        known = tables[table][column].unique().to_list() if table in tables else []
+        bad = frame.filter(pl.col(c.out_name).is_not_null() & ~pl.col(c.out_name).is_in(known))
+        for row in bad.iter_rows(named=True):
+            cell = row[c.out_name]
+            close = difflib.get_close_matches(str(cell), [str(k) for k in known], n=1)
+            hint = f"did you mean {close[0]}?" if close else f"add it to {table} first"
+            problems.append(Problem(row[FILE], row[LINE], c.name, f'unknown {column} "{cell}" (not in {table})', hint))
+    return problems

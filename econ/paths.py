@@ -1,0 +1,19 @@
+"""Default locations, relative to the project folder (the one holding data/ and queries/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def project_root() -> Path:
+    """The checkout the package runs from; the working directory when installed elsewhere."""
+    here = Path(__file__).resolve().parent.parent
+    return here if (here / "queries").is_dir() else Path.cwd()
+
+
+ROOT = project_root()
+DATA_DIR = ROOT / "data"
+QUERIES_DIR = ROOT / "queries"
+DB_PATH = ROOT / "build" / "econ.duckdb"
+CACHE_DIR = ROOT / "build" / "cache"
+REPORTS_DIR = ROOT / "reports"

@@ -1,0 +1,77 @@
+"""KV-cache bytes per token from architecture columns (pure, vectorised).
+
+Sources: ``reference/models.md`` (formulas per attention type), the scaling book
+``inference.md`` (KV size = 2 · bytes · H_kv · d_head · layers per token), DeepSeek-V2/V3
+(MLA caches the compressed latent plus the decoupled RoPE key per layer).
+
+- MHA/GQA/MQA, per full-attention layer:  n_kv_heads · (d_k + d_v) values   (2·n_kv·d_head when d_k = d_v)
+- MLA, per layer:                          kv_lora_rank + qk_rope_head_dim values
+- sliding-window / chunked layers hold at most ``window`` tokens: a fixed cost per sequence,
+  not a per-context-token slope; linear-attention / SSM layers keep a fixed state (not counted).
+
+All inputs are float arrays with NaN for blank; outputs NaN where the layout is unknown
+(``attention == 'other'``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _nz(x, default):
+    """NaN -> default (array or scalar)."""
+    x = np.asarray(x, dtype=float)
+    return np.where(np.isnan(x), default, x)
+
+
+def full_attention_layers(num_layers, num_full_attention_layers, num_sliding_window_layers, num_linear_attention_layers):
+    """Layers whose KV cache grows with context: given explicitly, else all minus sliding and linear."""
+    derived = _nz(num_layers, np.nan) - _nz(num_sliding_window_layers, 0.0) - _nz(num_linear_attention_layers, 0.0)
+    return np.where(np.isnan(np.asarray(num_full_attention_layers, dtype=float)), derived, num_full_attention_layers)
+
+
+def kv_values_per_layer_token(attention, num_kv_heads, head_dim, v_head_dim, kv_lora_rank, qk_rope_head_dim):
+    """Cached values per full-attention layer per token: MLA latent+rope, else n_kv·(d_k+d_v)."""
+    attention = np.asarray(attention, dtype=object)
+    mla_like = ~np.isnan(np.asarray(kv_lora_rank, dtype=float))
+    latent = _nz(kv_lora_rank, np.nan) + _nz(qk_rope_head_dim, np.nan)
+    heads = _nz(num_kv_heads, np.nan) * (_nz(head_dim, np.nan) + _nz(v_head_dim, _nz(head_dim, np.nan)))
+    values = np.where(mla_like, latent, heads)
+    return np.where(attention == "other", np.nan, values)
+
+
+def kv_bytes_per_token(columns: dict, *, bytes_per_value: float = 2.0) -> np.ndarray:
+    """KV-cache bytes per token of context, summed over the full-attention layers.
+
+    Parameters
+    ----------
+    columns : mapping of architecture column name -> array (NaN = blank), as in ``models``.
+    bytes_per_value : 2 for a BF16 cache (the reference convention), 1 for FP8.
+
+    Returns
+    -------
+    bytes per context token [bytes/token]; the lecture's ``b_kv``.
+    """
+    layers = full_attention_layers(
+        columns["num_layers"], columns["num_full_attention_layers"],
+        columns["num_sliding_window_layers"], columns["num_linear_attention_layers"],
+    )
+    per_layer = kv_values_per_layer_token(
+        columns["attention"], columns["num_kv_heads"], columns["head_dim"], columns["v_head_dim"],
+        columns["kv_lora_rank"], columns["qk_rope_head_dim"],
+    )
+    return layers * per_layer * bytes_per_value
+
+
+def kv_window_bytes_per_sequence(columns: dict, *, bytes_per_value: float = 2.0) -> np.ndarray:
+    """Fixed KV bytes per sequence held by sliding-window layers once the context exceeds the window.
+
+    window_layers · window · n_kv_sliding · (d_k + d_v) · bytes; 0 where there are none.
+    """
+    n_kv = _nz(columns["sliding_num_kv_heads"], _nz(columns["num_kv_heads"], np.nan))
+    sliding_dim = np.asarray(columns["sliding_head_dim"], dtype=float)
+    head = _nz(columns["head_dim"], np.nan)
+    kv_dims = np.where(np.isnan(sliding_dim), head + _nz(columns["v_head_dim"], head), 2.0 * sliding_dim)
+    layers = _nz(columns["num_sliding_window_layers"], 0.0)
+    window = _nz(columns["sliding_window_tokens"], 0.0)
+    return np.where(layers > 0, layers * window * n_kv * kv_dims * bytes_per_value, 0.0)
