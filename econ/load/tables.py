@@ -269,6 +269,11 @@ def _check_scenarios(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
         problems.append(Problem(row[FILE], row[LINE], "low", f"low {row['low']:g} is above value {row['value']:g}", "low <= value <= high"))
     for row in _rows(frame, pl.col("high") < pl.col("value")):
         problems.append(Problem(row[FILE], row[LINE], "high", f"high {row['high']:g} is below value {row['value']:g}", "low <= value <= high"))
+    neither = pl.col("value").is_null() & pl.col("text").is_null()
+    both = pl.col("value").is_not_null() & pl.col("text").is_not_null()
+    for row in _rows(frame, neither | both):
+        problems.append(Problem(row[FILE], row[LINE], "value", "give either value (a number) or text (a choice), not both or neither",
+                                "numbers go in value, categorical choices such as a chip id in text"))
     if not frame.is_empty() and "base" not in frame["scenario"].to_list():
         problems.append(Problem(frame[FILE][0], None, "scenario", "there is no base scenario",
                                 "name the lecture's assumptions scenario 'base'; other scenarios override some of its values"))
@@ -283,10 +288,12 @@ SCENARIOS = TableSpec(
     columns=(
         Column("scenario", "str", "", "Scenario name; 'base' is the lecture's, others override some of its values", required=True),
         Column("name", "str", "", "Assumption name (its unit is in the unit column)", required=True),
-        Column("value", "float", "", "Central value", required=True),
-        Column("unit", "str", "", "Unit of value, low and high", required=True),
+        Column("value", "float", "", "Central value (blank for a categorical assumption, which uses text)"),
+        Column("text", "str", "", "Value of a categorical assumption, e.g. a chip id or a number format"),
+        Column("unit", "str", "", "Unit of value, low and high ('chip', 'format' for categorical ones)", required=True),
         Column("low", "float", "", "Low end of the plausible range"),
         Column("high", "float", "", "High end of the plausible range"),
+        Column("alternatives", "str", "", "Other plausible choices of a categorical assumption, separated by |"),
         Column("rationale", "str", "", "Why this value (quote or reasoning)", required=True),
         Column("source_url", "str", "", "Where the value comes from", required=True),
     ),
