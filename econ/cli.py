@@ -87,6 +87,14 @@ def cmd_import(args) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    from econ.report.site import write_report
+
+    index = write_report(args.db, args.reports)
+    _out(f"report: {index}")
+    return 0
+
+
 # ---------------------------------------------------------------------------- parser
 
 
@@ -118,6 +126,11 @@ def parser() -> argparse.ArgumentParser:
     add_db(t)
     t.add_argument("--format", choices=FORMATS, default="table")
     t.set_defaults(func=cmd_tables)
+
+    r = sub.add_parser("report", help="write the static HTML report from the built database")
+    add_db(r)
+    r.add_argument("--reports", type=Path, default=paths.REPORTS_DIR, help="report folder (default: reports/)")
+    r.set_defaults(func=cmd_report)
 
     i = sub.add_parser("import", help="import a LiteLLM or OpenRouter price map as a dated snapshot in data/")
     i.add_argument("source", choices=("litellm", "openrouter"))
