@@ -17,8 +17,7 @@ from econ import paths
 from econ.analyses import ANALYSES
 from econ.analyses.runner import run_analyses
 from econ.db import atomic_database, connect_read_only, create_views, table_summary, write_table
-from econ.load.loader import column_comments, load_all
-from econ.load.tables import INPUT_TABLES
+from econ.load.loader import column_comments, load_all, table_description
 
 
 @dataclass
@@ -39,9 +38,7 @@ def build(*, data_dir: Path = paths.DATA_DIR, db_path: Path = paths.DB_PATH, que
     staged_reports = None
     with atomic_database(Path(db_path)) as con:
         for name, frame in frames.items():
-            spec = INPUT_TABLES[name]
-            write_table(con, name, frame, description=f"{spec.description}. Grain: {spec.grain}.",
-                        column_comments=column_comments(name))
+            write_table(con, name, frame, description=table_description(name), column_comments=column_comments(name))
         con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
         create_views(con, Path(queries_dir))
         status = run_analyses(con, ANALYSES, as_of=as_of, cache_dir=cache_dir)

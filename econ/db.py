@@ -141,7 +141,7 @@ def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path) -> list[str]
     pending = {f.stem: f for f in files}
     created: list[str] = []
     while pending:
-        errors = {}
+        errors, progress = {}, False
         for name, path in list(pending.items()):
             sql = path.read_text(encoding="utf-8")
             body = sql.strip().rstrip(";")
@@ -155,7 +155,8 @@ def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path) -> list[str]
             comment(con, name, view_header(sql), {}, view=True)
             created.append(name)
             del pending[name]
-        if errors and len(errors) == len(pending):
+            progress = True
+        if errors and not progress:
             name, msg = next(iter(errors.items()))
             raise EconError(f"{pending[name]}: view {name} does not compile: {msg}", "fix the SQL in that file")
     return created

@@ -165,3 +165,13 @@ def column_comments(table: str) -> dict[str, str]:
     spec = INPUT_TABLES[table]
     comments = {c.out_name: c.comment for c in spec.columns}
     return comments | DERIVED_COMMENTS.get(table, {})
+
+
+def table_description(table: str) -> str:
+    """Description and grain of a loaded input table, as stored in the database."""
+    if table == "prices":
+        return ("API prices: hand-kept first-party rows (data/prices.csv) and imported LiteLLM/OpenRouter snapshots "
+                "(data/snapshots/), with effective periods. Grain: one row per source x provider x model x variant x "
+                "context tier x effective period.")
+    spec = INPUT_TABLES[table]
+    return f"{spec.description}. Grain: {spec.grain}."

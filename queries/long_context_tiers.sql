@@ -1,0 +1,46 @@
+-- Current long-context tiers: every tier above the base tier, next to the base tier, with uplift ratios.
+-- A tier bills the whole request at its rate once the prompt exceeds tier_min_prompt_tokens.
+-- Grain: one row per source x provider x model x variant x tier above 0 (models with more than one tier).
+with base as (
+    select * from price_current where tier_min_prompt_tokens = 0
+),
+
+tiers as (
+    select
+        *,
+        count(*) over (partition by source, provider, model, variant) as tier_count,
+        row_number() over (
+            partition by source, provider, model, variant order by tier_min_prompt_tokens
+        ) - 1 as tier_index
+    from price_current
+),
+
+final as (
+    select
+        t.source,
+        t.provider,
+        t.model,
+        t.variant,
+        t.tier_count,
+        t.tier_index,
+        t.tier_min_prompt_tokens,
+        t.max_input_tokens,
+        b.input_usd_per_mtok as base_input_usd_per_mtok,
+        t.input_usd_per_mtok,
+        b.output_usd_per_mtok as base_output_usd_per_mtok,
+        t.output_usd_per_mtok,
+        b.cache_read_usd_per_mtok as base_cache_read_usd_per_mtok,
+        t.cache_read_usd_per_mtok,
+        t.input_usd_per_mtok / nullif(b.input_usd_per_mtok, 0) as input_uplift_ratio,
+        t.output_usd_per_mtok / nullif(b.output_usd_per_mtok, 0) as output_uplift_ratio,
+        t.cache_read_usd_per_mtok / nullif(b.cache_read_usd_per_mtok, 0) as cache_read_uplift_ratio,
+        t.hugging_face_id,
+        t.from_date,
+        t.source_url
+    from tiers as t
+    inner join base as b
+        on t.source = b.source and t.provider = b.provider and t.model = b.model and t.variant = b.variant
+    where t.tier_count > 1 and t.tier_min_prompt_tokens > 0
+)
+
+select * from final
