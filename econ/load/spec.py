@@ -175,6 +175,8 @@ def read_table(path: Path, spec: TableSpec, *, extra: dict[str, object] | None =
     if extra:
         frame = frame.with_columns([pl.lit(v).alias(k) for k, v in extra.items()])
     problems = check_key(frame, spec)
+    if problems:  # the table-level checks assume unique keys
+        raise DataError(problems)
     for check in spec.checks:
         problems += check(frame, spec)
     if problems:
@@ -285,7 +287,9 @@ def check_refs(frame: pl.DataFrame, spec: TableSpec, tables: dict[str, pl.DataFr
         if c.ref is None or c.out_name not in frame.columns:
             continue
         table, column = c.ref
-        known = tables[table][column].unique().to_list() if table in tables else []
+        if table not in tables:  # the referenced table failed its own checks; its problems are reported
+            continue
+        known = tables[table][column].unique().to_list()
         bad = frame.filter(pl.col(c.out_name).is_not_null() & ~pl.col(c.out_name).is_in(known))
         for row in bad.iter_rows(named=True):
             cell = row[c.out_name]

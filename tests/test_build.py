@@ -1,0 +1,112 @@
+"""econ build: atomic, readable by the DuckDB CLI 1.5, comments on every column, a summary."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from econ.cli import main
+
+INPUT_TABLES = ["hardware", "memory_tiers", "models", "prices", "rental_prices", "scenarios"]
+VIEWS = ["cache_price_ratios", "hardware_derived", "io_price_ratio", "long_context_tiers", "model_derived",
+         "price_current", "price_history"]
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def build(capsys, *extra) -> tuple[int, str, str]:
+    code = main(["build", "--data", "data", "--db", "out.duckdb", "--no-report", "--cache", "cache",
+                 "--as-of", "2026-11-30", *extra])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_build_prints_summary(data_dir, capsys):
+    code, out, err = build(capsys)
+    assert code == 0, err
+    first = out.splitlines()[0]
+    assert first.startswith("built out.duckdb: ") and " tables, " in first and first.endswith(" s")
+    for name in INPUT_TABLES + VIEWS:
+        assert any(line.split()[:2] in ([name, "table"], [name, "view"]) for line in out.splitlines()), name
+
+
+def test_failed_build_leaves_previous_database_byte_identical(data_dir, capsys):
+    assert build(capsys)[0] == 0
+    before = sha(Path("out.duckdb"))
+    prices = data_dir / "prices.csv"
+    prices.write_text(prices.read_text().replace(",25,", ",2S,"))
+    code, _, err = build(capsys)
+    assert code == 1 and "is not a number" in err
+    assert sha(Path("out.duckdb")) == before
+    assert sorted(p.name for p in Path(".").iterdir() if "out.duckdb" in p.name) == ["out.duckdb"]
+
+
+def test_failure_after_loading_also_leaves_database_intact(data_dir, capsys, tmp_path):
+    """A view that does not compile fails the build after the tables were written: nothing is replaced."""
+    assert build(capsys)[0] == 0
+    before = sha(Path("out.duckdb"))
+    queries = tmp_path / "queries"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "queries", queries)
+    (queries / "broken.sql").write_text("select no_such_column from prices")
+    from econ.build import build as build_fn
+    from econ.errors import EconError
+
+    with pytest.raises(EconError, match="broken.sql: view broken does not compile"):
+        build_fn(data_dir=data_dir, db_path=Path("out.duckdb"), queries_dir=queries, cache_dir=None)
+    assert sha(Path("out.duckdb")) == before
+
+
+def test_every_column_has_a_comment(fixture_db):
+    with duckdb.connect(str(fixture_db), read_only=True) as con:
+        missing = con.execute(
+            "select table_name, column_name from duckdb_columns() where table_name in "
+            f"({', '.join(repr(t) for t in INPUT_TABLES)}) and (comment is null or comment = '')"
+        ).fetchall()
+        unit = con.execute(
+            "select comment from duckdb_columns() where table_name = 'hardware' and column_name = 'hbm_bandwidth_bytes_per_s'"
+        ).fetchone()[0]
+        table_comment = con.execute("select comment from duckdb_tables() where table_name = 'models'").fetchone()[0]
+    assert missing == []
+    assert unit == "HBM bandwidth per chip [bytes/s]"
+    assert "Grain: one row per open-weight model architecture" in table_comment
+
+
+def test_units_are_converted_once(fixture_db):
+    with duckdb.connect(str(fixture_db), read_only=True) as con:
+        row = con.execute(
+            "select peak_bf16_flop_per_s, hbm_capacity_bytes, hbm_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s "
+            "from hardware where chip = 'H100'"
+        ).fetchone()
+        params = con.execute("select params_total, pretrain_tokens from models where model = 'DeepSeek-V3'").fetchone()
+    assert row == pytest.approx((989.4e12, 80e9, 3.35e12, 400e9 / 8))
+    assert params == pytest.approx((671e9, 14.8e12))
+
+
+def duckdb_cli() -> str | None:
+    beside = Path(sys.executable).parent / "duckdb"
+    return str(beside) if beside.exists() else shutil.which("duckdb")
+
+
+@pytest.mark.skipif(duckdb_cli() is None, reason="the duckdb CLI (pip install duckdb-cli, in the test extras) is not installed")
+def test_standalone_duckdb_cli_opens_the_database(fixture_db):
+    cli = duckdb_cli()
+    version = subprocess.run([cli, "--version"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [cli, "-readonly", "-csv", str(fixture_db), "-c",
+         "select count(*) as n from models; select critical_batch_ratio from hardware_derived "
+         "where chip = 'TPU-v5e' and number_format = 'bf16'"],
+        capture_output=True, text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.split()
+    assert lines[:2] == ["n", "3"]
+    assert float(lines[3]) == pytest.approx(197e12 / 0.819e12)
+    assert version.startswith("v1.5")
