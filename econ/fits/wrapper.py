@@ -1,0 +1,187 @@
+"""One guarded least-squares wrapper: an estimate, an interval and a status — never a confident number from too little data.
+
+``fit(model, x, y, p0, names=…)`` minimises the (weighted) squared residuals with
+``scipy.optimize.least_squares`` inside bounds and classifies the result:
+
+============== ==================================================================== =================
+status         meaning                                                              interval
+============== ==================================================================== =================
+ok             more points than parameters, full-rank Jacobian, interior optimum    covariance (t)
+exact          as many points as (identified) parameters: the curve passes through none (±inf)
+               every point, there is no residual to size an interval
+underdetermined fewer points than parameters                                        none (±inf)
+rank_deficient the Jacobian loses rank (collinear data): some parameters are not    ±inf for the
+               identified; those get NaN estimates                                  unidentified
+at_bound       a parameter sits on a bound, so the covariance is not valid          bootstrap
+============== ==================================================================== =================
+
+An unidentified parameter never gets a finite interval. The bootstrap resamples points
+with replacement; for models linear in their parameters (``linear=True``) all resamples
+are solved at once with batched least squares (vectorised), otherwise each resample is a
+warm-started ``least_squares`` call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from scipy import optimize, stats
+
+from econ.errors import FitError
+
+STATUSES = ("ok", "exact", "underdetermined", "rank_deficient", "at_bound")
+INTERVAL_KINDS = ("covariance", "bootstrap", "none")
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """Estimates with intervals at ``level`` and how far they can be trusted."""
+
+    names: tuple[str, ...]
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    stderr: np.ndarray
+    status: str
+    interval_kind: str
+    level: float
+    n_points: int
+    residuals: np.ndarray
+    identified: np.ndarray
+    message: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> float:
+        return float(self.estimate[self.names.index(name)])
+
+    def interval(self, name: str) -> tuple[float, float]:
+        i = self.names.index(name)
+        return float(self.low[i]), float(self.high[i])
+
+    def rows(self) -> list[dict]:
+        """One dict per parameter (for result tables)."""
+        return [
+            {"parameter": n, "estimate": float(e), "low": float(lo), "high": float(hi), "stderr": float(se),
+             "identified": bool(ok), "status": self.status, "interval_kind": self.interval_kind,
+             "interval_level_frac": self.level, "n_points": self.n_points}
+            for n, e, lo, hi, se, ok in zip(self.names, self.estimate, self.low, self.high, self.stderr, self.identified)
+        ]
+
+
+def _rank(jac: np.ndarray, rtol: float = 1e-9) -> tuple[int, np.ndarray]:
+    """Numerical rank of the (column-scaled) Jacobian and the null-space basis."""
+    scale = np.linalg.norm(jac, axis=0)
+    scale[scale == 0] = 1.0
+    _, s, vt = np.linalg.svd(jac / scale, full_matrices=True)
+    tol = rtol * max(jac.shape) * (s[0] if s.size else 0.0)
+    rank = int(np.sum(s > tol)) if s.size else 0
+    return rank, vt[rank:].T
+
+
+def fit(
+    model: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    x: np.ndarray,
+    y: np.ndarray,
+    p0,
+    *,
+    names: tuple[str, ...] | list[str],
+    bounds: tuple = (-np.inf, np.inf),
+    sigma: np.ndarray | None = None,
+    level: float = 0.9,
+    linear: bool = False,
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+) -> FitResult:
+    """Fit ``y ≈ model(x, params)`` by bounded least squares and classify the result.
+
+    Parameters
+    ----------
+    model : function (x, params) -> predictions, vectorised over the points of ``x``
+        (first axis of ``x`` indexes points).
+    x, y : points; ``y`` is 1-d.
+    p0 : starting parameters.
+    names : parameter names.
+    bounds : (lower, upper), scalars or arrays, as for ``scipy.optimize.least_squares``.
+    sigma : per-point standard deviation (weights 1/sigma); None = equal weights.
+    level : two-sided interval level (0.9 → 5 %–95 %).
+    linear : the model is linear in its parameters (enables the vectorised bootstrap).
+    n_bootstrap, seed : bootstrap size and RNG seed (deterministic).
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float).ravel()
+    p0 = np.asarray(p0, dtype=float).ravel()
+    names = tuple(names)
+    if len(names) != p0.size:
+        raise FitError(f"{len(names)} parameter names for {p0.size} starting values", "give one name per parameter")
+    if x.shape[0] != y.size:
+        raise FitError(f"{x.shape[0]} x values for {y.size} y values", "x and y need one entry per point")
+    keep = np.isfinite(y) & np.all(np.isfinite(x.reshape(x.shape[0], -1)), axis=1)
+    x, y = x[keep], y[keep]
+    w = np.ones_like(y) if sigma is None else 1.0 / np.asarray(sigma, dtype=float).ravel()[keep]
+    n, p = y.size, p0.size
+    lower, upper = (np.broadcast_to(np.asarray(b, dtype=float), (p,)) for b in bounds)
+    nan, inf = np.full(p, np.nan), np.full(p, np.inf)
+
+    if n == 0:
+        return FitResult(names, nan, -inf, inf, inf, "underdetermined", "none", level, 0, np.array([]),
+                         np.zeros(p, bool), "no data points")
+
+    def residual(params):
+        return (model(x, params) - y) * w
+
+    start = np.clip(p0, np.where(np.isfinite(lower), lower, -np.inf), np.where(np.isfinite(upper), upper, np.inf))
+    sol = optimize.least_squares(residual, start, bounds=(lower, upper), method="trf", x_scale="jac")
+    est, jac = sol.x, sol.jac
+    resid = model(x, est) - y
+    rank, null = _rank(jac)
+    identified = np.ones(p, bool) if rank == p else ~np.any(np.abs(null) > 1e-6, axis=1)
+    span = np.maximum(np.abs(upper - lower), 1.0)
+    at_bound = (np.isfinite(lower) & (np.abs(est - lower) <= 1e-8 * span)) | (
+        np.isfinite(upper) & (np.abs(est - upper) <= 1e-8 * span))
+    ssr = float(np.sum((resid * w) ** 2))
+
+    if n < p:
+        est = np.where(identified & (rank == p), est, np.nan)
+        return FitResult(names, est, -inf, inf, inf, "underdetermined", "none", level, n, resid, np.zeros(p, bool),
+                         f"{n} point(s) for {p} parameters")
+    if rank < p:
+        est = np.where(identified, est, np.nan)
+        return FitResult(names, est, np.where(identified, np.nan, -inf), np.where(identified, np.nan, inf), inf,
+                         "rank_deficient", "none", level, n, resid, identified,
+                         f"Jacobian rank {rank} < {p}: {', '.join(n_ for n_, ok in zip(names, identified) if not ok)} not identified")
+    if n == p:
+        return FitResult(names, est, -inf, inf, inf, "exact", "none", level, n, resid, identified,
+                         f"{n} points for {p} parameters: passes through every point, no residual to size an interval")
+    if at_bound.any():
+        boot = _bootstrap(model, x, y, w, est, (lower, upper), linear, n_bootstrap, seed)
+        lo, hi = np.nanquantile(boot, [(1 - level) / 2, (1 + level) / 2], axis=0)
+        return FitResult(names, est, lo, hi, np.nanstd(boot, axis=0, ddof=1), "at_bound", "bootstrap", level, n, resid,
+                         identified, f"at bound: {', '.join(n_ for n_, b in zip(names, at_bound) if b)}",
+                         {"bootstrap": boot})
+    dof = n - p
+    cov = np.linalg.inv(jac.T @ jac) * (ssr / dof if sigma is None else 1.0)
+    se = np.sqrt(np.diag(cov))
+    t = stats.t.ppf((1 + level) / 2, dof)
+    return FitResult(names, est, est - t * se, est + t * se, se, "ok", "covariance", level, n, resid, identified,
+                     f"{dof} degrees of freedom", {"covariance": cov})
+
+
+def _bootstrap(model, x, y, w, est, bounds, linear, n_bootstrap, seed) -> np.ndarray:
+    """Parameter draws from resampling points with replacement (n_bootstrap x p)."""
+    rng = np.random.default_rng(seed)
+    n = y.size
+    idx = rng.integers(0, n, size=(n_bootstrap, n))
+    if linear:
+        design = np.stack([model(x, e) - model(x, np.zeros_like(est)) for e in np.eye(est.size)], axis=1)
+        offset = model(x, np.zeros_like(est))
+        a = design[idx] * w[idx][..., None]
+        b = ((y - offset)[idx] * w[idx])[..., None]
+        draws = (np.linalg.pinv(a) @ b)[..., 0]
+        return np.clip(draws, bounds[0], bounds[1])
+    draws = np.empty((n_bootstrap, est.size))
+    for i, rows in enumerate(idx):
+        sol = optimize.least_squares(lambda q: (model(x[rows], q) - y[rows]) * w[rows], est, bounds=bounds, method="trf")
+        draws[i] = sol.x
+    return draws
