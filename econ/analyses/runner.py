@@ -40,7 +40,7 @@ class BuildContext:
 
     def query(self, sql: str, params: list | None = None) -> pl.DataFrame:
         """Run SQL against the database being built; returns a polars frame."""
-        return self.con.execute(sql, params or []).pl()
+        return self.con.sql(sql, params=params or None).pl()
 
     def write(self, name: str, frames: pl.DataFrame | Iterable[pl.DataFrame], description: str,
               columns: dict[str, str] | None = None) -> int:
@@ -63,7 +63,7 @@ def input_fingerprint(con: duckdb.DuckDBPyConnection, names: Iterable[str]) -> s
     """Hash of the full contents of the named tables/views (row order normalised)."""
     h = hashlib.sha256()
     for name in names:
-        table = con.execute(f"select * from {_ident(name)} order by all").arrow()
+        table = con.sql(f"select * from {_ident(name)} order by all").to_arrow_table()
         if hasattr(table, "read_all"):
             table = table.read_all()
         h.update(name.encode())

@@ -84,7 +84,7 @@ def scenarios_from_frame(frame: pl.DataFrame) -> dict[str, Scenario]:
 
 def load_scenarios(con: duckdb.DuckDBPyConnection) -> dict[str, Scenario]:
     """All scenarios in the database being built (I/O edge for analyses)."""
-    return scenarios_from_frame(con.execute("select * from scenarios").pl())
+    return scenarios_from_frame(con.sql("select * from scenarios").pl())
 
 
 def load_scenario(con: duckdb.DuckDBPyConnection, name: str = "base") -> Scenario:
