@@ -1,0 +1,163 @@
+"""``econ import litellm|openrouter FILE``: a public price map becomes a dated snapshot CSV.
+
+:func:`import_file` is the I/O edge: it reads and parses the file, checks its top-level
+shape, normalises it with the pure ``litellm.normalise`` / ``openrouter.normalise``, checks
+the rows with the same ``PRICE_SNAPSHOT`` spec the loader uses, and only then writes
+``data/snapshots/<source>_<YYYY-MM-DD>.csv`` (temporary file + rename). A malformed,
+truncated or wrongly shaped file raises :class:`~econ.errors.DataError` before anything is
+written. Rows are sorted and formatted deterministically, so importing the same file twice
+gives a byte-identical snapshot (the second import reports ``unchanged`` and does not touch
+the file).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+
+from econ import paths
+from econ.errors import DataError, EconError
+from econ.load.importers import litellm, openrouter
+from econ.load.importers.common import Normalised, read_json, shape_error
+from econ.load.importers.litellm import normalise_litellm
+from econ.load.loader import snapshot_path
+from econ.load.spec import display_path, read_table
+from econ.load.tables import PRICE_SNAPSHOT
+
+__all__ = ["ImportResult", "import_file", "normalise", "normalise_litellm", "snapshot_date", "SOURCES"]
+
+SOURCES = ("litellm", "openrouter")
+DATE_IN_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})")
+
+
+@dataclass
+class ImportResult:
+    """What one import did.
+
+    ``entries`` counts every entry of the file, ``imported_entries`` those that gave price
+    rows, ``skipped`` the others by reason (``imported_entries + sum(skipped.values()) ==
+    entries``). ``rows`` is the number of price rows written (an entry gives one row per
+    variant and long-context tier). ``ignored_keys`` counts, by family, price keys of
+    imported entries that no column holds; ``dropped_rows`` counts rows left out, by
+    reason. ``as_of`` is the snapshot date and ``date_from`` says where it came from
+    (``--as-of``, ``the file name`` or ``the file's modification date``). ``status`` is ``new``,
+    ``replaced`` (a snapshot of that source and date existed with other rows) or
+    ``unchanged`` (it existed byte-identical; nothing was written).
+    """
+
+    source: str
+    input_path: Path
+    path: Path
+    as_of: date
+    date_from: str
+    entries: int
+    imported_entries: int
+    rows: int
+    skipped: dict[str, int] = field(default_factory=dict)
+    ignored_keys: dict[str, int] = field(default_factory=dict)
+    dropped_rows: dict[str, int] = field(default_factory=dict)
+    status: str = "new"
+
+
+def snapshot_date(path: Path, as_of: date | None = None) -> tuple[date, str]:
+    """The snapshot date and where it came from: ``as_of``, a YYYY-MM-DD in the file name, or its mtime."""
+    if as_of is not None:
+        return as_of, "--as-of"
+    for text in reversed(DATE_IN_NAME.findall(Path(path).name)):
+        try:
+            return date.fromisoformat(text), "the file name"
+        except ValueError:
+            continue
+    return datetime.fromtimestamp(Path(path).stat().st_mtime).date(), "the file's modification date"
+
+
+def normalise(source: str, obj, path: Path) -> Normalised:
+    """Check the top-level shape of a parsed file for ``source`` and normalise it.
+
+    ``path`` only names the file in errors. Raises :class:`DataError` for a wrong shape or a
+    file without a single text-generation price.
+    """
+    if source == "litellm":
+        if not isinstance(obj, dict):
+            raise shape_error(path, f"is not a LiteLLM price map (expected a JSON object of model entries, found a {_kind(obj)})",
+                              "give LiteLLM's model_prices_and_context_window.json")
+        if isinstance(obj.get("data"), list):
+            raise shape_error(path, 'is not a LiteLLM price map (it has a "data" list, like an OpenRouter /api/v1/models response)',
+                              "import it with: econ import openrouter FILE")
+        result = litellm.normalise(obj)
+    elif source == "openrouter":
+        if not isinstance(obj, dict) or not isinstance(obj.get("data"), list):
+            found = 'an object without a "data" list' if isinstance(obj, dict) else f"a {_kind(obj)}"
+            hint = "give the saved response of GET https://openrouter.ai/api/v1/models"
+            if isinstance(obj, dict) and obj and all(isinstance(v, dict) for v in obj.values()):
+                hint = "this looks like a LiteLLM price map; import it with: econ import litellm FILE"
+            raise shape_error(path, f'is not an OpenRouter models response (expected {{"data": [...]}}, found {found})', hint)
+        result = openrouter.normalise(obj)
+    else:
+        raise EconError(f"unknown import source {source!r}", f"use one of: {', '.join(SOURCES)}")
+    if result.imported == 0:
+        raise shape_error(path, f"has no text-generation price among its {result.entries} entries",
+                          f"is this the right file for econ import {source}?")
+    return result
+
+
+def import_file(source: str, path: Path, *, data_dir: Path = paths.DATA_DIR, as_of: date | None = None) -> ImportResult:
+    """Import a LiteLLM or OpenRouter file as the snapshot ``<data_dir>/snapshots/<source>_<date>.csv``.
+
+    Parameters
+    ----------
+    source : str
+        ``litellm`` or ``openrouter``.
+    path : Path
+        The JSON file.
+    data_dir : Path
+        The data folder (must exist); the snapshot goes to its ``snapshots/`` folder.
+    as_of : date, optional
+        Snapshot date; default: a YYYY-MM-DD in the file name, else the file's modification date.
+
+    Returns
+    -------
+    ImportResult
+        Counts per skip reason, rows written, where and under which date.
+    """
+    if source not in SOURCES:
+        raise EconError(f"unknown import source {source!r}", f"use one of: {', '.join(SOURCES)}")
+    path = Path(path)
+    data_dir = Path(data_dir)
+    obj = read_json(path)
+    result = normalise(source, obj, path)
+    when, date_from = snapshot_date(path, as_of)
+    if not data_dir.is_dir():
+        raise EconError(f"no data folder at {display_path(data_dir)}", "run econ from the project folder or pass --data")
+    target = snapshot_path(data_dir, source, when)
+    text = result.frame.write_csv(line_terminator="\n").encode("utf-8")
+    status = _write_checked(target, text)
+    return ImportResult(source, path, target, when, date_from, result.entries, result.imported, result.frame.height,
+                        result.skipped, result.ignored_keys, result.dropped_rows, status)
+
+
+def _write_checked(target: Path, text: bytes) -> str:
+    """Check ``text`` with the snapshot spec and put it at ``target`` atomically; returns the status."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    old = target.read_bytes() if target.exists() else None
+    if old == text:
+        return "unchanged"
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(text)
+        try:
+            read_table(tmp, PRICE_SNAPSHOT)
+        except DataError as e:  # the normalisers build valid rows by construction
+            raise EconError(f"the import produced rows that fail the snapshot checks, so nothing was written:\n{e}",
+                            "this is a bug in econ's importer; please report it with the input file") from None
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return "new" if old is None else "replaced"
+
+
+def _kind(obj) -> str:
+    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}.get(type(obj), "value")

@@ -1,0 +1,213 @@
+"""What the LiteLLM and OpenRouter importers share: JSON reading, value parsing, the row frame.
+
+The normalisers (``litellm.normalise``, ``openrouter.normalise``) are pure: a parsed JSON
+object in, a :class:`Normalised` out (a frame in ``PRICE_SNAPSHOT`` column order plus
+per-reason counts). Reading the file, picking the snapshot date and writing the CSV live in
+``econ.load.importers`` (the I/O edge).
+
+Prices are collected per entry in USD per token, as both maps publish them, and converted
+to USD per million tokens once, for the whole frame, with :func:`econ.units.usd_per_token_to_usd_per_mtok`;
+the result is rounded to 12 significant digits, which removes the binary noise of the
+multiplication (2.5e-08 x 1e6 = 0.024999999999999998) and nothing the maps publish.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from econ import units
+from econ.errors import DataError, Problem
+from econ.load.spec import display_path
+from econ.load.tables import PRICE_SNAPSHOT, VARIANTS
+
+# price components, in PRICE_SNAPSHOT column order (the value of each is USD per token while collecting)
+COMPONENTS = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h", "cache_write_12h")
+PRICE_COLUMNS = {
+    "input": "input_usd_per_mtok",
+    "output": "output_usd_per_mtok",
+    "cache_read": "cache_read_usd_per_mtok",
+    "cache_write_5m": "cache_write_5m_usd_per_mtok",
+    "cache_write_1h": "cache_write_1h_usd_per_mtok",
+    "cache_write_12h": "cache_write_12h_usd_per_mtok",
+}
+SIGNIFICANT_DIGITS = 12
+KEY = ["provider", "model", "variant", "tier_min_prompt_tokens"]
+
+# row-level reasons (a row dropped from an entry that is otherwise imported)
+DUPLICATE_ROW = "duplicate row (same provider, model, variant, tier; kept the first)"
+ORPHAN_TIER = "long-context tier without a base-tier price in its variant"
+MAX_BELOW_TIER = "max_input_tokens (not above a tier threshold; left blank)"
+
+INVALID = object()
+"""Sentinel returned by :func:`parse_price` for a value that is present but not a price."""
+
+
+@dataclass
+class Normalised:
+    """The result of normalising one price map.
+
+    ``frame`` has the PRICE_SNAPSHOT columns (prices in USD/MTok), sorted by provider, model,
+    variant (in VARIANTS order) and tier. ``entries`` counts every entry of the map;
+    ``imported`` those that gave at least one row; ``skipped`` maps a reason to the number
+    of entries skipped for it, so ``imported + sum(skipped.values()) == entries``.
+    ``ignored_keys`` counts, by family, the price keys (and unusable values) of imported
+    entries that no column holds (audio, image, per-second, search…); ``dropped_rows``
+    counts rows left out of an imported entry (duplicates, tiers without a base tier), by
+    reason.
+    """
+
+    frame: pl.DataFrame
+    entries: int
+    imported: int
+    skipped: dict[str, int]
+    ignored_keys: dict[str, int] = field(default_factory=dict)
+    dropped_rows: dict[str, int] = field(default_factory=dict)
+
+
+def parse_price(value):
+    """A price as a float (USD per token), ``None`` when absent, or :data:`INVALID`.
+
+    Numbers and numeric strings (OpenRouter writes prices as strings) are accepted; booleans,
+    containers, non-finite and negative values are invalid.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return INVALID
+    if isinstance(value, (int, float)):
+        x = float(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        try:
+            x = float(text)
+        except ValueError:
+            return INVALID
+    else:
+        return INVALID
+    if not math.isfinite(x) or x < 0:
+        return INVALID
+    return x
+
+
+def parse_tokens(value) -> int | None:
+    """A positive whole number of tokens (ints, integral floats, numeric strings), else ``None``."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)) and math.isfinite(value) and value > 0 and float(value).is_integer():
+        return int(value)
+    return None
+
+
+class RowCollector:
+    """Collects the rows of one map: per entry, ``(variant, tier) -> {component: USD/token}``.
+
+    Rows are appended as tuples (no per-row frames), and :meth:`frame` builds, converts and
+    sorts the whole frame at once. ``dropped`` counts rows left out by reason; ``ignored``
+    counts keys and values of imported entries that no column holds, by family.
+    """
+
+    def __init__(self):
+        self.rows: list[tuple] = []
+        self.dropped: Counter = Counter()
+        self.ignored: Counter = Counter()
+
+    def add_entry(self, provider: str, model: str, source_key: str, source_url: str,
+                  prices: dict[tuple[str, int], dict[str, float]], *, max_input_tokens: int | None,
+                  hugging_face_id: str | None = None) -> int:
+        """Add the rows of one entry; returns how many were added (0: the entry has no price).
+
+        A row without any price is not a row. A tier row whose variant has no base-tier
+        (0) price is dropped and counted. When a tier starts at or above the entry's
+        ``max_input_tokens`` the two contradict each other (LiteLLM lists Claude Sonnet 4.5
+        on Bedrock with a 200k context and a >200k tier, the price of the 1M-context beta);
+        the published tier price is kept and ``max_input_tokens`` is left blank and counted.
+        """
+        rows = []
+        orphans = 0
+        bases = {variant for (variant, tier), p in prices.items() if tier == 0 and p}
+        for (variant, tier), p in prices.items():
+            if not p:
+                continue
+            if tier > 0 and variant not in bases:
+                orphans += 1
+                continue
+            rows.append((provider, model, variant, tier, *(p.get(c) for c in COMPONENTS)))
+        if not rows:
+            return 0
+        if orphans:
+            self.dropped[ORPHAN_TIER] += orphans
+        if max_input_tokens is not None and any(r[3] >= max_input_tokens for r in rows):
+            self.ignored[MAX_BELOW_TIER] += 1
+            max_input_tokens = None
+        tail = (max_input_tokens, hugging_face_id, source_url, source_key)
+        self.rows.extend(r + tail for r in rows)
+        return len(rows)
+
+    def frame(self) -> pl.DataFrame:
+        """All rows in PRICE_SNAPSHOT column order, USD/MTok, sorted, one row per key."""
+        schema = {"provider": pl.String, "model": pl.String, "variant": pl.String, "tier_min_prompt_tokens": pl.Int64,
+                  **{PRICE_COLUMNS[c]: pl.Float64 for c in COMPONENTS},
+                  "max_input_tokens": pl.Int64, "hugging_face_id": pl.String, "source_url": pl.String,
+                  "source_key": pl.String}
+        raw = pl.DataFrame(self.rows, schema=schema, orient="row")
+        before = raw.height
+        raw = raw.unique(subset=KEY, keep="first", maintain_order=True)
+        if raw.height < before:
+            self.dropped[DUPLICATE_ROW] += before - raw.height
+        rank = pl.col("variant").replace_strict(list(VARIANTS), list(range(len(VARIANTS))), return_dtype=pl.Int32)
+        converted = raw.with_columns(
+            *[units.usd_per_token_to_usd_per_mtok(pl.col(PRICE_COLUMNS[c])).round_sig_figs(SIGNIFICANT_DIGITS)
+              for c in COMPONENTS],
+            pl.lit(None, pl.Float64).alias("cache_storage_usd_per_mtok_hour"),
+            pl.lit(None, pl.Float64).alias("speed_ratio"),
+        )
+        return converted.sort(["provider", "model", rank, "tier_min_prompt_tokens"]).select(
+            [c.name for c in PRICE_SNAPSHOT.columns]
+        )
+
+
+def read_json(path: Path):
+    """Parse a JSON file; every way it can be unreadable becomes a :class:`DataError`.
+
+    Empty, not UTF-8 (a BOM is accepted) or invalid/truncated JSON, with the line and column
+    the parser stopped at.
+    """
+    shown = display_path(path)
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise DataError([Problem(shown, None, None, "does not exist", "check the path of the file to import")]) from None
+    except IsADirectoryError:
+        raise DataError([Problem(shown, None, None, "is a folder, not a file", "give the path of the JSON file")]) from None
+    if not raw.strip():
+        raise DataError([Problem(shown, None, None, "the file is empty", "is the file complete? download it again")])
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        byte = raw[e.start : e.start + 1].hex()
+        raise DataError([Problem(shown, line, None, f"is not valid UTF-8 (byte 0x{byte})",
+                                 "JSON files are UTF-8; download the file again or save it as UTF-8")]) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise DataError([Problem(shown, e.lineno, str(e.colno), f"invalid JSON ({e.msg})",
+                                 "is the file complete? download it again")]) from None
+
+
+def shape_error(path: Path, what: str, hint: str) -> DataError:
+    """The whole file has the wrong top-level shape for its source."""
+    return DataError([Problem(display_path(path), None, None, what, hint)])
