@@ -81,9 +81,12 @@ def cmd_import(args) -> int:
 
     result = import_file(args.source, Path(args.file), data_dir=args.data, as_of=args.as_of)
     _out(f"imported {result.imported_entries} of {result.entries} {args.source} entries as {result.rows} price rows "
-         f"-> {result.path}")
+         f"-> {result.path} ({result.status}; dated {result.as_of} from {result.date_from})")
     rows = [("imported", result.imported_entries)] + sorted(result.skipped.items(), key=lambda kv: (-kv[1], kv[0]))
     _out(render(["reason", "entries"], rows))
+    for title, counts in (("price keys not imported (by family)", result.ignored_keys), ("rows left out", result.dropped_rows)):
+        if counts:
+            _out(f"{title}: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))
     return 0
 
 
