@@ -300,7 +300,24 @@ SCENARIOS = TableSpec(
     checks=(_check_scenarios,),
 )
 
+# ---------------------------------------------------------------------------- scaling-law points
+
+SCALING_LAW_POINTS = TableSpec(
+    name="scaling_law_points",
+    grain="one row per training run read off a published scaling-law figure",
+    description="Training runs behind a published scaling law (model size, training compute, final loss), the data the "
+                "training analysis refits; Chinchilla's Figure 4 as extracted by Epoch AI",
+    key=("study", "params", "training_flop"),
+    columns=(
+        Column("study", "str", "", "Which figure/paper the point comes from", required=True),
+        Column("params", "float", "params", "Model size N", required=True, positive=True),
+        Column("training_flop", "float", "FLOP", "Training compute C (tokens D = C / 6N)", required=True, positive=True),
+        Column("loss_nats_per_token", "float", "nats/token", "Final training loss", required=True, positive=True),
+        Column("source_url", "str", "", "Where the point was extracted", required=True),
+    ),
+)
+
 INPUT_TABLES: dict[str, TableSpec] = {
-    spec.name: spec for spec in (HARDWARE, RENTAL_PRICES, MODELS, PRICES, MEMORY_TIERS, SCENARIOS)
+    spec.name: spec for spec in (HARDWARE, RENTAL_PRICES, MODELS, PRICES, MEMORY_TIERS, SCENARIOS, SCALING_LAW_POINTS)
 }
 """Hand-kept tables, one CSV each in data/ (file stem = table name), in load order."""
