@@ -5,4 +5,6 @@
 
 from __future__ import annotations
 
-ANALYSES: list = []
+from econ.analyses import serving
+
+ANALYSES: list = [serving]
