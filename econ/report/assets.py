@@ -1,0 +1,216 @@
+"""The report's shared files in ``reports/assets/``: the Vega bundle, the page script and the style sheet.
+
+``vega.js`` is vl-convert's offline bundle of Vega, Vega-Lite and Vega-Embed (nothing is
+fetched from a CDN). Bundling takes about a second, so the bundle is kept in the build
+cache under a key of the vl-convert and Vega-Lite versions; the bundle is deterministic,
+so a cached copy is byte-identical to a fresh one.
+
+``econ.js`` renders every chart of a page from its inline spec, records the outcome on the
+chart's element (``data-status``, ``data-marks``) and in ``window.econReady`` (a promise the
+browser check awaits), records load errors, and sorts tables by a click on a header.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import vl_convert as vlc
+
+from econ.report.figures import vegalite_version
+
+BUNDLE_SNIPPET = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
+
+ECON_JS = r"""/* econ report: render inline Vega-Lite specs offline, record their status, sort tables. */
+(function () {
+  "use strict";
+  var errors = [];
+  function record(message) {
+    errors.push(String(message));
+    document.documentElement.setAttribute("data-errors", String(errors.length));
+  }
+  window.addEventListener("error", function (event) {
+    var target = event.target;
+    if (target && target !== window && (target.src || target.href)) {
+      record("failed to load " + (target.src || target.href));
+    } else {
+      record(event.message || "script error");
+    }
+  }, true);
+  window.addEventListener("unhandledrejection", function (event) { record(event.reason); });
+
+  function countMarks(element) {
+    return element.querySelectorAll("svg g.role-mark > *").length;
+  }
+
+  function failed(element, id, reason) {
+    var message = "chart " + id + " could not be drawn: " + reason;
+    element.setAttribute("data-status", "error");
+    element.textContent = message;
+    console.error(message);
+    return {id: id, status: "error", marks: 0, error: String(reason)};
+  }
+
+  function renderOne(element) {
+    var id = element.getAttribute("data-spec");
+    var spec;
+    try {
+      spec = JSON.parse(document.getElementById(id).textContent);
+    } catch (err) {
+      return Promise.resolve(failed(element, id, err));
+    }
+    if (typeof window.vegaEmbed !== "function") {
+      return Promise.resolve(failed(element, id, "assets/vega.js did not load"));
+    }
+    var options = {renderer: "svg", actions: false, mode: "vega-lite"};
+    return window.vegaEmbed(element, spec, options).then(function () {
+      var marks = countMarks(element);
+      var status = marks > 0 ? "rendered" : "empty";
+      element.setAttribute("data-status", status);
+      element.setAttribute("data-marks", String(marks));
+      return {id: id, status: status, marks: marks, error: null};
+    }, function (err) {
+      return failed(element, id, err);
+    });
+  }
+
+  function renderAll() {
+    var elements = Array.prototype.slice.call(document.querySelectorAll("[data-spec]"));
+    return Promise.all(elements.map(renderOne)).then(function (charts) {
+      document.documentElement.setAttribute("data-charts-done", String(charts.length));
+      return {charts: charts, errors: errors.slice(), renderMs: performance.now()};
+    });
+  }
+
+  window.econReady = new Promise(function (resolve) {
+    function start() { renderAll().then(resolve); }
+    if (document.readyState === "loading") {
+      document.addEventListener("DOMContentLoaded", start);
+    } else {
+      start();
+    }
+  });
+
+  function cellValue(row, index) {
+    var cell = row.cells[index];
+    if (!cell) { return ""; }
+    return (cell.hasAttribute("data-v") ? cell.getAttribute("data-v") : cell.textContent).trim();
+  }
+
+  function sortBy(th) {
+    var table = th.closest("table");
+    var body = table.tBodies[0];
+    var headers = Array.prototype.slice.call(th.parentNode.children);
+    var index = headers.indexOf(th);
+    var ascending = th.getAttribute("aria-sort") !== "ascending";
+    headers.forEach(function (h) { h.removeAttribute("aria-sort"); });
+    th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+    var keyed = Array.prototype.slice.call(body.rows).map(function (row, i) {
+      return {row: row, i: i, raw: cellValue(row, index)};
+    });
+    var numeric = keyed.every(function (k) {
+      return k.raw === "" || isFinite(Number(k.raw.replace(/,/g, "")));
+    });
+    keyed.sort(function (a, b) {
+      if (a.raw === "" || b.raw === "") { return (a.raw === "") - (b.raw === "") || a.i - b.i; }
+      var c = numeric ? Number(a.raw.replace(/,/g, "")) - Number(b.raw.replace(/,/g, ""))
+                      : a.raw.localeCompare(b.raw);
+      return (ascending ? c : -c) || a.i - b.i;
+    });
+    keyed.forEach(function (k) { body.appendChild(k.row); });
+  }
+
+  document.addEventListener("click", function (event) {
+    var th = event.target.closest ? event.target.closest("table.sortable thead th") : null;
+    if (th) { sortBy(th); }
+  });
+  document.addEventListener("keydown", function (event) {
+    var th = event.target.closest ? event.target.closest("table.sortable thead th") : null;
+    if (th && (event.key === "Enter" || event.key === " ")) { event.preventDefault(); sortBy(th); }
+  });
+  document.addEventListener("DOMContentLoaded", function () {
+    Array.prototype.forEach.call(document.querySelectorAll("table.sortable thead th"), function (th) {
+      th.setAttribute("tabindex", "0");
+    });
+  });
+})();
+"""
+
+ECON_CSS = """/* econ report */
+:root { --ink: #1d2430; --muted: #5b6575; --line: #d9dee6; --bg: #ffffff; --tint: #f4f6f9; --accent: #1f5fa8; }
+* { box-sizing: border-box; }
+body { margin: 0; color: var(--ink); background: var(--bg);
+  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+header.site { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; align-items: baseline;
+  padding: .75rem 1.5rem; border-bottom: 1px solid var(--line); background: var(--tint); }
+header.site .brand { font-weight: 700; color: var(--ink); text-decoration: none; }
+header.site nav { display: flex; flex-wrap: wrap; gap: .25rem 1rem; }
+header.site nav a { color: var(--accent); text-decoration: none; }
+header.site nav a[aria-current="page"] { color: var(--ink); font-weight: 600; border-bottom: 2px solid var(--accent); }
+main { max-width: 1180px; margin: 0 auto; padding: 1rem 1.5rem 3rem; }
+footer.site { max-width: 1180px; margin: 0 auto; padding: 1rem 1.5rem 2rem; color: var(--muted); font-size: .85rem;
+  border-top: 1px solid var(--line); }
+h1 { font-size: 1.7rem; margin: .75rem 0 .25rem; }
+h2 { font-size: 1.25rem; margin: 2rem 0 .5rem; padding-top: .5rem; border-top: 1px solid var(--line); }
+h3 { font-size: 1.05rem; margin: 1.25rem 0 .4rem; }
+p.lead { color: var(--muted); font-size: 1.05rem; margin-top: 0; }
+a { color: var(--accent); }
+a.src { word-break: break-all; }
+.note { background: var(--tint); border-left: 3px solid var(--line); padding: .5rem .75rem; margin: .75rem 0; }
+.note.pending { border-left-color: #c9a227; }
+.table-wrap { overflow-x: auto; margin: .5rem 0 1rem; }
+table.data { border-collapse: collapse; font-size: .88rem; font-variant-numeric: tabular-nums; }
+table.data caption { caption-side: top; text-align: left; color: var(--muted); padding-bottom: .25rem; }
+table.data th, table.data td { padding: .25rem .6rem; border-bottom: 1px solid var(--line); text-align: left;
+  vertical-align: top; white-space: nowrap; }
+table.data td.wrap { white-space: normal; min-width: 16rem; max-width: 36rem; }
+table.data th { background: var(--tint); font-weight: 600; white-space: nowrap; position: sticky; top: 0; }
+table.data .n { text-align: right; white-space: nowrap; }
+table.sortable th { cursor: pointer; user-select: none; }
+table.sortable th[aria-sort="ascending"]::after { content: " \\25B2"; font-size: .7em; }
+table.sortable th[aria-sort="descending"]::after { content: " \\25BC"; font-size: .7em; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 1rem; margin: 1rem 0; }
+.card table.data { font-size: .85rem; }
+.card { border: 1px solid var(--line); border-radius: 6px; padding: .75rem 1rem; }
+.card h3 { margin-top: 0; }
+.card .figure { font-size: 1.6rem; font-weight: 650; }
+.card .interval, .card .meta { color: var(--muted); font-size: .85rem; }
+figure.chart { margin: 1.25rem 0 2rem; }
+figure.chart .vega { min-height: 120px; }
+figure.chart figcaption { color: var(--muted); font-size: .88rem; max-width: 70rem; }
+figure.chart figcaption p { margin: .2rem 0; }
+code, .formula { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: .85em; }
+ul.pages li { margin: .3rem 0; }
+details.more { margin: .5rem 0 1rem; }
+details.more > summary { cursor: pointer; color: var(--accent); }
+.status-skipped { color: var(--muted); }
+@media print { header.site nav, .downloads { display: none; } }
+"""
+
+
+def vega_bundle(cache_dir: Path | None) -> str:
+    """Vega + Vega-Lite + Vega-Embed as one offline script (from the cache when present)."""
+    vl_version = vegalite_version()
+    key = hashlib.sha256(f"{vlc.__version__}|{vl_version}|{BUNDLE_SNIPPET}".encode()).hexdigest()[:16]
+    path = Path(cache_dir) / "report" / f"vega-{key}.js" if cache_dir is not None else None
+    if path is not None and path.is_file():
+        return path.read_text(encoding="utf-8")
+    bundle = vlc.javascript_bundle(BUNDLE_SNIPPET, vl_version=vl_version)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(bundle, encoding="utf-8")
+        os.replace(tmp, path)
+    return bundle
+
+
+def write_assets(folder: Path, *, cache_dir: Path | None) -> dict[str, int]:
+    """Write ``vega.js``, ``econ.js`` and ``econ.css`` into ``folder``; returns {file: bytes}."""
+    folder.mkdir(parents=True, exist_ok=True)
+    sizes = {}
+    for name, text in (("vega.js", vega_bundle(cache_dir)), ("econ.js", ECON_JS), ("econ.css", ECON_CSS)):
+        data = text.encode("utf-8")
+        (folder / name).write_bytes(data)
+        sizes[name] = len(data)
+    return sizes

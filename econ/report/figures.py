@@ -1,0 +1,181 @@
+"""Figures: an Altair chart plus what the report publishes with it (caption, formula, source, data, exports).
+
+A chart function is ``frame -> alt.Chart``; a page wraps its result in a :class:`Figure`,
+which checks the report's contract for every chart (a title, explicit encoding types,
+axis titles with units, tooltips) before anything is written. The site writes each
+figure's data as CSV and its PNG and SVG exports beside the page; exports are rendered
+offline by vl-convert, reusing one converter for the whole site.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import altair as alt
+import polars as pl
+import vl_convert as vlc
+
+from econ.errors import ReportError
+
+SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+UNIT_IN_TITLE = re.compile(r"\(.+\)\s*$|\[.+\]\s*$")
+POSITION = ("x", "y", "theta", "radius")
+SECONDARY = ("x2", "y2", "theta2", "radius2")
+PNG_SCALE = 2.0
+
+
+def vegalite_version() -> str:
+    """The Vega-Lite version Altair writes (``major.minor``), which vl-convert must bundle too."""
+    wanted = ".".join(alt.VEGALITE_VERSION.split(".")[:2])
+    available = vlc.get_vegalite_versions()
+    if wanted not in available:
+        raise ReportError(f"vl-convert {vlc.__version__} has no Vega-Lite {wanted}",
+                          f"install a vl-convert-python that bundles Vega-Lite {wanted} (it has {', '.join(available)})")
+    return wanted
+
+
+def chart_data(frame: pl.DataFrame) -> alt.Data:
+    """Inline chart data from a frame: dates as ISO text, NaN and infinities as null (JSON has neither)."""
+    return alt.Data(values=records(frame))
+
+
+def records(frame: pl.DataFrame) -> list[dict[str, Any]]:
+    """Rows of ``frame`` as JSON-ready dicts (ISO dates, nulls for NaN/inf, column order kept)."""
+    exprs = []
+    for name, dtype in frame.schema.items():
+        col = pl.col(name)
+        if dtype.is_temporal():
+            exprs.append(col.cast(pl.String))
+        elif dtype.is_float():
+            exprs.append(pl.when(col.is_finite()).then(col).otherwise(None).alias(name))
+        elif dtype == pl.Decimal:
+            exprs.append(col.cast(pl.Float64))
+        else:
+            exprs.append(col)
+    return frame.select(exprs).to_dicts() if exprs else []
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One chart of a page and what is published with it.
+
+    Parameters
+    ----------
+    slug
+        Name unique within the page (``[a-z0-9-]``); the chart id is ``<page>-<slug>`` and the
+        exports are ``<page>/<slug>.{csv,svg,png}``.
+    chart
+        The Altair chart (its data inline).
+    data
+        The rows behind the chart, written as the CSV download (aggregate in SQL first: this is
+        what ends up inline in the page too).
+    caption
+        What the chart shows, in a sentence or two.
+    formula
+        The formula used (with its lecture section), or how the plotted values are computed.
+    source
+        Where the data comes from: tables/views and their upstream sources.
+    """
+
+    slug: str
+    chart: Any
+    data: pl.DataFrame
+    caption: str
+    formula: str
+    source: str
+    _spec: dict = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        if not SLUG.match(self.slug):
+            raise ReportError(f"figure slug {self.slug!r} is not lowercase-with-dashes", "use [a-z0-9-] only")
+        for name in ("caption", "formula", "source"):
+            if not str(getattr(self, name) or "").strip():
+                raise ReportError(f"figure {self.slug}: every chart needs a {name}", "say what it shows, how and from where")
+        spec = self.chart.to_dict()
+        spec.pop("$schema", None)
+        problems = chart_problems(spec)
+        if problems:
+            raise ReportError(f"figure {self.slug}: " + "; ".join(problems),
+                              "give the chart a title, explicit encoding types, axis titles with units and a tooltip")
+        object.__setattr__(self, "_spec", spec)
+
+    @property
+    def spec(self) -> dict:
+        """The Vega-Lite spec (validated by Altair, ``$schema`` dropped: nothing refers to the network)."""
+        return self._spec
+
+    @property
+    def title(self) -> str:
+        title = self._spec.get("title")
+        if isinstance(title, dict):
+            title = title.get("text")
+        return " ".join(title) if isinstance(title, list) else str(title)
+
+
+def _unit_specs(spec: dict) -> Iterator[dict]:
+    """Every single-view spec inside a (layered, concatenated, faceted) spec."""
+    yield spec
+    for key in ("layer", "hconcat", "vconcat", "concat"):
+        for child in spec.get(key, []):
+            yield from _unit_specs(child)
+    if isinstance(spec.get("spec"), dict):
+        yield from _unit_specs(spec["spec"])
+
+
+def _encodings(unit: dict) -> Iterator[tuple[str, dict]]:
+    for channel, enc in (unit.get("encoding") or {}).items():
+        for item in enc if isinstance(enc, list) else [enc]:
+            if isinstance(item, dict):
+                yield channel, item
+
+
+def chart_problems(spec: dict) -> list[str]:
+    """What a spec lacks of the report's chart contract (empty when it complies).
+
+    Every chart has a title; every encoded field an explicit type; every quantitative axis
+    a title ending in its unit in parentheses or brackets (``Price (USD/MTok)``); every
+    other axis a title; and at least one layer has a tooltip.
+    """
+    problems = []
+    if not spec.get("title"):
+        problems.append("no title")
+    has_tooltip = False
+    for unit in _unit_specs(spec):
+        mark = unit.get("mark")
+        if isinstance(mark, dict) and mark.get("tooltip"):
+            has_tooltip = True
+        for channel, enc in _encodings(unit):
+            if channel == "tooltip":
+                has_tooltip = True
+            if "field" in enc and "type" not in enc and channel not in SECONDARY:  # x2/y2 take the type of x/y
+                problems.append(f"{channel} encoding of {enc['field']!r} has no explicit type")
+            if channel in POSITION and ("field" in enc or "aggregate" in enc):
+                title = enc.get("title")
+                if not title and (enc.get("axis") or {}).get("title"):
+                    title = enc["axis"]["title"]
+                if not title:
+                    problems.append(f"{channel} axis of {enc.get('field', enc.get('aggregate'))!r} has no title")
+                elif enc.get("type") == "quantitative" and not UNIT_IN_TITLE.search(str(title)):
+                    problems.append(f"{channel} axis title {title!r} does not end with its unit in parentheses")
+    if not has_tooltip:
+        problems.append("no tooltip")
+    return problems
+
+
+class Exporter:
+    """Renders SVG and PNG exports with vl-convert (one converter, reused for every figure of the site)."""
+
+    def __init__(self, *, png_scale: float = PNG_SCALE):
+        self.vl_version = vegalite_version()
+        self.png_scale = png_scale
+
+    def svg(self, spec: dict) -> str:
+        try:
+            return vlc.vegalite_to_svg(spec, vl_version=self.vl_version)
+        except Exception as e:  # vl-convert raises plain ValueError with the Vega message
+            raise ReportError(f"chart {spec.get('title')!r} could not be rendered: {e}", "check the chart's spec") from None
+
+    def png(self, svg: str) -> bytes:
+        return vlc.svg_to_png(svg, scale=self.png_scale)

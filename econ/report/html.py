@@ -1,0 +1,237 @@
+"""HTML building blocks: escaping, inline JSON that cannot leave its ``<script>``, tables, the page shell.
+
+Every string that comes from data goes through :func:`esc` (text and attribute values) or
+:func:`json_for_script` (chart specs); :class:`Markup` marks text that is already HTML, so a
+value is escaped exactly once. Links to sources are only made for ``http(s)://`` URLs: any
+other ``source_url`` (``javascript:``, ``data:``) is shown as text.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import json
+import math
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Callable, Iterable, Sequence
+
+import polars as pl
+
+
+class Markup(str):
+    """A string that is already safe HTML (built by this module from escaped parts)."""
+
+    def __add__(self, other: str) -> "Markup":
+        return Markup(str(self) + str(esc(other)))
+
+
+def esc(value: Any) -> Markup:
+    """Escape ``value`` for HTML text or a quoted attribute; ``None`` becomes empty; Markup passes through."""
+    if isinstance(value, Markup):
+        return value
+    if value is None:
+        return Markup("")
+    return Markup(_html.escape(str(value), quote=True))
+
+
+def join(parts: Iterable[Any], sep: str = "") -> Markup:
+    """Concatenate escaped parts (Markup parts are kept as they are)."""
+    return Markup(esc(sep).join(esc(p) for p in parts))
+
+
+def open_tag(name: str, **attrs: Any) -> Markup:
+    """``<name attrs>`` with every attribute value escaped.
+
+    Attribute names: a trailing underscore is dropped (``class_``) and ``_`` becomes ``-``
+    (``data_v``); a value of ``None`` or ``False`` omits the attribute, ``True`` writes it bare.
+    """
+    rendered = []
+    for key, value in attrs.items():
+        if value is None or value is False:
+            continue
+        attr = key.rstrip("_").replace("_", "-")
+        rendered.append(f" {attr}" if value is True else f' {attr}="{esc(value)}"')
+    return Markup(f"<{name}{''.join(rendered)}>")
+
+
+def tag(name: str, content: Any = "", **attrs: Any) -> Markup:
+    """``<name attrs>content</name>`` with every attribute value and the content escaped (see :func:`open_tag`)."""
+    return Markup(f"{open_tag(name, **attrs)}{esc(content)}</{name}>")
+
+
+_SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def json_for_script(obj: Any) -> Markup:
+    """JSON safe to inline in ``<script type="application/json">``: no ``</script>``, ``<!--`` or line separators.
+
+    ``<``, ``>``, ``&``, U+2028 and U+2029 are written as ``\\uXXXX`` escapes (still the same JSON
+    value); keys are sorted and NaN/Infinity are refused, so the text is deterministic and valid.
+    """
+    text = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    for raw, escaped in _SCRIPT_ESCAPES.items():
+        text = text.replace(raw, escaped)
+    return Markup(text)
+
+
+def is_web_url(url: Any) -> bool:
+    """True for an absolute http(s) URL, the only kind of source link the report makes."""
+    return isinstance(url, str) and url.lower().startswith(("http://", "https://")) and not any(c.isspace() for c in url)
+
+
+def source_link(url: Any, text: Any = None) -> Markup:
+    """A link to a source page (opens the URL); anything but an http(s) URL is shown as plain text."""
+    if not is_web_url(url):
+        return esc(text if text is not None else url)
+    return tag("a", text if text is not None else url, href=url, rel="noopener noreferrer", class_="src")
+
+
+# ---------------------------------------------------------------------------- numbers
+
+
+def fmt_num(value: Any, *, sig: int = 4) -> str:
+    """Short, stable text for a number: thousands separators, ``sig`` significant digits, no float noise.
+
+    ``None`` and NaN give ``""``; integers keep every digit; very large or very small floats use
+    an exponent (``1.23e+15``).
+    """
+    if value is None:
+        return ""
+    if isinstance(value, Decimal):
+        value = float(value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        if math.isinf(value):
+            return "∞" if value > 0 else "−∞"
+        if value == 0:
+            return "0"
+        magnitude = abs(value)
+        if magnitude >= 1e9 or magnitude < 1e-4:
+            mantissa, exponent = f"{value:.{sig - 1}e}".split("e")
+            mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+            return f"{mantissa}e{int(exponent)}"
+        decimals = max(0, sig - 1 - math.floor(math.log10(magnitude)))
+        text = f"{value:,.{decimals}f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    if isinstance(value, (date, datetime)):
+        return value.isoformat()
+    return str(value)
+
+
+def fmt_interval(low: Any, high: Any, *, sig: int = 3) -> str:
+    """``low–high`` (an en dash); ``""`` when either end is unknown or both ends print the same."""
+    lo, hi = fmt_num(low, sig=sig), fmt_num(high, sig=sig)
+    if not lo or not hi or lo == hi:
+        return ""
+    return f"{lo}–{hi}"
+
+
+# ---------------------------------------------------------------------------- tables
+
+
+@dataclass(frozen=True)
+class Col:
+    """One column of an HTML table: the frame column, its header (with unit) and how a cell is shown.
+
+    ``kind``: ``text``, ``num`` (right-aligned, sorted numerically), ``date`` or ``link`` (the cell is a
+    URL shown as a source link). ``fmt`` turns a value into display text (default :func:`fmt_num`).
+    ``title`` may carry a tooltip for the header via ``help``.
+    """
+
+    key: str
+    title: str
+    kind: str = "text"
+    fmt: Callable[[Any], str] | None = None
+    help: str | None = None
+    wrap: bool = False  # long prose (descriptions, rationale): wrap instead of keeping the cell on one line
+
+    def cell(self, value: Any, row: dict) -> Markup:
+        if self.kind == "link":
+            return tag("td", source_link(value, _short_url(value)) if value else "")
+        if self.wrap:
+            return tag("td", self.fmt(value) if self.fmt else fmt_num(value), class_="wrap")
+        text = self.fmt(value) if self.fmt else fmt_num(value)
+        if self.kind == "num":
+            sort_value = None  # fmt_num's text sorts as shown; a custom format carries the number for the sorter
+            if self.fmt and isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
+                number = float(value)
+                sort_value = repr(number) if math.isfinite(number) else None
+            return tag("td", text, class_="n", data_v=sort_value)
+        return tag("td", text)
+
+
+def _short_url(url: Any) -> str:
+    """``example.org/path…`` for display; the full URL stays in the link."""
+    text = str(url)
+    for prefix in ("https://", "http://"):
+        if text.lower().startswith(prefix):
+            text = text[len(prefix):]
+    text = text.removeprefix("www.")
+    return text if len(text) <= 48 else text[:47] + "…"
+
+
+def table(frame: pl.DataFrame, cols: Sequence[Col], *, sortable: bool = True, caption: Any = None,
+          id: str | None = None) -> Markup:
+    """An HTML table of ``frame`` showing ``cols`` (sortable by clicking a header when ``sortable``)."""
+    head = join(tag("th", c.title, class_="n" if c.kind == "num" else None, title=c.help, scope="col") for c in cols)
+    rows = []
+    for row in frame.select([c.key for c in cols]).iter_rows(named=True):
+        rows.append(Markup("<tr>" + join(c.cell(row[c.key], row) for c in cols) + "</tr>"))
+    body = Markup("\n".join(rows))
+    cap = tag("caption", caption) if caption is not None else Markup("")
+    opening = open_tag("table", class_="data sortable" if sortable else "data", id=id)
+    return Markup(f'<div class="table-wrap">{opening}{cap}<thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table></div>')
+
+
+def details(summary: Any, content: Any, *, open: bool = False) -> Markup:
+    """A collapsible block (``<details>``) with ``summary`` as its always-visible line."""
+    return Markup(open_tag("details", class_="more", open=open) + tag("summary", summary) + esc(content) + "</details>")
+
+
+def definition_list(items: Iterable[tuple[Any, Any]]) -> Markup:
+    """``<dl>`` of (term, description) pairs."""
+    return Markup("<dl>" + join(tag("dt", t) + tag("dd", d) for t, d in items) + "</dl>")
+
+
+def paragraphs(*texts: Any) -> Markup:
+    return join(tag("p", t) for t in texts if t)
+
+
+# ---------------------------------------------------------------------------- page shell
+
+
+@dataclass(frozen=True)
+class NavItem:
+    name: str  # file stem
+    title: str
+
+
+def page_shell(*, title: str, site_title: str, nav: Sequence[NavItem], current: str, body: Markup, footer: Markup,
+               charts: bool) -> str:
+    """The complete HTML document of one page (assets are referenced relative to the page)."""
+    links = join(
+        tag("a", item.title, href=f"{item.name}.html", aria_current="page" if item.name == current else None)
+        for item in nav
+    )
+    vega = '<script src="assets/vega.js" defer></script>\n' if charts else ""
+    return (
+        "<!doctype html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{esc(title)} · {esc(site_title)}</title>\n"
+        '<link rel="icon" href="data:,">\n'
+        '<link rel="stylesheet" href="assets/econ.css">\n'
+        '<script src="assets/econ.js"></script>\n'
+        f"{vega}"
+        "</head>\n<body>\n"
+        f'<header class="site"><a class="brand" href="index.html">{esc(site_title)}</a><nav>{links}</nav></header>\n'
+        f"<main>\n{body}\n</main>\n"
+        f'<footer class="site">{footer}</footer>\n'
+        "</body>\n</html>\n"
+    )

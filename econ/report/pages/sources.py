@@ -1,0 +1,145 @@
+"""Sources page: where every input table's rows come from, the scenarios with their rationale, the formulas.
+
+Provenance travels with the data (DESIGN convention 4): every row of an input table
+carries a ``source_url``; this page lists them per table with row counts and the dates the
+rows carry (the ``data_sources`` view), every table and view of the database with its
+description, every scenario assumption with its range, rationale and source, and every
+formula with the lecture section it comes from.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from econ.db import _ident
+from econ.report.formulas import FORMULAS, LECTURE_URL
+from econ.report.html import Col, Markup, fmt_num, source_link, table, tag
+from econ.report.page import Download, PageContent, Section, SiteContext, note
+
+NAME = "sources"
+TITLE = "Sources"
+SUMMARY = "Every data table's sources and dates, the scenarios with their rationale, and the formulas with their lecture sections."
+REQUIRES = ("data_sources",)
+
+TOP_SOURCES = 12  # per table and origin; the full list is the CSV download
+
+SUMMARY_SQL = """
+select table_name, origin, count(*) as sources, sum(row_count) as row_count, min(first_date) as first_date,
+       max(last_date) as last_date, any_value(date_column) as date_column
+from data_sources group by table_name, origin order by table_name, origin
+"""
+
+TOP_SQL = f"""
+select table_name, origin, source_url, row_count, first_date, last_date
+from (
+    select *, row_number() over (partition by table_name, origin order by row_count desc, source_url) as rank
+    from data_sources
+)
+where rank <= {TOP_SOURCES}
+order by table_name, origin, rank
+"""
+
+
+def render(ctx: SiteContext) -> PageContent:
+    sections = [_data_sources(ctx), _tables(ctx)]
+    if ctx.has("scenarios"):
+        sections.append(_scenarios(ctx))
+    sections.append(_formulas())
+    return PageContent(
+        title=TITLE,
+        lead="Where every number in this report comes from: the sources of each input table with their dates, the "
+             "stated assumptions, and the formulas with the section of the lecture each one comes from.",
+        sections=sections,
+    )
+
+
+def _data_sources(ctx: SiteContext) -> Section:
+    summary = ctx.query(SUMMARY_SQL)
+    top = ctx.query(TOP_SQL)
+    blocks = [
+        table(summary, [
+            Col("table_name", "Table"),
+            Col("origin", "Origin"),
+            Col("sources", "Distinct sources", "num"),
+            Col("row_count", "Rows", "num"),
+            Col("date_column", "Dates from column"),
+            Col("first_date", "Earliest", "date"),
+            Col("last_date", "Latest", "date"),
+        ], caption="Rows and sources per input table (origin hand = kept by hand in data/*.csv; litellm, openrouter = "
+                   "imported price maps in data/snapshots/)", id="source-summary"),
+        table(top, [
+            Col("table_name", "Table"),
+            Col("origin", "Origin"),
+            Col("source_url", "Source", "link"),
+            Col("row_count", "Rows", "num"),
+            Col("first_date", "Earliest", "date"),
+            Col("last_date", "Latest", "date"),
+        ], caption=f"Sources of each table, most rows first (at most {TOP_SOURCES} per table and origin; every source "
+                   "is in the CSV)", id="sources"),
+        Download("data-sources", ctx.query("select * from data_sources order by table_name, origin, row_count desc, "
+                                           "source_url"), "Every source of every input table"),
+    ]
+    return Section("Data sources", blocks)
+
+
+def _tables(ctx: SiteContext) -> Section:
+    rows = []
+    for name, kind in sorted(ctx.objects.items(), key=lambda kv: (kv[1], kv[0])):
+        count = ctx.scalar(f"select count(*) from {_ident(name)}")
+        rows.append({"name": name, "kind": kind, "row_count": count, "description": ctx.description(name)})
+    frame = pl.DataFrame(rows, schema={"name": pl.String, "kind": pl.String, "row_count": pl.Int64, "description": pl.String})
+    return Section("Tables and views", [
+        table(frame, [Col("name", "Name"), Col("kind", "Kind"), Col("row_count", "Rows", "num"),
+                      Col("description", "Description and grain", wrap=True)],
+              caption="Everything in the database this report was built from (query it with econ sql)", id="tables"),
+    ])
+
+
+def _scenarios(ctx: SiteContext) -> Section:
+    frame = ctx.query("""
+        select scenario, name, coalesce(text, '') as text, value, unit, low, high, coalesce(alternatives, '') as alternatives,
+               rationale, source_url
+        from scenarios order by scenario <> 'base', scenario, name
+    """)
+    shown = [text or fmt_num(value) for text, value in zip(frame["text"].to_list(), frame["value"].to_list())]
+    frame = frame.with_columns(pl.Series("shown", shown, dtype=pl.String))
+    if frame.is_empty():
+        return Section("Scenarios", [note("The scenarios table is empty.", kind="pending")])
+    return Section("Scenarios", [
+        table(frame, [
+            Col("scenario", "Scenario"),
+            Col("name", "Assumption"),
+            Col("shown", "Value"),
+            Col("unit", "Unit"),
+            Col("low", "Low", "num"),
+            Col("high", "High", "num"),
+            Col("alternatives", "Alternatives"),
+            Col("rationale", "Rationale", wrap=True),
+            Col("source_url", "Source", "link"),
+        ], caption="Stated assumptions; scenario base is the lecture's, other scenarios override some of its values",
+            id="scenarios"),
+    ], intro=f"Headline figures in this report use scenario {ctx.scenario}. Intervals from the scenario's low/high "
+             "ranges are labelled as such wherever they appear.")
+
+
+def _formulas() -> Section:
+    frame = pl.DataFrame([{"quantity": f.quantity, "formula": f.formula, "section": f.section, "tag": f.tag,
+                           "note": f.note} for f in FORMULAS])
+    tags = {"S": "stated in the lecture", "R": "reconstructed from the lecture", "X": "external source cited by it"}
+    intro = Markup(
+        tag("p", Markup("Sections refer to the digest of Reiner Pope's lecture “The math behind how LLMs are trained and "
+                        "served” (2026-04-29, ") + source_link(LECTURE_URL, "episode page") + Markup(
+                        "). Kind: " + "; ".join(f"{k} = {v}" for k, v in tags.items()) + "."))
+    )
+    return Section("Formulas", [
+        intro,
+        table(frame, [
+            Col("quantity", "Quantity", wrap=True),
+            Col("formula", "Formula"),
+            Col("section", "Lecture section"),
+            Col("tag", "Kind"),
+            Col("note", "Note", wrap=True),
+        ], caption="Symbols: B batch (sequences), L context (tokens), N_tot / N_act total / active parameters, b_w bytes "
+                   "per weight, b_kv KV-cache bytes per token, F peak FLOP/s, W memory bandwidth (bytes/s), G chips per "
+                   "replica, p price per chip-second, R hardware balance constant", id="formulas"),
+    ])

@@ -1,0 +1,275 @@
+"""The static site: ``build_site`` (called by ``econ build``) and ``write_report`` (``econ report``).
+
+The site is one HTML page per analysis plus an index and a Sources page, written from the
+database's tables and views only (the report knows no physics). A page whose tables are
+missing or empty is skipped and the index says why. Every chart is inline Vega-Lite
+rendered by ``assets/vega.js`` (written once, no network), with its data as CSV and its
+PNG and SVG exports in a folder named after the page.
+
+Output is deterministic: the same database gives byte-identical files (no clock times;
+the date printed is ``SOURCE_DATE_EPOCH`` when set, else the build's ``as_of``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+import duckdb
+
+from econ import paths
+from econ.db import connect_read_only
+from econ.errors import ReportError
+from econ.report import assets
+from econ.report.figures import Exporter, Figure
+from econ.report.html import Markup, NavItem, esc, json_for_script, join, page_shell, tag
+from econ.report.page import Download, PageContent, SiteContext, first_value
+from econ.report.pages import SITE, Planned
+from econ.report.pages import index as index_page
+
+SITE_TITLE = "LLM economics"
+
+
+@dataclass
+class PageStatus:
+    """A page of the site and whether this report has it."""
+
+    name: str
+    title: str
+    summary: str
+    rendered: bool
+    reason: str = ""  # why it was skipped
+
+
+@dataclass
+class SiteResult:
+    out_dir: Path
+    pages: dict[str, int] = field(default_factory=dict)  # file name -> bytes
+    skipped: dict[str, str] = field(default_factory=dict)  # page -> reason
+    figures: int = 0
+    timings_s: dict[str, float] = field(default_factory=dict)
+
+
+def generated_on(as_of: date) -> date:
+    """The report's printed date: ``SOURCE_DATE_EPOCH`` (UTC) when set, else ``as_of``."""
+    raw = os.environ.get("SOURCE_DATE_EPOCH")
+    if raw is None or raw.strip() == "":
+        return as_of
+    try:
+        return datetime.fromtimestamp(int(raw), tz=timezone.utc).date()
+    except (ValueError, OverflowError, OSError):
+        raise ReportError(f"SOURCE_DATE_EPOCH={raw!r} is not a Unix time", "set it to whole seconds since 1970-01-01 UTC, or unset it") from None
+
+
+def build_site(con: duckdb.DuckDBPyConnection, out_dir: Path, *, as_of: date, scenario: str = "base",
+               cache_dir: Path | None = paths.CACHE_DIR) -> SiteResult:
+    """Write the whole site into ``out_dir`` (replaced) from the database behind ``con``.
+
+    Parameters
+    ----------
+    con
+        Connection to the database (read only here); ``price_current`` must see ``as_of``.
+    out_dir
+        Folder to write (removed first; removed again if anything fails, so a failed report
+        leaves no half-written folder).
+    as_of
+        Date of "current" prices, printed on every page.
+    scenario
+        Scenario the headline figures refer to.
+    cache_dir
+        Build cache; the Vega bundle is kept there between builds (``None``: rebuild it).
+    """
+    out_dir = Path(out_dir)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    out_dir.mkdir(parents=True)
+    try:
+        return _build(con, out_dir, as_of=as_of, scenario=scenario, cache_dir=cache_dir)
+    except BaseException:
+        shutil.rmtree(out_dir, ignore_errors=True)
+        raise
+
+
+def _build(con, out_dir: Path, *, as_of: date, scenario: str, cache_dir: Path | None) -> SiteResult:
+    result = SiteResult(out_dir)
+    clock = time.perf_counter()
+    con.complete()  # finish any result the caller left open on this connection
+    ctx = SiteContext(con=con, as_of=as_of, generated_on=generated_on(as_of), scenario=scenario)
+
+    contents: dict[str, PageContent] = {}
+    statuses: list[PageStatus] = []
+    for entry in SITE:
+        if isinstance(entry, Planned):
+            missing = ctx.missing(entry.requires)
+            reason = "the page is not part of this version of econ yet"
+            reason += f"; it needs {', '.join(missing)}" if missing else "; its tables are present"
+            statuses.append(PageStatus(entry.name, entry.title, entry.summary, False, reason))
+            continue
+        missing = ctx.missing(entry.REQUIRES)
+        if missing:
+            statuses.append(PageStatus(entry.NAME, entry.TITLE, entry.SUMMARY, False, f"needs {', '.join(missing)}"))
+            continue
+        contents[entry.NAME] = entry.render(ctx)
+        statuses.append(PageStatus(entry.NAME, entry.TITLE, entry.SUMMARY, True))
+    headlines = [h for content in contents.values() for h in content.headlines]
+    contents = {index_page.NAME: index_page.render(ctx, statuses, headlines)} | contents
+    result.skipped = {s.name: s.reason for s in statuses if not s.rendered}
+    result.timings_s["query_s"] = time.perf_counter() - clock
+
+    nav = [NavItem(name, content.title if name != index_page.NAME else "Overview") for name, content in contents.items()]
+    footer = _footer(ctx)
+    exporter: Exporter | None = None
+    export_s = 0.0
+    clock = time.perf_counter()
+    for name, content in contents.items():
+        figures = [b for s in content.sections for b in s.blocks if isinstance(b, Figure)]
+        _check_unique(name, [f.slug for f in figures] + [b.slug for s in content.sections for b in s.blocks if isinstance(b, Download)])
+        if figures and exporter is None:
+            exporter = Exporter()
+        body = _body(name, content, out_dir)
+        html = page_shell(title=content.title, site_title=SITE_TITLE, nav=nav, current=name, body=body, footer=footer,
+                          charts=bool(figures))
+        data = html.encode("utf-8")
+        (out_dir / f"{name}.html").write_bytes(data)
+        result.pages[f"{name}.html"] = len(data)
+        started = time.perf_counter()
+        for figure in figures:
+            _write_exports(out_dir / name, figure, exporter)
+        export_s += time.perf_counter() - started
+        result.figures += len(figures)
+    result.timings_s["export_s"] = export_s
+    result.timings_s["pages_s"] = time.perf_counter() - clock - export_s
+    clock = time.perf_counter()
+    assets.write_assets(out_dir / "assets", cache_dir=cache_dir)
+    result.timings_s["assets_s"] = time.perf_counter() - clock
+    return result
+
+
+def _check_unique(page: str, slugs: list[str]) -> None:
+    seen = set()
+    for slug in slugs:
+        if slug in seen:
+            raise ReportError(f"page {page}: two figures or downloads are named {slug!r}", "give each a unique slug")
+        seen.add(slug)
+
+
+def _body(page: str, content: PageContent, out_dir: Path) -> Markup:
+    parts = [tag("h1", content.title), tag("p", content.lead, class_="lead")]
+    for section in content.sections:
+        anchor = section.anchor or _anchor(section.heading)
+        parts.append(tag("h2", section.heading, id=anchor))
+        if section.intro:
+            parts.append(tag("p", section.intro))
+        for block in section.blocks:
+            if isinstance(block, Figure):
+                parts.append(figure_html(page, block))
+            elif isinstance(block, Download):
+                parts.append(_download(page, block, out_dir))
+            else:
+                parts.append(esc(block))
+    return Markup("\n".join(parts))
+
+
+def _anchor(heading: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in heading.lower()).strip("-")
+
+
+def figure_html(page: str, figure: Figure) -> Markup:
+    """The ``<figure>``: chart container, inline spec, caption with formula, source and downloads."""
+    chart_id = f"spec-{page}-{figure.slug}"
+    base = f"{page}/{figure.slug}"
+    downloads = join([
+        tag("a", "data (CSV)", href=f"{base}.csv", download=True), Markup(" · "),
+        tag("a", "SVG", href=f"{base}.svg"), Markup(" · "),
+        tag("a", "PNG", href=f"{base}.png"),
+    ])
+    caption = join([
+        tag("p", figure.caption),
+        tag("p", Markup(tag("strong", "Formula: ") + esc(figure.formula)), class_="formula-line"),
+        tag("p", Markup(tag("strong", "Data: ") + esc(figure.source))),
+        tag("p", Markup("Download: " + downloads), class_="downloads"),
+    ])
+    return Markup(
+        f'<figure class="chart" id="fig-{esc(page)}-{esc(figure.slug)}">'
+        f'<div class="vega" data-spec="{esc(chart_id)}" role="img" aria-label="{esc(figure.title)}"></div>'
+        f'<script type="application/json" id="{esc(chart_id)}">{json_for_script(figure.spec)}</script>'
+        f"<noscript>{tag('img', '', src=f'{base}.svg', alt=figure.title)}</noscript>"
+        f"<figcaption>{caption}</figcaption></figure>"
+    )
+
+
+def _download(page: str, block: Download, out_dir: Path) -> Markup:
+    folder = out_dir / page
+    folder.mkdir(parents=True, exist_ok=True)
+    block.frame.write_csv(folder / f"{block.slug}.csv")
+    rows = f"{block.frame.height:,} row{'s' if block.frame.height != 1 else ''}"
+    link = tag("a", block.label, href=f"{page}/{block.slug}.csv", download=True)
+    return tag("p", Markup(f"{link} (CSV, {rows})"), class_="downloads")
+
+
+def _write_exports(folder: Path, figure: Figure, exporter: Exporter) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    figure.data.write_csv(folder / f"{figure.slug}.csv")
+    svg = exporter.svg(figure.spec)
+    (folder / f"{figure.slug}.svg").write_text(svg, encoding="utf-8")
+    (folder / f"{figure.slug}.png").write_bytes(exporter.png(svg))
+
+
+def _footer(ctx: SiteContext) -> Markup:
+    parts = [
+        f"Prices as of {ctx.as_of.isoformat()}",
+        f"scenario {ctx.scenario}",
+        f"generated {ctx.generated_on.isoformat()}",
+    ]
+    return Markup(
+        esc(" · ".join(parts)) + Markup(" · ")
+        + tag("a", "sources and formulas", href="sources.html")
+        + Markup(". Built with econ from public price tables, datasheets and open model configs; "
+                 "the math follows Reiner Pope's lecture.")
+    )
+
+
+# ---------------------------------------------------------------------------- econ report
+
+
+def write_report(db_path: Path, reports_dir: Path, *, as_of: date | None = None, scenario: str = "base",
+                 cache_dir: Path | None = paths.CACHE_DIR) -> Path:
+    """Write the site from a built database (opened read-only) and swap it in atomically.
+
+    ``as_of`` defaults to the date the database was built for when it records one (a
+    ``build_info`` table with an ``as_of`` column), else the database file's modification
+    date (UTC), so the same file always gives the same report.
+    Returns the path of ``index.html``.
+    """
+    reports_dir = Path(reports_dir)
+    staged = reports_dir.with_name(f".{reports_dir.name}.tmp-{os.getpid()}")
+    with connect_read_only(Path(db_path)) as con:
+        as_of = as_of or stored_as_of(con, Path(db_path))
+        con.sql(f"set variable as_of = date '{as_of.isoformat()}'")
+        build_site(con, staged, as_of=as_of, scenario=scenario, cache_dir=cache_dir)
+    swap_in(staged, reports_dir)
+    return reports_dir / "index.html"
+
+
+def stored_as_of(con: duckdb.DuckDBPyConnection, db_path: Path) -> date:
+    """The build's as-of date if the database records it, else the file's modification date (UTC)."""
+    has_info = first_value(con, "select count(*) from duckdb_columns() where database_name = current_database() "
+                                "and table_name = 'build_info' and column_name = 'as_of'")
+    if has_info:
+        stored = first_value(con, "select max(as_of)::date from build_info")
+        if stored is not None:
+            return stored
+    return datetime.fromtimestamp(db_path.stat().st_mtime, tz=timezone.utc).date()
+
+
+def swap_in(staged: Path, target: Path) -> None:
+    """Replace ``target`` by ``staged`` with two renames; the old folder is removed last."""
+    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        target.rename(old)
+    staged.rename(target)
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,43 @@
+-- Where every input table's rows come from: each distinct source_url with its row count and the dates the rows carry
+-- (price periods and snapshots for prices, quote dates for rental prices and memory tiers, release dates for hardware and models).
+-- origin says how rows arrived: hand-kept CSV (hand) or an imported price map (litellm, openrouter).
+-- Grain: one row per input table x origin x source_url (models' pre-training token counts are listed as their own table).
+with urls as (
+    select 'hardware' as table_name, 'hand' as origin, source_url, 'release_date' as date_column,
+        release_date as first_date, release_date as last_date
+    from hardware
+    union all
+    select 'rental_prices', 'hand', source_url, 'as_of', as_of, as_of
+    from rental_prices
+    union all
+    select 'models', 'hand', source_url, 'release_date', release_date, release_date
+    from models
+    union all
+    select 'models.pretrain_tokens', 'hand', pretrain_tokens_source_url, 'release_date', release_date, release_date
+    from models
+    where pretrain_tokens is not null
+    union all
+    select 'prices', source, source_url, 'from_date / snapshot_date', from_date, coalesce(snapshot_date, from_date)
+    from prices
+    union all
+    select 'memory_tiers', 'hand', source_url, 'as_of', as_of, as_of
+    from memory_tiers
+    union all
+    select 'scenarios', 'hand', source_url, null, null, null
+    from scenarios
+),
+
+final as (
+    select
+        table_name,
+        origin,
+        coalesce(source_url, '') as source_url,
+        count(*) as row_count,
+        any_value(date_column) as date_column,
+        min(first_date) as first_date,
+        max(last_date) as last_date
+    from urls
+    group by table_name, origin, coalesce(source_url, '')
+)
+
+select * from final
