@@ -174,7 +174,7 @@ def test_scenario_value_xor_text(data_dir, capsys):
     sc = data_dir / "scenarios.csv"
     sc.write_text(sc.read_text() + "base,weird,1,B200,chip,,,,x,https://example.org\n")
     code, err = run_build(data_dir, capsys)
-    assert (code, err) == (1, "Error: data/scenarios.csv:5: column value: give either value (a number) or text (a choice), "
+    assert (code, err) == (1, "Error: data/scenarios.csv:18: column value: give either value (a number) or text (a choice), "
                               "not both or neither — numbers go in value, categorical choices such as a chip id in text")
 
 
