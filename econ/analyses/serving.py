@@ -13,7 +13,10 @@ Reads ``models``, ``hardware``, ``memory_tiers``, ``price_current`` and the scen
 Scenario assumptions read: ``gpu_usd_per_hour`` (required), ``serving_chip`` (memory tiers,
 attention), and optionally ``prefill_mfu`` / ``decode_mbu`` (default 1: the pure roofline; the
 serving tables apply them to every compute / memory term and say so), ``context_tokens``
-(summary's cost floor at the scenario context) and ``serving_number_format`` (default bf16).
+(summary's cost floor at the scenario context), ``kv_cache_format`` (default bf16: the
+``models.kv_bytes_per_token`` convention) and ``weight_format`` (the format of the recompute
+forward pass in ``memory_tier_costs``; default bf16). The sweep covers every number format a
+chip has a peak for, with weights stored in the format of the math.
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ CURVE_COLUMNS = {
     "batch_seqs": "Decode batch B, and prompts per prefill pass [sequences]",
     "context_tokens": "Context L: cached tokens per sequence for decode, prompt length for prefill [tokens]",
     "decode_compute_time_s": "2*B*N_act/(G*F*mfu) [s]",
-    "decode_memory_time_s": "(P*N_tot*b_w + B*(L*b_kv + window KV))/(G*W*mbu), KV at bf16 [s]",
+    "decode_memory_time_s": "(P*N_tot*b_w + B*(L*b_kv + window KV))/(G*W*mbu), KV at the scenario's kv_cache_format [s]",
     "decode_step_time_s": "Decode step, lower bound max(compute, memory) (lecture t_step) [s]",
     "decode_upper_bound_time_s": "Decode step, upper bound compute + memory (no overlap) [s]",
     "decode_compute_bound": "True where compute time >= memory time",
@@ -197,6 +200,12 @@ SUMMARY_COLUMNS = {
 }
 
 
+def with_kv_format(models: pl.DataFrame, kv_format: str) -> pl.DataFrame:
+    """KV bytes at ``kv_format`` (``models`` stores them for a BF16 cache)."""
+    scale = bytes_per_value(kv_format) / bytes_per_value("bf16")
+    return models.with_columns(pl.col("kv_bytes_per_token") * scale, pl.col("kv_window_bytes_per_sequence") * scale)
+
+
 def _scenario_text(scenario, name: str, default: str | None) -> str | None:
     a = scenario.assumptions.get(name)
     return default if a is None or a.text is None else a.text
@@ -206,10 +215,12 @@ def run(ctx) -> None:
     scenario = load_scenario(ctx.con, "base")
     price = scenario["gpu_usd_per_hour"]
     mfu, mbu = scenario.get("prefill_mfu", 1.0), scenario.get("decode_mbu", 1.0)
-    models = ctx.query("select * from models order by model")
+    kv_format = _scenario_text(scenario, "kv_cache_format", "bf16")
+    models = with_kv_format(ctx.query("select * from models order by model"), kv_format)
     hardware = ctx.query("select * from hardware order by chip")
     case_frame = cases(models, hardware)
-    mode = f"mfu {mfu:g}, mbu {mbu:g}" + (" (pure roofline)" if mfu == 1.0 and mbu == 1.0 else "")
+    mode = (f"mfu {mfu:g}, mbu {mbu:g}" + (" (pure roofline)" if mfu == 1.0 and mbu == 1.0 else "")
+            + f", KV cache at {kv_format}")
     ctx.write("serving_curves", curve_frames(case_frame, usd_per_chip_hour=price, mfu=mfu, mbu=mbu),
               f"Decode and prefill roofline of every model x chip x number format over batch 1-65,536 and context "
               f"1,024-1,048,576 (powers of two), at ${price:g}/chip-hour, {mode}; times are lower bounds unless named "
@@ -224,7 +235,8 @@ def run(ctx) -> None:
         "attention_crossover": attention_table(models, hardware, _scenario_text(scenario, "serving_chip", None)),
         "memory_tier_costs": memory_tier_table(models, hardware, ctx.query("select * from memory_tiers"),
                                                chip=scenario.text("serving_chip"), usd_per_chip_hour=price, mfu=mfu,
-                                               number_format=_scenario_text(scenario, "serving_number_format", "bf16")),
+                                               number_format=_scenario_text(scenario, "weight_format", "bf16"),
+                                               kv_format=kv_format),
         "fast_mode_identity": fast_mode_table(ctx.query("select * from price_current")),
     }.items():
         ctx.write(name, frame, description, columns)

@@ -35,7 +35,7 @@ def _col(name, values) -> pl.Series:
 def sparsity_table(models: pl.DataFrame):
     """Sparsity by parameters, by experts, and the lecture's figure, with B*₀ at R = 300 for each."""
     lecture = {k: e / a for k, (e, a) in LECTURE_SPARSITY.items()}
-    said = np.array([next((v for k, v in lecture.items() if m.lower().startswith(k)), np.nan) for m in models["model"]])
+    said = np.array([lecture.get(m.lower(), np.nan) for m in models["model"]])
     params_ratio = _np(models, "params_total") / _np(models, "params_active")
     expert_ratio = _np(models, "num_routed_experts") / _np(models, "experts_per_token")
     frame = models.select("model").with_columns(
@@ -141,7 +141,7 @@ def attention_table(models: pl.DataFrame, hardware: pl.DataFrame, chip: str | No
 
 
 def memory_tier_table(models: pl.DataFrame, hardware: pl.DataFrame, tiers: pl.DataFrame, *, chip: str,
-                      usd_per_chip_hour: float, mfu: float, number_format: str):
+                      usd_per_chip_hour: float, mfu: float, number_format: str, kv_format: str = "bf16"):
     """Retrieve and hold cost per token for recompute and every memory-tier device, over hold times (lecture g.2–g.4)."""
     chip_row = hardware.filter(pl.col("chip") == chip)
     if not chip_row.height:
@@ -185,7 +185,7 @@ def memory_tier_table(models: pl.DataFrame, hardware: pl.DataFrame, tiers: pl.Da
         "cheapest": "True for the cheapest mechanism at this model and hold time",
         "drain_time_s": "Device capacity / bandwidth: the hold time where its hold and retrieve costs are equal (lecture g.4) [s]",
     }
-    return (frame, f"Keeping a token's KV cache for a hold time: retrieve + hold cost per mechanism, KV at bf16, recompute "
+    return (frame, f"Keeping a token's KV cache for a hold time: retrieve + hold cost per mechanism, KV at {kv_format}, recompute "
                    f"on {chip} {number_format} at ${usd_per_chip_hour:g}/chip-hour (lecture g.2-g.4). "
                    f"Grain: one row per model x mechanism device x hold time.", columns)
 

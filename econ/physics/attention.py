@@ -79,7 +79,7 @@ def attention_slopes(columns: dict, *, mla_form: str = "expanded"):
 
     Returns
     -------
-    (full_slope, window_slope) float arrays; NaN where the architecture is unknown.
+    (full_slope, window_slope) float arrays; NaN where the architecture is unknown (``attention == 'other'``).
     """
     if mla_form not in ("expanded", "absorbed"):
         raise ValueError(f"mla_form must be 'expanded' or 'absorbed', not {mla_form!r}")
@@ -98,4 +98,5 @@ def attention_slopes(columns: dict, *, mla_form: str = "expanded"):
     window_key = np.where(np.isnan(sliding_dim), _nz(columns["head_dim"], np.nan), sliding_dim)
     window_value = np.where(np.isnan(sliding_dim), _nz(columns["v_head_dim"], _nz(columns["head_dim"], np.nan)), sliding_dim)
     window = attention_flop_per_context_token(heads, window_key, window_value, _nz(columns["num_sliding_window_layers"], 0.0))
-    return full, window
+    unknown = np.asarray(columns["attention"], dtype=object) == "other"  # layout not modelled (as kv_cache.py)
+    return np.where(unknown, np.nan, full), np.where(unknown, np.nan, window)

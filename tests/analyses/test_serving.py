@@ -154,13 +154,14 @@ def test_streamed_chunks_give_the_same_table():
     assert big.equals(pl.concat(small))
 
 
-def test_scenario_efficiencies_are_applied(tmp_path):
-    """prefill_mfu and decode_mbu in the base scenario divide the compute and memory terms."""
+def test_scenario_efficiencies_and_kv_format_are_applied(tmp_path):
+    """prefill_mfu and decode_mbu in the base scenario divide the compute and memory terms; kv_cache_format fp8 halves KV."""
     data = tmp_path / "data"
     shutil.copytree(FIXTURE_DATA, data)
     with open(data / "scenarios.csv", "a") as f:
         f.write('base,prefill_mfu,0.5,,fraction,,,,test,https://example.org\n')
         f.write('base,decode_mbu,0.8,,fraction,,,,test,https://example.org\n')
+        f.write('base,kv_cache_format,,fp8,format,,,,test,https://example.org\n')
     db = tmp_path / "e.duckdb"
     build(data_dir=data, db_path=db, cache_dir=None, reports_dir=None, as_of=AS_OF)
     with duckdb.connect(str(db)) as con:
@@ -171,4 +172,18 @@ def test_scenario_efficiencies_are_applied(tmp_path):
         eff = con.sql("select mfu_frac, mbu_frac from serving_summary limit 1").fetchall()[0]
     assert eff == (0.5, 0.8)
     assert row[0] == pytest.approx(2 * 70.6e9 / (2 * 989.4e12 * 0.5))
-    assert row[1] == pytest.approx((70.6e9 * 2 + 1024 * 327_680) / (2 * 3.35e12 * 0.8))
+    assert row[1] == pytest.approx((70.6e9 * 2 + 1024 * 327_680 / 2) / (2 * 3.35e12 * 0.8))
+
+
+def test_sparsity_and_weights_agree_with_model_derived_view(served):
+    """The lead's model_derived view (SQL) and the Python sparsities and weight bytes agree on every model."""
+    joined = q(served, """
+        select s.model, s.sparsity_param_ratio, v.sparsity_param_ratio as view_params,
+               coalesce(s.sparsity_expert_ratio, -1) as experts, coalesce(v.sparsity_expert_ratio, -1) as view_experts,
+               (select weight_bytes from serving_summary w where w.model = s.model and w.number_format = 'fp8' limit 1) as fp8,
+               v.weight_fp8_bytes as view_fp8
+        from serving_sparsity s join model_derived v using (model)""")
+    assert joined.height == 3
+    np.testing.assert_allclose(joined["sparsity_param_ratio"], joined["view_params"], rtol=1e-12)
+    np.testing.assert_allclose(joined["experts"], joined["view_experts"], rtol=1e-12)
+    np.testing.assert_allclose(joined["fp8"], joined["view_fp8"], rtol=1e-12)

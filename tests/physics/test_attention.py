@@ -76,3 +76,9 @@ def test_kv_read_vs_attention_compute_is_r_over_gqa_group():
     ratio = attention.kv_over_attention_time_ratio(kv, full, 989e12, 3.35e12)
     assert ratio == pytest.approx(989e12 / 3.35e12 / 8)
     assert 30 < ratio < 45
+
+
+def test_unmodelled_attention_is_unknown():
+    """attention 'other' (e.g. compressed/sparse KV of DeepSeek-V4): no slope rather than a GQA guess."""
+    full, window = attention.attention_slopes(columns(attention="other", num_layers=61, num_attention_heads=128, head_dim=512))
+    assert np.isnan(full[0]) and np.isnan(window[0])

@@ -98,3 +98,9 @@ def test_max_context_round_trip(batch, b_kv, params):
 
 def test_no_growing_kv_means_unbounded_batch():
     assert memory.max_batch(1, 80e9, 1e9, 2.0, 8192, 0.0) == np.inf
+
+
+def test_unknown_kv_gives_unknown_not_infinite_capacity():
+    """A model whose KV layout is not derived (b_kv blank) must not read as 'any batch fits'."""
+    assert np.isnan(memory.max_batch(8, 80e9, 1e11, 1.0, 8192, np.nan))
+    assert np.isnan(memory.max_context_tokens(8, 80e9, 1e11, 1.0, 32, np.nan))
