@@ -83,6 +83,7 @@ def load_all(data_dir: Path) -> dict[str, pl.DataFrame]:
     if problems:
         raise DataError(problems)
     frames["prices"] = union_prices(frames["prices"], snapshots)
+    frames["price_snapshots"] = snapshot_index(snapshots)
     frames["models"] = with_kv_bytes(frames["models"])
     return {name: frame.drop([c for c in (FILE, LINE) if c in frame.columns]) for name, frame in frames.items()}
 
@@ -124,6 +125,13 @@ def union_prices(hand: pl.DataFrame, snapshots: list[pl.DataFrame]) -> pl.DataFr
     return pl.concat([hand.select(columns), snap_rows], how="vertical_relaxed").sort(PRICE_KEY + ["from_date"])
 
 
+def snapshot_index(snapshots: list[pl.DataFrame]) -> pl.DataFrame:
+    """One row per imported snapshot: source, date, rows, file."""
+    schema = {"source": pl.String, "snapshot_date": pl.Date, "rows": pl.Int64, "file": pl.String}
+    rows = [(s["source"][0], s["snapshot_date"][0], s.height, Path(s[FILE][0]).name) for s in snapshots if s.height]
+    return pl.DataFrame(rows, schema=schema, orient="row").sort("source", "snapshot_date")
+
+
 def with_kv_bytes(models: pl.DataFrame) -> pl.DataFrame:
     """Add the computed KV-cache columns (BF16 cache) to the models frame."""
     cols = {c: models[c].to_numpy().astype(float) if c != "attention" else models[c].to_numpy()
@@ -152,6 +160,12 @@ DERIVED_COMMENTS = {
         "snapshot_date": "Newest snapshot that carried this price (null for hand-kept rows)",
         "notes": "Caveats (hand-kept rows)",
     },
+    "price_snapshots": {
+        "source": "Price map the snapshot was imported from (litellm, openrouter)",
+        "snapshot_date": "Date of the snapshot (from --as-of, the file name or its modification date)",
+        "rows": "Price rows in the snapshot [rows]",
+        "file": "Snapshot file name in data/snapshots/",
+    },
     "models": {
         "kv_bytes_per_token": "KV-cache bytes per context token at BF16, full-attention layers (computed from the architecture columns) [bytes/token]",
         "kv_window_bytes_per_sequence": "Fixed KV bytes per sequence held by sliding-window layers at BF16 (computed) [bytes]",
@@ -162,8 +176,8 @@ DERIVED_COMMENTS = {
 
 def column_comments(table: str) -> dict[str, str]:
     """Description [unit] of every column of a loaded input table."""
-    spec = INPUT_TABLES[table]
-    comments = {c.out_name: c.comment for c in spec.columns}
+    spec = INPUT_TABLES.get(table)
+    comments = {c.out_name: c.comment for c in spec.columns} if spec else {}
     return comments | DERIVED_COMMENTS.get(table, {})
 
 
@@ -173,5 +187,7 @@ def table_description(table: str) -> str:
         return ("API prices: hand-kept first-party rows (data/prices.csv) and imported LiteLLM/OpenRouter snapshots "
                 "(data/snapshots/), with effective periods. Grain: one row per source x provider x model x variant x "
                 "context tier x effective period.")
+    if table == "price_snapshots":
+        return "Imported price-map snapshots (data/snapshots/). Grain: one row per source x snapshot date."
     spec = INPUT_TABLES[table]
     return f"{spec.description}. Grain: {spec.grain}."
