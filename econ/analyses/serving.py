@@ -151,6 +151,9 @@ def summary(case_frame: pl.DataFrame, *, usd_per_chip_hour: float, mfu: float, m
         "max_tokens_per_s_per_sequence": 1.0 / floor,
         "cost_floor_at_8k_usd_per_mtok": cost_floor(CONTEXT_8K),
         "cost_floor_at_128k_usd_per_mtok": cost_floor(CONTEXT_128K),
+        "prefill_cost_floor_usd_per_mtok": MEGA * roofline.prefill_cost_floor_usd_per_token(
+            a["kv_bytes_per_token"], a["params_active"], a["peak_flop_per_s"], a["hbm_bandwidth_bytes_per_s"],
+            usd_per_chip_hour, mfu=mfu, mbu=mbu),
         "scenario_context_tokens": np.full(len(r), scenario_ctx),
         "cost_floor_at_scenario_context_usd_per_mtok": cost_floor(scenario_ctx),
         "max_batch_at_8k_seqs": fits(CONTEXT_8K),
@@ -186,6 +189,7 @@ SUMMARY_COLUMNS = {
     "max_tokens_per_s_per_sequence": "1/latency floor: the fastest a single stream can go on this replica [tokens/s]",
     "cost_floor_at_8k_usd_per_mtok": "Decode cost as B -> inf at 8,192 context: p*max(2*N_act/(F*mfu), L*b_kv/(W*mbu)) [USD/MTok]",
     "cost_floor_at_128k_usd_per_mtok": "Decode cost floor at 131,072 context [USD/MTok]",
+    "prefill_cost_floor_usd_per_mtok": "Input (prefill) cost as the pass grows: p*max(2*N_act/(F*mfu), b_kv/(W*mbu)) (lecture f.3) [USD/MTok]",
     "scenario_context_tokens": "The scenario's context_tokens (null if the scenario has none) [tokens]",
     "cost_floor_at_scenario_context_usd_per_mtok": "Decode cost floor at the scenario's context [USD/MTok]",
     "max_batch_at_8k_seqs": "Largest batch whose weights + KV fit in the replica's HBM at 8,192 context [sequences]",
@@ -224,7 +228,8 @@ def run(ctx) -> None:
     ctx.write("serving_curves", curve_frames(case_frame, usd_per_chip_hour=price, mfu=mfu, mbu=mbu),
               f"Decode and prefill roofline of every model x chip x number format over batch 1-65,536 and context "
               f"1,024-1,048,576 (powers of two), at ${price:g}/chip-hour, {mode}; times are lower bounds unless named "
-              f"upper. Grain: one row per model x chip x format x batch x context.", CURVE_COLUMNS)
+              f"upper; models without a KV figure (attention 'other') are left out. "
+              f"Grain: one row per model x chip x format x batch x context.", CURVE_COLUMNS)
     ctx.write("serving_summary", summary(case_frame, usd_per_chip_hour=price, mfu=mfu, mbu=mbu,
                                          scenario_context_tokens=scenario.get("context_tokens")),
               f"Per model x chip x number format: R, balance batch, critical context, latency and cost floors, what fits "

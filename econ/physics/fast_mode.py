@@ -83,15 +83,17 @@ def implied_batches_from_coefficients(price_ratio, speed_ratio, compute_time_per
 
 
 def implied_batches(price_ratio, speed_ratio, *, params_total, params_active, weight_bytes_per_param, kv_bytes_per_token,
-                    context_tokens, chips, peak_flop_per_s, hbm_bandwidth_bytes_per_s, mfu=1.0, mbu=1.0) -> FastModeBatches:
+                    context_tokens, chips, peak_flop_per_s, hbm_bandwidth_bytes_per_s, mfu=1.0, mbu=1.0,
+                    pipeline_stages=1) -> FastModeBatches:
     """Implied baseline and fast batches of a published (price, speed) multiple under the roofline (vectorised).
 
     Every argument broadcasts (one row per fast variant × model × chip × context, say).
-    See the module docstring for the assumptions.
+    See the module docstring for the assumptions; a pipelined replica reads its weights once per
+    stage's micro-batch (c = P·N_tot·b_w/(G·W·mbu), as :func:`econ.physics.roofline.memory_time_s`).
     """
     flop = np.multiply(np.multiply(chips, peak_flop_per_s), mfu)
     bandwidth = np.multiply(np.multiply(chips, hbm_bandwidth_bytes_per_s), mbu)
     a = 2.0 * np.asarray(params_active, dtype=float) / flop
-    c = np.multiply(params_total, weight_bytes_per_param) / bandwidth
+    c = np.multiply(np.multiply(pipeline_stages, params_total), weight_bytes_per_param) / bandwidth
     k = np.multiply(context_tokens, kv_bytes_per_token) / bandwidth
     return implied_batches_from_coefficients(price_ratio, speed_ratio, a, c, k)

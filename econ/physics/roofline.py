@@ -164,3 +164,14 @@ def decode_cost_floor_usd_per_token(context_tokens, kv_bytes_per_token, params_a
     compute = 2.0 * np.divide(params_active, np.multiply(peak_flop_per_s, mfu))
     kv = (np.multiply(context_tokens, kv_bytes_per_token) + kv_extra_bytes_per_sequence) / np.multiply(hbm_bandwidth_bytes_per_s, mbu)
     return np.maximum(compute, kv) * np.divide(usd_per_chip_hour, SECONDS_PER_HOUR)
+
+
+def prefill_cost_floor_usd_per_token(kv_bytes_per_token, params_active, peak_flop_per_s, hbm_bandwidth_bytes_per_s,
+                                     usd_per_chip_hour, *, mfu=1.0, mbu=1.0):
+    """Cost floor of prefill per prompt token as the pass grows (B·ℓ → ∞) [$/token] (lecture f.3); independent of G.
+
+    floor = p · max( 2·N_act / (F·mfu) ,  b_kv / (W·mbu) )   — the forward pass, or writing the token's KV
+    """
+    compute = 2.0 * np.divide(params_active, np.multiply(peak_flop_per_s, mfu))
+    kv = np.divide(kv_bytes_per_token, np.multiply(hbm_bandwidth_bytes_per_s, mbu))
+    return np.maximum(compute, kv) * np.divide(usd_per_chip_hour, SECONDS_PER_HOUR)

@@ -68,3 +68,12 @@ def test_scalar_and_array_agree():
     for i, (m, s) in enumerate([(6.0, 2.5), (5.0, 3.0)]):
         one = fast_mode.implied_batches_from_coefficients(m, s, 1e-6, 1e-2, 1e-8)
         assert one.baseline_batch == pytest.approx(arr.baseline_batch[i], rel=1e-12)
+
+
+def test_pipelined_replica_reads_weights_once_per_stage():
+    """With P stages the weight term is P*N*b_w/(G*W): the same answer as one stage's G/P chips (lecture d.6)."""
+    kw = dict(params_total=671e9, params_active=37e9, weight_bytes_per_param=1.0, kv_bytes_per_token=70_272.0,
+              context_tokens=8192, peak_flop_per_s=1979e12, hbm_bandwidth_bytes_per_s=3.35e12)
+    piped = fast_mode.implied_batches(6.0, 2.5, chips=16, pipeline_stages=2, **kw)
+    one_stage = fast_mode.implied_batches(6.0, 2.5, chips=8, **kw)
+    assert piped.solved and piped.baseline_batch == pytest.approx(2 * one_stage.baseline_batch, rel=1e-9)

@@ -193,3 +193,11 @@ def test_scalar_and_array_inputs_agree(batch, ctx):
                 grid.compute_time_s[i, j], grid.memory_time_s[i, j], grid.step_time_s[i, j], grid.upper_bound_s[i, j],
                 grid.usd_per_token[i, j])
             assert one.bound == grid.bound[i, j]
+
+
+def test_prefill_cost_floor_is_the_forward_pass():
+    """Lecture f.3: prefill is compute-bound; per token it costs a forward pass 2*N_act/F at p (KV write is far cheaper)."""
+    step = decode_step(LLAMA2_7B, H100, batch=1, context_tokens=0, chips=1)  # only to pin F and W below
+    assert step.compute_time_s == pytest.approx(2 * 6.74e9 / 989e12)
+    floor = rf.prefill_cost_floor_usd_per_token(LLAMA2_7B.kv_bytes_per_token, 6.74e9, 989e12, 3.35e12, 2.0)
+    assert floor == pytest.approx(2 * 6.74e9 / 989e12 * 2.0 / 3600)
