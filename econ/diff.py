@@ -1,0 +1,84 @@
+"""What changed in the prices between two dates (pure: frames in, frames out).
+
+The state of a price key (source, provider, model, variant, tier) on a date is the
+``prices`` row whose period contains the date (``from_date <= d < to_date``). Between two
+dates a key is *added*, *removed* or *changed* (one row per price component that moved,
+with old, new and the relative change). A source is compared only where it has prices
+on both dates, so a price map first imported after ``from`` does not show as thousands of
+"added" models.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import polars as pl
+
+KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
+COMPONENTS = [
+    "input_usd_per_mtok", "output_usd_per_mtok", "cache_read_usd_per_mtok", "cache_write_5m_usd_per_mtok",
+    "cache_write_1h_usd_per_mtok", "cache_write_12h_usd_per_mtok", "cache_storage_usd_per_mtok_hour",
+    "max_input_tokens", "speed_ratio",
+]
+CHANGE_SCHEMA = {
+    "change": pl.String, "source": pl.String, "provider": pl.String, "model": pl.String, "variant": pl.String,
+    "tier_min_prompt_tokens": pl.Int64, "component": pl.String, "old_value": pl.Float64, "new_value": pl.Float64,
+    "change_frac": pl.Float64,
+}
+
+
+def state_on(prices: pl.DataFrame, day: date) -> pl.DataFrame:
+    """The price rows in effect on ``day``."""
+    return prices.filter((pl.col("from_date") <= day) & (pl.col("to_date").is_null() | (pl.col("to_date") > day)))
+
+
+def price_changes(prices: pl.DataFrame, from_date: date, to_date: date) -> pl.DataFrame:
+    """Every added/removed model and every changed price component between two dates.
+
+    Returns one row per change: ``change`` is ``added`` or ``removed`` (one row per model,
+    variant and tier, component null) or ``changed`` (one row per component).
+    """
+    old, new = state_on(prices, from_date), state_on(prices, to_date)
+    both = set(old["source"].unique()) & set(new["source"].unique())
+    old, new = old.filter(pl.col("source").is_in(both)), new.filter(pl.col("source").is_in(both))
+    cols = KEY + COMPONENTS
+    joined = old.select(cols).join(new.select(cols), on=KEY, how="full", coalesce=True, suffix="_new", nulls_equal=True)
+    in_old = joined.join(old.select(KEY).with_columns(pl.lit(True).alias("_old")), on=KEY, how="left", nulls_equal=True)
+    in_both = in_old.join(new.select(KEY).with_columns(pl.lit(True).alias("_new")), on=KEY, how="left", nulls_equal=True)
+
+    added = in_both.filter(pl.col("_old").is_null()).select(
+        pl.lit("added").alias("change"), *KEY, pl.lit(None, pl.String).alias("component"),
+        pl.lit(None, pl.Float64).alias("old_value"), pl.col("input_usd_per_mtok_new").alias("new_value"),
+        pl.lit(None, pl.Float64).alias("change_frac"),
+    )
+    removed = in_both.filter(pl.col("_new").is_null()).select(
+        pl.lit("removed").alias("change"), *KEY, pl.lit(None, pl.String).alias("component"),
+        pl.col("input_usd_per_mtok").alias("old_value"), pl.lit(None, pl.Float64).alias("new_value"),
+        pl.lit(None, pl.Float64).alias("change_frac"),
+    )
+    kept = in_both.filter(pl.col("_old").is_not_null() & pl.col("_new").is_not_null())
+    long = pl.concat([
+        kept.select(
+            pl.lit("changed").alias("change"), *KEY, pl.lit(c).alias("component"),
+            pl.col(c).cast(pl.Float64).alias("old_value"), pl.col(f"{c}_new").cast(pl.Float64).alias("new_value"),
+        )
+        for c in COMPONENTS
+    ])
+    changed = long.filter(~pl.col("old_value").eq_missing(pl.col("new_value"))).with_columns(
+        (pl.col("new_value") / pl.col("old_value") - 1).alias("change_frac")
+    )
+    out = pl.concat([added, removed, changed], how="vertical_relaxed").cast(CHANGE_SCHEMA)
+    order = pl.col("change").replace_strict({"changed": 0, "added": 1, "removed": 2}, return_dtype=pl.Int8)
+    return out.sort([order, *KEY, "component"], nulls_last=True)
+
+
+def summary(changes: pl.DataFrame) -> dict[str, int]:
+    """Counts for a one-line summary: models added/removed, price rows and components changed."""
+    models = lambda kind: changes.filter(change=kind).select("source", "provider", "model").unique().height  # noqa: E731
+    changed = changes.filter(change="changed")
+    return {
+        "models_added": models("added"),
+        "models_removed": models("removed"),
+        "prices_changed": changed.select(KEY).unique().height,
+        "components_changed": changed.height,
+    }
