@@ -5,6 +5,6 @@
 
 from __future__ import annotations
 
-from econ.analyses import serving
+from econ.analyses import serving, training
 
-ANALYSES: list = [serving]
+ANALYSES: list = [serving, training]

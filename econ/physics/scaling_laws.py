@@ -1,0 +1,250 @@
+"""Chinchilla loss law, the compute-optimal allocation, and the inference-aware optimum.
+
+Pure and vectorised: every function takes floats or numpy arrays (broadcast together) and
+returns arrays. Units: parameters [params], tokens [tokens], FLOP [FLOP], loss [nats/token].
+
+Sources
+-------
+- Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models", arXiv 2203.15556:
+  eq. (2) the loss law, Appendix D.2 the closed-form compute optimum, C ≈ 6·N·D.
+- Besiroglu, Erdil, Barnett, You 2024, "Chinchilla Scaling: A replication attempt",
+  arXiv 2404.10102, Table 1: the refit constants with bootstrap standard errors.
+- Sardana, Portes, Doubov, Frankle 2024, "Beyond Chinchilla-Optimal", arXiv 2401.00448 §2:
+  minimise training + inference FLOPs subject to a target loss (no closed form; solved
+  numerically, here with SciPy's vectorised elementwise root finder).
+- Lecture digest ``reference/lecture-math.md`` §e.1 (equal-cost heuristic), §e.5.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import elementwise
+
+TRAIN_FLOP_PER_PARAM_TOKEN = 6.0  # forward + backward (Kaplan et al. 2020; Hoffmann et al. 2022)
+INFERENCE_FLOP_PER_PARAM_TOKEN = 2.0  # forward only
+
+
+@dataclass(frozen=True)
+class ScalingLaw:
+    """L(N, D) = E + A/N^alpha + B/D^beta, loss in nats/token, N in params, D in tokens.
+
+    ``E`` [nats/token] is the irreducible loss; ``A`` [nats/token · params^alpha] and
+    ``B`` [nats/token · tokens^beta] scale the finite-model and finite-data terms.
+    """
+
+    name: str
+    E: float
+    A: float
+    B: float
+    alpha: float
+    beta: float
+    source_url: str = ""
+    note: str = ""
+
+
+HOFFMANN_2022 = ScalingLaw(
+    "hoffmann_2022", E=1.69, A=406.4, B=410.7, alpha=0.34, beta=0.28,
+    source_url="https://arxiv.org/abs/2203.15556",
+    note="Hoffmann et al. 2022 Approach 3, constants as printed (rounded) in the paper body",
+)
+HOFFMANN_2022_UNROUNDED = ScalingLaw(
+    "hoffmann_2022_unrounded", E=1.6934, A=406.4, B=410.7, alpha=0.33917, beta=0.28491,
+    source_url="https://github.com/epoch-research/analyzing-chinchilla",
+    note="Hoffmann et al. 2022 Approach 3 unrounded (exp(0.5267228), exp(6.0073404), exp(6.0179186), 0.33917084, 0.2849083: "
+         "Epoch's true_params); Sardana et al. 2024 Fig. 1 is reproduced with these",
+)
+BESIROGLU_2024 = ScalingLaw(
+    "besiroglu_2024", E=1.8172, A=482.01, B=2085.43, alpha=0.3478, beta=0.3658,
+    source_url="https://arxiv.org/abs/2404.10102",
+    note="Epoch refit of Hoffmann et al.'s Figure 4 data (Huber on log loss, 5 outliers dropped), Table 1",
+)
+BESIROGLU_2024_SE = {"E": 0.03, "A": 124.58, "B": 1293.23, "alpha": 0.02, "beta": 0.02}
+"""Published bootstrap standard errors of :data:`BESIROGLU_2024` (Table 1)."""
+
+PUBLISHED_LAWS = (BESIROGLU_2024, HOFFMANN_2022, HOFFMANN_2022_UNROUNDED)
+
+
+def loss_nats_per_token(law: ScalingLaw, params, tokens):
+    """Chinchilla loss L(N, D) = E + A/N^α + B/D^β [nats/token] (Hoffmann et al. 2022 eq. 2)."""
+    n, d = np.asarray(params, dtype=float), np.asarray(tokens, dtype=float)
+    return law.E + law.A / n**law.alpha + law.B / d**law.beta
+
+
+def training_flop(params, tokens):
+    """C = 6·N·D [FLOP]: forward and backward pass over D tokens (Hoffmann et al. 2022 §2)."""
+    return TRAIN_FLOP_PER_PARAM_TOKEN * np.asarray(params, dtype=float) * np.asarray(tokens, dtype=float)
+
+
+def compute_optimal(law: ScalingLaw, compute_flop):
+    """Closed-form compute-optimal (params, tokens) for a budget C = 6·N·D.
+
+    N_opt = G·(C/6)^a, D_opt = G⁻¹·(C/6)^b, G = (αA/(βB))^(1/(α+β)), a = β/(α+β), b = α/(α+β)
+    (Hoffmann et al. 2022, Appendix D.2, eq. 4).
+
+    Returns
+    -------
+    (params [params], tokens [tokens]) arrays shaped like ``compute_flop``.
+    """
+    c6 = np.asarray(compute_flop, dtype=float) / TRAIN_FLOP_PER_PARAM_TOKEN
+    s = law.alpha + law.beta
+    g = (law.alpha * law.A / (law.beta * law.B)) ** (1.0 / s)
+    return g * c6 ** (law.beta / s), c6 ** (law.alpha / s) / g
+
+
+def compute_optimal_numerical(law: ScalingLaw, compute_flop, *, log_bracket=(-30.0, 30.0)):
+    """Compute-optimal (params, tokens) found numerically: the root of dL/dlnN on the line 6·N·D = C.
+
+    Along the budget line D = C/(6N), dL/dlnN = −αA·N^−α + βB·D^−β; SciPy's vectorised
+    ``elementwise.find_root`` solves it for every budget at once in ln N, bracketed by
+    ``log_bracket`` around ln√(C/6). A check of :func:`compute_optimal`, not a copy of it.
+
+    Returns
+    -------
+    (params [params], tokens [tokens]); NaN where the bracket holds no root.
+    """
+    c6 = np.asarray(compute_flop, dtype=float) / TRAIN_FLOP_PER_PARAM_TOKEN
+    mid = 0.5 * np.log(c6)
+
+    def slope(x, c6):
+        n = np.exp(x)
+        return -law.alpha * law.A * n**-law.alpha + law.beta * law.B * (c6 / n) ** -law.beta
+
+    res = elementwise.find_root(slope, (mid + log_bracket[0], mid + log_bracket[1]), args=(c6,),
+                                tolerances={"xrtol": 1e-15, "xatol": 1e-13})
+    n = np.where(res.success, np.exp(res.x), np.nan)
+    return n, c6 / n
+
+
+def tokens_for_loss(law: ScalingLaw, params, loss_nats_per_token):
+    """Training tokens that bring a model of ``params`` to ``loss``: D = (B/(ℓ − E − A/N^α))^(1/β).
+
+    NaN where the target is out of reach at that size (ℓ ≤ E + A/N^α).
+    """
+    n = np.asarray(params, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gap = np.asarray(loss_nats_per_token, dtype=float) - law.E - law.A / n**law.alpha
+        return np.where(gap > 0, (law.B / np.where(gap > 0, gap, 1.0)) ** (1.0 / law.beta), np.nan)
+
+
+def params_for_loss(law: ScalingLaw, tokens, loss_nats_per_token):
+    """Parameters that reach ``loss`` with ``tokens`` of training: N = (A/(ℓ − E − B/D^β))^(1/α); NaN if out of reach."""
+    d = np.asarray(tokens, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gap = np.asarray(loss_nats_per_token, dtype=float) - law.E - law.B / d**law.beta
+        return np.where(gap > 0, (law.A / np.where(gap > 0, gap, 1.0)) ** (1.0 / law.alpha), np.nan)
+
+
+def min_params_for_loss(law: ScalingLaw, loss_nats_per_token):
+    """The smallest model that can reach ``loss`` with unlimited data: N_min = (A/(ℓ − E))^(1/α) [params]."""
+    gap = np.asarray(loss_nats_per_token, dtype=float) - law.E
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(gap > 0, (law.A / np.where(gap > 0, gap, 1.0)) ** (1.0 / law.alpha), np.nan)
+
+
+def lifetime_cost_flop(params, train_tokens, inference_tokens, *, train_weight=1.0, inference_weight=1.0):
+    """Lifetime cost in pre-training-FLOP equivalents: w_tr·6·N·D_tr + w_inf·2·N·D_inf.
+
+    Sardana et al. 2024 §2 (compute form: both weights 1). The cost form divides each term
+    by its phase's efficiency (MFU); pass w = η_train/η_phase so the result stays in
+    pre-training-FLOP equivalents (multiply by $ per pre-training FLOP for dollars).
+    """
+    n = np.asarray(params, dtype=float)
+    return (train_weight * TRAIN_FLOP_PER_PARAM_TOKEN * n * np.asarray(train_tokens, dtype=float)
+            + inference_weight * INFERENCE_FLOP_PER_PARAM_TOKEN * n * np.asarray(inference_tokens, dtype=float))
+
+
+def inference_aware_optimum(law: ScalingLaw, loss_nats_per_token, inference_tokens, *,
+                            train_weight=1.0, inference_weight=1.0):
+    """Sardana et al. 2024: argmin over (N, D_tr) with L(N, D_tr) = ℓ of w_tr·6·N·D_tr + w_inf·2·N·D_inf.
+
+    With D_tr(N) from the loss constraint, the cost is a function of x = ln N alone and its
+    optimum is the root of dCost/dx = w_tr·6·D_tr·(1 + dlnD_tr/dx) + w_inf·2·D_inf, where
+    dlnD_tr/dx = −(αA·N^−α) / (β·(ℓ − E − A·N^−α)). The root is bracketed between
+    N_min (ℓ reached only with infinite data; cost → ∞) and 1e12·N_min, and found for every
+    (ℓ, D_inf, weight) element at once with SciPy's vectorised ``elementwise.find_root``.
+
+    Parameters
+    ----------
+    law : the loss law used for the constraint.
+    loss_nats_per_token : target loss ℓ [nats/token].
+    inference_tokens : lifetime inference demand D_inf [tokens].
+    train_weight, inference_weight : relative cost per FLOP of each phase (1/MFU scaled to
+        training's); 1 and 1 is the compute form.
+
+    Returns
+    -------
+    dict of arrays (broadcast shape): ``params``, ``train_tokens``, ``tokens_per_param_ratio``,
+    ``train_flop``, ``inference_flop``, ``cost_flop`` (weighted total), ``converged``.
+    """
+    ell = np.asarray(loss_nats_per_token, dtype=float)
+    d_inf = np.asarray(inference_tokens, dtype=float)
+    w_tr = np.asarray(train_weight, dtype=float)
+    w_inf = np.asarray(inference_weight, dtype=float)
+    ell, d_inf, w_tr, w_inf = np.broadcast_arrays(ell, d_inf, w_tr, w_inf)
+    x_min = np.log(min_params_for_loss(law, ell))
+
+    def slope(x, ell, d_inf, w_tr, w_inf):
+        a_term = law.A * np.exp(-law.alpha * x)
+        gap = ell - law.E - a_term
+        log_d = (np.log(law.B) - np.log(gap)) / law.beta
+        dlogd_dx = -law.alpha * a_term / (law.beta * gap)
+        # divide by D_tr·N scale-free: sign of dCost/dx is that of this expression
+        return w_tr * TRAIN_FLOP_PER_PARAM_TOKEN * (1.0 + dlogd_dx) + w_inf * INFERENCE_FLOP_PER_PARAM_TOKEN * d_inf * np.exp(-log_d)
+
+    lo, hi = x_min + 1e-9 * np.maximum(1.0, np.abs(x_min)), x_min + np.log(1e12)
+    res = elementwise.find_root(slope, (lo, hi), args=(ell, d_inf, w_tr, w_inf),
+                                tolerances={"xrtol": 1e-14, "xatol": 1e-12})
+    ok = res.success & np.isfinite(x_min)
+    n = np.where(ok, np.exp(res.x), np.nan)
+    d_tr = tokens_for_loss(law, n, ell)
+    train = training_flop(n, d_tr)
+    infer = INFERENCE_FLOP_PER_PARAM_TOKEN * n * d_inf
+    return {
+        "params": n,
+        "train_tokens": d_tr,
+        "tokens_per_param_ratio": d_tr / n,
+        "train_flop": train,
+        "inference_flop": infer,
+        "cost_flop": w_tr * train + w_inf * infer,
+        "converged": ok,
+    }
+
+
+def equal_cost_allocation(law: ScalingLaw, loss_nats_per_token, inference_tokens, *,
+                          train_weight=1.0, inference_weight=1.0, exponent_ratio=1.0):
+    """The lecture's equal-cost heuristic applied to Sardana's problem (§e.1).
+
+    Set the training cost to the inference cost divided by the exactness knob r = q/p
+    (r = 1: equal costs): w_tr·6·N·D_tr = w_inf·2·N·D_inf / r ⇒ D_tr = w_inf·2·D_inf/(r·w_tr·6);
+    then N is the size that reaches ℓ with that many tokens (NaN if none can).
+
+    Returns
+    -------
+    dict of arrays like :func:`inference_aware_optimum` (without ``converged``).
+    """
+    ell = np.asarray(loss_nats_per_token, dtype=float)
+    d_inf = np.asarray(inference_tokens, dtype=float)
+    w_tr, w_inf = np.asarray(train_weight, dtype=float), np.asarray(inference_weight, dtype=float)
+    d_tr = w_inf * INFERENCE_FLOP_PER_PARAM_TOKEN * d_inf / (np.asarray(exponent_ratio, dtype=float) * w_tr * TRAIN_FLOP_PER_PARAM_TOKEN)
+    n = params_for_loss(law, d_tr, ell)
+    train = training_flop(n, d_tr)
+    infer = INFERENCE_FLOP_PER_PARAM_TOKEN * n * d_inf
+    return {
+        "params": n,
+        "train_tokens": np.where(np.isnan(n), np.nan, d_tr),
+        "tokens_per_param_ratio": d_tr / n,
+        "train_flop": train,
+        "inference_flop": infer,
+        "cost_flop": w_tr * train + w_inf * infer,
+    }
+
+
+def compute_optimal_tokens_for_params(law: ScalingLaw, params):
+    """Tokens that make ``params`` compute-optimal: invert N = G·(C/6)^a, then D = (C/6)/N [tokens]."""
+    n = np.asarray(params, dtype=float)
+    s = law.alpha + law.beta
+    g = (law.alpha * law.A / (law.beta * law.B)) ** (1.0 / s)
+    c6 = (n / g) ** (s / law.beta)
+    return c6 / n
