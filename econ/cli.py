@@ -98,6 +98,43 @@ def cmd_report(args) -> int:
     return 0
 
 
+def _print_changes(changes, fmt: str) -> None:
+    from econ.diff import summary
+
+    counts = summary(changes)
+    if fmt == "table":
+        _out(f"{counts['models_added']} models added, {counts['models_removed']} removed, "
+             f"{counts['prices_changed']} prices changed ({counts['components_changed']} components)")
+    _out(render(changes.columns, changes.rows(), fmt))
+
+
+def cmd_refresh(args) -> int:
+    from econ.refresh import fetch, refresh
+
+    if (args.file is None) == (args.fetch is None):
+        raise EconError("give either a FILE or --fetch litellm|openrouter", "econ refresh FILE, or econ refresh --fetch litellm")
+    path = fetch(args.fetch, paths.ROOT / "build" / "downloads", today=args.as_of or date.today()) if args.fetch else Path(args.file)
+    result = refresh(path, source=args.source or args.fetch, as_of=args.as_of, data_dir=args.data, db_path=args.db,
+                     cache_dir=args.cache, reports_dir=None if args.no_report else args.reports)
+    imp = result.imported
+    _out(f"snapshot {imp.path.name}: {imp.status} ({imp.rows} price rows, date from {imp.date_from})")
+    if result.built is not None:
+        _out(f"rebuilt {result.built.db_path} in {result.built.elapsed_s:.2f} s; analyses: "
+             + ", ".join(f"{n} ({s})" for n, s in result.built.analyses.items()))
+    _print_changes(result.changes, "table")
+    return 0
+
+
+def cmd_diff(args) -> int:
+    from econ.refresh import diff_database
+
+    diff = diff_database(args.db, from_date=args.from_date, to_date=args.to_date)
+    if args.format == "table":
+        _out(f"price changes from {diff.from_date} to {diff.to_date}")
+    _print_changes(diff.changes, args.format)
+    return 0
+
+
 # ---------------------------------------------------------------------------- parser
 
 
@@ -134,6 +171,25 @@ def parser() -> argparse.ArgumentParser:
     add_db(r)
     r.add_argument("--reports", type=Path, default=paths.REPORTS_DIR, help="report folder (default: reports/)")
     r.set_defaults(func=cmd_report)
+
+    f = sub.add_parser("refresh", help="import a new price snapshot, rebuild, and print what changed")
+    add_db(f)
+    f.add_argument("file", nargs="?", help="the LiteLLM or OpenRouter JSON file")
+    f.add_argument("--source", choices=("litellm", "openrouter"), help="format of FILE (default: detected)")
+    f.add_argument("--fetch", choices=("litellm", "openrouter"), help="download the current public file instead of FILE")
+    f.add_argument("--as-of", type=_date, default=None, help="snapshot date (default: the file's own date)")
+    f.add_argument("--data", type=Path, default=paths.DATA_DIR, help="data folder (default: data/)")
+    f.add_argument("--reports", type=Path, default=paths.REPORTS_DIR, help="report folder (default: reports/)")
+    f.add_argument("--no-report", action="store_true", help="skip writing the HTML report")
+    f.add_argument("--cache", type=Path, default=paths.CACHE_DIR, help="analysis cache folder (default: build/cache/)")
+    f.set_defaults(func=cmd_refresh)
+
+    d = sub.add_parser("diff", help="what changed in prices (and what it implies) between two snapshot dates")
+    add_db(d)
+    d.add_argument("--from", dest="from_date", type=_date, default=None, help="older date (default: the snapshot before --to)")
+    d.add_argument("--to", dest="to_date", type=_date, default=None, help="newer date (default: the newest snapshot)")
+    d.add_argument("--format", choices=FORMATS, default="table")
+    d.set_defaults(func=cmd_diff)
 
     i = sub.add_parser("import", help="import a LiteLLM or OpenRouter price map as a dated snapshot in data/")
     i.add_argument("source", choices=("litellm", "openrouter"))

@@ -36,23 +36,27 @@ def price_changes(prices: pl.DataFrame, from_date: date, to_date: date) -> pl.Da
     """Every added/removed model and every changed price component between two dates.
 
     Returns one row per change: ``change`` is ``added`` or ``removed`` (one row per model,
-    variant and tier, component null) or ``changed`` (one row per component).
+    variant and tier, showing its input price) or ``changed`` (one row per component that moved).
     """
     old, new = state_on(prices, from_date), state_on(prices, to_date)
     both = set(old["source"].unique()) & set(new["source"].unique())
-    old, new = old.filter(pl.col("source").is_in(both)), new.filter(pl.col("source").is_in(both))
+    return changes_between(old.filter(pl.col("source").is_in(both)), new.filter(pl.col("source").is_in(both)))
+
+
+def changes_between(old: pl.DataFrame, new: pl.DataFrame) -> pl.DataFrame:
+    """Added, removed and changed price keys from one set of price rows to another (one row per key each)."""
     cols = KEY + COMPONENTS
     joined = old.select(cols).join(new.select(cols), on=KEY, how="full", coalesce=True, suffix="_new", nulls_equal=True)
     in_old = joined.join(old.select(KEY).with_columns(pl.lit(True).alias("_old")), on=KEY, how="left", nulls_equal=True)
     in_both = in_old.join(new.select(KEY).with_columns(pl.lit(True).alias("_new")), on=KEY, how="left", nulls_equal=True)
 
     added = in_both.filter(pl.col("_old").is_null()).select(
-        pl.lit("added").alias("change"), *KEY, pl.lit(None, pl.String).alias("component"),
+        pl.lit("added").alias("change"), *KEY, pl.lit("input_usd_per_mtok").alias("component"),
         pl.lit(None, pl.Float64).alias("old_value"), pl.col("input_usd_per_mtok_new").alias("new_value"),
         pl.lit(None, pl.Float64).alias("change_frac"),
     )
     removed = in_both.filter(pl.col("_new").is_null()).select(
-        pl.lit("removed").alias("change"), *KEY, pl.lit(None, pl.String).alias("component"),
+        pl.lit("removed").alias("change"), *KEY, pl.lit("input_usd_per_mtok").alias("component"),
         pl.col("input_usd_per_mtok").alias("old_value"), pl.lit(None, pl.Float64).alias("new_value"),
         pl.lit(None, pl.Float64).alias("change_frac"),
     )

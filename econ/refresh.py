@@ -1,0 +1,125 @@
+"""``econ refresh``: import a new price snapshot, rebuild, and say what changed (I/O edge).
+
+The file is parsed and checked before anything is written (the importer rejects a
+malformed or truncated file). If the rebuild then fails, the snapshot folder is put back as
+it was, so data/, the database and the report stay consistent. Importing the same file
+twice changes nothing: the snapshot is byte-identical, and the analyses restore from cache.
+"""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import polars as pl
+
+from econ import paths
+from econ.build import BuildResult, build
+from econ.diff import changes_between, state_on
+from econ.errors import EconError
+from econ.load.importers import ImportResult, import_file, snapshot_date
+from econ.load.importers.common import read_json
+from econ.load.loader import load_all, snapshot_path
+
+FETCH_URLS = {
+    "litellm": "https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json",
+    "openrouter": "https://openrouter.ai/api/v1/models",
+}
+FETCH_TIMEOUT_S = 30.0
+
+
+@dataclass
+class RefreshResult:
+    imported: ImportResult
+    built: BuildResult | None
+    changes: pl.DataFrame
+
+
+def detect_source(path: Path) -> str:
+    """``openrouter`` for a ``{"data": [...]}`` API response, else ``litellm``."""
+    obj = read_json(path)
+    return "openrouter" if isinstance(obj, dict) and isinstance(obj.get("data"), list) else "litellm"
+
+
+def fetch(source: str, folder: Path, *, today: date, timeout_s: float = FETCH_TIMEOUT_S) -> Path:
+    """Download the current public price map of ``source`` to ``folder``; returns the file."""
+    if source not in FETCH_URLS:
+        raise EconError(f"cannot fetch {source!r}", f"use one of: {', '.join(FETCH_URLS)}")
+    url = FETCH_URLS[source]
+    target = Path(folder) / f"{source}_{today.isoformat()}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as response:  # noqa: S310 (fixed https URLs)
+            body = response.read()
+    except (urllib.error.URLError, TimeoutError, OSError) as e:
+        reason = getattr(e, "reason", e)
+        raise EconError(f"cannot download {url}: {reason}",
+                        f"are you offline? download it elsewhere and run: econ refresh FILE --source {source}") from None
+    tmp = target.with_name(target.name + ".part")
+    tmp.write_bytes(body)
+    tmp.replace(target)
+    return target
+
+
+def refresh(path: Path, *, source: str | None = None, as_of: date | None = None, data_dir: Path = paths.DATA_DIR,
+            db_path: Path = paths.DB_PATH, cache_dir: Path | None = paths.CACHE_DIR,
+            reports_dir: Path | None = paths.REPORTS_DIR, build_as_of: date | None = None) -> RefreshResult:
+    """Import ``path`` as a snapshot, rebuild, and return the price changes it brought."""
+    path, data_dir = Path(path), Path(data_dir)
+    source = source or detect_source(path)
+    when, _ = snapshot_date(path, as_of)
+    target = snapshot_path(data_dir, source, when)
+    previous = target.read_bytes() if target.exists() else None
+    before = load_all(data_dir)["prices"]
+    imported = import_file(source, path, data_dir=data_dir, as_of=when)
+    try:
+        after = load_all(data_dir)["prices"]
+        built = build(data_dir=data_dir, db_path=db_path, cache_dir=cache_dir, reports_dir=reports_dir, as_of=build_as_of)
+    except BaseException:
+        if imported.status != "unchanged":
+            if previous is None:
+                target.unlink(missing_ok=True)
+            else:
+                target.write_bytes(previous)
+        raise
+    mine = lambda rows: state_on(rows, when).filter(source=source)  # noqa: E731
+    return RefreshResult(imported, built, changes_between(mine(before), mine(after)))
+
+
+@dataclass
+class Diff:
+    from_date: date
+    to_date: date
+    changes: pl.DataFrame
+
+
+def default_dates(snapshot_dates: list[date], from_date: date | None, to_date: date | None) -> tuple[date, date]:
+    """``to``: the newest snapshot; ``from``: the snapshot before ``to``."""
+    dates = sorted(set(snapshot_dates))
+    if to_date is None:
+        if not dates:
+            raise EconError("there are no snapshots to compare", "import one with econ import or econ refresh, or pass --from and --to")
+        to_date = dates[-1]
+    if from_date is None:
+        earlier = [d for d in dates if d < to_date]
+        if not earlier:
+            raise EconError(f"there is no snapshot before {to_date}", "pass --from DATE")
+        from_date = earlier[-1]
+    if from_date >= to_date:
+        raise EconError(f"--from {from_date} is not before --to {to_date}", "swap the dates")
+    return from_date, to_date
+
+
+def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date | None = None) -> Diff:
+    """Price changes between two dates in the built database (default: the two newest snapshots)."""
+    from econ.db import connect_read_only
+    from econ.diff import price_changes
+
+    with connect_read_only(db_path) as con:
+        dates = [d for (d,) in con.execute("select distinct snapshot_date from price_snapshots").fetchall()]
+        prices = con.sql("select * from prices").pl()
+    start, end = default_dates(dates, from_date, to_date)
+    return Diff(start, end, price_changes(prices, start, end))
