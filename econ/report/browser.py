@@ -230,6 +230,14 @@ class Chromium:
         self._collect(result)
         return result
 
+    def evaluate(self, expression: str, *, timeout_s: float = 10.0) -> Any:
+        """Evaluate JavaScript in the open page (promises are awaited); returns the JSON value."""
+        reply = self.call("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True},
+                          session=True, timeout_s=timeout_s)
+        if "exceptionDetails" in reply:
+            raise ReportError(f"script failed in the page: {_exception_text(reply['exceptionDetails'])}", "check the expression")
+        return (reply.get("result") or {}).get("value")
+
     def _drain(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
         while (message := self._receive(deadline)) is not None:

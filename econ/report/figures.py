@@ -147,7 +147,7 @@ def chart_problems(spec: dict) -> list[str]:
         if isinstance(mark, dict) and mark.get("tooltip"):
             has_tooltip = True
         for channel, enc in _encodings(unit):
-            if channel == "tooltip":
+            if channel == "tooltip" and ("field" in enc or "aggregate" in enc):
                 has_tooltip = True
             if "field" in enc and "type" not in enc and channel not in SECONDARY:  # x2/y2 take the type of x/y
                 problems.append(f"{channel} encoding of {enc['field']!r} has no explicit type")

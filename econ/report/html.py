@@ -27,12 +27,17 @@ class Markup(str):
 
 
 def esc(value: Any) -> Markup:
-    """Escape ``value`` for HTML text or a quoted attribute; ``None`` becomes empty; Markup passes through."""
+    """Escape ``value`` for HTML text or a quoted attribute; ``None`` becomes empty; Markup passes through.
+
+    The line and paragraph separators U+2028/U+2029 become character references too, so no
+    page holds them raw (they end a JavaScript string in older engines).
+    """
     if isinstance(value, Markup):
         return value
     if value is None:
         return Markup("")
-    return Markup(_html.escape(str(value), quote=True))
+    text = _html.escape(str(value), quote=True)
+    return Markup(text.replace("\u2028", "&#x2028;").replace("\u2029", "&#x2029;"))
 
 
 def join(parts: Iterable[Any], sep: str = "") -> Markup:

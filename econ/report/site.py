@@ -32,6 +32,7 @@ from econ.report.pages import SITE, Planned
 from econ.report.pages import index as index_page
 
 SITE_TITLE = "LLM economics"
+DEFAULT_CACHE = "default"  # the build cache, paths.CACHE_DIR, read when the report is written
 
 
 @dataclass
@@ -66,7 +67,7 @@ def generated_on(as_of: date) -> date:
 
 
 def build_site(con: duckdb.DuckDBPyConnection, out_dir: Path, *, as_of: date, scenario: str = "base",
-               cache_dir: Path | None = paths.CACHE_DIR) -> SiteResult:
+               cache_dir: Path | str | None = DEFAULT_CACHE) -> SiteResult:
     """Write the whole site into ``out_dir`` (replaced) from the database behind ``con``.
 
     Parameters
@@ -81,8 +82,10 @@ def build_site(con: duckdb.DuckDBPyConnection, out_dir: Path, *, as_of: date, sc
     scenario
         Scenario the headline figures refer to.
     cache_dir
-        Build cache; the Vega bundle is kept there between builds (``None``: rebuild it).
+        Build cache; the Vega bundle is kept there between builds (default: ``build/cache``;
+        ``None``: bundle it afresh).
     """
+    cache_dir = paths.CACHE_DIR if cache_dir == DEFAULT_CACHE else cache_dir
     out_dir = Path(out_dir)
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.mkdir(parents=True)
@@ -236,7 +239,7 @@ def _footer(ctx: SiteContext) -> Markup:
 
 
 def write_report(db_path: Path, reports_dir: Path, *, as_of: date | None = None, scenario: str = "base",
-                 cache_dir: Path | None = paths.CACHE_DIR) -> Path:
+                 cache_dir: Path | str | None = DEFAULT_CACHE) -> Path:
     """Write the site from a built database (opened read-only) and swap it in atomically.
 
     ``as_of`` defaults to the date the database was built for when it records one (a

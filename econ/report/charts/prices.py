@@ -47,7 +47,7 @@ def io_price_scatter(frame: pl.DataFrame) -> alt.LayerChart:
         ],
     )
     labels = alt.Chart(chart_data(guides.filter(pl.col("input_usd_per_mtok") == high))).mark_text(
-        align="left", dx=4, color="#5b6575").encode(x=x, y=y, text="guide:N", tooltip=[alt.Tooltip("guide:N", title="Guide")])
+        align="right", dx=-6, dy=-10, color="#5b6575").encode(x=x, y=y, text="guide:N", tooltip=[alt.Tooltip("guide:N", title="Guide")])
     return alt.layer(lines, labels, points).properties(
         title="First-party output vs input price (current, every tier)", width=WIDTH, height=HEIGHT)
 
@@ -112,17 +112,21 @@ def first_party_history(frame: pl.DataFrame) -> alt.Chart:
 
     ``frame``: provider, model, variant, tier_min_prompt_tokens, component, from_date (date), usd_per_mtok.
     """
-    series = pl.format("{} {} ({}, tier > {})", pl.col("model"), pl.col("component"), pl.col("variant"),
-                       pl.col("tier_min_prompt_tokens"))
-    data = frame.with_columns(series.alias("series"))
+    tier = pl.when(pl.col("tier_min_prompt_tokens") > 0).then(
+        pl.format(" >{}k", (pl.col("tier_min_prompt_tokens") // 1000).cast(pl.String))).otherwise(pl.lit(""))
+    variant = pl.when(pl.col("variant") != "standard").then(pl.format(" [{}]", pl.col("variant"))).otherwise(pl.lit(""))
+    data = frame.with_columns(pl.concat_str([pl.col("model"), pl.lit(" "), pl.col("component"), tier, variant]).alias("series"))
     return alt.Chart(chart_data(data)).mark_line(interpolate="step-after", point=True).encode(
-        x=alt.X("from_date:T", title="Effective from"),
+        x=alt.X("from_date:T", title="Effective from", axis=alt.Axis(format="%b %Y")),
         y=alt.Y("usd_per_mtok:Q", title=axis_title("Price", "USD/MTok"), scale=alt.Scale(type="log")),
-        color=alt.Color("series:N", title="Model, component"),
+        color=alt.Color("series:N", title="Model, component", scale=alt.Scale(scheme="category20"),
+                        legend=alt.Legend(labelLimit=280, symbolLimit=40)),
         tooltip=[
             alt.Tooltip("provider:N", title="Provider"),
             alt.Tooltip("model:N", title="Model"),
             alt.Tooltip("component:N", title="Component"),
+            alt.Tooltip("variant:N", title="Variant"),
+            alt.Tooltip("tier_min_prompt_tokens:Q", title="Tier above (tokens)", format=","),
             alt.Tooltip("from_date:T", title="From"),
             alt.Tooltip("usd_per_mtok:Q", title="Price (USD/MTok)", format=",.4~g"),
         ],

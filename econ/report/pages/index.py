@@ -25,15 +25,18 @@ HEADLINE_ORDER = ("balance_batch", "kv_bytes_per_token", "cache_tier", "over_tra
 
 BALANCE_BATCH = """
 select chip,
+       max(critical_batch_ratio) filter (where number_format = ?) as chosen_ratio,
        max(critical_batch_ratio) filter (where number_format = 'bf16') as bf16_ratio,
        min(critical_batch_ratio) as low_ratio,
        max(critical_batch_ratio) as high_ratio,
        string_agg(number_format, ', ' order by bytes_per_weight desc, number_format) as formats
-from hardware_derived group by chip order by chip
+from hardware_derived
+where list_contains(?, number_format)
+group by chip order by chip
 """
 
 SCENARIO = """
-select name, value, text, unit, low, high, scenario as defined_in
+select name, value, text, unit, low, high, alternatives, scenario as defined_in
 from scenarios where scenario in ('base', ?)
 qualify row_number() over (partition by name order by (scenario = ?) desc) = 1
 order by name
@@ -76,28 +79,43 @@ def render(ctx: SiteContext, statuses: list["PageStatus"], headlines: list[Headl
     )
 
 
+def _weight_formats(ctx: SiteContext) -> tuple[str, list[str]]:
+    """The scenario's weight format and its alternatives (bf16 alone when the scenario does not say)."""
+    if not ctx.has("scenarios"):
+        return "bf16", ["bf16"]
+    frame = ctx.query(SCENARIO, [ctx.scenario, ctx.scenario]).filter(pl.col("name") == "weight_format")
+    chosen = frame["text"][0] if frame.height and frame["text"][0] else "bf16"
+    alternatives = frame["alternatives"][0] if frame.height and frame["alternatives"][0] else ""
+    formats = sorted({chosen, *[a.strip() for a in alternatives.split("|") if a.strip()]})
+    return chosen, formats
+
+
 def _dense_balance_batch(ctx: SiteContext) -> Headline | None:
-    frame = ctx.query(BALANCE_BATCH)
+    chosen, formats = _weight_formats(ctx)
+    frame = ctx.query(BALANCE_BATCH, [chosen, formats])
     if frame.is_empty():
         return None
     rows = tuple(
-        HeadlineRow(subject=r["chip"], value=fmt_num(r["bf16_ratio"], sig=3) if r["bf16_ratio"] is not None else "",
-                    interval=fmt_interval(r["low_ratio"], r["high_ratio"]), note=r["formats"])
+        HeadlineRow(subject=r["chip"], value=fmt_num(r["chosen_ratio"] if r["chosen_ratio"] is not None else r["bf16_ratio"], sig=3),
+                    interval=fmt_interval(r["low_ratio"], r["high_ratio"]),
+                    note=r["formats"] if r["chosen_ratio"] is not None else f"{r['formats']}: no {chosen}, value at bf16")
         for r in frame.iter_rows(named=True)
     )
     return Headline(
-        "balance_batch", "Balance batch of a dense model, per chip (B*₀ = R)", "sequences per step", rows,
-        interval_kind="range over the chip's number formats with weights stored at the math's precision; value at bf16. "
-                      "For a mixture of experts multiply by the sparsity N_tot/N_act",
+        "balance_batch", f"Balance batch of a dense model, per chip (B*₀ = R, {chosen} weights)", "sequences per step",
+        rows,
+        interval_kind=f"range over the weight formats {', '.join(formats)} (weights stored at the math's precision); "
+                      f"the value is at scenario {ctx.scenario}'s {chosen}. For a mixture of experts multiply by the "
+                      "sparsity N_tot/N_act",
         formula=f"{cite('balance_batch')}; {cite('critical_batch')}",
-        source="hardware_derived view of the hardware table (vendor datasheets)")
+        source="hardware_derived view of the hardware table (vendor datasheets); weight format from the scenario")
 
 
 def _card(h: Headline) -> Markup:
     rows = pl.DataFrame([{"subject": r.subject, "value": r.value, "interval": r.interval, "note": r.note} for r in h.rows],
                         schema={"subject": pl.String, "value": pl.String, "interval": pl.String, "note": pl.String})
     body = table(rows, [Col("subject", "For"), Col("value", f"Value ({h.unit})"), Col("interval", "Interval"),
-                        Col("note", "Note", wrap=True)], sortable=False)
+                        Col("note", "Note", wrap=True)], sortable=False, id=f"headline-{h.key}-rows")
     link = tag("a", "details", href=f"{h.page}.html") if h.page else Markup("")
     meta = join([
         tag("p", Markup(tag("strong", "Interval: ") + esc(h.interval_kind)), class_="meta"),

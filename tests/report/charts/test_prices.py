@@ -1,0 +1,74 @@
+"""Prices charts: the contract holds, price axes are logarithmic, the guide lines are where the lecture puts them."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import polars as pl
+import pytest
+
+from econ.report.charts import prices as charts
+from econ.report.figures import chart_problems
+
+SCATTER = pl.DataFrame({
+    "provider": ["anthropic", "anthropic", "google", "google"],
+    "model": ["claude-opus-4-6", "claude-opus-4-6", "gemini-3.1-pro-preview", "gemini-3.1-pro-preview"],
+    "variant": ["fast", "standard", "standard", "standard"],
+    "tier_min_prompt_tokens": [0, 0, 0, 200_000],
+    "input_usd_per_mtok": [30.0, 5.0, 2.0, 4.0],
+    "output_usd_per_mtok": [150.0, 25.0, 12.0, 18.0],
+}).with_columns((pl.col("output_usd_per_mtok") / pl.col("input_usd_per_mtok")).alias("output_over_input_ratio"))
+
+BINS = pl.DataFrame({"source": ["hand", "hand", "litellm"], "ratio_low": [4.0, 5.657, 4.0],
+                     "ratio_high": [5.657, 8.0, 5.657], "price_rows": [3, 1, 10]})
+CHANGES = pl.DataFrame({"change_date": [date(2026, 11, 20)] * 3, "component": ["input", "input", "output"],
+                        "direction": ["cut", "raised", "cut"], "price_rows": [57, 40, 54]})
+HISTORY = pl.DataFrame({"provider": ["anthropic"] * 4, "model": ["claude-opus-4-6"] * 4, "variant": ["standard"] * 4,
+                        "tier_min_prompt_tokens": [0, 0, 200_000, 200_000], "component": ["input", "input", "output", "output"],
+                        "from_date": [date(2025, 11, 1), date(2026, 2, 5)] * 2, "usd_per_mtok": [6.0, 5.0, 30.0, 25.0]})
+
+
+def layers(spec: dict) -> list[dict]:
+    return spec.get("layer", [spec])
+
+
+@pytest.mark.parametrize(
+    ("chart", "frame"),
+    [(charts.io_price_scatter, SCATTER), (charts.io_ratio_histogram, BINS), (charts.price_changes, CHANGES),
+     (charts.first_party_history, HISTORY)],
+)
+def test_every_prices_chart_meets_the_contract(chart, frame):
+    assert chart_problems(chart(frame).to_dict()) == []
+
+
+def test_scatter_is_log_log_and_its_guides_are_output_equal_to_one_and_five_times_input():
+    spec = charts.io_price_scatter(SCATTER).to_dict()
+    lines, labels, points = layers(spec)
+    for axis in ("x", "y"):
+        assert points["encoding"][axis]["scale"] == {"type": "log"}
+    guide = pl.DataFrame(lines["data"]["values"])
+    assert sorted(guide["ratio"].unique().to_list()) == [1.0, 5.0]  # lecture f.3: "3-5x ... use 5"
+    assert ((guide["output_usd_per_mtok"] - guide["ratio"] * guide["input_usd_per_mtok"]).abs() < 1e-9).all()
+    assert guide["input_usd_per_mtok"].min() < 2.0 and guide["input_usd_per_mtok"].max() > 30.0  # spans every point
+    assert len(points["data"]["values"]) == SCATTER.height
+    assert [t["field"] for t in points["encoding"]["tooltip"]][:2] == ["provider", "model"]
+
+
+def test_histogram_stacks_the_sql_bins_on_a_log_ratio_axis_with_the_lecture_ratio_marked():
+    bars, rule = layers(charts.io_ratio_histogram(BINS).to_dict())
+    assert bars["encoding"]["x"]["scale"] == {"type": "log"} and bars["encoding"]["x2"]["field"] == "ratio_high"
+    assert bars["encoding"]["y"]["aggregate"] == "sum"
+    assert rule["data"]["values"] == [{"ratio": 5.0, "label": "lecture: output ≈ 5 × input"}]
+
+
+def test_changes_put_cuts_below_zero():
+    spec = charts.price_changes(CHANGES).to_dict()
+    values = spec["data"]["values"]
+    assert [v["signed_rows"] for v in values] == [-57, 40, -54]
+    assert values[0]["change_date"] == "2026-11-20"
+
+
+def test_history_names_each_series_by_model_component_and_tier():
+    spec = charts.first_party_history(HISTORY).to_dict()
+    assert sorted({v["series"] for v in spec["data"]["values"]}) == ["claude-opus-4-6 input", "claude-opus-4-6 output >200k"]
+    assert spec["mark"]["interpolate"] == "step-after"

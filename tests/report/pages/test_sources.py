@@ -1,0 +1,70 @@
+"""Sources page: every hand-kept source URL is there (read from the CSVs independently), scenarios and formulas too."""
+
+from __future__ import annotations
+
+import csv
+from html import escape
+
+import pytest
+
+from econ.report.formulas import FORMULAS, cite
+
+from ..html_tables import read_tables
+
+HAND_TABLES = ["hardware", "rental_prices", "models", "memory_tiers", "scenarios"]
+
+
+def csv_rows(path):
+    with path.open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.parametrize("name", HAND_TABLES)
+def test_every_source_url_of_a_hand_kept_table_is_linked_with_its_row_count(built_report, report_data, name):
+    rows = csv_rows(report_data / f"{name}.csv")
+    html = (built_report / "sources.html").read_text(encoding="utf-8")
+    for url in {r["source_url"] for r in rows}:
+        assert f'href="{escape(url)}"' in html, url
+    summary = {(r["Table"], r["Origin"]): r for r in read_tables(built_report / "sources.html")["source-summary"]}
+    assert summary[(name, "hand")]["Rows"] == f"{len(rows):,}"
+    assert summary[(name, "hand")]["Distinct sources"] == str(len({r["source_url"] for r in rows}))
+
+
+def test_price_sources_are_split_by_origin_with_snapshot_dates(built_report):
+    summary = {(r["Table"], r["Origin"]): r for r in read_tables(built_report / "sources.html")["source-summary"]}
+    assert summary[("prices", "openrouter")]["Earliest"] == summary[("prices", "openrouter")]["Latest"] == "2026-08-19"
+    assert (summary[("prices", "litellm")]["Earliest"], summary[("prices", "litellm")]["Latest"]) == ("2025-09-01", "2026-11-20")
+    per_table = read_tables(built_report / "sources.html")["sources"]
+    assert sum(1 for r in per_table if (r["Table"], r["Origin"]) == ("prices", "litellm")) == 12  # the rest is in the CSV
+    assert (built_report / "sources" / "data-sources.csv").read_text().count("\n") > 100
+
+
+def test_hostile_source_url_is_text_not_a_link(built_report):
+    rows = read_tables(built_report / "sources.html")["sources"]
+    assert any(r["Source"] == "javascript:alert(3)" for r in rows)
+    assert 'href="javascript:' not in (built_report / "sources.html").read_text(encoding="utf-8")
+
+
+def test_every_formula_is_listed_with_its_lecture_section(built_report):
+    rows = read_tables(built_report / "sources.html")["formulas"]
+    assert [(r["Formula"], r["Lecture section"]) for r in rows] == [(f.formula, f.section) for f in FORMULAS]
+    kv = next(r for r in rows if r["Formula"] == "b_kv = b_w·N_act / (R·L*)")
+    assert kv["Lecture section"] == "f.1" and "1,667 B" in kv["Note"]  # the lecture's worked example
+    assert cite("balance_batch") == "B*₀ = R·N_tot / N_act (lecture §b.1)"
+
+
+def test_scenarios_show_value_range_rationale_and_source(built_report, report_data):
+    expected = {(r["scenario"], r["name"]): r for r in csv_rows(report_data / "scenarios.csv")}
+    shown = read_tables(built_report / "sources.html")["scenarios"]
+    assert len(shown) == len(expected)
+    gpu = next(r for r in shown if r["Assumption"] == "gpu_usd_per_hour")
+    assert (gpu["Value"], gpu["Low"], gpu["High"]) == ("2", "1.5", "4")
+    assert gpu["Rationale"] == expected[("base", "gpu_usd_per_hour")]["rationale"]
+    chip = next(r for r in shown if r["Assumption"] == "serving_chip")
+    assert (chip["Value"], chip["Alternatives"]) == ("B200", "H100|B200")
+
+
+def test_tables_and_views_are_listed_with_descriptions(built_report):
+    rows = {r["Name"]: r for r in read_tables(built_report / "sources.html")["tables"]}
+    assert rows["data_sources"]["Kind"] == "view" and rows["prices"]["Kind"] == "table"
+    assert "Grain: one row per accelerator" in rows["hardware"]["Description and grain"]

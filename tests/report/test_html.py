@@ -1,0 +1,115 @@
+"""HTML building blocks: data is escaped once, inline JSON cannot leave its script, numbers print stably."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import polars as pl
+import pytest
+
+from econ.report.html import Col, Markup, esc, fmt_interval, fmt_num, json_for_script, source_link, table, tag
+
+HOSTILE = [
+    "<img src=x onerror=alert(1)>",
+    "</script><script>alert(1)</script>",
+    "<!-- <script>",
+    'a "quoted" & \'single\' value',
+    "line\u2028separator\u2029paragraph",
+]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)&gt;"),
+        ('say "hi" & \'bye\'', "say &quot;hi&quot; &amp; &#x27;bye&#x27;"),
+        (None, ""),
+        (3, "3"),
+        (Markup("<b>kept</b>"), "<b>kept</b>"),
+    ],
+)
+def test_esc(value, expected):
+    assert esc(value) == expected
+
+
+def test_tag_escapes_content_and_attributes():
+    result = tag("td", "<b>", title='x" onmouseover="alert(1)', data_v="1", hidden=True, skipped=None)
+    assert result == '<td title="x&quot; onmouseover=&quot;alert(1)" data-v="1" hidden>&lt;b&gt;</td>'
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_json_for_script_cannot_close_the_script_and_round_trips(value):
+    obj = {"name": value, "nested": [value, {"k": value}]}
+    text = json_for_script(obj)
+    for forbidden in ("<", ">", "&", "\u2028", "\u2029"):
+        assert forbidden not in text
+    assert json.loads(text) == obj  # what the browser's JSON.parse gets back
+
+
+def test_json_for_script_is_deterministic_and_refuses_nan():
+    assert json_for_script({"b": 1, "a": [2, 3]}) == '{"a":[2,3],"b":1}'
+    with pytest.raises(ValueError):
+        json_for_script({"x": math.nan})
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://example.org/a?b=1&c=2", '<a href="https://example.org/a?b=1&amp;c=2" rel="noopener noreferrer" class="src">'
+                                          "https://example.org/a?b=1&amp;c=2</a>"),
+        ("javascript:alert(3)", "javascript:alert(3)"),
+        ("data:text/html,<script>alert(1)</script>", "data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;"),
+        ("HTTPS://EXAMPLE.ORG", '<a href="HTTPS://EXAMPLE.ORG" rel="noopener noreferrer" class="src">HTTPS://EXAMPLE.ORG</a>'),
+        ("https://example.org/ x", "https://example.org/ x"),
+    ],
+)
+def test_only_web_urls_become_links(url, expected):
+    assert source_link(url) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (0.075, "0.075"),
+        (15.0, "15"),
+        (0.1 + 0.2, "0.3"),
+        (1234567, "1,234,567"),
+        (1234.5678, "1,235"),
+        (2.5e-7, "2.5e-7"),
+        (1e9, "1e9"),
+        (1.2345e15, "1.234e15"),
+        (-0.5, "-0.5"),
+        (0.0, "0"),
+        (None, ""),
+        (math.nan, ""),
+        (math.inf, "∞"),
+    ],
+)
+def test_fmt_num(value, expected):
+    assert fmt_num(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "expected"),
+    [(1.5, 4.0, "1.5–4"), (292.1, 292.2, ""), (None, 3.0, ""), (100.0, 1e9, "100–1e9")],
+)
+def test_fmt_interval(low, high, expected):
+    assert fmt_interval(low, high) == expected
+
+
+def test_table_escapes_cells_and_marks_numbers():
+    frame = pl.DataFrame({"model": HOSTILE[:2], "price": [1.5, None], "url": ["javascript:alert(1)", "https://x.org/p"]})
+    html = table(frame, [Col("model", "Model <name>"), Col("price", "Price (USD/MTok)", "num"), Col("url", "Source", "link")])
+    assert "<img" not in html and "</script><script>" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "<th scope=\"col\">Model &lt;name&gt;</th>" in html
+    assert '<td class="n">1.5</td>' in html and '<td class="n"></td>' in html
+    assert '<td>javascript:alert(1)</td>' in html and 'href="https://x.org/p"' in html
+    assert html.count("<tr>") == 3 and 'class="data sortable"' in html
+
+
+def test_custom_number_format_keeps_the_sort_value():
+    frame = pl.DataFrame({"change": [0.25]})
+    html = table(frame, [Col("change", "Change (%)", "num", fmt=lambda v: f"{v * 100:+.0f}%")])
+    assert '<td class="n" data-v="0.25">+25%</td>' in html

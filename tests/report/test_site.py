@@ -1,0 +1,231 @@
+"""The site: pages and exports exist, deterministic, escaped, offline, small, atomic, and degrading gracefully."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import date
+from html import escape as html_escape
+from html.parser import HTMLParser
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from econ.errors import ReportError
+from econ.report import site
+from econ.report.pages import SITE, Planned
+
+from .conftest import AS_OF, GENERATED_ON, SEPARATOR_MODEL, SOURCE_DATE_EPOCH, XSS_MODEL, XSS_PROVIDER, XSS_URL, build_report
+
+PAGE_LIMIT_BYTES = 300_000
+RENDERED = ["index.html", "prices.html", "sources.html"]
+
+
+def tree(folder: Path) -> dict[str, str]:
+    """Relative path -> sha256 of every file under ``folder``."""
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+class Refs(HTMLParser):
+    """Every tag with its attributes, and the text of inline JSON scripts."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.json: list[str] = []
+        self._in_json = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append((tag, attrs))
+        self._in_json = tag == "script" and attrs.get("type") == "application/json"
+
+    def handle_endtag(self, tag):
+        self._in_json = False
+
+    def handle_data(self, data):
+        if self._in_json:
+            self.json.append(data)
+
+
+def inline_datasets(spec) -> list[list]:
+    """Every inline data set of a Vega-Lite spec (top-level ``datasets`` and ``data.values`` at any depth)."""
+    found = []
+    if isinstance(spec, dict):
+        found += [v for v in (spec.get("datasets") or {}).values()]
+        data = spec.get("data")
+        if isinstance(data, dict) and isinstance(data.get("values"), list):
+            found.append(data["values"])
+        for value in spec.values():
+            found += inline_datasets(value) if isinstance(value, (dict, list)) else []
+    elif isinstance(spec, list):
+        for item in spec:
+            found += inline_datasets(item)
+    return found
+
+
+def parse(path: Path) -> Refs:
+    refs = Refs()
+    refs.feed(path.read_text(encoding="utf-8"))
+    return refs
+
+
+def test_pages_assets_and_exports_exist(built_report):
+    files = tree(built_report)
+    for name in RENDERED + ["assets/vega.js", "assets/econ.js", "assets/econ.css"]:
+        assert name in files, name
+    assert [p for p in files if p.endswith(".html")] == RENDERED  # planned pages are not written
+    assert [p for p in files if p.endswith(".js")] == ["assets/econ.js", "assets/vega.js"]  # the bundle exactly once
+    figures = sorted(p.removesuffix(".svg") for p in files if p.endswith(".svg"))
+    assert figures == ["prices/changes", "prices/first-party-history", "prices/io-ratio", "prices/io-scatter"]
+    for base in figures:
+        assert f"{base}.png" in files and f"{base}.csv" in files
+        assert (built_report / f"{base}.svg").read_text().lstrip().startswith("<svg")
+
+
+def test_every_figure_links_its_csv_svg_and_png_and_the_csv_holds_the_charted_rows(built_report):
+    refs = parse(built_report / "prices.html")
+    hrefs = {a.get("href") for tag, a in refs.tags if tag == "a"}
+    specs = {a["id"].removeprefix("spec-prices-"): None for tag, a in refs.tags if tag == "script" and a.get("type") == "application/json"}
+    assert specs, "the prices page has charts"
+    for slug, text in zip(specs, refs.json):
+        for ext in ("csv", "svg", "png"):
+            assert f"prices/{slug}.{ext}" in hrefs
+        inline = inline_datasets(json.loads(text))
+        csv_rows = pl.read_csv(built_report / "prices" / f"{slug}.csv").height
+        assert csv_rows in [len(d) for d in inline], slug  # the CSV is exactly one of the inline data sets
+
+
+def test_build_is_byte_identical_with_a_cold_bundle(report_data, built_report, tmp_path):
+    """Same inputs, a second database and a freshly made Vega bundle: every file is byte-identical."""
+    _, again = build_report(report_data, tmp_path, cache_dir=tmp_path / "fresh-cache")
+    assert tree(again) == tree(built_report)
+
+
+def test_printed_date_is_source_date_epoch_else_as_of(built_report, monkeypatch):
+    footer = re.search(r'<footer class="site">(.*?)</footer>', (built_report / "index.html").read_text()).group(1)
+    assert f"Prices as of {AS_OF.isoformat()}" in footer and f"generated {GENERATED_ON}" in footer
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    assert site.generated_on(AS_OF) == AS_OF
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
+    assert site.generated_on(AS_OF) == date.fromisoformat(GENERATED_ON)
+
+
+def test_bad_source_date_epoch_is_refused(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
+    with pytest.raises(ReportError) as err:
+        site.generated_on(AS_OF)
+    assert str(err.value) == ("SOURCE_DATE_EPOCH='yesterday' is not a Unix time — set it to whole seconds since "
+                              "1970-01-01 UTC, or unset it")
+
+
+@pytest.mark.parametrize("page", RENDERED)
+def test_hostile_names_never_appear_as_markup(built_report, page):
+    html = (built_report / page).read_text(encoding="utf-8")
+    for raw in (XSS_MODEL, XSS_PROVIDER, "\u2028", "\u2029"):
+        assert raw not in html
+    assert "javascript:" not in " ".join(a.get("href", "") for _, a in parse(built_report / page).tags)
+    assert len(re.findall(r"<script\b", html)) == len(re.findall(r"</script>", html))
+
+
+def test_hostile_names_show_escaped_in_tables_and_intact_in_chart_data(built_report):
+    html = (built_report / "prices.html").read_text(encoding="utf-8")
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "evil&lt;/script&gt;&lt;script&gt;alert(2)&lt;/script&gt;" in html
+    assert "<td>javascript:alert(3)</td>" in html  # shown as text, never a link
+    values = json.dumps([json.loads(t) for t in parse(built_report / "prices.html").json])
+    assert json.dumps(XSS_MODEL)[1:-1] in values  # the chart shows the real name (Vega draws it as text)
+    assert json.dumps(SEPARATOR_MODEL)[1:-1] in values
+    assert XSS_URL in (built_report / "prices" / "current-prices.csv").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("page", RENDERED)
+def test_pages_reference_nothing_online(built_report, page):
+    """Scripts, styles, images and frames load from the report folder; only plain links may leave it."""
+    for tag, attrs in parse(built_report / page).tags:
+        for attr in ("src", "href", "data", "srcset", "action", "poster"):
+            value = (attrs.get(attr) or "").strip().lower()
+            if not value or (tag == "a" and attr == "href"):
+                continue
+            assert not value.startswith(("http:", "https:", "//", "ws:", "wss:")), (tag, attrs)
+    html = (built_report / page).read_text(encoding="utf-8")
+    assert "@import" not in html and "url(http" not in html
+
+
+@pytest.mark.parametrize("page", RENDERED)
+def test_pages_are_small(built_report, page):
+    assert (built_report / page).stat().st_size < PAGE_LIMIT_BYTES
+
+
+def test_index_lists_every_page_and_says_why_one_is_missing(built_report):
+    html = (built_report / "index.html").read_text(encoding="utf-8")
+    for entry in SITE:
+        title = entry.title if isinstance(entry, Planned) else entry.TITLE
+        assert html_escape(title) in html
+    assert "<strong>Fast mode</strong> — not in this report: the page is not part of this version of econ yet; it needs " \
+           "fit_fast_mode (missing)." in html
+    assert '<a href="prices.html">Prices</a>' in html and '<a href="sources.html">Sources</a>' in html
+
+
+def test_failed_report_leaves_previous_reports_untouched(report_data, tmp_path, monkeypatch, asset_cache):
+    _, reports = build_report(report_data, tmp_path, cache_dir=asset_cache)
+    before = tree(reports)
+    from econ.report.pages import prices
+
+    def broken(ctx):
+        raise RuntimeError("page failed")
+
+    monkeypatch.setattr(prices, "render", broken)
+    with pytest.raises(RuntimeError, match="page failed"):
+        build_report(report_data, tmp_path, cache_dir=asset_cache)
+    assert tree(reports) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["econ.duckdb", "reports"]  # nothing staged is left
+
+    with pytest.raises(RuntimeError, match="page failed"):
+        site.write_report(tmp_path / "econ.duckdb", reports, as_of=AS_OF)
+    assert tree(reports) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["econ.duckdb", "reports"]
+
+
+def test_write_report_reads_the_database_read_only_and_swaps_in(built_db, built_report, tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
+    db_before = hashlib.sha256(built_db.read_bytes()).hexdigest()
+    target = tmp_path / "out"
+    (target / "stale").mkdir(parents=True)
+    index = site.write_report(built_db, target, as_of=AS_OF)
+    assert index == target / "index.html"
+    assert hashlib.sha256(built_db.read_bytes()).hexdigest() == db_before
+    assert tree(target) == tree(built_report)  # the same site as econ build wrote, the stale folder is gone
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_write_report_defaults_as_of_to_the_database_file_date(built_db, tmp_path):
+    from datetime import datetime, timezone
+
+    expected = datetime.fromtimestamp(built_db.stat().st_mtime, tz=timezone.utc).date()
+    with duckdb.connect(str(built_db), read_only=True) as con:
+        assert site.stored_as_of(con, built_db) == expected
+
+
+def test_a_database_without_prices_still_gets_an_index_that_says_why(tmp_path):
+    con = duckdb.connect()
+    con.sql("create table scenarios as select 'base' as scenario, 'gpu_usd_per_hour' as name, 2.0 as value, "
+            "null::varchar as text, 'USD/GPU-hour' as unit, 1.5 as low, 4.0 as high, null::varchar as alternatives, "
+            "'lecture' as rationale, 'https://www.dwarkesh.com/p/reiner-pope' as source_url")
+    result = site.build_site(con, tmp_path / "r", as_of=AS_OF)
+    assert sorted(result.pages) == ["index.html"]
+    assert result.skipped["prices"] == ("needs prices (missing), price_current (missing), price_history (missing), "
+                                        "io_price_ratio (missing)")
+    html = (tmp_path / "r" / "index.html").read_text()
+    assert "<strong>Prices</strong> — not in this report: needs prices (missing)" in html
+    assert "gpu_usd_per_hour" in html  # the scenario is still shown
+    assert 'src="assets/vega.js"' not in html  # no charts, no bundle needed on the page
+
+
+def test_two_figures_with_one_slug_are_refused():
+    with pytest.raises(ReportError, match="page p: two figures or downloads are named 'a'"):
+        site._check_unique("p", ["a", "b", "a"])
