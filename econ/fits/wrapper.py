@@ -137,9 +137,7 @@ def fit(
     resid = model(x, est) - y
     rank, null = _rank(jac)
     identified = np.ones(p, bool) if rank == p else ~np.any(np.abs(null) > 1e-6, axis=1)
-    span = np.maximum(np.abs(upper - lower), 1.0)
-    at_bound = (np.isfinite(lower) & (np.abs(est - lower) <= 1e-8 * span)) | (
-        np.isfinite(upper) & (np.abs(est - upper) <= 1e-8 * span))
+    at_bound = _at_bound(est, lower, upper, jac, y * w)
     ssr = float(np.sum((resid * w) ** 2))
 
     if n < p:
@@ -151,6 +149,10 @@ def fit(
         return FitResult(names, est, np.where(identified, np.nan, -inf), np.where(identified, np.nan, inf), inf,
                          "rank_deficient", "none", level, n, resid, identified,
                          f"Jacobian rank {rank} < {p}: {', '.join(n_ for n_, ok in zip(names, identified) if not ok)} not identified")
+    if n == p and at_bound.any():
+        return FitResult(names, est, -inf, inf, inf, "at_bound", "none", level, n, resid, identified,
+                         f"{n} points for {p} parameters with {', '.join(n_ for n_, b in zip(names, at_bound) if b)} "
+                         f"at a bound: the curve cannot pass through every point and no interval can be sized")
     if n == p:
         return FitResult(names, est, -inf, inf, inf, "exact", "none", level, n, resid, identified,
                          f"{n} points for {p} parameters: passes through every point, no residual to size an interval")
@@ -166,6 +168,19 @@ def fit(
     t = stats.t.ppf((1 + level) / 2, dof)
     return FitResult(names, est, est - t * se, est + t * se, se, "ok", "covariance", level, n, resid, identified,
                      f"{dof} degrees of freedom", {"covariance": cov})
+
+
+def _at_bound(est, lower, upper, jac, weighted_y) -> np.ndarray:
+    """Which parameters sit on a bound: so close to it that moving onto the bound changes the fitted values by
+    less than 1e-8 of the data's norm. Scale-free: a bound at 0 with the other side infinite does not flag every
+    parameter, and a parameter is not flagged for being small in absolute terms (the solver's ``active_mask``
+    uses an absolute tolerance and is not used)."""
+    reach = np.linalg.norm(jac, axis=0)
+    tol = 1e-8 * max(float(np.linalg.norm(weighted_y)), np.finfo(float).tiny)
+    with np.errstate(invalid="ignore"):
+        near_lower = np.isfinite(lower) & ((est - lower) * reach <= tol)
+        near_upper = np.isfinite(upper) & ((upper - est) * reach <= tol)
+    return near_lower | near_upper
 
 
 def _bootstrap(model, x, y, w, est, bounds, linear, n_bootstrap, seed) -> np.ndarray:

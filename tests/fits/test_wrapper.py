@@ -92,3 +92,30 @@ def test_rows_for_result_tables():
     rows = r.rows()
     assert [row["parameter"] for row in rows] == ["a", "k"]
     assert rows[0]["status"] == "ok" and rows[0]["n_points"] == 3 and rows[0]["interval_level_frac"] == 0.9
+
+
+def test_one_sided_bounds_with_interior_optimum_are_ok():
+    """Bounds [0, inf): an interior optimum is not 'at bound' (the tolerance once scaled with the infinite span)."""
+    rng = np.random.default_rng(4)
+    x = np.linspace(0, 1, 20)[:, None]
+    y = 1.0 + 2.0 * x[:, 0] + rng.normal(0, 0.05, 20)
+    r = fit(line, x, y, [0.5, 0.5], names=["a", "k"], bounds=([0, 0], [np.inf, np.inf]), linear=True)
+    assert r.status == "ok" and r.interval_kind == "covariance"
+    assert r.interval("k")[0] < 2.0 < r.interval("k")[1]
+
+
+def test_small_but_material_parameter_is_not_at_bound():
+    """A slope of 1e-6 per unit is small in absolute terms, but moving it to 0 changes the fit: not at bound."""
+    x = np.linspace(0, 1e6, 5)[:, None]
+    y = 2.0 + 1e-6 * x[:, 0] + np.array([0.01, -0.01, 0.0, 0.01, -0.01])
+    r = fit(line, x, y, [1, 0], names=["a", "k"], bounds=([0, 0], [np.inf, np.inf]), linear=True)
+    assert r.status == "ok"
+    assert r["k"] == pytest.approx(1e-6, rel=0.05)
+
+
+def test_exact_count_with_a_parameter_pinned_is_at_bound_without_interval():
+    """Two falling prices with slope >= 0: the line cannot pass through both, so it is not 'exact'."""
+    r = fit(line, xs(0.1, 0.6), [3.0, 2.0], [1, 0], names=["a", "k"], bounds=([0, 0], [np.inf, np.inf]), linear=True)
+    assert r.status == "at_bound" and r.interval_kind == "none"
+    assert r["k"] == pytest.approx(0.0, abs=1e-6)
+    assert np.all(np.isinf(r.low)) and np.all(np.isinf(r.high))
