@@ -59,7 +59,8 @@ def run(ctx) -> None:
         refits[name] = (study, fit, pts)
         bootstraps[name] = fit.bootstrap
     published = sl.PUBLISHED_LAWS
-    laws = list(published) + [fit.law(name) for name, (_s, fit, _p) in refits.items() if fit.status != "too_few_points"]
+    # downstream tables use a refit only when it is identified and converged ("fits say when they cannot know")
+    laws = list(published) + [fit.law(name) for name, (_s, fit, _p) in refits.items() if fit.status == "ok"]
 
     fits = tt.fits_frame(published, {sl.BESIROGLU_2024.name: sl.BESIROGLU_2024_SE}, refits)
     if refits:
@@ -138,7 +139,7 @@ FIT_COLUMNS = {
     "huber_delta": "Huber threshold on the log-loss residual [dimensionless]",
     "huber_objective": "Summed Huber loss of the law on the refit study's kept points (lower fits better) [dimensionless]",
     "method": "How the constants were obtained",
-    "status": "ok, too_few_points, not_converged, unidentified (refits) or published",
+    "status": "ok, underdetermined, rank_deficient, not_converged (refits; only ok refits feed the other tables) or published",
     "status_detail": "Why the status, or the source note of published constants",
     "data_study": "The scaling_law_points study a refit used",
     "source_url": "Where the constants (or the refit's data) come from",

@@ -51,7 +51,10 @@ def fits_frame(published: tuple[sl.ScalingLaw, ...], published_se: dict[str, dic
                 "status_detail": fit.status_detail, "data_study": study,
                 "source_url": points["source_url"][0] if points.height else None}
         rows.append(row)
-    frame = pl.DataFrame(rows, infer_schema_length=None)
+    ints = ("n_points", "n_dropped_points", "n_bootstrap", "n_bootstrap_converged")
+    texts = ("law", "kind", "method", "status", "status_detail", "data_study", "source_url")
+    schema = {c: pl.Int64 if c in ints else pl.String if c in texts else pl.Float64 for c in rows[0]}
+    frame = pl.DataFrame(rows, schema=schema)
     return frame.with_columns(
         (pl.col("beta_exponent") / (pl.col("alpha_exponent") + pl.col("beta_exponent"))).alias("optimal_params_exponent"),
         (pl.col("alpha_exponent") / (pl.col("alpha_exponent") + pl.col("beta_exponent"))).alias("optimal_tokens_exponent"),

@@ -53,8 +53,9 @@ METHOD = ("LSE form, Huber(delta) on log loss summed, highest-loss points droppe
 class ChinchillaFit:
     """A refit of L(N, D) = E + A/N^α + B/D^β with its bootstrap uncertainty and status.
 
-    ``status`` is ``ok``, ``too_few_points`` (estimates are NaN), ``not_converged`` or
-    ``unidentified`` (an exponent collapsed to 0 or a term vanished); ``status_detail``
+    ``status`` uses the vocabulary of ``econ.fits.wrapper``: ``ok``, ``underdetermined`` (no
+    more points than parameters; estimates are NaN), ``rank_deficient`` (an exponent collapsed
+    to 0 or a term vanished, so some parameters are not identified) or ``not_converged``; ``status_detail``
     says why in words. ``estimates``/``std_errors``/``interval_low``/``interval_high`` map
     the names in :data:`PARAMETERS` to floats (E, A, B in the law's units, α, β bare).
     """
@@ -290,7 +291,7 @@ def fit_chinchilla(params, tokens, loss, *, n_bootstrap: int = 1000, seed: int =
     common = dict(n_points=n_points, n_dropped=int(l_arr.size - n_points), huber_delta=delta)
     if n_points <= len(PARAMETERS):
         return ChinchillaFit(_empty(np.nan), _empty(np.nan), _empty(np.nan), _empty(np.nan), np.nan,
-                             n_bootstrap=0, n_bootstrap_converged=0, status="too_few_points",
+                             n_bootstrap=0, n_bootstrap_converged=0, status="underdetermined",
                              status_detail=f"{n_points} point(s) after dropping {drop_highest}; the law has 5 parameters",
                              **common)
     ln_n, ln_d, ln_l = np.log(n_arr[keep]), np.log(d_arr[keep]), np.log(l_arr[keep])
@@ -312,11 +313,14 @@ def fit_chinchilla(params, tokens, loss, *, n_bootstrap: int = 1000, seed: int =
     if not converged:
         status, detail = "not_converged", "the best start did not converge; " + detail
     elif estimate[3] < 1e-3 or estimate[4] < 1e-3 or not np.all(np.isfinite(estimate)):
-        status, detail = "unidentified", f"an exponent collapsed (alpha={estimate[3]:.3g}, beta={estimate[4]:.3g}): a term is indistinguishable from E"
+        status, detail = "rank_deficient", f"an exponent collapsed (alpha={estimate[3]:.3g}, beta={estimate[4]:.3g}): a term is indistinguishable from E"
     elif (vanished := _vanished_terms(estimate, ln_n, ln_d)):
-        status, detail = "unidentified", f"{vanished} below 0.1% of the predicted loss at every point: the data cannot pin it down"
+        status, detail = "rank_deficient", f"{vanished} below 0.1% of the predicted loss at every point: the data cannot pin it down"
     elif n_bootstrap > 0 and good.shape[0] < 0.9 * n_bootstrap:
         status, detail = "not_converged", f"only {good.shape[0]}/{n_bootstrap} bootstrap resamples converged"
+    elif n_bootstrap > 0 and (thin := float(np.mean((counts > 0).sum(axis=1) <= len(PARAMETERS)))) > 0.01:
+        status, detail = "underdetermined", (f"{thin:.0%} of the bootstrap resamples of {n_points} points hold no more distinct "
+                                             f"points than the law has parameters: the intervals are not meaningful")
     as_dict = lambda v: dict(zip(PARAMETERS, (float(x) for x in v)))  # noqa: E731
     return ChinchillaFit(as_dict(estimate), as_dict(se), as_dict(low), as_dict(high), objective,
                          n_bootstrap=n_bootstrap, n_bootstrap_converged=int(good.shape[0]), status=status,

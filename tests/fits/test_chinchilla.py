@@ -125,20 +125,28 @@ def test_same_seed_same_answer():
     assert a.std_errors == b.std_errors and a.estimates == b.estimates
 
 
-def test_too_few_points_is_a_status_not_a_number():
+def test_too_few_points_is_underdetermined_not_a_number():
     n, d, loss = epoch_points()
     fit = ch.fit_chinchilla(n[:10], d[:10], loss[:10], n_bootstrap=10)
-    assert fit.status == "too_few_points"
+    assert fit.status == "underdetermined"
     assert fit.status_detail == "5 point(s) after dropping 5; the law has 5 parameters"
     assert all(np.isnan(v) for v in fit.estimates.values())
 
 
-def test_a_term_the_data_cannot_see_is_unidentified():
+def test_a_bootstrap_of_barely_enough_points_is_underdetermined():
+    """6 points for 5 parameters: most resamples hold 5 or fewer distinct points, so no interval is meaningful."""
+    n, d, loss = epoch_points()
+    fit = ch.fit_chinchilla(n[:11], d[:11], loss[:11], n_bootstrap=200)
+    assert (fit.n_points, fit.status) == (6, "underdetermined")
+    assert "bootstrap resamples of 6 points hold no more distinct points than the law has parameters" in fit.status_detail
+
+
+def test_a_term_the_data_cannot_see_is_rank_deficient():
     """Losses that do not depend on model size: the A/N^α term is not identified."""
     n, d, _ = epoch_points()
     loss = 1.8 + 2000.0 / d**0.37
     fit = ch.fit_chinchilla(n, d, loss, n_bootstrap=0)
-    assert fit.status == "unidentified", fit.estimates
+    assert fit.status == "rank_deficient", fit.estimates
     assert "A/N^alpha" in fit.status_detail or "exponent collapsed" in fit.status_detail
 
 
