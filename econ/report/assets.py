@@ -12,6 +12,7 @@ browser check awaits), records load errors, and sorts tables by a click on a hea
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from pathlib import Path
@@ -195,13 +196,20 @@ def vega_bundle(cache_dir: Path | None) -> str:
     key = hashlib.sha256(f"{vlc.__version__}|{vl_version}|{BUNDLE_SNIPPET}".encode()).hexdigest()[:16]
     path = Path(cache_dir) / "report" / f"vega-{key}.js" if cache_dir is not None else None
     if path is not None and path.is_file():
-        return path.read_text(encoding="utf-8")
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            pass  # an unreadable cache entry is rebuilt below
     bundle = vlc.javascript_bundle(BUNDLE_SNIPPET, vl_version=vl_version)
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(bundle, encoding="utf-8")
-        os.replace(tmp, path)
+        try:  # the cache only saves time: a read-only or full disk must not fail the report
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(bundle, encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
     return bundle
 
 

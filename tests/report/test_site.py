@@ -229,3 +229,20 @@ def test_a_database_without_prices_still_gets_an_index_that_says_why(tmp_path):
 def test_two_figures_with_one_slug_are_refused():
     with pytest.raises(ReportError, match="page p: two figures or downloads are named 'a'"):
         site._check_unique("p", ["a", "b", "a"])
+
+
+def test_econ_report_command_prints_the_index_path(built_db, tmp_path, capsys, monkeypatch):
+    from econ.cli import main
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
+    assert main(["report", "--db", str(built_db), "--reports", str(tmp_path / "site")]) == 0
+    assert capsys.readouterr().out == f"report: {tmp_path / 'site' / 'index.html'}\n"
+    assert (tmp_path / "site" / "prices.html").exists()
+
+
+def test_econ_report_without_a_database_says_what_to_do(tmp_path, capsys):
+    from econ.cli import main
+
+    assert main(["report", "--db", str(tmp_path / "none.duckdb"), "--reports", str(tmp_path / "site")]) == 1
+    assert capsys.readouterr().err == f"Error: no database at {tmp_path / 'none.duckdb'} — run econ build first (or pass --db)\n"
+    assert not (tmp_path / "site").exists()
