@@ -172,9 +172,11 @@ def test_missing_table_file(data_dir, capsys):
 
 def test_scenario_value_xor_text(data_dir, capsys):
     sc = data_dir / "scenarios.csv"
-    sc.write_text(sc.read_text() + "base,weird,1,B200,chip,,,,x,https://example.org\n")
+    text = sc.read_text()
+    sc.write_text(text + "base,weird,1,B200,chip,,,,x,https://example.org\n")
+    line = text.count("\n") + 1
     code, err = run_build(data_dir, capsys)
-    assert (code, err) == (1, "Error: data/scenarios.csv:18: column value: give either value (a number) or text (a choice), "
+    assert (code, err) == (1, f"Error: data/scenarios.csv:{line}: column value: give either value (a number) or text (a choice), "
                               "not both or neither — numbers go in value, categorical choices such as a chip id in text")
 
 
