@@ -172,7 +172,9 @@ table.sortable th { cursor: pointer; user-select: none; }
 table.sortable th[aria-sort="ascending"]::after { content: " \\25B2"; font-size: .7em; }
 table.sortable th[aria-sort="descending"]::after { content: " \\25BC"; font-size: .7em; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 1rem; margin: 1rem 0; }
+.cards { align-items: start; }
 .card table.data { font-size: .85rem; }
+.card table.data td.wrap { min-width: 0; }
 .card { border: 1px solid var(--line); border-radius: 6px; padding: .75rem 1rem; }
 .card h3 { margin-top: 0; }
 .card .figure { font-size: 1.6rem; font-weight: 650; }

@@ -36,6 +36,7 @@ FLAGS = (
     "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
     "--disable-default-apps", "--mute-audio", "--hide-scrollbars", "--host-resolver-rules=MAP * ~NOTFOUND",
     "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>", "--window-size=1280,900",
+    "--disable-dev-shm-usage",
 )
 
 

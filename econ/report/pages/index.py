@@ -86,7 +86,9 @@ def _weight_formats(ctx: SiteContext) -> tuple[str, list[str]]:
     frame = ctx.query(SCENARIO, [ctx.scenario, ctx.scenario]).filter(pl.col("name") == "weight_format")
     chosen = frame["text"][0] if frame.height and frame["text"][0] else "bf16"
     alternatives = frame["alternatives"][0] if frame.height and frame["alternatives"][0] else ""
-    formats = sorted({chosen, *[a.strip() for a in alternatives.split("|") if a.strip()]})
+    widest_first = {"bf16": 0, "fp16": 1, "fp8": 2, "int8": 3, "fp6": 4, "fp4": 5}
+    formats = sorted({chosen, *[a.strip() for a in alternatives.split("|") if a.strip()]},
+                     key=lambda f: (widest_first.get(f, 9), f))
     return chosen, formats
 
 
