@@ -27,6 +27,7 @@ ECON_JS = r"""/* econ report: render inline Vega-Lite specs offline, record thei
 (function () {
   "use strict";
   var errors = [];
+  window.econViews = {};  /* chart id -> Vega view, for scripting and checks */
   function record(message) {
     errors.push(String(message));
     document.documentElement.setAttribute("data-errors", String(errors.length));
@@ -65,7 +66,8 @@ ECON_JS = r"""/* econ report: render inline Vega-Lite specs offline, record thei
       return Promise.resolve(failed(element, id, "assets/vega.js did not load"));
     }
     var options = {renderer: "svg", actions: false, mode: "vega-lite"};
-    return window.vegaEmbed(element, spec, options).then(function () {
+    return window.vegaEmbed(element, spec, options).then(function (result) {
+      window.econViews[id] = result.view;
       var marks = countMarks(element);
       var status = marks > 0 ? "rendered" : "empty";
       element.setAttribute("data-status", status);

@@ -239,6 +239,11 @@ class Chromium:
             raise ReportError(f"script failed in the page: {_exception_text(reply['exceptionDetails'])}", "check the expression")
         return (reply.get("result") or {}).get("value")
 
+    def events(self, method: str, *, wait_s: float = 0.1) -> list[dict]:
+        """DevTools events named ``method`` received since the last :meth:`check` (after waiting ``wait_s``)."""
+        self._drain(wait_s)
+        return [e for e in self._events if e.get("method") == method]
+
     def _drain(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
         while (message := self._receive(deadline)) is not None:

@@ -11,7 +11,7 @@ import pytest
 
 from econ.report.browser import Chromium, find_chromium
 
-from .conftest import XSS_MODEL
+from .conftest import XSS_MODEL, XSS_PROVIDER
 from .test_site import RENDERED
 
 CHROMIUM = find_chromium()
@@ -46,7 +46,21 @@ def test_hostile_names_show_as_text_and_run_nothing(browser, built_report):
     assert check.dialogs == [] and check.ok
     assert browser.evaluate(f"document.body.innerText.includes({json.dumps(XSS_MODEL)})") is True
     assert browser.evaluate("document.querySelectorAll('img[src=\"x\"], script:not([src]):not([type])').length") == 0
+    tooltip = browser.evaluate(TOOLTIP.replace("NAME", json.dumps(XSS_MODEL)).replace("PROVIDER", json.dumps(XSS_PROVIDER)))
+    assert tooltip["injected"] == 0 and XSS_MODEL in tooltip["text"] and XSS_PROVIDER in tooltip["text"]
+    assert browser.events("Page.javascriptDialogOpening", wait_s=0.3) == []  # the tooltip ran nothing either
 
+
+TOOLTIP = """
+(() => {
+  const view = window.econViews['spec-prices-io-scatter'];
+  const handler = view.tooltip();
+  const event = new MouseEvent('mousemove', {clientX: 40, clientY: 40});
+  handler.call(view, view, event, {}, {Model: NAME, Provider: PROVIDER});
+  const tip = document.getElementById('vg-tooltip-element');
+  return {text: tip ? tip.textContent : null, injected: tip ? tip.querySelectorAll('img, script').length : -1};
+})()
+"""
 
 SORT = """
 (() => {
