@@ -20,7 +20,11 @@ import polars as pl
 
 
 class Markup(str):
-    """A string that is already safe HTML (built by this module from escaped parts)."""
+    """A string that is already safe HTML (built by this module from escaped parts).
+
+    ``Markup + x`` escapes ``x`` unless it is Markup too (like markupsafe), so a literal tag
+    appended to Markup must itself be wrapped: ``markup + Markup("</p>")``.
+    """
 
     def __add__(self, other: str) -> "Markup":
         return Markup(str(self) + str(esc(other)))
@@ -196,7 +200,7 @@ def table(frame: pl.DataFrame, cols: Sequence[Col], *, sortable: bool = True, ca
 
 def details(summary: Any, content: Any, *, open: bool = False) -> Markup:
     """A collapsible block (``<details>``) with ``summary`` as its always-visible line."""
-    return Markup(open_tag("details", class_="more", open=open) + tag("summary", summary) + esc(content) + "</details>")
+    return Markup(open_tag("details", class_="more", open=open) + tag("summary", summary) + esc(content) + Markup("</details>"))
 
 
 def definition_list(items: Iterable[tuple[Any, Any]]) -> Markup:

@@ -26,7 +26,7 @@ from econ.db import connect_read_only
 from econ.errors import ReportError
 from econ.report import assets
 from econ.report.figures import Exporter, Figure
-from econ.report.html import Markup, NavItem, esc, json_for_script, join, page_shell, tag
+from econ.report.html import Markup, NavItem, esc, join, json_for_script, open_tag, page_shell, tag
 from econ.report.page import Download, PageContent, SiteContext, first_value
 from econ.report.pages import SITE, Planned
 from econ.report.pages import index as index_page
@@ -199,7 +199,7 @@ def figure_html(page: str, figure: Figure) -> Markup:
         f'<figure class="chart" id="fig-{esc(page)}-{esc(figure.slug)}">'
         f'<div class="vega" data-spec="{esc(chart_id)}" role="img" aria-label="{esc(figure.title)}"></div>'
         f'<script type="application/json" id="{esc(chart_id)}">{json_for_script(figure.spec)}</script>'
-        f"<noscript>{tag('img', '', src=f'{base}.svg', alt=figure.title)}</noscript>"
+        f"<noscript>{open_tag('img', src=f'{base}.svg', alt=figure.title)}</noscript>"
         f"<figcaption>{caption}</figcaption></figure>"
     )
 

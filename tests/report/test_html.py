@@ -113,3 +113,11 @@ def test_custom_number_format_keeps_the_sort_value():
     frame = pl.DataFrame({"change": [0.25]})
     html = table(frame, [Col("change", "Change (%)", "num", fmt=lambda v: f"{v * 100:+.0f}%")])
     assert '<td class="n" data-v="0.25">+25%</td>' in html
+
+
+def test_markup_plus_text_escapes_the_text_and_details_closes():
+    from econ.report.html import details
+
+    assert Markup("<p>") + "<b>" == "<p>&lt;b&gt;"
+    assert Markup("<p>") + Markup("</p>") == "<p></p>"
+    assert details("More", Markup("<table></table>")) == '<details class="more"><summary>More</summary><table></table></details>'

@@ -156,6 +156,35 @@ def test_pages_reference_nothing_online(built_report, page):
     assert "@import" not in html and "url(http" not in html
 
 
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class Balance(HTMLParser):
+    """Checks that every element is closed, in order (an escaped closing tag would leave one open)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stack: list[str] = []
+        self.errors: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.stack[-1] if self.stack else 'nothing'}")
+        else:
+            self.stack.pop()
+
+
+@pytest.mark.parametrize("page", RENDERED)
+def test_pages_are_well_formed(built_report, page):
+    checker = Balance()
+    checker.feed((built_report / page).read_text(encoding="utf-8"))
+    assert checker.errors == [] and checker.stack == []
+
+
 @pytest.mark.parametrize("page", RENDERED)
 def test_pages_are_small(built_report, page):
     assert (built_report / page).stat().st_size < PAGE_LIMIT_BYTES
