@@ -77,6 +77,7 @@ group by all order by all
 
 RECENT = f"""
 select source, provider, model, variant, tier_min_prompt_tokens, prev_from_date, from_date,
+       case when from_date > getvariable('as_of')::date then 'announced' else 'in effect' end as status,
        prev_input_usd_per_mtok, input_usd_per_mtok, input_change_frac,
        prev_output_usd_per_mtok, output_usd_per_mtok, output_change_frac
 from price_history
@@ -239,14 +240,15 @@ def _history(ctx: SiteContext) -> Section:
         blocks.append(table(recent, [
             Col("source", "Source"), Col("provider", "Provider"), Col("model", "Model"), Col("variant", "Variant"),
             Col("tier_min_prompt_tokens", "Prompt above (tokens)", "num"),
-            Col("prev_from_date", "Old from", "date"), Col("from_date", "New from", "date"),
+            Col("prev_from_date", "Old from", "date"), Col("from_date", "New from", "date"), Col("status", "Status"),
             Col("prev_input_usd_per_mtok", "Old input (USD/MTok)", "num"),
             Col("input_usd_per_mtok", "New input (USD/MTok)", "num"),
             Col("input_change_frac", "Input change (%)", "num", fmt=pct),
             Col("prev_output_usd_per_mtok", "Old output (USD/MTok)", "num"),
             Col("output_usd_per_mtok", "New output (USD/MTok)", "num"),
             Col("output_change_frac", "Output change (%)", "num", fmt=pct),
-        ], caption=f"The {RECENT_CHANGES} most recent input or output price changes, largest first within a date",
+        ], caption=f"The {RECENT_CHANGES} most recent input or output price changes, largest first within a date; "
+                   f"a change dated after {ctx.as_of.isoformat()} is announced, not yet in effect",
             id="recent-changes"))
     blocks.append(Download("price-history", ctx.query(f"select * from price_history order by {KEY_ORDER}, from_date"),
                            "Every price period with the change from the period before, all sources"))
