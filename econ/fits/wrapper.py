@@ -15,10 +15,11 @@ rank_deficient the Jacobian loses rank (collinear data): some parameters are not
 at_bound       a parameter sits on a bound, so the covariance is not valid          bootstrap
 ============== ==================================================================== =================
 
-An unidentified parameter never gets a finite interval. The bootstrap resamples points
-with replacement; for models linear in their parameters (``linear=True``) all resamples
-are solved at once with batched least squares (vectorised), otherwise each resample is a
-warm-started ``least_squares`` call.
+An unidentified parameter never gets a finite interval. A model linear in its parameters
+(``linear=True``) is solved with ``scipy.optimize.lsq_linear`` on its design matrix. The
+bootstrap resamples points with replacement; for linear models all resamples are solved at
+once with batched least squares (vectorised), otherwise each resample is a warm-started
+``least_squares`` call.
 """
 
 from __future__ import annotations
@@ -106,7 +107,8 @@ def fit(
     bounds : (lower, upper), scalars or arrays, as for ``scipy.optimize.least_squares``.
     sigma : per-point standard deviation (weights 1/sigma); None = equal weights.
     level : two-sided interval level (0.9 → 5 %–95 %).
-    linear : the model is linear in its parameters (enables the vectorised bootstrap).
+    linear : the model is linear in its parameters: solved as bounded linear least squares with the design
+        matrix as Jacobian, and the bootstrap is vectorised.
     n_bootstrap, seed : bootstrap size and RNG seed (deterministic).
     """
     x = np.asarray(x, dtype=float)
@@ -131,9 +133,16 @@ def fit(
     def residual(params):
         return (model(x, params) - y) * w
 
-    start = np.clip(p0, np.where(np.isfinite(lower), lower, -np.inf), np.where(np.isfinite(upper), upper, np.inf))
-    sol = optimize.least_squares(residual, start, bounds=(lower, upper), method="trf", x_scale="jac")
-    est, jac = sol.x, sol.jac
+    if linear:
+        # a model linear in its parameters is a bounded linear least-squares problem: solve it directly
+        # (lsq_linear, ~50x faster than finite-difference least_squares); its Jacobian is the design matrix
+        offset = model(x, np.zeros(p))
+        jac = np.stack([model(x, e) - offset for e in np.eye(p)], axis=1) * w[:, None]
+        est = optimize.lsq_linear(jac, (y - offset) * w, bounds=(lower, upper), method="trf", lsq_solver="exact").x
+    else:
+        start = np.clip(p0, np.where(np.isfinite(lower), lower, -np.inf), np.where(np.isfinite(upper), upper, np.inf))
+        sol = optimize.least_squares(residual, start, bounds=(lower, upper), method="trf", x_scale="jac")
+        est, jac = sol.x, sol.jac
     resid = model(x, est) - y
     rank, null = _rank(jac)
     identified = np.ones(p, bool) if rank == p else ~np.any(np.abs(null) > 1e-6, axis=1)
