@@ -317,7 +317,63 @@ SCALING_LAW_POINTS = TableSpec(
     ),
 )
 
+# ---------------------------------------------------------------------------- deployments
+
+BATCH_POLICIES = ("balance_multiple", "speed_target")
+NUMBER_FORMATS = ("bf16", "fp8", "int8", "fp4")
+
+
+def _check_deployments(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
+    """A price mapping names provider and model together; a scenario's traffic shares add up to at most 1."""
+    problems = []
+    half = pl.col("price_provider").is_null() != pl.col("price_model").is_null()
+    for row in _rows(frame, half):
+        missing = "price_model" if row["price_model"] is None else "price_provider"
+        problems.append(Problem(row[FILE], row[LINE], missing, "a price mapping needs both price_provider and price_model",
+                                "fill both (as in prices.provider and prices.model), or leave both blank to match by hf_repo"))
+    totals = frame.group_by("scenario").agg(pl.col("traffic_share_frac").sum().alias("_total"), pl.col(LINE).max().alias("_last"),
+                                            pl.col(FILE).first().alias("_file"))
+    for row in totals.filter(pl.col("_total") > 1.0 + 1e-9).to_dicts():
+        problems.append(Problem(row["_file"], row["_last"], "traffic_share_frac",
+                                f"traffic shares of scenario {row['scenario']} add up to {row['_total']:g}",
+                                "each share is a fraction of the scenario's tokens_served_per_s; their sum must be <= 1"))
+    return problems
+
+
+DEPLOYMENTS = TableSpec(
+    name="deployments",
+    grain="one row per scenario x deployment (a model served on a chip with a batch policy and a share of the traffic)",
+    description="How a scenario's traffic is served: model, chip, number format, replica size, batch policy, traffic "
+                "share and the list price it is sold at",
+    key=("scenario", "deployment"),
+    columns=(
+        Column("scenario", "str", "", "Scenario the deployment belongs to (a scenario without rows uses base's)", required=True,
+               ref=("scenarios", "scenario")),
+        Column("deployment", "str", "", "Short id of the deployment", required=True),
+        Column("model", "str", "", "Model served", required=True, ref=("models", "model")),
+        Column("chip", "str", "", "Accelerator it is served on", required=True, ref=("hardware", "chip")),
+        Column("number_format", "str", "", "Format of the math and the weights (blank: the scenario's weight_format)",
+               allowed=NUMBER_FORMATS),
+        Column("replica_chips", "int", "chips", "Chips per replica, prefill and decode alike (blank: the smallest power of two "
+               "holding the weights and the KV of the balance-multiple batch, within one scale-up domain)", positive=True),
+        Column("batch_policy", "str", "", "Decode batch: balance_multiple (the scenario's batch_multiple_over_balance x B*0) or "
+               "speed_target (the largest batch giving user_speed_target_tokens_per_s per user); both capped by memory",
+               required=True, allowed=BATCH_POLICIES),
+        Column("traffic_share_frac", "float", "fraction", "Share of the scenario's tokens_served_per_s this deployment serves",
+               required=True, min=0, max=1),
+        Column("price_source", "str", "", "Price source of the list price (blank: hand, else litellm, else openrouter)",
+               allowed=SOURCES),
+        Column("price_provider", "str", "", "prices.provider of the list price (blank with price_model: match models.hf_repo "
+               "to prices.hugging_face_id)"),
+        Column("price_model", "str", "", "prices.model of the list price"),
+        Column("rationale", "str", "", "Why this deployment and share", required=True),
+        Column("source_url", "str", "", "Where the deployment choice comes from", required=True),
+    ),
+    checks=(_check_deployments,),
+)
+
 INPUT_TABLES: dict[str, TableSpec] = {
-    spec.name: spec for spec in (HARDWARE, RENTAL_PRICES, MODELS, PRICES, MEMORY_TIERS, SCENARIOS, SCALING_LAW_POINTS)
+    spec.name: spec for spec in (HARDWARE, RENTAL_PRICES, MODELS, PRICES, MEMORY_TIERS, SCENARIOS, SCALING_LAW_POINTS,
+                               DEPLOYMENTS)
 }
 """Hand-kept tables, one CSV each in data/ (file stem = table name), in load order."""
