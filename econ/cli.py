@@ -135,6 +135,16 @@ def cmd_diff(args) -> int:
     return 0
 
 
+def cmd_fleet(args) -> int:
+    from econ.analyses.fleet import plan_for
+
+    columns, rows = plan_for(args.db, model=args.model, chip=args.chip, tokens_per_s=args.tokens_per_s,
+                             scenario=args.scenario, batch_policy=args.batch_policy, number_format=args.number_format,
+                             replica_chips=args.replica_chips, as_of=args.as_of)
+    _out(render(columns, rows, args.format))
+    return 0
+
+
 # ---------------------------------------------------------------------------- parser
 
 
@@ -190,6 +200,21 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--to", dest="to_date", type=_date, default=None, help="newer date (default: the newest snapshot)")
     d.add_argument("--format", choices=FORMATS, default="table")
     d.set_defaults(func=cmd_diff)
+
+    fl = sub.add_parser("fleet", help="size, power and cost the fleet serving a model on a chip at a traffic (read-only)")
+    add_db(fl)
+    fl.add_argument("--model", required=True, help="model (models.model)")
+    fl.add_argument("--chip", required=True, help="accelerator (hardware.chip)")
+    fl.add_argument("--tokens-per-s", type=float, required=True, help="traffic served, input + output tokens per second")
+    fl.add_argument("--scenario", default="base", help="scenario of the traffic mix and fleet assumptions (default: base)")
+    fl.add_argument("--batch-policy", choices=("balance_multiple", "speed_target"), default="balance_multiple",
+                    help="decode batch: a multiple of the balance batch, or the largest meeting the speed target")
+    fl.add_argument("--number-format", choices=("bf16", "fp8", "int8", "fp4"), default=None,
+                    help="format of the math and weights (default: the scenario's weight_format)")
+    fl.add_argument("--replica-chips", type=int, default=None, help="chips per replica (default: sized for the batch)")
+    fl.add_argument("--format", choices=FORMATS, default="table")
+    fl.add_argument("--as-of", type=_date, default=None, help="date for current list prices and rental quotes (default: today)")
+    fl.set_defaults(func=cmd_fleet)
 
     i = sub.add_parser("import", help="import a LiteLLM or OpenRouter price map as a dated snapshot in data/")
     i.add_argument("source", choices=("litellm", "openrouter"))

@@ -5,6 +5,6 @@
 
 from __future__ import annotations
 
-from econ.analyses import changes, pricing, serving, training
+from econ.analyses import changes, fleet, pricing, serving, training
 
-ANALYSES: list = [serving, pricing, training, changes]
+ANALYSES: list = [serving, pricing, training, fleet, changes]
