@@ -7,15 +7,19 @@ temporary folder that is swapped in after the rename.
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime, timezone
 from pathlib import Path
 
-from econ import paths
+import polars as pl
+
+from econ import __version__, paths
 from econ.analyses import ANALYSES
 from econ.analyses.runner import run_analyses
+from econ.errors import EconError
 from econ.db import atomic_database, connect_read_only, create_views, table_summary, write_table
 from econ.load.loader import column_comments, load_all, table_description
 
@@ -33,12 +37,16 @@ def build(*, data_dir: Path = paths.DATA_DIR, db_path: Path = paths.DB_PATH, que
           cache_dir: Path | None = paths.CACHE_DIR, reports_dir: Path | None = None, as_of: date | None = None) -> BuildResult:
     """Build the database (and the report when ``reports_dir`` is given); see the module docstring."""
     started = time.perf_counter()
-    as_of = as_of or date.today()
+    as_of = as_of or default_as_of()
     frames = load_all(Path(data_dir))
     staged_reports = None
     with atomic_database(Path(db_path)) as con:
         for name, frame in frames.items():
             write_table(con, name, frame, description=table_description(name), column_comments=column_comments(name))
+        write_table(con, "build_info", pl.DataFrame({"as_of": [as_of], "econ_version": [__version__]}),
+                    description="How this database was built. Grain: one row.",
+                    column_comments={"as_of": "Date 'current' prices and the report refer to",
+                                     "econ_version": "Version of econ that built the database"})
         con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
         create_views(con, Path(queries_dir))
         status = run_analyses(con, ANALYSES, as_of=as_of, cache_dir=cache_dir)
@@ -53,6 +61,17 @@ def build(*, data_dir: Path = paths.DATA_DIR, db_path: Path = paths.DB_PATH, que
     with connect_read_only(Path(db_path)) as ro:
         objects = table_summary(ro)
     return BuildResult(Path(db_path), objects, status, time.perf_counter() - started, reports_dir)
+
+
+def default_as_of() -> date:
+    """``SOURCE_DATE_EPOCH`` (reproducible builds) as a UTC date when set, else today."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch:
+        try:
+            return datetime.fromtimestamp(int(epoch), tz=timezone.utc).date()
+        except ValueError:
+            raise EconError(f"SOURCE_DATE_EPOCH={epoch!r} is not a whole number of seconds", "unset it or fix it") from None
+    return date.today()
 
 
 def _swap_in(staged: Path, target: Path) -> None:

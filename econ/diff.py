@@ -14,6 +14,8 @@ from datetime import date
 
 import polars as pl
 
+from econ.errors import EconError
+
 KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
 COMPONENTS = [
     "input_usd_per_mtok", "output_usd_per_mtok", "cache_read_usd_per_mtok", "cache_write_5m_usd_per_mtok",
@@ -86,3 +88,20 @@ def summary(changes: pl.DataFrame) -> dict[str, int]:
         "prices_changed": changed.select(KEY).unique().height,
         "components_changed": changed.height,
     }
+
+
+def default_dates(snapshot_dates: list[date], from_date: date | None, to_date: date | None) -> tuple[date, date]:
+    """``to``: the newest snapshot; ``from``: the snapshot before ``to``."""
+    dates = sorted(set(snapshot_dates))
+    if to_date is None:
+        if not dates:
+            raise EconError("there are no snapshots to compare", "import one with econ import or econ refresh, or pass --from and --to")
+        to_date = dates[-1]
+    if from_date is None:
+        earlier = [d for d in dates if d < to_date]
+        if not earlier:
+            raise EconError(f"there is no snapshot before {to_date}", "pass --from DATE")
+        from_date = earlier[-1]
+    if from_date >= to_date:
+        raise EconError(f"--from {from_date} is not before --to {to_date}", "swap the dates")
+    return from_date, to_date

@@ -18,7 +18,7 @@ import polars as pl
 
 from econ import paths
 from econ.build import BuildResult, build
-from econ.diff import changes_between, state_on
+from econ.diff import changes_between, default_dates, state_on
 from econ.errors import EconError
 from econ.load.importers import ImportResult, import_file, snapshot_date
 from econ.load.importers.common import read_json
@@ -94,23 +94,6 @@ class Diff:
     from_date: date
     to_date: date
     changes: pl.DataFrame
-
-
-def default_dates(snapshot_dates: list[date], from_date: date | None, to_date: date | None) -> tuple[date, date]:
-    """``to``: the newest snapshot; ``from``: the snapshot before ``to``."""
-    dates = sorted(set(snapshot_dates))
-    if to_date is None:
-        if not dates:
-            raise EconError("there are no snapshots to compare", "import one with econ import or econ refresh, or pass --from and --to")
-        to_date = dates[-1]
-    if from_date is None:
-        earlier = [d for d in dates if d < to_date]
-        if not earlier:
-            raise EconError(f"there is no snapshot before {to_date}", "pass --from DATE")
-        from_date = earlier[-1]
-    if from_date >= to_date:
-        raise EconError(f"--from {from_date} is not before --to {to_date}", "swap the dates")
-    return from_date, to_date
 
 
 def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date | None = None) -> Diff:

@@ -13,7 +13,8 @@ import pytest
 from econ import refresh as refresh_module
 from econ.cli import main
 from econ.errors import DataError, EconError
-from econ.refresh import default_dates, detect_source, fetch, refresh
+from econ.diff import default_dates
+from econ.refresh import detect_source, fetch, refresh
 
 from tests.conftest import EXTERNAL
 

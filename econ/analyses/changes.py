@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from econ.diff import CHANGE_SCHEMA, price_changes
-from econ.refresh import default_dates
+from econ.diff import CHANGE_SCHEMA, default_dates, price_changes
 
 NAME = "changes"
 INPUTS = ("prices", "price_snapshots")
