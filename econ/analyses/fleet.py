@@ -8,7 +8,7 @@ Reads ``deployments`` (how each scenario's traffic is served), ``models``, ``har
   decode pools (replicas, chips, nodes, racks, their ratio), power, $/hour and $/day, cost per
   MTok of input and output, revenue at list prices and the gross margin, tokens per MWh;
 - ``fleet_pareto``: per model × chip × format, throughput per chip against per-user speed over
-  1,063 decode batches, with $/MTok along it and the Pareto-optimal points across formats;
+  1,026 decode batches, with $/MTok along it and the Pareto-optimal points across formats;
 - ``training_fleet``: per scenario × deployment, chip-hours, days, energy and cost of
   pre-training and RL (the token balance) and of the reported pre-training, and how a fleet
   splits between serving and training with and without time-sharing.
@@ -108,7 +108,8 @@ def run(ctx) -> None:
                   "Serving fleet per scenario x deployment x rental price kind: disaggregated prefill and decode pools "
                   "(replicas, chips, nodes, racks) from the roofline lower bound, power (TDP x server factor x PUE), $/hour "
                   "and $/day, cost per MTok of input and output, revenue at list prices and gross margin, tokens per MWh "
-                  "(lecture a.6-a.7, b, d; scaling book applied-inference). Grain: one row per scenario x deployment x "
+                  "(lecture a.6-a.7, b, d; scaling book applied-inference). Step times are roofline lower bounds, so "
+                  "chips and costs are lower bounds and margins upper bounds. Grain: one row per scenario x deployment x "
                   "price kind.", PLAN_COLUMNS)
         ctx.write("training_fleet", pl.concat(trainings, how="diagonal_relaxed"),
                   "Training the deployed models on their chips: chip-hours, days on the scenario's training fleet, energy "

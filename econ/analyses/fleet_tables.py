@@ -15,7 +15,8 @@ from econ.physics.model import kv_window_bytes
 from econ.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH
 
 PARETO_BATCH = np.unique(np.concatenate([np.arange(1.0, 64.0), np.round(np.geomspace(64.0, 65_536.0, 1_000))]))
-"""Decode batches of the frontier: every batch 1–63, then 1,000 log-spaced batches up to 65,536 (1,063 points)."""
+"""Decode batches of the frontier: every batch 1–63, then 1,000 log-spaced batches 64–65,536 rounded to whole
+sequences (duplicates dropped): 1,026 points."""
 
 
 def _np(frame: pl.DataFrame, name: str) -> np.ndarray:

@@ -305,3 +305,77 @@ def test_econ_fleet_scales_with_traffic(db, capsys, k):
 def test_econ_fleet_errors(db, capsys, args, message):
     code, out, err = run_cli(capsys, "--db", str(db), "--tokens-per-s", "1e6", *args)
     assert (code, out, err) == (1, "", message)
+
+
+# ---------------------------------------------------------------------------- the real data/
+
+
+@pytest.fixture(scope="module")
+def real_db(tmp_path_factory) -> Path:
+    """data/ built with the fleet analysis alone: no token_balance table, so the training fleet uses the closed form."""
+    db = tmp_path_factory.mktemp("fleet_real") / "econ.duckdb"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(econ.build, "ANALYSES", [fleet])
+        econ.build.build(data_dir=FIXTURE_DATA.parents[2] / "data", db_path=db, cache_dir=None, reports_dir=None, as_of=AS_OF)
+    return db
+
+
+@pytest.mark.slow
+def test_every_deployment_in_the_data_is_planned_and_priced(real_db):
+    rows = q(real_db, "select deployment, decode_batch_seqs, revenue_usd_per_day, price_match from fleet_plan "
+                      "where scenario = 'base' and price_kind = 'scenario' order by deployment")
+    assert rows.height == 7
+    assert rows.filter(pl.col("decode_batch_seqs").is_null() | pl.col("revenue_usd_per_day").is_null()).height == 0
+    assert set(rows["price_match"]) == {"as mapped in deployments"}
+    sources = q(real_db, "select distinct tokens_source from training_fleet where phase = 'pretrain'")["tokens_source"]
+    assert sources.to_list() == ["scenario (lecture e.3 closed form; no token_balance table)"]
+
+
+@pytest.mark.slow
+def test_a_memory_capped_step_reads_all_of_hbm(real_db):
+    """Lecture a.6: a step that fills HBM takes about capacity / bandwidth ('20 milliseconds on many generations');
+    with the scenario's 80% bandwidth utilisation, drain / 0.8. Checked for every plan whose batch memory capped."""
+    rows = q(real_db, "select p.deployment, p.decode_step_time_s, p.decode_batch_seqs, p.memory_max_batch_seqs, "
+                      "h.hbm_capacity_bytes / h.hbm_bandwidth_bytes_per_s as drain_s from fleet_plan as p join hardware as h "
+                      "using (chip) where p.scenario = 'base' and p.price_kind = 'scenario' and p.batch_status like 'capped%'")
+    assert rows.height >= 3
+    for r in rows.iter_rows(named=True):
+        assert r["decode_step_time_s"] == pytest.approx(r["drain_s"] / 0.8, rel=0.05), r["deployment"]
+
+
+@pytest.mark.slow
+def test_a_deepseek_rack_is_near_the_lecture_s_128k_tokens_per_s(real_db):
+    """Lecture a.7 with its own setup: DeepSeek-V3 on 64 of an NVL72's GPUs, batch 2,000, at the scenario's typical
+    32k context: 2,000 x ~60 steps/s ≈ 128,000 tokens/s. Our roofline (fp8, 80% of HBM bandwidth) is within 2x."""
+    from econ.physics import fleet as physics
+
+    m, c = load_model("DeepSeek-V3", real_db), load_chip("GB200", real_db)
+    pool = physics.decode_pool(output_tokens_per_s=1.0, batch=2000, context_tokens=32_000, params_total=m.params_total,
+                               params_active=m.params_active, weight_bytes_per_param=1.0,
+                               kv_bytes_per_token=m.kv_bytes_per_token, chips=64, peak_flop_per_s=c.peak_flop_per_s("fp8"),
+                               hbm_bandwidth_bytes_per_s=c.hbm_bandwidth_bytes_per_s, mfu=0.6, mbu=0.8)
+    assert 0.5 < pool["tokens_per_s_per_replica"] / 128_000 < 2.0
+
+
+@pytest.mark.slow
+def test_the_frontier_covers_every_model_chip_and_format_of_the_data(real_db):
+    """Every model with KV bytes x every chip x every format with a peak (the hardware_derived view lists those), each
+    with at least one feasible batch and a Pareto front."""
+    counts = q(real_db, "select count(distinct (model, chip, number_format)) as cases, count(distinct (model, chip)) as pairs, "
+                        "count(distinct (model, chip)) filter (where pareto_optimal) as fronts from fleet_pareto").row(0)
+    with duckdb.connect(str(real_db), read_only=True) as con:
+        models = con.sql("select count(*) from models where kv_bytes_per_token is not null").fetchall()[0][0]
+        chip_formats, chips = con.sql("select count(*), count(distinct chip) from hardware_derived").fetchall()[0]
+    assert counts == (models * chip_formats, models * chips, models * chips)
+    assert (models, chips) == (31, 16)
+
+
+@pytest.mark.slow
+def test_econ_fleet_on_the_data_matches_the_price_by_hf_repo(real_db, capsys):
+    code, out, err = run_cli(capsys, "--db", str(real_db), "--model", "DeepSeek-V3", "--chip", "H200", "--tokens-per-s", "1e7",
+                             "--format", "json", "--as-of", "2026-11-30")
+    assert (code, err) == (0, "")
+    rows = {r["quantity"]: r["value"] for r in json.loads(out)}
+    assert (rows["sold by"], rows["sold as"]) == ("openrouter", "deepseek/deepseek-chat")
+    kinds = {q.split("(")[1].rstrip(")") for q in rows if q.startswith("cost (")}
+    assert kinds == {"capacity_block", "on_demand", "scenario"}
