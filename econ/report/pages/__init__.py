@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from econ.report.pages import prices, sources
+from econ.report.pages import fleet, prices, sources
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,7 @@ SITE: tuple = (
             "the sensitivity of the token balance.", ("scaling_law_fits", "token_balance", "overtraining",
                                                       "token_balance_sensitivity"),
             (("over_training", "Over-training factor under the base scenario"),)),
-    Planned("fleet", "Fleet", "Chips, racks, power and cost to serve a usage scenario; the cost–speed frontier.",
-            ("fleet_plan", "fleet_pareto", "training_fleet")),
+    fleet,
     Planned("what-changed", "What changed", "Price changes between snapshots and what they imply.", ("price_diff",)),
     prices,
     sources,

@@ -1,0 +1,76 @@
+"""Fleet page: its tables and charts checked against the input files (read with the csv module) and hand arithmetic."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import econ.build
+from econ.analyses import fleet, training
+
+from ..conftest import build_report
+from ..html_tables import read_tables
+from ..test_site import PAGE_LIMIT_BYTES, Balance
+
+
+@pytest.fixture(scope="module")
+def fleet_report(report_data, asset_cache, tmp_path_factory) -> Path:
+    """The report of the fixture data + real price maps, built with only the analyses the Fleet page needs."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(econ.build, "ANALYSES", [training, fleet])
+        return build_report(report_data, tmp_path_factory.mktemp("fleet-report"), cache_dir=asset_cache)[1]
+
+
+def rows_of(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_page_is_well_formed_small_and_listed(fleet_report):
+    html = (fleet_report / "fleet.html").read_text(encoding="utf-8")
+    checker = Balance()
+    checker.feed(html)
+    assert checker.errors == [] and checker.stack == []
+    assert (fleet_report / "fleet.html").stat().st_size < PAGE_LIMIT_BYTES
+    assert '<a href="fleet.html">Fleet</a>' in (fleet_report / "index.html").read_text(encoding="utf-8")
+    for slug in ("cost-breakdown", "margins", "frontier", "frontier-cost", "fleet-split"):
+        assert f'id="fig-fleet-{slug}"' in html
+        assert all((fleet_report / "fleet" / f"{slug}.{ext}").exists() for ext in ("csv", "svg", "png"))
+
+
+def test_plan_table_lists_every_deployment_with_its_traffic(fleet_report, report_data):
+    """Deployments and the traffic share x tokens_served_per_s, read from the CSV files, not from the database."""
+    deployments = rows_of(report_data / "deployments.csv")
+    served = next(float(r["value"]) for r in rows_of(report_data / "scenarios.csv")
+                  if r["scenario"] == "base" and r["name"] == "tokens_served_per_s")
+    table = read_tables(fleet_report / "fleet.html")["fleet-plan"]
+    shown = {r["Deployment"]: float(r["Traffic (tokens/s)"].replace(",", "")) for r in table}
+    assert shown == {d["deployment"]: pytest.approx(float(d["traffic_share_frac"]) * served) for d in deployments}
+
+
+def test_cost_breakdown_is_chips_times_price(fleet_report, report_data):
+    """Each pool's $/day is its chips x the scenario's $2/chip-hour x 24 (scenarios.csv: gpu_usd_per_hour)."""
+    price = next(float(r["value"]) for r in rows_of(report_data / "scenarios.csv")
+                 if r["scenario"] == "base" and r["name"] == "gpu_usd_per_hour")
+    data = pl.read_csv(fleet_report / "fleet" / "cost-breakdown.csv")
+    assert set(data["pool"]) == {"prefill", "decode"}
+    assert (data["usd_per_day"] - data["chips"] * price * 24).abs().max() < 1e-6
+
+
+def test_frontier_points_run_from_the_latency_floor_to_the_largest_fitting_batch(fleet_report):
+    data = pl.read_csv(fleet_report / "fleet" / "frontier.csv")
+    per_curve = data.group_by("model", "chip", "number_format").agg(pl.col("batch_seqs").min().alias("first"), pl.len())
+    assert per_curve["first"].to_list() == [1] * per_curve.height
+    assert per_curve["len"].min() >= 10 and data.height < 3000  # a drawn sample, not the whole table
+
+
+def test_margin_headline_on_the_index(fleet_report):
+    tables = read_tables(fleet_report / "index.html")
+    rows = {r["For"]: r for r in tables["headline-gross_margin-rows"]}
+    plan = {r["Deployment"]: r for r in read_tables(fleet_report / "fleet.html")["fleet-plan"]}
+    assert set(rows) <= set(plan)
+    for name, row in rows.items():
+        assert row["Value (percent of revenue)"] == plan[name]["Gross margin"]
