@@ -206,7 +206,7 @@ def fast_mode_table(prices: pl.DataFrame, models: pl.DataFrame, a: Assumptions) 
             "output_usd_per_mtok", "standard_tier_min_prompt_tokens", "standard_input_usd_per_mtok",
             "standard_output_usd_per_mtok", "speed_ratio", *ARCH_KEEP, "tier_threshold_tokens"]
     derived = [c for c in out.columns if c not in rows.columns and c != "status"]
-    return out.select(*keep, *derived).with_columns(*assumption_columns(a, ("context_tokens",))).sort(
+    return out.select(*keep, *derived).with_columns(*assumption_columns(a, ("context_tokens", "prefill_mfu", "decode_mbu"))).sort(
         "source", "provider", "model", "variant", "tier_min_prompt_tokens")
 
 

@@ -153,7 +153,7 @@ COLUMNS = {
     "row_id": "Row key shared with fit_cache_tiers_by_memory_tier",
     "cache_item": "write_5m, write_1h, write_12h (cache write prices) or storage_1h (storage price per token-hour)",
     "hold_time_s": "Hold time T the item pays for [s]",
-    "kv_method": "Source of b_kv: architecture (open models), crossover or slope (readings of the long-context tiers)",
+    "kv_method": "Source of b_kv: architecture (open models), crossover (first tier threshold or 200k, scenario N_act) or slope (the model's standard input tiers, midpoint rule)",
     "crossover_source": "L* used by the crossover reading: the model's first tier threshold, or the lecture's 200k",
     "cache_read_usd_per_mtok": "Cache-read price [USD/MTok]", "item_price_usd_per_mtok": "Price of the cache item [USD/MTok, storage: USD/MTok-hour]",
     "premium_usd_per_mtok": "What holding for T costs the user: write - input, or storage x T [USD/MTok]",

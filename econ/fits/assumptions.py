@@ -59,7 +59,7 @@ class Assumptions:
     defaulted: tuple[str, ...] = ()
     level: float = 0.9
     n_draws: int = N_DRAWS
-    _hw: dict = field(default_factory=dict, repr=False, compare=False)
+    _hw: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         arrays = {c: self.hardware[c].to_numpy().astype(float) for c in (

@@ -4,13 +4,14 @@ For a fast variant priced at m × the standard output price and streaming s × f
 the identity m · s = (G1/G0) · (B0/B1) gives the batch ratio on the same replica
 (:func:`econ.physics.fast_mode.batch_ratio`; Claude Opus fast mode: 6 × 2.5 = 15). The
 roofline solver (:func:`econ.physics.fast_mode.implied_batches_from_coefficients`) then
-places both batches: with the step time in units of the weight-read time and the batch in
-units of the balance batch B*₀,
+places both batches. With the step time in units of the weight-read time c = N_tot·b_w/(G·W·mbu)
+and the batch in units of B̃ = c/a = B*₀·mfu/mbu (a = 2·N_act/(G·F·mfu)),
 
-    t(B) = max(B/B*₀, 1 + (L/L*)·B/B*₀)          (lecture a.2 with a = 1/B*₀, c = 1, k = (L/L*)/B*₀)
+    t(B) = max(B/B̃, 1 + (L/L*)·(mfu/mbu)·B/B̃)          (lecture a.2)
 
-so B0/B*₀ and B1/B*₀ depend only on m, s and L/L* — no parameter count is needed for a
-closed model. L* is the architecture's for an open-weight model, else the model's first
+so B0/B*₀ and B1/B*₀ depend only on m, s, L/L* and mfu/mbu — no parameter count is needed
+for a closed model (decode's compute runs at the scenario's ``prefill_mfu``, its memory
+traffic at ``decode_mbu``). L* is the architecture's for an open-weight model, else the model's first
 long-context threshold (lecture f.1's reading), else the KV term is dropped (the lecture's
 a.5 worked example). For open-weight models the batches are also given in sequences
 (× B*₀ = R·N_tot/N_act). Assumptions: same replica for both modes (no speculative decoding,
@@ -64,18 +65,25 @@ def implied(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
         l_star = critical_context(cols["params_active"], cols["kv_bytes_per_token"], cols["tier_threshold_tokens"], hw, kv_scale)
         return np.where(np.isfinite(l_star), np.divide(context_tokens, l_star), 0.0)
 
-    def solve(hw, cols, context_tokens):
-        x = x_of(hw, cols, context_tokens, hw["kv_scale"])
-        m, s_, x = np.broadcast_arrays(cols["m"], cols["s"], x)
-        return fast_mode.implied_batches_from_coefficients(m, s_, 1.0, 1.0, x)
+    def solve(m, s_, x, prefill_mfu, decode_mbu):
+        """Batches over B*0 (the solver works in units of B*0 * mfu/mbu)."""
+        eff = np.divide(prefill_mfu, decode_mbu)
+        m, s_, x, eff = np.broadcast_arrays(m, s_, x, eff)
+        out = fast_mode.implied_batches_from_coefficients(m, s_, 1.0, 1.0, x * eff)
+        return out._replace(baseline_batch=out.baseline_batch * eff, fast_batch=out.fast_batch * eff)
+
+    def draw(field):
+        def fn(hw, cols, context_tokens, prefill_mfu, decode_mbu):
+            x = x_of(hw, cols, context_tokens, hw["kv_scale"])
+            return getattr(solve(cols["m"], cols["s"], x, prefill_mfu, decode_mbu), field)
+        return fn
 
     hw0 = a.central_hardware
     x0 = x_of(hw0, cols, c["context_tokens"], a.kv_scale)
-    central = fast_mode.implied_batches_from_coefficients(m_out, s, 1.0, 1.0, x0)
-    base_mc = a.propagate_rows(lambda hw, cols, context_tokens: solve(hw, cols, context_tokens).baseline_batch,
-                               ("context_tokens",), cols)
-    fast_mc = a.propagate_rows(lambda hw, cols, context_tokens: solve(hw, cols, context_tokens).fast_batch,
-                               ("context_tokens",), cols)
+    central = solve(m_out, s, x0, c["prefill_mfu"], c["decode_mbu"])
+    names = ("context_tokens", "prefill_mfu", "decode_mbu")
+    base_mc = a.propagate_rows(draw("baseline_batch"), names, cols)
+    fast_mc = a.propagate_rows(draw("fast_batch"), names, cols)
     b0 = roofline.balance_batch(hw0["critical_batch_ratio"], cols["params_total"], cols["params_active"])
     f = pl.Series
     return frame.with_columns(

@@ -21,12 +21,13 @@ warning (f.3: ρ = 5 with L* = 200k needs B ≈ 0.2·B*₀, not the 2–3·B*₀
 implied batch below the scenario's ``batch_multiple_over_balance`` range.
 
 **Market.** Across open-weight models with known architecture and several providers, the
-stacked regression (weights 1/price: relative errors)
+stacked regression (relative errors)
 
     input  ≈ c_flop · 2·N_act
     output ≈ c_flop · 2·N_act + c_byte · (N_tot·b_w / B_eff + L·b_kv)
 
-is linear in (c_flop, c_byte/B_eff, c_byte) at the scenario's context L and formats, and
+is linear in (c_flop, c_byte/B_eff, c_byte) at the scenario's context L and formats (fitted
+twice: weights 1/price, then 1/fitted price), and
 gives the market's $ per FLOP, $ per byte moved and effective decode batch. Changing L or
 the KV format only rescales the KV column, so c_byte ∝ 1/L and B_eff ∝ b_w/L exactly: the
 scenario interval needs no refit.
@@ -176,8 +177,16 @@ def fit_market(rows: pl.DataFrame, *, weight_bytes_per_param: float, kv_scale: f
     """The wrapper's fit of the stacked regression (weights 1/price) and the design it used."""
     x, y = market_design(rows, weight_bytes_per_param=weight_bytes_per_param, kv_scale=kv_scale,
                          context_tokens=context_tokens)
-    result = fit(_linear, x, y, [0.1, 0.1, 0.1], names=MARKET_PARAMETERS, bounds=([0.0] * 3, [np.inf] * 3),
-                 sigma=y, linear=True, level=LEVEL, seed=0)
+    # relative errors of unknown size: each row divided by a scale (the wrapper's ``sigma`` means a known absolute
+    # standard deviation, which would skip the residual-variance scaling of the covariance). Pass 1 scales by the
+    # observed price; pass 2 by pass 1's fitted price, so the weights do not correlate with the noise (IRLS for a
+    # variance proportional to the mean squared).
+    scale = y
+    for _ in range(2):
+        result = fit(_linear, x / scale[:, None], y / scale, [0.1, 0.1, 0.1], names=MARKET_PARAMETERS,
+                     bounds=([0.0] * 3, [np.inf] * 3), linear=True, level=LEVEL, seed=0)
+        fitted = x @ np.nan_to_num(result.estimate)
+        scale = np.where(fitted > 0, fitted, y)
     return result, x, y
 
 

@@ -1,0 +1,69 @@
+"""Serving assumptions from a scenario: defaults said out loud, chip x format alternatives, Monte Carlo behaviour."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from econ.fits.assumptions import hardware_alternatives
+from fits.pricing_data import FIXTURE_DATA, frames
+
+
+def test_real_scenario_has_every_assumption():
+    a = frames()["assumptions"]
+    assert a.defaulted == ()
+    assert (a.chip, a.number_format, a.kv_cache_format) == ("GB200", "fp8", "bf16")
+    assert a.central["usd_per_chip_hour"] == 2.0 and a.ranges["usd_per_chip_hour"] == (1.5, 4.0)
+    # R = (F/2) b_w / W for GB200 fp8: 5e15/2 * 1 / 8e12 = 312.5 (hardware_derived view's critical_batch_ratio)
+    assert a.central_hardware["critical_batch_ratio"] == pytest.approx(312.5)
+
+
+def test_fixture_scenario_states_its_defaults():
+    a = frames(FIXTURE_DATA)["assumptions"]
+    assert {"gross_margin_frac", "decode_mbu", "weight_format"} <= set(a.defaulted)
+    assert a.central["gross_margin_frac"] == 0.0 and a.number_format == "bf16"
+
+
+def test_alternatives_skip_formats_without_a_peak():
+    """H100 has no FP4 peak: the H100/fp4 combination is not drawn."""
+    alt = hardware_alternatives(frames()["hardware"], ("H100", "B200"), ("fp8", "fp4"))
+    assert alt.select("chip", "number_format").rows() == [("H100", "fp8"), ("B200", "fp8"), ("B200", "fp4")]
+
+
+def test_propagate_central_and_interval():
+    a = frames()["assumptions"]
+    res = a.propagate(lambda hw, usd_per_chip_hour: np.array([1.0, 2.0]) * usd_per_chip_hour, ("usd_per_chip_hour",))
+    assert list(res.central) == [2.0, 4.0]
+    # uniform on [1.5, 4]: the 5-95 % quantiles are 1.625 and 3.875 (within Monte Carlo error)
+    assert res.low == pytest.approx([1.625, 3.25], rel=0.03) and res.high == pytest.approx([3.875, 7.75], rel=0.03)
+
+
+def test_categorical_draws_cover_every_alternative_evenly():
+    a = frames()["assumptions"]
+    n = a.hardware.height
+    res = a.propagate(lambda hw: hw["hbm_bandwidth_bytes_per_s"] * np.ones(1), ())
+    assert res.low[0] == a.hardware["hbm_bandwidth_bytes_per_s"].min()
+    assert res.high[0] == a.hardware["hbm_bandwidth_bytes_per_s"].max()
+    # equal slices of the unit interval map to the alternatives in order, one slice each
+    u = (np.arange(n) + 0.5) / n
+    draws = a._hardware_at(u, np.zeros(n))
+    np.testing.assert_array_equal(draws["peak_flop_per_s"], a.hardware["peak_flop_per_s"].to_numpy())
+    np.testing.assert_array_equal(draws["weight_bytes_per_param"], a.hardware["weight_bytes_per_param"].to_numpy())
+
+
+def test_a_quantity_that_depends_on_nothing_has_a_degenerate_interval():
+    a = frames()["assumptions"]
+    res = a.propagate(lambda hw: np.array([3.0, 4.0]), (), hardware=False)
+    assert list(res.low) == [3.0, 4.0] and list(res.high) == [3.0, 4.0]
+
+
+def test_propagate_rows_matches_propagate():
+    a = frames()["assumptions"]
+    x = np.array([1.0, 2.0, 1.0, np.nan, 2.0])
+    direct = a.propagate(lambda hw, gross_margin_frac: x * (1 - gross_margin_frac), ("gross_margin_frac",))
+    rows = a.propagate_rows(lambda hw, cols, gross_margin_frac: cols["x"] * (1 - gross_margin_frac), ("gross_margin_frac",),
+                            {"x": x})
+    np.testing.assert_allclose(rows.low, direct.low)
+    np.testing.assert_allclose(rows.high, direct.high)
+    assert pl.Series(rows.central).is_nan().to_list() == [False, False, False, True, False]
