@@ -194,8 +194,9 @@ def effective_batch_interval(result) -> tuple[float, float, float]:
     """B_eff = 1000·θ_kv/θ_weight [sequences] with its fit interval (log delta method, or bootstrap quantiles)."""
     i_w, i_kv = MARKET_PARAMETERS.index("usd_per_mtok_per_weight_tb"), MARKET_PARAMETERS.index("usd_per_mtok_per_kv_gb")
     th_w, th_kv = result.estimate[i_w], result.estimate[i_kv]
+    pinned = th_w <= 1e-9 * np.nanmax(np.abs(result.estimate))  # no weight term: the batch is not bounded above
     with np.errstate(divide="ignore", invalid="ignore"):
-        central = 1000.0 * th_kv / th_w
+        central = np.inf if pinned else 1000.0 * th_kv / th_w
     if result.interval_kind == "covariance" and th_w > 0 and th_kv > 0:
         cov = result.extra["covariance"]
         var = cov[i_kv, i_kv] / th_kv**2 + cov[i_w, i_w] / th_w**2 - 2 * cov[i_w, i_kv] / (th_w * th_kv)
@@ -204,9 +205,10 @@ def effective_batch_interval(result) -> tuple[float, float, float]:
         return float(central), float(central * np.exp(-half)), float(central * np.exp(half))
     if result.interval_kind == "bootstrap":
         draws = result.extra["bootstrap"]
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):  # a draw with no weight term has an unbounded batch
             ratio = 1000.0 * draws[:, i_kv] / draws[:, i_w]
-        lo, hi = np.nanquantile(ratio, [(1 - result.level) / 2, (1 + result.level) / 2])
+            lo, hi = np.nanquantile(np.where(draws[:, i_w] > 0, ratio, np.inf),
+                                    [(1 - result.level) / 2, (1 + result.level) / 2], method="inverted_cdf")
         return float(central), float(lo), float(hi)
     return float(central), -np.inf, np.inf
 
@@ -254,9 +256,9 @@ def market_quantities(result, assumptions) -> pl.DataFrame:
     ]
     rows = []
     for quantity, value, fit_lo, fit_hi, fn, names, meaning in specs:
-        if fn is None:
+        if fn is None or not np.isfinite(value):
             s_lo = s_hi = value
-            varied = "does not depend on the assumptions"
+            varied = "does not depend on the assumptions" if fn is None else "not bounded: no interval"
         else:
             mc = a.propagate(lambda hw, **kw: np.atleast_1d(fn(hw, **kw)), names)
             s_lo, s_hi = float(mc.low[0]), float(mc.high[0])

@@ -147,3 +147,19 @@ def test_market_quantities_state_units_and_both_intervals():
     assert market["n_providers"][0] >= 10 and market["n_models"][0] >= 15
     assert set(residuals["component"]) == {"input", "output"}
     assert residuals.height == 2 * market["n_price_rows"][0]
+
+
+def test_market_without_a_weight_term_reports_an_unbounded_batch_not_a_number():
+    """Prices with no weight-fetch term (the truth has B_eff = inf) pin that coefficient at 0: B_eff is inf, the fit
+    says at_bound, and no finite upper limit is claimed."""
+    rng = np.random.default_rng(3)
+    rows, _, truth, n = synthetic_market(frames()["models"], rng)
+    x, _ = io.market_design(rows.with_columns(pl.lit(1.0).alias("input_usd_per_mtok"), pl.lit(1.0).alias("output_usd_per_mtok")),
+                            weight_bytes_per_param=1.0, kv_scale=1.0, context_tokens=32_000.0)
+    y = (x @ (truth * np.array([1.0, 0.0, 1.0]))) * (1 + 0.05 * rng.standard_normal(2 * n))
+    y[n:] *= 0.8  # output a little below the no-weight truth: the weight coefficient wants to be negative
+    priced = rows.with_columns(pl.Series("input_usd_per_mtok", y[:n]), pl.Series("output_usd_per_mtok", y[n:]))
+    result, _, _ = io.fit_market(priced, weight_bytes_per_param=1.0, kv_scale=1.0, context_tokens=32_000.0)
+    assert result.status == "at_bound" and "usd_per_mtok_per_weight_tb" in result.message
+    central, lo, hi = io.effective_batch_interval(result)
+    assert central == np.inf and hi == np.inf
