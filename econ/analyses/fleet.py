@@ -37,7 +37,7 @@ INPUTS = ("deployments", "models", "hardware", "rental_prices", "price_current",
 
 CASES_SQL = """
 select d.*, m.params_total, m.params_active, m.kv_bytes_per_token, m.kv_window_bytes_per_sequence,
-       m.sliding_window_tokens, m.hf_repo, m.pretrain_tokens, h.peak_bf16_flop_per_s, h.peak_fp8_flop_per_s,
+       m.sliding_window_tokens, m.hf_repo, m.pretrain_tokens, m.max_position_embeddings, h.peak_bf16_flop_per_s, h.peak_fp8_flop_per_s,
        h.peak_fp4_flop_per_s, h.peak_int8_op_per_s, h.hbm_capacity_bytes, h.hbm_bandwidth_bytes_per_s,
        h.scale_up_domain_chips, h.chips_per_node, h.chips_per_rack, h.tdp_w
 from {source} as d join models as m using (model) join hardware as h using (chip)
@@ -73,6 +73,9 @@ def build_plan(cases: pl.DataFrame, t: Traffic, rental_newest: pl.DataFrame, pri
         pl.when(pl.col("revenue_usd_per_day").is_null()).then(pl.lit("no list price found: no revenue or margin")),
         pl.when(~pl.col("chip").is_in(list(quoted))).then(pl.lit("no rental quote for this chip: only the scenario price")),
         pl.when(pl.col("racks").is_null() & pl.col("chips").is_not_null()).then(pl.lit("rack size not in hardware: no racks")),
+        pl.when(pl.col("beyond_native_context_frac") > 0).then(pl.format(
+            "{}% of requests (prompt + output) exceed the model's native context; planned as if served",
+            (pl.col("beyond_native_context_frac") * 100).round(1))),
         pl.lit(traffic_note) if traffic_note else pl.lit(None, dtype=pl.String),
     ], separator="; ", ignore_nulls=True)
     return plan.with_columns(notes.alias("notes")).drop("format_note").sort("scenario", "deployment", pl.col("price_kind") == SCENARIO_KIND,
@@ -223,6 +226,7 @@ PLAN_COLUMNS = {
     "output_tokens_per_request": "Mean prompt / input_output_token_ratio [tokens]",
     "decode_context_tokens": "Mean context while decoding: mean prompt + output/2 [tokens]",
     "prompt_cache_hit_frac": "Share of prompt tokens read from the prompt cache, not prefilled [frac]",
+    "beyond_native_context_frac": "Share of requests whose prompt + output exceed models.max_position_embeddings (still planned) [frac]",
     "replica_chips": "Chips per replica G, prefill and decode alike [chips]", "pipeline_stages": "Pipeline stages P",
     "critical_batch_ratio": "R = (F/2)*b_w/W of the chip and format (lecture b.1)",
     "balance_batch_seqs": "B*0 = R*N_tot/N_act [sequences]",

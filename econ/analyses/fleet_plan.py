@@ -24,7 +24,7 @@ SOURCE_RANK = {"hand": 0, "litellm": 1, "openrouter": 2}
 SCENARIO_KIND = "scenario"
 CASE_FLOATS = ("params_total", "params_active", "kv_bytes_per_token", "kv_window_bytes_per_sequence", "sliding_window_tokens",
                "hbm_capacity_bytes", "hbm_bandwidth_bytes_per_s", "scale_up_domain_chips", "chips_per_node", "chips_per_rack",
-               "tdp_w", "replica_chips", "tokens_per_s", "peak_flop_per_s", "weight_bytes_per_param")
+               "tdp_w", "replica_chips", "tokens_per_s", "peak_flop_per_s", "weight_bytes_per_param", "max_position_embeddings")
 
 
 @dataclass(frozen=True)
@@ -273,6 +273,8 @@ def plan_core(cases: pl.DataFrame, t: Traffic, prices_by_context: dict[str, np.n
             "tokens_per_s": a["tokens_per_s"], "input_tokens_per_s": inp, "output_tokens_per_s": out,
             "requests_per_s": requests, "mean_prompt_tokens": np.full(n, l_bar), "output_tokens_per_request": np.full(n, n_out),
             "decode_context_tokens": np.full(n, l_dec), "prompt_cache_hit_frac": np.full(n, t.cache_hit_frac),
+            "beyond_native_context_frac": np.where(np.isnan(a["max_position_embeddings"]), np.nan, np.sum(
+                t.shares[None, :] * (contexts + n_out > col(a["max_position_embeddings"])), axis=-1)),
             "replica_chips": chips, "pipeline_stages": stages, "critical_batch_ratio": ratio, "balance_batch_seqs": b0,
             "batch_target_seqs": np.where(np.isnan(b_kv), np.nan, target), "memory_max_batch_seqs": fits,
             "decode_batch_seqs": np.where(planned, batch, np.nan), "decode_step_time_s": dec["step_time_s"],
