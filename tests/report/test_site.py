@@ -21,7 +21,7 @@ from econ.report.pages import SITE, Planned
 from .conftest import AS_OF, GENERATED_ON, SEPARATOR_MODEL, SOURCE_DATE_EPOCH, XSS_MODEL, XSS_PROVIDER, XSS_URL, build_report
 
 PAGE_LIMIT_BYTES = 300_000
-RENDERED = ["index.html", "prices.html", "sources.html"]
+RENDERED = ["fleet.html", "index.html", "prices.html", "sources.html"]
 
 
 def tree(folder: Path) -> dict[str, str]:
@@ -81,7 +81,8 @@ def test_pages_assets_and_exports_exist(built_report):
     assert [p for p in files if p.endswith(".html")] == RENDERED  # planned pages are not written
     assert [p for p in files if p.endswith(".js")] == ["assets/econ.js", "assets/vega.js"]  # the bundle exactly once
     figures = sorted(p.removesuffix(".svg") for p in files if p.endswith(".svg"))
-    assert figures == ["prices/changes", "prices/first-party-history", "prices/io-ratio", "prices/io-scatter"]
+    assert figures == ["fleet/cost-breakdown", "fleet/fleet-split", "fleet/frontier", "fleet/frontier-cost", "fleet/margins",
+                       "prices/changes", "prices/first-party-history", "prices/io-ratio", "prices/io-scatter"]
     for base in figures:
         assert f"{base}.png" in files and f"{base}.csv" in files
         assert (built_report / f"{base}.svg").read_text().lstrip().startswith("<svg")
