@@ -78,7 +78,6 @@ def context_tiers_table(prices: pl.DataFrame, models: pl.DataFrame, a: Assumptio
     out = pl.concat([per, pools], how="diagonal_relaxed") if pools.height else per
     return out.with_columns(
         (pl.col("rule") == context_tiers.DEFAULT_RULE).alias("default_rule"),
-        pl.when(pl.col("price_source").is_not_null()).then(pl.col("price_source")).alias("price_source"),
         *assumption_columns(a, names),
     ).sort("pooled", "price_provider", "price_model", "variant", "component", "rule")
 
@@ -164,13 +163,15 @@ def cache_tables(prices: pl.DataFrame, models: pl.DataFrame, tiers: pl.DataFrame
     frame = cache_tiers.with_kv_methods(items.filter(pl.col("status") == "ok"), slope)
     frame = pl.concat([frame, items.filter(pl.col("status") != "ok")], how="diagonal_relaxed")
     frame = frame.with_columns(pl.when(pl.col("params_active").is_not_null()).then(pl.col("params_active"))
-                               .otherwise(pl.lit(a.central["frontier_active_params"])).alias("params_active_used"))
+                               .otherwise(pl.lit(a.central["frontier_active_params"])).alias("params_active_used"),
+                               pl.when(pl.col("params_active").is_not_null()).then(pl.lit("architecture"))
+                               .otherwise(pl.lit("scenario frontier_active_params")).alias("params_active_source"))
     frame = cache_tiers.implied_hold_costs(frame, a).with_row_index("row_id")
     verdict, detail = cache_tiers.compare_tiers(frame, tiers, a)
     keep = ["row_id", "price_source", "price_provider", "price_model", "name_key", "variant", "cache_item", "hold_time_s",
             "status", "kv_method", "crossover_source", "input_usd_per_mtok", "cache_read_usd_per_mtok",
             "item_price_usd_per_mtok", "premium_usd_per_mtok", "cache_price_usd_per_mtok", "hold_price_usd_per_mtok_hour",
-            *ARCH_KEEP, "tier_threshold_tokens", "params_active_used", "fit_interval_kind"]
+            *ARCH_KEEP, "tier_threshold_tokens", "params_active_used", "params_active_source", "fit_interval_kind"]
     derived = [c for c in verdict.columns if c not in frame.columns or c.startswith(("kv_bytes_per_token_used",
                                                                                      "kv_scenario", "hold_cost"))]
     names = ("usd_per_chip_hour", "gross_margin_frac", "decode_mbu", "prefill_mfu", "frontier_active_params")
