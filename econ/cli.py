@@ -132,6 +132,10 @@ def cmd_diff(args) -> int:
     if args.format == "table":
         _out(f"price changes from {diff.from_date} to {diff.to_date}")
     _print_changes(diff.changes, args.format)
+    if args.format == "table":
+        _out(f"\nwhat they imply (scenario base): {diff.implied.height} inferred quantities moved")
+    if args.format in ("table", "markdown") or args.implied:
+        _out(render(diff.implied.columns, diff.implied.rows(), args.format))
     return 0
 
 
@@ -199,6 +203,8 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--from", dest="from_date", type=_date, default=None, help="older date (default: the snapshot before --to)")
     d.add_argument("--to", dest="to_date", type=_date, default=None, help="newer date (default: the newest snapshot)")
     d.add_argument("--format", choices=FORMATS, default="table")
+    d.add_argument("--implied", action="store_true",
+                   help="with csv/json: print the inferred-quantity changes (after the price changes)")
     d.set_defaults(func=cmd_diff)
 
     fl = sub.add_parser("fleet", help="size, power and cost the fleet serving a model on a chip at a traffic (read-only)")

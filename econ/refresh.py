@@ -94,15 +94,21 @@ class Diff:
     from_date: date
     to_date: date
     changes: pl.DataFrame
+    implied: pl.DataFrame
 
 
 def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date | None = None) -> Diff:
-    """Price changes between two dates in the built database (default: the two newest snapshots)."""
+    """Price changes between two dates in the built database (default: the two newest snapshots), and what they imply."""
+    from econ.analyses.inferred import inferred_between
+    from econ.analyses.scenario import scenarios_from_frame
     from econ.db import connect_read_only
     from econ.diff import price_changes
+    from econ.fits.assumptions import from_scenario
 
     with connect_read_only(db_path) as con:
         dates = [d for (d,) in con.execute("select distinct snapshot_date from price_snapshots").fetchall()]
-        prices = con.sql("select * from prices").pl()
+        prices, models, tiers, hardware, scenarios = (
+            con.sql(f"select * from {t} order by all").pl() for t in ("prices", "models", "memory_tiers", "hardware", "scenarios"))
     start, end = default_dates(dates, from_date, to_date)
-    return Diff(start, end, price_changes(prices, start, end))
+    a = from_scenario(scenarios_from_frame(scenarios)["base"], hardware)
+    return Diff(start, end, price_changes(prices, start, end), inferred_between(prices, start, end, models, tiers, a))

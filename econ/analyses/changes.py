@@ -1,17 +1,22 @@
-"""What changed between the two newest price snapshots (issue 7): the table behind ``econ diff`` and its page.
+"""What changed between the two newest price snapshots (issue 7): the tables behind ``econ diff`` and its page.
 
 Writes ``price_changes``: every model added or removed and every price component that moved
-between the snapshot before the newest and the newest one (``econ.diff``), with both dates.
+between the snapshot before the newest and the newest one (``econ.diff``), with both dates; and
+``inferred_changes``: what those price changes imply — every inferred quantity of the pricing
+fits that moved (``econ.analyses.inferred``).
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from econ.analyses.inferred import CHANGE_COLUMNS, inferred_between, inferred_changes
+from econ.analyses.scenario import load_scenario
 from econ.diff import CHANGE_SCHEMA, default_dates, price_changes
+from econ.fits.assumptions import from_scenario
 
 NAME = "changes"
-INPUTS = ("prices", "price_snapshots")
+INPUTS = ("prices", "price_snapshots", "models", "hardware", "memory_tiers", "scenarios")
 
 COLUMNS = {
     "from_date": "Older date compared (the snapshot before the newest)",
@@ -31,12 +36,32 @@ COLUMNS = {
 
 def run(ctx) -> None:
     dates = ctx.query("select distinct snapshot_date from price_snapshots")["snapshot_date"].to_list()
+    dated = {"from_date": pl.Date, "to_date": pl.Date}
     if len(set(dates)) < 2:
-        changes = pl.DataFrame(schema={"from_date": pl.Date, "to_date": pl.Date} | CHANGE_SCHEMA)
+        changes = pl.DataFrame(schema=dated | CHANGE_SCHEMA)
+        implied = inferred_for(ctx, None, None, None)
     else:
         start, end = default_dates(dates, None, None)
-        changes = price_changes(ctx.query("select * from prices"), start, end).select(
-            pl.lit(start).alias("from_date"), pl.lit(end).alias("to_date"), pl.all())
+        prices = ctx.query("select * from prices")
+        changes = price_changes(prices, start, end).select(pl.lit(start).alias("from_date"), pl.lit(end).alias("to_date"), pl.all())
+        implied = inferred_for(ctx, prices, start, end)
     ctx.write("price_changes", changes, "Price changes between the two newest snapshots (econ diff's default). "
               "Grain: one row per added/removed price key, or per changed component of a price key.", COLUMNS)
+    ctx.write("inferred_changes", implied, "What the price changes imply: inferred quantities of the pricing fits "
+              "(implied KV bytes, output/input ratio and decode batch, cache tier, fast-mode batch ratio) that moved "
+              "between the two newest snapshots, under scenario base. Grain: one row per schedule x variant x detail x quantity.",
+              CHANGE_COLUMNS | {"from_date": COLUMNS["from_date"], "to_date": COLUMNS["to_date"]})
 
+
+def inferred_for(ctx, prices, start, end) -> pl.DataFrame:
+    """inferred_changes between two dates with the build's models, memory tiers and scenario."""
+    a = from_scenario(load_scenario(ctx.con, "base"), ctx.query("select * from hardware order by chip"))
+    models = ctx.query("select * from models order by model")
+    tiers = ctx.query("select * from memory_tiers order by tier, device")
+    if prices is None:  # fewer than two snapshots: an empty table with the right columns
+        none = ctx.query("select * from prices limit 0")
+        implied = inferred_changes(none, none, models, tiers, a)
+    else:
+        implied = inferred_between(prices, start, end, models, tiers, a)
+    return implied.select(
+        pl.lit(start, pl.Date).alias("from_date"), pl.lit(end, pl.Date).alias("to_date"), pl.all())

@@ -1,0 +1,48 @@
+"""What a price change implies: the pricing fits before and after, only for schedules whose prices moved."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import duckdb
+import polars as pl
+import pytest
+
+from econ.analyses.inferred import inferred_between, inferred_changes
+from econ.analyses.scenario import scenarios_from_frame
+from econ.fits.assumptions import from_scenario
+
+
+@pytest.fixture(scope="module")
+def inputs(fixture_db):
+    with duckdb.connect(str(fixture_db), read_only=True) as con:
+        frames = {t: con.sql(f"select * from {t} order by all").pl() for t in
+                  ("prices", "models", "memory_tiers", "hardware", "scenarios")}
+    a = from_scenario(scenarios_from_frame(frames["scenarios"])["base"], frames["hardware"])
+    return frames, a
+
+
+def test_a_long_context_price_rise_moves_the_implied_kv_bytes(inputs):
+    """Raising Gemini's >200k input price from 4 to 6 $/MTok doubles the input slope (6-2 vs 4-2), so the
+    slope reading of KV bytes per token doubles; nothing about the unchanged Opus schedule is listed."""
+    frames, a = inputs
+    old = frames["prices"]
+    new = old.with_columns(pl.when((pl.col("model") == "gemini-3.1-pro-preview") & (pl.col("tier_min_prompt_tokens") > 0))
+                           .then(6.0).otherwise(pl.col("input_usd_per_mtok")).alias("input_usd_per_mtok"))
+    out = inferred_changes(old, new, frames["models"], frames["memory_tiers"], a)
+    kv = out.filter(quantity="kv_slope_bytes_per_token", detail="input")
+    assert kv.height == 1 and kv["model"][0] == "gemini-3.1-pro-preview"
+    assert kv["new_value"][0] / kv["old_value"][0] == pytest.approx(2.0, rel=1e-6)
+    assert set(out["model"]) == {"gemini-3.1-pro-preview"}
+
+
+def test_no_price_change_implies_nothing(inputs):
+    frames, a = inputs
+    out = inferred_changes(frames["prices"], frames["prices"], frames["models"], frames["memory_tiers"], a)
+    assert out.height == 0 and "old_value" in out.columns
+
+
+def test_between_dates_uses_the_rows_in_effect(inputs):
+    frames, a = inputs
+    assert inferred_between(frames["prices"], date(2026, 3, 1), date(2026, 11, 30), frames["models"],
+                            frames["memory_tiers"], a).height == 0
