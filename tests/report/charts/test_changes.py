@@ -1,0 +1,32 @@
+"""What-changed chart: every change as new/old on a log axis, announced changes marked."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import polars as pl
+
+from econ.report.charts import changes as charts
+from econ.report.figures import chart_problems
+
+FRAME = pl.DataFrame({
+    "from_date": [date(2026, 11, 20), date(2027, 1, 1)], "status": ["in effect", "announced"],
+    "source": ["litellm", "hand"], "provider": ["gemini", "openai"], "model": ["gemini-2.5-pro", "gpt-6"],
+    "variant": ["standard"] * 2, "tier_min_prompt_tokens": [0, 0], "component": ["cache read", "input"],
+    "old_usd_per_mtok": [0.3125, 10.0], "new_usd_per_mtok": [0.125, 12.0],
+}).with_columns((pl.col("new_usd_per_mtok") / pl.col("old_usd_per_mtok")).alias("new_over_old_ratio"),
+                (pl.col("new_usd_per_mtok") / pl.col("old_usd_per_mtok") - 1).alias("change_frac"))
+
+
+def test_changes_chart_meets_the_contract_and_the_schema():
+    assert chart_problems(charts.changes_over_time(FRAME).to_dict(validate=True)) == []
+
+
+def test_changes_are_ratios_on_a_log_axis_with_dates_as_text():
+    spec = charts.changes_over_time(FRAME).to_dict()
+    rule, points = spec["layer"]
+    assert points["encoding"]["y"]["scale"] == {"type": "log"} and points["encoding"]["x"]["type"] == "temporal"
+    assert points["encoding"]["shape"]["field"] == "status"
+    cut = spec["datasets"]["changes"][0]
+    assert cut["from_date"] == "2026-11-20" and cut["new_over_old_ratio"] == 0.4 and cut["change_frac"] == -0.6
+    assert spec["datasets"]["guide"] == [{"new_over_old_ratio": 1.0, "label": "unchanged"}]
