@@ -25,7 +25,8 @@ from econ import paths
 from econ.db import connect_read_only
 from econ.errors import ReportError
 from econ.report import assets
-from econ.report.figures import Exporter, Figure
+from econ.report.exports import Exports
+from econ.report.figures import Figure
 from econ.report.html import Markup, NavItem, esc, join, json_for_script, open_tag, page_shell, tag
 from econ.report.page import Download, PageContent, SiteContext, first_value
 from econ.report.pages import SITE, Planned
@@ -53,6 +54,8 @@ class SiteResult:
     skipped: dict[str, str] = field(default_factory=dict)  # page -> reason
     figures: int = 0
     timings_s: dict[str, float] = field(default_factory=dict)
+    exports_rendered: int = 0  # figures whose SVG/PNG were rendered by this build
+    exports_cached: int = 0  # figures whose SVG/PNG came from the build cache
 
 
 def generated_on(as_of: date) -> date:
@@ -89,16 +92,19 @@ def build_site(con: duckdb.DuckDBPyConnection, out_dir: Path, *, as_of: date, sc
     out_dir = Path(out_dir)
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.mkdir(parents=True)
+    exports = Exports(cache_dir)
     try:
-        return _build(con, out_dir, as_of=as_of, scenario=scenario, cache_dir=cache_dir)
+        return _build(con, out_dir, as_of=as_of, scenario=scenario, cache_dir=cache_dir, exports=exports)
     except BaseException:
+        exports.close()
         shutil.rmtree(out_dir, ignore_errors=True)
         raise
 
 
-def _build(con, out_dir: Path, *, as_of: date, scenario: str, cache_dir: Path | None) -> SiteResult:
+def _build(con, out_dir: Path, *, as_of: date, scenario: str, cache_dir: Path | None, exports: Exports) -> SiteResult:
     result = SiteResult(out_dir)
     clock = time.perf_counter()
+    submit_s = 0.0
     con.complete()  # finish any result the caller left open on this connection
     ctx = SiteContext(con=con, as_of=as_of, generated_on=generated_on(as_of), scenario=scenario)
 
@@ -116,35 +122,31 @@ def _build(con, out_dir: Path, *, as_of: date, scenario: str, cache_dir: Path | 
             statuses.append(PageStatus(entry.NAME, entry.TITLE, entry.SUMMARY, False, f"needs {', '.join(missing)}"))
             continue
         contents[entry.NAME] = entry.render(ctx)
+        submit_s += _submit_exports(out_dir, entry.NAME, contents[entry.NAME], exports)  # rendered while pages build
         statuses.append(PageStatus(entry.NAME, entry.TITLE, entry.SUMMARY, True))
     headlines = [h for content in contents.values() for h in content.headlines]
     contents = {index_page.NAME: index_page.render(ctx, statuses, headlines)} | contents
+    submit_s += _submit_exports(out_dir, index_page.NAME, contents[index_page.NAME], exports)
     result.skipped = {s.name: s.reason for s in statuses if not s.rendered}
-    result.timings_s["query_s"] = time.perf_counter() - clock
+    result.timings_s["query_s"] = time.perf_counter() - clock - submit_s
 
     nav = [NavItem(name, content.title if name != index_page.NAME else "Overview") for name, content in contents.items()]
     footer = _footer(ctx)
-    exporter: Exporter | None = None
-    export_s = 0.0
     clock = time.perf_counter()
     for name, content in contents.items():
         figures = [b for s in content.sections for b in s.blocks if isinstance(b, Figure)]
-        _check_unique(name, [f.slug for f in figures] + [b.slug for s in content.sections for b in s.blocks if isinstance(b, Download)])
-        if figures and exporter is None:
-            exporter = Exporter()
         body = _body(name, content, out_dir)
         html = page_shell(title=content.title, site_title=SITE_TITLE, nav=nav, current=name, body=body, footer=footer,
                           charts=bool(figures))
         data = html.encode("utf-8")
         (out_dir / f"{name}.html").write_bytes(data)
         result.pages[f"{name}.html"] = len(data)
-        started = time.perf_counter()
-        for figure in figures:
-            _write_exports(out_dir / name, figure, exporter)
-        export_s += time.perf_counter() - started
         result.figures += len(figures)
-    result.timings_s["export_s"] = export_s
-    result.timings_s["pages_s"] = time.perf_counter() - clock - export_s
+    result.timings_s["pages_s"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    exports.finish()
+    result.timings_s["export_s"] = submit_s + time.perf_counter() - clock  # in this process: cache, queue, waiting
+    result.exports_rendered, result.exports_cached = exports.rendered, exports.cached
     clock = time.perf_counter()
     assets.write_assets(out_dir / "assets", cache_dir=cache_dir)
     result.timings_s["assets_s"] = time.perf_counter() - clock
@@ -213,12 +215,18 @@ def _download(page: str, block: Download, out_dir: Path) -> Markup:
     return tag("p", Markup(f"{link} (CSV, {rows})"), class_="downloads")
 
 
-def _write_exports(folder: Path, figure: Figure, exporter: Exporter) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    figure.data.write_csv(folder / f"{figure.slug}.csv")
-    svg = exporter.svg(figure.spec)
-    (folder / f"{figure.slug}.svg").write_text(svg, encoding="utf-8")
-    (folder / f"{figure.slug}.png").write_bytes(exporter.png(svg))
+def _submit_exports(out_dir: Path, page: str, content: PageContent, exports: Exports) -> float:
+    """Write each figure's CSV and hand its SVG/PNG to ``exports``; returns the seconds it took."""
+    started = time.perf_counter()
+    figures = [b for s in content.sections for b in s.blocks if isinstance(b, Figure)]
+    _check_unique(page, [f.slug for f in figures] + [b.slug for s in content.sections for b in s.blocks if isinstance(b, Download)])
+    if figures:
+        folder = out_dir / page
+        folder.mkdir(parents=True, exist_ok=True)
+        for figure in figures:
+            figure.data.write_csv(folder / f"{figure.slug}.csv")
+            exports.submit(figure.spec, figure.title, folder / f"{figure.slug}.svg", folder / f"{figure.slug}.png")
+    return time.perf_counter() - started
 
 
 def _footer(ctx: SiteContext) -> Markup:

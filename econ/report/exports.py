@@ -1,0 +1,185 @@
+"""SVG and PNG exports of the site's figures: cached by content, rendered in parallel worker processes.
+
+An export is a pure function of the figure's Vega-Lite spec, the Vega-Lite and vl-convert
+versions and the PNG scale, so each is kept in the build cache under the SHA-256 of those
+(the way :mod:`econ.report.assets` keeps the Vega bundle): a rebuild renders only the charts
+whose data or spec changed. The others are rendered by worker processes
+(``export_worker.py``, one per CPU up to :data:`MAX_WORKERS`) while the main process goes on
+building pages; on a single CPU they are rendered in-process. vl-convert is deterministic, so
+the files are byte-identical whichever process renders them or whether they come from the
+cache. The cache is best-effort: a cache that cannot be read or written never fails a report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import vl_convert as vlc
+
+from econ.errors import ReportError
+from econ.report.figures import PNG_SCALE, Exporter, vegalite_version
+from econ.report.html import json_for_script
+
+MAX_WORKERS = 4
+WORKER = Path(__file__).with_name("export_worker.py")
+
+
+def default_workers() -> int:
+    """Worker processes to start: one per CPU this process may use (at most :data:`MAX_WORKERS`), none on one CPU."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return 0 if cpus <= 1 else min(cpus, MAX_WORKERS)
+
+
+@dataclass
+class _Job:
+    title: str
+    key: str
+    svg: Path
+    png: Path
+
+
+class Exports:
+    """Writes each figure's ``.svg`` and ``.png``: from the cache, else rendered (in workers when there are CPUs).
+
+    Parameters
+    ----------
+    cache_dir
+        Build cache; exports are kept in ``<cache_dir>/exports/`` (``None``: no cache).
+    workers
+        Worker processes (default :func:`default_workers`; 0 renders in this process).
+    png_scale
+        PNG pixels per SVG pixel.
+
+    :meth:`submit` queues a figure; :meth:`finish` waits for every export and raises
+    :class:`~econ.errors.ReportError` if one could not be rendered; :meth:`close` stops the
+    workers (call it when the report fails).
+    """
+
+    def __init__(self, cache_dir: Path | None, *, workers: int | None = None, png_scale: float = PNG_SCALE):
+        self.vl_version = vegalite_version()
+        self.png_scale = png_scale
+        self.cache = Path(cache_dir) / "exports" if cache_dir is not None else None
+        self.workers = default_workers() if workers is None else workers
+        self.rendered = 0
+        self.cached = 0
+        self._inline: Exporter | None = None
+        self._procs: list[subprocess.Popen] = []
+        self._tmp: tempfile.TemporaryDirectory | None = None
+        self._jobs: dict[int, _Job] = {}
+
+    def key(self, spec: dict) -> str:
+        """SHA-256 of everything an export depends on: the spec, the renderer's versions and the PNG scale."""
+        text = f"{json_for_script(spec)}\0{self.vl_version}\0{vlc.__version__}\0{self.png_scale!r}"
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def submit(self, spec: dict, title: str, svg: Path, png: Path) -> None:
+        """Write ``svg`` and ``png`` for ``spec`` now (cache, or in-process) or queue them for a worker."""
+        key = self.key(spec)
+        if self._from_cache(key, svg, png):
+            self.cached += 1
+            return
+        self.rendered += 1
+        if self.workers == 0:
+            self._inline = self._inline or Exporter(png_scale=self.png_scale)
+            text = self._inline.svg(spec)
+            svg.write_text(text, encoding="utf-8")
+            png.write_bytes(self._inline.png(text))
+            self._store(key, svg, png)
+            return
+        self._start()
+        job_id = len(self._jobs)
+        spec_path = Path(self._tmp.name) / f"{job_id}.json"
+        spec_path.write_text(json.dumps(spec, ensure_ascii=False, allow_nan=False), encoding="utf-8")
+        self._jobs[job_id] = _Job(title, key, svg, png)
+        line = json.dumps({"id": job_id, "spec_path": str(spec_path), "svg": str(svg), "png": str(png),
+                           "vl_version": self.vl_version, "png_scale": self.png_scale})
+        proc = self._procs[job_id % len(self._procs)]
+        try:
+            proc.stdin.write(line + "\n")
+            proc.stdin.flush()
+        except OSError:  # the worker died; finish() reports it with its stderr
+            pass
+
+    def finish(self) -> None:
+        """Wait for every queued export; raise ReportError naming the charts that failed."""
+        try:
+            done: dict[int, str | None] = {}
+            stderr = []
+            for proc in self._procs:
+                out, err = proc.communicate()
+                for line in out.splitlines():
+                    if line.strip():
+                        reply = json.loads(line)
+                        done[reply["id"]] = reply["error"]
+                if err.strip():
+                    stderr.append(err.strip().splitlines()[-1])
+            problems = []
+            for job_id, job in sorted(self._jobs.items()):
+                if job_id not in done:
+                    problems.append(f"chart {job.title!r} was not rendered ({'; '.join(stderr) or 'the worker stopped'})")
+                elif done[job_id] is not None:
+                    problems.append(f"chart {job.title!r} could not be rendered: {done[job_id]}")
+                else:
+                    self._store(job.key, job.svg, job.png)
+            if problems:
+                raise ReportError("; ".join(problems), "check the chart's spec (and that vl-convert-python is installed)")
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the workers and remove the queued specs (idempotent)."""
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        self._procs = []
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def _start(self) -> None:
+        if self._procs:
+            return
+        self._tmp = tempfile.TemporaryDirectory(prefix="econ-exports-")
+        for _ in range(self.workers):
+            self._procs.append(subprocess.Popen(
+                [sys.executable, str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True, encoding="utf-8"))
+
+    def _paths(self, key: str) -> tuple[Path, Path]:
+        return self.cache / f"{key}.svg", self.cache / f"{key}.png"
+
+    def _from_cache(self, key: str, svg: Path, png: Path) -> bool:
+        if self.cache is None:
+            return False
+        cached_svg, cached_png = self._paths(key)
+        try:
+            svg_bytes, png_bytes = cached_svg.read_bytes(), cached_png.read_bytes()
+        except OSError:
+            return False
+        svg.write_bytes(svg_bytes)
+        png.write_bytes(png_bytes)
+        return True
+
+    def _store(self, key: str, svg: Path, png: Path) -> None:
+        if self.cache is None:
+            return
+        with contextlib.suppress(OSError):
+            self.cache.mkdir(parents=True, exist_ok=True)
+            cached_svg, cached_png = self._paths(key)
+            for source, target in ((png, cached_png), (svg, cached_svg)):  # the svg last: it marks a complete entry
+                staged = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+                shutil.copyfile(source, staged)
+                os.replace(staged, target)
