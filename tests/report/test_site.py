@@ -21,7 +21,8 @@ from econ.report.pages import SITE, Planned
 from .conftest import AS_OF, GENERATED_ON, SEPARATOR_MODEL, SOURCE_DATE_EPOCH, XSS_MODEL, XSS_PROVIDER, XSS_URL, build_report
 
 PAGE_LIMIT_BYTES = 300_000
-RENDERED = ["fleet.html", "index.html", "prices.html", "sources.html"]
+RENDERED = ["context-pricing.html", "fast-mode.html", "fleet.html", "index.html", "io-cache.html", "prices.html",
+            "serving.html", "sources.html", "training.html", "what-changed.html"]
 
 
 def tree(folder: Path) -> dict[str, str]:
@@ -81,8 +82,13 @@ def test_pages_assets_and_exports_exist(built_report):
     assert [p for p in files if p.endswith(".html")] == RENDERED  # planned pages are not written
     assert [p for p in files if p.endswith(".js")] == ["assets/econ.js", "assets/vega.js"]  # the bundle exactly once
     figures = sorted(p.removesuffix(".svg") for p in files if p.endswith(".svg"))
-    assert figures == ["fleet/cost-breakdown", "fleet/fleet-split", "fleet/frontier", "fleet/frontier-cost", "fleet/margins",
-                       "prices/changes", "prices/first-party-history", "prices/io-ratio", "prices/io-scatter"]
+    assert figures == ["context-pricing/implied-kv", "context-pricing/tier-prices", "fast-mode/fast-batches",
+                       "fast-mode/fast-multiples", "fleet/cost-breakdown", "fleet/fleet-split", "fleet/frontier",
+                       "fleet/frontier-cost", "fleet/margins", "io-cache/cache-hold", "io-cache/io-batch", "io-cache/io-market",
+                       "io-cache/tier-costs", "prices/changes", "prices/first-party-history", "prices/io-ratio",
+                       "prices/io-scatter", "serving/attention-crossover", "serving/balance-drain", "serving/cost-vs-batch",
+                       "serving/latency-vs-batch", "serving/memory-fit", "training/compute-optimal", "training/isoflop",
+                       "training/overtraining", "training/sardana", "training/tornado", "what-changed/changes-over-time"]
     for base in figures:
         assert f"{base}.png" in files and f"{base}.csv" in files
         assert (built_report / f"{base}.svg").read_text().lstrip().startswith("<svg")
@@ -191,14 +197,22 @@ def test_pages_are_small(built_report, page):
     assert (built_report / page).stat().st_size < PAGE_LIMIT_BYTES
 
 
-def test_index_lists_every_page_and_says_why_one_is_missing(built_report):
+def test_index_lists_every_page_and_says_why_one_is_missing(built_report, tmp_path, monkeypatch):
     html = (built_report / "index.html").read_text(encoding="utf-8")
     for entry in SITE:
         title = entry.title if isinstance(entry, Planned) else entry.TITLE
         assert html_escape(title) in html
-    assert "<strong>Fast mode</strong> — not in this report: the page is not part of this version of econ yet; it needs " \
-           "fit_fast_mode (missing)." in html
     assert '<a href="prices.html">Prices</a>' in html and '<a href="sources.html">Sources</a>' in html
+    # every page of this version exists; a planned one is listed with the tables it will need
+    import econ.report.pages as pages
+
+    planned = (*pages.SITE, Planned("future", "Future page", "Not yet.", ("future_table",)))
+    monkeypatch.setattr(pages, "SITE", planned)  # the index reads the registry …
+    monkeypatch.setattr(site, "SITE", planned)  # … and so does the site builder
+    site.build_site(duckdb.connect(), tmp_path / "r", as_of=AS_OF)
+    html = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    assert "<strong>Future page</strong> — not in this report: the page is not part of this version of econ yet; it " \
+           "needs future_table (missing)." in html
 
 
 def test_failed_report_leaves_previous_reports_untouched(report_data, tmp_path, monkeypatch, asset_cache):

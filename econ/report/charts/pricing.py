@@ -20,6 +20,16 @@ ITEM_RANGE = ["#1f5fa8", "#e4892b", "#3b9c5a", "#7a5aa8"]
 BOTH_ENDS = "isValid(datum.{low}) && isValid(datum.{high}) && datum.{low} > 0"  # a range bar needs two ends (log axis)
 
 
+def if_any_interval(frame: pl.DataFrame, low: str, high: str, layer: alt.Chart) -> list[alt.Chart]:
+    """``[layer]`` when some row has both ends of the interval (finite, low > 0), else ``[]``.
+
+    Vega warns about an infinite extent when a layer's filter leaves no row, so a chart whose
+    intervals are all unidentified (an exact fit) leaves the layer out.
+    """
+    ok = frame.filter(pl.col(low).is_finite() & pl.col(high).is_finite() & (pl.col(low) > 0))
+    return [layer] if ok.height else []
+
+
 def tier_prices(frame: pl.DataFrame, *, columns: int = 3) -> alt.FacetChart:
     """Price against prompt length per tiered model (steps) with the fitted line c(L) = a + k·L, one panel per provider.
 
@@ -85,7 +95,9 @@ def implied_kv(frame: pl.DataFrame, guides: pl.DataFrame) -> alt.LayerChart:
     rules = alt.Chart(named("guides")).mark_rule(strokeDash=[4, 4], color="#5b6575").encode(
         x=alt.X("bytes_per_token:Q", title=x_title, scale=LOG),
         tooltip=[alt.Tooltip("label:N", title="Guide"), alt.Tooltip("bytes_per_token:Q", title="Bytes/token", format=",")])
-    chart = alt.layer(rules, scenario, fit, dots).properties(
+    layers = [rules, *if_any_interval(frame, "scenario_low", "scenario_high", scenario),
+              *if_any_interval(frame, "fit_low", "fit_high", fit), dots]
+    chart = alt.layer(*layers).properties(
         title="KV bytes per token implied by long-context prices (thin: scenario interval; thick: fit interval)",
         width=WIDTH - 120, height=max(200, 26 * len(order)))
     return with_datasets(chart, kv=frame, guides=guides)
@@ -119,7 +131,8 @@ def io_batch(frame: pl.DataFrame, guides: pl.DataFrame) -> alt.LayerChart:
         y=alt.Y("batch_over_balance_ratio:Q", title=y_title, scale=LOG),
         tooltip=[alt.Tooltip("label:N", title="Guide"),
                  alt.Tooltip("batch_over_balance_ratio:Q", title="B/B*₀", format=".3~g")])
-    chart = alt.layer(rules, bars, dots).properties(
+    bars = if_any_interval(frame, "batch_over_balance_scenario_low_ratio", "batch_over_balance_scenario_high_ratio", bars)
+    chart = alt.layer(rules, *bars, dots).properties(
         title="The decode batch implied by each output/input price ratio", width=WIDTH, height=HEIGHT)
     return with_datasets(chart, io=frame, guides=guides)
 
@@ -188,7 +201,8 @@ def cache_hold(frame: pl.DataFrame, tiers: pl.DataFrame) -> alt.LayerChart:
         x=alt.X("usd_per_gb_hour:Q", title=x_title, scale=LOG),
         stroke=alt.Stroke("tier:N", title="Memory tier", scale=alt.Scale(domain=TIER_DOMAIN, range=TIER_RANGE)),
         tooltip=tier_tip)
-    chart = alt.layer(rules, bars, dots).properties(
+    bars = if_any_interval(frame, "hold_cost_scenario_low_usd_per_gb_hour", "hold_cost_scenario_high_usd_per_gb_hour", bars)
+    chart = alt.layer(rules, *bars, dots).properties(
         title="Prompt-cache hold prices against memory-tier hold costs", width=WIDTH - 100,
         height=max(200, 18 * len(order)))
     return with_datasets(chart, hold=frame, tiers=tiers)
@@ -276,7 +290,7 @@ def fast_batches(frame: pl.DataFrame) -> alt.LayerChart:
     one = pl.DataFrame({"batch_over_balance_ratio": [1.0], "label": ["B = B*₀"]})
     rule = alt.Chart(named("one")).mark_rule(strokeDash=[4, 4], color="#333").encode(
         x=alt.X("batch_over_balance_ratio:Q", title=x_title, scale=LOG), tooltip=[alt.Tooltip("label:N", title="Guide")])
-    chart = alt.layer(rule, ranges, dots).properties(
+    chart = alt.layer(rule, *if_any_interval(frame, "scenario_low", "scenario_high", ranges), dots).properties(
         title="Batches behind fast mode: baseline and fast, relative to B*0", width=WIDTH - 100,
         height=max(120, 34 * frame["label"].n_unique()))
     return with_datasets(chart, batches=frame, one=one)

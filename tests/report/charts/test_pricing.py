@@ -93,6 +93,13 @@ def test_interval_bars_are_drawn_only_where_both_ends_exist(chart, layer, low, h
     assert bar["encoding"]["x" if "x2" in bar["encoding"] else "y"]["field"] == low
 
 
+def test_a_chart_whose_intervals_are_all_unidentified_draws_no_interval_layer():
+    exact = KV.with_columns(pl.lit(None, pl.Float64).alias("fit_low"), pl.lit(float("inf")).alias("fit_high"))
+    spec = charts.implied_kv(exact, LECTURE).to_dict()
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["rule", "rule", "point"]  # guides, scenario, dots
+    assert "fit_low" not in str([layer.get("transform") for layer in spec["layer"]])
+
+
 def test_implied_kv_keeps_the_fit_and_scenario_intervals_apart_and_shows_true_values():
     spec = charts.implied_kv(KV, LECTURE).to_dict()
     rules, scenario, fit, dots = spec["layer"]

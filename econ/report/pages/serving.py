@@ -1,0 +1,358 @@
+"""Serving page: the decode roofline (latency and cost per token against batch), balance batch and drain time
+by chip, what fits in memory, attention vs weight FLOPs, the sparsity discrepancy and the network ratio.
+
+``serving_curves`` holds every model × chip × format × batch × context (hundreds of thousands of
+rows), so the page charts a default selection chosen in SQL: the lecture's examples
+(DeepSeek-V3, Llama-3.1-70B, gpt-oss-120b) on H100, B200 and GB200, at the scenario's weight
+format and the sweep context nearest the scenario's context; the full tables are downloads.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from econ.report.charts import serving as charts
+from econ.report.figures import Figure
+from econ.report.formulas import cite
+from econ.report.html import Col, details, fmt_interval, fmt_num, table
+from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
+from econ.report.pages.common import nearest_on_log_grid, pick, setting, sig3
+
+NAME = "serving"
+TITLE = "Serving"
+SUMMARY = ("Latency and cost per token against batch, balance batch and drain time by chip, what fits in memory, "
+           "attention vs weight FLOPs, and the sparsity discrepancy.")
+REQUIRES = ("serving_curves", "serving_summary")
+
+PREFERRED_MODELS = ("DeepSeek-V3", "Llama-3.1-70B", "gpt-oss-120b")
+PREFERRED_CHIPS = ("H100", "B200", "GB200")
+DEFAULT_CONTEXT_TOKENS = 8192.0
+SOURCE = ("serving_curves / serving_summary tables of the serving analysis, from the hardware table (vendor "
+          "datasheets) and the models table (config.json of each open model)")
+
+CURVES = """
+select model, chip, context_tokens, replica_chips, batch_seqs, decode_step_time_s, output_usd_per_mtok, decode_bound,
+       case when fits_in_memory then 'fits' else 'does not fit' end as fit
+from serving_curves
+where list_contains(?, model) and list_contains(?, chip) and number_format = ? and context_tokens = ?
+order by model, chip, batch_seqs
+"""
+
+SUMMARY_SQL = """
+select model, chip, number_format, replica_chips, pipeline_stages, critical_batch_ratio, sparsity_param_ratio,
+       balance_batch_seqs, critical_context_tokens, balance_batch_at_8k_seqs, latency_floor_s,
+       max_tokens_per_s_per_sequence, cost_floor_at_8k_usd_per_mtok, cost_floor_at_128k_usd_per_mtok,
+       prefill_cost_floor_usd_per_mtok, max_batch_at_8k_seqs, max_batch_at_128k_seqs, mfu_frac, mbu_frac,
+       usd_per_chip_hour
+from serving_summary
+where list_contains(?, model) and list_contains(?, chip) and number_format = ?
+order by list_position(?, model), list_position(?, chip)
+"""
+
+BALANCE = """
+select chip, model, number_format, balance_batch_seqs, critical_batch_ratio
+from serving_summary
+where list_contains(?, model)
+qualify row_number() over (partition by chip, model
+                           order by (number_format = ?) desc, (number_format = 'bf16') desc, number_format) = 1
+order by chip, model
+"""
+
+DRAIN = """
+select distinct chip, hbm_drain_time_s, hbm_capacity_bytes, hbm_bandwidth_bytes_per_s
+from hardware_derived order by chip
+"""
+
+DENSE_BALANCE = """
+select chip,
+       max(critical_batch_ratio) filter (where number_format = ?) as chosen_ratio,
+       min(critical_batch_ratio) as low_ratio, max(critical_batch_ratio) as high_ratio,
+       string_agg(number_format, ', ' order by bytes_per_weight desc, number_format) as formats
+from hardware_derived where list_contains(?, number_format)
+group by chip order by chip
+"""
+
+MEMORY_FIT = """
+select model, chip, any_value(replica_chips) as replica_chips, context_tokens,
+       max(batch_seqs) filter (where fits_in_memory) as max_batch_seqs
+from serving_curves
+where list_contains(?, model) and list_contains(?, chip) and number_format = ?
+group by model, chip, context_tokens
+order by model, chip, context_tokens
+"""
+
+ATTENTION = """
+select model, attention, crossover_context_tokens, crossover_context_absorbed_mla_tokens,
+       attention_over_weight_flop_at_8k_ratio, attention_over_weight_flop_at_128k_ratio,
+       attention_over_weight_flop_at_1m_ratio, kv_over_attention_time_ratio, chip
+from attention_crossover order by crossover_context_tokens, model
+"""
+
+NETWORK = """
+select model, chip, num_routed_experts, experts_per_token, expert_parallel_chips, distinct_chips_per_token,
+       scale_up_over_out_bandwidth_ratio, time_ratio_one_layer_ratio, time_ratio_one_layer_lecture_k_ratio,
+       min_layers_per_stage, max_pipeline_stages
+from network_ratios
+where list_contains(?, model) and list_contains(?, chip)
+order by model, chip
+"""
+
+
+class Selection:
+    """What the roofline charts show: models, chips, number format and context (chosen from the tables)."""
+
+    def __init__(self, ctx: SiteContext):
+        models = [r[0] for r in ctx.con.sql("select distinct model from serving_summary").fetchall()]
+        chips = [r[0] for r in ctx.con.sql("select distinct chip from serving_summary").fetchall()]
+        self.models = pick(models, PREFERRED_MODELS, 3)
+        self.chips = pick(chips, PREFERRED_CHIPS, 3)
+        formats = {r[0] for r in ctx.con.sql(
+            "select number_format from serving_summary where list_contains(?, model) and list_contains(?, chip) "
+            "group by number_format having count(*) = ?", params=[self.models, self.chips,
+                                                                  len(self.models) * len(self.chips)]).fetchall()}
+        wanted = setting(ctx, "weight_format")[1]
+        self.scenario_format = wanted or "bf16"
+        self.number_format = wanted if wanted in formats else ("bf16" if "bf16" in formats else min(formats, default="bf16"))
+        self.scenario_context = setting(ctx, "context_tokens")[0]
+        grid = [r[0] for r in ctx.con.sql("select distinct context_tokens from serving_curves").fetchall()]
+        self.context_tokens = nearest_on_log_grid(grid, self.scenario_context, DEFAULT_CONTEXT_TOKENS)
+
+    def describe(self) -> str:
+        context = f"{fmt_num(int(self.context_tokens))} tokens of context"
+        if self.scenario_context:
+            context += f" (the sweep's grid point nearest scenario context {fmt_num(self.scenario_context)})"
+        fmt = self.number_format + ("" if self.number_format == self.scenario_format
+                                    else f" (the scenario's {self.scenario_format} is not available for every chip)")
+        return f"{', '.join(self.models)} on {', '.join(self.chips)}, {fmt} weights and math, {context}"
+
+
+def render(ctx: SiteContext) -> PageContent:
+    sel = Selection(ctx)
+    summary = ctx.query(SUMMARY_SQL, [sel.models, sel.chips, sel.number_format, sel.models, sel.chips])
+    sections = [_roofline(ctx, sel, summary), _by_chip(ctx, sel), _memory(ctx, sel)]
+    if ctx.has("attention_crossover"):
+        sections.append(_attention(ctx, sel))
+    if ctx.has("serving_sparsity"):
+        sections.append(_sparsity(ctx))
+    if ctx.has("network_ratios"):
+        sections.append(_network(ctx, sel))
+    headlines = [h for h in [_balance_headline(ctx, sel)] if h is not None]
+    return PageContent(
+        title=TITLE,
+        lead=("What one decode step costs in time and money on real chips, from the roofline of lecture section a: "
+              "a step takes the longer of its compute time and its memory time (weights plus KV cache), every "
+              "sequence in the batch gets one token per step, and the chips are paid for by the second. "
+              f"Charts show {sel.describe()}; the full sweep is a download."),
+        sections=sections,
+        headlines=headlines,
+    )
+
+
+def _assumptions(summary: pl.DataFrame) -> str:
+    if summary.is_empty():
+        return ""
+    row = summary.row(0, named=True)
+    return (f"at {fmt_num(row['usd_per_chip_hour'])} USD/chip-hour, mfu {fmt_num(row['mfu_frac'])}, "
+            f"mbu {fmt_num(row['mbu_frac'])}")
+
+
+def _roofline(ctx: SiteContext, sel: Selection, summary: pl.DataFrame) -> Section:
+    curves = ctx.query(CURVES, [sel.models, sel.chips, sel.number_format, int(sel.context_tokens)])
+    marks = summary.select("model", "chip", "balance_batch_seqs", "latency_floor_s")
+    blocks = []
+    if curves.is_empty():
+        blocks.append(note("The serving sweep holds no rows for this selection.", kind="pending"))
+    else:
+        assumptions = _assumptions(summary)
+        compute = curves.filter(pl.col("decode_bound") == "compute").height
+        regime = ("Squares: compute-bound steps; circles: memory-bound; faded points need more HBM than the replica "
+                  "has (weights + KV of the whole batch). " + (
+                      f"{compute} of the {curves.height} charted steps are compute-bound."
+                      if compute else
+                      "Every charted step is memory-bound: the context exceeds each model's critical context L* "
+                      "(table below), so the KV read grows with the batch as fast as the compute and the step never "
+                      "turns compute-bound (lecture b.3); B*₀ marks where it would with weights alone."))
+        for metric, slug, caption, formula in (
+            ("latency", "latency-vs-batch",
+             "Time of one decode step (each sequence gets one token per step) against batch, on each chip's "
+             f"smallest replica that holds the weights, {assumptions}. Dashed vertical lines: the balance batch "
+             "B*₀ where weight-read time equals compute time; dotted horizontal lines: the latency floor, one read "
+             f"of the weights, which no batch beats. {regime}",
+             f"{cite('step_time')}; {cite('latency_floor')}; {cite('balance_batch')}"),
+            ("cost", "cost-vs-batch",
+             f"Decode cost per output token against batch, {assumptions}: the chip-seconds of a step shared by "
+             f"the batch. Dashed lines: B*₀; past it the cost flattens to the compute (or KV) floor. {regime}",
+             f"{cite('cost_per_token')}; {cite('cost_floor')}; {cite('balance_batch')}"),
+        ):
+            blocks.append(Figure(slug, charts.roofline_panels(curves, marks, metric=metric, models=sel.models,
+                                                              chips=sel.chips),
+                                 curves, caption=caption, formula=formula, source=SOURCE + "; scenario assumptions"))
+    blocks.append(table(summary, [
+        Col("model", "Model"), Col("chip", "Chip"), Col("replica_chips", "Chips per replica", "num"),
+        Col("pipeline_stages", "Pipeline stages", "num"),
+        Col("critical_batch_ratio", "R (ratio)", "num", fmt=sig3),
+        Col("sparsity_param_ratio", "N_tot/N_act (ratio)", "num", fmt=sig3),
+        Col("balance_batch_seqs", "B*₀ (sequences)", "num", fmt=sig3),
+        Col("critical_context_tokens", "L* (tokens)", "num", fmt=sig3),
+        Col("balance_batch_at_8k_seqs", "B* at 8k context (sequences)", "num", fmt=sig3),
+        Col("latency_floor_s", "Latency floor (s)", "num", fmt=sig3),
+        Col("max_tokens_per_s_per_sequence", "Fastest stream (tokens/s)", "num", fmt=sig3),
+        Col("cost_floor_at_8k_usd_per_mtok", "Output cost floor at 8k (USD/MTok)", "num", fmt=sig3),
+        Col("cost_floor_at_128k_usd_per_mtok", "Output cost floor at 128k (USD/MTok)", "num", fmt=sig3),
+        Col("prefill_cost_floor_usd_per_mtok", "Input cost floor (USD/MTok)", "num", fmt=sig3),
+        Col("max_batch_at_8k_seqs", "Largest batch at 8k (sequences)", "num"),
+        Col("max_batch_at_128k_seqs", "Largest batch at 128k (sequences)", "num"),
+    ], caption="The charted models and chips: balance batch, critical context, floors and what fits "
+               f"({sel.number_format}; B*(L) = B*₀/(1 − L/L*) is blank where L ≥ L*, memory-bound at every batch)",
+        id="serving-summary"))
+    blocks.append(Download("serving-summary-all", ctx.query(
+        "select * from serving_summary order by model, chip, number_format"),
+        "Every model × chip × format: balance batch, floors, what fits"))
+    return Section("Latency and cost against batch", blocks,
+                   intro="Below B*₀ the step is memory-bound and adding sequences is nearly free; above it the "
+                         "step grows with the batch and the cost per token stops falling.")
+
+
+def _by_chip(ctx: SiteContext, sel: Selection) -> Section:
+    balance = ctx.query(BALANCE, [sel.models, sel.number_format])
+    drain = ctx.query(DRAIN) if ctx.has("hardware_derived") else pl.DataFrame()
+    blocks = []
+    if balance.height and drain.height:
+        blocks.append(Figure(
+            "balance-drain", charts.balance_and_drain(balance, drain, models=sel.models), balance,
+            caption=f"Left: the balance batch of each charted model on every chip ({sel.number_format} where the "
+                    "chip supports it, else bf16; R is nearly the same for every format when weights are stored "
+                    "at the math's precision). A dense model's B*₀ is R; a mixture of experts multiplies it by its "
+                    "sparsity N_tot/N_act. Right: how long one chip takes to read its whole HBM, the lecture's "
+                    "~20 ms step time.",
+            formula=f"{cite('balance_batch')}; {cite('critical_batch')}; {cite('drain_time')}",
+            source=SOURCE + "; drain times from the hardware_derived view"))
+        blocks.append(Download("drain-times", drain, "HBM capacity, bandwidth and drain time per chip"))
+    else:
+        blocks.append(note("No hardware_derived view or serving rows for the charted models.", kind="pending"))
+    return Section("Balance batch and drain time by chip", blocks)
+
+
+def _memory(ctx: SiteContext, sel: Selection) -> Section:
+    frame = ctx.query(MEMORY_FIT, [sel.models, sel.chips, sel.number_format])
+    blocks = []
+    if frame.height and frame["max_batch_seqs"].is_not_null().any():
+        blocks.append(Figure(
+            "memory-fit", charts.memory_fit(frame, models=sel.models, context_tokens=sel.scenario_context), frame,
+            caption="The largest batch on the sweep's power-of-two grid whose weights plus KV cache fit the replica's "
+                    f"HBM ({sel.number_format} weights, KV at the scenario's cache format), against context. "
+                    "Lines end where not even one sequence fits; compare with B*₀ above to see whether the "
+                    "balance batch can be held at all.",
+            formula=f"{cite('memory_per_gpu')}; fits ⇔ N_tot·b_w + B·L·b_kv ≤ G·C_HBM",
+            source=SOURCE))
+    else:
+        blocks.append(note("No batch fits in memory for the charted selection.", kind="pending"))
+    return Section("What fits in memory against context", blocks)
+
+
+def _attention(ctx: SiteContext, sel: Selection) -> Section:
+    frame = ctx.query(ATTENTION)
+    finite = frame.filter(pl.col("crossover_context_tokens").is_finite())
+    never = frame.filter(~pl.col("crossover_context_tokens").is_finite())["model"].to_list()
+    blocks = []
+    if finite.height:
+        left_out = f" Not shown (attention never overtakes, or the layout is unknown): {', '.join(never)}." if never else ""
+        blocks.append(Figure(
+            "attention-crossover", charts.attention_crossover(finite, context_tokens=sel.scenario_context), finite,
+            caption="Context length at which a decode token's attention FLOPs equal its weight FLOPs 2·N_act, per "
+                    "model (sliding-window layers counted up to their window; linear-attention layers not counted). "
+                    "Black ticks: the same for MLA computed in the latent space, as decode kernels do."
+                    f"{left_out}",
+            formula=cite("attention_flops"),
+            source="attention_crossover table of the serving analysis, from the models table (config.json)"))
+    blocks.append(details(f"Attention over weight FLOPs at 8k, 128k and 1M context, every model ({frame.height})", table(
+        frame, [Col("model", "Model"), Col("attention", "Attention"),
+                Col("crossover_context_tokens", "Crossover (tokens)", "num", fmt=sig3),
+                Col("attention_over_weight_flop_at_8k_ratio", "At 8k (ratio)", "num", fmt=sig3),
+                Col("attention_over_weight_flop_at_128k_ratio", "At 128k (ratio)", "num", fmt=sig3),
+                Col("attention_over_weight_flop_at_1m_ratio", "At 1M (ratio)", "num", fmt=sig3),
+                Col("kv_over_attention_time_ratio", "KV read / attention compute time (ratio)", "num", fmt=sig3),
+                Col("chip", "On chip")],
+        caption="Attention FLOPs over weight FLOPs per decode token; the last column compares reading a context "
+                "token's KV with computing its attention (lecture h.2: memory, not compute, limits context)",
+        id="attention")))
+    return Section("Attention vs weight FLOPs", blocks)
+
+
+def _sparsity(ctx: SiteContext) -> Section:
+    frame = ctx.query("select * from serving_sparsity order by lecture_sparsity_ratio is null, model")
+    return Section("Sparsity: parameters, experts, and the lecture's figure", [
+        table(frame, [
+            Col("model", "Model"),
+            Col("sparsity_param_ratio", "N_tot/N_act (ratio)", "num", fmt=sig3),
+            Col("sparsity_expert_ratio", "Experts E/k (ratio)", "num", fmt=sig3),
+            Col("lecture_sparsity_ratio", "Lecture's figure (ratio)", "num", fmt=sig3),
+            Col("balance_batch_param_r300_seqs", "300 × N_tot/N_act (sequences)", "num", fmt=sig3),
+            Col("balance_batch_expert_r300_seqs", "300 × E/k (sequences)", "num", fmt=sig3),
+            Col("balance_batch_lecture_r300_seqs", "300 × lecture's (sequences)", "num", fmt=sig3),
+        ], caption="“Optimal batch ≈ 300 × sparsity” depends on which sparsity: DeepSeek-V3 is 671/37 ≈ 18 by "
+                   "parameters (what the derivation uses), 256/8 = 32 by routed experts, and 8 as said in the "
+                   "lecture (“32 out of 256”), so B*₀ is 5,400, 9,600 or 2,400", id="sparsity"),
+    ], intro=f"{cite('sparsity')}.")
+
+
+def _network(ctx: SiteContext, sel: Selection) -> Section:
+    frame = ctx.query(NETWORK, [sel.models, sel.chips])
+    blocks = []
+    if frame.height:
+        blocks.append(table(frame, [
+            Col("model", "Model"), Col("chip", "Chip"),
+            Col("num_routed_experts", "Experts E", "num"), Col("experts_per_token", "Per token k", "num"),
+            Col("expert_parallel_chips", "E_p (chips)", "num", fmt=sig3),
+            Col("distinct_chips_per_token", "k_GPU (chips)", "num", fmt=sig3),
+            Col("scale_up_over_out_bandwidth_ratio", "W_up/W_out (ratio)", "num", fmt=sig3),
+            Col("time_ratio_one_layer_ratio", "t_up/t_out, 1 layer (ratio)", "num", fmt=sig3),
+            Col("time_ratio_one_layer_lecture_k_ratio", "Same with k (ratio)", "num", fmt=sig3),
+            Col("min_layers_per_stage", "Min MoE layers per stage", "num", fmt=sig3),
+            Col("max_pipeline_stages", "Max pipeline stages", "num", fmt=sig3),
+        ], caption="Charted mixtures of experts on the charted chips: scale-out is not the bottleneck while "
+                   "t_up/t_out ≥ 1", id="network"))
+    else:
+        blocks.append(note("None of the charted models is a mixture of experts on the charted chips.", kind="pending"))
+    blocks.append(Download("network-ratios", ctx.query("select * from network_ratios order by model, chip"),
+                           "Every mixture of experts × chip"))
+    return Section("Scale-up vs scale-out at a pipeline boundary", blocks, intro=f"{cite('scale_up_out')}.")
+
+
+def _balance_headline(ctx: SiteContext, sel: Selection) -> Headline | None:
+    if not ctx.has("hardware_derived"):
+        return None
+    formats = [r[0] for r in ctx.con.sql("select distinct number_format from hardware_derived").fetchall()]
+    wanted = [sel.scenario_format, *[a.strip() for a in (_alternatives(ctx) or "").split("|") if a.strip()]]
+    formats = [f for f in dict.fromkeys(wanted) if f in formats] or ["bf16"]
+    dense = ctx.query(DENSE_BALANCE, [sel.scenario_format, formats])
+    moe = [m for m in sel.models if m in set(ctx.query(
+        "select model from serving_summary where sparsity_param_ratio > 1.5 group by model")["model"].to_list())]
+    per_chip = ctx.query(BALANCE, [moe, sel.scenario_format]) if moe else pl.DataFrame()
+    rows = []
+    for r in dense.iter_rows(named=True):
+        notes = [f"{m['model']} {fmt_num(m['balance_batch_seqs'], sig=3)}"
+                 for m in per_chip.iter_rows(named=True) if m["chip"] == r["chip"]] if per_chip.height else []
+        value = r["chosen_ratio"] if r["chosen_ratio"] is not None else r["high_ratio"]
+        prefix = "" if r["chosen_ratio"] is not None else f"no {sel.scenario_format}; "
+        rows.append(HeadlineRow(subject=r["chip"], value=fmt_num(value, sig=3),
+                                interval=fmt_interval(r["low_ratio"], r["high_ratio"]),
+                                note=prefix + (f"MoE: {', '.join(notes)}" if notes else f"formats {r['formats']}")))
+    if not rows:
+        return None
+    return Headline(
+        "balance_batch", f"Balance batch B*₀ per chip (dense model, {sel.scenario_format} weights; MoE in the note)",
+        "sequences per step", tuple(rows),
+        interval_kind=f"range over the weight formats {', '.join(formats)}; the value is at scenario "
+                      f"{ctx.scenario}'s {sel.scenario_format}. A mixture of experts multiplies it by N_tot/N_act "
+                      "(the note gives the charted ones)",
+        formula=f"{cite('balance_batch')}; {cite('critical_batch')}",
+        source="hardware_derived view (vendor datasheets) and serving_summary table", page=NAME)
+
+
+def _alternatives(ctx: SiteContext) -> str | None:
+    if not ctx.has("scenarios"):
+        return None
+    rows = ctx.con.sql("select alternatives from scenarios where scenario in ('base', ?) and name = 'weight_format' "
+                       "order by (scenario = ?) desc limit 1", params=[ctx.scenario, ctx.scenario]).fetchall()
+    return rows[0][0] if rows else None

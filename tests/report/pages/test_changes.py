@@ -1,0 +1,75 @@
+"""What-changed page: the same changes as a direct comparison of the two LiteLLM snapshot files, issue 7's
+gemini-2.5-pro example, and a chart of every change over time."""
+
+from __future__ import annotations
+
+import csv
+
+import polars as pl
+import pytest
+
+from ..html_tables import read_tables
+from ..price_maps import LITELLM_NEW, LITELLM_OLD
+from ..specs import by, figure_text, number
+
+KEY = ("provider", "model", "variant", "tier_min_prompt_tokens")
+COMPONENTS = ("input_usd_per_mtok", "output_usd_per_mtok", "cache_read_usd_per_mtok", "cache_write_5m_usd_per_mtok",
+              "cache_write_1h_usd_per_mtok", "cache_storage_usd_per_mtok_hour", "max_input_tokens", "speed_ratio")
+
+
+def snapshot(data_dir, when) -> dict[tuple, dict]:
+    with (data_dir / "snapshots" / f"litellm_{when.isoformat()}.csv").open(encoding="utf-8", newline="") as f:
+        return {tuple(r[k] for k in KEY): r for r in csv.DictReader(f)}
+
+
+def value(row: dict, component: str):
+    return float(row[component]) if row.get(component) not in (None, "") else None
+
+
+def expected_changes(data_dir) -> set[tuple]:
+    old, new = snapshot(data_dir, LITELLM_OLD[1]), snapshot(data_dir, LITELLM_NEW[1])
+    return {(*key[:3], int(key[3]), c.replace("_usd_per_mtok", "")) for key in old.keys() & new.keys()
+            for c in COMPONENTS if value(old[key], c) != value(new[key], c)}
+
+
+def test_changed_components_are_exactly_those_of_a_direct_comparison_of_the_snapshots(built_report, report_data):
+    changed = pl.read_csv(built_report / "what-changed" / "changed-components.csv", infer_schema_length=None)
+    litellm = changed.filter(pl.col("source") == "litellm")
+    got = set(litellm.select(*KEY, "component").iter_rows())
+    expected = expected_changes(report_data)
+    assert got == expected and len(expected) > 100  # unchanged models do not appear; every change does
+
+
+def test_gemini_25_pro_cache_read_cut_is_listed_with_old_new_and_percent(built_report):
+    """Issue 7: gemini-2.5-pro's cache read price went from 0.3125 to 0.125 USD/MTok between the two maps."""
+    changed = pl.read_csv(built_report / "what-changed" / "changed-components.csv", infer_schema_length=None)
+    cut = changed.filter((pl.col("model") == "gemini/gemini-2.5-pro") & (pl.col("component") == "cache_read")
+                         & (pl.col("tier_min_prompt_tokens") == 0))
+    assert cut.select("old_value", "new_value").row(0) == (0.3125, 0.125)
+    assert cut["change_frac"][0] == pytest.approx(-0.6)
+    largest = read_tables(built_report / "what-changed.html")["changed-imported"]
+    assert len(largest) == 60 and all(r["Change (%)"] or r["Old"] == "" for r in largest)
+
+
+def test_summary_counts_added_and_removed_models_like_the_snapshot_files(built_report, report_data):
+    old, new = snapshot(report_data, LITELLM_OLD[1]), snapshot(report_data, LITELLM_NEW[1])
+    added = {k[:2] for k in new.keys() - old.keys()}
+    removed = {k[:2] for k in old.keys() - new.keys()}
+    row = by(read_tables(built_report / "what-changed.html")["diff-summary"], "Source")["litellm"]
+    assert (number(row["Models added"]), number(row["Models removed"])) == (len(added), len(removed))
+    assert number(row["Components changed"]) == len(expected_changes(report_data))
+
+
+def test_the_page_says_what_the_changes_imply_or_why_it_cannot(built_report):
+    html = (built_report / "what-changed.html").read_text(encoding="utf-8")
+    assert 'id="what-the-changes-imply"' in html
+    assert ('id="inferred-counts"' in html) or ("No inferred quantity moved" in html)
+
+
+def test_changes_over_time_chart_holds_every_change_as_new_over_old(built_report):
+    data = pl.read_csv(built_report / "what-changed" / "changes-over-time.csv", infer_schema_length=None)
+    assert (data["new_over_old_ratio"] - data["new_usd_per_mtok"] / data["old_usd_per_mtok"]).abs().max() < 1e-12
+    cut = data.filter((pl.col("model") == "gemini/gemini-2.5-pro") & (pl.col("component") == "cache read")
+                      & (pl.col("tier_min_prompt_tokens") == 0))
+    assert cut.select("from_date", "new_over_old_ratio").row(0) == ("2026-11-20", pytest.approx(0.4))
+    assert "Formula:" in figure_text(built_report / "what-changed.html", "changes-over-time")
