@@ -31,8 +31,7 @@ def isoflop(points: pl.DataFrame, curves: pl.DataFrame, optimum: pl.DataFrame, *
     color = alt.Color("budget_label:O", title="Budget C (FLOP)", sort=budgets,
                       scale=alt.Scale(scheme="viridis"))
     x = alt.X("params:Q", title=axis_title("Model size N", "parameters"), scale=LOG, axis=alt.Axis(format="~s"))
-    y = alt.Y("loss_nats_per_token:Q", title=axis_title("Final training loss", "nats/token"),
-              scale=alt.Scale(type="log"))
+    y = alt.Y("loss_nats_per_token:Q", title=axis_title("Final training loss", "nats/token"), scale=alt.Scale(zero=False))
     lines = alt.Chart(named("curves")).mark_line(strokeWidth=1.3, opacity=0.8).encode(
         x=x, y=y, color=color, detail="budget_label:O",
         tooltip=[alt.Tooltip("budget_label:O", title="Budget (FLOP)"),

@@ -2,8 +2,8 @@
 
 Headline figures come from the pages that were rendered (a page returns them with its
 content); a headline a planned page will supply is listed as pending, naming the tables
-it needs. Until the Serving page exists, the balance batch is shown for a dense model
-(B*₀ = R) from the ``hardware_derived`` view.
+it needs. When the Serving page is skipped (its tables are missing), the balance batch is
+still shown for a dense model (B*₀ = R) from the ``hardware_derived`` view.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ SUMMARY = ("Chinchilla refit, compute-optimal size, over-training factors by mod
 REQUIRES = ("scaling_law_fits", "token_balance", "overtraining", "token_balance_sensitivity")
 
 TORNADO_QUANTITY = "overtraining_ratio"
+MIN_TOKENS_PER_PARAM = 1.0  # the Sardana chart's floor (the equal-cost heuristic dives far below at low demand)
 SHOWN_LAWS = ("besiroglu_2024", "hoffmann_2022")  # published laws drawn next to the refit
 
 LAW = """
@@ -213,17 +214,22 @@ def _overtraining(ctx: SiteContext) -> Section:
 
 def _sardana(ctx: SiteContext, law: str) -> Section:
     frame = ctx.query(SARDANA, [law])
-    grid = frame.filter(pl.col("demand_source") == "grid")
+    shown = pl.col("tokens_per_param_ratio") >= MIN_TOKENS_PER_PARAM
+    grid = frame.filter((pl.col("demand_source") == "grid") & shown)
+    below = frame.filter((pl.col("demand_source") == "grid") & ~shown).height
     at_scenario = frame.filter(pl.col("demand_source") == "scenario")
     blocks = []
     if grid.height:
         refs = grid.sort("reference_params")["reference_label"].unique(maintain_order=True).to_list()
         blocks.append(Figure(
-            "sardana", charts.sardana(grid, at_scenario, references=refs), grid,
+            "sardana", charts.sardana(grid, at_scenario.filter(shown), references=refs), grid,
             caption=f"Training tokens per parameter that reach a target loss at least lifetime cost as inference "
                     f"demand grows, under {law}: Sardana et al.'s optimum (blue) and the lecture's heuristic of making "
                     "training and inference cost the same (orange); solid lines count FLOPs, dashed lines weigh "
-                    "inference FLOPs by the decode efficiency. Black marks: the scenario's demand.",
+                    "inference FLOPs by the decode efficiency. Black marks: the scenario's demand."
+                    + (f" {below} grid points below {MIN_TOKENS_PER_PARAM:g} token per parameter (the heuristic at "
+                       "low demand, where it trains a huge model on almost no data) are left off the chart; they "
+                       "are in the download below." if below else ""),
             formula=f"{cite('sardana')}; {cite('equal_cost')}",
             source="sardana_optimum table of the training analysis (scenario inference demand from token_balance)"))
     if at_scenario.height:
