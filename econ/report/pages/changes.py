@@ -16,13 +16,13 @@ from econ.report.charts import changes as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, Markup, details, fmt_num, table, tag
 from econ.report.page import Download, PageContent, Section, SiteContext, note
-from econ.report.pages.common import pct
+from econ.report.pages.common import guarded, pct
 
 NAME = "what-changed"
 TITLE = "What changed"
 SUMMARY = ("Price changes between the two newest snapshots (what econ diff prints), what they imply, and every price "
            "change over time.")
-REQUIRES = ("price_history", "price_snapshots")
+REQUIRES = ("price_history",)  # with no snapshot (or one) the page says there is nothing to compare yet
 
 LARGEST_IMPORTED = 60  # imported-map changes shown on the page (largest |change| first); the rest are in the CSV
 INFERRED_TABLE = "inferred_changes"  # what the price changes imply (written by the changes analysis)
@@ -120,14 +120,17 @@ CHANGE_COLS = [
 
 
 def render(ctx: SiteContext) -> PageContent:
-    dates = ctx.query("select distinct snapshot_date from price_snapshots order by 1")["snapshot_date"].to_list()
+    dates = (ctx.query("select distinct snapshot_date from price_snapshots order by 1")["snapshot_date"].to_list()
+             if ctx.has("price_snapshots") else [])
     has_changes = ctx.has("price_changes") and bool(ctx.scalar("select exists (select 1 from price_changes)"))
     span = ctx.query("select min(from_date) as from_date, max(to_date) as to_date from price_changes") if has_changes else None
     if span is not None and span["from_date"][0] is not None:
         compared = f"between {span['from_date'][0].isoformat()} and {span['to_date'][0].isoformat()}"
     else:
         compared = "between the two newest snapshots"
-    sections = [_diff(ctx, has_changes, dates, compared), _inferred(ctx), _over_time(ctx)]
+    sections = [guarded("Between the two newest snapshots", lambda: _diff(ctx, has_changes, dates, compared)),
+                guarded("What the changes imply", lambda: _inferred(ctx)),
+                guarded("Price changes over time", lambda: _over_time(ctx))]
     return PageContent(
         title=TITLE,
         lead=(f"What changed in API prices {compared} (the two newest snapshot dates; the same as econ diff with no "

@@ -8,10 +8,16 @@ selection when a table holds more than a chart can show, and format values for t
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
+
+import duckdb
+import polars as pl
 
 from econ.report.html import fmt_interval, fmt_num
-from econ.report.page import SiteContext
+from econ.report.page import Headline, Section, SiteContext, note
+
+UNDRAWABLE = "cannot be drawn from this database"
+SCHEMA_ERRORS = (duckdb.BinderException, duckdb.CatalogException, pl.exceptions.ColumnNotFoundError)
 
 SETTING = """
 select value, text from scenarios where scenario in ('base', ?) and name = ?
@@ -61,3 +67,32 @@ def finite_interval(low: Any, high: Any, *, sig: int = 3) -> str:
 
 def sig3(value: Any) -> str:
     return fmt_num(value, sig=3)
+
+
+def guarded(heading: str, build: Callable[[], Section]) -> Section:
+    """``build()``, or a section that says why it cannot be drawn when a table lacks a column it reads.
+
+    An analysis writes the columns its data gives (no pooled fit, no market regression on a small
+    data set), so a page section reading one that is absent explains itself instead of failing
+    the whole build. Only schema errors are caught; any other error still fails the report.
+    """
+    try:
+        return build()
+    except SCHEMA_ERRORS as e:
+        what = str(e).strip().splitlines()[0]
+        return Section(heading, [note(f"This section {UNDRAWABLE}: {what}. The analysis that writes it produced no such "
+                                      "column or table for this data.", kind="pending")])
+
+
+def guarded_headline(build: Callable[[], Headline | None]) -> list[Headline]:
+    """``[build()]``, or no headline when its table lacks a column (the index then shows the headline as pending)."""
+    try:
+        headline = build()
+    except SCHEMA_ERRORS:
+        return []
+    return [headline] if headline is not None else []
+
+
+def ensure_columns(frame: pl.DataFrame, names: Iterable[str]) -> pl.DataFrame:
+    """``frame`` with every column of ``names`` (absent ones as nulls), for tables of optional columns."""
+    return frame.with_columns(pl.lit(None).alias(n) for n in names if n not in frame.columns)

@@ -16,7 +16,7 @@ from econ.report.figures import Figure
 from econ.report.formulas import cite
 from econ.report.html import Col, details, fmt_interval, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
-from econ.report.pages.common import finite_interval, sig3
+from econ.report.pages.common import ensure_columns, finite_interval, guarded, guarded_headline, sig3
 
 NAME = "context-pricing"
 TITLE = "Context pricing"
@@ -102,13 +102,12 @@ order by label, reading
 """
 
 POOLED = """
-select price_source, price_provider as provider, pool_model_count, pool_plausible, pool_spread_ratio,
-       uplift_per_mtok_context_frac, uplift_fit_low_per_mtok_context_frac, uplift_fit_high_per_mtok_context_frac,
-       status, pool_models
-from fit_context_tiers
+select *, price_provider as provider from fit_context_tiers
 where pooled and default_rule and component = 'input'
 order by provider, price_source
 """
+POOL_COLUMNS = ("pool_model_count", "pool_plausible", "pool_spread_ratio", "uplift_per_mtok_context_frac",
+                "uplift_fit_low_per_mtok_context_frac", "uplift_fit_high_per_mtok_context_frac", "status", "pool_models")
 
 ASSUMPTIONS = """
 select chip, number_format, kv_cache_format, usd_per_chip_hour, gross_margin_frac, decode_mbu_frac,
@@ -129,15 +128,20 @@ group by provider order by provider
 
 
 def render(ctx: SiteContext) -> PageContent:
-    assumptions = ctx.query(ASSUMPTIONS)
-    sections = [_tiers(ctx, assumptions), _kv(ctx, assumptions), _pooled(ctx)]
+    try:
+        assumptions = ctx.query(ASSUMPTIONS)
+    except Exception:  # noqa: BLE001 - only the captions use it
+        assumptions = pl.DataFrame()
+    sections = [guarded("Prices against context, with the fitted cost line", lambda: _tiers(ctx, assumptions)),
+                guarded("Implied KV bytes per token", lambda: _kv(ctx, assumptions)),
+                guarded("One slope per provider", lambda: _pooled(ctx))]
     return PageContent(
         title=TITLE,
         lead=("Providers charge more per token once a prompt passes a threshold. Read backwards (lecture f.1), the "
               "extra price per token of context is the cost of holding and reading its KV cache, so the schedule "
               "implies the KV bytes per token of a closed model — which the open models let us check."),
         sections=sections,
-        headlines=[h for h in [_headline(ctx)] if h is not None],
+        headlines=guarded_headline(lambda: _headline(ctx)),
     )
 
 
@@ -217,7 +221,7 @@ def _kv(ctx: SiteContext, assumptions: pl.DataFrame) -> Section:
 
 
 def _pooled(ctx: SiteContext) -> Section:
-    pooled = ctx.query(POOLED)
+    pooled = ensure_columns(ctx.query(POOLED), POOL_COLUMNS)  # pool columns exist only when some provider pools
     if pooled.is_empty():
         return Section("One slope per provider", [note("No provider has enough tiered schedules to pool.", kind="pending")])
     return Section("One slope per provider", [details(f"Pooled relative slopes ({pooled.height} providers)", table(pooled, [

@@ -14,7 +14,7 @@ from econ.report.figures import Figure
 from econ.report.formulas import cite
 from econ.report.html import Col, fmt_num, table
 from econ.report.page import Download, PageContent, Section, SiteContext, note
-from econ.report.pages.common import finite_interval, sig3
+from econ.report.pages.common import finite_interval, guarded, sig3
 
 NAME = "fast-mode"
 TITLE = "Fast mode"
@@ -52,13 +52,22 @@ order by label, batch
 
 
 def render(ctx: SiteContext) -> PageContent:
-    frame = ctx.query(FAST)
+    frame = pl.DataFrame()
+
+    def multiples() -> Section:
+        nonlocal frame
+        frame = ctx.query(FAST)
+        return _multiples(ctx, frame)
+
+    sections = [guarded("Price multiple × speed multiple", multiples)]
+    sections.append(guarded("The batches behind fast mode", lambda: _batches(ctx, frame)) if frame.height else
+                    Section("The batches behind fast mode", [note("No fast variant to read.", kind="pending")]))
     return PageContent(
         title=TITLE,
         lead=("Some providers sell the same model faster at a higher price. The lecture's identity (a.5): on the same "
               "replica, price multiple × speed multiple = how many times smaller the fast batch is; the roofline "
               "then says where both batches sit relative to the balance batch B*₀."),
-        sections=[_multiples(ctx, frame), _batches(ctx, frame)],
+        sections=sections,
     )
 
 

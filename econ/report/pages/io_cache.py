@@ -11,7 +11,7 @@ from econ.report.figures import Figure
 from econ.report.formulas import cite
 from econ.report.html import Col, details, fmt_interval, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
-from econ.report.pages.common import finite_interval, pick, sig3
+from econ.report.pages.common import ensure_columns, finite_interval, guarded, guarded_headline, pick, sig3
 
 NAME = "io-cache"
 TITLE = "Input/output & cache"
@@ -98,10 +98,10 @@ from memory_tier_costs where model = ? order by mechanism, device, hold_time_s
 
 
 def render(ctx: SiteContext) -> PageContent:
-    sections = [_io(ctx)]
+    sections = [guarded("Output vs input price and the decode batch", lambda: _io(ctx))]
     if ctx.has("fit_io_market"):
-        sections.append(_market(ctx))
-    sections.append(_cache(ctx))
+        sections.append(guarded("The open-weight market regression", lambda: _market(ctx)))
+    sections.append(guarded("Prompt-cache prices and memory tiers", lambda: _cache(ctx)))
     return PageContent(
         title=TITLE,
         lead=("Two more readings of the price list. Output tokens cost more than input tokens because decode is "
@@ -109,7 +109,7 @@ def render(ctx: SiteContext) -> PageContent:
               "the provider runs. Prompt-cache prices say how long a provider can afford to keep a prompt's KV "
               "cache, and so which memory tier it sits in (section g)."),
         sections=sections,
-        headlines=[h for h in [_headline(ctx)] if h is not None],
+        headlines=guarded_headline(lambda: _headline(ctx)),
     )
 
 
@@ -161,7 +161,9 @@ def _io(ctx: SiteContext) -> Section:
 
 
 def _market(ctx: SiteContext) -> Section:
-    estimates = ctx.query("select * from fit_io_market order by quantity")
+    estimates = ensure_columns(ctx.query("select * from fit_io_market order by quantity"), (
+        "unit", "estimate", "fit_low", "fit_high", "scenario_low", "scenario_high", "status", "n_price_rows", "n_models",
+        "n_providers", "meaning"))
     blocks = []
     frame = ctx.query(MARKET) if ctx.has("fit_io_market_residuals") else pl.DataFrame()
     if frame.height:

@@ -16,7 +16,7 @@ from econ.report.figures import Figure
 from econ.report.formulas import cite
 from econ.report.html import Col, details, fmt_interval, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
-from econ.report.pages.common import nearest_on_log_grid, pick, setting, sig3
+from econ.report.pages.common import guarded, guarded_headline, nearest_on_log_grid, pick, setting, sig3
 
 NAME = "serving"
 TITLE = "Serving"
@@ -129,14 +129,16 @@ class Selection:
 def render(ctx: SiteContext) -> PageContent:
     sel = Selection(ctx)
     summary = ctx.query(SUMMARY_SQL, [sel.models, sel.chips, sel.number_format, sel.models, sel.chips])
-    sections = [_roofline(ctx, sel, summary), _by_chip(ctx, sel), _memory(ctx, sel)]
+    sections = [guarded("Latency and cost against batch", lambda: _roofline(ctx, sel, summary)),
+                guarded("Balance batch and drain time by chip", lambda: _by_chip(ctx, sel)),
+                guarded("What fits in memory against context", lambda: _memory(ctx, sel))]
     if ctx.has("attention_crossover"):
-        sections.append(_attention(ctx, sel))
+        sections.append(guarded("Attention vs weight FLOPs", lambda: _attention(ctx, sel)))
     if ctx.has("serving_sparsity"):
-        sections.append(_sparsity(ctx))
+        sections.append(guarded("Sparsity: parameters, experts, and the lecture's figure", lambda: _sparsity(ctx)))
     if ctx.has("network_ratios"):
-        sections.append(_network(ctx, sel))
-    headlines = [h for h in [_balance_headline(ctx, sel)] if h is not None]
+        sections.append(guarded("Scale-up vs scale-out at a pipeline boundary", lambda: _network(ctx, sel)))
+    headlines = guarded_headline(lambda: _balance_headline(ctx, sel))
     return PageContent(
         title=TITLE,
         lead=("What one decode step costs in time and money on real chips, from the roofline of lecture section a: "

@@ -15,7 +15,7 @@ from econ.report.figures import Figure
 from econ.report.formulas import cite
 from econ.report.html import Col, details, fmt_interval, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
-from econ.report.pages.common import sig3
+from econ.report.pages.common import guarded, guarded_headline, sig3
 
 NAME = "training"
 TITLE = "Training"
@@ -115,10 +115,11 @@ from token_balance where scenario = ? order by rowid
 
 def render(ctx: SiteContext) -> PageContent:
     law = ctx.scalar(LAW)
-    sections = [_chinchilla(ctx, law), _overtraining(ctx)]
+    sections = [guarded("Chinchilla: the data, the fitted law and the compute-optimal line", lambda: _chinchilla(ctx, law)),
+                guarded("Over-training by model", lambda: _overtraining(ctx))]
     if ctx.has("sardana_optimum"):
-        sections.append(_sardana(ctx, law))
-    sections.append(_balance(ctx))
+        sections.append(guarded("The inference-aware optimum vs the equal-cost heuristic", lambda: _sardana(ctx, law)))
+    sections.append(guarded("Token balance and its sensitivity", lambda: _balance(ctx)))
     return PageContent(
         title=TITLE,
         lead=("How big a model to train on how many tokens: Chinchilla's loss law refitted to its published runs "
@@ -126,7 +127,7 @@ def render(ctx: SiteContext) -> PageContent:
               "compute-optimal point, the optimum once inference is paid for, and the lecture's balance of "
               f"pre-training, RL and inference tokens under scenario {ctx.scenario} (section e)."),
         sections=sections,
-        headlines=[h for h in [_headline(ctx)] if h is not None],
+        headlines=guarded_headline(lambda: _headline(ctx)),
     )
 
 
