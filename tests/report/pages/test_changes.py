@@ -73,3 +73,44 @@ def test_changes_over_time_chart_holds_every_change_as_new_over_old(built_report
                       & (pl.col("tier_min_prompt_tokens") == 0))
     assert cut.select("from_date", "new_over_old_ratio").row(0) == ("2026-11-20", pytest.approx(0.4))
     assert "Formula:" in figure_text(built_report / "what-changed.html", "changes-over-time")
+
+
+def test_what_a_price_change_implies_is_listed_first_party_first_with_labels_and_blanks():
+    """A synthetic inferred_changes table (the analysis's columns): a 20% cut, a tier category, a new reading."""
+    from datetime import date
+
+    import duckdb
+
+    from econ.report.page import SiteContext
+    from econ.report.pages import changes
+
+    con = duckdb.connect()
+    con.sql("""create table inferred_changes as select * from (values
+        ('litellm', 'x', 'm1', 'standard', 'input', 'kv_slope_bytes_per_token', 100.0, 300.0, 2.0, null, null),
+        ('hand', 'openai', 'gpt', 'standard', 'input', 'kv_slope_bytes_per_token', 62473.0, 49978.0, -0.2, null, null),
+        ('hand', 'openai', 'gpt', 'standard', 'write_5m', 'cheapest_tier', null, null, null, 'ddr', 'flash'),
+        ('hand', 'openai', 'gpt', 'batch', null, 'output_over_input_ratio', null, 5.0, null, null, null)
+        ) as t (source, provider, model, variant, detail, quantity, old_value, new_value, change_frac, old_label, new_label)""")
+    ctx = SiteContext(con=con, as_of=date(2026, 11, 30), generated_on=date(2026, 11, 30))
+    section = changes._inferred(ctx)
+    html = "".join(str(b) for b in section.blocks if isinstance(b, str))
+    tables = read_tables_from(html)
+    listed = [(r["Source"], r["Implied quantity"], r["Before"], r["After"], r["Change (%)"]) for r in tables["inferred-changes"]]
+    assert listed[0] == ("hand", "KV bytes per token, slope reading", "62,473", "49,978", "-20.0%")  # first party first
+    assert ("hand", "Cheapest memory tier", "ddr", "flash", "") in listed  # a category shows its labels
+    assert ("hand", "Output/input price ratio", "—", "5", "") in listed  # newly inferable: nothing before
+    assert listed[-1][0] == "litellm"
+    counts = by(tables["inferred-counts"], "Column")
+    assert (counts["kv_slope_bytes_per_token"]["Changed"], counts["output_over_input_ratio"]["Newly inferable"]) == ("2", "1")
+
+
+def read_tables_from(html: str) -> dict:
+    import tempfile
+    from pathlib import Path
+
+    from ..html_tables import read_tables as read
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "page.html"
+        path.write_text(html, encoding="utf-8")
+        return read(path)
