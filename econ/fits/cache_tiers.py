@@ -87,8 +87,8 @@ def with_kv_methods(items: pl.DataFrame, slope: pl.DataFrame | None) -> pl.DataF
     ``items`` carries the architecture columns and ``tier_threshold_tokens`` (first long-context threshold or
     null); ``slope`` (optional) maps ``name_key`` → ``slope_usd_per_mtok_per_mtok_context`` (+ fit low/high).
     """
-    if items.height == 0:
-        return items
+    if items.height == 0:  # keep the column, so rows of other statuses can be stacked under it
+        return items.with_columns(pl.lit(None, pl.String).alias("kv_method"))
     has_arch = pl.col("kv_bytes_per_token").is_not_null() & pl.col("params_active").is_not_null()
     arch = items.filter(has_arch).with_columns(pl.lit("architecture").alias("kv_method"))
     closed = items.filter(~has_arch)

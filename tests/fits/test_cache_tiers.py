@@ -100,3 +100,12 @@ def test_drain_time_rule_and_cheapest_tier(compared):
         assert verdict.filter(pl.col("row_id") == row_id[0])["cheapest_tier"][0] == cheapest["tier"]
     assert all(0 < m < 1 for m in verdict["margin_over_cheapest_frac"])
     assert set(detail["tier"]) == {"recompute", "hbm", "ddr", "flash", "disk"}
+
+
+def test_no_usable_item_still_has_the_kv_method_column():
+    """A schedule whose only cache write is not above the input price (status write_not_above_input) gives no
+    KV reading, but the frame keeps ``kv_method`` so rows of other statuses stack under it (found by econ diff)."""
+    empty = pl.DataFrame({"name_key": ["x"], "kv_bytes_per_token": [None], "params_active": [None]},
+                         schema={"name_key": pl.String, "kv_bytes_per_token": pl.Float64, "params_active": pl.Float64}).clear()
+    out = cache.with_kv_methods(empty, None)
+    assert out.height == 0 and out.schema["kv_method"] == pl.String
