@@ -7,6 +7,7 @@ temporary folder that is swapped in after the rename.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import time
@@ -18,7 +19,7 @@ import polars as pl
 
 from econ import __version__, paths
 from econ.analyses import ANALYSES
-from econ.analyses.runner import run_analyses
+from econ.analyses.runner import code_fingerprint, input_fingerprint, run_analyses
 from econ.errors import EconError
 from econ.db import atomic_database, connect_read_only, create_views, table_summary, write_table
 from econ.load.loader import column_comments, load_all, table_description
@@ -51,16 +52,35 @@ def build(*, data_dir: Path = paths.DATA_DIR, db_path: Path = paths.DB_PATH, que
         create_views(con, Path(queries_dir))
         status = run_analyses(con, ANALYSES, as_of=as_of, cache_dir=cache_dir)
         if reports_dir is not None:
-            from econ.report.site import build_site
-
             staged_reports = Path(reports_dir).with_name(Path(reports_dir).name + ".tmp")
-            shutil.rmtree(staged_reports, ignore_errors=True)
-            build_site(con, staged_reports, as_of=as_of)
+            key = f"{code_fingerprint()}|{as_of}|{os.environ.get('SOURCE_DATE_EPOCH')}|{input_fingerprint(con, frames)}"
+            _write_report(con, staged_reports, as_of=as_of, cache_dir=cache_dir,
+                          key=hashlib.sha256(key.encode()).hexdigest()[:24])
     if staged_reports is not None:
         _swap_in(staged_reports, Path(reports_dir))
     with connect_read_only(Path(db_path)) as ro:
         objects = table_summary(ro)
     return BuildResult(Path(db_path), objects, status, time.perf_counter() - started, reports_dir)
+
+
+def _write_report(con, staged: Path, *, as_of: date, cache_dir: Path | None, key: str) -> None:
+    """Write the site to ``staged``; reuse the stored site when the inputs, code and date are unchanged.
+
+    The database's every table is a function of the input tables, the code and ``as_of``
+    (the analyses are deterministic), so the same key means the same pages, byte for byte.
+    """
+    shutil.rmtree(staged, ignore_errors=True)
+    stored = Path(cache_dir) / "site" / key if cache_dir is not None else None
+    if stored is not None and stored.is_dir():
+        shutil.copytree(stored, staged)
+        return
+    from econ.report.site import build_site  # altair and vl-convert load only when pages are drawn
+
+    build_site(con, staged, as_of=as_of, cache_dir=cache_dir)
+    if stored is not None:
+        shutil.rmtree(stored.parent, ignore_errors=True)
+        shutil.copytree(staged, stored.with_name(key + ".tmp"))
+        stored.with_name(key + ".tmp").rename(stored)
 
 
 def default_as_of() -> date:

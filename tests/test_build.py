@@ -110,3 +110,21 @@ def test_standalone_duckdb_cli_opens_the_database(fixture_db):
     assert lines[:2] == ["n", "3"]
     assert float(lines[3]) == pytest.approx(197e12 / 0.819e12)
     assert version.startswith("v1.5")
+
+
+def test_unchanged_rebuild_reuses_the_stored_report(data_dir, capsys, monkeypatch):
+    """Same inputs, code and date: the site is copied from build/cache/site, byte-identical; new data redraws it."""
+    import econ.report.site as site
+
+    args = ["build", "--data", "data", "--db", "out.duckdb", "--cache", "cache", "--reports", "reports", "--as-of", "2026-11-30"]
+    assert main(args) == 0
+    first = {p.relative_to("reports"): p.read_bytes() for p in Path("reports").rglob("*") if p.is_file()}
+    calls = []
+    real = site.build_site
+    monkeypatch.setattr(site, "build_site", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert main(args) == 0 and calls == []
+    assert {p.relative_to("reports"): p.read_bytes() for p in Path("reports").rglob("*") if p.is_file()} == first
+    scenarios = data_dir / "scenarios.csv"
+    scenarios.write_text(scenarios.read_text().replace("base,gpu_usd_per_hour,2,", "base,gpu_usd_per_hour,2.5,"))
+    assert main(args) == 0 and calls == [1]
+    capsys.readouterr()

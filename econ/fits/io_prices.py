@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
-from scipy import stats
+from scipy.special import stdtrit
 
 from econ.fits.wrapper import fit
 from econ.physics import roofline
@@ -200,7 +200,7 @@ def effective_batch_interval(result) -> tuple[float, float, float]:
     if result.interval_kind == "covariance" and th_w > 0 and th_kv > 0:
         cov = result.extra["covariance"]
         var = cov[i_kv, i_kv] / th_kv**2 + cov[i_w, i_w] / th_w**2 - 2 * cov[i_w, i_kv] / (th_w * th_kv)
-        t = stats.t.ppf((1 + result.level) / 2, max(result.n_points - len(MARKET_PARAMETERS), 1))
+        t = stdtrit(max(result.n_points - len(MARKET_PARAMETERS), 1), (1 + result.level) / 2)
         half = t * np.sqrt(max(var, 0.0))
         return float(central), float(central * np.exp(-half)), float(central * np.exp(half))
     if result.interval_kind == "bootstrap":

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize
+from scipy.special import stdtrit
 
 from econ.errors import FitError
 
@@ -174,7 +175,7 @@ def fit(
     dof = n - p
     cov = np.linalg.inv(jac.T @ jac) * (ssr / dof if sigma is None else 1.0)
     se = np.sqrt(np.diag(cov))
-    t = stats.t.ppf((1 + level) / 2, dof)
+    t = stdtrit(dof, (1 + level) / 2)  # Student t quantile (scipy.stats.t.ppf)
     return FitResult(names, est, est - t * se, est + t * se, se, "ok", "covariance", level, n, resid, identified,
                      f"{dof} degrees of freedom", {"covariance": cov})
 
