@@ -19,6 +19,7 @@ import polars as pl
 from econ import paths
 from econ.build import BuildResult, build
 from econ.diff import changes_between, default_dates, state_on
+from econ.db import connect_read_only
 from econ.errors import EconError
 from econ.load.importers import ImportResult, import_file, snapshot_date
 from econ.load.importers.common import read_json
@@ -76,7 +77,6 @@ def refresh(path: Path, *, source: str | None = None, as_of: date | None = None,
     before = load_all(data_dir)["prices"]
     imported = import_file(source, path, data_dir=data_dir, as_of=when)
     try:
-        after = load_all(data_dir)["prices"]
         built = build(data_dir=data_dir, db_path=db_path, cache_dir=cache_dir, reports_dir=reports_dir, as_of=build_as_of)
     except BaseException:
         if imported.status != "unchanged":
@@ -85,6 +85,8 @@ def refresh(path: Path, *, source: str | None = None, as_of: date | None = None,
             else:
                 target.write_bytes(previous)
         raise
+    with connect_read_only(db_path) as con:
+        after = con.sql("select * from prices").pl()
     mine = lambda rows: state_on(rows, when).filter(source=source)  # noqa: E731
     return RefreshResult(imported, built, changes_between(mine(before), mine(after)))
 
@@ -101,7 +103,6 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
     """Price changes between two dates in the built database (default: the two newest snapshots), and what they imply."""
     from econ.analyses.inferred import inferred_between
     from econ.analyses.scenario import scenarios_from_frame
-    from econ.db import connect_read_only
     from econ.diff import price_changes
     from econ.fits.assumptions import from_scenario
 
