@@ -115,20 +115,23 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def read_csv_rows(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
-    """Header, rows and the physical line of each row; raises DataError on empty/non-UTF-8."""
-    shown = display_path(path)
-    raw = path.read_bytes()
+def decode_utf8(raw: bytes, shown: str, *, empty_hint: str, utf8_hint: str) -> str:
+    """The text of a file's bytes (a BOM is accepted); empty or non-UTF-8 bytes raise DataError with the line."""
     if not raw.strip():
-        raise DataError([Problem(shown, None, None, "the file is empty", "it needs at least a header line of column names")])
+        raise DataError([Problem(shown, None, None, "the file is empty", empty_hint)])
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
         byte = raw[e.start : e.start + 1].hex()
-        raise DataError(
-            [Problem(shown, line, None, f"is not valid UTF-8 (byte 0x{byte})", "save the file as UTF-8")]
-        ) from None
+        raise DataError([Problem(shown, line, None, f"is not valid UTF-8 (byte 0x{byte})", utf8_hint)]) from None
+
+
+def read_csv_rows(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
+    """Header, rows and the physical line of each row; raises DataError on empty/non-UTF-8."""
+    shown = display_path(path)
+    text = decode_utf8(path.read_bytes(), shown, empty_hint="it needs at least a header line of column names",
+                       utf8_hint="save the file as UTF-8")
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = [h.strip() for h in next(reader)]

@@ -23,7 +23,7 @@ import polars as pl
 
 from econ import units
 from econ.errors import DataError, Problem
-from econ.load.spec import display_path
+from econ.load.spec import decode_utf8, display_path
 from econ.load.tables import PRICE_SNAPSHOT, VARIANTS
 
 # price components, in PRICE_SNAPSHOT column order (the value of each is USD per token while collecting)
@@ -192,15 +192,8 @@ def read_json(path: Path):
         raise DataError([Problem(shown, None, None, "does not exist", "check the path of the file to import")]) from None
     except IsADirectoryError:
         raise DataError([Problem(shown, None, None, "is a folder, not a file", "give the path of the JSON file")]) from None
-    if not raw.strip():
-        raise DataError([Problem(shown, None, None, "the file is empty", "is the file complete? download it again")])
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        byte = raw[e.start : e.start + 1].hex()
-        raise DataError([Problem(shown, line, None, f"is not valid UTF-8 (byte 0x{byte})",
-                                 "JSON files are UTF-8; download the file again or save it as UTF-8")]) from None
+    text = decode_utf8(raw, shown, empty_hint="is the file complete? download it again",
+                       utf8_hint="JSON files are UTF-8; download the file again or save it as UTF-8")
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
