@@ -120,6 +120,14 @@ def test_unknown_chip_reference(data_dir, capsys):
     assert (code, err) == (1, 'Error: data/rental_prices.csv:2: column chip: unknown chip "X9" (not in hardware) — add it to hardware first')
 
 
+def test_unknown_model_reference(data_dir, capsys):
+    deployments = data_dir / "deployments.csv"
+    deployments.write_text(deployments.read_text().replace(",DeepSeek-V3,B200,", ",DeepSeek-V9,B200,", 1))
+    code, err = run_build(data_dir, capsys)
+    assert (code, err) == (1, 'Error: data/deployments.csv:2: column model: unknown model "DeepSeek-V9" (not in models) '
+                              "— did you mean DeepSeek-V3?")
+
+
 def test_missing_required_column(data_dir, capsys):
     hw = data_dir / "hardware.csv"
     lines = hw.read_text().splitlines()
