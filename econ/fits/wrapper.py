@@ -24,6 +24,7 @@ once with batched least squares (vectorised), otherwise each resample is a warm-
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -199,14 +200,48 @@ def _bootstrap(model, x, y, w, est, bounds, linear, n_bootstrap, seed) -> np.nda
     n = y.size
     idx = rng.integers(0, n, size=(n_bootstrap, n))
     if linear:
-        design = np.stack([model(x, e) - model(x, np.zeros_like(est)) for e in np.eye(est.size)], axis=1)
         offset = model(x, np.zeros_like(est))
-        a = design[idx] * w[idx][..., None]
-        b = ((y - offset)[idx] * w[idx])[..., None]
-        draws = (np.linalg.pinv(a) @ b)[..., 0]
-        return np.clip(draws, bounds[0], bounds[1])
+        design = np.stack([model(x, e) - offset for e in np.eye(est.size)], axis=1)
+        return bounded_lstsq_batch(design[idx] * w[idx][..., None], (y - offset)[idx] * w[idx], *bounds)
     draws = np.empty((n_bootstrap, est.size))
     for i, rows in enumerate(idx):
         sol = optimize.least_squares(lambda q: (model(x[rows], q) - y[rows]) * w[rows], est, bounds=bounds, method="trf")
         draws[i] = sol.x
     return draws
+
+
+def bounded_lstsq_batch(a: np.ndarray, b: np.ndarray, lower, upper) -> np.ndarray:
+    """min ||a·θ − b||² subject to lower ≤ θ ≤ upper, for a batch of problems at once (exact, vectorised).
+
+    ``a`` is (K, n, p), ``b`` (K, n). The optimum of a convex quadratic over a box fixes some parameters at a
+    bound and leaves the rest at their unconstrained optimum given those, so every assignment of each parameter
+    to {free, its finite lower bound, its finite upper bound} is solved for all K problems together (normal
+    equations on column-scaled data, pseudo-inverse for rank-deficient resamples) and each problem keeps the
+    feasible solution with the least squared residual. At most 3^p assignments: meant for the wrapper's small
+    linear models (p ≤ 3 here). Returns (K, p).
+    """
+    k, _, p = a.shape
+    lower, upper = (np.broadcast_to(np.asarray(v, dtype=float), (p,)) for v in (lower, upper))
+    scale = np.sqrt(np.einsum("kni,kni->i", a, a))
+    scale[scale == 0] = 1.0
+    a = a / scale
+    lo, hi = lower * scale, upper * scale  # bounds on the scaled parameters θ·scale
+    gram = np.einsum("kni,knj->kij", a, a)
+    rhs = np.einsum("kni,kn->ki", a, b)
+    options = [[("free", 0.0)] + [(side, v) for side, v in (("lower", lo[i]), ("upper", hi[i])) if np.isfinite(v)]
+               for i in range(p)]
+    best = np.full((k, p), np.nan)
+    best_ssr = np.full(k, np.inf)
+    tol = 1e-9 * (1.0 + np.abs(np.where(np.isfinite(lo), lo, 0.0)) + np.abs(np.where(np.isfinite(hi), hi, 0.0)))
+    for assignment in itertools.product(*options):
+        free = np.array([side == "free" for side, _ in assignment])
+        theta = np.tile(np.array([v for _, v in assignment]), (k, 1))
+        if free.any():
+            g_ff = gram[:, free][:, :, free]
+            r = rhs[:, free] - np.einsum("kij,kj->ki", gram[:, free][:, :, ~free], theta[:, ~free])
+            theta[:, free] = np.einsum("kij,kj->ki", np.linalg.pinv(g_ff), r)
+        feasible = np.all((theta >= lo - tol) & (theta <= hi + tol), axis=1)
+        ssr = np.einsum("ki,kij,kj->k", theta, gram, theta) - 2.0 * np.einsum("ki,ki->k", theta, rhs)  # + |b|², constant
+        better = feasible & (ssr < best_ssr)
+        best[better], best_ssr[better] = theta[better], ssr[better]
+    return np.clip(best, lo, hi) / scale
