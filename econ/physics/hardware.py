@@ -10,12 +10,12 @@ bf16 math" case is ``number_format="bf16", weight_format="int8"``.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
 from econ.errors import EconError
+from econ.physics.rows import record_fields
 from econ.units import BYTES_PER_VALUE
 
 FORMATS = ("bf16", "fp8", "int8", "fp4")
@@ -37,10 +37,6 @@ def bytes_per_value(number_format: str) -> float:
     except KeyError:
         raise EconError(f"unknown number format {number_format!r}",
                         f"use one of {', '.join(sorted(BYTES_PER_VALUE))}") from None
-
-
-def _blank(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 @dataclass(frozen=True)
@@ -66,15 +62,8 @@ class Chip:
     @classmethod
     def from_row(cls, row: dict) -> "Chip":
         """A ``Chip`` from a ``hardware`` row (extra keys ignored, NaN/None = blank)."""
-        names = {f.name for f in fields(cls)}
-        values = {k: (None if _blank(v) else v) for k, v in row.items() if k in names}
-        if values.get("scale_up_domain_chips") is None:
-            values["scale_up_domain_chips"] = 1
-        missing = [n for n in ("chip", "hbm_capacity_bytes", "hbm_bandwidth_bytes_per_s") if values.get(n) is None]
-        if missing:
-            raise EconError(f"hardware row {row.get('chip')!r} lacks {', '.join(missing)}",
-                            "fill the column in data/hardware.csv")
-        return cls(**values)
+        return cls(**record_fields(cls, row, ("chip", "hbm_capacity_bytes", "hbm_bandwidth_bytes_per_s"), table="hardware",
+                                   hint="fill the column in data/hardware.csv"))
 
     def peak_flop_per_s(self, number_format: str = "bf16") -> float:
         """Dense peak of the chip in ``number_format`` [FLOP/s]; raises if the chip has none."""

@@ -9,19 +9,14 @@ columns the attention-FLOP and network formulas use. Build it from a ``models`` 
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
-from econ.errors import EconError
+from econ.physics.rows import record_fields
 
 KV_REFERENCE_BYTES_PER_VALUE = 2.0
 """``models.kv_bytes_per_token`` is stored for a BF16 cache; other cache formats scale from it."""
-
-
-def _blank(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 @dataclass(frozen=True)
@@ -58,17 +53,9 @@ class Model:
     @classmethod
     def from_row(cls, row: dict) -> "Model":
         """A ``Model`` from a ``models`` row (extra keys ignored, NaN/None = blank)."""
-        names = {f.name for f in fields(cls)}
-        values = {k: (None if _blank(v) else v) for k, v in row.items() if k in names}
-        if values.get("kv_window_bytes_per_sequence") is None:
-            values["kv_window_bytes_per_sequence"] = 0.0
-        if values.get("attention") is None:
-            values.pop("attention", None)
-        missing = [n for n in ("model", "params_total", "params_active", "kv_bytes_per_token") if values.get(n) is None]
-        if missing:
-            raise EconError(f"model row {row.get('model')!r} lacks {', '.join(missing)}",
-                            "fill the architecture columns in data/models.csv (kv_bytes_per_token is computed from them)")
-        return cls(**values)
+        return cls(**record_fields(cls, row, ("model", "params_total", "params_active", "kv_bytes_per_token"), table="model",
+                                   hint="fill the architecture columns in data/models.csv (kv_bytes_per_token is computed "
+                                        "from them)"))
 
     def kv_bytes_per_token_at(self, kv_bytes_per_value: float = KV_REFERENCE_BYTES_PER_VALUE) -> float:
         """KV bytes per context token for a cache stored at ``kv_bytes_per_value`` bytes per value."""
