@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from econ.physics import memory, roofline  # noqa: E402
+from econ.physics.model import kv_window_bytes  # noqa: E402
 from econ.physics.sweep import CASE_COLUMNS, sweep_chunks  # noqa: E402
 from econ.units import MEGA, SECONDS_PER_HOUR  # noqa: E402
 
@@ -40,11 +41,12 @@ def synthetic_cases(n: int, seed: int = 0) -> dict:
     """n model x chip x format cases spanning real ranges (7B-2T params, H100- to B200-class chips)."""
     rng = np.random.default_rng(seed)
     total = 10 ** rng.uniform(9.8, 12.3, n)
+    windowed = rng.random(n) < 0.3  # hybrid models: sliding-window layers hold 1 MB per sequence once 4,096 tokens fill them
     return {
         "params_total": total, "params_active": total * 10 ** rng.uniform(-1.6, 0, n),
         "weight_bytes_per_param": rng.choice([0.5, 1.0, 2.0], n), "kv_bytes_per_token": 10 ** rng.uniform(3.5, 6, n),
-        "kv_window_bytes_per_sequence": np.where(rng.random(n) < 0.3, 1e6, 0.0),
-        "sliding_window_tokens": np.where(rng.random(n) < 0.3, 4096.0, np.nan),
+        "kv_window_bytes_per_sequence": np.where(windowed, 1e6, 0.0),
+        "sliding_window_tokens": np.where(windowed, 4096.0, np.nan),
         "peak_flop_per_s": 10 ** rng.uniform(14.3, 16, n), "hbm_bandwidth_bytes_per_s": 10 ** rng.uniform(11.9, 12.9, n),
         "hbm_capacity_bytes": 10 ** rng.uniform(10.2, 11.5, n), "chips": 2.0 ** rng.integers(0, 6, n),
         "pipeline_stages": np.ones(n),
@@ -63,7 +65,7 @@ def vectorised_rate(cases, batch, context, repeat=3) -> tuple[float, int]:
 
 def point_same_functions(c, b, ctx):
     """One grid point through the library's functions (the notebook path, minus dataclasses)."""
-    window = 0.0 if np.isnan(c["sliding_window_tokens"]) else c["kv_window_bytes_per_sequence"] * min(ctx / c["sliding_window_tokens"], 1.0)
+    window = kv_window_bytes(ctx, c["kv_window_bytes_per_sequence"], c["sliding_window_tokens"])
     compute = roofline.compute_time_s(b, 1.0, c["params_active"], c["chips"], c["peak_flop_per_s"])
     mem = roofline.memory_time_s(b, ctx, c["kv_bytes_per_token"], c["params_total"], c["weight_bytes_per_param"], c["chips"],
                                  c["hbm_bandwidth_bytes_per_s"], pipeline_stages=c["pipeline_stages"],

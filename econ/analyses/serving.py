@@ -29,6 +29,7 @@ from econ.analyses.serving_tables import (attention_table, fast_mode_table, memo
                                           sparsity_table)
 from econ.physics import memory, roofline
 from econ.physics.hardware import FORMATS, PEAK_COLUMN, bytes_per_value
+from econ.physics.model import kv_window_bytes
 from econ.physics.sweep import CASE_COLUMNS, sweep_chunks
 from econ.units import MEGA
 
@@ -125,8 +126,7 @@ def summary(case_frame: pl.DataFrame, *, usd_per_chip_hour: float, mfu: float, m
                                         a["hbm_bandwidth_bytes_per_s"], mbu=mbu, pipeline_stages=a["pipeline_stages"])
 
     def window(ctx):
-        w = a["sliding_window_tokens"]
-        return np.where(np.isnan(w), 0.0, a["kv_window_bytes_per_sequence"] * np.minimum(ctx / np.where(np.isnan(w), 1.0, w), 1.0))
+        return kv_window_bytes(ctx, a["kv_window_bytes_per_sequence"], a["sliding_window_tokens"])
 
     def cost_floor(ctx):
         return MEGA * roofline.decode_cost_floor_usd_per_token(

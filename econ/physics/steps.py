@@ -22,7 +22,7 @@ import numpy as np
 from econ.physics import roofline
 from econ.physics.hardware import Chip, bytes_per_value
 from econ.physics.memory import replica_chips
-from econ.physics.model import Model, kv_window_bytes
+from econ.physics.model import KV_REFERENCE_BYTES_PER_VALUE, Model, kv_window_bytes
 from econ.units import MEGA
 
 
@@ -101,8 +101,8 @@ def _pass(model, chip, batch, tokens_per_pass, kv_tokens, *, number_format, weig
         chips, auto_stages = replica(model, chip, number_format=number_format, weight_format=weight_format)
         pipeline_stages = auto_stages if pipeline_stages is None else pipeline_stages
     pipeline_stages = 1 if pipeline_stages is None else pipeline_stages
-    window = kv_window_bytes(kv_tokens, model.kv_window_bytes_per_sequence * bytes_per_value(kv_format) / 2.0,
-                             model.sliding_window_tokens)
+    window = kv_window_bytes(kv_tokens, model.kv_window_bytes_per_sequence * bytes_per_value(kv_format)
+                             / KV_REFERENCE_BYTES_PER_VALUE, model.sliding_window_tokens)
     compute = roofline.compute_time_s(batch, tokens_per_pass, model.params_active, chips, f.peak_flop_per_s, mfu=mfu)
     memory = roofline.memory_time_s(batch, kv_tokens, f.kv_bytes_per_token, model.params_total, f.weight_bytes_per_param,
                                     chips, chip.hbm_bandwidth_bytes_per_s, mbu=mbu, pipeline_stages=pipeline_stages,

@@ -9,7 +9,8 @@ grid evaluates with the fewest full-size temporaries:
 - decode (ℓ = 1):  t_c = 2·B·N_act/(G·F·mfu),   t_m = (P·N_tot·b_w + B·kv(L))/(G·W·mbu)
 - prefill of B prompts of L tokens (ℓ = L, nothing cached):  t_c = 2·B·L·N_act/(G·F·mfu), same t_m
   (weights once, the prompt's KV written once)
-- kv(L) = L·b_kv + window_bytes·min(L/window, 1)  (sliding-window layers stop growing at the window)
+- kv(L) = L·b_kv + window_bytes·min(L/window, 1)  (sliding-window layers stop growing at the window;
+  :func:`econ.physics.model.kv_window_bytes`)
 - step = max(t_c, t_m) (lower bound), cost per token = step·G·p/tokens, fits = N_tot·b_w + B·kv(L) ≤ G·C_HBM
 """
 
@@ -19,6 +20,7 @@ from typing import Iterator
 
 import numpy as np
 
+from econ.physics.model import kv_window_bytes
 from econ.units import MEGA, SECONDS_PER_HOUR
 
 CASE_COLUMNS = (
@@ -59,9 +61,8 @@ def sweep(cases: dict, batch, context_tokens, *, usd_per_chip_hour: float, mfu: 
     bandwidth = g * col["hbm_bandwidth_bytes_per_s"] * mbu
     weight_bytes = col["params_total"] * col["weight_bytes_per_param"]
     compute_per_token = 2.0 * col["params_active"] / flop                       # s per token, (n,1,1)
-    window = col["sliding_window_tokens"]
-    filled = np.minimum(ctx / np.where(np.isnan(window), 1.0, window), 1.0)
-    kv_seq = ctx * col["kv_bytes_per_token"] + np.where(np.isnan(window), 0.0, col["kv_window_bytes_per_sequence"]) * filled
+    kv_seq = ctx * col["kv_bytes_per_token"] + kv_window_bytes(ctx, col["kv_window_bytes_per_sequence"],
+                                                               col["sliding_window_tokens"])
     weight_time = col["pipeline_stages"] * weight_bytes / bandwidth              # (n,1,1)
     kv_time = kv_seq / bandwidth                                                 # (n,1,nc)
     usd_per_mtok_s = g * (usd_per_chip_hour / SECONDS_PER_HOUR * MEGA)          # $/MTok per (s per token)
