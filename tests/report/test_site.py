@@ -247,12 +247,20 @@ def test_write_report_reads_the_database_read_only_and_swaps_in(built_db, built_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
-def test_write_report_defaults_as_of_to_the_database_file_date(built_db, tmp_path):
-    from datetime import datetime, timezone
+def test_write_report_defaults_as_of_to_the_builds_date_else_the_database_file_date(built_db, tmp_path):
+    import os
+    import shutil
 
-    expected = datetime.fromtimestamp(built_db.stat().st_mtime, tz=timezone.utc).date()
-    with duckdb.connect(str(built_db), read_only=True) as con:
-        assert site.stored_as_of(con, built_db) == expected
+    old_file = 1_700_000_000  # 2023-11-14T22:13:20Z, a date far from AS_OF
+    built = shutil.copy(built_db, tmp_path / "built.duckdb")
+    os.utime(built, (old_file, old_file))
+    with duckdb.connect(str(built), read_only=True) as con:
+        assert site.stored_as_of(con, built) == AS_OF  # build_info records the build's as-of date
+    bare = tmp_path / "bare.duckdb"
+    duckdb.connect(str(bare)).close()  # no build_info table: the file's modification date (UTC)
+    os.utime(bare, (old_file, old_file))
+    with duckdb.connect(str(bare), read_only=True) as con:
+        assert site.stored_as_of(con, bare) == date(2023, 11, 14)
 
 
 def test_a_database_without_prices_still_gets_an_index_that_says_why(tmp_path):
