@@ -13,11 +13,12 @@ import numpy as np
 import polars as pl
 
 from econ.analyses.scenario import Scenario
+from econ.analyses.serving import format_assumption
 from econ.errors import EconError
 from econ.physics import fleet, memory, roofline
 from econ.physics.hardware import FORMATS, PEAK_COLUMN, bytes_per_value
 from econ.physics.model import kv_window_bytes
-from econ.units import SECONDS_PER_DAY
+from econ.units import BYTES_PER_VALUE, SECONDS_PER_DAY
 
 CONTEXT_SHARE = re.compile(r"^context_share_(\d+)_tokens_frac$")
 SOURCE_RANK = {"hand": 0, "litellm": 1, "openrouter": 2}
@@ -63,11 +64,6 @@ class Traffic:
         return float(fleet.decode_context_tokens(self.mean_prompt_tokens, self.output_tokens_per_request))
 
 
-def _text(s: Scenario, name: str, default: str) -> tuple[str, bool]:
-    a = s.assumptions.get(name)
-    return (default, False) if a is None or a.text is None else (a.text, True)
-
-
 def traffic_from_scenario(s: Scenario) -> Traffic:
     """The scenario's traffic mix and fleet assumptions; missing optional ones fall back and are named in ``notes``."""
     notes = []
@@ -85,8 +81,9 @@ def traffic_from_scenario(s: Scenario) -> Traffic:
     mfu, mbu = s.get("prefill_mfu"), s.get("decode_mbu")
     if mfu is None or mbu is None:
         notes.append("prefill_mfu/decode_mbu missing: the pure roofline (1.0) where absent")
-    weight_format, given = _text(s, "weight_format", "bf16")
-    kv_format, _ = _text(s, "kv_cache_format", "bf16")
+    weight_format = format_assumption(s, "weight_format", "bf16")
+    given = s.assumptions.get("weight_format") is not None and s.assumptions["weight_format"].text is not None
+    kv_format = format_assumption(s, "kv_cache_format", "bf16", tuple(BYTES_PER_VALUE))
     hit = s["prompt_cache_hit_frac"]
     if not 0.0 <= hit <= 1.0:
         raise EconError(f"prompt_cache_hit_frac of scenario {s.name!r} is {hit:g}", "give a fraction between 0 and 1")

@@ -27,11 +27,12 @@ import polars as pl
 from econ.analyses.scenario import load_scenario
 from econ.analyses.serving_tables import (attention_table, fast_mode_table, memory_tier_table, network_table,
                                           sparsity_table)
+from econ.errors import EconError
 from econ.physics import memory, roofline
 from econ.physics.hardware import FORMATS, PEAK_COLUMN, bytes_per_value
 from econ.physics.model import kv_window_bytes
 from econ.physics.sweep import CASE_COLUMNS, sweep_chunks
-from econ.units import MEGA
+from econ.units import BYTES_PER_VALUE, MEGA
 
 NAME = "serving"
 INPUTS = ("models", "hardware", "memory_tiers", "scenarios", "price_current")
@@ -210,16 +211,25 @@ def with_kv_format(models: pl.DataFrame, kv_format: str) -> pl.DataFrame:
     return models.with_columns(pl.col("kv_bytes_per_token") * scale, pl.col("kv_window_bytes_per_sequence") * scale)
 
 
-def _scenario_text(scenario, name: str, default: str | None) -> str | None:
+def format_assumption(scenario, name: str, default: str, allowed=FORMATS) -> str:
+    """The number format a scenario names in assumption ``name`` (its text), ``default`` where it has none.
+
+    Raises ``EconError`` for a format not in ``allowed`` (a typo must not fall back silently).
+    """
     a = scenario.assumptions.get(name)
-    return default if a is None or a.text is None else a.text
+    value = default if a is None or a.text is None else a.text
+    if value not in allowed:
+        raise EconError(f"scenario {scenario.name!r} sets {name} to {value!r}, not a number format econ can use here",
+                        f"use one of {', '.join(allowed)} in data/scenarios.csv")
+    return value
 
 
 def run(ctx) -> None:
     scenario = load_scenario(ctx.con, "base")
     price = scenario["gpu_usd_per_hour"]
     mfu, mbu = scenario.get("prefill_mfu", 1.0), scenario.get("decode_mbu", 1.0)
-    kv_format = _scenario_text(scenario, "kv_cache_format", "bf16")
+    kv_format = format_assumption(scenario, "kv_cache_format", "bf16", tuple(BYTES_PER_VALUE))
+    chip = scenario.text("serving_chip")
     models = with_kv_format(ctx.query("select * from models order by model"), kv_format)
     hardware = ctx.query("select * from hardware order by chip")
     case_frame = cases(models, hardware)
@@ -237,10 +247,10 @@ def run(ctx) -> None:
     for name, (frame, description, columns) in {
         "serving_sparsity": sparsity_table(models),
         "network_ratios": network_table(models, hardware),
-        "attention_crossover": attention_table(models, hardware, _scenario_text(scenario, "serving_chip", None)),
-        "memory_tier_costs": memory_tier_table(models, hardware, ctx.query("select * from memory_tiers"),
-                                               chip=scenario.text("serving_chip"), usd_per_chip_hour=price, mfu=mfu,
-                                               number_format=_scenario_text(scenario, "weight_format", "bf16"),
+        "attention_crossover": attention_table(models, hardware, chip),
+        "memory_tier_costs": memory_tier_table(models, hardware, ctx.query("select * from memory_tiers"), chip=chip,
+                                               usd_per_chip_hour=price, mfu=mfu,
+                                               number_format=format_assumption(scenario, "weight_format", "bf16"),
                                                kv_format=kv_format),
         "fast_mode_identity": fast_mode_table(ctx.query("select * from price_current")),
     }.items():

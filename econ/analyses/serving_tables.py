@@ -146,9 +146,10 @@ def memory_tier_table(models: pl.DataFrame, hardware: pl.DataFrame, tiers: pl.Da
     chip_row = hardware.filter(pl.col("chip") == chip)
     if not chip_row.height:
         raise EconError(f"scenario serving_chip {chip!r} is not in hardware", "use a chip id from data/hardware.csv")
-    peak = chip_row[PEAK_COLUMN.get(number_format, "peak_bf16_flop_per_s")][0]
+    peak = chip_row[PEAK_COLUMN[number_format]][0]
     if peak is None:
-        raise EconError(f"{chip} has no {number_format} peak", "set serving_number_format to a format the chip supports")
+        raise EconError(f"scenario serving_chip {chip} has no {number_format} peak (the scenario's weight_format)",
+                        "set weight_format to a format the chip has a peak for in data/scenarios.csv")
     models = models.filter(pl.col("kv_bytes_per_token").is_not_null())
     kv = _np(models, "kv_bytes_per_token")[:, None]
     tiers = tiers.sort("tier", "device")

@@ -13,7 +13,10 @@ import pytest
 
 from econ.analyses import serving
 from econ.analyses.runner import run_analyses
+from econ.analyses.scenario import Assumption, Scenario
+from econ.analyses.serving_tables import memory_tier_table
 from econ.build import build
+from econ.errors import EconError
 from econ.physics import decode_step, load_chip, load_model
 
 FIXTURE_DATA = Path(__file__).resolve().parents[1] / "fixtures" / "data"
@@ -187,3 +190,22 @@ def test_sparsity_and_weights_agree_with_model_derived_view(served):
     np.testing.assert_allclose(joined["sparsity_param_ratio"], joined["view_params"], rtol=1e-12)
     np.testing.assert_allclose(joined["experts"], joined["view_experts"], rtol=1e-12)
     np.testing.assert_allclose(joined["fp8"], joined["view_fp8"], rtol=1e-12)
+
+
+def scenario_with(**texts) -> Scenario:
+    return Scenario("base", {n: Assumption(n, None, t, "format", None, None, (), "test", "https://example.org")
+                             for n, t in texts.items()})
+
+
+def test_format_assumptions_are_checked_not_guessed():
+    """A scenario's weight_format / kv_cache_format typo is an error naming the assumption, never a silent bf16."""
+    assert serving.format_assumption(scenario_with(), "weight_format", "bf16") == "bf16"
+    assert serving.format_assumption(scenario_with(weight_format="fp8"), "weight_format", "bf16") == "fp8"
+    with pytest.raises(EconError, match=r"^scenario 'base' sets weight_format to 'fp6', not a number format econ can use "
+                                        r"here — use one of bf16, fp8, int8, fp4 in data/scenarios.csv$"):
+        serving.format_assumption(scenario_with(weight_format="fp6"), "weight_format", "bf16")
+    hardware = pl.DataFrame({"chip": ["X"], "peak_bf16_flop_per_s": [1e15], "peak_int8_op_per_s": [None]})
+    with pytest.raises(EconError, match=r"^scenario serving_chip X has no int8 peak \(the scenario's weight_format\) — set "
+                                        r"weight_format to a format the chip has a peak for in data/scenarios.csv$"):
+        memory_tier_table(pl.DataFrame(), hardware, pl.DataFrame(), chip="X", usd_per_chip_hour=2.0, mfu=1.0,
+                          number_format="int8")
