@@ -140,6 +140,7 @@ def _formulas() -> Section:
             Col("tag", "Kind"),
             Col("note", "Note", wrap=True),
         ], caption="Symbols: B batch (sequences), L context (tokens), N_tot / N_act total / active parameters, b_w bytes "
-                   "per weight, b_kv KV-cache bytes per token, F peak FLOP/s, W memory bandwidth (bytes/s), G chips per "
-                   "replica, p price per chip-second, R hardware balance constant", id="formulas"),
+                   "per weight, b_kv KV-cache bytes per token, F peak FLOP/s and W memory bandwidth (bytes/s) of one chip, "
+                   "mfu and mbu the fractions of them achieved, G chips per replica, P pipeline stages, p price per "
+                   "chip-second, R hardware balance constant", id="formulas"),
     ])
