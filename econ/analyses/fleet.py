@@ -20,6 +20,7 @@ A scenario without deployments of its own uses base's. ``token_balance`` is not 
 from __future__ import annotations
 
 import difflib
+import math
 from datetime import date
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from econ.analyses.fleet_plan import (SCENARIO_KIND, Traffic, bucket_prices, new
 from econ.analyses.fleet_tables import PARETO_BATCH, PARETO_COLUMNS, TRAINING_COLUMNS, pareto_frame, token_ratios, training_frame
 from econ.analyses.scenario import load_scenarios
 from econ.errors import EconError
+from econ.physics.catalog import load_chip
 
 NAME = "fleet"
 INPUTS = ("deployments", "models", "hardware", "rental_prices", "price_current", "scenarios")
@@ -150,8 +152,11 @@ def plan_for(db_path: Path, *, model: str, chip: str, tokens_per_s: float, scena
     """
     from econ.db import connect_read_only
 
-    if not tokens_per_s > 0:
-        raise EconError(f"--tokens-per-s must be positive (got {tokens_per_s:g})", "give the traffic in tokens per second")
+    if not (math.isfinite(tokens_per_s) and tokens_per_s > 0):
+        raise EconError(f"--tokens-per-s must be a positive number (got {tokens_per_s:g})", "give the traffic in tokens per second")
+    if replica_chips is not None and replica_chips < 1:
+        raise EconError(f"--replica-chips must be at least 1 (got {replica_chips})",
+                        "give the chips per replica, or leave it out to size the replica for the batch")
     with connect_read_only(Path(db_path)) as con:
         if as_of is not None:
             con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
@@ -161,6 +166,11 @@ def plan_for(db_path: Path, *, model: str, chip: str, tokens_per_s: float, scena
         if scenario not in scenarios:
             raise EconError(f"no scenario {scenario!r}", f"known scenarios: {', '.join(sorted(scenarios))}")
         t = traffic_from_scenario(scenarios[scenario])
+        formats = load_chip(chip, con).formats()
+        if (number_format or t.weight_format) not in formats:
+            raise EconError(f"{chip} has no {number_format or t.weight_format} peak"
+                            + ("" if number_format else f" (scenario {scenario}'s weight_format)"),
+                            f"pass --number-format {' or '.join(formats)}")
         one = ("select ? as scenario, 'cli' as deployment, ? as model, ? as chip, ?::varchar as number_format, "
                "?::bigint as replica_chips, ? as batch_policy, null::double as traffic_share_frac, null::varchar as price_source, "
                "null::varchar as price_provider, null::varchar as price_model")

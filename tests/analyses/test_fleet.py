@@ -304,6 +304,13 @@ def test_econ_fleet_scales_with_traffic(db, capsys, k):
     (["--model", "Llama-3.1-70b", "--chip", "H100"], "Error: unknown model 'Llama-3.1-70b' (not in models) — did you mean Llama-3.1-70B?"),
     (["--model", "DeepSeek-V3", "--chip", "B20"], "Error: unknown chip 'B20' (not in hardware) — did you mean B200?"),
     (["--model", "DeepSeek-V3", "--chip", "B200", "--scenario", "nope"], "Error: no scenario 'nope' — known scenarios: base"),
+    (["--model", "gpt-oss-120b", "--chip", "TPU-v5e", "--number-format", "fp8"],
+     "Error: TPU-v5e has no fp8 peak — pass --number-format bf16"),
+    (["--model", "gpt-oss-120b", "--chip", "B200", "--replica-chips", "0"],
+     "Error: --replica-chips must be at least 1 (got 0) — give the chips per replica, or leave it out to size the replica "
+     "for the batch"),
+    (["--model", "gpt-oss-120b", "--chip", "B200", "--tokens-per-s", "inf"],
+     "Error: --tokens-per-s must be a positive number (got inf) — give the traffic in tokens per second"),
 ])
 def test_econ_fleet_errors(db, capsys, args, message):
     code, out, err = run_cli(capsys, "--db", str(db), "--tokens-per-s", "1e6", *args)
