@@ -11,7 +11,7 @@ from econ.report.formulas import FORMULAS, cite
 
 from ..html_tables import read_tables
 
-HAND_TABLES = ["hardware", "rental_prices", "models", "memory_tiers", "scenarios"]
+HAND_TABLES = ["hardware", "rental_prices", "models", "memory_tiers", "scenarios", "scaling_law_points", "deployments"]
 
 
 def csv_rows(path):
@@ -68,3 +68,11 @@ def test_tables_and_views_are_listed_with_descriptions(built_report):
     rows = {r["Name"]: r for r in read_tables(built_report / "sources.html")["tables"]}
     assert rows["data_sources"]["Kind"] == "view" and rows["prices"]["Kind"] == "table"
     assert "Grain: one row per accelerator" in rows["hardware"]["Description and grain"]
+
+
+def test_every_input_table_is_listed(built_report):
+    """Issue 6: every data table's sources; a table added to the loader must join the data_sources view."""
+    from econ.load.tables import INPUT_TABLES
+
+    listed = {r["Table"] for r in read_tables(built_report / "sources.html")["source-summary"]}
+    assert set(INPUT_TABLES) <= listed
