@@ -222,8 +222,9 @@ def convert_frame(raw: pl.DataFrame, spec: TableSpec, shown: str) -> tuple[pl.Da
         elif c.kind == "int":
             as_float = text.str.replace_all("_", "").cast(pl.Float64, strict=False)
             value = pl.when(as_float == as_float.round(0)).then(as_float).otherwise(None).cast(pl.Int64, strict=False)
-        else:
-            value = text.cast(pl.Float64, strict=False)
+        else:  # "nan", "inf" and "1e999" cast to non-finite floats; a value in a data file is finite or it is an error
+            as_float = text.cast(pl.Float64, strict=False)
+            value = pl.when(as_float.is_finite()).then(as_float)
         exprs.append(value.alias(c.out_name))
     typed = raw.select([pl.col(LINE), *exprs])
 

@@ -43,6 +43,17 @@ CASES = [
         id="non-numeric",
     ),
     pytest.param(
+        [price_row(model="a", inp="nan"), price_row(model="b", out="inf"), price_row(model="c", out="1e999")],
+        "Error: 3 problems in the input data:\n"
+        'data/prices.csv:2: column input_usd_per_mtok: "nan" is not a number '
+        "— write a plain decimal number such as 12.5 (no units, no thousands separators)\n"
+        'data/prices.csv:3: column output_usd_per_mtok: "inf" is not a number '
+        "— write a plain decimal number such as 12.5 (no units, no thousands separators)\n"
+        'data/prices.csv:4: column output_usd_per_mtok: "1e999" is not a number '
+        "— write a plain decimal number such as 12.5 (no units, no thousands separators)",
+        id="non-finite",
+    ),
+    pytest.param(
         [price_row(inp="-2")],
         'Error: data/prices.csv:2: column input_usd_per_mtok: "-2" is out of range — must be at least 0 USD/MTok',
         id="negative-price",
