@@ -38,31 +38,37 @@ def price_changes(prices: pl.DataFrame, from_date: date, to_date: date) -> pl.Da
     """Every added/removed model and every changed price component between two dates.
 
     Returns one row per change: ``change`` is ``added`` or ``removed`` (one row per model,
-    variant and tier, showing its input price) or ``changed`` (one row per component that moved).
+    variant and tier, showing its input price) or ``changed`` (one row per component that moved;
+    ``change_frac`` = new / old - 1, null where either side is blank or the old value is 0).
     """
+    return changes_between(*states_on(prices, from_date, to_date))
+
+
+def states_on(prices: pl.DataFrame, from_date: date, to_date: date) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The rows in effect on each date, of the sources that have prices on both dates."""
     old, new = state_on(prices, from_date), state_on(prices, to_date)
-    both = set(old["source"].unique()) & set(new["source"].unique())
-    return changes_between(old.filter(pl.col("source").is_in(both)), new.filter(pl.col("source").is_in(both)))
+    both = sorted(set(old["source"]) & set(new["source"]))
+    return old.filter(pl.col("source").is_in(both)), new.filter(pl.col("source").is_in(both))
 
 
 def changes_between(old: pl.DataFrame, new: pl.DataFrame) -> pl.DataFrame:
     """Added, removed and changed price keys from one set of price rows to another (one row per key each)."""
     cols = KEY + COMPONENTS
-    joined = old.select(cols).join(new.select(cols), on=KEY, how="full", coalesce=True, suffix="_new", nulls_equal=True)
-    in_old = joined.join(old.select(KEY).with_columns(pl.lit(True).alias("_old")), on=KEY, how="left", nulls_equal=True)
-    in_both = in_old.join(new.select(KEY).with_columns(pl.lit(True).alias("_new")), on=KEY, how="left", nulls_equal=True)
+    joined = old.select(cols).with_columns(pl.lit(True).alias("_old")).join(
+        new.select(cols).with_columns(pl.lit(True).alias("_new")), on=KEY, how="full", coalesce=True, suffix="_new",
+        nulls_equal=True)
 
-    added = in_both.filter(pl.col("_old").is_null()).select(
+    added = joined.filter(pl.col("_old").is_null()).select(
         pl.lit("added").alias("change"), *KEY, pl.lit("input_usd_per_mtok").alias("component"),
         pl.lit(None, pl.Float64).alias("old_value"), pl.col("input_usd_per_mtok_new").alias("new_value"),
         pl.lit(None, pl.Float64).alias("change_frac"),
     )
-    removed = in_both.filter(pl.col("_new").is_null()).select(
+    removed = joined.filter(pl.col("_new").is_null()).select(
         pl.lit("removed").alias("change"), *KEY, pl.lit("input_usd_per_mtok").alias("component"),
         pl.col("input_usd_per_mtok").alias("old_value"), pl.lit(None, pl.Float64).alias("new_value"),
         pl.lit(None, pl.Float64).alias("change_frac"),
     )
-    kept = in_both.filter(pl.col("_old").is_not_null() & pl.col("_new").is_not_null())
+    kept = joined.filter(pl.col("_old").is_not_null() & pl.col("_new").is_not_null())
     long = pl.concat([
         kept.select(
             pl.lit("changed").alias("change"), *KEY, pl.lit(c).alias("component"),
@@ -71,7 +77,7 @@ def changes_between(old: pl.DataFrame, new: pl.DataFrame) -> pl.DataFrame:
         for c in COMPONENTS
     ])
     changed = long.filter(~pl.col("old_value").eq_missing(pl.col("new_value"))).with_columns(
-        (pl.col("new_value") / pl.col("old_value") - 1).alias("change_frac")
+        pl.when(pl.col("old_value") != 0).then(pl.col("new_value") / pl.col("old_value") - 1).alias("change_frac")
     )
     out = pl.concat([added, removed, changed], how="vertical_relaxed").cast(CHANGE_SCHEMA)
     order = pl.col("change").replace_strict({"changed": 0, "added": 1, "removed": 2}, return_dtype=pl.Int8)

@@ -85,3 +85,31 @@ def test_added_and_removed_models(changes):
 
 def test_no_change_between_a_date_and_itself(prices):
     assert price_changes(prices, NEW, NEW).height == 0
+
+
+def rows(*entries):
+    """Price rows (source litellm, provider p, variant standard, tier 0): (model, input, output)."""
+    from econ.diff import COMPONENTS, KEY
+
+    return pl.DataFrame(
+        [("litellm", "p", m, "standard", 0, i, o, *[None] * (len(COMPONENTS) - 2)) for m, i, o in entries],
+        schema={**{k: (pl.Int64 if k == "tier_min_prompt_tokens" else pl.String) for k in KEY},
+                **{c: (pl.Int64 if c == "max_input_tokens" else pl.Float64) for c in COMPONENTS}},
+        orient="row",
+    )
+
+
+def test_changes_between_on_a_table_worked_by_hand():
+    """Added, removed, changed (one row per moved component), a price that was free, a price that went blank."""
+    from econ.diff import changes_between
+
+    old = rows(("same", 1.0, 5.0), ("cut", 2.0, 8.0), ("was_free", 0.0, 0.0), ("blanked", 1.0, 2.0), ("gone", 3.0, 9.0))
+    new = rows(("same", 1.0, 5.0), ("cut", 1.5, 8.0), ("was_free", 0.5, 0.0), ("blanked", 1.0, None), ("new", 4.0, 12.0))
+    result = changes_between(old, new).select("change", "model", "component", "old_value", "new_value", "change_frac").rows()
+    assert result == [
+        ("changed", "blanked", "output_usd_per_mtok", 2.0, None, None),
+        ("changed", "cut", "input_usd_per_mtok", 2.0, 1.5, -0.25),
+        ("changed", "was_free", "input_usd_per_mtok", 0.0, 0.5, None),  # no relative change from 0
+        ("added", "new", "input_usd_per_mtok", None, 4.0, None),
+        ("removed", "gone", "input_usd_per_mtok", 3.0, None, None),
+    ]

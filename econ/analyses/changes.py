@@ -30,7 +30,7 @@ COLUMNS = {
     "component": "Price component (column of prices); input_usd_per_mtok for added/removed rows",
     "old_value": "Value on from_date, in the component's unit",
     "new_value": "Value on to_date, in the component's unit",
-    "change_frac": "new / old - 1 (null when either side is blank or zero)",
+    "change_frac": "new / old - 1 (null when either side is blank or the old value is 0)",
 }
 
 

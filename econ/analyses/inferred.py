@@ -34,7 +34,8 @@ CHANGE_COLUMNS = {
     "variant": "Service variant", "detail": "Price component, cache item or blank",
     "quantity": "Implied quantity (the column of the fit_* table it comes from; its unit is in its name)",
     "old_value": "Value under the older prices", "new_value": "Value under the newer prices",
-    "change_frac": "new / old - 1", "old_label": "Older category (memory tiers)", "new_label": "Newer category (memory tiers)",
+    "change_frac": "new / old - 1 (null when either side is blank or the old value is 0)",
+    "old_label": "Older category (memory tiers)", "new_label": "Newer category (memory tiers)",
 }
 
 
@@ -89,7 +90,7 @@ def inferred_changes(old_prices: pl.DataFrame, new_prices: pl.DataFrame, models:
     label_moved = ~pl.col("label").eq_missing(pl.col("label_new"))
     out = joined.filter(value_moved.fill_null(True) | label_moved).select(
         *key, pl.col("value").alias("old_value"), pl.col("value_new").alias("new_value"),
-        (pl.col("value_new") / pl.col("value") - 1).alias("change_frac"),
+        pl.when(pl.col("value") != 0).then(pl.col("value_new") / pl.col("value") - 1).alias("change_frac"),
         pl.col("label").alias("old_label"), pl.col("label_new").alias("new_label"),
     )
     return pl.concat([empty, out], how="vertical_relaxed").sort(key, nulls_last=True)
@@ -98,8 +99,6 @@ def inferred_changes(old_prices: pl.DataFrame, new_prices: pl.DataFrame, models:
 def inferred_between(prices: pl.DataFrame, start, end, models: pl.DataFrame, tiers: pl.DataFrame,
                      a: Assumptions) -> pl.DataFrame:
     """:func:`inferred_changes` between the price rows in effect on two dates (sources present on both)."""
-    from econ.diff import state_on
+    from econ.diff import states_on
 
-    both = set(state_on(prices, start)["source"]) & set(state_on(prices, end)["source"])
-    old, new = (state_on(prices, d).filter(pl.col("source").is_in(both)) for d in (start, end))
-    return inferred_changes(old, new, models, tiers, a)
+    return inferred_changes(*states_on(prices, start, end), models, tiers, a)
