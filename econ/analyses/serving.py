@@ -123,6 +123,7 @@ def summary(case_frame: pl.DataFrame, *, usd_per_chip_hour: float, mfu: float, m
     r = roofline.critical_batch_ratio(a["peak_flop_per_s"], a["hbm_bandwidth_bytes_per_s"], a["weight_bytes_per_param"])
     b0 = roofline.balance_batch(r, a["params_total"], a["params_active"])
     l_star = roofline.critical_context_tokens(r, a["weight_bytes_per_param"], a["params_active"], a["kv_bytes_per_token"])
+    achieved = r * mfu / mbu  # R at the achieved FLOP/s and bandwidth: where serving_curves turn compute-bound
     floor = roofline.weight_read_time_s(a["params_total"], a["weight_bytes_per_param"], a["chips"],
                                         a["hbm_bandwidth_bytes_per_s"], mbu=mbu, pipeline_stages=a["pipeline_stages"])
 
@@ -145,7 +146,10 @@ def summary(case_frame: pl.DataFrame, *, usd_per_chip_hour: float, mfu: float, m
         "sparsity_expert_ratio": a["num_routed_experts"] / a["experts_per_token"],
         "balance_batch_seqs": b0,
         "balance_batch_experts_seqs": r * a["num_routed_experts"] / a["experts_per_token"],
+        "balance_batch_achieved_seqs": roofline.balance_batch(achieved, a["params_total"], a["params_active"]),
         "critical_context_tokens": l_star,
+        "critical_context_achieved_tokens": roofline.critical_context_tokens(
+            achieved, a["weight_bytes_per_param"], a["params_active"], a["kv_bytes_per_token"]),
         "balance_batch_at_8k_seqs": _finite(roofline.balance_batch_at_context(b0, CONTEXT_8K, l_star)),
         "balance_batch_at_128k_seqs": _finite(roofline.balance_batch_at_context(b0, CONTEXT_128K, l_star)),
         "latency_floor_s": floor,
@@ -181,10 +185,16 @@ SUMMARY_COLUMNS = {
     "critical_batch_ratio": "R = (F/2)*b_w/W, the lecture's ~300 for this chip and format (b.1)",
     "sparsity_param_ratio": "N_tot/N_act (what B*0 uses)",
     "sparsity_expert_ratio": "Routed experts / experts per token E/k (null for dense models)",
-    "balance_batch_seqs": "B*0 = R*N_tot/N_act: decode batch where weight time = compute time, KV ignored [sequences]",
+    "balance_batch_seqs": "B*0 = R*N_tot/N_act: decode batch where weight time = compute time at peak FLOP/s and bandwidth, "
+                          "KV ignored (lecture b.1) [sequences]",
     "balance_batch_experts_seqs": "R*E/k: the same with the expert ratio [sequences]",
-    "critical_context_tokens": "L* = b_w*N_act/(R*b_kv): above it decode is memory-bound at every batch (KV at bf16) [tokens]",
-    "balance_batch_at_8k_seqs": "B*(L) = B*0/(1-L/L*) at L = 8,192; null where L >= L* (memory-bound at every batch) [sequences]",
+    "balance_batch_achieved_seqs": "B*0*mfu/mbu: the same balance at the scenario's mfu and mbu, where serving_curves turn "
+                                   "compute-bound (KV ignored, one pipeline stage) [sequences]",
+    "critical_context_tokens": "L* = b_w*N_act/(R*b_kv) at peak: above it decode is memory-bound at every batch (KV at the "
+                               "scenario's kv_cache_format) [tokens]",
+    "critical_context_achieved_tokens": "L* x mbu/mfu: the same at the scenario's mfu and mbu (what serving_curves show) [tokens]",
+    "balance_batch_at_8k_seqs": "B*(L) = B*0/(1-L/L*) at L = 8,192, at peak; null where L >= L* (memory-bound at every batch) "
+                                "[sequences]",
     "balance_batch_at_128k_seqs": "B*(L) at L = 131,072; null where L >= L* [sequences]",
     "latency_floor_s": "P*N_tot*b_w/(G*W*mbu): no batch gives a faster decode step (lecture a.3) [s]",
     "max_tokens_per_s_per_sequence": "1/latency floor: the fastest a single stream can go on this replica [tokens/s]",

@@ -173,9 +173,21 @@ def test_scenario_efficiencies_and_kv_format_are_applied(tmp_path):
         row = con.sql("select decode_compute_time_s, decode_memory_time_s from serving_curves where model = 'Llama-3.1-70B' "
                       "and chip = 'H100' and number_format = 'bf16' and batch_seqs = 1 and context_tokens = 1024").fetchall()[0]
         eff = con.sql("select mfu_frac, mbu_frac from serving_summary limit 1").fetchall()[0]
+        balance = con.sql("select balance_batch_achieved_seqs, critical_context_achieved_tokens, critical_context_tokens "
+                          "from serving_summary where model = 'Llama-3.1-70B' and chip = 'H100' and number_format = 'bf16'"
+                          ).fetchall()[0]
+        bounds = con.sql("select batch_seqs, decode_bound from serving_curves where model = 'Llama-3.1-70B' and chip = 'H100' "
+                         "and number_format = 'bf16' and context_tokens = 4096 order by batch_seqs").fetchall()
     assert eff == (0.5, 0.8)
     assert row[0] == pytest.approx(2 * 70.6e9 / (2 * 989.4e12 * 0.5))
     assert row[1] == pytest.approx((70.6e9 * 2 + 1024 * 327_680 / 2) / (2 * 3.35e12 * 0.8))
+    # at peak L* = 2*N_act*W/(F*b_kv) = 2,918 tokens of fp8 KV (163,840 B); at mfu 0.5, mbu 0.8 the curves balance at
+    # L* x 0.8/0.5 = 4,669 and B*0 = 295.3 x 0.5/0.8 = 184.6, so at 4,096 context B* = 184.6/(1 - 4,096/4,669) = 1,504:
+    # compute-bound from batch 2,048 although 4,096 is above the peak L*
+    assert balance[0] == pytest.approx(989.4e12 / 3.35e12 * 0.5 / 0.8)
+    assert balance[1] == pytest.approx(2 * 70.6e9 * 3.35e12 * 0.8 / (989.4e12 * 0.5 * 163_840))
+    assert balance[2] < 4096 < balance[1]
+    assert [b for b, bound in bounds if bound == "compute"] == [2.0 ** k for k in range(11, 17)]
 
 
 def test_sparsity_and_weights_agree_with_model_derived_view(served):
