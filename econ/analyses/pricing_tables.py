@@ -27,7 +27,9 @@ DESCRIPTIONS = {
         "Output/input price ratio of every priced model (base tier, one price source per model) and what it implies "
         "under the roofline with compute-bound prefill and memory-bound decode (lecture f.3): rho = (mfu/mbu)*(B*0/B + "
         "L/L*), so B/B*0 = 1/(rho*mbu/mfu - L/L*) and, at the scenario batch B = m*B*0, decode mbu = mfu*(1/m + L/L*)/rho."
-        " lecture_f3_check flags the lecture's inconsistency (rho near 5 with L* near 200k needs a batch below B*0). "
+        " lecture_f3_check flags the lecture's inconsistency (rho near 5 with L* near 200k needs a batch below B*0); "
+        "implied_decode_mbu_check flags an implied mbu above 1 (impossible: the roofline prices decode dearer than "
+        "observed). "
         "Ratios of published prices: no fit interval. " + _INTERVALS + " Grain: one row per price source x provider x "
         "model x variant."),
     "fit_io_market": (
@@ -133,13 +135,14 @@ COLUMNS = {
     "regime": "memory_bound, rho_at_most_1 (decode not dearer than prefill) or kv_alone_exceeds_rho",
     "batch_over_balance_ratio": "Implied B/B*0 = 1/(rho*mbu/mfu - L/L*)",
     "batch_over_balance_scenario_low_ratio": "Scenario interval of B/B*0, low", "batch_over_balance_scenario_high_ratio": "Scenario interval of B/B*0, high",
-    "implied_decode_mbu_frac": "Decode bandwidth efficiency that makes rho hold at B = m*B*0: mfu*(1/m + L/L*)/rho (>1: impossible)",
+    "implied_decode_mbu_frac": "Decode bandwidth efficiency that makes rho hold at B = m*B*0: mfu*(1/m + L/L*)/rho; null where rho <= 1; above 1 is impossible (see implied_decode_mbu_check) and kept as the factor by which the roofline over-prices decode",
+    "implied_decode_mbu_check": "within 0-1; above 1: impossible (the prices and the roofline disagree at the scenario context and batch: filter these out before using the value as an efficiency); not identified (rho <= 1)",
     "implied_decode_mbu_scenario_low_frac": "Scenario interval of the implied mbu, low",
     "implied_decode_mbu_scenario_high_frac": "Scenario interval of the implied mbu, high",
-    "predicted_output_over_input_ratio": "rho the roofline predicts at the scenario batch and context: (mfu/mbu)*(1/m + L/L*)",
+    "predicted_output_over_input_ratio": "rho the roofline predicts at the scenario batch and context: max(1, (mfu/mbu)*(1/m + L/L*)) (decode costs at least its compute, which is prefill's)",
     "predicted_output_over_input_scenario_low_ratio": "Scenario interval of the predicted rho, low",
     "predicted_output_over_input_scenario_high_ratio": "Scenario interval of the predicted rho, high",
-    "lecture_f3_check": "consistent, batch below the scenario's (f.3 inconsistency: implied B/B*0 below the scenario's lowest m), or not identified",
+    "lecture_f3_check": "consistent; batch below the scenario's (f.3 inconsistency: implied B/B*0 below the scenario's lowest m); no batch fits (the KV read alone at the scenario context exceeds rho); or not identified (rho <= 1)",
     # fit_io_market
     "quantity": "Implied quantity (its unit in unit)", "unit": "Unit of estimate and the interval columns",
     "estimate": "Central estimate [unit]", "fit_low": "Fit interval, low [unit]", "fit_high": "Fit interval, high [unit]",

@@ -12,13 +12,19 @@
     B / B*₀ = 1 / (ρ·mbu/mfu − L/L*)          the implied decode batch relative to the balance batch
     mbu     = mfu · (1/m + L/L*) / ρ            the implied decode bandwidth efficiency at B = m·B*₀
 
-Where ρ ≤ 1 decode is priced at or below prefill's compute cost: the roofline puts it at or
-past the balance batch and B/B*₀ is not identified. Where ρ·mbu/mfu ≤ L/L* the KV read
-alone costs more than the observed ratio. L* comes from the architecture (open-weight
-models), else from the model's first long-context threshold (the lecture's f.1 reading),
-else the KV term is dropped, which makes B/B*₀ a lower bound. The lecture's consistency
-warning (f.3: ρ = 5 with L* = 200k needs B ≈ 0.2·B*₀, not the 2–3·B*₀ of b.2) shows as an
-implied batch below the scenario's ``batch_multiple_over_balance`` range.
+Decode does the same FLOPs per token as prefill, so its cost is at least prefill's and the
+roofline's ratio is max(1, ρ_mem) with ρ_mem the memory-bound expression above. Where ρ ≤ 1
+decode is priced at or below prefill's compute cost: the roofline puts it at or past the
+balance batch, and neither B/B*₀ nor mbu is identified (NaN). Where ρ·mbu/mfu ≤ L/L* the
+KV read alone costs more than the observed ratio: no batch fits, and the implied mbu comes
+out above 1 — physically impossible, so the prices and the roofline at the scenario's
+context and batch disagree (typically small-N_act open models with a large KV cache,
+L* of a few hundred tokens); ``implied_decode_mbu_check`` flags it and the value is kept as
+the factor by which the roofline over-prices decode. L* comes from the architecture
+(open-weight models), else from the model's first long-context threshold (the lecture's f.1
+reading), else the KV term is dropped, which makes B/B*₀ a lower bound. The lecture's
+consistency warning (f.3: ρ = 5 with L* = 200k needs B ≈ 0.2·B*₀, not the 2–3·B*₀ of b.2)
+shows as an implied batch below the scenario's ``batch_multiple_over_balance`` range.
 
 **Market.** Across open-weight models with known architecture and several providers, the
 stacked regression (relative errors)
@@ -48,8 +54,11 @@ LEVEL = 0.9
 
 
 def price_ratio_roofline(batch_over_balance, context_over_critical, *, mfu, mbu):
-    """ρ = (mfu/mbu)·(B*₀/B + L/L*): output over input cost per token of a memory-bound decode (module docstring)."""
-    return np.divide(mfu, mbu) * (np.divide(1.0, batch_over_balance) + np.asarray(context_over_critical))
+    """ρ = max(1, (mfu/mbu)·(B*₀/B + L/L*)): output over input cost per token (lecture f.3, module docstring).
+
+    The second term is a memory-bound decode's; decode never costs less than its compute, which is prefill's.
+    """
+    return np.maximum(1.0, np.divide(mfu, mbu) * (np.divide(1.0, batch_over_balance) + np.asarray(context_over_critical)))
 
 
 def implied_batch_over_balance(price_ratio, context_over_critical, *, mfu, mbu):
@@ -60,8 +69,24 @@ def implied_batch_over_balance(price_ratio, context_over_critical, *, mfu, mbu):
 
 
 def implied_decode_mbu(price_ratio, context_over_critical, batch_multiple, *, mfu):
-    """mbu = mfu·(1/m + L/L*)/ρ: the bandwidth efficiency that makes ρ hold at B = m·B*₀."""
-    return np.multiply(mfu, np.divide(1.0, batch_multiple) + np.asarray(context_over_critical)) / np.asarray(price_ratio)
+    """mbu = mfu·(1/m + L/L*)/ρ: the bandwidth efficiency that makes ρ hold at B = m·B*₀; NaN where ρ ≤ 1.
+
+    Above 1 no achievable efficiency reconciles ρ with the roofline at that batch and context (see
+    :func:`mbu_check`); at ρ ≤ 1 decode is compute-bound or dearer than priced, and mbu is not identified.
+    """
+    rho = np.asarray(price_ratio, dtype=float)
+    mbu = np.multiply(mfu, np.divide(1.0, batch_multiple) + np.asarray(context_over_critical)) / np.where(rho > 1.0, rho, 1.0)
+    return np.where(rho > 1.0, mbu, np.nan)
+
+
+MBU_CHECKS = ("within 0-1", "above 1: impossible, prices and roofline disagree at the scenario context and batch",
+              "not identified (rho <= 1)")
+
+
+def mbu_check(implied_mbu) -> np.ndarray:
+    """Label of an implied decode mbu (:data:`MBU_CHECKS`): an efficiency above 1 cannot be achieved."""
+    v = np.asarray(implied_mbu, dtype=float)
+    return np.where(np.isnan(v), MBU_CHECKS[2], np.where(v > 1.0, MBU_CHECKS[1], MBU_CHECKS[0]))
 
 
 def regime(price_ratio, context_over_critical, *, mfu, mbu):
@@ -127,17 +152,20 @@ def model_ratios(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
     pr = a.propagate_rows(predicted, (*names, "batch_multiple_over_balance"), cols)
     m_low = a.ranges["batch_multiple_over_balance"][0]
     central_b = np.asarray(b.central, dtype=float)
-    check = np.where(~np.isfinite(central_b), "not identified",
-                     np.where(central_b < m_low, "batch below the scenario's (f.3 inconsistency)", "consistent"))
+    reg = regime(rho, x0, mfu=c["prefill_mfu"], mbu=c["decode_mbu"])
+    check = np.where(reg == "rho_at_most_1", "not identified (rho <= 1)",
+                     np.where(reg == "kv_alone_exceeds_rho", "no batch fits (the KV read alone exceeds rho)",
+                              np.where(central_b < m_low, "batch below the scenario's (f.3 inconsistency)", "consistent")))
+    central_m = np.asarray(m.central, dtype=float)
     f = pl.Series
     return frame.with_columns(
         f("output_over_input_ratio", rho),
         f("critical_context_tokens", l_star), f("critical_context_source", critical_context_source(frame)),
         f("context_over_critical_ratio", x0),
-        f("regime", regime(rho, x0, mfu=c["prefill_mfu"], mbu=c["decode_mbu"])),
+        f("regime", reg),
         f("batch_over_balance_ratio", central_b),
         f("batch_over_balance_scenario_low_ratio", b.low), f("batch_over_balance_scenario_high_ratio", b.high),
-        f("implied_decode_mbu_frac", np.asarray(m.central, dtype=float)),
+        f("implied_decode_mbu_frac", central_m), f("implied_decode_mbu_check", mbu_check(central_m)),
         f("implied_decode_mbu_scenario_low_frac", m.low), f("implied_decode_mbu_scenario_high_frac", m.high),
         f("predicted_output_over_input_ratio", np.asarray(pr.central, dtype=float)),
         f("predicted_output_over_input_scenario_low_ratio", pr.low),

@@ -37,10 +37,40 @@ def test_closed_form_inverts_the_physics_step_costs(batch, context):
 
 
 def test_lecture_f3_numbers_by_hand():
-    """rho = 5, L* = 200k, L = 32k, mfu = mbu: B/B*0 = 1/(5 - 0.16); at B = 2-3 B*0 the roofline predicts 0.66-0.49."""
+    """rho = 5, L* = 200k, L = 32k, mfu = mbu: B/B*0 = 1/(5 - 0.16). At B = 2-3 B*0 the memory time is only 0.66-0.49
+    of the compute time, so decode is compute-bound and the roofline's rho is 1 ("you cannot get rho = 5", f.3);
+    at B = 0.1 B*0 it is memory-bound: 10 + 0.16."""
     assert io.implied_batch_over_balance(5.0, 32_000 / 200_000, mfu=1.0, mbu=1.0) == pytest.approx(1 / 4.84)
-    assert io.price_ratio_roofline(np.array([2.0, 3.0]), 0.16, mfu=1.0, mbu=1.0) == pytest.approx([0.66, 1 / 3 + 0.16])
+    assert io.price_ratio_roofline(np.array([2.0, 3.0, 0.1]), 0.16, mfu=1.0, mbu=1.0) == pytest.approx([1.0, 1.0, 10.16])
     assert io.implied_decode_mbu(5.0, 0.16, 2.0, mfu=1.0) == pytest.approx(0.66 / 5)
+
+
+def test_compute_bound_decode_from_the_physics_gives_rho_1_and_nothing_implied():
+    """decode_step at 3 B*0 and a short context is compute-bound: its cost per token equals prefill's (rho = 1, the
+    roofline's floor); the batch and the mbu are not identified from rho = 1."""
+    mfu, mbu = 0.6, 0.8
+    kw = dict(number_format="fp8", chips=64, mfu=mfu, mbu=mbu, usd_per_chip_hour=2.0)
+    b = balance(MODEL, CHIP, number_format="fp8")
+    decode = decode_step(MODEL, CHIP, batch=3 * b.balance_batch_params, context_tokens=256, **kw)
+    prefill = prefill_step(MODEL, CHIP, batch=1, prompt_tokens=32_768, **kw)
+    assert decode.bound == "compute"
+    rho = decode.usd_per_token / prefill.usd_per_token
+    x = 256 / b.critical_context_tokens
+    assert io.price_ratio_roofline(3.0, x, mfu=mfu, mbu=mbu) == pytest.approx(rho, rel=1e-9) == 1.0
+    assert np.isnan(io.implied_batch_over_balance(rho, x, mfu=mfu, mbu=mbu))
+    assert np.isnan(io.implied_decode_mbu(rho, x, 3.0, mfu=mfu))
+    assert io.mbu_check(io.implied_decode_mbu(rho, x, 3.0, mfu=mfu)) == "not identified (rho <= 1)"
+
+
+def test_an_implied_mbu_above_1_is_flagged_as_impossible():
+    """Qwen3-30B-A3B-like on GB200 fp8 (R = 312.5, b_w = 1): L* = 3.3e9/(312.5*98,304 B) = 107 tokens, so at 32k
+    the KV read alone is ~300x the prefill compute; rho = 3.125 then needs mbu = 0.6*(0.5 + 298)/3.125 = 57 > 1."""
+    l_star = 1.0 * 3.3e9 / (312.5 * 98_304)
+    assert l_star == pytest.approx(107.4, abs=0.1)
+    mbu = io.implied_decode_mbu(3.125, 32_000 / l_star, 2.0, mfu=0.6)
+    assert mbu == pytest.approx(0.6 * (0.5 + 32_000 / l_star) / 3.125) and mbu > 50
+    assert io.regime(3.125, 32_000 / l_star, mfu=0.6, mbu=0.8) == "kv_alone_exceeds_rho"
+    assert io.mbu_check(np.array([mbu, 0.4, np.nan])).tolist() == list(io.MBU_CHECKS[1:2] + io.MBU_CHECKS[:1] + io.MBU_CHECKS[2:])
 
 
 @pytest.mark.parametrize(("rho", "x", "expected"), [
@@ -71,6 +101,30 @@ def test_model_ratios_flag_the_lecture_inconsistency():
     assert out["batch_over_balance_scenario_low_ratio"] < expected < out["batch_over_balance_scenario_high_ratio"]
     assert out["lecture_f3_check"].startswith("batch below")
     assert out["regime"] == "memory_bound"
+    assert out["implied_decode_mbu_check"] == "within 0-1"
+    # at the scenario batch (m = 2) and 32k/200k the decode is compute-bound: the roofline's rho is its floor, 1
+    assert out["predicted_output_over_input_ratio"] == 1.0
+
+
+def test_model_ratios_flag_an_impossible_mbu_on_real_rows():
+    """Every real price row whose implied mbu exceeds 1 is flagged; rows where the KV read alone exceeds rho say no
+    batch fits; rho <= 1 identifies no mbu. The open models' small L* (architecture) drive it, e.g. Qwen3-30B-A3B's
+    107 tokens."""
+    from econ.analyses.pricing import io_prices_table
+
+    f = frames()
+    t = io_prices_table(f["price_current"], f["models"], f["assumptions"])
+    above = t.filter(pl.col("implied_decode_mbu_frac") > 1)
+    assert above.height > 0 and set(above["implied_decode_mbu_check"]) == {io.MBU_CHECKS[1]}
+    kv_alone = t.filter(pl.col("regime") == "kv_alone_exceeds_rho")
+    assert set(kv_alone["lecture_f3_check"]) == {"no batch fits (the KV read alone exceeds rho)"}
+    assert kv_alone["batch_over_balance_ratio"].null_count() == kv_alone.height
+    assert t.filter(pl.col("implied_decode_mbu_frac") <= 1)["implied_decode_mbu_check"].unique().to_list() == [io.MBU_CHECKS[0]]
+    low_rho = t.filter(pl.col("output_over_input_ratio") <= 1)
+    assert low_rho["implied_decode_mbu_frac"].null_count() == low_rho.height
+    assert (t["predicted_output_over_input_ratio"].drop_nulls() >= 1.0).all()
+    qwen = t.filter(pl.col("arch_model") == "Qwen3-30B-A3B").row(0, named=True)
+    assert qwen["critical_context_tokens"] == pytest.approx(3.3e9 / (312.5 * 98_304), rel=1e-9)
 
 
 def test_without_a_critical_context_the_batch_is_a_lower_bound():
