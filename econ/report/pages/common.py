@@ -65,6 +65,11 @@ def finite_interval(low: Any, high: Any, *, sig: int = 3) -> str:
     return fmt_interval(low, high, sig=sig)
 
 
+def interval_text(low: str, high: str) -> pl.Expr:
+    """The text ``low–high`` of each row's interval (:func:`finite_interval`), for a table column."""
+    return pl.struct(low, high).map_elements(lambda r: finite_interval(r[low], r[high]), return_dtype=pl.String)
+
+
 def sig3(value: Any) -> str:
     return fmt_num(value, sig=3)
 

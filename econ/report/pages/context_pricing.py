@@ -16,7 +16,7 @@ from econ.report.figures import Figure
 from econ.report.formulas import cite
 from econ.report.html import Col, details, fmt_interval, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
-from econ.report.pages.common import ensure_columns, finite_interval, guarded, guarded_headline, sig3
+from econ.report.pages.common import SCHEMA_ERRORS, ensure_columns, guarded, guarded_headline, interval_text, sig3
 
 NAME = "context-pricing"
 TITLE = "Context pricing"
@@ -130,7 +130,7 @@ group by provider order by provider
 def render(ctx: SiteContext) -> PageContent:
     try:
         assumptions = ctx.query(ASSUMPTIONS)
-    except Exception:  # noqa: BLE001 - only the captions use it
+    except SCHEMA_ERRORS:  # only the captions use it
         assumptions = pl.DataFrame()
     sections = [guarded("Prices against context, with the fitted cost line", lambda: _tiers(ctx, assumptions)),
                 guarded("Implied KV bytes per token", lambda: _kv(ctx, assumptions)),
@@ -171,17 +171,11 @@ def _tiers(ctx: SiteContext, assumptions: pl.DataFrame) -> Section:
         blocks.append(note("No first-party price schedule has more than one context tier.", kind="pending"))
     if first_party.height:
         shown = first_party.with_columns(
-            pl.struct("kv_slope_fit_low_bytes_per_token", "kv_slope_fit_high_bytes_per_token").map_elements(
-                lambda r: finite_interval(r["kv_slope_fit_low_bytes_per_token"], r["kv_slope_fit_high_bytes_per_token"]),
-                return_dtype=pl.String).alias("slope_fit"),
-            pl.struct("kv_slope_scenario_low_bytes_per_token", "kv_slope_scenario_high_bytes_per_token").map_elements(
-                lambda r: fmt_interval(r["kv_slope_scenario_low_bytes_per_token"],
-                                       r["kv_slope_scenario_high_bytes_per_token"]), return_dtype=pl.String)
+            interval_text("kv_slope_fit_low_bytes_per_token", "kv_slope_fit_high_bytes_per_token").alias("slope_fit"),
+            interval_text("kv_slope_scenario_low_bytes_per_token", "kv_slope_scenario_high_bytes_per_token")
             .alias("slope_scenario"),
-            pl.struct("kv_crossover_scenario_low_bytes_per_token", "kv_crossover_scenario_high_bytes_per_token")
-            .map_elements(lambda r: fmt_interval(r["kv_crossover_scenario_low_bytes_per_token"],
-                                                 r["kv_crossover_scenario_high_bytes_per_token"]),
-                          return_dtype=pl.String).alias("crossover_scenario"),
+            interval_text("kv_crossover_scenario_low_bytes_per_token", "kv_crossover_scenario_high_bytes_per_token")
+            .alias("crossover_scenario"),
         )
         blocks.append(table(shown, [
             Col("provider", "Provider"), Col("model", "Model"), Col("n_tiers", "Tiers", "num"),

@@ -14,7 +14,7 @@ from econ.report.figures import Figure
 from econ.report.formulas import cite
 from econ.report.html import Col, fmt_num, table
 from econ.report.page import Download, PageContent, Section, SiteContext, note
-from econ.report.pages.common import finite_interval, guarded, sig3
+from econ.report.pages.common import guarded, interval_text, sig3
 
 NAME = "fast-mode"
 TITLE = "Fast mode"
@@ -130,14 +130,10 @@ def _batches(ctx: SiteContext, frame: pl.DataFrame) -> Section:
             formula=f"{cite('fast_mode')}; {cite('step_time')}; B₁ = B₀/(m·s)",
             source="fit_fast_mode table of the pricing fits"))
         solved = frame.filter(pl.col("solved").fill_null(False)).with_columns(
-            pl.struct("baseline_batch_over_balance_scenario_low_ratio", "baseline_batch_over_balance_scenario_high_ratio")
-            .map_elements(lambda r: finite_interval(r["baseline_batch_over_balance_scenario_low_ratio"],
-                                                    r["baseline_batch_over_balance_scenario_high_ratio"]),
-                          return_dtype=pl.String).alias("baseline_interval"),
-            pl.struct("fast_batch_over_balance_scenario_low_ratio", "fast_batch_over_balance_scenario_high_ratio")
-            .map_elements(lambda r: finite_interval(r["fast_batch_over_balance_scenario_low_ratio"],
-                                                    r["fast_batch_over_balance_scenario_high_ratio"]),
-                          return_dtype=pl.String).alias("fast_interval"))
+            interval_text("baseline_batch_over_balance_scenario_low_ratio",
+                          "baseline_batch_over_balance_scenario_high_ratio").alias("baseline_interval"),
+            interval_text("fast_batch_over_balance_scenario_low_ratio",
+                          "fast_batch_over_balance_scenario_high_ratio").alias("fast_interval"))
         blocks.append(table(solved, [
             Col("provider", "Provider"), Col("model", "Model"), Col("tier_min_prompt_tokens", "Prompt above (tokens)", "num"),
             Col("batch_ratio", "m·s (ratio)", "num", fmt=sig3),

@@ -11,6 +11,7 @@ from econ.report.figures import Figure
 from econ.report.formulas import cite
 from econ.report.html import Col, Markup, fmt_interval, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
+from econ.report.pages.common import interval_text
 
 NAME = "fleet"
 TITLE = "Fleet"
@@ -188,8 +189,7 @@ def _training(ctx: SiteContext) -> Section:
     frame = ctx.query(TRAINING, [ctx.scenario])
     if frame.is_empty():
         return Section("Training and the fleet split", [note("No training rows for this scenario.", kind="pending")])
-    ranges = [fmt_interval(lo, hi) for lo, hi in zip(frame["cost_low_usd"], frame["cost_high_usd"])]
-    frame = frame.with_columns(pl.Series("range", ranges, dtype=pl.String))
+    frame = frame.with_columns(interval_text("cost_low_usd", "cost_high_usd").alias("range"))
     blocks = [table(frame, [
         Col("deployment", "Deployment"), Col("model", "Model"), Col("chip", "Chip"), Col("phase", "Phase"),
         Col("tokens", "Tokens", "num"), Col("flop", "FLOP", "num"), Col("chip_hours", "Chip-hours", "num"),

@@ -9,9 +9,9 @@ import polars as pl
 from econ.report.charts import pricing as charts
 from econ.report.figures import Figure
 from econ.report.formulas import cite
-from econ.report.html import Col, details, fmt_interval, fmt_num, table
+from econ.report.html import Col, details, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
-from econ.report.pages.common import ensure_columns, finite_interval, guarded, guarded_headline, pick, sig3
+from econ.report.pages.common import ensure_columns, guarded, guarded_headline, interval_text, pick, sig3
 
 NAME = "io-cache"
 TITLE = "Input/output & cache"
@@ -135,10 +135,8 @@ def _io(ctx: SiteContext) -> Section:
             source="fit_io_prices table of the pricing fits (first-party prices; L* from the architecture or the first "
                    "tier threshold)"))
     if frame.height:
-        shown = frame.with_columns(pl.struct("batch_over_balance_scenario_low_ratio", "batch_over_balance_scenario_high_ratio")
-                                   .map_elements(lambda r: finite_interval(r["batch_over_balance_scenario_low_ratio"],
-                                                                           r["batch_over_balance_scenario_high_ratio"]),
-                                                 return_dtype=pl.String).alias("batch_interval"))
+        shown = frame.with_columns(interval_text("batch_over_balance_scenario_low_ratio",
+                                                 "batch_over_balance_scenario_high_ratio").alias("batch_interval"))
         blocks.append(details(f"Every first-party standard price ({frame.height})", table(shown, [
             Col("provider", "Provider"), Col("model", "Model"),
             Col("input_usd_per_mtok", "Input (USD/MTok)", "num"), Col("output_usd_per_mtok", "Output (USD/MTok)", "num"),
@@ -178,11 +176,8 @@ def _market(ctx: SiteContext) -> Section:
             source="fit_io_market and fit_io_market_residuals tables (LiteLLM and OpenRouter price maps matched to "
                    "the models table)"))
     if estimates.height:
-        shown = estimates.with_columns(
-            pl.struct("fit_low", "fit_high").map_elements(lambda r: finite_interval(r["fit_low"], r["fit_high"]),
-                                                          return_dtype=pl.String).alias("fit_interval"),
-            pl.struct("scenario_low", "scenario_high").map_elements(
-                lambda r: fmt_interval(r["scenario_low"], r["scenario_high"]), return_dtype=pl.String).alias("scenario"))
+        shown = estimates.with_columns(interval_text("fit_low", "fit_high").alias("fit_interval"),
+                                       interval_text("scenario_low", "scenario_high").alias("scenario"))
         blocks.append(table(shown, [
             Col("quantity", "Quantity"), Col("unit", "Unit"), Col("estimate", "Estimate", "num", fmt=sig3),
             Col("fit_interval", "Fit interval"), Col("scenario", "Scenario interval"), Col("status", "Status"),

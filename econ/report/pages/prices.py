@@ -12,6 +12,7 @@ from econ.report.figures import Figure
 from econ.report.formulas import cite
 from econ.report.html import Col, Markup, details, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
+from econ.report.pages.common import pct
 
 NAME = "prices"
 TITLE = "Prices"
@@ -236,7 +237,6 @@ def _history(ctx: SiteContext) -> Section:
             source="prices table (hand-kept first-party pages)"))
     recent = ctx.query(RECENT)
     if recent.height:
-        pct = lambda v: "" if v is None else f"{v * 100:+.1f}%"  # noqa: E731
         blocks.append(table(recent, [
             Col("source", "Source"), Col("provider", "Provider"), Col("model", "Model"), Col("variant", "Variant"),
             Col("tier_min_prompt_tokens", "Prompt above (tokens)", "num"),

@@ -13,9 +13,9 @@ import polars as pl
 from econ.report.charts import training as charts
 from econ.report.figures import Figure
 from econ.report.formulas import cite
-from econ.report.html import Col, details, fmt_interval, fmt_num, table
+from econ.report.html import Col, fmt_interval, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
-from econ.report.pages.common import guarded, guarded_headline, sig3
+from econ.report.pages.common import guarded, guarded_headline, interval_text, sig3
 
 NAME = "training"
 TITLE = "Training"
@@ -253,8 +253,7 @@ def _balance(ctx: SiteContext) -> Section:
     if balance.is_empty():
         blocks.append(note(f"The token balance has no rows for scenario {ctx.scenario}.", kind="pending"))
     else:
-        balance = balance.with_columns(pl.struct("low_value", "high_value").map_elements(
-            lambda r: fmt_interval(r["low_value"], r["high_value"]), return_dtype=pl.String).alias("range"))
+        balance = balance.with_columns(interval_text("low_value", "high_value").alias("range"))
         blocks.append(table(balance, [
             Col("quantity", "Quantity"), Col("unit", "Unit"), Col("central_value", "Central", "num", fmt=sig3),
             Col("range", "Range (every corner of the assumption ranges)"),
