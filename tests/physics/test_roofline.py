@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from econ.physics import Chip, Model, balance, decode_step
+from econ.physics import Chip, Model, balance, decode_step, kv_cache, memory, prefill_step
 from econ.physics import roofline as rf
 
 # scaling book inference.md / applied-inference.md: "each with 8.1e11 bytes/s of bandwidth and 1.97e14 bf16 FLOPs/s";
@@ -31,8 +31,13 @@ LLAMA2_7B = Model("Llama-2-7B", params_total=6.74e9, params_active=6.74e9, kv_by
 
 
 def test_llama3_70b_kv_bytes_per_token_is_320_kb():
-    """Scaling book: 2 x 8 x 128 x 80 values = 160 kB at int8, 320 kB at bf16."""
-    assert LLAMA3_70B.kv_bytes_per_token == pytest.approx(320e3, rel=0.03)
+    """Scaling book: 2 x 8 x 128 x 80 values = 160 kB at int8, 320 kB at bf16 (from the config's layer and head counts)."""
+    nan = float("nan")
+    config = dict(attention=np.array(["gqa"], dtype=object), num_layers=[80.0], num_kv_heads=[8.0], head_dim=[128.0],
+                  v_head_dim=[nan], kv_lora_rank=[nan], qk_rope_head_dim=[nan], num_full_attention_layers=[nan],
+                  num_sliding_window_layers=[nan], num_linear_attention_layers=[nan])
+    kv = float(kv_cache.kv_bytes_per_token(config)[0])
+    assert kv == pytest.approx(320e3, rel=0.03) and kv == LLAMA3_70B.kv_bytes_per_token
     assert LLAMA3_70B.kv_bytes_per_token_at(1.0) == pytest.approx(160e3, rel=0.03)
 
 
@@ -134,8 +139,8 @@ def test_latency_floor_and_cost_floor():
 def test_llama2_7b_on_h100():
     """Llama-2-7B bf16 on one H100 at B=32, 2,048 context: weights 13.5 GB, KV 34.4 GB, step 14.2 ms, $2.5e-4/1k tokens."""
     step = decode_step(LLAMA2_7B, H100, batch=32, context_tokens=2048, chips=1, usd_per_chip_hour=2.0)
-    assert LLAMA2_7B.params_total * 2 == pytest.approx(13.5e9, rel=0.01)
-    assert 32 * 2048 * LLAMA2_7B.kv_bytes_per_token == pytest.approx(34.4e9, rel=0.01)
+    assert memory.weight_bytes(LLAMA2_7B.params_total, 2.0) == pytest.approx(13.5e9, rel=0.01)
+    assert memory.kv_bytes(32, 2048, LLAMA2_7B.kv_bytes_per_token) == pytest.approx(34.4e9, rel=0.01)
     assert step.step_time_s == pytest.approx(14.2e-3, rel=0.01)
     assert step.bound == "memory"
     assert step.usd_per_token * 1e3 == pytest.approx(2.5e-4, rel=0.02)
@@ -196,8 +201,10 @@ def test_scalar_and_array_inputs_agree(batch, ctx):
 
 
 def test_prefill_cost_floor_is_the_forward_pass():
-    """Lecture f.3: prefill is compute-bound; per token it costs a forward pass 2*N_act/F at p (KV write is far cheaper)."""
-    step = decode_step(LLAMA2_7B, H100, batch=1, context_tokens=0, chips=1)  # only to pin F and W below
-    assert step.compute_time_s == pytest.approx(2 * 6.74e9 / 989e12)
+    """Lecture f.3: prefill is compute-bound; per token it costs a forward pass 2*N_act/F at p (KV write is far cheaper).
+
+    Second method: a prefill step of 64 prompts of 100k tokens, whose weight read is amortised to nothing."""
     floor = rf.prefill_cost_floor_usd_per_token(LLAMA2_7B.kv_bytes_per_token, 6.74e9, 989e12, 3.35e12, 2.0)
     assert floor == pytest.approx(2 * 6.74e9 / 989e12 * 2.0 / 3600)
+    long = prefill_step(LLAMA2_7B, H100, batch=64, prompt_tokens=100_000, chips=8, usd_per_chip_hour=2.0)
+    assert long.bound == "compute" and long.usd_per_token == pytest.approx(floor, rel=1e-12)
