@@ -107,11 +107,9 @@ def compute_optimal_frame(laws: list[sl.ScalingLaw], bootstraps: dict[str, np.nd
         draws = bootstraps.get(law.name)
         low = high = tpp_low = tpp_high = np.full(compute_flop.shape, np.nan)
         if draws is not None and draws.shape[0] >= 2:
-            e, a, b, al, be = (draws[:, i:i + 1] for i in range(5))
-            g = (al * a / (be * b)) ** (1.0 / (al + be))
-            c6 = compute_flop[None, :] / sl.TRAIN_FLOP_PER_PARAM_TOKEN
-            n_draw = g * c6 ** (be / (al + be))
-            tpp = (c6 / n_draw) / n_draw
+            e, a, b, al, be = (draws[:, i:i + 1] for i in range(5))  # one law per draw, broadcast against the budgets
+            n_draw, d_draw = sl.compute_optimal(sl.ScalingLaw("draws", E=e, A=a, B=b, alpha=al, beta=be), compute_flop[None, :])
+            tpp = d_draw / n_draw
             low, high = np.percentile(n_draw, [2.5, 97.5], axis=0)
             tpp_low, tpp_high = np.percentile(tpp, [2.5, 97.5], axis=0)
         frame |= {"params_low": low, "params_high": high, "tokens_per_param_low_ratio": tpp_low,

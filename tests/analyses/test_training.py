@@ -222,5 +222,14 @@ def test_on_the_shipped_data(tmp_path):
                                ("alpha_exponent", 0.3478, 0.02), ("beta_exponent", 0.3658, 0.02)]:
         assert abs(refit[col] - published) < se
     assert balance(path)["overtraining_ratio"][0] == pytest.approx(131, rel=0.01)
+    # the refit's bootstrap band of N_opt at Chinchilla's budget (70B x 1.4T) holds Epoch's published optimum and
+    # not Hoffmann et al.'s rounded-constant one (Besiroglu et al.'s point), and its tokens/param band holds ~20
+    opt = {r["law"]: r for r in q(path, "select * from compute_optimal where abs(ln(compute_flop / 5.88e23)) < 0.12")
+           .iter_rows(named=True)}
+    band = opt[refit["law"]]
+    assert band["params_low"] < band["params"] < band["params_high"]
+    assert band["params_low"] < opt["besiroglu_2024"]["params"] < band["params_high"]
+    assert opt["hoffmann_2022"]["params"] < band["params_low"]
+    assert band["tokens_per_param_low_ratio"] < 20 < band["tokens_per_param_high_ratio"]
     assert set(q(path, "select distinct scenario from token_balance")["scenario"]) >= {"base", "dwarkesh_50_50"}
     assert balance(path, "dwarkesh_50_50")["overtraining_ratio"][0] == pytest.approx(131 / 2, rel=0.01)
