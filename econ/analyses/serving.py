@@ -29,7 +29,7 @@ from econ.analyses.serving_tables import (attention_table, fast_mode_table, memo
                                           sparsity_table)
 from econ.errors import EconError
 from econ.physics import memory, roofline
-from econ.physics.hardware import FORMATS, PEAK_COLUMN, bytes_per_value
+from econ.physics.hardware import FORMATS, PEAK_COLUMN, bytes_per_value, drain_time_s
 from econ.physics.model import kv_window_bytes
 from econ.physics.sweep import CASE_COLUMNS, sweep_chunks
 from econ.units import BYTES_PER_VALUE, MEGA
@@ -167,7 +167,7 @@ def summary(case_frame: pl.DataFrame, *, usd_per_chip_hour: float, mfu: float, m
         "replica_hbm_bytes": a["chips"] * a["hbm_capacity_bytes"],
         "scale_up_effective_bandwidth_bytes_per_s": memory.effective_bandwidth_bytes_per_s(
             a["scale_up_domain_chips"], a["hbm_bandwidth_bytes_per_s"]),
-        "hbm_drain_time_s": a["hbm_capacity_bytes"] / a["hbm_bandwidth_bytes_per_s"],
+        "hbm_drain_time_s": drain_time_s(a["hbm_capacity_bytes"], a["hbm_bandwidth_bytes_per_s"]),
     }
     base = case_frame.select("model", "chip", "number_format", "weight_bytes_per_param",
                              pl.col("chips").cast(pl.Int64).alias("replica_chips"), pl.col("pipeline_stages").cast(pl.Int64),

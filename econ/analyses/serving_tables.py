@@ -11,7 +11,7 @@ import polars as pl
 
 from econ.errors import EconError
 from econ.physics import attention, memory_tiers, network
-from econ.physics.hardware import PEAK_COLUMN
+from econ.physics.hardware import PEAK_COLUMN, drain_time_s
 from econ.units import MEGA
 
 LECTURE_R = 300.0
@@ -160,7 +160,7 @@ def memory_tier_table(models: pl.DataFrame, hardware: pl.DataFrame, tiers: pl.Da
     remat = memory_tiers.recompute_usd_per_token(_np(models, "params_active"), float(peak), usd_per_chip_hour, mfu=mfu)[:, None]
     retrieve = np.concatenate([remat, np.where(is_hbm, 0.0, memory_tiers.retrieve_usd_per_token(kv, bw, usd))], axis=1)
     hold = np.concatenate([np.zeros_like(remat), memory_tiers.hold_usd_per_token_s(kv, cap, usd)], axis=1)
-    drain = np.concatenate([[np.nan], _np(tiers, "capacity_bytes") / _np(tiers, "bandwidth_bytes_per_s")])
+    drain = np.concatenate([[np.nan], drain_time_s(_np(tiers, "capacity_bytes"), _np(tiers, "bandwidth_bytes_per_s"))])
     t = HOLD_TIMES_S[None, None, :]
     cost = memory_tiers.tier_cost_usd_per_token(retrieve[:, :, None], hold[:, :, None], t)
     cheapest = cost == cost.min(axis=1, keepdims=True)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from econ.units import MEGA, SECONDS_PER_HOUR
+from econ.physics import fleet
+from econ.units import SECONDS_PER_HOUR
 
 PRETRAIN_FLOP_PER_PARAM_TOKEN = 6.0  # forward + backward (lecture e.2; Kaplan et al. 2020)
 HOURS_PER_DAY = 24.0
@@ -42,8 +43,8 @@ def days_on_chips(chip_hours_, chips):
 
 
 def energy_mwh(chip_hours_, tdp_w, server_power_ratio, pue_ratio):
-    """Facility energy [MWh] = chip-hours · TDP · (server power / TDP) · PUE / 1e6."""
-    return _f(chip_hours_) * _f(tdp_w) * _f(server_power_ratio) * _f(pue_ratio) / MEGA
+    """Facility energy [MWh] = chip-hours · TDP · (server power / TDP) · PUE / 1e6 (one chip's facility power, for its hours)."""
+    return fleet.energy_mwh(fleet.facility_power_w(1.0, tdp_w, server_power_ratio, pue_ratio), chip_hours_)
 
 
 def time_shared_fleet(serving_mean_chips, peak_to_mean_ratio, training_chip_hours, period_hours) -> dict:
