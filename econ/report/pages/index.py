@@ -15,6 +15,7 @@ import polars as pl
 from econ.report.formulas import cite
 from econ.report.html import Col, Markup, esc, fmt_interval, fmt_num, join, table, tag
 from econ.report.page import Headline, HeadlineRow, PageContent, Section, SiteContext, note
+from econ.report.pages.common import dense_balance
 
 if TYPE_CHECKING:
     from econ.report.site import PageStatus
@@ -22,18 +23,6 @@ if TYPE_CHECKING:
 NAME = "index"
 TITLE = "LLM economics from public data"
 HEADLINE_ORDER = ("balance_batch", "kv_bytes_per_token", "cache_tier", "over_training", "data_age")
-
-BALANCE_BATCH = """
-select chip,
-       max(critical_batch_ratio) filter (where number_format = ?) as chosen_ratio,
-       max(critical_batch_ratio) filter (where number_format = 'bf16') as bf16_ratio,
-       min(critical_batch_ratio) as low_ratio,
-       max(critical_batch_ratio) as high_ratio,
-       string_agg(number_format, ', ' order by bytes_per_weight desc, number_format) as formats
-from hardware_derived
-where list_contains(?, number_format)
-group by chip order by chip
-"""
 
 SCENARIO = """
 select name, value, text, unit, low, high, alternatives, scenario as defined_in
@@ -79,28 +68,13 @@ def render(ctx: SiteContext, statuses: list["PageStatus"], headlines: list[Headl
     )
 
 
-def _weight_formats(ctx: SiteContext) -> tuple[str, list[str]]:
-    """The scenario's weight format and its alternatives (bf16 alone when the scenario does not say)."""
-    if not ctx.has("scenarios"):
-        return "bf16", ["bf16"]
-    frame = ctx.query(SCENARIO, [ctx.scenario, ctx.scenario]).filter(pl.col("name") == "weight_format")
-    chosen = frame["text"][0] if frame.height and frame["text"][0] else "bf16"
-    alternatives = frame["alternatives"][0] if frame.height and frame["alternatives"][0] else ""
-    widest_first = {"bf16": 0, "fp16": 1, "fp8": 2, "int8": 3, "fp6": 4, "fp4": 5}
-    formats = sorted({chosen, *[a.strip() for a in alternatives.split("|") if a.strip()]},
-                     key=lambda f: (widest_first.get(f, 9), f))
-    return chosen, formats
-
-
 def _dense_balance_batch(ctx: SiteContext) -> Headline | None:
-    chosen, formats = _weight_formats(ctx)
-    frame = ctx.query(BALANCE_BATCH, [chosen, formats])
+    chosen, formats, frame = dense_balance(ctx)
     if frame.is_empty():
         return None
     rows = tuple(
-        HeadlineRow(subject=r["chip"], value=fmt_num(r["chosen_ratio"] if r["chosen_ratio"] is not None else r["bf16_ratio"], sig=3),
-                    interval=fmt_interval(r["low_ratio"], r["high_ratio"]),
-                    note=r["formats"] if r["chosen_ratio"] is not None else f"{r['formats']}: no {chosen}, value at bf16")
+        HeadlineRow(subject=r["chip"], value=fmt_num(r["value_ratio"], sig=3), interval=fmt_interval(r["low_ratio"], r["high_ratio"]),
+                    note=r["formats"] if r["chosen"] else f"{r['formats']}: no {chosen}, value at bf16")
         for r in frame.iter_rows(named=True)
     )
     return Headline(

@@ -16,7 +16,7 @@ from econ.report.figures import Figure
 from econ.report.formulas import cite
 from econ.report.html import Col, details, fmt_interval, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
-from econ.report.pages.common import guarded, guarded_headline, nearest_on_log_grid, pick, setting, sig3
+from econ.report.pages.common import dense_balance, guarded, guarded_headline, nearest_on_log_grid, pick, setting, sig3
 
 NAME = "serving"
 TITLE = "Serving"
@@ -61,15 +61,6 @@ order by chip, model
 DRAIN = """
 select distinct chip, hbm_drain_time_s, hbm_capacity_bytes, hbm_bandwidth_bytes_per_s
 from hardware_derived order by chip
-"""
-
-DENSE_BALANCE = """
-select chip,
-       max(critical_batch_ratio) filter (where number_format = ?) as chosen_ratio,
-       min(critical_batch_ratio) as low_ratio, max(critical_batch_ratio) as high_ratio,
-       string_agg(number_format, ', ' order by bytes_per_weight desc, number_format) as formats
-from hardware_derived where list_contains(?, number_format)
-group by chip order by chip
 """
 
 MEMORY_FIT = """
@@ -324,37 +315,25 @@ def _network(ctx: SiteContext, sel: Selection) -> Section:
 def _balance_headline(ctx: SiteContext, sel: Selection) -> Headline | None:
     if not ctx.has("hardware_derived"):
         return None
-    formats = [r[0] for r in ctx.con.sql("select distinct number_format from hardware_derived").fetchall()]
-    wanted = [sel.scenario_format, *[a.strip() for a in (_alternatives(ctx) or "").split("|") if a.strip()]]
-    formats = [f for f in dict.fromkeys(wanted) if f in formats] or ["bf16"]
-    dense = ctx.query(DENSE_BALANCE, [sel.scenario_format, formats])
+    chosen, formats, dense = dense_balance(ctx)
     moe = [m for m in sel.models if m in set(ctx.query(
         "select model from serving_summary where sparsity_param_ratio > 1.5 group by model")["model"].to_list())]
-    per_chip = ctx.query(BALANCE, [moe, sel.scenario_format]) if moe else pl.DataFrame()
+    per_chip = ctx.query(BALANCE, [moe, chosen]) if moe else pl.DataFrame()
     rows = []
     for r in dense.iter_rows(named=True):
         notes = [f"{m['model']} {fmt_num(m['balance_batch_seqs'], sig=3)}"
                  for m in per_chip.iter_rows(named=True) if m["chip"] == r["chip"]] if per_chip.height else []
-        value = r["chosen_ratio"] if r["chosen_ratio"] is not None else r["high_ratio"]
-        prefix = "" if r["chosen_ratio"] is not None else f"no {sel.scenario_format}; "
-        rows.append(HeadlineRow(subject=r["chip"], value=fmt_num(value, sig=3),
+        prefix = "" if r["chosen"] else f"no {chosen}, value at bf16; "
+        rows.append(HeadlineRow(subject=r["chip"], value=fmt_num(r["value_ratio"], sig=3),
                                 interval=fmt_interval(r["low_ratio"], r["high_ratio"]),
                                 note=prefix + (f"MoE: {', '.join(notes)}" if notes else f"formats {r['formats']}")))
     if not rows:
         return None
     return Headline(
-        "balance_batch", f"Balance batch B*₀ per chip (dense model, {sel.scenario_format} weights; MoE in the note)",
+        "balance_batch", f"Balance batch B*₀ per chip (dense model, {chosen} weights; MoE in the note)",
         "sequences per step", tuple(rows),
         interval_kind=f"range over the weight formats {', '.join(formats)}; the value is at scenario "
-                      f"{ctx.scenario}'s {sel.scenario_format}. A mixture of experts multiplies it by N_tot/N_act "
+                      f"{ctx.scenario}'s {chosen}. A mixture of experts multiplies it by N_tot/N_act "
                       "(the note gives the charted ones)",
         formula=f"{cite('balance_batch')}; {cite('critical_batch')}",
         source="hardware_derived view (vendor datasheets) and serving_summary table", page=NAME)
-
-
-def _alternatives(ctx: SiteContext) -> str | None:
-    if not ctx.has("scenarios"):
-        return None
-    rows = ctx.con.sql("select alternatives from scenarios where scenario in ('base', ?) and name = 'weight_format' "
-                       "order by (scenario = ?) desc limit 1", params=[ctx.scenario, ctx.scenario]).fetchall()
-    return rows[0][0] if rows else None
