@@ -133,7 +133,8 @@ def attention_table(models: pl.DataFrame, hardware: pl.DataFrame, chip: str | No
         "attention_over_weight_flop_at_128k_ratio": "... at 131,072 context",
         "attention_over_weight_flop_at_1m_ratio": "... at 1,048,576 context",
         "chip": "Chip of kv_over_attention_time_ratio (scenario serving_chip)",
-        "kv_over_attention_time_ratio": "(b_kv/W)/(attention slope/F) at bf16 on that chip: KV read vs attention compute per context token (lecture h.2)",
+        "kv_over_attention_time_ratio": "(b_kv/W)/(attention slope/F) on that chip, F its bf16 peak, KV at the scenario's "
+                                        "kv_cache_format: KV read vs attention compute per context token (lecture h.2)",
     }
     return (frame, "Attention FLOPs vs weight FLOPs per decode token by architecture (full, sliding-window up to the "
                    "window, MLA, hybrid; linear layers not counted) and the context where they cross (lecture h.1). "

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from econ.errors import EconError
 from econ.physics.kv_cache import _nz, full_attention_layers
 
 
@@ -82,7 +83,8 @@ def attention_slopes(columns: dict, *, mla_form: str = "expanded"):
     (full_slope, window_slope) float arrays; NaN where the architecture is unknown (``attention == 'other'``).
     """
     if mla_form not in ("expanded", "absorbed"):
-        raise ValueError(f"mla_form must be 'expanded' or 'absorbed', not {mla_form!r}")
+        raise EconError(f"mla_form must be 'expanded' or 'absorbed', not {mla_form!r}",
+                        "expanded for prefill and training, absorbed for decode kernels")
     heads = _nz(columns["num_attention_heads"], np.nan)
     key_dim = _nz(columns["head_dim"], np.nan)
     value_dim = _nz(columns["v_head_dim"], key_dim)

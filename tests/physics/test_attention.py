@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from econ.errors import EconError
 from econ.physics import attention
 
 
@@ -62,7 +63,8 @@ def test_deepseek_mla_expanded_and_absorbed():
     absorbed, _ = attention.attention_slopes(cols, mla_form="absorbed")
     assert expanded[0] == pytest.approx(2 * 128 * (192 + 128) * 61)
     assert absorbed[0] == pytest.approx(2 * 128 * (576 + 512) * 61)
-    with pytest.raises(ValueError, match="mla_form must be 'expanded' or 'absorbed', not 'latent'"):
+    with pytest.raises(EconError, match="^mla_form must be 'expanded' or 'absorbed', not 'latent' — expanded for prefill "
+                                        "and training, absorbed for decode kernels$"):
         attention.attention_slopes(cols, mla_form="latent")
 
 

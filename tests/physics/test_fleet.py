@@ -3,8 +3,6 @@ example, hand arithmetic for the frontier's ends, and synthetic round trips (lin
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
