@@ -27,7 +27,7 @@ import polars as pl
 from econ.errors import EconError
 from econ.fits.propagate import Propagated, propagate
 from econ.physics import roofline
-from econ.physics.hardware import PEAK_COLUMN, bytes_per_value
+from econ.physics.hardware import BYTES_PER_VALUE, PEAK_COLUMN, bytes_per_value
 
 NUMERIC_DEFAULTS = {
     "gross_margin_frac": 0.0,  # price = cost
@@ -156,7 +156,8 @@ def hardware_alternatives(hardware: pl.DataFrame, chips: tuple[str, ...], format
     for chip in chips:
         match = hardware.filter(pl.col("chip") == chip)
         if match.height == 0:
-            raise EconError(f"scenario chip {chip!r} is not in the hardware table", "add it to data/hardware.csv")
+            raise EconError(f"scenario chip {chip!r} (serving_chip or its alternatives) is not in the hardware table",
+                            "add it to data/hardware.csv or fix the name in data/scenarios.csv")
         row = match.row(0, named=True)
         for fmt in formats:
             peak = row.get(PEAK_COLUMN.get(fmt, ""), None)
@@ -168,7 +169,10 @@ def hardware_alternatives(hardware: pl.DataFrame, chips: tuple[str, ...], format
                          "hbm_capacity_bytes": float(row["hbm_capacity_bytes"]),
                          "critical_batch_ratio": float(roofline.critical_batch_ratio(
                              peak, row["hbm_bandwidth_bytes_per_s"], b_w))})
-    return pl.DataFrame(rows)
+    schema = {"chip": pl.String, "number_format": pl.String, **{c: pl.Float64 for c in (
+        "weight_bytes_per_param", "peak_flop_per_s", "hbm_bandwidth_bytes_per_s", "hbm_capacity_bytes",
+        "critical_batch_ratio")}}
+    return pl.DataFrame(rows, schema=schema)  # no row: the caller says which chip lacks which peak
 
 
 def from_scenario(scenario, hardware: pl.DataFrame, *, level: float = 0.9, n_draws: int = N_DRAWS) -> Assumptions:
@@ -177,7 +181,7 @@ def from_scenario(scenario, hardware: pl.DataFrame, *, level: float = 0.9, n_dra
     central, ranges = {}, {}
     if scenario.get("gpu_usd_per_hour") is None:
         raise EconError(f"scenario {scenario.name!r} has no gpu_usd_per_hour",
-                        "add a 'base,gpu_usd_per_hour,…' row to data/scenarios.csv")
+                        "add a row 'base,gpu_usd_per_hour,…' to data/scenarios.csv")
     for name in ("gpu_usd_per_hour", *NUMERIC_DEFAULTS):
         a = scenario.assumptions.get(name)
         if a is None or a.value is None:
@@ -190,18 +194,23 @@ def from_scenario(scenario, hardware: pl.DataFrame, *, level: float = 0.9, n_dra
     central["usd_per_chip_hour"] = central.pop("gpu_usd_per_hour")
     ranges["usd_per_chip_hour"] = ranges.pop("gpu_usd_per_hour")
 
-    def text(name: str, default: str | None) -> tuple[str, tuple[str, ...]]:
+    def text(name: str, default: str | None, allowed: tuple[str, ...] | None = None) -> tuple[str, tuple[str, ...]]:
         a = scenario.assumptions.get(name)
         if a is None or a.text is None:
             if default is None:
-                raise EconError(f"scenario {scenario.name!r} has no {name}", f"add a 'base,{name},…' row to data/scenarios.csv")
+                raise EconError(f"scenario {scenario.name!r} has no {name}", f"add a row 'base,{name},…' to data/scenarios.csv")
             defaulted.append(name)
             return default, (default,)
-        return a.text, tuple(dict.fromkeys((a.text, *a.alternatives)))
+        values = tuple(dict.fromkeys((a.text, *a.alternatives)))
+        bad = [v for v in values if allowed is not None and v not in allowed]
+        if bad:  # a typo among the alternatives must not be skipped silently
+            raise EconError(f"scenario {scenario.name!r} lists {bad[0]!r} in {name}, not a number format econ can use here",
+                            f"use one of {', '.join(allowed)} in data/scenarios.csv (value or alternatives)")
+        return a.text, values
 
     chip, chips = text("serving_chip", None)
-    fmt, formats = text("weight_format", TEXT_DEFAULTS["weight_format"])
-    kv, kv_formats = text("kv_cache_format", TEXT_DEFAULTS["kv_cache_format"])
+    fmt, formats = text("weight_format", TEXT_DEFAULTS["weight_format"], tuple(PEAK_COLUMN))
+    kv, kv_formats = text("kv_cache_format", TEXT_DEFAULTS["kv_cache_format"], tuple(BYTES_PER_VALUE))
     alternatives = hardware_alternatives(hardware, chips, formats)
     if alternatives.filter((pl.col("chip") == chip) & (pl.col("number_format") == fmt)).height == 0:
         raise EconError(f"the scenario chip {chip} has no {fmt} peak", "pick another weight_format or serving_chip")

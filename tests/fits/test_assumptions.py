@@ -6,8 +6,13 @@ import numpy as np
 import polars as pl
 import pytest
 
-from econ.fits.assumptions import hardware_alternatives
-from fits.pricing_data import FIXTURE_DATA, frames
+import dataclasses
+
+from econ.analyses.scenario import scenarios_from_frame
+from econ.errors import EconError
+from econ.fits.assumptions import from_scenario, hardware_alternatives
+from econ.load.loader import load_all
+from fits.pricing_data import FIXTURE_DATA, REAL_DATA, frames
 
 
 def test_real_scenario_has_every_assumption():
@@ -67,3 +72,37 @@ def test_propagate_rows_matches_propagate():
     np.testing.assert_allclose(rows.low, direct.low)
     np.testing.assert_allclose(rows.high, direct.high)
     assert pl.Series(rows.central).is_nan().to_list() == [False, False, False, True, False]
+
+
+def edited_base(edits: dict[str, dict | None]):
+    """The real base scenario with assumptions changed (dict of fields) or removed (None)."""
+    base = scenarios_from_frame(load_all(REAL_DATA)["scenarios"])["base"]
+    assumptions = dict(base.assumptions)
+    for name, changes in edits.items():
+        if changes is None:
+            del assumptions[name]
+        else:
+            assumptions[name] = dataclasses.replace(assumptions[name], **changes)
+    return dataclasses.replace(base, assumptions=assumptions)
+
+
+@pytest.mark.parametrize(("edits", "message"), [
+    ({"gpu_usd_per_hour": None},
+     "scenario 'base' has no gpu_usd_per_hour — add a row 'base,gpu_usd_per_hour,…' to data/scenarios.csv"),
+    ({"serving_chip": None}, "scenario 'base' has no serving_chip — add a row 'base,serving_chip,…' to data/scenarios.csv"),
+    ({"serving_chip": {"alternatives": ("H100", "H1OO")}},
+     "scenario chip 'H1OO' (serving_chip or its alternatives) is not in the hardware table — add it to "
+     "data/hardware.csv or fix the name in data/scenarios.csv"),
+    ({"weight_format": {"alternatives": ("bf16", "fp44")}},
+     "scenario 'base' lists 'fp44' in weight_format, not a number format econ can use here — use one of bf16, fp8, "
+     "int8, fp4 in data/scenarios.csv (value or alternatives)"),
+    ({"kv_cache_format": {"text": "fp9"}},
+     "scenario 'base' lists 'fp9' in kv_cache_format, not a number format econ can use here — use one of "
+     "fp32, bf16, fp16, fp8, int8, fp4, int4 in data/scenarios.csv (value or alternatives)"),
+    ({"serving_chip": {"text": "H100", "alternatives": ()}, "weight_format": {"text": "fp4", "alternatives": ()}},
+     "the scenario chip H100 has no fp4 peak — pick another weight_format or serving_chip"),
+])
+def test_bad_scenarios_are_errors_for_people(edits, message):
+    with pytest.raises(EconError) as err:
+        from_scenario(edited_base(edits), frames()["hardware"])
+    assert str(err.value) == message
