@@ -2,8 +2,9 @@
 
 Notebook entry points: :class:`Model`, :class:`Chip`, :func:`decode_step`, :func:`prefill_step`,
 :func:`balance`, :func:`replica`; :func:`load_model` / :func:`load_chip` read them from a built
-database (the only I/O in this package). The formula modules (``roofline``, ``memory``,
-``network``, ``attention``, ``fast_mode``, ``memory_tiers``, ``kv_cache``) take and return arrays.
+database (the only I/O in this package, in ``catalog``). The formula modules (``roofline``, ``memory``,
+``network``, ``attention``, ``fast_mode``, ``memory_tiers``, ``kv_cache``, ``sweep``, ``fleet``,
+``fleet_training``, ``scaling_laws``, ``token_balance``) take and return arrays.
 """
 
 from __future__ import annotations
