@@ -24,7 +24,7 @@ import polars as pl
 
 from econ.analyses import training_tables as tt
 from econ.analyses.scenario import load_scenarios
-from econ.analyses.training_balance import balance_frames, evaluate
+from econ.analyses.training_balance import ASSUMPTIONS as BALANCE_ASSUMPTIONS, balance_frames, evaluate
 from econ.fits.chinchilla import DROP_HIGHEST_LOSS, HUBER_DELTA, fit_chinchilla
 from econ.physics import scaling_laws as sl
 from econ.units import SECONDS_PER_HOUR
@@ -94,11 +94,7 @@ def run(ctx) -> None:
               "Each token-balance quantity with one assumption at its low and at its high end, the others central "
               "(for a tornado chart). Grain: one row per scenario x assumption x quantity.", SENSITIVITY_COLUMNS)
 
-    central = evaluate({n: np.array([base[n]]) for n in
-                        ("tokens_served_per_s", "deployment_months", "models_per_family", "model_discard_probability",
-                         "cost_share_pretrain", "cost_share_rl", "cost_share_inference", "rl_flop_per_param_token",
-                         "rl_efficiency_ratio", "decode_efficiency_ratio", "chinchilla_tokens_per_param",
-                         "frontier_active_params", "equal_cost_exponent_ratio")}, None)
+    central = evaluate({n: np.array([base[n]]) for n in BALANCE_ASSUMPTIONS}, None)
     usd_per_flop = None
     if peak and base.get("gpu_usd_per_hour") and base.get("mfu_pretrain"):
         usd_per_flop = base["gpu_usd_per_hour"] / SECONDS_PER_HOUR / (peak * base["mfu_pretrain"])
