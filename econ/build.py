@@ -40,22 +40,26 @@ def build(*, data_dir: Path = paths.DATA_DIR, db_path: Path = paths.DB_PATH, que
     started = time.perf_counter()
     as_of = as_of or default_as_of()
     frames = load_all(Path(data_dir))
-    staged_reports = None
-    with atomic_database(Path(db_path)) as con:
-        for name, frame in frames.items():
-            write_table(con, name, frame, description=table_description(name), column_comments=column_comments(name))
-        write_table(con, "build_info", pl.DataFrame({"as_of": [as_of], "econ_version": [__version__]}),
-                    description="How this database was built. Grain: one row.",
-                    column_comments={"as_of": "Date 'current' prices and the report refer to",
-                                     "econ_version": "Version of econ that built the database"})
-        con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
-        create_views(con, Path(queries_dir))
-        status = run_analyses(con, ANALYSES, as_of=as_of, cache_dir=cache_dir)
-        if reports_dir is not None:
-            staged_reports = Path(reports_dir).with_name(Path(reports_dir).name + ".tmp")
-            key = f"{code_fingerprint()}|{as_of}|{os.environ.get('SOURCE_DATE_EPOCH')}|{input_fingerprint(con, frames)}"
-            _write_report(con, staged_reports, as_of=as_of, cache_dir=cache_dir,
-                          key=hashlib.sha256(key.encode()).hexdigest()[:24])
+    staged_reports = None if reports_dir is None else Path(reports_dir).with_name(Path(reports_dir).name + ".tmp")
+    try:
+        with atomic_database(Path(db_path)) as con:
+            for name, frame in frames.items():
+                write_table(con, name, frame, description=table_description(name), column_comments=column_comments(name))
+            write_table(con, "build_info", pl.DataFrame({"as_of": [as_of], "econ_version": [__version__]}),
+                        description="How this database was built. Grain: one row.",
+                        column_comments={"as_of": "Date 'current' prices and the report refer to",
+                                         "econ_version": "Version of econ that built the database"})
+            con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
+            create_views(con, Path(queries_dir))
+            status = run_analyses(con, ANALYSES, as_of=as_of, cache_dir=cache_dir)
+            if staged_reports is not None:
+                key = f"{code_fingerprint()}|{as_of}|{os.environ.get('SOURCE_DATE_EPOCH')}|{input_fingerprint(con, frames)}"
+                _write_report(con, staged_reports, as_of=as_of, cache_dir=cache_dir,
+                              key=hashlib.sha256(key.encode()).hexdigest()[:24])
+    except BaseException:
+        if staged_reports is not None:
+            shutil.rmtree(staged_reports, ignore_errors=True)
+        raise
     if staged_reports is not None:
         _swap_in(staged_reports, Path(reports_dir))
     with connect_read_only(Path(db_path)) as ro:

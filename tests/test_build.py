@@ -12,6 +12,7 @@ import duckdb
 import pytest
 
 from econ.cli import main
+from econ.errors import ReportError
 
 INPUT_TABLES = ["hardware", "memory_tiers", "models", "prices", "rental_prices", "scenarios"]
 VIEWS = ["cache_price_ratios", "hardware_derived", "io_price_ratio", "long_context_tiers", "model_derived",
@@ -112,19 +113,54 @@ def test_standalone_duckdb_cli_opens_the_database(fixture_db):
     assert version.startswith("v1.5")
 
 
+def small_site(calls: list):
+    """A stand-in for econ.report.site.build_site: one page showing a value of the database (the real site takes ~5 s)."""
+
+    def build_site(con, out_dir, *, as_of, cache_dir):
+        calls.append(as_of)
+        usd = con.execute("select value from scenarios where scenario = 'base' and name = 'gpu_usd_per_hour'").fetchone()[0]
+        out_dir.mkdir(parents=True)
+        (out_dir / "index.html").write_text(f"<p>{as_of}: {usd} USD/chip-hour</p>", encoding="utf-8")
+
+    return build_site
+
+
 def test_unchanged_rebuild_reuses_the_stored_report(data_dir, capsys, monkeypatch):
     """Same inputs, code and date: the site is copied from build/cache/site, byte-identical; new data redraws it."""
     import econ.report.site as site
 
-    args = ["build", "--data", "data", "--db", "out.duckdb", "--cache", "cache", "--reports", "reports", "--as-of", "2026-11-30"]
-    assert main(args) == 0
-    first = {p.relative_to("reports"): p.read_bytes() for p in Path("reports").rglob("*") if p.is_file()}
     calls = []
-    real = site.build_site
-    monkeypatch.setattr(site, "build_site", lambda *a, **k: calls.append(1) or real(*a, **k))
-    assert main(args) == 0 and calls == []
-    assert {p.relative_to("reports"): p.read_bytes() for p in Path("reports").rglob("*") if p.is_file()} == first
+    monkeypatch.setattr(site, "build_site", small_site(calls))
+    args = ["build", "--data", "data", "--db", "out.duckdb", "--cache", "cache", "--reports", "reports", "--as-of", "2026-11-30"]
+    assert main(args) == 0 and len(calls) == 1
+    index = Path("reports/index.html")
+    assert index.read_text(encoding="utf-8") == "<p>2026-11-30: 2.0 USD/chip-hour</p>"
+    index.write_text("edited", encoding="utf-8")  # the next build must replace it with the stored copy
+    assert main(args) == 0 and len(calls) == 1
+    assert index.read_text(encoding="utf-8") == "<p>2026-11-30: 2.0 USD/chip-hour</p>"
     scenarios = data_dir / "scenarios.csv"
     scenarios.write_text(scenarios.read_text().replace("base,gpu_usd_per_hour,2,", "base,gpu_usd_per_hour,2.5,"))
-    assert main(args) == 0 and calls == [1]
+    assert main(args) == 0 and len(calls) == 2
+    assert index.read_text(encoding="utf-8") == "<p>2026-11-30: 2.5 USD/chip-hour</p>"
+    assert main([*args[:-1], "2026-12-01"]) == 0 and len(calls) == 3  # another date: other "current" prices
     capsys.readouterr()
+
+
+def test_failed_report_leaves_no_staged_folder_and_the_old_report(data_dir, capsys, monkeypatch):
+    import econ.report.site as site
+
+    args = ["build", "--data", "data", "--db", "out.duckdb", "--cache", "cache", "--reports", "reports", "--as-of", "2026-11-30"]
+    monkeypatch.setattr(site, "build_site", small_site([]))
+    assert main(args) == 0
+    before = sha(Path("out.duckdb")), Path("reports/index.html").read_bytes()
+
+    def broken(con, out_dir, *, as_of, cache_dir):
+        (out_dir / "assets").mkdir(parents=True)
+        raise ReportError("simulated report failure")
+
+    monkeypatch.setattr(site, "build_site", broken)
+    scenarios = data_dir / "scenarios.csv"
+    scenarios.write_text(scenarios.read_text().replace("base,gpu_usd_per_hour,2,", "base,gpu_usd_per_hour,2.5,"))
+    assert main(args) == 1 and capsys.readouterr().err == "Error: simulated report failure\n"
+    assert (sha(Path("out.duckdb")), Path("reports/index.html").read_bytes()) == before
+    assert sorted(p.name for p in Path(".").iterdir() if p.name.startswith("reports")) == ["reports"]
