@@ -98,14 +98,20 @@ def cmd_report(args) -> int:
     return 0
 
 
-def _print_changes(changes, fmt: str) -> None:
+def _print_changes(changes, implied, fmt: str, *, implied_only: bool = False) -> None:
+    """Price changes, then what they imply: both, with counts, for people (table, markdown); one table for csv/json."""
     from econ.diff import summary
 
+    if fmt in ("csv", "json"):
+        frame = implied if implied_only else changes
+        _out(render(frame.columns, frame.rows(), fmt))
+        return
     counts = summary(changes)
-    if fmt == "table":
-        _out(f"{counts['models_added']} models added, {counts['models_removed']} removed, "
-             f"{counts['prices_changed']} prices changed ({counts['components_changed']} components)")
+    _out(f"{counts['models_added']} models added, {counts['models_removed']} removed, "
+         f"{counts['prices_changed']} prices changed ({counts['components_changed']} components)")
     _out(render(changes.columns, changes.rows(), fmt))
+    _out(f"\nwhat they imply (scenario base): {implied.height} inferred quantities moved")
+    _out(render(implied.columns, implied.rows(), fmt))
 
 
 def cmd_refresh(args) -> int:
@@ -114,14 +120,14 @@ def cmd_refresh(args) -> int:
     if (args.file is None) == (args.fetch is None):
         raise EconError("give either a FILE or --fetch litellm|openrouter", "econ refresh FILE, or econ refresh --fetch litellm")
     path = fetch(args.fetch, paths.ROOT / "build" / "downloads", today=args.as_of or date.today()) if args.fetch else Path(args.file)
-    result = refresh(path, source=args.source or args.fetch, as_of=args.as_of, data_dir=args.data, db_path=args.db,
+    result = refresh(path, source=args.fetch or args.source, as_of=args.as_of, data_dir=args.data, db_path=args.db,
                      cache_dir=args.cache, reports_dir=None if args.no_report else args.reports)
     imp = result.imported
-    _out(f"snapshot {imp.path.name}: {imp.status} ({imp.rows} price rows, date from {imp.date_from})")
+    _out(f"snapshot {imp.path.name}: {imp.status} ({imp.rows} price rows, dated {imp.as_of} from {imp.date_from})")
     if result.built is not None:
         _out(f"rebuilt {result.built.db_path} in {result.built.elapsed_s:.2f} s; analyses: "
              + ", ".join(f"{n} ({s})" for n, s in result.built.analyses.items()))
-    _print_changes(result.changes, "table")
+    _print_changes(result.changes, result.implied, "table")
     return 0
 
 
@@ -129,13 +135,9 @@ def cmd_diff(args) -> int:
     from econ.refresh import diff_database
 
     diff = diff_database(args.db, from_date=args.from_date, to_date=args.to_date)
-    if args.format == "table":
+    if args.format in ("table", "markdown"):
         _out(f"price changes from {diff.from_date} to {diff.to_date}")
-    _print_changes(diff.changes, args.format)
-    if args.format == "table":
-        _out(f"\nwhat they imply (scenario base): {diff.implied.height} inferred quantities moved")
-    if args.format in ("table", "markdown") or args.implied:
-        _out(render(diff.implied.columns, diff.implied.rows(), args.format))
+    _print_changes(diff.changes, diff.implied, args.format, implied_only=args.implied)
     return 0
 
 
@@ -204,7 +206,7 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--to", dest="to_date", type=_date, default=None, help="newer date (default: the newest snapshot)")
     d.add_argument("--format", choices=FORMATS, default="table")
     d.add_argument("--implied", action="store_true",
-                   help="with csv/json: print the inferred-quantity changes (after the price changes)")
+                   help="with csv/json: print the inferred-quantity changes instead of the price changes (one table each)")
     d.set_defaults(func=cmd_diff)
 
     fl = sub.add_parser("fleet", help="size, power and cost the fleet serving a model on a chip at a traffic (read-only)")

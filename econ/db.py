@@ -74,6 +74,20 @@ def connect_read_only(db_path: Path) -> duckdb.DuckDBPyConnection:
         raise DatabaseError(f"cannot open {db_path}: {e}", "is another process writing it? run econ build again") from None
 
 
+def require_tables(con: duckdb.DuckDBPyConnection, db_path: Path, names: Iterable[str]) -> None:
+    """Raise :class:`DatabaseError` naming the tables or views ``names`` that the database lacks.
+
+    A database written by an older econ (or not by econ) then gives a message, not a catalog error.
+    """
+    present = {n for (n,) in con.execute(
+        "select table_name from duckdb_tables() where database_name = current_database() "
+        "union all select view_name from duckdb_views() where database_name = current_database()").fetchall()}
+    missing = [n for n in names if n not in present]
+    if missing:
+        raise DatabaseError(f"{db_path} has no {', '.join(missing)}",
+                            "it was built by an older econ or is not econ's database; run econ build")
+
+
 def write_table(
     con: duckdb.DuckDBPyConnection,
     name: str,

@@ -17,11 +17,14 @@ from pathlib import Path
 import polars as pl
 
 from econ import paths
+from econ.analyses.inferred import inferred_between, inferred_changes
+from econ.analyses.scenario import scenarios_from_frame
 from econ.build import BuildResult, build
-from econ.diff import changes_between, default_dates, state_on
-from econ.db import connect_read_only
+from econ.db import connect_read_only, require_tables
+from econ.diff import changes_between, default_dates, price_changes, state_on
 from econ.errors import EconError
-from econ.load.importers import ImportResult, import_file, snapshot_date
+from econ.fits.assumptions import Assumptions, from_scenario
+from econ.load.importers import ImportResult, import_parsed, snapshot_date
 from econ.load.importers.common import read_json
 from econ.load.loader import load_all, snapshot_path
 
@@ -37,11 +40,11 @@ class RefreshResult:
     imported: ImportResult
     built: BuildResult | None
     changes: pl.DataFrame
+    implied: pl.DataFrame
 
 
-def detect_source(path: Path) -> str:
-    """``openrouter`` for a ``{"data": [...]}`` API response, else ``litellm``."""
-    obj = read_json(path)
+def detect_source(obj) -> str:
+    """``openrouter`` for a parsed ``{"data": [...]}`` API response, else ``litellm``."""
     return "openrouter" if isinstance(obj, dict) and isinstance(obj.get("data"), list) else "litellm"
 
 
@@ -68,14 +71,18 @@ def fetch(source: str, folder: Path, *, today: date, timeout_s: float = FETCH_TI
 def refresh(path: Path, *, source: str | None = None, as_of: date | None = None, data_dir: Path = paths.DATA_DIR,
             db_path: Path = paths.DB_PATH, cache_dir: Path | None = paths.CACHE_DIR,
             reports_dir: Path | None = paths.REPORTS_DIR, build_as_of: date | None = None) -> RefreshResult:
-    """Import ``path`` as a snapshot, rebuild, and return the price changes it brought."""
+    """Import ``path`` as a snapshot, rebuild, and return the price changes it brought and what they imply.
+
+    The changes compare the rows of the snapshot's source in effect on its date before and after the import.
+    """
     path, data_dir = Path(path), Path(data_dir)
-    source = source or detect_source(path)
+    obj = read_json(path)  # a missing, unreadable or truncated file stops here, before anything is written
+    source = source or detect_source(obj)
     when, _ = snapshot_date(path, as_of)
     target = snapshot_path(data_dir, source, when)
     previous = target.read_bytes() if target.exists() else None
     before = load_all(data_dir)["prices"]
-    imported = import_file(source, path, data_dir=data_dir, as_of=when)
+    imported = import_parsed(source, obj, path, data_dir=data_dir, as_of=as_of)
     try:
         built = build(data_dir=data_dir, db_path=db_path, cache_dir=cache_dir, reports_dir=reports_dir, as_of=build_as_of)
     except BaseException:
@@ -86,9 +93,10 @@ def refresh(path: Path, *, source: str | None = None, as_of: date | None = None,
                 target.write_bytes(previous)
         raise
     with connect_read_only(db_path) as con:
-        after = con.sql("select * from prices").pl()
-    mine = lambda rows: state_on(rows, when).filter(source=source)  # noqa: E731
-    return RefreshResult(imported, built, changes_between(mine(before), mine(after)))
+        after = con.sql("select * from prices where source = ?", params=[source]).pl()
+        models, tiers, a = _inference_inputs(con, db_path)
+    old, new = (state_on(rows, when).filter(source=source) for rows in (before, after))
+    return RefreshResult(imported, built, changes_between(old, new), inferred_changes(old, new, models, tiers, a))
 
 
 @dataclass
@@ -101,15 +109,18 @@ class Diff:
 
 def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date | None = None) -> Diff:
     """Price changes between two dates in the built database (default: the two newest snapshots), and what they imply."""
-    from econ.analyses.inferred import inferred_between
-    from econ.analyses.scenario import scenarios_from_frame
-    from econ.diff import price_changes
-    from econ.fits.assumptions import from_scenario
-
     with connect_read_only(db_path) as con:
+        require_tables(con, db_path, ("price_snapshots", "prices"))
         dates = [d for (d,) in con.execute("select distinct snapshot_date from price_snapshots").fetchall()]
-        prices, models, tiers, hardware, scenarios = (
-            con.sql(f"select * from {t} order by all").pl() for t in ("prices", "models", "memory_tiers", "hardware", "scenarios"))
+        prices = con.sql("select * from prices order by all").pl()
+        models, tiers, a = _inference_inputs(con, db_path)
     start, end = default_dates(dates, from_date, to_date)
-    a = from_scenario(scenarios_from_frame(scenarios)["base"], hardware)
     return Diff(start, end, price_changes(prices, start, end), inferred_between(prices, start, end, models, tiers, a))
+
+
+def _inference_inputs(con, db_path: Path) -> tuple[pl.DataFrame, pl.DataFrame, Assumptions]:
+    """What the pricing fits read besides prices: models, memory tiers and scenario base's assumptions."""
+    require_tables(con, db_path, ("models", "memory_tiers", "hardware", "scenarios"))
+    models, tiers, hardware, scenarios = (con.sql(f"select * from {t} order by all").pl()
+                                          for t in ("models", "memory_tiers", "hardware", "scenarios"))
+    return models, tiers, from_scenario(scenarios_from_frame(scenarios)["base"], hardware)

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
+import shutil
 import urllib.error
 from datetime import date
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from econ import refresh as refresh_module
 from econ.cli import main
 from econ.errors import DataError, EconError
 from econ.diff import default_dates
+from econ.load.importers.common import read_json
 from econ.refresh import detect_source, fetch, refresh
 
-from tests.conftest import EXTERNAL
+from tests.conftest import EXTERNAL, FIXTURE_DATA
 
 TOKENCOST = EXTERNAL / "tokencost_model_prices_2025-09-01.json"
 LITELLM = EXTERNAL / "litellm_model_prices.json"
@@ -31,33 +35,70 @@ def tree_hash(folder: Path) -> str:
     return h.hexdigest()
 
 
-def run_refresh(data_dir, path, **kw):
-    return refresh(path, data_dir=data_dir, db_path=Path("out.duckdb"), cache_dir=Path("cache"), reports_dir=None,
-                   build_as_of=AS_OF, **kw)
+def run_refresh(data_dir, path, *, db=Path("out.duckdb"), cache=Path("cache"), **kw):
+    return refresh(path, data_dir=data_dir, db_path=db, cache_dir=cache, reports_dir=None, build_as_of=AS_OF, **kw)
 
 
 def test_detect_source():
-    assert detect_source(LITELLM) == "litellm"
-    assert detect_source(EXTERNAL / "openrouter_models_2026-08-19.json") == "openrouter"
+    assert detect_source(read_json(LITELLM)) == "litellm"
+    assert detect_source(read_json(EXTERNAL / "openrouter_models_2026-08-19.json")) == "openrouter"
 
 
-def test_refresh_reports_the_known_change_and_is_idempotent(data_dir):
-    first = run_refresh(data_dir, TOKENCOST)
+@pytest.fixture(scope="module")
+def refreshed(tmp_path_factory):
+    """The fixture data refreshed with the tokencost copy (2025-09-01), then with the LiteLLM map (2026-11-20)."""
+    root = tmp_path_factory.mktemp("refresh")
+    shutil.copytree(FIXTURE_DATA, root / "data")
+    kw = {"db": root / "out.duckdb", "cache": root / "cache"}
+    first = run_refresh(root / "data", TOKENCOST, **kw)
+    second = run_refresh(root / "data", LITELLM, as_of=date(2026, 11, 20), **kw)
+    return root, kw, first, second
+
+
+def test_refresh_reports_the_known_change(refreshed):
+    _, _, first, second = refreshed
     assert first.imported.status == "new" and first.changes.filter(change="added").height > 1000
-    second = run_refresh(data_dir, LITELLM, as_of=date(2026, 11, 20))
+    assert first.implied.height == 0  # nothing to compare with: every price was added
     row = second.changes.filter(model="gemini/gemini-2.5-pro", component="cache_read_usd_per_mtok",
                                 tier_min_prompt_tokens=0, variant="standard")
     assert row.select("old_value", "new_value").row(0) == (0.3125, 0.125)
     assert not second.changes.filter(source="hand").height  # only the refreshed source is compared
-    snapshot = data_dir / "snapshots" / "litellm_2026-11-20.csv"
+
+
+def test_refresh_implies_what_the_rebuilt_database_infers(refreshed):
+    """Second method: the changes analysis of the rebuild (inferred_changes, from the two newest snapshot dates of
+    the whole prices table) lists the same implied quantities for the refreshed source as refresh does."""
+    root, kw, _, second = refreshed
+    with duckdb.connect(str(kw["db"]), read_only=True) as con:
+        stored = con.sql("select * exclude (from_date, to_date) from inferred_changes where source = 'litellm'").pl()
+    assert second.implied.height > 0
+    assert second.implied.sort(second.implied.columns).equals(stored.sort(stored.columns))
+
+
+def test_refreshing_the_same_snapshot_again_changes_nothing(refreshed):
+    root, kw, _, _ = refreshed
+    snapshot = root / "data" / "snapshots" / "litellm_2026-11-20.csv"
     before = snapshot.read_bytes()
-    third = run_refresh(data_dir, LITELLM, as_of=date(2026, 11, 20))
-    assert third.imported.status == "unchanged" and third.changes.height == 0
-    assert set(third.built.analyses.values()) <= {"cached"}
+    again = run_refresh(root / "data", LITELLM, as_of=date(2026, 11, 20), **kw)
+    assert again.imported.status == "unchanged" and again.changes.height == 0 and again.implied.height == 0
+    assert set(again.built.analyses.values()) == {"cached"}
     assert snapshot.read_bytes() == before
 
 
-def test_truncated_file_leaves_data_database_and_reports_untouched(data_dir, tmp_path, capsys):
+def test_cli_refresh_of_a_missing_file_is_an_error(data_dir, capsys):
+    code = main(["refresh", "missing.json", "--source", "litellm", "--data", "data", "--db", "out.duckdb", "--no-report"])
+    assert (code, capsys.readouterr().err) == (1, "Error: missing.json: does not exist — check the path of the file to import\n")
+    assert not Path("out.duckdb").exists()
+
+
+def test_truncated_file_leaves_data_database_and_reports_untouched(data_dir, tmp_path, capsys, monkeypatch):
+    import econ.report.site as site
+
+    def one_page_site(con, out_dir, *, as_of, cache_dir):  # the real site takes ~5 s; only its bytes matter here
+        out_dir.mkdir(parents=True)
+        (out_dir / "index.html").write_text(f"prices as of {as_of}", encoding="utf-8")
+
+    monkeypatch.setattr(site, "build_site", one_page_site)
     assert main(["build", "--data", "data", "--db", "out.duckdb", "--cache", "cache", "--reports", "reports",
                  "--as-of", "2026-11-30"]) == 0
     capsys.readouterr()
@@ -131,11 +172,29 @@ def test_default_dates_errors():
         default_dates([], date(2026, 1, 2), date(2026, 1, 1))
 
 
-def test_cli_diff_between_real_snapshots(data_dir, capsys):
-    run_refresh(data_dir, TOKENCOST)
-    run_refresh(data_dir, LITELLM, as_of=date(2026, 11, 20))
-    assert main(["diff", "--db", "out.duckdb", "--format", "csv"]) == 0
+def test_cli_diff_between_real_snapshots(refreshed, capsys):
+    _, kw, _, second = refreshed
+    assert main(["diff", "--db", str(kw["db"]), "--format", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == ("change,source,provider,model,variant,tier_min_prompt_tokens,component,old_value,new_value,"
                         "change_frac")
     assert "changed,litellm,gemini,gemini/gemini-2.5-pro,standard,0,cache_read_usd_per_mtok,0.3125,0.125,-0.6" in lines
+
+
+def test_cli_diff_json_is_one_document_each(refreshed, capsys):
+    _, kw, _, _ = refreshed
+    assert main(["diff", "--db", str(kw["db"]), "--format", "json"]) == 0
+    changes = json.loads(capsys.readouterr().out)
+    assert main(["diff", "--db", str(kw["db"]), "--format", "json", "--implied"]) == 0
+    implied = json.loads(capsys.readouterr().out)
+    assert {"change", "component", "old_value"} <= set(changes[0]) and len(changes) > 100
+    assert {"quantity", "detail", "old_value", "new_value"} <= set(implied[0]) and len(implied) > 0
+
+
+def test_cli_diff_on_a_database_from_an_older_econ(tmp_path, capsys):
+    db = tmp_path / "old.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("create table prices as select 1 as x")
+    assert main(["diff", "--db", str(db)]) == 1
+    assert capsys.readouterr().err == (f"Error: {db} has no price_snapshots — it was built by an older econ or is not "
+                                       "econ's database; run econ build\n")

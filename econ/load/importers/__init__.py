@@ -22,12 +22,11 @@ from econ import paths
 from econ.errors import DataError, EconError
 from econ.load.importers import litellm, openrouter
 from econ.load.importers.common import Normalised, read_json, shape_error
-from econ.load.importers.litellm import normalise_litellm
 from econ.load.loader import snapshot_path
 from econ.load.spec import display_path, read_table
 from econ.load.tables import PRICE_SNAPSHOT
 
-__all__ = ["ImportResult", "import_file", "normalise", "normalise_litellm", "snapshot_date", "SOURCES"]
+__all__ = ["ImportResult", "import_file", "import_parsed", "normalise", "snapshot_date", "SOURCES"]
 
 SOURCES = ("litellm", "openrouter")
 DATE_IN_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})")
@@ -123,11 +122,14 @@ def import_file(source: str, path: Path, *, data_dir: Path = paths.DATA_DIR, as_
     ImportResult
         Counts per skip reason, rows written, where and under which date.
     """
+    return import_parsed(source, read_json(Path(path)), Path(path), data_dir=data_dir, as_of=as_of)
+
+
+def import_parsed(source: str, obj, path: Path, *, data_dir: Path = paths.DATA_DIR, as_of: date | None = None) -> ImportResult:
+    """:func:`import_file` for a file already parsed with :func:`~econ.load.importers.common.read_json` (``econ refresh``)."""
     if source not in SOURCES:
         raise EconError(f"unknown import source {source!r}", f"use one of: {', '.join(SOURCES)}")
-    path = Path(path)
     data_dir = Path(data_dir)
-    obj = read_json(path)
     result = normalise(source, obj, path)
     when, date_from = snapshot_date(path, as_of)
     if not data_dir.is_dir():

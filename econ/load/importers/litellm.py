@@ -37,8 +37,6 @@ import re
 from collections import Counter
 from functools import lru_cache
 
-import polars as pl
-
 from econ.load.importers.common import (
     DUPLICATE_ROW, INVALID, Normalised, RowCollector, parse_price, parse_tokens,
 )
@@ -142,12 +140,6 @@ def normalise(obj: dict) -> Normalised:
         skipped[reason] += 1
     frame = rows.frame()
     return Normalised(frame, len(obj), imported, dict(skipped), dict(rows.ignored), dict(rows.dropped))
-
-
-def normalise_litellm(obj: dict) -> tuple[pl.DataFrame, dict[str, int]]:
-    """The rows of a parsed LiteLLM map and the entries skipped per reason (for the benchmark)."""
-    result = normalise(obj)
-    return result.frame, result.skipped
 
 
 def _entry_reason(key: str, entry) -> str | None:

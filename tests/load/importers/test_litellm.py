@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from econ.load.importers.common import DUPLICATE_ROW, MAX_BELOW_TIER, ORPHAN_TIER
-from econ.load.importers.litellm import REPO_URL, classify_key, normalise, normalise_litellm
+from econ.load.importers.litellm import REPO_URL, classify_key, normalise
 from econ.load.spec import read_table
 from econ.load.tables import PRICE_SNAPSHOT
 
@@ -236,11 +236,10 @@ def test_real_rows_pass_the_snapshot_spec(request, which, tmp_path):
     assert read_table(path, PRICE_SNAPSHOT).height == frame.height
 
 
-def test_normalise_litellm_is_the_benchmark_entry_point(current):
-    raw = json.loads(SLICE.read_text(encoding="utf-8"))
-    frame, skipped = normalise_litellm(raw)
-    assert frame.columns == [c.name for c in PRICE_SNAPSHOT.columns]
-    assert skipped == {"not a model entry": 1, "alias of another entry (no prices of its own)": 1,
+def test_slice_columns_and_skip_reasons():
+    result = normalise(json.loads(SLICE.read_text(encoding="utf-8")))
+    assert result.frame.columns == [c.name for c in PRICE_SNAPSHOT.columns]
+    assert result.skipped == {"not a model entry": 1, "alias of another entry (no prices of its own)": 1,
                        "mode embedding is not text generation": 2, "no per-token text price": 2}
 
 
