@@ -42,7 +42,7 @@ class Scenario:
             return self.assumptions[name]
         except KeyError:
             raise EconError(f"scenario {self.name!r} has no assumption {name!r}",
-                            f"add a row '{self.name if self.name == 'base' else 'base'},{name},…' to data/scenarios.csv") from None
+                            f"add a row 'base,{name},…' to data/scenarios.csv") from None
 
     def __getitem__(self, name: str) -> float:
         """The central value of a numeric assumption."""

@@ -10,11 +10,10 @@ import re
 from datetime import date
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
 from econ.errors import DataError, Problem
-from econ.load.spec import FILE, LINE, TableSpec, check_refs, display_path, read_table
+from econ.load.spec import FILE, LINE, check_refs, display_path, read_table
 from econ.load.tables import INPUT_TABLES, PRICE_SNAPSHOT, PRICES, SOURCES
 from econ.physics.kv_cache import kv_bytes_per_token, kv_window_bytes_per_sequence
 
@@ -144,11 +143,6 @@ def with_kv_bytes(models: pl.DataFrame) -> pl.DataFrame:
         pl.Series("kv_bytes_per_token", kv, dtype=pl.Float64, nan_to_null=True),
         pl.Series("kv_window_bytes_per_sequence", window, dtype=pl.Float64, nan_to_null=True),
     )
-
-
-def spec_for(table: str) -> TableSpec:
-    """The spec of an input table or of a price snapshot."""
-    return PRICE_SNAPSHOT if table == PRICE_SNAPSHOT.name else INPUT_TABLES[table]
 
 
 DERIVED_COMMENTS = {

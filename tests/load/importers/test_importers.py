@@ -214,7 +214,7 @@ def test_cli_import_prints_counts_per_reason(work, capsys):
     out = capsys.readouterr().out
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == (f"imported 9 of 15 litellm entries as 32 price rows -> data/snapshots/litellm_2026-11-20.csv "
+    assert lines[0] == ("imported 9 of 15 litellm entries as 32 price rows -> data/snapshots/litellm_2026-11-20.csv "
                         "(new; dated 2026-11-20 from --as-of)")
     assert "mode embedding is not text generation" in out and "alias of another entry (no prices of its own)" in out
     assert "price keys not imported (by family): search / grounding 6," in out
