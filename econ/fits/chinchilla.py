@@ -108,8 +108,7 @@ def objective_and_gradient(theta, log_params, log_tokens, log_loss, weights, del
         e1, e2, e3 = np.exp(t1 - m), np.exp(t2 - m), np.exp(t3 - m)
         s = e1 + e2 + e3
         r = m + np.log(s) - log_loss
-        a = np.abs(r)
-        f = (weights * np.where(a <= delta, 0.5 * r * r, delta * (a - 0.5 * delta))).sum(axis=1)
+        f = (weights * huber(r, delta)).sum(axis=1)
         psi = np.clip(r, -delta, delta) * weights / s
         g1, g2 = psi * e1, psi * e2
         grad = np.stack([g1.sum(1), g2.sum(1), (psi * e3).sum(1), -(g1 * log_params).sum(1), -(g2 * log_tokens).sum(1)], axis=1)

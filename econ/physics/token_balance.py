@@ -145,6 +145,6 @@ def token_balance(*, tokens_served_per_s, deployment_s, models_per_family, disca
         "rl_cost_frac": s_rl,
         "inference_cost_frac": s_inf,
         "chinchilla_tokens": d_chin,
-        "overtraining_ratio": d_pre / d_chin,
+        "overtraining_ratio": overtraining_factor(d_pre, active_params, tokens_per_param),
         "pretrain_tokens_per_active_param_ratio": d_pre / _f(active_params),
     }
