@@ -13,6 +13,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
+from importlib import metadata
 from pathlib import Path
 
 import polars as pl
@@ -23,6 +24,9 @@ from econ.analyses.runner import code_fingerprint, input_fingerprint, run_analys
 from econ.errors import EconError
 from econ.db import atomic_database, connect_read_only, create_views, table_summary, write_table
 from econ.load.loader import column_comments, load_all, table_description
+
+
+REPORT_LIBRARIES = ("altair", "vl-convert-python", "duckdb", "polars")
 
 
 @dataclass
@@ -51,11 +55,11 @@ def build(*, data_dir: Path = paths.DATA_DIR, db_path: Path = paths.DB_PATH, que
                                          "econ_version": "Version of econ that built the database"})
             con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
             create_views(con, Path(queries_dir))
-            status = run_analyses(con, ANALYSES, as_of=as_of, cache_dir=cache_dir)
+            code_hash = code_fingerprint()
+            status = run_analyses(con, ANALYSES, as_of=as_of, cache_dir=cache_dir, code_hash=code_hash)
             if staged_reports is not None:
-                key = f"{code_fingerprint()}|{as_of}|{os.environ.get('SOURCE_DATE_EPOCH')}|{input_fingerprint(con, frames)}"
-                _write_report(con, staged_reports, as_of=as_of, cache_dir=cache_dir,
-                              key=hashlib.sha256(key.encode()).hexdigest()[:24])
+                key = _report_key(con, frames, Path(queries_dir), as_of=as_of, code_hash=code_hash)
+                _write_report(con, staged_reports, as_of=as_of, cache_dir=cache_dir, key=key)
     except BaseException:
         if staged_reports is not None:
             shutil.rmtree(staged_reports, ignore_errors=True)
@@ -67,12 +71,18 @@ def build(*, data_dir: Path = paths.DATA_DIR, db_path: Path = paths.DB_PATH, que
     return BuildResult(Path(db_path), objects, status, time.perf_counter() - started, reports_dir)
 
 
-def _write_report(con, staged: Path, *, as_of: date, cache_dir: Path | None, key: str) -> None:
-    """Write the site to ``staged``; reuse the stored site when the inputs, code and date are unchanged.
+def _report_key(con, frames, queries_dir: Path, *, as_of: date, code_hash: str) -> str:
+    """What the site is drawn from: the database (a function of the input tables, the views' SQL, the code and
+    ``as_of``; the analyses are deterministic), ``SOURCE_DATE_EPOCH`` and the versions of the libraries that draw it."""
+    parts = [code_hash, as_of.isoformat(), os.environ.get("SOURCE_DATE_EPOCH") or "", input_fingerprint(con, frames),
+             *(f"{p.name}\n{p.read_text(encoding='utf-8')}" for p in sorted(queries_dir.glob("*.sql"))),
+             *(f"{lib}={metadata.version(lib)}" for lib in REPORT_LIBRARIES)]
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:24]
 
-    The database's every table is a function of the input tables, the code and ``as_of``
-    (the analyses are deterministic), so the same key means the same pages, byte for byte.
-    """
+
+def _write_report(con, staged: Path, *, as_of: date, cache_dir: Path | None, key: str) -> None:
+    """Write the site to ``staged``; reuse the stored site when its key (:func:`_report_key`) is unchanged,
+    so the same key means the same pages, byte for byte."""
     shutil.rmtree(staged, ignore_errors=True)
     stored = Path(cache_dir) / "site" / key if cache_dir is not None else None
     if stored is not None and stored.is_dir():

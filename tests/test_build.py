@@ -6,6 +6,7 @@ import hashlib
 import shutil
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import duckdb
@@ -118,9 +119,9 @@ def small_site(calls: list):
 
     def build_site(con, out_dir, *, as_of, cache_dir):
         calls.append(as_of)
-        usd = con.execute("select value from scenarios where scenario = 'base' and name = 'gpu_usd_per_hour'").fetchone()[0]
+        usd = con.execute("select max(usd_per_chip_hour) from rental_prices").fetchone()[0]
         out_dir.mkdir(parents=True)
-        (out_dir / "index.html").write_text(f"<p>{as_of}: {usd} USD/chip-hour</p>", encoding="utf-8")
+        (out_dir / "index.html").write_text(f"<p>{as_of}: up to {usd} USD/chip-hour</p>", encoding="utf-8")
 
     return build_site
 
@@ -134,16 +135,35 @@ def test_unchanged_rebuild_reuses_the_stored_report(data_dir, capsys, monkeypatc
     args = ["build", "--data", "data", "--db", "out.duckdb", "--cache", "cache", "--reports", "reports", "--as-of", "2026-11-30"]
     assert main(args) == 0 and len(calls) == 1
     index = Path("reports/index.html")
-    assert index.read_text(encoding="utf-8") == "<p>2026-11-30: 2.0 USD/chip-hour</p>"
+    assert index.read_text(encoding="utf-8") == "<p>2026-11-30: up to 2.99 USD/chip-hour</p>"
     index.write_text("edited", encoding="utf-8")  # the next build must replace it with the stored copy
     assert main(args) == 0 and len(calls) == 1
-    assert index.read_text(encoding="utf-8") == "<p>2026-11-30: 2.0 USD/chip-hour</p>"
-    scenarios = data_dir / "scenarios.csv"
-    scenarios.write_text(scenarios.read_text().replace("base,gpu_usd_per_hour,2,", "base,gpu_usd_per_hour,2.5,"))
+    assert index.read_text(encoding="utf-8") == "<p>2026-11-30: up to 2.99 USD/chip-hour</p>"
+    rental = data_dir / "rental_prices.csv"  # new data (read by the fleet analysis only, so the rebuild is quick)
+    rental.write_text(rental.read_text().replace("H100,Lambda,on_demand,2.99,", "H100,Lambda,on_demand,3.49,"))
     assert main(args) == 0 and len(calls) == 2
-    assert index.read_text(encoding="utf-8") == "<p>2026-11-30: 2.5 USD/chip-hour</p>"
-    assert main([*args[:-1], "2026-12-01"]) == 0 and len(calls) == 3  # another date: other "current" prices
+    assert index.read_text(encoding="utf-8") == "<p>2026-11-30: up to 3.49 USD/chip-hour</p>"
     capsys.readouterr()
+
+
+def test_edited_view_redraws_the_report(data_dir, tmp_path, monkeypatch):
+    """A page can show a view: a changed queries/*.sql must not restore the site drawn from the old one."""
+    import econ.report.site as site
+    from econ.build import build as build_fn
+
+    calls = []
+    monkeypatch.setattr(site, "build_site", small_site(calls))
+    queries = tmp_path / "queries"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "queries", queries)
+    kw = {"data_dir": data_dir, "db_path": Path("out.duckdb"), "queries_dir": queries, "cache_dir": Path("cache"),
+          "reports_dir": Path("reports"), "as_of": date(2026, 11, 30)}
+    build_fn(**kw)
+    build_fn(**kw)
+    assert len(calls) == 1
+    view = queries / "io_price_ratio.sql"
+    view.write_text(view.read_text().replace("output_usd_per_mtok / input_usd_per_mtok", "input_usd_per_mtok / output_usd_per_mtok"))
+    build_fn(**kw)
+    assert len(calls) == 2
 
 
 def test_failed_report_leaves_no_staged_folder_and_the_old_report(data_dir, capsys, monkeypatch):
@@ -159,8 +179,7 @@ def test_failed_report_leaves_no_staged_folder_and_the_old_report(data_dir, caps
         raise ReportError("simulated report failure")
 
     monkeypatch.setattr(site, "build_site", broken)
-    scenarios = data_dir / "scenarios.csv"
-    scenarios.write_text(scenarios.read_text().replace("base,gpu_usd_per_hour,2,", "base,gpu_usd_per_hour,2.5,"))
+    shutil.rmtree("cache/site")  # nothing stored to restore: the site is drawn again
     assert main(args) == 1 and capsys.readouterr().err == "Error: simulated report failure\n"
     assert (sha(Path("out.duckdb")), Path("reports/index.html").read_bytes()) == before
     assert sorted(p.name for p in Path(".").iterdir() if p.name.startswith("reports")) == ["reports"]
