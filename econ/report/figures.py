@@ -36,11 +36,6 @@ def vegalite_version() -> str:
     return wanted
 
 
-def chart_data(frame: pl.DataFrame) -> alt.Data:
-    """Inline chart data from a frame: dates as ISO text, NaN and infinities as null (JSON has neither)."""
-    return alt.Data(values=records(frame))
-
-
 def records(frame: pl.DataFrame) -> list[dict[str, Any]]:
     """Rows of ``frame`` as JSON-ready dicts (ISO dates, nulls for NaN/inf, column order kept)."""
     exprs = []
@@ -67,7 +62,8 @@ class Figure:
         Name unique within the page (``[a-z0-9-]``); the chart id is ``<page>-<slug>`` and the
         exports are ``<page>/<slug>.{csv,svg,png}``.
     chart
-        The Altair chart (its data inline).
+        The chart (an Altair chart, or :class:`~econ.report.charts.data.ChartWithData` carrying its rows
+        as named datasets).
     data
         The rows behind the chart, written as the CSV download (aggregate in SQL first: this is
         what ends up inline in the page too).

@@ -9,13 +9,13 @@ import polars as pl
 import pytest
 
 from econ.errors import ReportError
-from econ.report.figures import Exporter, Figure, chart_data, chart_problems, records
+from econ.report.figures import Exporter, Figure, chart_problems, records
 
 FRAME = pl.DataFrame({"x": [1.0, 10.0, 100.0], "y": [2.0, 20.0, 200.0], "name": ["a", "b", "c"]})
 
 
 def good_chart() -> alt.Chart:
-    return alt.Chart(chart_data(FRAME)).mark_point().encode(
+    return alt.Chart(alt.Data(values=records(FRAME))).mark_point().encode(
         x=alt.X("x:Q", title="Input price (USD/MTok)", scale=alt.Scale(type="log")),
         y=alt.Y("y:Q", title="Output price (USD/MTok)"),
         tooltip=[alt.Tooltip("name:N", title="Name")],

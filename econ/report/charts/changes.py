@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from econ.report.charts import HEIGHT, WIDTH, axis_title
+from econ.report.charts import HEIGHT, WIDTH, axis_title, guide_rule
 from econ.report.charts.data import named, with_datasets
 
 COMPONENT_DOMAIN = ["input", "output", "cache read"]
@@ -39,9 +39,7 @@ def changes_over_time(frame: pl.DataFrame) -> alt.LayerChart:
         ],
     )
     guide = pl.DataFrame({"new_over_old_ratio": [1.0], "label": ["unchanged"]})
-    rule = alt.Chart(named("guide")).mark_rule(strokeDash=[4, 4], color="#333").encode(
-        y=alt.Y("new_over_old_ratio:Q", title=y_title, scale=alt.Scale(type="log")),
-        tooltip=[alt.Tooltip("label:N", title="Guide")])
+    rule = guide_rule("guide", alt.Y("new_over_old_ratio:Q", title=y_title, scale=alt.Scale(type="log")))
     chart = alt.layer(rule, points).properties(
         title="Every price change over time (above 1: raised; below: cut)", width=WIDTH, height=HEIGHT)
     return with_datasets(chart, changes=frame, guide=guide)

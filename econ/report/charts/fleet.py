@@ -5,64 +5,57 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from econ.report.charts import HEIGHT, WIDTH, axis_title
-from econ.report.figures import chart_data
+from econ.report.charts import HEIGHT, WIDTH, axis_title, guide_rule
+from econ.report.charts.data import ChartWithData, named, with_datasets
 
 POOL_DOMAIN = ["prefill", "decode"]
 POOL_RANGE = ["#e4892b", "#1f5fa8"]
+PRICE_AND_COST = [  # tooltips of the per-deployment charts
+    alt.Tooltip("usd_per_chip_hour:Q", title="Price (USD/chip-hour)", format=",.3~g"),
+    alt.Tooltip("usd_per_day:Q", title="Cost (USD/day)", format=",.0f"),
+]
 
 
-def cost_breakdown(frame: pl.DataFrame) -> alt.Chart:
+def cost_breakdown(frame: pl.DataFrame) -> ChartWithData:
     """$/day of each deployment's fleet, stacked by pool (prefill, decode), at one price per chip-hour.
 
     ``frame``: deployment, pool, usd_per_day, chips, usd_per_chip_hour (one row per deployment × pool).
     """
-    return alt.Chart(chart_data(frame)).mark_bar().encode(
+    chart = alt.Chart(named("pools")).mark_bar().encode(
         y=alt.Y("deployment:N", title="Deployment", sort="-x"),
         x=alt.X("sum(usd_per_day):Q", title=axis_title("Fleet rental cost", "USD/day"), stack="zero"),
         color=alt.Color("pool:N", title="Pool", scale=alt.Scale(domain=POOL_DOMAIN, range=POOL_RANGE)),
         order=alt.Order("pool:N", sort="descending"),
-        tooltip=[
-            alt.Tooltip("deployment:N", title="Deployment"),
-            alt.Tooltip("pool:N", title="Pool"),
-            alt.Tooltip("chips:Q", title="Chips", format=","),
-            alt.Tooltip("usd_per_chip_hour:Q", title="Price (USD/chip-hour)", format=",.3~g"),
-            alt.Tooltip("usd_per_day:Q", title="Cost (USD/day)", format=",.0f"),
-        ],
+        tooltip=[alt.Tooltip("deployment:N", title="Deployment"), alt.Tooltip("pool:N", title="Pool"),
+                 alt.Tooltip("chips:Q", title="Chips", format=","), *PRICE_AND_COST],
     ).properties(title="Daily cost of each serving fleet, prefill and decode pools", width=WIDTH, height=HEIGHT)
+    return with_datasets(chart, pools=frame)
 
 
-def margins(frame: pl.DataFrame) -> alt.Chart:
+def margins(frame: pl.DataFrame) -> ChartWithData:
     """Gross margin at list prices of each deployment, one point per rental price kind.
 
     ``frame``: deployment, price_kind, usd_per_chip_hour, usd_per_day, revenue_usd_per_day, gross_margin_frac.
     """
-    rule = pl.DataFrame({"gross_margin_frac": [0.0], "label": ["break-even"]})
-    points = alt.Chart(chart_data(frame)).mark_point(filled=True, size=80).encode(
-        y=alt.Y("deployment:N", title="Deployment"),
-        x=alt.X("gross_margin_frac:Q", title=axis_title("Gross margin at list prices", "fraction of revenue")),
+    x = alt.X("gross_margin_frac:Q", title=axis_title("Gross margin at list prices", "fraction of revenue"))
+    points = alt.Chart(named("margins")).mark_point(filled=True, size=80).encode(
+        y=alt.Y("deployment:N", title="Deployment"), x=x,
         color=alt.Color("price_kind:N", title="Rental price kind"),
-        tooltip=[
-            alt.Tooltip("deployment:N", title="Deployment"),
-            alt.Tooltip("price_kind:N", title="Price kind"),
-            alt.Tooltip("usd_per_chip_hour:Q", title="Price (USD/chip-hour)", format=",.3~g"),
-            alt.Tooltip("usd_per_day:Q", title="Cost (USD/day)", format=",.0f"),
-            alt.Tooltip("revenue_usd_per_day:Q", title="Revenue (USD/day)", format=",.0f"),
-            alt.Tooltip("gross_margin_frac:Q", title="Gross margin", format=".1%"),
-        ],
+        tooltip=[alt.Tooltip("deployment:N", title="Deployment"), alt.Tooltip("price_kind:N", title="Price kind"),
+                 *PRICE_AND_COST,
+                 alt.Tooltip("revenue_usd_per_day:Q", title="Revenue (USD/day)", format=",.0f"),
+                 alt.Tooltip("gross_margin_frac:Q", title="Gross margin", format=".1%")],
     )
-    zero = alt.Chart(chart_data(rule)).mark_rule(strokeDash=[4, 4], color="#333").encode(
-        x=alt.X("gross_margin_frac:Q", title=axis_title("Gross margin at list prices", "fraction of revenue")),
-        tooltip=[alt.Tooltip("label:N", title="Guide")])
-    return alt.layer(zero, points).properties(title="Gross margin of each deployment at each rental price",
-                                              width=WIDTH, height=HEIGHT)
+    chart = alt.layer(guide_rule("zero", x), points).properties(
+        title="Gross margin of each deployment at each rental price", width=WIDTH, height=HEIGHT)
+    return with_datasets(chart, margins=frame, zero=pl.DataFrame({"gross_margin_frac": [0.0], "label": ["break-even"]}))
 
 
 def _series(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(pl.format("{} on {} ({})", "model", "chip", "number_format").alias("series"))
 
 
-def frontier(points: pl.DataFrame, plans: pl.DataFrame, *, y: str, y_title: str, title: str) -> alt.LayerChart:
+def frontier(points: pl.DataFrame, plans: pl.DataFrame, *, y: str, y_title: str, title: str) -> ChartWithData:
     """A quantity against per-user speed along the batch (log–log), one line per deployment's model × chip × format,
     with each plan's operating point marked.
 
@@ -72,7 +65,7 @@ def frontier(points: pl.DataFrame, plans: pl.DataFrame, *, y: str, y_title: str,
     x = alt.X("tokens_per_s_per_user:Q", title=axis_title("Speed per user", "tokens/s"), scale=alt.Scale(type="log"))
     yy = alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log"))
     color = alt.Color("series:N", title="Model on chip (format)", legend=alt.Legend(labelLimit=320))
-    lines = alt.Chart(chart_data(_series(points))).mark_line(strokeWidth=1.8).encode(
+    lines = alt.Chart(named("curves")).mark_line(strokeWidth=1.8).encode(
         x=x, y=yy, color=color, order=alt.Order("batch_seqs:Q"),
         tooltip=[
             alt.Tooltip("series:N", title="Model on chip"),
@@ -82,7 +75,7 @@ def frontier(points: pl.DataFrame, plans: pl.DataFrame, *, y: str, y_title: str,
             alt.Tooltip("usd_per_mtok:Q", title="Cost (USD/MTok)", format=",.4~g"),
         ],
     )
-    marks = alt.Chart(chart_data(_series(plans))).mark_point(shape="diamond", size=140, filled=True, stroke="#222").encode(
+    marks = alt.Chart(named("plans")).mark_point(shape="diamond", size=140, filled=True, stroke="#222").encode(
         x=x, y=yy, color=color,
         tooltip=[
             alt.Tooltip("deployment:N", title="Deployment (plan)"),
@@ -91,15 +84,16 @@ def frontier(points: pl.DataFrame, plans: pl.DataFrame, *, y: str, y_title: str,
             alt.Tooltip(f"{y}:Q", title=y_title, format=",.4~g"),
         ],
     )
-    return alt.layer(lines, marks).properties(title=title, width=WIDTH, height=HEIGHT)
+    chart = alt.layer(lines, marks).properties(title=title, width=WIDTH, height=HEIGHT)
+    return with_datasets(chart, curves=_series(points), plans=_series(plans))
 
 
-def fleet_split(frame: pl.DataFrame) -> alt.Chart:
+def fleet_split(frame: pl.DataFrame) -> ChartWithData:
     """Chips of the fleet that serves a deployment and trains its model, with separate fleets and time-shared.
 
     ``frame``: deployment, mode (separate, time-shared), component (serving at peak, training on its own chips), chips.
     """
-    return alt.Chart(chart_data(frame)).mark_bar().encode(
+    chart = alt.Chart(named("split")).mark_bar().encode(
         y=alt.Y("mode:N", title="Fleet"),
         yOffset=alt.YOffset("mode:N"),
         x=alt.X("sum(chips):Q", title=axis_title("Chips", "chips"), stack="zero"),
@@ -113,3 +107,4 @@ def fleet_split(frame: pl.DataFrame) -> alt.Chart:
         ],
     ).properties(title="Serving and training one model: separate fleets vs serving by day, training by night",
                  width=WIDTH - 120, height=40)
+    return with_datasets(chart, split=frame)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from econ.report.charts import HEIGHT, WIDTH, axis_title, source_color
-from econ.report.figures import chart_data
+from econ.report.charts import HEIGHT, WIDTH, axis_title, guide_rule, source_color
+from econ.report.charts.data import ChartWithData, named, with_datasets
 
 LECTURE_RATIOS = (1.0, 5.0)  # equal prices, and the lecture's "use 5" output/input ratio (section f.3)
 
 
-def io_price_scatter(frame: pl.DataFrame) -> alt.LayerChart:
+def io_price_scatter(frame: pl.DataFrame) -> ChartWithData:
     """Output against input price per model (log–log), with lines of constant ratio ρ = 1 and 5.
 
     ``frame``: provider, model, variant, tier_min_prompt_tokens, input_usd_per_mtok,
@@ -25,14 +25,15 @@ def io_price_scatter(frame: pl.DataFrame) -> alt.LayerChart:
     }).with_columns(
         (pl.col("input_usd_per_mtok") * pl.col("ratio")).alias("output_usd_per_mtok"),
         pl.format("output = {} × input", pl.col("ratio").cast(pl.Int64)).alias("guide"),
+        (pl.col("input_usd_per_mtok") == high).alias("label_here"),
     )
     x = alt.X("input_usd_per_mtok:Q", title=axis_title("Input price", "USD/MTok"), scale=alt.Scale(type="log"))
     y = alt.Y("output_usd_per_mtok:Q", title=axis_title("Output price", "USD/MTok"), scale=alt.Scale(type="log"))
-    lines = alt.Chart(chart_data(guides)).mark_line(strokeDash=[4, 4], color="#8a94a3").encode(
+    lines = alt.Chart(named("guides")).mark_line(strokeDash=[4, 4], color="#8a94a3").encode(
         x=x, y=y, detail="guide:N",
         tooltip=[alt.Tooltip("guide:N", title="Guide")],
     )
-    points = alt.Chart(chart_data(frame)).mark_point(filled=True, size=70, opacity=0.85).encode(
+    points = alt.Chart(named("prices")).mark_point(filled=True, size=70, opacity=0.85).encode(
         x=x, y=y,
         color=alt.Color("provider:N", title="Provider"),
         shape=alt.Shape("variant:N", title="Variant"),
@@ -46,20 +47,22 @@ def io_price_scatter(frame: pl.DataFrame) -> alt.LayerChart:
             alt.Tooltip("output_over_input_ratio:Q", title="Output / input", format=".3~g"),
         ],
     )
-    labels = alt.Chart(chart_data(guides.filter(pl.col("input_usd_per_mtok") == high))).mark_text(
+    labels = alt.Chart(named("guides")).transform_filter("datum.label_here").mark_text(
         align="right", dx=-6, dy=-10, color="#5b6575").encode(x=x, y=y, text="guide:N", tooltip=[alt.Tooltip("guide:N", title="Guide")])
-    return alt.layer(lines, labels, points).properties(
+    chart = alt.layer(lines, labels, points).properties(
         title="First-party output vs input price (current, every tier)", width=WIDTH, height=HEIGHT)
+    return with_datasets(chart, prices=frame, guides=guides)
 
 
-def io_ratio_histogram(frame: pl.DataFrame) -> alt.Chart:
+def io_ratio_histogram(frame: pl.DataFrame) -> ChartWithData:
     """How many current prices have each output/input ratio, in half-octave bins, by price source.
 
     ``frame``: source, ratio_low, ratio_high, price_rows (one row per source × bin, from SQL).
     """
     rule = pl.DataFrame({"ratio": [5.0], "label": ["lecture: output ≈ 5 × input"]})
-    bars = alt.Chart(chart_data(frame)).mark_rect(stroke="white", strokeWidth=0.5).encode(
-        x=alt.X("ratio_low:Q", title=axis_title("Output price / input price", "ratio"), scale=alt.Scale(type="log")),
+    x_title = axis_title("Output price / input price", "ratio")
+    bars = alt.Chart(named("bins")).mark_rect(stroke="white", strokeWidth=0.5).encode(
+        x=alt.X("ratio_low:Q", title=x_title, scale=alt.Scale(type="log")),
         x2="ratio_high:Q",
         y=alt.Y("sum(price_rows):Q", title=axis_title("Current prices", "rows"), stack="zero"),
         color=source_color(),
@@ -71,15 +74,13 @@ def io_ratio_histogram(frame: pl.DataFrame) -> alt.Chart:
             alt.Tooltip("sum(price_rows):Q", title="Prices (rows)"),
         ],
     )
-    guide = alt.Chart(chart_data(rule)).mark_rule(strokeDash=[4, 4], color="#333").encode(
-        x=alt.X("ratio:Q", title=axis_title("Output price / input price", "ratio"), scale=alt.Scale(type="log")),
-        tooltip=[alt.Tooltip("label:N", title="Guide")],
-    )
-    return alt.layer(bars, guide).properties(
+    guide = guide_rule("guide", alt.X("ratio:Q", title=x_title, scale=alt.Scale(type="log")))
+    chart = alt.layer(bars, guide).properties(
         title="Output/input price ratio across all current prices", width=WIDTH, height=HEIGHT)
+    return with_datasets(chart, bins=frame, guide=rule)
 
 
-def price_changes(frame: pl.DataFrame) -> alt.Chart:
+def price_changes(frame: pl.DataFrame) -> ChartWithData:
     """Price changes per snapshot date as diverging bars: raises up, cuts down, input and output side by side.
 
     ``frame``: change_date (date), component (input, output), direction (cut, raised), price_rows.
@@ -90,7 +91,7 @@ def price_changes(frame: pl.DataFrame) -> alt.Chart:
         pl.col("change_date").cast(pl.String).alias("change_date"),
     )
     dates = data["change_date"].n_unique()
-    return alt.Chart(chart_data(data)).mark_bar().encode(
+    chart = alt.Chart(named("changes")).mark_bar().encode(
         x=alt.X("change_date:O", title="Date the new price first appeared", axis=alt.Axis(labelAngle=0)),
         xOffset=alt.XOffset("component:N", title="Component"),
         y=alt.Y("signed_rows:Q", title=axis_title("Price changes, cuts below zero", "rows")),
@@ -105,9 +106,10 @@ def price_changes(frame: pl.DataFrame) -> alt.Chart:
         ],
     ).properties(title="Input and output price changes between snapshots", width=max(320, min(WIDTH, 120 * dates)),
                  height=HEIGHT)
+    return with_datasets(chart, changes=data)
 
 
-def first_party_history(frame: pl.DataFrame) -> alt.Chart:
+def first_party_history(frame: pl.DataFrame) -> ChartWithData:
     """First-party prices over time (step lines), one line per model × variant × tier × component.
 
     ``frame``: provider, model, variant, tier_min_prompt_tokens, component, from_date (date), usd_per_mtok.
@@ -116,7 +118,7 @@ def first_party_history(frame: pl.DataFrame) -> alt.Chart:
         pl.format(" >{}k", (pl.col("tier_min_prompt_tokens") // 1000).cast(pl.String))).otherwise(pl.lit(""))
     variant = pl.when(pl.col("variant") != "standard").then(pl.format(" [{}]", pl.col("variant"))).otherwise(pl.lit(""))
     data = frame.with_columns(pl.concat_str([pl.col("model"), pl.lit(" "), pl.col("component"), tier, variant]).alias("series"))
-    return alt.Chart(chart_data(data)).mark_line(interpolate="step-after", point=True).encode(
+    chart = alt.Chart(named("history")).mark_line(interpolate="step-after", point=True).encode(
         x=alt.X("from_date:T", title="Effective from", axis=alt.Axis(format="%b %Y")),
         y=alt.Y("usd_per_mtok:Q", title=axis_title("Price", "USD/MTok"), scale=alt.Scale(type="log")),
         color=alt.Color("series:N", title="Model, component", scale=alt.Scale(scheme="category20"),
@@ -131,3 +133,4 @@ def first_party_history(frame: pl.DataFrame) -> alt.Chart:
             alt.Tooltip("usd_per_mtok:Q", title="Price (USD/MTok)", format=",.4~g"),
         ],
     ).properties(title="First-party prices over time", width=WIDTH, height=HEIGHT)
+    return with_datasets(chart, history=data)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from econ.report.charts import HEIGHT, WIDTH, axis_title
+from econ.report.charts import HEIGHT, WIDTH, axis_title, guide_rule
 from econ.report.charts.data import equals, named, with_datasets
 
 LOG = alt.Scale(type="log")
@@ -127,10 +127,8 @@ def io_batch(frame: pl.DataFrame, guides: pl.DataFrame) -> alt.LayerChart:
     dots = alt.Chart(named("io")).mark_point(filled=True, size=60).encode(
         x=x, y=alt.Y("batch_over_balance_ratio:Q", title=y_title, scale=LOG),
         color=alt.Color("provider:N", title="Provider"), tooltip=tooltip)
-    rules = alt.Chart(named("guides")).mark_rule(strokeDash=[4, 4], color="#333").encode(
-        y=alt.Y("batch_over_balance_ratio:Q", title=y_title, scale=LOG),
-        tooltip=[alt.Tooltip("label:N", title="Guide"),
-                 alt.Tooltip("batch_over_balance_ratio:Q", title="B/B*₀", format=".3~g")])
+    rules = guide_rule("guides", alt.Y("batch_over_balance_ratio:Q", title=y_title, scale=LOG),
+                       alt.Tooltip("batch_over_balance_ratio:Q", title="B/B*₀", format=".3~g"))
     bars = if_any_interval(frame, "batch_over_balance_scenario_low_ratio", "batch_over_balance_scenario_high_ratio", bars)
     chart = alt.layer(rules, *bars, dots).properties(
         title="The decode batch implied by each output/input price ratio", width=WIDTH, height=HEIGHT)
@@ -288,8 +286,7 @@ def fast_batches(frame: pl.DataFrame) -> alt.LayerChart:
     dots = alt.Chart(named("batches")).mark_point(filled=True, size=70).encode(
         x=alt.X("batch_over_balance_ratio:Q", title=x_title, scale=LOG), y=y, color=color, tooltip=tooltip)
     one = pl.DataFrame({"batch_over_balance_ratio": [1.0], "label": ["B = B*₀"]})
-    rule = alt.Chart(named("one")).mark_rule(strokeDash=[4, 4], color="#333").encode(
-        x=alt.X("batch_over_balance_ratio:Q", title=x_title, scale=LOG), tooltip=[alt.Tooltip("label:N", title="Guide")])
+    rule = guide_rule("one", alt.X("batch_over_balance_ratio:Q", title=x_title, scale=LOG))
     chart = alt.layer(rule, *if_any_interval(frame, "scenario_low", "scenario_high", ranges), dots).properties(
         title="Batches behind fast mode: baseline and fast, relative to B*0", width=WIDTH - 100,
         height=max(120, 34 * frame["label"].n_unique()))

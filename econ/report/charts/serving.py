@@ -6,7 +6,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from econ.report.charts import HEIGHT, WIDTH, axis_title
+from econ.report.charts import HEIGHT, WIDTH, axis_title, guide_rule
 from econ.report.charts.data import ChartWithData, equals, named, with_datasets
 
 BOUND_DOMAIN = ["memory", "compute"]
@@ -133,11 +133,8 @@ def memory_fit(frame: pl.DataFrame, *, models: list[str], context_tokens: float 
                  alt.Tooltip("context_tokens:Q", title="Context (tokens)", format=","),
                  alt.Tooltip("max_batch_seqs:Q", title="Largest batch (sequences)", format=",")],
     )
-    layers = [lines]
     guide = _scenario_guide(context_tokens)
-    if guide.height:
-        layers.append(alt.Chart(named("guide")).mark_rule(strokeDash=[4, 4], color="#333").encode(
-            x=x, tooltip=[alt.Tooltip("label:N", title="Guide"), alt.Tooltip("context_tokens:Q", title="Tokens", format=",")]))
+    layers = [lines, *_scenario_rule(guide, x)]
     chart = alt.layer(*layers).properties(title="What fits in memory: largest batch against context",
                                           width=WIDTH, height=HEIGHT)
     return with_datasets(chart, fit=frame, guide=guide)
@@ -147,6 +144,11 @@ def _scenario_guide(context_tokens: float | None) -> pl.DataFrame:
     return pl.DataFrame({"context_tokens": [float(context_tokens)] if context_tokens else [],
                          "label": ["scenario context"] if context_tokens else []},
                         schema={"context_tokens": pl.Float64, "label": pl.String})
+
+
+def _scenario_rule(guide: pl.DataFrame, x: alt.X) -> list[alt.Chart]:
+    """The scenario's context as a guide line on ``x`` (none when the scenario sets no context)."""
+    return [guide_rule("guide", x, alt.Tooltip("context_tokens:Q", title="Tokens", format=","))] if guide.height else []
 
 
 def attention_crossover(frame: pl.DataFrame, *, context_tokens: float | None) -> alt.LayerChart:
@@ -172,12 +174,8 @@ def attention_crossover(frame: pl.DataFrame, *, context_tokens: float | None) ->
     absorbed = alt.Chart(named("crossover")).transform_filter(equals("attention", "mla")).mark_tick(
         color="#111", thickness=2, size=12).encode(
         x=alt.X("crossover_context_absorbed_mla_tokens:Q", title=x_title), y=y, tooltip=tooltip)
-    layers = [bars, absorbed]
     guide = _scenario_guide(context_tokens)
-    if guide.height:
-        layers.append(alt.Chart(named("guide")).mark_rule(strokeDash=[4, 4], color="#333").encode(
-            x=alt.X("context_tokens:Q", title=x_title),
-            tooltip=[alt.Tooltip("label:N", title="Guide"), alt.Tooltip("context_tokens:Q", title="Tokens", format=",")]))
+    layers = [bars, absorbed, *_scenario_rule(guide, alt.X("context_tokens:Q", title=x_title))]
     chart = alt.layer(*layers).properties(title="Where attention overtakes the weights (FLOPs per decode token)",
                                           width=WIDTH, height=max(160, 13 * len(order)))
     return with_datasets(chart, crossover=frame, guide=guide)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from econ.report.charts import HEIGHT, WIDTH, axis_title
+from econ.report.charts import HEIGHT, WIDTH, axis_title, guide_rule
 from econ.report.charts.data import equals, named, with_datasets
 
 LAW_RANGE = ["#1f5fa8", "#3b9c5a", "#e4892b"]
@@ -127,9 +127,8 @@ def overtraining(frame: pl.DataFrame, guides: pl.DataFrame) -> alt.LayerChart:
         tooltip=tooltip)
     total = alt.Chart(named("models")).mark_tick(color="#111", thickness=1.5, size=12).encode(
         x=alt.X("overtraining_total_ratio:Q", title=x_title, scale=LOG), y=y, tooltip=tooltip)
-    rules = alt.Chart(named("guides")).mark_rule(strokeDash=[4, 4], color="#333").encode(
-        x=alt.X("ratio:Q", title=x_title, scale=LOG),
-        tooltip=[alt.Tooltip("label:N", title="Guide"), alt.Tooltip("ratio:Q", title="Factor (×)", format=".3~g")])
+    rules = guide_rule("guides", alt.X("ratio:Q", title=x_title, scale=LOG),
+                       alt.Tooltip("ratio:Q", title="Factor (×)", format=".3~g"))
     text = alt.Chart(named("guides")).mark_text(align="left", dx=4, dy=-6, fontSize=10, color="#333", y=0).encode(
         x=alt.X("ratio:Q", title=x_title, scale=LOG), text="label:N",
         tooltip=[alt.Tooltip("label:N", title="Guide")])

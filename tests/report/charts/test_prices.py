@@ -37,8 +37,8 @@ def layers(spec: dict) -> list[dict]:
     [(charts.io_price_scatter, SCATTER), (charts.io_ratio_histogram, BINS), (charts.price_changes, CHANGES),
      (charts.first_party_history, HISTORY)],
 )
-def test_every_prices_chart_meets_the_contract(chart, frame):
-    assert chart_problems(chart(frame).to_dict()) == []
+def test_every_prices_chart_meets_the_contract_and_the_schema(chart, frame):
+    assert chart_problems(chart(frame).to_dict(validate=True)) == []
 
 
 def test_scatter_is_log_log_and_its_guides_are_output_equal_to_one_and_five_times_input():
@@ -46,29 +46,36 @@ def test_scatter_is_log_log_and_its_guides_are_output_equal_to_one_and_five_time
     lines, labels, points = layers(spec)
     for axis in ("x", "y"):
         assert points["encoding"][axis]["scale"] == {"type": "log"}
-    guide = pl.DataFrame(lines["data"]["values"])
+    assert lines["data"] == labels["data"] == {"name": "guides"} and points["data"] == {"name": "prices"}
+    guide = pl.DataFrame(spec["datasets"]["guides"])
     assert sorted(guide["ratio"].unique().to_list()) == [1.0, 5.0]  # lecture f.3: "3-5x ... use 5"
-    assert ((guide["output_usd_per_mtok"] - guide["ratio"] * guide["input_usd_per_mtok"]).abs() < 1e-9).all()
+    ratio = guide["output_usd_per_mtok"] / guide["input_usd_per_mtok"]
+    assert ((ratio / guide["ratio"] - 1).abs() < 1e-3).all()  # on the line, to the page's 4 significant digits
     assert guide["input_usd_per_mtok"].min() < 2.0 and guide["input_usd_per_mtok"].max() > 30.0  # spans every point
-    assert len(points["data"]["values"]) == SCATTER.height
+    assert guide.filter(pl.col("label_here"))["input_usd_per_mtok"].to_list() == [guide["input_usd_per_mtok"].max()] * 2
+    assert labels["transform"] == [{"filter": "datum.label_here"}]  # one label per line, at its right end
+    assert len(spec["datasets"]["prices"]) == SCATTER.height
     assert [t["field"] for t in points["encoding"]["tooltip"]][:2] == ["provider", "model"]
 
 
 def test_histogram_stacks_the_sql_bins_on_a_log_ratio_axis_with_the_lecture_ratio_marked():
-    bars, rule = layers(charts.io_ratio_histogram(BINS).to_dict())
+    spec = charts.io_ratio_histogram(BINS).to_dict()
+    bars, rule = layers(spec)
     assert bars["encoding"]["x"]["scale"] == {"type": "log"} and bars["encoding"]["x2"]["field"] == "ratio_high"
     assert bars["encoding"]["y"]["aggregate"] == "sum"
-    assert rule["data"]["values"] == [{"ratio": 5.0, "label": "lecture: output ≈ 5 × input"}]
+    assert rule["data"] == {"name": "guide"} and rule["encoding"]["x"]["field"] == "ratio"
+    assert spec["datasets"]["guide"] == [{"ratio": 5.0, "label": "lecture: output ≈ 5 × input"}]
+    assert spec["datasets"]["bins"] == BINS.to_dicts()
 
 
 def test_changes_put_cuts_below_zero():
     spec = charts.price_changes(CHANGES).to_dict()
-    values = spec["data"]["values"]
+    values = spec["datasets"]["changes"]
     assert [v["signed_rows"] for v in values] == [-57, 40, -54]
     assert values[0]["change_date"] == "2026-11-20"
 
 
 def test_history_names_each_series_by_model_component_and_tier():
     spec = charts.first_party_history(HISTORY).to_dict()
-    assert sorted({v["series"] for v in spec["data"]["values"]}) == ["claude-opus-4-6 input", "claude-opus-4-6 output >200k"]
+    assert sorted({v["series"] for v in spec["datasets"]["history"]}) == ["claude-opus-4-6 input", "claude-opus-4-6 output >200k"]
     assert spec["mark"]["interpolate"] == "step-after"
