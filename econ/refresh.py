@@ -17,13 +17,13 @@ from pathlib import Path
 import polars as pl
 
 from econ import paths
+from econ.analyses.changes import inference_inputs
 from econ.analyses.inferred import inferred_between, inferred_changes
-from econ.analyses.scenario import scenarios_from_frame
 from econ.build import BuildResult, build
 from econ.db import connect_read_only, require_tables
 from econ.diff import changes_between, default_dates, price_changes, state_on
 from econ.errors import EconError
-from econ.fits.assumptions import Assumptions, from_scenario
+from econ.fits.assumptions import Assumptions
 from econ.load.importers import ImportResult, import_parsed, snapshot_date
 from econ.load.importers.common import read_json
 from econ.load.loader import load_all, snapshot_path
@@ -119,8 +119,6 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
 
 
 def _inference_inputs(con, db_path: Path) -> tuple[pl.DataFrame, pl.DataFrame, Assumptions]:
-    """What the pricing fits read besides prices: models, memory tiers and scenario base's assumptions."""
+    """Models, memory tiers and scenario base's assumptions (:func:`econ.analyses.changes.inference_inputs`), checked."""
     require_tables(con, db_path, ("models", "memory_tiers", "hardware", "scenarios"))
-    models, tiers, hardware, scenarios = (con.sql(f"select * from {t} order by all").pl()
-                                          for t in ("models", "memory_tiers", "hardware", "scenarios"))
-    return models, tiers, from_scenario(scenarios_from_frame(scenarios)["base"], hardware)
+    return inference_inputs(con)

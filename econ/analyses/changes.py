@@ -8,12 +8,13 @@ fits that moved (``econ.analyses.inferred``).
 
 from __future__ import annotations
 
+import duckdb
 import polars as pl
 
-from econ.analyses.inferred import CHANGE_COLUMNS, inferred_between, inferred_changes
+from econ.analyses.inferred import CHANGE_COLUMNS, IMPLIED_SCHEMA, inferred_between
 from econ.analyses.scenario import load_scenario
 from econ.diff import CHANGE_SCHEMA, default_dates, price_changes
-from econ.fits.assumptions import from_scenario
+from econ.fits.assumptions import Assumptions, from_scenario
 
 NAME = "changes"
 INPUTS = ("prices", "price_snapshots", "models", "hardware", "memory_tiers", "scenarios")
@@ -36,32 +37,25 @@ COLUMNS = {
 
 def run(ctx) -> None:
     dates = ctx.query("select distinct snapshot_date from price_snapshots")["snapshot_date"].to_list()
-    dated = {"from_date": pl.Date, "to_date": pl.Date}
-    if len(set(dates)) < 2:
-        changes = pl.DataFrame(schema=dated | CHANGE_SCHEMA)
-        implied = inferred_for(ctx, None, None, None)
+    if len(set(dates)) < 2:  # nothing to compare: empty tables with the right columns
+        start = end = None
+        changes, implied = pl.DataFrame(schema=CHANGE_SCHEMA), pl.DataFrame(schema=IMPLIED_SCHEMA)
     else:
         start, end = default_dates(dates, None, None)
         prices = ctx.query("select * from prices")
-        changes = price_changes(prices, start, end).select(pl.lit(start).alias("from_date"), pl.lit(end).alias("to_date"), pl.all())
-        implied = inferred_for(ctx, prices, start, end)
-    ctx.write("price_changes", changes, "Price changes between the two newest snapshots (econ diff's default). "
+        changes = price_changes(prices, start, end)
+        implied = inferred_between(prices, start, end, *inference_inputs(ctx.con))
+    dated = lambda frame: frame.select(pl.lit(start, pl.Date).alias("from_date"), pl.lit(end, pl.Date).alias("to_date"),  # noqa: E731
+                                       pl.all())
+    ctx.write("price_changes", dated(changes), "Price changes between the two newest snapshots (econ diff's default). "
               "Grain: one row per added/removed price key, or per changed component of a price key.", COLUMNS)
-    ctx.write("inferred_changes", implied, "What the price changes imply: inferred quantities of the pricing fits "
+    ctx.write("inferred_changes", dated(implied), "What the price changes imply: inferred quantities of the pricing fits "
               "(implied KV bytes, output/input ratio and decode batch, cache tier, fast-mode batch ratio) that moved "
               "between the two newest snapshots, under scenario base. Grain: one row per schedule x variant x detail x quantity.",
               CHANGE_COLUMNS | {"from_date": COLUMNS["from_date"], "to_date": COLUMNS["to_date"]})
 
 
-def inferred_for(ctx, prices, start, end) -> pl.DataFrame:
-    """inferred_changes between two dates with the build's models, memory tiers and scenario."""
-    a = from_scenario(load_scenario(ctx.con, "base"), ctx.query("select * from hardware order by chip"))
-    models = ctx.query("select * from models order by model")
-    tiers = ctx.query("select * from memory_tiers order by tier, device")
-    if prices is None:  # fewer than two snapshots: an empty table with the right columns
-        none = ctx.query("select * from prices limit 0")
-        implied = inferred_changes(none, none, models, tiers, a)
-    else:
-        implied = inferred_between(prices, start, end, models, tiers, a)
-    return implied.select(
-        pl.lit(start, pl.Date).alias("from_date"), pl.lit(end, pl.Date).alias("to_date"), pl.all())
+def inference_inputs(con: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, pl.DataFrame, Assumptions]:
+    """What the pricing fits read besides prices: models, memory tiers and scenario base's assumptions."""
+    hardware, models, tiers = (con.sql(f"select * from {t} order by all").pl() for t in ("hardware", "models", "memory_tiers"))
+    return models, tiers, from_scenario(load_scenario(con, "base"), hardware)

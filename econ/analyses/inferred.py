@@ -29,6 +29,8 @@ QUANTITIES = {
                         ["hold_cost_usd_per_mtok_hour"], ["cheapest_tier", "drain_time_tier"]),
     "fit_fast_mode": ({}, None, ["batch_ratio", "baseline_batch_over_balance_ratio", "fast_batch_over_balance_ratio"], []),
 }
+IMPLIED_SCHEMA = {k: SCHEMA[k] for k in (*SCHEDULE, "variant", "detail", "quantity")} | {
+    "old_value": pl.Float64, "new_value": pl.Float64, "change_frac": pl.Float64, "old_label": pl.String, "new_label": pl.String}
 CHANGE_COLUMNS = {
     "source": "Price source of the schedule", "provider": "Seller", "model": "Model id as the seller names it",
     "variant": "Service variant", "detail": "Price component, cache item or blank",
@@ -75,9 +77,7 @@ def inferred_changes(old_prices: pl.DataFrame, new_prices: pl.DataFrame, models:
     from econ.diff import changes_between
 
     moved = changes_between(old_prices, new_prices).filter(change="changed").select(SCHEDULE).unique()
-    empty = pl.DataFrame(schema={k: SCHEMA[k] for k in (*SCHEDULE, "variant", "detail", "quantity")}
-                         | {"old_value": pl.Float64, "new_value": pl.Float64, "change_frac": pl.Float64,
-                            "old_label": pl.String, "new_label": pl.String})
+    empty = pl.DataFrame(schema=IMPLIED_SCHEMA)
     if moved.is_empty():
         return empty
     subset = lambda p: p.join(moved, on=SCHEDULE, how="semi")  # noqa: E731
