@@ -29,7 +29,7 @@ from econ.report.exports import Exports
 from econ.report.figures import Figure
 from econ.report.html import Markup, NavItem, esc, join, json_for_script, open_tag, page_shell, tag
 from econ.report.page import Download, PageContent, SiteContext, first_value
-from econ.report.pages import SITE, Planned
+from econ.report.pages import SITE
 from econ.report.pages import index as index_page
 
 SITE_TITLE = "LLM economics"
@@ -111,12 +111,6 @@ def _build(con, out_dir: Path, *, as_of: date, scenario: str, cache_dir: Path | 
     contents: dict[str, PageContent] = {}
     statuses: list[PageStatus] = []
     for entry in SITE:
-        if isinstance(entry, Planned):
-            missing = ctx.missing(entry.requires)
-            reason = "the page is not part of this version of econ yet"
-            reason += f"; it needs {', '.join(missing)}" if missing else "; its tables are present"
-            statuses.append(PageStatus(entry.name, entry.title, entry.summary, False, reason))
-            continue
         missing = ctx.missing(entry.REQUIRES)
         if missing:
             statuses.append(PageStatus(entry.NAME, entry.TITLE, entry.SUMMARY, False, f"needs {', '.join(missing)}"))

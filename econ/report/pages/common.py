@@ -125,7 +125,7 @@ def guarded(heading: str, build: Callable[[], Section]) -> Section:
 
 
 def guarded_headline(build: Callable[[], Headline | None]) -> list[Headline]:
-    """``[build()]``, or no headline when its table lacks a column (the index then shows the headline as pending)."""
+    """``[build()]``, or no headline when its table lacks a column (the index then leaves it out)."""
     try:
         headline = build()
     except SCHEMA_ERRORS:

@@ -1,8 +1,8 @@
 """Index page: the headline figures with their intervals, data age, the scenario used, and every page.
 
 Headline figures come from the pages that were rendered (a page returns them with its
-content); a headline a planned page will supply is listed as pending, naming the tables
-it needs. When the Serving page is skipped (its tables are missing), the balance batch is
+content); a skipped page's headline is left out and the page list says why the page is
+missing. When the Serving page is skipped (its tables are missing), the balance batch is
 still shown for a dense model (B*₀ = R) from the ``hardware_derived`` view.
 """
 
@@ -33,26 +33,13 @@ order by name
 
 
 def render(ctx: SiteContext, statuses: list["PageStatus"], headlines: list[Headline]) -> PageContent:
-    from econ.report.pages import SITE, Planned
-
     by_key = {h.key: h for h in headlines}
     if "balance_batch" not in by_key and ctx.has("hardware_derived"):
         fallback = _dense_balance_batch(ctx)
         if fallback is not None:
             by_key["balance_batch"] = fallback
-    pending = {key: (entry, title) for entry in SITE if isinstance(entry, Planned) for key, title in entry.headlines}
-    keys = [k for k in HEADLINE_ORDER if k in by_key or k in pending] + sorted(set(by_key) - set(HEADLINE_ORDER))
-    cards = []
-    for key in keys:
-        if key in by_key:
-            cards.append(_card(by_key[key]))
-        else:
-            entry, title = pending[key]
-            missing = ctx.missing(entry.requires)
-            needs = f"; it needs {', '.join(missing)}" if missing else ""
-            cards.append(Markup('<section class="card">' + tag("h3", title) + note(
-                f"Pending: this figure comes with the {entry.title} page, which is not in this report yet{needs}.",
-                kind="pending") + "</section>"))
+    keys = [k for k in HEADLINE_ORDER if k in by_key] + sorted(set(by_key) - set(HEADLINE_ORDER))
+    cards = [_card(by_key[key]) for key in keys]
     sections = [Section("Headline figures", [Markup('<div class="cards">' + "".join(cards) + "</div>")],
                         intro="Each figure with its interval and what the interval means; follow the links for the "
                               "charts and tables behind it.")]

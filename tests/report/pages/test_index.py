@@ -1,4 +1,4 @@
-"""Index page: headline figures against the lecture's numbers, pending figures named, scenario, page list."""
+"""Index page: headline figures against the lecture's numbers, each linked to its page, and the scenario."""
 
 from __future__ import annotations
 
@@ -27,25 +27,11 @@ def test_dense_balance_batch_matches_the_published_critical_batch(built_report, 
 
 def test_every_headline_comes_from_its_page_and_links_to_it(built_report):
     html = (built_report / "index.html").read_text(encoding="utf-8")
-    assert "Pending:" not in html  # every page of this version is in the report
     tables = read_tables(built_report / "index.html")
     for key, page in (("balance_batch", "serving"), ("kv_bytes_per_token", "context-pricing"), ("cache_tier", "io-cache"),
                       ("over_training", "training"), ("data_age", "prices")):
         assert tables[f"headline-{key}-rows"], key
         assert f'<section class="card" id="headline-{key}">' in html and f'href="{page}.html">details</a>' in html
-
-
-def test_a_headline_whose_page_is_missing_says_which_tables_it_waits_for(monkeypatch):
-    import econ.report.pages as pages
-    from econ.report.pages import Planned
-
-    monkeypatch.setattr(pages, "SITE", (Planned("context-pricing", "Context pricing", "…", ("fit_context_tiers",),
-                                                (("kv_bytes_per_token", "Implied KV bytes per token, per provider"),)),))
-    ctx = SiteContext(con=small_db(None), as_of=date(2026, 11, 30), generated_on=date(2026, 11, 30))
-    html = index.render(ctx, [], []).sections[0].blocks[0]
-    assert ("Pending: this figure comes with the Context pricing page, which is not in this report yet; it needs "
-            "fit_context_tiers (missing).") in html
-    assert "Implied KV bytes per token, per provider" in html
 
 
 def test_scenario_used_is_shown_with_ranges(built_report):
