@@ -63,7 +63,7 @@ def cmd_sql(args) -> int:
     from econ.sql import run_query
 
     columns, rows = run_query(args.db, _read_query(args), as_of=args.as_of)
-    _out(render(columns, rows, args.format))
+    _out(render(columns, rows, fmt=args.format))
     return 0
 
 
@@ -72,7 +72,7 @@ def cmd_tables(args) -> int:
 
     with connect_read_only(args.db) as con:
         objects = table_summary(con)
-    _out(render(["name", "kind", "rows", "description"], objects, args.format))
+    _out(render(["name", "kind", "rows", "description"], objects, fmt=args.format))
     return 0
 
 
@@ -104,14 +104,14 @@ def _print_changes(changes, implied, fmt: str, *, implied_only: bool = False) ->
 
     if fmt in ("csv", "json"):
         frame = implied if implied_only else changes
-        _out(render(frame.columns, frame.rows(), fmt))
+        _out(render(frame.columns, frame.rows(), fmt=fmt))
         return
     counts = summary(changes)
     _out(f"{counts['models_added']} models added, {counts['models_removed']} removed, "
          f"{counts['prices_changed']} prices changed ({counts['components_changed']} components)")
-    _out(render(changes.columns, changes.rows(), fmt))
+    _out(render(changes.columns, changes.rows(), fmt=fmt))
     _out(f"\nwhat they imply (scenario base): {implied.height} inferred quantities moved")
-    _out(render(implied.columns, implied.rows(), fmt))
+    _out(render(implied.columns, implied.rows(), fmt=fmt))
 
 
 def cmd_refresh(args) -> int:
@@ -147,7 +147,7 @@ def cmd_fleet(args) -> int:
     columns, rows = plan_for(args.db, model=args.model, chip=args.chip, tokens_per_s=args.tokens_per_s,
                              scenario=args.scenario, batch_policy=args.batch_policy, number_format=args.number_format,
                              replica_chips=args.replica_chips, as_of=args.as_of)
-    _out(render(columns, rows, args.format))
+    _out(render(columns, rows, fmt=args.format))
     return 0
 
 

@@ -36,8 +36,13 @@ def _json_value(value):
     return value
 
 
-def render(columns: list[str], rows: list[tuple], fmt: str = "table") -> str:
-    """Text for ``rows`` under ``columns`` in one of FORMATS (no trailing newline for table)."""
+def render(columns: list[str], rows: list[tuple], *, fmt: str = "table") -> str:
+    """Text for ``rows`` under ``columns`` in one of FORMATS, without a trailing newline.
+
+    Blank (None) cells are empty in table, csv and markdown and null in json; NaN and inf show as such in
+    table and markdown, empty in csv and null in json (JSON has neither). Dates are ISO 8601. A table or
+    markdown row is one line (newlines in a cell become spaces).
+    """
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
@@ -46,9 +51,9 @@ def render(columns: list[str], rows: list[tuple], fmt: str = "table") -> str:
         return out.getvalue().rstrip("\n")
     if fmt == "json":
         return json.dumps([{c: _json_value(v) for c, v in zip(columns, row)} for row in rows], indent=2, default=str)
-    cells = [[_cell(v) for v in row] for row in rows]
+    cells = [[_cell(v).replace("\n", " ") for v in row] for row in rows]
     if fmt == "markdown":
-        esc = lambda s: s.replace("|", "\\|").replace("\n", " ")  # noqa: E731
+        esc = lambda s: s.replace("|", "\\|")  # noqa: E731
         lines = ["| " + " | ".join(esc(c) for c in columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
         lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in cells]
         return "\n".join(lines)

@@ -1,0 +1,52 @@
+"""econ.output.render: every format on one table with blanks, non-finite floats, dates and awkward text."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import date
+from decimal import Decimal
+
+import pytest
+
+from econ.output import render
+
+COLUMNS = ["n", "s", "f", "d", "t"]
+ROWS = [(1, None, float("nan"), date(2026, 1, 2), "a|b"), (2.5, "x", float("inf"), None, "two\nlines")]
+
+
+@pytest.mark.parametrize(("fmt", "expected"), [
+    ("table", "  n  s    f  d           t\n"
+              "---  -  ---  ----------  ---------\n"
+              "  1     NaN  2026-01-02  a|b\n"
+              "2.5  x  inf              two lines\n"
+              "(2 rows)"),
+    ("csv", 'n,s,f,d,t\n1,,,2026-01-02,a|b\n2.5,x,,,"two\nlines"'),
+    ("markdown", "| n | s | f | d | t |\n|---|---|---|---|---|\n| 1 |  | NaN | 2026-01-02 | a\\|b |\n"
+                 "| 2.5 | x | inf |  | two lines |"),
+])
+def test_formats(fmt, expected):
+    assert render(COLUMNS, ROWS, fmt=fmt) == expected
+
+
+def test_json_is_valid_with_nulls_for_blanks_and_non_finite_floats():
+    result = json.loads(render(COLUMNS, ROWS, fmt="json"))
+    assert result == [{"n": 1, "s": None, "f": None, "d": "2026-01-02", "t": "a|b"},
+                      {"n": 2.5, "s": "x", "f": None, "d": None, "t": "two\nlines"}]
+
+
+def test_csv_round_trips_through_a_csv_reader():
+    rows = list(csv.reader(io.StringIO(render(COLUMNS, ROWS, fmt="csv"))))
+    assert rows == [COLUMNS, ["1", "", "", "2026-01-02", "a|b"], ["2.5", "x", "", "", "two\nlines"]]
+
+
+def test_decimal_and_empty_results():
+    assert json.loads(render(["x"], [(Decimal("0.125"),)], fmt="json")) == [{"x": 0.125}]
+    assert render(["x"], [], fmt="table") == "x\n-\n(0 rows)"
+    assert render(["x"], [], fmt="json") == "[]"
+
+
+def test_unknown_format():
+    with pytest.raises(ValueError, match="unknown format 'xml'"):
+        render(["x"], [(1,)], fmt="xml")
