@@ -204,8 +204,12 @@ def test_index_lists_every_page(built_report):
     assert "not in this report" not in html  # every page of this version is in the report
 
 
-def test_failed_report_leaves_previous_reports_untouched(report_data, tmp_path, monkeypatch, asset_cache):
-    _, reports = build_report(report_data, tmp_path, cache_dir=asset_cache)
+def test_failed_report_leaves_previous_reports_untouched(report_data, built_report, built_db, tmp_path, monkeypatch,
+                                                         asset_cache):
+    import shutil
+
+    shutil.copy(built_db, tmp_path / "econ.duckdb")  # the previous build (the session's, byte-identical to a rebuild)
+    reports = shutil.copytree(built_report, tmp_path / "reports")
     before = tree(reports)
     from econ.report.pages import prices
 
