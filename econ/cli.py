@@ -245,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as e:  # a file or folder that cannot be read or written (permissions, missing folder, full disk)
+        sys.stderr.write(f"Error: {e} — check the path and its permissions\n")
+        return 1
 
 
 if __name__ == "__main__":

@@ -42,13 +42,18 @@ def atomic_database(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     On any exception the temporary file is removed and ``db_path`` is not touched.
     """
     db_path = Path(db_path)
-    db_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = db_path.with_name(f".{db_path.name}.tmp-{os.getpid()}")
-    for stale in (tmp, tmp.with_name(tmp.name + ".wal")):
-        stale.unlink(missing_ok=True)
     con = duckdb.connect()
     try:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in (tmp, tmp.with_name(tmp.name + ".wal")):
+            stale.unlink(missing_ok=True)
         con.execute(f"attach {_sql_string(str(tmp))} as {ATTACH_AS} (storage_version '{STORAGE_VERSION}')")
+    except (OSError, duckdb.Error) as e:
+        con.close()
+        raise DatabaseError(f"cannot write a database next to {db_path}: {e}",
+                            "check that the folder exists and is writable, or pass --db") from None
+    try:
         con.execute(f"use {ATTACH_AS}")
         yield con
         con.execute("checkpoint")

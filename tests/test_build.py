@@ -183,3 +183,12 @@ def test_failed_report_leaves_no_staged_folder_and_the_old_report(data_dir, caps
     assert main(args) == 1 and capsys.readouterr().err == "Error: simulated report failure\n"
     assert (sha(Path("out.duckdb")), Path("reports/index.html").read_bytes()) == before
     assert sorted(p.name for p in Path(".").iterdir() if p.name.startswith("reports")) == ["reports"]
+
+
+def test_database_folder_that_cannot_be_made(data_dir, capsys):
+    Path("blocker").write_text("a file, not a folder")
+    code = main(["build", "--data", "data", "--db", "blocker/out.duckdb", "--no-report", "--cache", "cache"])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert err.startswith("Error: cannot write a database next to blocker/out.duckdb: ")
+    assert err.endswith("— check that the folder exists and is writable, or pass --db\n")

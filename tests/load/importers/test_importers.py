@@ -257,3 +257,11 @@ def test_end_to_end_import_then_build_gives_price_history(tmp_path):
             "and tier_min_prompt_tokens = 0 order by from_date"
         ).fetchall()
     assert rows == [("2025-09-01", "2026-11-20", 0.3125), ("2026-11-20", None, 0.125)]
+
+
+def test_cli_unwritable_snapshot_folder_is_an_error_without_traceback(work, capsys):
+    (work / "data" / "snapshots").write_text("a file where the snapshot folder should be")
+    code = main(["import", "litellm", str(LITELLM_SLICE), "--data", "data", "--as-of", "2026-11-20"])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert err == "Error: [Errno 17] File exists: 'data/snapshots' — check the path and its permissions\n"
