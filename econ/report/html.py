@@ -160,7 +160,7 @@ class Col:
     help: str | None = None
     wrap: bool = False  # long prose (descriptions, rationale): wrap instead of keeping the cell on one line
 
-    def cell(self, value: Any, row: dict) -> Markup:
+    def cell(self, value: Any) -> Markup:
         if self.kind == "link":
             return tag("td", source_link(value, _short_url(value)) if value else "")
         if self.wrap:
@@ -191,7 +191,7 @@ def table(frame: pl.DataFrame, cols: Sequence[Col], *, sortable: bool = True, ca
     head = join(tag("th", c.title, class_="n" if c.kind == "num" else None, title=c.help, scope="col") for c in cols)
     rows = []
     for row in frame.select([c.key for c in cols]).iter_rows(named=True):
-        rows.append(Markup("<tr>" + join(c.cell(row[c.key], row) for c in cols) + "</tr>"))
+        rows.append(Markup("<tr>" + join(c.cell(row[c.key]) for c in cols) + "</tr>"))
     body = Markup("\n".join(rows))
     cap = tag("caption", caption) if caption is not None else Markup("")
     opening = open_tag("table", class_="data sortable" if sortable else "data", id=id)
@@ -201,15 +201,6 @@ def table(frame: pl.DataFrame, cols: Sequence[Col], *, sortable: bool = True, ca
 def details(summary: Any, content: Any, *, open: bool = False) -> Markup:
     """A collapsible block (``<details>``) with ``summary`` as its always-visible line."""
     return Markup(open_tag("details", class_="more", open=open) + tag("summary", summary) + esc(content) + Markup("</details>"))
-
-
-def definition_list(items: Iterable[tuple[Any, Any]]) -> Markup:
-    """``<dl>`` of (term, description) pairs."""
-    return Markup("<dl>" + join(tag("dt", t) + tag("dd", d) for t, d in items) + "</dl>")
-
-
-def paragraphs(*texts: Any) -> Markup:
-    return join(tag("p", t) for t in texts if t)
 
 
 # ---------------------------------------------------------------------------- page shell

@@ -18,7 +18,7 @@ import polars as pl
 
 from econ.db import _ident
 from econ.report.figures import Figure
-from econ.report.html import Markup, esc, tag
+from econ.report.html import Markup, tag
 
 
 @dataclass(frozen=True)
@@ -113,11 +113,6 @@ class SiteContext:
     def has(self, name: str) -> bool:
         return name in self.objects
 
-    def columns(self, name: str) -> list[str]:
-        return [r[0] for r in self.con.sql(
-            "select column_name from duckdb_columns() where database_name = current_database() and table_name = ? "
-            "order by column_index", params=[name]).fetchall()]
-
     def missing(self, names: tuple[str, ...]) -> list[str]:
         """Which of ``names`` are absent or empty, each with the reason (``"x (missing)"``, ``"x (empty)"``)."""
         out = []
@@ -145,8 +140,3 @@ def first_value(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = 
 def note(text: Any, *, kind: str = "") -> Markup:
     """A highlighted remark (``kind='pending'`` for something the report cannot show yet)."""
     return tag("p", text, class_=f"note {kind}".strip())
-
-
-def html_block(*parts: Any) -> Markup:
-    """Join already-built HTML parts into one block."""
-    return Markup("".join(esc(p) for p in parts))
