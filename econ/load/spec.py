@@ -75,7 +75,8 @@ class TableSpec:
     """An input table: where it lives, its grain, its columns, key and table-level checks.
 
     ``checks`` are functions ``(frame, spec) -> list[Problem]`` run on the converted frame
-    (database names, with ``_file``/``_line`` columns) after the cell checks pass.
+    (database names, with ``_file``/``_line`` columns) after the cell checks pass. ``min_rows``
+    is the fewest data rows the file may have (the analyses cannot run on no hardware at all).
     """
 
     name: str
@@ -84,6 +85,7 @@ class TableSpec:
     columns: tuple[Column, ...]
     key: tuple[str, ...]
     checks: tuple[Callable[[pl.DataFrame, "TableSpec"], list[Problem]], ...] = field(default=())
+    min_rows: int = 0
 
     def column(self, name: str) -> Column:
         for c in self.columns:
@@ -157,6 +159,9 @@ def read_table(path: Path, spec: TableSpec, *, extra: dict[str, object] | None =
     shown = display_path(path)
     header, rows, lines = read_csv_rows(path)
     problems = _check_header(shown, header, spec)
+    if len(rows) < spec.min_rows:
+        problems.append(Problem(shown, None, None, f"has {len(rows)} data rows; the analyses need at least {spec.min_rows}",
+                                "data/README.md describes its columns"))
     if problems:
         raise DataError(problems)
     width = len(header)

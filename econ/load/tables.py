@@ -60,6 +60,7 @@ HARDWARE = TableSpec(
         Column("source_url", "str", "", "Primary source of the row's figures", required=True),
         Column("notes", "str", "", "How figures were read; other sources"),
     ),
+    min_rows=1,
 )
 
 # ---------------------------------------------------------------------------- rental prices
@@ -141,6 +142,7 @@ MODELS = TableSpec(
         Column("notes", "str", "", "Caveats"),
     ),
     checks=(_check_models,),
+    min_rows=1,
 )
 
 # ---------------------------------------------------------------------------- prices
@@ -274,7 +276,7 @@ def _check_scenarios(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
     for row in _rows(frame, neither | both):
         problems.append(Problem(row[FILE], row[LINE], "value", "give either value (a number) or text (a choice), not both or neither",
                                 "numbers go in value, categorical choices such as a chip id in text"))
-    if not frame.is_empty() and "base" not in frame["scenario"].to_list():
+    if "base" not in frame["scenario"].to_list():  # the spec's min_rows keeps the frame from being empty
         problems.append(Problem(frame[FILE][0], None, "scenario", "there is no base scenario",
                                 "name the lecture's assumptions scenario 'base'; other scenarios override some of its values"))
     return problems
@@ -298,6 +300,7 @@ SCENARIOS = TableSpec(
         Column("source_url", "str", "", "Where the value comes from", required=True),
     ),
     checks=(_check_scenarios,),
+    min_rows=1,
 )
 
 # ---------------------------------------------------------------------------- scaling-law points

@@ -168,6 +168,15 @@ def test_empty_file(data_dir, capsys):
     assert (code, err) == (1, "Error: data/scenarios.csv: the file is empty — it needs at least a header line of column names")
 
 
+@pytest.mark.parametrize("table", ["hardware", "models", "scenarios"])
+def test_table_without_rows(data_dir, capsys, table):
+    path = data_dir / f"{table}.csv"
+    path.write_text(path.read_text().splitlines()[0] + "\n")
+    code, err = run_build(data_dir, capsys)
+    assert code == 1
+    assert f"data/{table}.csv: has 0 data rows; the analyses need at least 1 — data/README.md describes its columns" in err
+
+
 def test_non_utf8_file(data_dir, capsys):
     path = data_dir / "models.csv"
     raw = path.read_bytes().replace(b"fixture\nLlama", b"fixture\nLl\xe9ama", 1)
