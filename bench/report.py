@@ -28,7 +28,7 @@ from econ import paths  # noqa: E402
 from econ.build import build  # noqa: E402
 from econ.db import connect_read_only  # noqa: E402
 from econ.report.browser import check_pages, find_chromium  # noqa: E402
-from econ.report.exports import Exports  # noqa: E402
+from econ.report.exports import default_workers  # noqa: E402
 from econ.report.site import build_site  # noqa: E402
 
 
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         for stage, seconds in result.timings_s.items():
             line(f"site_{stage}", seconds, "s")
         line("figures", result.figures, "charts")
-        line("export_workers", Exports(None).workers, "processes")
+        line("export_workers", default_workers(), "processes")
         for page, size in sorted(result.pages.items()):
             line(f"page_size_{page.removesuffix('.html')}_kb", size / 1000, "KB")
         line("page_size_max_kb", max(result.pages.values()) / 1000, "KB")

@@ -121,6 +121,9 @@ def _io(ctx: SiteContext) -> Section:
     if charted.height:
         a = assumptions.row(0, named=True) if assumptions.height else {}
         m = a.get("batch_multiple_over_balance_ratio")
+        assumed = (f" Assumed: {a['chip']} at {a['number_format']}, context {fmt_num(a['context_tokens'])} tokens, "
+                   f"prefill mfu {fmt_num(a['prefill_mfu_frac'])}, decode mbu {fmt_num(a['decode_mbu_frac'])}."
+                   if a else "")
         guides = pl.DataFrame({"label": ["B = B*₀"] + ([f"scenario's batch m = {fmt_num(m)}"] if m else []),
                                "batch_over_balance_ratio": [1.0] + ([m] if m else [])})
         blocks.append(Figure(
@@ -128,9 +131,7 @@ def _io(ctx: SiteContext) -> Section:
             caption="First-party standard prices whose decode is memory-bound under the roofline: the batch, relative "
                     "to B*₀, at which decode costs ρ times prefill per token (bars: scenario interval). Points far "
                     "below the scenario's batch are the lecture's f.3 inconsistency: ρ ≈ 5 with L* ≈ 200k needs a batch "
-                    f"below B*₀. Assumed: {a.get('chip')} at {a.get('number_format')}, context "
-                    f"{fmt_num(a.get('context_tokens'))} tokens, prefill mfu {fmt_num(a.get('prefill_mfu_frac'))}, "
-                    f"decode mbu {fmt_num(a.get('decode_mbu_frac'))}.",
+                    f"below B*₀.{assumed}",
             formula=f"{cite('io_ratio')}; B/B*₀ = 1/(ρ·mbu/mfu − L/L*)",
             source="fit_io_prices table of the pricing fits (first-party prices; L* from the architecture or the first "
                    "tier threshold)"))
