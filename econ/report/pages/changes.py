@@ -36,8 +36,9 @@ QUANTITY_NAMES = {
     "hold_cost_usd_per_mtok_hour": "Cache hold cost (USD/MTok-hour)",
     "cheapest_tier": "Cheapest memory tier",
     "drain_time_tier": "Drain-time tier (g.4)",
-    "fastest_covered_tier": "Fastest covered tier",
     "batch_ratio": "Fast-mode batch ratio m·s",
+    "baseline_batch_over_balance_ratio": "Fast mode: baseline batch B₀/B*₀",
+    "fast_batch_over_balance_ratio": "Fast mode: fast batch B₁/B*₀",
 }
 
 INFERRED_COUNTS = f"""

@@ -104,6 +104,14 @@ def test_what_a_price_change_implies_is_listed_first_party_first_with_labels_and
     assert (counts["kv_slope_bytes_per_token"]["Changed"], counts["output_over_input_ratio"]["Newly inferable"]) == ("2", "1")
 
 
+def test_every_quantity_the_analysis_compares_has_a_readable_name():
+    from econ.analyses.inferred import QUANTITIES
+    from econ.report.pages.changes import QUANTITY_NAMES
+
+    compared = {q for _, _, numeric, categorical in QUANTITIES.values() for q in (*numeric, *categorical)}
+    assert set(QUANTITY_NAMES) == compared
+
+
 def read_tables_from(html: str) -> dict:
     import tempfile
     from pathlib import Path
