@@ -260,6 +260,7 @@ MEMORY_TIERS = TableSpec(
         Column("source_url", "str", "", "Source of capacity, bandwidth and price", required=True),
         Column("notes", "str", "", "Caveats"),
     ),
+    min_rows=1,
 )
 
 # ---------------------------------------------------------------------------- scenarios

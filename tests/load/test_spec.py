@@ -168,7 +168,7 @@ def test_empty_file(data_dir, capsys):
     assert (code, err) == (1, "Error: data/scenarios.csv: the file is empty — it needs at least a header line of column names")
 
 
-@pytest.mark.parametrize("table", ["hardware", "models", "scenarios"])
+@pytest.mark.parametrize("table", ["hardware", "models", "memory_tiers", "scenarios"])
 def test_table_without_rows(data_dir, capsys, table):
     path = data_dir / f"{table}.csv"
     path.write_text(path.read_text().splitlines()[0] + "\n")
