@@ -43,6 +43,16 @@ def test_no_price_change_implies_nothing(inputs):
 
 
 def test_between_dates_uses_the_rows_in_effect(inputs):
+    """The >200k input price of Gemini rises from 4 to 6 on 2026-06-01 (a new period): dates on either side of it
+    see the doubled KV slope, two dates inside one period see nothing."""
     frames, a = inputs
-    assert inferred_between(frames["prices"], date(2026, 3, 1), date(2026, 11, 30), frames["models"],
-                            frames["memory_tiers"], a).height == 0
+    prices = frames["prices"]
+    tier = (pl.col("model") == "gemini-3.1-pro-preview") & (pl.col("tier_min_prompt_tokens") > 0)
+    rise = date(2026, 6, 1)
+    history = pl.concat([prices.with_columns(pl.when(tier).then(pl.lit(rise)).otherwise(pl.col("to_date")).alias("to_date")),
+                         prices.filter(tier).with_columns(pl.lit(rise).alias("from_date"), pl.lit(6.0).alias("input_usd_per_mtok"))])
+    across = inferred_between(history, date(2026, 3, 1), date(2026, 11, 30), frames["models"], frames["memory_tiers"], a)
+    kv = across.filter(quantity="kv_slope_bytes_per_token", detail="input")
+    assert kv["new_value"][0] / kv["old_value"][0] == pytest.approx(2.0, rel=1e-6)
+    within = inferred_between(history, date(2026, 6, 1), date(2026, 11, 30), frames["models"], frames["memory_tiers"], a)
+    assert within.height == 0
