@@ -60,10 +60,20 @@ def test_summary_counts_added_and_removed_models_like_the_snapshot_files(built_r
     assert number(row["Components changed"]) == len(expected_changes(report_data))
 
 
-def test_the_page_says_what_the_changes_imply_or_why_it_cannot(built_report):
-    html = (built_report / "what-changed.html").read_text(encoding="utf-8")
-    assert 'id="what-the-changes-imply"' in html
-    assert ('id="inferred-counts"' in html) or ("No inferred quantity moved" in html)
+def test_implied_output_over_input_ratios_are_those_of_the_snapshot_files(built_report, report_data):
+    """"This price cut implies …": each moved ρ = p_out/p_in, before and after, read from the two LiteLLM files."""
+    old, new = snapshot(report_data, LITELLM_OLD[1]), snapshot(report_data, LITELLM_NEW[1])
+    inferred = pl.read_csv(built_report / "what-changed" / "inferred-changes.csv", infer_schema_length=None)
+    moved = inferred.filter((pl.col("quantity") == "output_over_input_ratio") & (pl.col("source") == "litellm"))
+    assert moved.height > 20
+    for r in moved.iter_rows(named=True):
+        key = (r["provider"], r["model"], r["variant"], "0")
+        before = value(old[key], "output_usd_per_mtok") / value(old[key], "input_usd_per_mtok")
+        after = value(new[key], "output_usd_per_mtok") / value(new[key], "input_usd_per_mtok")
+        assert (r["old_value"], r["new_value"]) == pytest.approx((before, after), rel=1e-9), key
+    counts = by(read_tables(built_report / "what-changed.html")["inferred-counts"], "Column")
+    assert number(counts["output_over_input_ratio"]["Changed"]) == inferred.filter(
+        pl.col("quantity") == "output_over_input_ratio").height
 
 
 def test_changes_over_time_chart_holds_every_change_as_new_over_old(built_report):
