@@ -11,7 +11,7 @@ from __future__ import annotations
 import html as _html
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Callable, Iterable, Sequence
@@ -155,6 +155,7 @@ class Col:
 
     key: str
     title: str
+    _: KW_ONLY
     kind: str = "text"
     fmt: Callable[[Any], str] | None = None
     help: str | None = None

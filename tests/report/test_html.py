@@ -100,7 +100,7 @@ def test_fmt_interval(low, high, expected):
 
 def test_table_escapes_cells_and_marks_numbers():
     frame = pl.DataFrame({"model": HOSTILE[:2], "price": [1.5, None], "url": ["javascript:alert(1)", "https://x.org/p"]})
-    html = table(frame, [Col("model", "Model <name>"), Col("price", "Price (USD/MTok)", "num"), Col("url", "Source", "link")])
+    html = table(frame, [Col("model", "Model <name>"), Col("price", "Price (USD/MTok)", kind="num"), Col("url", "Source", kind="link")])
     assert "<img" not in html and "</script><script>" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
     assert "<th scope=\"col\">Model &lt;name&gt;</th>" in html
@@ -111,7 +111,7 @@ def test_table_escapes_cells_and_marks_numbers():
 
 def test_custom_number_format_keeps_the_sort_value():
     frame = pl.DataFrame({"change": [0.25]})
-    html = table(frame, [Col("change", "Change (%)", "num", fmt=lambda v: f"{v * 100:+.0f}%")])
+    html = table(frame, [Col("change", "Change (%)", kind="num", fmt=lambda v: f"{v * 100:+.0f}%")])
     assert '<td class="n" data-v="0.25">+25%</td>' in html
 
 

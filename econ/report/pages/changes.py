@@ -115,8 +115,9 @@ order by from_date, source, provider, model, variant, tier_min_prompt_tokens, co
 
 CHANGE_COLS = [
     Col("source", "Source"), Col("provider", "Provider"), Col("model", "Model"), Col("variant", "Variant"),
-    Col("tier_min_prompt_tokens", "Prompt above (tokens)", "num"), Col("component", "Component"),
-    Col("old_value", "Old", "num"), Col("new_value", "New", "num"), Col("change_frac", "Change (%)", "num", fmt=pct),
+    Col("tier_min_prompt_tokens", "Prompt above (tokens)", kind="num"), Col("component", "Component"),
+    Col("old_value", "Old", kind="num"), Col("new_value", "New", kind="num"),
+    Col("change_frac", "Change (%)", kind="num", fmt=pct),
 ]
 
 
@@ -150,10 +151,10 @@ def _diff(ctx: SiteContext, has_changes: bool, dates: list, compared: str) -> Se
             "Import a newer price map with econ refresh FILE.", kind="pending")])
     summary = ctx.query(SUMMARY_SQL)
     blocks = [
-        table(summary, [Col("source", "Source"), Col("models_added", "Models added", "num"),
-                        Col("models_removed", "Models removed", "num"),
-                        Col("prices_changed", "Prices changed (model × variant × tier)", "num"),
-                        Col("components_changed", "Components changed", "num")],
+        table(summary, [Col("source", "Source"), Col("models_added", "Models added", kind="num"),
+                        Col("models_removed", "Models removed", kind="num"),
+                        Col("prices_changed", "Prices changed (model × variant × tier)", kind="num"),
+                        Col("components_changed", "Components changed", kind="num")],
               caption=f"Changes {compared}, per source (a source is compared only where it has prices on both dates)",
               id="diff-summary"),
     ]
@@ -177,7 +178,7 @@ def _diff(ctx: SiteContext, has_changes: bool, dates: list, compared: str) -> Se
         shown = moved.with_columns(pl.col("model_list").str.slice(0, 300).alias("model_list"))
         blocks.append(details(f"Models added and removed, per provider ({moved.height} rows)", table(shown, [
             Col("change", "Change"), Col("source", "Source"), Col("provider", "Provider"),
-            Col("models", "Models", "num"), Col("model_list", "Models (first 300 characters)", wrap=True),
+            Col("models", "Models", kind="num"), Col("model_list", "Models (first 300 characters)", wrap=True),
         ], caption="Models added or removed per provider (the full list is the CSV download)", id="added-removed")))
     blocks.append(Download("added-removed", ctx.query(
         "select change, source, provider, model, variant, tier_min_prompt_tokens, old_value as old_input_usd_per_mtok, "
@@ -201,9 +202,9 @@ def _inferred(ctx: SiteContext) -> Section:
                                       "fits read from them.")])
     counts = counts.with_columns(pl.col("quantity").replace(QUANTITY_NAMES).alias("shown"))
     blocks = [table(counts, [
-        Col("shown", "Implied quantity"), Col("quantity", "Column"), Col("changed", "Changed", "num"),
-        Col("appeared", "Newly inferable", "num"), Col("disappeared", "No longer inferable", "num"),
-        Col("median_change_frac", "Median change (%)", "num", fmt=pct),
+        Col("shown", "Implied quantity"), Col("quantity", "Column"), Col("changed", "Changed", kind="num"),
+        Col("appeared", "Newly inferable", kind="num"), Col("disappeared", "No longer inferable", kind="num"),
+        Col("median_change_frac", "Median change (%)", kind="num", fmt=pct),
     ], caption=ctx.description(INFERRED_TABLE) or "Inferred quantities that moved", id="inferred-counts")]
     rows = ctx.query(INFERRED_ROWS, [INFERRED_SHOWN])
     rows = rows.with_columns(
@@ -217,7 +218,7 @@ def _inferred(ctx: SiteContext) -> Section:
     blocks.append(table(rows, [
         Col("source", "Source"), Col("provider", "Provider"), Col("model", "Model"), Col("variant", "Variant"),
         Col("detail", "Component or cache item"), Col("shown", "Implied quantity"),
-        Col("old", "Before"), Col("new", "After"), Col("change_frac", "Change (%)", "num", fmt=pct),
+        Col("old", "Before"), Col("new", "After"), Col("change_frac", "Change (%)", kind="num", fmt=pct),
     ], caption=f"This price change implies …: {rows.height} of {fmt_num(total)} moved quantities, first-party "
                "schedules first, then the largest relative changes (— : not inferable on that side)",
         id="inferred-changes"))

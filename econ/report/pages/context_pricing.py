@@ -178,15 +178,15 @@ def _tiers(ctx: SiteContext, assumptions: pl.DataFrame) -> Section:
             .alias("crossover_scenario"),
         )
         blocks.append(table(shown, [
-            Col("provider", "Provider"), Col("model", "Model"), Col("n_tiers", "Tiers", "num"),
+            Col("provider", "Provider"), Col("model", "Model"), Col("n_tiers", "Tiers", kind="num"),
             Col("tier_thresholds_tokens", "Thresholds (tokens)"), Col("status", "Fit status"),
-            Col("intercept_usd_per_mtok", "a (USD/MTok)", "num", fmt=sig3),
-            Col("slope_usd_per_mtok_per_mtok_context", "k (USD/MTok per MTok of context)", "num", fmt=sig3),
-            Col("kv_slope_bytes_per_token", "KV, slope reading (bytes/token)", "num", fmt=sig3),
+            Col("intercept_usd_per_mtok", "a (USD/MTok)", kind="num", fmt=sig3),
+            Col("slope_usd_per_mtok_per_mtok_context", "k (USD/MTok per MTok of context)", kind="num", fmt=sig3),
+            Col("kv_slope_bytes_per_token", "KV, slope reading (bytes/token)", kind="num", fmt=sig3),
             Col("slope_fit", "Fit interval"), Col("slope_scenario", "Scenario interval"),
-            Col("kv_crossover_bytes_per_token", "KV, crossover reading (bytes/token)", "num", fmt=sig3),
+            Col("kv_crossover_bytes_per_token", "KV, crossover reading (bytes/token)", kind="num", fmt=sig3),
             Col("crossover_scenario", "Scenario interval"),
-            Col("kv_true_bytes_per_token", "True, open models (bytes/token)", "num", fmt=sig3),
+            Col("kv_true_bytes_per_token", "True, open models (bytes/token)", kind="num", fmt=sig3),
         ], caption="First-party tiered schedules (standard variant, input price, midpoint rule). A two-tier schedule "
                    "is fitted exactly, so its fit interval is not identified; the scenario interval varies the "
                    "assumptions", id="context-fits"))
@@ -219,11 +219,11 @@ def _pooled(ctx: SiteContext) -> Section:
     if pooled.is_empty():
         return Section("One slope per provider", [note("No provider has enough tiered schedules to pool.", kind="pending")])
     return Section("One slope per provider", [details(f"Pooled relative slopes ({pooled.height} providers)", table(pooled, [
-        Col("price_source", "Sources"), Col("provider", "Provider"), Col("pool_model_count", "Models", "num"),
-        Col("uplift_per_mtok_context_frac", "κ: uplift per MTok of context (frac)", "num", fmt=sig3),
-        Col("uplift_fit_low_per_mtok_context_frac", "Fit low", "num", fmt=sig3),
-        Col("uplift_fit_high_per_mtok_context_frac", "Fit high", "num", fmt=sig3),
-        Col("pool_spread_ratio", "Members' spread (ratio)", "num", fmt=sig3),
+        Col("price_source", "Sources"), Col("provider", "Provider"), Col("pool_model_count", "Models", kind="num"),
+        Col("uplift_per_mtok_context_frac", "κ: uplift per MTok of context (frac)", kind="num", fmt=sig3),
+        Col("uplift_fit_low_per_mtok_context_frac", "Fit low", kind="num", fmt=sig3),
+        Col("uplift_fit_high_per_mtok_context_frac", "Fit high", kind="num", fmt=sig3),
+        Col("pool_spread_ratio", "Members' spread (ratio)", kind="num", fmt=sig3),
         Col("pool_plausible", "One slope plausible"), Col("status", "Fit status"),
         Col("pool_models", "Members", wrap=True),
     ], caption="One relative slope κ = k/a fitted over each provider's standard schedules; plausible where the "

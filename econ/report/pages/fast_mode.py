@@ -101,13 +101,13 @@ def _multiples(ctx: SiteContext, frame: pl.DataFrame) -> Section:
     shown = frame.with_columns(pl.col("solved").cast(pl.String).fill_null(""))
     blocks.append(table(shown, [
         Col("source", "Source"), Col("provider", "Provider"), Col("model", "Model"), Col("variant", "Variant"),
-        Col("tier_min_prompt_tokens", "Prompt above (tokens)", "num"),
-        Col("output_usd_per_mtok", "Output (USD/MTok)", "num"),
-        Col("standard_output_usd_per_mtok", "Standard output (USD/MTok)", "num"),
-        Col("output_price_ratio", "m (× standard)", "num", fmt=sig3),
-        Col("input_price_ratio", "Input multiple (× standard)", "num", fmt=sig3),
-        Col("speed_ratio", "s (× standard)", "num", fmt=sig3),
-        Col("batch_ratio", "m·s = B₀/B₁ (ratio)", "num", fmt=sig3),
+        Col("tier_min_prompt_tokens", "Prompt above (tokens)", kind="num"),
+        Col("output_usd_per_mtok", "Output (USD/MTok)", kind="num"),
+        Col("standard_output_usd_per_mtok", "Standard output (USD/MTok)", kind="num"),
+        Col("output_price_ratio", "m (× standard)", kind="num", fmt=sig3),
+        Col("input_price_ratio", "Input multiple (× standard)", kind="num", fmt=sig3),
+        Col("speed_ratio", "s (× standard)", kind="num", fmt=sig3),
+        Col("batch_ratio", "m·s = B₀/B₁ (ratio)", kind="num", fmt=sig3),
         Col("status", "Status"),
     ], caption="Every fast and priority variant; rows without a published speed multiple cannot be read", id="fast-mode"))
     if ctx.has("fast_mode_identity"):
@@ -135,15 +135,16 @@ def _batches(ctx: SiteContext, frame: pl.DataFrame) -> Section:
             interval_text("fast_batch_over_balance_scenario_low_ratio",
                           "fast_batch_over_balance_scenario_high_ratio").alias("fast_interval"))
         blocks.append(table(solved, [
-            Col("provider", "Provider"), Col("model", "Model"), Col("tier_min_prompt_tokens", "Prompt above (tokens)", "num"),
-            Col("batch_ratio", "m·s (ratio)", "num", fmt=sig3),
-            Col("baseline_batch_over_balance_ratio", "Baseline B₀/B*₀ (ratio)", "num", fmt=sig3),
+            Col("provider", "Provider"), Col("model", "Model"),
+            Col("tier_min_prompt_tokens", "Prompt above (tokens)", kind="num"),
+            Col("batch_ratio", "m·s (ratio)", kind="num", fmt=sig3),
+            Col("baseline_batch_over_balance_ratio", "Baseline B₀/B*₀ (ratio)", kind="num", fmt=sig3),
             Col("baseline_interval", "Scenario interval"),
-            Col("fast_batch_over_balance_ratio", "Fast B₁/B*₀ (ratio)", "num", fmt=sig3),
+            Col("fast_batch_over_balance_ratio", "Fast B₁/B*₀ (ratio)", kind="num", fmt=sig3),
             Col("fast_interval", "Scenario interval"),
-            Col("fast_step_over_weight_read_ratio", "Fast step / weight read (ratio)", "num", fmt=sig3),
-            Col("baseline_batch_seqs", "Baseline batch, open models (sequences)", "num", fmt=sig3),
-            Col("fast_batch_seqs", "Fast batch, open models (sequences)", "num", fmt=sig3),
+            Col("fast_step_over_weight_read_ratio", "Fast step / weight read (ratio)", kind="num", fmt=sig3),
+            Col("baseline_batch_seqs", "Baseline batch, open models (sequences)", kind="num", fmt=sig3),
+            Col("fast_batch_seqs", "Fast batch, open models (sequences)", kind="num", fmt=sig3),
         ], caption="Implied batches of every solved fast variant", id="fast-batches"))
     else:
         blocks.append(note("The roofline solves no fast variant (it needs s > 1 and m > 1 within reach).", kind="pending"))

@@ -101,20 +101,21 @@ def _plan(ctx: SiteContext, plan: pl.DataFrame) -> Section:
     pct = lambda v: "" if v is None else f"{v * 100:.0f}%"  # noqa: E731
     blocks = [table(plan, [
         Col("deployment", "Deployment"), Col("model", "Model"), Col("chip", "Chip"), Col("number_format", "Format"),
-        Col("tokens_per_s", "Traffic (tokens/s)", "num"),
-        Col("replica_chips", "Chips per replica", "num"),
-        Col("decode_batch_seqs", "Decode batch (sequences)", "num"),
+        Col("tokens_per_s", "Traffic (tokens/s)", kind="num"),
+        Col("replica_chips", "Chips per replica", kind="num"),
+        Col("decode_batch_seqs", "Decode batch (sequences)", kind="num"),
         Col("batch_status", "Batch", wrap=True),
-        Col("tokens_per_s_per_user", "Speed (tokens/s/user)", "num"),
-        Col("prefill_replicas", "Prefill replicas", "num"), Col("decode_replicas", "Decode replicas", "num"),
-        Col("prefill_decode_replica_ratio", "Prefill : decode", "num"),
-        Col("chips", "Chips", "num"), Col("racks", "Racks", "num"),
-        Col("facility_power_w", "Power (MW)", "num", fmt=lambda v: fmt_num(None if v is None else v / 1e6)),
-        Col("usd_per_day", "Cost (USD/day)", "num"),
-        Col("input_usd_per_mtok", "Input cost (USD/MTok)", "num"), Col("output_usd_per_mtok", "Output cost (USD/MTok)", "num"),
-        Col("list_input_usd_per_mtok", "List input (USD/MTok)", "num"),
-        Col("list_output_usd_per_mtok", "List output (USD/MTok)", "num"),
-        Col("gross_margin_frac", "Gross margin", "num", fmt=pct),
+        Col("tokens_per_s_per_user", "Speed (tokens/s/user)", kind="num"),
+        Col("prefill_replicas", "Prefill replicas", kind="num"), Col("decode_replicas", "Decode replicas", kind="num"),
+        Col("prefill_decode_replica_ratio", "Prefill : decode", kind="num"),
+        Col("chips", "Chips", kind="num"), Col("racks", "Racks", kind="num"),
+        Col("facility_power_w", "Power (MW)", kind="num", fmt=lambda v: fmt_num(None if v is None else v / 1e6)),
+        Col("usd_per_day", "Cost (USD/day)", kind="num"),
+        Col("input_usd_per_mtok", "Input cost (USD/MTok)", kind="num"),
+        Col("output_usd_per_mtok", "Output cost (USD/MTok)", kind="num"),
+        Col("list_input_usd_per_mtok", "List input (USD/MTok)", kind="num"),
+        Col("list_output_usd_per_mtok", "List output (USD/MTok)", kind="num"),
+        Col("gross_margin_frac", "Gross margin", kind="num", fmt=pct),
         Col("notes", "Notes", wrap=True),
     ], caption=f"Serving plan of every deployment of scenario {ctx.scenario} at the scenario's price per chip-hour "
                "(click a header to sort)", id="fleet-plan")]
@@ -192,9 +193,9 @@ def _training(ctx: SiteContext) -> Section:
     frame = frame.with_columns(interval_text("cost_low_usd", "cost_high_usd").alias("range"))
     blocks = [table(frame, [
         Col("deployment", "Deployment"), Col("model", "Model"), Col("chip", "Chip"), Col("phase", "Phase"),
-        Col("tokens", "Tokens", "num"), Col("flop", "FLOP", "num"), Col("chip_hours", "Chip-hours", "num"),
-        Col("days_on_training_fleet", "Days on the training fleet", "num"), Col("energy_mwh", "Energy (MWh)", "num"),
-        Col("cost_usd", "Cost at the scenario price (USD)", "num"), Col("range", "Cost at rental quotes (USD)"),
+        Col("tokens", "Tokens", kind="num"), Col("flop", "FLOP", kind="num"), Col("chip_hours", "Chip-hours", kind="num"),
+        Col("days_on_training_fleet", "Days on the training fleet", kind="num"), Col("energy_mwh", "Energy (MWh)", kind="num"),
+        Col("cost_usd", "Cost at the scenario price (USD)", kind="num"), Col("range", "Cost at rental quotes (USD)"),
         Col("tokens_source", "Tokens from", wrap=True),
     ], caption="Pre-training and RL of each deployed model for its share of the traffic (the lecture's token balance), "
                "and its reported pre-training, at the scenario's MFU on the bf16 peak", id="training-fleet")]

@@ -95,8 +95,8 @@ def _scenario(ctx: SiteContext) -> Section:
     shown = [text or fmt_num(value) for text, value in zip(frame["text"].to_list(), frame["value"].to_list())]
     frame = frame.with_columns(pl.Series("shown", shown, dtype=pl.String))
     return Section(f"Scenario used: {ctx.scenario}", [
-        table(frame, [Col("name", "Assumption"), Col("shown", "Value"), Col("unit", "Unit"), Col("low", "Low", "num"),
-                      Col("high", "High", "num"), Col("defined_in", "Defined in scenario")],
+        table(frame, [Col("name", "Assumption"), Col("shown", "Value"), Col("unit", "Unit"), Col("low", "Low", kind="num"),
+                      Col("high", "High", kind="num"), Col("defined_in", "Defined in scenario")],
               caption="The stated assumptions behind the analyses; the rationale and source of each are on the Sources page",
               id="scenario"),
     ])

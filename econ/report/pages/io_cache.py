@@ -140,19 +140,20 @@ def _io(ctx: SiteContext) -> Section:
                                                  "batch_over_balance_scenario_high_ratio").alias("batch_interval"))
         blocks.append(details(f"Every first-party standard price ({frame.height})", table(shown, [
             Col("provider", "Provider"), Col("model", "Model"),
-            Col("input_usd_per_mtok", "Input (USD/MTok)", "num"), Col("output_usd_per_mtok", "Output (USD/MTok)", "num"),
-            Col("output_over_input_ratio", "ρ (ratio)", "num", fmt=sig3), Col("regime", "Regime"),
-            Col("critical_context_tokens", "L* (tokens)", "num", fmt=sig3), Col("critical_context_source", "L* from"),
-            Col("batch_over_balance_ratio", "B/B*₀ (ratio)", "num", fmt=sig3), Col("batch_interval", "Scenario interval"),
-            Col("implied_decode_mbu_frac", "Implied decode mbu (frac)", "num", fmt=sig3),
-            Col("predicted_output_over_input_ratio", "Roofline's ρ (ratio)", "num", fmt=sig3),
+            Col("input_usd_per_mtok", "Input (USD/MTok)", kind="num"),
+            Col("output_usd_per_mtok", "Output (USD/MTok)", kind="num"),
+            Col("output_over_input_ratio", "ρ (ratio)", kind="num", fmt=sig3), Col("regime", "Regime"),
+            Col("critical_context_tokens", "L* (tokens)", kind="num", fmt=sig3), Col("critical_context_source", "L* from"),
+            Col("batch_over_balance_ratio", "B/B*₀ (ratio)", kind="num", fmt=sig3), Col("batch_interval", "Scenario interval"),
+            Col("implied_decode_mbu_frac", "Implied decode mbu (frac)", kind="num", fmt=sig3),
+            Col("predicted_output_over_input_ratio", "Roofline's ρ (ratio)", kind="num", fmt=sig3),
             Col("lecture_f3_check", "Lecture f.3 check", wrap=True),
         ], caption="Output/input ratio and what it implies, first-party standard prices", id="io-prices")))
     summary = ctx.query(IO_SUMMARY)
     blocks.append(table(summary, [
         Col("price_source", "Source"), Col("regime", "Regime"), Col("lecture_f3_check", "Lecture f.3 check", wrap=True),
-        Col("price_rows", "Prices (rows)", "num"), Col("median_ratio", "Median ρ (ratio)", "num", fmt=sig3),
-        Col("median_batch_ratio", "Median B/B*₀ (ratio)", "num", fmt=sig3),
+        Col("price_rows", "Prices (rows)", kind="num"), Col("median_ratio", "Median ρ (ratio)", kind="num", fmt=sig3),
+        Col("median_batch_ratio", "Median B/B*₀ (ratio)", kind="num", fmt=sig3),
     ], caption="Every priced model (one price source per model), by regime", id="io-summary"))
     blocks.append(Download("fit-io-prices", ctx.query("select * from fit_io_prices order by all"),
                            "Every priced model: ratio, regime, implied batch and mbu"))
@@ -180,10 +181,10 @@ def _market(ctx: SiteContext) -> Section:
         shown = estimates.with_columns(interval_text("fit_low", "fit_high").alias("fit_interval"),
                                        interval_text("scenario_low", "scenario_high").alias("scenario"))
         blocks.append(table(shown, [
-            Col("quantity", "Quantity"), Col("unit", "Unit"), Col("estimate", "Estimate", "num", fmt=sig3),
+            Col("quantity", "Quantity"), Col("unit", "Unit"), Col("estimate", "Estimate", kind="num", fmt=sig3),
             Col("fit_interval", "Fit interval"), Col("scenario", "Scenario interval"), Col("status", "Status"),
-            Col("n_price_rows", "Price rows", "num"), Col("n_models", "Models", "num"),
-            Col("n_providers", "Providers", "num"), Col("meaning", "Meaning", wrap=True),
+            Col("n_price_rows", "Price rows", kind="num"), Col("n_models", "Models", kind="num"),
+            Col("n_providers", "Providers", kind="num"), Col("meaning", "Meaning", wrap=True),
         ], caption="What the regression implies (intervals at the level in interval_level_frac, 90%)", id="io-market"))
     return Section("The open-weight market regression", blocks or [note("No regression in this database.", kind="pending")])
 
@@ -206,11 +207,11 @@ def _cache(ctx: SiteContext) -> Section:
     by_item = ctx.query(TIERS_BY_ITEM)
     if by_item.height:
         blocks.append(table(by_item.with_columns(pl.col("cache_item").replace(CACHE_ITEMS).alias("item")), [
-            Col("item", "Cache price"), Col("hold_time_s", "Hold time (s)", "num"),
-            Col("cache_prices", "Prices", "num"), Col("cheapest_tier", "Cheapest tier (most common)"),
-            Col("cheapest_count", "of which", "num"), Col("fastest_covered_tier", "Fastest tier the price covers"),
-            Col("covered_count", "of which", "num"), Col("drain_time_tier", "Drain-time rule (g.4)"),
-            Col("median_margin_frac", "Median margin over cheapest (frac)", "num", fmt=sig3),
+            Col("item", "Cache price"), Col("hold_time_s", "Hold time (s)", kind="num"),
+            Col("cache_prices", "Prices", kind="num"), Col("cheapest_tier", "Cheapest tier (most common)"),
+            Col("cheapest_count", "of which", kind="num"), Col("fastest_covered_tier", "Fastest tier the price covers"),
+            Col("covered_count", "of which", kind="num"), Col("drain_time_tier", "Drain-time rule (g.4)"),
+            Col("median_margin_frac", "Median margin over cheapest (frac)", kind="num", fmt=sig3),
         ], caption="The memory tier behind each cache duration, over every source's standard cache prices",
             id="cache-tiers"))
     model = _tier_model(ctx)

@@ -119,8 +119,8 @@ order by provider, model, variant, tier_min_prompt_tokens, component, from_date
 """
 
 PRICE_COLS = [
-    Col("input_usd_per_mtok", "Input (USD/MTok)", "num"),
-    Col("output_usd_per_mtok", "Output (USD/MTok)", "num"),
+    Col("input_usd_per_mtok", "Input (USD/MTok)", kind="num"),
+    Col("output_usd_per_mtok", "Output (USD/MTok)", kind="num"),
 ]
 
 
@@ -143,11 +143,11 @@ def render(ctx: SiteContext) -> PageContent:
 def _current(ctx: SiteContext, coverage) -> Section:
     blocks = [table(coverage, [
         Col("source", "Source"),
-        Col("price_rows", "Current prices (rows)", "num"),
-        Col("providers", "Providers", "num"),
-        Col("models", "Models", "num"),
-        Col("oldest_from_date", "Oldest price from", "date"),
-        Col("newest_date", "Newest price or snapshot", "date"),
+        Col("price_rows", "Current prices (rows)", kind="num"),
+        Col("providers", "Providers", kind="num"),
+        Col("models", "Models", kind="num"),
+        Col("oldest_from_date", "Oldest price from", kind="date"),
+        Col("newest_date", "Newest price or snapshot", kind="date"),
     ], caption="Current price rows per source (hand = first-party pages kept by hand; litellm, openrouter = imported price maps)")]
     first_party = ctx.query(FIRST_PARTY)
     if first_party.is_empty():
@@ -157,16 +157,16 @@ def _current(ctx: SiteContext, coverage) -> Section:
             Col("provider", "Provider"),
             Col("model", "Model"),
             Col("variant", "Variant"),
-            Col("tier_min_prompt_tokens", "Prompt above (tokens)", "num"),
+            Col("tier_min_prompt_tokens", "Prompt above (tokens)", kind="num"),
             *PRICE_COLS,
-            Col("cache_read_usd_per_mtok", "Cache read (USD/MTok)", "num"),
-            Col("cache_write_5m_usd_per_mtok", "Cache write 5 min (USD/MTok)", "num"),
-            Col("cache_write_1h_usd_per_mtok", "Cache write 1 h (USD/MTok)", "num"),
-            Col("cache_storage_usd_per_mtok_hour", "Cache storage (USD/MTok/hour)", "num"),
-            Col("max_input_tokens", "Max prompt (tokens)", "num"),
-            Col("speed_ratio", "Speed (× standard)", "num"),
-            Col("from_date", "Since", "date"),
-            Col("source_url", "Source", "link"),
+            Col("cache_read_usd_per_mtok", "Cache read (USD/MTok)", kind="num"),
+            Col("cache_write_5m_usd_per_mtok", "Cache write 5 min (USD/MTok)", kind="num"),
+            Col("cache_write_1h_usd_per_mtok", "Cache write 1 h (USD/MTok)", kind="num"),
+            Col("cache_storage_usd_per_mtok_hour", "Cache storage (USD/MTok/hour)", kind="num"),
+            Col("max_input_tokens", "Max prompt (tokens)", kind="num"),
+            Col("speed_ratio", "Speed (× standard)", kind="num"),
+            Col("from_date", "Since", kind="date"),
+            Col("source_url", "Source", kind="link"),
         ], caption="First-party prices (click a header to sort). A long-context tier bills the whole request at its "
                    "rate once the prompt exceeds the tier's threshold.", id="first-party-prices"))
     current_all = ctx.query(f"select * from price_current order by {KEY_ORDER}")
@@ -200,12 +200,12 @@ def _market(ctx: SiteContext) -> Section:
     blocks.append(details(f"Every provider of every source ({providers.height:,} rows): models, median prices, newest date", table(providers, [
         Col("source", "Source"),
         Col("provider", "Provider"),
-        Col("models", "Models", "num"),
-        Col("price_rows", "Prices (rows)", "num"),
-        Col("median_input_usd_per_mtok", "Median input (USD/MTok)", "num"),
-        Col("median_output_usd_per_mtok", "Median output (USD/MTok)", "num"),
-        Col("median_output_over_input_ratio", "Median output/input (ratio)", "num"),
-        Col("newest_date", "Newest", "date"),
+        Col("models", "Models", kind="num"),
+        Col("price_rows", "Prices (rows)", kind="num"),
+        Col("median_input_usd_per_mtok", "Median input (USD/MTok)", kind="num"),
+        Col("median_output_usd_per_mtok", "Median output (USD/MTok)", kind="num"),
+        Col("median_output_over_input_ratio", "Median output/input (ratio)", kind="num"),
+        Col("newest_date", "Newest", kind="date"),
     ], caption="Every provider in every source, base tier, standard variant (click a header to sort)", id="providers")))
     return Section("The market at a glance", blocks,
                    intro="How output prices relate to input prices, first-party and across every imported provider.")
@@ -239,14 +239,14 @@ def _history(ctx: SiteContext) -> Section:
     if recent.height:
         blocks.append(table(recent, [
             Col("source", "Source"), Col("provider", "Provider"), Col("model", "Model"), Col("variant", "Variant"),
-            Col("tier_min_prompt_tokens", "Prompt above (tokens)", "num"),
-            Col("prev_from_date", "Old from", "date"), Col("from_date", "New from", "date"), Col("status", "Status"),
-            Col("prev_input_usd_per_mtok", "Old input (USD/MTok)", "num"),
-            Col("input_usd_per_mtok", "New input (USD/MTok)", "num"),
-            Col("input_change_frac", "Input change (%)", "num", fmt=pct),
-            Col("prev_output_usd_per_mtok", "Old output (USD/MTok)", "num"),
-            Col("output_usd_per_mtok", "New output (USD/MTok)", "num"),
-            Col("output_change_frac", "Output change (%)", "num", fmt=pct),
+            Col("tier_min_prompt_tokens", "Prompt above (tokens)", kind="num"),
+            Col("prev_from_date", "Old from", kind="date"), Col("from_date", "New from", kind="date"), Col("status", "Status"),
+            Col("prev_input_usd_per_mtok", "Old input (USD/MTok)", kind="num"),
+            Col("input_usd_per_mtok", "New input (USD/MTok)", kind="num"),
+            Col("input_change_frac", "Input change (%)", kind="num", fmt=pct),
+            Col("prev_output_usd_per_mtok", "Old output (USD/MTok)", kind="num"),
+            Col("output_usd_per_mtok", "New output (USD/MTok)", kind="num"),
+            Col("output_change_frac", "Output change (%)", kind="num", fmt=pct),
         ], caption=f"The {RECENT_CHANGES} most recent input or output price changes, largest first within a date; "
                    f"a change dated after {ctx.as_of.isoformat()} is announced, not yet in effect",
             id="recent-changes"))

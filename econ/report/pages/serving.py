@@ -181,20 +181,20 @@ def _roofline(ctx: SiteContext, sel: Selection, summary: pl.DataFrame) -> Sectio
                                                               chips=sel.chips),
                                  curves, caption=caption, formula=formula, source=SOURCE + "; scenario assumptions"))
     blocks.append(table(summary, [
-        Col("model", "Model"), Col("chip", "Chip"), Col("replica_chips", "Chips per replica", "num"),
-        Col("pipeline_stages", "Pipeline stages", "num"),
-        Col("critical_batch_ratio", "R (ratio)", "num", fmt=sig3),
-        Col("sparsity_param_ratio", "N_tot/N_act (ratio)", "num", fmt=sig3),
-        Col("balance_batch_seqs", "B*₀ (sequences)", "num", fmt=sig3),
-        Col("critical_context_tokens", "L* (tokens)", "num", fmt=sig3),
-        Col("balance_batch_at_8k_seqs", "B* at 8k context (sequences)", "num", fmt=sig3),
-        Col("latency_floor_s", "Latency floor (s)", "num", fmt=sig3),
-        Col("max_tokens_per_s_per_sequence", "Fastest stream (tokens/s)", "num", fmt=sig3),
-        Col("cost_floor_at_8k_usd_per_mtok", "Output cost floor at 8k (USD/MTok)", "num", fmt=sig3),
-        Col("cost_floor_at_128k_usd_per_mtok", "Output cost floor at 128k (USD/MTok)", "num", fmt=sig3),
-        Col("prefill_cost_floor_usd_per_mtok", "Input cost floor (USD/MTok)", "num", fmt=sig3),
-        Col("max_batch_at_8k_seqs", "Largest batch at 8k (sequences)", "num"),
-        Col("max_batch_at_128k_seqs", "Largest batch at 128k (sequences)", "num"),
+        Col("model", "Model"), Col("chip", "Chip"), Col("replica_chips", "Chips per replica", kind="num"),
+        Col("pipeline_stages", "Pipeline stages", kind="num"),
+        Col("critical_batch_ratio", "R (ratio)", kind="num", fmt=sig3),
+        Col("sparsity_param_ratio", "N_tot/N_act (ratio)", kind="num", fmt=sig3),
+        Col("balance_batch_seqs", "B*₀ (sequences)", kind="num", fmt=sig3),
+        Col("critical_context_tokens", "L* (tokens)", kind="num", fmt=sig3),
+        Col("balance_batch_at_8k_seqs", "B* at 8k context (sequences)", kind="num", fmt=sig3),
+        Col("latency_floor_s", "Latency floor (s)", kind="num", fmt=sig3),
+        Col("max_tokens_per_s_per_sequence", "Fastest stream (tokens/s)", kind="num", fmt=sig3),
+        Col("cost_floor_at_8k_usd_per_mtok", "Output cost floor at 8k (USD/MTok)", kind="num", fmt=sig3),
+        Col("cost_floor_at_128k_usd_per_mtok", "Output cost floor at 128k (USD/MTok)", kind="num", fmt=sig3),
+        Col("prefill_cost_floor_usd_per_mtok", "Input cost floor (USD/MTok)", kind="num", fmt=sig3),
+        Col("max_batch_at_8k_seqs", "Largest batch at 8k (sequences)", kind="num"),
+        Col("max_batch_at_128k_seqs", "Largest batch at 128k (sequences)", kind="num"),
     ], caption="The charted models and chips: balance batch, critical context, floors and what fits "
                f"({sel.number_format}; B*(L) = B*₀/(1 − L/L*) is blank where L ≥ L*, memory-bound at every batch)",
         id="serving-summary"))
@@ -260,11 +260,11 @@ def _attention(ctx: SiteContext, sel: Selection) -> Section:
             source="attention_crossover table of the serving analysis, from the models table (config.json)"))
     blocks.append(details(f"Attention over weight FLOPs at 8k, 128k and 1M context, every model ({frame.height})", table(
         frame, [Col("model", "Model"), Col("attention", "Attention"),
-                Col("crossover_context_tokens", "Crossover (tokens)", "num", fmt=sig3),
-                Col("attention_over_weight_flop_at_8k_ratio", "At 8k (ratio)", "num", fmt=sig3),
-                Col("attention_over_weight_flop_at_128k_ratio", "At 128k (ratio)", "num", fmt=sig3),
-                Col("attention_over_weight_flop_at_1m_ratio", "At 1M (ratio)", "num", fmt=sig3),
-                Col("kv_over_attention_time_ratio", "KV read / attention compute time (ratio)", "num", fmt=sig3),
+                Col("crossover_context_tokens", "Crossover (tokens)", kind="num", fmt=sig3),
+                Col("attention_over_weight_flop_at_8k_ratio", "At 8k (ratio)", kind="num", fmt=sig3),
+                Col("attention_over_weight_flop_at_128k_ratio", "At 128k (ratio)", kind="num", fmt=sig3),
+                Col("attention_over_weight_flop_at_1m_ratio", "At 1M (ratio)", kind="num", fmt=sig3),
+                Col("kv_over_attention_time_ratio", "KV read / attention compute time (ratio)", kind="num", fmt=sig3),
                 Col("chip", "On chip")],
         caption="Attention FLOPs over weight FLOPs per decode token; the last column compares reading a context "
                 "token's KV with computing its attention (lecture h.2: memory, not compute, limits context)",
@@ -277,12 +277,12 @@ def _sparsity(ctx: SiteContext) -> Section:
     return Section("Sparsity: parameters, experts, and the lecture's figure", [
         table(frame, [
             Col("model", "Model"),
-            Col("sparsity_param_ratio", "N_tot/N_act (ratio)", "num", fmt=sig3),
-            Col("sparsity_expert_ratio", "Experts E/k (ratio)", "num", fmt=sig3),
-            Col("lecture_sparsity_ratio", "Lecture's figure (ratio)", "num", fmt=sig3),
-            Col("balance_batch_param_r300_seqs", "300 × N_tot/N_act (sequences)", "num", fmt=sig3),
-            Col("balance_batch_expert_r300_seqs", "300 × E/k (sequences)", "num", fmt=sig3),
-            Col("balance_batch_lecture_r300_seqs", "300 × lecture's (sequences)", "num", fmt=sig3),
+            Col("sparsity_param_ratio", "N_tot/N_act (ratio)", kind="num", fmt=sig3),
+            Col("sparsity_expert_ratio", "Experts E/k (ratio)", kind="num", fmt=sig3),
+            Col("lecture_sparsity_ratio", "Lecture's figure (ratio)", kind="num", fmt=sig3),
+            Col("balance_batch_param_r300_seqs", "300 × N_tot/N_act (sequences)", kind="num", fmt=sig3),
+            Col("balance_batch_expert_r300_seqs", "300 × E/k (sequences)", kind="num", fmt=sig3),
+            Col("balance_batch_lecture_r300_seqs", "300 × lecture's (sequences)", kind="num", fmt=sig3),
         ], caption="“Optimal batch ≈ 300 × sparsity” depends on which sparsity: DeepSeek-V3 is 671/37 ≈ 18 by "
                    "parameters (what the derivation uses), 256/8 = 32 by routed experts, and 8 as said in the "
                    "lecture (“32 out of 256”), so B*₀ is 5,400, 9,600 or 2,400", id="sparsity"),
@@ -295,14 +295,14 @@ def _network(ctx: SiteContext, sel: Selection) -> Section:
     if frame.height:
         blocks.append(table(frame, [
             Col("model", "Model"), Col("chip", "Chip"),
-            Col("num_routed_experts", "Experts E", "num"), Col("experts_per_token", "Per token k", "num"),
-            Col("expert_parallel_chips", "E_p (chips)", "num", fmt=sig3),
-            Col("distinct_chips_per_token", "k_GPU (chips)", "num", fmt=sig3),
-            Col("scale_up_over_out_bandwidth_ratio", "W_up/W_out (ratio)", "num", fmt=sig3),
-            Col("time_ratio_one_layer_ratio", "t_up/t_out, 1 layer (ratio)", "num", fmt=sig3),
-            Col("time_ratio_one_layer_lecture_k_ratio", "Same with k (ratio)", "num", fmt=sig3),
-            Col("min_layers_per_stage", "Min MoE layers per stage", "num", fmt=sig3),
-            Col("max_pipeline_stages", "Max pipeline stages", "num", fmt=sig3),
+            Col("num_routed_experts", "Experts E", kind="num"), Col("experts_per_token", "Per token k", kind="num"),
+            Col("expert_parallel_chips", "E_p (chips)", kind="num", fmt=sig3),
+            Col("distinct_chips_per_token", "k_GPU (chips)", kind="num", fmt=sig3),
+            Col("scale_up_over_out_bandwidth_ratio", "W_up/W_out (ratio)", kind="num", fmt=sig3),
+            Col("time_ratio_one_layer_ratio", "t_up/t_out, 1 layer (ratio)", kind="num", fmt=sig3),
+            Col("time_ratio_one_layer_lecture_k_ratio", "Same with k (ratio)", kind="num", fmt=sig3),
+            Col("min_layers_per_stage", "Min MoE layers per stage", kind="num", fmt=sig3),
+            Col("max_pipeline_stages", "Max pipeline stages", kind="num", fmt=sig3),
         ], caption="Charted mixtures of experts on the charted chips: scale-out is not the bottleneck while "
                    "t_up/t_out ≥ 1", id="network"))
     else:

@@ -60,20 +60,20 @@ def _data_sources(ctx: SiteContext) -> Section:
         table(summary, [
             Col("table_name", "Table"),
             Col("origin", "Origin"),
-            Col("sources", "Distinct sources", "num"),
-            Col("row_count", "Rows", "num"),
+            Col("sources", "Distinct sources", kind="num"),
+            Col("row_count", "Rows", kind="num"),
             Col("date_column", "Dates from column"),
-            Col("first_date", "Earliest", "date"),
-            Col("last_date", "Latest", "date"),
+            Col("first_date", "Earliest", kind="date"),
+            Col("last_date", "Latest", kind="date"),
         ], caption="Rows and sources per input table (origin hand = kept by hand in data/*.csv; litellm, openrouter = "
                    "imported price maps in data/snapshots/)", id="source-summary"),
         table(top, [
             Col("table_name", "Table"),
             Col("origin", "Origin"),
-            Col("source_url", "Source", "link"),
-            Col("row_count", "Rows", "num"),
-            Col("first_date", "Earliest", "date"),
-            Col("last_date", "Latest", "date"),
+            Col("source_url", "Source", kind="link"),
+            Col("row_count", "Rows", kind="num"),
+            Col("first_date", "Earliest", kind="date"),
+            Col("last_date", "Latest", kind="date"),
         ], caption=f"Sources of each table, most rows first (at most {TOP_SOURCES} per table and origin; every source "
                    "is in the CSV)", id="sources"),
         Download("data-sources", ctx.query("select * from data_sources order by table_name, origin, row_count desc, "
@@ -89,7 +89,7 @@ def _tables(ctx: SiteContext) -> Section:
         rows.append({"name": name, "kind": kind, "row_count": count, "description": ctx.description(name)})
     frame = pl.DataFrame(rows, schema={"name": pl.String, "kind": pl.String, "row_count": pl.Int64, "description": pl.String})
     return Section("Tables and views", [
-        table(frame, [Col("name", "Name"), Col("kind", "Kind"), Col("row_count", "Rows", "num"),
+        table(frame, [Col("name", "Name"), Col("kind", "Kind"), Col("row_count", "Rows", kind="num"),
                       Col("description", "Description and grain", wrap=True)],
               caption="Everything in the database this report was built from (query it with econ sql)", id="tables"),
     ])
@@ -111,11 +111,11 @@ def _scenarios(ctx: SiteContext) -> Section:
             Col("name", "Assumption"),
             Col("shown", "Value"),
             Col("unit", "Unit"),
-            Col("low", "Low", "num"),
-            Col("high", "High", "num"),
+            Col("low", "Low", kind="num"),
+            Col("high", "High", kind="num"),
             Col("alternatives", "Alternatives"),
             Col("rationale", "Rationale", wrap=True),
-            Col("source_url", "Source", "link"),
+            Col("source_url", "Source", kind="link"),
         ], caption="Stated assumptions; scenario base is the lecture's, other scenarios override some of its values",
             id="scenarios"),
     ], intro=f"Headline figures in this report use scenario {ctx.scenario}. Intervals from the scenario's low/high "

@@ -168,10 +168,10 @@ def _chinchilla(ctx: SiteContext, law: str) -> Section:
         Col("law", "Law"), Col("kind", "Kind"), Col("status", "Status"),
         Col("e_nats_per_token_shown", "E (nats/token)"), Col("a_coef_shown", "A"), Col("b_coef_shown", "B"),
         Col("alpha_exponent_shown", "α"), Col("beta_exponent_shown", "β"),
-        Col("optimal_params_exponent", "N_opt ∝ C^a: a", "num", fmt=sig3),
-        Col("n_points", "Points fitted", "num"), Col("n_bootstrap_converged", "Resamples", "num"),
-        Col("huber_objective", "Huber objective", "num", fmt=sig3),
-        Col("status_detail", "Note", wrap=True), Col("source_url", "Source", "link"),
+        Col("optimal_params_exponent", "N_opt ∝ C^a: a", kind="num", fmt=sig3),
+        Col("n_points", "Points fitted", kind="num"), Col("n_bootstrap_converged", "Resamples", kind="num"),
+        Col("huber_objective", "Huber objective", kind="num", fmt=sig3),
+        Col("status_detail", "Note", wrap=True), Col("source_url", "Source", kind="link"),
     ], caption="Our refit beside Epoch's (Besiroglu et al. 2024) and Hoffmann et al.'s published constants; "
                "refit intervals are bootstrap 2.5–97.5 percentiles", id="scaling-laws"))
     blocks.append(Download("compute-optimal-all", ctx.query("select * from compute_optimal order by law, compute_flop")
@@ -202,13 +202,14 @@ def _overtraining(ctx: SiteContext) -> Section:
                source="overtraining table (models table's reported token counts, linked below; k from the scenario)"),
         table(models, [
             Col("model", "Model"), Col("lab", "Lab"), Col("architecture", "Architecture"),
-            Col("params_active", "N_act (params)", "num", fmt=sig3), Col("params_total", "N_tot (params)", "num", fmt=sig3),
-            Col("pretrain_tokens", "D (tokens)", "num", fmt=sig3),
-            Col("tokens_per_active_param_ratio", "D/N_act (tokens/param)", "num", fmt=sig3),
-            Col("overtraining_active_ratio", "Over-training, active (×)", "num", fmt=sig3),
-            Col("overtraining_total_ratio", "Over-training, total (×)", "num", fmt=sig3),
-            Col("law_optimal_tokens_per_param_ratio", "Refit's optimal D/N at this C (tokens/param)", "num", fmt=sig3),
-            Col("pretrain_tokens_source_url", "Token count source", "link"),
+            Col("params_active", "N_act (params)", kind="num", fmt=sig3),
+            Col("params_total", "N_tot (params)", kind="num", fmt=sig3),
+            Col("pretrain_tokens", "D (tokens)", kind="num", fmt=sig3),
+            Col("tokens_per_active_param_ratio", "D/N_act (tokens/param)", kind="num", fmt=sig3),
+            Col("overtraining_active_ratio", "Over-training, active (×)", kind="num", fmt=sig3),
+            Col("overtraining_total_ratio", "Over-training, total (×)", kind="num", fmt=sig3),
+            Col("law_optimal_tokens_per_param_ratio", "Refit's optimal D/N at this C (tokens/param)", kind="num", fmt=sig3),
+            Col("pretrain_tokens_source_url", "Token count source", kind="link"),
         ], caption="Open models with a reported pre-training token count", id="overtraining"),
     ])
 
@@ -236,10 +237,10 @@ def _sardana(ctx: SiteContext, law: str) -> Section:
     if at_scenario.height:
         blocks.append(table(at_scenario, [
             Col("reference_label", "Target: loss of"), Col("form", "Objective"), Col("method", "Method"),
-            Col("inference_tokens", "D_inf (tokens)", "num", fmt=sig3), Col("params", "N (params)", "num", fmt=sig3),
-            Col("tokens_per_param_ratio", "D_tr/N (tokens/param)", "num", fmt=sig3),
-            Col("excess_over_optimum_frac", "Cost above the optimum (frac)", "num", fmt=sig3),
-            Col("saving_vs_chinchilla_frac", "Saving vs Chinchilla-optimal (frac)", "num", fmt=sig3),
+            Col("inference_tokens", "D_inf (tokens)", kind="num", fmt=sig3), Col("params", "N (params)", kind="num", fmt=sig3),
+            Col("tokens_per_param_ratio", "D_tr/N (tokens/param)", kind="num", fmt=sig3),
+            Col("excess_over_optimum_frac", "Cost above the optimum (frac)", kind="num", fmt=sig3),
+            Col("saving_vs_chinchilla_frac", "Saving vs Chinchilla-optimal (frac)", kind="num", fmt=sig3),
         ], caption="At the scenario's lifetime inference demand", id="sardana-scenario"))
     blocks.append(Download("sardana-all", ctx.query("select * from sardana_optimum order by all"),
                            "Every law, objective, method, reference size and demand"))
@@ -255,9 +256,9 @@ def _balance(ctx: SiteContext) -> Section:
     else:
         balance = balance.with_columns(interval_text("low_value", "high_value").alias("range"))
         blocks.append(table(balance, [
-            Col("quantity", "Quantity"), Col("unit", "Unit"), Col("central_value", "Central", "num", fmt=sig3),
+            Col("quantity", "Quantity"), Col("unit", "Unit"), Col("central_value", "Central", kind="num", fmt=sig3),
             Col("range", "Range (every corner of the assumption ranges)"),
-            Col("lecture_value", "Lecture", "num", fmt=sig3), Col("formula", "Formula"),
+            Col("lecture_value", "Lecture", kind="num", fmt=sig3), Col("formula", "Formula"),
             Col("lecture_section", "Lecture §"),
         ], caption=f"The lecture's token balance under scenario {ctx.scenario}", id="token-balance"))
     if tornado.height:
