@@ -124,16 +124,28 @@ def write_table(
 
 
 def comment(con: duckdb.DuckDBPyConnection, name: str, description: str, column_comments: dict[str, str], *, view: bool = False) -> None:
-    """Store the table's description and each column's meaning and unit as DuckDB comments."""
+    """Store the table's description and each column's meaning and unit as DuckDB comments.
+
+    The comments of one table are one transaction: a build writes ~800 of them, and committing
+    each on its own took ~0.2 s of every build.
+    """
     kind = "view" if view else "table"
-    if description:
-        con.execute(f"comment on {kind} {_ident(name)} is {_sql_string(description)}")
     existing = {r[0] for r in con.execute(
         "select column_name from duckdb_columns() where database_name = current_database() and table_name = ?", [name]
     ).fetchall()}
-    for column, text in column_comments.items():
-        if column in existing:
-            con.execute(f"comment on column {_ident(name)}.{_ident(column)} is {_sql_string(text)}")
+    statements = [f"comment on {kind} {_ident(name)} is {_sql_string(description)}"] if description else []
+    statements += [f"comment on column {_ident(name)}.{_ident(column)} is {_sql_string(text)}"
+                   for column, text in column_comments.items() if column in existing]
+    if not statements:
+        return
+    con.execute("begin transaction")  # callers hold no transaction of their own (DuckDB has no nested ones)
+    try:
+        for statement in statements:
+            con.execute(statement)
+    except BaseException:
+        con.execute("rollback")
+        raise
+    con.execute("commit")
 
 
 _HEADER = re.compile(r"^\s*--\s?(.*)$")
