@@ -47,15 +47,18 @@ def build(*, data_dir: Path = paths.DATA_DIR, db_path: Path = paths.DB_PATH, que
     staged_reports = None if reports_dir is None else Path(reports_dir).with_name(Path(reports_dir).name + ".tmp")
     try:
         with atomic_database(Path(db_path)) as con:
+            code_hash = code_fingerprint()
             for name, frame in frames.items():
                 write_table(con, name, frame, description=table_description(name), column_comments=column_comments(name))
-            write_table(con, "build_info", pl.DataFrame({"as_of": [as_of], "econ_version": [__version__]}),
+            write_table(con, "build_info",
+                        pl.DataFrame({"as_of": [as_of], "econ_version": [__version__], "code_fingerprint": [code_hash]}),
                         description="How this database was built. Grain: one row.",
                         column_comments={"as_of": "Date 'current' prices and the report refer to",
-                                         "econ_version": "Version of econ that built the database"})
+                                         "econ_version": "Version of econ that built the database",
+                                         "code_fingerprint": "SHA-256 of econ's source files that built it (econ diff "
+                                                             "refuses a database built by other code)"})
             con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
             create_views(con, Path(queries_dir))
-            code_hash = code_fingerprint()
             status = run_analyses(con, ANALYSES, as_of=as_of, cache_dir=cache_dir, code_hash=code_hash)
             if staged_reports is not None:
                 key = _report_key(con, frames, Path(queries_dir), as_of=as_of, code_hash=code_hash)

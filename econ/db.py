@@ -79,18 +79,18 @@ def connect_read_only(db_path: Path) -> duckdb.DuckDBPyConnection:
         raise DatabaseError(f"cannot open {db_path}: {e}", "is another process writing it? run econ build again") from None
 
 
-def require_tables(con: duckdb.DuckDBPyConnection, db_path: Path, names: Iterable[str]) -> None:
-    """Raise :class:`DatabaseError` naming the tables or views ``names`` that the database lacks.
+def require_built_by(con: duckdb.DuckDBPyConnection, db_path: Path, code_hash: str) -> None:
+    """Raise :class:`DatabaseError` unless ``build_info`` says this code (``code_hash``) built the database.
 
-    A database written by an older econ (or not by econ) then gives a message, not a catalog error.
+    A database from an older econ (or not from econ) then gives a message instead of a catalog
+    or binder error deep inside a command that expects today's tables and columns.
     """
-    present = {n for (n,) in con.execute(
-        "select table_name from duckdb_tables() where database_name = current_database() "
-        "union all select view_name from duckdb_views() where database_name = current_database()").fetchall()}
-    missing = [n for n in names if n not in present]
-    if missing:
-        raise DatabaseError(f"{db_path} has no {', '.join(missing)}",
-                            "it was built by an older econ or is not econ's database; run econ build")
+    try:
+        built = con.execute("select any_value(code_fingerprint) from build_info").fetchone()[0]
+    except duckdb.Error:  # no build_info, or one without the column: built before econ recorded its code
+        built = None
+    if built != code_hash:
+        raise DatabaseError(f"{db_path} was built by another version of econ", "run econ build to rebuild it with this one")
 
 
 def write_table(

@@ -19,11 +19,11 @@ import polars as pl
 from econ import paths
 from econ.analyses.changes import inference_inputs
 from econ.analyses.inferred import inferred_between, inferred_changes
+from econ.analyses.runner import code_fingerprint
 from econ.build import BuildResult, build
-from econ.db import connect_read_only, require_tables
+from econ.db import connect_read_only, require_built_by
 from econ.diff import changes_between, default_dates, price_changes, state_on
 from econ.errors import EconError
-from econ.fits.assumptions import Assumptions
 from econ.load.importers import ImportResult, import_parsed, snapshot_date
 from econ.load.importers.common import read_json
 from econ.load.loader import load_all, snapshot_path
@@ -94,7 +94,7 @@ def refresh(path: Path, *, source: str | None = None, as_of: date | None = None,
         raise
     with connect_read_only(db_path) as con:
         after = con.sql("select * from prices where source = ?", params=[source]).pl()
-        models, tiers, a = _inference_inputs(con, db_path)
+        models, tiers, a = inference_inputs(con)
     old, new = (state_on(rows, when).filter(source=source) for rows in (before, after))
     return RefreshResult(imported, built, changes_between(old, new), inferred_changes(old, new, models, tiers, a))
 
@@ -110,15 +110,9 @@ class Diff:
 def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date | None = None) -> Diff:
     """Price changes between two dates in the built database (default: the two newest snapshots), and what they imply."""
     with connect_read_only(db_path) as con:
-        require_tables(con, db_path, ("price_snapshots", "prices"))
+        require_built_by(con, db_path, code_fingerprint())
         dates = [d for (d,) in con.execute("select distinct snapshot_date from price_snapshots").fetchall()]
         prices = con.sql("select * from prices order by all").pl()
-        models, tiers, a = _inference_inputs(con, db_path)
+        models, tiers, a = inference_inputs(con)
     start, end = default_dates(dates, from_date, to_date)
     return Diff(start, end, price_changes(prices, start, end), inferred_between(prices, start, end, models, tiers, a))
-
-
-def _inference_inputs(con, db_path: Path) -> tuple[pl.DataFrame, pl.DataFrame, Assumptions]:
-    """Models, memory tiers and scenario base's assumptions (:func:`econ.analyses.changes.inference_inputs`), checked."""
-    require_tables(con, db_path, ("models", "memory_tiers", "hardware", "scenarios"))
-    return inference_inputs(con)

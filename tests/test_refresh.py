@@ -191,10 +191,13 @@ def test_cli_diff_json_is_one_document_each(refreshed, capsys):
     assert {"quantity", "detail", "old_value", "new_value"} <= set(implied[0]) and len(implied) > 0
 
 
-def test_cli_diff_on_a_database_from_an_older_econ(tmp_path, capsys):
-    db = tmp_path / "old.duckdb"
-    with duckdb.connect(str(db)) as con:
-        con.execute("create table prices as select 1 as x")
-    assert main(["diff", "--db", str(db)]) == 1
-    assert capsys.readouterr().err == (f"Error: {db} has no price_snapshots — it was built by an older econ or is not "
-                                       "econ's database; run econ build\n")
+def test_cli_diff_on_a_database_from_an_older_econ(refreshed, tmp_path, capsys, monkeypatch):
+    _, kw, _, _ = refreshed
+    older = tmp_path / "old.duckdb"
+    with duckdb.connect(str(older)) as con:
+        con.execute("create table prices as select 1 as x")  # no build_info at all
+    monkeypatch.setattr(refresh_module, "code_fingerprint", lambda: "other code")  # built before a code change
+    for db in (older, kw["db"]):
+        assert main(["diff", "--db", str(db)]) == 1
+        assert capsys.readouterr().err == (f"Error: {db} was built by another version of econ — run econ build to "
+                                           "rebuild it with this one\n")
