@@ -28,7 +28,7 @@ IO_FIRST_PARTY = """
 select price_provider as provider, price_model as model, variant, input_usd_per_mtok, output_usd_per_mtok,
        output_over_input_ratio, regime, critical_context_source, critical_context_tokens, context_over_critical_ratio,
        batch_over_balance_ratio, batch_over_balance_scenario_low_ratio, batch_over_balance_scenario_high_ratio,
-       implied_decode_mbu_frac, predicted_output_over_input_ratio, lecture_f3_check
+       implied_decode_mbu_frac, implied_decode_mbu_check, predicted_output_over_input_ratio, lecture_f3_check
 from fit_io_prices where price_source = 'hand' and variant = 'standard'
 order by provider, model
 """
@@ -146,6 +146,7 @@ def _io(ctx: SiteContext) -> Section:
             Col("critical_context_tokens", "L* (tokens)", kind="num", fmt=sig3), Col("critical_context_source", "L* from"),
             Col("batch_over_balance_ratio", "B/B*₀ (ratio)", kind="num", fmt=sig3), Col("batch_interval", "Scenario interval"),
             Col("implied_decode_mbu_frac", "Implied decode mbu (frac)", kind="num", fmt=sig3),
+            Col("implied_decode_mbu_check", "Mbu check", wrap=True),
             Col("predicted_output_over_input_ratio", "Roofline's ρ (ratio)", kind="num", fmt=sig3),
             Col("lecture_f3_check", "Lecture f.3 check", wrap=True),
         ], caption="Output/input ratio and what it implies, first-party standard prices", id="io-prices")))

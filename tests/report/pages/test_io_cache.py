@@ -54,3 +54,15 @@ def test_market_chart_compares_each_models_median_price_with_the_regression(buil
     assert (data["observed_low_usd_per_mtok"] <= data["observed_median_usd_per_mtok"]).all()
     assert (data["observed_median_usd_per_mtok"] <= data["observed_high_usd_per_mtok"]).all()
     assert set(data["component"]) <= {"input", "output"} and data.height >= 2
+
+
+def test_an_impossible_implied_mbu_is_flagged_next_to_it(built_report):
+    """An efficiency above 1 is physically impossible: wherever the table shows one, its check says so."""
+    table = read_tables(built_report / "io-cache.html")["io-prices"]
+    for r in table:
+        value = r["Implied decode mbu (frac)"]
+        if value and float(value.replace(",", "")) > 1:
+            assert r["Mbu check"].startswith("above 1")
+        elif value:
+            assert r["Mbu check"] == "within 0-1"
+    assert any(r["Mbu check"] for r in table)
