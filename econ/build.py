@@ -12,7 +12,7 @@ import os
 import shutil
 import time
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date
 from importlib import metadata
 from pathlib import Path
 
@@ -21,7 +21,7 @@ import polars as pl
 from econ import __version__, paths
 from econ.analyses import ANALYSES
 from econ.analyses.runner import code_fingerprint, input_fingerprint, run_analyses
-from econ.errors import EconError
+from econ.files import source_date, swap_in
 from econ.db import atomic_database, connect_read_only, create_views, table_summary, write_table
 from econ.load.loader import column_comments, load_all, table_description
 
@@ -68,7 +68,7 @@ def build(*, data_dir: Path = paths.DATA_DIR, db_path: Path = paths.DB_PATH, que
             shutil.rmtree(staged_reports, ignore_errors=True)
         raise
     if staged_reports is not None:
-        _swap_in(staged_reports, Path(reports_dir))
+        swap_in(staged_reports, Path(reports_dir))
     with connect_read_only(Path(db_path)) as ro:
         objects = table_summary(ro)
     return BuildResult(Path(db_path), objects, status, time.perf_counter() - started, reports_dir)
@@ -102,20 +102,4 @@ def _write_report(con, staged: Path, *, as_of: date, cache_dir: Path | None, key
 
 def default_as_of() -> date:
     """``SOURCE_DATE_EPOCH`` (reproducible builds) as a UTC date when set, else today."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch:
-        try:
-            return datetime.fromtimestamp(int(epoch), tz=timezone.utc).date()
-        except ValueError:
-            raise EconError(f"SOURCE_DATE_EPOCH={epoch!r} is not a whole number of seconds", "unset it or fix it") from None
-    return date.today()
-
-
-def _swap_in(staged: Path, target: Path) -> None:
-    """Replace ``target`` by ``staged`` with two renames (the old folder is removed last)."""
-    old = target.with_name(target.name + ".old")
-    shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        target.rename(old)
-    staged.rename(target)
-    shutil.rmtree(old, ignore_errors=True)
+    return source_date() or date.today()

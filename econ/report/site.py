@@ -24,6 +24,7 @@ import duckdb
 from econ import paths
 from econ.db import connect_read_only
 from econ.errors import ReportError
+from econ.files import source_date, swap_in
 from econ.report import assets
 from econ.report.exports import Exports
 from econ.report.figures import Figure
@@ -60,13 +61,7 @@ class SiteResult:
 
 def generated_on(as_of: date) -> date:
     """The report's printed date: ``SOURCE_DATE_EPOCH`` (UTC) when set, else ``as_of``."""
-    raw = os.environ.get("SOURCE_DATE_EPOCH")
-    if raw is None or raw.strip() == "":
-        return as_of
-    try:
-        return datetime.fromtimestamp(int(raw), tz=timezone.utc).date()
-    except (ValueError, OverflowError, OSError):
-        raise ReportError(f"SOURCE_DATE_EPOCH={raw!r} is not a Unix time", "set it to whole seconds since 1970-01-01 UTC, or unset it") from None
+    return source_date() or as_of
 
 
 def build_site(con: duckdb.DuckDBPyConnection, out_dir: Path, *, as_of: date, scenario: str = "base",
@@ -268,13 +263,3 @@ def stored_as_of(con: duckdb.DuckDBPyConnection, db_path: Path) -> date:
         if stored is not None:
             return stored
     return datetime.fromtimestamp(db_path.stat().st_mtime, tz=timezone.utc).date()
-
-
-def swap_in(staged: Path, target: Path) -> None:
-    """Replace ``target`` by ``staged`` with two renames; the old folder is removed last."""
-    old = target.with_name(f".{target.name}.old-{os.getpid()}")
-    shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        target.rename(old)
-    staged.rename(target)
-    shutil.rmtree(old, ignore_errors=True)

@@ -14,7 +14,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from econ.errors import ReportError
+from econ.errors import EconError, ReportError
 from econ.report import site
 from econ.report.pages import SITE
 
@@ -124,7 +124,7 @@ def test_printed_date_is_source_date_epoch_else_as_of(built_report, monkeypatch)
 
 def test_bad_source_date_epoch_is_refused(monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
-    with pytest.raises(ReportError) as err:
+    with pytest.raises(EconError) as err:
         site.generated_on(AS_OF)
     assert str(err.value) == ("SOURCE_DATE_EPOCH='yesterday' is not a Unix time — set it to whole seconds since "
                               "1970-01-01 UTC, or unset it")
