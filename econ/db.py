@@ -27,11 +27,11 @@ class DatabaseError(EconError):
     """The database file is missing, locked or cannot be read."""
 
 
-def _sql_string(text: str) -> str:
+def quote_literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _ident(name: str) -> str:
+def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
@@ -48,7 +48,7 @@ def atomic_database(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
         db_path.parent.mkdir(parents=True, exist_ok=True)
         for stale in (tmp, tmp.with_name(tmp.name + ".wal")):
             stale.unlink(missing_ok=True)
-        con.execute(f"attach {_sql_string(str(tmp))} as {ATTACH_AS} (storage_version '{STORAGE_VERSION}')")
+        con.execute(f"attach {quote_literal(str(tmp))} as {ATTACH_AS} (storage_version '{STORAGE_VERSION}')")
     except (OSError, duckdb.Error) as e:
         con.close()
         raise DatabaseError(f"cannot write a database next to {db_path}: {e}",
@@ -68,15 +68,28 @@ def atomic_database(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
         raise
 
 
-def connect_read_only(db_path: Path) -> duckdb.DuckDBPyConnection:
-    """Open the built database read-only (``econ sql`` and the report use this)."""
+def connect_read_only(db_path: Path, *, current: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the built database read-only (``econ sql``, the report, ``econ diff``, ``econ fleet``).
+
+    With ``current=True`` the database must have been built by this code (commands that read
+    result tables by column say "run econ build" instead of failing deep inside a query).
+    """
     db_path = Path(db_path)
     if not db_path.exists():
         raise DatabaseError(f"no database at {db_path}", "run econ build first (or pass --db)")
     try:
-        return duckdb.connect(str(db_path), read_only=True)
+        con = duckdb.connect(str(db_path), read_only=True)
     except duckdb.Error as e:
         raise DatabaseError(f"cannot open {db_path}: {e}", "is another process writing it? run econ build again") from None
+    if current:
+        from econ.analyses.runner import code_fingerprint
+
+        try:
+            require_built_by(con, db_path, code_fingerprint())
+        except DatabaseError:
+            con.close()
+            raise
+    return con
 
 
 def require_built_by(con: duckdb.DuckDBPyConnection, db_path: Path, code_hash: str) -> None:
@@ -86,7 +99,7 @@ def require_built_by(con: duckdb.DuckDBPyConnection, db_path: Path, code_hash: s
     or binder error deep inside a command that expects today's tables and columns.
     """
     try:
-        built = con.execute("select any_value(code_fingerprint) from build_info").fetchone()[0]
+        built = con.execute("select any_value(code_fingerprint) from build_info").fetchall()[0][0]
     except duckdb.Error:  # no build_info, or one without the column: built before econ recorded its code
         built = None
     if built != code_hash:
@@ -111,10 +124,10 @@ def write_table(
         arrow = chunk.to_arrow()
         con.register("_econ_chunk", arrow)
         if not created:
-            con.execute(f"create or replace table {_ident(name)} as select * from _econ_chunk")
+            con.execute(f"create or replace table {quote_ident(name)} as select * from _econ_chunk")
             created = True
         else:
-            con.execute(f"insert into {_ident(name)} select * from _econ_chunk")
+            con.execute(f"insert into {quote_ident(name)} select * from _econ_chunk")
         con.unregister("_econ_chunk")
         rows += chunk.height
     if not created:
@@ -133,8 +146,8 @@ def comment(con: duckdb.DuckDBPyConnection, name: str, description: str, column_
     existing = {r[0] for r in con.execute(
         "select column_name from duckdb_columns() where database_name = current_database() and table_name = ?", [name]
     ).fetchall()}
-    statements = [f"comment on {kind} {_ident(name)} is {_sql_string(description)}"] if description else []
-    statements += [f"comment on column {_ident(name)}.{_ident(column)} is {_sql_string(text)}"
+    statements = [f"comment on {kind} {quote_ident(name)} is {quote_literal(description)}"] if description else []
+    statements += [f"comment on column {quote_ident(name)}.{quote_ident(column)} is {quote_literal(text)}"
                    for column, text in column_comments.items() if column in existing]
     if not statements:
         return
@@ -177,7 +190,7 @@ def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path) -> list[str]
             sql = path.read_text(encoding="utf-8")
             body = sql.strip().rstrip(";")
             try:
-                con.execute(f"create or replace view {_ident(name)} as {body}")
+                con.execute(f"create or replace view {quote_ident(name)} as {body}")
             except duckdb.CatalogException as e:
                 errors[name] = str(e)
                 continue
@@ -204,4 +217,4 @@ def table_summary(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, int, s
         order by 2, 1
         """
     ).fetchall()
-    return [(n, kind, con.execute(f"select count(*) from {_ident(n)}").fetchone()[0], desc) for n, kind, desc in objects]
+    return [(n, kind, con.execute(f"select count(*) from {quote_ident(n)}").fetchall()[0][0], desc) for n, kind, desc in objects]

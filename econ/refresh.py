@@ -19,9 +19,8 @@ import polars as pl
 from econ import paths
 from econ.analyses.changes import inference_inputs
 from econ.analyses.inferred import inferred_between, inferred_changes
-from econ.analyses.runner import code_fingerprint
 from econ.build import BuildResult, build
-from econ.db import connect_read_only, require_built_by
+from econ.db import connect_read_only
 from econ.diff import changes_between, default_dates, price_changes, state_on
 from econ.errors import EconError
 from econ.load.importers import ImportResult, import_parsed, snapshot_date
@@ -109,8 +108,7 @@ class Diff:
 
 def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date | None = None) -> Diff:
     """Price changes between two dates in the built database (default: the two newest snapshots), and what they imply."""
-    with connect_read_only(db_path) as con:
-        require_built_by(con, db_path, code_fingerprint())
+    with connect_read_only(db_path, current=True) as con:
         dates = [d for (d,) in con.execute("select distinct snapshot_date from price_snapshots").fetchall()]
         prices = con.sql("select * from prices order by all").pl()
         models, tiers, a = inference_inputs(con)

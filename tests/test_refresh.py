@@ -196,7 +196,7 @@ def test_cli_diff_on_a_database_from_an_older_econ(refreshed, tmp_path, capsys, 
     older = tmp_path / "old.duckdb"
     with duckdb.connect(str(older)) as con:
         con.execute("create table prices as select 1 as x")  # no build_info at all
-    monkeypatch.setattr(refresh_module, "code_fingerprint", lambda: "other code")  # built before a code change
+    monkeypatch.setattr("econ.analyses.runner.code_fingerprint", lambda: "other code")  # built before a code change
     for db in (older, kw["db"]):
         assert main(["diff", "--db", str(db)]) == 1
         assert capsys.readouterr().err == (f"Error: {db} was built by another version of econ — run econ build to "

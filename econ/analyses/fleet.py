@@ -157,7 +157,7 @@ def plan_for(db_path: Path, *, model: str, chip: str, tokens_per_s: float, scena
     if replica_chips is not None and replica_chips < 1:
         raise EconError(f"--replica-chips must be at least 1 (got {replica_chips})",
                         "give the chips per replica, or leave it out to size the replica for the batch")
-    with connect_read_only(Path(db_path)) as con:
+    with connect_read_only(Path(db_path), current=True) as con:
         if as_of is not None:
             con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
         _known(con, "models", "model", model)

@@ -25,7 +25,7 @@ from typing import Iterable
 import duckdb
 import polars as pl
 
-from econ.db import _ident, _sql_string, comment, write_table
+from econ.db import quote_ident, quote_literal, comment, write_table
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
@@ -68,8 +68,8 @@ def input_fingerprint(con: duckdb.DuckDBPyConnection, names: Iterable[str]) -> s
     """
     h = hashlib.sha256()
     for name in names:
-        schema = con.execute(f"describe select * from {_ident(name)}").fetchall()
-        rows, total = con.execute(f"select count(*), coalesce(sum(hash(t)::hugeint), 0) from {_ident(name)} as t").fetchall()[0]
+        schema = con.execute(f"describe select * from {quote_ident(name)}").fetchall()
+        rows, total = con.execute(f"select count(*), coalesce(sum(hash(t)::hugeint), 0) from {quote_ident(name)} as t").fetchall()[0]
         h.update(f"{name}|{schema}|{rows}|{total}".encode())
     return h.hexdigest()
 
@@ -103,7 +103,7 @@ def _store(con: duckdb.DuckDBPyConnection, folder: Path, written: dict[str, tupl
     tmp = folder.with_name(folder.name + ".tmp")
     tmp.mkdir(parents=True)
     for name in written:
-        con.execute(f"copy {_ident(name)} to {_sql_string(str(tmp / (name + '.parquet')))} (format parquet)")
+        con.execute(f"copy {quote_ident(name)} to {quote_literal(str(tmp / (name + '.parquet')))} (format parquet)")
     (tmp / "tables.json").write_text(json.dumps({n: [d, c] for n, (d, c) in written.items()}, sort_keys=True))
     tmp.rename(folder)
 
@@ -111,6 +111,6 @@ def _store(con: duckdb.DuckDBPyConnection, folder: Path, written: dict[str, tupl
 def _restore(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
     tables = json.loads((folder / "tables.json").read_text())
     for name, (description, columns) in tables.items():
-        path = _sql_string(str(folder / (name + ".parquet")))
-        con.execute(f"create or replace table {_ident(name)} as select * from read_parquet({path})")
+        path = quote_literal(str(folder / (name + ".parquet")))
+        con.execute(f"create or replace table {quote_ident(name)} as select * from read_parquet({path})")
         comment(con, name, description, columns)

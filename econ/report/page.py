@@ -16,7 +16,7 @@ from typing import Any, Union
 import duckdb
 import polars as pl
 
-from econ.db import _ident
+from econ.db import quote_ident
 from econ.report.figures import Figure
 from econ.report.html import Markup, tag
 
@@ -119,7 +119,7 @@ class SiteContext:
         for name in names:
             if not self.has(name):
                 out.append(f"{name} (missing)")
-            elif not self.scalar(f"select exists (select 1 from {_ident(name)})"):
+            elif not self.scalar(f"select exists (select 1 from {quote_ident(name)})"):
                 out.append(f"{name} (empty)")
         return out
 

@@ -16,7 +16,7 @@ import os
 import shutil
 import time
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date
 from pathlib import Path
 
 import duckdb
@@ -239,27 +239,20 @@ def write_report(db_path: Path, reports_dir: Path, *, as_of: date | None = None,
                  cache_dir: Path | str | None = DEFAULT_CACHE) -> Path:
     """Write the site from a built database (opened read-only) and swap it in atomically.
 
-    ``as_of`` defaults to the date the database was built for when it records one (a
-    ``build_info`` table with an ``as_of`` column), else the database file's modification
-    date (UTC), so the same file always gives the same report.
+    The database must have been built by this code; ``as_of`` defaults to the date it was
+    built for (``build_info``), so the same file always gives the same report.
     Returns the path of ``index.html``.
     """
     reports_dir = Path(reports_dir)
     staged = reports_dir.with_name(f".{reports_dir.name}.tmp-{os.getpid()}")
-    with connect_read_only(Path(db_path)) as con:
-        as_of = as_of or stored_as_of(con, Path(db_path))
+    with connect_read_only(Path(db_path), current=True) as con:
+        as_of = as_of or stored_as_of(con)
         con.sql(f"set variable as_of = date '{as_of.isoformat()}'")
         build_site(con, staged, as_of=as_of, scenario=scenario, cache_dir=cache_dir)
     swap_in(staged, reports_dir)
     return reports_dir / "index.html"
 
 
-def stored_as_of(con: duckdb.DuckDBPyConnection, db_path: Path) -> date:
-    """The build's as-of date if the database records it, else the file's modification date (UTC)."""
-    has_info = first_value(con, "select count(*) from duckdb_columns() where database_name = current_database() "
-                                "and table_name = 'build_info' and column_name = 'as_of'")
-    if has_info:
-        stored = first_value(con, "select max(as_of)::date from build_info")
-        if stored is not None:
-            return stored
-    return datetime.fromtimestamp(db_path.stat().st_mtime, tz=timezone.utc).date()
+def stored_as_of(con: duckdb.DuckDBPyConnection) -> date:
+    """The as-of date the database was built for (``build_info``)."""
+    return first_value(con, "select as_of from build_info")

@@ -389,3 +389,11 @@ def test_econ_fleet_on_the_data_matches_the_price_by_hf_repo(real_db, capsys):
     assert (rows["sold by"], rows["sold as"]) == ("openrouter", "deepseek/deepseek-chat")
     kinds = {q.split("(")[1].rstrip(")") for q in rows if q.startswith("cost (")}
     assert kinds == {"capacity_block", "on_demand", "scenario"}
+
+
+def test_econ_fleet_refuses_a_database_built_by_other_code(tmp_path, capsys):
+    bare = tmp_path / "bare.duckdb"
+    duckdb.connect(str(bare)).close()
+    assert main(["fleet", "--db", str(bare), "--model", "DeepSeek-V3", "--chip", "B200", "--tokens-per-s", "1e6"]) == 1
+    assert capsys.readouterr().err == (f"Error: {bare} was built by another version of econ — run econ build to "
+                                       "rebuild it with this one\n")

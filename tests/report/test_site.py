@@ -248,20 +248,24 @@ def test_write_report_reads_the_database_read_only_and_swaps_in(built_db, built_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
-def test_write_report_defaults_as_of_to_the_builds_date_else_the_database_file_date(built_db, tmp_path):
+def test_write_report_defaults_as_of_to_the_builds_date(built_db, tmp_path):
     import os
     import shutil
 
-    old_file = 1_700_000_000  # 2023-11-14T22:13:20Z, a date far from AS_OF
+    old_file = 1_700_000_000  # 2023-11-14: the file's date must not matter
     built = shutil.copy(built_db, tmp_path / "built.duckdb")
     os.utime(built, (old_file, old_file))
     with duckdb.connect(str(built), read_only=True) as con:
-        assert site.stored_as_of(con, built) == AS_OF  # build_info records the build's as-of date
+        assert site.stored_as_of(con) == AS_OF  # build_info records the build's as-of date
+
+
+def test_write_report_refuses_a_database_built_by_other_code(tmp_path):
     bare = tmp_path / "bare.duckdb"
-    duckdb.connect(str(bare)).close()  # no build_info table: the file's modification date (UTC)
-    os.utime(bare, (old_file, old_file))
-    with duckdb.connect(str(bare), read_only=True) as con:
-        assert site.stored_as_of(con, bare) == date(2023, 11, 14)
+    duckdb.connect(str(bare)).close()  # no build_info: not built by this econ
+    with pytest.raises(EconError) as err:
+        site.write_report(bare, tmp_path / "out")
+    assert str(err.value) == f"{bare} was built by another version of econ — run econ build to rebuild it with this one"
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_database_without_prices_still_gets_an_index_that_says_why(tmp_path):

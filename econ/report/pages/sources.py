@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from econ.db import _ident
+from econ.db import quote_ident
 from econ.report.formulas import FORMULAS, LECTURE_URL
 from econ.report.html import Col, Markup, fmt_num, source_link, table, tag
 from econ.report.page import Download, PageContent, Section, SiteContext, note
@@ -85,7 +85,7 @@ def _data_sources(ctx: SiteContext) -> Section:
 def _tables(ctx: SiteContext) -> Section:
     rows = []
     for name, kind in sorted(ctx.objects.items(), key=lambda kv: (kv[1], kv[0])):
-        count = ctx.scalar(f"select count(*) from {_ident(name)}")
+        count = ctx.scalar(f"select count(*) from {quote_ident(name)}")
         rows.append({"name": name, "kind": kind, "row_count": count, "description": ctx.description(name)})
     frame = pl.DataFrame(rows, schema={"name": pl.String, "kind": pl.String, "row_count": pl.Int64, "description": pl.String})
     return Section("Tables and views", [
