@@ -66,6 +66,12 @@ def test_as_of_selects_current_prices(fixture_db, capsys):
     assert run(capsys, "sql", "--db", str(fixture_db), q, "--format", "csv", "--as-of", "2025-01-01")[1].split() == ["n", "0"]
 
 
+def test_default_as_of_is_the_build_date(fixture_db, capsys):
+    """The fixture database was built for 2026-11-30 (tests/conftest.py), whatever today is."""
+    out = run(capsys, "sql", "--db", str(fixture_db), "select getvariable('as_of') as as_of", "--format", "csv")[1]
+    assert out.split() == ["as_of", "2026-11-30"]
+
+
 def test_tables_lists_tables_and_views(fixture_db, capsys):
     code, out, _ = run(capsys, "tables", "--db", str(fixture_db), "--format", "csv")
     rows = {line.split(",")[0]: line for line in out.splitlines()[1:]}
