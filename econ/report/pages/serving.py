@@ -40,7 +40,7 @@ order by model, chip, batch_seqs
 
 SUMMARY_SQL = """
 select model, chip, number_format, replica_chips, pipeline_stages, critical_batch_ratio, sparsity_param_ratio,
-       balance_batch_seqs, critical_context_tokens, balance_batch_at_8k_seqs, latency_floor_s,
+       balance_batch_seqs, balance_batch_achieved_seqs, critical_context_tokens, balance_batch_at_8k_seqs, latency_floor_s,
        max_tokens_per_s_per_sequence, cost_floor_at_8k_usd_per_mtok, cost_floor_at_128k_usd_per_mtok,
        prefill_cost_floor_usd_per_mtok, max_batch_at_8k_seqs, max_batch_at_128k_seqs, mfu_frac, mbu_frac,
        usd_per_chip_hour
@@ -151,7 +151,9 @@ def _assumptions(summary: pl.DataFrame) -> str:
 
 def _roofline(ctx: SiteContext, sel: Selection, summary: pl.DataFrame) -> Section:
     curves = ctx.query(CURVES, [sel.models, sel.chips, sel.number_format, int(sel.context_tokens)])
-    marks = summary.select("model", "chip", "balance_batch_seqs", "latency_floor_s")
+    # the curves apply the scenario's mfu/mbu, so they turn at B*0*mfu/mbu, not at the peak B*0
+    marks = summary.select("model", "chip", pl.col("balance_batch_achieved_seqs").alias("balance_batch_seqs"),
+                           "latency_floor_s")
     blocks = []
     if curves.is_empty():
         blocks.append(note("The serving sweep holds no rows for this selection.", kind="pending"))
@@ -169,12 +171,12 @@ def _roofline(ctx: SiteContext, sel: Selection, summary: pl.DataFrame) -> Sectio
             ("latency", "latency-vs-batch",
              "Time of one decode step (each sequence gets one token per step) against batch, on each chip's "
              f"smallest replica that holds the weights, {assumptions}. Dashed vertical lines: the balance batch "
-             "B*₀ where weight-read time equals compute time; dotted horizontal lines: the latency floor, one read "
-             f"of the weights, which no batch beats. {regime}",
+             "where weight-read time equals compute time at the scenario's mfu and mbu (B*₀·mfu/mbu); dotted "
+             f"horizontal lines: the latency floor, one read of the weights, which no batch beats. {regime}",
              f"{cite('step_time')}; {cite('latency_floor')}; {cite('balance_batch')}"),
             ("cost", "cost-vs-batch",
              f"Decode cost per output token against batch, {assumptions}: the chip-seconds of a step shared by "
-             f"the batch. Dashed lines: B*₀; past it the cost flattens to the compute (or KV) floor. {regime}",
+             f"the batch. Dashed lines: B*₀·mfu/mbu; past it the cost flattens to the compute (or KV) floor. {regime}",
              f"{cite('cost_per_token')}; {cite('cost_floor')}; {cite('balance_batch')}"),
         ):
             blocks.append(Figure(slug, charts.roofline_panels(curves, marks, metric=metric, models=sel.models,
@@ -185,7 +187,8 @@ def _roofline(ctx: SiteContext, sel: Selection, summary: pl.DataFrame) -> Sectio
         Col("pipeline_stages", "Pipeline stages", kind="num"),
         Col("critical_batch_ratio", "R (ratio)", kind="num", fmt=sig3),
         Col("sparsity_param_ratio", "N_tot/N_act (ratio)", kind="num", fmt=sig3),
-        Col("balance_batch_seqs", "B*₀ (sequences)", kind="num", fmt=sig3),
+        Col("balance_batch_seqs", "B*₀ at peak (sequences)", kind="num", fmt=sig3),
+        Col("balance_batch_achieved_seqs", "B*₀·mfu/mbu (sequences)", kind="num", fmt=sig3),
         Col("critical_context_tokens", "L* (tokens)", kind="num", fmt=sig3),
         Col("balance_batch_at_8k_seqs", "B* at 8k context (sequences)", kind="num", fmt=sig3),
         Col("latency_floor_s", "Latency floor (s)", kind="num", fmt=sig3),
