@@ -157,9 +157,9 @@ def memory_tier_table(models: pl.DataFrame, hardware: pl.DataFrame, tiers: pl.Da
     mechanisms = ["recompute", *tiers["tier"].to_list()]
     devices = [f"{chip} {number_format} forward pass", *tiers["device"].to_list()]
     cap, bw, usd = (_np(tiers, c)[None, :] for c in ("capacity_bytes", "bandwidth_bytes_per_s", "usd_per_hour"))
-    is_hbm = (tiers["tier"] == "hbm").to_numpy()[None, :]
     remat = memory_tiers.recompute_usd_per_token(_np(models, "params_active"), float(peak), usd_per_chip_hour, mfu=mfu)[:, None]
-    retrieve = np.concatenate([remat, np.where(is_hbm, 0.0, memory_tiers.retrieve_usd_per_token(kv, bw, usd))], axis=1)
+    stored = memory_tiers.tier_retrieve_usd_per_token(tiers["tier"].to_numpy()[None, :], kv, bw, usd)
+    retrieve = np.concatenate([remat, stored], axis=1)
     hold = np.concatenate([np.zeros_like(remat), memory_tiers.hold_usd_per_token_s(kv, cap, usd)], axis=1)
     drain = np.concatenate([[np.nan], drain_time_s(_np(tiers, "capacity_bytes"), _np(tiers, "bandwidth_bytes_per_s"))])
     t = HOLD_TIMES_S[None, None, :]

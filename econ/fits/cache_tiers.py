@@ -184,8 +184,8 @@ def compare_tiers(frame: pl.DataFrame, tiers: pl.DataFrame, assumptions) -> tupl
     usd = np.r_[np.nan, tiers["usd_per_hour"].to_numpy()][None, :]
     hold = np.where(np.arange(len(names)) == 0, 0.0, memory_tiers.hold_usd_per_token_s(kv, cap, usd))
     recompute = memory_tiers.recompute_usd_per_token(n_act, hw["peak_flop_per_s"], c["usd_per_chip_hour"], mfu=c["prefill_mfu"])
-    with np.errstate(invalid="ignore"):
-        retrieve = np.where(np.arange(len(names)) == 0, recompute, memory_tiers.retrieve_usd_per_token(kv, bw, usd))
+    retrieve = np.where(np.arange(len(names)) == 0, recompute,
+                        memory_tiers.tier_retrieve_usd_per_token(np.array(names)[None, :], kv, bw, usd))
     cost = memory_tiers.tier_cost_usd_per_token(retrieve, hold, hold_s)
     valid = np.all(np.isfinite(cost), axis=1)
     index, cheapest = memory_tiers.cheapest_tier(np.where(np.isfinite(retrieve), retrieve, np.inf), hold, hold_s)

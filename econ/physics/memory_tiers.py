@@ -39,6 +39,13 @@ def retrieve_usd_per_token(kv_bytes_per_token, bandwidth_bytes_per_s, usd_per_ho
     return np.divide(kv_bytes_per_token, bandwidth_bytes_per_s) * np.divide(usd_per_hour, SECONDS_PER_HOUR)
 
 
+def tier_retrieve_usd_per_token(tier, kv_bytes_per_token, bandwidth_bytes_per_s, usd_per_hour):
+    """Retrieve cost per tier [$/token]: 0 for HBM ("already where inference happens", lecture g.2), else b_kv/W · p."""
+    with np.errstate(invalid="ignore"):
+        moved = retrieve_usd_per_token(kv_bytes_per_token, bandwidth_bytes_per_s, usd_per_hour)
+    return np.where(np.asarray(tier) == "hbm", 0.0, moved)
+
+
 def tier_cost_usd_per_token(retrieve_usd, hold_usd_per_s, hold_time_s):
     """Cost of keeping a token for T seconds and reading it back once [$/token] = retrieve + hold · T."""
     return np.add(retrieve_usd, np.multiply(hold_usd_per_s, hold_time_s))

@@ -61,3 +61,13 @@ def test_cheapest_tier_moves_down_the_hierarchy_as_hold_time_grows():
     assert index[0] == 0 and index[-1] == 4  # HBM for an instant, recompute for ever
     assert np.all(np.diff(index) >= 0)  # never back up the hierarchy
     np.testing.assert_allclose(cost, mt.tier_cost_usd_per_token(retrieve, hold, hold_times[:, None]).min(axis=1))
+
+
+def test_hbm_retrieve_is_free_other_tiers_pay_the_read():
+    """Lecture g.2: HBM is where inference happens (retrieve ~0); a DDR read of 70,272 B at 64 GB/s on a
+    $0.5/h device costs 70,272/64e9 s x 0.5/3600 $/s = 1.525e-10 $."""
+    from econ.physics.memory_tiers import tier_retrieve_usd_per_token
+
+    out = tier_retrieve_usd_per_token(np.array(["hbm", "ddr"]), 70_272.0, np.array([3.35e12, 64e9]), np.array([2.0, 0.5]))
+    assert out[0] == 0.0
+    assert out[1] == pytest.approx(70_272 / 64e9 * 0.5 / 3600, rel=1e-12)
