@@ -58,12 +58,17 @@ def implied(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
     m_out = (frame["output_usd_per_mtok"] / frame["standard_output_usd_per_mtok"]).cast(pl.Float64).fill_null(np.nan).to_numpy()
     m_in = (frame["input_usd_per_mtok"] / frame["standard_input_usd_per_mtok"]).cast(pl.Float64).fill_null(np.nan).to_numpy()
     s = frame["speed_ratio"].cast(pl.Float64).fill_null(np.nan).to_numpy()
-    cols = {"m": m_out, "s": s, **{k: frame[k].cast(pl.Float64).fill_null(np.nan).to_numpy()
-                                   for k in ("params_active", "params_total", "kv_bytes_per_token", "tier_threshold_tokens")}}
+    tier_min = (frame["tier_min_prompt_tokens"].cast(pl.Float64).fill_null(0.0).to_numpy()
+                if "tier_min_prompt_tokens" in frame.columns else np.zeros(frame.height))
+    cols = {"m": m_out, "s": s, "tier_min": tier_min,
+            **{k: frame[k].cast(pl.Float64).fill_null(np.nan).to_numpy()
+               for k in ("params_active", "params_total", "kv_bytes_per_token", "tier_threshold_tokens")}}
 
     def x_of(hw, cols, context_tokens, kv_scale):
+        """L/L*, with a long-context tier's row read at a context inside its tier: max(scenario context, threshold)."""
         l_star = critical_context(cols["params_active"], cols["kv_bytes_per_token"], cols["tier_threshold_tokens"], hw, kv_scale)
-        return np.where(np.isfinite(l_star), np.divide(context_tokens, l_star), 0.0)
+        context = np.maximum(context_tokens, cols["tier_min"])
+        return np.where(np.isfinite(l_star), np.divide(context, l_star), 0.0)
 
     def solve(m, s_, x, prefill_mfu, decode_mbu):
         """Batches over B*0 (the solver works in units of B*0 * mfu/mbu)."""
@@ -90,6 +95,7 @@ def implied(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
         f("output_price_ratio", m_out), f("input_price_ratio", m_in),
         f("batch_ratio", fast_mode.batch_ratio(m_out, s)),
         f("critical_context_source", critical_context_source(frame)),
+        f("context_used_tokens", np.maximum(c["context_tokens"], cols["tier_min"])),
         f("context_over_critical_ratio", x0),
         f("solved", np.asarray(central.solved, dtype=bool)),
         f("baseline_batch_over_balance_ratio", central.baseline_batch),

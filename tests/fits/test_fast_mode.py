@@ -90,3 +90,15 @@ def test_no_speed_multiple_is_listed_not_solved():
     solved = out.filter(pl.col("status") == "ok")
     assert solved["solved"].all()
     assert (solved["baseline_batch_over_balance_scenario_low_ratio"] <= solved["baseline_batch_over_balance_ratio"]).all()
+
+
+def test_a_long_context_tier_row_is_read_inside_its_tier():
+    """A >200k fast row is billed only for prompts above 200k, so its L/L* uses 200k, not the 32k scenario context.
+    With L* = the 200k threshold (closed model), the base row has L/L* = 32k/200k and the tier row 200k/200k = 1."""
+    a = frames()["assumptions"]
+    rows = pl.concat([variant_row(6.0, 2.5, threshold=200_000.0).with_columns(pl.lit(tier).alias("tier_min_prompt_tokens"))
+                      for tier in (0, 200_000)])
+    out = fast_mode.implied(rows, a)
+    context = a.central["context_tokens"]
+    assert out["context_used_tokens"].to_list() == [max(context, 0), 200_000.0]
+    assert out["context_over_critical_ratio"].to_list() == pytest.approx([context / 200_000, 1.0])
