@@ -34,8 +34,18 @@ def cold_build_s(tmp: Path, *, report: bool) -> float:
     """`econ build` in a fresh process with an empty analysis cache (what a new clone sees)."""
     cache = tmp / "cache"
     shutil.rmtree(cache, ignore_errors=True)
-    args = [sys.executable, "-m", "econ", "build", "--db", str(tmp / "bench.duckdb"), "--cache", str(cache),
-            "--reports", str(tmp / "reports")]
+    args = [
+        sys.executable,
+        "-m",
+        "econ",
+        "build",
+        "--db",
+        str(tmp / "bench.duckdb"),
+        "--cache",
+        str(cache),
+        "--reports",
+        str(tmp / "reports"),
+    ]
     if not report:
         args.append("--no-report")
     start = time.perf_counter()
@@ -44,8 +54,17 @@ def cold_build_s(tmp: Path, *, report: bool) -> float:
 
 
 def warm_build_s(tmp: Path) -> float:
-    args = [sys.executable, "-m", "econ", "build", "--db", str(tmp / "bench.duckdb"), "--cache", str(tmp / "cache"),
-            "--no-report"]
+    args = [
+        sys.executable,
+        "-m",
+        "econ",
+        "build",
+        "--db",
+        str(tmp / "bench.duckdb"),
+        "--cache",
+        str(tmp / "cache"),
+        "--no-report",
+    ]
     start = time.perf_counter()
     subprocess.run(args, cwd=ROOT, check=True, capture_output=True)
     return time.perf_counter() - start
@@ -57,6 +76,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
+
         def fresh_import():  # into an empty folder each time (a repeat into the same folder only compares bytes)
             data = Path(tempfile.mkdtemp(dir=tmp))
             import_file("litellm", LITELLM, data_dir=data, as_of=date(2026, 11, 20))

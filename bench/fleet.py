@@ -70,11 +70,30 @@ def main() -> None:
 
             frame = cases().filter(__import__("polars").col("kv_bytes_per_token").is_not_null())
             pairs = frame.select("model", "chip").unique().height
-            a = {k: frame[k].cast(float).fill_null(float("nan")).to_numpy() for k in (
-                "params_total", "params_active", "weight_bytes_per_param", "kv_bytes_per_token", "peak_flop_per_s",
-                "hbm_bandwidth_bytes_per_s", "hbm_capacity_bytes", "chips", "pipeline_stages")}
-            compute = best_of(lambda: physics.frontier(batch=PARETO_BATCH, context_tokens=base.decode_context_tokens,
-                                                       usd_per_chip_hour=2.0, mfu=base.mfu, mbu=base.mbu, **a))
+            a = {
+                k: frame[k].cast(float).fill_null(float("nan")).to_numpy()
+                for k in (
+                    "params_total",
+                    "params_active",
+                    "weight_bytes_per_param",
+                    "kv_bytes_per_token",
+                    "peak_flop_per_s",
+                    "hbm_bandwidth_bytes_per_s",
+                    "hbm_capacity_bytes",
+                    "chips",
+                    "pipeline_stages",
+                )
+            }
+            compute = best_of(
+                lambda: physics.frontier(
+                    batch=PARETO_BATCH,
+                    context_tokens=base.decode_context_tokens,
+                    usd_per_chip_hour=2.0,
+                    mfu=base.mfu,
+                    mbu=base.mbu,
+                    **a,
+                )
+            )
             rows = 0
 
             def table():

@@ -41,14 +41,20 @@ def synthetic_cases(n: int, seed: int = 0) -> dict:
     """n model x chip x format cases spanning real ranges (7B-2T params, H100- to B200-class chips)."""
     rng = np.random.default_rng(seed)
     total = 10 ** rng.uniform(9.8, 12.3, n)
-    windowed = rng.random(n) < 0.3  # hybrid models: sliding-window layers hold 1 MB per sequence once 4,096 tokens fill them
+    windowed = (
+        rng.random(n) < 0.3
+    )  # hybrid models: sliding-window layers hold 1 MB per sequence once 4,096 tokens fill them
     return {
-        "params_total": total, "params_active": total * 10 ** rng.uniform(-1.6, 0, n),
-        "weight_bytes_per_param": rng.choice([0.5, 1.0, 2.0], n), "kv_bytes_per_token": 10 ** rng.uniform(3.5, 6, n),
+        "params_total": total,
+        "params_active": total * 10 ** rng.uniform(-1.6, 0, n),
+        "weight_bytes_per_param": rng.choice([0.5, 1.0, 2.0], n),
+        "kv_bytes_per_token": 10 ** rng.uniform(3.5, 6, n),
         "kv_window_bytes_per_sequence": np.where(windowed, 1e6, 0.0),
         "sliding_window_tokens": np.where(windowed, 4096.0, np.nan),
-        "peak_flop_per_s": 10 ** rng.uniform(14.3, 16, n), "hbm_bandwidth_bytes_per_s": 10 ** rng.uniform(11.9, 12.9, n),
-        "hbm_capacity_bytes": 10 ** rng.uniform(10.2, 11.5, n), "chips": 2.0 ** rng.integers(0, 6, n),
+        "peak_flop_per_s": 10 ** rng.uniform(14.3, 16, n),
+        "hbm_bandwidth_bytes_per_s": 10 ** rng.uniform(11.9, 12.9, n),
+        "hbm_capacity_bytes": 10 ** rng.uniform(10.2, 11.5, n),
+        "chips": 2.0 ** rng.integers(0, 6, n),
         "pipeline_stages": np.ones(n),
     }
 
@@ -57,7 +63,7 @@ def vectorised_rate(cases, batch, context, repeat=3) -> tuple[float, int]:
     best, points = float("inf"), 0
     for _ in range(repeat):
         start, points = time.perf_counter(), 0
-        for index, out in sweep_chunks(cases, batch, context, usd_per_chip_hour=PRICE):
+        for index, _out in sweep_chunks(cases, batch, context, usd_per_chip_hour=PRICE):
             points += len(index) * len(batch) * len(context)
         best = min(best, time.perf_counter() - start)
     return points / best, points
@@ -67,17 +73,35 @@ def point_same_functions(c, b, ctx):
     """One grid point through the library's functions (the notebook path, minus dataclasses)."""
     window = kv_window_bytes(ctx, c["kv_window_bytes_per_sequence"], c["sliding_window_tokens"])
     compute = roofline.compute_time_s(b, 1.0, c["params_active"], c["chips"], c["peak_flop_per_s"])
-    mem = roofline.memory_time_s(b, ctx, c["kv_bytes_per_token"], c["params_total"], c["weight_bytes_per_param"], c["chips"],
-                                 c["hbm_bandwidth_bytes_per_s"], pipeline_stages=c["pipeline_stages"],
-                                 kv_extra_bytes_per_sequence=window)
+    mem = roofline.memory_time_s(
+        b,
+        ctx,
+        c["kv_bytes_per_token"],
+        c["params_total"],
+        c["weight_bytes_per_param"],
+        c["chips"],
+        c["hbm_bandwidth_bytes_per_s"],
+        pipeline_stages=c["pipeline_stages"],
+        kv_extra_bytes_per_sequence=window,
+    )
     step = roofline.step_bounds(compute, mem)
     pre_compute = roofline.compute_time_s(b, ctx, c["params_active"], c["chips"], c["peak_flop_per_s"])
     pre = roofline.step_bounds(pre_compute, mem)
-    required = memory.weight_bytes(c["params_total"], c["weight_bytes_per_param"]) + memory.kv_bytes(b, ctx, c["kv_bytes_per_token"], window)
-    return (step.lower_bound_s, step.upper_bound_s, step.compute_bound, roofline.tokens_per_s(b, step.lower_bound_s),
-            roofline.usd_per_token(step.lower_bound_s, b, c["chips"], PRICE) * MEGA, pre.lower_bound_s, pre.compute_bound,
-            roofline.usd_per_token(pre.lower_bound_s, b * ctx, c["chips"], PRICE) * MEGA, required,
-            required <= c["chips"] * c["hbm_capacity_bytes"])
+    required = memory.weight_bytes(c["params_total"], c["weight_bytes_per_param"]) + memory.kv_bytes(
+        b, ctx, c["kv_bytes_per_token"], window
+    )
+    return (
+        step.lower_bound_s,
+        step.upper_bound_s,
+        step.compute_bound,
+        roofline.tokens_per_s(b, step.lower_bound_s),
+        roofline.usd_per_token(step.lower_bound_s, b, c["chips"], PRICE) * MEGA,
+        pre.lower_bound_s,
+        pre.compute_bound,
+        roofline.usd_per_token(pre.lower_bound_s, b * ctx, c["chips"], PRICE) * MEGA,
+        required,
+        required <= c["chips"] * c["hbm_capacity_bytes"],
+    )
 
 
 def point_inline(c, b, ctx):
@@ -88,14 +112,26 @@ def point_inline(c, b, ctx):
     per_token = 2.0 * c["params_active"] / (g * c["peak_flop_per_s"])
     compute = per_token * b
     kv_seq = ctx * c["kv_bytes_per_token"] + window
-    mem = (c["pipeline_stages"] * c["params_total"] * c["weight_bytes_per_param"] + b * kv_seq) / (g * c["hbm_bandwidth_bytes_per_s"])
+    mem = (c["pipeline_stages"] * c["params_total"] * c["weight_bytes_per_param"] + b * kv_seq) / (
+        g * c["hbm_bandwidth_bytes_per_s"]
+    )
     step = compute if compute >= mem else mem
     pre_compute = compute * ctx
     pre = pre_compute if pre_compute >= mem else mem
     usd_s = g * PRICE / SECONDS_PER_HOUR * MEGA
     required = c["params_total"] * c["weight_bytes_per_param"] + b * kv_seq
-    return (step, compute + mem, compute >= mem, b / step, step * usd_s / b, pre, pre_compute >= mem, pre * usd_s / (b * ctx),
-            required, required <= g * c["hbm_capacity_bytes"])
+    return (
+        step,
+        compute + mem,
+        compute >= mem,
+        b / step,
+        step * usd_s / b,
+        pre,
+        pre_compute >= mem,
+        pre * usd_s / (b * ctx),
+        required,
+        required <= g * c["hbm_capacity_bytes"],
+    )
 
 
 def loop_rate(fn, cases, batch, context, n_cases) -> float:

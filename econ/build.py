@@ -21,10 +21,9 @@ import polars as pl
 from econ import __version__, paths
 from econ.analyses import ANALYSES
 from econ.analyses.runner import code_fingerprint, input_fingerprint, run_analyses
-from econ.files import source_date, swap_in
 from econ.db import atomic_database, connect_read_only, create_views, table_summary, write_table
+from econ.files import source_date, swap_in
 from econ.load.loader import column_comments, load_all, table_description
-
 
 REPORT_LIBRARIES = ("altair", "vl-convert-python", "duckdb", "polars")
 
@@ -38,8 +37,15 @@ class BuildResult:
     reports_dir: Path | None
 
 
-def build(*, data_dir: Path = paths.DATA_DIR, db_path: Path = paths.DB_PATH, queries_dir: Path = paths.QUERIES_DIR,
-          cache_dir: Path | None = paths.CACHE_DIR, reports_dir: Path | None = None, as_of: date | None = None) -> BuildResult:
+def build(
+    *,
+    data_dir: Path = paths.DATA_DIR,
+    db_path: Path = paths.DB_PATH,
+    queries_dir: Path = paths.QUERIES_DIR,
+    cache_dir: Path | None = paths.CACHE_DIR,
+    reports_dir: Path | None = None,
+    as_of: date | None = None,
+) -> BuildResult:
     """Build the database (and the report when ``reports_dir`` is given); see the module docstring."""
     started = time.perf_counter()
     as_of = as_of or default_as_of()
@@ -49,14 +55,21 @@ def build(*, data_dir: Path = paths.DATA_DIR, db_path: Path = paths.DB_PATH, que
         with atomic_database(Path(db_path)) as con:
             code_hash = code_fingerprint()
             for name, frame in frames.items():
-                write_table(con, name, frame, description=table_description(name), column_comments=column_comments(name))
-            write_table(con, "build_info",
-                        pl.DataFrame({"as_of": [as_of], "econ_version": [__version__], "code_fingerprint": [code_hash]}),
-                        description="How this database was built. Grain: one row.",
-                        column_comments={"as_of": "Date 'current' prices and the report refer to",
-                                         "econ_version": "Version of econ that built the database",
-                                         "code_fingerprint": "SHA-256 of econ's source files that built it (econ diff "
-                                                             "refuses a database built by other code)"})
+                write_table(
+                    con, name, frame, description=table_description(name), column_comments=column_comments(name)
+                )
+            write_table(
+                con,
+                "build_info",
+                pl.DataFrame({"as_of": [as_of], "econ_version": [__version__], "code_fingerprint": [code_hash]}),
+                description="How this database was built. Grain: one row.",
+                column_comments={
+                    "as_of": "Date 'current' prices and the report refer to",
+                    "econ_version": "Version of econ that built the database",
+                    "code_fingerprint": "SHA-256 of econ's source files that built it (econ diff "
+                    "refuses a database built by other code)",
+                },
+            )
             con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
             create_views(con, Path(queries_dir))
             status = run_analyses(con, ANALYSES, as_of=as_of, cache_dir=cache_dir, code_hash=code_hash)
@@ -77,9 +90,14 @@ def build(*, data_dir: Path = paths.DATA_DIR, db_path: Path = paths.DB_PATH, que
 def _report_key(con, frames, queries_dir: Path, *, as_of: date, code_hash: str) -> str:
     """What the site is drawn from: the database (a function of the input tables, the views' SQL, the code and
     ``as_of``; the analyses are deterministic), ``SOURCE_DATE_EPOCH`` and the versions of the libraries that draw it."""
-    parts = [code_hash, as_of.isoformat(), os.environ.get("SOURCE_DATE_EPOCH") or "", input_fingerprint(con, frames),
-             *(f"{p.name}\n{p.read_text(encoding='utf-8')}" for p in sorted(queries_dir.glob("*.sql"))),
-             *(f"{lib}={metadata.version(lib)}" for lib in REPORT_LIBRARIES)]
+    parts = [
+        code_hash,
+        as_of.isoformat(),
+        os.environ.get("SOURCE_DATE_EPOCH") or "",
+        input_fingerprint(con, frames),
+        *(f"{p.name}\n{p.read_text(encoding='utf-8')}" for p in sorted(queries_dir.glob("*.sql"))),
+        *(f"{lib}={metadata.version(lib)}" for lib in REPORT_LIBRARIES),
+    ]
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:24]
 
 

@@ -33,8 +33,14 @@ def _out(text: str) -> None:
 def cmd_build(args) -> int:
     from econ.build import build
 
-    result = build(data_dir=args.data, db_path=args.db, queries_dir=paths.QUERIES_DIR, cache_dir=args.cache,
-                   reports_dir=None if args.no_report else args.reports, as_of=args.as_of)
+    result = build(
+        data_dir=args.data,
+        db_path=args.db,
+        queries_dir=paths.QUERIES_DIR,
+        cache_dir=args.cache,
+        reports_dir=None if args.no_report else args.reports,
+        as_of=args.as_of,
+    )
     tables = [o for o in result.objects if o[1] == "table"]
     views = [o for o in result.objects if o[1] == "view"]
     _out(f"built {result.db_path}: {len(tables)} tables, {len(views)} views in {result.elapsed_s:.2f} s")
@@ -80,13 +86,20 @@ def cmd_import(args) -> int:
     from econ.load.importers import import_file
 
     result = import_file(args.source, Path(args.file), data_dir=args.data, as_of=args.as_of)
-    _out(f"imported {result.imported_entries} of {result.entries} {args.source} entries as {result.rows} price rows "
-         f"-> {result.path} ({result.status}; dated {result.as_of} from {result.date_from})")
+    _out(
+        f"imported {result.imported_entries} of {result.entries} {args.source} entries as {result.rows} price rows "
+        f"-> {result.path} ({result.status}; dated {result.as_of} from {result.date_from})"
+    )
     rows = [("imported", result.imported_entries)] + sorted(result.skipped.items(), key=lambda kv: (-kv[1], kv[0]))
     _out(render(["reason", "entries"], rows))
-    for title, counts in (("price keys not imported (by family)", result.ignored_keys), ("rows left out", result.dropped_rows)):
+    for title, counts in (
+        ("price keys not imported (by family)", result.ignored_keys),
+        ("rows left out", result.dropped_rows),
+    ):
         if counts:
-            _out(f"{title}: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))
+            _out(
+                f"{title}: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+            )
     return 0
 
 
@@ -107,8 +120,10 @@ def _print_changes(changes, implied, fmt: str, *, implied_only: bool = False) ->
         _out(render(frame.columns, frame.rows(), fmt=fmt))
         return
     counts = summary(changes)
-    _out(f"{counts['models_added']} models added, {counts['models_removed']} removed, "
-         f"{counts['prices_changed']} prices changed ({counts['components_changed']} components)")
+    _out(
+        f"{counts['models_added']} models added, {counts['models_removed']} removed, "
+        f"{counts['prices_changed']} prices changed ({counts['components_changed']} components)"
+    )
     _out(render(changes.columns, changes.rows(), fmt=fmt))
     _out(f"\nwhat they imply (scenario base): {implied.height} inferred quantities moved")
     _out(render(implied.columns, implied.rows(), fmt=fmt))
@@ -118,15 +133,30 @@ def cmd_refresh(args) -> int:
     from econ.refresh import fetch, refresh
 
     if (args.file is None) == (args.fetch is None):
-        raise EconError("give either a FILE or --fetch litellm|openrouter", "econ refresh FILE, or econ refresh --fetch litellm")
-    path = fetch(args.fetch, paths.ROOT / "build" / "downloads", today=args.as_of or date.today()) if args.fetch else Path(args.file)
-    result = refresh(path, source=args.fetch or args.source, as_of=args.as_of, data_dir=args.data, db_path=args.db,
-                     cache_dir=args.cache, reports_dir=None if args.no_report else args.reports)
+        raise EconError(
+            "give either a FILE or --fetch litellm|openrouter", "econ refresh FILE, or econ refresh --fetch litellm"
+        )
+    path = (
+        fetch(args.fetch, paths.ROOT / "build" / "downloads", today=args.as_of or date.today())
+        if args.fetch
+        else Path(args.file)
+    )
+    result = refresh(
+        path,
+        source=args.fetch or args.source,
+        as_of=args.as_of,
+        data_dir=args.data,
+        db_path=args.db,
+        cache_dir=args.cache,
+        reports_dir=None if args.no_report else args.reports,
+    )
     imp = result.imported
     _out(f"snapshot {imp.path.name}: {imp.status} ({imp.rows} price rows, dated {imp.as_of} from {imp.date_from})")
     if result.built is not None:
-        _out(f"rebuilt {result.built.db_path} in {result.built.elapsed_s:.2f} s; analyses: "
-             + ", ".join(f"{n} ({s})" for n, s in result.built.analyses.items()))
+        _out(
+            f"rebuilt {result.built.db_path} in {result.built.elapsed_s:.2f} s; analyses: "
+            + ", ".join(f"{n} ({s})" for n, s in result.built.analyses.items())
+        )
     _print_changes(result.changes, result.implied, "table")
     return 0
 
@@ -144,9 +174,17 @@ def cmd_diff(args) -> int:
 def cmd_fleet(args) -> int:
     from econ.analyses.fleet import plan_for
 
-    columns, rows = plan_for(args.db, model=args.model, chip=args.chip, tokens_per_s=args.tokens_per_s,
-                             scenario=args.scenario, batch_policy=args.batch_policy, number_format=args.number_format,
-                             replica_chips=args.replica_chips, as_of=args.as_of)
+    columns, rows = plan_for(
+        args.db,
+        model=args.model,
+        chip=args.chip,
+        tokens_per_s=args.tokens_per_s,
+        scenario=args.scenario,
+        batch_policy=args.batch_policy,
+        number_format=args.number_format,
+        replica_chips=args.replica_chips,
+        as_of=args.as_of,
+    )
     _out(render(columns, rows, fmt=args.format))
     return 0
 
@@ -192,7 +230,9 @@ def parser() -> argparse.ArgumentParser:
     add_db(f)
     f.add_argument("file", nargs="?", help="the LiteLLM or OpenRouter JSON file")
     f.add_argument("--source", choices=("litellm", "openrouter"), help="format of FILE (default: detected)")
-    f.add_argument("--fetch", choices=("litellm", "openrouter"), help="download the current public file instead of FILE")
+    f.add_argument(
+        "--fetch", choices=("litellm", "openrouter"), help="download the current public file instead of FILE"
+    )
     f.add_argument("--as-of", type=_date, default=None, help="snapshot date (default: the file's own date)")
     f.add_argument("--data", type=Path, default=paths.DATA_DIR, help="data folder (default: data/)")
     f.add_argument("--reports", type=Path, default=paths.REPORTS_DIR, help="report folder (default: reports/)")
@@ -202,31 +242,54 @@ def parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("diff", help="what changed in prices (and what it implies) between two snapshot dates")
     add_db(d)
-    d.add_argument("--from", dest="from_date", type=_date, default=None, help="older date (default: the snapshot before --to)")
+    d.add_argument(
+        "--from", dest="from_date", type=_date, default=None, help="older date (default: the snapshot before --to)"
+    )
     d.add_argument("--to", dest="to_date", type=_date, default=None, help="newer date (default: the newest snapshot)")
     d.add_argument("--format", choices=FORMATS, default="table")
-    d.add_argument("--implied", action="store_true",
-                   help="with csv/json: print the inferred-quantity changes instead of the price changes (one table each)")
+    d.add_argument(
+        "--implied",
+        action="store_true",
+        help="with csv/json: print the inferred-quantity changes instead of the price changes (one table each)",
+    )
     d.set_defaults(func=cmd_diff)
 
-    fl = sub.add_parser("fleet", help="size, power and cost the fleet serving a model on a chip at a traffic (read-only)")
+    fl = sub.add_parser(
+        "fleet", help="size, power and cost the fleet serving a model on a chip at a traffic (read-only)"
+    )
     add_db(fl)
     fl.add_argument("--model", required=True, help="model (models.model)")
     fl.add_argument("--chip", required=True, help="accelerator (hardware.chip)")
-    fl.add_argument("--tokens-per-s", type=float, required=True, help="traffic served, input + output tokens per second")
-    fl.add_argument("--scenario", default="base", help="scenario of the traffic mix and fleet assumptions (default: base)")
-    fl.add_argument("--batch-policy", choices=("balance_multiple", "speed_target"), default="balance_multiple",
-                    help="decode batch: a multiple of the balance batch, or the largest meeting the speed target")
-    fl.add_argument("--number-format", choices=("bf16", "fp8", "int8", "fp4"), default=None,
-                    help="format of the math and weights (default: the scenario's weight_format)")
+    fl.add_argument(
+        "--tokens-per-s", type=float, required=True, help="traffic served, input + output tokens per second"
+    )
+    fl.add_argument(
+        "--scenario", default="base", help="scenario of the traffic mix and fleet assumptions (default: base)"
+    )
+    fl.add_argument(
+        "--batch-policy",
+        choices=("balance_multiple", "speed_target"),
+        default="balance_multiple",
+        help="decode batch: a multiple of the balance batch, or the largest meeting the speed target",
+    )
+    fl.add_argument(
+        "--number-format",
+        choices=("bf16", "fp8", "int8", "fp4"),
+        default=None,
+        help="format of the math and weights (default: the scenario's weight_format)",
+    )
     fl.add_argument("--replica-chips", type=int, default=None, help="chips per replica (default: sized for the batch)")
     fl.add_argument("--format", choices=FORMATS, default="table")
-    fl.add_argument("--as-of", type=_date, default=None, help="date for current list prices and rental quotes (default: today)")
+    fl.add_argument(
+        "--as-of", type=_date, default=None, help="date for current list prices and rental quotes (default: today)"
+    )
     fl.set_defaults(func=cmd_fleet)
 
     i = sub.add_parser("import", help="import a LiteLLM or OpenRouter price map as a dated snapshot in data/")
     i.add_argument("source", choices=("litellm", "openrouter"))
-    i.add_argument("file", help="the JSON file (LiteLLM model_prices_and_context_window.json or OpenRouter /api/v1/models)")
+    i.add_argument(
+        "file", help="the JSON file (LiteLLM model_prices_and_context_window.json or OpenRouter /api/v1/models)"
+    )
     i.add_argument("--as-of", type=_date, default=None, help="snapshot date (default: the file's own date)")
     i.add_argument("--data", type=Path, default=paths.DATA_DIR, help="data folder (default: data/)")
     i.set_defaults(func=cmd_import)

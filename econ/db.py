@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import duckdb
 import polars as pl
@@ -51,8 +51,10 @@ def atomic_database(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
         con.execute(f"attach {quote_literal(str(tmp))} as {ATTACH_AS} (storage_version '{STORAGE_VERSION}')")
     except (OSError, duckdb.Error) as e:
         con.close()
-        raise DatabaseError(f"cannot write a database next to {db_path}: {e}",
-                            "check that the folder exists and is writable, or pass --db") from None
+        raise DatabaseError(
+            f"cannot write a database next to {db_path}: {e}",
+            "check that the folder exists and is writable, or pass --db",
+        ) from None
     try:
         con.execute(f"use {ATTACH_AS}")
         yield con
@@ -80,7 +82,9 @@ def connect_read_only(db_path: Path, *, current: bool = False) -> duckdb.DuckDBP
     try:
         con = duckdb.connect(str(db_path), read_only=True)
     except duckdb.Error as e:
-        raise DatabaseError(f"cannot open {db_path}: {e}", "is another process writing it? run econ build again") from None
+        raise DatabaseError(
+            f"cannot open {db_path}: {e}", "is another process writing it? run econ build again"
+        ) from None
     if current:
         from econ.analyses.runner import code_fingerprint
 
@@ -103,7 +107,9 @@ def require_built_by(con: duckdb.DuckDBPyConnection, db_path: Path, code_hash: s
     except duckdb.Error:  # no build_info, or one without the column: built before econ recorded its code
         built = None
     if built != code_hash:
-        raise DatabaseError(f"{db_path} was built by another version of econ", "run econ build to rebuild it with this one")
+        raise DatabaseError(
+            f"{db_path} was built by another version of econ", "run econ build to rebuild it with this one"
+        )
 
 
 def write_table(
@@ -136,19 +142,28 @@ def write_table(
     return rows
 
 
-def comment(con: duckdb.DuckDBPyConnection, name: str, description: str, column_comments: dict[str, str], *, view: bool = False) -> None:
+def comment(
+    con: duckdb.DuckDBPyConnection, name: str, description: str, column_comments: dict[str, str], *, view: bool = False
+) -> None:
     """Store the table's description and each column's meaning and unit as DuckDB comments.
 
     The comments of one table are one transaction: a build writes ~800 of them, and committing
     each on its own took ~0.2 s of every build.
     """
     kind = "view" if view else "table"
-    existing = {r[0] for r in con.execute(
-        "select column_name from duckdb_columns() where database_name = current_database() and table_name = ?", [name]
-    ).fetchall()}
+    existing = {
+        r[0]
+        for r in con.execute(
+            "select column_name from duckdb_columns() where database_name = current_database() and table_name = ?",
+            [name],
+        ).fetchall()
+    }
     statements = [f"comment on {kind} {quote_ident(name)} is {quote_literal(description)}"] if description else []
-    statements += [f"comment on column {quote_ident(name)}.{quote_ident(column)} is {quote_literal(text)}"
-                   for column, text in column_comments.items() if column in existing]
+    statements += [
+        f"comment on column {quote_ident(name)}.{quote_ident(column)} is {quote_literal(text)}"
+        for column, text in column_comments.items()
+        if column in existing
+    ]
     if not statements:
         return
     con.execute("begin transaction")  # callers hold no transaction of their own (DuckDB has no nested ones)
@@ -195,7 +210,9 @@ def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path) -> list[str]
                 errors[name] = str(e)
                 continue
             except duckdb.Error as e:
-                raise EconError(f"{path}: view {name} does not compile: {e}".strip(), "fix the SQL in that file") from None
+                raise EconError(
+                    f"{path}: view {name} does not compile: {e}".strip(), "fix the SQL in that file"
+                ) from None
             comment(con, name, view_header(sql), {}, view=True)
             created.append(name)
             del pending[name]
@@ -217,4 +234,7 @@ def table_summary(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, int, s
         order by 2, 1
         """
     ).fetchall()
-    return [(n, kind, con.execute(f"select count(*) from {quote_ident(n)}").fetchall()[0][0], desc) for n, kind, desc in objects]
+    return [
+        (n, kind, con.execute(f"select count(*) from {quote_ident(n)}").fetchall()[0][0], desc)
+        for n, kind, desc in objects
+    ]

@@ -18,13 +18,26 @@ from econ.errors import EconError
 
 KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
 COMPONENTS = [
-    "input_usd_per_mtok", "output_usd_per_mtok", "cache_read_usd_per_mtok", "cache_write_5m_usd_per_mtok",
-    "cache_write_1h_usd_per_mtok", "cache_write_12h_usd_per_mtok", "cache_storage_usd_per_mtok_hour",
-    "max_input_tokens", "speed_ratio",
+    "input_usd_per_mtok",
+    "output_usd_per_mtok",
+    "cache_read_usd_per_mtok",
+    "cache_write_5m_usd_per_mtok",
+    "cache_write_1h_usd_per_mtok",
+    "cache_write_12h_usd_per_mtok",
+    "cache_storage_usd_per_mtok_hour",
+    "max_input_tokens",
+    "speed_ratio",
 ]
 CHANGE_SCHEMA = {
-    "change": pl.String, "source": pl.String, "provider": pl.String, "model": pl.String, "variant": pl.String,
-    "tier_min_prompt_tokens": pl.Int64, "component": pl.String, "old_value": pl.Float64, "new_value": pl.Float64,
+    "change": pl.String,
+    "source": pl.String,
+    "provider": pl.String,
+    "model": pl.String,
+    "variant": pl.String,
+    "tier_min_prompt_tokens": pl.Int64,
+    "component": pl.String,
+    "old_value": pl.Float64,
+    "new_value": pl.Float64,
     "change_frac": pl.Float64,
 }
 
@@ -54,28 +67,48 @@ def states_on(prices: pl.DataFrame, from_date: date, to_date: date) -> tuple[pl.
 def changes_between(old: pl.DataFrame, new: pl.DataFrame) -> pl.DataFrame:
     """Added, removed and changed price keys from one set of price rows to another (one row per key each)."""
     cols = KEY + COMPONENTS
-    joined = old.select(cols).with_columns(pl.lit(True).alias("_old")).join(
-        new.select(cols).with_columns(pl.lit(True).alias("_new")), on=KEY, how="full", coalesce=True, suffix="_new",
-        nulls_equal=True)
+    joined = (
+        old.select(cols)
+        .with_columns(pl.lit(True).alias("_old"))
+        .join(
+            new.select(cols).with_columns(pl.lit(True).alias("_new")),
+            on=KEY,
+            how="full",
+            coalesce=True,
+            suffix="_new",
+            nulls_equal=True,
+        )
+    )
 
     added = joined.filter(pl.col("_old").is_null()).select(
-        pl.lit("added").alias("change"), *KEY, pl.lit("input_usd_per_mtok").alias("component"),
-        pl.lit(None, pl.Float64).alias("old_value"), pl.col("input_usd_per_mtok_new").alias("new_value"),
+        pl.lit("added").alias("change"),
+        *KEY,
+        pl.lit("input_usd_per_mtok").alias("component"),
+        pl.lit(None, pl.Float64).alias("old_value"),
+        pl.col("input_usd_per_mtok_new").alias("new_value"),
         pl.lit(None, pl.Float64).alias("change_frac"),
     )
     removed = joined.filter(pl.col("_new").is_null()).select(
-        pl.lit("removed").alias("change"), *KEY, pl.lit("input_usd_per_mtok").alias("component"),
-        pl.col("input_usd_per_mtok").alias("old_value"), pl.lit(None, pl.Float64).alias("new_value"),
+        pl.lit("removed").alias("change"),
+        *KEY,
+        pl.lit("input_usd_per_mtok").alias("component"),
+        pl.col("input_usd_per_mtok").alias("old_value"),
+        pl.lit(None, pl.Float64).alias("new_value"),
         pl.lit(None, pl.Float64).alias("change_frac"),
     )
     kept = joined.filter(pl.col("_old").is_not_null() & pl.col("_new").is_not_null())
-    long = pl.concat([
-        kept.select(
-            pl.lit("changed").alias("change"), *KEY, pl.lit(c).alias("component"),
-            pl.col(c).cast(pl.Float64).alias("old_value"), pl.col(f"{c}_new").cast(pl.Float64).alias("new_value"),
-        )
-        for c in COMPONENTS
-    ])
+    long = pl.concat(
+        [
+            kept.select(
+                pl.lit("changed").alias("change"),
+                *KEY,
+                pl.lit(c).alias("component"),
+                pl.col(c).cast(pl.Float64).alias("old_value"),
+                pl.col(f"{c}_new").cast(pl.Float64).alias("new_value"),
+            )
+            for c in COMPONENTS
+        ]
+    )
     changed = long.filter(~pl.col("old_value").eq_missing(pl.col("new_value"))).with_columns(
         pl.when(pl.col("old_value") != 0).then(pl.col("new_value") / pl.col("old_value") - 1).alias("change_frac")
     )
@@ -86,7 +119,10 @@ def changes_between(old: pl.DataFrame, new: pl.DataFrame) -> pl.DataFrame:
 
 def summary(changes: pl.DataFrame) -> dict[str, int]:
     """Counts for a one-line summary: models added/removed, price rows and components changed."""
-    models = lambda kind: changes.filter(change=kind).select("source", "provider", "model").unique().height  # noqa: E731
+
+    def models(kind):
+        return changes.filter(change=kind).select("source", "provider", "model").unique().height
+
     changed = changes.filter(change="changed")
     return {
         "models_added": models("added"),
@@ -101,7 +137,10 @@ def default_dates(snapshot_dates: list[date], from_date: date | None, to_date: d
     dates = sorted(set(snapshot_dates))
     if to_date is None:
         if not dates:
-            raise EconError("there are no snapshots to compare", "import one with econ import or econ refresh, or pass --from and --to")
+            raise EconError(
+                "there are no snapshots to compare",
+                "import one with econ import or econ refresh, or pass --from and --to",
+            )
         to_date = dates[-1]
     if from_date is None:
         earlier = [d for d in dates if d < to_date]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from econ.errors import EconError
@@ -16,10 +16,11 @@ def source_date() -> date | None:
     if raw is None or raw.strip() == "":
         return None
     try:
-        return datetime.fromtimestamp(int(raw), tz=timezone.utc).date()
+        return datetime.fromtimestamp(int(raw), tz=UTC).date()
     except (ValueError, OverflowError, OSError):
-        raise EconError(f"SOURCE_DATE_EPOCH={raw!r} is not a Unix time",
-                        "set it to whole seconds since 1970-01-01 UTC, or unset it") from None
+        raise EconError(
+            f"SOURCE_DATE_EPOCH={raw!r} is not a Unix time", "set it to whole seconds since 1970-01-01 UTC, or unset it"
+        ) from None
 
 
 def swap_in(staged: Path, target: Path) -> None:

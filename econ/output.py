@@ -60,8 +60,14 @@ def render(columns: list[str], rows: list[tuple], *, fmt: str = "table") -> str:
     if fmt != "table":
         raise ValueError(f"unknown format {fmt!r}; use one of {FORMATS}")
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
-    numeric = [all(isinstance(row[i], (int, float, Decimal)) or row[i] is None for row in rows) and rows for i in range(len(columns))]
-    fmt_row = lambda r: "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(r, widths, numeric)).rstrip()  # noqa: E731
+    numeric = [
+        all(isinstance(row[i], (int, float, Decimal)) or row[i] is None for row in rows) and rows
+        for i in range(len(columns))
+    ]
+
+    def fmt_row(r):
+        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(r, widths, numeric)).rstrip()
+
     lines = [fmt_row(columns), "  ".join("-" * w for w in widths)] + [fmt_row(r) for r in cells]
     lines.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
     return "\n".join(lines)

@@ -59,17 +59,27 @@ def fetch(source: str, folder: Path, *, today: date, timeout_s: float = FETCH_TI
             body = response.read()
     except (urllib.error.URLError, TimeoutError, OSError) as e:
         reason = getattr(e, "reason", e)
-        raise EconError(f"cannot download {url}: {reason}",
-                        f"are you offline? download it elsewhere and run: econ refresh FILE --source {source}") from None
+        raise EconError(
+            f"cannot download {url}: {reason}",
+            f"are you offline? download it elsewhere and run: econ refresh FILE --source {source}",
+        ) from None
     tmp = target.with_name(target.name + ".part")
     tmp.write_bytes(body)
     tmp.replace(target)
     return target
 
 
-def refresh(path: Path, *, source: str | None = None, as_of: date | None = None, data_dir: Path = paths.DATA_DIR,
-            db_path: Path = paths.DB_PATH, cache_dir: Path | None = paths.CACHE_DIR,
-            reports_dir: Path | None = paths.REPORTS_DIR, build_as_of: date | None = None) -> RefreshResult:
+def refresh(
+    path: Path,
+    *,
+    source: str | None = None,
+    as_of: date | None = None,
+    data_dir: Path = paths.DATA_DIR,
+    db_path: Path = paths.DB_PATH,
+    cache_dir: Path | None = paths.CACHE_DIR,
+    reports_dir: Path | None = paths.REPORTS_DIR,
+    build_as_of: date | None = None,
+) -> RefreshResult:
     """Import ``path`` as a snapshot, rebuild, and return the price changes it brought and what they imply.
 
     The changes compare the rows of the snapshot's source in effect on its date before and after the import.
@@ -83,7 +93,9 @@ def refresh(path: Path, *, source: str | None = None, as_of: date | None = None,
     before = load_all(data_dir)["prices"]
     imported = import_parsed(source, obj, path, data_dir=data_dir, as_of=as_of)
     try:
-        built = build(data_dir=data_dir, db_path=db_path, cache_dir=cache_dir, reports_dir=reports_dir, as_of=build_as_of)
+        built = build(
+            data_dir=data_dir, db_path=db_path, cache_dir=cache_dir, reports_dir=reports_dir, as_of=build_as_of
+        )
     except BaseException:
         if imported.status != "unchanged":
             if previous is None:
@@ -107,7 +119,8 @@ class Diff:
 
 
 def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date | None = None) -> Diff:
-    """Price changes between two dates in the built database (default: the two newest snapshots), and what they imply."""
+    """Price changes between two dates in the built database (default: the two newest snapshots), and what they
+    imply."""
     with connect_read_only(db_path, current=True) as con:
         dates = [d for (d,) in con.execute("select distinct snapshot_date from price_snapshots").fetchall()]
         prices = con.sql("select * from prices order by all").pl()

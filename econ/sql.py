@@ -10,8 +10,10 @@ import duckdb
 from econ.db import connect_read_only
 from econ.errors import EconError
 
-READ_ONLY_HINT = ("econ sql opens the database read-only; change data/*.csv or queries/*.sql and run econ build, "
-                  "or copy results out with COPY (SELECT …) TO 'file.csv'")
+READ_ONLY_HINT = (
+    "econ sql opens the database read-only; change data/*.csv or queries/*.sql and run econ build, "
+    "or copy results out with COPY (SELECT …) TO 'file.csv'"
+)
 
 
 def build_as_of(con: duckdb.DuckDBPyConnection) -> date | None:
@@ -36,7 +38,9 @@ def run_query(db_path: Path, sql: str, *, as_of: date | None = None) -> tuple[li
             message = str(e).strip()
             if "read-only" in message or "read only" in message:
                 raise EconError(f"write statements are refused: {message}", READ_ONLY_HINT) from None
-            raise EconError(f"the query failed: {message}", "check the SQL; econ tables lists what you can query") from None
+            raise EconError(
+                f"the query failed: {message}", "check the SQL; econ tables lists what you can query"
+            ) from None
         if cursor.description is None:
             return ["result"], [("ok",)]
         columns = [d[0] for d in cursor.description]

@@ -16,8 +16,15 @@ from econ.cli import main
 from econ.errors import ReportError
 
 INPUT_TABLES = ["hardware", "memory_tiers", "models", "prices", "rental_prices", "scenarios"]
-VIEWS = ["cache_price_ratios", "hardware_derived", "io_price_ratio", "long_context_tiers", "model_derived",
-         "price_current", "price_history"]
+VIEWS = [
+    "cache_price_ratios",
+    "hardware_derived",
+    "io_price_ratio",
+    "long_context_tiers",
+    "model_derived",
+    "price_current",
+    "price_history",
+]
 
 
 def sha(path: Path) -> str:
@@ -25,8 +32,21 @@ def sha(path: Path) -> str:
 
 
 def build(capsys, *extra) -> tuple[int, str, str]:
-    code = main(["build", "--data", "data", "--db", "out.duckdb", "--no-report", "--cache", "cache",
-                 "--as-of", "2026-11-30", *extra])
+    code = main(
+        [
+            "build",
+            "--data",
+            "data",
+            "--db",
+            "out.duckdb",
+            "--no-report",
+            "--cache",
+            "cache",
+            "--as-of",
+            "2026-11-30",
+            *extra,
+        ]
+    )
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -73,7 +93,8 @@ def test_every_column_has_a_comment(fixture_db):
             f"({', '.join(repr(t) for t in INPUT_TABLES)}) and (comment is null or comment = '')"
         ).fetchall()
         unit = con.execute(
-            "select comment from duckdb_columns() where table_name = 'hardware' and column_name = 'hbm_bandwidth_bytes_per_s'"
+            "select comment from duckdb_columns() where table_name = 'hardware' and column_name = "
+            "'hbm_bandwidth_bytes_per_s'"
         ).fetchone()[0]
         table_comment = con.execute("select comment from duckdb_tables() where table_name = 'models'").fetchone()[0]
     assert missing == []
@@ -84,7 +105,8 @@ def test_every_column_has_a_comment(fixture_db):
 def test_units_are_converted_once(fixture_db):
     with duckdb.connect(str(fixture_db), read_only=True) as con:
         row = con.execute(
-            "select peak_bf16_flop_per_s, hbm_capacity_bytes, hbm_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s "
+            "select peak_bf16_flop_per_s, hbm_capacity_bytes, hbm_bandwidth_bytes_per_s, "
+            "scale_out_bandwidth_bytes_per_s "
             "from hardware where chip = 'H100'"
         ).fetchone()
         params = con.execute("select params_total, pretrain_tokens from models where model = 'DeepSeek-V3'").fetchone()
@@ -97,15 +119,24 @@ def duckdb_cli() -> str | None:
     return str(beside) if beside.exists() else shutil.which("duckdb")
 
 
-@pytest.mark.skipif(duckdb_cli() is None, reason="the duckdb CLI (pip install duckdb-cli, in the test extras) is not installed")
+@pytest.mark.skipif(
+    duckdb_cli() is None, reason="the duckdb CLI (pip install duckdb-cli, in the test extras) is not installed"
+)
 def test_standalone_duckdb_cli_opens_the_database(fixture_db):
     cli = duckdb_cli()
     version = subprocess.run([cli, "--version"], capture_output=True, text=True, check=True).stdout
     out = subprocess.run(
-        [cli, "-readonly", "-csv", str(fixture_db), "-c",
-         "select count(*) as n from models; select critical_batch_ratio from hardware_derived "
-         "where chip = 'TPU-v5e' and number_format = 'bf16'"],
-        capture_output=True, text=True,
+        [
+            cli,
+            "-readonly",
+            "-csv",
+            str(fixture_db),
+            "-c",
+            "select count(*) as n from models; select critical_batch_ratio from hardware_derived "
+            "where chip = 'TPU-v5e' and number_format = 'bf16'",
+        ],
+        capture_output=True,
+        text=True,
     )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.split()
@@ -115,7 +146,8 @@ def test_standalone_duckdb_cli_opens_the_database(fixture_db):
 
 
 def small_site(calls: list):
-    """A stand-in for econ.report.site.build_site: one page showing a value of the database (the real site takes ~5 s)."""
+    """A stand-in for econ.report.site.build_site: one page showing a value of the database (the real site takes ~5
+    s)."""
 
     def build_site(con, out_dir, *, as_of, cache_dir):
         calls.append(as_of)
@@ -132,7 +164,19 @@ def test_unchanged_rebuild_reuses_the_stored_report(data_dir, capsys, monkeypatc
 
     calls = []
     monkeypatch.setattr(site, "build_site", small_site(calls))
-    args = ["build", "--data", "data", "--db", "out.duckdb", "--cache", "cache", "--reports", "reports", "--as-of", "2026-11-30"]
+    args = [
+        "build",
+        "--data",
+        "data",
+        "--db",
+        "out.duckdb",
+        "--cache",
+        "cache",
+        "--reports",
+        "reports",
+        "--as-of",
+        "2026-11-30",
+    ]
     assert main(args) == 0 and len(calls) == 1
     index = Path("reports/index.html")
     assert index.read_text(encoding="utf-8") == "<p>2026-11-30: up to 2.99 USD/chip-hour</p>"
@@ -155,13 +199,21 @@ def test_edited_view_redraws_the_report(data_dir, tmp_path, monkeypatch):
     monkeypatch.setattr(site, "build_site", small_site(calls))
     queries = tmp_path / "queries"
     shutil.copytree(Path(__file__).resolve().parent.parent / "queries", queries)
-    kw = {"data_dir": data_dir, "db_path": Path("out.duckdb"), "queries_dir": queries, "cache_dir": Path("cache"),
-          "reports_dir": Path("reports"), "as_of": date(2026, 11, 30)}
+    kw = {
+        "data_dir": data_dir,
+        "db_path": Path("out.duckdb"),
+        "queries_dir": queries,
+        "cache_dir": Path("cache"),
+        "reports_dir": Path("reports"),
+        "as_of": date(2026, 11, 30),
+    }
     build_fn(**kw)
     build_fn(**kw)
     assert len(calls) == 1
     view = queries / "io_price_ratio.sql"
-    view.write_text(view.read_text().replace("output_usd_per_mtok / input_usd_per_mtok", "input_usd_per_mtok / output_usd_per_mtok"))
+    view.write_text(
+        view.read_text().replace("output_usd_per_mtok / input_usd_per_mtok", "input_usd_per_mtok / output_usd_per_mtok")
+    )
     build_fn(**kw)
     assert len(calls) == 2
 
@@ -169,7 +221,19 @@ def test_edited_view_redraws_the_report(data_dir, tmp_path, monkeypatch):
 def test_failed_report_leaves_no_staged_folder_and_the_old_report(data_dir, capsys, monkeypatch):
     import econ.report.site as site
 
-    args = ["build", "--data", "data", "--db", "out.duckdb", "--cache", "cache", "--reports", "reports", "--as-of", "2026-11-30"]
+    args = [
+        "build",
+        "--data",
+        "data",
+        "--db",
+        "out.duckdb",
+        "--cache",
+        "cache",
+        "--reports",
+        "reports",
+        "--as-of",
+        "2026-11-30",
+    ]
     monkeypatch.setattr(site, "build_site", small_site([]))
     assert main(args) == 0
     before = sha(Path("out.duckdb")), Path("reports/index.html").read_bytes()

@@ -48,11 +48,21 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 # ---------------------------------------------------------------------------- coverage
 
 REFERENCE_CHIPS = {  # reference/hardware.csv chip name -> data/hardware.csv chip id
-    "NVIDIA H100 SXM5 80GB": "H100", "NVIDIA H200 SXM 141GB": "H200", "NVIDIA B200 (HGX/DGX B200)": "B200",
-    "NVIDIA GB200 (NVL72, per GPU)": "GB200", "NVIDIA B300 Blackwell Ultra (HGX/DGX B300)": "B300",
-    "NVIDIA GB300 Blackwell Ultra (NVL72, per GPU)": "GB300", "AMD Instinct MI300X": "MI300X", "AMD Instinct MI325X": "MI325X",
-    "AMD Instinct MI355X": "MI355X", "Google TPU v5e": "TPU-v5e", "Google TPU v5p": "TPU-v5p", "Google TPU v6e Trillium": "TPU-v6e",
-    "Google TPU7x Ironwood": "TPU7x", "AWS Trainium2": "Trainium2", "AWS Trainium3": "Trainium3",
+    "NVIDIA H100 SXM5 80GB": "H100",
+    "NVIDIA H200 SXM 141GB": "H200",
+    "NVIDIA B200 (HGX/DGX B200)": "B200",
+    "NVIDIA GB200 (NVL72, per GPU)": "GB200",
+    "NVIDIA B300 Blackwell Ultra (HGX/DGX B300)": "B300",
+    "NVIDIA GB300 Blackwell Ultra (NVL72, per GPU)": "GB300",
+    "AMD Instinct MI300X": "MI300X",
+    "AMD Instinct MI325X": "MI325X",
+    "AMD Instinct MI355X": "MI355X",
+    "Google TPU v5e": "TPU-v5e",
+    "Google TPU v5p": "TPU-v5p",
+    "Google TPU v6e Trillium": "TPU-v6e",
+    "Google TPU7x Ironwood": "TPU7x",
+    "AWS Trainium2": "Trainium2",
+    "AWS Trainium3": "Trainium3",
 }
 
 
@@ -84,13 +94,22 @@ def test_every_hand_kept_row_has_a_source_url(frames, table):
 
 def test_pretrain_tokens_carry_their_own_source(frames):
     m = frames["models"]
-    assert m.filter(pl.col("pretrain_tokens").is_not_null() & pl.col("pretrain_tokens_source_url").is_null()).height == 0
+    assert (
+        m.filter(pl.col("pretrain_tokens").is_not_null() & pl.col("pretrain_tokens_source_url").is_null()).height == 0
+    )
 
 
-@pytest.mark.parametrize(("model", "tokens"), [
-    ("Llama-3.1-405B", 15.6e12), ("DeepSeek-V3", 14.8e12), ("Qwen3-235B-A22B", 36e12), ("Kimi-K2-Instruct", 15.5e12),
-    ("Llama-3.1-70B", 15e12), ("Llama-3.1-8B", 15e12),
-])
+@pytest.mark.parametrize(
+    ("model", "tokens"),
+    [
+        ("Llama-3.1-405B", 15.6e12),
+        ("DeepSeek-V3", 14.8e12),
+        ("Qwen3-235B-A22B", 36e12),
+        ("Kimi-K2-Instruct", 15.5e12),
+        ("Llama-3.1-70B", 15e12),
+        ("Llama-3.1-8B", 15e12),
+    ],
+)
 def test_reported_pretrain_tokens(frames, model, tokens):
     # reference/usage.md section 2 (reported figures)
     assert frames["models"].filter(pl.col("model") == model)["pretrain_tokens"][0] == pytest.approx(tokens, rel=1e-12)
@@ -107,15 +126,24 @@ def test_prices_have_a_sonnet_200k_tier(hand):
 
 
 def test_prices_have_openai_272k_tiers(hand):
-    models = hand.filter((pl.col("provider") == "openai") & (pl.col("tier_min_prompt_tokens") == 272_000))["model"].unique()
+    models = hand.filter((pl.col("provider") == "openai") & (pl.col("tier_min_prompt_tokens") == 272_000))[
+        "model"
+    ].unique()
     assert len(models) >= 5
 
 
 def test_qwen_has_three_or_more_context_tiers(hand):
-    tiers = (hand.filter(pl.col("provider") == "alibaba").group_by("model", "variant", "from_date")
-             .agg(pl.col("tier_min_prompt_tokens").n_unique().alias("n")))
+    tiers = (
+        hand.filter(pl.col("provider") == "alibaba")
+        .group_by("model", "variant", "from_date")
+        .agg(pl.col("tier_min_prompt_tokens").n_unique().alias("n"))
+    )
     assert tiers["n"].max() >= 3
-    coder = hand.filter(pl.col("model") == "qwen3-coder-plus").sort("tier_min_prompt_tokens")["tier_min_prompt_tokens"].to_list()
+    coder = (
+        hand.filter(pl.col("model") == "qwen3-coder-plus")
+        .sort("tier_min_prompt_tokens")["tier_min_prompt_tokens"]
+        .to_list()
+    )
     assert coder == [0, 32_000, 128_000, 256_000]
 
 
@@ -145,16 +173,27 @@ def test_open_weight_price_rows_join_models(frames, hand):
 
 
 def price(hand, model, variant="standard", tier=0, on=OBSERVED):
-    rows = hand.filter((pl.col("model") == model) & (pl.col("variant") == variant) & (pl.col("tier_min_prompt_tokens") == tier)
-                       & (pl.col("from_date") <= on) & (pl.col("to_date").is_null() | (pl.col("to_date") > on)))
+    rows = hand.filter(
+        (pl.col("model") == model)
+        & (pl.col("variant") == variant)
+        & (pl.col("tier_min_prompt_tokens") == tier)
+        & (pl.col("from_date") <= on)
+        & (pl.col("to_date").is_null() | (pl.col("to_date") > on))
+    )
     assert rows.height == 1, (model, variant, tier, rows.height)
     return rows.row(0, named=True)
 
 
-@pytest.mark.parametrize(("column", "expected"), [
-    ("input_usd_per_mtok", 5), ("output_usd_per_mtok", 25), ("cache_write_5m_usd_per_mtok", 6.25),
-    ("cache_write_1h_usd_per_mtok", 10), ("cache_read_usd_per_mtok", 0.5),
-])
+@pytest.mark.parametrize(
+    ("column", "expected"),
+    [
+        ("input_usd_per_mtok", 5),
+        ("output_usd_per_mtok", 25),
+        ("cache_write_5m_usd_per_mtok", 6.25),
+        ("cache_write_1h_usd_per_mtok", 10),
+        ("cache_read_usd_per_mtok", 0.5),
+    ],
+)
 def test_opus_4_6_matches_the_lecture(hand, column, expected):
     # lecture-math g.3 / X.4: $5 base, $6.25 5-minute write, 1-hour write 2x, hit ~10x cheaper, output 5x
     assert price(hand, "claude-opus-4-6", on=date(2026, 4, 29))[column] == expected
@@ -164,7 +203,9 @@ def test_opus_4_6_fast_mode_is_6x_at_2_5x_speed(hand):
     on = date(2026, 4, 29)
     fast, std = price(hand, "claude-opus-4-6", "fast", on=on), price(hand, "claude-opus-4-6", on=on)
     assert (fast["input_usd_per_mtok"], fast["output_usd_per_mtok"], fast["speed_ratio"]) == (30, 150, 2.5)
-    assert fast["output_usd_per_mtok"] / std["output_usd_per_mtok"] == 6  # lecture a.1: "6x the price ... 2.5x the speed"
+    assert (
+        fast["output_usd_per_mtok"] / std["output_usd_per_mtok"] == 6
+    )  # lecture a.1: "6x the price ... 2.5x the speed"
 
 
 @pytest.mark.parametrize(("tier", "inp", "out", "read"), [(0, 2, 12, 0.2), (200_000, 4, 18, 0.4)])
@@ -185,8 +226,14 @@ def test_gpt_5_6_price_cut_has_dated_periods(hand):
 
 # ---------------------------------------------------------------------------- prices vs reference/price_tiers.csv
 
-FIRST_PARTY = {"Anthropic": "anthropic", "Google (Gemini API)": "google", "OpenAI": "openai", "xAI": "xai",
-               "Alibaba Qwen (DashScope intl)": "alibaba", "MiniMax": "minimax"}
+FIRST_PARTY = {
+    "Anthropic": "anthropic",
+    "Google (Gemini API)": "google",
+    "OpenAI": "openai",
+    "xAI": "xai",
+    "Alibaba Qwen (DashScope intl)": "alibaba",
+    "MiniMax": "minimax",
+}
 
 
 def _reference_tiers():
@@ -206,17 +253,31 @@ def _num(s):
 
 @pytest.mark.parametrize(("provider", "model", "ref"), _reference_tiers())
 def test_current_prices_match_reference_tiers(hand, provider, model, ref):
-    rows = hand.filter((pl.col("provider") == provider) & (pl.col("model") == model) & (pl.col("variant") == "standard")
-                       & (pl.col("from_date") <= OBSERVED) & (pl.col("to_date").is_null() | (pl.col("to_date") > OBSERVED))
-                       ).sort("tier_min_prompt_tokens")
+    rows = hand.filter(
+        (pl.col("provider") == provider)
+        & (pl.col("model") == model)
+        & (pl.col("variant") == "standard")
+        & (pl.col("from_date") <= OBSERVED)
+        & (pl.col("to_date").is_null() | (pl.col("to_date") > OBSERVED))
+    ).sort("tier_min_prompt_tokens")
     assert rows.height > 0, f"{provider}/{model} missing from data/prices.csv"
     threshold = int(float(ref["threshold_tokens"])) if ref["threshold_tokens"] else None
     tiers = rows["tier_min_prompt_tokens"].to_list()
-    below = rows.filter(pl.col("tier_min_prompt_tokens") == (max(t for t in tiers if t < threshold) if threshold else 0)).row(0, named=True)
-    pairs = [("input_usd_per_mtok", "input_below"), ("output_usd_per_mtok", "output_below"), ("cache_read_usd_per_mtok", "cache_read_below")]
+    below = rows.filter(
+        pl.col("tier_min_prompt_tokens") == (max(t for t in tiers if t < threshold) if threshold else 0)
+    ).row(0, named=True)
+    pairs = [
+        ("input_usd_per_mtok", "input_below"),
+        ("output_usd_per_mtok", "output_below"),
+        ("cache_read_usd_per_mtok", "cache_read_below"),
+    ]
     if threshold:
         above = rows.filter(pl.col("tier_min_prompt_tokens") == threshold).row(0, named=True)
-        pairs_above = [("input_usd_per_mtok", "input_above"), ("output_usd_per_mtok", "output_above"), ("cache_read_usd_per_mtok", "cache_read_above")]
+        pairs_above = [
+            ("input_usd_per_mtok", "input_above"),
+            ("output_usd_per_mtok", "output_above"),
+            ("cache_read_usd_per_mtok", "cache_read_above"),
+        ]
     else:
         above, pairs_above = None, []
     for ours, theirs in pairs:
@@ -227,13 +288,20 @@ def test_current_prices_match_reference_tiers(hand, provider, model, ref):
             assert above[ours] == pytest.approx(_num(ref[theirs]), rel=1e-9), (ours, theirs)
 
 
-@pytest.mark.parametrize(("provider", "model", "ref"), [p for p in _reference_tiers() if p.values[2]["batch_discount"] or p.values[2]["priority_multiplier"]])
+@pytest.mark.parametrize(
+    ("provider", "model", "ref"),
+    [p for p in _reference_tiers() if p.values[2]["batch_discount"] or p.values[2]["priority_multiplier"]],
+)
 def test_variant_multipliers_match_reference(hand, provider, model, ref):
     std = price(hand, model)
     if ref["priority_multiplier"]:
-        assert price(hand, model, "priority")["input_usd_per_mtok"] == pytest.approx(float(ref["priority_multiplier"]) * std["input_usd_per_mtok"])
+        assert price(hand, model, "priority")["input_usd_per_mtok"] == pytest.approx(
+            float(ref["priority_multiplier"]) * std["input_usd_per_mtok"]
+        )
     if ref["flex_multiplier"]:
-        assert price(hand, model, "flex")["input_usd_per_mtok"] == pytest.approx(float(ref["flex_multiplier"]) * std["input_usd_per_mtok"])
+        assert price(hand, model, "flex")["input_usd_per_mtok"] == pytest.approx(
+            float(ref["flex_multiplier"]) * std["input_usd_per_mtok"]
+        )
     if ref["batch_discount"]:
         # Anthropic/Google/OpenAI write the batch price as a 0.5 multiple; xAI's column is the discount (20% off)
         factor = 1 - float(ref["batch_discount"]) if provider == "xai" else float(ref["batch_discount"])
@@ -243,20 +311,34 @@ def test_variant_multipliers_match_reference(hand, provider, model, ref):
 # ---------------------------------------------------------------------------- hardware vs reference/hardware.csv
 
 HW_FIELDS = [  # (data/hardware.csv db column, reference column, factor reference -> base units)
-    ("peak_bf16_flop_per_s", "dense_bf16_tflops", TFLOP), ("peak_fp8_flop_per_s", "dense_fp8_tflops", TFLOP),
-    ("peak_fp4_flop_per_s", "dense_fp4_tflops", TFLOP), ("hbm_capacity_bytes", "hbm_gb", GB),
-    ("hbm_bandwidth_bytes_per_s", "hbm_tb_s", TB), ("scale_up_domain_chips", "scale_up_domain_chips", 1),
-    ("scale_up_bandwidth_bytes_per_s", "scale_up_bw_gb_s_bidir", GB / 2),  # reference is bidirectional; data is per direction
-    ("scale_out_bandwidth_bytes_per_s", "scale_out_gbps_per_chip", GBIT), ("tdp_w", "tdp_w", 1),
+    ("peak_bf16_flop_per_s", "dense_bf16_tflops", TFLOP),
+    ("peak_fp8_flop_per_s", "dense_fp8_tflops", TFLOP),
+    ("peak_fp4_flop_per_s", "dense_fp4_tflops", TFLOP),
+    ("hbm_capacity_bytes", "hbm_gb", GB),
+    ("hbm_bandwidth_bytes_per_s", "hbm_tb_s", TB),
+    ("scale_up_domain_chips", "scale_up_domain_chips", 1),
+    (
+        "scale_up_bandwidth_bytes_per_s",
+        "scale_up_bw_gb_s_bidir",
+        GB / 2,
+    ),  # reference is bidirectional; data is per direction
+    ("scale_out_bandwidth_bytes_per_s", "scale_out_gbps_per_chip", GBIT),
+    ("tdp_w", "tdp_w", 1),
 ]
 HW_EXCEPTIONS = {
-    ("GB200", "scale_out_bandwidth_bytes_per_s"): (400 * GBIT, "filled from the scaling book's 3.6 TB/s node egress per 72 GPUs; reference leaves it blank"),
+    ("GB200", "scale_out_bandwidth_bytes_per_s"): (
+        400 * GBIT,
+        "filled from the scaling book's 3.6 TB/s node egress per 72 GPUs; reference leaves it blank",
+    ),
 }
 
 
 def _hardware_cases():
-    return [pytest.param(name, chip, col, ref_col, factor, id=f"{chip}-{col}")
-            for name, chip in REFERENCE_CHIPS.items() for col, ref_col, factor in HW_FIELDS]
+    return [
+        pytest.param(name, chip, col, ref_col, factor, id=f"{chip}-{col}")
+        for name, chip in REFERENCE_CHIPS.items()
+        for col, ref_col, factor in HW_FIELDS
+    ]
 
 
 @pytest.mark.parametrize(("name", "chip", "column", "ref_column", "factor"), _hardware_cases())
@@ -277,20 +359,38 @@ def test_hardware_matches_reference(frames, name, chip, column, ref_column, fact
 # ---------------------------------------------------------------------------- hardware vs Epoch AI's dataset
 
 EPOCH_NAMES = {
-    "A100": "NVIDIA A100 SXM4 80 GB", "H100": "NVIDIA H100 SXM5 80GB", "H200": "NVIDIA H200 SXM", "B200": "NVIDIA B200",
-    "GB200": "NVIDIA GB200", "B300": "NVIDIA B300 (Blackwell Ultra)", "GB300": "NVIDIA GB300 (Blackwell Ultra)",
-    "MI300X": "AMD Instinct MI300X", "MI325X": "AMD Instinct MI325X", "MI355X": "AMD Instinct MI355X", "TPU-v5e": "Google TPU v5e",
-    "TPU-v5p": "Google TPU v5p", "TPU-v6e": "Google TPU v6e Trillium", "TPU7x": "Google TPU v7 Ironwood",
-    "Trainium2": "Amazon Trainium2", "Trainium3": "Amazon Trainium3",
+    "A100": "NVIDIA A100 SXM4 80 GB",
+    "H100": "NVIDIA H100 SXM5 80GB",
+    "H200": "NVIDIA H200 SXM",
+    "B200": "NVIDIA B200",
+    "GB200": "NVIDIA GB200",
+    "B300": "NVIDIA B300 (Blackwell Ultra)",
+    "GB300": "NVIDIA GB300 (Blackwell Ultra)",
+    "MI300X": "AMD Instinct MI300X",
+    "MI325X": "AMD Instinct MI325X",
+    "MI355X": "AMD Instinct MI355X",
+    "TPU-v5e": "Google TPU v5e",
+    "TPU-v5p": "Google TPU v5p",
+    "TPU-v6e": "Google TPU v6e Trillium",
+    "TPU7x": "Google TPU v7 Ironwood",
+    "Trainium2": "Amazon Trainium2",
+    "Trainium3": "Amazon Trainium3",
 }
 EPOCH_FIELDS = [
-    ("peak_bf16_flop_per_s", "Tensor-FP16/BF16 performance (FLOP/s)"), ("peak_fp8_flop_per_s", "FP8 performance (FLOP/s)"),
-    ("peak_fp4_flop_per_s", "FP4 performance (FLOP/s)"), ("peak_int8_op_per_s", "INT8 performance (OP/s)"),
-    ("hbm_capacity_bytes", "Memory (bytes)"), ("hbm_bandwidth_bytes_per_s", "Memory bandwidth (byte/s)"), ("tdp_w", "TDP (W)"),
+    ("peak_bf16_flop_per_s", "Tensor-FP16/BF16 performance (FLOP/s)"),
+    ("peak_fp8_flop_per_s", "FP8 performance (FLOP/s)"),
+    ("peak_fp4_flop_per_s", "FP4 performance (FLOP/s)"),
+    ("peak_int8_op_per_s", "INT8 performance (OP/s)"),
+    ("hbm_capacity_bytes", "Memory (bytes)"),
+    ("hbm_bandwidth_bytes_per_s", "Memory bandwidth (byte/s)"),
+    ("tdp_w", "TDP (W)"),
 ]
 # (chip, column) -> (value in data, why it differs from Epoch); None = blank in data
 EPOCH_EXCEPTIONS = {
-    ("MI300X", "peak_fp8_flop_per_s"): (2614.9 * TFLOP, "AMD datasheet 8-bit peak; Epoch's FP8 field is blank (its INT8 field holds 2614.9)"),
+    ("MI300X", "peak_fp8_flop_per_s"): (
+        2614.9 * TFLOP,
+        "AMD datasheet 8-bit peak; Epoch's FP8 field is blank (its INT8 field holds 2614.9)",
+    ),
     ("MI355X", "peak_fp8_flop_per_s"): (5000 * TFLOP, "AMD ISSCC-2026 figure; Epoch's 4600 is the MI350X value"),
     ("MI355X", "peak_fp4_flop_per_s"): (None, "Epoch's 9200 is the MI350X value; blank as in reference/hardware.csv"),
     ("TPU-v5p", "peak_fp8_flop_per_s"): (459 * TFLOP, "Google docs list FP8 = BF16 = 459; Epoch leaves FP8 blank"),
@@ -305,8 +405,10 @@ def _epoch_rows():
     return {r["Hardware name"]: r for r in read_csv(EPOCH)}
 
 
-@pytest.mark.parametrize(("chip", "column", "epoch_column"),
-                         [pytest.param(c, col, ecol, id=f"{c}-{col}") for c in EPOCH_NAMES for col, ecol in EPOCH_FIELDS])
+@pytest.mark.parametrize(
+    ("chip", "column", "epoch_column"),
+    [pytest.param(c, col, ecol, id=f"{c}-{col}") for c in EPOCH_NAMES for col, ecol in EPOCH_FIELDS],
+)
 def test_hardware_matches_epoch(frames, chip, column, epoch_column):
     epoch = _epoch_rows()[EPOCH_NAMES[chip]]
     result = frames["hardware"].filter(pl.col("chip") == chip)[column][0]
@@ -323,33 +425,47 @@ def test_hardware_matches_epoch(frames, chip, column, epoch_column):
 # ---------------------------------------------------------------------------- lecture golden numbers (hardware, tiers)
 
 
-@pytest.mark.parametrize(("chip", "drain_s", "rel"), [
-    ("H100", 0.024, 0.01),   # lecture a.6: 80 GB / 3.35 TB/s = 24 ms
-    ("H200", 0.029, 0.02),   # 141 / 4.8 = 29 ms
-    ("B200", 0.024, 0.03),   # lecture uses 192 GB / 8 TB/s (24 ms); data has Epoch's 180 / 7.7 (23.4 ms)
-    ("A100", 0.040, 0.03),   # lecture uses 2.0 TB/s (40 ms); Epoch's 2.039 gives 39.2 ms
-])
+@pytest.mark.parametrize(
+    ("chip", "drain_s", "rel"),
+    [
+        ("H100", 0.024, 0.01),  # lecture a.6: 80 GB / 3.35 TB/s = 24 ms
+        ("H200", 0.029, 0.02),  # 141 / 4.8 = 29 ms
+        ("B200", 0.024, 0.03),  # lecture uses 192 GB / 8 TB/s (24 ms); data has Epoch's 180 / 7.7 (23.4 ms)
+        ("A100", 0.040, 0.03),  # lecture uses 2.0 TB/s (40 ms); Epoch's 2.039 gives 39.2 ms
+    ],
+)
 def test_hbm_drain_time(frames, chip, drain_s, rel):
     h = frames["hardware"].filter(pl.col("chip") == chip).row(0, named=True)
     assert h["hbm_capacity_bytes"] / h["hbm_bandwidth_bytes_per_s"] == pytest.approx(drain_s, rel=rel)
 
 
-@pytest.mark.parametrize(("chip", "ratio", "rel"), [
-    ("TPU-v5e", 240, 0.01),  # scaling book roofline.md: 1.97e14 / 8.2e11 = 240
-    ("H100", 295, 0.01),     # scaling book gpus.md: 295 (lecture-math b.1)
-    ("B200", 281, 0.04),     # scaling book 2.25e15 / 8e12 = 281; Epoch's 7.7 TB/s gives 292
-])
+@pytest.mark.parametrize(
+    ("chip", "ratio", "rel"),
+    [
+        ("TPU-v5e", 240, 0.01),  # scaling book roofline.md: 1.97e14 / 8.2e11 = 240
+        ("H100", 295, 0.01),  # scaling book gpus.md: 295 (lecture-math b.1)
+        ("B200", 281, 0.04),  # scaling book 2.25e15 / 8e12 = 281; Epoch's 7.7 TB/s gives 292
+    ],
+)
 def test_bf16_flop_per_byte(frames, chip, ratio, rel):
     h = frames["hardware"].filter(pl.col("chip") == chip).row(0, named=True)
     assert h["peak_bf16_flop_per_s"] / h["hbm_bandwidth_bytes_per_s"] == pytest.approx(ratio, rel=rel)
 
 
-@pytest.mark.parametrize(("tier", "lecture_s", "factor", "why"), [
-    ("hbm", 0.020, 1.5, "'20 ms'"),
-    ("ddr", 3.0, 3.5, "'1 to 10 seconds'"),
-    ("flash", 60.0, 10.0, "'on the order of one minute'; a 3.84 TB Gen4 drive drains in ~9 min"),
-    ("disk", 3600.0, 25.0, "'on the order of one hour'; a 24 TB nearline HDD at 285 MB/s drains in ~23 h (documented deviation)"),
-])
+@pytest.mark.parametrize(
+    ("tier", "lecture_s", "factor", "why"),
+    [
+        ("hbm", 0.020, 1.5, "'20 ms'"),
+        ("ddr", 3.0, 3.5, "'1 to 10 seconds'"),
+        ("flash", 60.0, 10.0, "'on the order of one minute'; a 3.84 TB Gen4 drive drains in ~9 min"),
+        (
+            "disk",
+            3600.0,
+            25.0,
+            "'on the order of one hour'; a 24 TB nearline HDD at 285 MB/s drains in ~23 h (documented deviation)",
+        ),
+    ],
+)
 def test_memory_tier_drain_times_against_the_lecture(frames, tier, lecture_s, factor, why):
     # lecture g.4; sourced device figures are NOT tuned to these: the tolerance states how far each tier is
     t = frames["memory_tiers"].filter(pl.col("tier") == tier)
@@ -358,9 +474,16 @@ def test_memory_tier_drain_times_against_the_lecture(frames, tier, lecture_s, fa
 
 
 def test_memory_tiers_get_cheaper_per_byte_and_slower_down_the_hierarchy(frames):
-    t = frames["memory_tiers"].with_columns((pl.col("usd_per_hour") / pl.col("capacity_bytes")).alias("usd_per_byte_hour"))
+    t = frames["memory_tiers"].with_columns(
+        (pl.col("usd_per_hour") / pl.col("capacity_bytes")).alias("usd_per_byte_hour")
+    )
     order = ["hbm", "ddr", "flash", "disk"]
-    best = {r["tier"]: r for r in t.group_by("tier").agg(pl.col("usd_per_byte_hour").min(), pl.col("bandwidth_bytes_per_s").max()).iter_rows(named=True)}
+    best = {
+        r["tier"]: r
+        for r in t.group_by("tier")
+        .agg(pl.col("usd_per_byte_hour").min(), pl.col("bandwidth_bytes_per_s").max())
+        .iter_rows(named=True)
+    }
     for upper, lower in zip(order, order[1:]):
         assert best[upper]["usd_per_byte_hour"] > best[lower]["usd_per_byte_hour"]
         assert best[upper]["bandwidth_bytes_per_s"] > best[lower]["bandwidth_bytes_per_s"]
@@ -369,11 +492,30 @@ def test_memory_tiers_get_cheaper_per_byte_and_slower_down_the_hierarchy(frames)
 # ---------------------------------------------------------------------------- scenarios
 
 BASE_NAMES = {
-    "tokens_served_per_s", "deployment_months", "models_per_family", "model_discard_probability", "cost_share_pretrain",
-    "cost_share_rl", "cost_share_inference", "rl_flop_per_param_token", "rl_efficiency_ratio", "decode_efficiency_ratio",
-    "gpu_usd_per_hour", "chinchilla_tokens_per_param", "frontier_active_params", "batch_multiple_over_balance", "context_tokens",
-    "step_time_target_s", "equal_cost_exponent_ratio", "gross_margin_frac", "mfu_pretrain", "decode_mbu", "prefill_mfu",
-    "serving_chip", "weight_format", "kv_cache_format",
+    "tokens_served_per_s",
+    "deployment_months",
+    "models_per_family",
+    "model_discard_probability",
+    "cost_share_pretrain",
+    "cost_share_rl",
+    "cost_share_inference",
+    "rl_flop_per_param_token",
+    "rl_efficiency_ratio",
+    "decode_efficiency_ratio",
+    "gpu_usd_per_hour",
+    "chinchilla_tokens_per_param",
+    "frontier_active_params",
+    "batch_multiple_over_balance",
+    "context_tokens",
+    "step_time_target_s",
+    "equal_cost_exponent_ratio",
+    "gross_margin_frac",
+    "mfu_pretrain",
+    "decode_mbu",
+    "prefill_mfu",
+    "serving_chip",
+    "weight_format",
+    "kv_cache_format",
 }
 
 
@@ -394,9 +536,14 @@ def test_every_assumption_has_rationale_and_range(frames):
     assert numeric.filter(pl.col("low").is_null() | pl.col("high").is_null()).height == 0
 
 
-@pytest.mark.parametrize(("name", "text", "alternatives"), [
-    ("serving_chip", "GB200", "H100|H200|B200|GB200|TPU7x"), ("weight_format", "fp8", "bf16|fp8|fp4"), ("kv_cache_format", "bf16", "bf16|fp8"),
-])
+@pytest.mark.parametrize(
+    ("name", "text", "alternatives"),
+    [
+        ("serving_chip", "GB200", "H100|H200|B200|GB200|TPU7x"),
+        ("weight_format", "fp8", "bf16|fp8|fp4"),
+        ("kv_cache_format", "bf16", "bf16|fp8"),
+    ],
+)
 def test_categorical_assumptions(frames, base, name, text, alternatives):
     assert (base[name]["text"], base[name]["alternatives"]) == (text, alternatives)
     if name == "serving_chip":
@@ -418,7 +565,8 @@ def test_alpha_and_beta_reproduce_the_lecture(base):
 
 
 def test_over_training_arithmetic_reproduces_the_lecture(base):
-    # lecture e.4: 5e8 tok/s x 2 months = 2.6e15; /10 models = ~2.6e14 ("around two hundred trillion"); Chinchilla 2e12; ~100x
+    # lecture e.4: 5e8 tok/s x 2 months = 2.6e15; /10 models = ~2.6e14 ("around two hundred trillion"); Chinchilla 2e12;
+    # ~100x
     served = base["tokens_served_per_s"]["value"] * base["deployment_months"]["value"] * 30 * 86_400
     per_model = served / base["models_per_family"]["value"]
     chinchilla = base["chinchilla_tokens_per_param"]["value"] * base["frontier_active_params"]["value"]
@@ -429,7 +577,9 @@ def test_over_training_arithmetic_reproduces_the_lecture(base):
 
 def test_gpu_price_range_covers_market_quotes(frames, base):
     low, high = base["gpu_usd_per_hour"]["low"], base["gpu_usd_per_hour"]["high"]
-    index = frames["rental_prices"].filter((pl.col("chip") == "H100") & (pl.col("kind") == "market_index"))["usd_per_chip_hour"]
+    index = frames["rental_prices"].filter((pl.col("chip") == "H100") & (pl.col("kind") == "market_index"))[
+        "usd_per_chip_hour"
+    ]
     assert index.len() >= 2 and all(low <= v <= high for v in index)
 
 
@@ -438,13 +588,20 @@ def test_gpu_price_range_covers_market_quotes(frames, base):
 
 def test_hybrid_models_say_which_layers_grow(frames):
     hybrid = frames["models"].filter(pl.col("attention") == "hybrid")
-    layout = pl.col("num_full_attention_layers").is_not_null() | pl.col("num_sliding_window_layers").is_not_null() | pl.col("num_linear_attention_layers").is_not_null()
+    layout = (
+        pl.col("num_full_attention_layers").is_not_null()
+        | pl.col("num_sliding_window_layers").is_not_null()
+        | pl.col("num_linear_attention_layers").is_not_null()
+    )
     assert hybrid.height >= 8 and hybrid.filter(~layout).height == 0
     sliding = hybrid.filter(pl.col("num_sliding_window_layers").is_not_null())
     assert sliding.filter(pl.col("sliding_window_tokens").is_null()).height == 0
 
 
-@pytest.mark.parametrize(("model", "total", "active"), [("DeepSeek-V3", 671e9, 37e9), ("Kimi-K2-Instruct", 1000e9, 32e9), ("gpt-oss-120b", 117e9, 5.1e9)])
+@pytest.mark.parametrize(
+    ("model", "total", "active"),
+    [("DeepSeek-V3", 671e9, 37e9), ("Kimi-K2-Instruct", 1000e9, 32e9), ("gpt-oss-120b", 117e9, 5.1e9)],
+)
 def test_reported_parameter_counts(frames, model, total, active):
     r = frames["models"].filter(pl.col("model") == model).row(0, named=True)
     assert (r["params_total"], r["params_active"]) == (pytest.approx(total), pytest.approx(active))

@@ -26,7 +26,9 @@ def test_swap_in_without_a_previous_folder(tmp_path):
     assert (tmp_path / "reports").is_dir() and not (tmp_path / "staged").exists()
 
 
-@pytest.mark.parametrize(("raw", "expected"), [(None, None), ("", None), ("1796083200", date(2026, 12, 1)), ("0", date(1970, 1, 1))])
+@pytest.mark.parametrize(
+    ("raw", "expected"), [(None, None), ("", None), ("1796083200", date(2026, 12, 1)), ("0", date(1970, 1, 1))]
+)
 def test_source_date(monkeypatch, raw, expected):
     if raw is None:
         monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)

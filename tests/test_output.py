@@ -16,24 +16,35 @@ COLUMNS = ["n", "s", "f", "d", "t"]
 ROWS = [(1, None, float("nan"), date(2026, 1, 2), "a|b"), (2.5, "x", float("inf"), None, "two\nlines")]
 
 
-@pytest.mark.parametrize(("fmt", "expected"), [
-    ("table", "  n  s    f  d           t\n"
-              "---  -  ---  ----------  ---------\n"
-              "  1     NaN  2026-01-02  a|b\n"
-              "2.5  x  inf              two lines\n"
-              "(2 rows)"),
-    ("csv", 'n,s,f,d,t\n1,,,2026-01-02,a|b\n2.5,x,,,"two\nlines"'),
-    ("markdown", "| n | s | f | d | t |\n|---|---|---|---|---|\n| 1 |  | NaN | 2026-01-02 | a\\|b |\n"
-                 "| 2.5 | x | inf |  | two lines |"),
-])
+@pytest.mark.parametrize(
+    ("fmt", "expected"),
+    [
+        (
+            "table",
+            "  n  s    f  d           t\n"
+            "---  -  ---  ----------  ---------\n"
+            "  1     NaN  2026-01-02  a|b\n"
+            "2.5  x  inf              two lines\n"
+            "(2 rows)",
+        ),
+        ("csv", 'n,s,f,d,t\n1,,,2026-01-02,a|b\n2.5,x,,,"two\nlines"'),
+        (
+            "markdown",
+            "| n | s | f | d | t |\n|---|---|---|---|---|\n| 1 |  | NaN | 2026-01-02 | a\\|b |\n"
+            "| 2.5 | x | inf |  | two lines |",
+        ),
+    ],
+)
 def test_formats(fmt, expected):
     assert render(COLUMNS, ROWS, fmt=fmt) == expected
 
 
 def test_json_is_valid_with_nulls_for_blanks_and_non_finite_floats():
     result = json.loads(render(COLUMNS, ROWS, fmt="json"))
-    assert result == [{"n": 1, "s": None, "f": None, "d": "2026-01-02", "t": "a|b"},
-                      {"n": 2.5, "s": "x", "f": None, "d": None, "t": "two\nlines"}]
+    assert result == [
+        {"n": 1, "s": None, "f": None, "d": "2026-01-02", "t": "a|b"},
+        {"n": 2.5, "s": "x", "f": None, "d": None, "t": "two\nlines"},
+    ]
 
 
 def test_csv_round_trips_through_a_csv_reader():

@@ -15,11 +15,10 @@ import pytest
 
 from econ import refresh as refresh_module
 from econ.cli import main
-from econ.errors import DataError, EconError
 from econ.diff import default_dates
+from econ.errors import DataError, EconError
 from econ.load.importers.common import read_json
 from econ.refresh import detect_source, fetch, refresh
-
 from tests.conftest import EXTERNAL, FIXTURE_DATA
 
 TOKENCOST = EXTERNAL / "tokencost_model_prices_2025-09-01.json"
@@ -59,8 +58,9 @@ def test_refresh_reports_the_known_change(refreshed):
     _, _, first, second = refreshed
     assert first.imported.status == "new" and first.changes.filter(change="added").height > 1000
     assert first.implied.height == 0  # nothing to compare with: every price was added
-    row = second.changes.filter(model="gemini/gemini-2.5-pro", component="cache_read_usd_per_mtok",
-                                tier_min_prompt_tokens=0, variant="standard")
+    row = second.changes.filter(
+        model="gemini/gemini-2.5-pro", component="cache_read_usd_per_mtok", tier_min_prompt_tokens=0, variant="standard"
+    )
     assert row.select("old_value", "new_value").row(0) == (0.3125, 0.125)
     assert not second.changes.filter(source="hand").height  # only the refreshed source is compared
 
@@ -86,8 +86,13 @@ def test_refreshing_the_same_snapshot_again_changes_nothing(refreshed):
 
 
 def test_cli_refresh_of_a_missing_file_is_an_error(data_dir, capsys):
-    code = main(["refresh", "missing.json", "--source", "litellm", "--data", "data", "--db", "out.duckdb", "--no-report"])
-    assert (code, capsys.readouterr().err) == (1, "Error: missing.json: does not exist — check the path of the file to import\n")
+    code = main(
+        ["refresh", "missing.json", "--source", "litellm", "--data", "data", "--db", "out.duckdb", "--no-report"]
+    )
+    assert (code, capsys.readouterr().err) == (
+        1,
+        "Error: missing.json: does not exist — check the path of the file to import\n",
+    )
     assert not Path("out.duckdb").exists()
 
 
@@ -99,16 +104,46 @@ def test_truncated_file_leaves_data_database_and_reports_untouched(data_dir, tmp
         (out_dir / "index.html").write_text(f"prices as of {as_of}", encoding="utf-8")
 
     monkeypatch.setattr(site, "build_site", one_page_site)
-    assert main(["build", "--data", "data", "--db", "out.duckdb", "--cache", "cache", "--reports", "reports",
-                 "--as-of", "2026-11-30"]) == 0
+    assert (
+        main(
+            [
+                "build",
+                "--data",
+                "data",
+                "--db",
+                "out.duckdb",
+                "--cache",
+                "cache",
+                "--reports",
+                "reports",
+                "--as-of",
+                "2026-11-30",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
-    state = (tree_hash(data_dir), hashlib.sha256(Path("out.duckdb").read_bytes()).hexdigest(), tree_hash(Path("reports")))
+    state = (
+        tree_hash(data_dir),
+        hashlib.sha256(Path("out.duckdb").read_bytes()).hexdigest(),
+        tree_hash(Path("reports")),
+    )
     truncated = tmp_path / "litellm_2026-12-01.json"
     truncated.write_bytes(LITELLM.read_bytes()[:200_000])
-    code = main(["refresh", str(truncated), "--data", "data", "--db", "out.duckdb", "--cache", "cache", "--reports", "reports"])
+    code = main(
+        ["refresh", str(truncated), "--data", "data", "--db", "out.duckdb", "--cache", "cache", "--reports", "reports"]
+    )
     err = capsys.readouterr().err
-    assert code == 1 and err.startswith("Error: litellm_2026-12-01.json:4838: column 9: invalid JSON") and "Traceback" not in err
-    assert state == (tree_hash(data_dir), hashlib.sha256(Path("out.duckdb").read_bytes()).hexdigest(), tree_hash(Path("reports")))
+    assert (
+        code == 1
+        and err.startswith("Error: litellm_2026-12-01.json:4838: column 9: invalid JSON")
+        and "Traceback" not in err
+    )
+    assert state == (
+        tree_hash(data_dir),
+        hashlib.sha256(Path("out.duckdb").read_bytes()).hexdigest(),
+        tree_hash(Path("reports")),
+    )
 
 
 def test_failed_rebuild_puts_the_snapshot_folder_back(data_dir, monkeypatch):
@@ -138,8 +173,10 @@ def test_fetch_offline_gives_a_clear_message(tmp_path, monkeypatch):
     monkeypatch.setattr(refresh_module.urllib.request, "urlopen", offline)
     with pytest.raises(EconError) as e:
         fetch("openrouter", tmp_path, today=AS_OF)
-    assert str(e.value) == ("cannot download https://openrouter.ai/api/v1/models: [Errno -3] Temporary failure in name "
-                            "resolution — are you offline? download it elsewhere and run: econ refresh FILE --source openrouter")
+    assert str(e.value) == (
+        "cannot download https://openrouter.ai/api/v1/models: [Errno -3] Temporary failure in name "
+        "resolution — are you offline? download it elsewhere and run: econ refresh FILE --source openrouter"
+    )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -156,11 +193,18 @@ def test_fetch_writes_the_file_with_timeout(tmp_path, monkeypatch):
     assert seen == {"url": refresh_module.FETCH_URLS["litellm"], "timeout": 30.0}
 
 
-@pytest.mark.parametrize(("dates", "given", "expected"), [
-    ([date(2025, 9, 1), date(2026, 8, 19), date(2026, 11, 20)], (None, None), (date(2026, 8, 19), date(2026, 11, 20))),
-    ([date(2025, 9, 1), date(2026, 11, 20)], (None, date(2026, 1, 1)), (date(2025, 9, 1), date(2026, 1, 1))),
-    ([date(2025, 9, 1)], (date(2024, 1, 1), None), (date(2024, 1, 1), date(2025, 9, 1))),
-])
+@pytest.mark.parametrize(
+    ("dates", "given", "expected"),
+    [
+        (
+            [date(2025, 9, 1), date(2026, 8, 19), date(2026, 11, 20)],
+            (None, None),
+            (date(2026, 8, 19), date(2026, 11, 20)),
+        ),
+        ([date(2025, 9, 1), date(2026, 11, 20)], (None, date(2026, 1, 1)), (date(2025, 9, 1), date(2026, 1, 1))),
+        ([date(2025, 9, 1)], (date(2024, 1, 1), None), (date(2024, 1, 1), date(2025, 9, 1))),
+    ],
+)
 def test_default_dates(dates, given, expected):
     assert default_dates(dates, *given) == expected
 
@@ -176,8 +220,9 @@ def test_cli_diff_between_real_snapshots(refreshed, capsys):
     _, kw, _, second = refreshed
     assert main(["diff", "--db", str(kw["db"]), "--format", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == ("change,source,provider,model,variant,tier_min_prompt_tokens,component,old_value,new_value,"
-                        "change_frac")
+    assert lines[0] == (
+        "change,source,provider,model,variant,tier_min_prompt_tokens,component,old_value,new_value,change_frac"
+    )
     assert "changed,litellm,gemini,gemini/gemini-2.5-pro,standard,0,cache_read_usd_per_mtok,0.3125,0.125,-0.6" in lines
 
 
@@ -199,5 +244,6 @@ def test_cli_diff_on_a_database_from_an_older_econ(refreshed, tmp_path, capsys, 
     monkeypatch.setattr("econ.analyses.runner.code_fingerprint", lambda: "other code")  # built before a code change
     for db in (older, kw["db"]):
         assert main(["diff", "--db", str(db)]) == 1
-        assert capsys.readouterr().err == (f"Error: {db} was built by another version of econ — run econ build to "
-                                           "rebuild it with this one\n")
+        assert capsys.readouterr().err == (
+            f"Error: {db} was built by another version of econ — run econ build to rebuild it with this one\n"
+        )

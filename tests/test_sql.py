@@ -21,7 +21,12 @@ def test_formats(fixture_db, capsys):
     q = "select chip, hbm_capacity_bytes from hardware order by chip"
     code, out, _ = run(capsys, "sql", "--db", str(fixture_db), q, "--format", "csv")
     assert code == 0
-    assert out.splitlines() == ["chip,hbm_capacity_bytes", "B200,180000000000.0", "H100,80000000000.0", "TPU-v5e,16000000000.0"]
+    assert out.splitlines() == [
+        "chip,hbm_capacity_bytes",
+        "B200,180000000000.0",
+        "H100,80000000000.0",
+        "TPU-v5e,16000000000.0",
+    ]
     _, out, _ = run(capsys, "sql", "--db", str(fixture_db), q, "--format", "json")
     assert json.loads(out)[1] == {"chip": "H100", "hbm_capacity_bytes": 80e9}
     _, out, _ = run(capsys, "sql", "--db", str(fixture_db), q, "--format", "markdown")
@@ -38,12 +43,15 @@ def test_query_from_stdin_and_file(fixture_db, capsys, monkeypatch, tmp_path):
     assert run(capsys, "sql", "--db", str(fixture_db), "-f", str(query), "--format", "csv")[1].split() == ["n", "3"]
 
 
-@pytest.mark.parametrize("statement", [
-    "drop table prices",
-    "insert into scenarios select * from scenarios",
-    "create table x as select 1",
-    "update hardware set tdp_w = 0",
-])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "drop table prices",
+        "insert into scenarios select * from scenarios",
+        "create table x as select 1",
+        "update hardware set tdp_w = 0",
+    ],
+)
 def test_write_statements_are_refused_and_change_nothing(fixture_db, capsys, statement):
     before = hashlib.sha256(fixture_db.read_bytes()).hexdigest()
     code, out, err = run(capsys, "sql", "--db", str(fixture_db), statement)
@@ -57,13 +65,22 @@ def test_bad_sql_and_missing_database(fixture_db, capsys, tmp_path):
     code, _, err = run(capsys, "sql", "--db", str(fixture_db), "select nope from models")
     assert code == 1 and err.startswith("Error: the query failed: Binder Error")
     code, _, err = run(capsys, "sql", "--db", str(tmp_path / "none.duckdb"), "select 1")
-    assert code == 1 and err.strip() == f"Error: no database at {tmp_path / 'none.duckdb'} — run econ build first (or pass --db)"
+    assert (
+        code == 1
+        and err.strip() == f"Error: no database at {tmp_path / 'none.duckdb'} — run econ build first (or pass --db)"
+    )
 
 
 def test_as_of_selects_current_prices(fixture_db, capsys):
     q = "select count(*) as n from price_current where model = 'claude-opus-4-6'"
-    assert run(capsys, "sql", "--db", str(fixture_db), q, "--format", "csv", "--as-of", "2026-11-30")[1].split() == ["n", "2"]
-    assert run(capsys, "sql", "--db", str(fixture_db), q, "--format", "csv", "--as-of", "2025-01-01")[1].split() == ["n", "0"]
+    assert run(capsys, "sql", "--db", str(fixture_db), q, "--format", "csv", "--as-of", "2026-11-30")[1].split() == [
+        "n",
+        "2",
+    ]
+    assert run(capsys, "sql", "--db", str(fixture_db), q, "--format", "csv", "--as-of", "2025-01-01")[1].split() == [
+        "n",
+        "0",
+    ]
 
 
 def test_default_as_of_is_the_build_date(fixture_db, capsys):
@@ -76,5 +93,5 @@ def test_tables_lists_tables_and_views(fixture_db, capsys):
     code, out, _ = run(capsys, "tables", "--db", str(fixture_db), "--format", "csv")
     rows = {line.split(",")[0]: line for line in out.splitlines()[1:]}
     assert code == 0
-    assert rows["models"].startswith("models,table,3,\"Open-weight architectures")
-    assert rows["price_current"].startswith("price_current,view,4,\"Prices in effect on a date")
+    assert rows["models"].startswith('models,table,3,"Open-weight architectures')
+    assert rows["price_current"].startswith('price_current,view,4,"Prices in effect on a date')

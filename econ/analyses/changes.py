@@ -45,17 +45,31 @@ def run(ctx) -> None:
         prices = ctx.query("select * from prices")
         changes = price_changes(prices, start, end)
         implied = inferred_between(prices, start, end, *inference_inputs(ctx.con))
-    dated = lambda frame: frame.select(pl.lit(start, pl.Date).alias("from_date"), pl.lit(end, pl.Date).alias("to_date"),  # noqa: E731
-                                       pl.all())
-    ctx.write("price_changes", dated(changes), "Price changes between the two newest snapshots (econ diff's default). "
-              "Grain: one row per added/removed price key, or per changed component of a price key.", COLUMNS)
-    ctx.write("inferred_changes", dated(implied), "What the price changes imply: inferred quantities of the pricing fits "
-              "(implied KV bytes, output/input ratio and decode batch, cache tier, fast-mode batch ratio) that moved "
-              "between the two newest snapshots, under scenario base. Grain: one row per schedule x variant x detail x quantity.",
-              CHANGE_COLUMNS | {"from_date": COLUMNS["from_date"], "to_date": COLUMNS["to_date"]})
+
+    def dated(frame):
+        return frame.select(pl.lit(start, pl.Date).alias("from_date"), pl.lit(end, pl.Date).alias("to_date"), pl.all())
+
+    ctx.write(
+        "price_changes",
+        dated(changes),
+        "Price changes between the two newest snapshots (econ diff's default). "
+        "Grain: one row per added/removed price key, or per changed component of a price key.",
+        COLUMNS,
+    )
+    ctx.write(
+        "inferred_changes",
+        dated(implied),
+        "What the price changes imply: inferred quantities of the pricing fits "
+        "(implied KV bytes, output/input ratio and decode batch, cache tier, fast-mode batch ratio) that moved "
+        "between the two newest snapshots, under scenario base. Grain: one row per schedule x variant x detail x "
+        "quantity.",
+        CHANGE_COLUMNS | {"from_date": COLUMNS["from_date"], "to_date": COLUMNS["to_date"]},
+    )
 
 
 def inference_inputs(con: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, pl.DataFrame, Assumptions]:
     """What the pricing fits read besides prices: models, memory tiers and scenario base's assumptions."""
-    hardware, models, tiers = (con.sql(f"select * from {t} order by all").pl() for t in ("hardware", "models", "memory_tiers"))
+    hardware, models, tiers = (
+        con.sql(f"select * from {t} order by all").pl() for t in ("hardware", "models", "memory_tiers")
+    )
     return models, tiers, from_scenario(load_scenario(con, "base"), hardware)

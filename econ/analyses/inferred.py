@@ -16,28 +16,63 @@ from econ.analyses import pricing
 from econ.fits.assumptions import Assumptions
 
 SCHEDULE = ["source", "provider", "model"]
-SCHEMA = {"source": pl.String, "provider": pl.String, "model": pl.String, "variant": pl.String, "detail": pl.String,
-          "quantity": pl.String, "value": pl.Float64, "label": pl.String}
+SCHEMA = {
+    "source": pl.String,
+    "provider": pl.String,
+    "model": pl.String,
+    "variant": pl.String,
+    "detail": pl.String,
+    "quantity": pl.String,
+    "value": pl.Float64,
+    "label": pl.String,
+}
 
 # table -> (key renames, detail column, numeric quantities, categorical quantities)
 QUANTITIES = {
-    "fit_context_tiers": ({"price_source": "source", "price_provider": "provider", "price_model": "model"}, "component",
-                          ["kv_slope_bytes_per_token", "kv_crossover_bytes_per_token"], []),
-    "fit_io_prices": ({"price_source": "source", "price_provider": "provider", "price_model": "model"}, None,
-                      ["output_over_input_ratio", "batch_over_balance_ratio", "implied_decode_mbu_frac"], []),
-    "fit_cache_tiers": ({"price_source": "source", "price_provider": "provider", "price_model": "model"}, "cache_item",
-                        ["hold_cost_usd_per_mtok_hour"], ["cheapest_tier", "drain_time_tier"]),
-    "fit_fast_mode": ({}, None, ["batch_ratio", "baseline_batch_over_balance_ratio", "fast_batch_over_balance_ratio"], []),
+    "fit_context_tiers": (
+        {"price_source": "source", "price_provider": "provider", "price_model": "model"},
+        "component",
+        ["kv_slope_bytes_per_token", "kv_crossover_bytes_per_token"],
+        [],
+    ),
+    "fit_io_prices": (
+        {"price_source": "source", "price_provider": "provider", "price_model": "model"},
+        None,
+        ["output_over_input_ratio", "batch_over_balance_ratio", "implied_decode_mbu_frac"],
+        [],
+    ),
+    "fit_cache_tiers": (
+        {"price_source": "source", "price_provider": "provider", "price_model": "model"},
+        "cache_item",
+        ["hold_cost_usd_per_mtok_hour"],
+        ["cheapest_tier", "drain_time_tier"],
+    ),
+    "fit_fast_mode": (
+        {},
+        None,
+        ["batch_ratio", "baseline_batch_over_balance_ratio", "fast_batch_over_balance_ratio"],
+        [],
+    ),
 }
 IMPLIED_SCHEMA = {k: SCHEMA[k] for k in (*SCHEDULE, "variant", "detail", "quantity")} | {
-    "old_value": pl.Float64, "new_value": pl.Float64, "change_frac": pl.Float64, "old_label": pl.String, "new_label": pl.String}
+    "old_value": pl.Float64,
+    "new_value": pl.Float64,
+    "change_frac": pl.Float64,
+    "old_label": pl.String,
+    "new_label": pl.String,
+}
 CHANGE_COLUMNS = {
-    "source": "Price source of the schedule", "provider": "Seller", "model": "Model id as the seller names it",
-    "variant": "Service variant", "detail": "Price component, cache item or blank",
+    "source": "Price source of the schedule",
+    "provider": "Seller",
+    "model": "Model id as the seller names it",
+    "variant": "Service variant",
+    "detail": "Price component, cache item or blank",
     "quantity": "Implied quantity (the column of the fit_* table it comes from; its unit is in its name)",
-    "old_value": "Value under the older prices", "new_value": "Value under the newer prices",
+    "old_value": "Value under the older prices",
+    "new_value": "Value under the newer prices",
     "change_frac": "new / old - 1 (null when either side is blank or the old value is 0)",
-    "old_label": "Older category (memory tiers)", "new_label": "Newer category (memory tiers)",
+    "old_label": "Older category (memory tiers)",
+    "new_label": "Newer category (memory tiers)",
 }
 
 
@@ -58,17 +93,36 @@ def quantities(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
         keys = [*[pl.col(c) for c in SCHEDULE], pl.col("variant"), det.alias("detail")]
         for q in numeric:
             if q in frame.columns:
-                parts.append(frame.select(*keys, pl.lit(q).alias("quantity"), pl.col(q).cast(pl.Float64).alias("value"),
-                                          pl.lit(None, pl.String).alias("label")))
+                parts.append(
+                    frame.select(
+                        *keys,
+                        pl.lit(q).alias("quantity"),
+                        pl.col(q).cast(pl.Float64).alias("value"),
+                        pl.lit(None, pl.String).alias("label"),
+                    )
+                )
         for q in categorical:
             if q in frame.columns:
-                parts.append(frame.select(*keys, pl.lit(q).alias("quantity"), pl.lit(None, pl.Float64).alias("value"),
-                                          pl.col(q).cast(pl.String).alias("label")))
+                parts.append(
+                    frame.select(
+                        *keys,
+                        pl.lit(q).alias("quantity"),
+                        pl.lit(None, pl.Float64).alias("value"),
+                        pl.col(q).cast(pl.String).alias("label"),
+                    )
+                )
     return pl.concat(parts, how="vertical_relaxed").unique(keep="first", maintain_order=True)
 
 
-def inferred_changes(old_prices: pl.DataFrame, new_prices: pl.DataFrame, models: pl.DataFrame, tiers: pl.DataFrame,
-                     a: Assumptions, *, rel_tol: float = 1e-9) -> pl.DataFrame:
+def inferred_changes(
+    old_prices: pl.DataFrame,
+    new_prices: pl.DataFrame,
+    models: pl.DataFrame,
+    tiers: pl.DataFrame,
+    a: Assumptions,
+    *,
+    rel_tol: float = 1e-9,
+) -> pl.DataFrame:
     """Implied quantities that moved between two price states, for the schedules whose prices changed.
 
     A quantity that only one side can infer (e.g. a long-context tier that gained a cache-read
@@ -86,18 +140,23 @@ def inferred_changes(old_prices: pl.DataFrame, new_prices: pl.DataFrame, models:
     key = [*SCHEDULE, "variant", "detail", "quantity"]
     joined = old.join(new, on=key, how="full", coalesce=True, suffix="_new", nulls_equal=True)
     value_moved = ~pl.col("value").eq_missing(pl.col("value_new")) & ~(
-        (pl.col("value") - pl.col("value_new")).abs() <= rel_tol * pl.col("value").abs())
+        (pl.col("value") - pl.col("value_new")).abs() <= rel_tol * pl.col("value").abs()
+    )
     label_moved = ~pl.col("label").eq_missing(pl.col("label_new"))
     out = joined.filter(value_moved.fill_null(True) | label_moved).select(
-        *key, pl.col("value").alias("old_value"), pl.col("value_new").alias("new_value"),
+        *key,
+        pl.col("value").alias("old_value"),
+        pl.col("value_new").alias("new_value"),
         pl.when(pl.col("value") != 0).then(pl.col("value_new") / pl.col("value") - 1).alias("change_frac"),
-        pl.col("label").alias("old_label"), pl.col("label_new").alias("new_label"),
+        pl.col("label").alias("old_label"),
+        pl.col("label_new").alias("new_label"),
     )
     return pl.concat([empty, out], how="vertical_relaxed").sort(key, nulls_last=True)
 
 
-def inferred_between(prices: pl.DataFrame, start, end, models: pl.DataFrame, tiers: pl.DataFrame,
-                     a: Assumptions) -> pl.DataFrame:
+def inferred_between(
+    prices: pl.DataFrame, start, end, models: pl.DataFrame, tiers: pl.DataFrame, a: Assumptions
+) -> pl.DataFrame:
     """:func:`inferred_changes` between the price rows in effect on two dates (sources present on both)."""
     from econ.diff import states_on
 

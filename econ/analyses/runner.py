@@ -16,16 +16,16 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from types import ModuleType
-from typing import Iterable
 
 import duckdb
 import polars as pl
 
-from econ.db import quote_ident, quote_literal, comment, write_table
+from econ.db import comment, quote_ident, quote_literal, write_table
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
@@ -42,8 +42,13 @@ class BuildContext:
         """Run SQL against the database being built; returns a polars frame."""
         return self.con.sql(sql, params=params or None).pl()
 
-    def write(self, name: str, frames: pl.DataFrame | Iterable[pl.DataFrame], description: str,
-              columns: dict[str, str] | None = None) -> int:
+    def write(
+        self,
+        name: str,
+        frames: pl.DataFrame | Iterable[pl.DataFrame],
+        description: str,
+        columns: dict[str, str] | None = None,
+    ) -> int:
         """Write a result table (one frame or a stream of chunks) with its comments."""
         rows = write_table(self.con, name, frames, description=description, column_comments=columns or {})
         self.written[name] = (description, columns or {})
@@ -69,13 +74,21 @@ def input_fingerprint(con: duckdb.DuckDBPyConnection, names: Iterable[str]) -> s
     h = hashlib.sha256()
     for name in names:
         schema = con.execute(f"describe select * from {quote_ident(name)}").fetchall()
-        rows, total = con.execute(f"select count(*), coalesce(sum(hash(t)::hugeint), 0) from {quote_ident(name)} as t").fetchall()[0]
+        rows, total = con.execute(
+            f"select count(*), coalesce(sum(hash(t)::hugeint), 0) from {quote_ident(name)} as t"
+        ).fetchall()[0]
         h.update(f"{name}|{schema}|{rows}|{total}".encode())
     return h.hexdigest()
 
 
-def run_analyses(con: duckdb.DuckDBPyConnection, modules: list[ModuleType], *, as_of: date,
-                 cache_dir: Path | None, code_hash: str | None = None) -> dict[str, str]:
+def run_analyses(
+    con: duckdb.DuckDBPyConnection,
+    modules: list[ModuleType],
+    *,
+    as_of: date,
+    cache_dir: Path | None,
+    code_hash: str | None = None,
+) -> dict[str, str]:
     """Run (or restore from cache) each analysis in order; returns {analysis: 'ran' | 'cached'}."""
     code_hash = code_hash or code_fingerprint()
     status = {}

@@ -41,14 +41,17 @@ class Scenario:
         try:
             return self.assumptions[name]
         except KeyError:
-            raise EconError(f"scenario {self.name!r} has no assumption {name!r}",
-                            f"add a row 'base,{name},…' to data/scenarios.csv") from None
+            raise EconError(
+                f"scenario {self.name!r} has no assumption {name!r}", f"add a row 'base,{name},…' to data/scenarios.csv"
+            ) from None
 
     def __getitem__(self, name: str) -> float:
         """The central value of a numeric assumption."""
         a = self._get(name)
         if a.value is None:
-            raise EconError(f"assumption {name!r} of scenario {self.name!r} is categorical ({a.text})", "use Scenario.text()")
+            raise EconError(
+                f"assumption {name!r} of scenario {self.name!r} is categorical ({a.text})", "use Scenario.text()"
+            )
         return a.value
 
     def get(self, name: str, default: float | None = None) -> float | None:
@@ -75,8 +78,15 @@ def scenarios_from_frame(frame: pl.DataFrame) -> dict[str, Scenario]:
     for row in frame.iter_rows(named=True):
         alternatives = tuple(a.strip() for a in (row.get("alternatives") or "").split("|") if a.strip())
         by_name.setdefault(row["scenario"], {})[row["name"]] = Assumption(
-            row["name"], row["value"], row.get("text"), row["unit"], row["low"], row["high"],
-            alternatives, row["rationale"], row["source_url"],
+            row["name"],
+            row["value"],
+            row.get("text"),
+            row["unit"],
+            row["low"],
+            row["high"],
+            alternatives,
+            row["rationale"],
+            row["source_url"],
         )
     base = by_name.get("base", {})
     return {name: Scenario(name, base | own) for name, own in by_name.items()}

@@ -24,7 +24,8 @@ import polars as pl
 
 from econ.analyses import training_tables as tt
 from econ.analyses.scenario import load_scenarios
-from econ.analyses.training_balance import ASSUMPTIONS as BALANCE_ASSUMPTIONS, balance_frames, evaluate
+from econ.analyses.training_balance import ASSUMPTIONS as BALANCE_ASSUMPTIONS
+from econ.analyses.training_balance import balance_frames, evaluate
 from econ.fits.chinchilla import DROP_HIGHEST_LOSS, HUBER_DELTA, fit_chinchilla
 from econ.physics import scaling_laws as sl
 from econ.units import SECONDS_PER_HOUR
@@ -47,14 +48,21 @@ def _peak_flop_per_s(ctx, scenario) -> tuple[str | None, float | None]:
 
 
 def run(ctx) -> None:
-    points = ctx.query("select study, params, training_flop, loss_nats_per_token, source_url "
-                       "from scaling_law_points order by study, params, training_flop")
+    points = ctx.query(
+        "select study, params, training_flop, loss_nats_per_token, source_url "
+        "from scaling_law_points order by study, params, training_flop"
+    )
     refits, bootstraps = {}, {}
     for study in points["study"].unique(maintain_order=True).to_list():
         pts = points.filter(pl.col("study") == study)
         n, c = pts["params"].to_numpy().astype(float), pts["training_flop"].to_numpy().astype(float)
-        fit = fit_chinchilla(n, c / (sl.TRAIN_FLOP_PER_PARAM_TOKEN * n), pts["loss_nats_per_token"].to_numpy(),
-                             n_bootstrap=N_BOOTSTRAP, seed=SEED)
+        fit = fit_chinchilla(
+            n,
+            c / (sl.TRAIN_FLOP_PER_PARAM_TOKEN * n),
+            pts["loss_nats_per_token"].to_numpy(),
+            n_bootstrap=N_BOOTSTRAP,
+            seed=SEED,
+        )
         name = f"refit_{study}"
         refits[name] = (study, fit, pts)
         bootstraps[name] = fit.bootstrap
@@ -65,19 +73,37 @@ def run(ctx) -> None:
     fits = tt.fits_frame(published, {sl.BESIROGLU_2024.name: sl.BESIROGLU_2024_SE}, refits)
     if refits:
         first = next(iter(refits.values()))[2]
-        objectives = {law.name: tt.huber_objective(law, first, drop_highest=DROP_HIGHEST_LOSS, delta=HUBER_DELTA)
-                      for law in published}
-        fits = fits.with_columns(pl.coalesce(pl.col("huber_objective"), pl.col("law").replace_strict(objectives, default=None)))
-    ctx.write("scaling_law_fits", fits, "Chinchilla loss law L(N,D) = E + A/N^alpha + B/D^beta: published constants and our "
-              "refit (Besiroglu et al. 2024 method) with bootstrap uncertainty. Grain: one row per law.", FIT_COLUMNS)
+        objectives = {
+            law.name: tt.huber_objective(law, first, drop_highest=DROP_HIGHEST_LOSS, delta=HUBER_DELTA)
+            for law in published
+        }
+        fits = fits.with_columns(
+            pl.coalesce(pl.col("huber_objective"), pl.col("law").replace_strict(objectives, default=None))
+        )
+    ctx.write(
+        "scaling_law_fits",
+        fits,
+        "Chinchilla loss law L(N,D) = E + A/N^alpha + B/D^beta: published constants and our "
+        "refit (Besiroglu et al. 2024 method) with bootstrap uncertainty. Grain: one row per law.",
+        FIT_COLUMNS,
+    )
     if refits:
-        ctx.write("scaling_law_residuals",
-                  pl.concat([tt.residuals_frame(laws, pts, drop_highest=DROP_HIGHEST_LOSS) for _s, _f, pts in refits.values()]),
-                  "Every scaling-law data point under every law: predicted loss and log residual. "
-                  "Grain: one row per law x data point.", RESIDUAL_COLUMNS)
-    ctx.write("compute_optimal", tt.compute_optimal_frame(laws, bootstraps),
-              "Compute-optimal parameters and tokens for a training budget C = 6ND, closed form (Hoffmann et al. 2022 "
-              "App. D.2) next to a numerical solve. Grain: one row per law x compute budget.", OPTIMAL_COLUMNS)
+        ctx.write(
+            "scaling_law_residuals",
+            pl.concat(
+                [tt.residuals_frame(laws, pts, drop_highest=DROP_HIGHEST_LOSS) for _s, _f, pts in refits.values()]
+            ),
+            "Every scaling-law data point under every law: predicted loss and log residual. "
+            "Grain: one row per law x data point.",
+            RESIDUAL_COLUMNS,
+        )
+    ctx.write(
+        "compute_optimal",
+        tt.compute_optimal_frame(laws, bootstraps),
+        "Compute-optimal parameters and tokens for a training budget C = 6ND, closed form (Hoffmann et al. 2022 "
+        "App. D.2) next to a numerical solve. Grain: one row per law x compute budget.",
+        OPTIMAL_COLUMNS,
+    )
 
     scenarios = load_scenarios(ctx.con)
     base = scenarios["base"]
@@ -87,40 +113,63 @@ def run(ctx) -> None:
         b, s = balance_frames(scenarios[name], _peak_flop_per_s(ctx, scenarios[name])[1])
         balances.append(b)
         sensitivities.append(s)
-    ctx.write("token_balance", pl.concat(balances, how="diagonal_relaxed"),
-              "The lecture's pre-training / RL / inference token balance (section e) under each scenario: central value and "
-              "the min/max over every corner of the assumption ranges. Grain: one row per scenario x quantity.", BALANCE_COLUMNS)
-    ctx.write("token_balance_sensitivity", pl.concat(sensitivities, how="diagonal_relaxed"),
-              "Each token-balance quantity with one assumption at its low and at its high end, the others central "
-              "(for a tornado chart). Grain: one row per scenario x assumption x quantity.", SENSITIVITY_COLUMNS)
+    ctx.write(
+        "token_balance",
+        pl.concat(balances, how="diagonal_relaxed"),
+        "The lecture's pre-training / RL / inference token balance (section e) under each scenario: central value and "
+        "the min/max over every corner of the assumption ranges. Grain: one row per scenario x quantity.",
+        BALANCE_COLUMNS,
+    )
+    ctx.write(
+        "token_balance_sensitivity",
+        pl.concat(sensitivities, how="diagonal_relaxed"),
+        "Each token-balance quantity with one assumption at its low and at its high end, the others central "
+        "(for a tornado chart). Grain: one row per scenario x assumption x quantity.",
+        SENSITIVITY_COLUMNS,
+    )
 
     central = evaluate({n: np.array([base[n]]) for n in BALANCE_ASSUMPTIONS}, None)
     usd_per_flop = None
     if peak and base.get("gpu_usd_per_hour") and base.get("mfu_pretrain"):
         usd_per_flop = base["gpu_usd_per_hour"] / SECONDS_PER_HOUR / (peak * base["mfu_pretrain"])
-    sardana = tt.sardana_frame(laws, reference_params=tt.REFERENCE_PARAMS + (base["frontier_active_params"],),
-                               scenario_inference_tokens=float(central["inference_tokens"][0]),
-                               decode_efficiency_ratio=base["decode_efficiency_ratio"],
-                               exponent_ratio=base["equal_cost_exponent_ratio"], usd_per_pretrain_flop=usd_per_flop)
-    ctx.write("sardana_optimum", sardana.with_columns(pl.lit(chip, dtype=pl.String).alias("cost_chip")),
-              "Inference-aware optimum (Sardana et al. 2024): the (N, D_tr) reaching a target loss at least lifetime cost, "
-              "next to the lecture's equal-cost heuristic, over inference demand. Grain: one row per law x form x method x "
-              "reference model x inference demand.", SARDANA_COLUMNS)
+    sardana = tt.sardana_frame(
+        laws,
+        reference_params=tt.REFERENCE_PARAMS + (base["frontier_active_params"],),
+        scenario_inference_tokens=float(central["inference_tokens"][0]),
+        decode_efficiency_ratio=base["decode_efficiency_ratio"],
+        exponent_ratio=base["equal_cost_exponent_ratio"],
+        usd_per_pretrain_flop=usd_per_flop,
+    )
+    ctx.write(
+        "sardana_optimum",
+        sardana.with_columns(pl.lit(chip, dtype=pl.String).alias("cost_chip")),
+        "Inference-aware optimum (Sardana et al. 2024): the (N, D_tr) reaching a target loss at least lifetime cost, "
+        "next to the lecture's equal-cost heuristic, over inference demand. Grain: one row per law x form x method x "
+        "reference model x inference demand.",
+        SARDANA_COLUMNS,
+    )
 
-    models = ctx.query("select model, lab, params_total, params_active, pretrain_tokens, pretrain_tokens_source_url from models")
+    models = ctx.query(
+        "select model, lab, params_total, params_active, pretrain_tokens, pretrain_tokens_source_url from models"
+    )
     k = (base["chinchilla_tokens_per_param"], *base.range("chinchilla_tokens_per_param"))
     refit_ok = [fit.law(n) for n, (_s, fit, _p) in refits.items() if fit.status == "ok"]
-    ctx.write("overtraining", tt.overtraining_frame(models, tokens_per_param=k, law=refit_ok[0] if refit_ok else None),
-              "Reported pre-training tokens of open models against their active and total parameters, and the factor over "
-              "Chinchilla's tokens per parameter (scenario base). Grain: one row per model with reported tokens.",
-              OVERTRAINING_COLUMNS)
+    ctx.write(
+        "overtraining",
+        tt.overtraining_frame(models, tokens_per_param=k, law=refit_ok[0] if refit_ok else None),
+        "Reported pre-training tokens of open models against their active and total parameters, and the factor over "
+        "Chinchilla's tokens per parameter (scenario base). Grain: one row per model with reported tokens.",
+        OVERTRAINING_COLUMNS,
+    )
 
 
-_EST = {"e_nats_per_token": "Irreducible loss E [nats/token]",
-        "a_coef": "Model-size coefficient A [nats/token * params^alpha]",
-        "b_coef": "Data coefficient B [nats/token * tokens^beta]",
-        "alpha_exponent": "Model-size exponent alpha [dimensionless]",
-        "beta_exponent": "Data exponent beta [dimensionless]"}
+_EST = {
+    "e_nats_per_token": "Irreducible loss E [nats/token]",
+    "a_coef": "Model-size coefficient A [nats/token * params^alpha]",
+    "b_coef": "Data coefficient B [nats/token * tokens^beta]",
+    "alpha_exponent": "Model-size exponent alpha [dimensionless]",
+    "beta_exponent": "Data exponent beta [dimensionless]",
+}
 FIT_COLUMNS = {
     "law": "Law id: besiroglu_2024, hoffmann_2022 (paper, rounded), hoffmann_2022_unrounded, refit_<study> (ours)",
     "kind": "published or refit",
@@ -133,9 +182,11 @@ FIT_COLUMNS = {
     "n_bootstrap": "Bootstrap resamples of the refit (Epoch used 4,000; the build uses fewer to stay fast) [resamples]",
     "n_bootstrap_converged": "Resamples whose refit converged (the SEs and intervals use these) [resamples]",
     "huber_delta": "Huber threshold on the log-loss residual [dimensionless]",
-    "huber_objective": "Summed Huber loss of the law on the refit study's kept points (lower fits better) [dimensionless]",
+    "huber_objective": "Summed Huber loss of the law on the refit study's kept points (lower fits better) "
+    "[dimensionless]",
     "method": "How the constants were obtained",
-    "status": "ok, underdetermined, rank_deficient, not_converged (refits; only ok refits feed the other tables) or published",
+    "status": "ok, underdetermined, rank_deficient, not_converged (refits; only ok refits feed the other tables) or "
+    "published",
     "status_detail": "Why the status, or the source note of published constants",
     "data_study": "The scaling_law_points study a refit used",
     "source_url": "Where the constants (or the refit's data) come from",
@@ -143,16 +194,21 @@ FIT_COLUMNS = {
     "optimal_tokens_exponent": "b = alpha/(alpha+beta): D_opt grows as C^b [dimensionless]",
 }
 RESIDUAL_COLUMNS = {
-    "law": "Law id (see scaling_law_fits)", "data_study": "Study the point belongs to",
-    "params": "Model size N [params]", "training_flop": "Training compute C [FLOP]",
-    "tokens": "Training tokens D = C/(6N) [tokens]", "loss_nats_per_token": "Reported final loss [nats/token]",
+    "law": "Law id (see scaling_law_fits)",
+    "data_study": "Study the point belongs to",
+    "params": "Model size N [params]",
+    "training_flop": "Training compute C [FLOP]",
+    "tokens": "Training tokens D = C/(6N) [tokens]",
+    "loss_nats_per_token": "Reported final loss [nats/token]",
     "predicted_loss_nats_per_token": "Loss the law predicts at (N, D) [nats/token]",
     "log_residual_ratio": "ln(predicted) - ln(reported) [dimensionless]",
     "used_in_fit": "False for the highest-loss points the refit drops",
 }
 OPTIMAL_COLUMNS = {
-    "law": "Law id (see scaling_law_fits)", "compute_flop": "Training budget C [FLOP]",
-    "params": "Compute-optimal N, closed form [params]", "tokens": "Compute-optimal D, closed form [tokens]",
+    "law": "Law id (see scaling_law_fits)",
+    "compute_flop": "Training budget C [FLOP]",
+    "params": "Compute-optimal N, closed form [params]",
+    "tokens": "Compute-optimal D, closed form [tokens]",
     "tokens_per_param_ratio": "D_opt / N_opt [tokens/param]",
     "params_numerical": "Compute-optimal N from a numerical root of dL/dlnN on the budget line [params]",
     "tokens_numerical": "Compute-optimal D from the numerical solve [tokens]",
@@ -164,18 +220,25 @@ OPTIMAL_COLUMNS = {
     "tokens_per_param_high_ratio": "97.5th percentile of D_opt/N_opt over the bootstrap draws [tokens/param]",
 }
 BALANCE_COLUMNS = {
-    "scenario": "Scenario name", "quantity": "Derived quantity (its unit is in unit)", "unit": "Unit of the three values",
+    "scenario": "Scenario name",
+    "quantity": "Derived quantity (its unit is in unit)",
+    "unit": "Unit of the three values",
     "central_value": "Value with every assumption central [unit]",
     "low_value": "Minimum over every corner of the assumption ranges [unit]",
     "high_value": "Maximum over every corner of the assumption ranges [unit]",
     "lecture_value": "The lecture's number for this quantity, where it gives one [unit]",
-    "formula": "Formula (lecture-math.md notation)", "lecture_section": "Section of lecture-math.md",
+    "formula": "Formula (lecture-math.md notation)",
+    "lecture_section": "Section of lecture-math.md",
 }
 SENSITIVITY_COLUMNS = {
-    "scenario": "Scenario name", "assumption": "Assumption moved to its low and high end",
-    "assumption_unit": "Unit of the assumption", "assumption_value": "Central value [assumption_unit]",
-    "assumption_low": "Low end [assumption_unit]", "assumption_high": "High end [assumption_unit]",
-    "quantity": "Derived quantity", "quantity_unit": "Unit of the quantity",
+    "scenario": "Scenario name",
+    "assumption": "Assumption moved to its low and high end",
+    "assumption_unit": "Unit of the assumption",
+    "assumption_value": "Central value [assumption_unit]",
+    "assumption_low": "Low end [assumption_unit]",
+    "assumption_high": "High end [assumption_unit]",
+    "quantity": "Derived quantity",
+    "quantity_unit": "Unit of the quantity",
     "central_value": "Quantity with every assumption central [quantity_unit]",
     "value_at_low": "Quantity with this assumption at its low end [quantity_unit]",
     "value_at_high": "Quantity with this assumption at its high end [quantity_unit]",
@@ -185,23 +248,35 @@ SENSITIVITY_COLUMNS = {
 SARDANA_COLUMNS = {
     "law": "Law id used for the loss constraint",
     "form": "compute (FLOPs, both phases weight 1) or cost (inference FLOPs / decode_efficiency_ratio)",
-    "method": "optimum (Sardana et al., SciPy root of dCost/dlnN) or equal_cost (the lecture's heuristic with the scenario's exponent ratio)",
-    "reference_params": "Size whose compute-optimal loss is the target (13B: Sardana Fig. 1; 70B: Chinchilla; the scenario's frontier N_act) [params]",
-    "target_loss_nats_per_token": "Target loss [nats/token]", "inference_tokens": "Lifetime inference demand D_inf [tokens]",
+    "method": "optimum (Sardana et al., SciPy root of dCost/dlnN) or equal_cost (the lecture's heuristic with the "
+    "scenario's exponent ratio)",
+    "reference_params": "Size whose compute-optimal loss is the target (13B: Sardana Fig. 1; 70B: Chinchilla; the "
+    "scenario's frontier N_act) [params]",
+    "target_loss_nats_per_token": "Target loss [nats/token]",
+    "inference_tokens": "Lifetime inference demand D_inf [tokens]",
     "demand_source": "grid, or scenario (the token_balance D_inf of scenario base)",
-    "params": "Chosen N [params]", "train_tokens": "Chosen D_tr [tokens]", "tokens_per_param_ratio": "D_tr / N [tokens/param]",
-    "train_flop": "6 N D_tr [FLOP]", "inference_flop": "2 N D_inf [FLOP]", "total_flop": "Training + inference [FLOP]",
+    "params": "Chosen N [params]",
+    "train_tokens": "Chosen D_tr [tokens]",
+    "tokens_per_param_ratio": "D_tr / N [tokens/param]",
+    "train_flop": "6 N D_tr [FLOP]",
+    "inference_flop": "2 N D_inf [FLOP]",
+    "total_flop": "Training + inference [FLOP]",
     "cost_pretrain_flop_equiv": "Objective: train FLOPs + weight x inference FLOPs [pre-training FLOP equivalents]",
     "cost_usd": "Objective in dollars at the scenario's $/GPU-hour, MFU and cost_chip's BF16 peak [USD]",
     "inference_to_train_cost_ratio": "Weighted inference cost / training cost at the chosen point [ratio]",
-    "chinchilla_cost_pretrain_flop_equiv": "Objective of the compute-optimal reference model serving the same demand [pre-training FLOP equivalents]",
+    "chinchilla_cost_pretrain_flop_equiv": "Objective of the compute-optimal reference model serving the same demand "
+    "[pre-training FLOP equivalents]",
     "saving_vs_chinchilla_frac": "1 - cost / Chinchilla-optimal model's cost [frac]",
     "excess_over_optimum_frac": "cost / optimum's cost - 1 (0 for the optimum) [frac]",
     "cost_chip": "Chip whose BF16 peak prices cost_usd",
 }
 OVERTRAINING_COLUMNS = {
-    "model": "Model", "lab": "Lab", "params_total": "Total parameters [params]", "params_active": "Active parameters [params]",
-    "pretrain_tokens": "Reported pre-training tokens [tokens]", "is_moe": "Active < total parameters",
+    "model": "Model",
+    "lab": "Lab",
+    "params_total": "Total parameters [params]",
+    "params_active": "Active parameters [params]",
+    "pretrain_tokens": "Reported pre-training tokens [tokens]",
+    "is_moe": "Active < total parameters",
     "tokens_per_active_param_ratio": "Pre-training tokens / active parameters [tokens/param]",
     "tokens_per_total_param_ratio": "Pre-training tokens / total parameters [tokens/param]",
     "chinchilla_tokens_per_param_ratio": "k, scenario base's Chinchilla tokens per parameter [tokens/param]",
@@ -211,6 +286,8 @@ OVERTRAINING_COLUMNS = {
     "overtraining_total_ratio": "D / (k N_total) [ratio]",
     "training_flop": "6 N_active D [FLOP]",
     "law": "Refit law used for law_optimal_tokens_per_param_ratio",
-    "law_optimal_tokens_per_param_ratio": "Compute-optimal D/N of the refit law at this model's training FLOP [tokens/param]",
-    "caveat": "Dense vs MoE caveat", "pretrain_tokens_source_url": "Where the token count was reported",
+    "law_optimal_tokens_per_param_ratio": "Compute-optimal D/N of the refit law at this model's training FLOP "
+    "[tokens/param]",
+    "caveat": "Dense vs MoE caveat",
+    "pretrain_tokens_source_url": "Where the token count was reported",
 }

@@ -80,9 +80,15 @@ def evaluate(cases: dict[str, np.ndarray], peak_flop_per_s: float | None) -> dic
     out["lab_inference_tokens"] = kwargs["tokens_served_per_s"] * kwargs["deployment_s"]
     out["active_params"] = kwargs["active_params"] * np.ones_like(out["inference_tokens"])
     if peak_flop_per_s and all(n in cases for n in USD_ASSUMPTIONS):
-        usd_per_flop = np.asarray(cases["gpu_usd_per_hour"]) / SECONDS_PER_HOUR / (peak_flop_per_s * np.asarray(cases["mfu_pretrain"]))
+        usd_per_flop = (
+            np.asarray(cases["gpu_usd_per_hour"])
+            / SECONDS_PER_HOUR
+            / (peak_flop_per_s * np.asarray(cases["mfu_pretrain"]))
+        )
         out["pretrain_cost_usd"] = out["pretrain_cost_flop"] * usd_per_flop
-        out["lifetime_cost_usd"] = (out["pretrain_cost_flop"] + out["rl_cost_flop"] + out["inference_cost_flop"]) * usd_per_flop
+        out["lifetime_cost_usd"] = (
+            out["pretrain_cost_flop"] + out["rl_cost_flop"] + out["inference_cost_flop"]
+        ) * usd_per_flop
     return {q: out[q] for q in QUANTITIES if q in out}
 
 
@@ -108,19 +114,45 @@ def balance_frames(scenario: Scenario, peak_flop_per_s: float | None) -> tuple[p
     for q, values in result.items():
         unit, lecture, formula, section = QUANTITIES[q]
         box = values[n_oat:]
-        balance_rows.append({"scenario": scenario.name, "quantity": q, "unit": unit, "central_value": values[0],
-                             "low_value": box.min(), "high_value": box.max(), "lecture_value": lecture,
-                             "formula": formula, "lecture_section": section})
+        balance_rows.append(
+            {
+                "scenario": scenario.name,
+                "quantity": q,
+                "unit": unit,
+                "central_value": values[0],
+                "low_value": box.min(),
+                "high_value": box.max(),
+                "lecture_value": lecture,
+                "formula": formula,
+                "lecture_section": section,
+            }
+        )
         for j, i in enumerate(ranged):
             at_low, at_high = values[1 + 2 * j], values[2 + 2 * j]
             with np.errstate(divide="ignore", invalid="ignore"):
                 swing = abs(np.log10(at_high / at_low)) if at_low > 0 and at_high > 0 else np.nan
-            sens_rows.append({
-                "scenario": scenario.name, "assumption": names[i], "assumption_unit": table[names[i]][3],
-                "assumption_value": table[names[i]][0], "assumption_low": table[names[i]][1],
-                "assumption_high": table[names[i]][2], "quantity": q, "quantity_unit": unit,
-                "central_value": values[0], "value_at_low": at_low, "value_at_high": at_high, "swing_decades": swing,
-                "direction": "increases" if at_high > at_low * (1 + 1e-12) else "decreases" if at_high < at_low * (1 - 1e-12) else "none",
-            })
-    return (pl.DataFrame(balance_rows, infer_schema_length=None).fill_nan(None),
-            pl.DataFrame(sens_rows, infer_schema_length=None).fill_nan(None))
+            sens_rows.append(
+                {
+                    "scenario": scenario.name,
+                    "assumption": names[i],
+                    "assumption_unit": table[names[i]][3],
+                    "assumption_value": table[names[i]][0],
+                    "assumption_low": table[names[i]][1],
+                    "assumption_high": table[names[i]][2],
+                    "quantity": q,
+                    "quantity_unit": unit,
+                    "central_value": values[0],
+                    "value_at_low": at_low,
+                    "value_at_high": at_high,
+                    "swing_decades": swing,
+                    "direction": "increases"
+                    if at_high > at_low * (1 + 1e-12)
+                    else "decreases"
+                    if at_high < at_low * (1 - 1e-12)
+                    else "none",
+                }
+            )
+    return (
+        pl.DataFrame(balance_rows, infer_schema_length=None).fill_nan(None),
+        pl.DataFrame(sens_rows, infer_schema_length=None).fill_nan(None),
+    )

@@ -18,8 +18,8 @@ in ``defaulted`` so the result tables can say so.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import polars as pl
@@ -62,9 +62,16 @@ class Assumptions:
     _hw: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        arrays = {c: self.hardware[c].to_numpy().astype(float) for c in (
-            "weight_bytes_per_param", "peak_flop_per_s", "hbm_bandwidth_bytes_per_s", "hbm_capacity_bytes",
-            "critical_batch_ratio")}
+        arrays = {
+            c: self.hardware[c].to_numpy().astype(float)
+            for c in (
+                "weight_bytes_per_param",
+                "peak_flop_per_s",
+                "hbm_bandwidth_bytes_per_s",
+                "hbm_capacity_bytes",
+                "critical_batch_ratio",
+            )
+        }
         arrays["kv_scale"] = np.array([bytes_per_value(f) / bytes_per_value("bf16") for f in self.kv_formats])
         self._hw.update(arrays)
 
@@ -72,8 +79,16 @@ class Assumptions:
     def central_hardware(self) -> dict[str, float]:
         """The scenario chip in the scenario format: F, W, C, b_w, R."""
         row = self.hardware.filter((pl.col("chip") == self.chip) & (pl.col("number_format") == self.number_format))
-        return {k: float(row[k][0]) for k in ("weight_bytes_per_param", "peak_flop_per_s", "hbm_bandwidth_bytes_per_s",
-                                              "hbm_capacity_bytes", "critical_batch_ratio")}
+        return {
+            k: float(row[k][0])
+            for k in (
+                "weight_bytes_per_param",
+                "peak_flop_per_s",
+                "hbm_bandwidth_bytes_per_s",
+                "hbm_capacity_bytes",
+                "critical_batch_ratio",
+            )
+        }
 
     @property
     def kv_scale(self) -> float:
@@ -91,8 +106,9 @@ class Assumptions:
         out["kv_scale"] = self._hw["kv_scale"][j]
         return out
 
-    def propagate(self, fn: Callable[..., np.ndarray], names: tuple[str, ...], *, hardware: bool = True,
-                  seed: int = 0) -> Propagated:
+    def propagate(
+        self, fn: Callable[..., np.ndarray], names: tuple[str, ...], *, hardware: bool = True, seed: int = 0
+    ) -> Propagated:
         """Central value and Monte Carlo interval of ``fn(hw=..., **{name: value})``.
 
         ``fn`` receives the numeric assumptions in ``names`` (scalars at the centre, ``(n, 1)`` arrays in the
@@ -102,7 +118,8 @@ class Assumptions:
         one value per row on its last axis.
         """
         hw_rows = self.hardware.with_row_index("_i").filter(
-            (pl.col("chip") == self.chip) & (pl.col("number_format") == self.number_format))
+            (pl.col("chip") == self.chip) & (pl.col("number_format") == self.number_format)
+        )
         central = {k: self.central[k] for k in names}
         central["hw_u"] = self._central_u(int(hw_rows["_i"][0]), self.hardware.height)
         central["kv_u"] = self._central_u(self.kv_formats.index(self.kv_cache_format), len(self.kv_formats))
@@ -122,8 +139,15 @@ class Assumptions:
             with np.errstate(invalid="ignore", divide="ignore"):
                 return propagate(call, central, ranges, n=self.n_draws, level=self.level, seed=seed)
 
-    def propagate_rows(self, fn: Callable[..., np.ndarray], names: tuple[str, ...], columns: dict[str, np.ndarray], *,
-                       hardware: bool = True, seed: int = 0) -> Propagated:
+    def propagate_rows(
+        self,
+        fn: Callable[..., np.ndarray],
+        names: tuple[str, ...],
+        columns: dict[str, np.ndarray],
+        *,
+        hardware: bool = True,
+        seed: int = 0,
+    ) -> Propagated:
         """:meth:`propagate` for a per-row quantity that depends on the row only through ``columns``.
 
         ``fn(hw=..., cols=..., **assumptions)`` gets ``cols``: the columns restricted to their distinct
@@ -136,18 +160,24 @@ class Assumptions:
         sub = {k: v[first] for k, v in arrays.items()}
         res = self.propagate(lambda hw, **kw: fn(hw=hw, cols=sub, **kw), names, hardware=hardware, seed=seed)
         inverse = inverse.ravel()
-        return Propagated(np.asarray(res.central, dtype=float)[inverse], res.low[inverse], res.high[inverse], res.level,
-                          res.n_draws)
+        return Propagated(
+            np.asarray(res.central, dtype=float)[inverse], res.low[inverse], res.high[inverse], res.level, res.n_draws
+        )
 
     def describe(self, names: tuple[str, ...], *, hardware: bool = True) -> str:
         """One line naming what a scenario interval varies (for table comments and columns)."""
-        parts = [f"{k} {self.ranges[k][0]:g}-{self.ranges[k][1]:g}" for k in names if self.ranges[k][0] < self.ranges[k][1]]
+        parts = [
+            f"{k} {self.ranges[k][0]:g}-{self.ranges[k][1]:g}" for k in names if self.ranges[k][0] < self.ranges[k][1]
+        ]
         if hardware:
             combos = ", ".join(f"{c}/{f}" for c, f in self.hardware.select("chip", "number_format").iter_rows())
             parts.append(f"chip/format in {{{combos}}}")
             parts.append(f"KV cache in {{{', '.join(self.kv_formats)}}}")
-        return (f"Monte Carlo {self.level:.0%} interval over {self.n_draws} draws: " + "; ".join(parts)) if parts else \
-            "no assumption with a range"
+        return (
+            (f"Monte Carlo {self.level:.0%} interval over {self.n_draws} draws: " + "; ".join(parts))
+            if parts
+            else "no assumption with a range"
+        )
 
 
 def hardware_alternatives(hardware: pl.DataFrame, chips: tuple[str, ...], formats: tuple[str, ...]) -> pl.DataFrame:
@@ -156,22 +186,43 @@ def hardware_alternatives(hardware: pl.DataFrame, chips: tuple[str, ...], format
     for chip in chips:
         match = hardware.filter(pl.col("chip") == chip)
         if match.height == 0:
-            raise EconError(f"scenario chip {chip!r} (serving_chip or its alternatives) is not in the hardware table",
-                            "add it to data/hardware.csv or fix the name in data/scenarios.csv")
+            raise EconError(
+                f"scenario chip {chip!r} (serving_chip or its alternatives) is not in the hardware table",
+                "add it to data/hardware.csv or fix the name in data/scenarios.csv",
+            )
         row = match.row(0, named=True)
         for fmt in formats:
             peak = row.get(PEAK_COLUMN.get(fmt, ""), None)
             if peak is None or (isinstance(peak, float) and np.isnan(peak)):
                 continue
             b_w = bytes_per_value(fmt)
-            rows.append({"chip": chip, "number_format": fmt, "weight_bytes_per_param": b_w, "peak_flop_per_s": float(peak),
-                         "hbm_bandwidth_bytes_per_s": float(row["hbm_bandwidth_bytes_per_s"]),
-                         "hbm_capacity_bytes": float(row["hbm_capacity_bytes"]),
-                         "critical_batch_ratio": float(roofline.critical_batch_ratio(
-                             peak, row["hbm_bandwidth_bytes_per_s"], b_w))})
-    schema = {"chip": pl.String, "number_format": pl.String, **{c: pl.Float64 for c in (
-        "weight_bytes_per_param", "peak_flop_per_s", "hbm_bandwidth_bytes_per_s", "hbm_capacity_bytes",
-        "critical_batch_ratio")}}
+            rows.append(
+                {
+                    "chip": chip,
+                    "number_format": fmt,
+                    "weight_bytes_per_param": b_w,
+                    "peak_flop_per_s": float(peak),
+                    "hbm_bandwidth_bytes_per_s": float(row["hbm_bandwidth_bytes_per_s"]),
+                    "hbm_capacity_bytes": float(row["hbm_capacity_bytes"]),
+                    "critical_batch_ratio": float(
+                        roofline.critical_batch_ratio(peak, row["hbm_bandwidth_bytes_per_s"], b_w)
+                    ),
+                }
+            )
+    schema = {
+        "chip": pl.String,
+        "number_format": pl.String,
+        **{
+            c: pl.Float64
+            for c in (
+                "weight_bytes_per_param",
+                "peak_flop_per_s",
+                "hbm_bandwidth_bytes_per_s",
+                "hbm_capacity_bytes",
+                "critical_batch_ratio",
+            )
+        },
+    }
     return pl.DataFrame(rows, schema=schema)  # no row: the caller says which chip lacks which peak
 
 
@@ -180,8 +231,10 @@ def from_scenario(scenario, hardware: pl.DataFrame, *, level: float = 0.9, n_dra
     defaulted = []
     central, ranges = {}, {}
     if scenario.get("gpu_usd_per_hour") is None:
-        raise EconError(f"scenario {scenario.name!r} has no gpu_usd_per_hour",
-                        "add a row 'base,gpu_usd_per_hour,…' to data/scenarios.csv")
+        raise EconError(
+            f"scenario {scenario.name!r} has no gpu_usd_per_hour",
+            "add a row 'base,gpu_usd_per_hour,…' to data/scenarios.csv",
+        )
     for name in ("gpu_usd_per_hour", *NUMERIC_DEFAULTS):
         a = scenario.assumptions.get(name)
         if a is None or a.value is None:
@@ -198,14 +251,18 @@ def from_scenario(scenario, hardware: pl.DataFrame, *, level: float = 0.9, n_dra
         a = scenario.assumptions.get(name)
         if a is None or a.text is None:
             if default is None:
-                raise EconError(f"scenario {scenario.name!r} has no {name}", f"add a row 'base,{name},…' to data/scenarios.csv")
+                raise EconError(
+                    f"scenario {scenario.name!r} has no {name}", f"add a row 'base,{name},…' to data/scenarios.csv"
+                )
             defaulted.append(name)
             return default, (default,)
         values = tuple(dict.fromkeys((a.text, *a.alternatives)))
         bad = [v for v in values if allowed is not None and v not in allowed]
         if bad:  # a typo among the alternatives must not be skipped silently
-            raise EconError(f"scenario {scenario.name!r} lists {bad[0]!r} in {name}, not a number format econ can use here",
-                            f"use one of {', '.join(allowed)} in data/scenarios.csv (value or alternatives)")
+            raise EconError(
+                f"scenario {scenario.name!r} lists {bad[0]!r} in {name}, not a number format econ can use here",
+                f"use one of {', '.join(allowed)} in data/scenarios.csv (value or alternatives)",
+            )
         return a.text, values
 
     chip, chips = text("serving_chip", None)

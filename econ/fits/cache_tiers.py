@@ -63,21 +63,32 @@ def cache_items(rows: pl.DataFrame) -> pl.DataFrame:
         if column not in rows.columns:
             continue
         price = pl.col(column).cast(pl.Float64)
-        premium = price * (hold_s / SECONDS_PER_HOUR) if item.startswith("storage") else price - pl.col("input_usd_per_mtok")
-        parts.append(rows.filter(pl.col(column).is_not_null()).with_columns(
-            pl.lit(item).alias("cache_item"), pl.lit(hold_s).alias("hold_time_s"), price.alias("item_price_usd_per_mtok"),
-            premium.alias("premium_usd_per_mtok")))
+        premium = (
+            price * (hold_s / SECONDS_PER_HOUR) if item.startswith("storage") else price - pl.col("input_usd_per_mtok")
+        )
+        parts.append(
+            rows.filter(pl.col(column).is_not_null()).with_columns(
+                pl.lit(item).alias("cache_item"),
+                pl.lit(hold_s).alias("hold_time_s"),
+                price.alias("item_price_usd_per_mtok"),
+                premium.alias("premium_usd_per_mtok"),
+            )
+        )
     if not parts:
         return pl.DataFrame()
     out = pl.concat(parts, how="diagonal_relaxed")
     return out.with_columns(
-        pl.when(pl.col("premium_usd_per_mtok") > 0).then(pl.lit("ok")).otherwise(pl.lit("write_not_above_input"))
+        pl.when(pl.col("premium_usd_per_mtok") > 0)
+        .then(pl.lit("ok"))
+        .otherwise(pl.lit("write_not_above_input"))
         .alias("status"),
         pl.when(pl.col("premium_usd_per_mtok") > 0)
         .then(pl.col("premium_usd_per_mtok") / (pl.col("hold_time_s") / SECONDS_PER_HOUR))
         .alias("hold_price_usd_per_mtok_hour"),
-        (pl.when(pl.col("premium_usd_per_mtok") > 0).then(pl.col("premium_usd_per_mtok"))
-         + pl.col("cache_read_usd_per_mtok").cast(pl.Float64).fill_null(0.0)).alias("cache_price_usd_per_mtok"),
+        (
+            pl.when(pl.col("premium_usd_per_mtok") > 0).then(pl.col("premium_usd_per_mtok"))
+            + pl.col("cache_read_usd_per_mtok").cast(pl.Float64).fill_null(0.0)
+        ).alias("cache_price_usd_per_mtok"),
     )
 
 
@@ -92,12 +103,14 @@ def with_kv_methods(items: pl.DataFrame, slope: pl.DataFrame | None) -> pl.DataF
     has_arch = pl.col("kv_bytes_per_token").is_not_null() & pl.col("params_active").is_not_null()
     arch = items.filter(has_arch).with_columns(pl.lit("architecture").alias("kv_method"))
     closed = items.filter(~has_arch)
-    cross = closed.with_columns(pl.lit("crossover").alias("kv_method"),
-                                pl.col("tier_threshold_tokens").cast(pl.Float64).fill_null(LECTURE_CROSSOVER_TOKENS)
-                                .alias("crossover_tokens"),
-                                pl.when(pl.col("tier_threshold_tokens").is_null())
-                                .then(pl.lit("lecture L* = 200k (no tiers)")).otherwise(pl.lit("model's first tier threshold"))
-                                .alias("crossover_source"))
+    cross = closed.with_columns(
+        pl.lit("crossover").alias("kv_method"),
+        pl.col("tier_threshold_tokens").cast(pl.Float64).fill_null(LECTURE_CROSSOVER_TOKENS).alias("crossover_tokens"),
+        pl.when(pl.col("tier_threshold_tokens").is_null())
+        .then(pl.lit("lecture L* = 200k (no tiers)"))
+        .otherwise(pl.lit("model's first tier threshold"))
+        .alias("crossover_source"),
+    )
     frames = [arch, cross]
     if slope is not None and slope.height:
         frames.append(closed.join(slope, on="name_key", how="inner").with_columns(pl.lit("slope").alias("kv_method")))
@@ -107,10 +120,12 @@ def with_kv_methods(items: pl.DataFrame, slope: pl.DataFrame | None) -> pl.DataF
 def _kv(cols, hw, usd_per_chip_hour, gross_margin_frac, decode_mbu, frontier_active_params):
     """b_kv [bytes/token] per row by its method code (0 architecture, 1 crossover, 2 slope)."""
     arch = cols["kv"] * hw["kv_scale"]
-    cross = kv_bytes_at_crossover(hw["critical_batch_ratio"], hw["weight_bytes_per_param"], frontier_active_params,
-                                  cols["crossover"])
-    slope = kv_bytes_from_slope(cols["slope"], gross_margin_frac, usd_per_chip_hour, hw["hbm_bandwidth_bytes_per_s"],
-                                decode_mbu)
+    cross = kv_bytes_at_crossover(
+        hw["critical_batch_ratio"], hw["weight_bytes_per_param"], frontier_active_params, cols["crossover"]
+    )
+    slope = kv_bytes_from_slope(
+        cols["slope"], gross_margin_frac, usd_per_chip_hour, hw["hbm_bandwidth_bytes_per_s"], decode_mbu
+    )
     return np.where(cols["method"] == 0, arch, np.where(cols["method"] == 1, cross, slope))
 
 
@@ -121,11 +136,22 @@ def implied_hold_costs(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
     a, c = assumptions, assumptions.central
 
     def arr(name):
-        return frame[name].cast(pl.Float64).fill_null(np.nan).to_numpy() if name in frame.columns else np.full(frame.height, np.nan)
+        return (
+            frame[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
+            if name in frame.columns
+            else np.full(frame.height, np.nan)
+        )
 
-    method = frame["kv_method"].replace_strict({m: i for i, m in enumerate(KV_METHODS)}, return_dtype=pl.Float64).to_numpy()
-    cols = {"method": method, "kv": arr("kv_bytes_per_token"), "crossover": arr("crossover_tokens"),
-            "slope": arr("slope_usd_per_mtok_per_mtok_context"), "hold": arr("hold_price_usd_per_mtok_hour")}
+    method = (
+        frame["kv_method"].replace_strict({m: i for i, m in enumerate(KV_METHODS)}, return_dtype=pl.Float64).to_numpy()
+    )
+    cols = {
+        "method": method,
+        "kv": arr("kv_bytes_per_token"),
+        "crossover": arr("crossover_tokens"),
+        "slope": arr("slope_usd_per_mtok_per_mtok_context"),
+        "hold": arr("hold_price_usd_per_mtok_hour"),
+    }
     names = ("usd_per_chip_hour", "gross_margin_frac", "decode_mbu", "frontier_active_params")
 
     def kv(hw, cols, usd_per_chip_hour, gross_margin_frac, decode_mbu, frontier_active_params):
@@ -137,29 +163,51 @@ def implied_hold_costs(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
 
     kv_mc = a.propagate_rows(kv, names, cols)
     gb_mc = a.propagate_rows(per_gb, names, cols)
-    cost_mc = a.propagate_rows(lambda hw, cols, gross_margin_frac: cols["hold"] * (1.0 - gross_margin_frac),
-                               ("gross_margin_frac",), cols, hardware=False)
+    cost_mc = a.propagate_rows(
+        lambda hw, cols, gross_margin_frac: cols["hold"] * (1.0 - gross_margin_frac),
+        ("gross_margin_frac",),
+        cols,
+        hardware=False,
+    )
     # fit interval: only the slope reading carries one (from the long-context fit of the model's input tiers)
     hold_cost = cols["hold"] * (1.0 - c["gross_margin_frac"])
     hw0 = a.central_hardware
     with np.errstate(invalid="ignore", divide="ignore"):
-        kv_lo, kv_hi = (kv_bytes_from_slope(arr(n), c["gross_margin_frac"], c["usd_per_chip_hour"],
-                                            hw0["hbm_bandwidth_bytes_per_s"], c["decode_mbu"])
-                        for n in ("slope_fit_low_usd_per_mtok_per_mtok_context", "slope_fit_high_usd_per_mtok_per_mtok_context"))
+        kv_lo, kv_hi = (
+            kv_bytes_from_slope(
+                arr(n),
+                c["gross_margin_frac"],
+                c["usd_per_chip_hour"],
+                hw0["hbm_bandwidth_bytes_per_s"],
+                c["decode_mbu"],
+            )
+            for n in ("slope_fit_low_usd_per_mtok_per_mtok_context", "slope_fit_high_usd_per_mtok_per_mtok_context")
+        )
         gb_fit_lo = np.where(method == 2, hold_cost / MEGA / kv_hi * 1e9, np.nan)
         gb_fit_hi = np.where(method == 2, hold_cost / MEGA / np.where(kv_lo > 0, kv_lo, 0.0) * 1e9, np.nan)
     f = pl.Series
     return frame.with_columns(
         f("kv_bytes_per_token_used", np.asarray(kv_mc.central, dtype=float)),
-        f("kv_scenario_low_bytes_per_token", kv_mc.low), f("kv_scenario_high_bytes_per_token", kv_mc.high),
+        f("kv_scenario_low_bytes_per_token", kv_mc.low),
+        f("kv_scenario_high_bytes_per_token", kv_mc.high),
         f("hold_cost_usd_per_mtok_hour", hold_cost),
         f("hold_cost_scenario_low_usd_per_mtok_hour", cost_mc.low),
         f("hold_cost_scenario_high_usd_per_mtok_hour", cost_mc.high),
         f("hold_cost_usd_per_gb_hour", np.asarray(gb_mc.central, dtype=float)),
-        f("hold_cost_fit_low_usd_per_gb_hour", gb_fit_lo), f("hold_cost_fit_high_usd_per_gb_hour", gb_fit_hi),
-        f("hold_cost_scenario_low_usd_per_gb_hour", gb_mc.low), f("hold_cost_scenario_high_usd_per_gb_hour", gb_mc.high),
-        f("fit_interval_kind", np.where(method == 2, frame["fit_interval_kind"].fill_null("none").to_numpy()
-                                        if "fit_interval_kind" in frame.columns else "none", "not a fit")),
+        f("hold_cost_fit_low_usd_per_gb_hour", gb_fit_lo),
+        f("hold_cost_fit_high_usd_per_gb_hour", gb_fit_hi),
+        f("hold_cost_scenario_low_usd_per_gb_hour", gb_mc.low),
+        f("hold_cost_scenario_high_usd_per_gb_hour", gb_mc.high),
+        f(
+            "fit_interval_kind",
+            np.where(
+                method == 2,
+                frame["fit_interval_kind"].fill_null("none").to_numpy()
+                if "fit_interval_kind" in frame.columns
+                else "none",
+                "not a fit",
+            ),
+        ),
     ).with_columns(pl.col(pl.Float64).fill_nan(None))
 
 
@@ -183,9 +231,14 @@ def compare_tiers(frame: pl.DataFrame, tiers: pl.DataFrame, assumptions) -> tupl
     bw = np.r_[np.nan, tiers["bandwidth_bytes_per_s"].to_numpy()][None, :]
     usd = np.r_[np.nan, tiers["usd_per_hour"].to_numpy()][None, :]
     hold = np.where(np.arange(len(names)) == 0, 0.0, memory_tiers.hold_usd_per_token_s(kv, cap, usd))
-    recompute = memory_tiers.recompute_usd_per_token(n_act, hw["peak_flop_per_s"], c["usd_per_chip_hour"], mfu=c["prefill_mfu"])
-    retrieve = np.where(np.arange(len(names)) == 0, recompute,
-                        memory_tiers.tier_retrieve_usd_per_token(np.array(names)[None, :], kv, bw, usd))
+    recompute = memory_tiers.recompute_usd_per_token(
+        n_act, hw["peak_flop_per_s"], c["usd_per_chip_hour"], mfu=c["prefill_mfu"]
+    )
+    retrieve = np.where(
+        np.arange(len(names)) == 0,
+        recompute,
+        memory_tiers.tier_retrieve_usd_per_token(np.array(names)[None, :], kv, bw, usd),
+    )
     cost = memory_tiers.tier_cost_usd_per_token(retrieve, hold, hold_s)
     valid = np.all(np.isfinite(cost), axis=1)
     index, cheapest = memory_tiers.cheapest_tier(np.where(np.isfinite(retrieve), retrieve, np.inf), hold, hold_s)
@@ -204,24 +257,31 @@ def compare_tiers(frame: pl.DataFrame, tiers: pl.DataFrame, assumptions) -> tupl
         pl.Series("cheapest_tier_cost_usd_per_mtok", np.where(valid, cheapest * MEGA, np.nan)),
         pl.Series("margin_over_cheapest_frac", np.where(valid, 1.0 - cheapest / price[:, 0], np.nan)),
         pl.Series("price_over_cheapest_cost_ratio", np.where(valid, price[:, 0] / cheapest, np.nan)),
-        pl.Series("fastest_covered_tier", np.where(valid & (fastest < 99),
-                                                   np.array(TIER_SPEED_ORDER + ("",), dtype=object)[np.minimum(fastest, 4)],
-                                                   None), dtype=pl.Utf8),
+        pl.Series(
+            "fastest_covered_tier",
+            np.where(
+                valid & (fastest < 99), np.array(TIER_SPEED_ORDER + ("",), dtype=object)[np.minimum(fastest, 4)], None
+            ),
+            dtype=pl.Utf8,
+        ),
         pl.Series("drain_time_tier", name_arr[by_drain], dtype=pl.Utf8),
         pl.Series("drain_time_tier_device", dev_arr[by_drain], dtype=pl.Utf8),
         pl.Series("drain_time_tier_s", drain[by_drain]),
     ).with_columns(pl.col(pl.Float64).fill_nan(None))
     n, k = cost.shape
     key = frame.select("row_id")["row_id"].to_numpy()
-    detail = pl.DataFrame({
-        "row_id": np.repeat(key, k),
-        "tier": np.tile(name_arr, n), "device": np.tile(dev_arr, n),
-        "drain_time_s": np.tile(drain, n),
-        "tier_hold_cost_usd_per_mtok_hour": (np.broadcast_to(hold, cost.shape) * SECONDS_PER_HOUR * MEGA).ravel(),
-        "tier_retrieve_cost_usd_per_mtok": (np.broadcast_to(retrieve, cost.shape) * MEGA).ravel(),
-        "tier_cost_for_hold_time_usd_per_mtok": (cost * MEGA).ravel(),
-        "covered_at_scenario_margin": covered.ravel(),
-        "margin_over_tier_frac": (1.0 - cost / price).ravel(),
-        "price_over_tier_cost_ratio": (price / cost).ravel(),
-    }).with_columns(pl.col(pl.Float64).fill_nan(None))
+    detail = pl.DataFrame(
+        {
+            "row_id": np.repeat(key, k),
+            "tier": np.tile(name_arr, n),
+            "device": np.tile(dev_arr, n),
+            "drain_time_s": np.tile(drain, n),
+            "tier_hold_cost_usd_per_mtok_hour": (np.broadcast_to(hold, cost.shape) * SECONDS_PER_HOUR * MEGA).ravel(),
+            "tier_retrieve_cost_usd_per_mtok": (np.broadcast_to(retrieve, cost.shape) * MEGA).ravel(),
+            "tier_cost_for_hold_time_usd_per_mtok": (cost * MEGA).ravel(),
+            "covered_at_scenario_margin": covered.ravel(),
+            "margin_over_tier_frac": (1.0 - cost / price).ravel(),
+            "price_over_tier_cost_ratio": (price / cost).ravel(),
+        }
+    ).with_columns(pl.col(pl.Float64).fill_nan(None))
     return verdict, detail

@@ -44,9 +44,11 @@ START_GRID = {  # Epoch's grid of initial values
     "beta": np.arange(0.0, 2.5, 0.5),
 }
 HALVING_ROUNDS = ((10, 512), (20, 64), (40, 8))  # (BFGS iterations, starts kept) per round
-METHOD = ("LSE form, Huber(delta) on log loss summed, highest-loss points dropped; batched BFGS from Epoch's "
-          "4,500-start grid (successive halving), best start polished with L-BFGS-B; bootstrap warm-started "
-          "from the full-data optimum (Besiroglu et al. 2024)")
+METHOD = (
+    "LSE form, Huber(delta) on log loss summed, highest-loss points dropped; batched BFGS from Epoch's "
+    "4,500-start grid (successive halving), best start polished with L-BFGS-B; bootstrap warm-started "
+    "from the full-data optimum (Besiroglu et al. 2024)"
+)
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,9 @@ def objective_and_gradient(theta, log_params, log_tokens, log_loss, weights, del
         f = (weights * huber(r, delta)).sum(axis=1)
         psi = np.clip(r, -delta, delta) * weights / s
         g1, g2 = psi * e1, psi * e2
-        grad = np.stack([g1.sum(1), g2.sum(1), (psi * e3).sum(1), -(g1 * log_params).sum(1), -(g2 * log_tokens).sum(1)], axis=1)
+        grad = np.stack(
+            [g1.sum(1), g2.sum(1), (psi * e3).sum(1), -(g1 * log_params).sum(1), -(g2 * log_tokens).sum(1)], axis=1
+        )
     return f, grad
 
 
@@ -178,8 +182,14 @@ def _batched_bfgs(fun, x0, *, max_iter, gtol=1e-10, ftol=1e-13, patience=5, c1=1
 
 def _start_grid() -> np.ndarray:
     """Epoch's 4,500 starting points as rows (a, b, e, α, β)."""
-    return np.array(list(itertools.product(START_GRID["a"], START_GRID["b"], START_GRID["e"],
-                                           START_GRID["alpha"], START_GRID["beta"])), dtype=float)
+    return np.array(
+        list(
+            itertools.product(
+                START_GRID["a"], START_GRID["b"], START_GRID["e"], START_GRID["alpha"], START_GRID["beta"]
+            )
+        ),
+        dtype=float,
+    )
 
 
 def _natural(theta: np.ndarray) -> np.ndarray:
@@ -207,8 +217,13 @@ def best_of_grid(log_params, log_tokens, log_loss, *, delta=HUBER_DELTA, starts:
         x = x[order[:keep]]
     x, f, _g, conv, _ = _batched_bfgs(fun, x, max_iter=2000)
     best = int(np.argmin(np.where(np.isfinite(f), f, np.inf)))
-    polished = minimize(lambda t: tuple(v[0] for v in fun(t[None], None)), x[best], jac=True, method="L-BFGS-B",
-                        options={"maxiter": 2000, "ftol": 1e-15, "gtol": 1e-12})
+    polished = minimize(
+        lambda t: tuple(v[0] for v in fun(t[None], None)),
+        x[best],
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 2000, "ftol": 1e-15, "gtol": 1e-12},
+    )
     if np.isfinite(polished.fun) and polished.fun <= f[best]:
         return polished.x, float(polished.fun), bool(conv[best] or polished.success)
     return x[best], float(f[best]), bool(conv[best])
@@ -245,7 +260,9 @@ def highest_loss_mask(loss, n_drop: int = DROP_HIGHEST_LOSS) -> np.ndarray:
     return loss < np.sort(loss)[-n_drop]
 
 
-def _vanished_terms(estimate: np.ndarray, log_params: np.ndarray, log_tokens: np.ndarray, *, floor: float = 1e-3) -> str:
+def _vanished_terms(
+    estimate: np.ndarray, log_params: np.ndarray, log_tokens: np.ndarray, *, floor: float = 1e-3
+) -> str:
     """Names of the terms (A/N^α, B/D^β) that stay below ``floor`` of the predicted loss at every point."""
     e, a, b, alpha, beta = estimate
     n_term, d_term = a * np.exp(-alpha * log_params), b * np.exp(-beta * log_tokens)
@@ -258,8 +275,16 @@ def _empty(value: float) -> dict[str, float]:
     return {p: value for p in PARAMETERS}
 
 
-def fit_chinchilla(params, tokens, loss, *, n_bootstrap: int = 1000, seed: int = 42,
-                   drop_highest: int = DROP_HIGHEST_LOSS, delta: float = HUBER_DELTA) -> ChinchillaFit:
+def fit_chinchilla(
+    params,
+    tokens,
+    loss,
+    *,
+    n_bootstrap: int = 1000,
+    seed: int = 42,
+    drop_highest: int = DROP_HIGHEST_LOSS,
+    delta: float = HUBER_DELTA,
+) -> ChinchillaFit:
     """Fit L(N, D) = E + A/N^α + B/D^β to (params, tokens, loss) points with Epoch's method.
 
     Parameters
@@ -279,20 +304,32 @@ def fit_chinchilla(params, tokens, loss, *, n_bootstrap: int = 1000, seed: int =
     """
     n_arr, d_arr, l_arr = (np.asarray(v, dtype=float).ravel() for v in (params, tokens, loss))
     if not (n_arr.size == d_arr.size == l_arr.size):
-        raise FitError(f"params, tokens and loss differ in length ({n_arr.size}, {d_arr.size}, {l_arr.size})",
-                       "pass one value of each per training run")
+        raise FitError(
+            f"params, tokens and loss differ in length ({n_arr.size}, {d_arr.size}, {l_arr.size})",
+            "pass one value of each per training run",
+        )
     bad = ~(np.isfinite(n_arr) & np.isfinite(d_arr) & np.isfinite(l_arr) & (n_arr > 0) & (d_arr > 0) & (l_arr > 0))
     if bad.any():
-        raise FitError(f"{int(bad.sum())} point(s) with a missing, zero or negative value (first at index {int(np.argmax(bad))})",
-                       "params, tokens and loss must all be positive numbers")
+        raise FitError(
+            f"{int(bad.sum())} point(s) with a missing, zero or negative value (first at index {int(np.argmax(bad))})",
+            "params, tokens and loss must all be positive numbers",
+        )
     keep = highest_loss_mask(l_arr, drop_highest)
     n_points = int(keep.sum())
     common = dict(n_points=n_points, n_dropped=int(l_arr.size - n_points), huber_delta=delta)
     if n_points <= len(PARAMETERS):
-        return ChinchillaFit(_empty(np.nan), _empty(np.nan), _empty(np.nan), _empty(np.nan), np.nan,
-                             n_bootstrap=0, n_bootstrap_converged=0, status="underdetermined",
-                             status_detail=f"{n_points} point(s) after dropping {drop_highest}; the law has 5 parameters",
-                             **common)
+        return ChinchillaFit(
+            _empty(np.nan),
+            _empty(np.nan),
+            _empty(np.nan),
+            _empty(np.nan),
+            np.nan,
+            n_bootstrap=0,
+            n_bootstrap_converged=0,
+            status="underdetermined",
+            status_detail=f"{n_points} point(s) after dropping {drop_highest}; the law has 5 parameters",
+            **common,
+        )
     ln_n, ln_d, ln_l = np.log(n_arr[keep]), np.log(d_arr[keep]), np.log(l_arr[keep])
     theta, objective, converged = best_of_grid(ln_n, ln_d, ln_l, delta=delta)
     estimate = _natural(theta)[0]
@@ -308,19 +345,44 @@ def fit_chinchilla(params, tokens, loss, *, n_bootstrap: int = 1000, seed: int =
         low, high = np.percentile(good, [2.5, 97.5], axis=0)
     else:
         se = low = high = np.full(5, np.nan)
-    status, detail = "ok", f"best of {len(_start_grid())} grid starts; {good.shape[0]}/{n_bootstrap} resamples converged"
+    status, detail = (
+        "ok",
+        f"best of {len(_start_grid())} grid starts; {good.shape[0]}/{n_bootstrap} resamples converged",
+    )
     if not converged:
         status, detail = "not_converged", "the best start did not converge; " + detail
     elif estimate[3] < 1e-3 or estimate[4] < 1e-3 or not np.all(np.isfinite(estimate)):
-        status, detail = "rank_deficient", f"an exponent collapsed (alpha={estimate[3]:.3g}, beta={estimate[4]:.3g}): a term is indistinguishable from E"
-    elif (vanished := _vanished_terms(estimate, ln_n, ln_d)):
-        status, detail = "rank_deficient", f"{vanished} below 0.1% of the predicted loss at every point: the data cannot pin it down"
+        status, detail = (
+            "rank_deficient",
+            f"an exponent collapsed (alpha={estimate[3]:.3g}, beta={estimate[4]:.3g}): a term is indistinguishable "
+            "from E",
+        )
+    elif vanished := _vanished_terms(estimate, ln_n, ln_d):
+        status, detail = (
+            "rank_deficient",
+            f"{vanished} below 0.1% of the predicted loss at every point: the data cannot pin it down",
+        )
     elif n_bootstrap > 0 and good.shape[0] < 0.9 * n_bootstrap:
         status, detail = "not_converged", f"only {good.shape[0]}/{n_bootstrap} bootstrap resamples converged"
     elif n_bootstrap > 0 and (thin := float(np.mean((counts > 0).sum(axis=1) <= len(PARAMETERS)))) > 0.01:
-        status, detail = "underdetermined", (f"{thin:.0%} of the bootstrap resamples of {n_points} points hold no more distinct "
-                                             f"points than the law has parameters: the intervals are not meaningful")
+        status, detail = (
+            "underdetermined",
+            (
+                f"{thin:.0%} of the bootstrap resamples of {n_points} points hold no more distinct "
+                f"points than the law has parameters: the intervals are not meaningful"
+            ),
+        )
     as_dict = lambda v: dict(zip(PARAMETERS, (float(x) for x in v)))  # noqa: E731
-    return ChinchillaFit(as_dict(estimate), as_dict(se), as_dict(low), as_dict(high), objective,
-                         n_bootstrap=n_bootstrap, n_bootstrap_converged=int(good.shape[0]), status=status,
-                         status_detail=detail, bootstrap=good, **common)
+    return ChinchillaFit(
+        as_dict(estimate),
+        as_dict(se),
+        as_dict(low),
+        as_dict(high),
+        objective,
+        n_bootstrap=n_bootstrap,
+        n_bootstrap_converged=int(good.shape[0]),
+        status=status,
+        status_detail=detail,
+        bootstrap=good,
+        **common,
+    )

@@ -111,17 +111,26 @@ def _fit_schedule(memo: _Memo, contexts_tokens: np.ndarray, prices: np.ndarray) 
     base = prices[0] if prices.size and np.isfinite(prices[0]) and prices[0] > 0 else np.nan
     y = prices[keep] / base
     if not np.isfinite(base):
-        return {"status": "not_fitted", "fit_interval_kind": "none", "n_points": int(keep.sum()),
-                "fit_message": "no positive base-tier price"}
+        return {
+            "status": "not_fitted",
+            "fit_interval_kind": "none",
+            "n_points": int(keep.sum()),
+            "fit_message": "no positive base-tier price",
+        }
     r = memo.fit(_line, x[:, None], y, [1.0, 0.0], ("intercept", "slope"), ([0.0, 0.0], [np.inf, np.inf]))
     lo, hi = r.interval("slope")
-    return {"status": r.status, "fit_interval_kind": r.interval_kind, "n_points": r.n_points, "fit_message": r.message,
-            "intercept_usd_per_mtok": base * r["intercept"],
-            "slope_usd_per_mtok_per_mtok_context": base * r["slope"],
-            "slope_fit_low_usd_per_mtok_per_mtok_context": base * lo,
-            "slope_fit_high_usd_per_mtok_per_mtok_context": base * hi,
-            "uplift_per_mtok_context_frac": r["slope"] / r["intercept"] if r["intercept"] > 0 else np.nan,
-            "max_abs_residual_frac": float(np.max(np.abs(r.residuals))) if r.residuals.size else np.nan}
+    return {
+        "status": r.status,
+        "fit_interval_kind": r.interval_kind,
+        "n_points": r.n_points,
+        "fit_message": r.message,
+        "intercept_usd_per_mtok": base * r["intercept"],
+        "slope_usd_per_mtok_per_mtok_context": base * r["slope"],
+        "slope_fit_low_usd_per_mtok_per_mtok_context": base * lo,
+        "slope_fit_high_usd_per_mtok_per_mtok_context": base * hi,
+        "uplift_per_mtok_context_frac": r["slope"] / r["intercept"] if r["intercept"] > 0 else np.nan,
+        "max_abs_residual_frac": float(np.max(np.abs(r.residuals))) if r.residuals.size else np.nan,
+    }
 
 
 def fit_schedules(tiers: pl.DataFrame, *, rules: tuple[str, ...] = RULES) -> pl.DataFrame:
@@ -145,24 +154,36 @@ def fit_schedules(tiers: pl.DataFrame, *, rules: tuple[str, ...] = RULES) -> pl.
     for start, end in zip(starts, ends):
         if end - start < 2:
             continue
-        head = {**dict(zip(key, labels[start])), "n_tiers": int(end - start),
-                "tier_thresholds_tokens": ",".join(str(int(t)) for t in threshold[start:end]),
-                "crossover_threshold_tokens": float(threshold[start + 1])}
+        head = {
+            **dict(zip(key, labels[start])),
+            "n_tiers": int(end - start),
+            "tier_thresholds_tokens": ",".join(str(int(t)) for t in threshold[start:end]),
+            "crossover_threshold_tokens": float(threshold[start + 1]),
+        }
         for component in COMPONENTS:
             prices = price[component][start:end]
             if not (np.isfinite(prices[0]) and prices[0] > 0) or np.isfinite(prices).sum() < 2:
                 continue
             for rule in rules:
                 contexts = context[rule][start:end]
-                rows.append({**head, "component": component, "rule": rule,
-                             "representative_contexts_tokens": ",".join(
-                                 "" if not np.isfinite(c) else str(int(round(c))) for c in contexts),
-                             "base_price_usd_per_mtok": float(prices[0]), **_fit_schedule(memo, contexts, prices)})
+                rows.append(
+                    {
+                        **head,
+                        "component": component,
+                        "rule": rule,
+                        "representative_contexts_tokens": ",".join(
+                            "" if not np.isfinite(c) else str(int(round(c))) for c in contexts
+                        ),
+                        "base_price_usd_per_mtok": float(prices[0]),
+                        **_fit_schedule(memo, contexts, prices),
+                    }
+                )
     return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
 
 
-def fit_pools(tiers: pl.DataFrame, per_schedule: pl.DataFrame, *, rules: tuple[str, ...] = RULES,
-              min_models: int = 2) -> pl.DataFrame:
+def fit_pools(
+    tiers: pl.DataFrame, per_schedule: pl.DataFrame, *, rules: tuple[str, ...] = RULES, min_models: int = 2
+) -> pl.DataFrame:
     """One pooled relative slope κ per provider × component × rule over the provider's standard tiered schedules.
 
     Returns rows with ``pool_models`` (members), ``pool_spread_ratio`` (max/min of the members' own relative
@@ -171,14 +192,20 @@ def fit_pools(tiers: pl.DataFrame, per_schedule: pl.DataFrame, *, rules: tuple[s
     if per_schedule.height == 0:
         return pl.DataFrame()
     key = list(SCHEDULE_KEY)
-    frame = (representative_contexts(tiers).filter(pl.col("variant") == "standard")
-             .filter(pl.col("price_model").n_unique().over("price_provider") >= min_models)
-             .sort("price_provider", *key, "tier_min_prompt_tokens"))
+    frame = (
+        representative_contexts(tiers)
+        .filter(pl.col("variant") == "standard")
+        .filter(pl.col("price_model").n_unique().over("price_provider") >= min_models)
+        .sort("price_provider", *key, "tier_min_prompt_tokens")
+    )
     if frame.height == 0:
         return pl.DataFrame()
-    own = {(r["price_provider"], r["price_model"], r["component"], r["rule"]): r["uplift_per_mtok_context_frac"]
-           for r in per_schedule.filter(pl.col("variant") == "standard").select(
-               "price_provider", "price_model", "component", "rule", "uplift_per_mtok_context_frac").iter_rows(named=True)}
+    own = {
+        (r["price_provider"], r["price_model"], r["component"], r["rule"]): r["uplift_per_mtok_context_frac"]
+        for r in per_schedule.filter(pl.col("variant") == "standard")
+        .select("price_provider", "price_model", "component", "rule", "uplift_per_mtok_context_frac")
+        .iter_rows(named=True)
+    }
     provider = frame["price_provider"].to_numpy()
     model = frame["price_model"].to_numpy()
     upper = (frame["tier_min_prompt_tokens"] > 0).to_numpy()
@@ -187,8 +214,11 @@ def fit_pools(tiers: pl.DataFrame, per_schedule: pl.DataFrame, *, rules: tuple[s
     for component, column in COMPONENTS.items():
         for rule in rules:
             ctx = pl.col(f"context_{rule}_tokens")
-            pts = frame.select((pl.col(column).cast(pl.Float64) / pl.col(column).cast(pl.Float64).first().over(key)).alias("y"),
-                               ctx.alias("L"), ctx.first().over(key).alias("L0"))
+            pts = frame.select(
+                (pl.col(column).cast(pl.Float64) / pl.col(column).cast(pl.Float64).first().over(key)).alias("y"),
+                ctx.alias("L"),
+                ctx.first().over(key).alias("L0"),
+            )
             y, big_l, l0 = (pts[c].fill_null(np.nan).to_numpy() for c in ("y", "L", "L0"))
             ok = upper & np.isfinite(y) & np.isfinite(big_l) & np.isfinite(l0)
             for start, end in zip(bounds[:-1], bounds[1:]):
@@ -196,19 +226,32 @@ def fit_pools(tiers: pl.DataFrame, per_schedule: pl.DataFrame, *, rules: tuple[s
                 members = sorted(set(model[sel]))
                 if len(members) < min_models:
                     continue
-                kappas = np.array([own.get((provider[start], m, component, rule), np.nan) for m in members], dtype=float)
+                kappas = np.array(
+                    [own.get((provider[start], m, component, rule), np.nan) for m in members], dtype=float
+                )
                 kappas = kappas[np.isfinite(kappas)]
                 spread = float(kappas.max() / kappas.min()) if kappas.size and kappas.min() > 0 else np.nan
                 x = ((big_l[sel] - y[sel] * l0[sel]) / MEGA)[:, None]
                 r = memo.fit(_through_origin, x, y[sel] - 1.0, [0.1], ("kappa",), ([0.0], [np.inf]))
                 lo, hi = r.interval("kappa")
-                rows.append({"price_provider": provider[start], "component": component, "rule": rule,
-                             "pool_models": ",".join(members), "pool_model_count": len(members),
-                             "pool_spread_ratio": spread,
-                             "pool_plausible": bool(np.isfinite(spread) and spread <= POOL_PLAUSIBLE_SPREAD_RATIO),
-                             "status": r.status, "fit_interval_kind": r.interval_kind, "n_points": r.n_points,
-                             "fit_message": r.message, "uplift_per_mtok_context_frac": r["kappa"],
-                             "uplift_fit_low_per_mtok_context_frac": lo, "uplift_fit_high_per_mtok_context_frac": hi})
+                rows.append(
+                    {
+                        "price_provider": provider[start],
+                        "component": component,
+                        "rule": rule,
+                        "pool_models": ",".join(members),
+                        "pool_model_count": len(members),
+                        "pool_spread_ratio": spread,
+                        "pool_plausible": bool(np.isfinite(spread) and spread <= POOL_PLAUSIBLE_SPREAD_RATIO),
+                        "status": r.status,
+                        "fit_interval_kind": r.interval_kind,
+                        "n_points": r.n_points,
+                        "fit_message": r.message,
+                        "uplift_per_mtok_context_frac": r["kappa"],
+                        "uplift_fit_low_per_mtok_context_frac": lo,
+                        "uplift_fit_high_per_mtok_context_frac": hi,
+                    }
+                )
     return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
 
 
@@ -225,8 +268,9 @@ def usd_per_token_per_kv_byte(usd_per_chip_hour, hbm_bandwidth_bytes_per_s, mbu)
     return roofline.usd_per_token(t, 1.0, 1.0, usd_per_chip_hour)
 
 
-def kv_bytes_from_slope(slope_usd_per_mtok_per_mtok_context, gross_margin_frac, usd_per_chip_hour,
-                        hbm_bandwidth_bytes_per_s, mbu):
+def kv_bytes_from_slope(
+    slope_usd_per_mtok_per_mtok_context, gross_margin_frac, usd_per_chip_hour, hbm_bandwidth_bytes_per_s, mbu
+):
     """Method (a): b_kv = k · (1 − margin) · W · mbu / p  [bytes/token]; k converted from $/MTok per Mtok of context."""
     slope_usd_per_token_per_token = np.divide(slope_usd_per_mtok_per_mtok_context, MEGA * MEGA)
     cost = slope_usd_per_token_per_token * np.subtract(1.0, gross_margin_frac)
@@ -255,20 +299,36 @@ def implied_kv(fits: pl.DataFrame, assumptions) -> pl.DataFrame:
     c = a.central
 
     def col(name):
-        return fits[name].cast(pl.Float64).fill_null(np.nan).to_numpy() if name in fits.columns else np.full(fits.height, np.nan)
+        return (
+            fits[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
+            if name in fits.columns
+            else np.full(fits.height, np.nan)
+        )
 
-    slope, s_lo, s_hi = (col(n) for n in ("slope_usd_per_mtok_per_mtok_context", "slope_fit_low_usd_per_mtok_per_mtok_context",
-                                          "slope_fit_high_usd_per_mtok_per_mtok_context"))
+    slope, s_lo, s_hi = (
+        col(n)
+        for n in (
+            "slope_usd_per_mtok_per_mtok_context",
+            "slope_fit_low_usd_per_mtok_per_mtok_context",
+            "slope_fit_high_usd_per_mtok_per_mtok_context",
+        )
+    )
     arch_n_act, arch_kv, threshold = col("params_active"), col("kv_bytes_per_token"), col("crossover_threshold_tokens")
     has_arch = np.isfinite(arch_n_act)
 
     def slope_kv(s, usd_per_chip_hour, gross_margin_frac, decode_mbu, bandwidth):
         return kv_bytes_from_slope(s, gross_margin_frac, usd_per_chip_hour, bandwidth, decode_mbu)
 
-    central_slope = slope_kv(slope, c["usd_per_chip_hour"], c["gross_margin_frac"], c["decode_mbu"], hw["hbm_bandwidth_bytes_per_s"])
+    central_slope = slope_kv(
+        slope, c["usd_per_chip_hour"], c["gross_margin_frac"], c["decode_mbu"], hw["hbm_bandwidth_bytes_per_s"]
+    )
     with np.errstate(invalid="ignore"):
-        fit_lo = slope_kv(s_lo, c["usd_per_chip_hour"], c["gross_margin_frac"], c["decode_mbu"], hw["hbm_bandwidth_bytes_per_s"])
-        fit_hi = slope_kv(s_hi, c["usd_per_chip_hour"], c["gross_margin_frac"], c["decode_mbu"], hw["hbm_bandwidth_bytes_per_s"])
+        fit_lo = slope_kv(
+            s_lo, c["usd_per_chip_hour"], c["gross_margin_frac"], c["decode_mbu"], hw["hbm_bandwidth_bytes_per_s"]
+        )
+        fit_hi = slope_kv(
+            s_hi, c["usd_per_chip_hour"], c["gross_margin_frac"], c["decode_mbu"], hw["hbm_bandwidth_bytes_per_s"]
+        )
     slope_names = ("usd_per_chip_hour", "gross_margin_frac", "decode_mbu")
     cols = {"slope": slope, "n_act": arch_n_act, "kv": arch_kv, "threshold": threshold}
 
@@ -277,14 +337,20 @@ def implied_kv(fits: pl.DataFrame, assumptions) -> pl.DataFrame:
         return kv_bytes_at_crossover(hw["critical_batch_ratio"], hw["weight_bytes_per_param"], n_act, cols["threshold"])
 
     def slope_mc(hw, cols, usd_per_chip_hour, gross_margin_frac, decode_mbu):
-        return slope_kv(cols["slope"], usd_per_chip_hour, gross_margin_frac, decode_mbu, hw["hbm_bandwidth_bytes_per_s"])
+        return slope_kv(
+            cols["slope"], usd_per_chip_hour, gross_margin_frac, decode_mbu, hw["hbm_bandwidth_bytes_per_s"]
+        )
 
     mc_slope = a.propagate_rows(slope_mc, slope_names, cols)
     mc_cross = a.propagate_rows(cross_kv, ("frontier_active_params",), cols)
-    mc_slope_ratio = a.propagate_rows(lambda hw, cols, **kw: slope_mc(hw, cols, **kw) / (cols["kv"] * hw["kv_scale"]),
-                                      slope_names, cols)
-    mc_cross_ratio = a.propagate_rows(lambda hw, cols, **kw: cross_kv(hw, cols, **kw) / (cols["kv"] * hw["kv_scale"]),
-                                      ("frontier_active_params",), cols)
+    mc_slope_ratio = a.propagate_rows(
+        lambda hw, cols, **kw: slope_mc(hw, cols, **kw) / (cols["kv"] * hw["kv_scale"]), slope_names, cols
+    )
+    mc_cross_ratio = a.propagate_rows(
+        lambda hw, cols, **kw: cross_kv(hw, cols, **kw) / (cols["kv"] * hw["kv_scale"]),
+        ("frontier_active_params",),
+        cols,
+    )
     true_kv = arch_kv * a.kv_scale
 
     def n_act(frontier_active_params):
@@ -293,8 +359,10 @@ def implied_kv(fits: pl.DataFrame, assumptions) -> pl.DataFrame:
     f = pl.Series
     return fits.with_columns(
         f("kv_slope_bytes_per_token", central_slope),
-        f("kv_slope_fit_low_bytes_per_token", fit_lo), f("kv_slope_fit_high_bytes_per_token", fit_hi),
-        f("kv_slope_scenario_low_bytes_per_token", mc_slope.low), f("kv_slope_scenario_high_bytes_per_token", mc_slope.high),
+        f("kv_slope_fit_low_bytes_per_token", fit_lo),
+        f("kv_slope_fit_high_bytes_per_token", fit_hi),
+        f("kv_slope_scenario_low_bytes_per_token", mc_slope.low),
+        f("kv_slope_scenario_high_bytes_per_token", mc_slope.high),
         f("kv_crossover_bytes_per_token", np.asarray(mc_cross.central, dtype=float)),
         f("kv_crossover_scenario_low_bytes_per_token", mc_cross.low),
         f("kv_crossover_scenario_high_bytes_per_token", mc_cross.high),

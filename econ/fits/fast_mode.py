@@ -36,14 +36,20 @@ def with_standard_prices(variants: pl.DataFrame, prices: pl.DataFrame) -> pl.Dat
     standard row with the largest ``tier_min_prompt_tokens`` ≤ the variant row's.
     """
     key = ["source", "provider", "model"]
-    std = (prices.filter(pl.col("variant") == "standard")
-           .select(*key, "tier_min_prompt_tokens",
-                   pl.col("tier_min_prompt_tokens").alias("standard_tier_min_prompt_tokens"),
-                   pl.col("input_usd_per_mtok").alias("standard_input_usd_per_mtok"),
-                   pl.col("output_usd_per_mtok").alias("standard_output_usd_per_mtok"))
-           .sort("tier_min_prompt_tokens"))
-    return variants.sort("tier_min_prompt_tokens").join_asof(std, on="tier_min_prompt_tokens", by=key,
-                                                             strategy="backward", check_sortedness=False)
+    std = (
+        prices.filter(pl.col("variant") == "standard")
+        .select(
+            *key,
+            "tier_min_prompt_tokens",
+            pl.col("tier_min_prompt_tokens").alias("standard_tier_min_prompt_tokens"),
+            pl.col("input_usd_per_mtok").alias("standard_input_usd_per_mtok"),
+            pl.col("output_usd_per_mtok").alias("standard_output_usd_per_mtok"),
+        )
+        .sort("tier_min_prompt_tokens")
+    )
+    return variants.sort("tier_min_prompt_tokens").join_asof(
+        std, on="tier_min_prompt_tokens", by=key, strategy="backward", check_sortedness=False
+    )
 
 
 def implied(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
@@ -55,18 +61,39 @@ def implied(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
     if frame.height == 0:
         return frame
     a, c = assumptions, assumptions.central
-    m_out = (frame["output_usd_per_mtok"] / frame["standard_output_usd_per_mtok"]).cast(pl.Float64).fill_null(np.nan).to_numpy()
-    m_in = (frame["input_usd_per_mtok"] / frame["standard_input_usd_per_mtok"]).cast(pl.Float64).fill_null(np.nan).to_numpy()
+    m_out = (
+        (frame["output_usd_per_mtok"] / frame["standard_output_usd_per_mtok"])
+        .cast(pl.Float64)
+        .fill_null(np.nan)
+        .to_numpy()
+    )
+    m_in = (
+        (frame["input_usd_per_mtok"] / frame["standard_input_usd_per_mtok"])
+        .cast(pl.Float64)
+        .fill_null(np.nan)
+        .to_numpy()
+    )
     s = frame["speed_ratio"].cast(pl.Float64).fill_null(np.nan).to_numpy()
-    tier_min = (frame["tier_min_prompt_tokens"].cast(pl.Float64).fill_null(0.0).to_numpy()
-                if "tier_min_prompt_tokens" in frame.columns else np.zeros(frame.height))
-    cols = {"m": m_out, "s": s, "tier_min": tier_min,
-            **{k: frame[k].cast(pl.Float64).fill_null(np.nan).to_numpy()
-               for k in ("params_active", "params_total", "kv_bytes_per_token", "tier_threshold_tokens")}}
+    tier_min = (
+        frame["tier_min_prompt_tokens"].cast(pl.Float64).fill_null(0.0).to_numpy()
+        if "tier_min_prompt_tokens" in frame.columns
+        else np.zeros(frame.height)
+    )
+    cols = {
+        "m": m_out,
+        "s": s,
+        "tier_min": tier_min,
+        **{
+            k: frame[k].cast(pl.Float64).fill_null(np.nan).to_numpy()
+            for k in ("params_active", "params_total", "kv_bytes_per_token", "tier_threshold_tokens")
+        },
+    }
 
     def x_of(hw, cols, context_tokens, kv_scale):
         """L/L*, with a long-context tier's row read at a context inside its tier: max(scenario context, threshold)."""
-        l_star = critical_context(cols["params_active"], cols["kv_bytes_per_token"], cols["tier_threshold_tokens"], hw, kv_scale)
+        l_star = critical_context(
+            cols["params_active"], cols["kv_bytes_per_token"], cols["tier_threshold_tokens"], hw, kv_scale
+        )
         context = np.maximum(context_tokens, cols["tier_min"])
         return np.where(np.isfinite(l_star), np.divide(context, l_star), 0.0)
 
@@ -81,6 +108,7 @@ def implied(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
         def fn(hw, cols, context_tokens, prefill_mfu, decode_mbu):
             x = x_of(hw, cols, context_tokens, hw["kv_scale"])
             return getattr(solve(cols["m"], cols["s"], x, prefill_mfu, decode_mbu), field)
+
         return fn
 
     hw0 = a.central_hardware
@@ -92,7 +120,8 @@ def implied(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
     b0 = roofline.balance_batch(hw0["critical_batch_ratio"], cols["params_total"], cols["params_active"])
     f = pl.Series
     return frame.with_columns(
-        f("output_price_ratio", m_out), f("input_price_ratio", m_in),
+        f("output_price_ratio", m_out),
+        f("input_price_ratio", m_in),
         f("batch_ratio", fast_mode.batch_ratio(m_out, s)),
         f("critical_context_source", critical_context_source(frame)),
         f("context_used_tokens", np.maximum(c["context_tokens"], cols["tier_min"])),
@@ -107,5 +136,6 @@ def implied(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
         f("baseline_step_over_weight_read_ratio", central.baseline_step_time_s),
         f("fast_step_over_weight_read_ratio", central.fast_step_time_s),
         f("balance_batch_seqs", b0),
-        f("baseline_batch_seqs", central.baseline_batch * b0), f("fast_batch_seqs", central.fast_batch * b0),
+        f("baseline_batch_seqs", central.baseline_batch * b0),
+        f("fast_batch_seqs", central.fast_batch * b0),
     ).with_columns(pl.col(pl.Float64).fill_nan(None))

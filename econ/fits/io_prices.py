@@ -58,7 +58,9 @@ def price_ratio_roofline(batch_over_balance, context_over_critical, *, mfu, mbu)
 
     The second term is a memory-bound decode's; decode never costs less than its compute, which is prefill's.
     """
-    return np.maximum(1.0, np.divide(mfu, mbu) * (np.divide(1.0, batch_over_balance) + np.asarray(context_over_critical)))
+    return np.maximum(
+        1.0, np.divide(mfu, mbu) * (np.divide(1.0, batch_over_balance) + np.asarray(context_over_critical))
+    )
 
 
 def implied_batch_over_balance(price_ratio, context_over_critical, *, mfu, mbu):
@@ -75,12 +77,17 @@ def implied_decode_mbu(price_ratio, context_over_critical, batch_multiple, *, mf
     :func:`mbu_check`); at ρ ≤ 1 decode is compute-bound or dearer than priced, and mbu is not identified.
     """
     rho = np.asarray(price_ratio, dtype=float)
-    mbu = np.multiply(mfu, np.divide(1.0, batch_multiple) + np.asarray(context_over_critical)) / np.where(rho > 1.0, rho, 1.0)
+    mbu = np.multiply(mfu, np.divide(1.0, batch_multiple) + np.asarray(context_over_critical)) / np.where(
+        rho > 1.0, rho, 1.0
+    )
     return np.where(rho > 1.0, mbu, np.nan)
 
 
-MBU_CHECKS = ("within 0-1", "above 1: impossible, prices and roofline disagree at the scenario context and batch",
-              "not identified (rho <= 1)")
+MBU_CHECKS = (
+    "within 0-1",
+    "above 1: impossible, prices and roofline disagree at the scenario context and batch",
+    "not identified (rho <= 1)",
+)
 
 
 def mbu_check(implied_mbu) -> np.ndarray:
@@ -92,8 +99,9 @@ def mbu_check(implied_mbu) -> np.ndarray:
 def regime(price_ratio, context_over_critical, *, mfu, mbu):
     """``memory_bound`` | ``rho_at_most_1`` (decode not dearer than prefill) | ``kv_alone_exceeds_rho``."""
     headroom = np.multiply(price_ratio, np.divide(mbu, mfu)) - np.asarray(context_over_critical)
-    return np.where(np.asarray(price_ratio) <= 1.0, "rho_at_most_1",
-                    np.where(headroom <= 0, "kv_alone_exceeds_rho", "memory_bound"))
+    return np.where(
+        np.asarray(price_ratio) <= 1.0, "rho_at_most_1", np.where(headroom <= 0, "kv_alone_exceeds_rho", "memory_bound")
+    )
 
 
 def critical_context(params_active, kv_bytes_per_token, tier_threshold_tokens, hw: dict, kv_scale) -> np.ndarray:
@@ -103,16 +111,20 @@ def critical_context(params_active, kv_bytes_per_token, tier_threshold_tokens, h
     """
     n_act, kv = np.asarray(params_active, dtype=float), np.asarray(kv_bytes_per_token, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        arch = roofline.critical_context_tokens(hw["critical_batch_ratio"], hw["weight_bytes_per_param"], n_act,
-                                                kv * kv_scale)
+        arch = roofline.critical_context_tokens(
+            hw["critical_batch_ratio"], hw["weight_bytes_per_param"], n_act, kv * kv_scale
+        )
     return np.where(np.isfinite(kv) & np.isfinite(n_act), arch, np.asarray(tier_threshold_tokens, dtype=float))
 
 
 def critical_context_source(frame: pl.DataFrame) -> np.ndarray:
     arch = frame["kv_bytes_per_token"].is_not_null() & frame["params_active"].is_not_null()
     tier = frame["tier_threshold_tokens"].is_not_null()
-    return np.where(arch.to_numpy(), "architecture",
-                    np.where(tier.to_numpy(), "price_tier_threshold", "none (KV term dropped: B/B*0 is a lower bound)"))
+    return np.where(
+        arch.to_numpy(),
+        "architecture",
+        np.where(tier.to_numpy(), "price_tier_threshold", "none (KV term dropped: B/B*0 is a lower bound)"),
+    )
 
 
 def model_ratios(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
@@ -125,27 +137,37 @@ def model_ratios(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
         return frame
     a, c = assumptions, assumptions.central
     rho = (frame["output_usd_per_mtok"] / frame["input_usd_per_mtok"]).to_numpy()
-    cols = {"rho": rho, **{k: frame[k].cast(pl.Float64).fill_null(np.nan).to_numpy()
-                           for k in ("params_active", "kv_bytes_per_token", "tier_threshold_tokens")}}
+    cols = {
+        "rho": rho,
+        **{
+            k: frame[k].cast(pl.Float64).fill_null(np.nan).to_numpy()
+            for k in ("params_active", "kv_bytes_per_token", "tier_threshold_tokens")
+        },
+    }
     names = ("prefill_mfu", "decode_mbu", "context_tokens")
 
     def x_of(hw, cols, context_tokens):
-        l_star = critical_context(cols["params_active"], cols["kv_bytes_per_token"], cols["tier_threshold_tokens"], hw,
-                                  hw["kv_scale"])
+        l_star = critical_context(
+            cols["params_active"], cols["kv_bytes_per_token"], cols["tier_threshold_tokens"], hw, hw["kv_scale"]
+        )
         return np.where(np.isfinite(l_star), np.divide(context_tokens, l_star), 0.0)
 
     def batch(hw, cols, prefill_mfu, decode_mbu, context_tokens):
         return implied_batch_over_balance(cols["rho"], x_of(hw, cols, context_tokens), mfu=prefill_mfu, mbu=decode_mbu)
 
     def mbu(hw, cols, prefill_mfu, context_tokens, batch_multiple_over_balance):
-        return implied_decode_mbu(cols["rho"], x_of(hw, cols, context_tokens), batch_multiple_over_balance, mfu=prefill_mfu)
+        return implied_decode_mbu(
+            cols["rho"], x_of(hw, cols, context_tokens), batch_multiple_over_balance, mfu=prefill_mfu
+        )
 
     def predicted(hw, cols, prefill_mfu, decode_mbu, context_tokens, batch_multiple_over_balance):
-        return price_ratio_roofline(batch_multiple_over_balance, x_of(hw, cols, context_tokens), mfu=prefill_mfu,
-                                    mbu=decode_mbu)
+        return price_ratio_roofline(
+            batch_multiple_over_balance, x_of(hw, cols, context_tokens), mfu=prefill_mfu, mbu=decode_mbu
+        )
 
-    l_star = critical_context(cols["params_active"], cols["kv_bytes_per_token"], cols["tier_threshold_tokens"],
-                              a.central_hardware, a.kv_scale)
+    l_star = critical_context(
+        cols["params_active"], cols["kv_bytes_per_token"], cols["tier_threshold_tokens"], a.central_hardware, a.kv_scale
+    )
     x0 = np.where(np.isfinite(l_star), c["context_tokens"] / l_star, 0.0)
     b = a.propagate_rows(batch, names, cols)
     m = a.propagate_rows(mbu, ("prefill_mfu", "context_tokens", "batch_multiple_over_balance"), cols)
@@ -153,20 +175,30 @@ def model_ratios(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
     m_low = a.ranges["batch_multiple_over_balance"][0]
     central_b = np.asarray(b.central, dtype=float)
     reg = regime(rho, x0, mfu=c["prefill_mfu"], mbu=c["decode_mbu"])
-    check = np.where(reg == "rho_at_most_1", "not identified (rho <= 1)",
-                     np.where(reg == "kv_alone_exceeds_rho", "no batch fits (the KV read alone exceeds rho)",
-                              np.where(central_b < m_low, "batch below the scenario's (f.3 inconsistency)", "consistent")))
+    check = np.where(
+        reg == "rho_at_most_1",
+        "not identified (rho <= 1)",
+        np.where(
+            reg == "kv_alone_exceeds_rho",
+            "no batch fits (the KV read alone exceeds rho)",
+            np.where(central_b < m_low, "batch below the scenario's (f.3 inconsistency)", "consistent"),
+        ),
+    )
     central_m = np.asarray(m.central, dtype=float)
     f = pl.Series
     return frame.with_columns(
         f("output_over_input_ratio", rho),
-        f("critical_context_tokens", l_star), f("critical_context_source", critical_context_source(frame)),
+        f("critical_context_tokens", l_star),
+        f("critical_context_source", critical_context_source(frame)),
         f("context_over_critical_ratio", x0),
         f("regime", reg),
         f("batch_over_balance_ratio", central_b),
-        f("batch_over_balance_scenario_low_ratio", b.low), f("batch_over_balance_scenario_high_ratio", b.high),
-        f("implied_decode_mbu_frac", central_m), f("implied_decode_mbu_check", mbu_check(central_m)),
-        f("implied_decode_mbu_scenario_low_frac", m.low), f("implied_decode_mbu_scenario_high_frac", m.high),
+        f("batch_over_balance_scenario_low_ratio", b.low),
+        f("batch_over_balance_scenario_high_ratio", b.high),
+        f("implied_decode_mbu_frac", central_m),
+        f("implied_decode_mbu_check", mbu_check(central_m)),
+        f("implied_decode_mbu_scenario_low_frac", m.low),
+        f("implied_decode_mbu_scenario_high_frac", m.high),
         f("predicted_output_over_input_ratio", np.asarray(pr.central, dtype=float)),
         f("predicted_output_over_input_scenario_low_ratio", pr.low),
         f("predicted_output_over_input_scenario_high_ratio", pr.high),
@@ -177,8 +209,13 @@ def model_ratios(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
 # ---------------------------------------------------------------------------- market regression
 
 MARKET_PARAMETERS = ("usd_per_mtok_per_tflop", "usd_per_mtok_per_weight_tb", "usd_per_mtok_per_kv_gb")
-UNITS = {"usd_per_flop": "USD/FLOP", "usd_per_kv_byte": "USD/byte", "effective_batch_seqs": "sequences",
-         "implied_usd_per_chip_hour_from_flops": "USD/chip-hour", "implied_usd_per_chip_hour_from_bytes": "USD/chip-hour"}
+UNITS = {
+    "usd_per_flop": "USD/FLOP",
+    "usd_per_kv_byte": "USD/byte",
+    "effective_batch_seqs": "sequences",
+    "implied_usd_per_chip_hour_from_flops": "USD/chip-hour",
+    "implied_usd_per_chip_hour_from_bytes": "USD/chip-hour",
+}
 
 
 def market_design(rows: pl.DataFrame, *, weight_bytes_per_param: float, kv_scale: float, context_tokens: float):
@@ -186,8 +223,11 @@ def market_design(rows: pl.DataFrame, *, weight_bytes_per_param: float, kv_scale
     n_act = rows["params_active"].to_numpy().astype(float)
     n_tot = rows["params_total"].to_numpy().astype(float)
     kv = rows["kv_bytes_per_token"].to_numpy().astype(float) * kv_scale
-    window = kv_window_bytes(context_tokens, rows["kv_window_bytes_per_sequence"].fill_null(0.0).to_numpy() * kv_scale,
-                             rows["sliding_window_tokens"].cast(pl.Float64).fill_null(np.nan).to_numpy())
+    window = kv_window_bytes(
+        context_tokens,
+        rows["kv_window_bytes_per_sequence"].fill_null(0.0).to_numpy() * kv_scale,
+        rows["sliding_window_tokens"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
+    )
     flop = 2.0 * n_act / 1e12
     weight = n_tot * weight_bytes_per_param / 1e12
     kv_read = (context_tokens * kv + window) / 1e9
@@ -203,16 +243,26 @@ def _linear(x, p):
 
 def fit_market(rows: pl.DataFrame, *, weight_bytes_per_param: float, kv_scale: float, context_tokens: float):
     """The wrapper's fit of the stacked regression (weights 1/price) and the design it used."""
-    x, y = market_design(rows, weight_bytes_per_param=weight_bytes_per_param, kv_scale=kv_scale,
-                         context_tokens=context_tokens)
+    x, y = market_design(
+        rows, weight_bytes_per_param=weight_bytes_per_param, kv_scale=kv_scale, context_tokens=context_tokens
+    )
     # relative errors of unknown size: each row divided by a scale (the wrapper's ``sigma`` means a known absolute
     # standard deviation, which would skip the residual-variance scaling of the covariance). Pass 1 scales by the
     # observed price; pass 2 by pass 1's fitted price, so the weights do not correlate with the noise (IRLS for a
     # variance proportional to the mean squared).
     scale = y
     for _ in range(2):
-        result = fit(_linear, x / scale[:, None], y / scale, [0.1, 0.1, 0.1], names=MARKET_PARAMETERS,
-                     bounds=([0.0] * 3, [np.inf] * 3), linear=True, level=LEVEL, seed=0)
+        result = fit(
+            _linear,
+            x / scale[:, None],
+            y / scale,
+            [0.1, 0.1, 0.1],
+            names=MARKET_PARAMETERS,
+            bounds=([0.0] * 3, [np.inf] * 3),
+            linear=True,
+            level=LEVEL,
+            seed=0,
+        )
         fitted = x @ np.nan_to_num(result.estimate)
         scale = np.where(fitted > 0, fitted, y)
     return result, x, y
@@ -235,8 +285,11 @@ def effective_batch_interval(result) -> tuple[float, float, float]:
         draws = result.extra["bootstrap"]
         with np.errstate(divide="ignore", invalid="ignore"):  # a draw with no weight term has an unbounded batch
             ratio = 1000.0 * draws[:, i_kv] / draws[:, i_w]
-            lo, hi = np.nanquantile(np.where(draws[:, i_w] > 0, ratio, np.inf),
-                                    [(1 - result.level) / 2, (1 + result.level) / 2], method="inverted_cdf")
+            lo, hi = np.nanquantile(
+                np.where(draws[:, i_w] > 0, ratio, np.inf),
+                [(1 - result.level) / 2, (1 + result.level) / 2],
+                method="inverted_cdf",
+            )
         return float(central), float(lo), float(hi)
     return float(central), -np.inf, np.inf
 
@@ -255,32 +308,83 @@ def market_quantities(result, assumptions) -> pl.DataFrame:
         return cost_per_unit * (1.0 - margin) * rate_per_s * eff * SECONDS_PER_HOUR
 
     specs = [  # (quantity, estimate, fit low, fit high, scenario function or None, assumptions it reads, meaning)
-        ("usd_per_flop", est["usd_per_mtok_per_tflop"] * to_flop, lo["usd_per_mtok_per_tflop"] * to_flop,
-         hi["usd_per_mtok_per_tflop"] * to_flop, None, (),
-         "c_flop: price of one FLOP of a token's forward pass (input and output)"),
-        ("usd_per_kv_byte", est["usd_per_mtok_per_kv_gb"] * to_byte, lo["usd_per_mtok_per_kv_gb"] * to_byte,
-         hi["usd_per_mtok_per_kv_gb"] * to_byte,
-         lambda hw, context_tokens: est["usd_per_mtok_per_kv_gb"] * to_byte * l0 * kv0 / (context_tokens * hw["kv_scale"]),
-         ("context_tokens",), "c_byte: price of one byte read from HBM per output token; scales as 1/(L x KV format)"),
-        ("effective_batch_seqs", b_eff, b_lo, b_hi,
-         lambda hw, context_tokens: b_eff * (hw["weight_bytes_per_param"] / b_w0) * l0 * kv0 / (context_tokens * hw["kv_scale"]),
-         ("context_tokens",), "B_eff = c_byte / (price per weight byte per token): the decode batch the market prices"),
-        ("implied_usd_per_chip_hour_from_flops", per_hour(est["usd_per_mtok_per_tflop"] * to_flop, hw["peak_flop_per_s"],
-                                                         c["gross_margin_frac"], c["prefill_mfu"]),
-         per_hour(lo["usd_per_mtok_per_tflop"] * to_flop, hw["peak_flop_per_s"], c["gross_margin_frac"], c["prefill_mfu"]),
-         per_hour(hi["usd_per_mtok_per_tflop"] * to_flop, hw["peak_flop_per_s"], c["gross_margin_frac"], c["prefill_mfu"]),
-         lambda hw, gross_margin_frac, prefill_mfu: per_hour(est["usd_per_mtok_per_tflop"] * to_flop, hw["peak_flop_per_s"],
-                                                             gross_margin_frac, prefill_mfu),
-         ("gross_margin_frac", "prefill_mfu"), "c_flop x (1 - margin) x F x mfu x 3600: the chip-hour cost the FLOP price implies"),
-        ("implied_usd_per_chip_hour_from_bytes", per_hour(est["usd_per_mtok_per_kv_gb"] * to_byte, hw["hbm_bandwidth_bytes_per_s"],
-                                                          c["gross_margin_frac"], c["decode_mbu"]),
-         per_hour(lo["usd_per_mtok_per_kv_gb"] * to_byte, hw["hbm_bandwidth_bytes_per_s"], c["gross_margin_frac"], c["decode_mbu"]),
-         per_hour(hi["usd_per_mtok_per_kv_gb"] * to_byte, hw["hbm_bandwidth_bytes_per_s"], c["gross_margin_frac"], c["decode_mbu"]),
-         lambda hw, gross_margin_frac, decode_mbu, context_tokens: per_hour(
-             est["usd_per_mtok_per_kv_gb"] * to_byte * l0 * kv0 / (context_tokens * hw["kv_scale"]),
-             hw["hbm_bandwidth_bytes_per_s"], gross_margin_frac, decode_mbu),
-         ("gross_margin_frac", "decode_mbu", "context_tokens"),
-         "c_byte x (1 - margin) x W x mbu x 3600: the chip-hour cost the byte price implies"),
+        (
+            "usd_per_flop",
+            est["usd_per_mtok_per_tflop"] * to_flop,
+            lo["usd_per_mtok_per_tflop"] * to_flop,
+            hi["usd_per_mtok_per_tflop"] * to_flop,
+            None,
+            (),
+            "c_flop: price of one FLOP of a token's forward pass (input and output)",
+        ),
+        (
+            "usd_per_kv_byte",
+            est["usd_per_mtok_per_kv_gb"] * to_byte,
+            lo["usd_per_mtok_per_kv_gb"] * to_byte,
+            hi["usd_per_mtok_per_kv_gb"] * to_byte,
+            lambda hw, context_tokens: (
+                est["usd_per_mtok_per_kv_gb"] * to_byte * l0 * kv0 / (context_tokens * hw["kv_scale"])
+            ),
+            ("context_tokens",),
+            "c_byte: price of one byte read from HBM per output token; scales as 1/(L x KV format)",
+        ),
+        (
+            "effective_batch_seqs",
+            b_eff,
+            b_lo,
+            b_hi,
+            lambda hw, context_tokens: (
+                b_eff * (hw["weight_bytes_per_param"] / b_w0) * l0 * kv0 / (context_tokens * hw["kv_scale"])
+            ),
+            ("context_tokens",),
+            "B_eff = c_byte / (price per weight byte per token): the decode batch the market prices",
+        ),
+        (
+            "implied_usd_per_chip_hour_from_flops",
+            per_hour(
+                est["usd_per_mtok_per_tflop"] * to_flop, hw["peak_flop_per_s"], c["gross_margin_frac"], c["prefill_mfu"]
+            ),
+            per_hour(
+                lo["usd_per_mtok_per_tflop"] * to_flop, hw["peak_flop_per_s"], c["gross_margin_frac"], c["prefill_mfu"]
+            ),
+            per_hour(
+                hi["usd_per_mtok_per_tflop"] * to_flop, hw["peak_flop_per_s"], c["gross_margin_frac"], c["prefill_mfu"]
+            ),
+            lambda hw, gross_margin_frac, prefill_mfu: per_hour(
+                est["usd_per_mtok_per_tflop"] * to_flop, hw["peak_flop_per_s"], gross_margin_frac, prefill_mfu
+            ),
+            ("gross_margin_frac", "prefill_mfu"),
+            "c_flop x (1 - margin) x F x mfu x 3600: the chip-hour cost the FLOP price implies",
+        ),
+        (
+            "implied_usd_per_chip_hour_from_bytes",
+            per_hour(
+                est["usd_per_mtok_per_kv_gb"] * to_byte,
+                hw["hbm_bandwidth_bytes_per_s"],
+                c["gross_margin_frac"],
+                c["decode_mbu"],
+            ),
+            per_hour(
+                lo["usd_per_mtok_per_kv_gb"] * to_byte,
+                hw["hbm_bandwidth_bytes_per_s"],
+                c["gross_margin_frac"],
+                c["decode_mbu"],
+            ),
+            per_hour(
+                hi["usd_per_mtok_per_kv_gb"] * to_byte,
+                hw["hbm_bandwidth_bytes_per_s"],
+                c["gross_margin_frac"],
+                c["decode_mbu"],
+            ),
+            lambda hw, gross_margin_frac, decode_mbu, context_tokens: per_hour(
+                est["usd_per_mtok_per_kv_gb"] * to_byte * l0 * kv0 / (context_tokens * hw["kv_scale"]),
+                hw["hbm_bandwidth_bytes_per_s"],
+                gross_margin_frac,
+                decode_mbu,
+            ),
+            ("gross_margin_frac", "decode_mbu", "context_tokens"),
+            "c_byte x (1 - margin) x W x mbu x 3600: the chip-hour cost the byte price implies",
+        ),
     ]
     rows = []
     for quantity, value, fit_lo, fit_hi, fn, names, meaning in specs:
@@ -288,9 +392,20 @@ def market_quantities(result, assumptions) -> pl.DataFrame:
             s_lo = s_hi = value
             varied = "does not depend on the assumptions" if fn is None else "not bounded: no interval"
         else:
-            mc = a.propagate(lambda hw, **kw: np.atleast_1d(fn(hw, **kw)), names)
+            mc = a.propagate(lambda hw, fn=fn, **kw: np.atleast_1d(fn(hw, **kw)), names)
             s_lo, s_hi = float(mc.low[0]), float(mc.high[0])
             varied = a.describe(names)
-        rows.append({"quantity": quantity, "unit": UNITS[quantity], "estimate": float(value), "fit_low": float(fit_lo), "fit_high": float(fit_hi),
-                     "scenario_low": s_lo, "scenario_high": s_hi, "meaning": meaning, "scenario_interval": varied})
+        rows.append(
+            {
+                "quantity": quantity,
+                "unit": UNITS[quantity],
+                "estimate": float(value),
+                "fit_low": float(fit_lo),
+                "fit_high": float(fit_hi),
+                "scenario_low": s_lo,
+                "scenario_high": s_hi,
+                "meaning": meaning,
+                "scenario_interval": varied,
+            }
+        )
     return pl.DataFrame(rows)

@@ -23,7 +23,8 @@ The open architecture (``models``) behind a price row is found by, in this order
 ``hugging_face_id`` = ``models.hf_repo`` (OpenRouter rows, hand rows), a LiteLLM key that
 ends in the HF repo id (``together_ai/deepseek-ai/DeepSeek-V3``), or the documented name
 rule: the name key equals the model's name or its HF repo name read the same way
-(``glm-5-1`` → ``zai-org/GLM-5.1``, ``minimax-m3`` → ``MiniMaxAI/MiniMax-M3``). First-party aliases that move between versions
+(``glm-5-1`` → ``zai-org/GLM-5.1``, ``minimax-m3`` → ``MiniMaxAI/MiniMax-M3``). First-party aliases that move between
+versions
 (``deepseek-chat``) and commercial builds of open families (``qwen3-coder-plus``) are not
 mapped: nobody publishes which weights serve them. ``arch_match`` says which rule matched.
 """
@@ -35,20 +36,54 @@ import polars as pl
 SOURCE_ORDER = ("hand", "litellm", "openrouter")
 """Preference among price sources when a model appears in several."""
 
-FIRST_PARTY_PROVIDERS = ("openai", "anthropic", "google", "gemini", "xai", "deepseek", "moonshot", "minimax", "zai",
-                         "bigmodel", "mistral", "alibaba", "dashscope", "qwencloud", "qwen_ai_platform", "volcengine",
-                         "cohere", "cohere_chat", "ai21", "amazon_nova", "meta", "xiaomi_mimo", "inception",
-                         "codestral")
+FIRST_PARTY_PROVIDERS = (
+    "openai",
+    "anthropic",
+    "google",
+    "gemini",
+    "xai",
+    "deepseek",
+    "moonshot",
+    "minimax",
+    "zai",
+    "bigmodel",
+    "mistral",
+    "alibaba",
+    "dashscope",
+    "qwencloud",
+    "qwen_ai_platform",
+    "volcengine",
+    "cohere",
+    "cohere_chat",
+    "ai21",
+    "amazon_nova",
+    "meta",
+    "xiaomi_mimo",
+    "inception",
+    "codestral",
+)
 """Provider names (hand and LiteLLM spellings) that are a lab's own API rather than a reseller or a cloud."""
 
-ARCH_COLUMNS = ("params_total", "params_active", "kv_bytes_per_token", "kv_window_bytes_per_sequence",
-                "sliding_window_tokens", "attention")
+ARCH_COLUMNS = (
+    "params_total",
+    "params_active",
+    "kv_bytes_per_token",
+    "kv_window_bytes_per_sequence",
+    "sliding_window_tokens",
+    "attention",
+)
 
 
 def name_key(column: str = "model") -> pl.Expr:
     """The model's identity across sources (see the module docstring)."""
-    return _canon(pl.col(column).str.to_lowercase().str.split("/").list.last()
-                  .str.replace(r"@.*$", "").str.replace(r"^(?:[a-z]+\.)+", ""))
+    return _canon(
+        pl.col(column)
+        .str.to_lowercase()
+        .str.split("/")
+        .list.last()
+        .str.replace(r"@.*$", "")
+        .str.replace(r"^(?:[a-z]+\.)+", "")
+    )
 
 
 def _canon(expr: pl.Expr) -> pl.Expr:
@@ -61,17 +96,30 @@ def choose_sources(prices: pl.DataFrame) -> pl.DataFrame:
     ``prices`` is ``price_current`` (or any frame with ``source``, ``provider``, ``model``).
     Adds ``name_key``, ``price_source``, ``price_provider``, ``price_model``.
     """
-    rank = pl.col("source").replace_strict({s: i for i, s in enumerate(SOURCE_ORDER)}, default=len(SOURCE_ORDER),
-                                           return_dtype=pl.Int64)
+    rank = pl.col("source").replace_strict(
+        {s: i for i, s in enumerate(SOURCE_ORDER)}, default=len(SOURCE_ORDER), return_dtype=pl.Int64
+    )
     keyed = prices.with_columns(name_key().alias("name_key"))
-    chosen = (keyed.select("name_key", "source", "provider", "model")
-              .unique()
-              .sort([rank, ~pl.col("provider").is_in(FIRST_PARTY_PROVIDERS), pl.col("model").str.len_chars(),
-                     "provider", "model"])
-              .group_by("name_key", maintain_order=True).first())
-    return (keyed.join(chosen, on=["name_key", "source", "provider", "model"], how="semi")
-            .with_columns(pl.col("source").alias("price_source"), pl.col("provider").alias("price_provider"),
-                          pl.col("model").alias("price_model")))
+    chosen = (
+        keyed.select("name_key", "source", "provider", "model")
+        .unique()
+        .sort(
+            [
+                rank,
+                ~pl.col("provider").is_in(FIRST_PARTY_PROVIDERS),
+                pl.col("model").str.len_chars(),
+                "provider",
+                "model",
+            ]
+        )
+        .group_by("name_key", maintain_order=True)
+        .first()
+    )
+    return keyed.join(chosen, on=["name_key", "source", "provider", "model"], how="semi").with_columns(
+        pl.col("source").alias("price_source"),
+        pl.col("provider").alias("price_provider"),
+        pl.col("model").alias("price_model"),
+    )
 
 
 def attach_architecture(frame: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame:
@@ -83,27 +131,46 @@ def attach_architecture(frame: pl.DataFrame, models: pl.DataFrame) -> pl.DataFra
     """
     if "name_key" not in frame.columns:
         frame = frame.with_columns(name_key().alias("name_key"))
-    arch = models.select(pl.col("model").alias("arch_model"), pl.col("hf_repo").str.to_lowercase().alias("_hf"),
-                         _canon(pl.col("hf_repo").str.split("/").list.last()).alias("_hf_tail"),
-                         _canon(pl.col("model")).alias("_model_canon"),
-                         *(pl.col(c) for c in ARCH_COLUMNS if c in models.columns))
+    arch = models.select(
+        pl.col("model").alias("arch_model"),
+        pl.col("hf_repo").str.to_lowercase().alias("_hf"),
+        _canon(pl.col("hf_repo").str.split("/").list.last()).alias("_hf_tail"),
+        _canon(pl.col("model")).alias("_model_canon"),
+        *(pl.col(c) for c in ARCH_COLUMNS if c in models.columns),
+    )
     keys = frame.with_row_index("_row").select(
         "_row",
-        pl.col("hugging_face_id").str.to_lowercase().alias("_by_hf") if "hugging_face_id" in frame.columns
+        pl.col("hugging_face_id").str.to_lowercase().alias("_by_hf")
+        if "hugging_face_id" in frame.columns
         else pl.lit(None, dtype=pl.Utf8).alias("_by_hf"),
         pl.col("model").str.to_lowercase().str.split("/").list.slice(-2, 2).list.join("/").alias("_by_key"),
-        pl.col("name_key").alias("_by_name"))
+        pl.col("name_key").alias("_by_name"),
+    )
     by_hf = keys.join(arch.select("arch_model", "_hf"), left_on="_by_hf", right_on="_hf", how="inner")
     by_key = keys.join(arch.select("arch_model", "_hf"), left_on="_by_key", right_on="_hf", how="inner")
     by_tail = keys.join(arch.select("arch_model", "_hf_tail"), left_on="_by_name", right_on="_hf_tail", how="inner")
-    by_model = keys.join(arch.select("arch_model", "_model_canon"), left_on="_by_name", right_on="_model_canon",
-                         how="inner")
-    matches = pl.concat([
-        by_hf.select("_row", "arch_model", pl.lit("hugging_face_id").alias("arch_match"), pl.lit(0).alias("_p")),
-        by_key.select("_row", "arch_model", pl.lit("litellm_key").alias("arch_match"), pl.lit(1).alias("_p")),
-        by_tail.select("_row", "arch_model", pl.lit("name").alias("arch_match"), pl.lit(2).alias("_p")),
-        by_model.select("_row", "arch_model", pl.lit("name").alias("arch_match"), pl.lit(2).alias("_p")),
-    ]).sort("_row", "_p", "arch_model").group_by("_row", maintain_order=True).first().drop("_p")
-    out = (frame.with_row_index("_row").join(matches, on="_row", how="left")
-           .join(arch.drop("_hf", "_hf_tail", "_model_canon"), on="arch_model", how="left"))
+    by_model = keys.join(
+        arch.select("arch_model", "_model_canon"), left_on="_by_name", right_on="_model_canon", how="inner"
+    )
+    matches = (
+        pl.concat(
+            [
+                by_hf.select(
+                    "_row", "arch_model", pl.lit("hugging_face_id").alias("arch_match"), pl.lit(0).alias("_p")
+                ),
+                by_key.select("_row", "arch_model", pl.lit("litellm_key").alias("arch_match"), pl.lit(1).alias("_p")),
+                by_tail.select("_row", "arch_model", pl.lit("name").alias("arch_match"), pl.lit(2).alias("_p")),
+                by_model.select("_row", "arch_model", pl.lit("name").alias("arch_match"), pl.lit(2).alias("_p")),
+            ]
+        )
+        .sort("_row", "_p", "arch_model")
+        .group_by("_row", maintain_order=True)
+        .first()
+        .drop("_p")
+    )
+    out = (
+        frame.with_row_index("_row")
+        .join(matches, on="_row", how="left")
+        .join(arch.drop("_hf", "_hf_tail", "_model_canon"), on="arch_model", how="left")
+    )
     return out.drop("_row")

@@ -10,8 +10,8 @@ uniformly otherwise — evaluates ``fn`` on all draws at once and returns the ce
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import numpy as np
 

@@ -1,4 +1,5 @@
-"""One guarded least-squares wrapper: an estimate, an interval and a status — never a confident number from too little data.
+"""One guarded least-squares wrapper: an estimate, an interval and a status — never a confident number from too little
+data.
 
 ``fit(model, x, y, p0, names=…)`` minimises the (weighted) squared residuals with
 ``scipy.optimize.least_squares`` inside bounds and classifies the result:
@@ -25,8 +26,8 @@ once with batched least squares (vectorised), otherwise each resample is a warm-
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 from scipy import optimize
@@ -66,10 +67,21 @@ class FitResult:
     def rows(self) -> list[dict]:
         """One dict per parameter (for result tables)."""
         return [
-            {"parameter": n, "estimate": float(e), "low": float(lo), "high": float(hi), "stderr": float(se),
-             "identified": bool(ok), "status": self.status, "interval_kind": self.interval_kind,
-             "interval_level_frac": self.level, "n_points": self.n_points}
-            for n, e, lo, hi, se, ok in zip(self.names, self.estimate, self.low, self.high, self.stderr, self.identified)
+            {
+                "parameter": n,
+                "estimate": float(e),
+                "low": float(lo),
+                "high": float(hi),
+                "stderr": float(se),
+                "identified": bool(ok),
+                "status": self.status,
+                "interval_kind": self.interval_kind,
+                "interval_level_frac": self.level,
+                "n_points": self.n_points,
+            }
+            for n, e, lo, hi, se, ok in zip(
+                self.names, self.estimate, self.low, self.high, self.stderr, self.identified
+            )
         ]
 
 
@@ -129,8 +141,20 @@ def fit(
     nan, inf = np.full(p, np.nan), np.full(p, np.inf)
 
     if n == 0:
-        return FitResult(names, nan, -inf, inf, inf, "underdetermined", "none", level, 0, np.array([]),
-                         np.zeros(p, bool), "no data points")
+        return FitResult(
+            names,
+            nan,
+            -inf,
+            inf,
+            inf,
+            "underdetermined",
+            "none",
+            level,
+            0,
+            np.array([]),
+            np.zeros(p, bool),
+            "no data points",
+        )
 
     def residual(params):
         return (model(x, params) - y) * w
@@ -153,32 +177,105 @@ def fit(
 
     if n < p:
         est = np.where(identified & (rank == p), est, np.nan)
-        return FitResult(names, est, -inf, inf, inf, "underdetermined", "none", level, n, resid, np.zeros(p, bool),
-                         f"{n} point(s) for {p} parameters")
+        return FitResult(
+            names,
+            est,
+            -inf,
+            inf,
+            inf,
+            "underdetermined",
+            "none",
+            level,
+            n,
+            resid,
+            np.zeros(p, bool),
+            f"{n} point(s) for {p} parameters",
+        )
     if rank < p:
         est = np.where(identified, est, np.nan)
-        return FitResult(names, est, np.where(identified, np.nan, -inf), np.where(identified, np.nan, inf), inf,
-                         "rank_deficient", "none", level, n, resid, identified,
-                         f"Jacobian rank {rank} < {p}: {', '.join(n_ for n_, ok in zip(names, identified) if not ok)} not identified")
+        return FitResult(
+            names,
+            est,
+            np.where(identified, np.nan, -inf),
+            np.where(identified, np.nan, inf),
+            inf,
+            "rank_deficient",
+            "none",
+            level,
+            n,
+            resid,
+            identified,
+            f"Jacobian rank {rank} < {p}: {', '.join(n_ for n_, ok in zip(names, identified) if not ok)} not "
+            "identified",
+        )
     if n == p and at_bound.any():
-        return FitResult(names, est, -inf, inf, inf, "at_bound", "none", level, n, resid, identified,
-                         f"{n} points for {p} parameters with {', '.join(n_ for n_, b in zip(names, at_bound) if b)} "
-                         f"at a bound: the curve cannot pass through every point and no interval can be sized")
+        return FitResult(
+            names,
+            est,
+            -inf,
+            inf,
+            inf,
+            "at_bound",
+            "none",
+            level,
+            n,
+            resid,
+            identified,
+            f"{n} points for {p} parameters with {', '.join(n_ for n_, b in zip(names, at_bound) if b)} "
+            f"at a bound: the curve cannot pass through every point and no interval can be sized",
+        )
     if n == p:
-        return FitResult(names, est, -inf, inf, inf, "exact", "none", level, n, resid, identified,
-                         f"{n} points for {p} parameters: passes through every point, no residual to size an interval")
+        return FitResult(
+            names,
+            est,
+            -inf,
+            inf,
+            inf,
+            "exact",
+            "none",
+            level,
+            n,
+            resid,
+            identified,
+            f"{n} points for {p} parameters: passes through every point, no residual to size an interval",
+        )
     if at_bound.any():
         boot = _bootstrap(model, x, y, w, est, (lower, upper), linear, n_bootstrap, seed)
         lo, hi = np.nanquantile(boot, [(1 - level) / 2, (1 + level) / 2], axis=0)
-        return FitResult(names, est, lo, hi, np.nanstd(boot, axis=0, ddof=1), "at_bound", "bootstrap", level, n, resid,
-                         identified, f"at bound: {', '.join(n_ for n_, b in zip(names, at_bound) if b)}",
-                         {"bootstrap": boot})
+        return FitResult(
+            names,
+            est,
+            lo,
+            hi,
+            np.nanstd(boot, axis=0, ddof=1),
+            "at_bound",
+            "bootstrap",
+            level,
+            n,
+            resid,
+            identified,
+            f"at bound: {', '.join(n_ for n_, b in zip(names, at_bound) if b)}",
+            {"bootstrap": boot},
+        )
     dof = n - p
     cov = np.linalg.inv(jac.T @ jac) * (ssr / dof if sigma is None else 1.0)
     se = np.sqrt(np.diag(cov))
     t = stdtrit(dof, (1 + level) / 2)  # Student t quantile (scipy.stats.t.ppf)
-    return FitResult(names, est, est - t * se, est + t * se, se, "ok", "covariance", level, n, resid, identified,
-                     f"{dof} degrees of freedom", {"covariance": cov})
+    return FitResult(
+        names,
+        est,
+        est - t * se,
+        est + t * se,
+        se,
+        "ok",
+        "covariance",
+        level,
+        n,
+        resid,
+        identified,
+        f"{dof} degrees of freedom",
+        {"covariance": cov},
+    )
 
 
 def _at_bound(est, lower, upper, jac, weighted_y) -> np.ndarray:
@@ -205,7 +302,9 @@ def _bootstrap(model, x, y, w, est, bounds, linear, n_bootstrap, seed) -> np.nda
         return bounded_lstsq_batch(design[idx] * w[idx][..., None], (y - offset)[idx] * w[idx], *bounds)
     draws = np.empty((n_bootstrap, est.size))
     for i, rows in enumerate(idx):
-        sol = optimize.least_squares(lambda q: (model(x[rows], q) - y[rows]) * w[rows], est, bounds=bounds, method="trf")
+        sol = optimize.least_squares(
+            lambda q, rows=rows: (model(x[rows], q) - y[rows]) * w[rows], est, bounds=bounds, method="trf"
+        )
         draws[i] = sol.x
     return draws
 
@@ -228,8 +327,10 @@ def bounded_lstsq_batch(a: np.ndarray, b: np.ndarray, lower, upper) -> np.ndarra
     lo, hi = lower * scale, upper * scale  # bounds on the scaled parameters θ·scale
     gram = np.einsum("kni,knj->kij", a, a)
     rhs = np.einsum("kni,kn->ki", a, b)
-    options = [[("free", 0.0)] + [(side, v) for side, v in (("lower", lo[i]), ("upper", hi[i])) if np.isfinite(v)]
-               for i in range(p)]
+    options = [
+        [("free", 0.0)] + [(side, v) for side, v in (("lower", lo[i]), ("upper", hi[i])) if np.isfinite(v)]
+        for i in range(p)
+    ]
     best = np.full((k, p), np.nan)
     best_ssr = np.full(k, np.inf)
     tol = 1e-9 * (1.0 + np.abs(np.where(np.isfinite(lo), lo, 0.0)) + np.abs(np.where(np.isfinite(hi), hi, 0.0)))
@@ -241,7 +342,9 @@ def bounded_lstsq_batch(a: np.ndarray, b: np.ndarray, lower, upper) -> np.ndarra
             r = rhs[:, free] - np.einsum("kij,kj->ki", gram[:, free][:, :, ~free], theta[:, ~free])
             theta[:, free] = np.einsum("kij,kj->ki", np.linalg.pinv(g_ff), r)
         feasible = np.all((theta >= lo - tol) & (theta <= hi + tol), axis=1)
-        ssr = np.einsum("ki,kij,kj->k", theta, gram, theta) - 2.0 * np.einsum("ki,ki->k", theta, rhs)  # + |b|², constant
+        ssr = np.einsum("ki,kij,kj->k", theta, gram, theta) - 2.0 * np.einsum(
+            "ki,ki->k", theta, rhs
+        )  # + |b|², constant
         better = feasible & (ssr < best_ssr)
         best[better], best_ssr[better] = theta[better], ssr[better]
     return np.clip(best, lo, hi) / scale

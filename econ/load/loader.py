@@ -20,9 +20,15 @@ from econ.physics.kv_cache import kv_bytes_per_token, kv_window_bytes_per_sequen
 SNAPSHOT_DIR = "snapshots"
 SNAPSHOT_NAME = re.compile(r"^(?P<source>[a-z]+)_(?P<date>\d{4}-\d{2}-\d{2})\.csv$")
 PRICE_VALUE_COLUMNS = [
-    "input_usd_per_mtok", "output_usd_per_mtok", "cache_read_usd_per_mtok", "cache_write_5m_usd_per_mtok",
-    "cache_write_1h_usd_per_mtok", "cache_write_12h_usd_per_mtok", "cache_storage_usd_per_mtok_hour",
-    "max_input_tokens", "speed_ratio",
+    "input_usd_per_mtok",
+    "output_usd_per_mtok",
+    "cache_read_usd_per_mtok",
+    "cache_write_5m_usd_per_mtok",
+    "cache_write_1h_usd_per_mtok",
+    "cache_write_12h_usd_per_mtok",
+    "cache_storage_usd_per_mtok_hour",
+    "max_input_tokens",
+    "speed_ratio",
 ]
 PRICE_KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
 
@@ -44,8 +50,15 @@ def list_snapshots(data_dir: Path) -> list[tuple[str, date, Path]]:
         except ValueError:
             ok = False
         if not ok:
-            problems.append(Problem(display_path(path), None, None, "is not a snapshot name",
-                                    "snapshots are named <litellm|openrouter>_<YYYY-MM-DD>.csv; re-import with econ import"))
+            problems.append(
+                Problem(
+                    display_path(path),
+                    None,
+                    None,
+                    "is not a snapshot name",
+                    "snapshots are named <litellm|openrouter>_<YYYY-MM-DD>.csv; re-import with econ import",
+                )
+            )
             continue
         found.append((m["source"], when, path))
     if problems:
@@ -61,7 +74,15 @@ def load_all(data_dir: Path) -> dict[str, pl.DataFrame]:
     for name, spec in INPUT_TABLES.items():
         path = data_dir / f"{name}.csv"
         if not path.exists():
-            problems.append(Problem(display_path(path), None, None, "is missing", f"create it with the columns of data/README.md ({spec.grain})"))
+            problems.append(
+                Problem(
+                    display_path(path),
+                    None,
+                    None,
+                    "is missing",
+                    f"create it with the columns of data/README.md ({spec.grain})",
+                )
+            )
             continue
         try:
             frames[name] = read_table(path, spec)
@@ -96,13 +117,19 @@ def union_prices(hand: pl.DataFrame, snapshots: list[pl.DataFrame]) -> pl.DataFr
     at that snapshot's date (the entry was removed).
     """
     columns = ["source", *PRICES.out_columns[:6], *PRICES.out_columns[6:], "source_key", "snapshot_date"]
-    hand = hand.with_columns(pl.lit("hand").alias("source"), pl.lit(None, pl.String).alias("source_key"),
-                             pl.lit(None, pl.Date).alias("snapshot_date"))
+    hand = hand.with_columns(
+        pl.lit("hand").alias("source"),
+        pl.lit(None, pl.String).alias("source_key"),
+        pl.lit(None, pl.Date).alias("snapshot_date"),
+    )
     if not snapshots:
         return hand.select(columns).sort(PRICE_KEY + ["from_date"])
     snap = pl.concat(snapshots, how="diagonal_relaxed")
-    dates = snap.select("source", "snapshot_date").unique().sort("source", "snapshot_date").with_columns(
-        pl.col("snapshot_date").shift(-1).over("source").alias("_next_snapshot")
+    dates = (
+        snap.select("source", "snapshot_date")
+        .unique()
+        .sort("source", "snapshot_date")
+        .with_columns(pl.col("snapshot_date").shift(-1).over("source").alias("_next_snapshot"))
     )
     key = PRICE_KEY
     snap = (
@@ -110,9 +137,11 @@ def union_prices(hand: pl.DataFrame, snapshots: list[pl.DataFrame]) -> pl.DataFr
         .sort([*key, "snapshot_date"])
         .with_columns(pl.col("_next_snapshot").shift(1).over(key).alias("_prev_to"))
     )
-    same_as_previous = pl.all_horizontal(
-        [pl.col(c).eq_missing(pl.col(c).shift(1).over(key)) for c in PRICE_VALUE_COLUMNS]
-    ) & pl.col("_prev_to").eq_missing(pl.col("snapshot_date")) & pl.col("_prev_to").is_not_null()
+    same_as_previous = (
+        pl.all_horizontal([pl.col(c).eq_missing(pl.col(c).shift(1).over(key)) for c in PRICE_VALUE_COLUMNS])
+        & pl.col("_prev_to").eq_missing(pl.col("snapshot_date"))
+        & pl.col("_prev_to").is_not_null()
+    )
     snap = snap.with_columns((~same_as_previous).cast(pl.Int32).cum_sum().over(key).alias("_period"))
     periods = snap.group_by([*key, "_period"], maintain_order=True).agg(
         pl.col("snapshot_date").min().alias("from_date"),
@@ -133,10 +162,24 @@ def snapshot_index(snapshots: list[pl.DataFrame]) -> pl.DataFrame:
 
 def with_kv_bytes(models: pl.DataFrame) -> pl.DataFrame:
     """Add the computed KV-cache columns (BF16 cache) to the models frame."""
-    cols = {c: models[c].to_numpy().astype(float) if c != "attention" else models[c].to_numpy()
-            for c in ("attention", "num_layers", "num_full_attention_layers", "num_sliding_window_layers",
-                      "num_linear_attention_layers", "num_kv_heads", "head_dim", "v_head_dim", "kv_lora_rank",
-                      "qk_rope_head_dim", "sliding_num_kv_heads", "sliding_head_dim", "sliding_window_tokens")}
+    cols = {
+        c: models[c].to_numpy().astype(float) if c != "attention" else models[c].to_numpy()
+        for c in (
+            "attention",
+            "num_layers",
+            "num_full_attention_layers",
+            "num_sliding_window_layers",
+            "num_linear_attention_layers",
+            "num_kv_heads",
+            "head_dim",
+            "v_head_dim",
+            "kv_lora_rank",
+            "qk_rope_head_dim",
+            "sliding_num_kv_heads",
+            "sliding_head_dim",
+            "sliding_window_tokens",
+        )
+    }
     kv = kv_bytes_per_token(cols)
     window = kv_window_bytes_per_sequence(cols)
     return models.with_columns(
@@ -149,7 +192,8 @@ DERIVED_COMMENTS = {
     "prices": {
         "source": "Where the row comes from: hand (data/prices.csv), litellm or openrouter (data/snapshots/)",
         "from_date": "First day the price applies (inclusive); for imports, the snapshot it first appeared in",
-        "to_date": "First day the price no longer applies (exclusive; null = current); for imports, the next snapshot that changed or dropped it",
+        "to_date": "First day the price no longer applies (exclusive; null = current); for imports, the next "
+        "snapshot that changed or dropped it",
         "source_key": "Entry key in the imported price map (null for hand-kept rows)",
         "snapshot_date": "Newest snapshot that carried this price (null for hand-kept rows)",
         "notes": "Caveats (hand-kept rows)",
@@ -161,8 +205,10 @@ DERIVED_COMMENTS = {
         "file": "Snapshot file name in data/snapshots/",
     },
     "models": {
-        "kv_bytes_per_token": "KV-cache bytes per context token at BF16, full-attention layers (computed from the architecture columns) [bytes/token]",
-        "kv_window_bytes_per_sequence": "Fixed KV bytes per sequence held by sliding-window layers at BF16 (computed) [bytes]",
+        "kv_bytes_per_token": "KV-cache bytes per context token at BF16, full-attention layers (computed from the "
+        "architecture columns) [bytes/token]",
+        "kv_window_bytes_per_sequence": "Fixed KV bytes per sequence held by sliding-window layers at BF16 "
+        "(computed) [bytes]",
     },
 }
 """Comments for columns the loader adds (the spec columns carry their own)."""
@@ -178,9 +224,11 @@ def column_comments(table: str) -> dict[str, str]:
 def table_description(table: str) -> str:
     """Description and grain of a loaded input table, as stored in the database."""
     if table == "prices":
-        return ("API prices: hand-kept first-party rows (data/prices.csv) and imported LiteLLM/OpenRouter snapshots "
-                "(data/snapshots/), with effective periods. Grain: one row per source x provider x model x variant x "
-                "context tier x effective period.")
+        return (
+            "API prices: hand-kept first-party rows (data/prices.csv) and imported LiteLLM/OpenRouter snapshots "
+            "(data/snapshots/), with effective periods. Grain: one row per source x provider x model x variant x "
+            "context tier x effective period."
+        )
     if table == "price_snapshots":
         return "Imported price-map snapshots (data/snapshots/). Grain: one row per source x snapshot date."
     spec = INPUT_TABLES[table]

@@ -13,9 +13,9 @@ from __future__ import annotations
 import csv
 import difflib
 import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import polars as pl
 
@@ -84,7 +84,7 @@ class TableSpec:
     description: str
     columns: tuple[Column, ...]
     key: tuple[str, ...]
-    checks: tuple[Callable[[pl.DataFrame, "TableSpec"], list[Problem]], ...] = field(default=())
+    checks: tuple[Callable[[pl.DataFrame, TableSpec], list[Problem]], ...] = field(default=())
     min_rows: int = 0
 
     def column(self, name: str) -> Column:
@@ -132,8 +132,12 @@ def decode_utf8(raw: bytes, shown: str, *, empty_hint: str, utf8_hint: str) -> s
 def read_csv_rows(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
     """Header, rows and the physical line of each row; raises DataError on empty/non-UTF-8."""
     shown = display_path(path)
-    text = decode_utf8(path.read_bytes(), shown, empty_hint="it needs at least a header line of column names",
-                       utf8_hint="save the file as UTF-8")
+    text = decode_utf8(
+        path.read_bytes(),
+        shown,
+        empty_hint="it needs at least a header line of column names",
+        utf8_hint="save the file as UTF-8",
+    )
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = [h.strip() for h in next(reader)]
@@ -160,15 +164,28 @@ def read_table(path: Path, spec: TableSpec, *, extra: dict[str, object] | None =
     header, rows, lines = read_csv_rows(path)
     problems = _check_header(shown, header, spec)
     if len(rows) < spec.min_rows:
-        problems.append(Problem(shown, None, None, f"has {len(rows)} data rows; the analyses need at least {spec.min_rows}",
-                                "data/README.md describes its columns"))
+        problems.append(
+            Problem(
+                shown,
+                None,
+                None,
+                f"has {len(rows)} data rows; the analyses need at least {spec.min_rows}",
+                "data/README.md describes its columns",
+            )
+        )
     if problems:
         raise DataError(problems)
     width = len(header)
     for row, line in zip(rows, lines):
         if len(row) != width:
             problems.append(
-                Problem(shown, line, None, f"has {len(row)} fields, the header has {width}", "quote values that contain commas")
+                Problem(
+                    shown,
+                    line,
+                    None,
+                    f"has {len(row)} fields, the header has {width}",
+                    "quote values that contain commas",
+                )
             )
     if problems:
         raise DataError(problems)
@@ -251,7 +268,9 @@ def convert_frame(raw: pl.DataFrame, spec: TableSpec, shown: str) -> tuple[pl.Da
         if c.allowed is not None:
             bad = (~blank) & ~original.is_in(list(c.allowed))
             for line, cell in zip(lines.filter(bad), original.filter(bad)):
-                problems.append(Problem(shown, line, c.name, f'"{cell}" is not allowed', f"use one of: {', '.join(c.allowed)}"))
+                problems.append(
+                    Problem(shown, line, c.name, f'"{cell}" is not allowed', f"use one of: {', '.join(c.allowed)}")
+                )
         if c.kind in ("float", "int"):
             unit = f" {c.unit}" if c.unit else ""
             checks = []
@@ -276,15 +295,20 @@ def check_key(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
     if not spec.key or frame.is_empty():
         return []
     key = list(spec.key)
-    dup = (
-        frame.with_columns(pl.col(LINE).min().over(key).alias("_first"), pl.len().over(key).alias("_n"))
-        .filter((pl.col("_n") > 1) & (pl.col(LINE) != pl.col("_first")))
+    dup = frame.with_columns(pl.col(LINE).min().over(key).alias("_first"), pl.len().over(key).alias("_n")).filter(
+        (pl.col("_n") > 1) & (pl.col(LINE) != pl.col("_first"))
     )
     problems = []
     for row in dup.iter_rows(named=True):
         values = ", ".join(f"{k}={row[k]}" for k in key)
         problems.append(
-            Problem(row[FILE], row[LINE], None, f"duplicate key ({values}), first on line {row['_first']}", "merge or remove one row")
+            Problem(
+                row[FILE],
+                row[LINE],
+                None,
+                f"duplicate key ({values}), first on line {row['_first']}",
+                "merge or remove one row",
+            )
         )
     return problems
 

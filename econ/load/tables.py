@@ -37,24 +37,104 @@ HARDWARE = TableSpec(
         Column("chip_name", "str", "", "Full product name as the vendor writes it", required=True),
         Column("vendor", "str", "", "Vendor", required=True),
         Column("release_date", "date", "", "First availability date"),
-        Column("peak_bf16_tflop_per_s", "float", "TFLOP/s", "Dense BF16 peak, 2 FLOP per multiply-add, no structured sparsity",
-               required=True, positive=True, db_name="peak_bf16_flop_per_s", factor=units.TFLOP_PER_S, db_unit="FLOP/s"),
-        Column("peak_fp8_tflop_per_s", "float", "TFLOP/s", "Dense FP8 peak (blank if not supported)",
-               positive=True, db_name="peak_fp8_flop_per_s", factor=units.TFLOP_PER_S, db_unit="FLOP/s"),
-        Column("peak_fp4_tflop_per_s", "float", "TFLOP/s", "Dense FP4 peak (blank if not supported)",
-               positive=True, db_name="peak_fp4_flop_per_s", factor=units.TFLOP_PER_S, db_unit="FLOP/s"),
-        Column("peak_int8_tera_op_per_s", "float", "TOP/s", "Dense INT8 peak (blank if not published)", optional=True,
-               positive=True, db_name="peak_int8_op_per_s", factor=units.TERA, db_unit="OP/s"),
-        Column("hbm_capacity_gb", "float", "GB", "HBM capacity per chip (decimal GB)", required=True, positive=True,
-               db_name="hbm_capacity_bytes", factor=units.GB, db_unit="bytes"),
-        Column("hbm_bandwidth_tb_per_s", "float", "TB/s", "HBM bandwidth per chip", required=True, positive=True,
-               db_name="hbm_bandwidth_bytes_per_s", factor=units.TB_PER_S, db_unit="bytes/s"),
-        Column("scale_up_domain_chips", "int", "chips", "Chips in one scale-up (NVLink/ICI/NeuronLink) domain", positive=True),
-        Column("scale_up_bandwidth_gb_per_s", "float", "GB/s", "Scale-up bandwidth per chip, one direction (half the bidirectional figure)",
-               positive=True, db_name="scale_up_bandwidth_bytes_per_s", factor=units.GB_PER_S, db_unit="bytes/s"),
-        Column("scale_out_bandwidth_gbit_per_s", "float", "Gbit/s", "Scale-out (NIC) bandwidth per chip, one direction",
-               positive=True, db_name="scale_out_bandwidth_bytes_per_s", factor=units.GBIT_PER_S, db_unit="bytes/s"),
-        Column("chips_per_node", "int", "chips", "Chips per server/tray as sold (8 for HGX, 4 for a GB200 tray)", positive=True),
+        Column(
+            "peak_bf16_tflop_per_s",
+            "float",
+            "TFLOP/s",
+            "Dense BF16 peak, 2 FLOP per multiply-add, no structured sparsity",
+            required=True,
+            positive=True,
+            db_name="peak_bf16_flop_per_s",
+            factor=units.TFLOP_PER_S,
+            db_unit="FLOP/s",
+        ),
+        Column(
+            "peak_fp8_tflop_per_s",
+            "float",
+            "TFLOP/s",
+            "Dense FP8 peak (blank if not supported)",
+            positive=True,
+            db_name="peak_fp8_flop_per_s",
+            factor=units.TFLOP_PER_S,
+            db_unit="FLOP/s",
+        ),
+        Column(
+            "peak_fp4_tflop_per_s",
+            "float",
+            "TFLOP/s",
+            "Dense FP4 peak (blank if not supported)",
+            positive=True,
+            db_name="peak_fp4_flop_per_s",
+            factor=units.TFLOP_PER_S,
+            db_unit="FLOP/s",
+        ),
+        Column(
+            "peak_int8_tera_op_per_s",
+            "float",
+            "TOP/s",
+            "Dense INT8 peak (blank if not published)",
+            optional=True,
+            positive=True,
+            db_name="peak_int8_op_per_s",
+            factor=units.TERA,
+            db_unit="OP/s",
+        ),
+        Column(
+            "hbm_capacity_gb",
+            "float",
+            "GB",
+            "HBM capacity per chip (decimal GB)",
+            required=True,
+            positive=True,
+            db_name="hbm_capacity_bytes",
+            factor=units.GB,
+            db_unit="bytes",
+        ),
+        Column(
+            "hbm_bandwidth_tb_per_s",
+            "float",
+            "TB/s",
+            "HBM bandwidth per chip",
+            required=True,
+            positive=True,
+            db_name="hbm_bandwidth_bytes_per_s",
+            factor=units.TB_PER_S,
+            db_unit="bytes/s",
+        ),
+        Column(
+            "scale_up_domain_chips",
+            "int",
+            "chips",
+            "Chips in one scale-up (NVLink/ICI/NeuronLink) domain",
+            positive=True,
+        ),
+        Column(
+            "scale_up_bandwidth_gb_per_s",
+            "float",
+            "GB/s",
+            "Scale-up bandwidth per chip, one direction (half the bidirectional figure)",
+            positive=True,
+            db_name="scale_up_bandwidth_bytes_per_s",
+            factor=units.GB_PER_S,
+            db_unit="bytes/s",
+        ),
+        Column(
+            "scale_out_bandwidth_gbit_per_s",
+            "float",
+            "Gbit/s",
+            "Scale-out (NIC) bandwidth per chip, one direction",
+            positive=True,
+            db_name="scale_out_bandwidth_bytes_per_s",
+            factor=units.GBIT_PER_S,
+            db_unit="bytes/s",
+        ),
+        Column(
+            "chips_per_node",
+            "int",
+            "chips",
+            "Chips per server/tray as sold (8 for HGX, 4 for a GB200 tray)",
+            positive=True,
+        ),
         Column("chips_per_rack", "int", "chips", "Chips per rack in the vendor's reference rack", positive=True),
         Column("tdp_w", "float", "W", "Thermal design power per chip", positive=True),
         Column("source_url", "str", "", "Primary source of the row's figures", required=True),
@@ -87,34 +167,82 @@ RENTAL_PRICES = TableSpec(
 def _check_models(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
     problems = []
     for row in _rows(frame, pl.col("params_active") > pl.col("params_total")):
-        problems.append(Problem(row[FILE], row[LINE], "params_active_b", "active parameters exceed total parameters",
-                                "check params_active_b and params_total_b"))
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                "params_active_b",
+                "active parameters exceed total parameters",
+                "check params_active_b and params_total_b",
+            )
+        )
     for row in _rows(frame, pl.col("experts_per_token") > pl.col("num_routed_experts")):
-        problems.append(Problem(row[FILE], row[LINE], "experts_per_token", "more active experts than routed experts",
-                                "check experts_per_token and num_routed_experts"))
-    mla_missing = (pl.col("attention") == "mla") & (pl.col("kv_lora_rank").is_null() | pl.col("qk_rope_head_dim").is_null())
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                "experts_per_token",
+                "more active experts than routed experts",
+                "check experts_per_token and num_routed_experts",
+            )
+        )
+    mla_missing = (pl.col("attention") == "mla") & (
+        pl.col("kv_lora_rank").is_null() | pl.col("qk_rope_head_dim").is_null()
+    )
     for row in _rows(frame, mla_missing):
-        problems.append(Problem(row[FILE], row[LINE], "kv_lora_rank", "MLA needs kv_lora_rank and qk_rope_head_dim",
-                                "fill both from the model's config.json"))
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                "kv_lora_rank",
+                "MLA needs kv_lora_rank and qk_rope_head_dim",
+                "fill both from the model's config.json",
+            )
+        )
     return problems
 
 
 MODELS = TableSpec(
     name="models",
     grain="one row per open-weight model architecture",
-    description="Open-weight architectures from config.json: parameters, attention layout, experts, KV-cache bytes per token (computed)",
+    description="Open-weight architectures from config.json: parameters, attention layout, experts, KV-cache bytes "
+    "per token (computed)",
     key=("model",),
     columns=(
         Column("model", "str", "", "Model name", required=True),
         Column("hf_repo", "str", "", "Hugging Face repository id (joins OpenRouter's hugging_face_id)"),
         Column("lab", "str", "", "Lab that released the model", required=True),
         Column("release_date", "date", "", "Release date of the weights"),
-        Column("attention", "str", "", "Attention of the full-context layers (hybrid: some layers are sliding-window or linear)",
-               required=True, allowed=ATTENTION),
-        Column("params_total_b", "float", "billion params", "Total parameters", required=True, positive=True,
-               db_name="params_total", factor=units.BILLION, db_unit="params"),
-        Column("params_active_b", "float", "billion params", "Parameters active per token", required=True, positive=True,
-               db_name="params_active", factor=units.BILLION, db_unit="params"),
+        Column(
+            "attention",
+            "str",
+            "",
+            "Attention of the full-context layers (hybrid: some layers are sliding-window or linear)",
+            required=True,
+            allowed=ATTENTION,
+        ),
+        Column(
+            "params_total_b",
+            "float",
+            "billion params",
+            "Total parameters",
+            required=True,
+            positive=True,
+            db_name="params_total",
+            factor=units.BILLION,
+            db_unit="params",
+        ),
+        Column(
+            "params_active_b",
+            "float",
+            "billion params",
+            "Parameters active per token",
+            required=True,
+            positive=True,
+            db_name="params_active",
+            factor=units.BILLION,
+            db_unit="params",
+        ),
         Column("num_layers", "int", "layers", "Transformer blocks (num_hidden_layers)", positive=True),
         Column("hidden_size", "int", "", "Model width d_model", positive=True),
         Column("num_attention_heads", "int", "heads", "Query heads per layer", positive=True),
@@ -124,19 +252,39 @@ MODELS = TableSpec(
         Column("kv_lora_rank", "int", "", "MLA compressed KV latent dimension", positive=True),
         Column("qk_rope_head_dim", "int", "", "MLA decoupled RoPE key dimension", positive=True),
         Column("q_lora_rank", "int", "", "MLA query latent dimension", positive=True),
-        Column("num_full_attention_layers", "int", "layers", "Layers whose KV cache grows with context (blank: all layers)", min=0),
+        Column(
+            "num_full_attention_layers",
+            "int",
+            "layers",
+            "Layers whose KV cache grows with context (blank: all layers)",
+            min=0,
+        ),
         Column("num_sliding_window_layers", "int", "layers", "Sliding-window or chunked-attention layers", min=0),
         Column("sliding_window_tokens", "int", "tokens", "Window (or chunk) of the sliding layers", positive=True),
-        Column("sliding_num_kv_heads", "int", "heads", "KV heads of the sliding layers when they differ", positive=True),
-        Column("sliding_head_dim", "int", "", "K and V head dimension of the sliding layers when it differs", positive=True),
-        Column("num_linear_attention_layers", "int", "layers", "Linear-attention / SSM layers (fixed-size state)", min=0),
+        Column(
+            "sliding_num_kv_heads", "int", "heads", "KV heads of the sliding layers when they differ", positive=True
+        ),
+        Column(
+            "sliding_head_dim", "int", "", "K and V head dimension of the sliding layers when it differs", positive=True
+        ),
+        Column(
+            "num_linear_attention_layers", "int", "layers", "Linear-attention / SSM layers (fixed-size state)", min=0
+        ),
         Column("num_routed_experts", "int", "experts", "Routed experts per MoE layer (blank: dense)", positive=True),
         Column("num_shared_experts", "int", "experts", "Always-active shared experts per MoE layer", min=0),
         Column("experts_per_token", "int", "experts", "Routed experts activated per token", positive=True),
         Column("num_dense_layers", "int", "layers", "Dense (non-MoE) FFN layers", min=0),
         Column("max_position_embeddings", "int", "tokens", "Native context from config.json", positive=True),
-        Column("pretrain_tokens_t", "float", "trillion tokens", "Reported pre-training tokens", positive=True,
-               db_name="pretrain_tokens", factor=units.TRILLION, db_unit="tokens"),
+        Column(
+            "pretrain_tokens_t",
+            "float",
+            "trillion tokens",
+            "Reported pre-training tokens",
+            positive=True,
+            db_name="pretrain_tokens",
+            factor=units.TRILLION,
+            db_unit="tokens",
+        ),
         Column("pretrain_tokens_source_url", "str", "", "Where the pre-training token count was reported"),
         Column("source_url", "str", "", "config.json the architecture was read from", required=True),
         Column("notes", "str", "", "Caveats"),
@@ -148,21 +296,58 @@ MODELS = TableSpec(
 # ---------------------------------------------------------------------------- prices
 
 _PRICE_COLUMNS = (
-    Column("provider", "str", "", "Seller of the tokens at this price (LiteLLM's litellm_provider for imports)", required=True),
+    Column(
+        "provider",
+        "str",
+        "",
+        "Seller of the tokens at this price (LiteLLM's litellm_provider for imports)",
+        required=True,
+    ),
     Column("model", "str", "", "Model id as the seller names it", required=True),
     Column("variant", "str", "", "Service variant", required=True, allowed=VARIANTS),
-    Column("tier_min_prompt_tokens", "int", "tokens",
-           "Long-context tier: the whole request is billed at this row once the prompt exceeds this many tokens (0 = base tier)",
-           required=True, min=0),
+    Column(
+        "tier_min_prompt_tokens",
+        "int",
+        "tokens",
+        "Long-context tier: the whole request is billed at this row once the prompt exceeds this many tokens (0 = "
+        "base tier)",
+        required=True,
+        min=0,
+    ),
     Column("input_usd_per_mtok", "float", "USD/MTok", "Uncached input (prompt) price", min=0),
     Column("output_usd_per_mtok", "float", "USD/MTok", "Output (completion) price", min=0),
     Column("cache_read_usd_per_mtok", "float", "USD/MTok", "Prompt-cache hit (read) price", min=0),
-    Column("cache_write_5m_usd_per_mtok", "float", "USD/MTok", "Prompt-cache write price, default (5-minute) retention", min=0),
+    Column(
+        "cache_write_5m_usd_per_mtok",
+        "float",
+        "USD/MTok",
+        "Prompt-cache write price, default (5-minute) retention",
+        min=0,
+    ),
     Column("cache_write_1h_usd_per_mtok", "float", "USD/MTok", "Prompt-cache write price, 1-hour retention", min=0),
-    Column("cache_write_12h_usd_per_mtok", "float", "USD/MTok", "Prompt-cache write price, 12-hour retention", min=0, optional=True),
-    Column("cache_storage_usd_per_mtok_hour", "float", "USD/MTok/hour", "Explicit-cache storage price per million tokens per hour", min=0),
+    Column(
+        "cache_write_12h_usd_per_mtok",
+        "float",
+        "USD/MTok",
+        "Prompt-cache write price, 12-hour retention",
+        min=0,
+        optional=True,
+    ),
+    Column(
+        "cache_storage_usd_per_mtok_hour",
+        "float",
+        "USD/MTok/hour",
+        "Explicit-cache storage price per million tokens per hour",
+        min=0,
+    ),
     Column("max_input_tokens", "int", "tokens", "Largest prompt the seller accepts", positive=True),
-    Column("speed_ratio", "float", "ratio", "Published output speed of this variant over the standard variant (fast mode)", positive=True),
+    Column(
+        "speed_ratio",
+        "float",
+        "ratio",
+        "Published output speed of this variant over the standard variant (fast mode)",
+        positive=True,
+    ),
     Column("hugging_face_id", "str", "", "Hugging Face repo of the open weights served (joins models.hf_repo)"),
     Column("source_url", "str", "", "Page the price was read from", required=True),
 )
@@ -172,18 +357,34 @@ def _check_price_periods(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
     """to_date after from_date; periods of one price key do not overlap."""
     problems = []
     for row in _rows(frame, pl.col("to_date") <= pl.col("from_date")):
-        problems.append(Problem(row[FILE], row[LINE], "to_date", f"to_date {row['to_date']} is not after from_date {row['from_date']}",
-                                "to_date is exclusive and must be later than from_date"))
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                "to_date",
+                f"to_date {row['to_date']} is not after from_date {row['from_date']}",
+                "to_date is exclusive and must be later than from_date",
+            )
+        )
     key = ["provider", "model", "variant", "tier_min_prompt_tokens"]
     ordered = frame.sort([*key, "from_date"]).with_columns(
         pl.col("from_date").shift(-1).over(key).alias("_next_from"),
         pl.col(LINE).shift(-1).over(key).alias("_next_line"),
     )
-    overlap = pl.col("_next_from").is_not_null() & (pl.col("to_date").is_null() | (pl.col("to_date") > pl.col("_next_from")))
+    overlap = pl.col("_next_from").is_not_null() & (
+        pl.col("to_date").is_null() | (pl.col("to_date") > pl.col("_next_from"))
+    )
     for row in _rows(ordered, overlap):
-        problems.append(Problem(row[FILE], row["_next_line"], "from_date",
-                                f"price period from {row['_next_from']} overlaps the period from {row['from_date']} on line {row[LINE]}",
-                                f"set to_date on line {row[LINE]} to {row['_next_from']} or earlier"))
+        problems.append(
+            Problem(
+                row[FILE],
+                row["_next_line"],
+                "from_date",
+                f"price period from {row['_next_from']} overlaps the period from {row['from_date']} on line "
+                f"{row[LINE]}",
+                f"set to_date on line {row[LINE]} to {row['_next_from']} or earlier",
+            )
+        )
     return problems
 
 
@@ -197,18 +398,38 @@ def _check_tiers(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
         pl.col(LINE).min().over(group).alias("_first_line"),
     )
     for row in _rows(ordered, pl.col("_prev_tier") >= pl.col("tier_min_prompt_tokens")):
-        problems.append(Problem(row[FILE], row[LINE], "tier_min_prompt_tokens",
-                                f"tier threshold {row['tier_min_prompt_tokens']} does not increase (previous tier: {row['_prev_tier']})",
-                                "list a model's tiers in increasing order of tier_min_prompt_tokens"))
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                "tier_min_prompt_tokens",
+                f"tier threshold {row['tier_min_prompt_tokens']} does not increase (previous tier: "
+                f"{row['_prev_tier']})",
+                "list a model's tiers in increasing order of tier_min_prompt_tokens",
+            )
+        )
     for row in _rows(ordered, (pl.col("_min_tier") > 0) & (pl.col(LINE) == pl.col("_first_line"))):
-        problems.append(Problem(row[FILE], row[LINE], "tier_min_prompt_tokens",
-                                f"{row['model']} ({row['variant']}) has tiers but no base tier",
-                                "add the row with tier_min_prompt_tokens 0"))
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                "tier_min_prompt_tokens",
+                f"{row['model']} ({row['variant']}) has tiers but no base tier",
+                "add the row with tier_min_prompt_tokens 0",
+            )
+        )
     over = pl.col("max_input_tokens").is_not_null() & (pl.col("tier_min_prompt_tokens") >= pl.col("max_input_tokens"))
     for row in _rows(ordered, over):
-        problems.append(Problem(row[FILE], row[LINE], "tier_min_prompt_tokens",
-                                f"tier threshold {row['tier_min_prompt_tokens']} is not below max_input_tokens {row['max_input_tokens']}",
-                                "a tier must start below the largest accepted prompt"))
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                "tier_min_prompt_tokens",
+                f"tier threshold {row['tier_min_prompt_tokens']} is not below max_input_tokens "
+                f"{row['max_input_tokens']}",
+                "a tier must start below the largest accepted prompt",
+            )
+        )
     return problems
 
 
@@ -249,12 +470,36 @@ MEMORY_TIERS = TableSpec(
     columns=(
         Column("tier", "str", "", "Memory tier", required=True, allowed=TIERS),
         Column("device", "str", "", "The device the figures describe", required=True),
-        Column("capacity_gb", "float", "GB", "Capacity of one device", required=True, positive=True,
-               db_name="capacity_bytes", factor=units.GB, db_unit="bytes"),
-        Column("bandwidth_gb_per_s", "float", "GB/s", "Read bandwidth of one device towards the accelerator", required=True,
-               positive=True, db_name="bandwidth_bytes_per_s", factor=units.GB_PER_S, db_unit="bytes/s"),
-        Column("usd_per_hour", "float", "USD/hour", "Cost of one device per hour (rental share or amortised purchase)",
-               required=True, positive=True),
+        Column(
+            "capacity_gb",
+            "float",
+            "GB",
+            "Capacity of one device",
+            required=True,
+            positive=True,
+            db_name="capacity_bytes",
+            factor=units.GB,
+            db_unit="bytes",
+        ),
+        Column(
+            "bandwidth_gb_per_s",
+            "float",
+            "GB/s",
+            "Read bandwidth of one device towards the accelerator",
+            required=True,
+            positive=True,
+            db_name="bandwidth_bytes_per_s",
+            factor=units.GB_PER_S,
+            db_unit="bytes/s",
+        ),
+        Column(
+            "usd_per_hour",
+            "float",
+            "USD/hour",
+            "Cost of one device per hour (rental share or amortised purchase)",
+            required=True,
+            positive=True,
+        ),
         Column("cost_basis", "str", "", "How usd_per_hour was derived", required=True),
         Column("as_of", "date", "", "Date of the price", required=True),
         Column("source_url", "str", "", "Source of capacity, bandwidth and price", required=True),
@@ -269,17 +514,47 @@ MEMORY_TIERS = TableSpec(
 def _check_scenarios(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
     problems = []
     for row in _rows(frame, pl.col("low") > pl.col("value")):
-        problems.append(Problem(row[FILE], row[LINE], "low", f"low {row['low']:g} is above value {row['value']:g}", "low <= value <= high"))
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                "low",
+                f"low {row['low']:g} is above value {row['value']:g}",
+                "low <= value <= high",
+            )
+        )
     for row in _rows(frame, pl.col("high") < pl.col("value")):
-        problems.append(Problem(row[FILE], row[LINE], "high", f"high {row['high']:g} is below value {row['value']:g}", "low <= value <= high"))
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                "high",
+                f"high {row['high']:g} is below value {row['value']:g}",
+                "low <= value <= high",
+            )
+        )
     neither = pl.col("value").is_null() & pl.col("text").is_null()
     both = pl.col("value").is_not_null() & pl.col("text").is_not_null()
     for row in _rows(frame, neither | both):
-        problems.append(Problem(row[FILE], row[LINE], "value", "give either value (a number) or text (a choice), not both or neither",
-                                "numbers go in value, categorical choices such as a chip id in text"))
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                "value",
+                "give either value (a number) or text (a choice), not both or neither",
+                "numbers go in value, categorical choices such as a chip id in text",
+            )
+        )
     if "base" not in frame["scenario"].to_list():  # the spec's min_rows keeps the frame from being empty
-        problems.append(Problem(frame[FILE][0], None, "scenario", "there is no base scenario",
-                                "name the lecture's assumptions scenario 'base'; other scenarios override some of its values"))
+        problems.append(
+            Problem(
+                frame[FILE][0],
+                None,
+                "scenario",
+                "there is no base scenario",
+                "name the lecture's assumptions scenario 'base'; other scenarios override some of its values",
+            )
+        )
     return problems
 
 
@@ -289,7 +564,13 @@ SCENARIOS = TableSpec(
     description="Stated assumptions (the lecture's are scenario 'base'), each with unit, low/high range and rationale",
     key=("scenario", "name"),
     columns=(
-        Column("scenario", "str", "", "Scenario name; 'base' is the lecture's, others override some of its values", required=True),
+        Column(
+            "scenario",
+            "str",
+            "",
+            "Scenario name; 'base' is the lecture's, others override some of its values",
+            required=True,
+        ),
         Column("name", "str", "", "Assumption name (its unit is in the unit column)", required=True),
         Column("value", "float", "", "Central value (blank for a categorical assumption, which uses text)"),
         Column("text", "str", "", "Value of a categorical assumption, e.g. a chip id or a number format"),
@@ -310,12 +591,14 @@ SCALING_LAW_POINTS = TableSpec(
     name="scaling_law_points",
     grain="one row per training run read off a published scaling-law figure",
     description="Training runs behind a published scaling law (model size, training compute, final loss), the data the "
-                "training analysis refits; Chinchilla's Figure 4 as extracted by Epoch AI",
+    "training analysis refits; Chinchilla's Figure 4 as extracted by Epoch AI",
     key=("study", "params", "training_flop"),
     columns=(
         Column("study", "str", "", "Which figure/paper the point comes from", required=True),
         Column("params", "float", "params", "Model size N", required=True, positive=True),
-        Column("training_flop", "float", "FLOP", "Training compute C (tokens D = C / 6N)", required=True, positive=True),
+        Column(
+            "training_flop", "float", "FLOP", "Training compute C (tokens D = C / 6N)", required=True, positive=True
+        ),
         Column("loss_nats_per_token", "float", "nats/token", "Final training loss", required=True, positive=True),
         Column("source_url", "str", "", "Where the point was extracted", required=True),
     ),
@@ -333,14 +616,30 @@ def _check_deployments(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
     half = pl.col("price_provider").is_null() != pl.col("price_model").is_null()
     for row in _rows(frame, half):
         missing = "price_model" if row["price_model"] is None else "price_provider"
-        problems.append(Problem(row[FILE], row[LINE], missing, "a price mapping needs both price_provider and price_model",
-                                "fill both (as in prices.provider and prices.model), or leave both blank to match by hf_repo"))
-    totals = frame.group_by("scenario").agg(pl.col("traffic_share_frac").sum().alias("_total"), pl.col(LINE).max().alias("_last"),
-                                            pl.col(FILE).first().alias("_file"))
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                missing,
+                "a price mapping needs both price_provider and price_model",
+                "fill both (as in prices.provider and prices.model), or leave both blank to match by hf_repo",
+            )
+        )
+    totals = frame.group_by("scenario").agg(
+        pl.col("traffic_share_frac").sum().alias("_total"),
+        pl.col(LINE).max().alias("_last"),
+        pl.col(FILE).first().alias("_file"),
+    )
     for row in totals.filter(pl.col("_total") > 1.0 + 1e-9).to_dicts():
-        problems.append(Problem(row["_file"], row["_last"], "traffic_share_frac",
-                                f"traffic shares of scenario {row['scenario']} add up to {row['_total']:g}",
-                                "each share is a fraction of the scenario's tokens_served_per_s; their sum must be <= 1"))
+        problems.append(
+            Problem(
+                row["_file"],
+                row["_last"],
+                "traffic_share_frac",
+                f"traffic shares of scenario {row['scenario']} add up to {row['_total']:g}",
+                "each share is a fraction of the scenario's tokens_served_per_s; their sum must be <= 1",
+            )
+        )
     return problems
 
 
@@ -348,27 +647,67 @@ DEPLOYMENTS = TableSpec(
     name="deployments",
     grain="one row per scenario x deployment (a model served on a chip with a batch policy and a share of the traffic)",
     description="How a scenario's traffic is served: model, chip, number format, replica size, batch policy, traffic "
-                "share and the list price it is sold at",
+    "share and the list price it is sold at",
     key=("scenario", "deployment"),
     columns=(
-        Column("scenario", "str", "", "Scenario the deployment belongs to (a scenario without rows uses base's)", required=True,
-               ref=("scenarios", "scenario")),
+        Column(
+            "scenario",
+            "str",
+            "",
+            "Scenario the deployment belongs to (a scenario without rows uses base's)",
+            required=True,
+            ref=("scenarios", "scenario"),
+        ),
         Column("deployment", "str", "", "Short id of the deployment", required=True),
         Column("model", "str", "", "Model served", required=True, ref=("models", "model")),
         Column("chip", "str", "", "Accelerator it is served on", required=True, ref=("hardware", "chip")),
-        Column("number_format", "str", "", "Format of the math and the weights (blank: the scenario's weight_format)",
-               allowed=NUMBER_FORMATS),
-        Column("replica_chips", "int", "chips", "Chips per replica, prefill and decode alike (blank: the smallest power of two "
-               "holding the weights and the KV of the balance-multiple batch, within one scale-up domain)", positive=True),
-        Column("batch_policy", "str", "", "Decode batch: balance_multiple (the scenario's batch_multiple_over_balance x B*0) or "
-               "speed_target (the largest batch giving user_speed_target_tokens_per_s per user); both capped by memory",
-               required=True, allowed=BATCH_POLICIES),
-        Column("traffic_share_frac", "float", "fraction", "Share of the scenario's tokens_served_per_s this deployment serves",
-               required=True, min=0, max=1),
-        Column("price_source", "str", "", "Price source of the list price (blank: hand, else litellm, else openrouter)",
-               allowed=SOURCES),
-        Column("price_provider", "str", "", "prices.provider of the list price (blank with price_model: match models.hf_repo "
-               "to prices.hugging_face_id)"),
+        Column(
+            "number_format",
+            "str",
+            "",
+            "Format of the math and the weights (blank: the scenario's weight_format)",
+            allowed=NUMBER_FORMATS,
+        ),
+        Column(
+            "replica_chips",
+            "int",
+            "chips",
+            "Chips per replica, prefill and decode alike (blank: the smallest power of two "
+            "holding the weights and the KV of the balance-multiple batch, within one scale-up domain)",
+            positive=True,
+        ),
+        Column(
+            "batch_policy",
+            "str",
+            "",
+            "Decode batch: balance_multiple (the scenario's batch_multiple_over_balance x B*0) or "
+            "speed_target (the largest batch giving user_speed_target_tokens_per_s per user); both capped by memory",
+            required=True,
+            allowed=BATCH_POLICIES,
+        ),
+        Column(
+            "traffic_share_frac",
+            "float",
+            "fraction",
+            "Share of the scenario's tokens_served_per_s this deployment serves",
+            required=True,
+            min=0,
+            max=1,
+        ),
+        Column(
+            "price_source",
+            "str",
+            "",
+            "Price source of the list price (blank: hand, else litellm, else openrouter)",
+            allowed=SOURCES,
+        ),
+        Column(
+            "price_provider",
+            "str",
+            "",
+            "prices.provider of the list price (blank with price_model: match models.hf_repo "
+            "to prices.hugging_face_id)",
+        ),
         Column("price_model", "str", "", "prices.model of the list price"),
         Column("rationale", "str", "", "Why this deployment and share", required=True),
         Column("source_url", "str", "", "Where the deployment choice comes from", required=True),
@@ -377,7 +716,7 @@ DEPLOYMENTS = TableSpec(
 )
 
 INPUT_TABLES: dict[str, TableSpec] = {
-    spec.name: spec for spec in (HARDWARE, RENTAL_PRICES, MODELS, PRICES, MEMORY_TIERS, SCENARIOS, SCALING_LAW_POINTS,
-                               DEPLOYMENTS)
+    spec.name: spec
+    for spec in (HARDWARE, RENTAL_PRICES, MODELS, PRICES, MEMORY_TIERS, SCENARIOS, SCALING_LAW_POINTS, DEPLOYMENTS)
 }
 """Hand-kept tables, one CSV each in data/ (file stem = table name), in load order."""

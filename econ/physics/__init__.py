@@ -13,8 +13,20 @@ from econ.physics.hardware import FORMATS, Chip, drain_time_s
 from econ.physics.model import Model
 from econ.physics.steps import Balance, Step, balance, decode_step, prefill_step, replica
 
-__all__ = ["FORMATS", "Balance", "Chip", "Model", "Step", "balance", "decode_step", "drain_time_s", "load_chip",
-           "load_model", "prefill_step", "replica"]
+__all__ = [
+    "FORMATS",
+    "Balance",
+    "Chip",
+    "Model",
+    "Step",
+    "balance",
+    "decode_step",
+    "drain_time_s",
+    "load_chip",
+    "load_model",
+    "prefill_step",
+    "replica",
+]
 
 
 def load_model(name: str, db=None) -> Model:

@@ -33,16 +33,19 @@ def attention_flop_per_context_token(num_attention_heads, key_dim, value_dim, la
     return 2.0 * np.multiply(np.multiply(num_attention_heads, np.add(key_dim, value_dim)), layers)
 
 
-def attention_flop_per_token(context_tokens, full_slope_flop_per_token, window_slope_flop_per_token=0.0,
-                             sliding_window_tokens=np.inf):
+def attention_flop_per_token(
+    context_tokens, full_slope_flop_per_token, window_slope_flop_per_token=0.0, sliding_window_tokens=np.inf
+):
     """Attention FLOPs of one new token at a context [FLOP] = full_slope·L + window_slope·min(L, window)."""
     window = np.where(np.isnan(np.asarray(sliding_window_tokens, dtype=float)), np.inf, sliding_window_tokens)
     return np.multiply(full_slope_flop_per_token, context_tokens) + np.multiply(
-        window_slope_flop_per_token, np.minimum(context_tokens, window))
+        window_slope_flop_per_token, np.minimum(context_tokens, window)
+    )
 
 
-def attention_crossover_tokens(params_active, full_slope_flop_per_token, window_slope_flop_per_token=0.0,
-                               sliding_window_tokens=np.inf):
+def attention_crossover_tokens(
+    params_active, full_slope_flop_per_token, window_slope_flop_per_token=0.0, sliding_window_tokens=np.inf
+):
     """Context [tokens] where attention FLOPs per token equal weight FLOPs per token (2·N_act).
 
     Solves full·L + window·min(L, w) = 2·N_act: L = 2·N_act/(full + window) if that is within the
@@ -58,14 +61,17 @@ def attention_crossover_tokens(params_active, full_slope_flop_per_token, window_
     return np.where(inside <= window, inside, np.where(full > 0, beyond, np.inf))
 
 
-def kv_over_attention_time_ratio(kv_bytes_per_token, full_slope_flop_per_token, peak_flop_per_s, hbm_bandwidth_bytes_per_s):
+def kv_over_attention_time_ratio(
+    kv_bytes_per_token, full_slope_flop_per_token, peak_flop_per_s, hbm_bandwidth_bytes_per_s
+):
     """Per context token, KV read time over attention compute time (lecture h.2) [ratio].
 
     (b_kv / W) / (slope / F): ≈ R / GQA group for GQA (≈ 40 for typical H100 GQA-8) — why memory,
     not attention compute, limits context.
     """
-    return np.divide(np.divide(kv_bytes_per_token, hbm_bandwidth_bytes_per_s),
-                     np.divide(full_slope_flop_per_token, peak_flop_per_s))
+    return np.divide(
+        np.divide(kv_bytes_per_token, hbm_bandwidth_bytes_per_s), np.divide(full_slope_flop_per_token, peak_flop_per_s)
+    )
 
 
 def attention_slopes(columns: dict, *, mla_form: str = "expanded"):
@@ -83,8 +89,10 @@ def attention_slopes(columns: dict, *, mla_form: str = "expanded"):
     (full_slope, window_slope) float arrays; NaN where the architecture is unknown (``attention == 'other'``).
     """
     if mla_form not in ("expanded", "absorbed"):
-        raise EconError(f"mla_form must be 'expanded' or 'absorbed', not {mla_form!r}",
-                        "expanded for prefill and training, absorbed for decode kernels")
+        raise EconError(
+            f"mla_form must be 'expanded' or 'absorbed', not {mla_form!r}",
+            "expanded for prefill and training, absorbed for decode kernels",
+        )
     heads = _nz(columns["num_attention_heads"], np.nan)
     key_dim = _nz(columns["head_dim"], np.nan)
     value_dim = _nz(columns["v_head_dim"], key_dim)
@@ -93,12 +101,20 @@ def attention_slopes(columns: dict, *, mla_form: str = "expanded"):
         latent = _nz(columns["kv_lora_rank"], np.nan)
         key_dim = np.where(mla, latent + _nz(columns["qk_rope_head_dim"], 0.0), key_dim)
         value_dim = np.where(mla, latent, value_dim)
-    full_layers = full_attention_layers(columns["num_layers"], columns["num_full_attention_layers"],
-                                        columns["num_sliding_window_layers"], columns["num_linear_attention_layers"])
+    full_layers = full_attention_layers(
+        columns["num_layers"],
+        columns["num_full_attention_layers"],
+        columns["num_sliding_window_layers"],
+        columns["num_linear_attention_layers"],
+    )
     full = attention_flop_per_context_token(heads, key_dim, value_dim, full_layers)
     sliding_dim = np.asarray(columns["sliding_head_dim"], dtype=float)
     window_key = np.where(np.isnan(sliding_dim), _nz(columns["head_dim"], np.nan), sliding_dim)
-    window_value = np.where(np.isnan(sliding_dim), _nz(columns["v_head_dim"], _nz(columns["head_dim"], np.nan)), sliding_dim)
-    window = attention_flop_per_context_token(heads, window_key, window_value, _nz(columns["num_sliding_window_layers"], 0.0))
+    window_value = np.where(
+        np.isnan(sliding_dim), _nz(columns["v_head_dim"], _nz(columns["head_dim"], np.nan)), sliding_dim
+    )
+    window = attention_flop_per_context_token(
+        heads, window_key, window_value, _nz(columns["num_sliding_window_layers"], 0.0)
+    )
     unknown = np.asarray(columns["attention"], dtype=object) == "other"  # layout not modelled (as kv_cache.py)
     return np.where(unknown, np.nan, full), np.where(unknown, np.nan, window)

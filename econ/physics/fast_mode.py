@@ -47,8 +47,9 @@ def _speed_gap(log_batch, a, c, k, ratio, log_speed):
     return np.log(_step(batch, a, c, k)) - np.log(_step(batch / ratio, a, c, k)) - log_speed
 
 
-def implied_batches_from_coefficients(price_ratio, speed_ratio, compute_time_per_sequence_s, weight_time_s,
-                                      kv_time_per_sequence_s) -> FastModeBatches:
+def implied_batches_from_coefficients(
+    price_ratio, speed_ratio, compute_time_per_sequence_s, weight_time_s, kv_time_per_sequence_s
+) -> FastModeBatches:
     """Solve t(B0)/t(B0/(m·s)) = s for B0 under t(B) = max(a·B, c + k·B), elementwise (SciPy root finding).
 
     Parameters
@@ -62,14 +63,21 @@ def implied_batches_from_coefficients(price_ratio, speed_ratio, compute_time_per
     so a solution exists and is unique iff 1 < s and m > 1; elsewhere the result is NaN and
     ``solved`` is False.
     """
-    m, s, a, c, k = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (
-        price_ratio, speed_ratio, compute_time_per_sequence_s, weight_time_s, kv_time_per_sequence_s)))
+    m, s, a, c, k = np.broadcast_arrays(
+        *(
+            np.asarray(x, dtype=float)
+            for x in (price_ratio, speed_ratio, compute_time_per_sequence_s, weight_time_s, kv_time_per_sequence_s)
+        )
+    )
     ratio = m * s
     valid = (s > 1.0) & (m > 1.0) & (c > 0) & ((a > 0) | (k > 0))
     # a bracket in log(batch) around the scale where the weight term stops dominating
     scale = np.log(np.where(valid, c / np.where(valid, a + k, 1.0), 1.0))
     lo, hi = scale - 40.0, scale + 60.0
-    args = tuple(np.where(valid, x, y) for x, y in ((a, 1.0), (c, 1.0), (k, 0.0), (ratio, 4.0), (np.log(np.where(valid, s, 2.0)), np.log(2.0))))
+    args = tuple(
+        np.where(valid, x, y)
+        for x, y in ((a, 1.0), (c, 1.0), (k, 0.0), (ratio, 4.0), (np.log(np.where(valid, s, 2.0)), np.log(2.0)))
+    )
     bracketed = valid & (_speed_gap(lo, *args) < 0) & (_speed_gap(hi, *args) > 0)
     hi = np.where(bracketed, hi, lo + 1.0)
     args = tuple(np.where(bracketed, x, y) for x, y in zip(args, (1.0, 1.0, 1.0, 4.0, np.log(2.0))))
@@ -82,9 +90,22 @@ def implied_batches_from_coefficients(price_ratio, speed_ratio, compute_time_per
     return FastModeBatches(baseline, fast, _step(baseline, a, c, k), _step(fast, a, c, k), solved)
 
 
-def implied_batches(price_ratio, speed_ratio, *, params_total, params_active, weight_bytes_per_param, kv_bytes_per_token,
-                    context_tokens, chips, peak_flop_per_s, hbm_bandwidth_bytes_per_s, mfu=1.0, mbu=1.0,
-                    pipeline_stages=1) -> FastModeBatches:
+def implied_batches(
+    price_ratio,
+    speed_ratio,
+    *,
+    params_total,
+    params_active,
+    weight_bytes_per_param,
+    kv_bytes_per_token,
+    context_tokens,
+    chips,
+    peak_flop_per_s,
+    hbm_bandwidth_bytes_per_s,
+    mfu=1.0,
+    mbu=1.0,
+    pipeline_stages=1,
+) -> FastModeBatches:
     """Implied baseline and fast batches of a published (price, speed) multiple under the roofline (vectorised).
 
     Every argument broadcasts (one row per fast variant × model × chip × context, say).

@@ -67,9 +67,22 @@ def balance_multiple_batch(balance_batch_seqs, multiple):
     return _f(multiple) * _f(balance_batch_seqs)
 
 
-def max_batch_for_speed(speed_tokens_per_s_per_user, chips, peak_flop_per_s, hbm_bandwidth_bytes_per_s, params_active,
-                        params_total, weight_bytes_per_param, context_tokens, kv_bytes_per_token, *, mfu=1.0, mbu=1.0,
-                        pipeline_stages=1.0, kv_extra_bytes_per_sequence=0.0):
+def max_batch_for_speed(
+    speed_tokens_per_s_per_user,
+    chips,
+    peak_flop_per_s,
+    hbm_bandwidth_bytes_per_s,
+    params_active,
+    params_total,
+    weight_bytes_per_param,
+    context_tokens,
+    kv_bytes_per_token,
+    *,
+    mfu=1.0,
+    mbu=1.0,
+    pipeline_stages=1.0,
+    kv_extra_bytes_per_sequence=0.0,
+):
     """Largest decode batch whose step still gives each user ``speed`` tokens/s [sequences]; 0 if none does.
 
     1/t_step(B) ≥ s with t_step = max(2·B·N_act/(G·F·mfu), (P·N_tot·b_w + B·(L·b_kv + extra))/(G·W·mbu)):
@@ -79,7 +92,8 @@ def max_batch_for_speed(speed_tokens_per_s_per_user, chips, peak_flop_per_s, hbm
     step = 1.0 / _f(speed_tokens_per_s_per_user)
     by_compute = step * _f(chips) * _f(peak_flop_per_s) * _f(mfu) / (2.0 * _f(params_active))
     headroom = step * _f(chips) * _f(hbm_bandwidth_bytes_per_s) * _f(mbu) - memory.weight_bytes(
-        _f(pipeline_stages) * _f(params_total), weight_bytes_per_param)
+        _f(pipeline_stages) * _f(params_total), weight_bytes_per_param
+    )
     per_seq = _f(context_tokens) * _f(kv_bytes_per_token) + _f(kv_extra_bytes_per_sequence)
     with np.errstate(divide="ignore", invalid="ignore"):
         by_memory = np.where(per_seq > 0, headroom / per_seq, np.where(headroom >= 0, np.inf, -np.inf))
@@ -87,8 +101,16 @@ def max_batch_for_speed(speed_tokens_per_s_per_user, chips, peak_flop_per_s, hbm
     return np.where(best >= 1.0, best, 0.0)
 
 
-def replica_for_batch(params_total, weight_bytes_per_param, batch, context_tokens, kv_bytes_per_token, hbm_capacity_bytes,
-                      scale_up_domain_chips, kv_extra_bytes_per_sequence=0.0):
+def replica_for_batch(
+    params_total,
+    weight_bytes_per_param,
+    batch,
+    context_tokens,
+    kv_bytes_per_token,
+    hbm_capacity_bytes,
+    scale_up_domain_chips,
+    kv_extra_bytes_per_sequence=0.0,
+):
     """(chips G, pipeline stages P) of a replica that holds the weights and the KV of ``batch`` sequences.
 
     The smallest power of two chips whose HBM holds N_tot·b_w + B·(L·b_kv + extra), capped at the
@@ -96,10 +118,13 @@ def replica_for_batch(params_total, weight_bytes_per_param, batch, context_token
     where the weights alone need more than one domain, the pipelined replica of
     :func:`econ.physics.memory.replica_chips`. The batch may still have to be capped to what fits.
     """
-    rule_chips, rule_stages = memory.replica_chips(params_total, weight_bytes_per_param, hbm_capacity_bytes,
-                                                   scale_up_domain_chips)
-    need = (memory.weight_bytes(params_total, weight_bytes_per_param)
-            + memory.kv_bytes(batch, context_tokens, kv_bytes_per_token, kv_extra_bytes_per_sequence)) / _f(hbm_capacity_bytes)
+    rule_chips, rule_stages = memory.replica_chips(
+        params_total, weight_bytes_per_param, hbm_capacity_bytes, scale_up_domain_chips
+    )
+    need = (
+        memory.weight_bytes(params_total, weight_bytes_per_param)
+        + memory.kv_bytes(batch, context_tokens, kv_bytes_per_token, kv_extra_bytes_per_sequence)
+    ) / _f(hbm_capacity_bytes)
     want = 2.0 ** np.ceil(np.log2(np.maximum(np.nan_to_num(need, nan=1.0), 1.0)))
     domain = _f(scale_up_domain_chips)
     chips = np.where(rule_stages > 1, rule_chips, np.minimum(np.maximum(want, rule_chips), domain))
@@ -109,9 +134,23 @@ def replica_for_batch(params_total, weight_bytes_per_param, batch, context_token
 # ---------------------------------------------------------------------------- the two pools
 
 
-def decode_pool(*, output_tokens_per_s, batch, context_tokens, params_total, params_active, weight_bytes_per_param,
-                kv_bytes_per_token, chips, peak_flop_per_s, hbm_bandwidth_bytes_per_s, mfu=1.0, mbu=1.0,
-                pipeline_stages=1.0, kv_extra_bytes_per_sequence=0.0) -> dict:
+def decode_pool(
+    *,
+    output_tokens_per_s,
+    batch,
+    context_tokens,
+    params_total,
+    params_active,
+    weight_bytes_per_param,
+    kv_bytes_per_token,
+    chips,
+    peak_flop_per_s,
+    hbm_bandwidth_bytes_per_s,
+    mfu=1.0,
+    mbu=1.0,
+    pipeline_stages=1.0,
+    kv_extra_bytes_per_sequence=0.0,
+) -> dict:
     """The decode pool serving ``output_tokens_per_s`` with replicas of ``chips`` at decode batch B.
 
     t_step = max(2·B·N_act/(G·F·mfu), (P·N_tot·b_w + B·(L·b_kv + extra))/(G·W·mbu))   (lower bound, lecture a.2)
@@ -124,9 +163,18 @@ def decode_pool(*, output_tokens_per_s, batch, context_tokens, params_total, par
     ok = _f(batch) >= 1.0
     b = np.where(ok, _f(batch), 1.0)
     compute = roofline.compute_time_s(b, 1.0, params_active, chips, peak_flop_per_s, mfu=mfu)
-    mem = roofline.memory_time_s(b, context_tokens, kv_bytes_per_token, params_total, weight_bytes_per_param, chips,
-                                 hbm_bandwidth_bytes_per_s, mbu=mbu, pipeline_stages=pipeline_stages,
-                                 kv_extra_bytes_per_sequence=kv_extra_bytes_per_sequence)
+    mem = roofline.memory_time_s(
+        b,
+        context_tokens,
+        kv_bytes_per_token,
+        params_total,
+        weight_bytes_per_param,
+        chips,
+        hbm_bandwidth_bytes_per_s,
+        mbu=mbu,
+        pipeline_stages=pipeline_stages,
+        kv_extra_bytes_per_sequence=kv_extra_bytes_per_sequence,
+    )
     times = roofline.step_bounds(compute, mem)
     per_replica = np.where(ok, roofline.tokens_per_s(b, times.lower_bound_s), np.nan)
     return {
@@ -140,10 +188,26 @@ def decode_pool(*, output_tokens_per_s, batch, context_tokens, params_total, par
     }
 
 
-def prefill_pool(*, requests_per_s, share_frac_by_context, prompt_tokens_by_context, cache_hit_frac, tokens_per_pass_target,
-                 max_prompts_by_context, params_total, params_active, weight_bytes_per_param, kv_bytes_per_token, chips,
-                 peak_flop_per_s, hbm_bandwidth_bytes_per_s, mfu=1.0, mbu=1.0, pipeline_stages=1.0,
-                 kv_extra_by_context=0.0) -> dict:
+def prefill_pool(
+    *,
+    requests_per_s,
+    share_frac_by_context,
+    prompt_tokens_by_context,
+    cache_hit_frac,
+    tokens_per_pass_target,
+    max_prompts_by_context,
+    params_total,
+    params_active,
+    weight_bytes_per_param,
+    kv_bytes_per_token,
+    chips,
+    peak_flop_per_s,
+    hbm_bandwidth_bytes_per_s,
+    mfu=1.0,
+    mbu=1.0,
+    pipeline_stages=1.0,
+    kv_extra_by_context=0.0,
+) -> dict:
     """The prefill pool: each request's uncached prompt ℓ = L·(1 − h) runs through a prefill replica.
 
     A pass batches b = ceil(target/ℓ) prompts (at least 1, at most what fits at context L), so
@@ -163,9 +227,18 @@ def prefill_pool(*, requests_per_s, share_frac_by_context, prompt_tokens_by_cont
     fit = _f(max_prompts_by_context)
     prompts = np.where(fit >= 1.0, np.clip(wanted, 1.0, np.maximum(fit, 1.0)), np.nan)
     compute = roofline.compute_time_s(prompts, new, params_active, chips, peak_flop_per_s, mfu=mfu)
-    mem = roofline.memory_time_s(prompts, prompt, kv_bytes_per_token, params_total, weight_bytes_per_param, chips,
-                                 hbm_bandwidth_bytes_per_s, mbu=mbu, pipeline_stages=pipeline_stages,
-                                 kv_extra_bytes_per_sequence=kv_extra_by_context)
+    mem = roofline.memory_time_s(
+        prompts,
+        prompt,
+        kv_bytes_per_token,
+        params_total,
+        weight_bytes_per_param,
+        chips,
+        hbm_bandwidth_bytes_per_s,
+        mbu=mbu,
+        pipeline_stages=pipeline_stages,
+        kv_extra_bytes_per_sequence=kv_extra_by_context,
+    )
     times = roofline.step_bounds(compute, mem)
     share = _f(share_frac_by_context)
     replica_s_per_request = np.where(new > 0, times.lower_bound_s / prompts, 0.0)
@@ -174,19 +247,28 @@ def prefill_pool(*, requests_per_s, share_frac_by_context, prompt_tokens_by_cont
     uncached = _f(requests_per_s) * np.sum(share * new, axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_replica = np.where(needed > 0, uncached / needed, np.nan)
-    return {"prompts_per_pass": prompts, "pass_time_s": times.lower_bound_s, "compute_bound": times.compute_bound,
-            "replicas_needed": needed, "tokens_per_s_per_replica": per_replica}
+    return {
+        "prompts_per_pass": prompts,
+        "pass_time_s": times.lower_bound_s,
+        "compute_bound": times.compute_bound,
+        "replicas_needed": needed,
+        "tokens_per_s_per_replica": per_replica,
+    }
 
 
-def prefill_decode_server_ratio(prefill_time_s, decode_step_time_s, decode_batch, output_tokens_per_request,
-                                prompts_per_prefill=1.0):
+def prefill_decode_server_ratio(
+    prefill_time_s, decode_step_time_s, decode_batch, output_tokens_per_request, prompts_per_prefill=1.0
+):
     """Prefill servers per decode server that keep both saturated [ratio].
 
     Prompts enter at P·b_p/t_prefill and leave decode at B·G/(t_step·n_out), so
     P/G = t_prefill·B / (b_p·n_out·t_step)   (scaling book, applied-inference: P/0.91 = 32·G/(0.019·512) ⇒ P ≈ 3G).
     """
-    return _f(prefill_time_s) * _f(decode_batch) / (_f(prompts_per_prefill) * _f(output_tokens_per_request)
-                                                     * _f(decode_step_time_s))
+    return (
+        _f(prefill_time_s)
+        * _f(decode_batch)
+        / (_f(prompts_per_prefill) * _f(output_tokens_per_request) * _f(decode_step_time_s))
+    )
 
 
 # ---------------------------------------------------------------------------- hardware, power, dollars
@@ -200,8 +282,12 @@ def pool_hardware(replicas_needed, chips_per_replica, chips_per_node, chips_per_
     replicas = whole(replicas_needed)
     chips = replicas * _f(chips_per_replica)
     with np.errstate(invalid="ignore"):
-        return {"replicas": replicas, "chips": chips, "nodes": whole(chips / _f(chips_per_node)),
-                "racks": whole(chips / _f(chips_per_rack))}
+        return {
+            "replicas": replicas,
+            "chips": chips,
+            "nodes": whole(chips / _f(chips_per_node)),
+            "racks": whole(chips / _f(chips_per_rack)),
+        }
 
 
 def facility_power_w(chips, tdp_w, server_power_ratio, pue_ratio):
@@ -235,9 +321,16 @@ def usd_per_mtok(usd_per_hour_, tokens_per_s):
         return _f(usd_per_hour_) / (_f(tokens_per_s) * SECONDS_PER_HOUR) * MEGA
 
 
-def revenue_usd_per_s(requests_per_s, share_frac_by_context, prompt_tokens_by_context, cache_hit_frac,
-                      output_tokens_per_request, input_usd_per_mtok_by_context, cache_read_usd_per_mtok_by_context,
-                      output_usd_per_mtok_by_context):
+def revenue_usd_per_s(
+    requests_per_s,
+    share_frac_by_context,
+    prompt_tokens_by_context,
+    cache_hit_frac,
+    output_tokens_per_request,
+    input_usd_per_mtok_by_context,
+    cache_read_usd_per_mtok_by_context,
+    output_usd_per_mtok_by_context,
+):
     """What the traffic pays at list prices [USD/s].
 
     revenue = requests/s · Σ_k share_k · (L_k(1−h)·p_in,k + L_k·h·p_cache,k + n_out·p_out,k) / 1e6,
@@ -247,8 +340,11 @@ def revenue_usd_per_s(requests_per_s, share_frac_by_context, prompt_tokens_by_co
     prompt, h = _f(prompt_tokens_by_context), _f(cache_hit_frac)
     p_in = _f(input_usd_per_mtok_by_context)
     p_cache = np.where(np.isnan(_f(cache_read_usd_per_mtok_by_context)), p_in, _f(cache_read_usd_per_mtok_by_context))
-    per_request = (prompt * (1.0 - h) * p_in + prompt * h * p_cache
-                   + _f(output_tokens_per_request) * _f(output_usd_per_mtok_by_context)) / MEGA
+    per_request = (
+        prompt * (1.0 - h) * p_in
+        + prompt * h * p_cache
+        + _f(output_tokens_per_request) * _f(output_usd_per_mtok_by_context)
+    ) / MEGA
     share = _f(share_frac_by_context)
     return _f(requests_per_s) * np.sum(np.where(share > 0, share * per_request, 0.0), axis=-1)
 
@@ -262,9 +358,24 @@ def gross_margin_frac(revenue, cost):
 # ---------------------------------------------------------------------------- the cost–speed frontier
 
 
-def frontier(*, batch, context_tokens, params_total, params_active, weight_bytes_per_param, kv_bytes_per_token, chips,
-             peak_flop_per_s, hbm_bandwidth_bytes_per_s, hbm_capacity_bytes, usd_per_chip_hour, mfu=1.0, mbu=1.0,
-             pipeline_stages=1.0, kv_extra_bytes_per_sequence=0.0) -> dict:
+def frontier(
+    *,
+    batch,
+    context_tokens,
+    params_total,
+    params_active,
+    weight_bytes_per_param,
+    kv_bytes_per_token,
+    chips,
+    peak_flop_per_s,
+    hbm_bandwidth_bytes_per_s,
+    hbm_capacity_bytes,
+    usd_per_chip_hour,
+    mfu=1.0,
+    mbu=1.0,
+    pipeline_stages=1.0,
+    kv_extra_bytes_per_sequence=0.0,
+) -> dict:
     """Throughput per chip against per-user speed as the decode batch varies, with the cost along it.
 
     Per-case arguments are 1-D (cases); ``batch`` is 1-D (points); results are cases × points:
@@ -273,6 +384,7 @@ def frontier(*, batch, context_tokens, params_total, params_active, weight_bytes
     Batch 1 runs at the latency floor's speed (a.3: 1/(P·N_tot·b_w/(G·W·mbu)) when weight-bound);
     large batches approach the cost floor p·max(2·N_act/(F·mfu), (L·b_kv + extra)/(W·mbu)) (a.4).
     """
+
     def col(x):
         x = _f(x)
         return x[:, None] if x.ndim == 1 else x
@@ -280,13 +392,29 @@ def frontier(*, batch, context_tokens, params_total, params_active, weight_bytes
     b = _f(batch)[None, :]
     g, stages = col(chips), col(pipeline_stages)
     compute = roofline.compute_time_s(b, 1.0, col(params_active), g, col(peak_flop_per_s), mfu=col(mfu))
-    mem = roofline.memory_time_s(b, col(context_tokens), col(kv_bytes_per_token), col(params_total),
-                                 col(weight_bytes_per_param), g, col(hbm_bandwidth_bytes_per_s), mbu=col(mbu),
-                                 pipeline_stages=stages, kv_extra_bytes_per_sequence=col(kv_extra_bytes_per_sequence))
+    mem = roofline.memory_time_s(
+        b,
+        col(context_tokens),
+        col(kv_bytes_per_token),
+        col(params_total),
+        col(weight_bytes_per_param),
+        g,
+        col(hbm_bandwidth_bytes_per_s),
+        mbu=col(mbu),
+        pipeline_stages=stages,
+        kv_extra_bytes_per_sequence=col(kv_extra_bytes_per_sequence),
+    )
     times = roofline.step_bounds(compute, mem)
     step = times.lower_bound_s
-    cap = memory.max_batch(g, col(hbm_capacity_bytes), col(params_total), col(weight_bytes_per_param),
-                           col(context_tokens), col(kv_bytes_per_token), col(kv_extra_bytes_per_sequence))
+    cap = memory.max_batch(
+        g,
+        col(hbm_capacity_bytes),
+        col(params_total),
+        col(weight_bytes_per_param),
+        col(context_tokens),
+        col(kv_bytes_per_token),
+        col(kv_extra_bytes_per_sequence),
+    )
     return {
         "step_time_s": step,
         "compute_bound": times.compute_bound,

@@ -43,7 +43,8 @@ def days_on_chips(chip_hours_, chips):
 
 
 def energy_mwh(chip_hours_, tdp_w, server_power_ratio, pue_ratio):
-    """Facility energy [MWh] = chip-hours · TDP · (server power / TDP) · PUE / 1e6 (one chip's facility power, for its hours)."""
+    """Facility energy [MWh] = chip-hours · TDP · (server power / TDP) · PUE / 1e6 (one chip's facility power, for its
+    hours)."""
     return fleet.energy_mwh(fleet.facility_power_w(1.0, tdp_w, server_power_ratio, pue_ratio), chip_hours_)
 
 

@@ -35,8 +35,9 @@ def bytes_per_value(number_format: str) -> float:
     try:
         return BYTES_PER_VALUE[number_format]
     except KeyError:
-        raise EconError(f"unknown number format {number_format!r}",
-                        f"use one of {', '.join(sorted(BYTES_PER_VALUE))}") from None
+        raise EconError(
+            f"unknown number format {number_format!r}", f"use one of {', '.join(sorted(BYTES_PER_VALUE))}"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,17 @@ class Chip:
     scale_out_bandwidth_bytes_per_s: float | None = None
 
     @classmethod
-    def from_row(cls, row: dict) -> "Chip":
+    def from_row(cls, row: dict) -> Chip:
         """A ``Chip`` from a ``hardware`` row (extra keys ignored, NaN/None = blank)."""
-        return cls(**record_fields(cls, row, ("chip", "hbm_capacity_bytes", "hbm_bandwidth_bytes_per_s"), table="hardware",
-                                   hint="fill the column in data/hardware.csv"))
+        return cls(
+            **record_fields(
+                cls,
+                row,
+                ("chip", "hbm_capacity_bytes", "hbm_bandwidth_bytes_per_s"),
+                table="hardware",
+                hint="fill the column in data/hardware.csv",
+            )
+        )
 
     def peak_flop_per_s(self, number_format: str = "bf16") -> float:
         """Dense peak of the chip in ``number_format`` [FLOP/s]; raises if the chip has none."""

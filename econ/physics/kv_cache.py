@@ -24,7 +24,9 @@ def _nz(x, default):
     return np.where(np.isnan(x), default, x)
 
 
-def full_attention_layers(num_layers, num_full_attention_layers, num_sliding_window_layers, num_linear_attention_layers):
+def full_attention_layers(
+    num_layers, num_full_attention_layers, num_sliding_window_layers, num_linear_attention_layers
+):
     """Layers whose KV cache grows with context: given explicitly, else all minus sliding and linear."""
     derived = _nz(num_layers, np.nan) - _nz(num_sliding_window_layers, 0.0) - _nz(num_linear_attention_layers, 0.0)
     return np.where(np.isnan(np.asarray(num_full_attention_layers, dtype=float)), derived, num_full_attention_layers)
@@ -53,12 +55,18 @@ def kv_bytes_per_token(columns: dict, *, bytes_per_value: float = 2.0) -> np.nda
     bytes per context token [bytes/token]; the lecture's ``b_kv``.
     """
     layers = full_attention_layers(
-        columns["num_layers"], columns["num_full_attention_layers"],
-        columns["num_sliding_window_layers"], columns["num_linear_attention_layers"],
+        columns["num_layers"],
+        columns["num_full_attention_layers"],
+        columns["num_sliding_window_layers"],
+        columns["num_linear_attention_layers"],
     )
     per_layer = kv_values_per_layer_token(
-        columns["attention"], columns["num_kv_heads"], columns["head_dim"], columns["v_head_dim"],
-        columns["kv_lora_rank"], columns["qk_rope_head_dim"],
+        columns["attention"],
+        columns["num_kv_heads"],
+        columns["head_dim"],
+        columns["v_head_dim"],
+        columns["kv_lora_rank"],
+        columns["qk_rope_head_dim"],
     )
     return layers * per_layer * bytes_per_value
 

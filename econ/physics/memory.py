@@ -18,8 +18,15 @@ def kv_bytes(batch, context_tokens, kv_bytes_per_token, kv_extra_bytes_per_seque
     return np.multiply(batch, np.multiply(context_tokens, kv_bytes_per_token) + kv_extra_bytes_per_sequence)
 
 
-def memory_per_chip_bytes(params_total, weight_bytes_per_param, batch, context_tokens, kv_bytes_per_token,
-                          expert_parallel_chips, pipeline_stages=1):
+def memory_per_chip_bytes(
+    params_total,
+    weight_bytes_per_param,
+    batch,
+    context_tokens,
+    kv_bytes_per_token,
+    expert_parallel_chips,
+    pipeline_stages=1,
+):
     """HBM needed per chip [bytes] with expert parallelism E and P pipeline stages (lecture d.4).
 
     c_mem = (N_tot·b_w + B·L·b_kv) / (E·P), with B the global batch (P micro-batches in flight).
@@ -27,24 +34,43 @@ def memory_per_chip_bytes(params_total, weight_bytes_per_param, batch, context_t
     more stages shrink the weights per chip but not the KV per chip at a fixed micro-batch.
     """
     chips = np.multiply(expert_parallel_chips, pipeline_stages)
-    return (weight_bytes(params_total, weight_bytes_per_param) + kv_bytes(batch, context_tokens, kv_bytes_per_token)) / chips
+    return (
+        weight_bytes(params_total, weight_bytes_per_param) + kv_bytes(batch, context_tokens, kv_bytes_per_token)
+    ) / chips
 
 
-def memory_per_chip_micro_batch_bytes(params_total, weight_bytes_per_param, micro_batch, context_tokens, kv_bytes_per_token,
-                                      expert_parallel_chips, pipeline_stages=1):
+def memory_per_chip_micro_batch_bytes(
+    params_total,
+    weight_bytes_per_param,
+    micro_batch,
+    context_tokens,
+    kv_bytes_per_token,
+    expert_parallel_chips,
+    pipeline_stages=1,
+):
     """The same c_mem written in the micro-batch b (lecture d.4's second line) [bytes].
 
     c_mem = N_tot·b_w / (E·P)  +  b·L·b_kv / E
     """
     weights = weight_bytes(params_total, weight_bytes_per_param) / np.multiply(expert_parallel_chips, pipeline_stages)
-    return weights + kv_bytes(micro_batch, context_tokens, kv_bytes_per_token) / np.asarray(expert_parallel_chips, dtype=float)
+    return weights + kv_bytes(micro_batch, context_tokens, kv_bytes_per_token) / np.asarray(
+        expert_parallel_chips, dtype=float
+    )
 
 
-def max_batch(chips, hbm_capacity_bytes, params_total, weight_bytes_per_param, context_tokens, kv_bytes_per_token,
-              kv_extra_bytes_per_sequence=0.0):
+def max_batch(
+    chips,
+    hbm_capacity_bytes,
+    params_total,
+    weight_bytes_per_param,
+    context_tokens,
+    kv_bytes_per_token,
+    kv_extra_bytes_per_sequence=0.0,
+):
     """Largest batch whose weights and KV fit in G chips' HBM [sequences]; 0 if the weights alone do not fit.
 
-    B_max = floor( (G·C_HBM − N_tot·b_w) / (L·b_kv + kv_extra) )   (inf when nothing grows with context; NaN when b_kv is unknown)
+    B_max = floor( (G·C_HBM − N_tot·b_w) / (L·b_kv + kv_extra) )   (inf when nothing grows with context; NaN when b_kv
+    is unknown)
     """
     free = np.multiply(chips, hbm_capacity_bytes) - weight_bytes(params_total, weight_bytes_per_param)
     per_seq = np.multiply(context_tokens, kv_bytes_per_token) + kv_extra_bytes_per_sequence
@@ -54,8 +80,15 @@ def max_batch(chips, hbm_capacity_bytes, params_total, weight_bytes_per_param, c
     return np.where(np.isnan(per_seq) | np.isnan(free), np.nan, out)  # unknown KV or weights: unknown, not infinite
 
 
-def max_context_tokens(chips, hbm_capacity_bytes, params_total, weight_bytes_per_param, batch, kv_bytes_per_token,
-                       kv_extra_bytes_per_sequence=0.0):
+def max_context_tokens(
+    chips,
+    hbm_capacity_bytes,
+    params_total,
+    weight_bytes_per_param,
+    batch,
+    kv_bytes_per_token,
+    kv_extra_bytes_per_sequence=0.0,
+):
     """Longest context at which a batch fits in G chips' HBM [tokens]; 0 if it does not fit at any context.
 
     L_max = floor( ((G·C_HBM − N_tot·b_w)/B − kv_extra) / b_kv )   (inf without a growing KV cache)

@@ -26,7 +26,11 @@ STORED_TIERS = ("hbm", "ddr", "flash", "disk")
 
 def recompute_usd_per_token(params_active, peak_flop_per_s, usd_per_chip_hour, *, mfu=1.0):
     """Retrieve cost of recomputing a token's KV [$/token] = 2·N_act/(F·mfu) · p (lecture g.2, "remat")."""
-    return 2.0 * np.divide(params_active, np.multiply(peak_flop_per_s, mfu)) * np.divide(usd_per_chip_hour, SECONDS_PER_HOUR)
+    return (
+        2.0
+        * np.divide(params_active, np.multiply(peak_flop_per_s, mfu))
+        * np.divide(usd_per_chip_hour, SECONDS_PER_HOUR)
+    )
 
 
 def hold_usd_per_token_s(kv_bytes_per_token, capacity_bytes, usd_per_hour):

@@ -51,11 +51,17 @@ class Model:
     num_shared_experts: int | None = None
 
     @classmethod
-    def from_row(cls, row: dict) -> "Model":
+    def from_row(cls, row: dict) -> Model:
         """A ``Model`` from a ``models`` row (extra keys ignored, NaN/None = blank)."""
-        return cls(**record_fields(cls, row, ("model", "params_total", "params_active", "kv_bytes_per_token"), table="model",
-                                   hint="fill the architecture columns in data/models.csv (kv_bytes_per_token is computed "
-                                        "from them)"))
+        return cls(
+            **record_fields(
+                cls,
+                row,
+                ("model", "params_total", "params_active", "kv_bytes_per_token"),
+                table="model",
+                hint="fill the architecture columns in data/models.csv (kv_bytes_per_token is computed from them)",
+            )
+        )
 
     def kv_bytes_per_token_at(self, kv_bytes_per_value: float = KV_REFERENCE_BYTES_PER_VALUE) -> float:
         """KV bytes per context token for a cache stored at ``kv_bytes_per_value`` bytes per value."""

@@ -21,15 +21,19 @@ def distinct_chips_per_token(expert_parallel_chips, experts_per_token):
     return ep * (1.0 - (1.0 - 1.0 / ep) ** np.asarray(experts_per_token, dtype=float))
 
 
-def scale_up_over_scale_out_time_ratio(chips_per_token, layers_per_stage, scale_up_bandwidth_bytes_per_s,
-                                       scale_out_bandwidth_bytes_per_s):
+def scale_up_over_scale_out_time_ratio(
+    chips_per_token, layers_per_stage, scale_up_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s
+):
     """Scale-up time over scale-out time per token for one pipeline stage (lecture c.5) [ratio].
 
     t_up / t_out = 2 · k_GPU · L_stage · W_out / W_up   (≥ 1: the slow network is not the bottleneck)
     The 2 is dispatch and combine; the lecture's "factor of 8" is W_up/W_out, here per chip.
     """
-    return 2.0 * np.multiply(chips_per_token, layers_per_stage) * np.divide(
-        scale_out_bandwidth_bytes_per_s, scale_up_bandwidth_bytes_per_s)
+    return (
+        2.0
+        * np.multiply(chips_per_token, layers_per_stage)
+        * np.divide(scale_out_bandwidth_bytes_per_s, scale_up_bandwidth_bytes_per_s)
+    )
 
 
 def min_layers_per_stage(chips_per_token, scale_up_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s):
@@ -37,8 +41,10 @@ def min_layers_per_stage(chips_per_token, scale_up_bandwidth_bytes_per_s, scale_
 
     L_stage ≥ (W_up / W_out) / (2 · k_GPU), rounded up to a whole layer.
     """
-    return np.ceil(np.divide(scale_up_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s)
-                   / (2.0 * np.asarray(chips_per_token, dtype=float)))
+    return np.ceil(
+        np.divide(scale_up_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s)
+        / (2.0 * np.asarray(chips_per_token, dtype=float))
+    )
 
 
 def expert_parallel_chips(num_routed_experts, scale_up_domain_chips):

@@ -27,7 +27,6 @@ import numpy as np
 
 from econ.units import SECONDS_PER_HOUR
 
-
 # ---------------------------------------------------------------------------- hardware ratio, balance batch
 
 
@@ -77,12 +76,26 @@ def compute_time_s(batch, tokens_per_pass, params_active, chips, peak_flop_per_s
 
     t_compute = 2 · B · ℓ · N_act / (G · F · mfu)   — ℓ = 1 for decode, the prompt length for prefill.
     """
-    return 2.0 * np.multiply(np.multiply(batch, tokens_per_pass), params_active) / (
-        np.multiply(np.multiply(chips, peak_flop_per_s), mfu))
+    return (
+        2.0
+        * np.multiply(np.multiply(batch, tokens_per_pass), params_active)
+        / (np.multiply(np.multiply(chips, peak_flop_per_s), mfu))
+    )
 
 
-def memory_time_s(batch, context_tokens, kv_bytes_per_token, params_total, weight_bytes_per_param, chips,
-                  hbm_bandwidth_bytes_per_s, *, mbu=1.0, pipeline_stages=1, kv_extra_bytes_per_sequence=0.0):
+def memory_time_s(
+    batch,
+    context_tokens,
+    kv_bytes_per_token,
+    params_total,
+    weight_bytes_per_param,
+    chips,
+    hbm_bandwidth_bytes_per_s,
+    *,
+    mbu=1.0,
+    pipeline_stages=1,
+    kv_extra_bytes_per_sequence=0.0,
+):
     """HBM time of one forward pass [s] (lecture a.2; d.6 for pipelining).
 
     t_mem = (P · N_tot · b_w + B · (L · b_kv + kv_extra)) / (G · W · mbu)
@@ -132,13 +145,24 @@ def book_step_time_s(compute_s, weight_memory_s, kv_memory_s):
     return np.add(kv_memory_s, np.maximum(compute_s, weight_memory_s))
 
 
-def weight_read_time_s(params_total, weight_bytes_per_param, chips, hbm_bandwidth_bytes_per_s, *, mbu=1.0, pipeline_stages=1):
+def weight_read_time_s(
+    params_total, weight_bytes_per_param, chips, hbm_bandwidth_bytes_per_s, *, mbu=1.0, pipeline_stages=1
+):
     """Latency floor [s]: no batch makes a step faster than reading the weights (lecture a.3).
 
     t_floor = P · N_tot · b_w / (G · W · mbu)  = N_tot·b_w / (W_eff·mbu) with W_eff = (G/P)·W.
     """
-    return memory_time_s(0.0, 0.0, 0.0, params_total, weight_bytes_per_param, chips, hbm_bandwidth_bytes_per_s,
-                         mbu=mbu, pipeline_stages=pipeline_stages)
+    return memory_time_s(
+        0.0,
+        0.0,
+        0.0,
+        params_total,
+        weight_bytes_per_param,
+        chips,
+        hbm_bandwidth_bytes_per_s,
+        mbu=mbu,
+        pipeline_stages=pipeline_stages,
+    )
 
 
 # ---------------------------------------------------------------------------- throughput and cost
@@ -151,23 +175,44 @@ def tokens_per_s(tokens_per_step, step_time_s):
 
 def usd_per_token(step_time_s, tokens_per_step, chips, usd_per_chip_hour):
     """Cost per token [$/token] = t_step · G · p / tokens per step (lecture a.4; p in $/chip-hour)."""
-    return np.multiply(np.multiply(step_time_s, chips), np.divide(usd_per_chip_hour, SECONDS_PER_HOUR)) / tokens_per_step
+    return (
+        np.multiply(np.multiply(step_time_s, chips), np.divide(usd_per_chip_hour, SECONDS_PER_HOUR)) / tokens_per_step
+    )
 
 
-def decode_cost_floor_usd_per_token(context_tokens, kv_bytes_per_token, params_active, peak_flop_per_s,
-                                    hbm_bandwidth_bytes_per_s, usd_per_chip_hour, *, mfu=1.0, mbu=1.0,
-                                    kv_extra_bytes_per_sequence=0.0):
+def decode_cost_floor_usd_per_token(
+    context_tokens,
+    kv_bytes_per_token,
+    params_active,
+    peak_flop_per_s,
+    hbm_bandwidth_bytes_per_s,
+    usd_per_chip_hour,
+    *,
+    mfu=1.0,
+    mbu=1.0,
+    kv_extra_bytes_per_sequence=0.0,
+):
     """Cost floor of decode as B → ∞ [$/token] (lecture a.4, "Slow Mode"); independent of G.
 
     floor = p · max( 2·N_act / (F·mfu) ,  (L·b_kv + kv_extra) / (W·mbu) )
     """
     compute = 2.0 * np.divide(params_active, np.multiply(peak_flop_per_s, mfu))
-    kv = (np.multiply(context_tokens, kv_bytes_per_token) + kv_extra_bytes_per_sequence) / np.multiply(hbm_bandwidth_bytes_per_s, mbu)
+    kv = (np.multiply(context_tokens, kv_bytes_per_token) + kv_extra_bytes_per_sequence) / np.multiply(
+        hbm_bandwidth_bytes_per_s, mbu
+    )
     return np.maximum(compute, kv) * np.divide(usd_per_chip_hour, SECONDS_PER_HOUR)
 
 
-def prefill_cost_floor_usd_per_token(kv_bytes_per_token, params_active, peak_flop_per_s, hbm_bandwidth_bytes_per_s,
-                                     usd_per_chip_hour, *, mfu=1.0, mbu=1.0):
+def prefill_cost_floor_usd_per_token(
+    kv_bytes_per_token,
+    params_active,
+    peak_flop_per_s,
+    hbm_bandwidth_bytes_per_s,
+    usd_per_chip_hour,
+    *,
+    mfu=1.0,
+    mbu=1.0,
+):
     """Cost floor of prefill per prompt token as the pass grows (B·ℓ → ∞) [$/token] (lecture f.3); independent of G.
 
     floor = p · max( 2·N_act / (F·mfu) ,  b_kv / (W·mbu) )   — the forward pass, or writing the token's KV

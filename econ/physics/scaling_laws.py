@@ -45,18 +45,34 @@ class ScalingLaw:
 
 
 HOFFMANN_2022 = ScalingLaw(
-    "hoffmann_2022", E=1.69, A=406.4, B=410.7, alpha=0.34, beta=0.28,
+    "hoffmann_2022",
+    E=1.69,
+    A=406.4,
+    B=410.7,
+    alpha=0.34,
+    beta=0.28,
     source_url="https://arxiv.org/abs/2203.15556",
     note="Hoffmann et al. 2022 Approach 3, constants as printed (rounded) in the paper body",
 )
 HOFFMANN_2022_UNROUNDED = ScalingLaw(
-    "hoffmann_2022_unrounded", E=1.6934, A=406.4, B=410.7, alpha=0.33917, beta=0.28491,
+    "hoffmann_2022_unrounded",
+    E=1.6934,
+    A=406.4,
+    B=410.7,
+    alpha=0.33917,
+    beta=0.28491,
     source_url="https://github.com/epoch-research/analyzing-chinchilla",
-    note="Hoffmann et al. 2022 Approach 3 unrounded (exp(0.5267228), exp(6.0073404), exp(6.0179186), 0.33917084, 0.2849083: "
-         "Epoch's true_params); Sardana et al. 2024 Fig. 1 is reproduced with these",
+    note="Hoffmann et al. 2022 Approach 3 unrounded (exp(0.5267228), exp(6.0073404), exp(6.0179186), 0.33917084, "
+    "0.2849083: "
+    "Epoch's true_params); Sardana et al. 2024 Fig. 1 is reproduced with these",
 )
 BESIROGLU_2024 = ScalingLaw(
-    "besiroglu_2024", E=1.8172, A=482.01, B=2085.43, alpha=0.3478, beta=0.3658,
+    "besiroglu_2024",
+    E=1.8172,
+    A=482.01,
+    B=2085.43,
+    alpha=0.3478,
+    beta=0.3658,
     source_url="https://arxiv.org/abs/2404.10102",
     note="Epoch refit of Hoffmann et al.'s Figure 4 data (Huber on log loss, 5 outliers dropped), Table 1",
 )
@@ -111,8 +127,9 @@ def compute_optimal_numerical(law: ScalingLaw, compute_flop, *, log_bracket=(-30
         n = np.exp(x)
         return -law.alpha * law.A * n**-law.alpha + law.beta * law.B * (c6 / n) ** -law.beta
 
-    res = elementwise.find_root(slope, (mid + log_bracket[0], mid + log_bracket[1]), args=(c6,),
-                                tolerances={"xrtol": 1e-15, "xatol": 1e-13})
+    res = elementwise.find_root(
+        slope, (mid + log_bracket[0], mid + log_bracket[1]), args=(c6,), tolerances={"xrtol": 1e-15, "xatol": 1e-13}
+    )
     n = np.where(res.success, np.exp(res.x), np.nan)
     return n, c6 / n
 
@@ -129,7 +146,8 @@ def tokens_for_loss(law: ScalingLaw, params, loss_nats_per_token):
 
 
 def params_for_loss(law: ScalingLaw, tokens, loss_nats_per_token):
-    """Parameters that reach ``loss`` with ``tokens`` of training: N = (A/(ℓ − E − B/D^β))^(1/α); NaN if out of reach."""
+    """Parameters that reach ``loss`` with ``tokens`` of training: N = (A/(ℓ − E − B/D^β))^(1/α); NaN if out of
+    reach."""
     d = np.asarray(tokens, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         gap = np.asarray(loss_nats_per_token, dtype=float) - law.E - law.B / d**law.beta
@@ -151,12 +169,14 @@ def lifetime_cost_flop(params, train_tokens, inference_tokens, *, train_weight=1
     pre-training-FLOP equivalents (multiply by $ per pre-training FLOP for dollars).
     """
     n = np.asarray(params, dtype=float)
-    return (train_weight * TRAIN_FLOP_PER_PARAM_TOKEN * n * np.asarray(train_tokens, dtype=float)
-            + inference_weight * INFERENCE_FLOP_PER_PARAM_TOKEN * n * np.asarray(inference_tokens, dtype=float))
+    return train_weight * TRAIN_FLOP_PER_PARAM_TOKEN * n * np.asarray(
+        train_tokens, dtype=float
+    ) + inference_weight * INFERENCE_FLOP_PER_PARAM_TOKEN * n * np.asarray(inference_tokens, dtype=float)
 
 
-def inference_aware_optimum(law: ScalingLaw, loss_nats_per_token, inference_tokens, *,
-                            train_weight=1.0, inference_weight=1.0):
+def inference_aware_optimum(
+    law: ScalingLaw, loss_nats_per_token, inference_tokens, *, train_weight=1.0, inference_weight=1.0
+):
     """Sardana et al. 2024: argmin over (N, D_tr) with L(N, D_tr) = ℓ of w_tr·6·N·D_tr + w_inf·2·N·D_inf.
 
     With D_tr(N) from the loss constraint, the cost is a function of x = ln N alone and its
@@ -191,11 +211,14 @@ def inference_aware_optimum(law: ScalingLaw, loss_nats_per_token, inference_toke
         log_d = (np.log(law.B) - np.log(gap)) / law.beta
         dlogd_dx = -law.alpha * a_term / (law.beta * gap)
         # divide by D_tr·N scale-free: sign of dCost/dx is that of this expression
-        return w_tr * TRAIN_FLOP_PER_PARAM_TOKEN * (1.0 + dlogd_dx) + w_inf * INFERENCE_FLOP_PER_PARAM_TOKEN * d_inf * np.exp(-log_d)
+        return w_tr * TRAIN_FLOP_PER_PARAM_TOKEN * (
+            1.0 + dlogd_dx
+        ) + w_inf * INFERENCE_FLOP_PER_PARAM_TOKEN * d_inf * np.exp(-log_d)
 
     lo, hi = x_min + 1e-9 * np.maximum(1.0, np.abs(x_min)), x_min + np.log(1e12)
-    res = elementwise.find_root(slope, (lo, hi), args=(ell, d_inf, w_tr, w_inf),
-                                tolerances={"xrtol": 1e-14, "xatol": 1e-12})
+    res = elementwise.find_root(
+        slope, (lo, hi), args=(ell, d_inf, w_tr, w_inf), tolerances={"xrtol": 1e-14, "xatol": 1e-12}
+    )
     ok = res.success & np.isfinite(x_min)
     n = np.where(ok, np.exp(res.x), np.nan)
     d_tr = tokens_for_loss(law, n, ell)
@@ -212,8 +235,15 @@ def inference_aware_optimum(law: ScalingLaw, loss_nats_per_token, inference_toke
     }
 
 
-def equal_cost_allocation(law: ScalingLaw, loss_nats_per_token, inference_tokens, *,
-                          train_weight=1.0, inference_weight=1.0, exponent_ratio=1.0):
+def equal_cost_allocation(
+    law: ScalingLaw,
+    loss_nats_per_token,
+    inference_tokens,
+    *,
+    train_weight=1.0,
+    inference_weight=1.0,
+    exponent_ratio=1.0,
+):
     """The lecture's equal-cost heuristic applied to Sardana's problem (§e.1).
 
     Set the training cost to the inference cost divided by the exactness knob r = q/p
@@ -227,7 +257,12 @@ def equal_cost_allocation(law: ScalingLaw, loss_nats_per_token, inference_tokens
     ell = np.asarray(loss_nats_per_token, dtype=float)
     d_inf = np.asarray(inference_tokens, dtype=float)
     w_tr, w_inf = np.asarray(train_weight, dtype=float), np.asarray(inference_weight, dtype=float)
-    d_tr = w_inf * INFERENCE_FLOP_PER_PARAM_TOKEN * d_inf / (np.asarray(exponent_ratio, dtype=float) * w_tr * TRAIN_FLOP_PER_PARAM_TOKEN)
+    d_tr = (
+        w_inf
+        * INFERENCE_FLOP_PER_PARAM_TOKEN
+        * d_inf
+        / (np.asarray(exponent_ratio, dtype=float) * w_tr * TRAIN_FLOP_PER_PARAM_TOKEN)
+    )
     n = params_for_loss(law, d_tr, ell)
     train = training_flop(n, d_tr)
     infer = INFERENCE_FLOP_PER_PARAM_TOKEN * n * d_inf

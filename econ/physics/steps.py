@@ -65,7 +65,9 @@ class Step:
         """Cost per token at the lower-bound step time [$/token] (None without a price)."""
         if self.usd_per_chip_hour is None:
             return None
-        return _scalar(roofline.usd_per_token(self.lower_bound_s, self.tokens_per_step, self.chips, self.usd_per_chip_hour))
+        return _scalar(
+            roofline.usd_per_token(self.lower_bound_s, self.tokens_per_step, self.chips, self.usd_per_chip_hour)
+        )
 
     @property
     def usd_per_mtok(self):
@@ -81,40 +83,92 @@ class Formats(NamedTuple):
 
 
 def resolve_formats(model: Model, chip: Chip, number_format: str, weight_format: str | None, kv_format: str) -> Formats:
-    """F from the chip's peak in the format of the math; b_w from the weight format (default: the math's); b_kv at kv_format."""
+    """F from the chip's peak in the format of the math; b_w from the weight format (default: the math's); b_kv at
+    kv_format."""
     peak = chip.peak_flop_per_s(number_format)
     b_w = bytes_per_value(weight_format or number_format)
     return Formats(peak, b_w, model.kv_bytes_per_token_at(bytes_per_value(kv_format)))
 
 
-def replica(model: Model, chip: Chip, *, number_format: str = "bf16", weight_format: str | None = None) -> tuple[float, float]:
-    """(chips G, pipeline stages P) of the smallest replica holding the weights (rule: :func:`econ.physics.memory.replica_chips`)."""
+def replica(
+    model: Model, chip: Chip, *, number_format: str = "bf16", weight_format: str | None = None
+) -> tuple[float, float]:
+    """(chips G, pipeline stages P) of the smallest replica holding the weights (rule:
+    :func:`econ.physics.memory.replica_chips`)."""
     b_w = bytes_per_value(weight_format or number_format)
     g, p = replica_chips(model.params_total, b_w, chip.hbm_capacity_bytes, chip.scale_up_domain_chips)
     return float(g), float(p)
 
 
-def _pass(model, chip, batch, tokens_per_pass, kv_tokens, *, number_format, weight_format, kv_format, chips,
-          pipeline_stages, mfu, mbu, usd_per_chip_hour, tokens_per_step) -> Step:
+def _pass(
+    model,
+    chip,
+    batch,
+    tokens_per_pass,
+    kv_tokens,
+    *,
+    number_format,
+    weight_format,
+    kv_format,
+    chips,
+    pipeline_stages,
+    mfu,
+    mbu,
+    usd_per_chip_hour,
+    tokens_per_step,
+) -> Step:
     f = resolve_formats(model, chip, number_format, weight_format, kv_format)
     if chips is None:
         chips, auto_stages = replica(model, chip, number_format=number_format, weight_format=weight_format)
         pipeline_stages = auto_stages if pipeline_stages is None else pipeline_stages
     pipeline_stages = 1 if pipeline_stages is None else pipeline_stages
-    window = kv_window_bytes(kv_tokens, model.kv_window_bytes_per_sequence * bytes_per_value(kv_format)
-                             / KV_REFERENCE_BYTES_PER_VALUE, model.sliding_window_tokens)
+    window = kv_window_bytes(
+        kv_tokens,
+        model.kv_window_bytes_per_sequence * bytes_per_value(kv_format) / KV_REFERENCE_BYTES_PER_VALUE,
+        model.sliding_window_tokens,
+    )
     compute = roofline.compute_time_s(batch, tokens_per_pass, model.params_active, chips, f.peak_flop_per_s, mfu=mfu)
-    memory = roofline.memory_time_s(batch, kv_tokens, f.kv_bytes_per_token, model.params_total, f.weight_bytes_per_param,
-                                    chips, chip.hbm_bandwidth_bytes_per_s, mbu=mbu, pipeline_stages=pipeline_stages,
-                                    kv_extra_bytes_per_sequence=window)
+    memory = roofline.memory_time_s(
+        batch,
+        kv_tokens,
+        f.kv_bytes_per_token,
+        model.params_total,
+        f.weight_bytes_per_param,
+        chips,
+        chip.hbm_bandwidth_bytes_per_s,
+        mbu=mbu,
+        pipeline_stages=pipeline_stages,
+        kv_extra_bytes_per_sequence=window,
+    )
     times = roofline.step_bounds(compute, memory)
-    return Step(_scalar(times.compute_time_s), _scalar(times.memory_time_s), _scalar(times.lower_bound_s),
-                _scalar(times.upper_bound_s), _scalar(times.bound), _scalar(np.broadcast_to(tokens_per_step, times.lower_bound_s.shape)),
-                float(chips), float(pipeline_stages), usd_per_chip_hour)
+    return Step(
+        _scalar(times.compute_time_s),
+        _scalar(times.memory_time_s),
+        _scalar(times.lower_bound_s),
+        _scalar(times.upper_bound_s),
+        _scalar(times.bound),
+        _scalar(np.broadcast_to(tokens_per_step, times.lower_bound_s.shape)),
+        float(chips),
+        float(pipeline_stages),
+        usd_per_chip_hour,
+    )
 
 
-def decode_step(model: Model, chip: Chip, *, batch, context_tokens, number_format: str = "bf16", weight_format: str | None = None,
-                kv_format: str = "bf16", chips=None, pipeline_stages=None, mfu=1.0, mbu=1.0, usd_per_chip_hour=None) -> Step:
+def decode_step(
+    model: Model,
+    chip: Chip,
+    *,
+    batch,
+    context_tokens,
+    number_format: str = "bf16",
+    weight_format: str | None = None,
+    kv_format: str = "bf16",
+    chips=None,
+    pipeline_stages=None,
+    mfu=1.0,
+    mbu=1.0,
+    usd_per_chip_hour=None,
+) -> Step:
     """One decode step: B sequences each get one new token, attending to ``context_tokens`` cached tokens.
 
     t_compute = 2·B·N_act/(G·F·mfu),  t_mem = (P·N_tot·b_w + B·L·b_kv)/(G·W·mbu)  (lecture a.2, d.6).
@@ -132,14 +186,40 @@ def decode_step(model: Model, chip: Chip, *, batch, context_tokens, number_forma
     mfu, mbu : achieved fraction of peak FLOP/s and of HBM bandwidth (1 = the pure roofline).
     usd_per_chip_hour : rental price p, for ``usd_per_token``.
     """
-    return _pass(model, chip, batch, 1.0, context_tokens, number_format=number_format, weight_format=weight_format,
-                 kv_format=kv_format, chips=chips, pipeline_stages=pipeline_stages, mfu=mfu, mbu=mbu,
-                 usd_per_chip_hour=usd_per_chip_hour, tokens_per_step=batch)
+    return _pass(
+        model,
+        chip,
+        batch,
+        1.0,
+        context_tokens,
+        number_format=number_format,
+        weight_format=weight_format,
+        kv_format=kv_format,
+        chips=chips,
+        pipeline_stages=pipeline_stages,
+        mfu=mfu,
+        mbu=mbu,
+        usd_per_chip_hour=usd_per_chip_hour,
+        tokens_per_step=batch,
+    )
 
 
-def prefill_step(model: Model, chip: Chip, *, batch, prompt_tokens, cached_tokens=0, number_format: str = "bf16",
-                 weight_format: str | None = None, kv_format: str = "bf16", chips=None, pipeline_stages=None, mfu=1.0,
-                 mbu=1.0, usd_per_chip_hour=None) -> Step:
+def prefill_step(
+    model: Model,
+    chip: Chip,
+    *,
+    batch,
+    prompt_tokens,
+    cached_tokens=0,
+    number_format: str = "bf16",
+    weight_format: str | None = None,
+    kv_format: str = "bf16",
+    chips=None,
+    pipeline_stages=None,
+    mfu=1.0,
+    mbu=1.0,
+    usd_per_chip_hour=None,
+) -> Step:
     """One prefill pass: B sequences each process ``prompt_tokens`` new tokens (ℓ) after ``cached_tokens``.
 
     t_compute = 2·B·ℓ·N_act/(G·F·mfu); t_mem = (P·N_tot·b_w + B·(cached + ℓ)·b_kv)/(G·W·mbu): the weights
@@ -147,9 +227,22 @@ def prefill_step(model: Model, chip: Chip, *, batch, prompt_tokens, cached_token
     grow with ℓ beyond that). Cost per token is per prompt token. Other arguments as :func:`decode_step`.
     """
     kv_tokens = np.add(cached_tokens, prompt_tokens)
-    return _pass(model, chip, batch, prompt_tokens, kv_tokens, number_format=number_format, weight_format=weight_format,
-                 kv_format=kv_format, chips=chips, pipeline_stages=pipeline_stages, mfu=mfu, mbu=mbu,
-                 usd_per_chip_hour=usd_per_chip_hour, tokens_per_step=np.multiply(batch, prompt_tokens))
+    return _pass(
+        model,
+        chip,
+        batch,
+        prompt_tokens,
+        kv_tokens,
+        number_format=number_format,
+        weight_format=weight_format,
+        kv_format=kv_format,
+        chips=chips,
+        pipeline_stages=pipeline_stages,
+        mfu=mfu,
+        mbu=mbu,
+        usd_per_chip_hour=usd_per_chip_hour,
+        tokens_per_step=np.multiply(batch, prompt_tokens),
+    )
 
 
 class Balance(NamedTuple):
@@ -161,11 +254,15 @@ class Balance(NamedTuple):
     critical_context_tokens: float  # L*
 
 
-def balance(model: Model, chip: Chip, *, number_format: str = "bf16", weight_format: str | None = None,
-            kv_format: str = "bf16") -> Balance:
+def balance(
+    model: Model, chip: Chip, *, number_format: str = "bf16", weight_format: str | None = None, kv_format: str = "bf16"
+) -> Balance:
     """R, B*₀ by parameters and by experts, and L* for a model on a chip in a number format."""
     f = resolve_formats(model, chip, number_format, weight_format, kv_format)
     r = roofline.critical_batch_ratio(f.peak_flop_per_s, chip.hbm_bandwidth_bytes_per_s, f.weight_bytes_per_param)
-    return Balance(float(r), float(roofline.balance_batch(r, model.params_total, model.params_active)),
-                   float(r * model.sparsity_expert_ratio),
-                   float(roofline.critical_context_tokens(r, f.weight_bytes_per_param, model.params_active, f.kv_bytes_per_token)))
+    return Balance(
+        float(r),
+        float(roofline.balance_batch(r, model.params_total, model.params_active)),
+        float(r * model.sparsity_expert_ratio),
+        float(roofline.critical_context_tokens(r, f.weight_bytes_per_param, model.params_active, f.kv_bytes_per_token)),
+    )

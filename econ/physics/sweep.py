@@ -16,7 +16,7 @@ grid evaluates with the fewest full-size temporaries:
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -24,16 +24,33 @@ from econ.physics.model import kv_window_bytes
 from econ.units import MEGA, SECONDS_PER_HOUR
 
 CASE_COLUMNS = (
-    "params_total", "params_active", "weight_bytes_per_param", "kv_bytes_per_token", "kv_window_bytes_per_sequence",
-    "sliding_window_tokens", "peak_flop_per_s", "hbm_bandwidth_bytes_per_s", "hbm_capacity_bytes", "chips",
+    "params_total",
+    "params_active",
+    "weight_bytes_per_param",
+    "kv_bytes_per_token",
+    "kv_window_bytes_per_sequence",
+    "sliding_window_tokens",
+    "peak_flop_per_s",
+    "hbm_bandwidth_bytes_per_s",
+    "hbm_capacity_bytes",
+    "chips",
     "pipeline_stages",
 )
 """Per-case inputs of :func:`sweep` (1-D float arrays of equal length; NaN window = no window layers)."""
 
 OUTPUT_COLUMNS = (
-    "decode_compute_time_s", "decode_memory_time_s", "decode_step_time_s", "decode_upper_bound_time_s",
-    "decode_compute_bound", "decode_tokens_per_s", "output_usd_per_mtok", "prefill_step_time_s", "prefill_compute_bound",
-    "input_usd_per_mtok", "memory_required_bytes", "fits_in_memory",
+    "decode_compute_time_s",
+    "decode_memory_time_s",
+    "decode_step_time_s",
+    "decode_upper_bound_time_s",
+    "decode_compute_bound",
+    "decode_tokens_per_s",
+    "output_usd_per_mtok",
+    "prefill_step_time_s",
+    "prefill_compute_bound",
+    "input_usd_per_mtok",
+    "memory_required_bytes",
+    "fits_in_memory",
 )
 
 
@@ -60,12 +77,13 @@ def sweep(cases: dict, batch, context_tokens, *, usd_per_chip_hour: float, mfu: 
     flop = g * col["peak_flop_per_s"] * mfu
     bandwidth = g * col["hbm_bandwidth_bytes_per_s"] * mbu
     weight_bytes = col["params_total"] * col["weight_bytes_per_param"]
-    compute_per_token = 2.0 * col["params_active"] / flop                       # s per token, (n,1,1)
-    kv_seq = ctx * col["kv_bytes_per_token"] + kv_window_bytes(ctx, col["kv_window_bytes_per_sequence"],
-                                                               col["sliding_window_tokens"])
-    weight_time = col["pipeline_stages"] * weight_bytes / bandwidth              # (n,1,1)
-    kv_time = kv_seq / bandwidth                                                 # (n,1,nc)
-    usd_per_mtok_s = g * (usd_per_chip_hour / SECONDS_PER_HOUR * MEGA)          # $/MTok per (s per token)
+    compute_per_token = 2.0 * col["params_active"] / flop  # s per token, (n,1,1)
+    kv_seq = ctx * col["kv_bytes_per_token"] + kv_window_bytes(
+        ctx, col["kv_window_bytes_per_sequence"], col["sliding_window_tokens"]
+    )
+    weight_time = col["pipeline_stages"] * weight_bytes / bandwidth  # (n,1,1)
+    kv_time = kv_seq / bandwidth  # (n,1,nc)
+    usd_per_mtok_s = g * (usd_per_chip_hour / SECONDS_PER_HOUR * MEGA)  # $/MTok per (s per token)
 
     decode_compute = np.broadcast_to(compute_per_token * b, (g.shape[0], b.shape[1], ctx.shape[2]))
     memory = b * kv_time
@@ -91,8 +109,16 @@ def sweep(cases: dict, batch, context_tokens, *, usd_per_chip_hour: float, mfu: 
     }
 
 
-def sweep_chunks(cases: dict, batch, context_tokens, *, usd_per_chip_hour: float, mfu: float = 1.0, mbu: float = 1.0,
-                 max_points: int = 65_536) -> Iterator[tuple[np.ndarray, dict]]:
+def sweep_chunks(
+    cases: dict,
+    batch,
+    context_tokens,
+    *,
+    usd_per_chip_hour: float,
+    mfu: float = 1.0,
+    mbu: float = 1.0,
+    max_points: int = 65_536,
+) -> Iterator[tuple[np.ndarray, dict]]:
     """Yield (case indices, flat outputs) a few cases at a time, at most ``max_points`` grid points each.
 
     The default keeps each temporary array within the CPU cache (about 3x faster than 1M-point chunks).

@@ -55,8 +55,16 @@ def inference_cost_per_token_ratio(decode_efficiency_ratio):
     return INFERENCE_FLOP_PER_PARAM_TOKEN / PRETRAIN_FLOP_PER_PARAM_TOKEN / _f(decode_efficiency_ratio)
 
 
-def phase_costs_flop(active_params, pretrain_tokens, rl_tokens, inference_tokens, *,
-                     rl_flop_per_param_token, rl_efficiency_ratio, decode_efficiency_ratio):
+def phase_costs_flop(
+    active_params,
+    pretrain_tokens,
+    rl_tokens,
+    inference_tokens,
+    *,
+    rl_flop_per_param_token,
+    rl_efficiency_ratio,
+    decode_efficiency_ratio,
+):
     """(C_pre, C_RL, C_inf) in pre-training-FLOP equivalents (§e.2).
 
     C_pre = 6·N·D_pre; C_RL = c_RL·N·D_RL/η_RL; C_inf = 2·N·D_inf/η_dec.
@@ -110,9 +118,22 @@ def equal_cost_optimum(a, b, p, q):
     return x, (a * x**-p) / (b * x**q)
 
 
-def token_balance(*, tokens_served_per_s, deployment_s, models_per_family, discard_probability,
-                  share_pretrain, share_rl, share_inference, rl_flop_per_param_token, rl_efficiency_ratio,
-                  decode_efficiency_ratio, tokens_per_param, active_params, exponent_ratio=1.0):
+def token_balance(
+    *,
+    tokens_served_per_s,
+    deployment_s,
+    models_per_family,
+    discard_probability,
+    share_pretrain,
+    share_rl,
+    share_inference,
+    rl_flop_per_param_token,
+    rl_efficiency_ratio,
+    decode_efficiency_ratio,
+    tokens_per_param,
+    active_params,
+    exponent_ratio=1.0,
+):
     """The whole §e chain for broadcastable inputs; returns a dict of arrays.
 
     Keys (units in the names): ``inference_tokens``, ``pretrain_tokens``, ``rl_tokens``,
@@ -128,8 +149,15 @@ def token_balance(*, tokens_served_per_s, deployment_s, models_per_family, disca
     d_inf = inference_tokens_per_model(tokens_served_per_s, deployment_s, models_per_family, discard_probability)
     d_pre = pretrain_tokens_from_inference(d_inf, share_pretrain, share_inference, beta, exponent_ratio)
     d_rl = rl_tokens_from_inference(d_inf, share_rl, share_inference, alpha, beta, exponent_ratio)
-    c_pre, c_rl, c_inf = phase_costs_flop(active_params, d_pre, d_rl, d_inf, rl_flop_per_param_token=rl_flop_per_param_token,
-                                          rl_efficiency_ratio=rl_efficiency_ratio, decode_efficiency_ratio=decode_efficiency_ratio)
+    c_pre, c_rl, c_inf = phase_costs_flop(
+        active_params,
+        d_pre,
+        d_rl,
+        d_inf,
+        rl_flop_per_param_token=rl_flop_per_param_token,
+        rl_efficiency_ratio=rl_efficiency_ratio,
+        decode_efficiency_ratio=decode_efficiency_ratio,
+    )
     s_pre, s_rl, s_inf = cost_shares(c_pre, c_rl, c_inf)
     d_chin = chinchilla_tokens(active_params, tokens_per_param)
     return {

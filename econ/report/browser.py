@@ -32,10 +32,23 @@ from econ.errors import ReportError
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 LOCAL_SCHEMES = ("file:", "data:", "about:", "blob:", "chrome-error:")
 FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--no-default-browser-check",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
-    "--disable-default-apps", "--mute-audio", "--hide-scrollbars", "--host-resolver-rules=MAP * ~NOTFOUND",
-    "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>", "--window-size=1280,900",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--mute-audio",
+    "--hide-scrollbars",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--proxy-server=http://127.0.0.1:9",
+    "--proxy-bypass-list=<-loopback>",
+    "--window-size=1280,900",
     "--disable-dev-shm-usage",
 )
 
@@ -71,12 +84,21 @@ class PageCheck:
     @property
     def ok(self) -> bool:
         drawn = all(c.get("status") == "rendered" and c.get("marks", 0) > 0 for c in self.charts)
-        return drawn and not (self.console_errors or self.exceptions or self.log_errors or self.network or self.dialogs
-                              or self.page_errors)
+        return drawn and not (
+            self.console_errors
+            or self.exceptions
+            or self.log_errors
+            or self.network
+            or self.dialogs
+            or self.page_errors
+        )
 
     def problems(self) -> list[str]:
-        out = [f"chart {c.get('id')}: {c.get('status')} ({c.get('marks', 0)} marks) {c.get('error') or ''}".strip()
-               for c in self.charts if c.get("status") != "rendered" or not c.get("marks")]
+        out = [
+            f"chart {c.get('id')}: {c.get('status')} ({c.get('marks', 0)} marks) {c.get('error') or ''}".strip()
+            for c in self.charts
+            if c.get("status") != "rendered" or not c.get("marks")
+        ]
         for label in ("console_errors", "exceptions", "log_errors", "network", "dialogs", "page_errors"):
             out += [f"{label}: {item}" for item in getattr(self, label)]
         return out
@@ -88,7 +110,9 @@ class Chromium:
     def __init__(self, executable: str | None = None, *, timeout_s: float = 30.0):
         self.executable = executable or find_chromium()
         if not self.executable:
-            raise ReportError("no Chromium found", "install Debian's chromium (apt-get install chromium) or set ECON_CHROMIUM")
+            raise ReportError(
+                "no Chromium found", "install Debian's chromium (apt-get install chromium) or set ECON_CHROMIUM"
+            )
         self.timeout_s = timeout_s
         self._buffer = b""
         self._next_id = 0
@@ -97,7 +121,7 @@ class Chromium:
 
     # -- process and pipe
 
-    def __enter__(self) -> "Chromium":
+    def __enter__(self) -> Chromium:
         self._profile = tempfile.mkdtemp(prefix="econ-chromium-")
         self._log = tempfile.TemporaryFile()
         cmd_read, self._cmd_write = os.pipe()  # we write commands -> child's fd 3
@@ -110,8 +134,9 @@ class Chromium:
             os.dup2(b, 4)
 
         args = [self.executable, *FLAGS, f"--user-data-dir={self._profile}", "--remote-debugging-pipe", "about:blank"]
-        self.process = subprocess.Popen(args, preexec_fn=wire_fds, close_fds=False, stdin=subprocess.DEVNULL,
-                                        stdout=self._log, stderr=self._log)
+        self.process = subprocess.Popen(
+            args, preexec_fn=wire_fds, close_fds=False, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log
+        )
         os.close(cmd_read)
         os.close(event_write)
         try:
@@ -155,7 +180,9 @@ class Chromium:
         try:
             os.write(self._cmd_write, json.dumps(message).encode() + b"\0")
         except BrokenPipeError:
-            raise ReportError(f"Chromium exited: {self._stderr_tail()}", "check that the chromium binary starts headless") from None
+            raise ReportError(
+                f"Chromium exited: {self._stderr_tail()}", "check that the chromium binary starts headless"
+            ) from None
         return self._next_id
 
     def _receive(self, deadline: float) -> dict | None:
@@ -168,7 +195,9 @@ class Chromium:
                 return None
             chunk = os.read(self._event_read, 1 << 20)
             if not chunk:
-                raise ReportError(f"Chromium closed the DevTools pipe: {self._stderr_tail()}", "check the chromium binary")
+                raise ReportError(
+                    f"Chromium closed the DevTools pipe: {self._stderr_tail()}", "check the chromium binary"
+                )
             self._buffer += chunk
         raw, self._buffer = self._buffer.split(b"\0", 1)
         message = json.loads(raw)
@@ -176,17 +205,23 @@ class Chromium:
             self._send("Page.handleJavaScriptDialog", {"accept": True}, session=True)
         return message
 
-    def call(self, method: str, params: dict | None = None, *, session: bool = False, timeout_s: float | None = None) -> dict:
+    def call(
+        self, method: str, params: dict | None = None, *, session: bool = False, timeout_s: float | None = None
+    ) -> dict:
         """Send one command and return its result; events that arrive meanwhile are kept."""
         wanted = self._send(method, params, session=session)
         deadline = time.monotonic() + (timeout_s or self.timeout_s)
         while True:
             message = self._receive(deadline)
             if message is None:
-                raise ReportError(f"Chromium did not answer {method} in time", "the page may hang; open it in a browser")
+                raise ReportError(
+                    f"Chromium did not answer {method} in time", "the page may hang; open it in a browser"
+                )
             if message.get("id") == wanted:
                 if "error" in message:
-                    raise ReportError(f"Chromium refused {method}: {message['error'].get('message')}", "check the page URL")
+                    raise ReportError(
+                        f"Chromium refused {method}: {message['error'].get('message')}", "check the page URL"
+                    )
                 return message.get("result", {})
             self._events.append(message)
 
@@ -217,9 +252,17 @@ class Chromium:
         if not self._wait_for("Page.loadEventFired", deadline):
             result.exceptions.append("the page did not finish loading in time")
             return result
-        ready = self.call("Runtime.evaluate", {
-            "expression": "window.econReady ? window.econReady : Promise.resolve({charts: [], errors: [], renderMs: 0})",
-            "awaitPromise": True, "returnByValue": True}, session=True, timeout_s=max(0.1, deadline - time.monotonic()))
+        ready = self.call(
+            "Runtime.evaluate",
+            {
+                "expression": "window.econReady ? window.econReady : Promise.resolve({charts: [], errors: [], "
+                "renderMs: 0})",
+                "awaitPromise": True,
+                "returnByValue": True,
+            },
+            session=True,
+            timeout_s=max(0.1, deadline - time.monotonic()),
+        )
         result.wall_s = time.monotonic() - started
         value = (ready.get("result") or {}).get("value") or {}
         if "exceptionDetails" in ready:
@@ -233,10 +276,16 @@ class Chromium:
 
     def evaluate(self, expression: str, *, timeout_s: float = 10.0) -> Any:
         """Evaluate JavaScript in the open page (promises are awaited); returns the JSON value."""
-        reply = self.call("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True},
-                          session=True, timeout_s=timeout_s)
+        reply = self.call(
+            "Runtime.evaluate",
+            {"expression": expression, "awaitPromise": True, "returnByValue": True},
+            session=True,
+            timeout_s=timeout_s,
+        )
         if "exceptionDetails" in reply:
-            raise ReportError(f"script failed in the page: {_exception_text(reply['exceptionDetails'])}", "check the expression")
+            raise ReportError(
+                f"script failed in the page: {_exception_text(reply['exceptionDetails'])}", "check the expression"
+            )
         return (reply.get("result") or {}).get("value")
 
     def events(self, method: str, *, wait_s: float = 0.1) -> list[dict]:

@@ -103,8 +103,16 @@ class Exports:
         spec_path = Path(self._tmp.name) / f"{job_id}.json"
         spec_path.write_text(json.dumps(spec, ensure_ascii=False, allow_nan=False), encoding="utf-8")
         self._jobs[job_id] = _Job(title, key, svg, png)
-        line = json.dumps({"id": job_id, "spec_path": str(spec_path), "svg": str(svg), "png": str(png),
-                           "vl_version": self.vl_version, "png_scale": self.png_scale})
+        line = json.dumps(
+            {
+                "id": job_id,
+                "spec_path": str(spec_path),
+                "svg": str(svg),
+                "png": str(png),
+                "vl_version": self.vl_version,
+                "png_scale": self.png_scale,
+            }
+        )
         proc = self._procs[job_id % len(self._procs)]
         try:
             proc.stdin.write(line + "\n")
@@ -128,13 +136,17 @@ class Exports:
             problems = []
             for job_id, job in sorted(self._jobs.items()):
                 if job_id not in done:
-                    problems.append(f"chart {job.title!r} was not rendered ({'; '.join(stderr) or 'the worker stopped'})")
+                    problems.append(
+                        f"chart {job.title!r} was not rendered ({'; '.join(stderr) or 'the worker stopped'})"
+                    )
                 elif done[job_id] is not None:
                     problems.append(f"chart {job.title!r} could not be rendered: {done[job_id]}")
                 else:
                     self._store(job.key, job.svg, job.png)
             if problems:
-                raise ReportError("; ".join(problems), "check the chart's spec (and that vl-convert-python is installed)")
+                raise ReportError(
+                    "; ".join(problems), "check the chart's spec (and that vl-convert-python is installed)"
+                )
         finally:
             self.close()
 
@@ -154,9 +166,16 @@ class Exports:
             return
         self._tmp = tempfile.TemporaryDirectory(prefix="econ-exports-")
         for _ in range(self.workers):
-            self._procs.append(subprocess.Popen(
-                [sys.executable, str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, encoding="utf-8"))
+            self._procs.append(
+                subprocess.Popen(
+                    [sys.executable, str(WORKER)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    encoding="utf-8",
+                )
+            )
 
     def _paths(self, key: str) -> tuple[Path, Path]:
         return self.cache / f"{key}.svg", self.cache / f"{key}.png"

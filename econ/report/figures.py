@@ -10,8 +10,9 @@ offline by vl-convert, reusing one converter for the whole site.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import altair as alt
 import polars as pl
@@ -31,8 +32,10 @@ def vegalite_version() -> str:
     wanted = ".".join(alt.VEGALITE_VERSION.split(".")[:2])
     available = vlc.get_vegalite_versions()
     if wanted not in available:
-        raise ReportError(f"vl-convert {vlc.__version__} has no Vega-Lite {wanted}",
-                          f"install a vl-convert-python that bundles Vega-Lite {wanted} (it has {', '.join(available)})")
+        raise ReportError(
+            f"vl-convert {vlc.__version__} has no Vega-Lite {wanted}",
+            f"install a vl-convert-python that bundles Vega-Lite {wanted} (it has {', '.join(available)})",
+        )
     return wanted
 
 
@@ -88,13 +91,17 @@ class Figure:
             raise ReportError(f"figure slug {self.slug!r} is not lowercase-with-dashes", "use [a-z0-9-] only")
         for name in ("caption", "formula", "source"):
             if not str(getattr(self, name) or "").strip():
-                raise ReportError(f"figure {self.slug}: every chart needs a {name}", "say what it shows, how and from where")
+                raise ReportError(
+                    f"figure {self.slug}: every chart needs a {name}", "say what it shows, how and from where"
+                )
         spec = self.chart.to_dict()
         spec.pop("$schema", None)
         problems = chart_problems(spec)
         if problems:
-            raise ReportError(f"figure {self.slug}: " + "; ".join(problems),
-                              "give the chart a title, explicit encoding types, axis titles with units and a tooltip")
+            raise ReportError(
+                f"figure {self.slug}: " + "; ".join(problems),
+                "give the chart a title, explicit encoding types, axis titles with units and a tooltip",
+            )
         object.__setattr__(self, "_spec", spec)
 
     @property
@@ -171,7 +178,9 @@ class Exporter:
         try:
             return vlc.vegalite_to_svg(spec, vl_version=self.vl_version)
         except Exception as e:  # vl-convert raises plain ValueError with the Vega message
-            raise ReportError(f"chart {spec.get('title')!r} could not be rendered: {e}", "check the chart's spec") from None
+            raise ReportError(
+                f"chart {spec.get('title')!r} could not be rendered: {e}", "check the chart's spec"
+            ) from None
 
     def png(self, svg: str) -> bytes:
         return vlc.svg_to_png(svg, scale=self.png_scale)

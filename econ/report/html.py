@@ -11,10 +11,11 @@ from __future__ import annotations
 import html as _html
 import json
 import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import KW_ONLY, dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import polars as pl
 
@@ -26,7 +27,7 @@ class Markup(str):
     appended to Markup must itself be wrapped: ``markup + Markup("</p>")``.
     """
 
-    def __add__(self, other: str) -> "Markup":
+    def __add__(self, other: str) -> Markup:
         return Markup(str(self) + str(esc(other)))
 
 
@@ -86,7 +87,9 @@ def json_for_script(obj: Any) -> Markup:
 
 def is_web_url(url: Any) -> bool:
     """True for an absolute http(s) URL, the only kind of source link the report makes."""
-    return isinstance(url, str) and url.lower().startswith(("http://", "https://")) and not any(c.isspace() for c in url)
+    return (
+        isinstance(url, str) and url.lower().startswith(("http://", "https://")) and not any(c.isspace() for c in url)
+    )
 
 
 def source_link(url: Any, text: Any = None) -> Markup:
@@ -181,13 +184,14 @@ def _short_url(url: Any) -> str:
     text = str(url)
     for prefix in ("https://", "http://"):
         if text.lower().startswith(prefix):
-            text = text[len(prefix):]
+            text = text[len(prefix) :]
     text = text.removeprefix("www.")
     return text if len(text) <= 48 else text[:47] + "…"
 
 
-def table(frame: pl.DataFrame, cols: Sequence[Col], *, sortable: bool = True, caption: Any = None,
-          id: str | None = None) -> Markup:
+def table(
+    frame: pl.DataFrame, cols: Sequence[Col], *, sortable: bool = True, caption: Any = None, id: str | None = None
+) -> Markup:
     """An HTML table of ``frame`` showing ``cols`` (sortable by clicking a header when ``sortable``)."""
     head = join(tag("th", c.title, class_="n" if c.kind == "num" else None, title=c.help, scope="col") for c in cols)
     rows = []
@@ -196,12 +200,16 @@ def table(frame: pl.DataFrame, cols: Sequence[Col], *, sortable: bool = True, ca
     body = Markup("\n".join(rows))
     cap = tag("caption", caption) if caption is not None else Markup("")
     opening = open_tag("table", class_="data sortable" if sortable else "data", id=id)
-    return Markup(f'<div class="table-wrap">{opening}{cap}<thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table></div>')
+    return Markup(
+        f'<div class="table-wrap">{opening}{cap}<thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table></div>'
+    )
 
 
 def details(summary: Any, content: Any, *, open: bool = False) -> Markup:
     """A collapsible block (``<details>``) with ``summary`` as its always-visible line."""
-    return Markup(open_tag("details", class_="more", open=open) + tag("summary", summary) + esc(content) + Markup("</details>"))
+    return Markup(
+        open_tag("details", class_="more", open=open) + tag("summary", summary) + esc(content) + Markup("</details>")
+    )
 
 
 # ---------------------------------------------------------------------------- page shell
@@ -213,8 +221,9 @@ class NavItem:
     title: str
 
 
-def page_shell(*, title: str, site_title: str, nav: Sequence[NavItem], current: str, body: Markup, footer: Markup,
-               charts: bool) -> str:
+def page_shell(
+    *, title: str, site_title: str, nav: Sequence[NavItem], current: str, body: Markup, footer: Markup, charts: bool
+) -> str:
     """The complete HTML document of one page (assets are referenced relative to the page)."""
     links = join(
         tag("a", item.title, href=f"{item.name}.html", aria_current="page" if item.name == current else None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Union
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -52,7 +52,7 @@ class Headline:
     page: str | None = None  # page that explains it
 
 
-Block = Union[Markup, Figure, Download]
+Block = Markup | Figure | Download
 
 
 @dataclass
@@ -125,10 +125,15 @@ class SiteContext:
 
     def description(self, name: str) -> str:
         """The stored comment of a table or view ("" when none)."""
-        return self.scalar(
-            "select comment from duckdb_tables() where database_name = current_database() and table_name = ? "
-            "union all select comment from duckdb_views() where database_name = current_database() and view_name = ?",
-            [name, name]) or ""
+        return (
+            self.scalar(
+                "select comment from duckdb_tables() where database_name = current_database() and table_name = ? "
+                "union all select comment from duckdb_views() where database_name = current_database() and view_name "
+                "= ?",
+                [name, name],
+            )
+            or ""
+        )
 
 
 def first_value(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> Any:

@@ -64,8 +64,14 @@ def generated_on(as_of: date) -> date:
     return source_date() or as_of
 
 
-def build_site(con: duckdb.DuckDBPyConnection, out_dir: Path, *, as_of: date, scenario: str = "base",
-               cache_dir: Path | str | None = DEFAULT_CACHE) -> SiteResult:
+def build_site(
+    con: duckdb.DuckDBPyConnection,
+    out_dir: Path,
+    *,
+    as_of: date,
+    scenario: str = "base",
+    cache_dir: Path | str | None = DEFAULT_CACHE,
+) -> SiteResult:
     """Write the whole site into ``out_dir`` (replaced) from the database behind ``con``.
 
     Parameters
@@ -119,14 +125,23 @@ def _build(con, out_dir: Path, *, as_of: date, scenario: str, cache_dir: Path | 
     result.skipped = {s.name: s.reason for s in statuses if not s.rendered}
     result.timings_s["query_s"] = time.perf_counter() - clock - submit_s
 
-    nav = [NavItem(name, content.title if name != index_page.NAME else "Overview") for name, content in contents.items()]
+    nav = [
+        NavItem(name, content.title if name != index_page.NAME else "Overview") for name, content in contents.items()
+    ]
     footer = _footer(ctx)
     clock = time.perf_counter()
     for name, content in contents.items():
         figures = [b for s in content.sections for b in s.blocks if isinstance(b, Figure)]
         body = _body(name, content, out_dir)
-        html = page_shell(title=content.title, site_title=SITE_TITLE, nav=nav, current=name, body=body, footer=footer,
-                          charts=bool(figures))
+        html = page_shell(
+            title=content.title,
+            site_title=SITE_TITLE,
+            nav=nav,
+            current=name,
+            body=body,
+            footer=footer,
+            charts=bool(figures),
+        )
         data = html.encode("utf-8")
         (out_dir / f"{name}.html").write_bytes(data)
         result.pages[f"{name}.html"] = len(data)
@@ -175,17 +190,23 @@ def figure_html(page: str, figure: Figure) -> Markup:
     """The ``<figure>``: chart container, inline spec, caption with formula, source and downloads."""
     chart_id = f"spec-{page}-{figure.slug}"
     base = f"{page}/{figure.slug}"
-    downloads = join([
-        tag("a", "data (CSV)", href=f"{base}.csv", download=True), Markup(" · "),
-        tag("a", "SVG", href=f"{base}.svg"), Markup(" · "),
-        tag("a", "PNG", href=f"{base}.png"),
-    ])
-    caption = join([
-        tag("p", figure.caption),
-        tag("p", Markup(tag("strong", "Formula: ") + esc(figure.formula)), class_="formula-line"),
-        tag("p", Markup(tag("strong", "Data: ") + esc(figure.source))),
-        tag("p", Markup("Download: " + downloads), class_="downloads"),
-    ])
+    downloads = join(
+        [
+            tag("a", "data (CSV)", href=f"{base}.csv", download=True),
+            Markup(" · "),
+            tag("a", "SVG", href=f"{base}.svg"),
+            Markup(" · "),
+            tag("a", "PNG", href=f"{base}.png"),
+        ]
+    )
+    caption = join(
+        [
+            tag("p", figure.caption),
+            tag("p", Markup(tag("strong", "Formula: ") + esc(figure.formula)), class_="formula-line"),
+            tag("p", Markup(tag("strong", "Data: ") + esc(figure.source))),
+            tag("p", Markup("Download: " + downloads), class_="downloads"),
+        ]
+    )
     return Markup(
         f'<figure class="chart" id="fig-{esc(page)}-{esc(figure.slug)}">'
         f'<div class="vega" data-spec="{esc(chart_id)}" role="img" aria-label="{esc(figure.title)}"></div>'
@@ -208,7 +229,10 @@ def _submit_exports(out_dir: Path, page: str, content: PageContent, exports: Exp
     """Write each figure's CSV and hand its SVG/PNG to ``exports``; returns the seconds it took."""
     started = time.perf_counter()
     figures = [b for s in content.sections for b in s.blocks if isinstance(b, Figure)]
-    _check_unique(page, [f.slug for f in figures] + [b.slug for s in content.sections for b in s.blocks if isinstance(b, Download)])
+    _check_unique(
+        page,
+        [f.slug for f in figures] + [b.slug for s in content.sections for b in s.blocks if isinstance(b, Download)],
+    )
     if figures:
         folder = out_dir / page
         folder.mkdir(parents=True, exist_ok=True)
@@ -225,18 +249,27 @@ def _footer(ctx: SiteContext) -> Markup:
         f"generated {ctx.generated_on.isoformat()}",
     ]
     return Markup(
-        esc(" · ".join(parts)) + Markup(" · ")
+        esc(" · ".join(parts))
+        + Markup(" · ")
         + tag("a", "sources and formulas", href="sources.html")
-        + Markup(". Built with econ from public price tables, datasheets and open model configs; "
-                 "the math follows Reiner Pope's lecture.")
+        + Markup(
+            ". Built with econ from public price tables, datasheets and open model configs; "
+            "the math follows Reiner Pope's lecture."
+        )
     )
 
 
 # ---------------------------------------------------------------------------- econ report
 
 
-def write_report(db_path: Path, reports_dir: Path, *, as_of: date | None = None, scenario: str = "base",
-                 cache_dir: Path | str | None = DEFAULT_CACHE) -> Path:
+def write_report(
+    db_path: Path,
+    reports_dir: Path,
+    *,
+    as_of: date | None = None,
+    scenario: str = "base",
+    cache_dir: Path | str | None = DEFAULT_CACHE,
+) -> Path:
     """Write the site from a built database (opened read-only) and swap it in atomically.
 
     The database must have been built by this code; ``as_of`` defaults to the date it was

@@ -45,7 +45,9 @@ def q(db_path: Path, sql: str, params=None) -> pl.DataFrame:
 
 
 def plan_row(db_path, deployment, kind="scenario") -> dict:
-    return q(db_path, "select * from fleet_plan where deployment = ? and price_kind = ?", [deployment, kind]).row(0, named=True)
+    return q(db_path, "select * from fleet_plan where deployment = ? and price_kind = ?", [deployment, kind]).row(
+        0, named=True
+    )
 
 
 # ---------------------------------------------------------------------------- tables and grain
@@ -56,29 +58,38 @@ def test_tables_are_written_with_comments(db):
         comments = dict(con.sql("select table_name, comment from duckdb_tables()").fetchall())
         for table in TABLES:
             assert comments[table] and "Grain:" in comments[table]
-        missing = con.sql("select table_name, column_name from duckdb_columns() where table_name in ('fleet_plan', "
-                          "'fleet_pareto', 'training_fleet') and (comment is null or comment = '')").fetchall()
+        missing = con.sql(
+            "select table_name, column_name from duckdb_columns() where table_name in ('fleet_plan', "
+            "'fleet_pareto', 'training_fleet') and (comment is null or comment = '')"
+        ).fetchall()
     assert missing == []
 
 
 def test_plan_grain_is_deployment_by_price_kind(db):
-    """Every quoted rental kind of the chip (newest date) plus the scenario's price; H100 has on_demand and market_index."""
-    got = q(db, "select deployment, list(price_kind order by price_kind) as kinds from fleet_plan group by 1 order by 1").rows()
-    assert got == [("deepseek-v3-b200", ["scenario"]), ("gpt-oss-120b-tpu-v5e", ["scenario"]),
-                   ("llama-70b-h100", ["market_index", "on_demand", "scenario"])]
+    """Every quoted rental kind of the chip (newest date) plus the scenario's price; H100 has on_demand and
+    market_index."""
+    got = q(
+        db, "select deployment, list(price_kind order by price_kind) as kinds from fleet_plan group by 1 order by 1"
+    ).rows()
+    assert got == [
+        ("deepseek-v3-b200", ["scenario"]),
+        ("gpt-oss-120b-tpu-v5e", ["scenario"]),
+        ("llama-70b-h100", ["market_index", "on_demand", "scenario"]),
+    ]
 
 
 def test_plan_says_what_it_could_not_know(db):
     row = plan_row(db, "deepseek-v3-b200")
     assert row["revenue_usd_per_day"] is None and row["racks"] is None
-    assert row["notes"] == ("no list price found: no revenue or margin; no rental quote for this chip: only the scenario "
-                            "price; rack size not in hardware: no racks; 25.0% of requests (prompt + output) exceed the "
-                            "model's native context; planned as if served; prefill_mfu/decode_mbu missing: the pure "
-                            "roofline (1.0) where absent")
+    assert row["notes"] == (
+        "no list price found: no revenue or margin; no rental quote for this chip: only the scenario "
+        "price; rack size not in hardware: no racks; 25.0% of requests (prompt + output) exceed the "
+        "model's native context; planned as if served; prefill_mfu/decode_mbu missing: the pure "
+        "roofline (1.0) where absent"
+    )
     assert row["beyond_native_context_frac"] == 0.25  # the 256k prompts; DeepSeek-V3's config allows 163,840 positions
     assert row["price_basis"] == "scenario base gpu_usd_per_hour (the lecture's $2/chip-hour in base)"
-    assert plan_row(db, "llama-70b-h100", "on_demand")["price_basis"] == \
-        "median of 1 quote(s) dated 2026-03-01: Lambda"
+    assert plan_row(db, "llama-70b-h100", "on_demand")["price_basis"] == "median of 1 quote(s) dated 2026-03-01: Lambda"
 
 
 # ---------------------------------------------------------------------------- a plan worked by hand
@@ -102,17 +113,24 @@ def test_dollars_per_day_and_margin_by_hand(db):
     assert batch == 21
     step = max(2 * batch * n / (chips * flops), (2 * n + batch * context * kv) / (chips * bw))
     decode_replicas = math.ceil(out / (batch / step))
-    # prefill, one prompt per pass (591 target tokens < the 2,048 new tokens of the short bucket); half of each prompt cached
+    # prefill, one prompt per pass (591 target tokens < the 2,048 new tokens of the short bucket); half of each prompt
+    # cached
     short = max(2 * 2048 * n / (chips * flops), (2 * n + 4096 * kv) / (chips * bw))
     long = max(2 * 131_072 * n / (chips * flops), (2 * n + 262_144 * kv) / (chips * bw))
     prefill_replicas = math.ceil(requests * (0.75 * short + 0.25 * long))
     total_chips = (decode_replicas + prefill_replicas) * chips
     usd_per_day = total_chips * 2.99 * 24
     # revenue: <= 200k prompts at $2 in / $0.20 cached / $12 out, the 256k prompts at the >200k tier $4 / $0.40 / $18
-    per_request = (0.75 * (2048 * 2 + 2048 * 0.2 + n_out * 12) + 0.25 * (131_072 * 4 + 131_072 * 0.4 + n_out * 18)) / 1e6
+    per_request = (
+        0.75 * (2048 * 2 + 2048 * 0.2 + n_out * 12) + 0.25 * (131_072 * 4 + 131_072 * 0.4 + n_out * 18)
+    ) / 1e6
     revenue_per_day = requests * per_request * 86_400
     row = plan_row(db, "llama-70b-h100", "on_demand")
-    assert (row["decode_batch_seqs"], row["decode_replicas"], row["prefill_replicas"]) == (21, decode_replicas, prefill_replicas)
+    assert (row["decode_batch_seqs"], row["decode_replicas"], row["prefill_replicas"]) == (
+        21,
+        decode_replicas,
+        prefill_replicas,
+    )
     assert row["chips"] == total_chips == 15_656
     assert row["usd_per_day"] == pytest.approx(usd_per_day, rel=1e-9)
     assert row["revenue_usd_per_day"] == pytest.approx(revenue_per_day, rel=1e-9)
@@ -120,14 +138,23 @@ def test_dollars_per_day_and_margin_by_hand(db):
     assert row["batch_status"] == "capped by memory at the decode context"
     # power: TDP 700 W x 1.82 x PUE 1.2 per chip; 8-chip nodes; the fixture's H100 rack holds 32
     assert row["facility_power_w"] == pytest.approx(total_chips * 700 * 1.82 * 1.2)
-    assert (row["nodes"], row["racks"]) == (total_chips / 8, math.ceil(decode_replicas * 8 / 32) + math.ceil(prefill_replicas * 8 / 32))
+    assert (row["nodes"], row["racks"]) == (
+        total_chips / 8,
+        math.ceil(decode_replicas * 8 / 32) + math.ceil(prefill_replicas * 8 / 32),
+    )
 
 
 def test_plan_step_equals_the_notebook_api(db):
     """The plan's decode step is what ``econ.physics.decode_step`` gives for the same batch, context and replica."""
     row = plan_row(db, "deepseek-v3-b200")
-    step = decode_step(load_model("DeepSeek-V3", db), load_chip("B200", db), batch=row["decode_batch_seqs"],
-                       context_tokens=row["decode_context_tokens"], number_format="fp8", chips=row["replica_chips"])
+    step = decode_step(
+        load_model("DeepSeek-V3", db),
+        load_chip("B200", db),
+        batch=row["decode_batch_seqs"],
+        context_tokens=row["decode_context_tokens"],
+        number_format="fp8",
+        chips=row["replica_chips"],
+    )
     assert row["decode_step_time_s"] == pytest.approx(step.step_time_s, rel=1e-12)
     assert row["decode_tokens_per_s_per_replica"] == pytest.approx(step.tokens_per_s, rel=1e-12)
 
@@ -144,19 +171,27 @@ def test_speed_target_batch_meets_the_target_unless_memory_caps_it(db):
 
 def test_frontier_covers_every_case_with_more_than_a_thousand_batches(db):
     assert len(PARETO_BATCH) >= 1000 and PARETO_BATCH[0] == 1 and PARETO_BATCH[-1] == 65_536
-    cases = q(db, "select count(distinct (model, chip, number_format)) as n, min(batch_seqs) as b from fleet_pareto").row(0)
+    cases = q(
+        db, "select count(distinct (model, chip, number_format)) as n, min(batch_seqs) as b from fleet_pareto"
+    ).row(0)
     assert cases == (18, 1)  # 3 models x (H100 bf16/fp8, B200 bf16/fp8/fp4, v5e bf16)
     # the kept points are exactly the batches that fit in the replica's HBM at the context
-    row = q(db, "select * from fleet_pareto where model = 'Llama-3.1-70B' and chip = 'H100' and number_format = 'bf16' "
-                "order by batch_seqs")
+    row = q(
+        db,
+        "select * from fleet_pareto where model = 'Llama-3.1-70B' and chip = 'H100' and number_format = 'bf16' "
+        "order by batch_seqs",
+    )
     g, context = row["replica_chips"][0], q(db, "select decode_context_tokens from fleet_plan limit 1")[0, 0]
     fits = math.floor((g * 80e9 - 2 * 70.6e9) / (context * 327_680))
     assert row["batch_seqs"].max() == max(b for b in PARETO_BATCH if b <= fits)
 
 
 def test_frontier_starts_at_the_latency_floor(db):
-    row = q(db, "select * from fleet_pareto where model = 'Llama-3.1-70B' and chip = 'H100' and number_format = 'bf16' "
-                "and batch_seqs = 1").row(0, named=True)
+    row = q(
+        db,
+        "select * from fleet_pareto where model = 'Llama-3.1-70B' and chip = 'H100' and number_format = 'bf16' "
+        "and batch_seqs = 1",
+    ).row(0, named=True)
     context = q(db, "select decode_context_tokens from fleet_plan limit 1")[0, 0]
     floor_s = (2 * 70.6e9 + context * 327_680) / (row["replica_chips"] * 3.35e12)  # weights + one sequence's KV
     assert row["tokens_per_s_per_user"] == pytest.approx(1 / floor_s, rel=1e-12)
@@ -169,7 +204,8 @@ def test_pareto_points_are_not_dominated(db):
     assert optimal.height and dominated.height
     pairs = optimal.join(optimal, how="cross", suffix="_o").filter(
         (pl.col("tokens_per_s_per_user_o") >= pl.col("tokens_per_s_per_user"))
-        & (pl.col("tokens_per_s_per_chip_o") > pl.col("tokens_per_s_per_chip") * (1 + 1e-12)))
+        & (pl.col("tokens_per_s_per_chip_o") > pl.col("tokens_per_s_per_chip") * (1 + 1e-12))
+    )
     assert pairs.height == 0
 
 
@@ -200,10 +236,15 @@ def test_training_tokens_follow_the_token_balance(db):
 
 def test_fleet_split_uses_the_plan_and_the_peak(db):
     plan = plan_row(db, "llama-70b-h100")
-    row = q(db, "select * from training_fleet where deployment = 'llama-70b-h100' and phase = 'pretrain'").row(0, named=True)
+    row = q(db, "select * from training_fleet where deployment = 'llama-70b-h100' and phase = 'pretrain'").row(
+        0, named=True
+    )
     assert row["serving_peak_chips"] == pytest.approx(1.5 * plan["serving_mean_chips"])
-    hours = q(db, "select sum(chip_hours) from training_fleet where deployment = 'llama-70b-h100' and phase in "
-                  "('pretrain', 'rl')")[0, 0]
+    hours = q(
+        db,
+        "select sum(chip_hours) from training_fleet where deployment = 'llama-70b-h100' and phase in "
+        "('pretrain', 'rl')",
+    )[0, 0]
     period_h = 2 * 30 * 24
     assert row["fleet_chips_separate"] == pytest.approx(row["serving_peak_chips"] + hours / period_h)
     assert row["fleet_chips_time_shared"] <= row["fleet_chips_separate"]
@@ -226,24 +267,45 @@ def test_a_scenario_without_deployments_uses_base_s(tmp_path):
     data = copy_data(tmp_path)
     append(data / "scenarios.csv", "cool_site,pue_ratio,1.1,,ratio,,,,a better cooled site,https://example.org")
     built = build_db(data, tmp_path / "econ.duckdb")
-    rows = q(built, "select scenario, deployment_scenario, facility_power_w from fleet_plan where deployment = "
-                    "'deepseek-v3-b200' order by scenario")
-    assert rows["scenario"].to_list() == ["base", "cool_site"] and rows["deployment_scenario"].to_list() == ["base", "base"]
+    rows = q(
+        built,
+        "select scenario, deployment_scenario, facility_power_w from fleet_plan where deployment = "
+        "'deepseek-v3-b200' order by scenario",
+    )
+    assert rows["scenario"].to_list() == ["base", "cool_site"] and rows["deployment_scenario"].to_list() == [
+        "base",
+        "base",
+    ]
     assert rows["facility_power_w"][1] / rows["facility_power_w"][0] == pytest.approx(1.1 / 1.2)
 
 
-@pytest.mark.parametrize(("line", "message"), [
-    ("base,bad,Llama-3.1-70B,H100,fp4,8,balance_multiple,0.01,,,,x,https://example.org",
-     "Error: deployment bad: H100 has no fp4 peak — pick a format the chip has a peak for (bf16, fp8) in data/deployments.csv"),
-    ("base,bad,Llama-3.1-70B,H100,bf16,8,balance_multiple,0.01,,google,,x,https://example.org",
-     "Error: data/deployments.csv:5: column price_model: a price mapping needs both price_provider and price_model — fill both "
-     "(as in prices.provider and prices.model), or leave both blank to match by hf_repo"),
-    ("base,bad,Llama-3.1-70B,H100,bf16,8,balance_multiple,0.9,,,,x,https://example.org",
-     "Error: data/deployments.csv:5: column traffic_share_frac: traffic shares of scenario base add up to 1.06 — each share "
-     "is a fraction of the scenario's tokens_served_per_s; their sum must be <= 1"),
-    ("base,bad,Llama-3.1-70b,H100,bf16,8,balance_multiple,0.01,,,,x,https://example.org",
-     'Error: data/deployments.csv:5: column model: unknown model "Llama-3.1-70b" (not in models) — did you mean Llama-3.1-70B?'),
-])
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (
+            "base,bad,Llama-3.1-70B,H100,fp4,8,balance_multiple,0.01,,,,x,https://example.org",
+            "Error: deployment bad: H100 has no fp4 peak — pick a format the chip has a peak for (bf16, fp8) in "
+            "data/deployments.csv",
+        ),
+        (
+            "base,bad,Llama-3.1-70B,H100,bf16,8,balance_multiple,0.01,,google,,x,https://example.org",
+            "Error: data/deployments.csv:5: column price_model: a price mapping needs both price_provider and "
+            "price_model — fill both "
+            "(as in prices.provider and prices.model), or leave both blank to match by hf_repo",
+        ),
+        (
+            "base,bad,Llama-3.1-70B,H100,bf16,8,balance_multiple,0.9,,,,x,https://example.org",
+            "Error: data/deployments.csv:5: column traffic_share_frac: traffic shares of scenario base add up to "
+            "1.06 — each share "
+            "is a fraction of the scenario's tokens_served_per_s; their sum must be <= 1",
+        ),
+        (
+            "base,bad,Llama-3.1-70b,H100,bf16,8,balance_multiple,0.01,,,,x,https://example.org",
+            'Error: data/deployments.csv:5: column model: unknown model "Llama-3.1-70b" (not in models) — did you '
+            "mean Llama-3.1-70B?",
+        ),
+    ],
+)
 def test_bad_deployments_are_reported(tmp_path, monkeypatch, capsys, line, message):
     data = copy_data(tmp_path)
     append(data / "deployments.csv", line)
@@ -260,8 +322,10 @@ def test_context_shares_must_add_up_to_one(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(econ.build, "ANALYSES", [fleet])
     code = main(["build", "--data", "data", "--db", "out.duckdb", "--no-report", "--cache", "cache"])
     assert (code, capsys.readouterr().err.strip()) == (
-        1, "Error: the context_share_*_tokens_frac assumptions of scenario 'base' add up to 1.1 — make the shares of the "
-           "prompt-length mix add up to 1 in data/scenarios.csv")
+        1,
+        "Error: the context_share_*_tokens_frac assumptions of scenario 'base' add up to 1.1 — make the shares of the "
+        "prompt-length mix add up to 1 in data/scenarios.csv",
+    )
 
 
 # ---------------------------------------------------------------------------- econ fleet
@@ -275,8 +339,25 @@ def run_cli(capsys, *args) -> tuple[int, str, str]:
 
 def test_econ_fleet_prints_a_plan_and_leaves_the_database_alone(db, capsys):
     before = hashlib.sha256(db.read_bytes()).hexdigest()
-    code, out, err = run_cli(capsys, "--db", str(db), "--model", "Llama-3.1-70B", "--chip", "H100", "--tokens-per-s", "2.5e7",
-                             "--replica-chips", "8", "--number-format", "bf16", "--format", "json", "--as-of", "2026-11-30")
+    code, out, err = run_cli(
+        capsys,
+        "--db",
+        str(db),
+        "--model",
+        "Llama-3.1-70B",
+        "--chip",
+        "H100",
+        "--tokens-per-s",
+        "2.5e7",
+        "--replica-chips",
+        "8",
+        "--number-format",
+        "bf16",
+        "--format",
+        "json",
+        "--as-of",
+        "2026-11-30",
+    )
     assert (code, err) == (0, "")
     rows = {r["quantity"]: r["value"] for r in json.loads(out)}
     same = plan_row(db, "llama-70b-h100", "on_demand")
@@ -289,8 +370,21 @@ def test_econ_fleet_prints_a_plan_and_leaves_the_database_alone(db, capsys):
 @pytest.mark.parametrize("k", [10.0, 1000.0])
 def test_econ_fleet_scales_with_traffic(db, capsys, k):
     def chips(tokens):
-        code, out, _ = run_cli(capsys, "--db", str(db), "--model", "gpt-oss-120b", "--chip", "B200", "--tokens-per-s",
-                               str(tokens), "--format", "json", "--as-of", "2026-11-30")
+        code, out, _ = run_cli(
+            capsys,
+            "--db",
+            str(db),
+            "--model",
+            "gpt-oss-120b",
+            "--chip",
+            "B200",
+            "--tokens-per-s",
+            str(tokens),
+            "--format",
+            "json",
+            "--as-of",
+            "2026-11-30",
+        )
         rows = {r["quantity"]: r["value"] for r in json.loads(out)}
         return rows["chips"], rows["facility power"], rows["cost (scenario)"], rows["chips per replica"]
 
@@ -300,18 +394,37 @@ def test_econ_fleet_scales_with_traffic(db, capsys, k):
     assert pk / p1 == pytest.approx(ck / c1) and usdk / usd1 == pytest.approx(ck / c1)
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--model", "Llama-3.1-70b", "--chip", "H100"], "Error: unknown model 'Llama-3.1-70b' (not in models) — did you mean Llama-3.1-70B?"),
-    (["--model", "DeepSeek-V3", "--chip", "B20"], "Error: unknown chip 'B20' (not in hardware) — did you mean B200?"),
-    (["--model", "DeepSeek-V3", "--chip", "B200", "--scenario", "nope"], "Error: no scenario 'nope' — known scenarios: base"),
-    (["--model", "gpt-oss-120b", "--chip", "TPU-v5e", "--number-format", "fp8"],
-     "Error: TPU-v5e has no fp8 peak — pass --number-format bf16"),
-    (["--model", "gpt-oss-120b", "--chip", "B200", "--replica-chips", "0"],
-     "Error: --replica-chips must be at least 1 (got 0) — give the chips per replica, or leave it out to size the replica "
-     "for the batch"),
-    (["--model", "gpt-oss-120b", "--chip", "B200", "--tokens-per-s", "inf"],
-     "Error: --tokens-per-s must be a positive number (got inf) — give the traffic in tokens per second"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--model", "Llama-3.1-70b", "--chip", "H100"],
+            "Error: unknown model 'Llama-3.1-70b' (not in models) — did you mean Llama-3.1-70B?",
+        ),
+        (
+            ["--model", "DeepSeek-V3", "--chip", "B20"],
+            "Error: unknown chip 'B20' (not in hardware) — did you mean B200?",
+        ),
+        (
+            ["--model", "DeepSeek-V3", "--chip", "B200", "--scenario", "nope"],
+            "Error: no scenario 'nope' — known scenarios: base",
+        ),
+        (
+            ["--model", "gpt-oss-120b", "--chip", "TPU-v5e", "--number-format", "fp8"],
+            "Error: TPU-v5e has no fp8 peak — pass --number-format bf16",
+        ),
+        (
+            ["--model", "gpt-oss-120b", "--chip", "B200", "--replica-chips", "0"],
+            "Error: --replica-chips must be at least 1 (got 0) — give the chips per replica, or leave it out to size "
+            "the replica "
+            "for the batch",
+        ),
+        (
+            ["--model", "gpt-oss-120b", "--chip", "B200", "--tokens-per-s", "inf"],
+            "Error: --tokens-per-s must be a positive number (got inf) — give the traffic in tokens per second",
+        ),
+    ],
+)
 def test_econ_fleet_errors(db, capsys, args, message):
     code, out, err = run_cli(capsys, "--db", str(db), "--tokens-per-s", "1e6", *args)
     assert (code, out, err) == (1, "", message)
@@ -326,14 +439,19 @@ def real_db(tmp_path_factory) -> Path:
     db = tmp_path_factory.mktemp("fleet_real") / "econ.duckdb"
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(econ.build, "ANALYSES", [fleet])
-        econ.build.build(data_dir=FIXTURE_DATA.parents[2] / "data", db_path=db, cache_dir=None, reports_dir=None, as_of=AS_OF)
+        econ.build.build(
+            data_dir=FIXTURE_DATA.parents[2] / "data", db_path=db, cache_dir=None, reports_dir=None, as_of=AS_OF
+        )
     return db
 
 
 @pytest.mark.slow
 def test_every_deployment_in_the_data_is_planned_and_priced(real_db):
-    rows = q(real_db, "select deployment, decode_batch_seqs, revenue_usd_per_day, price_match from fleet_plan "
-                      "where scenario = 'base' and price_kind = 'scenario' order by deployment")
+    rows = q(
+        real_db,
+        "select deployment, decode_batch_seqs, revenue_usd_per_day, price_match from fleet_plan "
+        "where scenario = 'base' and price_kind = 'scenario' order by deployment",
+    )
     assert rows.height == 7
     assert rows.filter(pl.col("decode_batch_seqs").is_null() | pl.col("revenue_usd_per_day").is_null()).height == 0
     assert set(rows["price_match"]) == {"as mapped in deployments"}
@@ -345,9 +463,12 @@ def test_every_deployment_in_the_data_is_planned_and_priced(real_db):
 def test_a_memory_capped_step_reads_all_of_hbm(real_db):
     """Lecture a.6: a step that fills HBM takes about capacity / bandwidth ('20 milliseconds on many generations');
     with the scenario's 80% bandwidth utilisation, drain / 0.8. Checked for every plan whose batch memory capped."""
-    rows = q(real_db, "select p.deployment, p.decode_step_time_s, p.decode_batch_seqs, p.memory_max_batch_seqs, "
-                      "h.hbm_capacity_bytes / h.hbm_bandwidth_bytes_per_s as drain_s from fleet_plan as p join hardware as h "
-                      "using (chip) where p.scenario = 'base' and p.price_kind = 'scenario' and p.batch_status like 'capped%'")
+    rows = q(
+        real_db,
+        "select p.deployment, p.decode_step_time_s, p.decode_batch_seqs, p.memory_max_batch_seqs, "
+        "h.hbm_capacity_bytes / h.hbm_bandwidth_bytes_per_s as drain_s from fleet_plan as p join hardware as h "
+        "using (chip) where p.scenario = 'base' and p.price_kind = 'scenario' and p.batch_status like 'capped%'",
+    )
     assert rows.height >= 2
     for r in rows.iter_rows(named=True):
         assert r["decode_step_time_s"] == pytest.approx(r["drain_s"] / 0.8, rel=0.05), r["deployment"]
@@ -360,10 +481,20 @@ def test_a_deepseek_rack_is_near_the_lecture_s_128k_tokens_per_s(real_db):
     from econ.physics import fleet as physics
 
     m, c = load_model("DeepSeek-V3", real_db), load_chip("GB200", real_db)
-    pool = physics.decode_pool(output_tokens_per_s=1.0, batch=2000, context_tokens=32_000, params_total=m.params_total,
-                               params_active=m.params_active, weight_bytes_per_param=1.0,
-                               kv_bytes_per_token=m.kv_bytes_per_token, chips=64, peak_flop_per_s=c.peak_flop_per_s("fp8"),
-                               hbm_bandwidth_bytes_per_s=c.hbm_bandwidth_bytes_per_s, mfu=0.6, mbu=0.8)
+    pool = physics.decode_pool(
+        output_tokens_per_s=1.0,
+        batch=2000,
+        context_tokens=32_000,
+        params_total=m.params_total,
+        params_active=m.params_active,
+        weight_bytes_per_param=1.0,
+        kv_bytes_per_token=m.kv_bytes_per_token,
+        chips=64,
+        peak_flop_per_s=c.peak_flop_per_s("fp8"),
+        hbm_bandwidth_bytes_per_s=c.hbm_bandwidth_bytes_per_s,
+        mfu=0.6,
+        mbu=0.8,
+    )
     assert 0.5 < pool["tokens_per_s_per_replica"] / 128_000 < 2.0
 
 
@@ -371,8 +502,11 @@ def test_a_deepseek_rack_is_near_the_lecture_s_128k_tokens_per_s(real_db):
 def test_the_frontier_covers_every_model_chip_and_format_of_the_data(real_db):
     """Every model with KV bytes x every chip x every format with a peak (the hardware_derived view lists those), each
     with at least one feasible batch and a Pareto front."""
-    counts = q(real_db, "select count(distinct (model, chip, number_format)) as cases, count(distinct (model, chip)) as pairs, "
-                        "count(distinct (model, chip)) filter (where pareto_optimal) as fronts from fleet_pareto").row(0)
+    counts = q(
+        real_db,
+        "select count(distinct (model, chip, number_format)) as cases, count(distinct (model, chip)) as pairs, "
+        "count(distinct (model, chip)) filter (where pareto_optimal) as fronts from fleet_pareto",
+    ).row(0)
     with duckdb.connect(str(real_db), read_only=True) as con:
         models = con.sql("select count(*) from models where kv_bytes_per_token is not null").fetchall()[0][0]
         chip_formats, chips = con.sql("select count(*), count(distinct chip) from hardware_derived").fetchall()[0]
@@ -382,8 +516,21 @@ def test_the_frontier_covers_every_model_chip_and_format_of_the_data(real_db):
 
 @pytest.mark.slow
 def test_econ_fleet_on_the_data_matches_the_price_by_hf_repo(real_db, capsys):
-    code, out, err = run_cli(capsys, "--db", str(real_db), "--model", "DeepSeek-V3", "--chip", "H200", "--tokens-per-s", "1e7",
-                             "--format", "json", "--as-of", "2026-11-30")
+    code, out, err = run_cli(
+        capsys,
+        "--db",
+        str(real_db),
+        "--model",
+        "DeepSeek-V3",
+        "--chip",
+        "H200",
+        "--tokens-per-s",
+        "1e7",
+        "--format",
+        "json",
+        "--as-of",
+        "2026-11-30",
+    )
     assert (code, err) == (0, "")
     rows = {r["quantity"]: r["value"] for r in json.loads(out)}
     assert (rows["sold by"], rows["sold as"]) == ("openrouter", "deepseek/deepseek-chat")
@@ -395,5 +542,6 @@ def test_econ_fleet_refuses_a_database_built_by_other_code(tmp_path, capsys):
     bare = tmp_path / "bare.duckdb"
     duckdb.connect(str(bare)).close()
     assert main(["fleet", "--db", str(bare), "--model", "DeepSeek-V3", "--chip", "B200", "--tokens-per-s", "1e6"]) == 1
-    assert capsys.readouterr().err == (f"Error: {bare} was built by another version of econ — run econ build to "
-                                       "rebuild it with this one\n")
+    assert capsys.readouterr().err == (
+        f"Error: {bare} was built by another version of econ — run econ build to rebuild it with this one\n"
+    )

@@ -16,8 +16,10 @@ from econ.fits.assumptions import from_scenario
 @pytest.fixture(scope="module")
 def inputs(fixture_db):
     with duckdb.connect(str(fixture_db), read_only=True) as con:
-        frames = {t: con.sql(f"select * from {t} order by all").pl() for t in
-                  ("prices", "models", "memory_tiers", "hardware", "scenarios")}
+        frames = {
+            t: con.sql(f"select * from {t} order by all").pl()
+            for t in ("prices", "models", "memory_tiers", "hardware", "scenarios")
+        }
     a = from_scenario(scenarios_from_frame(frames["scenarios"])["base"], frames["hardware"])
     return frames, a
 
@@ -27,8 +29,12 @@ def test_a_long_context_price_rise_moves_the_implied_kv_bytes(inputs):
     slope reading of KV bytes per token doubles; nothing about the unchanged Opus schedule is listed."""
     frames, a = inputs
     old = frames["prices"]
-    new = old.with_columns(pl.when((pl.col("model") == "gemini-3.1-pro-preview") & (pl.col("tier_min_prompt_tokens") > 0))
-                           .then(6.0).otherwise(pl.col("input_usd_per_mtok")).alias("input_usd_per_mtok"))
+    new = old.with_columns(
+        pl.when((pl.col("model") == "gemini-3.1-pro-preview") & (pl.col("tier_min_prompt_tokens") > 0))
+        .then(6.0)
+        .otherwise(pl.col("input_usd_per_mtok"))
+        .alias("input_usd_per_mtok")
+    )
     out = inferred_changes(old, new, frames["models"], frames["memory_tiers"], a)
     kv = out.filter(quantity="kv_slope_bytes_per_token", detail="input")
     assert kv.height == 1 and kv["model"][0] == "gemini-3.1-pro-preview"
@@ -49,10 +55,18 @@ def test_between_dates_uses_the_rows_in_effect(inputs):
     prices = frames["prices"]
     tier = (pl.col("model") == "gemini-3.1-pro-preview") & (pl.col("tier_min_prompt_tokens") > 0)
     rise = date(2026, 6, 1)
-    history = pl.concat([prices.with_columns(pl.when(tier).then(pl.lit(rise)).otherwise(pl.col("to_date")).alias("to_date")),
-                         prices.filter(tier).with_columns(pl.lit(rise).alias("from_date"), pl.lit(6.0).alias("input_usd_per_mtok"))])
-    across = inferred_between(history, date(2026, 3, 1), date(2026, 11, 30), frames["models"], frames["memory_tiers"], a)
+    history = pl.concat(
+        [
+            prices.with_columns(pl.when(tier).then(pl.lit(rise)).otherwise(pl.col("to_date")).alias("to_date")),
+            prices.filter(tier).with_columns(pl.lit(rise).alias("from_date"), pl.lit(6.0).alias("input_usd_per_mtok")),
+        ]
+    )
+    across = inferred_between(
+        history, date(2026, 3, 1), date(2026, 11, 30), frames["models"], frames["memory_tiers"], a
+    )
     kv = across.filter(quantity="kv_slope_bytes_per_token", detail="input")
     assert kv["new_value"][0] / kv["old_value"][0] == pytest.approx(2.0, rel=1e-6)
-    within = inferred_between(history, date(2026, 6, 1), date(2026, 11, 30), frames["models"], frames["memory_tiers"], a)
+    within = inferred_between(
+        history, date(2026, 6, 1), date(2026, 11, 30), frames["models"], frames["memory_tiers"], a
+    )
     assert within.height == 0

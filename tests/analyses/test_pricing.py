@@ -9,15 +9,22 @@ from datetime import date
 import duckdb
 import polars as pl
 import pytest
+from fits.pricing_data import AS_OF, frames
 
 from econ.analyses import ANALYSES, pricing
 from econ.analyses.pricing_tables import COLUMNS, DESCRIPTIONS
 from econ.analyses.runner import run_analyses
-from fits.pricing_data import AS_OF, frames
 
 TABLES = tuple(DESCRIPTIONS)
-ASSUMPTIONS = ("chip", "number_format", "kv_cache_format", "usd_per_chip_hour", "gross_margin_frac", "scenario_interval",
-               "assumptions_defaulted")
+ASSUMPTIONS = (
+    "chip",
+    "number_format",
+    "kv_cache_format",
+    "usd_per_chip_hour",
+    "gross_margin_frac",
+    "scenario_interval",
+    "assumptions_defaulted",
+)
 
 
 def q(db, sql) -> pl.DataFrame:
@@ -35,8 +42,11 @@ def test_fixture_build_writes_every_table_with_comments(fixture_db):
     described = dict(comments.iter_rows())
     for table in TABLES:
         assert described.get(table, "").startswith(DESCRIPTIONS[table][:40]), table
-    columns = q(fixture_db, f"select table_name, column_name, comment from duckdb_columns() "
-                            f"where table_name in ({', '.join(repr(t) for t in TABLES)})")
+    columns = q(
+        fixture_db,
+        f"select table_name, column_name, comment from duckdb_columns() "
+        f"where table_name in ({', '.join(repr(t) for t in TABLES)})",
+    )
     undocumented = columns.filter(pl.col("comment").is_null() | (pl.col("comment") == ""))
     assert undocumented.height == 0, undocumented.rows()
 
@@ -60,13 +70,18 @@ def test_real_data_fills_every_table(real_tables):
         assert all(c in COLUMNS for c in frame.columns), (name, [c for c in frame.columns if c not in COLUMNS])
 
 
-@pytest.mark.parametrize("table", [t for t in TABLES if t not in ("fit_io_market_residuals", "fit_cache_tiers_by_memory_tier")])
+@pytest.mark.parametrize(
+    "table", [t for t in TABLES if t not in ("fit_io_market_residuals", "fit_cache_tiers_by_memory_tier")]
+)
 def test_every_result_table_states_assumptions_and_both_intervals(real_tables, table):
     frame = real_tables[table]
     for column in ASSUMPTIONS:
         assert column in frame.columns and frame[column].null_count() == 0, column
-    has_scenario = any(c.endswith(("_scenario_low_ratio", "_scenario_low_bytes_per_token", "_scenario_low_usd_per_gb_hour"))
-                       or c == "scenario_low" for c in frame.columns)
+    has_scenario = any(
+        c.endswith(("_scenario_low_ratio", "_scenario_low_bytes_per_token", "_scenario_low_usd_per_gb_hour"))
+        or c == "scenario_low"
+        for c in frame.columns
+    )
     assert has_scenario
     assert "fit_interval_kind" in frame.columns or table in ("fit_io_prices", "fit_fast_mode")
 
@@ -76,14 +91,19 @@ def test_one_price_source_per_model(real_tables):
         frame = real_tables[table]
         if "pooled" in frame.columns:
             frame = frame.filter(~pl.col("pooled"))
-        per_model = frame.group_by("name_key").agg(pl.struct("price_source", "price_provider", "price_model").n_unique())
+        per_model = frame.group_by("name_key").agg(
+            pl.struct("price_source", "price_provider", "price_model").n_unique()
+        )
         assert per_model.filter(pl.col("price_source") > 1).height == 0, table
 
 
 def test_fit_io_prices_flags_the_lecture_inconsistency_for_frontier_models(real_tables):
     """Gemini 3.1 Pro: rho = 6 with its 200k threshold as L* gives a batch below B*0 at the scenario (lecture f.3)."""
-    row = real_tables["fit_io_prices"].filter((pl.col("price_model") == "gemini-3.1-pro-preview")
-                                              & (pl.col("variant") == "standard")).row(0, named=True)
+    row = (
+        real_tables["fit_io_prices"]
+        .filter((pl.col("price_model") == "gemini-3.1-pro-preview") & (pl.col("variant") == "standard"))
+        .row(0, named=True)
+    )
     assert row["output_over_input_ratio"] == pytest.approx(6.0)
     assert row["critical_context_source"] == "price_tier_threshold"
     assert row["batch_over_balance_ratio"] < 1 and row["lecture_f3_check"].startswith("batch below")

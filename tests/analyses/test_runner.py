@@ -30,7 +30,9 @@ def test_second_run_is_restored_from_cache_with_comments(tmp_path):
     second = run_analyses(con, [module], as_of=date(2026, 1, 1), cache_dir=tmp_path, code_hash="c")
     assert (first, second, len(calls)) == ({"demo": "ran"}, {"demo": "cached"}, 1)
     assert con.execute("select total from result").fetchall() == [(3,)]
-    assert con.execute("select comment from duckdb_columns() where table_name = 'result'").fetchall() == [("Sum [units]",)]
+    assert con.execute("select comment from duckdb_columns() where table_name = 'result'").fetchall() == [
+        ("Sum [units]",)
+    ]
 
 
 def test_changed_input_code_or_date_reruns(tmp_path):

@@ -1,4 +1,5 @@
-"""Scenarios: a scenario inherits base's assumptions and overrides some; lookups fail with messages people can act on."""
+"""Scenarios: a scenario inherits base's assumptions and overrides some; lookups fail with messages people can act
+on."""
 
 from __future__ import annotations
 
@@ -39,11 +40,23 @@ def test_alternatives_are_split_and_trimmed(scenarios):
     assert scenarios["base"].assumption("serving_chip").alternatives == ("H100", "B200")
 
 
-@pytest.mark.parametrize(("call", "message"), [
-    (lambda s: s["no_such"], "scenario 'dwarkesh_50_50' has no assumption 'no_such' — add a row 'base,no_such,…' to data/scenarios.csv"),
-    (lambda s: s["serving_chip"], "assumption 'serving_chip' of scenario 'dwarkesh_50_50' is categorical (GB200) — use Scenario.text()"),
-    (lambda s: s.text("gpu_usd_per_hour"), "assumption 'gpu_usd_per_hour' of scenario 'dwarkesh_50_50' is numeric — use scenario[name]"),
-])
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda s: s["no_such"],
+            "scenario 'dwarkesh_50_50' has no assumption 'no_such' — add a row 'base,no_such,…' to data/scenarios.csv",
+        ),
+        (
+            lambda s: s["serving_chip"],
+            "assumption 'serving_chip' of scenario 'dwarkesh_50_50' is categorical (GB200) — use Scenario.text()",
+        ),
+        (
+            lambda s: s.text("gpu_usd_per_hour"),
+            "assumption 'gpu_usd_per_hour' of scenario 'dwarkesh_50_50' is numeric — use scenario[name]",
+        ),
+    ],
+)
 def test_lookup_errors(scenarios, call, message):
     with pytest.raises(EconError) as e:
         call(scenarios["dwarkesh_50_50"])

@@ -21,8 +21,15 @@ from econ.physics import decode_step, load_chip, load_model
 
 FIXTURE_DATA = Path(__file__).resolve().parents[1] / "fixtures" / "data"
 AS_OF = date(2026, 11, 30)
-TABLES = ("serving_curves", "serving_summary", "serving_sparsity", "network_ratios", "attention_crossover",
-          "memory_tier_costs", "fast_mode_identity")
+TABLES = (
+    "serving_curves",
+    "serving_summary",
+    "serving_sparsity",
+    "network_ratios",
+    "attention_crossover",
+    "memory_tier_costs",
+    "fast_mode_identity",
+)
 
 
 @pytest.fixture(scope="module")
@@ -46,24 +53,40 @@ def test_every_table_is_written_with_comments(served):
         comments = dict(con.execute("select table_name, comment from duckdb_tables()").fetchall())
         for table in TABLES:
             assert comments[table] and "Grain:" in comments[table]
-        assert con.execute("select comment from duckdb_columns() where table_name = 'serving_curves' "
-                           "and column_name = 'decode_step_time_s'").fetchone()[0].startswith("Decode step, lower bound")
+        assert (
+            con.execute(
+                "select comment from duckdb_columns() where table_name = 'serving_curves' "
+                "and column_name = 'decode_step_time_s'"
+            )
+            .fetchone()[0]
+            .startswith("Decode step, lower bound")
+        )
 
 
 def test_curves_grain(served):
     """3 models x (H100 bf16/fp8, B200 bf16/fp8/fp4, v5e bf16) x 17 batches x 11 contexts, one row each."""
-    counts = q(served, "select count(*) as n, count(distinct (model, chip, number_format)) as cases, "
-                       "min(batch_seqs) as b0, max(batch_seqs) as b1, min(context_tokens) as c0, max(context_tokens) as c1, "
-                       "count(distinct (model, chip, number_format, batch_seqs, context_tokens)) as keys from serving_curves").row(0)
+    counts = q(
+        served,
+        "select count(*) as n, count(distinct (model, chip, number_format)) as cases, "
+        "min(batch_seqs) as b0, max(batch_seqs) as b1, min(context_tokens) as c0, max(context_tokens) as c1, "
+        "count(distinct (model, chip, number_format, batch_seqs, context_tokens)) as keys from serving_curves",
+    ).row(0)
     assert counts == (18 * 17 * 11, 18, 1, 65_536, 1_024, 1_048_576, 18 * 17 * 11)
-    formats = q(served, "select chip, list(distinct number_format order by number_format) as f from serving_curves group by chip order by chip")
+    formats = q(
+        served,
+        "select chip, list(distinct number_format order by number_format) as f from serving_curves group by chip "
+        "order by chip",
+    )
     assert formats.rows() == [("B200", ["bf16", "fp4", "fp8"]), ("H100", ["bf16", "fp8"]), ("TPU-v5e", ["bf16"])]
 
 
 def test_a_curve_point_equals_the_notebook_api(served):
     """Second code path: the table's point equals decode_step on the Model/Chip loaded from the same database."""
-    row = q(served, "select * from serving_curves where model = 'DeepSeek-V3' and chip = 'H100' and number_format = 'fp8' "
-                    "and batch_seqs = 256 and context_tokens = 8192").row(0, named=True)
+    row = q(
+        served,
+        "select * from serving_curves where model = 'DeepSeek-V3' and chip = 'H100' and number_format = 'fp8' "
+        "and batch_seqs = 256 and context_tokens = 8192",
+    ).row(0, named=True)
     with duckdb.connect(str(served), read_only=True) as con:
         model, chip = load_model("DeepSeek-V3", db=con), load_chip("H100", db=con)
     step = decode_step(model, chip, batch=256, context_tokens=8192, number_format="fp8", usd_per_chip_hour=2.0)
@@ -75,20 +98,26 @@ def test_a_curve_point_equals_the_notebook_api(served):
 
 def test_fits_flag_agrees_with_summary_max_batch(served):
     """Cross-table: at 8,192 context a batch fits exactly when it is <= the summary's max batch at 8k."""
-    bad = q(served, """
+    bad = q(
+        served,
+        """
         select c.model, c.chip, c.number_format, c.batch_seqs
         from serving_curves c join serving_summary s using (model, chip, number_format)
-        where c.context_tokens = 8192 and c.fits_in_memory <> (c.batch_seqs <= s.max_batch_at_8k_seqs)""")
+        where c.context_tokens = 8192 and c.fits_in_memory <> (c.batch_seqs <= s.max_batch_at_8k_seqs)""",
+    )
     assert bad.height == 0
 
 
 def test_summary_agrees_with_hardware_derived_view(served):
     """The lead's hardware_derived view (SQL) and the Python R and drain time agree on every chip and format."""
-    joined = q(served, """
+    joined = q(
+        served,
+        """
         select s.chip, s.number_format, s.critical_batch_ratio, v.critical_batch_ratio as view_r,
                s.hbm_drain_time_s, v.hbm_drain_time_s as view_drain,
                s.scale_up_effective_bandwidth_bytes_per_s, v.scale_up_hbm_bandwidth_bytes_per_s as view_w_eff
-        from serving_summary s join hardware_derived v using (chip, number_format)""")
+        from serving_summary s join hardware_derived v using (chip, number_format)""",
+    )
     assert joined.height == q(served, "select count(*) as n from serving_summary").item()
     np.testing.assert_allclose(joined["critical_batch_ratio"], joined["view_r"], rtol=1e-12)
     np.testing.assert_allclose(joined["hbm_drain_time_s"], joined["view_drain"], rtol=1e-12)
@@ -129,7 +158,8 @@ def test_network_uses_stored_bandwidths(served):
 
 
 def test_attention_crossover_for_llama(served):
-    """Llama-3.1-70B: 4 x 64 heads x 128 x 80 layers per cached token vs 2 x 70.6e9 -> ~54k tokens (reference h.1: ~50k)."""
+    """Llama-3.1-70B: 4 x 64 heads x 128 x 80 layers per cached token vs 2 x 70.6e9 -> ~54k tokens (reference h.1:
+    ~50k)."""
     row = q(served, "select * from attention_crossover where model = 'Llama-3.1-70B'").row(0, named=True)
     assert row["crossover_context_tokens"] == pytest.approx(2 * 70.6e9 / (4 * 64 * 128 * 80))
 
@@ -142,31 +172,57 @@ def test_memory_tiers_one_cheapest_per_hold_time(served):
 
 
 def test_memory_tier_costs_by_hand(served):
-    """DeepSeek-V3 (37B active, 61 x 576 x 2 = 70,272 B of KV per token) held for an hour (lecture g.2), from the fixture's
-    tiers at the scenario's $2/chip-hour: recompute is a B200 bf16 forward pass, 2 x 37e9 / 2.25e15 s; DDR (2 TB, 200 GB/s,
+    """DeepSeek-V3 (37B active, 61 x 576 x 2 = 70,272 B of KV per token) held for an hour (lecture g.2), from the
+    fixture's
+    tiers at the scenario's $2/chip-hour: recompute is a B200 bf16 forward pass, 2 x 37e9 / 2.25e15 s; DDR (2 TB, 200
+    GB/s,
     $0.50/h) costs its read time once plus its capacity share per second; HBM (80 GB, $2/h) only its capacity share."""
     kv, per_s = 61 * 576 * 2, 1e6 / 3600  # bytes per token; $/MTok per ($/h x s)
-    expected = {"recompute": 2 * 37e9 / 2.25e15 * 2.0 * per_s,
-                "ddr": (kv / 2e11 + kv / 2e12 * 3600) * 0.5 * per_s,
-                "hbm": kv / 80e9 * 3600 * 2.0 * per_s}
-    rows = q(served, "select mechanism, cost_usd_per_mtok, cheapest from memory_tier_costs where model = 'DeepSeek-V3' "
-                     "and hold_time_s = 3600")
+    expected = {
+        "recompute": 2 * 37e9 / 2.25e15 * 2.0 * per_s,
+        "ddr": (kv / 2e11 + kv / 2e12 * 3600) * 0.5 * per_s,
+        "hbm": kv / 80e9 * 3600 * 2.0 * per_s,
+    }
+    rows = q(
+        served,
+        "select mechanism, cost_usd_per_mtok, cheapest from memory_tier_costs where model = 'DeepSeek-V3' "
+        "and hold_time_s = 3600",
+    )
     assert dict(zip(rows["mechanism"], rows["cost_usd_per_mtok"])) == pytest.approx(expected, rel=1e-9)
     assert rows.filter(pl.col("cheapest"))["mechanism"].to_list() == ["ddr"]  # 0.0176 against recompute's 0.0183
     # DDR's hold cost overtakes recompute after (recompute - DDR read) / DDR hold rate = 3,734 s: a day is recompute's
-    day = q(served, "select mechanism from memory_tier_costs where model = 'DeepSeek-V3' and cheapest and hold_time_s > 86400 "
-                    "group by all")
+    day = q(
+        served,
+        "select mechanism from memory_tier_costs where model = 'DeepSeek-V3' and cheapest and hold_time_s > 86400 "
+        "group by all",
+    )
     assert day["mechanism"].to_list() == ["recompute"]
 
 
 def test_streamed_chunks_give_the_same_table():
     """A grid written chunk by chunk (tiny chunks) equals the one written in large chunks."""
-    models = pl.DataFrame({"model": ["a", "b"], "params_total": [1e11, 7e9], "params_active": [1e10, 7e9],
-                           "kv_bytes_per_token": [7e4, None], "kv_window_bytes_per_sequence": [0.0, 0.0],
-                           "sliding_window_tokens": [None, None]})
-    hardware = pl.DataFrame({"chip": ["X"], "peak_bf16_flop_per_s": [1e15], "peak_fp8_flop_per_s": [2e15],
-                             "peak_fp4_flop_per_s": [None], "peak_int8_op_per_s": [None], "hbm_capacity_bytes": [8e10],
-                             "hbm_bandwidth_bytes_per_s": [3e12], "scale_up_domain_chips": [8]})
+    models = pl.DataFrame(
+        {
+            "model": ["a", "b"],
+            "params_total": [1e11, 7e9],
+            "params_active": [1e10, 7e9],
+            "kv_bytes_per_token": [7e4, None],
+            "kv_window_bytes_per_sequence": [0.0, 0.0],
+            "sliding_window_tokens": [None, None],
+        }
+    )
+    hardware = pl.DataFrame(
+        {
+            "chip": ["X"],
+            "peak_bf16_flop_per_s": [1e15],
+            "peak_fp8_flop_per_s": [2e15],
+            "peak_fp4_flop_per_s": [None],
+            "peak_int8_op_per_s": [None],
+            "hbm_capacity_bytes": [8e10],
+            "hbm_bandwidth_bytes_per_s": [3e12],
+            "scale_up_domain_chips": [8],
+        }
+    )
     cases = serving.cases(models, hardware)
     big = pl.concat(list(serving.curve_frames(cases, usd_per_chip_hour=2.0, mfu=1.0, mbu=1.0)))
     small = list(serving.curve_frames(cases, usd_per_chip_hour=2.0, mfu=1.0, mbu=1.0, max_points=187))
@@ -175,26 +231,32 @@ def test_streamed_chunks_give_the_same_table():
 
 
 def test_scenario_efficiencies_and_kv_format_are_applied(tmp_path):
-    """prefill_mfu and decode_mbu in the base scenario divide the compute and memory terms; kv_cache_format fp8 halves KV."""
+    """prefill_mfu and decode_mbu in the base scenario divide the compute and memory terms; kv_cache_format fp8 halves
+    KV."""
     data = tmp_path / "data"
     shutil.copytree(FIXTURE_DATA, data)
     with open(data / "scenarios.csv", "a") as f:
-        f.write('base,prefill_mfu,0.5,,fraction,,,,test,https://example.org\n')
-        f.write('base,decode_mbu,0.8,,fraction,,,,test,https://example.org\n')
-        f.write('base,kv_cache_format,,fp8,format,,,,test,https://example.org\n')
+        f.write("base,prefill_mfu,0.5,,fraction,,,,test,https://example.org\n")
+        f.write("base,decode_mbu,0.8,,fraction,,,,test,https://example.org\n")
+        f.write("base,kv_cache_format,,fp8,format,,,,test,https://example.org\n")
     db = tmp_path / "e.duckdb"
     build(data_dir=data, db_path=db, cache_dir=None, reports_dir=None, as_of=AS_OF)
     with duckdb.connect(str(db)) as con:
         if "serving_curves" not in {r[0] for r in con.execute("select table_name from duckdb_tables()").fetchall()}:
             run_analyses(con, [serving], as_of=AS_OF, cache_dir=None)
-        row = con.sql("select decode_compute_time_s, decode_memory_time_s from serving_curves where model = 'Llama-3.1-70B' "
-                      "and chip = 'H100' and number_format = 'bf16' and batch_seqs = 1 and context_tokens = 1024").fetchall()[0]
+        row = con.sql(
+            "select decode_compute_time_s, decode_memory_time_s from serving_curves where model = 'Llama-3.1-70B' "
+            "and chip = 'H100' and number_format = 'bf16' and batch_seqs = 1 and context_tokens = 1024"
+        ).fetchall()[0]
         eff = con.sql("select mfu_frac, mbu_frac from serving_summary limit 1").fetchall()[0]
-        balance = con.sql("select balance_batch_achieved_seqs, critical_context_achieved_tokens, critical_context_tokens "
-                          "from serving_summary where model = 'Llama-3.1-70B' and chip = 'H100' and number_format = 'bf16'"
-                          ).fetchall()[0]
-        bounds = con.sql("select batch_seqs, decode_bound from serving_curves where model = 'Llama-3.1-70B' and chip = 'H100' "
-                         "and number_format = 'bf16' and context_tokens = 4096 order by batch_seqs").fetchall()
+        balance = con.sql(
+            "select balance_batch_achieved_seqs, critical_context_achieved_tokens, critical_context_tokens "
+            "from serving_summary where model = 'Llama-3.1-70B' and chip = 'H100' and number_format = 'bf16'"
+        ).fetchall()[0]
+        bounds = con.sql(
+            "select batch_seqs, decode_bound from serving_curves where model = 'Llama-3.1-70B' and chip = 'H100' "
+            "and number_format = 'bf16' and context_tokens = 4096 order by batch_seqs"
+        ).fetchall()
     assert eff == (0.5, 0.8)
     assert row[0] == pytest.approx(2 * 70.6e9 / (2 * 989.4e12 * 0.5))
     assert row[1] == pytest.approx((70.6e9 * 2 + 1024 * 327_680 / 2) / (2 * 3.35e12 * 0.8))
@@ -204,17 +266,21 @@ def test_scenario_efficiencies_and_kv_format_are_applied(tmp_path):
     assert balance[0] == pytest.approx(989.4e12 / 3.35e12 * 0.5 / 0.8)
     assert balance[1] == pytest.approx(2 * 70.6e9 * 3.35e12 * 0.8 / (989.4e12 * 0.5 * 163_840))
     assert balance[2] < 4096 < balance[1]
-    assert [b for b, bound in bounds if bound == "compute"] == [2.0 ** k for k in range(11, 17)]
+    assert [b for b, bound in bounds if bound == "compute"] == [2.0**k for k in range(11, 17)]
 
 
 def test_sparsity_and_weights_agree_with_model_derived_view(served):
     """The lead's model_derived view (SQL) and the Python sparsities and weight bytes agree on every model."""
-    joined = q(served, """
+    joined = q(
+        served,
+        """
         select s.model, s.sparsity_param_ratio, v.sparsity_param_ratio as view_params,
                coalesce(s.sparsity_expert_ratio, -1) as experts, coalesce(v.sparsity_expert_ratio, -1) as view_experts,
-               (select weight_bytes from serving_summary w where w.model = s.model and w.number_format = 'fp8' limit 1) as fp8,
+               (select weight_bytes from serving_summary w where w.model = s.model and w.number_format = 'fp8' limit 1)
+               as fp8,
                v.weight_fp8_bytes as view_fp8
-        from serving_sparsity s join model_derived v using (model)""")
+        from serving_sparsity s join model_derived v using (model)""",
+    )
     assert joined.height == 3
     np.testing.assert_allclose(joined["sparsity_param_ratio"], joined["view_params"], rtol=1e-12)
     np.testing.assert_allclose(joined["experts"], joined["view_experts"], rtol=1e-12)
@@ -222,19 +288,28 @@ def test_sparsity_and_weights_agree_with_model_derived_view(served):
 
 
 def scenario_with(**texts) -> Scenario:
-    return Scenario("base", {n: Assumption(n, None, t, "format", None, None, (), "test", "https://example.org")
-                             for n, t in texts.items()})
+    return Scenario(
+        "base",
+        {n: Assumption(n, None, t, "format", None, None, (), "test", "https://example.org") for n, t in texts.items()},
+    )
 
 
 def test_format_assumptions_are_checked_not_guessed():
     """A scenario's weight_format / kv_cache_format typo is an error naming the assumption, never a silent bf16."""
     assert serving.format_assumption(scenario_with(), "weight_format", "bf16") == "bf16"
     assert serving.format_assumption(scenario_with(weight_format="fp8"), "weight_format", "bf16") == "fp8"
-    with pytest.raises(EconError, match=r"^scenario 'base' sets weight_format to 'fp6', not a number format econ can use "
-                                        r"here — use one of bf16, fp8, int8, fp4 in data/scenarios.csv$"):
+    with pytest.raises(
+        EconError,
+        match=r"^scenario 'base' sets weight_format to 'fp6', not a number format econ can use "
+        r"here — use one of bf16, fp8, int8, fp4 in data/scenarios.csv$",
+    ):
         serving.format_assumption(scenario_with(weight_format="fp6"), "weight_format", "bf16")
     hardware = pl.DataFrame({"chip": ["X"], "peak_bf16_flop_per_s": [1e15], "peak_int8_op_per_s": [None]})
-    with pytest.raises(EconError, match=r"^scenario serving_chip X has no int8 peak \(the scenario's weight_format\) — set "
-                                        r"weight_format to a format the chip has a peak for in data/scenarios.csv$"):
-        memory_tier_table(pl.DataFrame(), hardware, pl.DataFrame(), chip="X", usd_per_chip_hour=2.0, mfu=1.0,
-                          number_format="int8")
+    with pytest.raises(
+        EconError,
+        match=r"^scenario serving_chip X has no int8 peak \(the scenario's weight_format\) — set "
+        r"weight_format to a format the chip has a peak for in data/scenarios.csv$",
+    ):
+        memory_tier_table(
+            pl.DataFrame(), hardware, pl.DataFrame(), chip="X", usd_per_chip_hour=2.0, mfu=1.0, number_format="int8"
+        )

@@ -20,8 +20,15 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURE_DATA = REPO / "tests" / "fixtures" / "data"
 EXTERNAL_POINTS = REPO.parent / "shared" / "external" / "chinchilla_svg_extracted_data.csv"
 AS_OF = date(2026, 11, 30)
-TABLES = ("scaling_law_fits", "scaling_law_residuals", "compute_optimal", "token_balance", "token_balance_sensitivity",
-          "sardana_optimum", "overtraining")
+TABLES = (
+    "scaling_law_fits",
+    "scaling_law_residuals",
+    "compute_optimal",
+    "token_balance",
+    "token_balance_sensitivity",
+    "sardana_optimum",
+    "overtraining",
+)
 
 
 def build_training_only(data_dir: Path, db: Path, cache: Path | None) -> econ.build.BuildResult:
@@ -49,9 +56,15 @@ def q(db: Path, sql: str, params: list | None = None) -> pl.DataFrame:
 
 
 def test_every_table_and_column_is_described(db):
-    missing = q(db, "select table_name, column_name from duckdb_columns() where table_name in "
-                    f"({', '.join(repr(t) for t in TABLES)}) and (comment is null or comment = '')")
-    tables = q(db, f"select table_name, comment from duckdb_tables() where table_name in ({', '.join(repr(t) for t in TABLES)})")
+    missing = q(
+        db,
+        "select table_name, column_name from duckdb_columns() where table_name in "
+        f"({', '.join(repr(t) for t in TABLES)}) and (comment is null or comment = '')",
+    )
+    tables = q(
+        db,
+        f"select table_name, comment from duckdb_tables() where table_name in ({', '.join(repr(t) for t in TABLES)})",
+    )
     assert missing.height == 0, missing
     assert sorted(tables["table_name"]) == sorted(TABLES)
     assert all("Grain: one row per" in c for c in tables["comment"])
@@ -59,9 +72,19 @@ def test_every_table_and_column_is_described(db):
 
 def test_fit_rows(db):
     fits = q(db, "select * from scaling_law_fits order by law")
-    assert fits["law"].to_list() == ["besiroglu_2024", "hoffmann_2022", "hoffmann_2022_unrounded", "refit_hoffmann_2022_fig4"]
+    assert fits["law"].to_list() == [
+        "besiroglu_2024",
+        "hoffmann_2022",
+        "hoffmann_2022_unrounded",
+        "refit_hoffmann_2022_fig4",
+    ]
     refit = fits.row(3, named=True)
-    assert (refit["kind"], refit["status"], refit["n_bootstrap"], refit["huber_delta"]) == ("refit", "ok", training.N_BOOTSTRAP, 1e-3)
+    assert (refit["kind"], refit["status"], refit["n_bootstrap"], refit["huber_delta"]) == (
+        "refit",
+        "ok",
+        training.N_BOOTSTRAP,
+        1e-3,
+    )
     assert (refit["n_points"], refit["n_dropped_points"]) == (60, 5)  # fixture: 65 points
     assert fits.row(0, named=True)["alpha_exponent_se"] == 0.02  # Besiroglu et al.'s published SE
     # the refit minimises the objective, so no published law scores lower on the same points
@@ -71,24 +94,32 @@ def test_fit_rows(db):
 def test_compute_optimal_closed_form_and_numerical_agree(db):
     worst = q(db, "select max(numerical_rel_diff_frac) from compute_optimal").item()
     assert worst < 1e-6
-    row = q(db, "select * from compute_optimal where law = 'besiroglu_2024' order by abs(ln(compute_flop / 5.88e23)) limit 1")
+    row = q(
+        db,
+        "select * from compute_optimal where law = 'besiroglu_2024' order by abs(ln(compute_flop / 5.88e23)) limit 1",
+    )
     assert 15 < row["tokens_per_param_ratio"].item() < 25  # ≈20 tokens/param at Chinchilla scale (70B, 1.4T)
 
 
 def balance(db, scenario="base") -> dict[str, tuple[float, float, float]]:
-    rows = q(db, "select quantity, central_value, low_value, high_value from token_balance where scenario = ?", [scenario])
+    rows = q(
+        db, "select quantity, central_value, low_value, high_value from token_balance where scenario = ?", [scenario]
+    )
     return {r[0]: r[1:] for r in rows.iter_rows()}
 
 
-@pytest.mark.parametrize("quantity, expected, rel", [
-    ("lab_inference_tokens", 2.592e15, 1e-9),  # 5e8 tok/s × 2 months (Dwarkesh: 2.59e15)
-    ("inference_tokens", 2.592e14, 1e-9),  # ÷ 10 models
-    ("chinchilla_tokens", 2e12, 1e-12),  # 20 × 1e11
-    ("alpha_ratio", 1.48, 0.01),  # (4/6)/0.45
-    ("beta_ratio", 1.01, 0.01),  # (2/6)/0.33
-    ("overtraining_ratio", 131, 0.01),  # ≈130 with D_pre ≈ D_inf ("≈100")
-    ("pretrain_cost_frac", 1 / 3, 1e-9),
-])
+@pytest.mark.parametrize(
+    "quantity, expected, rel",
+    [
+        ("lab_inference_tokens", 2.592e15, 1e-9),  # 5e8 tok/s × 2 months (Dwarkesh: 2.59e15)
+        ("inference_tokens", 2.592e14, 1e-9),  # ÷ 10 models
+        ("chinchilla_tokens", 2e12, 1e-12),  # 20 × 1e11
+        ("alpha_ratio", 1.48, 0.01),  # (4/6)/0.45
+        ("beta_ratio", 1.01, 0.01),  # (2/6)/0.33
+        ("overtraining_ratio", 131, 0.01),  # ≈130 with D_pre ≈ D_inf ("≈100")
+        ("pretrain_cost_frac", 1 / 3, 1e-9),
+    ],
+)
 def test_the_lectures_chain_from_the_table(db, quantity, expected, rel):
     central, low, high = balance(db)[quantity]
     assert central == pytest.approx(expected, rel=rel)
@@ -124,29 +155,43 @@ SENSITIVITY = [  # assumption raised → direction of the quantity (lecture §e;
 
 @pytest.mark.parametrize("assumption, quantity, direction", SENSITIVITY)
 def test_sensitivity_directions(db, assumption, quantity, direction):
-    row = q(db, "select * from token_balance_sensitivity where scenario = 'base' and assumption = ? and quantity = ?",
-            [assumption, quantity]).row(0, named=True)
+    row = q(
+        db,
+        "select * from token_balance_sensitivity where scenario = 'base' and assumption = ? and quantity = ?",
+        [assumption, quantity],
+    ).row(0, named=True)
     assert row["direction"] == direction
     assert row["swing_decades"] == pytest.approx(abs(np.log10(row["value_at_high"] / row["value_at_low"])))
 
 
 def test_sensitivity_brackets_the_central_value_and_stays_inside_the_interval(db):
-    sens = q(db, "select s.*, b.low_value, b.high_value from token_balance_sensitivity s join token_balance b "
-                 "using (scenario, quantity)")
+    sens = q(
+        db,
+        "select s.*, b.low_value, b.high_value from token_balance_sensitivity s join token_balance b "
+        "using (scenario, quantity)",
+    )
     lo = pl.min_horizontal("value_at_low", "value_at_high")
     hi = pl.max_horizontal("value_at_low", "value_at_high")
-    bad = sens.filter((lo > pl.col("central_value") * (1 + 1e-12)) | (hi < pl.col("central_value") * (1 - 1e-12))
-                      | (lo < pl.col("low_value") * (1 - 1e-12)) | (hi > pl.col("high_value") * (1 + 1e-12)))
+    bad = sens.filter(
+        (lo > pl.col("central_value") * (1 + 1e-12))
+        | (hi < pl.col("central_value") * (1 - 1e-12))
+        | (lo < pl.col("low_value") * (1 - 1e-12))
+        | (hi > pl.col("high_value") * (1 + 1e-12))
+    )
     assert bad.height == 0, bad
 
 
 def test_sardana_direction_in_the_table(db):
     """More inference demand → smaller N, more tokens per parameter (every law, form, target)."""
-    opt = q(db, "select * from sardana_optimum where method = 'optimum' and demand_source = 'grid' and inference_tokens > 0 "
-                "order by law, form, reference_params, inference_tokens")
+    opt = q(
+        db,
+        "select * from sardana_optimum where method = 'optimum' and demand_source = 'grid' and inference_tokens > 0 "
+        "order by law, form, reference_params, inference_tokens",
+    )
     steps = opt.group_by("law", "form", "reference_params", maintain_order=True).agg(
         (pl.col("params").diff() < 0).all().alias("n_falls"),
-        (pl.col("tokens_per_param_ratio").diff() > 0).all().alias("tpp_rises"))
+        (pl.col("tokens_per_param_ratio").diff() > 0).all().alias("tpp_rises"),
+    )
     assert steps["n_falls"].all() and steps["tpp_rises"].all()
 
 
@@ -158,10 +203,13 @@ def test_the_heuristic_never_beats_the_optimum(db):
     assert scenario["inference_tokens"].unique().to_list() == [pytest.approx(2.592e14)]
 
 
-@pytest.mark.parametrize("model, per_active, factor, per_total", [
-    ("DeepSeek-V3", 400.0, 20.0, 14.8e12 / 671e9),  # 14.8T tokens, 37B active / 671B total (DeepSeek-V3 report)
-    ("Llama-3.1-70B", 15e12 / 70.6e9, 15e12 / 70.6e9 / 20, 15e12 / 70.6e9),  # 15T tokens (Meta), dense
-])
+@pytest.mark.parametrize(
+    "model, per_active, factor, per_total",
+    [
+        ("DeepSeek-V3", 400.0, 20.0, 14.8e12 / 671e9),  # 14.8T tokens, 37B active / 671B total (DeepSeek-V3 report)
+        ("Llama-3.1-70B", 15e12 / 70.6e9, 15e12 / 70.6e9 / 20, 15e12 / 70.6e9),  # 15T tokens (Meta), dense
+    ],
+)
 def test_overtraining_of_real_models(db, model, per_active, factor, per_total):
     row = q(db, "select * from overtraining where model = ?", [model]).row(0, named=True)
     assert row["tokens_per_active_param_ratio"] == pytest.approx(per_active)
@@ -183,7 +231,9 @@ def test_rebuild_with_unchanged_inputs_restores_from_cache(tmp_path):
     second = build_training_only(data, tmp_path / "b.duckdb", cache)
     assert (first.analyses, second.analyses) == ({"training": "ran"}, {"training": "cached"})
     for table in TABLES:
-        assert q(tmp_path / "a.duckdb", f"select * from {table}").equals(q(tmp_path / "b.duckdb", f"select * from {table}"))
+        assert q(tmp_path / "a.duckdb", f"select * from {table}").equals(
+            q(tmp_path / "b.duckdb", f"select * from {table}")
+        )
     points = data / "scaling_law_points.csv"
     points.write_text("".join(points.read_text().splitlines(keepends=True)[:-1]))  # one point fewer
     assert build_training_only(data, tmp_path / "c.duckdb", cache).analyses == {"training": "ran"}
@@ -193,11 +243,15 @@ def test_a_missing_assumption_is_an_error_for_people(tmp_path):
     data = tmp_path / "data"
     shutil.copytree(FIXTURE_DATA, data)
     sc = data / "scenarios.csv"
-    sc.write_text("".join(line for line in sc.read_text().splitlines(keepends=True) if ",frontier_active_params," not in line))
+    sc.write_text(
+        "".join(line for line in sc.read_text().splitlines(keepends=True) if ",frontier_active_params," not in line)
+    )
     with pytest.raises(EconError) as err:
         build_training_only(data, tmp_path / "x.duckdb", None)
-    assert str(err.value) == ("scenario 'base' has no assumption 'frontier_active_params' — "
-                              "add a row 'base,frontier_active_params,…' to data/scenarios.csv")
+    assert str(err.value) == (
+        "scenario 'base' has no assumption 'frontier_active_params' — "
+        "add a row 'base,frontier_active_params,…' to data/scenarios.csv"
+    )
 
 
 def test_shipped_points_are_epochs_file_unchanged():
@@ -218,14 +272,23 @@ def test_on_the_shipped_data(tmp_path):
     build_training_only(REPO / "data", path, None)
     refit = q(path, "select * from scaling_law_fits where kind = 'refit'").row(0, named=True)
     assert refit["status"] == "ok" and refit["n_points"] == 240
-    for col, published, se in [("e_nats_per_token", 1.8172, 0.03), ("a_coef", 482.01, 124.58), ("b_coef", 2085.43, 1293.23),
-                               ("alpha_exponent", 0.3478, 0.02), ("beta_exponent", 0.3658, 0.02)]:
+    for col, published, se in [
+        ("e_nats_per_token", 1.8172, 0.03),
+        ("a_coef", 482.01, 124.58),
+        ("b_coef", 2085.43, 1293.23),
+        ("alpha_exponent", 0.3478, 0.02),
+        ("beta_exponent", 0.3658, 0.02),
+    ]:
         assert abs(refit[col] - published) < se
     assert balance(path)["overtraining_ratio"][0] == pytest.approx(131, rel=0.01)
     # the refit's bootstrap band of N_opt at Chinchilla's budget (70B x 1.4T) holds Epoch's published optimum and
     # not Hoffmann et al.'s rounded-constant one (Besiroglu et al.'s point), and its tokens/param band holds ~20
-    opt = {r["law"]: r for r in q(path, "select * from compute_optimal where abs(ln(compute_flop / 5.88e23)) < 0.12")
-           .iter_rows(named=True)}
+    opt = {
+        r["law"]: r
+        for r in q(path, "select * from compute_optimal where abs(ln(compute_flop / 5.88e23)) < 0.12").iter_rows(
+            named=True
+        )
+    }
     band = opt[refit["law"]]
     assert band["params_low"] < band["params"] < band["params_high"]
     assert band["params_low"] < opt["besiroglu_2024"]["params"] < band["params_high"]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import polars as pl
 import pytest
-
-import dataclasses
 
 from econ.analyses.scenario import scenarios_from_frame
 from econ.errors import EconError
@@ -67,8 +67,9 @@ def test_propagate_rows_matches_propagate():
     a = frames()["assumptions"]
     x = np.array([1.0, 2.0, 1.0, np.nan, 2.0])
     direct = a.propagate(lambda hw, gross_margin_frac: x * (1 - gross_margin_frac), ("gross_margin_frac",))
-    rows = a.propagate_rows(lambda hw, cols, gross_margin_frac: cols["x"] * (1 - gross_margin_frac), ("gross_margin_frac",),
-                            {"x": x})
+    rows = a.propagate_rows(
+        lambda hw, cols, gross_margin_frac: cols["x"] * (1 - gross_margin_frac), ("gross_margin_frac",), {"x": x}
+    )
     np.testing.assert_allclose(rows.low, direct.low)
     np.testing.assert_allclose(rows.high, direct.high)
     assert pl.Series(rows.central).is_nan().to_list() == [False, False, False, True, False]
@@ -86,22 +87,42 @@ def edited_base(edits: dict[str, dict | None]):
     return dataclasses.replace(base, assumptions=assumptions)
 
 
-@pytest.mark.parametrize(("edits", "message"), [
-    ({"gpu_usd_per_hour": None},
-     "scenario 'base' has no gpu_usd_per_hour — add a row 'base,gpu_usd_per_hour,…' to data/scenarios.csv"),
-    ({"serving_chip": None}, "scenario 'base' has no serving_chip — add a row 'base,serving_chip,…' to data/scenarios.csv"),
-    ({"serving_chip": {"alternatives": ("H100", "H1OO")}},
-     "scenario chip 'H1OO' (serving_chip or its alternatives) is not in the hardware table — add it to "
-     "data/hardware.csv or fix the name in data/scenarios.csv"),
-    ({"weight_format": {"alternatives": ("bf16", "fp44")}},
-     "scenario 'base' lists 'fp44' in weight_format, not a number format econ can use here — use one of bf16, fp8, "
-     "int8, fp4 in data/scenarios.csv (value or alternatives)"),
-    ({"kv_cache_format": {"text": "fp9"}},
-     "scenario 'base' lists 'fp9' in kv_cache_format, not a number format econ can use here — use one of "
-     "fp32, bf16, fp16, fp8, int8, fp4, int4 in data/scenarios.csv (value or alternatives)"),
-    ({"serving_chip": {"text": "H100", "alternatives": ()}, "weight_format": {"text": "fp4", "alternatives": ()}},
-     "the scenario chip H100 has no fp4 peak — pick another weight_format or serving_chip"),
-])
+@pytest.mark.parametrize(
+    ("edits", "message"),
+    [
+        (
+            {"gpu_usd_per_hour": None},
+            "scenario 'base' has no gpu_usd_per_hour — add a row 'base,gpu_usd_per_hour,…' to data/scenarios.csv",
+        ),
+        (
+            {"serving_chip": None},
+            "scenario 'base' has no serving_chip — add a row 'base,serving_chip,…' to data/scenarios.csv",
+        ),
+        (
+            {"serving_chip": {"alternatives": ("H100", "H1OO")}},
+            "scenario chip 'H1OO' (serving_chip or its alternatives) is not in the hardware table — add it to "
+            "data/hardware.csv or fix the name in data/scenarios.csv",
+        ),
+        (
+            {"weight_format": {"alternatives": ("bf16", "fp44")}},
+            "scenario 'base' lists 'fp44' in weight_format, not a number format econ can use here — use one of bf16, "
+            "fp8, "
+            "int8, fp4 in data/scenarios.csv (value or alternatives)",
+        ),
+        (
+            {"kv_cache_format": {"text": "fp9"}},
+            "scenario 'base' lists 'fp9' in kv_cache_format, not a number format econ can use here — use one of "
+            "fp32, bf16, fp16, fp8, int8, fp4, int4 in data/scenarios.csv (value or alternatives)",
+        ),
+        (
+            {
+                "serving_chip": {"text": "H100", "alternatives": ()},
+                "weight_format": {"text": "fp4", "alternatives": ()},
+            },
+            "the scenario chip H100 has no fp4 peak — pick another weight_format or serving_chip",
+        ),
+    ],
+)
 def test_bad_scenarios_are_errors_for_people(edits, message):
     with pytest.raises(EconError) as err:
         from_scenario(edited_base(edits), frames()["hardware"])

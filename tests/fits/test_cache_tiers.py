@@ -13,19 +13,38 @@ import pytest
 from econ.fits import cache_tiers as cache
 from fits.pricing_data import frames
 
-ANTHROPIC = {"input_usd_per_mtok": 5.0, "cache_read_usd_per_mtok": 0.5, "cache_write_5m_usd_per_mtok": 6.25,
-             "cache_write_1h_usd_per_mtok": 10.0, "cache_write_12h_usd_per_mtok": None, "cache_storage_usd_per_mtok_hour": None}
+ANTHROPIC = {
+    "input_usd_per_mtok": 5.0,
+    "cache_read_usd_per_mtok": 0.5,
+    "cache_write_5m_usd_per_mtok": 6.25,
+    "cache_write_1h_usd_per_mtok": 10.0,
+    "cache_write_12h_usd_per_mtok": None,
+    "cache_storage_usd_per_mtok_hour": None,
+}
 
 
 def price_rows(**overrides) -> pl.DataFrame:
-    row = {"price_source": "hand", "price_provider": "anthropic", "price_model": "claude-opus-4-6", "name_key": "claude-opus-4-6",
-           "variant": "standard", **ANTHROPIC, "params_active": 1e11, "params_total": None, "kv_bytes_per_token": 2048.0,
-           "tier_threshold_tokens": None, **overrides}
-    return pl.DataFrame([row], schema_overrides={k: pl.Float64 for k in (*ANTHROPIC, "params_total", "tier_threshold_tokens")})
+    row = {
+        "price_source": "hand",
+        "price_provider": "anthropic",
+        "price_model": "claude-opus-4-6",
+        "name_key": "claude-opus-4-6",
+        "variant": "standard",
+        **ANTHROPIC,
+        "params_active": 1e11,
+        "params_total": None,
+        "kv_bytes_per_token": 2048.0,
+        "tier_threshold_tokens": None,
+        **overrides,
+    }
+    return pl.DataFrame(
+        [row], schema_overrides={k: pl.Float64 for k in (*ANTHROPIC, "params_total", "tier_threshold_tokens")}
+    )
 
 
 def test_anthropic_hold_prices_by_hand():
-    """5 min: (6.25 - 5)/(5/60 h) = $15/MTok-hour; 1 h: (10 - 5)/1 h = $5/MTok-hour; cache price = premium + 0.5 read."""
+    """5 min: (6.25 - 5)/(5/60 h) = $15/MTok-hour; 1 h: (10 - 5)/1 h = $5/MTok-hour; cache price = premium + 0.5
+    read."""
     items = cache.cache_items(price_rows()).sort("hold_time_s")
     assert items["cache_item"].to_list() == ["write_5m", "write_1h"]
     assert items["hold_price_usd_per_mtok_hour"].to_list() == pytest.approx([15.0, 5.0])
@@ -42,7 +61,11 @@ def test_per_gb_hour_with_the_lecture_layout_by_hand():
     kv = 2048.0 * a.kv_scale
     margin = a.central["gross_margin_frac"]
     assert out["hold_cost_usd_per_gb_hour"] == pytest.approx(15.0 * (1 - margin) / 1e6 / kv * 1e9)
-    assert out["hold_cost_scenario_low_usd_per_gb_hour"] <= out["hold_cost_usd_per_gb_hour"] <= out["hold_cost_scenario_high_usd_per_gb_hour"]
+    assert (
+        out["hold_cost_scenario_low_usd_per_gb_hour"]
+        <= out["hold_cost_usd_per_gb_hour"]
+        <= out["hold_cost_scenario_high_usd_per_gb_hour"]
+    )
     assert out["fit_interval_kind"] == "not a fit"
 
 
@@ -54,16 +77,25 @@ def test_write_not_above_input_implies_no_hold_price():
 
 
 def test_storage_price_is_a_hold_price_per_hour():
-    items = cache.cache_items(price_rows(cache_write_5m_usd_per_mtok=None, cache_write_1h_usd_per_mtok=None,
-                                         cache_storage_usd_per_mtok_hour=4.5))
+    items = cache.cache_items(
+        price_rows(
+            cache_write_5m_usd_per_mtok=None, cache_write_1h_usd_per_mtok=None, cache_storage_usd_per_mtok_hour=4.5
+        )
+    )
     assert items.row(0, named=True)["cache_item"] == "storage_1h"
     assert items["hold_price_usd_per_mtok_hour"].to_list() == [4.5]
 
 
 def test_closed_models_get_one_row_per_kv_reading():
-    slope = pl.DataFrame({"name_key": ["claude-opus-4-6"], "slope_usd_per_mtok_per_mtok_context": [5.0],
-                          "slope_fit_low_usd_per_mtok_per_mtok_context": [-np.inf],
-                          "slope_fit_high_usd_per_mtok_per_mtok_context": [np.inf], "fit_interval_kind": ["none"]})
+    slope = pl.DataFrame(
+        {
+            "name_key": ["claude-opus-4-6"],
+            "slope_usd_per_mtok_per_mtok_context": [5.0],
+            "slope_fit_low_usd_per_mtok_per_mtok_context": [-np.inf],
+            "slope_fit_high_usd_per_mtok_per_mtok_context": [np.inf],
+            "fit_interval_kind": ["none"],
+        }
+    )
     frame = cache.with_kv_methods(cache.cache_items(price_rows(kv_bytes_per_token=None)), slope)
     assert sorted(set(frame["kv_method"])) == ["crossover", "slope"]
     assert set(frame.filter(pl.col("kv_method") == "crossover")["crossover_source"]) == {"lecture L* = 200k (no tiers)"}
@@ -105,7 +137,9 @@ def test_drain_time_rule_and_cheapest_tier(compared):
 def test_no_usable_item_still_has_the_kv_method_column():
     """A schedule whose only cache write is not above the input price (status write_not_above_input) gives no
     KV reading, but the frame keeps ``kv_method`` so rows of other statuses stack under it (found by econ diff)."""
-    empty = pl.DataFrame({"name_key": ["x"], "kv_bytes_per_token": [None], "params_active": [None]},
-                         schema={"name_key": pl.String, "kv_bytes_per_token": pl.Float64, "params_active": pl.Float64}).clear()
+    empty = pl.DataFrame(
+        {"name_key": ["x"], "kv_bytes_per_token": [None], "params_active": [None]},
+        schema={"name_key": pl.String, "kv_bytes_per_token": pl.Float64, "params_active": pl.Float64},
+    ).clear()
     out = cache.with_kv_methods(empty, None)
     assert out.height == 0 and out.schema["kv_method"] == pl.String

@@ -15,7 +15,9 @@ from econ.physics import scaling_laws as sl
 
 REPO = Path(__file__).resolve().parents[2]
 EXTERNAL_POINTS = REPO.parent / "shared" / "external" / "chinchilla_svg_extracted_data.csv"
-EPOCH_LOG_PARAMS = np.array([6.17795598, 7.64273236, 0.59711196, 0.34781303, 0.36585412])  # their baseline fit (a, b, e, α, β)
+EPOCH_LOG_PARAMS = np.array(
+    [6.17795598, 7.64273236, 0.59711196, 0.34781303, 0.36585412]
+)  # their baseline fit (a, b, e, α, β)
 
 
 def epoch_points():
@@ -87,7 +89,7 @@ def test_batched_bootstrap_matches_scipy_per_resample():
     for k in range(counts.shape[0]):
         idx = np.repeat(np.arange(ln_n.size), counts[k].astype(int))
 
-        def f(t):
+        def f(t, idx=idx):
             v, g = ch.objective_and_gradient(t[None], ln_n[idx], ln_d[idx], ln_l[idx], np.ones(idx.size))
             return v[0], g[0]
 
@@ -97,7 +99,7 @@ def test_batched_bootstrap_matches_scipy_per_resample():
         assert batched[k][3:] == pytest.approx(ref.x[3:], abs=2e-3)  # α, β
 
 
-@pytest.mark.parametrize("law", [sl.BESIROGLU_2024, sl.HOFFMANN_2022_UNROUNDED], ids=lambda l: l.name)
+@pytest.mark.parametrize("law", [sl.BESIROGLU_2024, sl.HOFFMANN_2022_UNROUNDED], ids=lambda law: law.name)
 def test_synthetic_round_trip_without_noise(law):
     """Losses generated from a known law at the real (N, D) points are fitted back to that law."""
     n, d, _ = epoch_points()
@@ -138,7 +140,9 @@ def test_a_bootstrap_of_barely_enough_points_is_underdetermined():
     n, d, loss = epoch_points()
     fit = ch.fit_chinchilla(n[:11], d[:11], loss[:11], n_bootstrap=200)
     assert (fit.n_points, fit.status) == (6, "underdetermined")
-    assert "bootstrap resamples of 6 points hold no more distinct points than the law has parameters" in fit.status_detail
+    assert (
+        "bootstrap resamples of 6 points hold no more distinct points than the law has parameters" in fit.status_detail
+    )
 
 
 def test_a_term_the_data_cannot_see_is_rank_deficient():
@@ -150,25 +154,40 @@ def test_a_term_the_data_cannot_see_is_rank_deficient():
     assert "A/N^alpha" in fit.status_detail or "exponent collapsed" in fit.status_detail
 
 
-@pytest.mark.parametrize("args, message", [
-    (([1e9, 2e9], [1e10], [3.0, 2.9]), "params, tokens and loss differ in length (2, 1, 2) — pass one value of each per training run"),
-    (([1e9, -2e9], [1e10, 2e10], [3.0, 2.9]),
-     "1 point(s) with a missing, zero or negative value (first at index 1) — params, tokens and loss must all be positive numbers"),
-    (([1e9, 2e9], [1e10, np.nan], [3.0, 2.9]),
-     "1 point(s) with a missing, zero or negative value (first at index 1) — params, tokens and loss must all be positive numbers"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ([1e9, 2e9], [1e10], [3.0, 2.9]),
+            "params, tokens and loss differ in length (2, 1, 2) — pass one value of each per training run",
+        ),
+        (
+            ([1e9, -2e9], [1e10, 2e10], [3.0, 2.9]),
+            "1 point(s) with a missing, zero or negative value (first at index 1) — params, tokens and loss must all "
+            "be positive numbers",
+        ),
+        (
+            ([1e9, 2e9], [1e10, np.nan], [3.0, 2.9]),
+            "1 point(s) with a missing, zero or negative value (first at index 1) — params, tokens and loss must all "
+            "be positive numbers",
+        ),
+    ],
+)
 def test_bad_input_raises_a_fit_error(args, message):
     with pytest.raises(FitError) as err:
         ch.fit_chinchilla(*args)
     assert str(err.value) == message
 
 
-@pytest.mark.parametrize("loss, n_drop, kept", [
-    ([3.0, 5.0, 2.0, 4.0], 1, [True, False, True, True]),
-    ([3.0, 5.0, 2.0, 4.0], 2, [True, False, True, False]),
-    ([3.0, 5.0], 0, [True, True]),
-    ([3.0, 5.0], 2, [False, False]),
-])
+@pytest.mark.parametrize(
+    "loss, n_drop, kept",
+    [
+        ([3.0, 5.0, 2.0, 4.0], 1, [True, False, True, True]),
+        ([3.0, 5.0, 2.0, 4.0], 2, [True, False, True, False]),
+        ([3.0, 5.0], 0, [True, True]),
+        ([3.0, 5.0], 2, [False, False]),
+    ],
+)
 def test_highest_loss_mask(loss, n_drop, kept):
     assert ch.highest_loss_mask(loss, n_drop).tolist() == kept
 

@@ -16,14 +16,16 @@ from econ.physics import roofline
 from econ.units import SECONDS_PER_HOUR
 from fits.pricing_data import frames, hand_prices
 
-
 # ---------------------------------------------------------------------------- the lecture's worked example
 
 
-@pytest.mark.parametrize(("critical_ratio", "weight_bytes", "expected"), [
-    (300.0, 1.0, 1_666.7),  # lecture f.1: "(1/300) * 1e11 / 2e5 = 1,667 bytes"
-    (300.0, 0.5, 833.3),  # lecture-math f.1 precision caveat: FP4 weights
-])
+@pytest.mark.parametrize(
+    ("critical_ratio", "weight_bytes", "expected"),
+    [
+        (300.0, 1.0, 1_666.7),  # lecture f.1: "(1/300) * 1e11 / 2e5 = 1,667 bytes"
+        (300.0, 0.5, 833.3),  # lecture-math f.1 precision caveat: FP4 weights
+    ],
+)
 def test_crossover_reading_reproduces_the_lecture(critical_ratio, weight_bytes, expected):
     result = ct.kv_bytes_at_crossover(critical_ratio, weight_bytes, 1e11, 200_000)
     assert result == pytest.approx(expected, abs=0.1)
@@ -39,19 +41,31 @@ def test_usd_per_kv_byte_is_price_over_bandwidth():
 
 def schedule(thresholds, max_input, prices, *, provider="p", model="m", variant="standard", source="hand"):
     n = len(thresholds)
-    return pl.DataFrame({"price_source": [source] * n, "price_provider": [provider] * n, "price_model": [model] * n,
-                         "variant": [variant] * n, "tier_min_prompt_tokens": thresholds,
-                         "max_input_tokens": [max_input] * n, "input_usd_per_mtok": prices,
-                         "output_usd_per_mtok": [6.0 * p for p in prices], "cache_read_usd_per_mtok": [None] * n},
-                        schema_overrides={"cache_read_usd_per_mtok": pl.Float64})
+    return pl.DataFrame(
+        {
+            "price_source": [source] * n,
+            "price_provider": [provider] * n,
+            "price_model": [model] * n,
+            "variant": [variant] * n,
+            "tier_min_prompt_tokens": thresholds,
+            "max_input_tokens": [max_input] * n,
+            "input_usd_per_mtok": prices,
+            "output_usd_per_mtok": [6.0 * p for p in prices],
+            "cache_read_usd_per_mtok": [None] * n,
+        },
+        schema_overrides={"cache_read_usd_per_mtok": pl.Float64},
+    )
 
 
-@pytest.mark.parametrize(("rule", "expected"), [
-    ("midpoint", [100_000, (200_000 + 1_048_576) / 2]),
-    ("lower", [0, 200_000]),
-    ("upper", [200_000, 1_048_576]),
-    ("geometric", [np.sqrt(1_000 * 200_000), np.sqrt(200_000 * 1_048_576)]),
-])
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        ("midpoint", [100_000, (200_000 + 1_048_576) / 2]),
+        ("lower", [0, 200_000]),
+        ("upper", [200_000, 1_048_576]),
+        ("geometric", [np.sqrt(1_000 * 200_000), np.sqrt(200_000 * 1_048_576)]),
+    ],
+)
 def test_representative_context_rules_on_gemini_edges(rule, expected):
     """Gemini 3.1 Pro's published edges: 0-200k and 200k-1,048,576 (max_input_tokens)."""
     out = ct.representative_contexts(schedule([0, 200_000], 1_048_576, [2.0, 4.0]))
@@ -62,7 +76,9 @@ def test_missing_max_input_leaves_the_top_tier_without_a_midpoint():
     out = ct.representative_contexts(schedule([0, 200_000], None, [2.0, 4.0]))
     assert out["context_midpoint_tokens"].to_list() == [100_000, None]
     fits = ct.fit_schedules(schedule([0, 200_000], None, [2.0, 4.0]), rules=("midpoint", "lower"))
-    status = dict(zip(fits.filter(pl.col("component") == "input")["rule"], fits.filter(pl.col("component") == "input")["status"]))
+    status = dict(
+        zip(fits.filter(pl.col("component") == "input")["rule"], fits.filter(pl.col("component") == "input")["status"])
+    )
     assert status == {"midpoint": "underdetermined", "lower": "exact"}
 
 
@@ -121,12 +137,26 @@ def test_implied_kv_carries_fit_and_scenario_intervals():
     a = frames()["assumptions"]
     prices = roofline_tier_prices(tier_grid())
     fits = ct.fit_schedules(synthetic(prices[None, :]), rules=("midpoint",)).with_columns(
-        pl.lit(None, dtype=pl.Float64).alias("params_active"), pl.lit(None, dtype=pl.Float64).alias("kv_bytes_per_token"))
+        pl.lit(None, dtype=pl.Float64).alias("params_active"),
+        pl.lit(None, dtype=pl.Float64).alias("kv_bytes_per_token"),
+    )
     out = ct.implied_kv(fits, a).filter(pl.col("component") == "input").row(0, named=True)
-    assert out["kv_slope_fit_low_bytes_per_token"] < out["kv_slope_bytes_per_token"] < out["kv_slope_fit_high_bytes_per_token"]
-    assert out["kv_slope_scenario_low_bytes_per_token"] < out["kv_slope_bytes_per_token"] < out["kv_slope_scenario_high_bytes_per_token"]
+    assert (
+        out["kv_slope_fit_low_bytes_per_token"]
+        < out["kv_slope_bytes_per_token"]
+        < out["kv_slope_fit_high_bytes_per_token"]
+    )
+    assert (
+        out["kv_slope_scenario_low_bytes_per_token"]
+        < out["kv_slope_bytes_per_token"]
+        < out["kv_slope_scenario_high_bytes_per_token"]
+    )
     assert out["params_active_source"] == "scenario frontier_active_params"
-    assert out["kv_crossover_scenario_low_bytes_per_token"] < out["kv_crossover_bytes_per_token"] < out["kv_crossover_scenario_high_bytes_per_token"]
+    assert (
+        out["kv_crossover_scenario_low_bytes_per_token"]
+        < out["kv_crossover_bytes_per_token"]
+        < out["kv_crossover_scenario_high_bytes_per_token"]
+    )
 
 
 # ---------------------------------------------------------------------------- real rows
@@ -141,8 +171,13 @@ def real_table():
 
 
 def row(table, model, component="output", rule="midpoint", variant="standard"):
-    match = table.filter((pl.col("price_model") == model) & (pl.col("component") == component) & (pl.col("rule") == rule)
-                         & (pl.col("variant") == variant) & ~pl.col("pooled"))
+    match = table.filter(
+        (pl.col("price_model") == model)
+        & (pl.col("component") == component)
+        & (pl.col("rule") == rule)
+        & (pl.col("variant") == variant)
+        & ~pl.col("pooled")
+    )
     assert match.height == 1, f"{model}: {match.height} rows"
     return match.row(0, named=True)
 
@@ -191,16 +226,28 @@ def test_open_weight_tiered_models_report_implied_over_true(real_table):
 
 def test_openai_pool_is_one_plausible_relative_slope(real_table):
     """OpenAI's >272k tiers are uniformly 2x input: with the lower rule kappa = (2 - 1)/0.272 per million tokens."""
-    pool = real_table.filter(pl.col("pooled") & (pl.col("price_provider") == "openai") & (pl.col("component") == "input")
-                             & (pl.col("rule") == "lower")).row(0, named=True)
+    pool = real_table.filter(
+        pl.col("pooled")
+        & (pl.col("price_provider") == "openai")
+        & (pl.col("component") == "input")
+        & (pl.col("rule") == "lower")
+    ).row(0, named=True)
     assert pool["pool_plausible"] and pool["pool_model_count"] >= 5
     assert pool["uplift_per_mtok_context_frac"] == pytest.approx(1.0 / 0.272, rel=1e-6)
     assert pool["status"] == "ok"
 
 
 def test_every_row_states_its_assumptions(real_table):
-    for column in ("chip", "number_format", "kv_cache_format", "usd_per_chip_hour", "gross_margin_frac", "rule",
-                   "scenario_interval", "price_source"):
+    for column in (
+        "chip",
+        "number_format",
+        "kv_cache_format",
+        "usd_per_chip_hour",
+        "gross_margin_frac",
+        "rule",
+        "scenario_interval",
+        "price_source",
+    ):
         assert real_table[column].null_count() == 0, column
     assert set(real_table["rule"]) == set(ct.RULES)
     hw = frames()["assumptions"]
@@ -212,5 +259,11 @@ def test_slope_conversion_uses_assumptions_by_hand(real_table):
     a = frames()["assumptions"]
     r = row(real_table, "claude-sonnet-4-5")
     k = 7.5 / ((200_000 + 1_000_000) / 2 - 100_000) * 1e6 / 1e12  # $/token per context token
-    by_hand = k * (1 - a.central["gross_margin_frac"]) * 8e12 * a.central["decode_mbu"] / (a.central["usd_per_chip_hour"] / SECONDS_PER_HOUR)
+    by_hand = (
+        k
+        * (1 - a.central["gross_margin_frac"])
+        * 8e12
+        * a.central["decode_mbu"]
+        / (a.central["usd_per_chip_hour"] / SECONDS_PER_HOUR)
+    )
     assert r["kv_slope_bytes_per_token"] == pytest.approx(by_hand, rel=1e-9)

@@ -17,12 +17,22 @@ from fits.pricing_data import FIXTURE_DATA, frames
 
 
 def variant_row(m, s, *, threshold=None, n_act=None, n_tot=None, kv=None):
-    return pl.DataFrame({"output_usd_per_mtok": [25.0 * m], "standard_output_usd_per_mtok": [25.0],
-                         "input_usd_per_mtok": [5.0 * m], "standard_input_usd_per_mtok": [5.0], "speed_ratio": [s],
-                         "params_active": [n_act], "params_total": [n_tot], "kv_bytes_per_token": [kv],
-                         "tier_threshold_tokens": [threshold]},
-                        schema_overrides={c: pl.Float64 for c in ("params_active", "params_total", "kv_bytes_per_token",
-                                                                  "tier_threshold_tokens")})
+    return pl.DataFrame(
+        {
+            "output_usd_per_mtok": [25.0 * m],
+            "standard_output_usd_per_mtok": [25.0],
+            "input_usd_per_mtok": [5.0 * m],
+            "standard_input_usd_per_mtok": [5.0],
+            "speed_ratio": [s],
+            "params_active": [n_act],
+            "params_total": [n_tot],
+            "kv_bytes_per_token": [kv],
+            "tier_threshold_tokens": [threshold],
+        },
+        schema_overrides={
+            c: pl.Float64 for c in ("params_active", "params_total", "kv_bytes_per_token", "tier_threshold_tokens")
+        },
+    )
 
 
 def test_claude_fast_mode_real_row_gives_15x():
@@ -54,8 +64,14 @@ def test_round_trip_from_physics_batches():
     chip = Chip("GB200", hbm_capacity_bytes=186e9, hbm_bandwidth_bytes_per_s=8e12, peak_fp8_flop_per_s=5e15)
     model = Model("m", params_total=6.71e11, params_active=3.7e10, kv_bytes_per_token=70_272 * a.kv_scale)
     c = a.central
-    kw = dict(number_format="fp8", chips=72, mfu=c["prefill_mfu"], mbu=c["decode_mbu"], usd_per_chip_hour=2.0,
-              context_tokens=c["context_tokens"] / 64)  # short context so the KV term does not swamp the weights
+    kw = dict(
+        number_format="fp8",
+        chips=72,
+        mfu=c["prefill_mfu"],
+        mbu=c["decode_mbu"],
+        usd_per_chip_hour=2.0,
+        context_tokens=c["context_tokens"] / 64,
+    )  # short context so the KV term does not swamp the weights
     b0_star = balance(model, chip, number_format="fp8").balance_batch_params
     base = decode_step(model, chip, batch=3 * b0_star, **kw)
     fast = decode_step(model, chip, batch=3 * b0_star / 15, **kw)
@@ -72,10 +88,20 @@ def test_round_trip_from_physics_batches():
 
 def test_standard_price_at_a_tier_the_standard_schedule_lacks():
     """A fast 200k tier is compared with the standard price that applies there: the base tier if flat."""
-    prices = pl.DataFrame({"source": ["hand"] * 3, "provider": ["a"] * 3, "model": ["x"] * 3,
-                           "variant": ["standard", "fast", "fast"], "tier_min_prompt_tokens": [0, 0, 200_000],
-                           "input_usd_per_mtok": [5.0, 30.0, 60.0], "output_usd_per_mtok": [25.0, 150.0, 225.0]})
-    out = fast_mode.with_standard_prices(prices.filter(pl.col("variant") == "fast"), prices).sort("tier_min_prompt_tokens")
+    prices = pl.DataFrame(
+        {
+            "source": ["hand"] * 3,
+            "provider": ["a"] * 3,
+            "model": ["x"] * 3,
+            "variant": ["standard", "fast", "fast"],
+            "tier_min_prompt_tokens": [0, 0, 200_000],
+            "input_usd_per_mtok": [5.0, 30.0, 60.0],
+            "output_usd_per_mtok": [25.0, 150.0, 225.0],
+        }
+    )
+    out = fast_mode.with_standard_prices(prices.filter(pl.col("variant") == "fast"), prices).sort(
+        "tier_min_prompt_tokens"
+    )
     assert out["standard_tier_min_prompt_tokens"].to_list() == [0, 0]
     assert out["standard_output_usd_per_mtok"].to_list() == [25.0, 25.0]
 
@@ -89,15 +115,21 @@ def test_no_speed_multiple_is_listed_not_solved():
     assert missing.height >= 1 and missing["batch_ratio"].null_count() == missing.height
     solved = out.filter(pl.col("status") == "ok")
     assert solved["solved"].all()
-    assert (solved["baseline_batch_over_balance_scenario_low_ratio"] <= solved["baseline_batch_over_balance_ratio"]).all()
+    assert (
+        solved["baseline_batch_over_balance_scenario_low_ratio"] <= solved["baseline_batch_over_balance_ratio"]
+    ).all()
 
 
 def test_a_long_context_tier_row_is_read_inside_its_tier():
     """A >200k fast row is billed only for prompts above 200k, so its L/L* uses 200k, not the 32k scenario context.
     With L* = the 200k threshold (closed model), the base row has L/L* = 32k/200k and the tier row 200k/200k = 1."""
     a = frames()["assumptions"]
-    rows = pl.concat([variant_row(6.0, 2.5, threshold=200_000.0).with_columns(pl.lit(tier).alias("tier_min_prompt_tokens"))
-                      for tier in (0, 200_000)])
+    rows = pl.concat(
+        [
+            variant_row(6.0, 2.5, threshold=200_000.0).with_columns(pl.lit(tier).alias("tier_min_prompt_tokens"))
+            for tier in (0, 200_000)
+        ]
+    )
     out = fast_mode.implied(rows, a)
     context = a.central["context_tokens"]
     assert out["context_used_tokens"].to_list() == [max(context, 0), 200_000.0]

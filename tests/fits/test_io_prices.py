@@ -15,8 +15,13 @@ from econ.fits import io_prices as io
 from econ.physics import Chip, Model, balance, decode_step, prefill_step
 from fits.pricing_data import frames
 
-CHIP = Chip("GB200-like", hbm_capacity_bytes=186e9, hbm_bandwidth_bytes_per_s=8e12, peak_bf16_flop_per_s=2.5e15,
-            peak_fp8_flop_per_s=5e15)
+CHIP = Chip(
+    "GB200-like",
+    hbm_capacity_bytes=186e9,
+    hbm_bandwidth_bytes_per_s=8e12,
+    peak_bf16_flop_per_s=2.5e15,
+    peak_fp8_flop_per_s=5e15,
+)
 MODEL = Model("DeepSeek-V3-like", params_total=6.71e11, params_active=3.7e10, kv_bytes_per_token=70_272)
 
 
@@ -32,8 +37,9 @@ def test_closed_form_inverts_the_physics_step_costs(batch, context):
     b = balance(MODEL, CHIP, number_format="fp8")
     implied = io.implied_batch_over_balance(rho, context / b.critical_context_tokens, mfu=mfu, mbu=mbu)
     assert implied * b.balance_batch_params == pytest.approx(batch, rel=1e-9)
-    assert io.price_ratio_roofline(batch / b.balance_batch_params, context / b.critical_context_tokens,
-                                   mfu=mfu, mbu=mbu) == pytest.approx(rho, rel=1e-9)
+    assert io.price_ratio_roofline(
+        batch / b.balance_batch_params, context / b.critical_context_tokens, mfu=mfu, mbu=mbu
+    ) == pytest.approx(rho, rel=1e-9)
 
 
 def test_lecture_f3_numbers_by_hand():
@@ -41,7 +47,9 @@ def test_lecture_f3_numbers_by_hand():
     of the compute time, so decode is compute-bound and the roofline's rho is 1 ("you cannot get rho = 5", f.3);
     at B = 0.1 B*0 it is memory-bound: 10 + 0.16."""
     assert io.implied_batch_over_balance(5.0, 32_000 / 200_000, mfu=1.0, mbu=1.0) == pytest.approx(1 / 4.84)
-    assert io.price_ratio_roofline(np.array([2.0, 3.0, 0.1]), 0.16, mfu=1.0, mbu=1.0) == pytest.approx([1.0, 1.0, 10.16])
+    assert io.price_ratio_roofline(np.array([2.0, 3.0, 0.1]), 0.16, mfu=1.0, mbu=1.0) == pytest.approx(
+        [1.0, 1.0, 10.16]
+    )
     assert io.implied_decode_mbu(5.0, 0.16, 2.0, mfu=1.0) == pytest.approx(0.66 / 5)
 
 
@@ -70,24 +78,41 @@ def test_an_implied_mbu_above_1_is_flagged_as_impossible():
     mbu = io.implied_decode_mbu(3.125, 32_000 / l_star, 2.0, mfu=0.6)
     assert mbu == pytest.approx(0.6 * (0.5 + 32_000 / l_star) / 3.125) and mbu > 50
     assert io.regime(3.125, 32_000 / l_star, mfu=0.6, mbu=0.8) == "kv_alone_exceeds_rho"
-    assert io.mbu_check(np.array([mbu, 0.4, np.nan])).tolist() == list(io.MBU_CHECKS[1:2] + io.MBU_CHECKS[:1] + io.MBU_CHECKS[2:])
+    assert io.mbu_check(np.array([mbu, 0.4, np.nan])).tolist() == list(
+        io.MBU_CHECKS[1:2] + io.MBU_CHECKS[:1] + io.MBU_CHECKS[2:]
+    )
 
 
-@pytest.mark.parametrize(("rho", "x", "expected"), [
-    (5.0, 0.16, "memory_bound"),
-    (1.0, 0.0, "rho_at_most_1"),
-    (4.0, 230.0, "kv_alone_exceeds_rho"),
-])
+@pytest.mark.parametrize(
+    ("rho", "x", "expected"),
+    [
+        (5.0, 0.16, "memory_bound"),
+        (1.0, 0.0, "rho_at_most_1"),
+        (4.0, 230.0, "kv_alone_exceeds_rho"),
+    ],
+)
 def test_regime(rho, x, expected):
     assert io.regime(rho, x, mfu=1.0, mbu=1.0) == expected
     assert np.isnan(io.implied_batch_over_balance(rho, x, mfu=1.0, mbu=1.0)) == (expected != "memory_bound")
 
 
 def closed_row(rho, threshold):
-    return pl.DataFrame({"input_usd_per_mtok": [1.0], "output_usd_per_mtok": [rho], "params_active": [None],
-                         "params_total": [None], "kv_bytes_per_token": [None], "tier_threshold_tokens": [threshold]},
-                        schema_overrides={"params_active": pl.Float64, "params_total": pl.Float64,
-                                          "kv_bytes_per_token": pl.Float64, "tier_threshold_tokens": pl.Float64})
+    return pl.DataFrame(
+        {
+            "input_usd_per_mtok": [1.0],
+            "output_usd_per_mtok": [rho],
+            "params_active": [None],
+            "params_total": [None],
+            "kv_bytes_per_token": [None],
+            "tier_threshold_tokens": [threshold],
+        },
+        schema_overrides={
+            "params_active": pl.Float64,
+            "params_total": pl.Float64,
+            "kv_bytes_per_token": pl.Float64,
+            "tier_threshold_tokens": pl.Float64,
+        },
+    )
 
 
 def test_model_ratios_flag_the_lecture_inconsistency():
@@ -119,7 +144,9 @@ def test_model_ratios_flag_an_impossible_mbu_on_real_rows():
     kv_alone = t.filter(pl.col("regime") == "kv_alone_exceeds_rho")
     assert set(kv_alone["lecture_f3_check"]) == {"no batch fits (the KV read alone exceeds rho)"}
     assert kv_alone["batch_over_balance_ratio"].null_count() == kv_alone.height
-    assert t.filter(pl.col("implied_decode_mbu_frac") <= 1)["implied_decode_mbu_check"].unique().to_list() == [io.MBU_CHECKS[0]]
+    assert t.filter(pl.col("implied_decode_mbu_frac") <= 1)["implied_decode_mbu_check"].unique().to_list() == [
+        io.MBU_CHECKS[0]
+    ]
     low_rho = t.filter(pl.col("output_over_input_ratio") <= 1)
     assert low_rho["implied_decode_mbu_frac"].null_count() == low_rho.height
     assert (t["predicted_output_over_input_ratio"].drop_nulls() >= 1.0).all()
@@ -143,11 +170,20 @@ C_FLOP, C_BYTE, B_EFF = 3e-18, 2e-17, 400.0  # $/FLOP, $/byte, sequences
 def synthetic_market(models: pl.DataFrame, rng, *, providers=4, noise=0.1, context=32_000.0, b_w=1.0):
     """Every open architecture served by ``providers`` providers at the truth's prices x (1 + noise)."""
     rows = models.filter(pl.col("kv_bytes_per_token").is_not_null()).select(
-        "model", "params_total", "params_active", "kv_bytes_per_token", "kv_window_bytes_per_sequence",
-        "sliding_window_tokens")
+        "model",
+        "params_total",
+        "params_active",
+        "kv_bytes_per_token",
+        "kv_window_bytes_per_sequence",
+        "sliding_window_tokens",
+    )
     rows = pl.concat([rows.with_columns(pl.lit(f"p{i}").alias("provider")) for i in range(providers)])
-    x, _ = io.market_design(rows.with_columns(pl.lit(1.0).alias("input_usd_per_mtok"), pl.lit(1.0).alias("output_usd_per_mtok")),
-                            weight_bytes_per_param=b_w, kv_scale=1.0, context_tokens=context)
+    x, _ = io.market_design(
+        rows.with_columns(pl.lit(1.0).alias("input_usd_per_mtok"), pl.lit(1.0).alias("output_usd_per_mtok")),
+        weight_bytes_per_param=b_w,
+        kv_scale=1.0,
+        context_tokens=context,
+    )
     truth = np.array([C_FLOP * 1e18, C_BYTE * 1e18 / B_EFF, C_BYTE * 1e15])  # $/MTok per TFLOP, TB, GB
     clean = x @ truth
     n = rows.height
@@ -158,7 +194,9 @@ def synthetic_market(models: pl.DataFrame, rng, *, providers=4, noise=0.1, conte
 def test_market_regression_recovers_the_truth():
     rng = np.random.default_rng(5)
     rows, noisy, truth, n = synthetic_market(frames()["models"], rng)
-    priced = rows.with_columns(pl.Series("input_usd_per_mtok", noisy[0, :n]), pl.Series("output_usd_per_mtok", noisy[0, n:]))
+    priced = rows.with_columns(
+        pl.Series("input_usd_per_mtok", noisy[0, :n]), pl.Series("output_usd_per_mtok", noisy[0, n:])
+    )
     result, _, _ = io.fit_market(priced, weight_bytes_per_param=1.0, kv_scale=1.0, context_tokens=32_000.0)
     assert result.status == "ok"
     assert result.estimate[0] == pytest.approx(truth[0], rel=0.05)  # c_flop
@@ -174,8 +212,12 @@ def test_market_intervals_cover_at_about_their_nominal_rate():
     rng = np.random.default_rng(9)
     models = frames()["models"]
     rows, _, truth, n = synthetic_market(models, rng)
-    x, _ = io.market_design(rows.with_columns(pl.lit(1.0).alias("input_usd_per_mtok"), pl.lit(1.0).alias("output_usd_per_mtok")),
-                            weight_bytes_per_param=1.0, kv_scale=1.0, context_tokens=32_000.0)
+    x, _ = io.market_design(
+        rows.with_columns(pl.lit(1.0).alias("input_usd_per_mtok"), pl.lit(1.0).alias("output_usd_per_mtok")),
+        weight_bytes_per_param=1.0,
+        kv_scale=1.0,
+        context_tokens=32_000.0,
+    )
     clean = x @ truth
     draws = clean * (1 + 0.05 * rng.standard_normal((300, clean.size)))
     hits = 0
@@ -208,8 +250,12 @@ def test_market_without_a_weight_term_reports_an_unbounded_batch_not_a_number():
     says at_bound, and no finite upper limit is claimed."""
     rng = np.random.default_rng(3)
     rows, _, truth, n = synthetic_market(frames()["models"], rng)
-    x, _ = io.market_design(rows.with_columns(pl.lit(1.0).alias("input_usd_per_mtok"), pl.lit(1.0).alias("output_usd_per_mtok")),
-                            weight_bytes_per_param=1.0, kv_scale=1.0, context_tokens=32_000.0)
+    x, _ = io.market_design(
+        rows.with_columns(pl.lit(1.0).alias("input_usd_per_mtok"), pl.lit(1.0).alias("output_usd_per_mtok")),
+        weight_bytes_per_param=1.0,
+        kv_scale=1.0,
+        context_tokens=32_000.0,
+    )
     y = (x @ (truth * np.array([1.0, 0.0, 1.0]))) * (1 + 0.05 * rng.standard_normal(2 * n))
     y[n:] *= 0.8  # output a little below the no-weight truth: the weight coefficient wants to be negative
     priced = rows.with_columns(pl.Series("input_usd_per_mtok", y[:n]), pl.Series("output_usd_per_mtok", y[n:]))

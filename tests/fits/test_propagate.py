@@ -11,7 +11,7 @@ from econ.fits.propagate import draw, propagate
 def test_draws_stay_in_range_and_use_log_scale_for_wide_positive_ranges():
     d = draw({"wide": (1.0, 100.0), "narrow": (0.3, 0.6), "signed": (-1.0, 1.0)}, 20_000, seed=1)
     assert d["wide"].min() >= 1 and d["wide"].max() <= 100
-    assert np.median(d["wide"]) == pytest.approx(10.0, rel=0.05)   # log-uniform: median = geometric mean
+    assert np.median(d["wide"]) == pytest.approx(10.0, rel=0.05)  # log-uniform: median = geometric mean
     assert np.median(d["narrow"]) == pytest.approx(0.45, rel=0.02)  # uniform: median = midpoint
     assert d["signed"].min() >= -1
 
@@ -27,7 +27,9 @@ def test_propagate_product_matches_closed_form_quantiles():
 
 def test_propagate_keeps_a_trailing_axis_and_fixed_assumptions():
     values = np.array([1.0, 10.0, 100.0])
-    out = propagate(lambda scale, fixed: scale * values * fixed, {"scale": 1.0, "fixed": 2.0}, {"scale": (0.5, 1.5)}, n=5000)
+    out = propagate(
+        lambda scale, fixed: scale * values * fixed, {"scale": 1.0, "fixed": 2.0}, {"scale": (0.5, 1.5)}, n=5000
+    )
     assert out.central.shape == (3,)
     assert out.low == pytest.approx(2 * values * 0.55, rel=0.02)
     assert out.high == pytest.approx(2 * values * 1.45, rel=0.02)

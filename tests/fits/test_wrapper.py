@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from scipy.optimize import lsq_linear
 
 from econ.fits.wrapper import bounded_lstsq_batch, fit

@@ -11,9 +11,11 @@ from econ.build import build
 from econ.errors import DataError
 from econ.load.loader import load_all
 
-HEADER = ("provider,model,variant,tier_min_prompt_tokens,input_usd_per_mtok,output_usd_per_mtok,cache_read_usd_per_mtok,"
-          "cache_write_5m_usd_per_mtok,cache_write_1h_usd_per_mtok,cache_storage_usd_per_mtok_hour,max_input_tokens,"
-          "speed_ratio,hugging_face_id,source_url,source_key")
+HEADER = (
+    "provider,model,variant,tier_min_prompt_tokens,input_usd_per_mtok,output_usd_per_mtok,cache_read_usd_per_mtok,"
+    "cache_write_5m_usd_per_mtok,cache_write_1h_usd_per_mtok,cache_storage_usd_per_mtok_hour,max_input_tokens,"
+    "speed_ratio,hugging_face_id,source_url,source_key"
+)
 
 
 def snap(data_dir, name, *rows):
@@ -64,16 +66,22 @@ def test_price_history_and_current(history, tmp_path):
     assert [m for (m,) in current] == ["added", "changed", "kept"]
 
 
-@pytest.mark.parametrize("name", ["litellm-2026-11-20.csv", "hand_2026-01-01.csv", "litellm_2026-02-30.csv", "prices.csv"])
+@pytest.mark.parametrize(
+    "name", ["litellm-2026-11-20.csv", "hand_2026-01-01.csv", "litellm_2026-02-30.csv", "prices.csv"]
+)
 def test_bad_snapshot_names(data_dir, name):
     snap(data_dir, name, row("x", 1, 2))
     with pytest.raises(DataError) as e:
         load_all(data_dir)
-    assert str(e.value) == (f"data/snapshots/{name}: is not a snapshot name — snapshots are named "
-                            "<litellm|openrouter>_<YYYY-MM-DD>.csv; re-import with econ import")
+    assert str(e.value) == (
+        f"data/snapshots/{name}: is not a snapshot name — snapshots are named "
+        "<litellm|openrouter>_<YYYY-MM-DD>.csv; re-import with econ import"
+    )
 
 
 def test_snapshot_rows_are_validated(data_dir):
     snap(data_dir, "openrouter_2026-08-19.csv", row("x", -1, 2))
-    with pytest.raises(DataError, match=r'data/snapshots/openrouter_2026-08-19.csv:2: column input_usd_per_mtok: "-1" is out of range'):
+    with pytest.raises(
+        DataError, match=r'data/snapshots/openrouter_2026-08-19.csv:2: column input_usd_per_mtok: "-1" is out of range'
+    ):
         load_all(data_dir)

@@ -84,7 +84,8 @@ CASES = [
     ),
     pytest.param(
         [price_row(variant="turbo")],
-        'Error: data/prices.csv:2: column variant: "turbo" is not allowed — use one of: standard, batch, flex, priority, fast',
+        'Error: data/prices.csv:2: column variant: "turbo" is not allowed — use one of: standard, batch, flex, '
+        "priority, fast",
         id="allowed-values",
     ),
     pytest.param(
@@ -110,7 +111,9 @@ def test_every_bad_row_is_listed(data_dir, capsys):
     lines = err.splitlines()
     assert lines[0] == "Error: 3 problems in the input data:"
     assert [line.split(" column ")[0] for line in lines[1:]] == [
-        "data/prices.csv:2:", "data/prices.csv:3:", "data/prices.csv:4:",
+        "data/prices.csv:2:",
+        "data/prices.csv:3:",
+        "data/prices.csv:4:",
     ]
 
 
@@ -128,25 +131,37 @@ def test_unknown_chip_reference(data_dir, capsys):
     rental = data_dir / "rental_prices.csv"
     rental.write_text(rental.read_text().replace("H100,Lambda", "X9,Lambda"))
     code, err = run_build(data_dir, capsys)
-    assert (code, err) == (1, 'Error: data/rental_prices.csv:2: column chip: unknown chip "X9" (not in hardware) — add it to hardware first')
+    assert (code, err) == (
+        1,
+        'Error: data/rental_prices.csv:2: column chip: unknown chip "X9" (not in hardware) — add it to hardware first',
+    )
 
 
 def test_unknown_model_reference(data_dir, capsys):
     deployments = data_dir / "deployments.csv"
     deployments.write_text(deployments.read_text().replace(",DeepSeek-V3,B200,", ",DeepSeek-V9,B200,", 1))
     code, err = run_build(data_dir, capsys)
-    assert (code, err) == (1, 'Error: data/deployments.csv:2: column model: unknown model "DeepSeek-V9" (not in models) '
-                              "— did you mean DeepSeek-V3?")
+    assert (code, err) == (
+        1,
+        'Error: data/deployments.csv:2: column model: unknown model "DeepSeek-V9" (not in models) '
+        "— did you mean DeepSeek-V3?",
+    )
 
 
 def test_missing_required_column(data_dir, capsys):
     hw = data_dir / "hardware.csv"
     lines = hw.read_text().splitlines()
-    cut = lambda line: ",".join(v for i, v in enumerate(line.split(",")) if i != 8)  # noqa: E731 (drop hbm_bandwidth_tb_per_s)
+
+    def cut(line):  # drop hbm_bandwidth_tb_per_s
+        return ",".join(v for i, v in enumerate(line.split(",")) if i != 8)
+
     hw.write_text("\n".join(cut(line) for line in lines) + "\n")
     code, err = run_build(data_dir, capsys)
-    assert (code, err) == (1, "Error: data/hardware.csv:1: column hbm_bandwidth_tb_per_s: missing column "
-                              "— add a hbm_bandwidth_tb_per_s column (HBM bandwidth per chip)")
+    assert (code, err) == (
+        1,
+        "Error: data/hardware.csv:1: column hbm_bandwidth_tb_per_s: missing column "
+        "— add a hbm_bandwidth_tb_per_s column (HBM bandwidth per chip)",
+    )
 
 
 def test_unknown_column(data_dir, capsys):
@@ -157,7 +172,8 @@ def test_unknown_column(data_dir, capsys):
     code, err = run_build(data_dir, capsys)
     assert code == 1
     assert err.splitlines()[1:] == [
-        "data/memory_tiers.csv:1: column capacity_gb: missing column — add a capacity_gb column (Capacity of one device)",
+        "data/memory_tiers.csv:1: column capacity_gb: missing column — add a capacity_gb column (Capacity of one "
+        "device)",
         "data/memory_tiers.csv:1: column capacity_gib: unknown column — did you mean capacity_gb?",
     ]
 
@@ -165,7 +181,10 @@ def test_unknown_column(data_dir, capsys):
 def test_empty_file(data_dir, capsys):
     (data_dir / "scenarios.csv").write_text("")
     code, err = run_build(data_dir, capsys)
-    assert (code, err) == (1, "Error: data/scenarios.csv: the file is empty — it needs at least a header line of column names")
+    assert (code, err) == (
+        1,
+        "Error: data/scenarios.csv: the file is empty — it needs at least a header line of column names",
+    )
 
 
 @pytest.mark.parametrize("table", ["hardware", "models", "memory_tiers", "scenarios"])
@@ -174,7 +193,9 @@ def test_table_without_rows(data_dir, capsys, table):
     path.write_text(path.read_text().splitlines()[0] + "\n")
     code, err = run_build(data_dir, capsys)
     assert code == 1
-    assert f"data/{table}.csv: has 0 data rows; the analyses need at least 1 — data/README.md describes its columns" in err
+    assert (
+        f"data/{table}.csv: has 0 data rows; the analyses need at least 1 — data/README.md describes its columns" in err
+    )
 
 
 def test_non_utf8_file(data_dir, capsys):
@@ -188,7 +209,10 @@ def test_non_utf8_file(data_dir, capsys):
 def test_wrong_field_count(data_dir, capsys):
     write_prices(data_dir, price_row() + ",extra")
     code, err = run_build(data_dir, capsys)
-    assert (code, err) == (1, "Error: data/prices.csv:2: has 18 fields, the header has 17 — quote values that contain commas")
+    assert (code, err) == (
+        1,
+        "Error: data/prices.csv:2: has 18 fields, the header has 17 — quote values that contain commas",
+    )
 
 
 def test_missing_table_file(data_dir, capsys):
@@ -204,8 +228,11 @@ def test_scenario_value_xor_text(data_dir, capsys):
     sc.write_text(text + "base,weird,1,B200,chip,,,,x,https://example.org\n")
     line = text.count("\n") + 1
     code, err = run_build(data_dir, capsys)
-    assert (code, err) == (1, f"Error: data/scenarios.csv:{line}: column value: give either value (a number) or text (a choice), "
-                              "not both or neither — numbers go in value, categorical choices such as a chip id in text")
+    assert (code, err) == (
+        1,
+        f"Error: data/scenarios.csv:{line}: column value: give either value (a number) or text (a choice), "
+        "not both or neither — numbers go in value, categorical choices such as a chip id in text",
+    )
 
 
 def test_line_numbers_count_physical_lines(data_dir, capsys):

@@ -10,9 +10,19 @@ from econ.physics import attention
 
 
 def columns(**kw):
-    base = dict(attention="gqa", num_layers=np.nan, num_attention_heads=np.nan, head_dim=np.nan, v_head_dim=np.nan,
-                kv_lora_rank=np.nan, qk_rope_head_dim=np.nan, num_full_attention_layers=np.nan,
-                num_sliding_window_layers=np.nan, num_linear_attention_layers=np.nan, sliding_head_dim=np.nan)
+    base = dict(
+        attention="gqa",
+        num_layers=np.nan,
+        num_attention_heads=np.nan,
+        head_dim=np.nan,
+        v_head_dim=np.nan,
+        kv_lora_rank=np.nan,
+        qk_rope_head_dim=np.nan,
+        num_full_attention_layers=np.nan,
+        num_sliding_window_layers=np.nan,
+        num_linear_attention_layers=np.nan,
+        sliding_head_dim=np.nan,
+    )
     base.update(kw)
     return {k: np.array([v], dtype=object if k == "attention" else float) for k, v in base.items()}
 
@@ -56,15 +66,26 @@ def test_window_only_model_never_crosses():
 
 
 def test_deepseek_mla_expanded_and_absorbed():
-    """DeepSeek-V3 config (reference X.5): 128 heads, qk 192 = 128 nope + 64 rope, v 128, latent 512 + rope 64, 61 layers."""
-    cols = columns(attention="mla", num_layers=61, num_attention_heads=128, head_dim=192, v_head_dim=128,
-                   kv_lora_rank=512, qk_rope_head_dim=64)
+    """DeepSeek-V3 config (reference X.5): 128 heads, qk 192 = 128 nope + 64 rope, v 128, latent 512 + rope 64, 61
+    layers."""
+    cols = columns(
+        attention="mla",
+        num_layers=61,
+        num_attention_heads=128,
+        head_dim=192,
+        v_head_dim=128,
+        kv_lora_rank=512,
+        qk_rope_head_dim=64,
+    )
     expanded, _ = attention.attention_slopes(cols)
     absorbed, _ = attention.attention_slopes(cols, mla_form="absorbed")
     assert expanded[0] == pytest.approx(2 * 128 * (192 + 128) * 61)
     assert absorbed[0] == pytest.approx(2 * 128 * (576 + 512) * 61)
-    with pytest.raises(EconError, match="^mla_form must be 'expanded' or 'absorbed', not 'latent' — expanded for prefill "
-                                        "and training, absorbed for decode kernels$"):
+    with pytest.raises(
+        EconError,
+        match="^mla_form must be 'expanded' or 'absorbed', not 'latent' — expanded for prefill "
+        "and training, absorbed for decode kernels$",
+    ):
         attention.attention_slopes(cols, mla_form="latent")
 
 
@@ -82,5 +103,7 @@ def test_kv_read_vs_attention_compute_is_r_over_gqa_group():
 
 def test_unmodelled_attention_is_unknown():
     """attention 'other' (e.g. compressed/sparse KV of DeepSeek-V4): no slope rather than a GQA guess."""
-    full, window = attention.attention_slopes(columns(attention="other", num_layers=61, num_attention_heads=128, head_dim=512))
+    full, window = attention.attention_slopes(
+        columns(attention="other", num_layers=61, num_attention_heads=128, head_dim=512)
+    )
     assert np.isnan(full[0]) and np.isnan(window[0])

@@ -19,7 +19,9 @@ def test_load_from_path_and_connection(fixture_db):
 
 
 def test_unknown_names_list_the_known_ones(fixture_db):
-    with pytest.raises(EconError, match=r"^no models row named 'GPT-5' — known: DeepSeek-V3, Llama-3.1-70B, gpt-oss-120b$"):
+    with pytest.raises(
+        EconError, match=r"^no models row named 'GPT-5' — known: DeepSeek-V3, Llama-3.1-70B, gpt-oss-120b$"
+    ):
         load_model("GPT-5", db=fixture_db)
     with pytest.raises(EconError, match=r"^no hardware row named 'H200' — known: B200, H100, TPU-v5e$"):
         load_chip("H200", db=fixture_db)

@@ -11,13 +11,22 @@ from hypothesis import strategies as st
 from econ.physics import fleet
 
 # LLaMA 3-70B on a TPU v5e 4x4, as in the scaling book's applied-inference chapter (bf16 weights and KV).
-LLAMA70 = dict(params_total=70e9, params_active=70e9, weight_bytes_per_param=2.0, kv_bytes_per_token=2 * 8 * 128 * 80 * 2.0)
+LLAMA70 = dict(
+    params_total=70e9, params_active=70e9, weight_bytes_per_param=2.0, kv_bytes_per_token=2 * 8 * 128 * 80 * 2.0
+)
 V5E16 = dict(chips=16.0, peak_flop_per_s=1.97e14, hbm_bandwidth_bytes_per_s=8.2e11)
 
 # A rack the lecture's way (a.7): 64 chips stepping a 2,000-sequence batch every 1/64 s. Compute-bound by
 # construction: t = 2·B·N_act/(G·F) = 2·2000·1e11/(64·4e14) = 1/64 s; the weights read in 0.1 ms.
-RACK = dict(params_total=1e11, params_active=1e11, weight_bytes_per_param=0.5, kv_bytes_per_token=0.0, chips=64.0,
-            peak_flop_per_s=4e14, hbm_bandwidth_bytes_per_s=8e12)
+RACK = dict(
+    params_total=1e11,
+    params_active=1e11,
+    weight_bytes_per_param=0.5,
+    kv_bytes_per_token=0.0,
+    chips=64.0,
+    peak_flop_per_s=4e14,
+    hbm_bandwidth_bytes_per_s=8e12,
+)
 
 
 # ---------------------------------------------------------------------------- the lecture's rack figures (a.7)
@@ -31,18 +40,22 @@ def test_a_rack_serves_128k_tokens_per_s():
     assert pool["tokens_per_s_per_user"] == pytest.approx(64, rel=1e-12)
 
 
-@pytest.mark.parametrize(("tokens_per_s", "racks"), [
-    (1.28e8, 1_000),  # "one rack is one-thousandth" of Gemini's hundreds of millions of tokens/s
-    (1e8, 782),  # 1e8 / 128,000 = 781.25 -> 782 whole racks
-    (1e9, 7_813),  # 7,812.5 -> 7,813
-])
+@pytest.mark.parametrize(
+    ("tokens_per_s", "racks"),
+    [
+        (1.28e8, 1_000),  # "one rack is one-thousandth" of Gemini's hundreds of millions of tokens/s
+        (1e8, 782),  # 1e8 / 128,000 = 781.25 -> 782 whole racks
+        (1e9, 7_813),  # 7,812.5 -> 7,813
+    ],
+)
 def test_worldwide_traffic_needs_about_a_thousand_racks(tokens_per_s, racks):
     pool = fleet.decode_pool(output_tokens_per_s=tokens_per_s, batch=2000, context_tokens=0.0, **RACK)
     hw = fleet.pool_hardware(pool["replicas_needed"], 64, chips_per_node=4, chips_per_rack=64)
     assert (hw["replicas"], hw["racks"], hw["chips"]) == (racks, racks, racks * 64)
 
 
-# ---------------------------------------------------------------------------- the scaling book's 3:1 (applied-inference)
+# ---------------------------------------------------------------------------- the scaling book's 3:1
+# (applied-inference)
 
 
 def test_scaling_book_prefill_decode_ratio_from_its_own_latencies():
@@ -55,24 +68,42 @@ def test_scaling_book_prefill_decode_ratio_from_the_roofline():
     """The same example with both latencies from our roofline: 8,192-token prompts, 512-token outputs, batch 32,
     LLaMA 3-70B bf16 on 16 TPU v5e, prefill at 40% MFU. The book: 0.91 s per prefill, P ≈ 3G."""
     requests = 1.0
-    pre = fleet.prefill_pool(requests_per_s=requests, share_frac_by_context=[1.0], prompt_tokens_by_context=[8192.0],
-                             cache_hit_frac=0.0, tokens_per_pass_target=1.0, max_prompts_by_context=[1.0], mfu=0.4,
-                             **LLAMA70, **V5E16)
+    pre = fleet.prefill_pool(
+        requests_per_s=requests,
+        share_frac_by_context=[1.0],
+        prompt_tokens_by_context=[8192.0],
+        cache_hit_frac=0.0,
+        tokens_per_pass_target=1.0,
+        max_prompts_by_context=[1.0],
+        mfu=0.4,
+        **LLAMA70,
+        **V5E16,
+    )
     assert pre["prompts_per_pass"][0] == 1 and bool(pre["compute_bound"][0])
     assert pre["pass_time_s"][0] == pytest.approx(0.91, rel=0.01)  # 2*70e9*8192/(16*1.97e14*0.4) = 0.910 s
     dec = fleet.decode_pool(output_tokens_per_s=requests * 512, batch=32, context_tokens=8192 + 256, **LLAMA70, **V5E16)
-    # the decode step: (140 GB + 32 x 8,448 x 327,680 B) / (16 x 8.2e11 B/s) = 17.4 ms; the book rounds HBM-full to 19 ms
+    # the decode step: (140 GB + 32 x 8,448 x 327,680 B) / (16 x 8.2e11 B/s) = 17.4 ms; the book rounds HBM-full to 19
+    # ms
     assert dec["step_time_s"] == pytest.approx(0.0174, rel=0.01)
     ratio = pre["replicas_needed"] / dec["replicas_needed"]
     assert ratio == pytest.approx(3.0, rel=0.15)
-    assert ratio == pytest.approx(fleet.prefill_decode_server_ratio(pre["pass_time_s"][0], dec["step_time_s"], 32, 512), rel=1e-12)
+    assert ratio == pytest.approx(
+        fleet.prefill_decode_server_ratio(pre["pass_time_s"][0], dec["step_time_s"], 32, 512), rel=1e-12
+    )
 
 
 def test_prefill_batches_short_prompts_until_compute_bound_and_skips_cached_tokens():
     """A 1,000-token prompt, half of it cached: 500 new tokens per prompt, so a 4,000-token target batches 8 prompts;
     the memory cap (5 fit) wins when it is lower."""
-    common = dict(requests_per_s=10.0, share_frac_by_context=[1.0], prompt_tokens_by_context=[1000.0], cache_hit_frac=0.5,
-                  tokens_per_pass_target=4000.0, **LLAMA70, **V5E16)
+    common = dict(
+        requests_per_s=10.0,
+        share_frac_by_context=[1.0],
+        prompt_tokens_by_context=[1000.0],
+        cache_hit_frac=0.5,
+        tokens_per_pass_target=4000.0,
+        **LLAMA70,
+        **V5E16,
+    )
     free = fleet.prefill_pool(max_prompts_by_context=[100.0], **common)
     capped = fleet.prefill_pool(max_prompts_by_context=[5.0], **common)
     assert (free["prompts_per_pass"][0], capped["prompts_per_pass"][0]) == (8.0, 5.0)
@@ -88,8 +119,12 @@ def test_prefill_batches_short_prompts_until_compute_bound_and_skips_cached_toke
 def frontier(batch, context=1024.0, **kw):
     h100x8 = dict(chips=8.0, peak_flop_per_s=989.4e12, hbm_bandwidth_bytes_per_s=3.35e12, hbm_capacity_bytes=80e9)
     dense = dict(params_total=70.6e9, params_active=70.6e9, weight_bytes_per_param=2.0, kv_bytes_per_token=327_680.0)
-    return fleet.frontier(batch=np.asarray(batch, float), context_tokens=np.array([context]),
-                          usd_per_chip_hour=2.0, **(dense | h100x8 | kw))
+    return fleet.frontier(
+        batch=np.asarray(batch, float),
+        context_tokens=np.array([context]),
+        usd_per_chip_hour=2.0,
+        **(dense | h100x8 | kw),
+    )
 
 
 def test_batch_one_runs_at_the_latency_floor():
@@ -101,10 +136,13 @@ def test_batch_one_runs_at_the_latency_floor():
     assert not out["compute_bound"][0, 0]
 
 
-@pytest.mark.parametrize(("context", "kv_bound"), [
-    (8192.0, True),  # L*b_kv/W = 8,192 x 327,680 / 3.35e12 = 801 us per token per chip > 2*N_act/F = 143 us
-    (128.0, False),  # 12.5 us of KV: compute-bound, the floor is the forward pass
-])
+@pytest.mark.parametrize(
+    ("context", "kv_bound"),
+    [
+        (8192.0, True),  # L*b_kv/W = 8,192 x 327,680 / 3.35e12 = 801 us per token per chip > 2*N_act/F = 143 us
+        (128.0, False),  # 12.5 us of KV: compute-bound, the floor is the forward pass
+    ],
+)
 def test_large_batch_approaches_the_cost_floor(context, kv_bound):
     """Lecture a.4: as B grows, cost per token -> p * max(2*N_act/F, L*b_kv/W) per chip (the weight read amortised)."""
     per_chip_s = max(2 * 70.6e9 / 989.4e12, context * 327_680 / 3.35e12)
@@ -156,11 +194,14 @@ def test_max_batch_for_speed_is_zero_below_the_latency_floor():
     assert fleet.max_batch_for_speed(200.0, 8.0, 989.4e12, 3.35e12, 70.6e9, 70.6e9, 2.0, 8192.0, 327_680.0) == 0
 
 
-@pytest.mark.parametrize(("batch", "chips"), [
-    (1, 4.0),  # DeepSeek-V3 fp8: 671 GB + 0.7 GB of KV = 3.6 x 186 GB -> 4 chips
-    (2000, 16.0),  # + 2,000 x 10,000 x 70,272 B = 1.4 TB of KV: 2.08 TB = 11.2 chips -> 16
-    (20_000, 72.0),  # 14.7 TB = 79 chips -> 128, capped at the 72-chip NVL72 domain
-])
+@pytest.mark.parametrize(
+    ("batch", "chips"),
+    [
+        (1, 4.0),  # DeepSeek-V3 fp8: 671 GB + 0.7 GB of KV = 3.6 x 186 GB -> 4 chips
+        (2000, 16.0),  # + 2,000 x 10,000 x 70,272 B = 1.4 TB of KV: 2.08 TB = 11.2 chips -> 16
+        (20_000, 72.0),  # 14.7 TB = 79 chips -> 128, capped at the 72-chip NVL72 domain
+    ],
+)
 def test_replica_holds_weights_and_kv_within_the_domain(batch, chips):
     assert fleet.replica_for_batch(671e9, 1.0, batch, 10_000, 70_272, 186e9, 72) == (chips, 1.0)
 
@@ -198,8 +239,9 @@ def test_cost_per_mtok_and_margin():
 def test_revenue_bills_tiers_per_bucket_and_cached_tokens_at_the_read_price():
     """Gemini 3.1 Pro: $2/$12 (cache $0.20) up to 200k, $4/$18 (cache $0.40) above; half the prompt cached.
     1 request/s: 75% at 4k, 25% at 256k prompts, 500 output tokens each."""
-    rev = fleet.revenue_usd_per_s(1.0, [[0.75, 0.25]], [[4096.0, 262_144.0]], 0.5, 500.0, [[2.0, 4.0]], [[0.2, 0.4]],
-                                  [[12.0, 18.0]])
+    rev = fleet.revenue_usd_per_s(
+        1.0, [[0.75, 0.25]], [[4096.0, 262_144.0]], 0.5, 500.0, [[2.0, 4.0]], [[0.2, 0.4]], [[12.0, 18.0]]
+    )
     short = (2048 * 2.0 + 2048 * 0.2 + 500 * 12.0) / 1e6
     long = (131_072 * 4.0 + 131_072 * 0.4 + 500 * 18.0) / 1e6
     assert rev[0] == pytest.approx(0.75 * short + 0.25 * long)
@@ -214,6 +256,7 @@ def test_revenue_bills_tiers_per_bucket_and_cached_tokens_at_the_read_price():
 @given(st.floats(min_value=1e3, max_value=1e9), st.floats(min_value=1.5, max_value=1000.0))
 def test_chips_power_and_cost_scale_linearly_with_traffic(tokens_per_s, k):
     """Fractional replicas scale exactly; whole chips within one replica of k x; power and cost follow the chips."""
+
     def plan(t):
         dec = fleet.decode_pool(output_tokens_per_s=t, batch=2000, context_tokens=0.0, **RACK)
         hw = fleet.pool_hardware(dec["replicas_needed"], 64, 4, 64)

@@ -25,7 +25,8 @@ def test_llama_405b_chip_hours_against_the_model_card():
 
 
 def test_rl_costs_more_chip_hours_per_flop_at_lower_efficiency():
-    """Lecture e.2: RL at c_RL = 4 and 45% of pre-training's efficiency costs (4/6)/0.45 = 1.48x a pre-training token."""
+    """Lecture e.2: RL at c_RL = 4 and 45% of pre-training's efficiency costs (4/6)/0.45 = 1.48x a pre-training
+    token."""
     pre = ft.chip_hours(ft.training_flop(1e11, 1e12), 2.5e15, 0.4)
     rl = ft.chip_hours(ft.training_flop(1e11, 1e12, 4.0), 2.5e15, 0.4, 0.45)
     assert rl / pre == pytest.approx(4 / 6 / 0.45)
@@ -36,11 +37,14 @@ def test_energy_of_a_run():
     assert ft.energy_mwh(1e6, 700, 1.82, 1.2) == pytest.approx(1e6 * 700 * 1.82 * 1.2 / 1e6)
 
 
-@pytest.mark.parametrize(("training_chip_hours", "shared", "on_idle"), [
-    (10_000.0, 200.0, 0.5),  # half the training fits in the 5,000 idle serving chip-hours
-    (4_000.0, 150.0, 1.0),  # all of it does: no dedicated training chips
-    (0.0, 150.0, 0.0),
-])
+@pytest.mark.parametrize(
+    ("training_chip_hours", "shared", "on_idle"),
+    [
+        (10_000.0, 200.0, 0.5),  # half the training fits in the 5,000 idle serving chip-hours
+        (4_000.0, 150.0, 1.0),  # all of it does: no dedicated training chips
+        (0.0, 150.0, 0.0),
+    ],
+)
 def test_time_sharing_serving_by_day_training_by_night(training_chip_hours, shared, on_idle):
     """100 chips of mean serving load, peak/mean 1.5, a 100-hour period: 150 peak chips idle 50 x 100 = 5,000
     chip-hours; separate fleets need 150 + H/100 chips."""

@@ -10,25 +10,31 @@ from hypothesis import strategies as st
 from econ.physics import memory
 
 
-@pytest.mark.parametrize(("weight_bytes_per_param", "expected_chips"), [
-    (2.0, 16),  # bf16: 140 GB -> 4x4
-    (1.0, 8),   # int8: 70 GB -> 4x2
-    (0.5, 4),   # int4: 35 GB -> 2x2
-])
+@pytest.mark.parametrize(
+    ("weight_bytes_per_param", "expected_chips"),
+    [
+        (2.0, 16),  # bf16: 140 GB -> 4x4
+        (1.0, 8),  # int8: 70 GB -> 4x2
+        (0.5, 4),  # int4: 35 GB -> 2x2
+    ],
+)
 def test_minimum_topology_for_llama3_70b_on_v5e(weight_bytes_per_param, expected_chips):
     """Scaling book applied-inference.md, "minimum topology by precision" (16 GB v5e chips, 256-chip pod)."""
     chips, stages = memory.replica_chips(70e9, weight_bytes_per_param, 16e9, 256)
     assert (chips, stages) == (expected_chips, 1)
 
 
-@pytest.mark.parametrize(("params", "b_w", "hbm", "domain", "expected"), [
-    (6.74e9, 2.0, 80e9, 8, (1, 1)),      # Llama-2-7B fits one H100
-    (70.6e9, 2.0, 80e9, 8, (2, 1)),      # 141 GB -> 2 x 80 GB
-    (671e9, 2.0, 80e9, 8, (32, 4)),      # DeepSeek-V3 bf16: 1.34 TB > 640 GB HGX -> 4 domains of 8, pipelined
-    (671e9, 1.0, 80e9, 8, (16, 2)),      # fp8: 671 GB > 640 GB -> 2 domains
-    (12.6e12, 1.0, 186e9, 72, (72, 1)),  # needs 68 chips: no power of two <= 72 holds it, so the whole NVL72 domain
-    (5e12, 1.0, 186e9, 72, (32, 1)),     # "a 5T model" fits one Blackwell scale-up (lecture c.4)
-])
+@pytest.mark.parametrize(
+    ("params", "b_w", "hbm", "domain", "expected"),
+    [
+        (6.74e9, 2.0, 80e9, 8, (1, 1)),  # Llama-2-7B fits one H100
+        (70.6e9, 2.0, 80e9, 8, (2, 1)),  # 141 GB -> 2 x 80 GB
+        (671e9, 2.0, 80e9, 8, (32, 4)),  # DeepSeek-V3 bf16: 1.34 TB > 640 GB HGX -> 4 domains of 8, pipelined
+        (671e9, 1.0, 80e9, 8, (16, 2)),  # fp8: 671 GB > 640 GB -> 2 domains
+        (12.6e12, 1.0, 186e9, 72, (72, 1)),  # needs 68 chips: no power of two <= 72 holds it, so the whole NVL72 domain
+        (5e12, 1.0, 186e9, 72, (32, 1)),  # "a 5T model" fits one Blackwell scale-up (lecture c.4)
+    ],
+)
 def test_replica_rule(params, b_w, hbm, domain, expected):
     chips, stages = memory.replica_chips(params, b_w, hbm, domain)
     assert (float(chips), float(stages)) == expected
@@ -70,8 +76,13 @@ def test_the_ps_cancel(p, micro, ctx, b_kv):
 
 
 @settings(max_examples=200, deadline=None)
-@given(chips=st.sampled_from([1, 2, 8, 72]), ctx=st.floats(1, 1e6), b_kv=st.floats(1, 1e6), extra=st.floats(0, 1e9),
-       params=st.floats(1e9, 5e11))
+@given(
+    chips=st.sampled_from([1, 2, 8, 72]),
+    ctx=st.floats(1, 1e6),
+    b_kv=st.floats(1, 1e6),
+    extra=st.floats(0, 1e9),
+    params=st.floats(1e9, 5e11),
+)
 def test_max_batch_round_trip(chips, ctx, b_kv, extra, params):
     """Synthetic round trip: the max batch fits, one more sequence does not."""
     hbm = 80e9

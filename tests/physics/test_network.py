@@ -11,7 +11,8 @@ from econ.physics import network
 
 
 def exact_distinct_chips(experts: int, chips: int, k: int) -> float:
-    """Expected distinct chips when k *different* experts (no replacement) are drawn from E spread evenly over E_p chips."""
+    """Expected distinct chips when k *different* experts (no replacement) are drawn from E spread evenly over E_p
+    chips."""
     per_chip = experts // chips
     return chips * (1 - comb(experts - per_chip, k) / comb(experts, k))
 

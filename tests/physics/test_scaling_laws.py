@@ -11,7 +11,7 @@ LAWS = [sl.BESIROGLU_2024, sl.HOFFMANN_2022, sl.HOFFMANN_2022_UNROUNDED]
 CHINCHILLA_FLOP = 6 * 70e9 * 1.4e12  # Chinchilla: 70B parameters on 1.4T tokens (Hoffmann et al. 2022)
 
 
-@pytest.mark.parametrize("law", LAWS, ids=lambda l: l.name)
+@pytest.mark.parametrize("law", LAWS, ids=lambda law: law.name)
 @pytest.mark.parametrize("compute_flop", [1e18, 1e21, CHINCHILLA_FLOP, 1e26, 1e29])
 def test_closed_form_and_numerical_optimum_agree(law, compute_flop):
     n, d = sl.compute_optimal(law, compute_flop)
@@ -21,7 +21,7 @@ def test_closed_form_and_numerical_optimum_agree(law, compute_flop):
     assert 6 * n * d == pytest.approx(compute_flop, rel=1e-12)
 
 
-@pytest.mark.parametrize("law", LAWS, ids=lambda l: l.name)
+@pytest.mark.parametrize("law", LAWS, ids=lambda law: law.name)
 def test_optimum_is_the_lowest_loss_on_the_budget_line(law):
     """Brute force over 20,001 splits of the Chinchilla budget: no split beats the closed form."""
     n_opt, d_opt = sl.compute_optimal(law, CHINCHILLA_FLOP)
@@ -31,9 +31,12 @@ def test_optimum_is_the_lowest_loss_on_the_budget_line(law):
     assert best == pytest.approx(n_opt, rel=2e-4)
 
 
-@pytest.mark.parametrize("law, expected_n, tokens_per_param", [
-    (sl.BESIROGLU_2024, 70e9, (15, 25)),  # Epoch: consistent with ~20 tokens/param at Chinchilla scale
-])
+@pytest.mark.parametrize(
+    "law, expected_n, tokens_per_param",
+    [
+        (sl.BESIROGLU_2024, 70e9, (15, 25)),  # Epoch: consistent with ~20 tokens/param at Chinchilla scale
+    ],
+)
 def test_chinchilla_scale_gives_about_20_tokens_per_param(law, expected_n, tokens_per_param):
     n, d = sl.compute_optimal(law, CHINCHILLA_FLOP)
     assert n == pytest.approx(expected_n, rel=0.1)
@@ -46,7 +49,7 @@ def test_hoffmann_parametric_law_disagrees_with_its_own_20_tokens_per_param():
     assert d / n > 50
 
 
-@pytest.mark.parametrize("law", LAWS, ids=lambda l: l.name)
+@pytest.mark.parametrize("law", LAWS, ids=lambda law: law.name)
 def test_loss_constraint_round_trips(law):
     n = np.array([1e9, 1e10, 1e11])
     d = np.array([1e11, 3e12, 2e13])
@@ -66,7 +69,7 @@ def brute_force_optimum(law, loss, inference_tokens, inference_weight=1.0, point
     return n[i], d[i], cost[i]
 
 
-@pytest.mark.parametrize("law", LAWS, ids=lambda l: l.name)
+@pytest.mark.parametrize("law", LAWS, ids=lambda law: law.name)
 @pytest.mark.parametrize("inference_tokens, weight", [(1e11, 1.0), (2e12, 1.0), (2.6e14, 1.0), (2.6e14, 1 / 0.33)])
 def test_sardana_optimum_matches_brute_force(law, inference_tokens, weight):
     loss = sl.loss_nats_per_token(law, 13e9, sl.compute_optimal_tokens_for_params(law, 13e9))
@@ -78,7 +81,7 @@ def test_sardana_optimum_matches_brute_force(law, inference_tokens, weight):
     assert opt["cost_flop"] <= cost_bf * (1 + 1e-12)
 
 
-@pytest.mark.parametrize("law", LAWS, ids=lambda l: l.name)
+@pytest.mark.parametrize("law", LAWS, ids=lambda law: law.name)
 def test_sardana_without_inference_is_the_compute_optimal_model(law):
     """D_inf = 0 is Chinchilla's problem seen from the other side: min 6ND at fixed loss."""
     n_ref = np.array([1e9, 13e9, 70e9])
@@ -90,7 +93,7 @@ def test_sardana_without_inference_is_the_compute_optimal_model(law):
     assert n_c == pytest.approx(n_ref, rel=1e-9)
 
 
-@pytest.mark.parametrize("law", LAWS, ids=lambda l: l.name)
+@pytest.mark.parametrize("law", LAWS, ids=lambda law: law.name)
 @pytest.mark.parametrize("weight", [1.0, 1 / 0.33])
 def test_more_inference_demand_means_a_smaller_model_trained_longer(law, weight):
     """Sardana et al.'s direction: N* falls and tokens/param rises as demand grows."""

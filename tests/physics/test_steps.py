@@ -11,15 +11,31 @@ from econ.errors import EconError
 from econ.physics import Chip, Model, balance, decode_step, prefill_step, replica
 
 HARDWARE_ROW = {  # a hardware row as the database returns it (None = blank), with extra columns
-    "chip": "B200", "chip_name": "NVIDIA B200", "peak_bf16_flop_per_s": 2.25e15, "peak_fp8_flop_per_s": 4.5e15,
-    "peak_fp4_flop_per_s": 9e15, "peak_int8_op_per_s": None, "hbm_capacity_bytes": 180e9,
-    "hbm_bandwidth_bytes_per_s": 7.7e12, "scale_up_domain_chips": 8, "scale_up_bandwidth_bytes_per_s": 9e11,
-    "scale_out_bandwidth_bytes_per_s": 5e10, "tdp_w": 1000.0, "source_url": "https://epoch.ai",
+    "chip": "B200",
+    "chip_name": "NVIDIA B200",
+    "peak_bf16_flop_per_s": 2.25e15,
+    "peak_fp8_flop_per_s": 4.5e15,
+    "peak_fp4_flop_per_s": 9e15,
+    "peak_int8_op_per_s": None,
+    "hbm_capacity_bytes": 180e9,
+    "hbm_bandwidth_bytes_per_s": 7.7e12,
+    "scale_up_domain_chips": 8,
+    "scale_up_bandwidth_bytes_per_s": 9e11,
+    "scale_out_bandwidth_bytes_per_s": 5e10,
+    "tdp_w": 1000.0,
+    "source_url": "https://epoch.ai",
 }
 MODEL_ROW = {  # DeepSeek-V3 as in models (kv_bytes_per_token computed at bf16: 61 x 576 x 2)
-    "model": "DeepSeek-V3", "params_total": 671e9, "params_active": 37e9, "kv_bytes_per_token": 61 * 576 * 2.0,
-    "kv_window_bytes_per_sequence": float("nan"), "attention": "mla", "num_routed_experts": 256, "experts_per_token": 8,
-    "sliding_window_tokens": None, "lab": "DeepSeek",
+    "model": "DeepSeek-V3",
+    "params_total": 671e9,
+    "params_active": 37e9,
+    "kv_bytes_per_token": 61 * 576 * 2.0,
+    "kv_window_bytes_per_sequence": float("nan"),
+    "attention": "mla",
+    "num_routed_experts": 256,
+    "experts_per_token": 8,
+    "sliding_window_tokens": None,
+    "lab": "DeepSeek",
 }
 
 
@@ -33,7 +49,9 @@ def test_from_rows():
 
 
 def test_missing_columns_are_named():
-    with pytest.raises(EconError, match=r"hardware row 'X' lacks hbm_bandwidth_bytes_per_s — fill the column in data/hardware.csv"):
+    with pytest.raises(
+        EconError, match=r"hardware row 'X' lacks hbm_bandwidth_bytes_per_s — fill the column in data/hardware.csv"
+    ):
         Chip.from_row({"chip": "X", "hbm_capacity_bytes": 1e9, "hbm_bandwidth_bytes_per_s": float("nan")})
     with pytest.raises(EconError, match=r"model row 'Y' lacks kv_bytes_per_token"):
         Model.from_row({"model": "Y", "params_total": 1e9, "params_active": 1e9})
@@ -71,7 +89,9 @@ def test_fp8_kv_halves_the_kv_term():
 def test_prefill_is_compute_bound_and_costs_the_forward_pass():
     """Lecture f.3: prefill cost per token -> 2*N_act/F*p as the prompt grows (memory/ℓ falls as 1/ℓ)."""
     model, chip = Model.from_row(MODEL_ROW), Chip.from_row(HARDWARE_ROW)
-    step = prefill_step(model, chip, batch=1, prompt_tokens=np.array([1, 64, 8192, 131072]), chips=8, usd_per_chip_hour=2.0)
+    step = prefill_step(
+        model, chip, batch=1, prompt_tokens=np.array([1, 64, 8192, 131072]), chips=8, usd_per_chip_hour=2.0
+    )
     assert list(step.bound) == ["memory", "memory", "compute", "compute"]
     forward_pass = 2 * 37e9 / 2.25e15 * 2.0 / 3600  # per token per chip-second, independent of G
     assert step.usd_per_token[-1] == pytest.approx(forward_pass, rel=1e-9)
@@ -97,8 +117,14 @@ def test_mfu_mbu_knobs_scale_the_two_terms():
 
 def test_sliding_window_kv_stops_growing_at_the_window():
     chip = Chip.from_row(HARDWARE_ROW)
-    model = Model("hybrid", params_total=1e11, params_active=5e9, kv_bytes_per_token=1000.0,
-                  kv_window_bytes_per_sequence=128 * 500.0, sliding_window_tokens=128)
+    model = Model(
+        "hybrid",
+        params_total=1e11,
+        params_active=5e9,
+        kv_bytes_per_token=1000.0,
+        kv_window_bytes_per_sequence=128 * 500.0,
+        sliding_window_tokens=128,
+    )
     t = decode_step(model, chip, batch=1, context_tokens=np.array([64, 128, 1024]), chips=1).memory_time_s
     weights = 1e11 * 2 / 7.7e12
     np.testing.assert_allclose((t - weights) * 7.7e12, [64 * 1500.0, 128 * 1500.0, 1024 * 1000.0 + 128 * 500.0])

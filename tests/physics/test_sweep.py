@@ -10,8 +10,15 @@ from econ.physics.sweep import CASE_COLUMNS, OUTPUT_COLUMNS, sweep, sweep_chunks
 
 CASES = [  # (model, chip, weight bytes, chips, stages)
     (Model("moe", 671e9, 37e9, 70_272.0), Chip("H100", 80e9, 3.35e12, peak_bf16_flop_per_s=989e12), 2.0, 32, 4),
-    (Model("hybrid", 116.8e9, 5.1e9, 36_864.0, kv_window_bytes_per_sequence=128 * 36_864.0, sliding_window_tokens=128),
-     Chip("B200", 180e9, 7.7e12, peak_fp4_flop_per_s=9e15), 0.5, 1, 1),
+    (
+        Model(
+            "hybrid", 116.8e9, 5.1e9, 36_864.0, kv_window_bytes_per_sequence=128 * 36_864.0, sliding_window_tokens=128
+        ),
+        Chip("B200", 180e9, 7.7e12, peak_fp4_flop_per_s=9e15),
+        0.5,
+        1,
+        1,
+    ),
     (Model("dense", 70.6e9, 70.6e9, 327_680.0), Chip("v5e", 16e9, 8.19e11, peak_bf16_flop_per_s=1.97e14), 2.0, 16, 1),
 ]
 FORMAT = {2.0: "bf16", 0.5: "fp4"}
@@ -22,12 +29,21 @@ CONTEXT = np.array([1.0, 100.0, 8192.0, 1_048_576.0])
 def case_arrays():
     rows = []
     for model, chip, b_w, chips, stages in CASES:
-        rows.append(dict(params_total=model.params_total, params_active=model.params_active, weight_bytes_per_param=b_w,
-                         kv_bytes_per_token=model.kv_bytes_per_token,
-                         kv_window_bytes_per_sequence=model.kv_window_bytes_per_sequence,
-                         sliding_window_tokens=np.nan if model.sliding_window_tokens is None else model.sliding_window_tokens,
-                         peak_flop_per_s=chip.peak_flop_per_s(FORMAT[b_w]), hbm_bandwidth_bytes_per_s=chip.hbm_bandwidth_bytes_per_s,
-                         hbm_capacity_bytes=chip.hbm_capacity_bytes, chips=chips, pipeline_stages=stages))
+        rows.append(
+            dict(
+                params_total=model.params_total,
+                params_active=model.params_active,
+                weight_bytes_per_param=b_w,
+                kv_bytes_per_token=model.kv_bytes_per_token,
+                kv_window_bytes_per_sequence=model.kv_window_bytes_per_sequence,
+                sliding_window_tokens=np.nan if model.sliding_window_tokens is None else model.sliding_window_tokens,
+                peak_flop_per_s=chip.peak_flop_per_s(FORMAT[b_w]),
+                hbm_bandwidth_bytes_per_s=chip.hbm_bandwidth_bytes_per_s,
+                hbm_capacity_bytes=chip.hbm_capacity_bytes,
+                chips=chips,
+                pipeline_stages=stages,
+            )
+        )
     return {k: np.array([r[k] for r in rows], dtype=float) for k in CASE_COLUMNS}
 
 
@@ -35,7 +51,9 @@ def test_sweep_matches_decode_and_prefill_steps():
     out = sweep(case_arrays(), BATCH, CONTEXT, usd_per_chip_hour=2.0, mfu=0.6, mbu=0.9)
     assert set(out) == set(OUTPUT_COLUMNS)
     for i, (model, chip, b_w, chips, stages) in enumerate(CASES):
-        kw = dict(number_format=FORMAT[b_w], chips=chips, pipeline_stages=stages, mfu=0.6, mbu=0.9, usd_per_chip_hour=2.0)
+        kw = dict(
+            number_format=FORMAT[b_w], chips=chips, pipeline_stages=stages, mfu=0.6, mbu=0.9, usd_per_chip_hour=2.0
+        )
         d = decode_step(model, chip, batch=BATCH[:, None], context_tokens=CONTEXT[None, :], **kw)
         p = prefill_step(model, chip, batch=BATCH[:, None], prompt_tokens=CONTEXT[None, :], **kw)
         np.testing.assert_allclose(out["decode_compute_time_s"][i], d.compute_time_s, rtol=1e-12)

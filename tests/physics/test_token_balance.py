@@ -10,9 +10,18 @@ from econ.physics import token_balance as tb
 from econ.units import SECONDS_PER_MONTH
 
 LECTURE = dict(  # lecture-math §e.4 / §3.5 defaults
-    tokens_served_per_s=5e8, deployment_s=2 * SECONDS_PER_MONTH, models_per_family=10, discard_probability=0.0,
-    share_pretrain=1 / 3, share_rl=1 / 3, share_inference=1 / 3, rl_flop_per_param_token=4.0,
-    rl_efficiency_ratio=0.45, decode_efficiency_ratio=0.33, tokens_per_param=20.0, active_params=1e11,
+    tokens_served_per_s=5e8,
+    deployment_s=2 * SECONDS_PER_MONTH,
+    models_per_family=10,
+    discard_probability=0.0,
+    share_pretrain=1 / 3,
+    share_rl=1 / 3,
+    share_inference=1 / 3,
+    rl_flop_per_param_token=4.0,
+    rl_efficiency_ratio=0.45,
+    decode_efficiency_ratio=0.33,
+    tokens_per_param=20.0,
+    active_params=1e11,
     exponent_ratio=1.0,
 )
 
@@ -32,12 +41,15 @@ def test_the_lectures_chain():
     assert tb.overtraining_factor(1.5e14, 1e11, 20) == pytest.approx(75)  # Dwarkesh's 150T → 75
 
 
-@pytest.mark.parametrize("c_rl, eta, expected", [
-    (4, 0.45, 1.48),  # the final α ≈ 1.5
-    (4, 0.30, 2.22),  # lecture-math e.3 alternatives
-    (6, 0.30, 3.33),
-    (2, 0.30, 1.11),  # forward only: not the on-air "1/10" (that multiplied by the efficiency)
-])
+@pytest.mark.parametrize(
+    "c_rl, eta, expected",
+    [
+        (4, 0.45, 1.48),  # the final α ≈ 1.5
+        (4, 0.30, 2.22),  # lecture-math e.3 alternatives
+        (6, 0.30, 3.33),
+        (2, 0.30, 1.11),  # forward only: not the on-air "1/10" (that multiplied by the efficiency)
+    ],
+)
 def test_alpha(c_rl, eta, expected):
     assert tb.rl_cost_per_token_ratio(c_rl, eta) == pytest.approx(expected, abs=0.005)
 
@@ -81,11 +93,14 @@ def test_discarded_models_derate_inference_tokens():
     assert tb.inference_tokens_per_model(5e8, 2 * SECONDS_PER_MONTH, 10, 0.5) == pytest.approx(1.296e14)
 
 
-@pytest.mark.parametrize("a, b, p, q", [(1, 1, 1, 1), (3, 2, 1, 2), (5, 0.1, 0.5, 1.5), (2, 7, 2, 0.34), (1e3, 1e-2, 0.28, 1)])
+@pytest.mark.parametrize(
+    "a, b, p, q", [(1, 1, 1, 1), (3, 2, 1, 2), (5, 0.1, 0.5, 1.5), (2, 7, 2, 0.34), (1e3, 1e-2, 0.28, 1)]
+)
 def test_equal_cost_knob_against_a_numerical_minimiser(a, b, p, q):
     """§e.1: minimise a·x^−p + b·x^q numerically; the falling/rising cost ratio at the minimum is q/p."""
-    res = minimize_scalar(lambda u: a * np.exp(-p * u) + b * np.exp(q * u), bounds=(-60, 60), method="bounded",
-                          options={"xatol": 1e-12})
+    res = minimize_scalar(
+        lambda u: a * np.exp(-p * u) + b * np.exp(q * u), bounds=(-60, 60), method="bounded", options={"xatol": 1e-12}
+    )
     x_num = np.exp(res.x)
     ratio_num = (a * x_num**-p) / (b * x_num**q)
     x, ratio = tb.equal_cost_optimum(a, b, p, q)

@@ -26,8 +26,10 @@ XSS_MODEL = "<img src=x onerror=alert(1)>"
 XSS_PROVIDER = "evil</script><script>alert(2)</script>"
 XSS_URL = "javascript:alert(3)"
 SEPARATOR_MODEL = "line\u2028sep\u2029model & co"
-EARLIER_PERIOD = ("anthropic,claude-opus-4-6,standard,0,2025-11-01,2026-02-05,6,30,,,,,,,,"
-                  "https://example.org/synthetic,synthetic earlier period so the report has a first-party price history")
+EARLIER_PERIOD = (
+    "anthropic,claude-opus-4-6,standard,0,2025-11-01,2026-02-05,6,30,,,,,,,,"
+    "https://example.org/synthetic,synthetic earlier period so the report has a first-party price history"
+)
 HOSTILE_ROWS = [
     f'"{XSS_PROVIDER}","{XSS_MODEL}",standard,0,2026-01-01,,1,3,,,,,,,,{XSS_URL},hostile names',
     f'acme,"{SEPARATOR_MODEL}",standard,0,2026-01-01,,2,8,,,,,,,,"https://example.org/""quoted""?a=1&b=2",separators',
@@ -72,7 +74,9 @@ def build_report(data_dir: Path, root: Path, *, cache_dir: Path) -> tuple[Path, 
     os.environ["SOURCE_DATE_EPOCH"] = SOURCE_DATE_EPOCH
     econ.paths.CACHE_DIR = cache_dir
     try:
-        build(data_dir=data_dir, db_path=root / "econ.duckdb", cache_dir=None, reports_dir=root / "reports", as_of=AS_OF)
+        build(
+            data_dir=data_dir, db_path=root / "econ.duckdb", cache_dir=None, reports_dir=root / "reports", as_of=AS_OF
+        )
     finally:
         econ.paths.CACHE_DIR = saved_cache
         if saved_env is None:

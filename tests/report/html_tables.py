@@ -47,7 +47,8 @@ class _Tables(HTMLParser):
             self._cell = None
         elif tag == "tr" and self._row is not None:
             (self.headers if self._in_head else self.tables)[self._current].extend(
-                [self._row] if not self._in_head else self._row)
+                [self._row] if not self._in_head else self._row
+            )
             self._row = None
 
     def handle_data(self, data):

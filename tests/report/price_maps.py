@@ -17,10 +17,23 @@ EXTERNAL = Path(__file__).resolve().parents[3] / "shared" / "external"
 LITELLM_NEW = (EXTERNAL / "litellm_model_prices.json", date(2026, 11, 20))
 LITELLM_OLD = (EXTERNAL / "tokencost_model_prices_2025-09-01.json", date(2025, 9, 1))
 OPENROUTER = (EXTERNAL / "openrouter_models_2026-08-19.json", date(2026, 8, 19))
-COLUMNS = ["provider", "model", "variant", "tier_min_prompt_tokens", "input_usd_per_mtok", "output_usd_per_mtok",
-           "cache_read_usd_per_mtok", "cache_write_5m_usd_per_mtok", "cache_write_1h_usd_per_mtok",
-           "cache_storage_usd_per_mtok_hour", "max_input_tokens", "speed_ratio", "hugging_face_id", "source_url",
-           "source_key"]
+COLUMNS = [
+    "provider",
+    "model",
+    "variant",
+    "tier_min_prompt_tokens",
+    "input_usd_per_mtok",
+    "output_usd_per_mtok",
+    "cache_read_usd_per_mtok",
+    "cache_write_5m_usd_per_mtok",
+    "cache_write_1h_usd_per_mtok",
+    "cache_storage_usd_per_mtok_hour",
+    "max_input_tokens",
+    "speed_ratio",
+    "hugging_face_id",
+    "source_url",
+    "source_key",
+]
 TIERS = {"above_200k_tokens": 200_000, "above_272k_tokens": 272_000}
 
 
@@ -41,22 +54,43 @@ def litellm_rows(path: Path) -> list[dict]:
         max_in = e.get("max_input_tokens")
         max_in = int(max_in) if isinstance(max_in, (int, float)) and max_in > 0 else None
         url = e.get("source") if isinstance(e.get("source"), str) else "https://github.com/BerriAI/litellm"
-        base = dict(provider=str(e.get("litellm_provider") or "unknown"), model=key, variant="standard",
-                    max_input_tokens=max_in or "", speed_ratio="", hugging_face_id="", source_url=url, source_key=key,
-                    cache_storage_usd_per_mtok_hour="")
-        rows.append(base | dict(tier_min_prompt_tokens=0, input_usd_per_mtok=_per_mtok(e["input_cost_per_token"]),
-                                output_usd_per_mtok=_per_mtok(e["output_cost_per_token"]),
-                                cache_read_usd_per_mtok=_per_mtok(e.get("cache_read_input_token_cost")),
-                                cache_write_5m_usd_per_mtok=_per_mtok(e.get("cache_creation_input_token_cost")),
-                                cache_write_1h_usd_per_mtok=_per_mtok(e.get("cache_creation_input_token_cost_above_1hr"))))
+        base = dict(
+            provider=str(e.get("litellm_provider") or "unknown"),
+            model=key,
+            variant="standard",
+            max_input_tokens=max_in or "",
+            speed_ratio="",
+            hugging_face_id="",
+            source_url=url,
+            source_key=key,
+            cache_storage_usd_per_mtok_hour="",
+        )
+        rows.append(
+            base
+            | dict(
+                tier_min_prompt_tokens=0,
+                input_usd_per_mtok=_per_mtok(e["input_cost_per_token"]),
+                output_usd_per_mtok=_per_mtok(e["output_cost_per_token"]),
+                cache_read_usd_per_mtok=_per_mtok(e.get("cache_read_input_token_cost")),
+                cache_write_5m_usd_per_mtok=_per_mtok(e.get("cache_creation_input_token_cost")),
+                cache_write_1h_usd_per_mtok=_per_mtok(e.get("cache_creation_input_token_cost_above_1hr")),
+            )
+        )
         for suffix, threshold in TIERS.items():
             inp, out = e.get(f"input_cost_per_token_{suffix}"), e.get(f"output_cost_per_token_{suffix}")
             if inp is None or out is None or (max_in is not None and threshold >= max_in):
                 continue
-            rows.append(base | dict(tier_min_prompt_tokens=threshold, input_usd_per_mtok=_per_mtok(inp),
-                                    output_usd_per_mtok=_per_mtok(out),
-                                    cache_read_usd_per_mtok=_per_mtok(e.get(f"cache_read_input_token_cost_{suffix}")),
-                                    cache_write_5m_usd_per_mtok="", cache_write_1h_usd_per_mtok=""))
+            rows.append(
+                base
+                | dict(
+                    tier_min_prompt_tokens=threshold,
+                    input_usd_per_mtok=_per_mtok(inp),
+                    output_usd_per_mtok=_per_mtok(out),
+                    cache_read_usd_per_mtok=_per_mtok(e.get(f"cache_read_input_token_cost_{suffix}")),
+                    cache_write_5m_usd_per_mtok="",
+                    cache_write_1h_usd_per_mtok="",
+                )
+            )
     return rows
 
 
@@ -69,14 +103,25 @@ def openrouter_rows(path: Path) -> list[dict]:
                 continue
         except ValueError:
             continue
-        rows.append(dict(provider="openrouter", model=m["id"], variant="standard", tier_min_prompt_tokens=0,
-                         input_usd_per_mtok=_per_mtok(p["prompt"]), output_usd_per_mtok=_per_mtok(p["completion"]),
-                         cache_read_usd_per_mtok=_per_mtok(p.get("input_cache_read")),
-                         cache_write_5m_usd_per_mtok=_per_mtok(p.get("input_cache_write")),
-                         cache_write_1h_usd_per_mtok="", cache_storage_usd_per_mtok_hour="",
-                         max_input_tokens=m.get("context_length") or "", speed_ratio="",
-                         hugging_face_id=m.get("hugging_face_id") or "",
-                         source_url="https://openrouter.ai/api/v1/models", source_key=m["id"]))
+        rows.append(
+            dict(
+                provider="openrouter",
+                model=m["id"],
+                variant="standard",
+                tier_min_prompt_tokens=0,
+                input_usd_per_mtok=_per_mtok(p["prompt"]),
+                output_usd_per_mtok=_per_mtok(p["completion"]),
+                cache_read_usd_per_mtok=_per_mtok(p.get("input_cache_read")),
+                cache_write_5m_usd_per_mtok=_per_mtok(p.get("input_cache_write")),
+                cache_write_1h_usd_per_mtok="",
+                cache_storage_usd_per_mtok_hour="",
+                max_input_tokens=m.get("context_length") or "",
+                speed_ratio="",
+                hugging_face_id=m.get("hugging_face_id") or "",
+                source_url="https://openrouter.ai/api/v1/models",
+                source_key=m["id"],
+            )
+        )
     return rows
 
 

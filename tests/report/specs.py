@@ -14,8 +14,11 @@ FIXTURE_DATA = Path(__file__).resolve().parents[1] / "fixtures" / "data"
 def chart_spec(page: Path, slug: str) -> dict:
     """The inline Vega-Lite spec of figure ``slug`` on ``page``."""
     html = page.read_text(encoding="utf-8")
-    m = re.search(rf'<script type="application/json" id="spec-{re.escape(page.stem)}-{re.escape(slug)}">(.*?)</script>',
-                  html, flags=re.S)
+    m = re.search(
+        rf'<script type="application/json" id="spec-{re.escape(page.stem)}-{re.escape(slug)}">(.*?)</script>',
+        html,
+        flags=re.S,
+    )
     assert m, f"no figure {slug} on {page.name}"
     return json.loads(m.group(1))
 
@@ -23,7 +26,9 @@ def chart_spec(page: Path, slug: str) -> dict:
 def figure_text(page: Path, slug: str) -> str:
     """The caption, formula and source of figure ``slug`` as plain text."""
     html = page.read_text(encoding="utf-8")
-    m = re.search(rf'<figure class="chart" id="fig-{re.escape(page.stem)}-{re.escape(slug)}">(.*?)</figure>', html, flags=re.S)
+    m = re.search(
+        rf'<figure class="chart" id="fig-{re.escape(page.stem)}-{re.escape(slug)}">(.*?)</figure>', html, flags=re.S
+    )
     assert m, f"no figure {slug} on {page.name}"
     return unescape(re.sub(r"<[^>]+>", " ", m.group(1)))
 

@@ -23,7 +23,12 @@ def test_cached_bundle_is_used_and_a_bad_cache_folder_does_not_fail(asset_cache,
 
 
 def test_page_script_records_chart_status_and_errors():
-    for needle in ("window.econReady", 'setAttribute("data-status"', "g.role-mark > *", 'addEventListener("error"',
-                   "table.sortable thead th"):
+    for needle in (
+        "window.econReady",
+        'setAttribute("data-status"',
+        "g.role-mark > *",
+        'addEventListener("error"',
+        "table.sortable thead th",
+    ):
         assert needle in assets.ECON_JS
     assert "http" not in assets.ECON_JS and "http" not in assets.ECON_CSS

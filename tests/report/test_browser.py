@@ -19,7 +19,9 @@ RENDER_LIMIT_S = 2.0
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium; .ci/run installs it)"),
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium; .ci/run installs it)"
+    ),
 ]
 
 
@@ -46,7 +48,9 @@ def test_hostile_names_show_as_text_and_run_nothing(browser, built_report):
     assert check.dialogs == [] and check.ok
     assert browser.evaluate(f"document.body.innerText.includes({json.dumps(XSS_MODEL)})") is True
     assert browser.evaluate("document.querySelectorAll('img[src=\"x\"], script:not([src]):not([type])').length") == 0
-    tooltip = browser.evaluate(TOOLTIP.replace("NAME", json.dumps(XSS_MODEL)).replace("PROVIDER", json.dumps(XSS_PROVIDER)))
+    tooltip = browser.evaluate(
+        TOOLTIP.replace("NAME", json.dumps(XSS_MODEL)).replace("PROVIDER", json.dumps(XSS_PROVIDER))
+    )
     assert tooltip["injected"] == 0 and XSS_MODEL in tooltip["text"] and XSS_PROVIDER in tooltip["text"]
     assert browser.events("Page.javascriptDialogOpening", wait_s=0.3) == []  # the tooltip ran nothing either
 
@@ -90,7 +94,9 @@ def test_the_checker_reports_errors_network_requests_and_dialogs(browser, tmp_pa
         "<!doctype html><html><head><script src='https://cdn.example.com/vega.js'></script>"
         "<script src='assets/missing.js'></script></head><body>"
         "<img src='http://example.com/x.png'><script>console.error('boom'); alert('hi');</script>"
-        "<script>undefinedFunction();</script></body></html>", encoding="utf-8")
+        "<script>undefinedFunction();</script></body></html>",
+        encoding="utf-8",
+    )
     check = browser.check(page)
     assert "https://cdn.example.com/vega.js" in check.network and "http://example.com/x.png" in check.network
     assert check.console_errors == ["boom"]

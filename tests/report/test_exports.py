@@ -12,9 +12,14 @@ from econ.report.figures import Exporter
 
 
 def spec(title: str, n: int = 3) -> dict:
-    return {"title": title, "width": 120, "height": 80, "mark": "point",
-            "data": {"values": [{"x": i, "y": i * i} for i in range(1, n + 1)]},
-            "encoding": {"x": {"field": "x", "type": "quantitative"}, "y": {"field": "y", "type": "quantitative"}}}
+    return {
+        "title": title,
+        "width": 120,
+        "height": 80,
+        "mark": "point",
+        "data": {"values": [{"x": i, "y": i * i} for i in range(1, n + 1)]},
+        "encoding": {"x": {"field": "x", "type": "quantitative"}, "y": {"field": "y", "type": "quantitative"}},
+    }
 
 
 SPECS = [spec("one"), spec("two", 5), spec("three", 8)]
@@ -49,8 +54,10 @@ def test_workers_in_process_and_cache_give_the_same_bytes_as_the_plain_exporter(
     in_process, third = export_all(tmp_path, "inline", cache=None, workers=0)
     assert in_process == expected and (third.rendered, third.cached) == (3, 0)
     assert sorted(p.suffix for p in (cache / "exports").iterdir()) == [".png"] * 3 + [".svg"] * 3
-    assert all((cache / "exports" / f).read_bytes()[:4] == b"\x89PNG" for f in
-               [p.name for p in (cache / "exports").iterdir() if p.suffix == ".png"])
+    assert all(
+        (cache / "exports" / f).read_bytes()[:4] == b"\x89PNG"
+        for f in [p.name for p in (cache / "exports").iterdir() if p.suffix == ".png"]
+    )
 
 
 def test_the_cache_key_changes_with_the_spec_and_the_png_scale(tmp_path):

@@ -15,11 +15,16 @@ FRAME = pl.DataFrame({"x": [1.0, 10.0, 100.0], "y": [2.0, 20.0, 200.0], "name": 
 
 
 def good_chart() -> alt.Chart:
-    return alt.Chart(alt.Data(values=records(FRAME))).mark_point().encode(
-        x=alt.X("x:Q", title="Input price (USD/MTok)", scale=alt.Scale(type="log")),
-        y=alt.Y("y:Q", title="Output price (USD/MTok)"),
-        tooltip=[alt.Tooltip("name:N", title="Name")],
-    ).properties(title="A chart")
+    return (
+        alt.Chart(alt.Data(values=records(FRAME)))
+        .mark_point()
+        .encode(
+            x=alt.X("x:Q", title="Input price (USD/MTok)", scale=alt.Scale(type="log")),
+            y=alt.Y("y:Q", title="Output price (USD/MTok)"),
+            tooltip=[alt.Tooltip("name:N", title="Name")],
+        )
+        .properties(title="A chart")
+    )
 
 
 def spec_of(chart) -> dict:
@@ -29,8 +34,11 @@ def spec_of(chart) -> dict:
 CASES = [
     pytest.param(lambda c: c.properties(title=""), ["no title"], id="no-title"),
     pytest.param(lambda c: c.encode(tooltip=alt.value(None)), ["no tooltip"], id="no-tooltip"),
-    pytest.param(lambda c: c.encode(y=alt.Y("y:Q", title="Output price")),
-                 ["y axis title 'Output price' does not end with its unit in parentheses"], id="no-unit"),
+    pytest.param(
+        lambda c: c.encode(y=alt.Y("y:Q", title="Output price")),
+        ["y axis title 'Output price' does not end with its unit in parentheses"],
+        id="no-unit",
+    ),
     pytest.param(lambda c: c.encode(x=alt.X("x:Q")), ["x axis of 'x' has no title"], id="no-axis-title"),
     pytest.param(lambda c: c.encode(y=alt.Y("name:N", title="Model")), [], id="nominal-axis-needs-no-unit"),
     pytest.param(lambda c: c.encode(y=alt.Y("y:Q", title="Share [ratio]")), [], id="bracket-unit"),
@@ -43,11 +51,19 @@ def test_chart_problems(change, expected):
 
 
 def test_chart_problems_reads_layers_and_requires_explicit_types():
-    spec = {"title": "t", "layer": [
-        {"mark": "line", "encoding": {"x": {"field": "a", "title": "A (s)", "type": "quantitative"},
-                                      "y": {"field": "b", "title": "B (s)"}}},
-        {"mark": {"type": "point", "tooltip": True}},
-    ]}
+    spec = {
+        "title": "t",
+        "layer": [
+            {
+                "mark": "line",
+                "encoding": {
+                    "x": {"field": "a", "title": "A (s)", "type": "quantitative"},
+                    "y": {"field": "b", "title": "B (s)"},
+                },
+            },
+            {"mark": {"type": "point", "tooltip": True}},
+        ],
+    }
     assert chart_problems(spec) == ["y encoding of 'b' has no explicit type"]
 
 
@@ -57,7 +73,8 @@ def test_figure_refuses_a_chart_without_units_and_pins_the_message():
         Figure("bad", chart, FRAME, caption="c", formula="f", source="s")
     assert str(err.value) == (
         "figure bad: y axis title 'Output price' does not end with its unit in parentheses — give the chart a title, "
-        "explicit encoding types, axis titles with units and a tooltip")
+        "explicit encoding types, axis titles with units and a tooltip"
+    )
 
 
 @pytest.mark.parametrize(
@@ -81,8 +98,13 @@ def test_figure_spec_refers_to_nothing_online():
 
 
 def test_records_are_json_ready():
-    frame = pl.DataFrame({"d": [date(2026, 1, 2), None], "v": [float("nan"), float("inf")], "n": [1, 2], "s": ["a", None]})
-    assert records(frame) == [{"d": "2026-01-02", "v": None, "n": 1, "s": "a"}, {"d": None, "v": None, "n": 2, "s": None}]
+    frame = pl.DataFrame(
+        {"d": [date(2026, 1, 2), None], "v": [float("nan"), float("inf")], "n": [1, 2], "s": ["a", None]}
+    )
+    assert records(frame) == [
+        {"d": "2026-01-02", "v": None, "n": 1, "s": "a"},
+        {"d": None, "v": None, "n": 2, "s": None},
+    ]
 
 
 def test_exports_are_offline_svg_and_png_and_deterministic():

@@ -34,20 +34,23 @@ def section_text(section: str) -> str:
     """The text of lecture section ``section`` (from its heading to the next one)."""
     text = LECTURE.read_text(encoding="utf-8")
     start = re.search(rf"^### {re.escape(section)} ", text, flags=re.M).start()
-    end = re.search(r"^##", text[start + 4:], flags=re.M)
-    return text[start:start + 4 + end.start()] if end else text[start:]
+    end = re.search(r"^##", text[start + 4 :], flags=re.M)
+    return text[start : start + 4 + end.start()] if end else text[start:]
 
 
 @pytest.mark.skipif(not LECTURE.exists(), reason="shared/reference/lecture-math.md is not next to the checkout")
-@pytest.mark.parametrize(("key", "quoted"), [
-    ("implied_kv_bytes", "1,667"),  # f.1: (1/300) · 1e11 / 2e5
-    ("kv_layout", "2,048"),  # f.2: 1 × 2 × 128 × 8
-    ("fast_mode", "15×"),  # a.5: 6× the price at 2.5× the speed
-    ("throughput", "128,000"),  # a.7: 2,000 × 64
-    ("drain_time", "20 ms"),  # a.6 / g.4
-    ("sparsity", "671/37 ≈ 18"),  # b.2: DeepSeek-V3 by parameters
-    ("alpha_beta", "1.5"),  # e.3: the final α
-])
+@pytest.mark.parametrize(
+    ("key", "quoted"),
+    [
+        ("implied_kv_bytes", "1,667"),  # f.1: (1/300) · 1e11 / 2e5
+        ("kv_layout", "2,048"),  # f.2: 1 × 2 × 128 × 8
+        ("fast_mode", "15×"),  # a.5: 6× the price at 2.5× the speed
+        ("throughput", "128,000"),  # a.7: 2,000 × 64
+        ("drain_time", "20 ms"),  # a.6 / g.4
+        ("sparsity", "671/37 ≈ 18"),  # b.2: DeepSeek-V3 by parameters
+        ("alpha_beta", "1.5"),  # e.3: the final α
+    ],
+)
 def test_the_worked_numbers_in_the_notes_are_the_lectures(key, quoted):
     """A note quotes a worked number of the lecture: it must be the one in the section the formula cites."""
     formula = BY_KEY[key]

@@ -14,7 +14,7 @@ HOSTILE = [
     "<img src=x onerror=alert(1)>",
     "</script><script>alert(1)</script>",
     "<!-- <script>",
-    'a "quoted" & \'single\' value',
+    "a \"quoted\" & 'single' value",
     "line\u2028separator\u2029paragraph",
 ]
 
@@ -23,7 +23,7 @@ HOSTILE = [
     ("value", "expected"),
     [
         ("<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)&gt;"),
-        ('say "hi" & \'bye\'', "say &quot;hi&quot; &amp; &#x27;bye&#x27;"),
+        ("say \"hi\" & 'bye'", "say &quot;hi&quot; &amp; &#x27;bye&#x27;"),
         (None, ""),
         (3, "3"),
         (Markup("<b>kept</b>"), "<b>kept</b>"),
@@ -56,11 +56,17 @@ def test_json_for_script_is_deterministic_and_refuses_nan():
 @pytest.mark.parametrize(
     ("url", "expected"),
     [
-        ("https://example.org/a?b=1&c=2", '<a href="https://example.org/a?b=1&amp;c=2" rel="noopener noreferrer" class="src">'
-                                          "https://example.org/a?b=1&amp;c=2</a>"),
+        (
+            "https://example.org/a?b=1&c=2",
+            '<a href="https://example.org/a?b=1&amp;c=2" rel="noopener noreferrer" class="src">'
+            "https://example.org/a?b=1&amp;c=2</a>",
+        ),
         ("javascript:alert(3)", "javascript:alert(3)"),
         ("data:text/html,<script>alert(1)</script>", "data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;"),
-        ("HTTPS://EXAMPLE.ORG", '<a href="HTTPS://EXAMPLE.ORG" rel="noopener noreferrer" class="src">HTTPS://EXAMPLE.ORG</a>'),
+        (
+            "HTTPS://EXAMPLE.ORG",
+            '<a href="HTTPS://EXAMPLE.ORG" rel="noopener noreferrer" class="src">HTTPS://EXAMPLE.ORG</a>',
+        ),
         ("https://example.org/ x", "https://example.org/ x"),
     ],
 )
@@ -99,13 +105,18 @@ def test_fmt_interval(low, high, expected):
 
 
 def test_table_escapes_cells_and_marks_numbers():
-    frame = pl.DataFrame({"model": HOSTILE[:2], "price": [1.5, None], "url": ["javascript:alert(1)", "https://x.org/p"]})
-    html = table(frame, [Col("model", "Model <name>"), Col("price", "Price (USD/MTok)", kind="num"), Col("url", "Source", kind="link")])
+    frame = pl.DataFrame(
+        {"model": HOSTILE[:2], "price": [1.5, None], "url": ["javascript:alert(1)", "https://x.org/p"]}
+    )
+    html = table(
+        frame,
+        [Col("model", "Model <name>"), Col("price", "Price (USD/MTok)", kind="num"), Col("url", "Source", kind="link")],
+    )
     assert "<img" not in html and "</script><script>" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
-    assert "<th scope=\"col\">Model &lt;name&gt;</th>" in html
+    assert '<th scope="col">Model &lt;name&gt;</th>' in html
     assert '<td class="n">1.5</td>' in html and '<td class="n"></td>' in html
-    assert '<td>javascript:alert(1)</td>' in html and 'href="https://x.org/p"' in html
+    assert "<td>javascript:alert(1)</td>" in html and 'href="https://x.org/p"' in html
     assert html.count("<tr>") == 3 and 'class="data sortable"' in html
 
 
@@ -120,4 +131,7 @@ def test_markup_plus_text_escapes_the_text_and_details_closes():
 
     assert Markup("<p>") + "<b>" == "<p>&lt;b&gt;"
     assert Markup("<p>") + Markup("</p>") == "<p></p>"
-    assert details("More", Markup("<table></table>")) == '<details class="more"><summary>More</summary><table></table></details>'
+    assert (
+        details("More", Markup("<table></table>"))
+        == '<details class="more"><summary>More</summary><table></table></details>'
+    )

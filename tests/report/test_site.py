@@ -18,17 +18,39 @@ from econ.errors import EconError, ReportError
 from econ.report import site
 from econ.report.pages import SITE
 
-from .conftest import AS_OF, GENERATED_ON, SEPARATOR_MODEL, SOURCE_DATE_EPOCH, XSS_MODEL, XSS_PROVIDER, XSS_URL, build_report
+from .conftest import (
+    AS_OF,
+    GENERATED_ON,
+    SEPARATOR_MODEL,
+    SOURCE_DATE_EPOCH,
+    XSS_MODEL,
+    XSS_PROVIDER,
+    XSS_URL,
+    build_report,
+)
 
 PAGE_LIMIT_BYTES = 300_000
-RENDERED = ["context-pricing.html", "fast-mode.html", "fleet.html", "index.html", "io-cache.html", "prices.html",
-            "serving.html", "sources.html", "training.html", "what-changed.html"]
+RENDERED = [
+    "context-pricing.html",
+    "fast-mode.html",
+    "fleet.html",
+    "index.html",
+    "io-cache.html",
+    "prices.html",
+    "serving.html",
+    "sources.html",
+    "training.html",
+    "what-changed.html",
+]
 
 
 def tree(folder: Path) -> dict[str, str]:
     """Relative path -> sha256 of every file under ``folder``."""
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 class Refs(HTMLParser):
@@ -82,13 +104,36 @@ def test_pages_assets_and_exports_exist(built_report):
     assert [p for p in files if p.endswith(".html")] == RENDERED  # planned pages are not written
     assert [p for p in files if p.endswith(".js")] == ["assets/econ.js", "assets/vega.js"]  # the bundle exactly once
     figures = sorted(p.removesuffix(".svg") for p in files if p.endswith(".svg"))
-    assert figures == ["context-pricing/implied-kv", "context-pricing/tier-prices", "fast-mode/fast-batches",
-                       "fast-mode/fast-multiples", "fleet/cost-breakdown", "fleet/fleet-split", "fleet/frontier",
-                       "fleet/frontier-cost", "fleet/margins", "io-cache/cache-hold", "io-cache/io-batch", "io-cache/io-market",
-                       "io-cache/tier-costs", "prices/changes", "prices/first-party-history", "prices/io-ratio",
-                       "prices/io-scatter", "serving/attention-crossover", "serving/balance-drain", "serving/cost-vs-batch",
-                       "serving/latency-vs-batch", "serving/memory-fit", "training/compute-optimal", "training/isoflop",
-                       "training/overtraining", "training/sardana", "training/tornado", "what-changed/changes-over-time"]
+    assert figures == [
+        "context-pricing/implied-kv",
+        "context-pricing/tier-prices",
+        "fast-mode/fast-batches",
+        "fast-mode/fast-multiples",
+        "fleet/cost-breakdown",
+        "fleet/fleet-split",
+        "fleet/frontier",
+        "fleet/frontier-cost",
+        "fleet/margins",
+        "io-cache/cache-hold",
+        "io-cache/io-batch",
+        "io-cache/io-market",
+        "io-cache/tier-costs",
+        "prices/changes",
+        "prices/first-party-history",
+        "prices/io-ratio",
+        "prices/io-scatter",
+        "serving/attention-crossover",
+        "serving/balance-drain",
+        "serving/cost-vs-batch",
+        "serving/latency-vs-batch",
+        "serving/memory-fit",
+        "training/compute-optimal",
+        "training/isoflop",
+        "training/overtraining",
+        "training/sardana",
+        "training/tornado",
+        "what-changed/changes-over-time",
+    ]
     for base in figures:
         assert f"{base}.png" in files and f"{base}.csv" in files
         assert (built_report / f"{base}.svg").read_text().lstrip().startswith("<svg")
@@ -97,7 +142,11 @@ def test_pages_assets_and_exports_exist(built_report):
 def test_every_figure_links_its_csv_svg_and_png_and_the_csv_holds_the_charted_rows(built_report):
     refs = parse(built_report / "prices.html")
     hrefs = {a.get("href") for tag, a in refs.tags if tag == "a"}
-    specs = {a["id"].removeprefix("spec-prices-"): None for tag, a in refs.tags if tag == "script" and a.get("type") == "application/json"}
+    specs = {
+        a["id"].removeprefix("spec-prices-"): None
+        for tag, a in refs.tags
+        if tag == "script" and a.get("type") == "application/json"
+    }
     assert specs, "the prices page has charts"
     for slug, text in zip(specs, refs.json):
         for ext in ("csv", "svg", "png"):
@@ -126,8 +175,9 @@ def test_bad_source_date_epoch_is_refused(monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
     with pytest.raises(EconError) as err:
         site.generated_on(AS_OF)
-    assert str(err.value) == ("SOURCE_DATE_EPOCH='yesterday' is not a Unix time — set it to whole seconds since "
-                              "1970-01-01 UTC, or unset it")
+    assert str(err.value) == (
+        "SOURCE_DATE_EPOCH='yesterday' is not a Unix time — set it to whole seconds since 1970-01-01 UTC, or unset it"
+    )
 
 
 @pytest.mark.parametrize("page", RENDERED)
@@ -212,8 +262,9 @@ def test_index_lists_every_page(built_report):
     assert "not in this report" not in html  # every page of this version is in the report
 
 
-def test_failed_report_leaves_previous_reports_untouched(report_data, built_report, built_db, tmp_path, monkeypatch,
-                                                         asset_cache):
+def test_failed_report_leaves_previous_reports_untouched(
+    report_data, built_report, built_db, tmp_path, monkeypatch, asset_cache
+):
     import shutil
 
     shutil.copy(built_db, tmp_path / "econ.duckdb")  # the previous build (the session's, byte-identical to a rebuild)
@@ -270,13 +321,16 @@ def test_write_report_refuses_a_database_built_by_other_code(tmp_path):
 
 def test_a_database_without_prices_still_gets_an_index_that_says_why(tmp_path):
     con = duckdb.connect()
-    con.sql("create table scenarios as select 'base' as scenario, 'gpu_usd_per_hour' as name, 2.0 as value, "
-            "null::varchar as text, 'USD/GPU-hour' as unit, 1.5 as low, 4.0 as high, null::varchar as alternatives, "
-            "'lecture' as rationale, 'https://www.dwarkesh.com/p/reiner-pope' as source_url")
+    con.sql(
+        "create table scenarios as select 'base' as scenario, 'gpu_usd_per_hour' as name, 2.0 as value, "
+        "null::varchar as text, 'USD/GPU-hour' as unit, 1.5 as low, 4.0 as high, null::varchar as alternatives, "
+        "'lecture' as rationale, 'https://www.dwarkesh.com/p/reiner-pope' as source_url"
+    )
     result = site.build_site(con, tmp_path / "r", as_of=AS_OF)
     assert sorted(result.pages) == ["index.html"]
-    assert result.skipped["prices"] == ("needs prices (missing), price_current (missing), price_history (missing), "
-                                        "io_price_ratio (missing)")
+    assert result.skipped["prices"] == (
+        "needs prices (missing), price_current (missing), price_history (missing), io_price_ratio (missing)"
+    )
     html = (tmp_path / "r" / "index.html").read_text()
     assert "<strong>Prices</strong> — not in this report: needs prices (missing)" in html
     assert "gpu_usd_per_hour" in html  # the scenario is still shown
@@ -301,5 +355,8 @@ def test_econ_report_without_a_database_says_what_to_do(tmp_path, capsys):
     from econ.cli import main
 
     assert main(["report", "--db", str(tmp_path / "none.duckdb"), "--reports", str(tmp_path / "site")]) == 1
-    assert capsys.readouterr().err == f"Error: no database at {tmp_path / 'none.duckdb'} — run econ build first (or pass --db)\n"
+    assert (
+        capsys.readouterr().err
+        == f"Error: no database at {tmp_path / 'none.duckdb'} — run econ build first (or pass --db)\n"
+    )
     assert not (tmp_path / "site").exists()

@@ -81,11 +81,17 @@ def normalise(source: str, obj, path: Path) -> Normalised:
     """
     if source == "litellm":
         if not isinstance(obj, dict):
-            raise shape_error(path, f"is not a LiteLLM price map (expected a JSON object of model entries, found a {_kind(obj)})",
-                              "give LiteLLM's model_prices_and_context_window.json")
+            raise shape_error(
+                path,
+                f"is not a LiteLLM price map (expected a JSON object of model entries, found a {_kind(obj)})",
+                "give LiteLLM's model_prices_and_context_window.json",
+            )
         if isinstance(obj.get("data"), list):
-            raise shape_error(path, 'is not a LiteLLM price map (it has a "data" list, like an OpenRouter /api/v1/models response)',
-                              "import it with: econ import openrouter FILE")
+            raise shape_error(
+                path,
+                'is not a LiteLLM price map (it has a "data" list, like an OpenRouter /api/v1/models response)',
+                "import it with: econ import openrouter FILE",
+            )
         result = litellm.normalise(obj)
     elif source == "openrouter":
         if not isinstance(obj, dict) or not isinstance(obj.get("data"), list):
@@ -93,13 +99,18 @@ def normalise(source: str, obj, path: Path) -> Normalised:
             hint = "give the saved response of GET https://openrouter.ai/api/v1/models"
             if isinstance(obj, dict) and obj and all(isinstance(v, dict) for v in obj.values()):
                 hint = "this looks like a LiteLLM price map; import it with: econ import litellm FILE"
-            raise shape_error(path, f'is not an OpenRouter models response (expected {{"data": [...]}}, found {found})', hint)
+            raise shape_error(
+                path, f'is not an OpenRouter models response (expected {{"data": [...]}}, found {found})', hint
+            )
         result = openrouter.normalise(obj)
     else:
         raise EconError(f"unknown import source {source!r}", f"use one of: {', '.join(SOURCES)}")
     if result.imported == 0:
-        raise shape_error(path, f"has no text-generation price among its {result.entries} entries",
-                          f"is this the right file for econ import {source}?")
+        raise shape_error(
+            path,
+            f"has no text-generation price among its {result.entries} entries",
+            f"is this the right file for econ import {source}?",
+        )
     return result
 
 
@@ -125,20 +136,37 @@ def import_file(source: str, path: Path, *, data_dir: Path = paths.DATA_DIR, as_
     return import_parsed(source, read_json(Path(path)), Path(path), data_dir=data_dir, as_of=as_of)
 
 
-def import_parsed(source: str, obj, path: Path, *, data_dir: Path = paths.DATA_DIR, as_of: date | None = None) -> ImportResult:
-    """:func:`import_file` for a file already parsed with :func:`~econ.load.importers.common.read_json` (``econ refresh``)."""
+def import_parsed(
+    source: str, obj, path: Path, *, data_dir: Path = paths.DATA_DIR, as_of: date | None = None
+) -> ImportResult:
+    """:func:`import_file` for a file already parsed with :func:`~econ.load.importers.common.read_json` (``econ
+    refresh``)."""
     if source not in SOURCES:
         raise EconError(f"unknown import source {source!r}", f"use one of: {', '.join(SOURCES)}")
     data_dir = Path(data_dir)
     result = normalise(source, obj, path)
     when, date_from = snapshot_date(path, as_of)
     if not data_dir.is_dir():
-        raise EconError(f"no data folder at {display_path(data_dir)}", "run econ from the project folder or pass --data")
+        raise EconError(
+            f"no data folder at {display_path(data_dir)}", "run econ from the project folder or pass --data"
+        )
     target = snapshot_path(data_dir, source, when)
     text = result.frame.write_csv(line_terminator="\n").encode("utf-8")
     status = _write_checked(target, text)
-    return ImportResult(source, path, target, when, date_from, result.entries, result.imported, result.frame.height,
-                        result.skipped, result.ignored_keys, result.dropped_rows, status)
+    return ImportResult(
+        source,
+        path,
+        target,
+        when,
+        date_from,
+        result.entries,
+        result.imported,
+        result.frame.height,
+        result.skipped,
+        result.ignored_keys,
+        result.dropped_rows,
+        status,
+    )
 
 
 def _write_checked(target: Path, text: bytes) -> str:
@@ -153,8 +181,10 @@ def _write_checked(target: Path, text: bytes) -> str:
         try:
             read_table(tmp, PRICE_SNAPSHOT)
         except DataError as e:  # the normalisers build valid rows by construction
-            raise EconError(f"the import produced rows that fail the snapshot checks, so nothing was written:\n{e}",
-                            "this is a bug in econ's importer; please report it with the input file") from None
+            raise EconError(
+                f"the import produced rows that fail the snapshot checks, so nothing was written:\n{e}",
+                "this is a bug in econ's importer; please report it with the input file",
+            ) from None
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
@@ -162,4 +192,6 @@ def _write_checked(target: Path, text: bytes) -> str:
 
 
 def _kind(obj) -> str:
-    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}.get(type(obj), "value")
+    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}.get(
+        type(obj), "value"
+    )

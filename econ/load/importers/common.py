@@ -124,9 +124,17 @@ class RowCollector:
         self.dropped: Counter = Counter()
         self.ignored: Counter = Counter()
 
-    def add_entry(self, provider: str, model: str, source_key: str, source_url: str,
-                  prices: dict[tuple[str, int], dict[str, float]], *, max_input_tokens: int | None,
-                  hugging_face_id: str | None = None) -> int:
+    def add_entry(
+        self,
+        provider: str,
+        model: str,
+        source_key: str,
+        source_url: str,
+        prices: dict[tuple[str, int], dict[str, float]],
+        *,
+        max_input_tokens: int | None,
+        hugging_face_id: str | None = None,
+    ) -> int:
         """Add the rows of one entry; returns how many were added (0: the entry has no price).
 
         A row without any price is not a row. A tier row whose variant has no base-tier
@@ -158,10 +166,17 @@ class RowCollector:
 
     def frame(self) -> pl.DataFrame:
         """All rows in PRICE_SNAPSHOT column order, USD/MTok, sorted, one row per key."""
-        schema = {"provider": pl.String, "model": pl.String, "variant": pl.String, "tier_min_prompt_tokens": pl.Int64,
-                  **{PRICE_COLUMNS[c]: pl.Float64 for c in COMPONENTS},
-                  "max_input_tokens": pl.Int64, "hugging_face_id": pl.String, "source_url": pl.String,
-                  "source_key": pl.String}
+        schema = {
+            "provider": pl.String,
+            "model": pl.String,
+            "variant": pl.String,
+            "tier_min_prompt_tokens": pl.Int64,
+            **{PRICE_COLUMNS[c]: pl.Float64 for c in COMPONENTS},
+            "max_input_tokens": pl.Int64,
+            "hugging_face_id": pl.String,
+            "source_url": pl.String,
+            "source_key": pl.String,
+        }
         raw = pl.DataFrame(self.rows, schema=schema, orient="row")
         before = raw.height
         raw = raw.unique(subset=KEY, keep="first", maintain_order=True)
@@ -169,8 +184,10 @@ class RowCollector:
             self.dropped[DUPLICATE_ROW] += before - raw.height
         rank = pl.col("variant").replace_strict(list(VARIANTS), list(range(len(VARIANTS))), return_dtype=pl.Int32)
         converted = raw.with_columns(
-            *[units.usd_per_token_to_usd_per_mtok(pl.col(PRICE_COLUMNS[c])).round_sig_figs(SIGNIFICANT_DIGITS)
-              for c in COMPONENTS],
+            *[
+                units.usd_per_token_to_usd_per_mtok(pl.col(PRICE_COLUMNS[c])).round_sig_figs(SIGNIFICANT_DIGITS)
+                for c in COMPONENTS
+            ],
             pl.lit(None, pl.Float64).alias("cache_storage_usd_per_mtok_hour"),
             pl.lit(None, pl.Float64).alias("speed_ratio"),
         )
@@ -189,16 +206,29 @@ def read_json(path: Path):
     try:
         raw = Path(path).read_bytes()
     except FileNotFoundError:
-        raise DataError([Problem(shown, None, None, "does not exist", "check the path of the file to import")]) from None
+        raise DataError(
+            [Problem(shown, None, None, "does not exist", "check the path of the file to import")]
+        ) from None
     except IsADirectoryError:
-        raise DataError([Problem(shown, None, None, "is a folder, not a file", "give the path of the JSON file")]) from None
-    text = decode_utf8(raw, shown, empty_hint="is the file complete? download it again",
-                       utf8_hint="JSON files are UTF-8; download the file again or save it as UTF-8")
+        raise DataError(
+            [Problem(shown, None, None, "is a folder, not a file", "give the path of the JSON file")]
+        ) from None
+    text = decode_utf8(
+        raw,
+        shown,
+        empty_hint="is the file complete? download it again",
+        utf8_hint="JSON files are UTF-8; download the file again or save it as UTF-8",
+    )
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise DataError([Problem(shown, e.lineno, str(e.colno), f"invalid JSON ({e.msg})",
-                                 "is the file complete? download it again")]) from None
+        raise DataError(
+            [
+                Problem(
+                    shown, e.lineno, str(e.colno), f"invalid JSON ({e.msg})", "is the file complete? download it again"
+                )
+            ]
+        ) from None
 
 
 def shape_error(path: Path, what: str, hint: str) -> DataError:

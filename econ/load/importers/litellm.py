@@ -35,10 +35,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import lru_cache
+from functools import cache
 
 from econ.load.importers.common import (
-    DUPLICATE_ROW, INVALID, Normalised, RowCollector, parse_price, parse_tokens,
+    DUPLICATE_ROW,
+    INVALID,
+    Normalised,
+    RowCollector,
+    parse_price,
+    parse_tokens,
 )
 
 REPO_URL = "https://github.com/BerriAI/litellm/blob/main/model_prices_and_context_window.json"
@@ -82,11 +87,14 @@ _IGNORED_FAMILIES = (
     ("Databricks DBU", re.compile(r"dbu")),
     ("uplift multiplier", re.compile(r"multiplier")),
     ("per page / credit", re.compile(r"page|credit")),
-    ("per call / session / storage", re.compile(r"session|calls|per_gb|per_request|per_text_message|per_unit|computer_use|citation")),
+    (
+        "per call / session / storage",
+        re.compile(r"session|calls|per_gb|per_request|per_text_message|per_unit|computer_use|citation"),
+    ),
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def classify_key(key: str) -> tuple:
     """``("price", component, tier_tokens, variant)``, ``("ignored", family)`` or ``("other",)``.
 
@@ -250,7 +258,12 @@ def _range_start(value) -> int | None:
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         return None
     start = value[0]
-    if isinstance(start, bool) or not isinstance(start, (int, float)) or not start >= 0 or not float(start).is_integer():
+    if (
+        isinstance(start, bool)
+        or not isinstance(start, (int, float))
+        or not start >= 0
+        or not float(start).is_integer()
+    ):
         return None
     return int(start)
 

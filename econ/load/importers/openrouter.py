@@ -140,8 +140,11 @@ def _add_model(model: dict, rows: RowCollector) -> str | None:
             tier = parse_tokens(item.get("min_prompt_tokens"))
             if tier is None:
                 window = "utc_start" in item or "utc_end" in item
-                ignored.append("overrides: time-of-day window (utc_start/utc_end)" if window
-                               else "overrides: without min_prompt_tokens")
+                ignored.append(
+                    "overrides: time-of-day window (utc_start/utc_end)"
+                    if window
+                    else "overrides: without min_prompt_tokens"
+                )
                 continue
             p, reason = _prices(item, ignored, "overrides: ")
             if reason:

@@ -31,5 +31,8 @@ def source_color(field: str = "source", title: str = "Price source") -> alt.Colo
 def guide_rule(dataset: str, position: alt.X | alt.Y, *tooltip: alt.Tooltip) -> alt.Chart:
     """A dashed reference line at each row of the named ``dataset`` (a lecture figure, break-even, B = B*₀),
     named in the tooltip by the row's ``label``."""
-    return alt.Chart(named(dataset)).mark_rule(strokeDash=[4, 4], color="#333").encode(
-        position, tooltip=[alt.Tooltip("label:N", title="Guide"), *tooltip])
+    return (
+        alt.Chart(named(dataset))
+        .mark_rule(strokeDash=[4, 4], color="#333")
+        .encode(position, tooltip=[alt.Tooltip("label:N", title="Guide"), *tooltip])
+    )

@@ -20,26 +20,38 @@ def changes_over_time(frame: pl.DataFrame) -> alt.LayerChart:
     old_usd_per_mtok, new_usd_per_mtok, change_frac.
     """
     y_title = axis_title("New price / old price, log scale", "ratio")
-    points = alt.Chart(named("changes")).mark_point(size=55, opacity=0.7, filled=True).encode(
-        x=alt.X("from_date:T", title="Date the new price took effect", axis=alt.Axis(format="%b %Y")),
-        y=alt.Y("new_over_old_ratio:Q", title=y_title, scale=alt.Scale(type="log")),
-        color=alt.Color("component:N", title="Component",
-                        scale=alt.Scale(domain=COMPONENT_DOMAIN, range=COMPONENT_RANGE)),
-        shape=alt.Shape("status:N", title="Status", scale=alt.Scale(domain=["in effect", "announced"],
-                                                                    range=["circle", "triangle-up"])),
-        tooltip=[
-            alt.Tooltip("from_date:T", title="From"), alt.Tooltip("status:N", title="Status"),
-            alt.Tooltip("source:N", title="Source"), alt.Tooltip("provider:N", title="Provider"),
-            alt.Tooltip("model:N", title="Model"), alt.Tooltip("variant:N", title="Variant"),
-            alt.Tooltip("tier_min_prompt_tokens:Q", title="Tier above (tokens)", format=","),
-            alt.Tooltip("component:N", title="Component"),
-            alt.Tooltip("old_usd_per_mtok:Q", title="Old (USD/MTok)", format=",.4~g"),
-            alt.Tooltip("new_usd_per_mtok:Q", title="New (USD/MTok)", format=",.4~g"),
-            alt.Tooltip("change_frac:Q", title="Change", format="+.1%"),
-        ],
+    points = (
+        alt.Chart(named("changes"))
+        .mark_point(size=55, opacity=0.7, filled=True)
+        .encode(
+            x=alt.X("from_date:T", title="Date the new price took effect", axis=alt.Axis(format="%b %Y")),
+            y=alt.Y("new_over_old_ratio:Q", title=y_title, scale=alt.Scale(type="log")),
+            color=alt.Color(
+                "component:N", title="Component", scale=alt.Scale(domain=COMPONENT_DOMAIN, range=COMPONENT_RANGE)
+            ),
+            shape=alt.Shape(
+                "status:N",
+                title="Status",
+                scale=alt.Scale(domain=["in effect", "announced"], range=["circle", "triangle-up"]),
+            ),
+            tooltip=[
+                alt.Tooltip("from_date:T", title="From"),
+                alt.Tooltip("status:N", title="Status"),
+                alt.Tooltip("source:N", title="Source"),
+                alt.Tooltip("provider:N", title="Provider"),
+                alt.Tooltip("model:N", title="Model"),
+                alt.Tooltip("variant:N", title="Variant"),
+                alt.Tooltip("tier_min_prompt_tokens:Q", title="Tier above (tokens)", format=","),
+                alt.Tooltip("component:N", title="Component"),
+                alt.Tooltip("old_usd_per_mtok:Q", title="Old (USD/MTok)", format=",.4~g"),
+                alt.Tooltip("new_usd_per_mtok:Q", title="New (USD/MTok)", format=",.4~g"),
+                alt.Tooltip("change_frac:Q", title="Change", format="+.1%"),
+            ],
+        )
     )
     guide = pl.DataFrame({"new_over_old_ratio": [1.0], "label": ["unchanged"]})
     rule = guide_rule("guide", alt.Y("new_over_old_ratio:Q", title=y_title, scale=alt.Scale(type="log")))
     chart = alt.layer(rule, points).properties(
-        title="Every price change over time (above 1: raised; below: cut)", width=WIDTH, height=HEIGHT)
+        title="Every price change over time (above 1: raised; below: cut)", width=WIDTH, height=HEIGHT
+    )
     return with_datasets(chart, changes=frame, guide=guide)

@@ -23,7 +23,7 @@ def named(name: str) -> alt.NamedData:
     return alt.NamedData(name=name)
 
 
-def with_datasets(chart: Any, **frames: pl.DataFrame) -> "ChartWithData":
+def with_datasets(chart: Any, **frames: pl.DataFrame) -> ChartWithData:
     """``chart`` with each frame written once as a top-level named dataset (dates as ISO text, NaN/inf as null).
 
     Floats are written with :data:`SIGNIFICANT_DIGITS` significant digits (the page stays small;
@@ -57,8 +57,12 @@ def compact(frame: pl.DataFrame) -> pl.DataFrame:
     """``frame`` with finite floats rounded to :data:`SIGNIFICANT_DIGITS` significant digits."""
     floats = [name for name, dtype in frame.schema.items() if dtype.is_float()]
     return frame.with_columns(
-        pl.when(pl.col(c).is_finite() & (pl.col(c) != 0)).then(pl.col(c).round_sig_figs(SIGNIFICANT_DIGITS))
-        .otherwise(pl.col(c)).alias(c) for c in floats)
+        pl.when(pl.col(c).is_finite() & (pl.col(c) != 0))
+        .then(pl.col(c).round_sig_figs(SIGNIFICANT_DIGITS))
+        .otherwise(pl.col(c))
+        .alias(c)
+        for c in floats
+    )
 
 
 def equals(field: str, value: Any) -> alt.FieldEqualPredicate:

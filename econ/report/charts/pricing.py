@@ -39,22 +39,53 @@ def tier_prices(frame: pl.DataFrame, *, columns: int = 3) -> alt.FacetChart:
     x = alt.X("context_tokens:Q", title=axis_title("Prompt length", "tokens"), axis=alt.Axis(format="~s"))
     y = alt.Y("usd_per_mtok:Q", title=axis_title("Input price", "USD/MTok"))
     color = alt.Color("model:N", title="Model", legend=alt.Legend(columns=2, labelLimit=200, symbolLimit=60))
-    steps = alt.Chart().transform_filter(equals("kind", "tier")).mark_line(interpolate="step-after", point=True).encode(
-        x=x, y=y, color=color, detail="model:N",
-        tooltip=[alt.Tooltip("provider:N", title="Provider"), alt.Tooltip("model:N", title="Model"),
-                 alt.Tooltip("tier_min_prompt_tokens:Q", title="Tier above (tokens)", format=","),
-                 alt.Tooltip("usd_per_mtok:Q", title="Price (USD/MTok)", format=",.4~g")])
-    fit = alt.Chart().transform_filter(equals("kind", "fit")).mark_line(strokeDash=[5, 3], opacity=0.8).encode(
-        x=x, y=y, color=color, detail="model:N",
-        tooltip=[alt.Tooltip("model:N", title="Model"), alt.Tooltip("status:N", title="Fit status"),
-                 alt.Tooltip("slope_usd_per_mtok_per_mtok_context:Q", title="k (USD/MTok per MTok of context)",
-                             format=",.4~g"),
-                 alt.Tooltip("context_tokens:Q", title="L (tokens)", format=","),
-                 alt.Tooltip("usd_per_mtok:Q", title="a + k·L (USD/MTok)", format=",.4~g")])
-    chart = alt.layer(steps, fit, data=named("tiers")).properties(width=190, height=150).facet(
-        facet=alt.Facet("provider:N", title="Provider"), columns=columns,
-    ).resolve_scale(y="independent").properties(
-        title="Long-context tiers: input price against prompt length, with the fitted cost line")
+    steps = (
+        alt.Chart()
+        .transform_filter(equals("kind", "tier"))
+        .mark_line(interpolate="step-after", point=True)
+        .encode(
+            x=x,
+            y=y,
+            color=color,
+            detail="model:N",
+            tooltip=[
+                alt.Tooltip("provider:N", title="Provider"),
+                alt.Tooltip("model:N", title="Model"),
+                alt.Tooltip("tier_min_prompt_tokens:Q", title="Tier above (tokens)", format=","),
+                alt.Tooltip("usd_per_mtok:Q", title="Price (USD/MTok)", format=",.4~g"),
+            ],
+        )
+    )
+    fit = (
+        alt.Chart()
+        .transform_filter(equals("kind", "fit"))
+        .mark_line(strokeDash=[5, 3], opacity=0.8)
+        .encode(
+            x=x,
+            y=y,
+            color=color,
+            detail="model:N",
+            tooltip=[
+                alt.Tooltip("model:N", title="Model"),
+                alt.Tooltip("status:N", title="Fit status"),
+                alt.Tooltip(
+                    "slope_usd_per_mtok_per_mtok_context:Q", title="k (USD/MTok per MTok of context)", format=",.4~g"
+                ),
+                alt.Tooltip("context_tokens:Q", title="L (tokens)", format=","),
+                alt.Tooltip("usd_per_mtok:Q", title="a + k·L (USD/MTok)", format=",.4~g"),
+            ],
+        )
+    )
+    chart = (
+        alt.layer(steps, fit, data=named("tiers"))
+        .properties(width=190, height=150)
+        .facet(
+            facet=alt.Facet("provider:N", title="Provider"),
+            columns=columns,
+        )
+        .resolve_scale(y="independent")
+        .properties(title="Long-context tiers: input price against prompt length, with the fitted cost line")
+    )
     return with_datasets(chart, tiers=frame)
 
 
@@ -65,41 +96,88 @@ def implied_kv(frame: pl.DataFrame, guides: pl.DataFrame) -> alt.LayerChart:
     ``frame``: label, reading (slope, crossover, architecture (true)), bytes_per_token, fit_low, fit_high
     (null where not identified), scenario_low, scenario_high. ``guides``: label, bytes_per_token.
     """
-    order = (frame.filter(pl.col("reading") == "crossover").sort("bytes_per_token")["label"].to_list()
-             + frame["label"].unique(maintain_order=True).to_list())
+    order = (
+        frame.filter(pl.col("reading") == "crossover").sort("bytes_per_token")["label"].to_list()
+        + frame["label"].unique(maintain_order=True).to_list()
+    )
     order = list(dict.fromkeys(order))
     x_title = axis_title("KV cache per context token", "bytes/token")
-    y = alt.Y("label:N", title="Price schedule (source · provider · model)", sort=order,
-              axis=alt.Axis(labelLimit=260))
+    y = alt.Y("label:N", title="Price schedule (source · provider · model)", sort=order, axis=alt.Axis(labelLimit=260))
     yoff = alt.YOffset("reading:N", title="Reading", scale=alt.Scale(domain=READING_DOMAIN))
     color = alt.Color("reading:N", title="Reading", scale=alt.Scale(domain=READING_DOMAIN, range=READING_RANGE))
-    tooltip = [alt.Tooltip("label:N", title="Schedule"), alt.Tooltip("reading:N", title="Reading"),
-               alt.Tooltip("bytes_per_token:Q", title="Bytes/token", format=",.4~g"),
-               alt.Tooltip("fit_low:Q", title="Fit interval low", format=",.3~g"),
-               alt.Tooltip("fit_high:Q", title="Fit interval high", format=",.3~g"),
-               alt.Tooltip("scenario_low:Q", title="Scenario interval low", format=",.3~g"),
-               alt.Tooltip("scenario_high:Q", title="Scenario interval high", format=",.3~g")]
-    scenario = alt.Chart(named("kv")).transform_filter(BOTH_ENDS.format(low="scenario_low", high="scenario_high")).mark_rule(
-        strokeWidth=1.2, opacity=0.6).encode(
-        x=alt.X("scenario_low:Q", title=x_title, scale=LOG), x2="scenario_high:Q", y=y, yOffset=yoff, color=color,
-        tooltip=tooltip)
-    fit = alt.Chart(named("kv")).transform_filter(BOTH_ENDS.format(low="fit_low", high="fit_high")).mark_rule(
-        strokeWidth=4).encode(
-        x=alt.X("fit_low:Q", title=x_title, scale=LOG), x2="fit_high:Q", y=y, yOffset=yoff, color=color,
-        tooltip=tooltip)
-    dots = alt.Chart(named("kv")).mark_point(filled=True, size=45).encode(
-        x=alt.X("bytes_per_token:Q", title=x_title, scale=LOG), y=y, yOffset=yoff, color=color,
-        shape=alt.Shape("reading:N", title="Reading", scale=alt.Scale(domain=READING_DOMAIN,
-                                                                      range=["circle", "square", "diamond"])),
-        tooltip=tooltip)
-    rules = alt.Chart(named("guides")).mark_rule(strokeDash=[4, 4], color="#5b6575").encode(
-        x=alt.X("bytes_per_token:Q", title=x_title, scale=LOG),
-        tooltip=[alt.Tooltip("label:N", title="Guide"), alt.Tooltip("bytes_per_token:Q", title="Bytes/token", format=",")])
-    layers = [rules, *if_any_interval(frame, "scenario_low", "scenario_high", scenario),
-              *if_any_interval(frame, "fit_low", "fit_high", fit), dots]
+    tooltip = [
+        alt.Tooltip("label:N", title="Schedule"),
+        alt.Tooltip("reading:N", title="Reading"),
+        alt.Tooltip("bytes_per_token:Q", title="Bytes/token", format=",.4~g"),
+        alt.Tooltip("fit_low:Q", title="Fit interval low", format=",.3~g"),
+        alt.Tooltip("fit_high:Q", title="Fit interval high", format=",.3~g"),
+        alt.Tooltip("scenario_low:Q", title="Scenario interval low", format=",.3~g"),
+        alt.Tooltip("scenario_high:Q", title="Scenario interval high", format=",.3~g"),
+    ]
+    scenario = (
+        alt.Chart(named("kv"))
+        .transform_filter(BOTH_ENDS.format(low="scenario_low", high="scenario_high"))
+        .mark_rule(strokeWidth=1.2, opacity=0.6)
+        .encode(
+            x=alt.X("scenario_low:Q", title=x_title, scale=LOG),
+            x2="scenario_high:Q",
+            y=y,
+            yOffset=yoff,
+            color=color,
+            tooltip=tooltip,
+        )
+    )
+    fit = (
+        alt.Chart(named("kv"))
+        .transform_filter(BOTH_ENDS.format(low="fit_low", high="fit_high"))
+        .mark_rule(strokeWidth=4)
+        .encode(
+            x=alt.X("fit_low:Q", title=x_title, scale=LOG),
+            x2="fit_high:Q",
+            y=y,
+            yOffset=yoff,
+            color=color,
+            tooltip=tooltip,
+        )
+    )
+    dots = (
+        alt.Chart(named("kv"))
+        .mark_point(filled=True, size=45)
+        .encode(
+            x=alt.X("bytes_per_token:Q", title=x_title, scale=LOG),
+            y=y,
+            yOffset=yoff,
+            color=color,
+            shape=alt.Shape(
+                "reading:N",
+                title="Reading",
+                scale=alt.Scale(domain=READING_DOMAIN, range=["circle", "square", "diamond"]),
+            ),
+            tooltip=tooltip,
+        )
+    )
+    rules = (
+        alt.Chart(named("guides"))
+        .mark_rule(strokeDash=[4, 4], color="#5b6575")
+        .encode(
+            x=alt.X("bytes_per_token:Q", title=x_title, scale=LOG),
+            tooltip=[
+                alt.Tooltip("label:N", title="Guide"),
+                alt.Tooltip("bytes_per_token:Q", title="Bytes/token", format=","),
+            ],
+        )
+    )
+    layers = [
+        rules,
+        *if_any_interval(frame, "scenario_low", "scenario_high", scenario),
+        *if_any_interval(frame, "fit_low", "fit_high", fit),
+        dots,
+    ]
     chart = alt.layer(*layers).properties(
         title="KV bytes per token implied by long-context prices (thin: scenario interval; thick: fit interval)",
-        width=WIDTH - 120, height=max(200, 26 * len(order)))
+        width=WIDTH - 120,
+        height=max(200, 26 * len(order)),
+    )
     return with_datasets(chart, kv=frame, guides=guides)
 
 
@@ -111,27 +189,51 @@ def io_batch(frame: pl.DataFrame, guides: pl.DataFrame) -> alt.LayerChart:
     """
     x = alt.X("output_over_input_ratio:Q", title=axis_title("Output price / input price ρ", "ratio"), scale=LOG)
     y_title = axis_title("Implied decode batch B / B*0", "ratio")
-    tooltip = [alt.Tooltip("provider:N", title="Provider"), alt.Tooltip("model:N", title="Model"),
-               alt.Tooltip("output_over_input_ratio:Q", title="ρ", format=".3~g"),
-               alt.Tooltip("batch_over_balance_ratio:Q", title="B/B*₀", format=".3~g"),
-               alt.Tooltip("batch_over_balance_scenario_low_ratio:Q", title="Scenario low", format=".3~g"),
-               alt.Tooltip("batch_over_balance_scenario_high_ratio:Q", title="Scenario high", format=".3~g"),
-               alt.Tooltip("critical_context_source:N", title="L* from"),
-               alt.Tooltip("lecture_f3_check:N", title="Lecture f.3 check")]
-    bars = alt.Chart(named("io")).transform_filter(BOTH_ENDS.format(
-        low="batch_over_balance_scenario_low_ratio", high="batch_over_balance_scenario_high_ratio")).mark_rule(
-        opacity=0.5).encode(
-        x=x, y=alt.Y("batch_over_balance_scenario_low_ratio:Q", title=y_title, scale=LOG),
-        y2="batch_over_balance_scenario_high_ratio:Q", color=alt.Color("provider:N", title="Provider"),
-        tooltip=tooltip)
-    dots = alt.Chart(named("io")).mark_point(filled=True, size=60).encode(
-        x=x, y=alt.Y("batch_over_balance_ratio:Q", title=y_title, scale=LOG),
-        color=alt.Color("provider:N", title="Provider"), tooltip=tooltip)
-    rules = guide_rule("guides", alt.Y("batch_over_balance_ratio:Q", title=y_title, scale=LOG),
-                       alt.Tooltip("batch_over_balance_ratio:Q", title="B/B*₀", format=".3~g"))
-    bars = if_any_interval(frame, "batch_over_balance_scenario_low_ratio", "batch_over_balance_scenario_high_ratio", bars)
+    tooltip = [
+        alt.Tooltip("provider:N", title="Provider"),
+        alt.Tooltip("model:N", title="Model"),
+        alt.Tooltip("output_over_input_ratio:Q", title="ρ", format=".3~g"),
+        alt.Tooltip("batch_over_balance_ratio:Q", title="B/B*₀", format=".3~g"),
+        alt.Tooltip("batch_over_balance_scenario_low_ratio:Q", title="Scenario low", format=".3~g"),
+        alt.Tooltip("batch_over_balance_scenario_high_ratio:Q", title="Scenario high", format=".3~g"),
+        alt.Tooltip("critical_context_source:N", title="L* from"),
+        alt.Tooltip("lecture_f3_check:N", title="Lecture f.3 check"),
+    ]
+    bars = (
+        alt.Chart(named("io"))
+        .transform_filter(
+            BOTH_ENDS.format(low="batch_over_balance_scenario_low_ratio", high="batch_over_balance_scenario_high_ratio")
+        )
+        .mark_rule(opacity=0.5)
+        .encode(
+            x=x,
+            y=alt.Y("batch_over_balance_scenario_low_ratio:Q", title=y_title, scale=LOG),
+            y2="batch_over_balance_scenario_high_ratio:Q",
+            color=alt.Color("provider:N", title="Provider"),
+            tooltip=tooltip,
+        )
+    )
+    dots = (
+        alt.Chart(named("io"))
+        .mark_point(filled=True, size=60)
+        .encode(
+            x=x,
+            y=alt.Y("batch_over_balance_ratio:Q", title=y_title, scale=LOG),
+            color=alt.Color("provider:N", title="Provider"),
+            tooltip=tooltip,
+        )
+    )
+    rules = guide_rule(
+        "guides",
+        alt.Y("batch_over_balance_ratio:Q", title=y_title, scale=LOG),
+        alt.Tooltip("batch_over_balance_ratio:Q", title="B/B*₀", format=".3~g"),
+    )
+    bars = if_any_interval(
+        frame, "batch_over_balance_scenario_low_ratio", "batch_over_balance_scenario_high_ratio", bars
+    )
     chart = alt.layer(rules, *bars, dots).properties(
-        title="The decode batch implied by each output/input price ratio", width=WIDTH, height=HEIGHT)
+        title="The decode batch implied by each output/input price ratio", width=WIDTH, height=HEIGHT
+    )
     return with_datasets(chart, io=frame, guides=guides)
 
 
@@ -141,30 +243,62 @@ def market(frame: pl.DataFrame) -> alt.LayerChart:
     ``frame``: arch_model, component, predicted_usd_per_mtok, observed_median_usd_per_mtok, observed_low_usd_per_mtok,
     observed_high_usd_per_mtok, providers.
     """
-    low = float(frame.select(pl.min_horizontal("predicted_usd_per_mtok", "observed_low_usd_per_mtok").min()).item()) / 1.5
-    high = float(frame.select(pl.max_horizontal("predicted_usd_per_mtok", "observed_high_usd_per_mtok").max()).item()) * 1.5
-    diagonal = pl.DataFrame({"predicted_usd_per_mtok": [low, high], "observed_median_usd_per_mtok": [low, high],
-                             "label": ["published = predicted"] * 2})
+    low = (
+        float(frame.select(pl.min_horizontal("predicted_usd_per_mtok", "observed_low_usd_per_mtok").min()).item()) / 1.5
+    )
+    high = (
+        float(frame.select(pl.max_horizontal("predicted_usd_per_mtok", "observed_high_usd_per_mtok").max()).item())
+        * 1.5
+    )
+    diagonal = pl.DataFrame(
+        {
+            "predicted_usd_per_mtok": [low, high],
+            "observed_median_usd_per_mtok": [low, high],
+            "label": ["published = predicted"] * 2,
+        }
+    )
     x = alt.X("predicted_usd_per_mtok:Q", title=axis_title("Regression's price", "USD/MTok"), scale=LOG)
     y_title = axis_title("Published price, median over providers", "USD/MTok")
-    color = alt.Color("component:N", title="Component", scale=alt.Scale(domain=["input", "output"],
-                                                                        range=["#1f5fa8", "#e4892b"]))
-    tooltip = [alt.Tooltip("arch_model:N", title="Model"), alt.Tooltip("component:N", title="Component"),
-               alt.Tooltip("providers:Q", title="Price rows"),
-               alt.Tooltip("predicted_usd_per_mtok:Q", title="Predicted (USD/MTok)", format=",.3~g"),
-               alt.Tooltip("observed_median_usd_per_mtok:Q", title="Median published (USD/MTok)", format=",.3~g"),
-               alt.Tooltip("observed_low_usd_per_mtok:Q", title="Lowest (USD/MTok)", format=",.3~g"),
-               alt.Tooltip("observed_high_usd_per_mtok:Q", title="Highest (USD/MTok)", format=",.3~g")]
-    line = alt.Chart(named("diagonal")).mark_line(strokeDash=[4, 4], color="#8a94a3").encode(
-        x=x, y=alt.Y("observed_median_usd_per_mtok:Q", title=y_title, scale=LOG),
-        tooltip=[alt.Tooltip("label:N", title="Guide")])
-    ranges = alt.Chart(named("market")).mark_rule(opacity=0.5).encode(
-        x=x, y=alt.Y("observed_low_usd_per_mtok:Q", title=y_title, scale=LOG), y2="observed_high_usd_per_mtok:Q",
-        color=color, tooltip=tooltip)
-    dots = alt.Chart(named("market")).mark_point(filled=True, size=55).encode(
-        x=x, y=alt.Y("observed_median_usd_per_mtok:Q", title=y_title, scale=LOG), color=color, tooltip=tooltip)
+    color = alt.Color(
+        "component:N", title="Component", scale=alt.Scale(domain=["input", "output"], range=["#1f5fa8", "#e4892b"])
+    )
+    tooltip = [
+        alt.Tooltip("arch_model:N", title="Model"),
+        alt.Tooltip("component:N", title="Component"),
+        alt.Tooltip("providers:Q", title="Price rows"),
+        alt.Tooltip("predicted_usd_per_mtok:Q", title="Predicted (USD/MTok)", format=",.3~g"),
+        alt.Tooltip("observed_median_usd_per_mtok:Q", title="Median published (USD/MTok)", format=",.3~g"),
+        alt.Tooltip("observed_low_usd_per_mtok:Q", title="Lowest (USD/MTok)", format=",.3~g"),
+        alt.Tooltip("observed_high_usd_per_mtok:Q", title="Highest (USD/MTok)", format=",.3~g"),
+    ]
+    line = (
+        alt.Chart(named("diagonal"))
+        .mark_line(strokeDash=[4, 4], color="#8a94a3")
+        .encode(
+            x=x,
+            y=alt.Y("observed_median_usd_per_mtok:Q", title=y_title, scale=LOG),
+            tooltip=[alt.Tooltip("label:N", title="Guide")],
+        )
+    )
+    ranges = (
+        alt.Chart(named("market"))
+        .mark_rule(opacity=0.5)
+        .encode(
+            x=x,
+            y=alt.Y("observed_low_usd_per_mtok:Q", title=y_title, scale=LOG),
+            y2="observed_high_usd_per_mtok:Q",
+            color=color,
+            tooltip=tooltip,
+        )
+    )
+    dots = (
+        alt.Chart(named("market"))
+        .mark_point(filled=True, size=55)
+        .encode(x=x, y=alt.Y("observed_median_usd_per_mtok:Q", title=y_title, scale=LOG), color=color, tooltip=tooltip)
+    )
     chart = alt.layer(line, ranges, dots).properties(
-        title="Open-weight market: published prices against the FLOP + byte regression", width=WIDTH, height=HEIGHT)
+        title="Open-weight market: published prices against the FLOP + byte regression", width=WIDTH, height=HEIGHT
+    )
     return with_datasets(chart, market=frame, diagonal=diagonal)
 
 
@@ -178,31 +312,66 @@ def cache_hold(frame: pl.DataFrame, tiers: pl.DataFrame) -> alt.LayerChart:
     x_title = axis_title("Hold cost of KV after margin", "USD per GB-hour")
     y = alt.Y("label:N", title="Cached prompt (provider · model)", sort=order, axis=alt.Axis(labelLimit=220))
     color = alt.Color("cache_item:N", title="Cache price", scale=alt.Scale(domain=ITEM_DOMAIN, range=ITEM_RANGE))
-    tooltip = [alt.Tooltip("label:N", title="Model"), alt.Tooltip("cache_item:N", title="Cache price"),
-               alt.Tooltip("kv_method:N", title="b_kv from"),
-               alt.Tooltip("hold_cost_usd_per_gb_hour:Q", title="Hold cost (USD/GB-hour)", format=".3~g"),
-               alt.Tooltip("hold_cost_scenario_low_usd_per_gb_hour:Q", title="Scenario low", format=".3~g"),
-               alt.Tooltip("hold_cost_scenario_high_usd_per_gb_hour:Q", title="Scenario high", format=".3~g"),
-               alt.Tooltip("cheapest_tier:N", title="Cheapest tier")]
+    tooltip = [
+        alt.Tooltip("label:N", title="Model"),
+        alt.Tooltip("cache_item:N", title="Cache price"),
+        alt.Tooltip("kv_method:N", title="b_kv from"),
+        alt.Tooltip("hold_cost_usd_per_gb_hour:Q", title="Hold cost (USD/GB-hour)", format=".3~g"),
+        alt.Tooltip("hold_cost_scenario_low_usd_per_gb_hour:Q", title="Scenario low", format=".3~g"),
+        alt.Tooltip("hold_cost_scenario_high_usd_per_gb_hour:Q", title="Scenario high", format=".3~g"),
+        alt.Tooltip("cheapest_tier:N", title="Cheapest tier"),
+    ]
     yoff = alt.YOffset("cache_item:N", title="Cache price", scale=alt.Scale(domain=ITEM_DOMAIN))
-    bars = alt.Chart(named("hold")).transform_filter(BOTH_ENDS.format(
-        low="hold_cost_scenario_low_usd_per_gb_hour", high="hold_cost_scenario_high_usd_per_gb_hour")).mark_rule(
-        opacity=0.6).encode(
-        x=alt.X("hold_cost_scenario_low_usd_per_gb_hour:Q", title=x_title, scale=LOG),
-        x2="hold_cost_scenario_high_usd_per_gb_hour:Q", y=y, yOffset=yoff, color=color, tooltip=tooltip)
-    dots = alt.Chart(named("hold")).mark_point(filled=True, size=40).encode(
-        x=alt.X("hold_cost_usd_per_gb_hour:Q", title=x_title, scale=LOG), y=y, yOffset=yoff, color=color,
-        tooltip=tooltip)
-    tier_tip = [alt.Tooltip("tier:N", title="Tier"), alt.Tooltip("device:N", title="Device"),
-                alt.Tooltip("usd_per_gb_hour:Q", title="Cost (USD/GB-hour)", format=".3~g")]
-    rules = alt.Chart(named("tiers")).mark_rule(strokeDash=[4, 4], strokeWidth=1.5).encode(
-        x=alt.X("usd_per_gb_hour:Q", title=x_title, scale=LOG),
-        stroke=alt.Stroke("tier:N", title="Memory tier", scale=alt.Scale(domain=TIER_DOMAIN, range=TIER_RANGE)),
-        tooltip=tier_tip)
-    bars = if_any_interval(frame, "hold_cost_scenario_low_usd_per_gb_hour", "hold_cost_scenario_high_usd_per_gb_hour", bars)
+    bars = (
+        alt.Chart(named("hold"))
+        .transform_filter(
+            BOTH_ENDS.format(
+                low="hold_cost_scenario_low_usd_per_gb_hour", high="hold_cost_scenario_high_usd_per_gb_hour"
+            )
+        )
+        .mark_rule(opacity=0.6)
+        .encode(
+            x=alt.X("hold_cost_scenario_low_usd_per_gb_hour:Q", title=x_title, scale=LOG),
+            x2="hold_cost_scenario_high_usd_per_gb_hour:Q",
+            y=y,
+            yOffset=yoff,
+            color=color,
+            tooltip=tooltip,
+        )
+    )
+    dots = (
+        alt.Chart(named("hold"))
+        .mark_point(filled=True, size=40)
+        .encode(
+            x=alt.X("hold_cost_usd_per_gb_hour:Q", title=x_title, scale=LOG),
+            y=y,
+            yOffset=yoff,
+            color=color,
+            tooltip=tooltip,
+        )
+    )
+    tier_tip = [
+        alt.Tooltip("tier:N", title="Tier"),
+        alt.Tooltip("device:N", title="Device"),
+        alt.Tooltip("usd_per_gb_hour:Q", title="Cost (USD/GB-hour)", format=".3~g"),
+    ]
+    rules = (
+        alt.Chart(named("tiers"))
+        .mark_rule(strokeDash=[4, 4], strokeWidth=1.5)
+        .encode(
+            x=alt.X("usd_per_gb_hour:Q", title=x_title, scale=LOG),
+            stroke=alt.Stroke("tier:N", title="Memory tier", scale=alt.Scale(domain=TIER_DOMAIN, range=TIER_RANGE)),
+            tooltip=tier_tip,
+        )
+    )
+    bars = if_any_interval(
+        frame, "hold_cost_scenario_low_usd_per_gb_hour", "hold_cost_scenario_high_usd_per_gb_hour", bars
+    )
     chart = alt.layer(rules, *bars, dots).properties(
-        title="Prompt-cache hold prices against memory-tier hold costs", width=WIDTH - 100,
-        height=max(200, 18 * len(order)))
+        title="Prompt-cache hold prices against memory-tier hold costs",
+        width=WIDTH - 100,
+        height=max(200, 18 * len(order)),
+    )
     return with_datasets(chart, hold=frame, tiers=tiers)
 
 
@@ -214,27 +383,55 @@ def tier_costs(frame: pl.DataFrame, marks: pl.DataFrame, *, model: str) -> alt.L
     """
     x = alt.X("hold_time_s:Q", title=axis_title("Hold time T", "s"), scale=LOG)
     y = alt.Y("cost_usd_per_mtok:Q", title=axis_title("Retrieve + hold cost", "USD/MTok"), scale=LOG)
-    lines = alt.Chart(named("costs")).mark_line().encode(
-        x=x, y=y, color=alt.Color("mechanism:N", title="Mechanism",
-                                  scale=alt.Scale(domain=TIER_DOMAIN, range=TIER_RANGE)),
-        detail="device:N",
-        tooltip=[alt.Tooltip("mechanism:N", title="Mechanism"), alt.Tooltip("device:N", title="Device"),
-                 alt.Tooltip("hold_time_s:Q", title="T (s)", format=",.3~g"),
-                 alt.Tooltip("cost_usd_per_mtok:Q", title="Cost (USD/MTok)", format=",.3~g"),
-                 alt.Tooltip("cheapest:N", title="Cheapest at T")])
-    best = alt.Chart(named("costs")).transform_filter(equals("cheapest", "cheapest")).mark_point(
-        filled=True, size=30, color="#111").encode(
-        x=x, y=y, tooltip=[alt.Tooltip("mechanism:N", title="Cheapest"),
-                           alt.Tooltip("hold_time_s:Q", title="T (s)", format=",.3~g"),
-                           alt.Tooltip("cost_usd_per_mtok:Q", title="Cost (USD/MTok)", format=",.3~g")])
-    rules = alt.Chart(named("marks")).mark_rule(opacity=0.7).encode(
-        x=alt.X("hold_time_s:Q", title=axis_title("Hold time T", "s"), scale=LOG),
-        strokeDash=alt.StrokeDash("kind:N", title="Marks", scale=alt.Scale(domain=["drain time", "cache duration"],
-                                                                           range=[[2, 2], [6, 3]])),
-        tooltip=[alt.Tooltip("label:N", title="Mark"), alt.Tooltip("hold_time_s:Q", title="T (s)", format=",.3~g")])
+    lines = (
+        alt.Chart(named("costs"))
+        .mark_line()
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color("mechanism:N", title="Mechanism", scale=alt.Scale(domain=TIER_DOMAIN, range=TIER_RANGE)),
+            detail="device:N",
+            tooltip=[
+                alt.Tooltip("mechanism:N", title="Mechanism"),
+                alt.Tooltip("device:N", title="Device"),
+                alt.Tooltip("hold_time_s:Q", title="T (s)", format=",.3~g"),
+                alt.Tooltip("cost_usd_per_mtok:Q", title="Cost (USD/MTok)", format=",.3~g"),
+                alt.Tooltip("cheapest:N", title="Cheapest at T"),
+            ],
+        )
+    )
+    best = (
+        alt.Chart(named("costs"))
+        .transform_filter(equals("cheapest", "cheapest"))
+        .mark_point(filled=True, size=30, color="#111")
+        .encode(
+            x=x,
+            y=y,
+            tooltip=[
+                alt.Tooltip("mechanism:N", title="Cheapest"),
+                alt.Tooltip("hold_time_s:Q", title="T (s)", format=",.3~g"),
+                alt.Tooltip("cost_usd_per_mtok:Q", title="Cost (USD/MTok)", format=",.3~g"),
+            ],
+        )
+    )
+    rules = (
+        alt.Chart(named("marks"))
+        .mark_rule(opacity=0.7)
+        .encode(
+            x=alt.X("hold_time_s:Q", title=axis_title("Hold time T", "s"), scale=LOG),
+            strokeDash=alt.StrokeDash(
+                "kind:N",
+                title="Marks",
+                scale=alt.Scale(domain=["drain time", "cache duration"], range=[[2, 2], [6, 3]]),
+            ),
+            tooltip=[alt.Tooltip("label:N", title="Mark"), alt.Tooltip("hold_time_s:Q", title="T (s)", format=",.3~g")],
+        )
+    )
     chart = alt.layer(rules, lines, best).properties(
-        title=f"Keeping a token's KV cache for a time T: recompute or a memory tier ({model})", width=WIDTH,
-        height=HEIGHT)
+        title=f"Keeping a token's KV cache for a time T: recompute or a memory tier ({model})",
+        width=WIDTH,
+        height=HEIGHT,
+    )
     return with_datasets(chart, costs=frame, marks=marks)
 
 
@@ -246,24 +443,50 @@ def fast_multiples(frame: pl.DataFrame, guides: pl.DataFrame) -> alt.LayerChart:
     """
     x = alt.X("speed_ratio:Q", title=axis_title("Speed multiple s", "× standard"), scale=LOG)
     y_title = axis_title("Output price multiple m", "× standard")
-    lines = alt.Chart(named("guides")).mark_line(strokeDash=[4, 4], color="#8a94a3").encode(
-        x=x, y=alt.Y("output_price_ratio:Q", title=y_title, scale=LOG), detail="batch_ratio:Q",
-        tooltip=[alt.Tooltip("batch_ratio:Q", title="m·s = B0/B1", format=".3~g")])
-    dots = alt.Chart(named("fast")).mark_point(filled=True, size=90).encode(
-        x=x, y=alt.Y("output_price_ratio:Q", title=y_title, scale=LOG),
-        color=alt.Color("model:N", title="Model"), shape=alt.Shape("provider:N", title="Provider"),
-        tooltip=[alt.Tooltip("provider:N", title="Provider"), alt.Tooltip("model:N", title="Model"),
-                 alt.Tooltip("tier_min_prompt_tokens:Q", title="Tier above (tokens)", format=","),
-                 alt.Tooltip("output_price_ratio:Q", title="m", format=".3~g"),
-                 alt.Tooltip("speed_ratio:Q", title="s", format=".3~g"),
-                 alt.Tooltip("batch_ratio:Q", title="m·s = B0/B1", format=".3~g")])
-    labels = alt.Chart(named("guides")).transform_filter("datum.label_here").mark_text(
-        align="left", dx=4, dy=-4, fontSize=10, color="#5b6575").encode(
-        x=x, y=alt.Y("output_price_ratio:Q", title=y_title, scale=LOG), text="label:N",
-        tooltip=[alt.Tooltip("batch_ratio:Q", title="m·s", format=".3~g")])
+    lines = (
+        alt.Chart(named("guides"))
+        .mark_line(strokeDash=[4, 4], color="#8a94a3")
+        .encode(
+            x=x,
+            y=alt.Y("output_price_ratio:Q", title=y_title, scale=LOG),
+            detail="batch_ratio:Q",
+            tooltip=[alt.Tooltip("batch_ratio:Q", title="m·s = B0/B1", format=".3~g")],
+        )
+    )
+    dots = (
+        alt.Chart(named("fast"))
+        .mark_point(filled=True, size=90)
+        .encode(
+            x=x,
+            y=alt.Y("output_price_ratio:Q", title=y_title, scale=LOG),
+            color=alt.Color("model:N", title="Model"),
+            shape=alt.Shape("provider:N", title="Provider"),
+            tooltip=[
+                alt.Tooltip("provider:N", title="Provider"),
+                alt.Tooltip("model:N", title="Model"),
+                alt.Tooltip("tier_min_prompt_tokens:Q", title="Tier above (tokens)", format=","),
+                alt.Tooltip("output_price_ratio:Q", title="m", format=".3~g"),
+                alt.Tooltip("speed_ratio:Q", title="s", format=".3~g"),
+                alt.Tooltip("batch_ratio:Q", title="m·s = B0/B1", format=".3~g"),
+            ],
+        )
+    )
+    labels = (
+        alt.Chart(named("guides"))
+        .transform_filter("datum.label_here")
+        .mark_text(align="left", dx=4, dy=-4, fontSize=10, color="#5b6575")
+        .encode(
+            x=x,
+            y=alt.Y("output_price_ratio:Q", title=y_title, scale=LOG),
+            text="label:N",
+            tooltip=[alt.Tooltip("batch_ratio:Q", title="m·s", format=".3~g")],
+        )
+    )
     chart = alt.layer(lines, labels, dots).properties(
         title="Fast modes: price multiple against speed multiple (dashed: constant batch ratio m·s)",
-        width=WIDTH - 100, height=HEIGHT - 40)
+        width=WIDTH - 100,
+        height=HEIGHT - 40,
+    )
     return with_datasets(chart, fast=frame, guides=guides)
 
 
@@ -274,20 +497,34 @@ def fast_batches(frame: pl.DataFrame) -> alt.LayerChart:
     """
     x_title = axis_title("Decode batch / balance batch B*0", "ratio")
     y = alt.Y("label:N", title="Fast variant (provider · model · tier)", axis=alt.Axis(labelLimit=260))
-    color = alt.Color("batch:N", title="Batch", scale=alt.Scale(domain=["baseline", "fast"],
-                                                                range=["#1f5fa8", "#c4424b"]))
-    tooltip = [alt.Tooltip("label:N", title="Variant"), alt.Tooltip("batch:N", title="Batch"),
-               alt.Tooltip("batch_over_balance_ratio:Q", title="B/B*₀", format=".3~g"),
-               alt.Tooltip("scenario_low:Q", title="Scenario low", format=".3~g"),
-               alt.Tooltip("scenario_high:Q", title="Scenario high", format=".3~g")]
-    ranges = alt.Chart(named("batches")).transform_filter(BOTH_ENDS.format(
-        low="scenario_low", high="scenario_high")).mark_rule(strokeWidth=2, opacity=0.6).encode(
-        x=alt.X("scenario_low:Q", title=x_title, scale=LOG), x2="scenario_high:Q", y=y, color=color, tooltip=tooltip)
-    dots = alt.Chart(named("batches")).mark_point(filled=True, size=70).encode(
-        x=alt.X("batch_over_balance_ratio:Q", title=x_title, scale=LOG), y=y, color=color, tooltip=tooltip)
+    color = alt.Color(
+        "batch:N", title="Batch", scale=alt.Scale(domain=["baseline", "fast"], range=["#1f5fa8", "#c4424b"])
+    )
+    tooltip = [
+        alt.Tooltip("label:N", title="Variant"),
+        alt.Tooltip("batch:N", title="Batch"),
+        alt.Tooltip("batch_over_balance_ratio:Q", title="B/B*₀", format=".3~g"),
+        alt.Tooltip("scenario_low:Q", title="Scenario low", format=".3~g"),
+        alt.Tooltip("scenario_high:Q", title="Scenario high", format=".3~g"),
+    ]
+    ranges = (
+        alt.Chart(named("batches"))
+        .transform_filter(BOTH_ENDS.format(low="scenario_low", high="scenario_high"))
+        .mark_rule(strokeWidth=2, opacity=0.6)
+        .encode(
+            x=alt.X("scenario_low:Q", title=x_title, scale=LOG), x2="scenario_high:Q", y=y, color=color, tooltip=tooltip
+        )
+    )
+    dots = (
+        alt.Chart(named("batches"))
+        .mark_point(filled=True, size=70)
+        .encode(x=alt.X("batch_over_balance_ratio:Q", title=x_title, scale=LOG), y=y, color=color, tooltip=tooltip)
+    )
     one = pl.DataFrame({"batch_over_balance_ratio": [1.0], "label": ["B = B*₀"]})
     rule = guide_rule("one", alt.X("batch_over_balance_ratio:Q", title=x_title, scale=LOG))
     chart = alt.layer(rule, *if_any_interval(frame, "scenario_low", "scenario_high", ranges), dots).properties(
-        title="Batches behind fast mode: baseline and fast, relative to B*0", width=WIDTH - 100,
-        height=max(120, 34 * frame["label"].n_unique()))
+        title="Batches behind fast mode: baseline and fast, relative to B*0",
+        width=WIDTH - 100,
+        height=max(120, 34 * frame["label"].n_unique()),
+    )
     return with_datasets(chart, batches=frame, one=one)

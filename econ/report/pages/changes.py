@@ -20,8 +20,10 @@ from econ.report.pages.common import guarded, pct
 
 NAME = "what-changed"
 TITLE = "What changed"
-SUMMARY = ("Price changes between the two newest snapshots (what econ diff prints), what they imply, and every price "
-           "change over time.")
+SUMMARY = (
+    "Price changes between the two newest snapshots (what econ diff prints), what they imply, and every price "
+    "change over time."
+)
 REQUIRES = ("price_history",)  # with no snapshot (or one) the page says there is nothing to compare yet
 
 LARGEST_IMPORTED = 60  # imported-map changes shown on the page (largest |change| first); the rest are in the CSV
@@ -62,7 +64,8 @@ SUMMARY_SQL = """
 select source,
        count(distinct (provider, model)) filter (where change = 'added') as models_added,
        count(distinct (provider, model)) filter (where change = 'removed') as models_removed,
-       count(distinct (provider, model, variant, tier_min_prompt_tokens)) filter (where change = 'changed') as prices_changed,
+       count(distinct (provider, model, variant, tier_min_prompt_tokens)) filter (where change = 'changed') as
+       prices_changed,
        count(*) filter (where change = 'changed') as components_changed
 from price_changes group by source order by source
 """
@@ -80,7 +83,8 @@ select source, provider, model, variant, tier_min_prompt_tokens, replace(compone
        old_value, new_value, change_frac
 from price_changes
 where change = 'changed' and source <> 'hand'
-order by abs(coalesce(change_frac, 0)) desc nulls last, source, provider, model, variant, tier_min_prompt_tokens, component
+order by abs(coalesce(change_frac, 0)) desc nulls last, source, provider, model, variant, tier_min_prompt_tokens,
+component
 limit ?
 """
 
@@ -114,134 +118,261 @@ order by from_date, source, provider, model, variant, tier_min_prompt_tokens, co
 """
 
 CHANGE_COLS = [
-    Col("source", "Source"), Col("provider", "Provider"), Col("model", "Model"), Col("variant", "Variant"),
-    Col("tier_min_prompt_tokens", "Prompt above (tokens)", kind="num"), Col("component", "Component"),
-    Col("old_value", "Old", kind="num"), Col("new_value", "New", kind="num"),
+    Col("source", "Source"),
+    Col("provider", "Provider"),
+    Col("model", "Model"),
+    Col("variant", "Variant"),
+    Col("tier_min_prompt_tokens", "Prompt above (tokens)", kind="num"),
+    Col("component", "Component"),
+    Col("old_value", "Old", kind="num"),
+    Col("new_value", "New", kind="num"),
     Col("change_frac", "Change (%)", kind="num", fmt=pct),
 ]
 
 
 def render(ctx: SiteContext) -> PageContent:
-    dates = (ctx.query("select distinct snapshot_date from price_snapshots order by 1")["snapshot_date"].to_list()
-             if ctx.has("price_snapshots") else [])
+    dates = (
+        ctx.query("select distinct snapshot_date from price_snapshots order by 1")["snapshot_date"].to_list()
+        if ctx.has("price_snapshots")
+        else []
+    )
     has_changes = ctx.has("price_changes") and bool(ctx.scalar("select exists (select 1 from price_changes)"))
-    span = ctx.query("select min(from_date) as from_date, max(to_date) as to_date from price_changes") if has_changes else None
+    span = (
+        ctx.query("select min(from_date) as from_date, max(to_date) as to_date from price_changes")
+        if has_changes
+        else None
+    )
     if span is not None and span["from_date"][0] is not None:
         compared = f"between {span['from_date'][0].isoformat()} and {span['to_date'][0].isoformat()}"
     else:
         compared = "between the two newest snapshots"
-    sections = [guarded("Between the two newest snapshots", lambda: _diff(ctx, has_changes, dates, compared)),
-                guarded("What the changes imply", lambda: _inferred(ctx)),
-                guarded("Price changes over time", lambda: _over_time(ctx))]
+    sections = [
+        guarded("Between the two newest snapshots", lambda: _diff(ctx, has_changes, dates, compared)),
+        guarded("What the changes imply", lambda: _inferred(ctx)),
+        guarded("Price changes over time", lambda: _over_time(ctx)),
+    ]
     return PageContent(
         title=TITLE,
-        lead=(f"What changed in API prices {compared} (the two newest snapshot dates; the same as econ diff with no "
-              "dates), how every price has moved over time, and what the changes imply. Prices are USD per million "
-              "tokens; max_input_tokens is in tokens and speed_ratio a multiple."),
+        lead=(
+            f"What changed in API prices {compared} (the two newest snapshot dates; the same as econ diff with no "
+            "dates), how every price has moved over time, and what the changes imply. Prices are USD per million "
+            "tokens; max_input_tokens is in tokens and speed_ratio a multiple."
+        ),
         sections=sections,
     )
 
 
 def _diff(ctx: SiteContext, has_changes: bool, dates: list, compared: str) -> Section:
     if not has_changes:
-        reason = ("fewer than two snapshot dates are imported" if len(dates) < 2
-                  else "no price changed, and no model was added or removed")
-        return Section("Between the two newest snapshots", [note(
-            f"Nothing to compare: {reason} (snapshots: {', '.join(d.isoformat() for d in dates) or 'none'}). "
-            "Import a newer price map with econ refresh FILE.", kind="pending")])
+        reason = (
+            "fewer than two snapshot dates are imported"
+            if len(dates) < 2
+            else "no price changed, and no model was added or removed"
+        )
+        return Section(
+            "Between the two newest snapshots",
+            [
+                note(
+                    f"Nothing to compare: {reason} (snapshots: {', '.join(d.isoformat() for d in dates) or 'none'}). "
+                    "Import a newer price map with econ refresh FILE.",
+                    kind="pending",
+                )
+            ],
+        )
     summary = ctx.query(SUMMARY_SQL)
     blocks = [
-        table(summary, [Col("source", "Source"), Col("models_added", "Models added", kind="num"),
-                        Col("models_removed", "Models removed", kind="num"),
-                        Col("prices_changed", "Prices changed (model × variant × tier)", kind="num"),
-                        Col("components_changed", "Components changed", kind="num")],
-              caption=f"Changes {compared}, per source (a source is compared only where it has prices on both dates)",
-              id="diff-summary"),
+        table(
+            summary,
+            [
+                Col("source", "Source"),
+                Col("models_added", "Models added", kind="num"),
+                Col("models_removed", "Models removed", kind="num"),
+                Col("prices_changed", "Prices changed (model × variant × tier)", kind="num"),
+                Col("components_changed", "Components changed", kind="num"),
+            ],
+            caption=f"Changes {compared}, per source (a source is compared only where it has prices on both dates)",
+            id="diff-summary",
+        ),
     ]
     first_party = ctx.query(CHANGED, ["hand"])
     if first_party.height:
-        blocks.append(table(first_party, CHANGE_COLS, caption="Every changed component of a first-party (hand-kept) "
-                                                              "price", id="changed-first-party"))
+        blocks.append(
+            table(
+                first_party,
+                CHANGE_COLS,
+                caption="Every changed component of a first-party (hand-kept) price",
+                id="changed-first-party",
+            )
+        )
     else:
         blocks.append(note("No first-party price changed between these dates.", kind="pending"))
     largest = ctx.query(LARGEST, [LARGEST_IMPORTED])
     total = ctx.scalar("select count(*) from price_changes where change = 'changed' and source <> 'hand'")
     if largest.height:
-        blocks.append(table(largest, CHANGE_COLS, caption=f"The {largest.height} largest changes of {fmt_num(total)} "
-                                                          "changed components in the imported price maps (largest "
-                                                          "relative change first; a blank old value means the "
-                                                          "component was added)", id="changed-imported"))
-    blocks.append(Download("changed-components", ctx.query(CHANGED, ["all"]),
-                           "Every changed price component, all sources (old, new, % change)"))
+        blocks.append(
+            table(
+                largest,
+                CHANGE_COLS,
+                caption=f"The {largest.height} largest changes of {fmt_num(total)} "
+                "changed components in the imported price maps (largest "
+                "relative change first; a blank old value means the "
+                "component was added)",
+                id="changed-imported",
+            )
+        )
+    blocks.append(
+        Download(
+            "changed-components",
+            ctx.query(CHANGED, ["all"]),
+            "Every changed price component, all sources (old, new, % change)",
+        )
+    )
     moved = ctx.query(ADDED_REMOVED)
     if moved.height:
         shown = moved.with_columns(pl.col("model_list").str.slice(0, 300).alias("model_list"))
-        blocks.append(details(f"Models added and removed, per provider ({moved.height} rows)", table(shown, [
-            Col("change", "Change"), Col("source", "Source"), Col("provider", "Provider"),
-            Col("models", "Models", kind="num"), Col("model_list", "Models (first 300 characters)", wrap=True),
-        ], caption="Models added or removed per provider (the full list is the CSV download)", id="added-removed")))
-    blocks.append(Download("added-removed", ctx.query(
-        "select change, source, provider, model, variant, tier_min_prompt_tokens, old_value as old_input_usd_per_mtok, "
-        "new_value as new_input_usd_per_mtok from price_changes where change in ('added', 'removed') order by all"),
-        "Every added and removed price (model × variant × tier) with its input price"))
+        blocks.append(
+            details(
+                f"Models added and removed, per provider ({moved.height} rows)",
+                table(
+                    shown,
+                    [
+                        Col("change", "Change"),
+                        Col("source", "Source"),
+                        Col("provider", "Provider"),
+                        Col("models", "Models", kind="num"),
+                        Col("model_list", "Models (first 300 characters)", wrap=True),
+                    ],
+                    caption="Models added or removed per provider (the full list is the CSV download)",
+                    id="added-removed",
+                ),
+            )
+        )
+    blocks.append(
+        Download(
+            "added-removed",
+            ctx.query(
+                "select change, source, provider, model, variant, tier_min_prompt_tokens, old_value as "
+                "old_input_usd_per_mtok, "
+                "new_value as new_input_usd_per_mtok from price_changes where change in ('added', 'removed') order "
+                "by all"
+            ),
+            "Every added and removed price (model × variant × tier) with its input price",
+        )
+    )
     return Section("Between the two newest snapshots", blocks)
 
 
 def _inferred(ctx: SiteContext) -> Section:
     heading = "What the changes imply"
     if not ctx.has(INFERRED_TABLE):
-        return Section(heading, [note(Markup(
-            tag("strong", "Pending: ") + "the change in each inferred quantity that depends on these prices (implied KV "
-            "bytes per token, output/input ratio and implied decode batch, cache tier, fast-mode batch ratio) — “this "
-            f"price cut implies …” — needs the table {INFERRED_TABLE} from the price-inference analyses, which this "
-            "database does not have. The inferences for the current prices are on the Context pricing, "
-            "Input/output & cache and Fast mode pages."), kind="pending")])
+        return Section(
+            heading,
+            [
+                note(
+                    Markup(
+                        tag("strong", "Pending: ")
+                        + "the change in each inferred quantity that depends on these prices (implied KV "
+                        "bytes per token, output/input ratio and implied decode batch, cache tier, fast-mode batch "
+                        "ratio) — “this "
+                        f"price cut implies …” — needs the table {INFERRED_TABLE} from the price-inference analyses, "
+                        "which this "
+                        "database does not have. The inferences for the current prices are on the Context pricing, "
+                        "Input/output & cache and Fast mode pages."
+                    ),
+                    kind="pending",
+                )
+            ],
+        )
     counts = ctx.query(INFERRED_COUNTS)
     if counts.is_empty():
-        return Section(heading, [note("No inferred quantity moved: the changed prices do not change what the pricing "
-                                      "fits read from them.")])
+        return Section(
+            heading,
+            [
+                note(
+                    "No inferred quantity moved: the changed prices do not change what the pricing fits read from them."
+                )
+            ],
+        )
     counts = counts.with_columns(pl.col("quantity").replace(QUANTITY_NAMES).alias("shown"))
-    blocks = [table(counts, [
-        Col("shown", "Implied quantity"), Col("quantity", "Column"), Col("changed", "Changed", kind="num"),
-        Col("appeared", "Newly inferable", kind="num"), Col("disappeared", "No longer inferable", kind="num"),
-        Col("median_change_frac", "Median change (%)", kind="num", fmt=pct),
-    ], caption=ctx.description(INFERRED_TABLE) or "Inferred quantities that moved", id="inferred-counts")]
+    blocks = [
+        table(
+            counts,
+            [
+                Col("shown", "Implied quantity"),
+                Col("quantity", "Column"),
+                Col("changed", "Changed", kind="num"),
+                Col("appeared", "Newly inferable", kind="num"),
+                Col("disappeared", "No longer inferable", kind="num"),
+                Col("median_change_frac", "Median change (%)", kind="num", fmt=pct),
+            ],
+            caption=ctx.description(INFERRED_TABLE) or "Inferred quantities that moved",
+            id="inferred-counts",
+        )
+    ]
     rows = ctx.query(INFERRED_ROWS, [INFERRED_SHOWN])
     rows = rows.with_columns(
         pl.col("quantity").replace(QUANTITY_NAMES).alias("shown"),
         pl.coalesce(pl.col("old_label"), pl.col("old_value").map_elements(fmt_num, return_dtype=pl.String))
-        .fill_null("—").alias("old"),
+        .fill_null("—")
+        .alias("old"),
         pl.coalesce(pl.col("new_label"), pl.col("new_value").map_elements(fmt_num, return_dtype=pl.String))
-        .fill_null("—").alias("new"),
+        .fill_null("—")
+        .alias("new"),
     )
     total = int(counts["changed"].sum() + counts["appeared"].sum() + counts["disappeared"].sum())
-    blocks.append(table(rows, [
-        Col("source", "Source"), Col("provider", "Provider"), Col("model", "Model"), Col("variant", "Variant"),
-        Col("detail", "Component or cache item"), Col("shown", "Implied quantity"),
-        Col("old", "Before"), Col("new", "After"), Col("change_frac", "Change (%)", kind="num", fmt=pct),
-    ], caption=f"This price change implies …: {rows.height} of {fmt_num(total)} moved quantities, first-party "
-               "schedules first, then the largest relative changes (— : not inferable on that side)",
-        id="inferred-changes"))
-    blocks.append(Download("inferred-changes", ctx.query(f"select * from {INFERRED_TABLE} order by all"),
-                           "Every implied quantity that moved, before and after"))
-    return Section(heading, blocks, intro="The pricing fits rerun on the prices before and after, for the schedules "
-                                          "whose prices moved, under the scenario's assumptions.")
+    blocks.append(
+        table(
+            rows,
+            [
+                Col("source", "Source"),
+                Col("provider", "Provider"),
+                Col("model", "Model"),
+                Col("variant", "Variant"),
+                Col("detail", "Component or cache item"),
+                Col("shown", "Implied quantity"),
+                Col("old", "Before"),
+                Col("new", "After"),
+                Col("change_frac", "Change (%)", kind="num", fmt=pct),
+            ],
+            caption=f"This price change implies …: {rows.height} of {fmt_num(total)} moved quantities, first-party "
+            "schedules first, then the largest relative changes (— : not inferable on that side)",
+            id="inferred-changes",
+        )
+    )
+    blocks.append(
+        Download(
+            "inferred-changes",
+            ctx.query(f"select * from {INFERRED_TABLE} order by all"),
+            "Every implied quantity that moved, before and after",
+        )
+    )
+    return Section(
+        heading,
+        blocks,
+        intro="The pricing fits rerun on the prices before and after, for the schedules "
+        "whose prices moved, under the scenario's assumptions.",
+    )
 
 
 def _over_time(ctx: SiteContext) -> Section:
     frame = ctx.query(OVER_TIME)
     blocks = []
     if frame.height:
-        blocks.append(Figure(
-            "changes-over-time", charts.changes_over_time(frame), frame,
-            caption="Each point is one price component (input, output, cache read) of one price key that changed, "
-                    "at the date its new price took effect, as the new price over the old one. Imported maps "
-                    "change on their snapshot dates; triangles are changes announced for after "
-                    f"{ctx.as_of.isoformat()}.",
-            formula="new/old − 1 per component, from consecutive effective periods of the same source, provider, "
-                    "model, variant and tier",
-            source="price_history view of the prices table (hand-kept first-party pages and imported LiteLLM / "
-                   "OpenRouter snapshots)"))
+        blocks.append(
+            Figure(
+                "changes-over-time",
+                charts.changes_over_time(frame),
+                frame,
+                caption="Each point is one price component (input, output, cache read) of one price key that changed, "
+                "at the date its new price took effect, as the new price over the old one. Imported maps "
+                "change on their snapshot dates; triangles are changes announced for after "
+                f"{ctx.as_of.isoformat()}.",
+                formula="new/old − 1 per component, from consecutive effective periods of the same source, provider, "
+                "model, variant and tier",
+                source="price_history view of the prices table (hand-kept first-party pages and imported LiteLLM / "
+                "OpenRouter snapshots)",
+            )
+        )
     else:
         blocks.append(note("No price has changed between periods in this database yet.", kind="pending"))
     return Section("Price changes over time", blocks)

@@ -8,7 +8,8 @@ selection when a table holds more than a chart can show, and format values for t
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -38,7 +39,8 @@ group by chip order by chip
 
 
 def setting(ctx: SiteContext, name: str) -> tuple[float | None, str | None, str | None]:
-    """The scenario's (value, text, alternatives) of assumption ``name`` (``base`` when the scenario does not set it)."""
+    """The scenario's (value, text, alternatives) of assumption ``name`` (``base`` when the scenario does not set
+    it)."""
     if not ctx.has("scenarios"):
         return None, None, None
     rows = ctx.con.sql(SETTING, params=[ctx.scenario, name, ctx.scenario]).fetchall()
@@ -64,7 +66,8 @@ def dense_balance(ctx: SiteContext) -> tuple[str, list[str], pl.DataFrame]:
     chosen, formats = weight_formats(ctx)
     frame = ctx.query(DENSE_BALANCE, [chosen, formats]).with_columns(
         pl.col("chosen_ratio").is_not_null().alias("chosen"),
-        pl.coalesce("chosen_ratio", "bf16_ratio").alias("value_ratio"))
+        pl.coalesce("chosen_ratio", "bf16_ratio").alias("value_ratio"),
+    )
     return chosen, formats, frame
 
 
@@ -120,8 +123,16 @@ def guarded(heading: str, build: Callable[[], Section]) -> Section:
         return build()
     except SCHEMA_ERRORS as e:
         what = str(e).strip().splitlines()[0]
-        return Section(heading, [note(f"This section {UNDRAWABLE}: {what}. The analysis that writes it produced no such "
-                                      "column or table for this data.", kind="pending")])
+        return Section(
+            heading,
+            [
+                note(
+                    f"This section {UNDRAWABLE}: {what}. The analysis that writes it produced no such "
+                    "column or table for this data.",
+                    kind="pending",
+                )
+            ],
+        )
 
 
 def guarded_headline(build: Callable[[], Headline | None]) -> list[Headline]:

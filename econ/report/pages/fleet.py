@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from econ.report.charts import fleet as charts
 from econ.report.charts import axis_title
+from econ.report.charts import fleet as charts
 from econ.report.figures import Figure
 from econ.report.formulas import cite
 from econ.report.html import Col, Markup, fmt_interval, fmt_num, table
@@ -23,7 +23,8 @@ select * from fleet_plan where scenario = ? and price_kind = 'scenario' order by
 """
 
 BREAKDOWN = """
-select deployment, 'prefill' as pool, prefill_chips as chips, prefill_usd_per_hour * 24 as usd_per_day, usd_per_chip_hour
+select deployment, 'prefill' as pool, prefill_chips as chips, prefill_usd_per_hour * 24 as usd_per_day,
+usd_per_chip_hour
 from fleet_plan where scenario = ? and price_kind = 'scenario' and chips is not null
 union all
 select deployment, 'decode', decode_chips, decode_usd_per_hour * 24, usd_per_chip_hour
@@ -76,7 +77,8 @@ with one as (
 select deployment, 'separate' as mode, 'serving (sized for the peak)' as component, serving_peak_chips as chips from one
 union all select deployment, 'separate', 'training (own chips)', training_chips_separate from one
 union all select deployment, 'time-shared', 'serving (sized for the peak)', serving_peak_chips from one
-union all select deployment, 'time-shared', 'training (own chips)', fleet_chips_time_shared - serving_peak_chips from one
+union all select deployment, 'time-shared', 'training (own chips)', fleet_chips_time_shared - serving_peak_chips from
+one
 order by deployment, mode, component
 """
 
@@ -86,10 +88,12 @@ def render(ctx: SiteContext) -> PageContent:
     sections = [_plan(ctx, plan), _frontier(ctx), _training(ctx)]
     return PageContent(
         title=TITLE,
-        lead=(f"How many chips, racks and megawatts serve scenario {ctx.scenario}'s traffic, what that costs per day at "
-              "each rental price, what the list prices leave as margin, and how serving and training share a fleet. "
-              "Prefill and decode run on separate pools sized from the roofline; step times are lower bounds, so chip "
-              "counts and costs are lower bounds and margins upper bounds."),
+        lead=(
+            f"How many chips, racks and megawatts serve scenario {ctx.scenario}'s traffic, what that costs per day at "
+            "each rental price, what the list prices leave as margin, and how serving and training share a fleet. "
+            "Prefill and decode run on separate pools sized from the roofline; step times are lower bounds, so chip "
+            "counts and costs are lower bounds and margins upper bounds."
+        ),
         sections=sections,
         headlines=[h for h in [_margin_headline(ctx)] if h is not None],
     )
@@ -99,58 +103,100 @@ def _plan(ctx: SiteContext, plan: pl.DataFrame) -> Section:
     if plan.is_empty():
         return Section("Serving plan", [note(f"Scenario {ctx.scenario} has no deployments.", kind="pending")])
     pct = lambda v: "" if v is None else f"{v * 100:.0f}%"  # noqa: E731
-    blocks = [table(plan, [
-        Col("deployment", "Deployment"), Col("model", "Model"), Col("chip", "Chip"), Col("number_format", "Format"),
-        Col("tokens_per_s", "Traffic (tokens/s)", kind="num"),
-        Col("replica_chips", "Chips per replica", kind="num"),
-        Col("decode_batch_seqs", "Decode batch (sequences)", kind="num"),
-        Col("batch_status", "Batch", wrap=True),
-        Col("tokens_per_s_per_user", "Speed (tokens/s/user)", kind="num"),
-        Col("prefill_replicas", "Prefill replicas", kind="num"), Col("decode_replicas", "Decode replicas", kind="num"),
-        Col("prefill_decode_replica_ratio", "Prefill : decode", kind="num"),
-        Col("chips", "Chips", kind="num"), Col("racks", "Racks", kind="num"),
-        Col("facility_power_w", "Power (MW)", kind="num", fmt=lambda v: fmt_num(None if v is None else v / 1e6)),
-        Col("usd_per_day", "Cost (USD/day)", kind="num"),
-        Col("input_usd_per_mtok", "Input cost (USD/MTok)", kind="num"),
-        Col("output_usd_per_mtok", "Output cost (USD/MTok)", kind="num"),
-        Col("list_input_usd_per_mtok", "List input (USD/MTok)", kind="num"),
-        Col("list_output_usd_per_mtok", "List output (USD/MTok)", kind="num"),
-        Col("gross_margin_frac", "Gross margin", kind="num", fmt=pct),
-        Col("notes", "Notes", wrap=True),
-    ], caption=f"Serving plan of every deployment of scenario {ctx.scenario} at the scenario's price per chip-hour "
-               "(click a header to sort)", id="fleet-plan")]
+    blocks = [
+        table(
+            plan,
+            [
+                Col("deployment", "Deployment"),
+                Col("model", "Model"),
+                Col("chip", "Chip"),
+                Col("number_format", "Format"),
+                Col("tokens_per_s", "Traffic (tokens/s)", kind="num"),
+                Col("replica_chips", "Chips per replica", kind="num"),
+                Col("decode_batch_seqs", "Decode batch (sequences)", kind="num"),
+                Col("batch_status", "Batch", wrap=True),
+                Col("tokens_per_s_per_user", "Speed (tokens/s/user)", kind="num"),
+                Col("prefill_replicas", "Prefill replicas", kind="num"),
+                Col("decode_replicas", "Decode replicas", kind="num"),
+                Col("prefill_decode_replica_ratio", "Prefill : decode", kind="num"),
+                Col("chips", "Chips", kind="num"),
+                Col("racks", "Racks", kind="num"),
+                Col(
+                    "facility_power_w", "Power (MW)", kind="num", fmt=lambda v: fmt_num(None if v is None else v / 1e6)
+                ),
+                Col("usd_per_day", "Cost (USD/day)", kind="num"),
+                Col("input_usd_per_mtok", "Input cost (USD/MTok)", kind="num"),
+                Col("output_usd_per_mtok", "Output cost (USD/MTok)", kind="num"),
+                Col("list_input_usd_per_mtok", "List input (USD/MTok)", kind="num"),
+                Col("list_output_usd_per_mtok", "List output (USD/MTok)", kind="num"),
+                Col("gross_margin_frac", "Gross margin", kind="num", fmt=pct),
+                Col("notes", "Notes", wrap=True),
+            ],
+            caption=f"Serving plan of every deployment of scenario {ctx.scenario} at the scenario's price per "
+            "chip-hour "
+            "(click a header to sort)",
+            id="fleet-plan",
+        )
+    ]
     first = plan.row(0, named=True)
-    blocks.append(Markup(
-        f"<p>Traffic mix: {fmt_num(first['mean_prompt_tokens'])} prompt tokens per request on average, "
-        f"{fmt_num(first['output_tokens_per_request'])} output tokens, {pct(first['prompt_cache_hit_frac'])} of prompt "
-        f"tokens from the prompt cache; decoding sequences attend to {fmt_num(first['decode_context_tokens'])} tokens on "
-        "average. The lecture's yardstick: a rack decodes about 2,000 × 64 = 128,000 tokens/s, so hundreds of millions "
-        "of tokens/s need about a thousand racks.</p>"))
+    blocks.append(
+        Markup(
+            f"<p>Traffic mix: {fmt_num(first['mean_prompt_tokens'])} prompt tokens per request on average, "
+            f"{fmt_num(first['output_tokens_per_request'])} output tokens, {pct(first['prompt_cache_hit_frac'])} of "
+            "prompt "
+            f"tokens from the prompt cache; decoding sequences attend to {fmt_num(first['decode_context_tokens'])} "
+            "tokens on "
+            "average. The lecture's yardstick: a rack decodes about 2,000 × 64 = 128,000 tokens/s, so hundreds of "
+            "millions "
+            "of tokens/s need about a thousand racks.</p>"
+        )
+    )
     breakdown = ctx.query(BREAKDOWN, [ctx.scenario, ctx.scenario])
     if breakdown.height:
-        blocks.append(Figure(
-            "cost-breakdown", charts.cost_breakdown(breakdown), breakdown,
-            caption="Rental cost per day of each deployment's fleet at the scenario's $/chip-hour, split into the "
-                    "prefill pool (prompts, compute-bound) and the decode pool (one token per sequence per step).",
-            formula="cost = chips × $/chip-hour × 24; chips = ⌈replicas needed⌉ × G per pool; decode replicas = output "
-                    f"tokens/s ÷ (B/t_step) ({cite('throughput')}); prefill replicas = requests/s × Σ share × t_pass / "
-                    "prompts per pass",
-            source="fleet_plan (deployments, scenarios, models, hardware)"))
+        blocks.append(
+            Figure(
+                "cost-breakdown",
+                charts.cost_breakdown(breakdown),
+                breakdown,
+                caption="Rental cost per day of each deployment's fleet at the scenario's $/chip-hour, split into the "
+                "prefill pool (prompts, compute-bound) and the decode pool (one token per sequence per step).",
+                formula="cost = chips × $/chip-hour × 24; chips = ⌈replicas needed⌉ × G per pool; decode replicas = "
+                "output "
+                f"tokens/s ÷ (B/t_step) ({cite('throughput')}); prefill replicas = requests/s × Σ share × t_pass / "
+                "prompts per pass",
+                source="fleet_plan (deployments, scenarios, models, hardware)",
+            )
+        )
     margin = ctx.query(MARGINS, [ctx.scenario])
     if margin.height:
-        blocks.append(Figure(
-            "margins", charts.margins(margin), margin,
-            caption="Gross margin at the model's list prices (long-context tier by prompt length, cached input at the "
-                    "cache-read price) against the fleet's rental cost, for every rental price kind quoted for the chip "
-                    "and the scenario's price. Lower-bound costs make these upper bounds.",
-            formula="margin = (revenue − cost) / revenue; revenue = requests/s × Σ share × (uncached·p_in + cached·p_cache "
-                    "+ output·p_out)",
-            source="fleet_plan; list prices from the prices table (first-party pages, LiteLLM, OpenRouter); rental "
-                   "quotes from rental_prices"))
-    blocks.append(Download("fleet-plan", ctx.query("select * from fleet_plan order by all"),
-                           "Every plan row: every scenario, deployment and rental price kind"))
-    return Section("Serving plan", blocks,
-                   intro="Each deployment serves a share of the scenario's tokens per second with one model on one chip.")
+        blocks.append(
+            Figure(
+                "margins",
+                charts.margins(margin),
+                margin,
+                caption="Gross margin at the model's list prices (long-context tier by prompt length, cached input "
+                "at the "
+                "cache-read price) against the fleet's rental cost, for every rental price kind quoted for the chip "
+                "and the scenario's price. Lower-bound costs make these upper bounds.",
+                formula="margin = (revenue − cost) / revenue; revenue = requests/s × Σ share × (uncached·p_in + "
+                "cached·p_cache "
+                "+ output·p_out)",
+                source="fleet_plan; list prices from the prices table (first-party pages, LiteLLM, OpenRouter); rental "
+                "quotes from rental_prices",
+            )
+        )
+    blocks.append(
+        Download(
+            "fleet-plan",
+            ctx.query("select * from fleet_plan order by all"),
+            "Every plan row: every scenario, deployment and rental price kind",
+        )
+    )
+    return Section(
+        "Serving plan",
+        blocks,
+        intro="Each deployment serves a share of the scenario's tokens per second with one model on one chip.",
+    )
 
 
 def _frontier(ctx: SiteContext) -> Section:
@@ -161,29 +207,48 @@ def _frontier(ctx: SiteContext) -> Section:
         return Section("Cost–speed frontier", [note("No frontier points for the deployed models.", kind="pending")])
     description = ctx.description("fleet_pareto")
     blocks = [
-        Figure("frontier", charts.frontier(points, plans, y="tokens_per_s_per_chip",
-                                           y_title=axis_title("Throughput per chip", "tokens/s"),
-                                           title="Throughput per chip against speed per user as the batch grows"), points,
-               caption="Each line is one deployed model × chip × format as the decode batch grows from 1 (right: the "
-                       "latency floor's speed) to the largest that fits in the replica (left: throughput per chip "
-                       "flattens where decode turns compute-bound). Diamonds mark each plan's batch on the plan's own replica; "
-                       "a deployment that sets a replica size other than the curve's (sized for the balance batch) sits "
-                       "off its line. The curve the industry's serving benchmarks measure.",
-               formula=f"speed = 1/t_step; throughput = B/(t_step·G); {cite('step_time')}; {cite('latency_floor')}",
-               source=f"fleet_pareto ({total:,} rows; a sample of about {FRONTIER_BINS_PER_E} points per e-fold of speed "
-                      "is drawn); plan points from fleet_plan"),
-        Figure("frontier-cost", charts.frontier(points, plans, y="usd_per_mtok",
-                                                y_title=axis_title("Decode cost", "USD/MTok"),
-                                                title="Cost per million output tokens against speed per user"), points,
-               caption="The same curves as cost per million output tokens at the scenario's $/chip-hour: batch 1 is "
-                       "the most expensive; large batches approach the cost floor.",
-               formula=f"{cite('cost_per_token')}; {cite('cost_floor')}",
-               source="fleet_pareto; plan points from fleet_plan (decode pool cost / output tokens)"),
+        Figure(
+            "frontier",
+            charts.frontier(
+                points,
+                plans,
+                y="tokens_per_s_per_chip",
+                y_title=axis_title("Throughput per chip", "tokens/s"),
+                title="Throughput per chip against speed per user as the batch grows",
+            ),
+            points,
+            caption="Each line is one deployed model × chip × format as the decode batch grows from 1 (right: the "
+            "latency floor's speed) to the largest that fits in the replica (left: throughput per chip "
+            "flattens where decode turns compute-bound). Diamonds mark each plan's batch on the plan's own replica; "
+            "a deployment that sets a replica size other than the curve's (sized for the balance batch) sits "
+            "off its line. The curve the industry's serving benchmarks measure.",
+            formula=f"speed = 1/t_step; throughput = B/(t_step·G); {cite('step_time')}; {cite('latency_floor')}",
+            source=f"fleet_pareto ({total:,} rows; a sample of about {FRONTIER_BINS_PER_E} points per e-fold of speed "
+            "is drawn); plan points from fleet_plan",
+        ),
+        Figure(
+            "frontier-cost",
+            charts.frontier(
+                points,
+                plans,
+                y="usd_per_mtok",
+                y_title=axis_title("Decode cost", "USD/MTok"),
+                title="Cost per million output tokens against speed per user",
+            ),
+            points,
+            caption="The same curves as cost per million output tokens at the scenario's $/chip-hour: batch 1 is "
+            "the most expensive; large batches approach the cost floor.",
+            formula=f"{cite('cost_per_token')}; {cite('cost_floor')}",
+            source="fleet_pareto; plan points from fleet_plan (decode pool cost / output tokens)",
+        ),
         Download("frontier-points", points, "The frontier points drawn above"),
         note(description),
     ]
-    return Section("Cost–speed frontier", blocks,
-                   intro="Every model × chip × format in the data is in fleet_pareto; the charts show the deployed ones.")
+    return Section(
+        "Cost–speed frontier",
+        blocks,
+        intro="Every model × chip × format in the data is in fleet_pareto; the charts show the deployed ones.",
+    )
 
 
 def _training(ctx: SiteContext) -> Section:
@@ -191,49 +256,95 @@ def _training(ctx: SiteContext) -> Section:
     if frame.is_empty():
         return Section("Training and the fleet split", [note("No training rows for this scenario.", kind="pending")])
     frame = frame.with_columns(interval_text("cost_low_usd", "cost_high_usd").alias("range"))
-    blocks = [table(frame, [
-        Col("deployment", "Deployment"), Col("model", "Model"), Col("chip", "Chip"), Col("phase", "Phase"),
-        Col("tokens", "Tokens", kind="num"), Col("flop", "FLOP", kind="num"), Col("chip_hours", "Chip-hours", kind="num"),
-        Col("days_on_training_fleet", "Days on the training fleet", kind="num"), Col("energy_mwh", "Energy (MWh)", kind="num"),
-        Col("cost_usd", "Cost at the scenario price (USD)", kind="num"), Col("range", "Cost at rental quotes (USD)"),
-        Col("tokens_source", "Tokens from", wrap=True),
-    ], caption="Pre-training and RL of each deployed model for its share of the traffic (the lecture's token balance), "
-               "and its reported pre-training, at the scenario's MFU on the bf16 peak", id="training-fleet")]
+    blocks = [
+        table(
+            frame,
+            [
+                Col("deployment", "Deployment"),
+                Col("model", "Model"),
+                Col("chip", "Chip"),
+                Col("phase", "Phase"),
+                Col("tokens", "Tokens", kind="num"),
+                Col("flop", "FLOP", kind="num"),
+                Col("chip_hours", "Chip-hours", kind="num"),
+                Col("days_on_training_fleet", "Days on the training fleet", kind="num"),
+                Col("energy_mwh", "Energy (MWh)", kind="num"),
+                Col("cost_usd", "Cost at the scenario price (USD)", kind="num"),
+                Col("range", "Cost at rental quotes (USD)"),
+                Col("tokens_source", "Tokens from", wrap=True),
+            ],
+            caption="Pre-training and RL of each deployed model for its share of the traffic (the lecture's token "
+            "balance), "
+            "and its reported pre-training, at the scenario's MFU on the bf16 peak",
+            id="training-fleet",
+        )
+    ]
     split = ctx.query(SPLIT, [ctx.scenario])
     if split.height:
-        blocks.append(Figure(
-            "fleet-split", charts.fleet_split(split), split,
-            caption="Chips to serve a deployment (sized for its daily peak) and to pre-train and RL its next model within "
-                    "one deployment period: on separate fleets, or time-shared so training first fills the serving "
-                    "chips idle off-peak ('serving by day, training by night').",
-            formula="serving peak = mean chips × peak/mean; training chips = (pre-training + RL chip-hours) / period; "
-                    "time-shared = peak + max(0, training chip-hours − (peak − mean) × period) / period; "
-                    f"{cite('training_costs')}",
-            source="training_fleet (fleet_plan, token_balance or the scenario, models, hardware)"))
-    blocks.append(Download("training-fleet", ctx.query("select * from training_fleet order by all"),
-                           "Every training-fleet row, every scenario"))
-    return Section("Training and the fleet split", blocks,
-                   intro="The lecture balances pre-training, RL and inference costs; here in chip-hours on real chips.")
+        blocks.append(
+            Figure(
+                "fleet-split",
+                charts.fleet_split(split),
+                split,
+                caption="Chips to serve a deployment (sized for its daily peak) and to pre-train and RL its next "
+                "model within "
+                "one deployment period: on separate fleets, or time-shared so training first fills the serving "
+                "chips idle off-peak ('serving by day, training by night').",
+                formula="serving peak = mean chips × peak/mean; training chips = (pre-training + RL chip-hours) / "
+                "period; "
+                "time-shared = peak + max(0, training chip-hours − (peak − mean) × period) / period; "
+                f"{cite('training_costs')}",
+                source="training_fleet (fleet_plan, token_balance or the scenario, models, hardware)",
+            )
+        )
+    blocks.append(
+        Download(
+            "training-fleet",
+            ctx.query("select * from training_fleet order by all"),
+            "Every training-fleet row, every scenario",
+        )
+    )
+    return Section(
+        "Training and the fleet split",
+        blocks,
+        intro="The lecture balances pre-training, RL and inference costs; here in chip-hours on real chips.",
+    )
 
 
 def _margin_headline(ctx: SiteContext) -> Headline | None:
-    frame = ctx.query("""
+    frame = ctx.query(
+        """
         select deployment, max(gross_margin_frac) filter (where price_kind = 'scenario') as central,
                min(gross_margin_frac) as low, max(gross_margin_frac) as high, count(*) as kinds,
                any_value(model) as model, any_value(chip) as chip
         from fleet_plan where scenario = ? and gross_margin_frac is not null group by deployment order by deployment
-    """, [ctx.scenario])
+    """,
+        [ctx.scenario],
+    )
     if frame.is_empty():
         return None
+
     def percent_range(r) -> str:
         text = fmt_interval(r["low"] * 100, r["high"] * 100, sig=2)
         return f"{text}%" if text else ""
 
-    rows = tuple(HeadlineRow(subject=r["deployment"], value=f"{r['central'] * 100:.0f}%" if r["central"] is not None else "",
-                             interval=percent_range(r), note=f"{r['model']} on {r['chip']}")
-                 for r in frame.iter_rows(named=True))
-    return Headline("gross_margin", "Gross margin of the serving fleet at list prices", "percent of revenue", rows,
-                    interval_kind="range over the rental price kinds quoted for the chip; the value is at the scenario's "
-                                  "$/chip-hour; roofline lower-bound costs make every figure an upper bound",
-                    formula="(revenue − rental cost) / revenue, revenue at the model's list prices",
-                    source="fleet_plan (deployments, prices, rental_prices, scenarios)", page=NAME)
+    rows = tuple(
+        HeadlineRow(
+            subject=r["deployment"],
+            value=f"{r['central'] * 100:.0f}%" if r["central"] is not None else "",
+            interval=percent_range(r),
+            note=f"{r['model']} on {r['chip']}",
+        )
+        for r in frame.iter_rows(named=True)
+    )
+    return Headline(
+        "gross_margin",
+        "Gross margin of the serving fleet at list prices",
+        "percent of revenue",
+        rows,
+        interval_kind="range over the rental price kinds quoted for the chip; the value is at the scenario's "
+        "$/chip-hour; roofline lower-bound costs make every figure an upper bound",
+        formula="(revenue − rental cost) / revenue, revenue at the model's list prices",
+        source="fleet_plan (deployments, prices, rental_prices, scenarios)",
+        page=NAME,
+    )

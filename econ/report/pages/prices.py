@@ -16,7 +16,9 @@ from econ.report.pages.common import pct
 
 NAME = "prices"
 TITLE = "Prices"
-SUMMARY = "Current API prices (first-party in full, every imported provider aggregated), their history and recent changes."
+SUMMARY = (
+    "Current API prices (first-party in full, every imported provider aggregated), their history and recent changes."
+)
 REQUIRES = ("prices", "price_current", "price_history", "io_price_ratio")
 
 KEY_ORDER = "source, provider, model, variant, tier_min_prompt_tokens"
@@ -30,7 +32,8 @@ from price_current where source = 'hand' order by {KEY_ORDER}
 """
 
 SCATTER = f"""
-select provider, model, variant, tier_min_prompt_tokens, input_usd_per_mtok, output_usd_per_mtok, output_over_input_ratio
+select provider, model, variant, tier_min_prompt_tokens, input_usd_per_mtok, output_usd_per_mtok,
+output_over_input_ratio
 from io_price_ratio where source = 'hand' and output_usd_per_mtok > 0 order by {KEY_ORDER}
 """
 
@@ -111,7 +114,8 @@ points as (
     select provider, model, variant, tier_min_prompt_tokens, from_date, input_usd_per_mtok, output_usd_per_mtok
     from periods
     union all  -- carry the open period to the report date so its last step shows
-    select provider, model, variant, tier_min_prompt_tokens, getvariable('as_of')::date, input_usd_per_mtok, output_usd_per_mtok
+    select provider, model, variant, tier_min_prompt_tokens, getvariable('as_of')::date, input_usd_per_mtok,
+    output_usd_per_mtok
     from periods where to_date is null and from_date < getvariable('as_of')::date
 )
 unpivot points on input_usd_per_mtok as input, output_usd_per_mtok as output into name component value usd_per_mtok
@@ -133,42 +137,59 @@ def render(ctx: SiteContext) -> PageContent:
     ]
     return PageContent(
         title=TITLE,
-        lead=(f"API prices in effect on {ctx.as_of.isoformat()}: hand-kept first-party prices in full, every imported "
-              "provider aggregated, and how prices changed between snapshots. Prices are USD per million tokens."),
+        lead=(
+            f"API prices in effect on {ctx.as_of.isoformat()}: hand-kept first-party prices in full, every imported "
+            "provider aggregated, and how prices changed between snapshots. Prices are USD per million tokens."
+        ),
         sections=sections,
         headlines=[_data_age(coverage)],
     )
 
 
 def _current(ctx: SiteContext, coverage) -> Section:
-    blocks = [table(coverage, [
-        Col("source", "Source"),
-        Col("price_rows", "Current prices (rows)", kind="num"),
-        Col("providers", "Providers", kind="num"),
-        Col("models", "Models", kind="num"),
-        Col("oldest_from_date", "Oldest price from", kind="date"),
-        Col("newest_date", "Newest price or snapshot", kind="date"),
-    ], caption="Current price rows per source (hand = first-party pages kept by hand; litellm, openrouter = imported price maps)")]
+    blocks = [
+        table(
+            coverage,
+            [
+                Col("source", "Source"),
+                Col("price_rows", "Current prices (rows)", kind="num"),
+                Col("providers", "Providers", kind="num"),
+                Col("models", "Models", kind="num"),
+                Col("oldest_from_date", "Oldest price from", kind="date"),
+                Col("newest_date", "Newest price or snapshot", kind="date"),
+            ],
+            caption="Current price rows per source (hand = first-party pages kept by hand; litellm, openrouter = "
+            "imported price maps)",
+        )
+    ]
     first_party = ctx.query(FIRST_PARTY)
     if first_party.is_empty():
         blocks.append(note("No hand-kept first-party prices are current on this date.", kind="pending"))
     else:
-        blocks.append(table(first_party, [
-            Col("provider", "Provider"),
-            Col("model", "Model"),
-            Col("variant", "Variant"),
-            Col("tier_min_prompt_tokens", "Prompt above (tokens)", kind="num"),
-            *PRICE_COLS,
-            Col("cache_read_usd_per_mtok", "Cache read (USD/MTok)", kind="num"),
-            Col("cache_write_5m_usd_per_mtok", "Cache write 5 min (USD/MTok)", kind="num"),
-            Col("cache_write_1h_usd_per_mtok", "Cache write 1 h (USD/MTok)", kind="num"),
-            Col("cache_storage_usd_per_mtok_hour", "Cache storage (USD/MTok/hour)", kind="num"),
-            Col("max_input_tokens", "Max prompt (tokens)", kind="num"),
-            Col("speed_ratio", "Speed (× standard)", kind="num"),
-            Col("from_date", "Since", kind="date"),
-            Col("source_url", "Source", kind="link"),
-        ], caption="First-party prices (click a header to sort). A long-context tier bills the whole request at its "
-                   "rate once the prompt exceeds the tier's threshold.", id="first-party-prices"))
+        blocks.append(
+            table(
+                first_party,
+                [
+                    Col("provider", "Provider"),
+                    Col("model", "Model"),
+                    Col("variant", "Variant"),
+                    Col("tier_min_prompt_tokens", "Prompt above (tokens)", kind="num"),
+                    *PRICE_COLS,
+                    Col("cache_read_usd_per_mtok", "Cache read (USD/MTok)", kind="num"),
+                    Col("cache_write_5m_usd_per_mtok", "Cache write 5 min (USD/MTok)", kind="num"),
+                    Col("cache_write_1h_usd_per_mtok", "Cache write 1 h (USD/MTok)", kind="num"),
+                    Col("cache_storage_usd_per_mtok_hour", "Cache storage (USD/MTok/hour)", kind="num"),
+                    Col("max_input_tokens", "Max prompt (tokens)", kind="num"),
+                    Col("speed_ratio", "Speed (× standard)", kind="num"),
+                    Col("from_date", "Since", kind="date"),
+                    Col("source_url", "Source", kind="link"),
+                ],
+                caption="First-party prices (click a header to sort). A long-context tier bills the whole request at "
+                "its "
+                "rate once the prompt exceeds the tier's threshold.",
+                id="first-party-prices",
+            )
+        )
     current_all = ctx.query(f"select * from price_current order by {KEY_ORDER}")
     blocks.append(Download("current-prices", current_all, "Every current price, all sources"))
     return Section("Current prices", blocks)
@@ -178,90 +199,159 @@ def _market(ctx: SiteContext) -> Section:
     blocks = []
     scatter = ctx.query(SCATTER)
     if scatter.height:
-        blocks.append(Figure(
-            "io-scatter", charts.io_price_scatter(scatter), scatter,
-            caption="Each point is one current first-party price (every variant and context tier). Dashed lines mark "
-                    "output = input and output = 5 × input, the ratio the lecture reads as decode being about five "
-                    "times as expensive per token as prefill.",
-            formula=cite("io_ratio"),
-            source="price_current / io_price_ratio views of the prices table (hand-kept first-party pages; links in "
-                   "the table above)"))
+        blocks.append(
+            Figure(
+                "io-scatter",
+                charts.io_price_scatter(scatter),
+                scatter,
+                caption="Each point is one current first-party price (every variant and context tier). Dashed lines "
+                "mark "
+                "output = input and output = 5 × input, the ratio the lecture reads as decode being about five "
+                "times as expensive per token as prefill.",
+                formula=cite("io_ratio"),
+                source="price_current / io_price_ratio views of the prices table (hand-kept first-party pages; links "
+                "in "
+                "the table above)",
+            )
+        )
     bins = ctx.query(RATIO_BINS)
     if bins.height:
         excluded = ctx.query("select count(*) as n from io_price_ratio where not (output_over_input_ratio > 0)")["n"][0]
-        blocks.append(Figure(
-            "io-ratio", charts.io_ratio_histogram(bins), bins,
-            caption="Output/input price ratio of every current price row with a positive input price, in half-octave "
-                    f"bins, stacked by source. {excluded:,} rows with a zero output price are not shown.",
-            formula=f"ρ = p_out / p_in per price row, binned at 2^(k/2) (lecture §f.3); {cite('io_ratio')}",
-            source="io_price_ratio view over price_current: hand-kept first-party prices and imported LiteLLM and "
-                   "OpenRouter price maps"))
+        blocks.append(
+            Figure(
+                "io-ratio",
+                charts.io_ratio_histogram(bins),
+                bins,
+                caption="Output/input price ratio of every current price row with a positive input price, in "
+                "half-octave "
+                f"bins, stacked by source. {excluded:,} rows with a zero output price are not shown.",
+                formula=f"ρ = p_out / p_in per price row, binned at 2^(k/2) (lecture §f.3); {cite('io_ratio')}",
+                source="io_price_ratio view over price_current: hand-kept first-party prices and imported LiteLLM and "
+                "OpenRouter price maps",
+            )
+        )
     providers = ctx.query(PROVIDERS)
-    blocks.append(details(f"Every provider of every source ({providers.height:,} rows): models, median prices, newest date", table(providers, [
-        Col("source", "Source"),
-        Col("provider", "Provider"),
-        Col("models", "Models", kind="num"),
-        Col("price_rows", "Prices (rows)", kind="num"),
-        Col("median_input_usd_per_mtok", "Median input (USD/MTok)", kind="num"),
-        Col("median_output_usd_per_mtok", "Median output (USD/MTok)", kind="num"),
-        Col("median_output_over_input_ratio", "Median output/input (ratio)", kind="num"),
-        Col("newest_date", "Newest", kind="date"),
-    ], caption="Every provider in every source, base tier, standard variant (click a header to sort)", id="providers")))
-    return Section("The market at a glance", blocks,
-                   intro="How output prices relate to input prices, first-party and across every imported provider.")
+    blocks.append(
+        details(
+            f"Every provider of every source ({providers.height:,} rows): models, median prices, newest date",
+            table(
+                providers,
+                [
+                    Col("source", "Source"),
+                    Col("provider", "Provider"),
+                    Col("models", "Models", kind="num"),
+                    Col("price_rows", "Prices (rows)", kind="num"),
+                    Col("median_input_usd_per_mtok", "Median input (USD/MTok)", kind="num"),
+                    Col("median_output_usd_per_mtok", "Median output (USD/MTok)", kind="num"),
+                    Col("median_output_over_input_ratio", "Median output/input (ratio)", kind="num"),
+                    Col("newest_date", "Newest", kind="date"),
+                ],
+                caption="Every provider in every source, base tier, standard variant (click a header to sort)",
+                id="providers",
+            ),
+        )
+    )
+    return Section(
+        "The market at a glance",
+        blocks,
+        intro="How output prices relate to input prices, first-party and across every imported provider.",
+    )
 
 
 def _history(ctx: SiteContext) -> Section:
     counts = ctx.query(CHANGE_COUNTS).row(0, named=True)
-    blocks = [Markup(f"<p>{fmt_num(counts['changed_rows'])} price rows changed their input or output price between "
-                     f"snapshots; {fmt_num(counts['dropped_models'])} models priced earlier have no current price "
-                     "(dropped from a later snapshot or ended by hand).</p>")]
+    blocks = [
+        Markup(
+            f"<p>{fmt_num(counts['changed_rows'])} price rows changed their input or output price between "
+            f"snapshots; {fmt_num(counts['dropped_models'])} models priced earlier have no current price "
+            "(dropped from a later snapshot or ended by hand).</p>"
+        )
+    ]
     changes = ctx.query(CHANGES)
     if changes.height:
-        blocks.append(Figure(
-            "changes", charts.price_changes(changes), changes,
-            caption="Input and output price changes per date a new price first appeared (a snapshot date for imported "
-                    "maps), split into cuts and raises.",
-            formula="count of price periods whose input (or output) price differs from the period before it for the "
-                    "same source, provider, model, variant and tier",
-            source="price_history view of the prices table (all sources)"))
+        blocks.append(
+            Figure(
+                "changes",
+                charts.price_changes(changes),
+                changes,
+                caption="Input and output price changes per date a new price first appeared (a snapshot date for "
+                "imported "
+                "maps), split into cuts and raises.",
+                formula="count of price periods whose input (or output) price differs from the period before it for "
+                "the "
+                "same source, provider, model, variant and tier",
+                source="price_history view of the prices table (all sources)",
+            )
+        )
     else:
         blocks.append(note("No price has changed between the snapshots in this database yet.", kind="pending"))
     history = ctx.query(FIRST_PARTY_HISTORY)
     if history.height:
-        blocks.append(Figure(
-            "first-party-history", charts.first_party_history(history), history,
-            caption="Every first-party price that changed, as a step line from each effective date (the open period "
-                    "is carried to the report date).",
-            formula="price per effective period [from_date, to_date) of the hand-kept prices table",
-            source="prices table (hand-kept first-party pages)"))
+        blocks.append(
+            Figure(
+                "first-party-history",
+                charts.first_party_history(history),
+                history,
+                caption="Every first-party price that changed, as a step line from each effective date (the open "
+                "period "
+                "is carried to the report date).",
+                formula="price per effective period [from_date, to_date) of the hand-kept prices table",
+                source="prices table (hand-kept first-party pages)",
+            )
+        )
     recent = ctx.query(RECENT)
     if recent.height:
-        blocks.append(table(recent, [
-            Col("source", "Source"), Col("provider", "Provider"), Col("model", "Model"), Col("variant", "Variant"),
-            Col("tier_min_prompt_tokens", "Prompt above (tokens)", kind="num"),
-            Col("prev_from_date", "Old from", kind="date"), Col("from_date", "New from", kind="date"), Col("status", "Status"),
-            Col("prev_input_usd_per_mtok", "Old input (USD/MTok)", kind="num"),
-            Col("input_usd_per_mtok", "New input (USD/MTok)", kind="num"),
-            Col("input_change_frac", "Input change (%)", kind="num", fmt=pct),
-            Col("prev_output_usd_per_mtok", "Old output (USD/MTok)", kind="num"),
-            Col("output_usd_per_mtok", "New output (USD/MTok)", kind="num"),
-            Col("output_change_frac", "Output change (%)", kind="num", fmt=pct),
-        ], caption=f"The {RECENT_CHANGES} most recent input or output price changes, largest first within a date; "
-                   f"a change dated after {ctx.as_of.isoformat()} is announced, not yet in effect",
-            id="recent-changes"))
-    blocks.append(Download("price-history", ctx.query(f"select * from price_history order by {KEY_ORDER}, from_date"),
-                           "Every price period with the change from the period before, all sources"))
+        blocks.append(
+            table(
+                recent,
+                [
+                    Col("source", "Source"),
+                    Col("provider", "Provider"),
+                    Col("model", "Model"),
+                    Col("variant", "Variant"),
+                    Col("tier_min_prompt_tokens", "Prompt above (tokens)", kind="num"),
+                    Col("prev_from_date", "Old from", kind="date"),
+                    Col("from_date", "New from", kind="date"),
+                    Col("status", "Status"),
+                    Col("prev_input_usd_per_mtok", "Old input (USD/MTok)", kind="num"),
+                    Col("input_usd_per_mtok", "New input (USD/MTok)", kind="num"),
+                    Col("input_change_frac", "Input change (%)", kind="num", fmt=pct),
+                    Col("prev_output_usd_per_mtok", "Old output (USD/MTok)", kind="num"),
+                    Col("output_usd_per_mtok", "New output (USD/MTok)", kind="num"),
+                    Col("output_change_frac", "Output change (%)", kind="num", fmt=pct),
+                ],
+                caption=f"The {RECENT_CHANGES} most recent input or output price changes, largest first within a date; "
+                f"a change dated after {ctx.as_of.isoformat()} is announced, not yet in effect",
+                id="recent-changes",
+            )
+        )
+    blocks.append(
+        Download(
+            "price-history",
+            ctx.query(f"select * from price_history order by {KEY_ORDER}, from_date"),
+            "Every price period with the change from the period before, all sources",
+        )
+    )
     return Section("History and recent changes", blocks)
 
 
 def _data_age(coverage) -> Headline:
     rows = tuple(
-        HeadlineRow(subject=r["source"], value=fmt_num(r["newest_date"]), interval=f"oldest {fmt_num(r['oldest_from_date'])}",
-                    note=f"{fmt_num(r['price_rows'])} current prices")
+        HeadlineRow(
+            subject=r["source"],
+            value=fmt_num(r["newest_date"]),
+            interval=f"oldest {fmt_num(r['oldest_from_date'])}",
+            note=f"{fmt_num(r['price_rows'])} current prices",
+        )
         for r in coverage.iter_rows(named=True)
     )
-    return Headline("data_age", "Price data age", "date", rows,
-                    interval_kind="newest price or snapshot date per source; the oldest current price's start date",
-                    formula="max(snapshot_date or from_date), min(from_date) over current prices",
-                    source="price_current view of the prices table", page=NAME)
+    return Headline(
+        "data_age",
+        "Price data age",
+        "date",
+        rows,
+        interval_kind="newest price or snapshot date per source; the oldest current price's start date",
+        formula="max(snapshot_date or from_date), min(from_date) over current prices",
+        source="price_current view of the prices table",
+        page=NAME,
+    )

@@ -20,15 +20,19 @@ from econ.report.pages.common import dense_balance, guarded, guarded_headline, n
 
 NAME = "serving"
 TITLE = "Serving"
-SUMMARY = ("Latency and cost per token against batch, balance batch and drain time by chip, what fits in memory, "
-           "attention vs weight FLOPs, and the sparsity discrepancy.")
+SUMMARY = (
+    "Latency and cost per token against batch, balance batch and drain time by chip, what fits in memory, "
+    "attention vs weight FLOPs, and the sparsity discrepancy."
+)
 REQUIRES = ("serving_curves", "serving_summary")
 
 PREFERRED_MODELS = ("DeepSeek-V3", "Llama-3.1-70B", "gpt-oss-120b")
 PREFERRED_CHIPS = ("H100", "B200", "GB200")
 DEFAULT_CONTEXT_TOKENS = 8192.0
-SOURCE = ("serving_curves / serving_summary tables of the serving analysis, from the hardware table (vendor "
-          "datasheets) and the models table (config.json of each open model)")
+SOURCE = (
+    "serving_curves / serving_summary tables of the serving analysis, from the hardware table (vendor "
+    "datasheets) and the models table (config.json of each open model)"
+)
 
 CURVES = """
 select model, chip, context_tokens, replica_chips, batch_seqs, decode_step_time_s, output_usd_per_mtok, decode_bound,
@@ -40,7 +44,8 @@ order by model, chip, batch_seqs
 
 SUMMARY_SQL = """
 select model, chip, number_format, replica_chips, pipeline_stages, critical_batch_ratio, sparsity_param_ratio,
-       balance_batch_seqs, balance_batch_achieved_seqs, critical_context_tokens, balance_batch_at_8k_seqs, latency_floor_s,
+       balance_batch_seqs, balance_batch_achieved_seqs, critical_context_tokens, balance_batch_at_8k_seqs,
+       latency_floor_s,
        max_tokens_per_s_per_sequence, cost_floor_at_8k_usd_per_mtok, cost_floor_at_128k_usd_per_mtok,
        prefill_cost_floor_usd_per_mtok, max_batch_at_8k_seqs, max_batch_at_128k_seqs, mfu_frac, mbu_frac,
        usd_per_chip_hour
@@ -97,13 +102,19 @@ class Selection:
         chips = [r[0] for r in ctx.con.sql("select distinct chip from serving_summary").fetchall()]
         self.models = pick(models, PREFERRED_MODELS, 3)
         self.chips = pick(chips, PREFERRED_CHIPS, 3)
-        formats = {r[0] for r in ctx.con.sql(
-            "select number_format from serving_summary where list_contains(?, model) and list_contains(?, chip) "
-            "group by number_format having count(*) = ?", params=[self.models, self.chips,
-                                                                  len(self.models) * len(self.chips)]).fetchall()}
+        formats = {
+            r[0]
+            for r in ctx.con.sql(
+                "select number_format from serving_summary where list_contains(?, model) and list_contains(?, chip) "
+                "group by number_format having count(*) = ?",
+                params=[self.models, self.chips, len(self.models) * len(self.chips)],
+            ).fetchall()
+        }
         wanted = setting(ctx, "weight_format")[1]
         self.scenario_format = wanted or "bf16"
-        self.number_format = wanted if wanted in formats else ("bf16" if "bf16" in formats else min(formats, default="bf16"))
+        self.number_format = (
+            wanted if wanted in formats else ("bf16" if "bf16" in formats else min(formats, default="bf16"))
+        )
         self.scenario_context = setting(ctx, "context_tokens")[0]
         grid = [r[0] for r in ctx.con.sql("select distinct context_tokens from serving_curves").fetchall()]
         self.context_tokens = nearest_on_log_grid(grid, self.scenario_context, DEFAULT_CONTEXT_TOKENS)
@@ -112,17 +123,22 @@ class Selection:
         context = f"{fmt_num(int(self.context_tokens))} tokens of context"
         if self.scenario_context:
             context += f" (the sweep's grid point nearest scenario context {fmt_num(self.scenario_context)})"
-        fmt = self.number_format + ("" if self.number_format == self.scenario_format
-                                    else f" (the scenario's {self.scenario_format} is not available for every chip)")
+        fmt = self.number_format + (
+            ""
+            if self.number_format == self.scenario_format
+            else f" (the scenario's {self.scenario_format} is not available for every chip)"
+        )
         return f"{', '.join(self.models)} on {', '.join(self.chips)}, {fmt} weights and math, {context}"
 
 
 def render(ctx: SiteContext) -> PageContent:
     sel = Selection(ctx)
     summary = ctx.query(SUMMARY_SQL, [sel.models, sel.chips, sel.number_format, sel.models, sel.chips])
-    sections = [guarded("Latency and cost against batch", lambda: _roofline(ctx, sel, summary)),
-                guarded("Balance batch and drain time by chip", lambda: _by_chip(ctx, sel)),
-                guarded("What fits in memory against context", lambda: _memory(ctx, sel))]
+    sections = [
+        guarded("Latency and cost against batch", lambda: _roofline(ctx, sel, summary)),
+        guarded("Balance batch and drain time by chip", lambda: _by_chip(ctx, sel)),
+        guarded("What fits in memory against context", lambda: _memory(ctx, sel)),
+    ]
     if ctx.has("attention_crossover"):
         sections.append(guarded("Attention vs weight FLOPs", lambda: _attention(ctx, sel)))
     if ctx.has("serving_sparsity"):
@@ -132,10 +148,12 @@ def render(ctx: SiteContext) -> PageContent:
     headlines = guarded_headline(lambda: _balance_headline(ctx, sel))
     return PageContent(
         title=TITLE,
-        lead=("What one decode step costs in time and money on real chips, from the roofline of lecture section a: "
-              "a step takes the longer of its compute time and its memory time (weights plus KV cache), every "
-              "sequence in the batch gets one token per step, and the chips are paid for by the second. "
-              f"Charts show {sel.describe()}; the full sweep is a download."),
+        lead=(
+            "What one decode step costs in time and money on real chips, from the roofline of lecture section a: "
+            "a step takes the longer of its compute time and its memory time (weights plus KV cache), every "
+            "sequence in the batch gets one token per step, and the chips are paid for by the second. "
+            f"Charts show {sel.describe()}; the full sweep is a download."
+        ),
         sections=sections,
         headlines=headlines,
     )
@@ -145,68 +163,104 @@ def _assumptions(summary: pl.DataFrame) -> str:
     if summary.is_empty():
         return ""
     row = summary.row(0, named=True)
-    return (f"at {fmt_num(row['usd_per_chip_hour'])} USD/chip-hour, mfu {fmt_num(row['mfu_frac'])}, "
-            f"mbu {fmt_num(row['mbu_frac'])}")
+    return (
+        f"at {fmt_num(row['usd_per_chip_hour'])} USD/chip-hour, mfu {fmt_num(row['mfu_frac'])}, "
+        f"mbu {fmt_num(row['mbu_frac'])}"
+    )
 
 
 def _roofline(ctx: SiteContext, sel: Selection, summary: pl.DataFrame) -> Section:
     curves = ctx.query(CURVES, [sel.models, sel.chips, sel.number_format, int(sel.context_tokens)])
     # the curves apply the scenario's mfu/mbu, so they turn at B*0*mfu/mbu, not at the peak B*0
-    marks = summary.select("model", "chip", pl.col("balance_batch_achieved_seqs").alias("balance_batch_seqs"),
-                           "latency_floor_s")
+    marks = summary.select(
+        "model", "chip", pl.col("balance_batch_achieved_seqs").alias("balance_batch_seqs"), "latency_floor_s"
+    )
     blocks = []
     if curves.is_empty():
         blocks.append(note("The serving sweep holds no rows for this selection.", kind="pending"))
     else:
         assumptions = _assumptions(summary)
         compute = curves.filter(pl.col("decode_bound") == "compute").height
-        regime = ("Squares: compute-bound steps; circles: memory-bound; faded points need more HBM than the replica "
-                  "has (weights + KV of the whole batch). " + (
-                      f"{compute} of the {curves.height} charted steps are compute-bound."
-                      if compute else
-                      "Every charted step is memory-bound: the context exceeds each model's critical context L* "
-                      "(table below), so the KV read grows with the batch as fast as the compute and the step never "
-                      "turns compute-bound (lecture b.3); B*₀ marks where it would with weights alone."))
+        regime = (
+            "Squares: compute-bound steps; circles: memory-bound; faded points need more HBM than the replica "
+            "has (weights + KV of the whole batch). "
+            + (
+                f"{compute} of the {curves.height} charted steps are compute-bound."
+                if compute
+                else "Every charted step is memory-bound: the context exceeds each model's critical context L* "
+                "(table below), so the KV read grows with the batch as fast as the compute and the step never "
+                "turns compute-bound (lecture b.3); B*₀ marks where it would with weights alone."
+            )
+        )
         for metric, slug, caption, formula in (
-            ("latency", "latency-vs-batch",
-             "Time of one decode step (each sequence gets one token per step) against batch, on each chip's "
-             f"smallest replica that holds the weights, {assumptions}. Dashed vertical lines: the balance batch "
-             "where weight-read time equals compute time at the scenario's mfu and mbu (B*₀·mfu/mbu); dotted "
-             f"horizontal lines: the latency floor, one read of the weights, which no batch beats. {regime}",
-             f"{cite('step_time')}; {cite('latency_floor')}; {cite('balance_batch')}"),
-            ("cost", "cost-vs-batch",
-             f"Decode cost per output token against batch, {assumptions}: the chip-seconds of a step shared by "
-             f"the batch. Dashed lines: B*₀·mfu/mbu; past it the cost flattens to the compute (or KV) floor. {regime}",
-             f"{cite('cost_per_token')}; {cite('cost_floor')}; {cite('balance_batch')}"),
+            (
+                "latency",
+                "latency-vs-batch",
+                "Time of one decode step (each sequence gets one token per step) against batch, on each chip's "
+                f"smallest replica that holds the weights, {assumptions}. Dashed vertical lines: the balance batch "
+                "where weight-read time equals compute time at the scenario's mfu and mbu (B*₀·mfu/mbu); dotted "
+                f"horizontal lines: the latency floor, one read of the weights, which no batch beats. {regime}",
+                f"{cite('step_time')}; {cite('latency_floor')}; {cite('balance_batch')}",
+            ),
+            (
+                "cost",
+                "cost-vs-batch",
+                f"Decode cost per output token against batch, {assumptions}: the chip-seconds of a step shared by "
+                "the batch. Dashed lines: B*₀·mfu/mbu; past it the cost flattens to the compute (or KV) floor. "
+                f"{regime}",
+                f"{cite('cost_per_token')}; {cite('cost_floor')}; {cite('balance_batch')}",
+            ),
         ):
-            blocks.append(Figure(slug, charts.roofline_panels(curves, marks, metric=metric, models=sel.models,
-                                                              chips=sel.chips),
-                                 curves, caption=caption, formula=formula, source=SOURCE + "; scenario assumptions"))
-    blocks.append(table(summary, [
-        Col("model", "Model"), Col("chip", "Chip"), Col("replica_chips", "Chips per replica", kind="num"),
-        Col("pipeline_stages", "Pipeline stages", kind="num"),
-        Col("critical_batch_ratio", "R (ratio)", kind="num", fmt=sig3),
-        Col("sparsity_param_ratio", "N_tot/N_act (ratio)", kind="num", fmt=sig3),
-        Col("balance_batch_seqs", "B*₀ at peak (sequences)", kind="num", fmt=sig3),
-        Col("balance_batch_achieved_seqs", "B*₀·mfu/mbu (sequences)", kind="num", fmt=sig3),
-        Col("critical_context_tokens", "L* (tokens)", kind="num", fmt=sig3),
-        Col("balance_batch_at_8k_seqs", "B* at 8k context (sequences)", kind="num", fmt=sig3),
-        Col("latency_floor_s", "Latency floor (s)", kind="num", fmt=sig3),
-        Col("max_tokens_per_s_per_sequence", "Fastest stream (tokens/s)", kind="num", fmt=sig3),
-        Col("cost_floor_at_8k_usd_per_mtok", "Output cost floor at 8k (USD/MTok)", kind="num", fmt=sig3),
-        Col("cost_floor_at_128k_usd_per_mtok", "Output cost floor at 128k (USD/MTok)", kind="num", fmt=sig3),
-        Col("prefill_cost_floor_usd_per_mtok", "Input cost floor (USD/MTok)", kind="num", fmt=sig3),
-        Col("max_batch_at_8k_seqs", "Largest batch at 8k (sequences)", kind="num"),
-        Col("max_batch_at_128k_seqs", "Largest batch at 128k (sequences)", kind="num"),
-    ], caption="The charted models and chips: balance batch, critical context, floors and what fits "
-               f"({sel.number_format}; B*(L) = B*₀/(1 − L/L*) is blank where L ≥ L*, memory-bound at every batch)",
-        id="serving-summary"))
-    blocks.append(Download("serving-summary-all", ctx.query(
-        "select * from serving_summary order by model, chip, number_format"),
-        "Every model × chip × format: balance batch, floors, what fits"))
-    return Section("Latency and cost against batch", blocks,
-                   intro="Below B*₀ the step is memory-bound and adding sequences is nearly free; above it the "
-                         "step grows with the batch and the cost per token stops falling.")
+            blocks.append(
+                Figure(
+                    slug,
+                    charts.roofline_panels(curves, marks, metric=metric, models=sel.models, chips=sel.chips),
+                    curves,
+                    caption=caption,
+                    formula=formula,
+                    source=SOURCE + "; scenario assumptions",
+                )
+            )
+    blocks.append(
+        table(
+            summary,
+            [
+                Col("model", "Model"),
+                Col("chip", "Chip"),
+                Col("replica_chips", "Chips per replica", kind="num"),
+                Col("pipeline_stages", "Pipeline stages", kind="num"),
+                Col("critical_batch_ratio", "R (ratio)", kind="num", fmt=sig3),
+                Col("sparsity_param_ratio", "N_tot/N_act (ratio)", kind="num", fmt=sig3),
+                Col("balance_batch_seqs", "B*₀ at peak (sequences)", kind="num", fmt=sig3),
+                Col("balance_batch_achieved_seqs", "B*₀·mfu/mbu (sequences)", kind="num", fmt=sig3),
+                Col("critical_context_tokens", "L* (tokens)", kind="num", fmt=sig3),
+                Col("balance_batch_at_8k_seqs", "B* at 8k context (sequences)", kind="num", fmt=sig3),
+                Col("latency_floor_s", "Latency floor (s)", kind="num", fmt=sig3),
+                Col("max_tokens_per_s_per_sequence", "Fastest stream (tokens/s)", kind="num", fmt=sig3),
+                Col("cost_floor_at_8k_usd_per_mtok", "Output cost floor at 8k (USD/MTok)", kind="num", fmt=sig3),
+                Col("cost_floor_at_128k_usd_per_mtok", "Output cost floor at 128k (USD/MTok)", kind="num", fmt=sig3),
+                Col("prefill_cost_floor_usd_per_mtok", "Input cost floor (USD/MTok)", kind="num", fmt=sig3),
+                Col("max_batch_at_8k_seqs", "Largest batch at 8k (sequences)", kind="num"),
+                Col("max_batch_at_128k_seqs", "Largest batch at 128k (sequences)", kind="num"),
+            ],
+            caption="The charted models and chips: balance batch, critical context, floors and what fits "
+            f"({sel.number_format}; B*(L) = B*₀/(1 − L/L*) is blank where L ≥ L*, memory-bound at every batch)",
+            id="serving-summary",
+        )
+    )
+    blocks.append(
+        Download(
+            "serving-summary-all",
+            ctx.query("select * from serving_summary order by model, chip, number_format"),
+            "Every model × chip × format: balance batch, floors, what fits",
+        )
+    )
+    return Section(
+        "Latency and cost against batch",
+        blocks,
+        intro="Below B*₀ the step is memory-bound and adding sequences is nearly free; above it the "
+        "step grows with the batch and the cost per token stops falling.",
+    )
 
 
 def _by_chip(ctx: SiteContext, sel: Selection) -> Section:
@@ -214,15 +268,20 @@ def _by_chip(ctx: SiteContext, sel: Selection) -> Section:
     drain = ctx.query(DRAIN) if ctx.has("hardware_derived") else pl.DataFrame()
     blocks = []
     if balance.height and drain.height:
-        blocks.append(Figure(
-            "balance-drain", charts.balance_and_drain(balance, drain, models=sel.models), balance,
-            caption=f"Left: the balance batch of each charted model on every chip ({sel.number_format} where the "
-                    "chip supports it, else bf16; R is nearly the same for every format when weights are stored "
-                    "at the math's precision). A dense model's B*₀ is R; a mixture of experts multiplies it by its "
-                    "sparsity N_tot/N_act. Right: how long one chip takes to read its whole HBM, the lecture's "
-                    "~20 ms step time.",
-            formula=f"{cite('balance_batch')}; {cite('critical_batch')}; {cite('drain_time')}",
-            source=SOURCE + "; drain times from the hardware_derived view"))
+        blocks.append(
+            Figure(
+                "balance-drain",
+                charts.balance_and_drain(balance, drain, models=sel.models),
+                balance,
+                caption=f"Left: the balance batch of each charted model on every chip ({sel.number_format} where the "
+                "chip supports it, else bf16; R is nearly the same for every format when weights are stored "
+                "at the math's precision). A dense model's B*₀ is R; a mixture of experts multiplies it by its "
+                "sparsity N_tot/N_act. Right: how long one chip takes to read its whole HBM, the lecture's "
+                "~20 ms step time.",
+                formula=f"{cite('balance_batch')}; {cite('critical_batch')}; {cite('drain_time')}",
+                source=SOURCE + "; drain times from the hardware_derived view",
+            )
+        )
         blocks.append(Download("drain-times", drain, "HBM capacity, bandwidth and drain time per chip"))
     else:
         blocks.append(note("No hardware_derived view or serving rows for the charted models.", kind="pending"))
@@ -233,14 +292,20 @@ def _memory(ctx: SiteContext, sel: Selection) -> Section:
     frame = ctx.query(MEMORY_FIT, [sel.models, sel.chips, sel.number_format])
     blocks = []
     if frame.height and frame["max_batch_seqs"].is_not_null().any():
-        blocks.append(Figure(
-            "memory-fit", charts.memory_fit(frame, models=sel.models, context_tokens=sel.scenario_context), frame,
-            caption="The largest batch on the sweep's power-of-two grid whose weights plus KV cache fit the replica's "
-                    f"HBM ({sel.number_format} weights, KV at the scenario's cache format), against context. "
-                    "Lines end where not even one sequence fits; compare with B*₀ above to see whether the "
-                    "balance batch can be held at all.",
-            formula=f"{cite('memory_per_gpu')}; fits ⇔ N_tot·b_w + B·L·b_kv ≤ G·C_HBM",
-            source=SOURCE))
+        blocks.append(
+            Figure(
+                "memory-fit",
+                charts.memory_fit(frame, models=sel.models, context_tokens=sel.scenario_context),
+                frame,
+                caption="The largest batch on the sweep's power-of-two grid whose weights plus KV cache fit the "
+                "replica's "
+                f"HBM ({sel.number_format} weights, KV at the scenario's cache format), against context. "
+                "Lines end where not even one sequence fits; compare with B*₀ above to see whether the "
+                "balance batch can be held at all.",
+                formula=f"{cite('memory_per_gpu')}; fits ⇔ N_tot·b_w + B·L·b_kv ≤ G·C_HBM",
+                source=SOURCE,
+            )
+        )
     else:
         blocks.append(note("No batch fits in memory for the charted selection.", kind="pending"))
     return Section("What fits in memory against context", blocks)
@@ -252,66 +317,109 @@ def _attention(ctx: SiteContext, sel: Selection) -> Section:
     never = frame.filter(~pl.col("crossover_context_tokens").is_finite())["model"].to_list()
     blocks = []
     if finite.height:
-        left_out = f" Not shown (attention never overtakes, or the layout is unknown): {', '.join(never)}." if never else ""
-        blocks.append(Figure(
-            "attention-crossover", charts.attention_crossover(finite, context_tokens=sel.scenario_context), finite,
-            caption="Context length at which a decode token's attention FLOPs equal its weight FLOPs 2·N_act, per "
-                    "model (sliding-window layers counted up to their window; linear-attention layers not counted). "
-                    "Black ticks: the same for MLA computed in the latent space, as decode kernels do."
-                    f"{left_out}",
-            formula=cite("attention_flops"),
-            source="attention_crossover table of the serving analysis, from the models table (config.json)"))
-    blocks.append(details(f"Attention over weight FLOPs at 8k, 128k and 1M context, every model ({frame.height})", table(
-        frame, [Col("model", "Model"), Col("attention", "Attention"),
-                Col("crossover_context_tokens", "Crossover (tokens)", kind="num", fmt=sig3),
-                Col("attention_over_weight_flop_at_8k_ratio", "At 8k (ratio)", kind="num", fmt=sig3),
-                Col("attention_over_weight_flop_at_128k_ratio", "At 128k (ratio)", kind="num", fmt=sig3),
-                Col("attention_over_weight_flop_at_1m_ratio", "At 1M (ratio)", kind="num", fmt=sig3),
-                Col("kv_over_attention_time_ratio", "KV read / attention compute time (ratio)", kind="num", fmt=sig3),
-                Col("chip", "On chip")],
-        caption="Attention FLOPs over weight FLOPs per decode token; the last column compares reading a context "
+        left_out = (
+            f" Not shown (attention never overtakes, or the layout is unknown): {', '.join(never)}." if never else ""
+        )
+        blocks.append(
+            Figure(
+                "attention-crossover",
+                charts.attention_crossover(finite, context_tokens=sel.scenario_context),
+                finite,
+                caption="Context length at which a decode token's attention FLOPs equal its weight FLOPs 2·N_act, per "
+                "model (sliding-window layers counted up to their window; linear-attention layers not counted). "
+                "Black ticks: the same for MLA computed in the latent space, as decode kernels do."
+                f"{left_out}",
+                formula=cite("attention_flops"),
+                source="attention_crossover table of the serving analysis, from the models table (config.json)",
+            )
+        )
+    blocks.append(
+        details(
+            f"Attention over weight FLOPs at 8k, 128k and 1M context, every model ({frame.height})",
+            table(
+                frame,
+                [
+                    Col("model", "Model"),
+                    Col("attention", "Attention"),
+                    Col("crossover_context_tokens", "Crossover (tokens)", kind="num", fmt=sig3),
+                    Col("attention_over_weight_flop_at_8k_ratio", "At 8k (ratio)", kind="num", fmt=sig3),
+                    Col("attention_over_weight_flop_at_128k_ratio", "At 128k (ratio)", kind="num", fmt=sig3),
+                    Col("attention_over_weight_flop_at_1m_ratio", "At 1M (ratio)", kind="num", fmt=sig3),
+                    Col(
+                        "kv_over_attention_time_ratio", "KV read / attention compute time (ratio)", kind="num", fmt=sig3
+                    ),
+                    Col("chip", "On chip"),
+                ],
+                caption="Attention FLOPs over weight FLOPs per decode token; the last column compares reading a "
+                "context "
                 "token's KV with computing its attention (lecture h.2: memory, not compute, limits context)",
-        id="attention")))
+                id="attention",
+            ),
+        )
+    )
     return Section("Attention vs weight FLOPs", blocks)
 
 
 def _sparsity(ctx: SiteContext) -> Section:
     frame = ctx.query("select * from serving_sparsity order by lecture_sparsity_ratio is null, model")
-    return Section("Sparsity: parameters, experts, and the lecture's figure", [
-        table(frame, [
-            Col("model", "Model"),
-            Col("sparsity_param_ratio", "N_tot/N_act (ratio)", kind="num", fmt=sig3),
-            Col("sparsity_expert_ratio", "Experts E/k (ratio)", kind="num", fmt=sig3),
-            Col("lecture_sparsity_ratio", "Lecture's figure (ratio)", kind="num", fmt=sig3),
-            Col("balance_batch_param_r300_seqs", "300 × N_tot/N_act (sequences)", kind="num", fmt=sig3),
-            Col("balance_batch_expert_r300_seqs", "300 × E/k (sequences)", kind="num", fmt=sig3),
-            Col("balance_batch_lecture_r300_seqs", "300 × lecture's (sequences)", kind="num", fmt=sig3),
-        ], caption="“Optimal batch ≈ 300 × sparsity” depends on which sparsity: DeepSeek-V3 is 671/37 ≈ 18 by "
-                   "parameters (what the derivation uses), 256/8 = 32 by routed experts, and 8 as said in the "
-                   "lecture (“32 out of 256”), so B*₀ is 5,400, 9,600 or 2,400", id="sparsity"),
-    ], intro=f"{cite('sparsity')}.")
+    return Section(
+        "Sparsity: parameters, experts, and the lecture's figure",
+        [
+            table(
+                frame,
+                [
+                    Col("model", "Model"),
+                    Col("sparsity_param_ratio", "N_tot/N_act (ratio)", kind="num", fmt=sig3),
+                    Col("sparsity_expert_ratio", "Experts E/k (ratio)", kind="num", fmt=sig3),
+                    Col("lecture_sparsity_ratio", "Lecture's figure (ratio)", kind="num", fmt=sig3),
+                    Col("balance_batch_param_r300_seqs", "300 × N_tot/N_act (sequences)", kind="num", fmt=sig3),
+                    Col("balance_batch_expert_r300_seqs", "300 × E/k (sequences)", kind="num", fmt=sig3),
+                    Col("balance_batch_lecture_r300_seqs", "300 × lecture's (sequences)", kind="num", fmt=sig3),
+                ],
+                caption="“Optimal batch ≈ 300 × sparsity” depends on which sparsity: DeepSeek-V3 is 671/37 ≈ 18 by "
+                "parameters (what the derivation uses), 256/8 = 32 by routed experts, and 8 as said in the "
+                "lecture (“32 out of 256”), so B*₀ is 5,400, 9,600 or 2,400",
+                id="sparsity",
+            ),
+        ],
+        intro=f"{cite('sparsity')}.",
+    )
 
 
 def _network(ctx: SiteContext, sel: Selection) -> Section:
     frame = ctx.query(NETWORK, [sel.models, sel.chips])
     blocks = []
     if frame.height:
-        blocks.append(table(frame, [
-            Col("model", "Model"), Col("chip", "Chip"),
-            Col("num_routed_experts", "Experts E", kind="num"), Col("experts_per_token", "Per token k", kind="num"),
-            Col("expert_parallel_chips", "E_p (chips)", kind="num", fmt=sig3),
-            Col("distinct_chips_per_token", "k_GPU (chips)", kind="num", fmt=sig3),
-            Col("scale_up_over_out_bandwidth_ratio", "W_up/W_out (ratio)", kind="num", fmt=sig3),
-            Col("time_ratio_one_layer_ratio", "t_up/t_out, 1 layer (ratio)", kind="num", fmt=sig3),
-            Col("time_ratio_one_layer_lecture_k_ratio", "Same with k (ratio)", kind="num", fmt=sig3),
-            Col("min_layers_per_stage", "Min MoE layers per stage", kind="num", fmt=sig3),
-            Col("max_pipeline_stages", "Max pipeline stages", kind="num", fmt=sig3),
-        ], caption="Charted mixtures of experts on the charted chips: scale-out is not the bottleneck while "
-                   "t_up/t_out ≥ 1", id="network"))
+        blocks.append(
+            table(
+                frame,
+                [
+                    Col("model", "Model"),
+                    Col("chip", "Chip"),
+                    Col("num_routed_experts", "Experts E", kind="num"),
+                    Col("experts_per_token", "Per token k", kind="num"),
+                    Col("expert_parallel_chips", "E_p (chips)", kind="num", fmt=sig3),
+                    Col("distinct_chips_per_token", "k_GPU (chips)", kind="num", fmt=sig3),
+                    Col("scale_up_over_out_bandwidth_ratio", "W_up/W_out (ratio)", kind="num", fmt=sig3),
+                    Col("time_ratio_one_layer_ratio", "t_up/t_out, 1 layer (ratio)", kind="num", fmt=sig3),
+                    Col("time_ratio_one_layer_lecture_k_ratio", "Same with k (ratio)", kind="num", fmt=sig3),
+                    Col("min_layers_per_stage", "Min MoE layers per stage", kind="num", fmt=sig3),
+                    Col("max_pipeline_stages", "Max pipeline stages", kind="num", fmt=sig3),
+                ],
+                caption="Charted mixtures of experts on the charted chips: scale-out is not the bottleneck while "
+                "t_up/t_out ≥ 1",
+                id="network",
+            )
+        )
     else:
         blocks.append(note("None of the charted models is a mixture of experts on the charted chips.", kind="pending"))
-    blocks.append(Download("network-ratios", ctx.query("select * from network_ratios order by model, chip"),
-                           "Every mixture of experts × chip"))
+    blocks.append(
+        Download(
+            "network-ratios",
+            ctx.query("select * from network_ratios order by model, chip"),
+            "Every mixture of experts × chip",
+        )
+    )
     return Section("Scale-up vs scale-out at a pipeline boundary", blocks, intro=f"{cite('scale_up_out')}.")
 
 
@@ -319,24 +427,48 @@ def _balance_headline(ctx: SiteContext, sel: Selection) -> Headline | None:
     if not ctx.has("hardware_derived"):
         return None
     chosen, formats, dense = dense_balance(ctx)
-    moe = [m for m in sel.models if m in set(ctx.query(
-        "select model from serving_summary where sparsity_param_ratio > 1.5 group by model")["model"].to_list())]
+    moe = [
+        m
+        for m in sel.models
+        if m
+        in set(
+            ctx.query("select model from serving_summary where sparsity_param_ratio > 1.5 group by model")[
+                "model"
+            ].to_list()
+        )
+    ]
     per_chip = ctx.query(BALANCE, [moe, chosen]) if moe else pl.DataFrame()
     rows = []
     for r in dense.iter_rows(named=True):
-        notes = [f"{m['model']} {fmt_num(m['balance_batch_seqs'], sig=3)}"
-                 for m in per_chip.iter_rows(named=True) if m["chip"] == r["chip"]] if per_chip.height else []
+        notes = (
+            [
+                f"{m['model']} {fmt_num(m['balance_batch_seqs'], sig=3)}"
+                for m in per_chip.iter_rows(named=True)
+                if m["chip"] == r["chip"]
+            ]
+            if per_chip.height
+            else []
+        )
         prefix = "" if r["chosen"] else f"no {chosen}, value at bf16; "
-        rows.append(HeadlineRow(subject=r["chip"], value=fmt_num(r["value_ratio"], sig=3),
-                                interval=fmt_interval(r["low_ratio"], r["high_ratio"]),
-                                note=prefix + (f"MoE: {', '.join(notes)}" if notes else f"formats {r['formats']}")))
+        rows.append(
+            HeadlineRow(
+                subject=r["chip"],
+                value=fmt_num(r["value_ratio"], sig=3),
+                interval=fmt_interval(r["low_ratio"], r["high_ratio"]),
+                note=prefix + (f"MoE: {', '.join(notes)}" if notes else f"formats {r['formats']}"),
+            )
+        )
     if not rows:
         return None
     return Headline(
-        "balance_batch", f"Balance batch B*₀ per chip (dense model, {chosen} weights; MoE in the note)",
-        "sequences per step", tuple(rows),
+        "balance_batch",
+        f"Balance batch B*₀ per chip (dense model, {chosen} weights; MoE in the note)",
+        "sequences per step",
+        tuple(rows),
         interval_kind=f"range over the weight formats {', '.join(formats)}; the value is at scenario "
-                      f"{ctx.scenario}'s {chosen}. A mixture of experts multiplies it by N_tot/N_act "
-                      "(the note gives the charted ones)",
+        f"{ctx.scenario}'s {chosen}. A mixture of experts multiplies it by N_tot/N_act "
+        "(the note gives the charted ones)",
         formula=f"{cite('balance_batch')}; {cite('critical_batch')}",
-        source="hardware_derived view (vendor datasheets) and serving_summary table", page=NAME)
+        source="hardware_derived view (vendor datasheets) and serving_summary table",
+        page=NAME,
+    )

@@ -18,7 +18,10 @@ from econ.report.page import Download, PageContent, Section, SiteContext, note
 
 NAME = "sources"
 TITLE = "Sources"
-SUMMARY = "Every data table's sources and dates, the scenarios with their rationale, and the formulas with their lecture sections."
+SUMMARY = (
+    "Every data table's sources and dates, the scenarios with their rationale, and the formulas with their "
+    "lecture sections."
+)
 REQUIRES = ("data_sources",)
 
 TOP_SOURCES = 12  # per table and origin; the full list is the CSV download
@@ -48,7 +51,7 @@ def render(ctx: SiteContext) -> PageContent:
     return PageContent(
         title=TITLE,
         lead="Where every number in this report comes from: the sources of each input table with their dates, the "
-             "stated assumptions, and the formulas with the section of the lecture each one comes from.",
+        "stated assumptions, and the formulas with the section of the lecture each one comes from.",
         sections=sections,
     )
 
@@ -57,27 +60,40 @@ def _data_sources(ctx: SiteContext) -> Section:
     summary = ctx.query(SUMMARY_SQL)
     top = ctx.query(TOP_SQL)
     blocks = [
-        table(summary, [
-            Col("table_name", "Table"),
-            Col("origin", "Origin"),
-            Col("sources", "Distinct sources", kind="num"),
-            Col("row_count", "Rows", kind="num"),
-            Col("date_column", "Dates from column"),
-            Col("first_date", "Earliest", kind="date"),
-            Col("last_date", "Latest", kind="date"),
-        ], caption="Rows and sources per input table (origin hand = kept by hand in data/*.csv; litellm, openrouter = "
-                   "imported price maps in data/snapshots/)", id="source-summary"),
-        table(top, [
-            Col("table_name", "Table"),
-            Col("origin", "Origin"),
-            Col("source_url", "Source", kind="link"),
-            Col("row_count", "Rows", kind="num"),
-            Col("first_date", "Earliest", kind="date"),
-            Col("last_date", "Latest", kind="date"),
-        ], caption=f"Sources of each table, most rows first (at most {TOP_SOURCES} per table and origin; every source "
-                   "is in the CSV)", id="sources"),
-        Download("data-sources", ctx.query("select * from data_sources order by table_name, origin, row_count desc, "
-                                           "source_url"), "Every source of every input table"),
+        table(
+            summary,
+            [
+                Col("table_name", "Table"),
+                Col("origin", "Origin"),
+                Col("sources", "Distinct sources", kind="num"),
+                Col("row_count", "Rows", kind="num"),
+                Col("date_column", "Dates from column"),
+                Col("first_date", "Earliest", kind="date"),
+                Col("last_date", "Latest", kind="date"),
+            ],
+            caption="Rows and sources per input table (origin hand = kept by hand in data/*.csv; litellm, openrouter = "
+            "imported price maps in data/snapshots/)",
+            id="source-summary",
+        ),
+        table(
+            top,
+            [
+                Col("table_name", "Table"),
+                Col("origin", "Origin"),
+                Col("source_url", "Source", kind="link"),
+                Col("row_count", "Rows", kind="num"),
+                Col("first_date", "Earliest", kind="date"),
+                Col("last_date", "Latest", kind="date"),
+            ],
+            caption=f"Sources of each table, most rows first (at most {TOP_SOURCES} per table and origin; every source "
+            "is in the CSV)",
+            id="sources",
+        ),
+        Download(
+            "data-sources",
+            ctx.query("select * from data_sources order by table_name, origin, row_count desc, source_url"),
+            "Every source of every input table",
+        ),
     ]
     return Section("Data sources", blocks)
 
@@ -87,17 +103,31 @@ def _tables(ctx: SiteContext) -> Section:
     for name, kind in sorted(ctx.objects.items(), key=lambda kv: (kv[1], kv[0])):
         count = ctx.scalar(f"select count(*) from {quote_ident(name)}")
         rows.append({"name": name, "kind": kind, "row_count": count, "description": ctx.description(name)})
-    frame = pl.DataFrame(rows, schema={"name": pl.String, "kind": pl.String, "row_count": pl.Int64, "description": pl.String})
-    return Section("Tables and views", [
-        table(frame, [Col("name", "Name"), Col("kind", "Kind"), Col("row_count", "Rows", kind="num"),
-                      Col("description", "Description and grain", wrap=True)],
-              caption="Everything in the database this report was built from (query it with econ sql)", id="tables"),
-    ])
+    frame = pl.DataFrame(
+        rows, schema={"name": pl.String, "kind": pl.String, "row_count": pl.Int64, "description": pl.String}
+    )
+    return Section(
+        "Tables and views",
+        [
+            table(
+                frame,
+                [
+                    Col("name", "Name"),
+                    Col("kind", "Kind"),
+                    Col("row_count", "Rows", kind="num"),
+                    Col("description", "Description and grain", wrap=True),
+                ],
+                caption="Everything in the database this report was built from (query it with econ sql)",
+                id="tables",
+            ),
+        ],
+    )
 
 
 def _scenarios(ctx: SiteContext) -> Section:
     frame = ctx.query("""
-        select scenario, name, coalesce(text, '') as text, value, unit, low, high, coalesce(alternatives, '') as alternatives,
+        select scenario, name, coalesce(text, '') as text, value, unit, low, high, coalesce(alternatives, '') as
+        alternatives,
                rationale, source_url
         from scenarios order by scenario <> 'base', scenario, name
     """)
@@ -105,42 +135,71 @@ def _scenarios(ctx: SiteContext) -> Section:
     frame = frame.with_columns(pl.Series("shown", shown, dtype=pl.String))
     if frame.is_empty():
         return Section("Scenarios", [note("The scenarios table is empty.", kind="pending")])
-    return Section("Scenarios", [
-        table(frame, [
-            Col("scenario", "Scenario"),
-            Col("name", "Assumption"),
-            Col("shown", "Value"),
-            Col("unit", "Unit"),
-            Col("low", "Low", kind="num"),
-            Col("high", "High", kind="num"),
-            Col("alternatives", "Alternatives"),
-            Col("rationale", "Rationale", wrap=True),
-            Col("source_url", "Source", kind="link"),
-        ], caption="Stated assumptions; scenario base is the lecture's, other scenarios override some of its values",
-            id="scenarios"),
-    ], intro=f"Headline figures in this report use scenario {ctx.scenario}. Intervals from the scenario's low/high "
-             "ranges are labelled as such wherever they appear.")
+    return Section(
+        "Scenarios",
+        [
+            table(
+                frame,
+                [
+                    Col("scenario", "Scenario"),
+                    Col("name", "Assumption"),
+                    Col("shown", "Value"),
+                    Col("unit", "Unit"),
+                    Col("low", "Low", kind="num"),
+                    Col("high", "High", kind="num"),
+                    Col("alternatives", "Alternatives"),
+                    Col("rationale", "Rationale", wrap=True),
+                    Col("source_url", "Source", kind="link"),
+                ],
+                caption="Stated assumptions; scenario base is the lecture's, other scenarios override some of its "
+                "values",
+                id="scenarios",
+            ),
+        ],
+        intro=f"Headline figures in this report use scenario {ctx.scenario}. Intervals from the scenario's low/high "
+        "ranges are labelled as such wherever they appear.",
+    )
 
 
 def _formulas() -> Section:
-    frame = pl.DataFrame([{"quantity": f.quantity, "formula": f.formula, "section": f.section, "tag": f.tag,
-                           "note": f.note} for f in FORMULAS])
+    frame = pl.DataFrame(
+        [
+            {"quantity": f.quantity, "formula": f.formula, "section": f.section, "tag": f.tag, "note": f.note}
+            for f in FORMULAS
+        ]
+    )
     tags = {"S": "stated in the lecture", "R": "reconstructed from the lecture", "X": "external source cited by it"}
     intro = Markup(
-        tag("p", Markup("Sections refer to the digest of Reiner Pope's lecture “The math behind how LLMs are trained and "
-                        "served” (2026-04-29, ") + source_link(LECTURE_URL, "episode page") + Markup(
-                        "). Kind: " + "; ".join(f"{k} = {v}" for k, v in tags.items()) + "."))
+        tag(
+            "p",
+            Markup(
+                "Sections refer to the digest of Reiner Pope's lecture “The math behind how LLMs are trained and "
+                "served” (2026-04-29, "
+            )
+            + source_link(LECTURE_URL, "episode page")
+            + Markup("). Kind: " + "; ".join(f"{k} = {v}" for k, v in tags.items()) + "."),
+        )
     )
-    return Section("Formulas", [
-        intro,
-        table(frame, [
-            Col("quantity", "Quantity", wrap=True),
-            Col("formula", "Formula"),
-            Col("section", "Lecture section"),
-            Col("tag", "Kind"),
-            Col("note", "Note", wrap=True),
-        ], caption="Symbols: B batch (sequences), L context (tokens), N_tot / N_act total / active parameters, b_w bytes "
-                   "per weight, b_kv KV-cache bytes per token, F peak FLOP/s and W memory bandwidth (bytes/s) of one chip, "
-                   "mfu and mbu the fractions of them achieved, G chips per replica, P pipeline stages, p price per "
-                   "chip-second, R hardware balance constant", id="formulas"),
-    ])
+    return Section(
+        "Formulas",
+        [
+            intro,
+            table(
+                frame,
+                [
+                    Col("quantity", "Quantity", wrap=True),
+                    Col("formula", "Formula"),
+                    Col("section", "Lecture section"),
+                    Col("tag", "Kind"),
+                    Col("note", "Note", wrap=True),
+                ],
+                caption="Symbols: B batch (sequences), L context (tokens), N_tot / N_act total / active parameters, "
+                "b_w bytes "
+                "per weight, b_kv KV-cache bytes per token, F peak FLOP/s and W memory bandwidth (bytes/s) of one "
+                "chip, "
+                "mfu and mbu the fractions of them achieved, G chips per replica, P pipeline stages, p price per "
+                "chip-second, R hardware balance constant",
+                id="formulas",
+            ),
+        ],
+    )

@@ -19,8 +19,10 @@ from econ.report.pages.common import guarded, guarded_headline, interval_text, s
 
 NAME = "training"
 TITLE = "Training"
-SUMMARY = ("Chinchilla refit, compute-optimal size, over-training factors by model, the inference-aware optimum and "
-           "the sensitivity of the token balance.")
+SUMMARY = (
+    "Chinchilla refit, compute-optimal size, over-training factors by model, the inference-aware optimum and "
+    "the sensitivity of the token balance."
+)
 REQUIRES = ("scaling_law_fits", "token_balance", "overtraining", "token_balance_sensitivity")
 
 TORNADO_QUANTITY = "overtraining_ratio"
@@ -47,7 +49,8 @@ span as (
            min(params) / 3 as n_min, max(params) * 3 as n_max, max(loss_nats_per_token) + 0.2 as loss_cap
     from scaling_law_residuals where law = ?
 ),
-budgets as (select pow(10, k / 2) as compute_flop from span, range(cast(span.lo as bigint), cast(span.hi as bigint) + 1) as r(k)),
+budgets as (select pow(10, k / 2) as compute_flop from span, range(cast(span.lo as bigint), cast(span.hi as bigint) + 1)
+as r(k)),
 grid as (select pow(10, 6 + i / 12) as params from range(0, 73) as t(i)),
 final as (
     select printf('%.1e', b.compute_flop) as budget_label, b.compute_flop, g.params,
@@ -115,17 +118,21 @@ from token_balance where scenario = ? order by rowid
 
 def render(ctx: SiteContext) -> PageContent:
     law = ctx.scalar(LAW)
-    sections = [guarded("Chinchilla: the data, the fitted law and the compute-optimal line", lambda: _chinchilla(ctx, law)),
-                guarded("Over-training by model", lambda: _overtraining(ctx))]
+    sections = [
+        guarded("Chinchilla: the data, the fitted law and the compute-optimal line", lambda: _chinchilla(ctx, law)),
+        guarded("Over-training by model", lambda: _overtraining(ctx)),
+    ]
     if ctx.has("sardana_optimum"):
         sections.append(guarded("The inference-aware optimum vs the equal-cost heuristic", lambda: _sardana(ctx, law)))
     sections.append(guarded("Token balance and its sensitivity", lambda: _balance(ctx)))
     return PageContent(
         title=TITLE,
-        lead=("How big a model to train on how many tokens: Chinchilla's loss law refitted to its published runs "
-              "(Epoch's method) next to the published constants, how far real open models train past the "
-              "compute-optimal point, the optimum once inference is paid for, and the lecture's balance of "
-              f"pre-training, RL and inference tokens under scenario {ctx.scenario} (section e)."),
+        lead=(
+            "How big a model to train on how many tokens: Chinchilla's loss law refitted to its published runs "
+            "(Epoch's method) next to the published constants, how far real open models train past the "
+            "compute-optimal point, the optimum once inference is paid for, and the lecture's balance of "
+            f"pre-training, RL and inference tokens under scenario {ctx.scenario} (section e)."
+        ),
         sections=sections,
         headlines=guarded_headline(lambda: _headline(ctx)),
     )
@@ -137,81 +144,147 @@ def _chinchilla(ctx: SiteContext, law: str) -> Section:
     if points.height:
         curves = ctx.query(ISOFLOP, [law, law])
         lo, hi = curves["compute_flop"].min(), curves["compute_flop"].max()
-        optimum = ctx.query(OPTIMUM_IN_RANGE, [law, lo * 0.99, hi * 1.01]) if ctx.has("compute_optimal") else pl.DataFrame()
-        blocks.append(Figure(
-            "isoflop", charts.isoflop(points, curves.drop("compute_flop"), optimum, law=law), points,
-            caption=f"Each point is one of Chinchilla's training runs (Epoch's extraction of Hoffmann et al. Figure 4), "
-                    f"coloured by the half-decade budget it is nearest; crosses are the highest-loss runs the refit "
-                    f"drops. Lines: the fitted law {law} at each budget (isoFLOP slices of the surface, D = C/6N); "
-                    "black: its compute-optimal points, which sit at each slice's minimum.",
-            formula=f"{cite('chinchilla_loss')}; {cite('compute_optimal')}",
-            source="scaling_law_points (Epoch AI's extraction of Chinchilla Fig. 4), scaling_law_fits, "
-                   "scaling_law_residuals and compute_optimal tables of the training analysis"))
+        optimum = (
+            ctx.query(OPTIMUM_IN_RANGE, [law, lo * 0.99, hi * 1.01]) if ctx.has("compute_optimal") else pl.DataFrame()
+        )
+        blocks.append(
+            Figure(
+                "isoflop",
+                charts.isoflop(points, curves.drop("compute_flop"), optimum, law=law),
+                points,
+                caption="Each point is one of Chinchilla's training runs (Epoch's extraction of Hoffmann et al. "
+                "Figure 4), "
+                f"coloured by the half-decade budget it is nearest; crosses are the highest-loss runs the refit "
+                f"drops. Lines: the fitted law {law} at each budget (isoFLOP slices of the surface, D = C/6N); "
+                "black: its compute-optimal points, which sit at each slice's minimum.",
+                formula=f"{cite('chinchilla_loss')}; {cite('compute_optimal')}",
+                source="scaling_law_points (Epoch AI's extraction of Chinchilla Fig. 4), scaling_law_fits, "
+                "scaling_law_residuals and compute_optimal tables of the training analysis",
+            )
+        )
     if ctx.has("compute_optimal"):
         lines = ctx.query(OPTIMAL_LINES, [law, list(SHOWN_LAWS)])
         models = ctx.query(MODELS)
         if lines.height:
-            blocks.append(Figure(
-                "compute-optimal", charts.compute_optimal(lines, models), lines,
-                caption="Compute-optimal model size against training budget under each law (the refit with its "
-                        "bootstrap 95% band), and real open models at their active parameters and 6·N_act·D: a model "
-                        "below the lines was trained on more tokens than compute-optimal for its size (over-trained).",
-                formula=f"{cite('compute_optimal')}; C = 6·N·D",
-                source="compute_optimal and scaling_law_fits tables; overtraining table (reported token counts, "
-                       "linked below)"))
+            blocks.append(
+                Figure(
+                    "compute-optimal",
+                    charts.compute_optimal(lines, models),
+                    lines,
+                    caption="Compute-optimal model size against training budget under each law (the refit with its "
+                    "bootstrap 95% band), and real open models at their active parameters and 6·N_act·D: a model "
+                    "below the lines was trained on more tokens than compute-optimal for its size (over-trained).",
+                    formula=f"{cite('compute_optimal')}; C = 6·N·D",
+                    source="compute_optimal and scaling_law_fits tables; overtraining table (reported token counts, "
+                    "linked below)",
+                )
+            )
     fits = ctx.query("select * from scaling_law_fits order by kind desc, law")
     shown = fits.with_columns(
-        *[pl.format("{} ({}–{})", pl.col(c).round_sig_figs(4), pl.col(f"{c}_low").round_sig_figs(3),
-                    pl.col(f"{c}_high").round_sig_figs(3)).fill_null(pl.col(c).round_sig_figs(4).cast(pl.String))
-          .alias(f"{c}_shown") for c in ("e_nats_per_token", "a_coef", "b_coef", "alpha_exponent", "beta_exponent")])
-    blocks.append(table(shown, [
-        Col("law", "Law"), Col("kind", "Kind"), Col("status", "Status"),
-        Col("e_nats_per_token_shown", "E (nats/token)"), Col("a_coef_shown", "A"), Col("b_coef_shown", "B"),
-        Col("alpha_exponent_shown", "α"), Col("beta_exponent_shown", "β"),
-        Col("optimal_params_exponent", "N_opt ∝ C^a: a", kind="num", fmt=sig3),
-        Col("n_points", "Points fitted", kind="num"), Col("n_bootstrap_converged", "Resamples", kind="num"),
-        Col("huber_objective", "Huber objective", kind="num", fmt=sig3),
-        Col("status_detail", "Note", wrap=True), Col("source_url", "Source", kind="link"),
-    ], caption="Our refit beside Epoch's (Besiroglu et al. 2024) and Hoffmann et al.'s published constants; "
-               "refit intervals are bootstrap 2.5–97.5 percentiles", id="scaling-laws"))
-    blocks.append(Download("compute-optimal-all", ctx.query("select * from compute_optimal order by law, compute_flop")
-                           if ctx.has("compute_optimal") else pl.DataFrame(),
-                           "Compute-optimal N and D per law and budget, closed form and numerical"))
+        *[
+            pl.format(
+                "{} ({}–{})",
+                pl.col(c).round_sig_figs(4),
+                pl.col(f"{c}_low").round_sig_figs(3),
+                pl.col(f"{c}_high").round_sig_figs(3),
+            )
+            .fill_null(pl.col(c).round_sig_figs(4).cast(pl.String))
+            .alias(f"{c}_shown")
+            for c in ("e_nats_per_token", "a_coef", "b_coef", "alpha_exponent", "beta_exponent")
+        ]
+    )
+    blocks.append(
+        table(
+            shown,
+            [
+                Col("law", "Law"),
+                Col("kind", "Kind"),
+                Col("status", "Status"),
+                Col("e_nats_per_token_shown", "E (nats/token)"),
+                Col("a_coef_shown", "A"),
+                Col("b_coef_shown", "B"),
+                Col("alpha_exponent_shown", "α"),
+                Col("beta_exponent_shown", "β"),
+                Col("optimal_params_exponent", "N_opt ∝ C^a: a", kind="num", fmt=sig3),
+                Col("n_points", "Points fitted", kind="num"),
+                Col("n_bootstrap_converged", "Resamples", kind="num"),
+                Col("huber_objective", "Huber objective", kind="num", fmt=sig3),
+                Col("status_detail", "Note", wrap=True),
+                Col("source_url", "Source", kind="link"),
+            ],
+            caption="Our refit beside Epoch's (Besiroglu et al. 2024) and Hoffmann et al.'s published constants; "
+            "refit intervals are bootstrap 2.5–97.5 percentiles",
+            id="scaling-laws",
+        )
+    )
+    blocks.append(
+        Download(
+            "compute-optimal-all",
+            ctx.query("select * from compute_optimal order by law, compute_flop")
+            if ctx.has("compute_optimal")
+            else pl.DataFrame(),
+            "Compute-optimal N and D per law and budget, closed form and numerical",
+        )
+    )
     return Section("Chinchilla: the data, the fitted law and the compute-optimal line", blocks)
 
 
 def _overtraining(ctx: SiteContext) -> Section:
     models = ctx.query(MODELS)
-    central = ctx.scalar("select central_value from token_balance where scenario = ? and quantity = ?",
-                         [ctx.scenario, TORNADO_QUANTITY])
-    lecture = ctx.scalar("select lecture_value from token_balance where scenario = ? and quantity = ?",
-                         [ctx.scenario, TORNADO_QUANTITY])
-    guides = pl.DataFrame({
-        "label": ["compute-optimal (1×)"] + ([f"token balance, scenario {ctx.scenario}"] if central else [])
-                 + (["lecture: ~100×"] if lecture else []),
-        "ratio": [1.0] + ([central] if central else []) + ([lecture] if lecture else []),
-    })
+    central = ctx.scalar(
+        "select central_value from token_balance where scenario = ? and quantity = ?", [ctx.scenario, TORNADO_QUANTITY]
+    )
+    lecture = ctx.scalar(
+        "select lecture_value from token_balance where scenario = ? and quantity = ?", [ctx.scenario, TORNADO_QUANTITY]
+    )
+    guides = pl.DataFrame(
+        {
+            "label": ["compute-optimal (1×)"]
+            + ([f"token balance, scenario {ctx.scenario}"] if central else [])
+            + (["lecture: ~100×"] if lecture else []),
+            "ratio": [1.0] + ([central] if central else []) + ([lecture] if lecture else []),
+        }
+    )
     k = models["chinchilla_tokens_per_param_ratio"][0] if models.height else None
-    return Section("Over-training by model", [
-        Figure("overtraining", charts.overtraining(models, guides), models,
-               caption=f"Reported pre-training tokens over Chinchilla's k = {fmt_num(k)} tokens per active parameter "
-                       "(dots; grey bars: k over its scenario range), and over total parameters (black ticks). "
-                       "Chinchilla's N is a dense model's, so for a mixture of experts the active-parameter "
-                       "factor is an upper reading. Dashed: compute-optimal, the lecture's token balance and its ~100×.",
-               formula=cite("over_training"),
-               source="overtraining table (models table's reported token counts, linked below; k from the scenario)"),
-        table(models, [
-            Col("model", "Model"), Col("lab", "Lab"), Col("architecture", "Architecture"),
-            Col("params_active", "N_act (params)", kind="num", fmt=sig3),
-            Col("params_total", "N_tot (params)", kind="num", fmt=sig3),
-            Col("pretrain_tokens", "D (tokens)", kind="num", fmt=sig3),
-            Col("tokens_per_active_param_ratio", "D/N_act (tokens/param)", kind="num", fmt=sig3),
-            Col("overtraining_active_ratio", "Over-training, active (×)", kind="num", fmt=sig3),
-            Col("overtraining_total_ratio", "Over-training, total (×)", kind="num", fmt=sig3),
-            Col("law_optimal_tokens_per_param_ratio", "Refit's optimal D/N at this C (tokens/param)", kind="num", fmt=sig3),
-            Col("pretrain_tokens_source_url", "Token count source", kind="link"),
-        ], caption="Open models with a reported pre-training token count", id="overtraining"),
-    ])
+    return Section(
+        "Over-training by model",
+        [
+            Figure(
+                "overtraining",
+                charts.overtraining(models, guides),
+                models,
+                caption=f"Reported pre-training tokens over Chinchilla's k = {fmt_num(k)} tokens per active parameter "
+                "(dots; grey bars: k over its scenario range), and over total parameters (black ticks). "
+                "Chinchilla's N is a dense model's, so for a mixture of experts the active-parameter "
+                "factor is an upper reading. Dashed: compute-optimal, the lecture's token balance and its ~100×.",
+                formula=cite("over_training"),
+                source="overtraining table (models table's reported token counts, linked below; k from the scenario)",
+            ),
+            table(
+                models,
+                [
+                    Col("model", "Model"),
+                    Col("lab", "Lab"),
+                    Col("architecture", "Architecture"),
+                    Col("params_active", "N_act (params)", kind="num", fmt=sig3),
+                    Col("params_total", "N_tot (params)", kind="num", fmt=sig3),
+                    Col("pretrain_tokens", "D (tokens)", kind="num", fmt=sig3),
+                    Col("tokens_per_active_param_ratio", "D/N_act (tokens/param)", kind="num", fmt=sig3),
+                    Col("overtraining_active_ratio", "Over-training, active (×)", kind="num", fmt=sig3),
+                    Col("overtraining_total_ratio", "Over-training, total (×)", kind="num", fmt=sig3),
+                    Col(
+                        "law_optimal_tokens_per_param_ratio",
+                        "Refit's optimal D/N at this C (tokens/param)",
+                        kind="num",
+                        fmt=sig3,
+                    ),
+                    Col("pretrain_tokens_source_url", "Token count source", kind="link"),
+                ],
+                caption="Open models with a reported pre-training token count",
+                id="overtraining",
+            ),
+        ],
+    )
 
 
 def _sardana(ctx: SiteContext, law: str) -> Section:
@@ -223,27 +296,51 @@ def _sardana(ctx: SiteContext, law: str) -> Section:
     blocks = []
     if grid.height:
         refs = grid.sort("reference_params")["reference_label"].unique(maintain_order=True).to_list()
-        blocks.append(Figure(
-            "sardana", charts.sardana(grid, at_scenario.filter(shown), references=refs), grid,
-            caption=f"Training tokens per parameter that reach a target loss at least lifetime cost as inference "
-                    f"demand grows, under {law}: Sardana et al.'s optimum (blue) and the lecture's heuristic of making "
-                    "training and inference cost the same (orange); solid lines count FLOPs, dashed lines weigh "
-                    "inference FLOPs by the decode efficiency. Black marks: the scenario's demand."
-                    + (f" {below} grid points below {MIN_TOKENS_PER_PARAM:g} token per parameter (the heuristic at "
-                       "low demand, where it trains a huge model on almost no data) are left off the chart; they "
-                       "are in the download below." if below else ""),
-            formula=f"{cite('sardana')}; {cite('equal_cost')}",
-            source="sardana_optimum table of the training analysis (scenario inference demand from token_balance)"))
+        blocks.append(
+            Figure(
+                "sardana",
+                charts.sardana(grid, at_scenario.filter(shown), references=refs),
+                grid,
+                caption=f"Training tokens per parameter that reach a target loss at least lifetime cost as inference "
+                f"demand grows, under {law}: Sardana et al.'s optimum (blue) and the lecture's heuristic of making "
+                "training and inference cost the same (orange); solid lines count FLOPs, dashed lines weigh "
+                "inference FLOPs by the decode efficiency. Black marks: the scenario's demand."
+                + (
+                    f" {below} grid points below {MIN_TOKENS_PER_PARAM:g} token per parameter (the heuristic at "
+                    "low demand, where it trains a huge model on almost no data) are left off the chart; they "
+                    "are in the download below."
+                    if below
+                    else ""
+                ),
+                formula=f"{cite('sardana')}; {cite('equal_cost')}",
+                source="sardana_optimum table of the training analysis (scenario inference demand from token_balance)",
+            )
+        )
     if at_scenario.height:
-        blocks.append(table(at_scenario, [
-            Col("reference_label", "Target: loss of"), Col("form", "Objective"), Col("method", "Method"),
-            Col("inference_tokens", "D_inf (tokens)", kind="num", fmt=sig3), Col("params", "N (params)", kind="num", fmt=sig3),
-            Col("tokens_per_param_ratio", "D_tr/N (tokens/param)", kind="num", fmt=sig3),
-            Col("excess_over_optimum_frac", "Cost above the optimum (frac)", kind="num", fmt=sig3),
-            Col("saving_vs_chinchilla_frac", "Saving vs Chinchilla-optimal (frac)", kind="num", fmt=sig3),
-        ], caption="At the scenario's lifetime inference demand", id="sardana-scenario"))
-    blocks.append(Download("sardana-all", ctx.query("select * from sardana_optimum order by all"),
-                           "Every law, objective, method, reference size and demand"))
+        blocks.append(
+            table(
+                at_scenario,
+                [
+                    Col("reference_label", "Target: loss of"),
+                    Col("form", "Objective"),
+                    Col("method", "Method"),
+                    Col("inference_tokens", "D_inf (tokens)", kind="num", fmt=sig3),
+                    Col("params", "N (params)", kind="num", fmt=sig3),
+                    Col("tokens_per_param_ratio", "D_tr/N (tokens/param)", kind="num", fmt=sig3),
+                    Col("excess_over_optimum_frac", "Cost above the optimum (frac)", kind="num", fmt=sig3),
+                    Col("saving_vs_chinchilla_frac", "Saving vs Chinchilla-optimal (frac)", kind="num", fmt=sig3),
+                ],
+                caption="At the scenario's lifetime inference demand",
+                id="sardana-scenario",
+            )
+        )
+    blocks.append(
+        Download(
+            "sardana-all",
+            ctx.query("select * from sardana_optimum order by all"),
+            "Every law, objective, method, reference size and demand",
+        )
+    )
     return Section("The inference-aware optimum vs the equal-cost heuristic", blocks)
 
 
@@ -255,51 +352,100 @@ def _balance(ctx: SiteContext) -> Section:
         blocks.append(note(f"The token balance has no rows for scenario {ctx.scenario}.", kind="pending"))
     else:
         balance = balance.with_columns(interval_text("low_value", "high_value").alias("range"))
-        blocks.append(table(balance, [
-            Col("quantity", "Quantity"), Col("unit", "Unit"), Col("central_value", "Central", kind="num", fmt=sig3),
-            Col("range", "Range (every corner of the assumption ranges)"),
-            Col("lecture_value", "Lecture", kind="num", fmt=sig3), Col("formula", "Formula"),
-            Col("lecture_section", "Lecture §"),
-        ], caption=f"The lecture's token balance under scenario {ctx.scenario}", id="token-balance"))
+        blocks.append(
+            table(
+                balance,
+                [
+                    Col("quantity", "Quantity"),
+                    Col("unit", "Unit"),
+                    Col("central_value", "Central", kind="num", fmt=sig3),
+                    Col("range", "Range (every corner of the assumption ranges)"),
+                    Col("lecture_value", "Lecture", kind="num", fmt=sig3),
+                    Col("formula", "Formula"),
+                    Col("lecture_section", "Lecture §"),
+                ],
+                caption=f"The lecture's token balance under scenario {ctx.scenario}",
+                id="token-balance",
+            )
+        )
     if tornado.height:
         central = tornado["central_value"][0]
         unit = tornado["quantity_unit"][0]
-        still = ctx.query("select assumption from token_balance_sensitivity where scenario = ? and quantity = ? "
-                          "and swing_decades = 0 order by assumption", [ctx.scenario, TORNADO_QUANTITY])["assumption"]
-        blocks.append(Figure(
-            "tornado", charts.tornado(tornado, quantity=TORNADO_QUANTITY, unit=unit, central=central), tornado,
-            caption=f"The over-training factor with one assumption at a time moved to its low (blue) or high (orange) "
-                    f"end of its range, the others central (black line: {fmt_num(central, sig=3)}). Longest bars "
-                    "first." + (f" Assumptions that do not move it: {', '.join(still)}." if still.len() else ""),
-            formula=f"{cite('token_split')}; {cite('inference_tokens')}; {cite('over_training')}",
-            source="token_balance_sensitivity table of the training analysis (ranges from the scenarios table)"))
-    blocks.append(Download("sensitivity-all", ctx.query(
-        "select * from token_balance_sensitivity where scenario = ? order by quantity, swing_decades desc",
-        [ctx.scenario]), "Every token-balance quantity against every assumption"))
-    return Section("Token balance and its sensitivity", blocks, intro=f"{cite('training_costs')}; {cite('alpha_beta')}.")
+        still = ctx.query(
+            "select assumption from token_balance_sensitivity where scenario = ? and quantity = ? "
+            "and swing_decades = 0 order by assumption",
+            [ctx.scenario, TORNADO_QUANTITY],
+        )["assumption"]
+        blocks.append(
+            Figure(
+                "tornado",
+                charts.tornado(tornado, quantity=TORNADO_QUANTITY, unit=unit, central=central),
+                tornado,
+                caption="The over-training factor with one assumption at a time moved to its low (blue) or high "
+                "(orange) "
+                f"end of its range, the others central (black line: {fmt_num(central, sig=3)}). Longest bars "
+                "first." + (f" Assumptions that do not move it: {', '.join(still)}." if still.len() else ""),
+                formula=f"{cite('token_split')}; {cite('inference_tokens')}; {cite('over_training')}",
+                source="token_balance_sensitivity table of the training analysis (ranges from the scenarios table)",
+            )
+        )
+    blocks.append(
+        Download(
+            "sensitivity-all",
+            ctx.query(
+                "select * from token_balance_sensitivity where scenario = ? order by quantity, swing_decades desc",
+                [ctx.scenario],
+            ),
+            "Every token-balance quantity against every assumption",
+        )
+    )
+    return Section(
+        "Token balance and its sensitivity", blocks, intro=f"{cite('training_costs')}; {cite('alpha_beta')}."
+    )
 
 
 def _headline(ctx: SiteContext) -> Headline | None:
-    row = ctx.query("select central_value, low_value, high_value, lecture_value from token_balance "
-                    "where scenario = ? and quantity = ?", [ctx.scenario, TORNADO_QUANTITY])
+    row = ctx.query(
+        "select central_value, low_value, high_value, lecture_value from token_balance "
+        "where scenario = ? and quantity = ?",
+        [ctx.scenario, TORNADO_QUANTITY],
+    )
     rows = []
     if row.height:
         r = row.row(0, named=True)
-        rows.append(HeadlineRow(f"token balance, scenario {ctx.scenario}", fmt_num(r["central_value"], sig=3),
-                                fmt_interval(r["low_value"], r["high_value"]),
-                                f"lecture ≈ {fmt_num(r['lecture_value'])}" if r["lecture_value"] else ""))
-    models = ctx.query("select median(overtraining_active_ratio) as mid, min(overtraining_active_ratio) as lo, "
-                       "max(overtraining_active_ratio) as hi, count(*) as n, arg_min(model, overtraining_active_ratio) "
-                       "as lo_model, arg_max(model, overtraining_active_ratio) as hi_model from overtraining")
+        rows.append(
+            HeadlineRow(
+                f"token balance, scenario {ctx.scenario}",
+                fmt_num(r["central_value"], sig=3),
+                fmt_interval(r["low_value"], r["high_value"]),
+                f"lecture ≈ {fmt_num(r['lecture_value'])}" if r["lecture_value"] else "",
+            )
+        )
+    models = ctx.query(
+        "select median(overtraining_active_ratio) as mid, min(overtraining_active_ratio) as lo, "
+        "max(overtraining_active_ratio) as hi, count(*) as n, arg_min(model, overtraining_active_ratio) "
+        "as lo_model, arg_max(model, overtraining_active_ratio) as hi_model from overtraining"
+    )
     if models.height and models["n"][0]:
         m = models.row(0, named=True)
-        rows.append(HeadlineRow(f"open models (median of {m['n']})", fmt_num(m["mid"], sig=3),
-                                fmt_interval(m["lo"], m["hi"]), f"{m['lo_model']} to {m['hi_model']}"))
+        rows.append(
+            HeadlineRow(
+                f"open models (median of {m['n']})",
+                fmt_num(m["mid"], sig=3),
+                fmt_interval(m["lo"], m["hi"]),
+                f"{m['lo_model']} to {m['hi_model']}",
+            )
+        )
     if not rows:
         return None
     return Headline(
-        "over_training", f"Over-training factor under scenario {ctx.scenario}", "× Chinchilla tokens", tuple(rows),
+        "over_training",
+        f"Over-training factor under scenario {ctx.scenario}",
+        "× Chinchilla tokens",
+        tuple(rows),
         interval_kind="token balance: min–max over every corner of the assumption ranges; open models: lowest–highest "
-                      "model (reported tokens over k·N_act)",
-        formula=cite("over_training"), source="token_balance and overtraining tables of the training analysis",
-        page=NAME)
+        "model (reported tokens over k·N_act)",
+        formula=cite("over_training"),
+        source="token_balance and overtraining tables of the training analysis",
+        page=NAME,
+    )

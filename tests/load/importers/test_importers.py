@@ -1,4 +1,5 @@
-"""``import_file`` and ``econ import``: dated snapshot files, idempotence, bad files rejected before anything is written."""
+"""``import_file`` and ``econ import``: dated snapshot files, idempotence, bad files rejected before anything is
+written."""
 
 from __future__ import annotations
 
@@ -107,7 +108,8 @@ def test_changed_map_replaces_the_snapshot_of_that_date(work):
 
 
 def _truncated(work: Path) -> Path:
-    """The slice cut off after line 115 (``"supports_web_search": true,`` of claude-opus-4-6) and 2 spaces of line 116."""
+    """The slice cut off after line 115 (``"supports_web_search": true,`` of claude-opus-4-6) and 2 spaces of line
+    116."""
     text = LITELLM_SLICE.read_text(encoding="utf-8")
     path = work / "model_prices.json"
     path.write_text(text[: text.index('"claude-opus-4-6"') + 60], encoding="utf-8")
@@ -117,31 +119,74 @@ def _truncated(work: Path) -> Path:
 @pytest.mark.parametrize(
     "source, make, message",
     [
-        ("litellm", lambda w: _truncated(w),
-         "model_prices.json:116: column 3: invalid JSON (Expecting property name enclosed in double quotes) — is the file complete? "
-         "download it again"),
-        ("litellm", lambda w: _write(w, "x.json", b'{"a": {"input_cost_per_token": 1e-06}\n "b": {}}'),
-         "x.json:2: column 2: invalid JSON (Expecting ',' delimiter) — is the file complete? download it again"),
-        ("litellm", lambda w: _write(w, "x.json", b""), "x.json: the file is empty — is the file complete? download it again"),
-        ("litellm", lambda w: _write(w, "x.json", '{"gpt-x": {"mode": "chat"}}'.encode("latin-1") + b"\n{\"\xff\": 1}"),
-         "x.json:2: is not valid UTF-8 (byte 0xff) — JSON files are UTF-8; download the file again or save it as UTF-8"),
-        ("litellm", lambda w: _write(w, "x.json", b"[1, 2]"),
-         "x.json: is not a LiteLLM price map (expected a JSON object of model entries, found a list) — give LiteLLM's "
-         "model_prices_and_context_window.json"),
-        ("litellm", lambda w: OPENROUTER_SLICE,
-         f"{OPENROUTER_SLICE}: is not a LiteLLM price map (it has a \"data\" list, like an OpenRouter /api/v1/models response) — "
-         "import it with: econ import openrouter FILE"),
-        ("openrouter", lambda w: LITELLM_SLICE,
-         f"{LITELLM_SLICE}: is not an OpenRouter models response (expected {{\"data\": [...]}}, found an object without a \"data\" "
-         "list) — this looks like a LiteLLM price map; import it with: econ import litellm FILE"),
-        ("openrouter", lambda w: _write(w, "x.json", b'"models"'),
-         'x.json: is not an OpenRouter models response (expected {"data": [...]}, found a string) — give the saved response of '
-         "GET https://openrouter.ai/api/v1/models"),
-        ("litellm", lambda w: _write(w, "x.json", b'{"sample_spec": {}, "e": {"mode": "embedding", "litellm_provider": "a"}}'),
-         "x.json: has no text-generation price among its 2 entries — is this the right file for econ import litellm?"),
-        ("openrouter", lambda w: _write(w, "x.json", b'{"data": []}'),
-         "x.json: has no text-generation price among its 0 entries — is this the right file for econ import openrouter?"),
-        ("litellm", lambda w: w / "missing.json", "missing.json: does not exist — check the path of the file to import"),
+        (
+            "litellm",
+            lambda w: _truncated(w),
+            "model_prices.json:116: column 3: invalid JSON (Expecting property name enclosed in double quotes) — is "
+            "the file complete? "
+            "download it again",
+        ),
+        (
+            "litellm",
+            lambda w: _write(w, "x.json", b'{"a": {"input_cost_per_token": 1e-06}\n "b": {}}'),
+            "x.json:2: column 2: invalid JSON (Expecting ',' delimiter) — is the file complete? download it again",
+        ),
+        (
+            "litellm",
+            lambda w: _write(w, "x.json", b""),
+            "x.json: the file is empty — is the file complete? download it again",
+        ),
+        (
+            "litellm",
+            lambda w: _write(w, "x.json", '{"gpt-x": {"mode": "chat"}}'.encode("latin-1") + b'\n{"\xff": 1}'),
+            "x.json:2: is not valid UTF-8 (byte 0xff) — JSON files are UTF-8; download the file again or save it as "
+            "UTF-8",
+        ),
+        (
+            "litellm",
+            lambda w: _write(w, "x.json", b"[1, 2]"),
+            "x.json: is not a LiteLLM price map (expected a JSON object of model entries, found a list) — give "
+            "LiteLLM's "
+            "model_prices_and_context_window.json",
+        ),
+        (
+            "litellm",
+            lambda w: OPENROUTER_SLICE,
+            f'{OPENROUTER_SLICE}: is not a LiteLLM price map (it has a "data" list, like an OpenRouter '
+            "/api/v1/models response) — "
+            "import it with: econ import openrouter FILE",
+        ),
+        (
+            "openrouter",
+            lambda w: LITELLM_SLICE,
+            f'{LITELLM_SLICE}: is not an OpenRouter models response (expected {{"data": [...]}}, found an object '
+            'without a "data" '
+            "list) — this looks like a LiteLLM price map; import it with: econ import litellm FILE",
+        ),
+        (
+            "openrouter",
+            lambda w: _write(w, "x.json", b'"models"'),
+            'x.json: is not an OpenRouter models response (expected {"data": [...]}, found a string) — give the '
+            "saved response of "
+            "GET https://openrouter.ai/api/v1/models",
+        ),
+        (
+            "litellm",
+            lambda w: _write(w, "x.json", b'{"sample_spec": {}, "e": {"mode": "embedding", "litellm_provider": "a"}}'),
+            "x.json: has no text-generation price among its 2 entries — is this the right file for econ import "
+            "litellm?",
+        ),
+        (
+            "openrouter",
+            lambda w: _write(w, "x.json", b'{"data": []}'),
+            "x.json: has no text-generation price among its 0 entries — is this the right file for econ import "
+            "openrouter?",
+        ),
+        (
+            "litellm",
+            lambda w: w / "missing.json",
+            "missing.json: does not exist — check the path of the file to import",
+        ),
     ],
 )
 def test_bad_file_is_rejected_before_anything_is_written(work, source, make, message):
@@ -181,7 +226,9 @@ def test_existing_snapshot_survives_a_bad_reimport(work):
 
 
 def test_missing_data_folder(work):
-    with pytest.raises(EconError, match=r"^no data folder at nowhere — run econ from the project folder or pass --data$"):
+    with pytest.raises(
+        EconError, match=r"^no data folder at nowhere — run econ from the project folder or pass --data$"
+    ):
         import_file("litellm", LITELLM_SLICE, data_dir=work / "nowhere")
 
 
@@ -214,8 +261,10 @@ def test_cli_import_prints_counts_per_reason(work, capsys):
     out = capsys.readouterr().out
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == ("imported 9 of 15 litellm entries as 32 price rows -> data/snapshots/litellm_2026-11-20.csv "
-                        "(new; dated 2026-11-20 from --as-of)")
+    assert lines[0] == (
+        "imported 9 of 15 litellm entries as 32 price rows -> data/snapshots/litellm_2026-11-20.csv "
+        "(new; dated 2026-11-20 from --as-of)"
+    )
     assert "mode embedding is not text generation" in out and "alias of another entry (no prices of its own)" in out
     assert "price keys not imported (by family): search / grounding 6," in out
     assert "rows left out: duplicate row (same provider, model, variant, tier; kept the first) 1" in out
@@ -228,8 +277,10 @@ def test_cli_bad_file_is_an_error_without_traceback(work, capsys):
     code = main(["import", "litellm", str(path), "--data", "data"])
     err = capsys.readouterr().err
     assert code == 1
-    assert err == ("Error: model_prices.json:116: column 3: invalid JSON (Expecting property name enclosed in double quotes) — "
-                   "is the file complete? download it again\n")
+    assert err == (
+        "Error: model_prices.json:116: column 3: invalid JSON (Expecting property name enclosed in double quotes) — "
+        "is the file complete? download it again\n"
+    )
     assert written(work) == []
 
 
@@ -241,13 +292,17 @@ def test_end_to_end_import_then_build_gives_price_history(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
 
     def econ(*args):
-        done = subprocess.run([sys.executable, "-m", "econ", *args], cwd=tmp_path, env=env, capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "econ", *args], cwd=tmp_path, env=env, capture_output=True, text=True
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout
 
     out = econ("import", "litellm", str(REAL[("litellm", "2025-09-01")]), "--data", "data")
-    assert out.startswith("imported 1350 of 1701 litellm entries as 1481 price rows -> data/snapshots/litellm_2025-09-01.csv "
-                          "(new; dated 2025-09-01 from the file name)")
+    assert out.startswith(
+        "imported 1350 of 1701 litellm entries as 1481 price rows -> data/snapshots/litellm_2025-09-01.csv "
+        "(new; dated 2025-09-01 from the file name)"
+    )
     econ("import", "litellm", str(REAL[("litellm", "2026-11-20")]), "--data", "data", "--as-of", "2026-11-20")
     econ("build", "--data", "data", "--db", "e.duckdb", "--no-report", "--cache", "cache")
     with duckdb.connect(str(tmp_path / "e.duckdb"), read_only=True) as con:

@@ -18,8 +18,14 @@ from econ.load.tables import PRICE_SNAPSHOT
 REPO = Path(__file__).resolve().parents[3]
 EXTERNAL = REPO.parent / "shared" / "external"
 SLICE = REPO / "tests" / "fixtures" / "importers" / "litellm_slice.json"
-PRICE_COLS = ["input_usd_per_mtok", "output_usd_per_mtok", "cache_read_usd_per_mtok", "cache_write_5m_usd_per_mtok",
-              "cache_write_1h_usd_per_mtok", "cache_write_12h_usd_per_mtok"]
+PRICE_COLS = [
+    "input_usd_per_mtok",
+    "output_usd_per_mtok",
+    "cache_read_usd_per_mtok",
+    "cache_write_5m_usd_per_mtok",
+    "cache_write_1h_usd_per_mtok",
+    "cache_write_12h_usd_per_mtok",
+]
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +57,15 @@ def rows_of(frame: pl.DataFrame, model: str) -> list[tuple]:
         ("input_cost_per_token_ultrafast", ("price", "input", 0, "fast")),
         ("cache_creation_input_token_cost", ("price", "cache_write_5m", 0, "standard")),
         ("cache_creation_input_token_cost_above_1hr", ("price", "cache_write_1h", 0, "standard")),
-        ("cache_creation_input_token_cost_above_1hr_above_200k_tokens", ("price", "cache_write_1h", 200000, "standard")),
+        (
+            "cache_creation_input_token_cost_above_1hr_above_200k_tokens",
+            ("price", "cache_write_1h", 200000, "standard"),
+        ),
         ("cache_creation_input_token_cost_above_12hr", ("price", "cache_write_12h", 0, "standard")),
-        ("cache_creation_input_token_cost_above_12hr_above_272k_tokens_flex", ("price", "cache_write_12h", 272000, "flex")),
+        (
+            "cache_creation_input_token_cost_above_12hr_above_272k_tokens_flex",
+            ("price", "cache_write_12h", 272000, "flex"),
+        ),
         ("output_cost_per_token_above_128k_tokens", ("price", "output", 128000, "standard")),
         ("input_cost_per_token_above_32k_tokens", ("price", "input", 32000, "standard")),
         ("cache_read_input_token_cost_above_512k_tokens", ("price", "cache_read", 512000, "standard")),
@@ -144,7 +156,9 @@ def test_ignored_keys_are_counted_by_family(current):
 def test_mode_count_matches_the_file(current):
     """Independent count: entries whose mode is chat/completion/responses, read straight from the JSON."""
     raw = json.loads((EXTERNAL / "litellm_model_prices.json").read_text(encoding="utf-8"))
-    text_modes = sum(1 for v in raw.values() if isinstance(v, dict) and v.get("mode") in ("chat", "completion", "responses"))
+    text_modes = sum(
+        1 for v in raw.values() if isinstance(v, dict) and v.get("mode") in ("chat", "completion", "responses")
+    )
     assert text_modes == 3471 + 32 + 205
     skipped_as_not_text = sum(n for reason, n in current.skipped.items() if reason.startswith("mode "))
     # every entry has a text mode, another mode, no mode (aliases, price classes, fallback_generalizations) or is
@@ -157,44 +171,59 @@ def test_mode_count_matches_the_file(current):
     "model, expected",
     [
         # values read in litellm_model_prices.json, USD/token x 1e6 by hand
-        ("gemini/gemini-3.1-pro-preview", [
-            ("standard", 0, 2.0, 12.0, 0.2, None, None, None),
-            ("standard", 200000, 4.0, 18.0, 0.4, None, None, None),
-            ("batch", 0, 1.0, 6.0, 0.2, None, None, None),
-            ("batch", 200000, 2.0, 9.0, 0.4, None, None, None),
-            ("flex", 0, 1.0, 6.0, 0.2, None, None, None),
-            ("flex", 200000, 2.0, 9.0, 0.4, None, None, None),
-            ("priority", 0, 3.6, 21.6, 0.36, None, None, None),
-            ("priority", 200000, 7.2, 32.4, 0.72, None, None, None),
-        ]),
-        ("claude-opus-4-6", [
-            ("standard", 0, 5.0, 25.0, 0.5, 6.25, 10.0, None),
-            ("batch", 0, 2.5, 12.5, 0.25, 3.125, None, None),
-        ]),
+        (
+            "gemini/gemini-3.1-pro-preview",
+            [
+                ("standard", 0, 2.0, 12.0, 0.2, None, None, None),
+                ("standard", 200000, 4.0, 18.0, 0.4, None, None, None),
+                ("batch", 0, 1.0, 6.0, 0.2, None, None, None),
+                ("batch", 200000, 2.0, 9.0, 0.4, None, None, None),
+                ("flex", 0, 1.0, 6.0, 0.2, None, None, None),
+                ("flex", 200000, 2.0, 9.0, 0.4, None, None, None),
+                ("priority", 0, 3.6, 21.6, 0.36, None, None, None),
+                ("priority", 200000, 7.2, 32.4, 0.72, None, None, None),
+            ],
+        ),
+        (
+            "claude-opus-4-6",
+            [
+                ("standard", 0, 5.0, 25.0, 0.5, 6.25, 10.0, None),
+                ("batch", 0, 2.5, 12.5, 0.25, 3.125, None, None),
+            ],
+        ),
         # provider_specific_entry {"us": 1.1, "fast": 2.0}: fast = 2 x standard, speed_ratio blank
-        ("claude-opus-5", [
-            ("standard", 0, 5.0, 25.0, 0.5, 6.25, 10.0, None),
-            ("batch", 0, 2.5, 12.5, 0.25, 3.125, None, None),
-            ("fast", 0, 10.0, 50.0, 1.0, 12.5, 20.0, None),
-        ]),
+        (
+            "claude-opus-5",
+            [
+                ("standard", 0, 5.0, 25.0, 0.5, 6.25, 10.0, None),
+                ("batch", 0, 2.5, 12.5, 0.25, 3.125, None, None),
+                ("fast", 0, 10.0, 50.0, 1.0, 12.5, 20.0, None),
+            ],
+        ),
         # DashScope tiered_pricing: ranges [0, 32k], [32k, 128k], [128k, 256k], [256k, 1M]
-        ("dashscope/qwen3-coder-flash", [
-            ("standard", 0, 0.3, 1.5, 0.08, None, None, None),
-            ("standard", 32000, 0.5, 2.5, 0.12, None, None, None),
-            ("standard", 128000, 0.8, 4.0, 0.2, None, None, None),
-            ("standard", 256000, 1.6, 9.6, 0.4, None, None, None),
-        ]),
+        (
+            "dashscope/qwen3-coder-flash",
+            [
+                ("standard", 0, 0.3, 1.5, 0.08, None, None, None),
+                ("standard", 32000, 0.5, 2.5, 0.12, None, None, None),
+                ("standard", 128000, 0.8, 4.0, 0.2, None, None, None),
+                ("standard", 256000, 1.6, 9.6, 0.4, None, None, None),
+            ],
+        ),
         # 12-hour cache writes, >272k tiers and the _above_272k_tokens_priority row
-        ("gpt-5.6", [
-            ("standard", 0, 4.0, 20.0, 0.4, 5.0, None, 10.0),
-            ("standard", 272000, 8.0, 30.0, 0.8, 10.0, None, 20.0),
-            ("batch", 0, 2.0, 10.0, 0.2, 2.5, None, None),
-            ("batch", 272000, 4.0, 15.0, 0.4, 5.0, None, None),
-            ("flex", 0, 2.0, 10.0, 0.2, 2.5, None, 5.0),
-            ("flex", 272000, 4.0, 15.0, 0.4, 5.0, None, 10.0),
-            ("priority", 0, 8.0, 40.0, 0.8, 10.0, None, 20.0),
-            ("priority", 272000, 16.0, 60.0, 1.6, 20.0, None, 40.0),
-        ]),
+        (
+            "gpt-5.6",
+            [
+                ("standard", 0, 4.0, 20.0, 0.4, 5.0, None, 10.0),
+                ("standard", 272000, 8.0, 30.0, 0.8, 10.0, None, 20.0),
+                ("batch", 0, 2.0, 10.0, 0.2, 2.5, None, None),
+                ("batch", 272000, 4.0, 15.0, 0.4, 5.0, None, None),
+                ("flex", 0, 2.0, 10.0, 0.2, 2.5, None, 5.0),
+                ("flex", 272000, 4.0, 15.0, 0.4, 5.0, None, 10.0),
+                ("priority", 0, 8.0, 40.0, 0.8, 10.0, None, 20.0),
+                ("priority", 272000, 16.0, 60.0, 1.6, 20.0, None, 40.0),
+            ],
+        ),
     ],
 )
 def test_rows_match_values_read_in_the_json(current, model, expected):
@@ -209,9 +238,16 @@ def test_gemini_25_pro_cache_read_history(current, tokencost):
 
 def test_provider_source_and_context_columns(current):
     row = current.frame.filter(pl.col("model") == "claude-opus-4-6", pl.col("variant") == "standard").row(0, named=True)
-    assert (row["provider"], row["max_input_tokens"], row["source_key"], row["speed_ratio"]) == ("anthropic", 1000000, "claude-opus-4-6", None)
+    assert (row["provider"], row["max_input_tokens"], row["source_key"], row["speed_ratio"]) == (
+        "anthropic",
+        1000000,
+        "claude-opus-4-6",
+        None,
+    )
     assert row["source_url"] == "https://platform.claude.com/docs/en/about-claude/pricing"  # the entry's "source"
-    assert current.frame.filter(pl.col("model") == "gpt-5.6")["source_url"].unique().to_list() == [REPO_URL]  # no "source"
+    assert current.frame.filter(pl.col("model") == "gpt-5.6")["source_url"].unique().to_list() == [
+        REPO_URL
+    ]  # no "source"
     gem = current.frame.filter(pl.col("model") == "gemini/gemini-3.1-pro-preview").row(0, named=True)
     assert gem["provider"] == "gemini"
     assert gem["source_url"].startswith("https://")
@@ -223,8 +259,12 @@ def test_provider_source_and_context_columns(current):
 def test_tier_above_max_input_keeps_the_tier_and_blanks_max_input(current):
     # LiteLLM: max_input_tokens 200000 and an _above_200k_tokens price (the 1M-context beta price)
     rows = current.frame.filter(pl.col("model") == "us.anthropic.claude-sonnet-4-5-20250929-v1:0")
-    assert rows.select("variant", "tier_min_prompt_tokens", "input_usd_per_mtok", "output_usd_per_mtok", "max_input_tokens").rows() == [
-        ("standard", 0, 3.3, 16.5, None), ("standard", 200000, 6.6, 24.75, None), ("batch", 0, 1.65, 8.25, None),
+    assert rows.select(
+        "variant", "tier_min_prompt_tokens", "input_usd_per_mtok", "output_usd_per_mtok", "max_input_tokens"
+    ).rows() == [
+        ("standard", 0, 3.3, 16.5, None),
+        ("standard", 200000, 6.6, 24.75, None),
+        ("batch", 0, 1.65, 8.25, None),
     ]
 
 
@@ -239,8 +279,12 @@ def test_real_rows_pass_the_snapshot_spec(request, which, tmp_path):
 def test_slice_columns_and_skip_reasons():
     result = normalise(json.loads(SLICE.read_text(encoding="utf-8")))
     assert result.frame.columns == [c.name for c in PRICE_SNAPSHOT.columns]
-    assert result.skipped == {"not a model entry": 1, "alias of another entry (no prices of its own)": 1,
-                       "mode embedding is not text generation": 2, "no per-token text price": 2}
+    assert result.skipped == {
+        "not a model entry": 1,
+        "alias of another entry (no prices of its own)": 1,
+        "mode embedding is not text generation": 2,
+        "no per-token text price": 2,
+    }
 
 
 # ---------------------------------------------------------------------------- odd entries (never crash)
@@ -268,7 +312,11 @@ def P(**kw):
         (P(mode=["chat"], input_cost_per_token=1e-06), "mode ['chat'] is not text generation", []),
         (P(mode="embedding", input_cost_per_token=1e-06), "mode embedding is not text generation", []),
         ({"litellm_provider": "acme", "input_cost_per_token": 1e-06}, None, [("standard", 0, 1.0, None)]),  # no mode
-        ({"litellm_provider": "x-embedding-models", "input_cost_per_token": 1e-06}, "mode embedding is not text generation", []),
+        (
+            {"litellm_provider": "x-embedding-models", "input_cost_per_token": 1e-06},
+            "mode embedding is not text generation",
+            [],
+        ),
         ({"alias_of": "other"}, "alias of another entry (no prices of its own)", []),
         ("a string", "not a model entry", []),
         ([1, 2], "not a model entry", []),
@@ -276,29 +324,65 @@ def P(**kw):
         (P(input_cost_per_token=1e-06, tiered_pricing="weird"), None, [("standard", 0, 1.0, None)]),
         (P(tiered_pricing=[{"range": [0, 1000], "input_cost_per_token": "x"}]), "invalid price value", []),
         (P(tiered_pricing=[{"range": "all", "input_cost_per_token": 1e-06}]), "no per-token text price", []),
-        (P(tiered_pricing=[{"range": [0, 1000], "input_cost_per_token": 1e-06}, {"range": [1000.0, 5000], "input_cost_per_token": 2e-06}]),
-         None, [("standard", 0, 1.0, None), ("standard", 1000, 2.0, None)]),
+        (
+            P(
+                tiered_pricing=[
+                    {"range": [0, 1000], "input_cost_per_token": 1e-06},
+                    {"range": [1000.0, 5000], "input_cost_per_token": 2e-06},
+                ]
+            ),
+            None,
+            [("standard", 0, 1.0, None), ("standard", 1000, 2.0, None)],
+        ),
         (P(input_cost_per_token=1e-06, provider_specific_entry={"fast": "x"}), None, [("standard", 0, 1.0, None)]),
-        (P(input_cost_per_token=1e-06, provider_specific_entry={"fast": 6}), None, [("standard", 0, 1.0, None), ("fast", 0, 6.0, None)]),
-        (P(input_cost_per_token=1e-06, input_cost_per_token_ultrafast=2e-06, provider_specific_entry={"fast": 6}), None,
-         [("standard", 0, 1.0, None), ("fast", 0, 2.0, None)]),  # the explicit _ultrafast price wins over the multiplier
+        (
+            P(input_cost_per_token=1e-06, provider_specific_entry={"fast": 6}),
+            None,
+            [("standard", 0, 1.0, None), ("fast", 0, 6.0, None)],
+        ),
+        (
+            P(input_cost_per_token=1e-06, input_cost_per_token_ultrafast=2e-06, provider_specific_entry={"fast": 6}),
+            None,
+            [("standard", 0, 1.0, None), ("fast", 0, 2.0, None)],
+        ),  # the explicit _ultrafast price wins over the multiplier
     ],
 )
 def test_odd_entries(entry, skipped, rows):
     result = normalise({"acme/m": entry})
     assert result.skipped == ({skipped: 1} if skipped else {})
-    got = [tuple(r) for r in result.frame.select("variant", "tier_min_prompt_tokens", "input_usd_per_mtok", "output_usd_per_mtok").iter_rows()]
+    got = [
+        tuple(r)
+        for r in result.frame.select(
+            "variant", "tier_min_prompt_tokens", "input_usd_per_mtok", "output_usd_per_mtok"
+        ).iter_rows()
+    ]
     assert got == rows
 
 
 @pytest.mark.parametrize(
     "entry, ignored, dropped",
     [
-        (P(input_cost_per_token=1e-06, max_input_tokens="big"), {"max_input_tokens (not a positive whole number)": 1}, {}),
-        (P(input_cost_per_token=1e-06, input_cost_per_token_above_200k_tokens=2e-06, max_input_tokens=200000), {MAX_BELOW_TIER: 1}, {}),
+        (
+            P(input_cost_per_token=1e-06, max_input_tokens="big"),
+            {"max_input_tokens (not a positive whole number)": 1},
+            {},
+        ),
+        (
+            P(input_cost_per_token=1e-06, input_cost_per_token_above_200k_tokens=2e-06, max_input_tokens=200000),
+            {MAX_BELOW_TIER: 1},
+            {},
+        ),
         (P(input_cost_per_token=1e-06, input_cost_per_token_above_200k_tokens_flex=2e-06), {}, {ORPHAN_TIER: 1}),
-        (P(input_cost_per_token=1e-06, tiered_pricing=[{"range": [0, 5], "input_cost_per_token": 2e-06}]), {}, {DUPLICATE_ROW: 1}),
-        (P(input_cost_per_token=1e-06, input_cost_per_audio_token=1e-05, output_cost_per_image=0.04), {"audio": 1, "image": 1}, {}),
+        (
+            P(input_cost_per_token=1e-06, tiered_pricing=[{"range": [0, 5], "input_cost_per_token": 2e-06}]),
+            {},
+            {DUPLICATE_ROW: 1},
+        ),
+        (
+            P(input_cost_per_token=1e-06, input_cost_per_audio_token=1e-05, output_cost_per_image=0.04),
+            {"audio": 1, "image": 1},
+            {},
+        ),
         (P(input_cost_per_token=1e-06, tiered_pricing="weird"), {"tiered_pricing (not a list of ranges)": 1}, {}),
     ],
 )
@@ -307,21 +391,57 @@ def test_what_is_not_imported_is_counted(entry, ignored, dropped):
     assert (result.ignored_keys, result.dropped_rows) == (ignored, dropped)
 
 
-_json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-10**9, 10**9), st.floats(allow_nan=True),
-                       st.text(max_size=8), st.sampled_from(["3e-06", "-1", "chat", "embedding", "", "1e999"]))
-_json = st.recursive(_json_leaf, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-                     max_leaves=6)
-_keys = st.sampled_from(sorted({
-    "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost",
-    "cache_creation_input_token_cost_above_1hr", "input_cost_per_token_above_200k_tokens", "output_cost_per_token_batches",
-    "input_cost_per_token_priority", "input_cost_per_token_above_272k_tokens_flex", "mode", "litellm_provider",
-    "max_input_tokens", "tiered_pricing", "provider_specific_entry", "source", "alias_of", "input_cost_per_second",
-}))
-_entry = st.one_of(_json, st.dictionaries(_keys, _json, max_size=8),
-                   st.fixed_dictionaries({"litellm_provider": st.just("acme"), "input_cost_per_token": _json},
-                                         optional={"mode": st.sampled_from(["chat", "completion", "embedding"]),
-                                                   "tiered_pricing": st.lists(st.dictionaries(st.sampled_from(["range", "input_cost_per_token"]), _json), max_size=3),
-                                                   "max_input_tokens": _json, "provider_specific_entry": _json}))
+_json_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**9), 10**9),
+    st.floats(allow_nan=True),
+    st.text(max_size=8),
+    st.sampled_from(["3e-06", "-1", "chat", "embedding", "", "1e999"]),
+)
+_json = st.recursive(
+    _json_leaf,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+_keys = st.sampled_from(
+    sorted(
+        {
+            "input_cost_per_token",
+            "output_cost_per_token",
+            "cache_read_input_token_cost",
+            "cache_creation_input_token_cost",
+            "cache_creation_input_token_cost_above_1hr",
+            "input_cost_per_token_above_200k_tokens",
+            "output_cost_per_token_batches",
+            "input_cost_per_token_priority",
+            "input_cost_per_token_above_272k_tokens_flex",
+            "mode",
+            "litellm_provider",
+            "max_input_tokens",
+            "tiered_pricing",
+            "provider_specific_entry",
+            "source",
+            "alias_of",
+            "input_cost_per_second",
+        }
+    )
+)
+_entry = st.one_of(
+    _json,
+    st.dictionaries(_keys, _json, max_size=8),
+    st.fixed_dictionaries(
+        {"litellm_provider": st.just("acme"), "input_cost_per_token": _json},
+        optional={
+            "mode": st.sampled_from(["chat", "completion", "embedding"]),
+            "tiered_pricing": st.lists(
+                st.dictionaries(st.sampled_from(["range", "input_cost_per_token"]), _json), max_size=3
+            ),
+            "max_input_tokens": _json,
+            "provider_specific_entry": _json,
+        },
+    ),
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -15,8 +15,17 @@ from econ.load.tables import PRICE_SNAPSHOT
 REPO = Path(__file__).resolve().parents[3]
 EXTERNAL = REPO.parent / "shared" / "external"
 SLICE = REPO / "tests" / "fixtures" / "importers" / "openrouter_slice.json"
-COLS = ["variant", "tier_min_prompt_tokens", "input_usd_per_mtok", "output_usd_per_mtok", "cache_read_usd_per_mtok",
-        "cache_write_5m_usd_per_mtok", "cache_write_1h_usd_per_mtok", "max_input_tokens", "hugging_face_id"]
+COLS = [
+    "variant",
+    "tier_min_prompt_tokens",
+    "input_usd_per_mtok",
+    "output_usd_per_mtok",
+    "cache_read_usd_per_mtok",
+    "cache_write_5m_usd_per_mtok",
+    "cache_write_1h_usd_per_mtok",
+    "max_input_tokens",
+    "hugging_face_id",
+]
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +64,13 @@ def test_counts_match_the_file(real):
     routers = [m for m in text if float(m["pricing"]["prompt"]) < 0]
     assert len(routers) == 5 and "openrouter/auto" in {m["id"] for m in routers}
     assert real.imported == len(text) - len(routers)
-    tiers = sum(1 for m in text if float(m["pricing"]["prompt"]) >= 0
-                for o in m["pricing"].get("overrides", []) if "min_prompt_tokens" in o)
+    tiers = sum(
+        1
+        for m in text
+        if float(m["pricing"]["prompt"]) >= 0
+        for o in m["pricing"].get("overrides", [])
+        if "min_prompt_tokens" in o
+    )
     assert real.frame.height == real.imported + tiers
     batch = sum(1 for m in text if m["id"].endswith(":batch"))
     assert real.frame.filter(pl.col("variant") == "batch", pl.col("tier_min_prompt_tokens") == 0).height == batch
@@ -69,22 +83,34 @@ def test_counts_match_the_file(real):
     [
         # values read in openrouter_models_2026-08-19.json, USD/token x 1e6 by hand
         ("qwen/qwen3.8-27b", [("standard", 0, 0.45, 3.2, 0.05, None, None, 262144, "Qwen/Qwen3.8-27B")]),
-        ("qwen/qwen3.7-flash", [
-            ("standard", 0, 0.03, 0.13, 0.006, 0.038, None, 1000000, None),
-            ("standard", 32000, 0.1, 0.4, 0.02, 0.125, None, 1000000, None),
-            ("standard", 256000, 0.2, 0.8, 0.04, 0.25, None, 1000000, None),
-        ]),
-        ("x-ai/grok-4.6", [
-            ("standard", 0, 2.0, 6.0, 0.5, None, None, 500000, None),
-            ("standard", 200000, 4.0, 12.0, 1.0, None, None, 500000, None),
-        ]),
+        (
+            "qwen/qwen3.7-flash",
+            [
+                ("standard", 0, 0.03, 0.13, 0.006, 0.038, None, 1000000, None),
+                ("standard", 32000, 0.1, 0.4, 0.02, 0.125, None, 1000000, None),
+                ("standard", 256000, 0.2, 0.8, 0.04, 0.25, None, 1000000, None),
+            ],
+        ),
+        (
+            "x-ai/grok-4.6",
+            [
+                ("standard", 0, 2.0, 6.0, 0.5, None, None, 500000, None),
+                ("standard", 200000, 4.0, 12.0, 1.0, None, None, 500000, None),
+            ],
+        ),
         # the :batch endpoint is the batch variant of the same model; hugging_face_id "" is blank
-        ("anthropic/claude-opus-4.6", [
-            ("standard", 0, 5.0, 25.0, 0.5, 6.25, 10.0, 1000000, None),
-            ("batch", 0, 2.5, 12.5, 0.25, 3.125, 5.0, 1000000, None),
-        ]),
+        (
+            "anthropic/claude-opus-4.6",
+            [
+                ("standard", 0, 5.0, 25.0, 0.5, 6.25, 10.0, 1000000, None),
+                ("batch", 0, 2.5, 12.5, 0.25, 3.125, 5.0, 1000000, None),
+            ],
+        ),
         # time-of-day overrides are not tiers: only the base row
-        ("deepseek/deepseek-v4-pro-0813", [("standard", 0, 0.66, 1.98, 0.022, None, None, 1048576, "deepseek-ai/DeepSeek-V4-Pro-0813")]),
+        (
+            "deepseek/deepseek-v4-pro-0813",
+            [("standard", 0, 0.66, 1.98, 0.022, None, None, 1048576, "deepseek-ai/DeepSeek-V4-Pro-0813")],
+        ),
         # free models are imported at 0
         ("dots-studio/dots-3-note-preview:free", [("standard", 0, 0.0, 0.0, None, None, None, 512000, None)]),
     ],
@@ -99,7 +125,11 @@ def test_slice_counts_and_source_columns(sliced):
     assert sliced.ignored_keys == {"web_search": 3, "overrides: time-of-day window (utc_start/utc_end)": 4}
     batch = sliced.frame.filter(pl.col("variant") == "batch").row(0, named=True)
     assert (batch["provider"], batch["model"], batch["source_key"], batch["source_url"]) == (
-        "openrouter", "anthropic/claude-opus-4.6", "anthropic/claude-opus-4.6:batch", "https://openrouter.ai/anthropic/claude-opus-4.6:batch")
+        "openrouter",
+        "anthropic/claude-opus-4.6",
+        "anthropic/claude-opus-4.6:batch",
+        "https://openrouter.ai/anthropic/claude-opus-4.6:batch",
+    )
     assert set(sliced.frame["provider"]) == {"openrouter"}
 
 
@@ -123,22 +153,45 @@ def M(**pricing):
         (M(prompt={"a": 1}), "invalid price value", []),
         (M(web_search="0.01"), "no per-token text price", []),
         ({"id": "acme/m", "pricing": None}, "no per-token text price", []),
-        ({"id": "acme/m", "pricing": {"prompt": "1e-6"}}, None, [("standard", 0, 1.0, None)]),  # no architecture: assume text
+        (
+            {"id": "acme/m", "pricing": {"prompt": "1e-6"}},
+            None,
+            [("standard", 0, 1.0, None)],
+        ),  # no architecture: assume text
         ({"pricing": {"prompt": "1e-6"}}, "no model id", []),
         ({"id": 5, "pricing": {"prompt": "1e-6"}}, "no model id", []),
         ("acme/m", "not a model entry", []),
-        ({"id": "a", "architecture": {"output_modalities": ["image"]}, "pricing": {"prompt": "0"}}, "output image is not text generation", []),
-        (M(prompt="1e-6", overrides=[{"min_prompt_tokens": 500, "prompt": "2e-6"}]), None, [("standard", 0, 1.0, None), ("standard", 500, 2.0, None)]),
+        (
+            {"id": "a", "architecture": {"output_modalities": ["image"]}, "pricing": {"prompt": "0"}},
+            "output image is not text generation",
+            [],
+        ),
+        (
+            M(prompt="1e-6", overrides=[{"min_prompt_tokens": 500, "prompt": "2e-6"}]),
+            None,
+            [("standard", 0, 1.0, None), ("standard", 500, 2.0, None)],
+        ),
         (M(prompt="1e-6", overrides=[{"min_prompt_tokens": 500, "prompt": "-1"}]), "variable price (router)", []),
-        (M(prompt="1e-6", overrides=[{"min_prompt_tokens": 5000, "prompt": "2e-6"}]), None, [("standard", 0, 1.0, None), ("standard", 5000, 2.0, None)]),
+        (
+            M(prompt="1e-6", overrides=[{"min_prompt_tokens": 5000, "prompt": "2e-6"}]),
+            None,
+            [("standard", 0, 1.0, None), ("standard", 5000, 2.0, None)],
+        ),
         (M(prompt="1e-6", overrides="odd"), None, [("standard", 0, 1.0, None)]),
-        (M(prompt="1e-6", overrides=[{"min_prompt_tokens": 500}]), None, [("standard", 0, 1.0, None)]),  # a tier without prices
+        (
+            M(prompt="1e-6", overrides=[{"min_prompt_tokens": 500}]),
+            None,
+            [("standard", 0, 1.0, None)],
+        ),  # a tier without prices
     ],
 )
 def test_odd_models(model, skipped, rows):
     result = normalise({"data": [model]})
     assert result.skipped == ({skipped: 1} if skipped else {})
-    assert result.frame.select("variant", "tier_min_prompt_tokens", "input_usd_per_mtok", "output_usd_per_mtok").rows() == rows
+    assert (
+        result.frame.select("variant", "tier_min_prompt_tokens", "input_usd_per_mtok", "output_usd_per_mtok").rows()
+        == rows
+    )
 
 
 def test_duplicate_ids_keep_the_first():

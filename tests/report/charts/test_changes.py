@@ -9,13 +9,23 @@ import polars as pl
 from econ.report.charts import changes as charts
 from econ.report.figures import chart_problems
 
-FRAME = pl.DataFrame({
-    "from_date": [date(2026, 11, 20), date(2027, 1, 1)], "status": ["in effect", "announced"],
-    "source": ["litellm", "hand"], "provider": ["gemini", "openai"], "model": ["gemini-2.5-pro", "gpt-6"],
-    "variant": ["standard"] * 2, "tier_min_prompt_tokens": [0, 0], "component": ["cache read", "input"],
-    "old_usd_per_mtok": [0.3125, 10.0], "new_usd_per_mtok": [0.125, 12.0],
-}).with_columns((pl.col("new_usd_per_mtok") / pl.col("old_usd_per_mtok")).alias("new_over_old_ratio"),
-                (pl.col("new_usd_per_mtok") / pl.col("old_usd_per_mtok") - 1).alias("change_frac"))
+FRAME = pl.DataFrame(
+    {
+        "from_date": [date(2026, 11, 20), date(2027, 1, 1)],
+        "status": ["in effect", "announced"],
+        "source": ["litellm", "hand"],
+        "provider": ["gemini", "openai"],
+        "model": ["gemini-2.5-pro", "gpt-6"],
+        "variant": ["standard"] * 2,
+        "tier_min_prompt_tokens": [0, 0],
+        "component": ["cache read", "input"],
+        "old_usd_per_mtok": [0.3125, 10.0],
+        "new_usd_per_mtok": [0.125, 12.0],
+    }
+).with_columns(
+    (pl.col("new_usd_per_mtok") / pl.col("old_usd_per_mtok")).alias("new_over_old_ratio"),
+    (pl.col("new_usd_per_mtok") / pl.col("old_usd_per_mtok") - 1).alias("change_frac"),
+)
 
 
 def test_changes_chart_meets_the_contract_and_the_schema():

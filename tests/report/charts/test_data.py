@@ -22,10 +22,18 @@ def test_each_frame_is_written_once_and_layers_refer_to_it_by_name():
     assert "values" not in str(refs)  # no inline copy of the rows
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    (0.027231788290123, 0.02723), (5299.227799, 5299.0), (1.4e-18, 1.4e-18), (0.0, 0.0), (-0.6, -0.6),
-    (math.inf, math.inf), (123456789.0, 123500000.0),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (0.027231788290123, 0.02723),
+        (5299.227799, 5299.0),
+        (1.4e-18, 1.4e-18),
+        (0.0, 0.0),
+        (-0.6, -0.6),
+        (math.inf, math.inf),
+        (123456789.0, 123500000.0),
+    ],
+)
 def test_floats_keep_four_significant_digits_in_the_page(value, expected):
     assert SIGNIFICANT_DIGITS == 4
     got = compact(pl.DataFrame({"v": [value]}))["v"][0]
@@ -33,8 +41,9 @@ def test_floats_keep_four_significant_digits_in_the_page(value, expected):
 
 
 def test_infinities_become_null_in_the_spec_and_integers_are_untouched():
-    spec = with_datasets(alt.Chart(named("d")).mark_point().encode(x="v:Q"),
-                         d=pl.DataFrame({"v": [math.inf, 1.0], "n": [123456789, 2]})).to_dict()
+    spec = with_datasets(
+        alt.Chart(named("d")).mark_point().encode(x="v:Q"), d=pl.DataFrame({"v": [math.inf, 1.0], "n": [123456789, 2]})
+    ).to_dict()
     assert spec["datasets"]["d"] == [{"v": None, "n": 123456789}, {"v": 1.0, "n": 2}]
 
 

@@ -10,22 +10,44 @@ import pytest
 from econ.report.charts import prices as charts
 from econ.report.figures import chart_problems
 
-SCATTER = pl.DataFrame({
-    "provider": ["anthropic", "anthropic", "google", "google"],
-    "model": ["claude-opus-4-6", "claude-opus-4-6", "gemini-3.1-pro-preview", "gemini-3.1-pro-preview"],
-    "variant": ["fast", "standard", "standard", "standard"],
-    "tier_min_prompt_tokens": [0, 0, 0, 200_000],
-    "input_usd_per_mtok": [30.0, 5.0, 2.0, 4.0],
-    "output_usd_per_mtok": [150.0, 25.0, 12.0, 18.0],
-}).with_columns((pl.col("output_usd_per_mtok") / pl.col("input_usd_per_mtok")).alias("output_over_input_ratio"))
+SCATTER = pl.DataFrame(
+    {
+        "provider": ["anthropic", "anthropic", "google", "google"],
+        "model": ["claude-opus-4-6", "claude-opus-4-6", "gemini-3.1-pro-preview", "gemini-3.1-pro-preview"],
+        "variant": ["fast", "standard", "standard", "standard"],
+        "tier_min_prompt_tokens": [0, 0, 0, 200_000],
+        "input_usd_per_mtok": [30.0, 5.0, 2.0, 4.0],
+        "output_usd_per_mtok": [150.0, 25.0, 12.0, 18.0],
+    }
+).with_columns((pl.col("output_usd_per_mtok") / pl.col("input_usd_per_mtok")).alias("output_over_input_ratio"))
 
-BINS = pl.DataFrame({"source": ["hand", "hand", "litellm"], "ratio_low": [4.0, 5.657, 4.0],
-                     "ratio_high": [5.657, 8.0, 5.657], "price_rows": [3, 1, 10]})
-CHANGES = pl.DataFrame({"change_date": [date(2026, 11, 20)] * 3, "component": ["input", "input", "output"],
-                        "direction": ["cut", "raised", "cut"], "price_rows": [57, 40, 54]})
-HISTORY = pl.DataFrame({"provider": ["anthropic"] * 4, "model": ["claude-opus-4-6"] * 4, "variant": ["standard"] * 4,
-                        "tier_min_prompt_tokens": [0, 0, 200_000, 200_000], "component": ["input", "input", "output", "output"],
-                        "from_date": [date(2025, 11, 1), date(2026, 2, 5)] * 2, "usd_per_mtok": [6.0, 5.0, 30.0, 25.0]})
+BINS = pl.DataFrame(
+    {
+        "source": ["hand", "hand", "litellm"],
+        "ratio_low": [4.0, 5.657, 4.0],
+        "ratio_high": [5.657, 8.0, 5.657],
+        "price_rows": [3, 1, 10],
+    }
+)
+CHANGES = pl.DataFrame(
+    {
+        "change_date": [date(2026, 11, 20)] * 3,
+        "component": ["input", "input", "output"],
+        "direction": ["cut", "raised", "cut"],
+        "price_rows": [57, 40, 54],
+    }
+)
+HISTORY = pl.DataFrame(
+    {
+        "provider": ["anthropic"] * 4,
+        "model": ["claude-opus-4-6"] * 4,
+        "variant": ["standard"] * 4,
+        "tier_min_prompt_tokens": [0, 0, 200_000, 200_000],
+        "component": ["input", "input", "output", "output"],
+        "from_date": [date(2025, 11, 1), date(2026, 2, 5)] * 2,
+        "usd_per_mtok": [6.0, 5.0, 30.0, 25.0],
+    }
+)
 
 
 def layers(spec: dict) -> list[dict]:
@@ -34,8 +56,12 @@ def layers(spec: dict) -> list[dict]:
 
 @pytest.mark.parametrize(
     ("chart", "frame"),
-    [(charts.io_price_scatter, SCATTER), (charts.io_ratio_histogram, BINS), (charts.price_changes, CHANGES),
-     (charts.first_party_history, HISTORY)],
+    [
+        (charts.io_price_scatter, SCATTER),
+        (charts.io_ratio_histogram, BINS),
+        (charts.price_changes, CHANGES),
+        (charts.first_party_history, HISTORY),
+    ],
 )
 def test_every_prices_chart_meets_the_contract_and_the_schema(chart, frame):
     assert chart_problems(chart(frame).to_dict(validate=True)) == []
@@ -77,5 +103,8 @@ def test_changes_put_cuts_below_zero():
 
 def test_history_names_each_series_by_model_component_and_tier():
     spec = charts.first_party_history(HISTORY).to_dict()
-    assert sorted({v["series"] for v in spec["datasets"]["history"]}) == ["claude-opus-4-6 input", "claude-opus-4-6 output >200k"]
+    assert sorted({v["series"] for v in spec["datasets"]["history"]}) == [
+        "claude-opus-4-6 input",
+        "claude-opus-4-6 output >200k",
+    ]
     assert spec["mark"]["interpolate"] == "step-after"

@@ -1,4 +1,5 @@
-"""Price-inference charts: contract and schema, log axes, intervals drawn only with two ends, guides where the lecture puts them."""
+"""Price-inference charts: contract and schema, log axes, intervals drawn only with two ends, guides where the lecture
+puts them."""
 
 from __future__ import annotations
 
@@ -8,46 +9,119 @@ import pytest
 from econ.report.charts import pricing as charts
 from econ.report.figures import _unit_specs, chart_problems
 
-TIERS = pl.DataFrame({
-    "provider": ["google"] * 5, "model": ["gemini-3.1-pro-preview"] * 5, "kind": ["tier"] * 3 + ["fit"] * 2,
-    "context_tokens": [0.0, 200_000.0, 1_048_576.0, 0.0, 1_048_576.0], "usd_per_mtok": [2.0, 4.0, 4.0, 1.6, 4.6],
-    "tier_min_prompt_tokens": [0, 200_000, None, None, None], "status": [None, None, None, "exact", "exact"],
-    "slope_usd_per_mtok_per_mtok_context": [None, None, None, 2.9, 2.9],
-})
-KV = pl.DataFrame({"label": ["hand · google · gemini"] * 2 + ["litellm · x · glm"] * 3,
-                   "reading": ["slope", "crossover", "slope", "crossover", "architecture (true)"],
-                   "bytes_per_token": [21972.0, 1600.0, 15625.0, 4180.0, 89856.0],
-                   "fit_low": [None, None, 9000.0, None, None], "fit_high": [None, None, 20000.0, None, None],
-                   "scenario_low": [5368.0, 622.0, 4000.0, 1600.0, None],
-                   "scenario_high": [30705.0, 8410.0, 30000.0, 20000.0, None]})
+TIERS = pl.DataFrame(
+    {
+        "provider": ["google"] * 5,
+        "model": ["gemini-3.1-pro-preview"] * 5,
+        "kind": ["tier"] * 3 + ["fit"] * 2,
+        "context_tokens": [0.0, 200_000.0, 1_048_576.0, 0.0, 1_048_576.0],
+        "usd_per_mtok": [2.0, 4.0, 4.0, 1.6, 4.6],
+        "tier_min_prompt_tokens": [0, 200_000, None, None, None],
+        "status": [None, None, None, "exact", "exact"],
+        "slope_usd_per_mtok_per_mtok_context": [None, None, None, 2.9, 2.9],
+    }
+)
+KV = pl.DataFrame(
+    {
+        "label": ["hand · google · gemini"] * 2 + ["litellm · x · glm"] * 3,
+        "reading": ["slope", "crossover", "slope", "crossover", "architecture (true)"],
+        "bytes_per_token": [21972.0, 1600.0, 15625.0, 4180.0, 89856.0],
+        "fit_low": [None, None, 9000.0, None, None],
+        "fit_high": [None, None, 20000.0, None, None],
+        "scenario_low": [5368.0, 622.0, 4000.0, 1600.0, None],
+        "scenario_high": [30705.0, 8410.0, 30000.0, 20000.0, None],
+    }
+)
 LECTURE = pl.DataFrame({"label": ["lecture f.1"], "bytes_per_token": [1667.0]})
-IO = pl.DataFrame({"provider": ["anthropic", "openai"], "model": ["claude-opus-4-6", "gpt-5.6-sol"], "variant": ["standard"] * 2,
-                   "output_over_input_ratio": [5.0, 8.0], "batch_over_balance_ratio": [0.15, 0.09],
-                   "batch_over_balance_scenario_low_ratio": [0.1, None], "batch_over_balance_scenario_high_ratio": [0.3, None],
-                   "critical_context_source": ["price_tier_threshold"] * 2, "lecture_f3_check": ["batch below"] * 2,
-                   "regime": ["memory_bound"] * 2})
+IO = pl.DataFrame(
+    {
+        "provider": ["anthropic", "openai"],
+        "model": ["claude-opus-4-6", "gpt-5.6-sol"],
+        "variant": ["standard"] * 2,
+        "output_over_input_ratio": [5.0, 8.0],
+        "batch_over_balance_ratio": [0.15, 0.09],
+        "batch_over_balance_scenario_low_ratio": [0.1, None],
+        "batch_over_balance_scenario_high_ratio": [0.3, None],
+        "critical_context_source": ["price_tier_threshold"] * 2,
+        "lecture_f3_check": ["batch below"] * 2,
+        "regime": ["memory_bound"] * 2,
+    }
+)
 IO_GUIDES = pl.DataFrame({"label": ["B = B*₀", "scenario's batch m = 2"], "batch_over_balance_ratio": [1.0, 2.0]})
-MARKET = pl.DataFrame({"arch_model": ["DeepSeek-V3", "DeepSeek-V3"], "component": ["input", "output"], "providers": [5, 5],
-                       "predicted_usd_per_mtok": [0.3, 1.1], "observed_median_usd_per_mtok": [0.27, 1.1],
-                       "observed_low_usd_per_mtok": [0.2, 0.8], "observed_high_usd_per_mtok": [0.9, 2.5]})
-HOLD = pl.DataFrame({"label": ["anthropic · claude-opus-4-6"] * 2, "cache_item": ["write_5m", "write_1h"],
-                     "kv_method": ["crossover"] * 2, "hold_cost_usd_per_gb_hour": [4.69, 1.56],
-                     "hold_cost_scenario_low_usd_per_gb_hour": [0.95, 0.32],
-                     "hold_cost_scenario_high_usd_per_gb_hour": [12.5, 4.16], "cheapest_tier": ["flash", "flash"]})
+MARKET = pl.DataFrame(
+    {
+        "arch_model": ["DeepSeek-V3", "DeepSeek-V3"],
+        "component": ["input", "output"],
+        "providers": [5, 5],
+        "predicted_usd_per_mtok": [0.3, 1.1],
+        "observed_median_usd_per_mtok": [0.27, 1.1],
+        "observed_low_usd_per_mtok": [0.2, 0.8],
+        "observed_high_usd_per_mtok": [0.9, 2.5],
+    }
+)
+HOLD = pl.DataFrame(
+    {
+        "label": ["anthropic · claude-opus-4-6"] * 2,
+        "cache_item": ["write_5m", "write_1h"],
+        "kv_method": ["crossover"] * 2,
+        "hold_cost_usd_per_gb_hour": [4.69, 1.56],
+        "hold_cost_scenario_low_usd_per_gb_hour": [0.95, 0.32],
+        "hold_cost_scenario_high_usd_per_gb_hour": [12.5, 4.16],
+        "cheapest_tier": ["flash", "flash"],
+    }
+)
 # memory_tiers: H100 HBM $2/h for 80 GB; DDR5 2 TB at $0.5/h (fixture rows)
-TIER_RATES = pl.DataFrame({"tier": ["hbm", "ddr"], "device": ["H100 HBM3", "DDR5 host memory 2TB"],
-                           "usd_per_gb_hour": [2.0 / 80, 0.5 / 2000]})
-COSTS = pl.DataFrame([{"mechanism": m, "device": m, "hold_time_s": t, "cost_usd_per_mtok": c * t + r,
-                       "cheapest": "cheapest" if m == "ddr" else ""}
-                      for m, c, r in (("hbm", 1e-3, 0.0), ("ddr", 1e-5, 0.01), ("recompute", 0.0, 0.5)) for t in (1.0, 60.0, 3600.0)])
-MARKS = pl.DataFrame({"label": ["drain time of hbm", "cache duration 5 min"], "hold_time_s": [0.024, 300.0],
-                      "kind": ["drain time", "cache duration"]})
-FAST = pl.DataFrame({"provider": ["anthropic"], "model": ["claude-opus-4-6"], "tier_min_prompt_tokens": [0],
-                     "speed_ratio": [2.5], "output_price_ratio": [6.0], "batch_ratio": [15.0]})
-FAST_GUIDES = pl.DataFrame({"batch_ratio": [15.0, 15.0], "speed_ratio": [1.0, 3.75], "output_price_ratio": [15.0, 4.0],
-                            "label": ["m·s = 15", "m·s = 15"], "label_here": [False, True]})
-BATCHES = pl.DataFrame({"label": ["anthropic · claude-opus-4-6"] * 2, "batch": ["baseline", "fast"],
-                        "batch_over_balance_ratio": [2.57, 0.171], "scenario_low": [2.5, 0.144], "scenario_high": [2.6, 0.184]})
+TIER_RATES = pl.DataFrame(
+    {"tier": ["hbm", "ddr"], "device": ["H100 HBM3", "DDR5 host memory 2TB"], "usd_per_gb_hour": [2.0 / 80, 0.5 / 2000]}
+)
+COSTS = pl.DataFrame(
+    [
+        {
+            "mechanism": m,
+            "device": m,
+            "hold_time_s": t,
+            "cost_usd_per_mtok": c * t + r,
+            "cheapest": "cheapest" if m == "ddr" else "",
+        }
+        for m, c, r in (("hbm", 1e-3, 0.0), ("ddr", 1e-5, 0.01), ("recompute", 0.0, 0.5))
+        for t in (1.0, 60.0, 3600.0)
+    ]
+)
+MARKS = pl.DataFrame(
+    {
+        "label": ["drain time of hbm", "cache duration 5 min"],
+        "hold_time_s": [0.024, 300.0],
+        "kind": ["drain time", "cache duration"],
+    }
+)
+FAST = pl.DataFrame(
+    {
+        "provider": ["anthropic"],
+        "model": ["claude-opus-4-6"],
+        "tier_min_prompt_tokens": [0],
+        "speed_ratio": [2.5],
+        "output_price_ratio": [6.0],
+        "batch_ratio": [15.0],
+    }
+)
+FAST_GUIDES = pl.DataFrame(
+    {
+        "batch_ratio": [15.0, 15.0],
+        "speed_ratio": [1.0, 3.75],
+        "output_price_ratio": [15.0, 4.0],
+        "label": ["m·s = 15", "m·s = 15"],
+        "label_here": [False, True],
+    }
+)
+BATCHES = pl.DataFrame(
+    {
+        "label": ["anthropic · claude-opus-4-6"] * 2,
+        "batch": ["baseline", "fast"],
+        "batch_over_balance_ratio": [2.57, 0.171],
+        "scenario_low": [2.5, 0.144],
+        "scenario_high": [2.6, 0.184],
+    }
+)
 
 CHARTS = [
     pytest.param(lambda: charts.tier_prices(TIERS), id="tier-prices"),
@@ -74,18 +148,32 @@ def test_tier_prices_facet_by_provider_with_steps_and_the_fitted_line():
     spec = charts.tier_prices(TIERS).to_dict()
     assert spec["facet"]["field"] == "provider" and spec["resolve"]["scale"]["y"] == "independent"
     steps, fit = spec["spec"]["layer"]
-    assert steps["mark"]["interpolate"] == "step-after" and steps["transform"] == [{"filter": {"field": "kind", "equal": "tier"}}]
+    assert steps["mark"]["interpolate"] == "step-after" and steps["transform"] == [
+        {"filter": {"field": "kind", "equal": "tier"}}
+    ]
     assert fit["transform"] == [{"filter": {"field": "kind", "equal": "fit"}}]
 
 
-@pytest.mark.parametrize(("chart", "layer", "low", "high"), [
-    (lambda: charts.implied_kv(KV, LECTURE), 1, "scenario_low", "scenario_high"),
-    (lambda: charts.implied_kv(KV, LECTURE), 2, "fit_low", "fit_high"),
-    (lambda: charts.io_batch(IO, IO_GUIDES), 1, "batch_over_balance_scenario_low_ratio", "batch_over_balance_scenario_high_ratio"),
-    (lambda: charts.cache_hold(HOLD, TIER_RATES), 1, "hold_cost_scenario_low_usd_per_gb_hour",
-     "hold_cost_scenario_high_usd_per_gb_hour"),
-    (lambda: charts.fast_batches(BATCHES), 1, "scenario_low", "scenario_high"),
-])
+@pytest.mark.parametrize(
+    ("chart", "layer", "low", "high"),
+    [
+        (lambda: charts.implied_kv(KV, LECTURE), 1, "scenario_low", "scenario_high"),
+        (lambda: charts.implied_kv(KV, LECTURE), 2, "fit_low", "fit_high"),
+        (
+            lambda: charts.io_batch(IO, IO_GUIDES),
+            1,
+            "batch_over_balance_scenario_low_ratio",
+            "batch_over_balance_scenario_high_ratio",
+        ),
+        (
+            lambda: charts.cache_hold(HOLD, TIER_RATES),
+            1,
+            "hold_cost_scenario_low_usd_per_gb_hour",
+            "hold_cost_scenario_high_usd_per_gb_hour",
+        ),
+        (lambda: charts.fast_batches(BATCHES), 1, "scenario_low", "scenario_high"),
+    ],
+)
 def test_interval_bars_are_drawn_only_where_both_ends_exist(chart, layer, low, high):
     """A not-identified fit interval (±inf, null in the page) must not draw a bar to NaN (Chromium logs an error)."""
     bar = chart().to_dict()["layer"][layer]

@@ -13,8 +13,16 @@ from ..price_maps import LITELLM_NEW, LITELLM_OLD
 from ..specs import by, figure_text, number
 
 KEY = ("provider", "model", "variant", "tier_min_prompt_tokens")
-COMPONENTS = ("input_usd_per_mtok", "output_usd_per_mtok", "cache_read_usd_per_mtok", "cache_write_5m_usd_per_mtok",
-              "cache_write_1h_usd_per_mtok", "cache_storage_usd_per_mtok_hour", "max_input_tokens", "speed_ratio")
+COMPONENTS = (
+    "input_usd_per_mtok",
+    "output_usd_per_mtok",
+    "cache_read_usd_per_mtok",
+    "cache_write_5m_usd_per_mtok",
+    "cache_write_1h_usd_per_mtok",
+    "cache_storage_usd_per_mtok_hour",
+    "max_input_tokens",
+    "speed_ratio",
+)
 
 
 def snapshot(data_dir, when) -> dict[tuple, dict]:
@@ -28,8 +36,12 @@ def value(row: dict, component: str):
 
 def expected_changes(data_dir) -> set[tuple]:
     old, new = snapshot(data_dir, LITELLM_OLD[1]), snapshot(data_dir, LITELLM_NEW[1])
-    return {(*key[:3], int(key[3]), c.replace("_usd_per_mtok", "")) for key in old.keys() & new.keys()
-            for c in COMPONENTS if value(old[key], c) != value(new[key], c)}
+    return {
+        (*key[:3], int(key[3]), c.replace("_usd_per_mtok", ""))
+        for key in old.keys() & new.keys()
+        for c in COMPONENTS
+        if value(old[key], c) != value(new[key], c)
+    }
 
 
 def test_changed_components_are_exactly_those_of_a_direct_comparison_of_the_snapshots(built_report, report_data):
@@ -43,8 +55,11 @@ def test_changed_components_are_exactly_those_of_a_direct_comparison_of_the_snap
 def test_gemini_25_pro_cache_read_cut_is_listed_with_old_new_and_percent(built_report):
     """Issue 7: gemini-2.5-pro's cache read price went from 0.3125 to 0.125 USD/MTok between the two maps."""
     changed = pl.read_csv(built_report / "what-changed" / "changed-components.csv", infer_schema_length=None)
-    cut = changed.filter((pl.col("model") == "gemini/gemini-2.5-pro") & (pl.col("component") == "cache_read")
-                         & (pl.col("tier_min_prompt_tokens") == 0))
+    cut = changed.filter(
+        (pl.col("model") == "gemini/gemini-2.5-pro")
+        & (pl.col("component") == "cache_read")
+        & (pl.col("tier_min_prompt_tokens") == 0)
+    )
     assert cut.select("old_value", "new_value").row(0) == (0.3125, 0.125)
     assert cut["change_frac"][0] == pytest.approx(-0.6)
     largest = read_tables(built_report / "what-changed.html")["changed-imported"]
@@ -61,7 +76,7 @@ def test_summary_counts_added_and_removed_models_like_the_snapshot_files(built_r
 
 
 def test_implied_output_over_input_ratios_are_those_of_the_snapshot_files(built_report, report_data):
-    """"This price cut implies …": each moved ρ = p_out/p_in, before and after, read from the two LiteLLM files."""
+    """ "This price cut implies …": each moved ρ = p_out/p_in, before and after, read from the two LiteLLM files."""
     old, new = snapshot(report_data, LITELLM_OLD[1]), snapshot(report_data, LITELLM_NEW[1])
     inferred = pl.read_csv(built_report / "what-changed" / "inferred-changes.csv", infer_schema_length=None)
     moved = inferred.filter((pl.col("quantity") == "output_over_input_ratio") & (pl.col("source") == "litellm"))
@@ -72,15 +87,20 @@ def test_implied_output_over_input_ratios_are_those_of_the_snapshot_files(built_
         after = value(new[key], "output_usd_per_mtok") / value(new[key], "input_usd_per_mtok")
         assert (r["old_value"], r["new_value"]) == pytest.approx((before, after), rel=1e-9), key
     counts = by(read_tables(built_report / "what-changed.html")["inferred-counts"], "Column")
-    assert number(counts["output_over_input_ratio"]["Changed"]) == inferred.filter(
-        pl.col("quantity") == "output_over_input_ratio").height
+    assert (
+        number(counts["output_over_input_ratio"]["Changed"])
+        == inferred.filter(pl.col("quantity") == "output_over_input_ratio").height
+    )
 
 
 def test_changes_over_time_chart_holds_every_change_as_new_over_old(built_report):
     data = pl.read_csv(built_report / "what-changed" / "changes-over-time.csv", infer_schema_length=None)
     assert (data["new_over_old_ratio"] - data["new_usd_per_mtok"] / data["old_usd_per_mtok"]).abs().max() < 1e-12
-    cut = data.filter((pl.col("model") == "gemini/gemini-2.5-pro") & (pl.col("component") == "cache read")
-                      & (pl.col("tier_min_prompt_tokens") == 0))
+    cut = data.filter(
+        (pl.col("model") == "gemini/gemini-2.5-pro")
+        & (pl.col("component") == "cache read")
+        & (pl.col("tier_min_prompt_tokens") == 0)
+    )
     assert cut.select("from_date", "new_over_old_ratio").row(0) == ("2026-11-20", pytest.approx(0.4))
     assert "Formula:" in figure_text(built_report / "what-changed.html", "changes-over-time")
 
@@ -100,18 +120,25 @@ def test_what_a_price_change_implies_is_listed_first_party_first_with_labels_and
         ('hand', 'openai', 'gpt', 'standard', 'input', 'kv_slope_bytes_per_token', 62473.0, 49978.0, -0.2, null, null),
         ('hand', 'openai', 'gpt', 'standard', 'write_5m', 'cheapest_tier', null, null, null, 'ddr', 'flash'),
         ('hand', 'openai', 'gpt', 'batch', null, 'output_over_input_ratio', null, 5.0, null, null, null)
-        ) as t (source, provider, model, variant, detail, quantity, old_value, new_value, change_frac, old_label, new_label)""")
+        ) as t (source, provider, model, variant, detail, quantity, old_value, new_value, change_frac, old_label,
+        new_label)""")
     ctx = SiteContext(con=con, as_of=date(2026, 11, 30), generated_on=date(2026, 11, 30))
     section = changes._inferred(ctx)
     html = "".join(str(b) for b in section.blocks if isinstance(b, str))
     tables = read_tables_from(html)
-    listed = [(r["Source"], r["Implied quantity"], r["Before"], r["After"], r["Change (%)"]) for r in tables["inferred-changes"]]
+    listed = [
+        (r["Source"], r["Implied quantity"], r["Before"], r["After"], r["Change (%)"])
+        for r in tables["inferred-changes"]
+    ]
     assert listed[0] == ("hand", "KV bytes per token, slope reading", "62,473", "49,978", "-20.0%")  # first party first
     assert ("hand", "Cheapest memory tier", "ddr", "flash", "") in listed  # a category shows its labels
     assert ("hand", "Output/input price ratio", "—", "5", "") in listed  # newly inferable: nothing before
     assert listed[-1][0] == "litellm"
     counts = by(tables["inferred-counts"], "Column")
-    assert (counts["kv_slope_bytes_per_token"]["Changed"], counts["output_over_input_ratio"]["Newly inferable"]) == ("2", "1")
+    assert (counts["kv_slope_bytes_per_token"]["Changed"], counts["output_over_input_ratio"]["Newly inferable"]) == (
+        "2",
+        "1",
+    )
 
 
 def test_every_quantity_the_analysis_compares_has_a_readable_name():

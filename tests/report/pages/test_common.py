@@ -7,25 +7,39 @@ import polars as pl
 import pytest
 
 from econ.report.page import Section
-from econ.report.pages.common import (UNDRAWABLE, ensure_columns, finite_interval, guarded, guarded_headline,
-                                      interval_text, nearest_on_log_grid, pct, pick)
+from econ.report.pages.common import (
+    UNDRAWABLE,
+    ensure_columns,
+    finite_interval,
+    guarded,
+    guarded_headline,
+    interval_text,
+    nearest_on_log_grid,
+    pct,
+    pick,
+)
 
 from ..conftest import AS_OF, FIXTURE_DATA
 
 
-@pytest.mark.parametrize(("available", "preferred", "n", "expected"), [
-    (["H100", "B200", "GB200", "A100"], ("H100", "B200", "GB200"), 3, ["H100", "B200", "GB200"]),
-    (["H100", "B200", "TPU-v5e"], ("H100", "B200", "GB200"), 3, ["H100", "B200", "TPU-v5e"]),  # topped up by name
-    (["A100"], ("H100",), 3, ["A100"]),
-    ([], ("H100",), 3, []),
-])
+@pytest.mark.parametrize(
+    ("available", "preferred", "n", "expected"),
+    [
+        (["H100", "B200", "GB200", "A100"], ("H100", "B200", "GB200"), 3, ["H100", "B200", "GB200"]),
+        (["H100", "B200", "TPU-v5e"], ("H100", "B200", "GB200"), 3, ["H100", "B200", "TPU-v5e"]),  # topped up by name
+        (["A100"], ("H100",), 3, ["A100"]),
+        ([], ("H100",), 3, []),
+    ],
+)
 def test_pick_prefers_the_named_ones_and_tops_up(available, preferred, n, expected):
     assert pick(available, preferred, n) == expected
 
 
-@pytest.mark.parametrize(("target", "expected"), [(32000, 32768), (8000, 8192), (None, 8192), (3e6, 1048576), (1, 1024)])
+@pytest.mark.parametrize(
+    ("target", "expected"), [(32000, 32768), (8000, 8192), (None, 8192), (3e6, 1048576), (1, 1024)]
+)
 def test_nearest_grid_point_is_nearest_in_log_terms(target, expected):
-    grid = [2 ** k for k in range(10, 21)]
+    grid = [2**k for k in range(10, 21)]
     assert nearest_on_log_grid(grid, target, 8192) == expected
 
 
@@ -34,8 +48,9 @@ def test_percentages_are_signed(value, text):
     assert pct(value) == text
 
 
-@pytest.mark.parametrize(("low", "high", "text"), [(1.0, 2.0, "1–2"), (float("-inf"), float("inf"), "not identified"),
-                                                   (None, 2.0, "")])
+@pytest.mark.parametrize(
+    ("low", "high", "text"), [(1.0, 2.0, "1–2"), (float("-inf"), float("inf"), "not identified"), (None, 2.0, "")]
+)
 def test_an_unidentified_fit_interval_says_so(low, high, text):
     assert finite_interval(low, high) == text
 
@@ -62,12 +77,18 @@ def test_optional_columns_are_added_as_nulls():
 
 @pytest.mark.slow
 def test_every_page_renders_from_the_small_data_set_without_snapshots(tmp_path, asset_cache):
-    """No snapshots (no diff), one tiered price (no pooled fit), no open-weight market: nothing fails, nothing is skipped."""
+    """No snapshots (no diff), one tiered price (no pooled fit), no open-weight market: nothing fails, nothing is
+    skipped."""
     from econ.build import build
 
     result_reports = tmp_path / "reports"
-    build(data_dir=FIXTURE_DATA, db_path=tmp_path / "econ.duckdb", cache_dir=tmp_path / "cache",
-          reports_dir=result_reports, as_of=AS_OF)
+    build(
+        data_dir=FIXTURE_DATA,
+        db_path=tmp_path / "econ.duckdb",
+        cache_dir=tmp_path / "cache",
+        reports_dir=result_reports,
+        as_of=AS_OF,
+    )
     pages = sorted(p.name for p in result_reports.glob("*.html"))
     assert len(pages) == 10
     changed = (result_reports / "what-changed.html").read_text(encoding="utf-8")

@@ -36,8 +36,9 @@ def test_fitted_line_passes_through_each_tiers_price_at_its_midpoint(built_repor
     assert tiers["usd_per_mtok"].to_list() == [2.0, 4.0, 4.0]  # fixture prices.csv, carried to the max prompt
     end = tiers["context_tokens"].max()
     assert end == 1_048_576  # the schedule's max_input_tokens
-    (x0, y0), (x1, y1) = gemini.filter(pl.col("kind") == "fit").sort("context_tokens").select("context_tokens",
-                                                                                             "usd_per_mtok").rows()
+    (x0, y0), (x1, y1) = (
+        gemini.filter(pl.col("kind") == "fit").sort("context_tokens").select("context_tokens", "usd_per_mtok").rows()
+    )
     line = lambda x: y0 + (y1 - y0) * (x - x0) / (x1 - x0)  # noqa: E731
     assert line(100_000) == pytest.approx(2.0) and line((200_000 + end) / 2) == pytest.approx(4.0)
 

@@ -44,8 +44,11 @@ def test_page_is_well_formed_small_and_listed(fleet_report):
 def test_plan_table_lists_every_deployment_with_its_traffic(fleet_report, report_data):
     """Deployments and the traffic share x tokens_served_per_s, read from the CSV files, not from the database."""
     deployments = rows_of(report_data / "deployments.csv")
-    served = next(float(r["value"]) for r in rows_of(report_data / "scenarios.csv")
-                  if r["scenario"] == "base" and r["name"] == "tokens_served_per_s")
+    served = next(
+        float(r["value"])
+        for r in rows_of(report_data / "scenarios.csv")
+        if r["scenario"] == "base" and r["name"] == "tokens_served_per_s"
+    )
     table = read_tables(fleet_report / "fleet.html")["fleet-plan"]
     shown = {r["Deployment"]: float(r["Traffic (tokens/s)"].replace(",", "")) for r in table}
     assert shown == {d["deployment"]: pytest.approx(float(d["traffic_share_frac"]) * served) for d in deployments}
@@ -53,8 +56,11 @@ def test_plan_table_lists_every_deployment_with_its_traffic(fleet_report, report
 
 def test_cost_breakdown_is_chips_times_price(fleet_report, report_data):
     """Each pool's $/day is its chips x the scenario's $2/chip-hour x 24 (scenarios.csv: gpu_usd_per_hour)."""
-    price = next(float(r["value"]) for r in rows_of(report_data / "scenarios.csv")
-                 if r["scenario"] == "base" and r["name"] == "gpu_usd_per_hour")
+    price = next(
+        float(r["value"])
+        for r in rows_of(report_data / "scenarios.csv")
+        if r["scenario"] == "base" and r["name"] == "gpu_usd_per_hour"
+    )
     data = pl.read_csv(fleet_report / "fleet" / "cost-breakdown.csv")
     assert set(data["pool"]) == {"prefill", "decode"}
     assert (data["usd_per_day"] - data["chips"] * price * 24).abs().max() < 1e-6

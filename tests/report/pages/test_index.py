@@ -28,15 +28,24 @@ def test_dense_balance_batch_matches_the_published_critical_batch(built_report, 
 def test_every_headline_comes_from_its_page_and_links_to_it(built_report):
     html = (built_report / "index.html").read_text(encoding="utf-8")
     tables = read_tables(built_report / "index.html")
-    for key, page in (("balance_batch", "serving"), ("kv_bytes_per_token", "context-pricing"), ("cache_tier", "io-cache"),
-                      ("over_training", "training"), ("data_age", "prices")):
+    for key, page in (
+        ("balance_batch", "serving"),
+        ("kv_bytes_per_token", "context-pricing"),
+        ("cache_tier", "io-cache"),
+        ("over_training", "training"),
+        ("data_age", "prices"),
+    ):
         assert tables[f"headline-{key}-rows"], key
         assert f'<section class="card" id="headline-{key}">' in html and f'href="{page}.html">details</a>' in html
 
 
 def test_scenario_used_is_shown_with_ranges(built_report):
     rows = {r["Assumption"]: r for r in read_tables(built_report / "index.html")["scenario"]}
-    assert (rows["gpu_usd_per_hour"]["Value"], rows["gpu_usd_per_hour"]["Low"], rows["gpu_usd_per_hour"]["High"]) == ("2", "1.5", "4")
+    assert (rows["gpu_usd_per_hour"]["Value"], rows["gpu_usd_per_hour"]["Low"], rows["gpu_usd_per_hour"]["High"]) == (
+        "2",
+        "1.5",
+        "4",
+    )
     assert rows["serving_chip"]["Value"] == "B200"
 
 
@@ -47,11 +56,15 @@ def small_db(weight_format: str | None) -> duckdb.DuckDBPyConnection:
         ('A100', 'bf16', 2.0, 155.0), ('A100', 'int8', 1.0, 155.0),
         ('B300', 'bf16', 2.0, 292.2), ('B300', 'fp8', 1.0, 292.2), ('B300', 'fp4', 0.5, 454.6)
         ) as t (chip, number_format, bytes_per_weight, critical_batch_ratio)""")
-    con.sql("create table scenarios (scenario varchar, name varchar, value double, text varchar, unit varchar, low double, "
-            "high double, alternatives varchar, rationale varchar, source_url varchar)")
+    con.sql(
+        "create table scenarios (scenario varchar, name varchar, value double, text varchar, unit varchar, low double, "
+        "high double, alternatives varchar, rationale varchar, source_url varchar)"
+    )
     if weight_format:
-        con.sql(f"insert into scenarios values ('base', 'weight_format', null, '{weight_format}', 'format', null, null, "
-                "'bf16|fp8|fp4', 'r', 'https://example.org')")
+        con.sql(
+            f"insert into scenarios values ('base', 'weight_format', null, '{weight_format}', 'format', null, null, "
+            "'bf16|fp8|fp4', 'r', 'https://example.org')"
+        )
     return con
 
 
@@ -59,8 +72,14 @@ def small_db(weight_format: str | None) -> duckdb.DuckDBPyConnection:
     ("weight_format", "expected"),
     [
         (None, {"A100": ("155", "", "bf16"), "B300": ("292", "", "bf16"), "H100": ("295", "", "bf16")}),
-        ("fp8", {"A100": ("155", "", "bf16: no fp8, value at bf16"), "B300": ("292", "292–455", "bf16, fp8, fp4"),
-                 "H100": ("295", "", "bf16, fp8")}),
+        (
+            "fp8",
+            {
+                "A100": ("155", "", "bf16: no fp8, value at bf16"),
+                "B300": ("292", "292–455", "bf16, fp8, fp4"),
+                "H100": ("295", "", "bf16, fp8"),
+            },
+        ),
     ],
 )
 def test_balance_batch_uses_the_scenarios_weight_format_and_its_alternatives(weight_format, expected):

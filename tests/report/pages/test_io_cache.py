@@ -15,8 +15,11 @@ TIERS = rows("memory_tiers")
 
 
 def test_output_input_ratio_is_read_from_the_published_prices(built_report):
-    hand = {(r["provider"], r["model"]): float(r["output_usd_per_mtok"]) / float(r["input_usd_per_mtok"])
-            for r in rows("prices") if r["variant"] == "standard" and r["tier_min_prompt_tokens"] == "0"}
+    hand = {
+        (r["provider"], r["model"]): float(r["output_usd_per_mtok"]) / float(r["input_usd_per_mtok"])
+        for r in rows("prices")
+        if r["variant"] == "standard" and r["tier_min_prompt_tokens"] == "0"
+    }
     table = read_tables(built_report / "io-cache.html")["io-prices"]
     shown = {(r["Provider"], r["Model"]): float(r["ρ (ratio)"]) for r in table if (r["Provider"], r["Model"]) in hand}
     assert shown == pytest.approx({k: round(v, 2) for k, v in hand.items()}, rel=5e-3)  # opus 25/5 = 5, gemini 12/2 = 6
@@ -31,8 +34,12 @@ def test_memory_tier_hold_costs_are_device_price_over_capacity(built_report):
 
 def test_drain_times_are_capacity_over_bandwidth(built_report):
     costs = pl.read_csv(built_report / "io-cache" / "tier-costs.csv")
-    drains = dict(costs.filter(pl.col("mechanism") != "recompute").group_by("mechanism")
-                  .agg(pl.col("drain_time_s").first()).iter_rows())
+    drains = dict(
+        costs.filter(pl.col("mechanism") != "recompute")
+        .group_by("mechanism")
+        .agg(pl.col("drain_time_s").first())
+        .iter_rows()
+    )
     expected = {r["tier"]: float(r["capacity_gb"]) / float(r["bandwidth_gb_per_s"]) for r in TIERS}
     assert drains == pytest.approx(expected, rel=1e-3)
     assert drains["hbm"] == pytest.approx(0.024, abs=0.001) and drains["ddr"] == pytest.approx(10.0)  # a.6, g.4

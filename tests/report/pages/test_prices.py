@@ -19,18 +19,30 @@ from ..price_maps import LITELLM_NEW, LITELLM_OLD
 def current_hand_rows(data_dir: Path) -> list[dict]:
     with (data_dir / "prices.csv").open(encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f))
-    return [r for r in rows if date.fromisoformat(r["from_date"]) <= AS_OF
-            and (not r["to_date"] or date.fromisoformat(r["to_date"]) > AS_OF)]
+    return [
+        r
+        for r in rows
+        if date.fromisoformat(r["from_date"]) <= AS_OF
+        and (not r["to_date"] or date.fromisoformat(r["to_date"]) > AS_OF)
+    ]
 
 
 def test_first_party_table_has_every_current_hand_row(built_report, report_data):
     table = read_tables(built_report / "prices.html")["first-party-prices"]
-    expected = sorted((r["provider"], r["model"], r["variant"], r["tier_min_prompt_tokens"]) for r in current_hand_rows(report_data))
-    shown = sorted((r["Provider"], r["Model"], r["Variant"], r["Prompt above (tokens)"].replace(",", "")) for r in table)
+    expected = sorted(
+        (r["provider"], r["model"], r["variant"], r["tier_min_prompt_tokens"]) for r in current_hand_rows(report_data)
+    )
+    shown = sorted(
+        (r["Provider"], r["Model"], r["Variant"], r["Prompt above (tokens)"].replace(",", "")) for r in table
+    )
     assert shown == expected
     assert len(shown) == 6  # 4 fixture rows + 2 hostile ones; the synthetic earlier period has ended
     opus = next(r for r in table if r["Model"] == "claude-opus-4-6" and r["Variant"] == "standard")
-    assert (opus["Input (USD/MTok)"], opus["Output (USD/MTok)"], opus["Cache write 5 min (USD/MTok)"]) == ("5", "25", "6.25")
+    assert (opus["Input (USD/MTok)"], opus["Output (USD/MTok)"], opus["Cache write 5 min (USD/MTok)"]) == (
+        "5",
+        "25",
+        "6.25",
+    )
     assert any(r["Model"] == XSS_MODEL for r in table)  # shown as text
 
 
@@ -45,13 +57,20 @@ def test_ratio_bins_match_a_hand_count_of_the_first_party_ratios(built_report):
 def test_scatter_plots_every_current_first_party_price(built_report, report_data):
     data = pl.read_csv(built_report / "prices" / "io-scatter.csv")
     assert data.height == len(current_hand_rows(report_data))
-    assert (data["output_over_input_ratio"] - data["output_usd_per_mtok"] / data["input_usd_per_mtok"]).abs().max() < 1e-12
+    assert (
+        data["output_over_input_ratio"] - data["output_usd_per_mtok"] / data["input_usd_per_mtok"]
+    ).abs().max() < 1e-12
 
 
 def snapshot_prices(path: Path) -> dict[tuple, tuple[float, float]]:
     with path.open(encoding="utf-8", newline="") as f:
-        return {(r["provider"], r["model"], r["variant"], r["tier_min_prompt_tokens"]):
-                (float(r["input_usd_per_mtok"]), float(r["output_usd_per_mtok"])) for r in csv.DictReader(f)}
+        return {
+            (r["provider"], r["model"], r["variant"], r["tier_min_prompt_tokens"]): (
+                float(r["input_usd_per_mtok"]),
+                float(r["output_usd_per_mtok"]),
+            )
+            for r in csv.DictReader(f)
+        }
 
 
 def test_change_counts_match_a_direct_comparison_of_the_two_litellm_snapshots(built_report, report_data):
@@ -74,7 +93,9 @@ def test_a_known_price_cut_is_in_the_history_download(built_report):
     old = json.loads(LITELLM_OLD[0].read_text())["azure/gpt-4o-mini"]["input_cost_per_token"]
     new = json.loads(LITELLM_NEW[0].read_text())["azure/gpt-4o-mini"]["input_cost_per_token"]
     history = pl.read_csv(built_report / "prices" / "price-history.csv", infer_schema_length=None)
-    row = history.filter((pl.col("model") == "azure/gpt-4o-mini") & pl.col("prev_from_date").is_not_null()).row(0, named=True)
+    row = history.filter((pl.col("model") == "azure/gpt-4o-mini") & pl.col("prev_from_date").is_not_null()).row(
+        0, named=True
+    )
     assert row["prev_input_usd_per_mtok"] == pytest.approx(old * 1e6, rel=1e-9)
     assert row["input_usd_per_mtok"] == pytest.approx(new * 1e6, rel=1e-9)
     assert row["input_change_frac"] == pytest.approx(new / old - 1, rel=1e-9)

@@ -29,8 +29,10 @@ def test_sparsity_table_shows_the_lectures_three_readings_for_deepseek(built_rep
     row = by(read_tables(built_report / "serving.html")["sparsity"], "Model")["DeepSeek-V3"]
     assert number(row["N_tot/N_act (ratio)"]) == pytest.approx(671 / 37, abs=0.05)
     assert (row["Experts E/k (ratio)"], row["Lecture's figure (ratio)"]) == ("32", "8")
-    assert [number(row[c]) for c in ("300 × N_tot/N_act (sequences)", "300 × E/k (sequences)", "300 × lecture's (sequences)")] \
-        == [5441, 9600, 2400]
+    assert [
+        number(row[c])
+        for c in ("300 × N_tot/N_act (sequences)", "300 × E/k (sequences)", "300 × lecture's (sequences)")
+    ] == [5441, 9600, 2400]
 
 
 @pytest.mark.parametrize("chip", ["H100", "B200", "TPU-v5e"])
@@ -51,8 +53,11 @@ def test_balance_chart_data_is_r_times_sparsity_for_every_model_and_chip(built_r
 
 def test_latency_floor_is_one_read_of_the_weights(built_report):
     """B200 holds DeepSeek-V3 in one scale-up domain (no pipeline): floor = N_tot·b_w / (G·W), mbu 1 in the fixture."""
-    row = next(r for r in read_tables(built_report / "serving.html")["serving-summary"]
-               if (r["Model"], r["Chip"]) == ("DeepSeek-V3", "B200"))
+    row = next(
+        r
+        for r in read_tables(built_report / "serving.html")["serving-summary"]
+        if (r["Model"], r["Chip"]) == ("DeepSeek-V3", "B200")
+    )
     chips = number(row["Chips per replica"])
     assert row["Pipeline stages"] == "1"
     floor = 671e9 * 2 / (chips * 7.7e12)
@@ -72,7 +77,9 @@ def test_step_at_batch_one_reads_the_weights_and_one_sequences_kv(built_report):
 
 def test_largest_batch_that_fits_is_the_biggest_power_of_two_under_the_free_hbm(built_report):
     fit = pl.read_csv(built_report / "serving" / "memory-fit.csv")
-    row = fit.filter((pl.col("model") == "Llama-3.1-70B") & (pl.col("chip") == "B200") & (pl.col("context_tokens") == 8192))
+    row = fit.filter(
+        (pl.col("model") == "Llama-3.1-70B") & (pl.col("chip") == "B200") & (pl.col("context_tokens") == 8192)
+    )
     free = 180e9 - 70.6e9 * 2
     sequences = free / (8192 * 80 * 2 * 8 * 128 * 2)  # 14.4 sequences of KV fit beside the weights
     assert row["max_batch_seqs"][0] == 2 ** int(sequences).bit_length() // 2 == 8

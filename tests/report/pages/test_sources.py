@@ -33,9 +33,14 @@ def test_every_source_url_of_a_hand_kept_table_is_linked_with_its_row_count(buil
 def test_price_sources_are_split_by_origin_with_snapshot_dates(built_report):
     summary = {(r["Table"], r["Origin"]): r for r in read_tables(built_report / "sources.html")["source-summary"]}
     assert summary[("prices", "openrouter")]["Earliest"] == summary[("prices", "openrouter")]["Latest"] == "2026-08-19"
-    assert (summary[("prices", "litellm")]["Earliest"], summary[("prices", "litellm")]["Latest"]) == ("2025-09-01", "2026-11-20")
+    assert (summary[("prices", "litellm")]["Earliest"], summary[("prices", "litellm")]["Latest"]) == (
+        "2025-09-01",
+        "2026-11-20",
+    )
     per_table = read_tables(built_report / "sources.html")["sources"]
-    assert sum(1 for r in per_table if (r["Table"], r["Origin"]) == ("prices", "litellm")) == 12  # the rest is in the CSV
+    assert (
+        sum(1 for r in per_table if (r["Table"], r["Origin"]) == ("prices", "litellm")) == 12
+    )  # the rest is in the CSV
     assert (built_report / "sources" / "data-sources.csv").read_text().count("\n") > 100
 
 
