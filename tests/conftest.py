@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from datetime import date
 from pathlib import Path
 
 import pytest
 
+from tests.guard.outside import install
+
 FIXTURES = Path(__file__).parent / "fixtures"
 FIXTURE_DATA = FIXTURES / "data"
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-EXTERNAL = SHARED / "external"
-REFERENCE = SHARED / "reference"
+EXTERNAL = FIXTURES / "external"
+REFERENCE = FIXTURES / "reference"
 AS_OF = date(2026, 11, 30)
 
 
@@ -38,3 +40,31 @@ def fixture_db(tmp_path_factory) -> Path:
     db = tmp_path_factory.mktemp("db") / "econ.duckdb"
     build(data_dir=FIXTURE_DATA, db_path=db, cache_dir=None, reports_dir=None, as_of=AS_OF)
     return db
+
+
+# ---------------------------------------------------------------------------- nothing outside the repository
+
+OUTSIDE: list[str] = []
+
+
+def pytest_configure(config):
+    """Record every read beside the checkout, here and in every Python subprocess (tests/guard/sitecustomize.py)."""
+    log = Path(config.rootpath) / ".pytest-outside-reads.log"
+    log.unlink(missing_ok=True)
+    os.environ["ECON_TEST_OUTSIDE_LOG"] = str(log)
+    os.environ["ECON_TEST_REPO"] = str(REPO)
+    guard = str(Path(__file__).parent / "guard")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (guard, os.environ.get("PYTHONPATH")) if p)
+    install(str(REPO), OUTSIDE.append)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fail the run if any test, build or report read a path beside the repository."""
+    log = Path(os.environ["ECON_TEST_OUTSIDE_LOG"])
+    found = sorted(set(OUTSIDE) | (set(log.read_text(encoding="utf-8").split()) if log.exists() else set()))
+    log.unlink(missing_ok=True)
+    if found:
+        session.config.get_terminal_writer().line(
+            "\nReads outside the repository (a user's clone has nothing beside it): " + ", ".join(found[:20]), red=True
+        )
+        session.exitstatus = 1

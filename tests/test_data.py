@@ -1,8 +1,8 @@
 """The real data/ folder: it loads, covers what the analyses need, and agrees with independent sources.
 
-Independent numbers used here: reference/hardware.csv and reference/price_tiers.csv (tables
+Independent numbers used here: tests/fixtures/reference/hardware.csv and price_tiers.csv (tables
 compiled separately from the sources), Epoch AI's ML hardware data
-(shared/external/epoch_ml_hardware.csv), and the lecture's golden figures
+(tests/fixtures/external/epoch_ml_hardware.csv), and the lecture's golden figures
 (reference/lecture-math.md). Where data/ deliberately departs from a source, the
 exception is listed with its reason.
 """
@@ -21,9 +21,8 @@ from econ.load.loader import load_all
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "data"
-SHARED = REPO.parent / "shared"
-REFERENCE = SHARED / "reference"
-EPOCH = SHARED / "external" / "epoch_ml_hardware.csv"
+REFERENCE = REPO / "tests" / "fixtures" / "reference"
+EPOCH = REPO / "tests" / "fixtures" / "external" / "epoch_ml_hardware.csv"
 OBSERVED = date(2026, 11, 20)  # as_of of the LiteLLM map behind most "observed" price rows
 
 TB, GB, TFLOP, GBIT = 1e12, 1e9, 1e12, 1e9 / 8

@@ -1,4 +1,4 @@
-"""Pure, vectorised physics of serving and training (reference/lecture-math.md).
+"""Pure, vectorised physics of serving and training (the lecture's math, summarised in docs/formulas.md).
 
 Notebook entry points: :class:`Model`, :class:`Chip`, :func:`decode_step`, :func:`prefill_step`,
 :func:`balance`, :func:`replica`; :func:`load_model` / :func:`load_chip` read them from a built

@@ -1,6 +1,6 @@
 """KV-cache bytes per token from architecture columns (pure, vectorised).
 
-Sources: ``reference/models.md`` (formulas per attention type), the scaling book
+Sources: the config.json conventions of each attention type (data/README.md), the scaling book
 ``inference.md`` (KV size = 2 · bytes · H_kv · d_head · layers per token), DeepSeek-V2/V3
 (MLA caches the compressed latent plus the decoupled RoPE key per layer).
 

@@ -1,7 +1,7 @@
 """The serving roofline (lecture sections a, b, f.3): step times, bounds, balance batch, cost per token.
 
 Pure numpy; every argument broadcasts, so a scalar and an array give the same numbers.
-Conventions (reference/lecture-math.md §0.3): FLOPs count 2 per multiply-add; ``G`` chips
+Conventions (the lecture's §0.3, docs/formulas.md): FLOPs count 2 per multiply-add; ``G`` chips
 serve one replica; ``F`` is the dense peak of the format the math runs in, ``W`` the HBM
 bandwidth of one chip, ``b_w`` bytes per stored weight, ``b_kv`` KV bytes per context token.
 

@@ -12,7 +12,7 @@ Sources
 - Sardana, Portes, Doubov, Frankle 2024, "Beyond Chinchilla-Optimal", arXiv 2401.00448 §2:
   minimise training + inference FLOPs subject to a target loss (no closed form; solved
   numerically, here with SciPy's vectorised elementwise root finder).
-- Lecture digest ``reference/lecture-math.md`` §e.1 (equal-cost heuristic), §e.5.
+- The lecture (docs/formulas.md) §e.1 (equal-cost heuristic), §e.5.
 """
 
 from __future__ import annotations

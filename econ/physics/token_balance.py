@@ -4,7 +4,7 @@ Pure and vectorised: every argument may be a float or a numpy array (they broadc
 one call evaluates a whole sensitivity grid. Costs are in pre-training-FLOP equivalents:
 a phase that runs at a fraction η of pre-training's efficiency costs 1/η as much per FLOP.
 
-The chain (lecture-math.md §e, [R] = reconstructed there, not said on air):
+The chain (lecture §e, [R] = a reconstruction, not said on air):
 
     C_pre = 6·N·D_pre,  C_RL = c_RL·N·D_RL/η_RL,  C_inf = 2·N·D_inf/η_dec       (§e.2)
     α = (c_RL/6)/η_RL,  β = (2/6)/η_dec            (§e.3; per-token cost relative to pre-training)

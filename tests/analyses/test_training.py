@@ -18,7 +18,7 @@ from econ.errors import EconError
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_DATA = REPO / "tests" / "fixtures" / "data"
-EXTERNAL_POINTS = REPO.parent / "shared" / "external" / "chinchilla_svg_extracted_data.csv"
+EXTERNAL_POINTS = REPO / "tests" / "fixtures" / "external" / "chinchilla_svg_extracted_data.csv"
 AS_OF = date(2026, 11, 30)
 TABLES = (
     "scaling_law_fits",

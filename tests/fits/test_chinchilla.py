@@ -14,7 +14,7 @@ from econ.fits import chinchilla as ch
 from econ.physics import scaling_laws as sl
 
 REPO = Path(__file__).resolve().parents[2]
-EXTERNAL_POINTS = REPO.parent / "shared" / "external" / "chinchilla_svg_extracted_data.csv"
+EXTERNAL_POINTS = REPO / "tests" / "fixtures" / "external" / "chinchilla_svg_extracted_data.csv"
 EPOCH_LOG_PARAMS = np.array(
     [6.17795598, 7.64273236, 0.59711196, 0.34781303, 0.36585412]
 )  # their baseline fit (a, b, e, α, β)

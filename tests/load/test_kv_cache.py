@@ -22,7 +22,7 @@ from econ.load.tables import MODELS
 from econ.physics.kv_cache import full_attention_layers, kv_bytes_per_token, kv_window_bytes_per_sequence
 
 REPO = Path(__file__).resolve().parents[2]
-REFERENCE = REPO.parent / "shared" / "reference" / "models.csv"
+REFERENCE = REPO / "tests" / "fixtures" / "reference" / "models.csv"
 
 # reference/models.csv name -> data/models.csv name, where they differ
 RENAMED = {"GLM-4.7 (FP8 release)": "GLM-4.7"}

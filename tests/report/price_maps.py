@@ -1,4 +1,4 @@
-"""Turn the real LiteLLM and OpenRouter price maps in ``shared/external`` into price snapshots.
+"""Turn the real LiteLLM and OpenRouter price maps in ``tests/fixtures/external`` into price snapshots.
 
 A deliberately small conversion (chat models; base tier and the ``above_200k``/``above_272k``
 tiers; input, output, cache read and cache write prices) so the report can be tested on
@@ -13,7 +13,7 @@ import json
 from datetime import date
 from pathlib import Path
 
-EXTERNAL = Path(__file__).resolve().parents[3] / "shared" / "external"
+EXTERNAL = Path(__file__).resolve().parents[1] / "fixtures" / "external"
 LITELLM_NEW = (EXTERNAL / "litellm_model_prices.json", date(2026, 11, 20))
 LITELLM_OLD = (EXTERNAL / "tokencost_model_prices_2025-09-01.json", date(2025, 9, 1))
 OPENROUTER = (EXTERNAL / "openrouter_models_2026-08-19.json", date(2026, 8, 19))

@@ -20,7 +20,7 @@ from econ.errors import DataError, EconError
 from econ.load.importers import import_file, snapshot_date
 
 REPO = Path(__file__).resolve().parents[3]
-EXTERNAL = REPO.parent / "shared" / "external"
+EXTERNAL = REPO / "tests" / "fixtures" / "external"
 FIXTURES = REPO / "tests" / "fixtures"
 LITELLM_SLICE = FIXTURES / "importers" / "litellm_slice.json"
 OPENROUTER_SLICE = FIXTURES / "importers" / "openrouter_slice.json"
@@ -237,7 +237,7 @@ def test_missing_data_folder(work):
 
 @pytest.mark.parametrize("key", list(REAL), ids=lambda k: f"{k[0]}_{k[1]}")
 def test_shipped_snapshots_are_the_importer_output(work, key):
-    """data/snapshots/ holds exactly what importing the files in shared/external gives."""
+    """data/snapshots/ holds exactly what importing the files in tests/fixtures/external gives."""
     source, when = key
     result = import_file(source, REAL[key], data_dir=work / "data", as_of=date.fromisoformat(when))
     shipped = REPO / "data" / "snapshots" / f"{source}_{when}.csv"

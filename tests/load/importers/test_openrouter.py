@@ -13,7 +13,7 @@ from econ.load.spec import read_table
 from econ.load.tables import PRICE_SNAPSHOT
 
 REPO = Path(__file__).resolve().parents[3]
-EXTERNAL = REPO.parent / "shared" / "external"
+EXTERNAL = REPO / "tests" / "fixtures" / "external"
 SLICE = REPO / "tests" / "fixtures" / "importers" / "openrouter_slice.json"
 COLS = [
     "variant",

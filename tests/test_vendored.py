@@ -1,0 +1,32 @@
+"""Vendored third-party and reference files are the unmodified copies their READMEs list (sha256)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+FOLDERS = ("external", "reference")
+
+
+def listed(folder: Path) -> dict[str, str]:
+    """{file: sha256} from the indented ``<sha256>  <file>`` lines of the folder's README."""
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    return {name: digest for digest, name in re.findall(r"^\s+([0-9a-f]{64})  (\S+)$", text, re.M)}
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_every_vendored_file_is_listed_with_its_sha256(folder):
+    path = FIXTURES / folder
+    files = {p.name for p in path.iterdir() if p.name != "README.md"}
+    assert set(listed(path)) == files
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_vendored_files_are_unmodified(folder):
+    path = FIXTURES / folder
+    for name, digest in listed(path).items():
+        assert hashlib.sha256((path / name).read_bytes()).hexdigest() == digest, name
