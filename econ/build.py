@@ -18,12 +18,14 @@ from pathlib import Path
 
 import polars as pl
 
-from econ import __version__, paths
+from econ import __version__, catalog, paths
 from econ.analyses import ANALYSES
-from econ.analyses.runner import code_fingerprint, input_fingerprint, run_analyses
+from econ.analyses.runner import input_fingerprint, run_analyses
 from econ.db import atomic_database, connect_read_only, create_views, table_summary, write_table
 from econ.files import source_date, swap_in
+from econ.fingerprint import code_fingerprint
 from econ.load.loader import column_comments, load_all, table_description
+from econ.results import CATALOG_DESCRIPTIONS
 
 REPORT_LIBRARIES = ("altair", "vl-convert-python", "duckdb", "polars")
 
@@ -71,8 +73,11 @@ def build(
                 },
             )
             con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
-            create_views(con, Path(queries_dir))
+            create_views(con, Path(queries_dir), allow_pending=True)  # the views over result tables come after
             status = run_analyses(con, ANALYSES, as_of=as_of, cache_dir=cache_dir, code_hash=code_hash)
+            for name, frame in catalog.frames().items():
+                write_table(con, name, frame, description=CATALOG_DESCRIPTIONS[name])
+            create_views(con, Path(queries_dir))
             if staged_reports is not None:
                 key = _report_key(con, frames, Path(queries_dir), as_of=as_of, code_hash=code_hash)
                 _write_report(con, staged_reports, as_of=as_of, cache_dir=cache_dir, key=key)

@@ -113,7 +113,7 @@ def cmd_report(args) -> int:
 
 def _print_changes(changes, implied, fmt: str, *, implied_only: bool = False) -> None:
     """Price changes, then what they imply: both, with counts, for people (table, markdown); one table for csv/json."""
-    from econ.diff import summary
+    from econ.fits.price_changes import summary
 
     if fmt in ("csv", "json"):
         frame = implied if implied_only else changes
@@ -172,7 +172,7 @@ def cmd_diff(args) -> int:
 
 
 def cmd_fleet(args) -> int:
-    from econ.analyses.fleet import plan_for
+    from econ.analyses.fleet_command import plan_for
 
     columns, rows = plan_for(
         args.db,

@@ -18,6 +18,7 @@ import duckdb
 import polars as pl
 
 from econ.errors import EconError
+from econ.fingerprint import code_fingerprint
 
 STORAGE_VERSION = "v1.5.0"
 ATTACH_AS = "econ"
@@ -86,8 +87,6 @@ def connect_read_only(db_path: Path, *, current: bool = False) -> duckdb.DuckDBP
             f"cannot open {db_path}: {e}", "is another process writing it? run econ build again"
         ) from None
     if current:
-        from econ.analyses.runner import code_fingerprint
-
         try:
             require_built_by(con, db_path, code_fingerprint())
         except DatabaseError:
@@ -190,14 +189,21 @@ def view_header(sql: str) -> str:
     return " ".join(x for x in lines if x)
 
 
-def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path) -> list[str]:
+def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path, *, allow_pending: bool = False) -> list[str]:
     """Create one view per ``queries/*.sql`` (file stem = view name), in dependency order.
 
-    Views may use other views; creation is retried until every view binds. A view that
-    never binds is reported with its file and DuckDB's message.
+    Views may use other views; creation is retried until every view binds. A view that never binds
+    is reported with its file and DuckDB's message — unless ``allow_pending``: the build creates the
+    views over input tables first, then again, after the analyses, those over result tables.
     """
     files = sorted(Path(queries_dir).glob("*.sql"))
-    pending = {f.stem: f for f in files}
+    existing = {
+        r[0]
+        for r in con.execute(
+            "select view_name from duckdb_views() where database_name = current_database() and not internal"
+        ).fetchall()
+    }
+    pending = {f.stem: f for f in files if f.stem not in existing}
     created: list[str] = []
     while pending:
         errors, progress = {}, False
@@ -218,6 +224,8 @@ def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path) -> list[str]
             del pending[name]
             progress = True
         if errors and not progress:
+            if allow_pending:
+                break
             name, msg = next(iter(errors.items()))
             raise EconError(f"{pending[name]}: view {name} does not compile: {msg}", "fix the SQL in that file")
     return created

@@ -17,12 +17,11 @@ from pathlib import Path
 import polars as pl
 
 from econ import paths
-from econ.analyses.changes import inference_inputs
-from econ.analyses.inferred import inferred_between, inferred_changes
+from econ.analyses.inferred_changes import inference_inputs, inferred_between, inferred_changes
 from econ.build import BuildResult, build
 from econ.db import connect_read_only
-from econ.diff import changes_between, default_dates, price_changes, state_on
 from econ.errors import EconError
+from econ.fits.price_changes import changes_between, default_dates, price_changes, state_on
 from econ.load.importers import ImportResult, import_parsed, snapshot_date
 from econ.load.importers.common import read_json
 from econ.load.loader import load_all, snapshot_path

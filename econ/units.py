@@ -37,9 +37,6 @@ SECONDS_PER_DAY = 86_400.0
 SECONDS_PER_MONTH = 30.0 * SECONDS_PER_DAY  # the lecture's month (5e8 tok/s x 2 months = 2.6e15)
 SECONDS_PER_YEAR = 365.0 * SECONDS_PER_DAY
 
-# bytes per stored value, by number format
-BYTES_PER_VALUE = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5}
-
 
 def usd_per_mtok_to_usd_per_token(x):
     """$/MTok -> $/token."""

@@ -1,5 +1,5 @@
--- Current long-context tiers: every tier above the base tier, next to the base tier, with uplift ratios.
--- A tier bills the whole request at its rate once the prompt exceeds tier_min_prompt_tokens.
+-- Current long-context tiers: every tier above the base tier, next to the base tier, with the uplift ratios of
+-- price_tier_ratios. A tier bills the whole request at its rate once the prompt exceeds tier_min_prompt_tokens.
 -- Grain: one row per source x provider x model x variant x tier above 0 (models with more than one tier).
 with base as (
     select * from price_current where tier_min_prompt_tokens = 0
@@ -31,15 +31,19 @@ final as (
         t.output_usd_per_mtok,
         b.cache_read_usd_per_mtok as base_cache_read_usd_per_mtok,
         t.cache_read_usd_per_mtok,
-        t.input_usd_per_mtok / nullif(b.input_usd_per_mtok, 0) as input_uplift_ratio,
-        t.output_usd_per_mtok / nullif(b.output_usd_per_mtok, 0) as output_uplift_ratio,
-        t.cache_read_usd_per_mtok / nullif(b.cache_read_usd_per_mtok, 0) as cache_read_uplift_ratio,
+        r.input_uplift_ratio,
+        r.output_uplift_ratio,
+        r.cache_read_uplift_ratio,
         t.hugging_face_id,
         t.from_date,
         t.source_url
     from tiers as t
     inner join base as b
         on t.source = b.source and t.provider = b.provider and t.model = b.model and t.variant = b.variant
+    inner join price_tier_ratios as r
+        on r.source = t.source and r.provider = t.provider and r.model = t.model and r.variant = t.variant
+        and r.tier_min_prompt_tokens = t.tier_min_prompt_tokens
+        and r.tier_from_date = t.from_date and r.base_from_date = b.from_date
     where t.tier_count > 1 and t.tier_min_prompt_tokens > 0
 )
 

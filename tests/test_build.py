@@ -211,9 +211,7 @@ def test_edited_view_redraws_the_report(data_dir, tmp_path, monkeypatch):
     build_fn(**kw)
     assert len(calls) == 1
     view = queries / "io_price_ratio.sql"
-    view.write_text(
-        view.read_text().replace("output_usd_per_mtok / input_usd_per_mtok", "input_usd_per_mtok / output_usd_per_mtok")
-    )
+    view.write_text(view.read_text().replace("where p.input_usd_per_mtok > 0", "where p.input_usd_per_mtok > 1"))
     build_fn(**kw)
     assert len(calls) == 2
 

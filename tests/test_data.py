@@ -494,24 +494,26 @@ BASE_NAMES = {
     "tokens_served_per_s",
     "deployment_months",
     "models_per_family",
-    "model_discard_probability",
-    "cost_share_pretrain",
-    "cost_share_rl",
-    "cost_share_inference",
+    "model_discard_frac",
+    "cost_share_pretrain_frac",
+    "cost_share_rl_frac",
+    "cost_share_inference_frac",
     "rl_flop_per_param_token",
     "rl_efficiency_ratio",
     "decode_efficiency_ratio",
-    "gpu_usd_per_hour",
+    "usd_per_chip_hour",
     "chinchilla_tokens_per_param",
     "frontier_active_params",
-    "batch_multiple_over_balance",
+    "batch_multiple_over_balance_ratio",
     "context_tokens",
     "step_time_target_s",
     "equal_cost_exponent_ratio",
     "gross_margin_frac",
-    "mfu_pretrain",
-    "decode_mbu",
-    "prefill_mfu",
+    "pretrain_mfu_frac",
+    "decode_mbu_frac",
+    "decode_mfu_frac",
+    "prefill_mfu_frac",
+    "prefill_mbu_frac",
     "serving_chip",
     "weight_format",
     "kv_cache_format",
@@ -575,7 +577,7 @@ def test_over_training_arithmetic_reproduces_the_lecture(base):
 
 
 def test_gpu_price_range_covers_market_quotes(frames, base):
-    low, high = base["gpu_usd_per_hour"]["low"], base["gpu_usd_per_hour"]["high"]
+    low, high = base["usd_per_chip_hour"]["low"], base["usd_per_chip_hour"]["high"]
     index = frames["rental_prices"].filter((pl.col("chip") == "H100") & (pl.col("kind") == "market_index"))[
         "usd_per_chip_hour"
     ]
@@ -611,7 +613,7 @@ def test_sparsity_of_deepseek_v3_as_in_the_lecture(frames):
     r = frames["models"].filter(pl.col("model") == "DeepSeek-V3").row(0, named=True)
     assert r["params_total"] / r["params_active"] == pytest.approx(18.1, rel=0.01)
     assert r["num_routed_experts"] / r["experts_per_token"] == 32
-    assert math.isclose(r["kv_bytes_per_token"], 70_272)
+    assert math.isclose(61 * (r["kv_lora_rank"] + r["qk_rope_head_dim"]) * 2, 70_272)  # MLA latent + rope at bf16
 
 
 # ---------------------------------------------------------------------------- documentation

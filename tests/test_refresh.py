@@ -15,8 +15,8 @@ import pytest
 
 from econ import refresh as refresh_module
 from econ.cli import main
-from econ.diff import default_dates
 from econ.errors import DataError, EconError
+from econ.fits.price_changes import default_dates
 from econ.load.importers.common import read_json
 from econ.refresh import detect_source, fetch, refresh
 from tests.conftest import EXTERNAL, FIXTURE_DATA
@@ -241,7 +241,7 @@ def test_cli_diff_on_a_database_from_an_older_econ(refreshed, tmp_path, capsys, 
     older = tmp_path / "old.duckdb"
     with duckdb.connect(str(older)) as con:
         con.execute("create table prices as select 1 as x")  # no build_info at all
-    monkeypatch.setattr("econ.analyses.runner.code_fingerprint", lambda: "other code")  # built before a code change
+    monkeypatch.setattr("econ.db.code_fingerprint", lambda: "other code")  # built before a code change
     for db in (older, kw["db"]):
         assert main(["diff", "--db", str(db)]) == 1
         assert capsys.readouterr().err == (

@@ -1,10 +1,67 @@
-"""Analyses: one module per report page; each reads tables/views and writes result tables.
+"""Analyses: each module writes the result tables its name says (its ``TABLES`` declarations).
 
-``ANALYSES`` is the build order (an analysis may read the result tables of earlier ones).
+``ANALYSES`` is the build order: an analysis may read the result tables of earlier ones (its ``INPUTS``
+say which). Helper modules (``scenario``, ``inputs``, ``pricing_inputs``, ``fleet_inputs``, ``traffic``,
+``*_columns``, ``*_tables``, ``fleet_command``, ``runner``) write no table.
 """
 
 from __future__ import annotations
 
-from econ.analyses import changes, fleet, pricing, serving, training
+from econ.analyses import (
+    attention_crossover,
+    compute_optimal,
+    fast_mode_identity,
+    fit_cache_tiers,
+    fit_context_tiers,
+    fit_fast_mode,
+    fit_io_market,
+    fit_io_prices,
+    fleet_pareto,
+    fleet_plan,
+    hardware_derived,
+    inferred_changes,
+    memory_tier_costs,
+    model_derived,
+    network_ratios,
+    overtraining,
+    price_changes,
+    price_history,
+    price_ratios,
+    sardana_optimum,
+    scaling_law_fits,
+    serving,
+    token_balance,
+    training_fleet,
+)
 
-ANALYSES: list = [serving, pricing, training, fleet, changes]
+ANALYSES: list = [
+    model_derived,
+    hardware_derived,
+    price_ratios,
+    price_history,
+    serving,
+    network_ratios,
+    attention_crossover,
+    memory_tier_costs,
+    fast_mode_identity,
+    fit_context_tiers,
+    fit_io_prices,
+    fit_io_market,
+    fit_cache_tiers,
+    fit_fast_mode,
+    scaling_law_fits,
+    compute_optimal,
+    token_balance,
+    sardana_optimum,
+    overtraining,
+    fleet_plan,
+    training_fleet,
+    fleet_pareto,
+    price_changes,
+    inferred_changes,
+]
+
+
+def declared_tables():
+    """(analysis name, declaration) of every result table, in build order."""
+    return [(module.NAME, table) for module in ANALYSES for table in module.TABLES]

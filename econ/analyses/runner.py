@@ -3,12 +3,13 @@
 An analysis is a module with
 
 - ``NAME``: short name (also the cache folder),
-- ``INPUTS``: the tables and views it reads (their contents, the build's ``as_of`` date and
-  the source of the ``econ`` package key the cache),
-- ``run(ctx)``: reads with ``ctx.query`` and writes every result table with ``ctx.write``.
+- ``INPUTS``: the tables and views it reads (their contents, the build's ``as_of`` date and the
+  source of the ``econ`` package key the cache),
+- ``TABLES``: the :class:`econ.results.ResultTable` declarations of everything it writes,
+- ``run(ctx)``: reads with ``ctx.query`` and writes every declared table with ``ctx.write``.
 
-When the key is unchanged the stored result tables are loaded from ``build/cache/`` and
-``run`` is skipped (so a rebuild with no new input does not refit, re-bootstrap or re-sweep).
+When the key is unchanged the stored result tables are loaded from ``build/cache/`` and ``run``
+is skipped (so a rebuild with no new input does not refit, re-bootstrap or re-sweep).
 """
 
 from __future__ import annotations
@@ -25,43 +26,71 @@ from types import ModuleType
 import duckdb
 import polars as pl
 
+from econ.analyses.scenario import Scenario, load_scenarios
 from econ.db import comment, quote_ident, quote_literal, write_table
+from econ.errors import EconError
+from econ.fingerprint import code_fingerprint
+from econ.results import ResultTable
 
-PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+class _Scenarios:
+    """The scenarios table, read and typed once per build, on first use."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        self.con, self.value = con, None
+
+    def get(self) -> dict[str, Scenario]:
+        if self.value is None:
+            self.value = load_scenarios(self.con)
+        return self.value
 
 
 @dataclass
 class BuildContext:
-    """What an analysis sees: a connection to the database being built and the build settings."""
+    """What an analysis sees: the database being built, the build date and the scenarios (read once per build)."""
 
     con: duckdb.DuckDBPyConnection
     as_of: date
-    written: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
+    _scenarios: _Scenarios
+    written: dict[str, ResultTable] = field(default_factory=dict)
+
+    @property
+    def scenarios(self) -> dict[str, Scenario]:
+        return self._scenarios.get()
 
     def query(self, sql: str, params: list | None = None) -> pl.DataFrame:
         """Run SQL against the database being built; returns a polars frame."""
         return self.con.sql(sql, params=params or None).pl()
 
-    def write(
-        self,
-        name: str,
-        frames: pl.DataFrame | Iterable[pl.DataFrame],
-        description: str,
-        columns: dict[str, str] | None = None,
-    ) -> int:
-        """Write a result table (one frame or a stream of chunks) with its comments."""
-        rows = write_table(self.con, name, frames, description=description, column_comments=columns or {})
-        self.written[name] = (description, columns or {})
+    def scenario(self, name: str = "base") -> Scenario:
+        try:
+            return self.scenarios[name]
+        except KeyError:
+            raise EconError(f"no scenario {name!r}", f"known scenarios: {', '.join(sorted(self.scenarios))}") from None
+
+    def write(self, table: ResultTable, frames: pl.DataFrame | Iterable[pl.DataFrame]) -> int:
+        """Write a declared result table (one frame or a stream of chunks), conformed to its declaration."""
+        chunks = [frames] if isinstance(frames, pl.DataFrame) else frames
+        conformed = (table.conform(chunk) for chunk in chunks)
+        rows = write_table(
+            self.con,
+            table.name,
+            _or_empty(conformed, table),
+            description=table.table_comment,
+            column_comments=table.column_comments,
+        )
+        self.written[table.name] = table
         return rows
 
 
-def code_fingerprint() -> str:
-    """Hash of every source file of the package: a code change invalidates every cache."""
-    h = hashlib.sha256()
-    for path in sorted(PACKAGE_DIR.rglob("*.py")):
-        h.update(path.relative_to(PACKAGE_DIR).as_posix().encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()
+def _or_empty(chunks: Iterable[pl.DataFrame], table: ResultTable) -> Iterable[pl.DataFrame]:
+    """The chunks, or one empty frame of the declared schema when there are none (an empty table still exists)."""
+    empty = True
+    for chunk in chunks:
+        empty = False
+        yield chunk
+    if empty:
+        yield table.empty_frame()
 
 
 def input_fingerprint(con: duckdb.DuckDBPyConnection, names: Iterable[str]) -> str:
@@ -91,6 +120,7 @@ def run_analyses(
 ) -> dict[str, str]:
     """Run (or restore from cache) each analysis in order; returns {analysis: 'ran' | 'cached'}."""
     code_hash = code_hash or code_fingerprint()
+    scenarios = _Scenarios(con)
     status = {}
     for module in modules:
         key = hashlib.sha256(
@@ -98,32 +128,34 @@ def run_analyses(
         ).hexdigest()[:24]
         folder = Path(cache_dir) / module.NAME / key if cache_dir else None
         if folder is not None and (folder / "tables.json").exists():
-            _restore(con, folder)
+            _restore(con, folder, module.TABLES)
             status[module.NAME] = "cached"
             continue
-        ctx = BuildContext(con=con, as_of=as_of)
+        ctx = BuildContext(con=con, as_of=as_of, _scenarios=scenarios)
         module.run(ctx)
+        declared = {t.name for t in module.TABLES}
+        if set(ctx.written) != declared:
+            raise RuntimeError(f"analysis {module.NAME} wrote {sorted(ctx.written)}, declared {sorted(declared)}")
         if folder is not None:
-            _store(con, folder, ctx.written)
+            _store(con, folder, module.TABLES)
         status[module.NAME] = "ran"
     return status
 
 
-def _store(con: duckdb.DuckDBPyConnection, folder: Path, written: dict[str, tuple[str, dict[str, str]]]) -> None:
-    """Keep the analysis's result tables as Parquet plus their comments; older keys are dropped."""
+def _store(con: duckdb.DuckDBPyConnection, folder: Path, tables: tuple[ResultTable, ...]) -> None:
+    """Keep the analysis's result tables as Parquet; older keys are dropped."""
     if folder.parent.exists():
         shutil.rmtree(folder.parent)
     tmp = folder.with_name(folder.name + ".tmp")
     tmp.mkdir(parents=True)
-    for name in written:
-        con.execute(f"copy {quote_ident(name)} to {quote_literal(str(tmp / (name + '.parquet')))} (format parquet)")
-    (tmp / "tables.json").write_text(json.dumps({n: [d, c] for n, (d, c) in written.items()}, sort_keys=True))
+    for t in tables:
+        con.execute(f"copy {quote_ident(t.name)} to {quote_literal(str(tmp / (t.name + '.parquet')))} (format parquet)")
+    (tmp / "tables.json").write_text(json.dumps(sorted(t.name for t in tables)))
     tmp.rename(folder)
 
 
-def _restore(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
-    tables = json.loads((folder / "tables.json").read_text())
-    for name, (description, columns) in tables.items():
-        path = quote_literal(str(folder / (name + ".parquet")))
-        con.execute(f"create or replace table {quote_ident(name)} as select * from read_parquet({path})")
-        comment(con, name, description, columns)
+def _restore(con: duckdb.DuckDBPyConnection, folder: Path, tables: tuple[ResultTable, ...]) -> None:
+    for t in tables:
+        path = quote_literal(str(folder / (t.name + ".parquet")))
+        con.execute(f"create or replace table {quote_ident(t.name)} as select * from read_parquet({path})")
+        comment(con, t.name, t.table_comment, t.column_comments)

@@ -11,8 +11,8 @@ carries their central values (scenario ``base``) and their ranges:
   are drawn uniformly from the scenario's alternatives (chip × format combinations without
   a published peak are left out).
 
-An assumption missing from the scenario gets the documented default below and is listed
-in ``defaulted`` so the result tables can say so.
+An assumption missing from the scenario takes the scenario's documented default
+(:mod:`econ.analyses.scenario`) and is listed in ``defaulted`` so the result tables can say so.
 """
 
 from __future__ import annotations
@@ -26,20 +26,18 @@ import polars as pl
 
 from econ.errors import EconError
 from econ.fits.propagate import Propagated, propagate
-from econ.physics import roofline
-from econ.physics.hardware import BYTES_PER_VALUE, PEAK_COLUMN, bytes_per_value
+from econ.formats import BYTES_PER_VALUE, FORMATS, kv_scale
 
-NUMERIC_DEFAULTS = {
-    "gross_margin_frac": 0.0,  # price = cost
-    "decode_mbu": 1.0,  # the pure roofline, as in econ.analyses.serving
-    "prefill_mfu": 1.0,
-    "context_tokens": 32_000.0,  # this project's base scenario value
-    "frontier_active_params": 1e11,  # lecture e.4: "could be in the range of a hundred billion"
-    "batch_multiple_over_balance": 2.0,  # lecture b.2: "double or triple it"
-}
-"""Central values used when the scenario lacks an assumption (range = the value itself)."""
-
-TEXT_DEFAULTS = {"weight_format": "bf16", "kv_cache_format": "bf16"}
+NUMERIC = (
+    "usd_per_chip_hour",
+    "gross_margin_frac",
+    "decode_mbu_frac",
+    "prefill_mfu_frac",
+    "context_tokens",
+    "frontier_active_params",
+    "batch_multiple_over_balance_ratio",
+)
+"""The scenario fields a price inference reads (their defaults are the scenario's, econ.analyses.scenario)."""
 
 N_DRAWS = 1000
 """Monte Carlo draws per propagated quantity (the 5–95 % quantiles move by ~1 % between seeds at 1,000)."""
@@ -72,7 +70,7 @@ class Assumptions:
                 "critical_batch_ratio",
             )
         }
-        arrays["kv_scale"] = np.array([bytes_per_value(f) / bytes_per_value("bf16") for f in self.kv_formats])
+        arrays["kv_scale"] = np.array([kv_scale(f) for f in self.kv_formats])
         self._hw.update(arrays)
 
     @property
@@ -92,8 +90,8 @@ class Assumptions:
 
     @property
     def kv_scale(self) -> float:
-        """KV bytes at the scenario's cache format over KV bytes at BF16 (``models.kv_bytes_per_token``)."""
-        return bytes_per_value(self.kv_cache_format) / bytes_per_value("bf16")
+        """KV bytes at the scenario's cache format over KV bytes at BF16 (``model_derived.kv_bytes_per_token``)."""
+        return kv_scale(self.kv_cache_format)
 
     def _central_u(self, index: int, count: int) -> float:
         return (index + 0.5) / count
@@ -180,95 +178,63 @@ class Assumptions:
         )
 
 
-def hardware_alternatives(hardware: pl.DataFrame, chips: tuple[str, ...], formats: tuple[str, ...]) -> pl.DataFrame:
-    """Chip × format rows with a published dense peak: F, W, C, b_w and R = (F/2)·b_w/W (lecture b.1)."""
-    rows = []
+HARDWARE_COLUMNS = (
+    "weight_bytes_per_param",
+    "peak_flop_per_s",
+    "hbm_bandwidth_bytes_per_s",
+    "hbm_capacity_bytes",
+    "critical_batch_ratio",
+)
+
+
+def hardware_alternatives(
+    hardware_derived: pl.DataFrame, chips: tuple[str, ...], formats: tuple[str, ...]
+) -> pl.DataFrame:
+    """The chip × format rows of ``hardware_derived`` (F, W, C, b_w, R per format) among the scenario's alternatives.
+
+    A chip not in the table is an error; chip × format pairs without a published peak are absent from the table.
+    """
+    known = set(hardware_derived["chip"].to_list())
     for chip in chips:
-        match = hardware.filter(pl.col("chip") == chip)
-        if match.height == 0:
+        if chip not in known:
             raise EconError(
                 f"scenario chip {chip!r} (serving_chip or its alternatives) is not in the hardware table",
                 "add it to data/hardware.csv or fix the name in data/scenarios.csv",
             )
-        row = match.row(0, named=True)
-        for fmt in formats:
-            peak = row.get(PEAK_COLUMN.get(fmt, ""), None)
-            if peak is None or (isinstance(peak, float) and np.isnan(peak)):
-                continue
-            b_w = bytes_per_value(fmt)
-            rows.append(
-                {
-                    "chip": chip,
-                    "number_format": fmt,
-                    "weight_bytes_per_param": b_w,
-                    "peak_flop_per_s": float(peak),
-                    "hbm_bandwidth_bytes_per_s": float(row["hbm_bandwidth_bytes_per_s"]),
-                    "hbm_capacity_bytes": float(row["hbm_capacity_bytes"]),
-                    "critical_batch_ratio": float(
-                        roofline.critical_batch_ratio(peak, row["hbm_bandwidth_bytes_per_s"], b_w)
-                    ),
-                }
-            )
-    schema = {
-        "chip": pl.String,
-        "number_format": pl.String,
-        **{
-            c: pl.Float64
-            for c in (
-                "weight_bytes_per_param",
-                "peak_flop_per_s",
-                "hbm_bandwidth_bytes_per_s",
-                "hbm_capacity_bytes",
-                "critical_batch_ratio",
-            )
-        },
-    }
-    return pl.DataFrame(rows, schema=schema)  # no row: the caller says which chip lacks which peak
+    wanted = pl.DataFrame(
+        [(c, f, i) for i, (c, f) in enumerate((c, f) for c in chips for f in formats)],
+        schema=["chip", "number_format", "_order"],
+        orient="row",
+    )
+    rows = hardware_derived.join(wanted, on=["chip", "number_format"], how="inner")
+    return rows.sort("_order").select("chip", "number_format", *(pl.col(c).cast(pl.Float64) for c in HARDWARE_COLUMNS))
 
 
-def from_scenario(scenario, hardware: pl.DataFrame, *, level: float = 0.9, n_draws: int = N_DRAWS) -> Assumptions:
-    """The assumptions of a :class:`econ.analyses.scenario.Scenario` (pure: reads its attributes only)."""
-    defaulted = []
-    central, ranges = {}, {}
-    if scenario.get("gpu_usd_per_hour") is None:
-        raise EconError(
-            f"scenario {scenario.name!r} has no gpu_usd_per_hour",
-            "add a row 'base,gpu_usd_per_hour,…' to data/scenarios.csv",
-        )
-    for name in ("gpu_usd_per_hour", *NUMERIC_DEFAULTS):
-        a = scenario.assumptions.get(name)
-        if a is None or a.value is None:
-            central[name] = NUMERIC_DEFAULTS[name]
-            ranges[name] = (central[name], central[name])
-            defaulted.append(name)
-        else:
-            central[name] = float(a.value)
-            ranges[name] = tuple(float(v) for v in a.range)
-    central["usd_per_chip_hour"] = central.pop("gpu_usd_per_hour")
-    ranges["usd_per_chip_hour"] = ranges.pop("gpu_usd_per_hour")
+def from_scenario(
+    scenario, hardware_derived: pl.DataFrame, *, level: float = 0.9, n_draws: int = N_DRAWS
+) -> Assumptions:
+    """The assumptions of a :class:`econ.analyses.scenario.Scenario` (pure: reads its fields only)."""
+    central = {name: float(getattr(scenario, name)) for name in NUMERIC}
+    ranges = {name: tuple(float(v) for v in scenario.range(name)) for name in NUMERIC}
+    defaulted = [n for n in (*NUMERIC, "weight_format", "kv_cache_format") if n in scenario.defaulted]
 
-    def text(name: str, default: str | None, allowed: tuple[str, ...] | None = None) -> tuple[str, tuple[str, ...]]:
-        a = scenario.assumptions.get(name)
-        if a is None or a.text is None:
-            if default is None:
-                raise EconError(
-                    f"scenario {scenario.name!r} has no {name}", f"add a row 'base,{name},…' to data/scenarios.csv"
-                )
-            defaulted.append(name)
-            return default, (default,)
-        values = tuple(dict.fromkeys((a.text, *a.alternatives)))
-        bad = [v for v in values if allowed is not None and v not in allowed]
+    def choices(name: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+        values = scenario.alternatives(name)
+        bad = [v for v in values if v not in allowed]
         if bad:  # a typo among the alternatives must not be skipped silently
             raise EconError(
                 f"scenario {scenario.name!r} lists {bad[0]!r} in {name}, not a number format econ can use here",
                 f"use one of {', '.join(allowed)} in data/scenarios.csv (value or alternatives)",
             )
-        return a.text, values
+        return values
 
-    chip, chips = text("serving_chip", None)
-    fmt, formats = text("weight_format", TEXT_DEFAULTS["weight_format"], tuple(PEAK_COLUMN))
-    kv, kv_formats = text("kv_cache_format", TEXT_DEFAULTS["kv_cache_format"], tuple(BYTES_PER_VALUE))
-    alternatives = hardware_alternatives(hardware, chips, formats)
+    chips = scenario.alternatives("serving_chip")
+    formats = choices("weight_format", FORMATS)
+    kv_formats = choices("kv_cache_format", tuple(BYTES_PER_VALUE))
+    alternatives = hardware_alternatives(hardware_derived, chips, formats)
+    chip, fmt = scenario.serving_chip, scenario.weight_format
     if alternatives.filter((pl.col("chip") == chip) & (pl.col("number_format") == fmt)).height == 0:
         raise EconError(f"the scenario chip {chip} has no {fmt} peak", "pick another weight_format or serving_chip")
-    return Assumptions(chip, fmt, kv, central, ranges, alternatives, kv_formats, tuple(defaulted), level, n_draws)
+    return Assumptions(
+        chip, fmt, scenario.kv_cache_format, central, ranges, alternatives, kv_formats, tuple(defaulted), level, n_draws
+    )

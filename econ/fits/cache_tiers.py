@@ -33,6 +33,7 @@ import numpy as np
 import polars as pl
 
 from econ.fits.context_tiers import kv_bytes_at_crossover, kv_bytes_from_slope
+from econ.formula import formula
 from econ.physics import memory_tiers
 from econ.physics.hardware import drain_time_s
 from econ.units import MEGA, SECONDS_PER_HOUR
@@ -52,6 +53,7 @@ TIER_SPEED_ORDER = ("hbm", "ddr", "flash", "disk")
 KV_METHODS = ("architecture", "crossover", "slope")
 
 
+@formula("hold price = (write − input)/T, or the storage price per token-hour", "lecture g.3")
 def cache_items(rows: pl.DataFrame) -> pl.DataFrame:
     """One row per price row × priced cache duration: premium per token held for T and the hold price per hour.
 
@@ -117,18 +119,19 @@ def with_kv_methods(items: pl.DataFrame, slope: pl.DataFrame | None) -> pl.DataF
     return pl.concat(frames, how="diagonal_relaxed")
 
 
-def _kv(cols, hw, usd_per_chip_hour, gross_margin_frac, decode_mbu, frontier_active_params):
+def _kv(cols, hw, usd_per_chip_hour, gross_margin_frac, decode_mbu_frac, frontier_active_params):
     """b_kv [bytes/token] per row by its method code (0 architecture, 1 crossover, 2 slope)."""
     arch = cols["kv"] * hw["kv_scale"]
     cross = kv_bytes_at_crossover(
         hw["critical_batch_ratio"], hw["weight_bytes_per_param"], frontier_active_params, cols["crossover"]
     )
     slope = kv_bytes_from_slope(
-        cols["slope"], gross_margin_frac, usd_per_chip_hour, hw["hbm_bandwidth_bytes_per_s"], decode_mbu
+        cols["slope"], gross_margin_frac, usd_per_chip_hour, hw["hbm_bandwidth_bytes_per_s"], decode_mbu_frac
     )
     return np.where(cols["method"] == 0, arch, np.where(cols["method"] == 1, cross, slope))
 
 
+@formula("hold cost = hold price·(1 − margin), per GB-hour = cost / (b_kv·T)", "lecture g.2–g.3")
 def implied_hold_costs(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
     """Add b_kv, hold cost per token-hour and per GB-hour with fit (slope reading) and scenario intervals."""
     if frame.height == 0:
@@ -152,13 +155,13 @@ def implied_hold_costs(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
         "slope": arr("slope_usd_per_mtok_per_mtok_context"),
         "hold": arr("hold_price_usd_per_mtok_hour"),
     }
-    names = ("usd_per_chip_hour", "gross_margin_frac", "decode_mbu", "frontier_active_params")
+    names = ("usd_per_chip_hour", "gross_margin_frac", "decode_mbu_frac", "frontier_active_params")
 
-    def kv(hw, cols, usd_per_chip_hour, gross_margin_frac, decode_mbu, frontier_active_params):
-        return _kv(cols, hw, usd_per_chip_hour, gross_margin_frac, decode_mbu, frontier_active_params)
+    def kv(hw, cols, usd_per_chip_hour, gross_margin_frac, decode_mbu_frac, frontier_active_params):
+        return _kv(cols, hw, usd_per_chip_hour, gross_margin_frac, decode_mbu_frac, frontier_active_params)
 
-    def per_gb(hw, cols, usd_per_chip_hour, gross_margin_frac, decode_mbu, frontier_active_params):
-        b = _kv(cols, hw, usd_per_chip_hour, gross_margin_frac, decode_mbu, frontier_active_params)
+    def per_gb(hw, cols, usd_per_chip_hour, gross_margin_frac, decode_mbu_frac, frontier_active_params):
+        b = _kv(cols, hw, usd_per_chip_hour, gross_margin_frac, decode_mbu_frac, frontier_active_params)
         return cols["hold"] * (1.0 - gross_margin_frac) / MEGA / b * 1e9
 
     kv_mc = a.propagate_rows(kv, names, cols)
@@ -179,7 +182,7 @@ def implied_hold_costs(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
                 c["gross_margin_frac"],
                 c["usd_per_chip_hour"],
                 hw0["hbm_bandwidth_bytes_per_s"],
-                c["decode_mbu"],
+                c["decode_mbu_frac"],
             )
             for n in ("slope_fit_low_usd_per_mtok_per_mtok_context", "slope_fit_high_usd_per_mtok_per_mtok_context")
         )
@@ -211,6 +214,7 @@ def implied_hold_costs(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
     ).with_columns(pl.col(pl.Float64).fill_nan(None))
 
 
+@formula("cheapest tier = argmin over tiers of retrieve + hold·T, against the price", "lecture g.2, g.4")
 def compare_tiers(frame: pl.DataFrame, tiers: pl.DataFrame, assumptions) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Compare every priced duration with every memory tier and recompute (module docstring).
 
@@ -232,7 +236,7 @@ def compare_tiers(frame: pl.DataFrame, tiers: pl.DataFrame, assumptions) -> tupl
     usd = np.r_[np.nan, tiers["usd_per_hour"].to_numpy()][None, :]
     hold = np.where(np.arange(len(names)) == 0, 0.0, memory_tiers.hold_usd_per_token_s(kv, cap, usd))
     recompute = memory_tiers.recompute_usd_per_token(
-        n_act, hw["peak_flop_per_s"], c["usd_per_chip_hour"], mfu=c["prefill_mfu"]
+        n_act, hw["peak_flop_per_s"], c["usd_per_chip_hour"], mfu=c["prefill_mfu_frac"]
     )
     retrieve = np.where(
         np.arange(len(names)) == 0,

@@ -31,6 +31,8 @@ import numpy as np
 from scipy.optimize import minimize
 
 from econ.errors import FitError
+from econ.formula import formula
+from econ.physics import scaling_laws as sl
 from econ.physics.scaling_laws import ScalingLaw
 
 PARAMETERS = ("E", "A", "B", "alpha", "beta")
@@ -275,6 +277,9 @@ def _empty(value: float) -> dict[str, float]:
     return {p: value for p in PARAMETERS}
 
 
+@formula(
+    "min Σ Huber_δ(LSE(a − α·ln N, b − β·ln D, e) − ln L), δ = 1e-3", "Besiroglu et al. 2024 (Epoch's Chinchilla refit)"
+)
 def fit_chinchilla(
     params,
     tokens,
@@ -386,3 +391,21 @@ def fit_chinchilla(
         bootstrap=good,
         **common,
     )
+
+
+@formula("2.5 / 97.5 percentiles over bootstrap draws of N_opt and D_opt/N_opt", "bootstrap (Efron 1979)")
+def compute_optimal_band(draws: np.ndarray, compute_flop: np.ndarray) -> dict[str, np.ndarray]:
+    """The compute-optimal N and D/N at each budget under each bootstrap draw's law, as 2.5/97.5 percentiles.
+
+    ``draws``: (n_draws, 5) in :data:`PARAMETERS` order; NaN bands with fewer than two draws.
+    """
+    nan = np.full(np.shape(compute_flop), np.nan)
+    if draws is None or draws.shape[0] < 2:
+        return {"params_low": nan, "params_high": nan, "tokens_per_param_low": nan, "tokens_per_param_high": nan}
+    e, a, b, al, be = (draws[:, i : i + 1] for i in range(5))  # one law per draw, broadcast against the budgets
+    n_draw, d_draw = sl.compute_optimal(
+        sl.ScalingLaw("draws", E=e, A=a, B=b, alpha=al, beta=be), np.asarray(compute_flop)[None, :]
+    )
+    low, high = np.percentile(n_draw, [2.5, 97.5], axis=0)
+    tpp_low, tpp_high = np.percentile(d_draw / n_draw, [2.5, 97.5], axis=0)
+    return {"params_low": low, "params_high": high, "tokens_per_param_low": tpp_low, "tokens_per_param_high": tpp_high}

@@ -44,6 +44,7 @@ import numpy as np
 import polars as pl
 
 from econ.fits.wrapper import FitResult, fit
+from econ.formula import formula
 from econ.physics import roofline
 from econ.units import MEGA
 
@@ -62,6 +63,7 @@ POOL_PLAUSIBLE_SPREAD_RATIO = 1.25
 SCHEDULE_KEY = ("price_source", "price_provider", "price_model", "variant")
 
 
+@formula("tier context = (lo + hi)/2 (midpoint; also lo, hi, √(max(lo, 1,000)·hi))", "econ rule")
 def representative_contexts(tiers: pl.DataFrame) -> pl.DataFrame:
     """Add ``tier_lower_tokens``, ``tier_upper_tokens`` and one ``context_<rule>_tokens`` column per rule.
 
@@ -133,6 +135,7 @@ def _fit_schedule(memo: _Memo, contexts_tokens: np.ndarray, prices: np.ndarray) 
     }
 
 
+@formula("c(L) = a + k·L fitted to the tier prices at their representative contexts", "lecture f.1")
 def fit_schedules(tiers: pl.DataFrame, *, rules: tuple[str, ...] = RULES) -> pl.DataFrame:
     """The per-schedule fits: one row per schedule × component × rule (schedules with more than one tier).
 
@@ -181,6 +184,7 @@ def fit_schedules(tiers: pl.DataFrame, *, rules: tuple[str, ...] = RULES) -> pl.
     return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
 
 
+@formula("y − 1 = κ·(L − y·L₀), one κ per provider", "econ pooled reading of lecture f.1")
 def fit_pools(
     tiers: pl.DataFrame, per_schedule: pl.DataFrame, *, rules: tuple[str, ...] = RULES, min_models: int = 2
 ) -> pl.DataFrame:
@@ -258,6 +262,7 @@ def fit_pools(
 # ---------------------------------------------------------------------------- from slope to bytes
 
 
+@formula("∂cost/∂b_kv = p / (W·mbu)", "lecture a.4")
 def usd_per_token_per_kv_byte(usd_per_chip_hour, hbm_bandwidth_bytes_per_s, mbu):
     """What one byte of KV read per generated token costs [$/token per byte] = p / (W·mbu) (lecture a.4, G cancels).
 
@@ -268,6 +273,7 @@ def usd_per_token_per_kv_byte(usd_per_chip_hour, hbm_bandwidth_bytes_per_s, mbu)
     return roofline.usd_per_token(t, 1.0, 1.0, usd_per_chip_hour)
 
 
+@formula("b_kv = k·(1 − margin)·W·mbu / p", "lecture a.4, f.1")
 def kv_bytes_from_slope(
     slope_usd_per_mtok_per_mtok_context, gross_margin_frac, usd_per_chip_hour, hbm_bandwidth_bytes_per_s, mbu
 ):
@@ -277,6 +283,7 @@ def kv_bytes_from_slope(
     return cost / usd_per_token_per_kv_byte(usd_per_chip_hour, hbm_bandwidth_bytes_per_s, mbu)
 
 
+@formula("b_kv = b_w·N_act / (R·L*)", "lecture f.1")
 def kv_bytes_at_crossover(critical_ratio, weight_bytes_per_param, params_active, crossover_tokens):
     """Method (b): b_kv = b_w · N_act / (R · L*)  [bytes/token] (lecture f.1).
 
@@ -286,6 +293,7 @@ def kv_bytes_at_crossover(critical_ratio, weight_bytes_per_param, params_active,
     return roofline.critical_context_tokens(critical_ratio, weight_bytes_per_param, params_active, crossover_tokens)
 
 
+@formula("implied / true b_kv, with fit and scenario intervals", "econ validation against open models")
 def implied_kv(fits: pl.DataFrame, assumptions) -> pl.DataFrame:
     """Add both readings' KV bytes per token, their fit and scenario intervals, and implied/true for open models.
 
@@ -316,29 +324,29 @@ def implied_kv(fits: pl.DataFrame, assumptions) -> pl.DataFrame:
     arch_n_act, arch_kv, threshold = col("params_active"), col("kv_bytes_per_token"), col("crossover_threshold_tokens")
     has_arch = np.isfinite(arch_n_act)
 
-    def slope_kv(s, usd_per_chip_hour, gross_margin_frac, decode_mbu, bandwidth):
-        return kv_bytes_from_slope(s, gross_margin_frac, usd_per_chip_hour, bandwidth, decode_mbu)
+    def slope_kv(s, usd_per_chip_hour, gross_margin_frac, decode_mbu_frac, bandwidth):
+        return kv_bytes_from_slope(s, gross_margin_frac, usd_per_chip_hour, bandwidth, decode_mbu_frac)
 
     central_slope = slope_kv(
-        slope, c["usd_per_chip_hour"], c["gross_margin_frac"], c["decode_mbu"], hw["hbm_bandwidth_bytes_per_s"]
+        slope, c["usd_per_chip_hour"], c["gross_margin_frac"], c["decode_mbu_frac"], hw["hbm_bandwidth_bytes_per_s"]
     )
     with np.errstate(invalid="ignore"):
         fit_lo = slope_kv(
-            s_lo, c["usd_per_chip_hour"], c["gross_margin_frac"], c["decode_mbu"], hw["hbm_bandwidth_bytes_per_s"]
+            s_lo, c["usd_per_chip_hour"], c["gross_margin_frac"], c["decode_mbu_frac"], hw["hbm_bandwidth_bytes_per_s"]
         )
         fit_hi = slope_kv(
-            s_hi, c["usd_per_chip_hour"], c["gross_margin_frac"], c["decode_mbu"], hw["hbm_bandwidth_bytes_per_s"]
+            s_hi, c["usd_per_chip_hour"], c["gross_margin_frac"], c["decode_mbu_frac"], hw["hbm_bandwidth_bytes_per_s"]
         )
-    slope_names = ("usd_per_chip_hour", "gross_margin_frac", "decode_mbu")
+    slope_names = ("usd_per_chip_hour", "gross_margin_frac", "decode_mbu_frac")
     cols = {"slope": slope, "n_act": arch_n_act, "kv": arch_kv, "threshold": threshold}
 
     def cross_kv(hw, cols, frontier_active_params):
         n_act = np.where(np.isfinite(cols["n_act"]), cols["n_act"], frontier_active_params)
         return kv_bytes_at_crossover(hw["critical_batch_ratio"], hw["weight_bytes_per_param"], n_act, cols["threshold"])
 
-    def slope_mc(hw, cols, usd_per_chip_hour, gross_margin_frac, decode_mbu):
+    def slope_mc(hw, cols, usd_per_chip_hour, gross_margin_frac, decode_mbu_frac):
         return slope_kv(
-            cols["slope"], usd_per_chip_hour, gross_margin_frac, decode_mbu, hw["hbm_bandwidth_bytes_per_s"]
+            cols["slope"], usd_per_chip_hour, gross_margin_frac, decode_mbu_frac, hw["hbm_bandwidth_bytes_per_s"]
         )
 
     mc_slope = a.propagate_rows(slope_mc, slope_names, cols)
@@ -376,3 +384,59 @@ def implied_kv(fits: pl.DataFrame, assumptions) -> pl.DataFrame:
         f("kv_crossover_over_true_scenario_low_ratio", mc_cross_ratio.low),
         f("kv_crossover_over_true_scenario_high_ratio", mc_cross_ratio.high),
     ).with_columns(pl.col(pl.Float64).fill_nan(None))
+
+
+@formula("c(L) = a + k·L at L = 0 and at the schedule's end; the tier prices as steps", "lecture f.1")
+def tier_steps(tiers: pl.DataFrame, fits: pl.DataFrame) -> pl.DataFrame:
+    """Each schedule's tier prices as steps and its fitted line, from context 0 to the schedule's end.
+
+    ``tiers``: provider, model, tier_min_prompt_tokens, input_usd_per_mtok, max_input_tokens; ``fits``: provider,
+    model, status, intercept_usd_per_mtok (a), slope_usd_per_mtok_per_mtok_context (k). The end is the largest
+    accepted prompt, or 1.25 x the highest threshold where that is not known.
+    """
+    key = ["provider", "model"]
+    ends = tiers.group_by(key).agg(
+        pl.max_horizontal(pl.col("max_input_tokens").max().fill_null(0), 1.25 * pl.col("tier_min_prompt_tokens").max())
+        .cast(pl.Float64)
+        .alias("end_tokens"),
+        pl.col("input_usd_per_mtok").sort_by("tier_min_prompt_tokens").last().alias("last_usd_per_mtok"),
+    )
+    steps = tiers.select(
+        *key,
+        pl.lit("tier").alias("kind"),
+        pl.col("tier_min_prompt_tokens").cast(pl.Float64).alias("context_tokens"),
+        pl.col("input_usd_per_mtok").alias("usd_per_mtok"),
+        "tier_min_prompt_tokens",
+        pl.lit(None, pl.String).alias("status"),
+        pl.lit(None, pl.Float64).alias("slope_usd_per_mtok_per_mtok_context"),
+    )
+    last = ends.select(
+        *key,
+        pl.lit("tier").alias("kind"),
+        pl.col("end_tokens").alias("context_tokens"),
+        pl.col("last_usd_per_mtok").alias("usd_per_mtok"),
+        pl.lit(None, pl.Int64).alias("tier_min_prompt_tokens"),
+        pl.lit(None, pl.String).alias("status"),
+        pl.lit(None, pl.Float64).alias("slope_usd_per_mtok_per_mtok_context"),
+    )
+    line = fits.filter(pl.col("slope_usd_per_mtok_per_mtok_context").is_not_null()).join(ends, on=key)
+    a, k = pl.col("intercept_usd_per_mtok"), pl.col("slope_usd_per_mtok_per_mtok_context")
+    start = line.select(
+        *key,
+        pl.lit("fit").alias("kind"),
+        pl.lit(0.0).alias("context_tokens"),
+        a.alias("usd_per_mtok"),
+        pl.lit(None, pl.Int64).alias("tier_min_prompt_tokens"),
+        "status",
+        k,
+    )
+    end = line.select(
+        *key,
+        pl.lit("fit").alias("kind"),
+        pl.col("end_tokens").alias("context_tokens"),
+        (a + k * pl.col("end_tokens") / MEGA).alias("usd_per_mtok"),
+        pl.lit(None, pl.Int64).alias("tier_min_prompt_tokens"),
+        "status",
+        k,
+    )
+    return pl.concat([steps, last, start, end], how="vertical_relaxed").sort(*key, "kind", "context_tokens")

@@ -10,8 +10,8 @@ and the batch in units of B̃ = c/a = B*₀·mfu/mbu (a = 2·N_act/(G·F·mfu)),
     t(B) = max(B/B̃, 1 + (L/L*)·(mfu/mbu)·B/B̃)          (lecture a.2)
 
 so B0/B*₀ and B1/B*₀ depend only on m, s, L/L* and mfu/mbu — no parameter count is needed
-for a closed model (decode's compute runs at the scenario's ``prefill_mfu``, its memory
-traffic at ``decode_mbu``). L* is the architecture's for an open-weight model, else the model's first
+for a closed model (decode's compute runs at the scenario's ``prefill_mfu_frac``, its memory
+traffic at ``decode_mbu_frac``). L* is the architecture's for an open-weight model, else the model's first
 long-context threshold (lecture f.1's reading), else the KV term is dropped (the lecture's
 a.5 worked example). For open-weight models the batches are also given in sequences
 (× B*₀ = R·N_tot/N_act). Assumptions: same replica for both modes (no speculative decoding,
@@ -24,6 +24,7 @@ import numpy as np
 import polars as pl
 
 from econ.fits.io_prices import critical_context, critical_context_source
+from econ.formula import formula
 from econ.physics import fast_mode, roofline
 
 VARIANTS = ("fast", "priority")
@@ -52,6 +53,7 @@ def with_standard_prices(variants: pl.DataFrame, prices: pl.DataFrame) -> pl.Dat
     )
 
 
+@formula("B0/B1 = m·s; baseline and fast batches from t(B0)/t(B0/(m·s)) = s", "lecture a.5")
 def implied(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
     """Identity batch ratio and the roofline's implied baseline and fast batches, with scenario intervals.
 
@@ -97,24 +99,24 @@ def implied(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
         context = np.maximum(context_tokens, cols["tier_min"])
         return np.where(np.isfinite(l_star), np.divide(context, l_star), 0.0)
 
-    def solve(m, s_, x, prefill_mfu, decode_mbu):
+    def solve(m, s_, x, prefill_mfu_frac, decode_mbu_frac):
         """Batches over B*0 (the solver works in units of B*0 * mfu/mbu)."""
-        eff = np.divide(prefill_mfu, decode_mbu)
+        eff = np.divide(prefill_mfu_frac, decode_mbu_frac)
         m, s_, x, eff = np.broadcast_arrays(m, s_, x, eff)
         out = fast_mode.implied_batches_from_coefficients(m, s_, 1.0, 1.0, x * eff)
         return out._replace(baseline_batch=out.baseline_batch * eff, fast_batch=out.fast_batch * eff)
 
     def draw(field):
-        def fn(hw, cols, context_tokens, prefill_mfu, decode_mbu):
+        def fn(hw, cols, context_tokens, prefill_mfu_frac, decode_mbu_frac):
             x = x_of(hw, cols, context_tokens, hw["kv_scale"])
-            return getattr(solve(cols["m"], cols["s"], x, prefill_mfu, decode_mbu), field)
+            return getattr(solve(cols["m"], cols["s"], x, prefill_mfu_frac, decode_mbu_frac), field)
 
         return fn
 
     hw0 = a.central_hardware
     x0 = x_of(hw0, cols, c["context_tokens"], a.kv_scale)
-    central = solve(m_out, s, x0, c["prefill_mfu"], c["decode_mbu"])
-    names = ("context_tokens", "prefill_mfu", "decode_mbu")
+    central = solve(m_out, s, x0, c["prefill_mfu_frac"], c["decode_mbu_frac"])
+    names = ("context_tokens", "prefill_mfu_frac", "decode_mbu_frac")
     base_mc = a.propagate_rows(draw("baseline_batch"), names, cols)
     fast_mc = a.propagate_rows(draw("fast_batch"), names, cols)
     b0 = roofline.balance_batch(hw0["critical_batch_ratio"], cols["params_total"], cols["params_active"])

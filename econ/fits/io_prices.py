@@ -24,7 +24,7 @@ the factor by which the roofline over-prices decode. L* comes from the architect
 (open-weight models), else from the model's first long-context threshold (the lecture's f.1
 reading), else the KV term is dropped, which makes B/B*₀ a lower bound. The lecture's
 consistency warning (f.3: ρ = 5 with L* = 200k needs B ≈ 0.2·B*₀, not the 2–3·B*₀ of b.2)
-shows as an implied batch below the scenario's ``batch_multiple_over_balance`` range.
+shows as an implied batch below the scenario's ``batch_multiple_over_balance_ratio`` range.
 
 **Market.** Across open-weight models with known architecture and several providers, the
 stacked regression (relative errors)
@@ -46,6 +46,7 @@ import polars as pl
 from scipy.special import stdtrit
 
 from econ.fits.wrapper import fit
+from econ.formula import formula
 from econ.physics import roofline
 from econ.physics.model import kv_window_bytes
 from econ.units import MEGA, SECONDS_PER_HOUR
@@ -53,6 +54,7 @@ from econ.units import MEGA, SECONDS_PER_HOUR
 LEVEL = 0.9
 
 
+@formula("ρ = max(1, (mfu/mbu)·(B*₀/B + L/L*))", "lecture f.3")
 def price_ratio_roofline(batch_over_balance, context_over_critical, *, mfu, mbu):
     """ρ = max(1, (mfu/mbu)·(B*₀/B + L/L*)): output over input cost per token (lecture f.3, module docstring).
 
@@ -63,6 +65,7 @@ def price_ratio_roofline(batch_over_balance, context_over_critical, *, mfu, mbu)
     )
 
 
+@formula("B/B*₀ = 1 / (ρ·mbu/mfu − L/L*)", "lecture f.3")
 def implied_batch_over_balance(price_ratio, context_over_critical, *, mfu, mbu):
     """B/B*₀ = 1/(ρ·mbu/mfu − L/L*); NaN where ρ ≤ 1 or the KV term alone exceeds ρ·mbu/mfu."""
     headroom = np.multiply(price_ratio, np.divide(mbu, mfu)) - np.asarray(context_over_critical)
@@ -70,6 +73,7 @@ def implied_batch_over_balance(price_ratio, context_over_critical, *, mfu, mbu):
     return np.where(ok, 1.0 / np.where(ok, headroom, 1.0), np.nan)
 
 
+@formula("mbu = mfu·(1/m + L/L*) / ρ", "lecture f.3")
 def implied_decode_mbu(price_ratio, context_over_critical, batch_multiple, *, mfu):
     """mbu = mfu·(1/m + L/L*)/ρ: the bandwidth efficiency that makes ρ hold at B = m·B*₀; NaN where ρ ≤ 1.
 
@@ -90,12 +94,14 @@ MBU_CHECKS = (
 )
 
 
+@formula("implied mbu within (0, 1], above 1, or not identified", "physical range")
 def mbu_check(implied_mbu) -> np.ndarray:
     """Label of an implied decode mbu (:data:`MBU_CHECKS`): an efficiency above 1 cannot be achieved."""
     v = np.asarray(implied_mbu, dtype=float)
     return np.where(np.isnan(v), MBU_CHECKS[2], np.where(v > 1.0, MBU_CHECKS[1], MBU_CHECKS[0]))
 
 
+@formula("memory-bound, ρ ≤ 1, or KV alone exceeds ρ·mbu/mfu", "lecture f.3")
 def regime(price_ratio, context_over_critical, *, mfu, mbu):
     """``memory_bound`` | ``rho_at_most_1`` (decode not dearer than prefill) | ``kv_alone_exceeds_rho``."""
     headroom = np.multiply(price_ratio, np.divide(mbu, mfu)) - np.asarray(context_over_critical)
@@ -104,6 +110,7 @@ def regime(price_ratio, context_over_critical, *, mfu, mbu):
     )
 
 
+@formula("L* = b_w·N_act/(R·b_kv), else the first tier threshold", "lecture b.3, f.1")
 def critical_context(params_active, kv_bytes_per_token, tier_threshold_tokens, hw: dict, kv_scale) -> np.ndarray:
     """L* per row [tokens]: architecture (b_w·N_act/(R·b_kv)), else the tier threshold, else NaN (KV term dropped).
 
@@ -127,6 +134,7 @@ def critical_context_source(frame: pl.DataFrame) -> np.ndarray:
     )
 
 
+@formula("ρ = p_out / p_in read through the roofline", "lecture f.3")
 def model_ratios(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
     """Per price row (base tier): ρ, implied B/B*₀ and decode mbu with scenario intervals, regime and the f.3 check.
 
@@ -144,7 +152,7 @@ def model_ratios(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
             for k in ("params_active", "kv_bytes_per_token", "tier_threshold_tokens")
         },
     }
-    names = ("prefill_mfu", "decode_mbu", "context_tokens")
+    names = ("prefill_mfu_frac", "decode_mbu_frac", "context_tokens")
 
     def x_of(hw, cols, context_tokens):
         l_star = critical_context(
@@ -152,17 +160,19 @@ def model_ratios(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
         )
         return np.where(np.isfinite(l_star), np.divide(context_tokens, l_star), 0.0)
 
-    def batch(hw, cols, prefill_mfu, decode_mbu, context_tokens):
-        return implied_batch_over_balance(cols["rho"], x_of(hw, cols, context_tokens), mfu=prefill_mfu, mbu=decode_mbu)
-
-    def mbu(hw, cols, prefill_mfu, context_tokens, batch_multiple_over_balance):
-        return implied_decode_mbu(
-            cols["rho"], x_of(hw, cols, context_tokens), batch_multiple_over_balance, mfu=prefill_mfu
+    def batch(hw, cols, prefill_mfu_frac, decode_mbu_frac, context_tokens):
+        return implied_batch_over_balance(
+            cols["rho"], x_of(hw, cols, context_tokens), mfu=prefill_mfu_frac, mbu=decode_mbu_frac
         )
 
-    def predicted(hw, cols, prefill_mfu, decode_mbu, context_tokens, batch_multiple_over_balance):
+    def mbu(hw, cols, prefill_mfu_frac, context_tokens, batch_multiple_over_balance_ratio):
+        return implied_decode_mbu(
+            cols["rho"], x_of(hw, cols, context_tokens), batch_multiple_over_balance_ratio, mfu=prefill_mfu_frac
+        )
+
+    def predicted(hw, cols, prefill_mfu_frac, decode_mbu_frac, context_tokens, batch_multiple_over_balance_ratio):
         return price_ratio_roofline(
-            batch_multiple_over_balance, x_of(hw, cols, context_tokens), mfu=prefill_mfu, mbu=decode_mbu
+            batch_multiple_over_balance_ratio, x_of(hw, cols, context_tokens), mfu=prefill_mfu_frac, mbu=decode_mbu_frac
         )
 
     l_star = critical_context(
@@ -170,11 +180,11 @@ def model_ratios(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
     )
     x0 = np.where(np.isfinite(l_star), c["context_tokens"] / l_star, 0.0)
     b = a.propagate_rows(batch, names, cols)
-    m = a.propagate_rows(mbu, ("prefill_mfu", "context_tokens", "batch_multiple_over_balance"), cols)
-    pr = a.propagate_rows(predicted, (*names, "batch_multiple_over_balance"), cols)
-    m_low = a.ranges["batch_multiple_over_balance"][0]
+    m = a.propagate_rows(mbu, ("prefill_mfu_frac", "context_tokens", "batch_multiple_over_balance_ratio"), cols)
+    pr = a.propagate_rows(predicted, (*names, "batch_multiple_over_balance_ratio"), cols)
+    m_low = a.ranges["batch_multiple_over_balance_ratio"][0]
     central_b = np.asarray(b.central, dtype=float)
-    reg = regime(rho, x0, mfu=c["prefill_mfu"], mbu=c["decode_mbu"])
+    reg = regime(rho, x0, mfu=c["prefill_mfu_frac"], mbu=c["decode_mbu_frac"])
     check = np.where(
         reg == "rho_at_most_1",
         "not identified (rho <= 1)",
@@ -241,6 +251,7 @@ def _linear(x, p):
     return x @ p
 
 
+@formula("input = c_flop·2·N_act; output = c_flop·2·N_act + c_byte·(N_tot·b_w/B_eff + L·b_kv)", "lecture f.3")
 def fit_market(rows: pl.DataFrame, *, weight_bytes_per_param: float, kv_scale: float, context_tokens: float):
     """The wrapper's fit of the stacked regression (weights 1/price) and the design it used."""
     x, y = market_design(
@@ -268,6 +279,7 @@ def fit_market(rows: pl.DataFrame, *, weight_bytes_per_param: float, kv_scale: f
     return result, x, y
 
 
+@formula("B_eff = c_byte / (c_byte/B_eff), interval by Fieller's method", "Fieller 1954")
 def effective_batch_interval(result) -> tuple[float, float, float]:
     """B_eff = 1000·θ_kv/θ_weight [sequences] with its fit interval (log delta method, or bootstrap quantiles)."""
     i_w, i_kv = MARKET_PARAMETERS.index("usd_per_mtok_per_weight_tb"), MARKET_PARAMETERS.index("usd_per_mtok_per_kv_gb")
@@ -294,6 +306,7 @@ def effective_batch_interval(result) -> tuple[float, float, float]:
     return float(central), -np.inf, np.inf
 
 
+@formula("$/chip-hour = c·F·mfu (FLOP) or c·W·mbu (bytes), per (1 − margin)", "lecture a.4, f.3")
 def market_quantities(result, assumptions) -> pl.DataFrame:
     """Long table of the market's implied quantities: estimate, fit interval, scenario interval (module docstring)."""
     a, c, hw = assumptions, assumptions.central, assumptions.central_hardware
@@ -342,18 +355,27 @@ def market_quantities(result, assumptions) -> pl.DataFrame:
         (
             "implied_usd_per_chip_hour_from_flops",
             per_hour(
-                est["usd_per_mtok_per_tflop"] * to_flop, hw["peak_flop_per_s"], c["gross_margin_frac"], c["prefill_mfu"]
+                est["usd_per_mtok_per_tflop"] * to_flop,
+                hw["peak_flop_per_s"],
+                c["gross_margin_frac"],
+                c["prefill_mfu_frac"],
             ),
             per_hour(
-                lo["usd_per_mtok_per_tflop"] * to_flop, hw["peak_flop_per_s"], c["gross_margin_frac"], c["prefill_mfu"]
+                lo["usd_per_mtok_per_tflop"] * to_flop,
+                hw["peak_flop_per_s"],
+                c["gross_margin_frac"],
+                c["prefill_mfu_frac"],
             ),
             per_hour(
-                hi["usd_per_mtok_per_tflop"] * to_flop, hw["peak_flop_per_s"], c["gross_margin_frac"], c["prefill_mfu"]
+                hi["usd_per_mtok_per_tflop"] * to_flop,
+                hw["peak_flop_per_s"],
+                c["gross_margin_frac"],
+                c["prefill_mfu_frac"],
             ),
-            lambda hw, gross_margin_frac, prefill_mfu: per_hour(
-                est["usd_per_mtok_per_tflop"] * to_flop, hw["peak_flop_per_s"], gross_margin_frac, prefill_mfu
+            lambda hw, gross_margin_frac, prefill_mfu_frac: per_hour(
+                est["usd_per_mtok_per_tflop"] * to_flop, hw["peak_flop_per_s"], gross_margin_frac, prefill_mfu_frac
             ),
-            ("gross_margin_frac", "prefill_mfu"),
+            ("gross_margin_frac", "prefill_mfu_frac"),
             "c_flop x (1 - margin) x F x mfu x 3600: the chip-hour cost the FLOP price implies",
         ),
         (
@@ -362,27 +384,27 @@ def market_quantities(result, assumptions) -> pl.DataFrame:
                 est["usd_per_mtok_per_kv_gb"] * to_byte,
                 hw["hbm_bandwidth_bytes_per_s"],
                 c["gross_margin_frac"],
-                c["decode_mbu"],
+                c["decode_mbu_frac"],
             ),
             per_hour(
                 lo["usd_per_mtok_per_kv_gb"] * to_byte,
                 hw["hbm_bandwidth_bytes_per_s"],
                 c["gross_margin_frac"],
-                c["decode_mbu"],
+                c["decode_mbu_frac"],
             ),
             per_hour(
                 hi["usd_per_mtok_per_kv_gb"] * to_byte,
                 hw["hbm_bandwidth_bytes_per_s"],
                 c["gross_margin_frac"],
-                c["decode_mbu"],
+                c["decode_mbu_frac"],
             ),
-            lambda hw, gross_margin_frac, decode_mbu, context_tokens: per_hour(
+            lambda hw, gross_margin_frac, decode_mbu_frac, context_tokens: per_hour(
                 est["usd_per_mtok_per_kv_gb"] * to_byte * l0 * kv0 / (context_tokens * hw["kv_scale"]),
                 hw["hbm_bandwidth_bytes_per_s"],
                 gross_margin_frac,
-                decode_mbu,
+                decode_mbu_frac,
             ),
-            ("gross_margin_frac", "decode_mbu", "context_tokens"),
+            ("gross_margin_frac", "decode_mbu_frac", "context_tokens"),
             "c_byte x (1 - margin) x W x mbu x 3600: the chip-hour cost the byte price implies",
         ),
     ]
@@ -409,3 +431,22 @@ def market_quantities(result, assumptions) -> pl.DataFrame:
             }
         )
     return pl.DataFrame(rows)
+
+
+@formula("observed / predicted, predicted = X·ĉ", "fit_market residuals")
+def market_residuals(rows: pl.DataFrame, result, x: np.ndarray, y: np.ndarray) -> pl.DataFrame:
+    """Per price row × component (input, output): the observed price, the regression's prediction and their ratio."""
+    predicted = x @ np.nan_to_num(result.estimate)
+    n = rows.height
+    ident = rows.select("source", "provider", "model", "arch_model", "arch_match")
+    return (
+        pl.concat([ident, ident])
+        .with_columns(
+            pl.Series("component", ["input"] * n + ["output"] * n),
+            pl.Series("observed_usd_per_mtok", y),
+            pl.Series("predicted_usd_per_mtok", predicted),
+            pl.Series("observed_over_predicted_ratio", y / predicted),
+        )
+        .with_columns(pl.col(pl.Float64).fill_nan(None))
+        .sort("provider", "arch_model", "model", "component")
+    )

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from econ.formula import formula
+
 
 @dataclass(frozen=True)
 class Propagated:
@@ -39,6 +41,7 @@ def draw(ranges: Mapping[str, tuple[float, float]], n: int, *, seed: int = 0) ->
     return out
 
 
+@formula("5–95% quantiles of f over Monte Carlo draws of the scenario ranges", "econ scenario interval")
 def propagate(
     fn: Callable[..., np.ndarray],
     central: Mapping[str, float],
@@ -61,3 +64,11 @@ def propagate(
     samples = np.asarray(fn(**args), dtype=float).reshape(n, -1)
     lo, hi = np.nanquantile(samples, [(1 - level) / 2, (1 + level) / 2], axis=0)
     return Propagated(mid, lo.reshape(mid.shape), hi.reshape(mid.shape), level, n)
+
+
+@formula("|log10(value at high / value at low)|", "one-at-a-time sensitivity (tornado)")
+def swing_decades(value_at_low, value_at_high):
+    """How many decades a quantity moves as one assumption goes from its low to its high end; NaN if not positive."""
+    low, high = np.asarray(value_at_low, dtype=float), np.asarray(value_at_high, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((low > 0) & (high > 0), np.abs(np.log10(high / low)), np.nan)

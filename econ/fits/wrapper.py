@@ -34,6 +34,7 @@ from scipy import optimize
 from scipy.special import stdtrit
 
 from econ.errors import FitError
+from econ.formula import formula
 
 STATUSES = ("ok", "exact", "underdetermined", "rank_deficient", "at_bound")
 INTERVAL_KINDS = ("covariance", "bootstrap", "none")
@@ -95,6 +96,10 @@ def _rank(jac: np.ndarray, rtol: float = 1e-9) -> tuple[int, np.ndarray]:
     return rank, vt[rank:].T
 
 
+@formula(
+    "least squares with status (ok, exact, underdetermined, rank_deficient, at_bound) and a 90% interval",
+    "econ fit wrapper",
+)
 def fit(
     model: Callable[[np.ndarray, np.ndarray], np.ndarray],
     x: np.ndarray,

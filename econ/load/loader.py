@@ -1,4 +1,4 @@
-"""Load every input table from a data folder: validate, convert units, derive, union prices.
+"""Load every input table from a data folder: validate, convert units, union prices.
 
 ``load_all(data_dir)`` returns ``{table name: polars frame}`` ready for the database, or
 raises one :class:`DataError` listing every problem in every file.
@@ -15,7 +15,6 @@ import polars as pl
 from econ.errors import DataError, Problem
 from econ.load.spec import FILE, LINE, check_refs, display_path, read_table
 from econ.load.tables import INPUT_TABLES, PRICE_SNAPSHOT, PRICES, SOURCES
-from econ.physics.kv_cache import kv_bytes_per_token, kv_window_bytes_per_sequence
 
 SNAPSHOT_DIR = "snapshots"
 SNAPSHOT_NAME = re.compile(r"^(?P<source>[a-z]+)_(?P<date>\d{4}-\d{2}-\d{2})\.csv$")
@@ -67,7 +66,7 @@ def list_snapshots(data_dir: Path) -> list[tuple[str, date, Path]]:
 
 
 def load_all(data_dir: Path) -> dict[str, pl.DataFrame]:
-    """Read, check and convert every table of ``data_dir``; derive models' KV bytes; union prices."""
+    """Read, check and convert every table of ``data_dir``; union prices (what the inputs imply is the analyses')."""
     data_dir = Path(data_dir)
     frames: dict[str, pl.DataFrame] = {}
     problems: list[Problem] = []
@@ -104,7 +103,6 @@ def load_all(data_dir: Path) -> dict[str, pl.DataFrame]:
         raise DataError(problems)
     frames["prices"] = union_prices(frames["prices"], snapshots)
     frames["price_snapshots"] = snapshot_index(snapshots)
-    frames["models"] = with_kv_bytes(frames["models"])
     return {name: frame.drop([c for c in (FILE, LINE) if c in frame.columns]) for name, frame in frames.items()}
 
 
@@ -160,34 +158,6 @@ def snapshot_index(snapshots: list[pl.DataFrame]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema, orient="row").sort("source", "snapshot_date")
 
 
-def with_kv_bytes(models: pl.DataFrame) -> pl.DataFrame:
-    """Add the computed KV-cache columns (BF16 cache) to the models frame."""
-    cols = {
-        c: models[c].to_numpy().astype(float) if c != "attention" else models[c].to_numpy()
-        for c in (
-            "attention",
-            "num_layers",
-            "num_full_attention_layers",
-            "num_sliding_window_layers",
-            "num_linear_attention_layers",
-            "num_kv_heads",
-            "head_dim",
-            "v_head_dim",
-            "kv_lora_rank",
-            "qk_rope_head_dim",
-            "sliding_num_kv_heads",
-            "sliding_head_dim",
-            "sliding_window_tokens",
-        )
-    }
-    kv = kv_bytes_per_token(cols)
-    window = kv_window_bytes_per_sequence(cols)
-    return models.with_columns(
-        pl.Series("kv_bytes_per_token", kv, dtype=pl.Float64, nan_to_null=True),
-        pl.Series("kv_window_bytes_per_sequence", window, dtype=pl.Float64, nan_to_null=True),
-    )
-
-
 DERIVED_COMMENTS = {
     "prices": {
         "source": "Where the row comes from: hand (data/prices.csv), litellm or openrouter (data/snapshots/)",
@@ -203,12 +173,6 @@ DERIVED_COMMENTS = {
         "snapshot_date": "Date of the snapshot (from --as-of, the file name or its modification date)",
         "rows": "Price rows in the snapshot [rows]",
         "file": "Snapshot file name in data/snapshots/",
-    },
-    "models": {
-        "kv_bytes_per_token": "KV-cache bytes per context token at BF16, full-attention layers (computed from the "
-        "architecture columns) [bytes/token]",
-        "kv_window_bytes_per_sequence": "Fixed KV bytes per sequence held by sliding-window layers at BF16 "
-        "(computed) [bytes]",
     },
 }
 """Comments for columns the loader adds (the spec columns carry their own)."""

@@ -22,9 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 from econ.errors import EconError
+from econ.formula import formula
 from econ.physics.kv_cache import _nz, full_attention_layers
 
 
+@formula("slope = 2·n_q·(d_k + d_v)·layers", "lecture h.1")
 def attention_flop_per_context_token(num_attention_heads, key_dim, value_dim, layers):
     """Attention FLOPs per new token per cached token over ``layers`` layers [FLOP/token].
 
@@ -33,6 +35,7 @@ def attention_flop_per_context_token(num_attention_heads, key_dim, value_dim, la
     return 2.0 * np.multiply(np.multiply(num_attention_heads, np.add(key_dim, value_dim)), layers)
 
 
+@formula("FLOP_attn(L) = full_slope·L + window_slope·min(L, w)", "lecture h.1")
 def attention_flop_per_token(
     context_tokens, full_slope_flop_per_token, window_slope_flop_per_token=0.0, sliding_window_tokens=np.inf
 ):
@@ -43,6 +46,7 @@ def attention_flop_per_token(
     )
 
 
+@formula("L where full_slope·L + window_slope·min(L, w) = 2·N_act", "lecture h.1")
 def attention_crossover_tokens(
     params_active, full_slope_flop_per_token, window_slope_flop_per_token=0.0, sliding_window_tokens=np.inf
 ):
@@ -61,6 +65,7 @@ def attention_crossover_tokens(
     return np.where(inside <= window, inside, np.where(full > 0, beyond, np.inf))
 
 
+@formula("(b_kv / W) / (slope / F)", "lecture h.2")
 def kv_over_attention_time_ratio(
     kv_bytes_per_token, full_slope_flop_per_token, peak_flop_per_s, hbm_bandwidth_bytes_per_s
 ):
@@ -118,3 +123,19 @@ def attention_slopes(columns: dict, *, mla_form: str = "expanded"):
     )
     unknown = np.asarray(columns["attention"], dtype=object) == "other"  # layout not modelled (as kv_cache.py)
     return np.where(unknown, np.nan, full), np.where(unknown, np.nan, window)
+
+
+@formula("2·N_act", "lecture a.2")
+def weight_flop_per_token(params_active):
+    """FLOPs of the weights per token [FLOP/token]: 2 per multiply-add of each active parameter."""
+    return 2.0 * np.asarray(params_active, dtype=float)
+
+
+@formula("FLOP_attn(L) / (2·N_act)", "lecture h.1")
+def attention_over_weight_flop_ratio(
+    context_tokens, full_slope_flop_per_token, window_slope_flop_per_token, sliding_window_tokens, params_active
+):
+    """Attention over weight FLOPs of one decode token at a context [ratio]."""
+    return attention_flop_per_token(
+        context_tokens, full_slope_flop_per_token, window_slope_flop_per_token, sliding_window_tokens
+    ) / weight_flop_per_token(params_active)

@@ -22,10 +22,13 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize.elementwise import find_root
 
+from econ.formula import formula
 
+
+@formula("B0/B1 = m·s·G0/G1", "lecture a.5")
 def batch_ratio(price_ratio, speed_ratio, chips_ratio=1.0):
     """B0 / B1 implied by the identity m · s = (G1/G0) · (B0/B1) [ratio]; ``chips_ratio`` = G1/G0."""
-    return np.multiply(price_ratio, speed_ratio) / np.asarray(chips_ratio, dtype=float)
+    return price_ratio * speed_ratio / chips_ratio
 
 
 class FastModeBatches(NamedTuple):
@@ -90,6 +93,7 @@ def implied_batches_from_coefficients(
     return FastModeBatches(baseline, fast, _step(baseline, a, c, k), _step(fast, a, c, k), solved)
 
 
+@formula("t(B0) / t(B0/(m·s)) = s with t(B) = max(a·B, c + k·B)", "lecture a.5")
 def implied_batches(
     price_ratio,
     speed_ratio,
@@ -118,3 +122,9 @@ def implied_batches(
     c = np.multiply(np.multiply(pipeline_stages, params_total), weight_bytes_per_param) / bandwidth
     k = np.multiply(context_tokens, kv_bytes_per_token) / bandwidth
     return implied_batches_from_coefficients(price_ratio, speed_ratio, a, c, k)
+
+
+@formula("m = (B0/B1) / s", "lecture a.5")
+def price_ratio_for(batch_ratio_, speed_ratio):
+    """The price multiple that a batch ratio B0/B1 and a speed multiple s imply on the same replica [ratio]."""
+    return batch_ratio_ / speed_ratio

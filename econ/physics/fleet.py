@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from econ.formula import formula
 from econ.physics import memory, roofline
 from econ.units import MEGA, SECONDS_PER_HOUR
 
@@ -36,6 +37,7 @@ def whole(count):
 # ---------------------------------------------------------------------------- traffic
 
 
+@formula("input = T·ρ/(1+ρ), output = T/(1+ρ)", "traffic mix")
 def split_traffic(tokens_per_s, input_output_ratio):
     """(input, output) tokens/s of a traffic of T tokens/s with ρ input tokens per output token.
 
@@ -45,11 +47,13 @@ def split_traffic(tokens_per_s, input_output_ratio):
     return t * rho / (1.0 + rho), t / (1.0 + rho)
 
 
+@formula("L̄ = Σ_k share_k·L_k", "traffic mix")
 def mean_prompt_tokens(prompt_tokens_by_context, share_frac_by_context):
     """Mean prompt length L̄ = Σ_k share_k · L_k [tokens] over the last (context bucket) axis."""
     return np.sum(_f(prompt_tokens_by_context) * _f(share_frac_by_context), axis=-1)
 
 
+@formula("L_dec = L̄ + n_out/2", "traffic mix")
 def decode_context_tokens(mean_prompt_tokens_, output_tokens_per_request):
     """Mean context a decoding sequence attends to: L̄ + n_out/2 [tokens] (it grows from L to L + n_out).
 
@@ -62,11 +66,13 @@ def decode_context_tokens(mean_prompt_tokens_, output_tokens_per_request):
 # ---------------------------------------------------------------------------- batch policies and replica size
 
 
+@formula("B = k·B*₀", "lecture b.2")
 def balance_multiple_batch(balance_batch_seqs, multiple):
     """The lecture's serving batch: a multiple k of the balance batch B*₀ ("double or triple it", b.2) [sequences]."""
     return _f(multiple) * _f(balance_batch_seqs)
 
 
+@formula("largest B with t_step(B) ≤ 1/speed", "lecture a.3")
 def max_batch_for_speed(
     speed_tokens_per_s_per_user,
     chips,
@@ -101,6 +107,9 @@ def max_batch_for_speed(
     return np.where(best >= 1.0, best, 0.0)
 
 
+@formula(
+    "smallest power-of-two G ≤ S holding N_tot·b_w + B·(L·b_kv + kv_window), else whole domains", "lecture c.4, d.4"
+)
 def replica_for_batch(
     params_total,
     weight_bytes_per_param,
@@ -134,6 +143,7 @@ def replica_for_batch(
 # ---------------------------------------------------------------------------- the two pools
 
 
+@formula("replicas = output tokens/s / (B / t_step)", "lecture a.7")
 def decode_pool(
     *,
     output_tokens_per_s,
@@ -184,10 +194,12 @@ def decode_pool(
         "compute_bound": times.compute_bound,
         "tokens_per_s_per_user": np.where(ok, 1.0 / times.lower_bound_s, np.nan),
         "tokens_per_s_per_replica": per_replica,
+        "tokens_per_s_per_chip": per_replica / _f(chips),
         "replicas_needed": _f(output_tokens_per_s) / per_replica,
     }
 
 
+@formula("replicas = requests/s · Σ_k share_k · t_pass,k / prompts per pass_k", "lecture f.3")
 def prefill_pool(
     *,
     requests_per_s,
@@ -256,6 +268,7 @@ def prefill_pool(
     }
 
 
+@formula("prefill : decode = t_prefill · B / (t_step · n_out · prompts per pass)", "scaling book applied-inference.md")
 def prefill_decode_server_ratio(
     prefill_time_s, decode_step_time_s, decode_batch, output_tokens_per_request, prompts_per_prefill=1.0
 ):
@@ -274,6 +287,7 @@ def prefill_decode_server_ratio(
 # ---------------------------------------------------------------------------- hardware, power, dollars
 
 
+@formula("replicas = ⌈needed⌉, chips = replicas·G, nodes = ⌈chips/node⌉, racks = ⌈chips/rack⌉", "hardware counts")
 def pool_hardware(replicas_needed, chips_per_replica, chips_per_node, chips_per_rack) -> dict:
     """Whole replicas, chips, nodes and racks of a pool (racks NaN where the rack size is unknown).
 
@@ -290,6 +304,7 @@ def pool_hardware(replicas_needed, chips_per_replica, chips_per_node, chips_per_
         }
 
 
+@formula("P = chips·TDP·(server power/TDP)·PUE", "facility power")
 def facility_power_w(chips, tdp_w, server_power_ratio, pue_ratio):
     """Facility power of a pool [W] = chips · TDP · (server power / chip TDP) · PUE.
 
@@ -299,28 +314,33 @@ def facility_power_w(chips, tdp_w, server_power_ratio, pue_ratio):
     return _f(chips) * _f(tdp_w) * _f(server_power_ratio) * _f(pue_ratio)
 
 
+@formula("E = P·h / 1e6", "energy")
 def energy_mwh(power_w, hours):
     """Energy [MWh] = power [W] × hours / 1e6."""
     return _f(power_w) * _f(hours) / MEGA
 
 
+@formula("tokens/MWh = tokens/s · 3,600 / (P / 1e6)", "energy")
 def tokens_per_mwh(tokens_per_s, power_w):
     """Tokens per MWh of facility energy = tokens/s × 3,600 s / (power in MW)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return _f(tokens_per_s) * SECONDS_PER_HOUR / (_f(power_w) / MEGA)
 
 
+@formula("$/h = chips · p", "lecture a.4")
 def usd_per_hour(chips, usd_per_chip_hour):
     """Rental cost of a pool [USD/hour] = chips × $/chip-hour (the rental price includes power)."""
     return _f(chips) * _f(usd_per_chip_hour)
 
 
+@formula("$/MTok = ($/h) / (tokens/s · 3,600) · 1e6", "lecture a.4")
 def usd_per_mtok(usd_per_hour_, tokens_per_s):
     """Cost per million tokens [USD/MTok] = ($/hour) / (tokens/s × 3,600) × 1e6."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return _f(usd_per_hour_) / (_f(tokens_per_s) * SECONDS_PER_HOUR) * MEGA
 
 
+@formula("revenue = requests/s · Σ_k share_k · (uncached·p_in + cached·p_read + n_out·p_out)", "list prices")
 def revenue_usd_per_s(
     requests_per_s,
     share_frac_by_context,
@@ -349,6 +369,7 @@ def revenue_usd_per_s(
     return _f(requests_per_s) * np.sum(np.where(share > 0, share * per_request, 0.0), axis=-1)
 
 
+@formula("margin = (revenue − cost) / revenue", "accounting")
 def gross_margin_frac(revenue, cost):
     """Gross margin = (revenue − cost) / revenue [frac]; negative when the fleet costs more than it earns."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -358,6 +379,7 @@ def gross_margin_frac(revenue, cost):
 # ---------------------------------------------------------------------------- the cost–speed frontier
 
 
+@formula("per user 1/t_step, per chip B/(t_step·G), cost t_step·G·p/B over B", "lecture a.3–a.4")
 def frontier(
     *,
     batch,
@@ -425,6 +447,7 @@ def frontier(
     }
 
 
+@formula("no point as fast per user with more throughput per chip", "Pareto frontier")
 def pareto_optimal(group, speed, throughput) -> np.ndarray:
     """True where no point of the same group is at least as fast and has more throughput (throughput >= 0).
 
@@ -443,3 +466,42 @@ def pareto_optimal(group, speed, throughput) -> np.ndarray:
     optimal = np.empty(speed.size, dtype=bool)
     optimal[order] = lifted > np.maximum(before, lift - 1.0)
     return optimal
+
+
+@formula("x̄ = Σ_k share_k·x_k", "request-weighted mean over the context mix")
+def request_weighted_mean(values_by_context, share_frac_by_context):
+    """Mean of a per-context-bucket quantity weighted by the share of requests in each bucket (NaN counts 0)."""
+    return np.sum(_f(share_frac_by_context) * np.nan_to_num(_f(values_by_context), nan=0.0), axis=-1)
+
+
+@formula("Σ_k share_k·[L_k + n_out > L_native]", "the model's native context")
+def share_beyond_context(
+    share_frac_by_context, prompt_tokens_by_context, output_tokens_per_request, max_position_embeddings
+):
+    """Share of requests whose prompt plus output exceeds the model's native context [frac]; NaN when unknown."""
+    over = _f(prompt_tokens_by_context) + _f(output_tokens_per_request) > _f(max_position_embeddings)[..., None]
+    share = np.sum(_f(share_frac_by_context) * over, axis=-1)
+    return np.where(np.isnan(_f(max_position_embeddings)), np.nan, share)
+
+
+@formula(
+    "totals = prefill + decode; utilisation = needed / whole replicas; ratio = prefill / decode needed",
+    "disaggregated serving (scaling book applied-inference.md)",
+)
+def combine_pools(prefill: dict, decode: dict, prefill_needed, decode_needed, chips_per_replica) -> dict:
+    """Fleet totals of a prefill and a decode pool (:func:`pool_hardware` dicts) and how busy each is."""
+    return {
+        "prefill_decode_replica_ratio": _f(prefill_needed) / _f(decode_needed),
+        "chips": prefill["chips"] + decode["chips"],
+        "nodes": prefill["nodes"] + decode["nodes"],
+        "racks": prefill["racks"] + decode["racks"],
+        "serving_mean_chips": (_f(prefill_needed) + _f(decode_needed)) * _f(chips_per_replica),
+        "decode_utilization_frac": _f(decode_needed) / decode["replicas"],
+        "prefill_utilization_frac": _f(prefill_needed) / prefill["replicas"],
+    }
+
+
+@formula("n_out = L̄ / ρ", "traffic mix (ρ input tokens per output token)")
+def output_tokens_per_request(mean_prompt_tokens_, input_output_ratio):
+    """Output tokens per request from the mean prompt and the traffic's input/output token ratio [tokens]."""
+    return _f(mean_prompt_tokens_) / _f(input_output_ratio)

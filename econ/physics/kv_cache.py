@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from econ.formats import kv_scale
+from econ.formula import formula
+
 
 def _nz(x, default):
     """NaN -> default (array or scalar)."""
@@ -42,6 +45,10 @@ def kv_values_per_layer_token(attention, num_kv_heads, head_dim, v_head_dim, kv_
     return np.where(attention == "other", np.nan, values)
 
 
+@formula(
+    "b_kv = full layers · (n_kv·(d_k + d_v), or MLA r_kv + d_rope) · bytes per value",
+    "lecture f.2; scaling book inference.md; DeepSeek-V2 §2.1",
+)
 def kv_bytes_per_token(columns: dict, *, bytes_per_value: float = 2.0) -> np.ndarray:
     """KV-cache bytes per token of context, summed over the full-attention layers.
 
@@ -71,6 +78,7 @@ def kv_bytes_per_token(columns: dict, *, bytes_per_value: float = 2.0) -> np.nda
     return layers * per_layer * bytes_per_value
 
 
+@formula("window_bytes = window layers · window · n_kv · (d_k + d_v) · bytes per value", "config.json sliding_window")
 def kv_window_bytes_per_sequence(columns: dict, *, bytes_per_value: float = 2.0) -> np.ndarray:
     """Fixed KV bytes per sequence held by sliding-window layers once the context exceeds the window.
 
@@ -83,3 +91,9 @@ def kv_window_bytes_per_sequence(columns: dict, *, bytes_per_value: float = 2.0)
     layers = _nz(columns["num_sliding_window_layers"], 0.0)
     window = _nz(columns["sliding_window_tokens"], 0.0)
     return np.where(layers > 0, layers * window * n_kv * kv_dims * bytes_per_value, 0.0)
+
+
+@formula("b_kv(format) = b_kv,bf16 · bytes(format) / 2", "number formats (econ.formats)")
+def kv_bytes_in_format(kv_bytes_bf16, kv_format: str):
+    """KV bytes of a cache stored in ``kv_format`` from the BF16 figure (fp8 halves it) [bytes]."""
+    return kv_bytes_bf16 * kv_scale(kv_format)

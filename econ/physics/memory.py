@@ -7,17 +7,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from econ.formula import formula
 
+
+@formula("weights = N_tot·b_w", "lecture c.4")
 def weight_bytes(params_total, weight_bytes_per_param):
     """Bytes of the weights = N_tot · b_w."""
     return np.multiply(params_total, weight_bytes_per_param)
 
 
+@formula("KV = B·(L·b_kv + kv_window(L))", "lecture d.4")
 def kv_bytes(batch, context_tokens, kv_bytes_per_token, kv_extra_bytes_per_sequence=0.0):
     """KV-cache bytes of a batch = B · (L · b_kv + kv_extra) (lecture d.4: "batch × context × bytes per token")."""
     return np.multiply(batch, np.multiply(context_tokens, kv_bytes_per_token) + kv_extra_bytes_per_sequence)
 
 
+@formula("c_mem = (N_tot·b_w + B·L·b_kv) / (E·P)", "lecture d.4")
 def memory_per_chip_bytes(
     params_total,
     weight_bytes_per_param,
@@ -39,6 +44,7 @@ def memory_per_chip_bytes(
     ) / chips
 
 
+@formula("c_mem = N_tot·b_w/(E·P) + b·L·b_kv/E", "lecture d.4")
 def memory_per_chip_micro_batch_bytes(
     params_total,
     weight_bytes_per_param,
@@ -58,6 +64,7 @@ def memory_per_chip_micro_batch_bytes(
     )
 
 
+@formula("B_max = ⌊(G·C_HBM − N_tot·b_w) / (L·b_kv + kv_window(L))⌋", "lecture d.4")
 def max_batch(
     chips,
     hbm_capacity_bytes,
@@ -80,6 +87,7 @@ def max_batch(
     return np.where(np.isnan(per_seq) | np.isnan(free), np.nan, out)  # unknown KV or weights: unknown, not infinite
 
 
+@formula("L_max = ⌊((G·C_HBM − N_tot·b_w)/B − kv_window) / b_kv⌋", "lecture d.4")
 def max_context_tokens(
     chips,
     hbm_capacity_bytes,
@@ -101,11 +109,23 @@ def max_context_tokens(
     return np.where(np.isnan(per_seq) | np.isnan(kv_bytes_per_token), np.nan, out)
 
 
+@formula("G·C_HBM", "lecture c.4")
+def replica_hbm_bytes(chips, hbm_capacity_bytes):
+    """HBM of a replica of G chips [bytes]: what its weights and KV must fit in."""
+    return np.multiply(chips, hbm_capacity_bytes)
+
+
+@formula("W_eff = S·W", "lecture d.6")
 def effective_bandwidth_bytes_per_s(scale_up_domain_chips, hbm_bandwidth_bytes_per_s):
     """W_eff = S · W: the weight-read bandwidth of one scale-up domain (lecture d.6) [bytes/s]."""
     return np.multiply(scale_up_domain_chips, hbm_bandwidth_bytes_per_s)
 
 
+@formula(
+    "G = smallest power of two ≤ S with G·C_HBM ≥ N_tot·b_w, else P·S with P the smallest power of two of domains "
+    "that do",
+    "econ rule (lecture d.1 for stages)",
+)
 def replica_chips(params_total, weight_bytes_per_param, hbm_capacity_bytes, scale_up_domain_chips):
     """Chips per replica and pipeline stages: the smallest replica whose HBM holds the weights.
 

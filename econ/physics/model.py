@@ -13,10 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from econ.formats import KV_REFERENCE_FORMAT, kv_scale
+from econ.formula import formula
 from econ.physics.rows import record_fields
-
-KV_REFERENCE_BYTES_PER_VALUE = 2.0
-"""``models.kv_bytes_per_token`` is stored for a BF16 cache; other cache formats scale from it."""
 
 
 @dataclass(frozen=True)
@@ -63,23 +62,23 @@ class Model:
             )
         )
 
-    def kv_bytes_per_token_at(self, kv_bytes_per_value: float = KV_REFERENCE_BYTES_PER_VALUE) -> float:
-        """KV bytes per context token for a cache stored at ``kv_bytes_per_value`` bytes per value."""
-        return self.kv_bytes_per_token * kv_bytes_per_value / KV_REFERENCE_BYTES_PER_VALUE
+    def kv_bytes_per_token_at(self, kv_format: str = KV_REFERENCE_FORMAT) -> float:
+        """KV bytes per context token for a cache stored in ``kv_format`` (``kv_bytes_per_token`` is at bf16)."""
+        return self.kv_bytes_per_token * kv_scale(kv_format)
 
     @property
     def sparsity_param_ratio(self) -> float:
         """N_tot / N_act: the lecture's sparsity, in parameters (b.1)."""
-        return self.params_total / self.params_active
+        return float(sparsity_param_ratio(self.params_total, self.params_active))
 
     @property
     def sparsity_expert_ratio(self) -> float:
         """E / k (routed experts over experts per token); NaN for a dense model (b.2)."""
-        if self.num_routed_experts is None or self.experts_per_token is None:
-            return float("nan")
-        return self.num_routed_experts / self.experts_per_token
+        e, k = self.num_routed_experts, self.experts_per_token
+        return float(sparsity_expert_ratio(np.nan if e is None else e, np.nan if k is None else k))
 
 
+@formula("kv_window(L) = window_bytes · min(L, window) / window", "sliding-window layers hold at most the window")
 def kv_window_bytes(context_tokens, kv_window_bytes_per_sequence, sliding_window_tokens):
     """KV bytes per sequence of the sliding-window layers at a context [bytes].
 
@@ -92,3 +91,27 @@ def kv_window_bytes(context_tokens, kv_window_bytes_per_sequence, sliding_window
     with np.errstate(invalid="ignore", divide="ignore"):
         filled = np.minimum(np.divide(context_tokens, window), 1.0)
     return np.where(window_bytes > 0, window_bytes * np.nan_to_num(filled, nan=1.0), 0.0)
+
+
+@formula("N_tot / N_act", "lecture b.1")
+def sparsity_param_ratio(params_total, params_active):
+    """The lecture's sparsity in parameters (what B*₀ uses) [ratio]; DeepSeek-V3: 671/37 ≈ 18."""
+    return np.divide(np.asarray(params_total, dtype=float), params_active)
+
+
+@formula("E / k", "lecture b.2")
+def sparsity_expert_ratio(num_routed_experts, experts_per_token):
+    """Routed experts over experts per token [ratio]; NaN for a dense model (blank counts); DeepSeek-V3: 256/8 = 32."""
+    return np.divide(np.asarray(num_routed_experts, dtype=float), np.asarray(experts_per_token, dtype=float))
+
+
+@formula("n_q / n_kv", "GQA (Ainslie et al. 2023)")
+def gqa_group_ratio(num_attention_heads, num_kv_heads):
+    """Query heads per KV head [ratio]: how many query heads share one cached K/V head."""
+    return np.divide(np.asarray(num_attention_heads, dtype=float), np.asarray(num_kv_heads, dtype=float))
+
+
+@formula("MoE layers = layers − dense layers", "config.json first_k_dense_replace")
+def moe_layers(num_layers, num_dense_layers):
+    """Layers with routed experts [layers]: all layers but the leading dense ones (blank = none dense)."""
+    return np.asarray(num_layers, dtype=float) - np.nan_to_num(np.asarray(num_dense_layers, dtype=float))

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from econ.formula import formula
 
+
+@formula("k_GPU = E_p·(1 − (1 − 1/E_p)^k)", "lecture c.5")
 def distinct_chips_per_token(expert_parallel_chips, experts_per_token):
     """Expected number of distinct chips a token's k experts live on [chips] (lecture c.5 correction).
 
@@ -21,6 +24,7 @@ def distinct_chips_per_token(expert_parallel_chips, experts_per_token):
     return ep * (1.0 - (1.0 - 1.0 / ep) ** np.asarray(experts_per_token, dtype=float))
 
 
+@formula("t_up/t_out = 2·k_GPU·L_stage·W_out / W_up", "lecture c.5")
 def scale_up_over_scale_out_time_ratio(
     chips_per_token, layers_per_stage, scale_up_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s
 ):
@@ -36,6 +40,7 @@ def scale_up_over_scale_out_time_ratio(
     )
 
 
+@formula("L_stage = ⌈(W_up/W_out) / (2·k_GPU)⌉", "lecture c.5")
 def min_layers_per_stage(chips_per_token, scale_up_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s):
     """Fewest MoE layers per stage for which scale-out is not the bottleneck [layers].
 
@@ -47,6 +52,7 @@ def min_layers_per_stage(chips_per_token, scale_up_bandwidth_bytes_per_s, scale_
     )
 
 
+@formula("E_p = min(2^⌊log₂ S⌋, E)", "lecture c.1")
 def expert_parallel_chips(num_routed_experts, scale_up_domain_chips):
     """Chips used for expert parallelism inside one domain: the largest power of two ≤ S, at most E.
 
@@ -54,3 +60,15 @@ def expert_parallel_chips(num_routed_experts, scale_up_domain_chips):
     """
     domain = np.asarray(scale_up_domain_chips, dtype=float)
     return np.minimum(2.0 ** np.floor(np.log2(domain)), np.asarray(num_routed_experts, dtype=float))
+
+
+@formula("W_up / W_out", "lecture c.2")
+def scale_up_over_out_bandwidth_ratio(scale_up_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s):
+    """Scale-up over scale-out bandwidth per chip, one direction [ratio] (the lecture's round 8)."""
+    return np.divide(scale_up_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s)
+
+
+@formula("stages = ⌊MoE layers / L_stage⌋", "lecture c.5")
+def max_pipeline_stages(moe_layers, min_layers_per_stage_):
+    """Most pipeline stages whose scale-out hand-off stays under the scale-up traffic [stages]."""
+    return np.floor(np.divide(moe_layers, min_layers_per_stage_))

@@ -25,11 +25,13 @@ from typing import NamedTuple
 
 import numpy as np
 
+from econ.formula import formula
 from econ.units import SECONDS_PER_HOUR
 
 # ---------------------------------------------------------------------------- hardware ratio, balance batch
 
 
+@formula("R = (F/2)·b_w / W", "lecture b.1")
 def critical_batch_ratio(peak_flop_per_s, hbm_bandwidth_bytes_per_s, weight_bytes_per_param):
     """R: the hardware's "≈300" (lecture b.1), dimensionless.
 
@@ -40,6 +42,7 @@ def critical_batch_ratio(peak_flop_per_s, hbm_bandwidth_bytes_per_s, weight_byte
     return np.multiply(np.divide(peak_flop_per_s, 2.0), weight_bytes_per_param) / hbm_bandwidth_bytes_per_s
 
 
+@formula("B*₀ = R·N_tot / N_act", "lecture b.1")
 def balance_batch(critical_ratio, params_total, params_active):
     """B*₀ [sequences]: the decode batch where weight-fetch time equals compute time, KV ignored.
 
@@ -49,6 +52,7 @@ def balance_batch(critical_ratio, params_total, params_active):
     return np.multiply(critical_ratio, np.divide(params_total, params_active))
 
 
+@formula("L* = b_w·N_act / (R·b_kv)", "lecture b.3, f.1")
 def critical_context_tokens(critical_ratio, weight_bytes_per_param, params_active, kv_bytes_per_token):
     """L* [tokens]: the context above which decode is memory-bound at every batch (lecture b.3, f.1).
 
@@ -58,6 +62,7 @@ def critical_context_tokens(critical_ratio, weight_bytes_per_param, params_activ
         return np.multiply(weight_bytes_per_param, params_active) / np.multiply(critical_ratio, kv_bytes_per_token)
 
 
+@formula("B*(L) = B*₀ / (1 − L/L*)", "lecture b.3")
 def balance_batch_at_context(balance_batch_0, context_tokens, critical_context):
     """B*(L) [sequences]: the balance batch with the KV term (lecture b.3); inf for L ≥ L*.
 
@@ -71,6 +76,7 @@ def balance_batch_at_context(balance_batch_0, context_tokens, critical_context):
 # ---------------------------------------------------------------------------- step times
 
 
+@formula("t_compute = 2·B·ℓ·N_act / (G·F·mfu)", "lecture a.2, f.3")
 def compute_time_s(batch, tokens_per_pass, params_active, chips, peak_flop_per_s, *, mfu=1.0):
     """Compute time of one forward pass [s] (lecture a.2, f.3; attention FLOPs ignored, see attention.py).
 
@@ -83,6 +89,7 @@ def compute_time_s(batch, tokens_per_pass, params_active, chips, peak_flop_per_s
     )
 
 
+@formula("t_mem = (P·N_tot·b_w + B·(L·b_kv + kv_window(L))) / (G·W·mbu)", "lecture a.2, d.6")
 def memory_time_s(
     batch,
     context_tokens,
@@ -130,12 +137,14 @@ class StepTimes(NamedTuple):
         return np.where(self.compute_bound, "compute", "memory")
 
 
+@formula("max(t_compute, t_mem) ≤ t_step ≤ t_compute + t_mem", "lecture a.2; scaling book T_lower/T_upper")
 def step_bounds(compute_s, memory_s) -> StepTimes:
     """Lower bound max(t_c, t_m) and upper bound t_c + t_m of a pass (scaling book T_lower/T_upper)."""
     compute_s, memory_s = np.broadcast_arrays(np.asarray(compute_s, dtype=float), np.asarray(memory_s, dtype=float))
     return StepTimes(compute_s, memory_s, np.maximum(compute_s, memory_s), compute_s + memory_s, compute_s >= memory_s)
 
 
+@formula("t_step = t_KV + max(t_compute, t_weights)", "scaling book, inference.md")
 def book_step_time_s(compute_s, weight_memory_s, kv_memory_s):
     """The scaling book's decode step form (inference.md): t = KV/W + max(2·B·N/F, weights/W) [s].
 
@@ -145,6 +154,7 @@ def book_step_time_s(compute_s, weight_memory_s, kv_memory_s):
     return np.add(kv_memory_s, np.maximum(compute_s, weight_memory_s))
 
 
+@formula("t_floor = P·N_tot·b_w / (G·W·mbu)", "lecture a.3, d.6")
 def weight_read_time_s(
     params_total, weight_bytes_per_param, chips, hbm_bandwidth_bytes_per_s, *, mbu=1.0, pipeline_stages=1
 ):
@@ -168,11 +178,13 @@ def weight_read_time_s(
 # ---------------------------------------------------------------------------- throughput and cost
 
 
+@formula("tokens/s = tokens per step / t_step", "lecture a.7")
 def tokens_per_s(tokens_per_step, step_time_s):
     """Throughput of one replica [tokens/s] = tokens per step / step time (lecture a.7: B × ~64)."""
     return np.divide(tokens_per_step, step_time_s)
 
 
+@formula("c = t_step·G·p / tokens per step", "lecture a.4")
 def usd_per_token(step_time_s, tokens_per_step, chips, usd_per_chip_hour):
     """Cost per token [$/token] = t_step · G · p / tokens per step (lecture a.4; p in $/chip-hour)."""
     return (
@@ -180,6 +192,7 @@ def usd_per_token(step_time_s, tokens_per_step, chips, usd_per_chip_hour):
     )
 
 
+@formula("c_min = p·max(2·N_act/(F·mfu), (L·b_kv + kv_window(L))/(W·mbu))", "lecture a.4")
 def decode_cost_floor_usd_per_token(
     context_tokens,
     kv_bytes_per_token,
@@ -203,6 +216,7 @@ def decode_cost_floor_usd_per_token(
     return np.maximum(compute, kv) * np.divide(usd_per_chip_hour, SECONDS_PER_HOUR)
 
 
+@formula("c_min = p·max(2·N_act/(F·mfu), b_kv/(W·mbu))", "lecture f.3")
 def prefill_cost_floor_usd_per_token(
     kv_bytes_per_token,
     params_active,

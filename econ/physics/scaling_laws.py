@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import elementwise
 
+from econ.formula import formula
+
 TRAIN_FLOP_PER_PARAM_TOKEN = 6.0  # forward + backward (Kaplan et al. 2020; Hoffmann et al. 2022)
 INFERENCE_FLOP_PER_PARAM_TOKEN = 2.0  # forward only
 
@@ -82,17 +84,23 @@ BESIROGLU_2024_SE = {"E": 0.03, "A": 124.58, "B": 1293.23, "alpha": 0.02, "beta"
 PUBLISHED_LAWS = (BESIROGLU_2024, HOFFMANN_2022, HOFFMANN_2022_UNROUNDED)
 
 
+@formula("L(N, D) = E + A/N^α + B/D^β", "Hoffmann et al. 2022, eq. 2; lecture e.5")
 def loss_nats_per_token(law: ScalingLaw, params, tokens):
     """Chinchilla loss L(N, D) = E + A/N^α + B/D^β [nats/token] (Hoffmann et al. 2022 eq. 2)."""
     n, d = np.asarray(params, dtype=float), np.asarray(tokens, dtype=float)
     return law.E + law.A / n**law.alpha + law.B / d**law.beta
 
 
+@formula("C = 6·N·D", "Hoffmann et al. 2022, §2")
 def training_flop(params, tokens):
     """C = 6·N·D [FLOP]: forward and backward pass over D tokens (Hoffmann et al. 2022 §2)."""
     return TRAIN_FLOP_PER_PARAM_TOKEN * np.asarray(params, dtype=float) * np.asarray(tokens, dtype=float)
 
 
+@formula(
+    "N_opt = G·(C/6)^a, D_opt = (C/6)^b / G, G = (αA/(βB))^(1/(α+β)), a = β/(α+β)",
+    "Hoffmann et al. 2022, eq. 4; lecture e.5",
+)
 def compute_optimal(law: ScalingLaw, compute_flop):
     """Closed-form compute-optimal (params, tokens) for a budget C = 6·N·D.
 
@@ -109,6 +117,7 @@ def compute_optimal(law: ScalingLaw, compute_flop):
     return g * c6 ** (law.beta / s), c6 ** (law.alpha / s) / g
 
 
+@formula("root of dL/dlnN = −αA·N^−α + βB·D^−β on 6·N·D = C", "Hoffmann et al. 2022")
 def compute_optimal_numerical(law: ScalingLaw, compute_flop, *, log_bracket=(-30.0, 30.0)):
     """Compute-optimal (params, tokens) found numerically: the root of dL/dlnN on the line 6·N·D = C.
 
@@ -134,6 +143,7 @@ def compute_optimal_numerical(law: ScalingLaw, compute_flop, *, log_bracket=(-30
     return n, c6 / n
 
 
+@formula("D = (B / (ℓ − E − A/N^α))^(1/β)", "Hoffmann et al. 2022")
 def tokens_for_loss(law: ScalingLaw, params, loss_nats_per_token):
     """Training tokens that bring a model of ``params`` to ``loss``: D = (B/(ℓ − E − A/N^α))^(1/β).
 
@@ -145,6 +155,7 @@ def tokens_for_loss(law: ScalingLaw, params, loss_nats_per_token):
         return np.where(gap > 0, (law.B / np.where(gap > 0, gap, 1.0)) ** (1.0 / law.beta), np.nan)
 
 
+@formula("N = (A / (ℓ − E − B/D^β))^(1/α)", "Hoffmann et al. 2022")
 def params_for_loss(law: ScalingLaw, tokens, loss_nats_per_token):
     """Parameters that reach ``loss`` with ``tokens`` of training: N = (A/(ℓ − E − B/D^β))^(1/α); NaN if out of
     reach."""
@@ -154,6 +165,7 @@ def params_for_loss(law: ScalingLaw, tokens, loss_nats_per_token):
         return np.where(gap > 0, (law.A / np.where(gap > 0, gap, 1.0)) ** (1.0 / law.alpha), np.nan)
 
 
+@formula("N_min = (A / (ℓ − E))^(1/α)", "Hoffmann et al. 2022")
 def min_params_for_loss(law: ScalingLaw, loss_nats_per_token):
     """The smallest model that can reach ``loss`` with unlimited data: N_min = (A/(ℓ − E))^(1/α) [params]."""
     gap = np.asarray(loss_nats_per_token, dtype=float) - law.E
@@ -161,6 +173,7 @@ def min_params_for_loss(law: ScalingLaw, loss_nats_per_token):
         return np.where(gap > 0, (law.A / np.where(gap > 0, gap, 1.0)) ** (1.0 / law.alpha), np.nan)
 
 
+@formula("w_tr·6·N·D_tr + w_inf·2·N·D_inf", "Sardana et al. 2024")
 def lifetime_cost_flop(params, train_tokens, inference_tokens, *, train_weight=1.0, inference_weight=1.0):
     """Lifetime cost in pre-training-FLOP equivalents: w_tr·6·N·D_tr + w_inf·2·N·D_inf.
 
@@ -174,6 +187,7 @@ def lifetime_cost_flop(params, train_tokens, inference_tokens, *, train_weight=1
     ) + inference_weight * INFERENCE_FLOP_PER_PARAM_TOKEN * n * np.asarray(inference_tokens, dtype=float)
 
 
+@formula("argmin over N, D_tr with L(N, D_tr) = ℓ of 6·N·D_tr + 2·N·D_inf", "Sardana et al. 2024; lecture e.5")
 def inference_aware_optimum(
     law: ScalingLaw, loss_nats_per_token, inference_tokens, *, train_weight=1.0, inference_weight=1.0
 ):
@@ -235,6 +249,7 @@ def inference_aware_optimum(
     }
 
 
+@formula("N where training and inference FLOPs are equal on L(N, D) = ℓ", "lecture e.1")
 def equal_cost_allocation(
     law: ScalingLaw,
     loss_nats_per_token,
@@ -276,6 +291,7 @@ def equal_cost_allocation(
     }
 
 
+@formula("D = (C/6)/N with N = G·(C/6)^a", "Hoffmann et al. 2022")
 def compute_optimal_tokens_for_params(law: ScalingLaw, params):
     """Tokens that make ``params`` compute-optimal: invert N = G·(C/6)^a, then D = (C/6)/N [tokens]."""
     n = np.asarray(params, dtype=float)
@@ -283,3 +299,46 @@ def compute_optimal_tokens_for_params(law: ScalingLaw, params):
     g = (law.alpha * law.A / (law.beta * law.B)) ** (1.0 / s)
     c6 = (n / g) ** (s / law.beta)
     return c6 / n
+
+
+@formula("a = β/(α+β), b = α/(α+β)", "Hoffmann et al. 2022, eq. 4")
+def optimal_exponents(alpha, beta):
+    """(a, b): N_opt grows as C^a and D_opt as C^b [dimensionless]."""
+    alpha, beta = np.asarray(alpha, dtype=float), np.asarray(beta, dtype=float)
+    return beta / (alpha + beta), alpha / (alpha + beta)
+
+
+@formula("max(|N_num/N − 1|, |D_num/D − 1|)", "closed form vs numerical solve")
+def closed_form_gap_frac(params, tokens, params_numerical, tokens_numerical):
+    """Largest relative difference between the closed-form and the numerical optimum [frac]."""
+    return np.maximum(np.abs(np.divide(params_numerical, params) - 1), np.abs(np.divide(tokens_numerical, tokens) - 1))
+
+
+@formula("ln(L_pred) − ln(L)", "scaling-law residual")
+def log_residual(predicted_loss, loss):
+    """Log residual of a predicted loss against the reported one [dimensionless]."""
+    return np.log(predicted_loss) - np.log(loss)
+
+
+@formula("w_inf·C_inf / C_train", "Sardana et al. 2024")
+def inference_to_train_cost_ratio(inference_flop, train_flop, inference_weight=1.0):
+    """Weighted inference cost over training cost [ratio]."""
+    return np.multiply(inference_weight, inference_flop) / np.asarray(train_flop, dtype=float)
+
+
+@formula("1 − cost / reference cost", "Sardana et al. 2024, Fig. 1")
+def saving_frac(cost, reference_cost):
+    """Share of the reference's cost saved [frac]; negative where it costs more."""
+    return 1.0 - np.divide(cost, reference_cost)
+
+
+@formula("cost / optimum − 1", "Sardana et al. 2024")
+def excess_over_optimum_frac(cost, optimum_cost):
+    """How much more than the optimum a choice costs [frac] (0 at the optimum)."""
+    return np.divide(cost, optimum_cost) - 1.0
+
+
+@formula("D = C / (6·N)", "Hoffmann et al. 2022, §2")
+def tokens_from_flop(params, training_flop):
+    """Training tokens of a run of ``training_flop`` on a model of ``params`` [tokens]."""
+    return np.asarray(training_flop, dtype=float) / (TRAIN_FLOP_PER_PARAM_TOKEN * np.asarray(params, dtype=float))

@@ -19,10 +19,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from econ.formats import bytes_per_value, kv_scale
 from econ.physics import roofline
-from econ.physics.hardware import Chip, bytes_per_value
+from econ.physics.hardware import Chip
 from econ.physics.memory import replica_chips
-from econ.physics.model import KV_REFERENCE_BYTES_PER_VALUE, Model, kv_window_bytes
+from econ.physics.model import Model, kv_window_bytes
 from econ.units import MEGA
 
 
@@ -87,7 +88,7 @@ def resolve_formats(model: Model, chip: Chip, number_format: str, weight_format:
     kv_format."""
     peak = chip.peak_flop_per_s(number_format)
     b_w = bytes_per_value(weight_format or number_format)
-    return Formats(peak, b_w, model.kv_bytes_per_token_at(bytes_per_value(kv_format)))
+    return Formats(peak, b_w, model.kv_bytes_per_token_at(kv_format))
 
 
 def replica(
@@ -124,7 +125,7 @@ def _pass(
     pipeline_stages = 1 if pipeline_stages is None else pipeline_stages
     window = kv_window_bytes(
         kv_tokens,
-        model.kv_window_bytes_per_sequence * bytes_per_value(kv_format) / KV_REFERENCE_BYTES_PER_VALUE,
+        model.kv_window_bytes_per_sequence * kv_scale(kv_format),
         model.sliding_window_tokens,
     )
     compute = roofline.compute_time_s(batch, tokens_per_pass, model.params_active, chips, f.peak_flop_per_s, mfu=mfu)

@@ -1,17 +1,15 @@
 """The serving sweep: every case (model × chip × format × replica) over a batch × context grid, by broadcasting.
 
 One call evaluates ``n_cases × n_batch × n_context`` points with array operations (no Python
-loop per point); :func:`sweep_chunks` yields the grid a few cases at a time so a grid larger
-than memory can be streamed to the database. The formulas are those of
-:mod:`econ.physics.roofline` (lecture a.2, a.4, f.3, d.4, d.6), written out once here so the
-grid evaluates with the fewest full-size temporaries:
+loop per point): the step functions of :mod:`econ.physics.roofline` and :mod:`econ.physics.memory`
+are called once on arrays shaped (cases, 1, 1), (1, batch, 1) and (1, 1, context), so the grid
+uses the same formulas as a single step. :func:`sweep_chunks` yields the grid a few cases at a
+time so a grid larger than memory can be streamed to the database.
 
-- decode (ℓ = 1):  t_c = 2·B·N_act/(G·F·mfu),   t_m = (P·N_tot·b_w + B·kv(L))/(G·W·mbu)
-- prefill of B prompts of L tokens (ℓ = L, nothing cached):  t_c = 2·B·L·N_act/(G·F·mfu), same t_m
-  (weights once, the prompt's KV written once)
-- kv(L) = L·b_kv + window_bytes·min(L/window, 1)  (sliding-window layers stop growing at the window;
-  :func:`econ.physics.model.kv_window_bytes`)
-- step = max(t_c, t_m) (lower bound), cost per token = step·G·p/tokens, fits = N_tot·b_w + B·kv(L) ≤ G·C_HBM
+- decode (ℓ = 1) and prefill of B prompts of L tokens (ℓ = L, nothing cached) share the memory
+  term: the weights once and B·kv(L) of KV read or written;
+- step = max(t_compute, t_mem) (lower bound), cost per token = step·G·p/tokens,
+  fits = N_tot·b_w + B·kv(L) ≤ G·C_HBM.
 """
 
 from __future__ import annotations
@@ -20,8 +18,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from econ.physics import memory, roofline
 from econ.physics.model import kv_window_bytes
-from econ.units import MEGA, SECONDS_PER_HOUR
+from econ.units import MEGA
 
 CASE_COLUMNS = (
     "params_total",
@@ -54,7 +53,17 @@ OUTPUT_COLUMNS = (
 )
 
 
-def sweep(cases: dict, batch, context_tokens, *, usd_per_chip_hour: float, mfu: float = 1.0, mbu: float = 1.0) -> dict:
+def sweep(
+    cases: dict,
+    batch,
+    context_tokens,
+    *,
+    usd_per_chip_hour: float,
+    decode_mfu: float = 1.0,
+    decode_mbu: float = 1.0,
+    prefill_mfu: float = 1.0,
+    prefill_mbu: float = 1.0,
+) -> dict:
     """Evaluate the serving roofline on the full grid cases × batch × context.
 
     Parameters
@@ -63,7 +72,8 @@ def sweep(cases: dict, batch, context_tokens, *, usd_per_chip_hour: float, mfu: 
     batch : 1-D array of decode batches (sequences) / prefill prompts per pass.
     context_tokens : 1-D array of contexts (decode: cached tokens; prefill: prompt length).
     usd_per_chip_hour : rental price p [$/chip-hour].
-    mfu, mbu : achieved fraction of peak FLOP/s (compute terms) and of HBM bandwidth (memory terms).
+    decode_mfu, decode_mbu, prefill_mfu, prefill_mbu : achieved fractions of peak FLOP/s (compute terms) and of HBM
+        bandwidth (memory terms) of decode steps and of prefill passes (1 = the pure roofline).
 
     Returns
     -------
@@ -73,39 +83,47 @@ def sweep(cases: dict, batch, context_tokens, *, usd_per_chip_hour: float, mfu: 
     col = {k: np.asarray(cases[k], dtype=float)[:, None, None] for k in CASE_COLUMNS}
     b = np.asarray(batch, dtype=float)[None, :, None]
     ctx = np.asarray(context_tokens, dtype=float)[None, None, :]
-    g = col["chips"]
-    flop = g * col["peak_flop_per_s"] * mfu
-    bandwidth = g * col["hbm_bandwidth_bytes_per_s"] * mbu
-    weight_bytes = col["params_total"] * col["weight_bytes_per_param"]
-    compute_per_token = 2.0 * col["params_active"] / flop  # s per token, (n,1,1)
-    kv_seq = ctx * col["kv_bytes_per_token"] + kv_window_bytes(
-        ctx, col["kv_window_bytes_per_sequence"], col["sliding_window_tokens"]
-    )
-    weight_time = col["pipeline_stages"] * weight_bytes / bandwidth  # (n,1,1)
-    kv_time = kv_seq / bandwidth  # (n,1,nc)
-    usd_per_mtok_s = g * (usd_per_chip_hour / SECONDS_PER_HOUR * MEGA)  # $/MTok per (s per token)
+    g, peak, bandwidth = col["chips"], col["peak_flop_per_s"], col["hbm_bandwidth_bytes_per_s"]
+    window = kv_window_bytes(ctx, col["kv_window_bytes_per_sequence"], col["sliding_window_tokens"])
 
-    decode_compute = np.broadcast_to(compute_per_token * b, (g.shape[0], b.shape[1], ctx.shape[2]))
-    memory = b * kv_time
-    memory += weight_time
-    step = np.maximum(decode_compute, memory)
-    prefill_compute = (compute_per_token * b) * ctx
-    prefill_step = np.maximum(prefill_compute, memory)
-    required = b * kv_seq
-    required += weight_bytes
+    def mem(mbu):
+        return roofline.memory_time_s(
+            b,
+            ctx,
+            col["kv_bytes_per_token"],
+            col["params_total"],
+            col["weight_bytes_per_param"],
+            g,
+            bandwidth,
+            mbu=mbu,
+            pipeline_stages=col["pipeline_stages"],
+            kv_extra_bytes_per_sequence=window,
+        )
+
+    decode_memory = mem(decode_mbu)
+    prefill_memory = decode_memory if prefill_mbu == decode_mbu else mem(prefill_mbu)
+    decode = roofline.step_bounds(
+        roofline.compute_time_s(b, 1.0, col["params_active"], g, peak, mfu=decode_mfu), decode_memory
+    )
+    prefill = roofline.step_bounds(
+        roofline.compute_time_s(b, ctx, col["params_active"], g, peak, mfu=prefill_mfu), prefill_memory
+    )
+    required = memory.weight_bytes(col["params_total"], col["weight_bytes_per_param"]) + memory.kv_bytes(
+        b, ctx, col["kv_bytes_per_token"], window
+    )
     return {
-        "decode_compute_time_s": decode_compute,
-        "decode_memory_time_s": memory,
-        "decode_step_time_s": step,
-        "decode_upper_bound_time_s": decode_compute + memory,
-        "decode_compute_bound": decode_compute >= memory,
-        "decode_tokens_per_s": b / step,
-        "output_usd_per_mtok": step * (usd_per_mtok_s / b),
-        "prefill_step_time_s": prefill_step,
-        "prefill_compute_bound": prefill_compute >= memory,
-        "input_usd_per_mtok": prefill_step * (usd_per_mtok_s / b) / ctx,
+        "decode_compute_time_s": decode.compute_time_s,
+        "decode_memory_time_s": decode.memory_time_s,
+        "decode_step_time_s": decode.lower_bound_s,
+        "decode_upper_bound_time_s": decode.upper_bound_s,
+        "decode_compute_bound": decode.compute_bound,
+        "decode_tokens_per_s": roofline.tokens_per_s(b, decode.lower_bound_s),
+        "output_usd_per_mtok": MEGA * roofline.usd_per_token(decode.lower_bound_s, b, g, usd_per_chip_hour),
+        "prefill_step_time_s": prefill.lower_bound_s,
+        "prefill_compute_bound": prefill.compute_bound,
+        "input_usd_per_mtok": MEGA * roofline.usd_per_token(prefill.lower_bound_s, b * ctx, g, usd_per_chip_hour),
         "memory_required_bytes": required,
-        "fits_in_memory": required <= g * col["hbm_capacity_bytes"],
+        "fits_in_memory": required <= memory.replica_hbm_bytes(g, col["hbm_capacity_bytes"]),
     }
 
 
@@ -115,9 +133,8 @@ def sweep_chunks(
     context_tokens,
     *,
     usd_per_chip_hour: float,
-    mfu: float = 1.0,
-    mbu: float = 1.0,
     max_points: int = 65_536,
+    **efficiencies: float,
 ) -> Iterator[tuple[np.ndarray, dict]]:
     """Yield (case indices, flat outputs) a few cases at a time, at most ``max_points`` grid points each.
 
@@ -131,5 +148,5 @@ def sweep_chunks(
     for start in range(0, n_cases, step):
         index = np.arange(start, min(start + step, n_cases))
         chunk = {k: np.asarray(cases[k], dtype=float)[index] for k in CASE_COLUMNS}
-        out = sweep(chunk, batch, context_tokens, usd_per_chip_hour=usd_per_chip_hour, mfu=mfu, mbu=mbu)
+        out = sweep(chunk, batch, context_tokens, usd_per_chip_hour=usd_per_chip_hour, **efficiencies)
         yield index, {k: np.ascontiguousarray(v).reshape(-1) for k, v in out.items()}

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from econ.formula import formula
+
 PRETRAIN_FLOP_PER_PARAM_TOKEN = 6.0  # "the famous 6ND formula" (§e.2)
 INFERENCE_FLOP_PER_PARAM_TOKEN = 2.0  # "inference is just 2" (§e.2)
 
@@ -32,6 +34,7 @@ def _f(x):
     return np.asarray(x, dtype=float)
 
 
+@formula("D_inf = r_tok·T_deploy·(1 − p_discard) / n_family", "lecture e.4, e.1")
 def inference_tokens_per_model(tokens_served_per_s, deployment_s, models_per_family, discard_probability=0.0):
     """D_inf = r_tok·T_deploy·(1 − p_discard)/n_family [tokens] (§e.4; derating §e.1).
 
@@ -45,16 +48,19 @@ def inference_tokens_per_model(tokens_served_per_s, deployment_s, models_per_fam
     return _f(tokens_served_per_s) * _f(deployment_s) * (1.0 - _f(discard_probability)) / _f(models_per_family)
 
 
+@formula("α = (c_RL/6) / η_RL", "lecture e.3")
 def rl_cost_per_token_ratio(rl_flop_per_param_token, rl_efficiency_ratio):
     """α = (c_RL/6)/η_RL: an RL token's cost over a pre-training token's (§e.3; 4 and 0.45 → 1.48)."""
     return _f(rl_flop_per_param_token) / PRETRAIN_FLOP_PER_PARAM_TOKEN / _f(rl_efficiency_ratio)
 
 
+@formula("β = (2/6) / η_dec", "lecture e.3")
 def inference_cost_per_token_ratio(decode_efficiency_ratio):
     """β = (2/6)/η_dec: an inference token's cost over a pre-training token's (§e.3; 0.33 → 1.01)."""
     return INFERENCE_FLOP_PER_PARAM_TOKEN / PRETRAIN_FLOP_PER_PARAM_TOKEN / _f(decode_efficiency_ratio)
 
 
+@formula("C_pre = 6·N·D_pre; C_RL = c_RL·N·D_RL/η_RL; C_inf = 2·N·D_inf/η_dec", "lecture e.2")
 def phase_costs_flop(
     active_params,
     pretrain_tokens,
@@ -76,6 +82,7 @@ def phase_costs_flop(
     return c_pre, c_rl, c_inf
 
 
+@formula("share = C_phase / (C_pre + C_RL + C_inf)", "lecture e.2")
 def cost_shares(c_pre, c_rl, c_inf):
     """Each phase's share of the total cost: (C_pre, C_RL, C_inf)/ΣC [frac]."""
     c_pre, c_rl, c_inf = _f(c_pre), _f(c_rl), _f(c_inf)
@@ -83,26 +90,31 @@ def cost_shares(c_pre, c_rl, c_inf):
     return c_pre / total, c_rl / total, c_inf / total
 
 
+@formula("D_pre = (s_pre/s_inf)·β·D_inf / r", "lecture e.3–e.4")
 def pretrain_tokens_from_inference(inference_tokens, share_pretrain, share_inference, beta, exponent_ratio=1.0):
     """D_pre = (s_pre/s_inf)·β·D_inf/r [tokens] (§e.4, with the §e.1 exactness knob r = q/p)."""
     return _f(share_pretrain) / _f(share_inference) * _f(beta) * _f(inference_tokens) / _f(exponent_ratio)
 
 
+@formula("D_RL = (s_RL/s_inf)·(β/α)·D_inf / r", "lecture e.3")
 def rl_tokens_from_inference(inference_tokens, share_rl, share_inference, alpha, beta, exponent_ratio=1.0):
     """D_RL = (s_RL/s_inf)·(β/α)·D_inf/r [tokens] (§e.3: D_RL ∝ s_RL/α; RL, like pre-training, is paid up front)."""
     return _f(share_rl) / _f(share_inference) * _f(beta) / _f(alpha) * _f(inference_tokens) / _f(exponent_ratio)
 
 
+@formula("D_chin = k·N_act", "lecture e.4; Hoffmann et al. 2022")
 def chinchilla_tokens(active_params, tokens_per_param):
     """D_chin = k·N_act [tokens] (§X.3: k ≈ 20; Pope applies it to active parameters)."""
     return _f(tokens_per_param) * _f(active_params)
 
 
+@formula("OT = D_pre / (k·N_act)", "lecture e.4")
 def overtraining_factor(pretrain_tokens, active_params, tokens_per_param):
     """OT = D_pre/(k·N_act) [ratio] (§e.4; 2.59e14/(20·1e11) ≈ 130, "a factor of a hundred")."""
     return _f(pretrain_tokens) / chinchilla_tokens(active_params, tokens_per_param)
 
 
+@formula("a·x^−p + b·x^q is minimal where the cost ratio = q/p", "lecture e.1")
 def equal_cost_optimum(a, b, p, q):
     """Minimiser and cost ratio of f(x) = a·x^−p + b·x^q (a, b, p, q > 0).
 
@@ -118,6 +130,7 @@ def equal_cost_optimum(a, b, p, q):
     return x, (a * x**-p) / (b * x**q)
 
 
+@formula("D_pre : D_RL : D_inf = s_pre : s_RL/α : s_inf/β", "lecture e.3")
 def token_balance(
     *,
     tokens_served_per_s,
@@ -176,3 +189,15 @@ def token_balance(
         "overtraining_ratio": overtraining_factor(d_pre, active_params, tokens_per_param),
         "pretrain_tokens_per_active_param_ratio": d_pre / _f(active_params),
     }
+
+
+@formula("D / N_act", "lecture e.4")
+def tokens_per_param_ratio(tokens, params_active):
+    """Training tokens per active parameter [tokens/param] (Chinchilla's ≈ 20 is compute-optimal)."""
+    return np.divide(np.asarray(tokens, dtype=float), params_active)
+
+
+@formula("r_tok·T_deploy", "lecture e.4")
+def lab_inference_tokens(tokens_served_per_s, deployment_s):
+    """Tokens a lab serves over a model's deployment, all models together [tokens]."""
+    return np.multiply(tokens_served_per_s, deployment_s)

@@ -17,6 +17,7 @@ import duckdb
 import polars as pl
 
 from econ.db import quote_ident
+from econ.errors import ReportError
 from econ.report.figures import Figure
 from econ.report.html import Markup, tag
 
@@ -122,6 +123,13 @@ class SiteContext:
             elif not self.scalar(f"select exists (select 1 from {quote_ident(name)})"):
                 out.append(f"{name} (empty)")
         return out
+
+    def cite(self, function: str) -> str:
+        """``formula (source)`` of a function, from the ``formulas`` table the build writes (econ.formula)."""
+        row = self.con.execute("select formula, source from formulas where function = ?", [function]).fetchall()
+        if not row:
+            raise ReportError(f"no formula of {function!r} in the database", "mark the function with @formula")
+        return f"{row[0][0]} ({row[0][1].replace('lecture ', 'lecture §', 1)})"
 
     def description(self, name: str) -> str:
         """The stored comment of a table or view ("" when none)."""

@@ -6,8 +6,18 @@ import types
 from datetime import date
 
 import duckdb
+import pytest
 
 from econ.analyses.runner import input_fingerprint, run_analyses
+from econ.results import ResultColumn, ResultTable
+
+RESULT = ResultTable(
+    name="result",
+    grain="database",
+    key=(),
+    description="Sum of src.x",
+    columns=(ResultColumn("total", "int", "units", "derived", "Sum"),),
+)
 
 
 def counting_analysis():
@@ -15,10 +25,9 @@ def counting_analysis():
 
     def run(ctx):
         calls.append(1)
-        total = ctx.query("select sum(x) as total from src")
-        ctx.write("result", total, "Sum of src.x", {"total": "Sum [units]"})
+        ctx.write(RESULT, ctx.query("select sum(x) as total from src"))
 
-    return types.SimpleNamespace(NAME="demo", INPUTS=("src",), run=run), calls
+    return types.SimpleNamespace(NAME="demo", INPUTS=("src",), TABLES=(RESULT,), run=run), calls
 
 
 def test_second_run_is_restored_from_cache_with_comments(tmp_path):
@@ -31,7 +40,7 @@ def test_second_run_is_restored_from_cache_with_comments(tmp_path):
     assert (first, second, len(calls)) == ({"demo": "ran"}, {"demo": "cached"}, 1)
     assert con.execute("select total from result").fetchall() == [(3,)]
     assert con.execute("select comment from duckdb_columns() where table_name = 'result'").fetchall() == [
-        ("Sum [units]",)
+        ("Sum [units] — derived",)
     ]
 
 
@@ -54,3 +63,11 @@ def test_fingerprint_ignores_row_order_and_is_stable_with_nulls():
     assert input_fingerprint(a, ["t"]) == input_fingerprint(b, ["t"]) == input_fingerprint(a, ["t"])
     b.execute("update t set s = 'y' where i = 2")
     assert input_fingerprint(a, ["t"]) != input_fingerprint(b, ["t"])
+
+
+def test_a_module_that_writes_other_tables_than_it_declares_is_a_bug(tmp_path):
+    con = duckdb.connect()
+    con.execute("create table src as select 1 as x")
+    module = types.SimpleNamespace(NAME="demo", INPUTS=("src",), TABLES=(RESULT,), run=lambda ctx: None)
+    with pytest.raises(RuntimeError, match=r"analysis demo wrote \[\], declared \['result'\]"):
+        run_analyses(con, [module], as_of=date(2026, 1, 1), cache_dir=None, code_hash="c")

@@ -1,5 +1,4 @@
-"""Scenarios: a scenario inherits base's assumptions and overrides some; lookups fail with messages people can act
-on."""
+"""Scenarios: one typed object per scenario; a scenario inherits base's rows; missing or misspelt ones are errors."""
 
 from __future__ import annotations
 
@@ -7,70 +6,157 @@ import duckdb
 import polars as pl
 import pytest
 
-from econ.analyses.scenario import load_scenario, scenarios_from_frame
+from econ.analyses.scenario import CATEGORICAL, NUMERIC, load_scenario, scenarios_from_frame
 from econ.errors import EconError
+from tests.analyses.helpers import FIXTURE_DATA
 
 COLUMNS = ["scenario", "name", "value", "text", "unit", "low", "high", "alternatives", "rationale", "source_url"]
-ROWS = [
-    ("base", "gpu_usd_per_hour", 2.0, None, "USD/chip-hour", 1.5, 4.0, None, "lecture a.4", "https://x"),
-    ("base", "cost_share_inference", 1 / 3, None, "fraction", None, 0.5, None, "lecture e.2", "https://x"),
-    ("base", "serving_chip", None, "GB200", "chip", None, None, "H100| B200 |", "lecture a.2", "https://x"),
-    ("dwarkesh_50_50", "cost_share_inference", 0.5, None, "fraction", 0.25, 0.5, None, "Dwarkesh's split", "https://y"),
-]
+REQUIRED = [n for n, d in NUMERIC.items() if d is None]
 
 
-@pytest.fixture
-def scenarios():
-    return scenarios_from_frame(pl.DataFrame(ROWS, schema=COLUMNS, orient="row"))
+def rows(**override) -> list[tuple]:
+    """One base row per required numeric field (value 1), the serving chip, and ``override`` as (scenario, name)."""
+    out = {("base", n): ("base", n, 1.0, None, "x", None, None, None, "test", "https://x") for n in REQUIRED}
+    out[("base", "usd_per_chip_hour")] = (
+        "base",
+        "usd_per_chip_hour",
+        2.0,
+        None,
+        "USD/chip-hour",
+        1.5,
+        4.0,
+        None,
+        "lecture a.4",
+        "https://x",
+    )
+    out[("base", "serving_chip")] = (
+        "base",
+        "serving_chip",
+        None,
+        "GB200",
+        "chip",
+        None,
+        None,
+        "H100| B200 |",
+        "lecture a.2",
+        "https://x",
+    )
+    out[("base", "cost_share_inference_frac")] = (
+        "base",
+        "cost_share_inference_frac",
+        1 / 3,
+        None,
+        "fraction",
+        None,
+        0.5,
+        None,
+        "lecture e.2",
+        "https://x",
+    )
+    out[("dwarkesh_50_50", "cost_share_inference_frac")] = (
+        "dwarkesh_50_50",
+        "cost_share_inference_frac",
+        0.5,
+        None,
+        "fraction",
+        0.25,
+        0.5,
+        None,
+        "Dwarkesh's split",
+        "https://y",
+    )
+    for key, row in override.items():
+        scenario, name = key.split("__")
+        if row is None:
+            out.pop((scenario, name), None)
+        else:
+            out[(scenario, name)] = (scenario, name, *row)
+    return list(out.values())
 
 
-def test_a_scenario_overrides_base_and_inherits_the_rest(scenarios):
-    base, other = scenarios["base"], scenarios["dwarkesh_50_50"]
-    assert (base["cost_share_inference"], other["cost_share_inference"]) == (pytest.approx(1 / 3), 0.5)
-    assert other["gpu_usd_per_hour"] == 2.0 and other.text("serving_chip") == "GB200"
-    assert other.assumption("cost_share_inference").source_url == "https://y"
+def frame(**override) -> pl.DataFrame:
+    return pl.DataFrame(rows(**override), schema=COLUMNS, orient="row")
 
 
-def test_range_falls_back_to_the_value_where_a_bound_is_blank(scenarios):
-    assert scenarios["base"].range("gpu_usd_per_hour") == (1.5, 4.0)
-    assert scenarios["base"].range("cost_share_inference") == (pytest.approx(1 / 3), 0.5)
+def test_fields_are_typed_and_named_as_in_the_data():
+    base, other = (scenarios_from_frame(frame())[n] for n in ("base", "dwarkesh_50_50"))
+    assert (base.cost_share_inference_frac, other.cost_share_inference_frac) == (pytest.approx(1 / 3), 0.5)
+    assert other.usd_per_chip_hour == 2.0 and other.serving_chip == "GB200"
+    assert other.assumption("cost_share_inference_frac").source_url == "https://y"
 
 
-def test_alternatives_are_split_and_trimmed(scenarios):
-    assert scenarios["base"].assumption("serving_chip").alternatives == ("H100", "B200")
+def test_decode_and_prefill_efficiencies_are_separate_fields_with_the_pure_roofline_as_default():
+    s = scenarios_from_frame(frame(base__decode_mfu_frac=(0.5, None, "fraction", None, None, None, "t", "u")))["base"]
+    assert (s.decode_mfu_frac, s.prefill_mfu_frac, s.decode_mbu_frac, s.prefill_mbu_frac) == (0.5, 1.0, 1.0, 1.0)
+    assert {"prefill_mfu_frac", "decode_mbu_frac", "prefill_mbu_frac"} <= set(s.defaulted)
+    assert "decode_mfu_frac" not in s.defaulted
+
+
+def test_range_falls_back_to_the_value_where_a_bound_is_blank():
+    base = scenarios_from_frame(frame())["base"]
+    assert base.range("usd_per_chip_hour") == (1.5, 4.0)
+    assert base.range("cost_share_inference_frac") == (pytest.approx(1 / 3), 0.5)
+    assert base.range("gross_margin_frac") == (0.0, 0.0)  # defaulted: no range
+
+
+def test_alternatives_are_split_trimmed_and_follow_the_value():
+    assert scenarios_from_frame(frame())["base"].alternatives("serving_chip") == ("GB200", "H100", "B200")
+
+
+def test_the_declared_fields_are_the_dataclass_fields():
+    s = scenarios_from_frame(frame())["base"]
+    assert all(hasattr(s, n) for n in (*NUMERIC, *CATEGORICAL))
 
 
 @pytest.mark.parametrize(
-    ("call", "message"),
+    ("override", "message"),
     [
         (
-            lambda s: s["no_such"],
-            "scenario 'dwarkesh_50_50' has no assumption 'no_such' — add a row 'base,no_such,…' to data/scenarios.csv",
+            {"base__usd_per_chip_hour": None},
+            "scenario 'base' has no assumption 'usd_per_chip_hour' — add a row 'base,usd_per_chip_hour,…' to "
+            "data/scenarios.csv",
         ),
         (
-            lambda s: s["serving_chip"],
-            "assumption 'serving_chip' of scenario 'dwarkesh_50_50' is categorical (GB200) — use Scenario.text()",
+            {"base__serving_chip": None},
+            "scenario 'base' has no assumption 'serving_chip' — add a row 'base,serving_chip,,<value>,…' to "
+            "data/scenarios.csv (text column)",
         ),
         (
-            lambda s: s.text("gpu_usd_per_hour"),
-            "assumption 'gpu_usd_per_hour' of scenario 'dwarkesh_50_50' is numeric — use scenario[name]",
+            {"base__weight_format": (None, "fp6", "format", None, None, None, "t", "u")},
+            "scenario 'base' sets weight_format to 'fp6', not a number format econ can use here — use one of bf16, "
+            "fp8, "
+            "int8, fp4 in data/scenarios.csv",
+        ),
+        (
+            {"base__context_share_1024_tokens_frac": (0.5, None, "fraction", None, None, None, "t", "u")},
+            "the context_share_*_tokens_frac assumptions of scenario 'base' add up to 0.5 — make the shares of the "
+            "prompt-length mix add up to 1 in data/scenarios.csv",
         ),
     ],
 )
-def test_lookup_errors(scenarios, call, message):
+def test_errors_for_people(override, message):
     with pytest.raises(EconError) as e:
-        call(scenarios["dwarkesh_50_50"])
+        scenarios_from_frame(frame(**override))
     assert str(e.value) == message
 
 
-def test_get_returns_the_default_for_missing_or_categorical(scenarios):
-    assert scenarios["base"].get("nope", 7.0) == 7.0 and scenarios["base"].get("serving_chip") is None
+def test_the_prompt_mix_defaults_to_one_context():
+    s = scenarios_from_frame(frame())["base"]
+    assert s.context_shares == ((32_000.0, 1.0),) and "context_share_*_tokens_frac" in s.defaulted
 
 
 def test_load_scenario_reads_the_database_and_names_the_known_ones():
     con = duckdb.connect()
-    con.register("rows", pl.DataFrame(ROWS, schema=COLUMNS, orient="row").to_arrow())
+    con.register("rows", frame().to_arrow())
     con.execute("create table scenarios as select * from rows")
-    assert load_scenario(con, "dwarkesh_50_50")["cost_share_inference"] == 0.5
+    assert load_scenario(con, "dwarkesh_50_50").cost_share_inference_frac == 0.5
     with pytest.raises(EconError, match=r"^no scenario 'bear' — known scenarios: base, dwarkesh_50_50$"):
         load_scenario(con, "bear")
+
+
+def test_the_fixture_and_shipped_scenarios_read(fixture_db):
+    from econ.load.loader import load_all
+
+    for data in (FIXTURE_DATA, FIXTURE_DATA.parents[2] / "data"):
+        scenarios = scenarios_from_frame(load_all(data)["scenarios"])
+        assert scenarios["base"].usd_per_chip_hour == 2.0

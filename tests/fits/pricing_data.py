@@ -1,6 +1,7 @@
 """The real data/ folder and the fixture data set as frames for the pricing fits (views at the tests' AS_OF).
 
-Loads the tables and creates the views in an in-memory database (no analyses run), once per data folder.
+Loads the tables, derives model_derived and hardware_derived (the pricing fits' inputs) and creates the views
+over input tables in an in-memory database (no other analysis runs), once per data folder.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from econ.analyses import hardware_derived, model_derived
+from econ.analyses.inputs import MODELS_SQL
 from econ.analyses.scenario import load_scenario
 from econ.db import create_views, write_table
 from econ.fits.assumptions import from_scenario
@@ -24,14 +27,20 @@ AS_OF = "2026-11-30"
 
 @lru_cache(maxsize=2)
 def frames(data_dir: Path = REAL_DATA) -> dict:
-    """price_current, models, hardware, memory_tiers frames and the base scenario's Assumptions."""
+    """price_current, models (with KV bytes), hardware, hardware_derived, memory_tiers and base's Assumptions."""
     con = duckdb.connect()
-    for name, frame in load_all(Path(data_dir)).items():
+    tables = load_all(Path(data_dir))
+    tables["model_derived"] = model_derived.derived(tables["models"])
+    tables["hardware_derived"] = hardware_derived.derived(tables["hardware"])
+    for name, frame in tables.items():
         write_table(con, name, frame, description=name, column_comments={})
     con.execute(f"set variable as_of = date '{AS_OF}'")
-    create_views(con, REPO / "queries")
-    out: dict = {t: con.sql(f"select * from {t}").pl() for t in ("price_current", "models", "hardware", "memory_tiers")}
-    out["assumptions"] = from_scenario(load_scenario(con, "base"), out["hardware"])
+    create_views(con, REPO / "queries", allow_pending=True)
+    out: dict = {
+        t: con.sql(f"select * from {t}").pl() for t in ("price_current", "hardware", "hardware_derived", "memory_tiers")
+    }
+    out["models"] = con.sql(MODELS_SQL).pl()
+    out["assumptions"] = from_scenario(load_scenario(con, "base"), out["hardware_derived"])
     con.close()
     return out
 

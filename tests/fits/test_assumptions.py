@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import polars as pl
 import pytest
@@ -20,19 +18,19 @@ def test_real_scenario_has_every_assumption():
     assert a.defaulted == ()
     assert (a.chip, a.number_format, a.kv_cache_format) == ("GB200", "fp8", "bf16")
     assert a.central["usd_per_chip_hour"] == 2.0 and a.ranges["usd_per_chip_hour"] == (1.5, 4.0)
-    # R = (F/2) b_w / W for GB200 fp8: 5e15/2 * 1 / 8e12 = 312.5 (hardware_derived view's critical_batch_ratio)
+    # R = (F/2) b_w / W for GB200 fp8: 5e15/2 * 1 / 8e12 = 312.5 (hardware_derived's critical_batch_ratio)
     assert a.central_hardware["critical_batch_ratio"] == pytest.approx(312.5)
 
 
 def test_fixture_scenario_states_its_defaults():
     a = frames(FIXTURE_DATA)["assumptions"]
-    assert {"gross_margin_frac", "decode_mbu", "weight_format"} <= set(a.defaulted)
+    assert {"gross_margin_frac", "decode_mbu_frac", "weight_format"} <= set(a.defaulted)
     assert a.central["gross_margin_frac"] == 0.0 and a.number_format == "bf16"
 
 
 def test_alternatives_skip_formats_without_a_peak():
     """H100 has no FP4 peak: the H100/fp4 combination is not drawn."""
-    alt = hardware_alternatives(frames()["hardware"], ("H100", "B200"), ("fp8", "fp4"))
+    alt = hardware_alternatives(frames()["hardware_derived"], ("H100", "B200"), ("fp8", "fp4"))
     assert alt.select("chip", "number_format").rows() == [("H100", "fp8"), ("B200", "fp8"), ("B200", "fp4")]
 
 
@@ -76,27 +74,32 @@ def test_propagate_rows_matches_propagate():
 
 
 def edited_base(edits: dict[str, dict | None]):
-    """The real base scenario with assumptions changed (dict of fields) or removed (None)."""
-    base = scenarios_from_frame(load_all(REAL_DATA)["scenarios"])["base"]
-    assumptions = dict(base.assumptions)
+    """The real base scenario read again with rows changed (dict of columns) or removed (None)."""
+    rows = load_all(REAL_DATA)["scenarios"]
     for name, changes in edits.items():
+        mine = (pl.col("scenario") == "base") & (pl.col("name") == name)
         if changes is None:
-            del assumptions[name]
+            rows = rows.filter(~mine)
         else:
-            assumptions[name] = dataclasses.replace(assumptions[name], **changes)
-    return dataclasses.replace(base, assumptions=assumptions)
+            rows = rows.with_columns(
+                pl.when(mine).then(pl.lit("|".join(v) if isinstance(v, tuple) else v)).otherwise(pl.col(k)).alias(k)
+                for k, v in changes.items()
+            )
+    return scenarios_from_frame(rows)["base"]
 
 
 @pytest.mark.parametrize(
     ("edits", "message"),
     [
         (
-            {"gpu_usd_per_hour": None},
-            "scenario 'base' has no gpu_usd_per_hour — add a row 'base,gpu_usd_per_hour,…' to data/scenarios.csv",
+            {"usd_per_chip_hour": None},
+            "scenario 'base' has no assumption 'usd_per_chip_hour' — add a row 'base,usd_per_chip_hour,…' to "
+            "data/scenarios.csv",
         ),
         (
             {"serving_chip": None},
-            "scenario 'base' has no serving_chip — add a row 'base,serving_chip,…' to data/scenarios.csv",
+            "scenario 'base' has no assumption 'serving_chip' — add a row 'base,serving_chip,,<value>,…' to "
+            "data/scenarios.csv (text column)",
         ),
         (
             {"serving_chip": {"alternatives": ("H100", "H1OO")}},
@@ -111,8 +114,8 @@ def edited_base(edits: dict[str, dict | None]):
         ),
         (
             {"kv_cache_format": {"text": "fp9"}},
-            "scenario 'base' lists 'fp9' in kv_cache_format, not a number format econ can use here — use one of "
-            "fp32, bf16, fp16, fp8, int8, fp4, int4 in data/scenarios.csv (value or alternatives)",
+            "scenario 'base' sets kv_cache_format to 'fp9', not a number format econ can use here — use one of "
+            "fp32, bf16, fp16, fp8, int8, fp4, int4 in data/scenarios.csv",
         ),
         (
             {
@@ -125,5 +128,5 @@ def edited_base(edits: dict[str, dict | None]):
 )
 def test_bad_scenarios_are_errors_for_people(edits, message):
     with pytest.raises(EconError) as err:
-        from_scenario(edited_base(edits), frames()["hardware"])
+        from_scenario(edited_base(edits), frames()["hardware_derived"])
     assert str(err.value) == message

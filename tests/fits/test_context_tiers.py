@@ -164,7 +164,7 @@ def test_implied_kv_carries_fit_and_scenario_intervals():
 
 @pytest.fixture(scope="module")
 def real_table():
-    from econ.analyses.pricing import context_tiers_table
+    from econ.analyses.fit_context_tiers import table as context_tiers_table
 
     f = frames()
     return context_tiers_table(f["price_current"], f["models"], f["assumptions"])
@@ -263,7 +263,7 @@ def test_slope_conversion_uses_assumptions_by_hand(real_table):
         k
         * (1 - a.central["gross_margin_frac"])
         * 8e12
-        * a.central["decode_mbu"]
+        * a.central["decode_mbu_frac"]
         / (a.central["usd_per_chip_hour"] / SECONDS_PER_HOUR)
     )
     assert r["kv_slope_bytes_per_token"] == pytest.approx(by_hand, rel=1e-9)

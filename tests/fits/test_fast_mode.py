@@ -37,7 +37,7 @@ def variant_row(m, s, *, threshold=None, n_act=None, n_tot=None, kv=None):
 
 def test_claude_fast_mode_real_row_gives_15x():
     """The fixture's Claude Opus 4.6 fast row ($30/$150 vs $5/$25 standard, 2.5x speed): m*s = 15."""
-    from econ.analyses.pricing import fast_mode_table
+    from econ.analyses.fit_fast_mode import table as fast_mode_table
 
     f = frames(FIXTURE_DATA)
     out = fast_mode_table(f["price_current"], f["models"], f["assumptions"]).row(0, named=True)
@@ -49,7 +49,7 @@ def test_kv_dropped_solution_by_hand():
     """t(B) = max(B/B~, 1): the fast batch is weight-bound (t = 1), so t0 = s = 2.5 -> B0 = 2.5 B~, B1 = B0/15.
     In B*0 units B~ = B*0 * mfu/mbu (scenario efficiencies)."""
     a = frames()["assumptions"]
-    eff = a.central["prefill_mfu"] / a.central["decode_mbu"]
+    eff = a.central["prefill_mfu_frac"] / a.central["decode_mbu_frac"]
     out = fast_mode.implied(variant_row(6.0, 2.5), a).row(0, named=True)
     assert out["critical_context_source"].startswith("none")
     assert out["baseline_batch_over_balance_ratio"] == pytest.approx(2.5 * eff)
@@ -67,8 +67,8 @@ def test_round_trip_from_physics_batches():
     kw = dict(
         number_format="fp8",
         chips=72,
-        mfu=c["prefill_mfu"],
-        mbu=c["decode_mbu"],
+        mfu=c["prefill_mfu_frac"],
+        mbu=c["decode_mbu_frac"],
         usd_per_chip_hour=2.0,
         context_tokens=c["context_tokens"] / 64,
     )  # short context so the KV term does not swamp the weights
@@ -107,7 +107,7 @@ def test_standard_price_at_a_tier_the_standard_schedule_lacks():
 
 
 def test_no_speed_multiple_is_listed_not_solved():
-    from econ.analyses.pricing import fast_mode_table
+    from econ.analyses.fit_fast_mode import table as fast_mode_table
 
     f = frames()
     out = fast_mode_table(f["price_current"], f["models"], f["assumptions"])

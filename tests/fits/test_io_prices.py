@@ -121,7 +121,7 @@ def test_model_ratios_flag_the_lecture_inconsistency():
     c = a.central
     out = io.model_ratios(closed_row(5.0, 200_000.0), a).row(0, named=True)
     assert out["critical_context_source"] == "price_tier_threshold"
-    expected = 1 / (5 * c["decode_mbu"] / c["prefill_mfu"] - c["context_tokens"] / 200_000)
+    expected = 1 / (5 * c["decode_mbu_frac"] / c["prefill_mfu_frac"] - c["context_tokens"] / 200_000)
     assert out["batch_over_balance_ratio"] == pytest.approx(expected)
     assert out["batch_over_balance_scenario_low_ratio"] < expected < out["batch_over_balance_scenario_high_ratio"]
     assert out["lecture_f3_check"].startswith("batch below")
@@ -135,7 +135,7 @@ def test_model_ratios_flag_an_impossible_mbu_on_real_rows():
     """Every real price row whose implied mbu exceeds 1 is flagged; rows where the KV read alone exceeds rho say no
     batch fits; rho <= 1 identifies no mbu. The open models' small L* (architecture) drive it, e.g. Qwen3-30B-A3B's
     107 tokens."""
-    from econ.analyses.pricing import io_prices_table
+    from econ.analyses.fit_io_prices import table as io_prices_table
 
     f = frames()
     t = io_prices_table(f["price_current"], f["models"], f["assumptions"])
@@ -159,7 +159,9 @@ def test_without_a_critical_context_the_batch_is_a_lower_bound():
     out = io.model_ratios(closed_row(5.0, None), a).row(0, named=True)
     assert out["critical_context_source"].startswith("none")
     assert out["context_over_critical_ratio"] == 0.0
-    assert out["batch_over_balance_ratio"] == pytest.approx(a.central["prefill_mfu"] / (5 * a.central["decode_mbu"]))
+    assert out["batch_over_balance_ratio"] == pytest.approx(
+        a.central["prefill_mfu_frac"] / (5 * a.central["decode_mbu_frac"])
+    )
 
 
 # ---------------------------------------------------------------------------- market regression
@@ -230,7 +232,7 @@ def test_market_intervals_cover_at_about_their_nominal_rate():
 
 
 def test_market_quantities_state_units_and_both_intervals():
-    from econ.analyses.pricing import io_market_tables
+    from econ.analyses.fit_io_market import tables as io_market_tables
 
     f = frames()
     market, residuals = io_market_tables(f["price_current"], f["models"], f["assumptions"])

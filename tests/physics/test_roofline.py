@@ -58,7 +58,7 @@ def test_llama3_70b_kv_bytes_per_token_is_320_kb():
     )
     kv = float(kv_cache.kv_bytes_per_token(config)[0])
     assert kv == pytest.approx(320e3, rel=0.03) and kv == LLAMA3_70B.kv_bytes_per_token
-    assert LLAMA3_70B.kv_bytes_per_token_at(1.0) == pytest.approx(160e3, rel=0.03)
+    assert LLAMA3_70B.kv_bytes_per_token_at("fp8") == pytest.approx(160e3, rel=0.03)
 
 
 @pytest.mark.parametrize(

@@ -48,7 +48,16 @@ def case_arrays():
 
 
 def test_sweep_matches_decode_and_prefill_steps():
-    out = sweep(case_arrays(), BATCH, CONTEXT, usd_per_chip_hour=2.0, mfu=0.6, mbu=0.9)
+    out = sweep(
+        case_arrays(),
+        BATCH,
+        CONTEXT,
+        usd_per_chip_hour=2.0,
+        decode_mfu=0.6,
+        decode_mbu=0.9,
+        prefill_mfu=0.6,
+        prefill_mbu=0.9,
+    )
     assert set(out) == set(OUTPUT_COLUMNS)
     for i, (model, chip, b_w, chips, stages) in enumerate(CASES):
         kw = dict(

@@ -2,7 +2,7 @@
 removed; per model, variant and tier every price component that changed, old, new and % change), a chart of
 every price change over time, and the changes in inferred quantities when the analyses provide them.
 
-``price_changes`` (written by the changes analysis with ``econ.diff``) holds thousands of rows
+``price_changes`` (written by the changes analysis with ``econ.fits.price_changes``) holds thousands of rows
 when a price map adds or drops models, so the page shows every changed component of the
 first-party prices, the largest changes of the imported maps, and counts per provider; every
 row is a CSV download.

@@ -32,7 +32,7 @@ select chip,
        max(critical_batch_ratio) filter (where number_format = ?) as chosen_ratio,
        max(critical_batch_ratio) filter (where number_format = 'bf16') as bf16_ratio,
        min(critical_batch_ratio) as low_ratio, max(critical_batch_ratio) as high_ratio,
-       string_agg(number_format, ', ' order by bytes_per_weight desc, number_format) as formats
+       string_agg(number_format, ', ' order by weight_bytes_per_param desc, number_format) as formats
 from hardware_derived where list_contains(?, number_format)
 group by chip order by chip
 """

@@ -13,7 +13,6 @@ import polars as pl
 
 from econ.report.charts import pricing as charts
 from econ.report.figures import Figure
-from econ.report.formulas import cite
 from econ.report.html import Col, details, fmt_interval, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
 from econ.report.pages.common import SCHEMA_ERRORS, ensure_columns, guarded, guarded_headline, interval_text, sig3
@@ -53,37 +52,7 @@ order by provider, model
 """
 
 STEPS = """
-with fits as (
-    select price_provider as provider, price_model as model, status, intercept_usd_per_mtok as a,
-           slope_usd_per_mtok_per_mtok_context as k
-    from fit_context_tiers
-    where default_rule and not pooled and component = 'input' and price_source = 'hand' and variant = 'standard'
-),
-tiers as (
-    select p.provider, p.model, p.tier_min_prompt_tokens, p.input_usd_per_mtok, p.max_input_tokens
-    from price_current as p join fits using (provider, model)
-    where p.source = 'hand' and p.variant = 'standard'
-),
-ends as (
-    select provider, model,
-           greatest(coalesce(max(max_input_tokens), 0), 1.25 * max(tier_min_prompt_tokens)) as end_tokens,
-           arg_max(input_usd_per_mtok, tier_min_prompt_tokens) as last_usd_per_mtok
-    from tiers group by provider, model
-),
-final as (
-    select provider, model, 'tier' as kind, tier_min_prompt_tokens::double as context_tokens,
-           input_usd_per_mtok as usd_per_mtok, tier_min_prompt_tokens, null as status,
-           null::double as slope_usd_per_mtok_per_mtok_context
-    from tiers
-    union all
-    select provider, model, 'tier', end_tokens, last_usd_per_mtok, null, null, null from ends
-    union all
-    select provider, model, 'fit', 0, a, null, status, k from fits join ends using (provider, model) where k is not null
-    union all
-    select provider, model, 'fit', end_tokens, a + k * end_tokens / 1e6, null, status, k
-    from fits join ends using (provider, model) where k is not null
-)
-select * from final order by provider, model, kind, context_tokens
+select * from fit_context_tier_steps order by provider, model, kind, context_tokens
 """
 
 KV = """
@@ -188,7 +157,8 @@ def _tiers(ctx: SiteContext, assumptions: pl.DataFrame) -> Section:
                 caption="Each first-party schedule with more than one context tier (standard variant, input price): "
                 "steps are the published prices (a tier bills the whole request once the prompt passes its "
                 "threshold), dashed lines the least-squares line through each tier's midpoint context.",
-                formula=f"c(L) = a + k·L fitted at each tier's midpoint context; {cite('implied_kv_bytes')}",
+                formula="c(L) = a + k·L fitted at each tier's midpoint context; "
+                f"{ctx.cite('econ.fits.context_tiers.kv_bytes_at_crossover')}",
                 source=SOURCE,
             )
         )
@@ -262,8 +232,9 @@ def _kv(ctx: SiteContext, assumptions: pl.DataFrame) -> Section:
                 "thick bars: the fit interval where the schedule identifies one. Black diamonds: the architecture's "
                 "true KV bytes per token for open-weight models. Dashed: the lecture's worked figures. "
                 + _assumption_text(assumptions),
-                formula=f"slope: b_kv = k·(1 − margin)·W·mbu/p; crossover: {cite('implied_kv_bytes')}; true: "
-                f"{cite('kv_layout')}",
+                formula="slope: b_kv = k·(1 − margin)·W·mbu/p; crossover: "
+                f"{ctx.cite('econ.fits.context_tiers.kv_bytes_at_crossover')}; true: "
+                f"{ctx.cite('econ.physics.kv_cache.kv_bytes_per_token')}",
                 source=SOURCE + "; true values from the models table (config.json)",
             )
         ],
@@ -336,7 +307,7 @@ def _headline(ctx: SiteContext) -> Headline | None:
         rows,
         interval_kind="scenario interval (Monte Carlo over the scenario's assumption ranges), median over the "
         "provider's first-party tiered models; the note gives the slope reading, which disagrees",
-        formula=cite("implied_kv_bytes"),
+        formula=ctx.cite("econ.fits.context_tiers.kv_bytes_at_crossover"),
         source="fit_context_tiers table (first-party standard input prices)",
         page=NAME,
     )

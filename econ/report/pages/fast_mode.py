@@ -11,7 +11,6 @@ import polars as pl
 
 from econ.report.charts import pricing as charts
 from econ.report.figures import Figure
-from econ.report.formulas import cite
 from econ.report.html import Col, fmt_num, table
 from econ.report.page import Download, PageContent, Section, SiteContext, note
 from econ.report.pages.common import guarded, interval_text, sig3
@@ -85,20 +84,7 @@ def _multiples(ctx: SiteContext, frame: pl.DataFrame) -> Section:
         & (pl.col("output_price_ratio") > 0)
     )
     if known.height:
-        ratios = sorted(set(known["batch_ratio"].drop_nulls().to_list()))
-        s_low = min(1.0, float(known["speed_ratio"].min()) / 1.5)
-        s_high = float(known["speed_ratio"].max()) * 1.5
-        steps = [s_low * (s_high / s_low) ** (i / 20) for i in range(21)]
-        guides = pl.DataFrame(
-            {
-                "batch_ratio": [r for r in ratios for _ in steps],
-                "speed_ratio": [s for _ in ratios for s in steps],
-            }
-        ).with_columns(
-            (pl.col("batch_ratio") / pl.col("speed_ratio")).alias("output_price_ratio"),
-            pl.format("m·s = {}", pl.col("batch_ratio").round(2)).alias("label"),
-            (pl.col("speed_ratio") == steps[-1]).alias("label_here"),
-        )
+        guides = ctx.query("select * from fit_fast_mode_guides order by batch_ratio, speed_ratio")
         chart_rows = known.select(
             "provider", "model", "tier_min_prompt_tokens", "speed_ratio", "output_price_ratio", "batch_ratio"
         )
@@ -111,7 +97,7 @@ def _multiples(ctx: SiteContext, frame: pl.DataFrame) -> Section:
                 "at "
                 "the same context tier (m) against its speed over standard (s). Dashed lines: constant m·s, the "
                 "factor by which the fast batch must be smaller on the same replica (Claude Opus 4.6: 6 × 2.5 = 15).",
-                formula=cite("fast_mode"),
+                formula=ctx.cite("econ.physics.fast_mode.batch_ratio"),
                 source="fit_fast_mode table of the pricing fits (prices table: first-party pages and price maps; speed "
                 "multiples as published)",
             )
@@ -166,7 +152,8 @@ def _batches(ctx: SiteContext, frame: pl.DataFrame) -> Section:
                 f"interval). Assumed: {a['chip']} at {a['number_format']}, context {fmt_num(a['context_tokens'])} "
                 f"tokens, {fmt_num(a['usd_per_chip_hour'])} USD/chip-hour. Scenario interval: "
                 f"{a['scenario_interval']}.",
-                formula=f"{cite('fast_mode')}; {cite('step_time')}; B₁ = B₀/(m·s)",
+                formula=f"{ctx.cite('econ.physics.fast_mode.batch_ratio')}; "
+                f"{ctx.cite('econ.physics.roofline.step_bounds')}; B₁ = B₀/(m·s)",
                 source="fit_fast_mode table of the pricing fits",
             )
         )

@@ -8,7 +8,6 @@ import polars as pl
 from econ.report.charts import axis_title
 from econ.report.charts import fleet as charts
 from econ.report.figures import Figure
-from econ.report.formulas import cite
 from econ.report.html import Col, Markup, fmt_interval, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
 from econ.report.pages.common import interval_text
@@ -23,11 +22,11 @@ select * from fleet_plan where scenario = ? and price_kind = 'scenario' order by
 """
 
 BREAKDOWN = """
-select deployment, 'prefill' as pool, prefill_chips as chips, prefill_usd_per_hour * 24 as usd_per_day,
+select deployment, 'prefill' as pool, prefill_chips as chips, prefill_usd_per_day as usd_per_day,
 usd_per_chip_hour
 from fleet_plan where scenario = ? and price_kind = 'scenario' and chips is not null
 union all
-select deployment, 'decode', decode_chips, decode_usd_per_hour * 24, usd_per_chip_hour
+select deployment, 'decode', decode_chips, decode_usd_per_day, usd_per_chip_hour
 from fleet_plan where scenario = ? and price_kind = 'scenario' and chips is not null
 order by deployment, pool
 """
@@ -60,8 +59,7 @@ select * from final order by model, chip, number_format, batch_seqs
 
 OPERATING = """
 select deployment, model, chip, number_format, decode_batch_seqs, tokens_per_s_per_user,
-       decode_tokens_per_s_per_replica / replica_chips as tokens_per_s_per_chip,
-       decode_usd_per_hour / (output_tokens_per_s * 3600) * 1e6 as usd_per_mtok
+       decode_tokens_per_s_per_chip as tokens_per_s_per_chip, output_usd_per_mtok as usd_per_mtok
 from fleet_plan where scenario = ? and price_kind = 'scenario' and decode_batch_seqs is not null order by deployment
 """
 
@@ -71,14 +69,13 @@ select * from training_fleet where scenario = ? order by deployment, phase
 
 SPLIT = """
 with one as (
-    select distinct deployment, serving_peak_chips, training_chips_separate, fleet_chips_time_shared
+    select distinct deployment, serving_peak_chips, training_chips_separate, training_chips_time_shared
     from training_fleet where scenario = ? and serving_peak_chips is not null
 )
 select deployment, 'separate' as mode, 'serving (sized for the peak)' as component, serving_peak_chips as chips from one
 union all select deployment, 'separate', 'training (own chips)', training_chips_separate from one
 union all select deployment, 'time-shared', 'serving (sized for the peak)', serving_peak_chips from one
-union all select deployment, 'time-shared', 'training (own chips)', fleet_chips_time_shared - serving_peak_chips from
-one
+union all select deployment, 'time-shared', 'training (own chips)', training_chips_time_shared from one
 order by deployment, mode, component
 """
 
@@ -162,7 +159,8 @@ def _plan(ctx: SiteContext, plan: pl.DataFrame) -> Section:
                 "prefill pool (prompts, compute-bound) and the decode pool (one token per sequence per step).",
                 formula="cost = chips × $/chip-hour × 24; chips = ⌈replicas needed⌉ × G per pool; decode replicas = "
                 "output "
-                f"tokens/s ÷ (B/t_step) ({cite('throughput')}); prefill replicas = requests/s × Σ share × t_pass / "
+                f"tokens/s ÷ (B/t_step) ({ctx.cite('econ.physics.roofline.tokens_per_s')}); prefill replicas = "
+                "requests/s × Σ share × t_pass / "
                 "prompts per pass",
                 source="fleet_plan (deployments, scenarios, models, hardware)",
             )
@@ -222,7 +220,8 @@ def _frontier(ctx: SiteContext) -> Section:
             "flattens where decode turns compute-bound). Diamonds mark each plan's batch on the plan's own replica; "
             "a deployment that sets a replica size other than the curve's (sized for the balance batch) sits "
             "off its line. The curve the industry's serving benchmarks measure.",
-            formula=f"speed = 1/t_step; throughput = B/(t_step·G); {cite('step_time')}; {cite('latency_floor')}",
+            formula=f"speed = 1/t_step; throughput = B/(t_step·G); {ctx.cite('econ.physics.roofline.step_bounds')}; "
+            f"{ctx.cite('econ.physics.roofline.weight_read_time_s')}",
             source=f"fleet_pareto ({total:,} rows; a sample of about {FRONTIER_BINS_PER_E} points per e-fold of speed "
             "is drawn); plan points from fleet_plan",
         ),
@@ -238,7 +237,8 @@ def _frontier(ctx: SiteContext) -> Section:
             points,
             caption="The same curves as cost per million output tokens at the scenario's $/chip-hour: batch 1 is "
             "the most expensive; large batches approach the cost floor.",
-            formula=f"{cite('cost_per_token')}; {cite('cost_floor')}",
+            formula=f"{ctx.cite('econ.physics.roofline.usd_per_token')}; "
+            f"{ctx.cite('econ.physics.roofline.decode_cost_floor_usd_per_token')}",
             source="fleet_pareto; plan points from fleet_plan (decode pool cost / output tokens)",
         ),
         Download("frontier-points", points, "The frontier points drawn above"),
@@ -293,7 +293,7 @@ def _training(ctx: SiteContext) -> Section:
                 formula="serving peak = mean chips × peak/mean; training chips = (pre-training + RL chip-hours) / "
                 "period; "
                 "time-shared = peak + max(0, training chip-hours − (peak − mean) × period) / period; "
-                f"{cite('training_costs')}",
+                f"{ctx.cite('econ.physics.token_balance.phase_costs_flop')}",
                 source="training_fleet (fleet_plan, token_balance or the scenario, models, hardware)",
             )
         )

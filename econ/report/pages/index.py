@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from econ.report.formulas import cite
 from econ.report.html import Col, Markup, esc, fmt_interval, fmt_num, join, table, tag
 from econ.report.page import Headline, HeadlineRow, PageContent, Section, SiteContext, note
 from econ.report.pages.common import dense_balance
@@ -83,7 +82,8 @@ def _dense_balance_batch(ctx: SiteContext) -> Headline | None:
         interval_kind=f"range over the weight formats {', '.join(formats)} (weights stored at the math's precision); "
         f"the value is at scenario {ctx.scenario}'s {chosen}. For a mixture of experts multiply by the "
         "sparsity N_tot/N_act",
-        formula=f"{cite('balance_batch')}; {cite('critical_batch')}",
+        formula=f"{ctx.cite('econ.physics.roofline.balance_batch')}; "
+        f"{ctx.cite('econ.physics.roofline.critical_batch_ratio')}",
         source="hardware_derived view of the hardware table (vendor datasheets); weight format from the scenario",
     )
 

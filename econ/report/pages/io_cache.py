@@ -8,7 +8,6 @@ import polars as pl
 
 from econ.report.charts import pricing as charts
 from econ.report.figures import Figure
-from econ.report.formulas import cite
 from econ.report.html import Col, details, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
 from econ.report.pages.common import ensure_columns, guarded, guarded_headline, interval_text, pick, sig3
@@ -151,7 +150,7 @@ def _io(ctx: SiteContext) -> Section:
                 "to B*₀, at which decode costs ρ times prefill per token (bars: scenario interval). Points far "
                 "below the scenario's batch are the lecture's f.3 inconsistency: ρ ≈ 5 with L* ≈ 200k needs a batch "
                 f"below B*₀.{assumed}",
-                formula=f"{cite('io_ratio')}; B/B*₀ = 1/(ρ·mbu/mfu − L/L*)",
+                formula=f"{ctx.cite('econ.fits.io_prices.price_ratio_roofline')}; B/B*₀ = 1/(ρ·mbu/mfu − L/L*)",
                 source="fit_io_prices table of the pricing fits (first-party prices; L* from the architecture or the "
                 "first "
                 "tier threshold)",
@@ -245,7 +244,7 @@ def _market(ctx: SiteContext) -> Section:
                 "the bytes of weights and KV read per token at the scenario's context. Points on the dashed line "
                 "are priced as the regression predicts.",
                 formula="input = c_flop·2·N_act; output = c_flop·2·N_act + c_byte·(N_tot·b_w/B_eff + L·b_kv), "
-                f"weights 1/price (lecture f.3, a.2); {cite('io_ratio')}",
+                f"weights 1/price (lecture f.3, a.2); {ctx.cite('econ.fits.io_prices.price_ratio_roofline')}",
                 source="fit_io_market and fit_io_market_residuals tables (LiteLLM and OpenRouter price maps matched to "
                 "the models table)",
             )
@@ -294,7 +293,8 @@ def _cache(ctx: SiteContext) -> Section:
                 "price; KV bytes per token from the architecture for open models, else from the long-context "
                 "crossover reading (bars: scenario interval). Dashed: what holding a GB for an hour costs in each "
                 "memory tier (device price per hour / capacity).",
-                formula=f"hold = (p_write − p_in)·(1 − margin)/T / b_kv; tier = p_device/C; {cite('tier_cost')}",
+                formula="hold = (p_write − p_in)·(1 − margin)/T / b_kv; tier = p_device/C; "
+                f"{ctx.cite('econ.physics.memory_tiers.tier_cost_usd_per_token')}",
                 source="fit_cache_tiers table of the pricing fits (first-party cache prices) and memory_tiers table "
                 "(device prices and capacities, linked on the Sources page)",
             )
@@ -354,7 +354,8 @@ def _cache(ctx: SiteContext) -> Section:
                 "recomputing it or holding it in each memory tier (black points: the cheapest at each T). Dotted "
                 "lines: each tier's drain time C/W, where its hold and retrieve costs are equal (the lecture's "
                 "rule of thumb for picking the tier); dashed: the cache durations providers sell.",
-                formula=f"{cite('tier_cost')}; {cite('drain_time')}",
+                formula=f"{ctx.cite('econ.physics.memory_tiers.tier_cost_usd_per_token')}; "
+                f"{ctx.cite('econ.physics.hardware.drain_time_s')}",
                 source="memory_tier_costs table of the serving analysis, from memory_tiers (device prices) and the "
                 "models "
                 "table",
@@ -407,7 +408,7 @@ def _headline(ctx: SiteContext) -> Headline | None:
         rows,
         interval_kind="from the cheapest tier to the fastest tier whose cost the price still covers at the scenario's "
         "margin (most common over every source's standard cache prices)",
-        formula=cite("tier_cost"),
+        formula=ctx.cite("econ.physics.memory_tiers.tier_cost_usd_per_token"),
         source="fit_cache_tiers table (cache prices, memory_tiers device prices)",
         page=NAME,
     )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from econ.report.charts import prices as charts
 from econ.report.figures import Figure
-from econ.report.formulas import cite
 from econ.report.html import Col, Markup, details, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
 from econ.report.pages.common import pct
@@ -208,7 +207,7 @@ def _market(ctx: SiteContext) -> Section:
                 "mark "
                 "output = input and output = 5 × input, the ratio the lecture reads as decode being about five "
                 "times as expensive per token as prefill.",
-                formula=cite("io_ratio"),
+                formula=ctx.cite("econ.fits.io_prices.price_ratio_roofline"),
                 source="price_current / io_price_ratio views of the prices table (hand-kept first-party pages; links "
                 "in "
                 "the table above)",
@@ -225,7 +224,8 @@ def _market(ctx: SiteContext) -> Section:
                 caption="Output/input price ratio of every current price row with a positive input price, in "
                 "half-octave "
                 f"bins, stacked by source. {excluded:,} rows with a zero output price are not shown.",
-                formula=f"ρ = p_out / p_in per price row, binned at 2^(k/2) (lecture §f.3); {cite('io_ratio')}",
+                formula="ρ = p_out / p_in per price row, binned at 2^(k/2) (lecture §f.3); "
+                f"{ctx.cite('econ.fits.io_prices.price_ratio_roofline')}",
                 source="io_price_ratio view over price_current: hand-kept first-party prices and imported LiteLLM and "
                 "OpenRouter price maps",
             )

@@ -13,7 +13,6 @@ import polars as pl
 
 from econ.report.charts import serving as charts
 from econ.report.figures import Figure
-from econ.report.formulas import cite
 from econ.report.html import Col, details, fmt_interval, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
 from econ.report.pages.common import dense_balance, guarded, guarded_headline, nearest_on_log_grid, pick, setting, sig3
@@ -43,20 +42,20 @@ order by model, chip, batch_seqs
 """
 
 SUMMARY_SQL = """
-select model, chip, number_format, replica_chips, pipeline_stages, critical_batch_ratio, sparsity_param_ratio,
+select model, chip, number_format, replica_chips, pipeline_stages, h.critical_batch_ratio, d.sparsity_param_ratio,
        balance_batch_seqs, balance_batch_achieved_seqs, critical_context_tokens, balance_batch_at_8k_seqs,
        latency_floor_s,
        max_tokens_per_s_per_sequence, cost_floor_at_8k_usd_per_mtok, cost_floor_at_128k_usd_per_mtok,
-       prefill_cost_floor_usd_per_mtok, max_batch_at_8k_seqs, max_batch_at_128k_seqs, mfu_frac, mbu_frac,
-       usd_per_chip_hour
-from serving_summary
+       prefill_cost_floor_usd_per_mtok, max_batch_at_8k_seqs, max_batch_at_128k_seqs, decode_mfu_frac as mfu_frac,
+       decode_mbu_frac as mbu_frac, usd_per_chip_hour
+from serving_summary join hardware_derived as h using (chip, number_format) join model_derived as d using (model)
 where list_contains(?, model) and list_contains(?, chip) and number_format = ?
 order by list_position(?, model), list_position(?, chip)
 """
 
 BALANCE = """
-select chip, model, number_format, balance_batch_seqs, critical_batch_ratio
-from serving_summary
+select chip, model, number_format, balance_batch_seqs, h.critical_batch_ratio
+from serving_summary join hardware_derived as h using (chip, number_format)
 where list_contains(?, model)
 qualify row_number() over (partition by chip, model
                            order by (number_format = ?) desc, (number_format = 'bf16') desc, number_format) = 1
@@ -88,7 +87,7 @@ NETWORK = """
 select model, chip, num_routed_experts, experts_per_token, expert_parallel_chips, distinct_chips_per_token,
        scale_up_over_out_bandwidth_ratio, time_ratio_one_layer_ratio, time_ratio_one_layer_lecture_k_ratio,
        min_layers_per_stage, max_pipeline_stages
-from network_ratios
+from network_ratios join (select distinct chip, scale_up_over_out_bandwidth_ratio from hardware_derived) using (chip)
 where list_contains(?, model) and list_contains(?, chip)
 order by model, chip
 """
@@ -200,7 +199,9 @@ def _roofline(ctx: SiteContext, sel: Selection, summary: pl.DataFrame) -> Sectio
                 f"smallest replica that holds the weights, {assumptions}. Dashed vertical lines: the balance batch "
                 "where weight-read time equals compute time at the scenario's mfu and mbu (B*₀·mfu/mbu); dotted "
                 f"horizontal lines: the latency floor, one read of the weights, which no batch beats. {regime}",
-                f"{cite('step_time')}; {cite('latency_floor')}; {cite('balance_batch')}",
+                f"{ctx.cite('econ.physics.roofline.step_bounds')}; "
+                f"{ctx.cite('econ.physics.roofline.weight_read_time_s')}; "
+                f"{ctx.cite('econ.physics.roofline.balance_batch')}",
             ),
             (
                 "cost",
@@ -208,7 +209,9 @@ def _roofline(ctx: SiteContext, sel: Selection, summary: pl.DataFrame) -> Sectio
                 f"Decode cost per output token against batch, {assumptions}: the chip-seconds of a step shared by "
                 "the batch. Dashed lines: B*₀·mfu/mbu; past it the cost flattens to the compute (or KV) floor. "
                 f"{regime}",
-                f"{cite('cost_per_token')}; {cite('cost_floor')}; {cite('balance_batch')}",
+                f"{ctx.cite('econ.physics.roofline.usd_per_token')}; "
+                f"{ctx.cite('econ.physics.roofline.decode_cost_floor_usd_per_token')}; "
+                f"{ctx.cite('econ.physics.roofline.balance_batch')}",
             ),
         ):
             blocks.append(
@@ -278,7 +281,9 @@ def _by_chip(ctx: SiteContext, sel: Selection) -> Section:
                 "at the math's precision). A dense model's B*₀ is R; a mixture of experts multiplies it by its "
                 "sparsity N_tot/N_act. Right: how long one chip takes to read its whole HBM, the lecture's "
                 "~20 ms step time.",
-                formula=f"{cite('balance_batch')}; {cite('critical_batch')}; {cite('drain_time')}",
+                formula=f"{ctx.cite('econ.physics.roofline.balance_batch')}; "
+                f"{ctx.cite('econ.physics.roofline.critical_batch_ratio')}; "
+                f"{ctx.cite('econ.physics.hardware.drain_time_s')}",
                 source=SOURCE + "; drain times from the hardware_derived view",
             )
         )
@@ -302,7 +307,8 @@ def _memory(ctx: SiteContext, sel: Selection) -> Section:
                 f"HBM ({sel.number_format} weights, KV at the scenario's cache format), against context. "
                 "Lines end where not even one sequence fits; compare with B*₀ above to see whether the "
                 "balance batch can be held at all.",
-                formula=f"{cite('memory_per_gpu')}; fits ⇔ N_tot·b_w + B·L·b_kv ≤ G·C_HBM",
+                formula=f"{ctx.cite('econ.physics.memory.memory_per_chip_micro_batch_bytes')}; fits ⇔ N_tot·b_w + "
+                "B·L·b_kv ≤ G·C_HBM",
                 source=SOURCE,
             )
         )
@@ -329,7 +335,7 @@ def _attention(ctx: SiteContext, sel: Selection) -> Section:
                 "model (sliding-window layers counted up to their window; linear-attention layers not counted). "
                 "Black ticks: the same for MLA computed in the latent space, as decode kernels do."
                 f"{left_out}",
-                formula=cite("attention_flops"),
+                formula=ctx.cite("econ.physics.attention.attention_flop_per_token"),
                 source="attention_crossover table of the serving analysis, from the models table (config.json)",
             )
         )
@@ -361,7 +367,10 @@ def _attention(ctx: SiteContext, sel: Selection) -> Section:
 
 
 def _sparsity(ctx: SiteContext) -> Section:
-    frame = ctx.query("select * from serving_sparsity order by lecture_sparsity_ratio is null, model")
+    frame = ctx.query(
+        "select s.*, d.sparsity_param_ratio, d.sparsity_expert_ratio from serving_sparsity as s "
+        "join model_derived as d using (model) order by lecture_sparsity_ratio is null, model"
+    )
     return Section(
         "Sparsity: parameters, experts, and the lecture's figure",
         [
@@ -382,7 +391,7 @@ def _sparsity(ctx: SiteContext) -> Section:
                 id="sparsity",
             ),
         ],
-        intro=f"{cite('sparsity')}.",
+        intro=f"{ctx.cite('econ.physics.model.sparsity_param_ratio')}.",
     )
 
 
@@ -420,7 +429,11 @@ def _network(ctx: SiteContext, sel: Selection) -> Section:
             "Every mixture of experts × chip",
         )
     )
-    return Section("Scale-up vs scale-out at a pipeline boundary", blocks, intro=f"{cite('scale_up_out')}.")
+    return Section(
+        "Scale-up vs scale-out at a pipeline boundary",
+        blocks,
+        intro=f"{ctx.cite('econ.physics.network.scale_up_over_scale_out_time_ratio')}.",
+    )
 
 
 def _balance_headline(ctx: SiteContext, sel: Selection) -> Headline | None:
@@ -432,7 +445,7 @@ def _balance_headline(ctx: SiteContext, sel: Selection) -> Headline | None:
         for m in sel.models
         if m
         in set(
-            ctx.query("select model from serving_summary where sparsity_param_ratio > 1.5 group by model")[
+            ctx.query("select model from model_derived where sparsity_param_ratio > 1.5 group by model")[
                 "model"
             ].to_list()
         )
@@ -468,7 +481,8 @@ def _balance_headline(ctx: SiteContext, sel: Selection) -> Headline | None:
         interval_kind=f"range over the weight formats {', '.join(formats)}; the value is at scenario "
         f"{ctx.scenario}'s {chosen}. A mixture of experts multiplies it by N_tot/N_act "
         "(the note gives the charted ones)",
-        formula=f"{cite('balance_batch')}; {cite('critical_batch')}",
+        formula=f"{ctx.cite('econ.physics.roofline.balance_batch')}; "
+        f"{ctx.cite('econ.physics.roofline.critical_batch_ratio')}",
         source="hardware_derived view (vendor datasheets) and serving_summary table",
         page=NAME,
     )

@@ -12,7 +12,6 @@ from __future__ import annotations
 import polars as pl
 
 from econ.db import quote_ident
-from econ.report.formulas import FORMULAS, LECTURE_URL
 from econ.report.html import Col, Markup, fmt_num, source_link, table, tag
 from econ.report.page import Download, PageContent, Section, SiteContext, note
 
@@ -23,6 +22,7 @@ SUMMARY = (
     "lecture sections."
 )
 REQUIRES = ("data_sources",)
+LECTURE_URL = "https://www.dwarkesh.com/p/reiner-pope"
 
 TOP_SOURCES = 12  # per table and origin; the full list is the CSV download
 
@@ -47,7 +47,7 @@ def render(ctx: SiteContext) -> PageContent:
     sections = [_data_sources(ctx), _tables(ctx)]
     if ctx.has("scenarios"):
         sections.append(_scenarios(ctx))
-    sections.append(_formulas())
+    sections.append(_formulas(ctx))
     return PageContent(
         title=TITLE,
         lead="Where every number in this report comes from: the sources of each input table with their dates, the "
@@ -161,23 +161,20 @@ def _scenarios(ctx: SiteContext) -> Section:
     )
 
 
-def _formulas() -> Section:
-    frame = pl.DataFrame(
-        [
-            {"quantity": f.quantity, "formula": f.formula, "section": f.section, "tag": f.tag, "note": f.note}
-            for f in FORMULAS
-        ]
+def _formulas(ctx: SiteContext) -> Section:
+    frame = ctx.query("select function, formula, source, used_in from formulas order by function").with_columns(
+        pl.col("used_in").str.replace_all(", ", " · ")
     )
-    tags = {"S": "stated in the lecture", "R": "reconstructed from the lecture", "X": "external source cited by it"}
     intro = Markup(
         tag(
             "p",
             Markup(
-                "Sections refer to the digest of Reiner Pope's lecture “The math behind how LLMs are trained and "
-                "served” (2026-04-29, "
+                "Every formula the code computes, written once next to the function that computes it (the same "
+                "text as the database's column comments and docs/formulas.md). Lecture sections refer to Reiner "
+                "Pope's lecture “The math behind how LLMs are trained and served” (2026-04-29, "
             )
             + source_link(LECTURE_URL, "episode page")
-            + Markup("). Kind: " + "; ".join(f"{k} = {v}" for k, v in tags.items()) + "."),
+            + Markup(")."),
         )
     )
     return Section(
@@ -187,18 +184,15 @@ def _formulas() -> Section:
             table(
                 frame,
                 [
-                    Col("quantity", "Quantity", wrap=True),
-                    Col("formula", "Formula"),
-                    Col("section", "Lecture section"),
-                    Col("tag", "Kind"),
-                    Col("note", "Note", wrap=True),
+                    Col("formula", "Formula", wrap=True),
+                    Col("source", "Source"),
+                    Col("function", "Function"),
+                    Col("used_in", "Result columns", wrap=True),
                 ],
                 caption="Symbols: B batch (sequences), L context (tokens), N_tot / N_act total / active parameters, "
-                "b_w bytes "
-                "per weight, b_kv KV-cache bytes per token, F peak FLOP/s and W memory bandwidth (bytes/s) of one "
-                "chip, "
-                "mfu and mbu the fractions of them achieved, G chips per replica, P pipeline stages, p price per "
-                "chip-second, R hardware balance constant",
+                "b_w bytes per weight, b_kv KV-cache bytes per token, F peak FLOP/s and W memory bandwidth (bytes/s) "
+                "of one chip, mfu and mbu the fractions of them achieved, G chips per replica, P pipeline stages, p "
+                "price per chip-hour",
                 id="formulas",
             ),
         ],

@@ -1,9 +1,8 @@
 """Training page: the Chinchilla refit (data, fitted law, compute-optimal line), over-training of real models,
 the inference-aware optimum against the equal-cost heuristic, and the token balance with its sensitivity.
 
-The isoFLOP slices draw the stored law L(N, D) = E + A/N^α + B/D^β (scaling_law_fits) on a grid
-of N at fixed budgets, D = C/(6N), in SQL: a fitted function drawn from its constants, the way
-a fitted line is drawn; the optimum on it comes from the training analysis (compute_optimal).
+The isoFLOP slices are the training analysis's ``scaling_law_isoflops`` (the law on a grid of N at fixed
+budgets); the optimum on them is ``compute_optimal``. The page computes nothing.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ import polars as pl
 
 from econ.report.charts import training as charts
 from econ.report.figures import Figure
-from econ.report.formulas import cite
 from econ.report.html import Col, fmt_interval, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
 from econ.report.pages.common import guarded, guarded_headline, interval_text, sig3
@@ -43,23 +41,7 @@ order by training_flop, params
 """
 
 ISOFLOP = """
-with law as (select * from scaling_law_fits where law = ?),
-span as (
-    select floor(2 * log10(min(training_flop))) as lo, ceil(2 * log10(max(training_flop))) as hi,
-           min(params) / 3 as n_min, max(params) * 3 as n_max, max(loss_nats_per_token) + 0.2 as loss_cap
-    from scaling_law_residuals where law = ?
-),
-budgets as (select pow(10, k / 2) as compute_flop from span, range(cast(span.lo as bigint), cast(span.hi as bigint) + 1)
-as r(k)),
-grid as (select pow(10, 6 + i / 12) as params from range(0, 73) as t(i)),
-final as (
-    select printf('%.1e', b.compute_flop) as budget_label, b.compute_flop, g.params,
-           l.e_nats_per_token + l.a_coef / pow(g.params, l.alpha_exponent)
-               + l.b_coef / pow(b.compute_flop / (6 * g.params), l.beta_exponent) as loss_nats_per_token
-    from budgets as b cross join grid as g cross join law as l
-)
-select final.* from final, span
-where params between span.n_min and span.n_max and loss_nats_per_token <= span.loss_cap
+select budget_label, compute_flop, params, loss_nats_per_token from scaling_law_isoflops where law = ?
 order by compute_flop, params
 """
 
@@ -142,7 +124,7 @@ def _chinchilla(ctx: SiteContext, law: str) -> Section:
     blocks = []
     points = ctx.query(POINTS, [law]) if ctx.has("scaling_law_residuals") else pl.DataFrame()
     if points.height:
-        curves = ctx.query(ISOFLOP, [law, law])
+        curves = ctx.query(ISOFLOP, [law])
         lo, hi = curves["compute_flop"].min(), curves["compute_flop"].max()
         optimum = (
             ctx.query(OPTIMUM_IN_RANGE, [law, lo * 0.99, hi * 1.01]) if ctx.has("compute_optimal") else pl.DataFrame()
@@ -157,7 +139,8 @@ def _chinchilla(ctx: SiteContext, law: str) -> Section:
                 f"coloured by the half-decade budget it is nearest; crosses are the highest-loss runs the refit "
                 f"drops. Lines: the fitted law {law} at each budget (isoFLOP slices of the surface, D = C/6N); "
                 "black: its compute-optimal points, which sit at each slice's minimum.",
-                formula=f"{cite('chinchilla_loss')}; {cite('compute_optimal')}",
+                formula=f"{ctx.cite('econ.physics.scaling_laws.loss_nats_per_token')}; "
+                f"{ctx.cite('econ.physics.scaling_laws.compute_optimal')}",
                 source="scaling_law_points (Epoch AI's extraction of Chinchilla Fig. 4), scaling_law_fits, "
                 "scaling_law_residuals and compute_optimal tables of the training analysis",
             )
@@ -174,7 +157,7 @@ def _chinchilla(ctx: SiteContext, law: str) -> Section:
                     caption="Compute-optimal model size against training budget under each law (the refit with its "
                     "bootstrap 95% band), and real open models at their active parameters and 6·N_act·D: a model "
                     "below the lines was trained on more tokens than compute-optimal for its size (over-trained).",
-                    formula=f"{cite('compute_optimal')}; C = 6·N·D",
+                    formula=f"{ctx.cite('econ.physics.scaling_laws.compute_optimal')}; C = 6·N·D",
                     source="compute_optimal and scaling_law_fits tables; overtraining table (reported token counts, "
                     "linked below)",
                 )
@@ -257,7 +240,7 @@ def _overtraining(ctx: SiteContext) -> Section:
                 "(dots; grey bars: k over its scenario range), and over total parameters (black ticks). "
                 "Chinchilla's N is a dense model's, so for a mixture of experts the active-parameter "
                 "factor is an upper reading. Dashed: compute-optimal, the lecture's token balance and its ~100×.",
-                formula=cite("over_training"),
+                formula=ctx.cite("econ.physics.token_balance.overtraining_factor"),
                 source="overtraining table (models table's reported token counts, linked below; k from the scenario)",
             ),
             table(
@@ -312,7 +295,8 @@ def _sardana(ctx: SiteContext, law: str) -> Section:
                     if below
                     else ""
                 ),
-                formula=f"{cite('sardana')}; {cite('equal_cost')}",
+                formula=f"{ctx.cite('econ.physics.scaling_laws.inference_aware_optimum')}; "
+                f"{ctx.cite('econ.physics.token_balance.equal_cost_optimum')}",
                 source="sardana_optimum table of the training analysis (scenario inference demand from token_balance)",
             )
         )
@@ -385,7 +369,9 @@ def _balance(ctx: SiteContext) -> Section:
                 "(orange) "
                 f"end of its range, the others central (black line: {fmt_num(central, sig=3)}). Longest bars "
                 "first." + (f" Assumptions that do not move it: {', '.join(still)}." if still.len() else ""),
-                formula=f"{cite('token_split')}; {cite('inference_tokens')}; {cite('over_training')}",
+                formula=f"{ctx.cite('econ.physics.token_balance.token_balance')}; "
+                f"{ctx.cite('econ.physics.token_balance.inference_tokens_per_model')}; "
+                f"{ctx.cite('econ.physics.token_balance.overtraining_factor')}",
                 source="token_balance_sensitivity table of the training analysis (ranges from the scenarios table)",
             )
         )
@@ -400,7 +386,10 @@ def _balance(ctx: SiteContext) -> Section:
         )
     )
     return Section(
-        "Token balance and its sensitivity", blocks, intro=f"{cite('training_costs')}; {cite('alpha_beta')}."
+        "Token balance and its sensitivity",
+        blocks,
+        intro=f"{ctx.cite('econ.physics.token_balance.phase_costs_flop')}; "
+        f"{ctx.cite('econ.physics.token_balance.rl_cost_per_token_ratio')}.",
     )
 
 
@@ -445,7 +434,7 @@ def _headline(ctx: SiteContext) -> Headline | None:
         tuple(rows),
         interval_kind="token balance: min–max over every corner of the assumption ranges; open models: lowest–highest "
         "model (reported tokens over k·N_act)",
-        formula=cite("over_training"),
+        formula=ctx.cite("econ.physics.token_balance.overtraining_factor"),
         source="token_balance and overtraining tables of the training analysis",
         page=NAME,
     )

@@ -142,7 +142,7 @@ def test_what_a_price_change_implies_is_listed_first_party_first_with_labels_and
 
 
 def test_every_quantity_the_analysis_compares_has_a_readable_name():
-    from econ.analyses.inferred import QUANTITIES
+    from econ.analyses.inferred_changes import QUANTITIES
     from econ.report.pages.changes import QUANTITY_NAMES
 
     compared = {q for _, _, numeric, categorical in QUANTITIES.values() for q in (*numeric, *categorical)}

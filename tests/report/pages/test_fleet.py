@@ -8,9 +8,6 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-import econ.build
-from econ.analyses import fleet, training
-
 from ..conftest import build_report
 from ..html_tables import read_tables
 from ..test_site import PAGE_LIMIT_BYTES, Balance
@@ -18,10 +15,8 @@ from ..test_site import PAGE_LIMIT_BYTES, Balance
 
 @pytest.fixture(scope="module")
 def fleet_report(report_data, asset_cache, tmp_path_factory) -> Path:
-    """The report of the fixture data + real price maps, built with only the analyses the Fleet page needs."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(econ.build, "ANALYSES", [training, fleet])
-        return build_report(report_data, tmp_path_factory.mktemp("fleet-report"), cache_dir=asset_cache)[1]
+    """The report of the fixture data + real price maps."""
+    return build_report(report_data, tmp_path_factory.mktemp("fleet-report"), cache_dir=asset_cache)[1]
 
 
 def rows_of(path: Path) -> list[dict]:
@@ -55,11 +50,11 @@ def test_plan_table_lists_every_deployment_with_its_traffic(fleet_report, report
 
 
 def test_cost_breakdown_is_chips_times_price(fleet_report, report_data):
-    """Each pool's $/day is its chips x the scenario's $2/chip-hour x 24 (scenarios.csv: gpu_usd_per_hour)."""
+    """Each pool's $/day is its chips x the scenario's $2/chip-hour x 24 (scenarios.csv: usd_per_chip_hour)."""
     price = next(
         float(r["value"])
         for r in rows_of(report_data / "scenarios.csv")
-        if r["scenario"] == "base" and r["name"] == "gpu_usd_per_hour"
+        if r["scenario"] == "base" and r["name"] == "usd_per_chip_hour"
     )
     data = pl.read_csv(fleet_report / "fleet" / "cost-breakdown.csv")
     assert set(data["pool"]) == {"prefill", "decode"}

@@ -7,6 +7,7 @@ from datetime import date
 import duckdb
 import pytest
 
+from econ import catalog
 from econ.report.page import SiteContext
 from econ.report.pages import index
 
@@ -41,7 +42,11 @@ def test_every_headline_comes_from_its_page_and_links_to_it(built_report):
 
 def test_scenario_used_is_shown_with_ranges(built_report):
     rows = {r["Assumption"]: r for r in read_tables(built_report / "index.html")["scenario"]}
-    assert (rows["gpu_usd_per_hour"]["Value"], rows["gpu_usd_per_hour"]["Low"], rows["gpu_usd_per_hour"]["High"]) == (
+    assert (
+        rows["usd_per_chip_hour"]["Value"],
+        rows["usd_per_chip_hour"]["Low"],
+        rows["usd_per_chip_hour"]["High"],
+    ) == (
         "2",
         "1.5",
         "4",
@@ -55,7 +60,7 @@ def small_db(weight_format: str | None) -> duckdb.DuckDBPyConnection:
         ('H100', 'bf16', 2.0, 295.3), ('H100', 'fp8', 1.0, 295.4),
         ('A100', 'bf16', 2.0, 155.0), ('A100', 'int8', 1.0, 155.0),
         ('B300', 'bf16', 2.0, 292.2), ('B300', 'fp8', 1.0, 292.2), ('B300', 'fp4', 0.5, 454.6)
-        ) as t (chip, number_format, bytes_per_weight, critical_batch_ratio)""")
+        ) as t (chip, number_format, weight_bytes_per_param, critical_batch_ratio)""")
     con.sql(
         "create table scenarios (scenario varchar, name varchar, value double, text varchar, unit varchar, low double, "
         "high double, alternatives varchar, rationale varchar, source_url varchar)"
@@ -65,6 +70,8 @@ def small_db(weight_format: str | None) -> duckdb.DuckDBPyConnection:
             f"insert into scenarios values ('base', 'weight_format', null, '{weight_format}', 'format', null, null, "
             "'bf16|fp8|fp4', 'r', 'https://example.org')"
         )
+    con.register("formulas_frame", catalog.frames()["formulas"].to_arrow())
+    con.sql("create table formulas as select * from formulas_frame")
     return con
 
 

@@ -7,7 +7,7 @@ from html import escape
 
 import pytest
 
-from econ.report.formulas import FORMULAS, cite
+from econ.catalog import all_formulas
 
 from ..html_tables import read_tables
 
@@ -50,21 +50,24 @@ def test_hostile_source_url_is_text_not_a_link(built_report):
     assert 'href="javascript:' not in (built_report / "sources.html").read_text(encoding="utf-8")
 
 
-def test_every_formula_is_listed_with_its_lecture_section(built_report):
+def test_every_formula_is_listed_with_its_source_and_function(built_report):
+    """The page lists every @formula of the code (read here from the functions, not from the database)."""
     rows = read_tables(built_report / "sources.html")["formulas"]
-    assert [(r["Formula"], r["Lecture section"]) for r in rows] == [(f.formula, f.section) for f in FORMULAS]
-    kv = next(r for r in rows if r["Formula"] == "b_kv = b_w·N_act / (R·L*)")
-    assert kv["Lecture section"] == "f.1" and "1,667 B" in kv["Note"]  # the lecture's worked example
-    assert cite("balance_batch") == "B*₀ = R·N_tot / N_act (lecture §b.1)"
+    assert [(r["Function"], r["Formula"], r["Source"]) for r in rows] == [
+        (f.function, f.text, f.source) for f in all_formulas()
+    ]
+    kv = next(r for r in rows if r["Function"] == "econ.fits.context_tiers.kv_bytes_at_crossover")
+    assert kv["Formula"] == "b_kv = b_w·N_act / (R·L*)" and kv["Source"] == "lecture f.1"
+    assert "fit_context_tiers.kv_crossover_bytes_per_token" in kv["Result columns"]
 
 
 def test_scenarios_show_value_range_rationale_and_source(built_report, report_data):
     expected = {(r["scenario"], r["name"]): r for r in csv_rows(report_data / "scenarios.csv")}
     shown = read_tables(built_report / "sources.html")["scenarios"]
     assert len(shown) == len(expected)
-    gpu = next(r for r in shown if r["Assumption"] == "gpu_usd_per_hour")
+    gpu = next(r for r in shown if r["Assumption"] == "usd_per_chip_hour")
     assert (gpu["Value"], gpu["Low"], gpu["High"]) == ("2", "1.5", "4")
-    assert gpu["Rationale"] == expected[("base", "gpu_usd_per_hour")]["rationale"]
+    assert gpu["Rationale"] == expected[("base", "usd_per_chip_hour")]["rationale"]
     chip = next(r for r in shown if r["Assumption"] == "serving_chip")
     assert (chip["Value"], chip["Alternatives"]) == ("B200", "H100|B200")
 

@@ -1,0 +1,211 @@
+"""``inferred_changes``: what a price change implies — the inferred quantities of the pricing fits, before and after.
+
+:func:`inferred_changes` runs the pricing fits (:func:`pricing_tables`) on the price rows in effect on each
+date — only for the schedules whose prices changed, so a refresh stays fast — and lists every implied
+quantity that moved: implied KV bytes per token, output/input ratio and implied decode batch, the memory
+tier a cache duration is consistent with, and the fast-mode batch ratio.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import polars as pl
+
+from econ.analyses import fit_cache_tiers, fit_context_tiers, fit_fast_mode, fit_io_market, fit_io_prices
+from econ.analyses.inputs import MODELS_SQL
+from econ.analyses.price_changes import DATES, compared_dates, dated
+from econ.analyses.scenario import load_scenario
+from econ.fits import price_changes as pc
+from econ.fits.assumptions import Assumptions, from_scenario
+from econ.fits.price_ratios import price_change_frac
+from econ.results import ResultColumn as C
+from econ.results import ResultTable
+
+NAME = "inferred_changes"
+INPUTS = ("prices", "price_snapshots", "models", "model_derived", "hardware_derived", "memory_tiers", "scenarios")
+
+SCHEDULE = ["source", "provider", "model"]
+SCHEMA = {
+    "source": pl.String,
+    "provider": pl.String,
+    "model": pl.String,
+    "variant": pl.String,
+    "detail": pl.String,
+    "quantity": pl.String,
+    "value": pl.Float64,
+    "label": pl.String,
+}
+
+# table -> (key renames, detail column, numeric quantities, categorical quantities)
+QUANTITIES = {
+    "fit_context_tiers": (
+        {"price_source": "source", "price_provider": "provider", "price_model": "model"},
+        "component",
+        ["kv_slope_bytes_per_token", "kv_crossover_bytes_per_token"],
+        [],
+    ),
+    "fit_io_prices": (
+        {"price_source": "source", "price_provider": "provider", "price_model": "model"},
+        None,
+        ["output_over_input_ratio", "batch_over_balance_ratio", "implied_decode_mbu_frac"],
+        [],
+    ),
+    "fit_cache_tiers": (
+        {"price_source": "source", "price_provider": "provider", "price_model": "model"},
+        "cache_item",
+        ["hold_cost_usd_per_mtok_hour"],
+        ["cheapest_tier", "drain_time_tier"],
+    ),
+    "fit_fast_mode": (
+        {},
+        None,
+        ["batch_ratio", "baseline_batch_over_balance_ratio", "fast_batch_over_balance_ratio"],
+        [],
+    ),
+}
+
+INFERRED_CHANGES = ResultTable(
+    name="inferred_changes",
+    grain="schedule x variant x detail x quantity",
+    key=("source", "provider", "model", "variant", "detail", "quantity"),
+    description=(
+        "What the price changes imply: inferred quantities of the pricing fits (implied KV bytes, output/input ratio "
+        "and decode batch, cache tier, fast-mode batch ratio) that moved between the two newest snapshots, under "
+        "scenario base"
+    ),
+    columns=(
+        *DATES,
+        C("source", "str", "", "key", "Price source of the schedule"),
+        C("provider", "str", "", "key", "Seller"),
+        C("model", "str", "", "key", "Model id as the seller names it"),
+        C("variant", "str", "", "key", "Service variant"),
+        C("detail", "str", "", "key", "Price component, cache item or blank"),
+        C(
+            "quantity",
+            "str",
+            "",
+            "key",
+            "Implied quantity (the column of the fit_* table it comes from; its unit is in its name)",
+        ),
+        C("old_value", "float", "", "inference", "Value under the older prices"),
+        C("new_value", "float", "", "inference", "Value under the newer prices"),
+        C(
+            "change_frac",
+            "float",
+            "",
+            "derived",
+            "Relative change (null when either side is blank or the old is 0)",
+            price_change_frac,
+        ),
+        C("old_label", "str", "", "inference", "Older category (memory tiers)"),
+        C("new_label", "str", "", "inference", "Newer category (memory tiers)"),
+    ),
+)
+TABLES = (INFERRED_CHANGES,)
+IMPLIED_SCHEMA = {k: v for k, v in INFERRED_CHANGES.schema.items() if k not in ("from_date", "to_date")}
+
+
+def pricing_tables(prices: pl.DataFrame, models: pl.DataFrame, tiers: pl.DataFrame, a: Assumptions) -> dict:
+    """Every fit_* table of the pricing analyses (pure), the way the build computes them."""
+    context = fit_context_tiers.table(prices, models, a)
+    cache, _detail = fit_cache_tiers.tables(prices, models, tiers, context, a)
+    return {
+        "fit_context_tiers": context,
+        "fit_io_prices": fit_io_prices.table(prices, models, a),
+        "fit_io_market": fit_io_market.tables(prices, models, a)[0],
+        "fit_cache_tiers": cache,
+        "fit_fast_mode": fit_fast_mode.table(prices, models, a),
+    }
+
+
+def quantities(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """The implied quantities of the pricing tables in long format (one row per schedule × quantity)."""
+    parts = [pl.DataFrame(schema=SCHEMA)]
+    for name, (renames, detail, numeric, categorical) in QUANTITIES.items():
+        frame = tables.get(name)
+        if frame is None or frame.is_empty():
+            continue
+        frame = frame.rename(renames)
+        if name == "fit_context_tiers":
+            frame = frame.filter(pl.col("default_rule").fill_null(False) & ~pl.col("pooled").fill_null(False))
+        if name == "fit_fast_mode":
+            frame = frame.with_columns(pl.col("tier_min_prompt_tokens").cast(pl.String).alias("_detail"))
+            detail = "_detail"
+        det = pl.col(detail).cast(pl.String) if detail else pl.lit(None, pl.String)
+        keys = [*[pl.col(c) for c in SCHEDULE], pl.col("variant"), det.alias("detail")]
+        parts += [
+            frame.select(
+                *keys,
+                pl.lit(q).alias("quantity"),
+                pl.col(q).cast(pl.Float64).alias("value"),
+                pl.lit(None, pl.String).alias("label"),
+            )
+            for q in numeric
+            if q in frame.columns
+        ]
+        parts += [
+            frame.select(
+                *keys,
+                pl.lit(q).alias("quantity"),
+                pl.lit(None, pl.Float64).alias("value"),
+                pl.col(q).cast(pl.String).alias("label"),
+            )
+            for q in categorical
+            if q in frame.columns
+        ]
+    return pl.concat(parts, how="vertical_relaxed").unique(keep="first", maintain_order=True)
+
+
+def inferred_changes(old_prices, new_prices, models, tiers, a: Assumptions, *, rel_tol: float = 1e-9) -> pl.DataFrame:
+    """Implied quantities that moved between two price states, for the schedules whose prices changed.
+
+    A quantity that only one side can infer (e.g. a long-context tier that gained a cache-read price) is
+    listed with a blank on the other side.
+    """
+    moved = pc.changes_between(old_prices, new_prices).filter(change="changed").select(SCHEDULE).unique()
+    empty = pl.DataFrame(schema=IMPLIED_SCHEMA)
+    if moved.is_empty():
+        return empty
+
+    def subset(p):
+        return p.join(moved, on=SCHEDULE, how="semi")
+
+    old = quantities(pricing_tables(subset(old_prices), models, tiers, a))
+    new = quantities(pricing_tables(subset(new_prices), models, tiers, a))
+    key = [*SCHEDULE, "variant", "detail", "quantity"]
+    joined = old.join(new, on=key, how="full", coalesce=True, suffix="_new", nulls_equal=True)
+    value_moved = ~pl.col("value").eq_missing(pl.col("value_new")) & ~(
+        (pl.col("value") - pl.col("value_new")).abs() <= rel_tol * pl.col("value").abs()
+    )
+    label_moved = ~pl.col("label").eq_missing(pl.col("label_new"))
+    out = joined.filter(value_moved.fill_null(True) | label_moved).select(
+        *key,
+        pl.col("value").alias("old_value"),
+        pl.col("value_new").alias("new_value"),
+        price_change_frac(pl.col("value_new"), pl.col("value")).alias("change_frac"),
+        pl.col("label").alias("old_label"),
+        pl.col("label_new").alias("new_label"),
+    )
+    return pl.concat([empty, out], how="vertical_relaxed").sort(key, nulls_last=True)
+
+
+def inferred_between(prices: pl.DataFrame, start, end, models, tiers, a: Assumptions) -> pl.DataFrame:
+    """:func:`inferred_changes` between the price rows in effect on two dates (sources present on both)."""
+    return inferred_changes(*pc.states_on(prices, start, end), models, tiers, a)
+
+
+def inference_inputs(con: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, pl.DataFrame, Assumptions]:
+    """What the pricing fits read besides prices: architectures, memory tiers and scenario base's assumptions."""
+    models = con.sql(MODELS_SQL).pl()
+    tiers = con.sql("select * from memory_tiers order by tier, device").pl()
+    hardware = con.sql("select * from hardware_derived order by chip, format_order").pl()
+    return models, tiers, from_scenario(load_scenario(con, "base"), hardware)
+
+
+def run(ctx) -> None:
+    start, end = compared_dates(ctx)
+    if start is None:
+        ctx.write(INFERRED_CHANGES, INFERRED_CHANGES.empty_frame())
+        return
+    implied = inferred_between(ctx.query("select * from prices"), start, end, *inference_inputs(ctx.con))
+    ctx.write(INFERRED_CHANGES, dated(implied, start, end))

@@ -1,0 +1,64 @@
+"""``price_changes``: what changed between the two newest price snapshots (``econ diff``'s default).
+
+Every model added or removed and every price component that moved (:mod:`econ.fits.price_changes`).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from econ.analyses.price_columns import PRICE_KEY_COLUMNS
+from econ.fits import price_changes as pc
+from econ.fits.price_ratios import price_change_frac
+from econ.results import ResultColumn as C
+from econ.results import ResultTable
+
+NAME = "price_changes"
+INPUTS = ("prices", "price_snapshots")
+
+DATES = (
+    C("from_date", "date", "", "key", "Older date compared (the snapshot before the newest)"),
+    C("to_date", "date", "", "key", "Newer date compared (the newest snapshot)"),
+)
+
+PRICE_CHANGES = ResultTable(
+    name="price_changes",
+    grain="added/removed price key, or changed component of a price key",
+    key=("source", "provider", "model", "variant", "tier_min_prompt_tokens", "component", "change"),
+    description="Price changes between the two newest snapshots (econ diff's default)",
+    columns=(
+        *DATES,
+        C("change", "str", "", "key", "added, removed or changed", pc.changes_between),
+        *PRICE_KEY_COLUMNS,
+        C("component", "str", "", "key", "Price component (column of prices); input_usd_per_mtok for added/removed"),
+        C("old_value", "float", "", "input", "Value on from_date, in the component's unit"),
+        C("new_value", "float", "", "input", "Value on to_date, in the component's unit"),
+        C(
+            "change_frac",
+            "float",
+            "",
+            "derived",
+            "Relative change (null when either side is blank or the old is 0)",
+            price_change_frac,
+        ),
+    ),
+)
+TABLES = (PRICE_CHANGES,)
+
+
+def compared_dates(ctx):
+    """(older, newer) snapshot dates compared, or (None, None) with fewer than two snapshot dates."""
+    dates = ctx.query("select distinct snapshot_date from price_snapshots")["snapshot_date"].to_list()
+    return pc.default_dates(dates, None, None) if len(set(dates)) >= 2 else (None, None)
+
+
+def dated(frame: pl.DataFrame, start, end) -> pl.DataFrame:
+    return frame.select(pl.lit(start, pl.Date).alias("from_date"), pl.lit(end, pl.Date).alias("to_date"), pl.all())
+
+
+def run(ctx) -> None:
+    start, end = compared_dates(ctx)
+    if start is None:
+        ctx.write(PRICE_CHANGES, PRICE_CHANGES.empty_frame())
+        return
+    ctx.write(PRICE_CHANGES, dated(pc.price_changes(ctx.query("select * from prices"), start, end), start, end))

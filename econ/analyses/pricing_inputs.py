@@ -1,0 +1,69 @@
+"""What every price inference reads and states: current prices, architectures, the serving assumptions.
+
+``assumption_columns`` carries the stated assumptions into each result row (kind ``assumption``), so a
+row says what it assumed; the assumptions themselves are :class:`econ.fits.assumptions.Assumptions`.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from econ.analyses.inputs import MODELS_SQL
+from econ.fits.assumptions import Assumptions, from_scenario
+
+SCHEDULE = ["source", "provider", "model"]
+ARCH_KEEP = ("arch_model", "arch_match", "params_total", "params_active", "kv_bytes_per_token")
+
+PRICES_SQL = "select * from price_current order by source, provider, model, variant, tier_min_prompt_tokens"
+
+ASSUMPTION_FIELDS = (
+    "decode_mbu_frac",
+    "prefill_mfu_frac",
+    "context_tokens",
+    "frontier_active_params",
+    "batch_multiple_over_balance_ratio",
+)
+"""Scenario fields a table may carry as assumption columns (named as in the scenario)."""
+
+
+def assumptions(ctx) -> Assumptions:
+    """The base scenario's serving assumptions over the chip × format rows of ``hardware_derived``."""
+    return from_scenario(ctx.scenario("base"), ctx.query("select * from hardware_derived order by chip, format_order"))
+
+
+def inputs(ctx) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(current prices, architectures with KV bytes at BF16) of the database being built."""
+    return ctx.query(PRICES_SQL), ctx.query(MODELS_SQL)
+
+
+def assumption_columns(a: Assumptions, names: tuple[str, ...], *, hardware: bool = True) -> list[pl.Expr]:
+    """The stated assumptions as constant columns, and what the scenario interval varies."""
+    c = a.central
+    out = [
+        pl.lit(a.chip).alias("chip"),
+        pl.lit(a.number_format).alias("number_format"),
+        pl.lit(a.kv_cache_format).alias("kv_cache_format"),
+        pl.lit(c["usd_per_chip_hour"]).alias("usd_per_chip_hour"),
+        pl.lit(c["gross_margin_frac"]).alias("gross_margin_frac"),
+    ]
+    out += [pl.lit(c[k]).alias(k) for k in ASSUMPTION_FIELDS if k in names]
+    out += [
+        pl.lit(a.describe(names, hardware=hardware)).alias("scenario_interval"),
+        pl.lit(", ".join(a.defaulted) or "none").alias("assumptions_defaulted"),
+    ]
+    return out
+
+
+def thresholds(prices: pl.DataFrame) -> pl.DataFrame:
+    """First long-context threshold per (source, provider, model), any variant."""
+    return (
+        prices.filter(pl.col("tier_min_prompt_tokens") > 0)
+        .group_by(SCHEDULE)
+        .agg(pl.col("tier_min_prompt_tokens").min().cast(pl.Float64).alias("tier_threshold_tokens"))
+    )
+
+
+def with_declared(frame: pl.DataFrame, table) -> pl.DataFrame:
+    """``frame`` with every declared column it lacks added as nulls (a fit with no rows of one kind adds none)."""
+    missing = [c for c in table.columns if c.name not in frame.columns]
+    return frame.with_columns(pl.lit(None, dtype=table.schema[c.name]).alias(c.name) for c in missing)

@@ -1,0 +1,335 @@
+"""Declarations of the serving analysis's tables: ``serving_curves``, ``serving_summary``, ``serving_sparsity``."""
+
+from __future__ import annotations
+
+from econ.physics import memory, roofline
+from econ.results import Identity, ResultTable
+from econ.results import ResultColumn as C
+
+BASE_PRICE = "(select value from scenarios where scenario = 'base' and name = 'usd_per_chip_hour')"
+"""The base scenario's $/chip-hour, for identities (SQL)."""
+
+KEYS = (
+    C("model", "str", "", "key", "Model (models.model)"),
+    C("chip", "str", "", "key", "Accelerator (hardware.chip)"),
+    C("number_format", "str", "", "key", "Format of the math (F = the chip's dense peak in it); weights stored in it"),
+)
+REPLICA = (
+    C(
+        "replica_chips",
+        "int",
+        "chips",
+        "derived",
+        "Chips per replica G: the smallest power of two <= the scale-up domain whose HBM holds the weights, else whole "
+        "domains",
+        memory.replica_chips,
+    ),
+    C(
+        "pipeline_stages",
+        "int",
+        "",
+        "derived",
+        "Pipeline stages P (scale-up domains per replica; 1 inside one domain)",
+        memory.replica_chips,
+    ),
+)
+
+CURVES = ResultTable(
+    name="serving_curves",
+    grain="model x chip x number format x batch x context",
+    key=("model", "chip", "number_format", "batch_seqs", "context_tokens"),
+    description=(
+        "Decode and prefill roofline of every model x chip x number format over batch 1-65,536 and context "
+        "1,024-1,048,576 (powers of two), at the base scenario's $/chip-hour and decode/prefill efficiencies, KV at "
+        "its kv_cache_format; times are lower bounds unless named upper, so throughputs are upper bounds and costs "
+        "lower bounds; models without a KV figure (attention 'other') are left out"
+    ),
+    columns=(
+        *KEYS,
+        *REPLICA,
+        C("batch_seqs", "int", "sequences", "key", "Decode batch B, and prompts per prefill pass"),
+        C(
+            "context_tokens",
+            "int",
+            "tokens",
+            "key",
+            "Context L: cached tokens per sequence for decode, prompt length for prefill",
+        ),
+        C(
+            "decode_compute_time_s",
+            "float",
+            "s",
+            "bound",
+            "Decode compute time at the scenario's decode mfu",
+            roofline.compute_time_s,
+        ),
+        C(
+            "decode_memory_time_s",
+            "float",
+            "s",
+            "bound",
+            "Decode memory time at the scenario's decode mbu, KV at the scenario's kv_cache_format",
+            roofline.memory_time_s,
+        ),
+        C(
+            "decode_step_time_s",
+            "float",
+            "s",
+            "bound",
+            "Decode step, lower bound max(compute, memory) (lecture t_step)",
+            roofline.step_bounds,
+        ),
+        C(
+            "decode_upper_bound_time_s",
+            "float",
+            "s",
+            "bound",
+            "Decode step, upper bound compute + memory (no overlap)",
+            roofline.step_bounds,
+        ),
+        C("decode_compute_bound", "bool", "", "check", "True where compute time >= memory time"),
+        C(
+            "decode_tokens_per_s",
+            "float",
+            "tokens/s",
+            "bound",
+            "Output tokens per second of one replica at the lower-bound step (an upper bound)",
+            roofline.tokens_per_s,
+        ),
+        C(
+            "output_usd_per_mtok",
+            "float",
+            "USD/MTok",
+            "bound",
+            "Decode cost per output token at the lower-bound step and the scenario's $/chip-hour (a lower bound)",
+            roofline.usd_per_token,
+        ),
+        C(
+            "prefill_step_time_s",
+            "float",
+            "s",
+            "bound",
+            "Prefill of B prompts of L tokens in one pass, lower bound at the scenario's prefill mfu and mbu",
+            roofline.step_bounds,
+        ),
+        C("prefill_compute_bound", "bool", "", "check", "True where the prefill pass is compute-bound"),
+        C(
+            "input_usd_per_mtok",
+            "float",
+            "USD/MTok",
+            "bound",
+            "Prefill cost per prompt token at the lower-bound pass time (a lower bound)",
+            roofline.usd_per_token,
+        ),
+        C(
+            "memory_required_bytes",
+            "float",
+            "bytes",
+            "derived",
+            "Weights + KV of the batch at the context",
+            memory.kv_bytes,
+        ),
+        C("fits_in_memory", "bool", "", "check", "Weights + KV <= G x HBM capacity", memory.replica_hbm_bytes),
+        C("decode_bound", "str", "", "check", "compute or memory: which term sets the lower bound"),
+    ),
+    identities=(
+        Identity("decode_step_time_s", "greatest(decode_compute_time_s, decode_memory_time_s)"),
+        Identity("decode_upper_bound_time_s", "decode_compute_time_s + decode_memory_time_s"),
+        Identity("decode_tokens_per_s", "batch_seqs / decode_step_time_s"),
+        Identity("output_usd_per_mtok", f"decode_step_time_s * replica_chips * {BASE_PRICE} / 3600 / batch_seqs * 1e6"),
+        Identity(
+            "input_usd_per_mtok",
+            f"prefill_step_time_s * replica_chips * {BASE_PRICE} / 3600 / (batch_seqs * context_tokens) * 1e6",
+        ),
+    ),
+)
+
+EFFICIENCY_COLUMNS = (
+    C("decode_mfu_frac", "float", "", "assumption", "Achieved fraction of peak FLOP/s in decode (scenario)"),
+    C("decode_mbu_frac", "float", "", "assumption", "Achieved fraction of HBM bandwidth in decode (scenario)"),
+    C("prefill_mfu_frac", "float", "", "assumption", "Achieved fraction of peak FLOP/s in prefill (scenario)"),
+    C("prefill_mbu_frac", "float", "", "assumption", "Achieved fraction of HBM bandwidth in prefill (scenario)"),
+    C("usd_per_chip_hour", "float", "USD/chip-hour", "assumption", "Rental price used (scenario usd_per_chip_hour)"),
+    C("kv_cache_format", "str", "", "assumption", "Format of the KV cache (scenario kv_cache_format)"),
+)
+
+SUMMARY = ResultTable(
+    name="serving_summary",
+    grain="model x chip x number format",
+    key=("model", "chip", "number_format"),
+    description=(
+        "Per model x chip x number format: the balance batch, critical context, latency and cost floors and what "
+        "fits (lecture a.3-a.4, b, d.4, d.6), at the base scenario's decode/prefill efficiencies and KV format "
+        "(R, drain time and W_eff per chip are in hardware_derived; sparsity and weight bytes per model in "
+        "model_derived)"
+    ),
+    columns=(
+        *KEYS,
+        *REPLICA,
+        C(
+            "replica_within_scale_up",
+            "bool",
+            "",
+            "check",
+            "False where the weights need more than one scale-up domain (pipelined over scale-out)",
+        ),
+        C(
+            "balance_batch_seqs",
+            "float",
+            "sequences",
+            "bound",
+            "B*0: decode batch where weight time = compute time at peak FLOP/s and bandwidth, KV ignored (lecture b.1)",
+            roofline.balance_batch,
+        ),
+        C(
+            "balance_batch_experts_seqs",
+            "float",
+            "sequences",
+            "bound",
+            "R x E/k: the same with the expert ratio",
+            roofline.balance_batch,
+        ),
+        C(
+            "balance_batch_achieved_seqs",
+            "float",
+            "sequences",
+            "bound",
+            "The balance batch at the scenario's decode mfu and mbu, where serving_curves turn compute-bound (KV "
+            "ignored, one pipeline stage): R x mfu/mbu x N_tot/N_act",
+            roofline.balance_batch,
+        ),
+        C(
+            "critical_context_tokens",
+            "float",
+            "tokens",
+            "bound",
+            "L* at peak: above it decode is memory-bound at every batch (KV at the scenario's kv_cache_format)",
+            roofline.critical_context_tokens,
+        ),
+        C(
+            "critical_context_achieved_tokens",
+            "float",
+            "tokens",
+            "bound",
+            "L* at the scenario's decode mfu and mbu (what serving_curves show)",
+            roofline.critical_context_tokens,
+        ),
+        C(
+            "balance_batch_at_8k_seqs",
+            "float",
+            "sequences",
+            "bound",
+            "B*(L) at L = 8,192, at peak; null where L >= L* (memory-bound at every batch)",
+            roofline.balance_batch_at_context,
+        ),
+        C(
+            "balance_batch_at_128k_seqs",
+            "float",
+            "sequences",
+            "bound",
+            "B*(L) at L = 131,072; null where L >= L*",
+            roofline.balance_batch_at_context,
+        ),
+        C(
+            "latency_floor_s",
+            "float",
+            "s",
+            "bound",
+            "No batch gives a faster decode step (lecture a.3)",
+            roofline.weight_read_time_s,
+        ),
+        C(
+            "max_tokens_per_s_per_sequence",
+            "float",
+            "tokens/s",
+            "bound",
+            "1 / latency floor: the fastest a single stream can go on this replica",
+            roofline.tokens_per_s,
+        ),
+        C(
+            "cost_floor_at_8k_usd_per_mtok",
+            "float",
+            "USD/MTok",
+            "bound",
+            "Decode cost as B -> inf at 8,192 context",
+            roofline.decode_cost_floor_usd_per_token,
+        ),
+        C(
+            "cost_floor_at_128k_usd_per_mtok",
+            "float",
+            "USD/MTok",
+            "bound",
+            "Decode cost floor at 131,072 context",
+            roofline.decode_cost_floor_usd_per_token,
+        ),
+        C(
+            "prefill_cost_floor_usd_per_mtok",
+            "float",
+            "USD/MTok",
+            "bound",
+            "Input (prefill) cost as the pass grows (lecture f.3), at the scenario's prefill mfu and mbu",
+            roofline.prefill_cost_floor_usd_per_token,
+        ),
+        C("scenario_context_tokens", "float", "tokens", "assumption", "The scenario's context_tokens"),
+        C(
+            "cost_floor_at_scenario_context_usd_per_mtok",
+            "float",
+            "USD/MTok",
+            "bound",
+            "Decode cost floor at the scenario's context",
+            roofline.decode_cost_floor_usd_per_token,
+        ),
+        C(
+            "max_batch_at_8k_seqs",
+            "float",
+            "sequences",
+            "derived",
+            "Largest batch whose weights + KV fit in the replica's HBM at 8,192 context",
+            memory.max_batch,
+        ),
+        C(
+            "max_batch_at_128k_seqs",
+            "float",
+            "sequences",
+            "derived",
+            "Largest batch that fits at 131,072 context",
+            memory.max_batch,
+        ),
+        C("replica_hbm_bytes", "float", "bytes", "derived", "HBM of the replica", memory.replica_hbm_bytes),
+        *EFFICIENCY_COLUMNS,
+    ),
+    identities=(
+        Identity("max_tokens_per_s_per_sequence", "1 / latency_floor_s"),
+        Identity("balance_batch_achieved_seqs", "balance_batch_seqs * decode_mfu_frac / decode_mbu_frac"),
+    ),
+)
+
+SPARSITY = ResultTable(
+    name="serving_sparsity",
+    grain="model",
+    key=("model",),
+    description=(
+        "The balance batch each reading of sparsity gives at the lecture's round R = 300 (lecture b.2: DeepSeek-V3 is "
+        "18 by parameters, 32 by experts, 8 as said); the sparsity ratios themselves are in model_derived"
+    ),
+    columns=(
+        C("model", "str", "", "key", "Model (models.model)"),
+        C(
+            "lecture_sparsity_ratio",
+            "float",
+            "",
+            "input",
+            "The figure said in the lecture (DeepSeek: '32 out of 256' -> 8; the config routes 8 of 256)",
+        ),
+        C("balance_batch_param_r300_seqs", "float", "sequences", "bound", "300 x N_tot/N_act", roofline.balance_batch),
+        C("balance_batch_expert_r300_seqs", "float", "sequences", "bound", "300 x E/k", roofline.balance_batch),
+        C(
+            "balance_batch_lecture_r300_seqs",
+            "float",
+            "sequences",
+            "bound",
+            "300 x the lecture's sparsity (2,400 for DeepSeek)",
+            roofline.balance_batch,
+        ),
+    ),
+)

@@ -1,0 +1,32 @@
+"""Small helpers the analysis tests share: query a built database, append a row to a copied data folder."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import date
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from econ.build import build
+
+FIXTURE_DATA = Path(__file__).resolve().parents[1] / "fixtures" / "data"
+AS_OF = date(2026, 11, 30)
+
+
+def q(db: Path, sql: str, params: list | None = None) -> pl.DataFrame:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.sql(sql, params=params).pl()
+
+
+def build_with(tmp_path: Path, *lines: tuple[str, str]) -> Path:
+    """Build the fixture data with extra CSV lines appended ((table, line) pairs); returns the database."""
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURE_DATA, data)
+    for table, line in lines:
+        with open(data / f"{table}.csv", "a", encoding="utf-8") as f:
+            f.write(line.rstrip("\n") + "\n")
+    db = tmp_path / "econ.duckdb"
+    build(data_dir=data, db_path=db, cache_dir=None, reports_dir=None, as_of=AS_OF)
+    return db

@@ -1,0 +1,162 @@
+"""econ fleet: the plan of one model on one chip, read-only, the same numbers as the build's fleet_plan."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from econ.cli import main
+from tests.analyses.helpers import FIXTURE_DATA, q
+
+
+def plan_row(db_path, deployment, kind="scenario") -> dict:
+    return q(db_path, "select * from fleet_plan where deployment = ? and price_kind = ?", [deployment, kind]).row(
+        0, named=True
+    )
+
+
+def copy_data(tmp_path) -> Path:
+    target = tmp_path / "data"
+    shutil.copytree(FIXTURE_DATA, target)
+    return target
+
+
+def append(path: Path, line: str) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + line + "\n", encoding="utf-8")
+
+
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    code = main(["fleet", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err.strip()
+
+
+def test_econ_fleet_prints_a_plan_and_leaves_the_database_alone(db, capsys):
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    code, out, err = run_cli(
+        capsys,
+        "--db",
+        str(db),
+        "--model",
+        "Llama-3.1-70B",
+        "--chip",
+        "H100",
+        "--tokens-per-s",
+        "2.5e7",
+        "--replica-chips",
+        "8",
+        "--number-format",
+        "bf16",
+        "--format",
+        "json",
+        "--as-of",
+        "2026-11-30",
+    )
+    assert (code, err) == (0, "")
+    rows = {r["quantity"]: r["value"] for r in json.loads(out)}
+    same = plan_row(db, "llama-70b-h100", "on_demand")
+    assert rows["chips"] == same["chips"] and rows["cost (on_demand)"] == pytest.approx(same["usd_per_day"])
+    assert rows["decode step (lower bound)"] == pytest.approx(same["decode_step_time_s"] * 1e3)
+    assert rows["sold by"] is None  # the CLI matches prices by hf_repo only; the fixture's prices carry none
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+
+
+@pytest.mark.parametrize("k", [10.0, 1000.0])
+def test_econ_fleet_scales_with_traffic(db, capsys, k):
+    def chips(tokens):
+        code, out, _ = run_cli(
+            capsys,
+            "--db",
+            str(db),
+            "--model",
+            "gpt-oss-120b",
+            "--chip",
+            "B200",
+            "--tokens-per-s",
+            str(tokens),
+            "--format",
+            "json",
+            "--as-of",
+            "2026-11-30",
+        )
+        rows = {r["quantity"]: r["value"] for r in json.loads(out)}
+        return rows["chips"], rows["facility power"], rows["cost (scenario)"], rows["chips per replica"]
+
+    c1, p1, usd1, g = chips(1e8)
+    ck, pk, usdk, _ = chips(k * 1e8)
+    assert k * c1 - 2 * k * g <= ck <= k * c1  # each pool rounds up by less than one replica
+    assert pk / p1 == pytest.approx(ck / c1) and usdk / usd1 == pytest.approx(ck / c1)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--model", "Llama-3.1-70b", "--chip", "H100"],
+            "Error: unknown model 'Llama-3.1-70b' (not in models) — did you mean Llama-3.1-70B?",
+        ),
+        (
+            ["--model", "DeepSeek-V3", "--chip", "B20"],
+            "Error: unknown chip 'B20' (not in hardware) — did you mean B200?",
+        ),
+        (
+            ["--model", "DeepSeek-V3", "--chip", "B200", "--scenario", "nope"],
+            "Error: no scenario 'nope' — known scenarios: base",
+        ),
+        (
+            ["--model", "gpt-oss-120b", "--chip", "TPU-v5e", "--number-format", "fp8"],
+            "Error: TPU-v5e has no fp8 peak — pass --number-format bf16",
+        ),
+        (
+            ["--model", "gpt-oss-120b", "--chip", "B200", "--replica-chips", "0"],
+            "Error: --replica-chips must be at least 1 (got 0) — give the chips per replica, or leave it out to size "
+            "the replica "
+            "for the batch",
+        ),
+        (
+            ["--model", "gpt-oss-120b", "--chip", "B200", "--tokens-per-s", "inf"],
+            "Error: --tokens-per-s must be a positive number (got inf) — give the traffic in tokens per second",
+        ),
+    ],
+)
+def test_econ_fleet_errors(db, capsys, args, message):
+    code, out, err = run_cli(capsys, "--db", str(db), "--tokens-per-s", "1e6", *args)
+    assert (code, out, err) == (1, "", message)
+
+
+@pytest.mark.slow
+def test_econ_fleet_on_the_data_matches_the_price_by_hf_repo(real_db, capsys):
+    code, out, err = run_cli(
+        capsys,
+        "--db",
+        str(real_db),
+        "--model",
+        "DeepSeek-V3",
+        "--chip",
+        "H200",
+        "--tokens-per-s",
+        "1e7",
+        "--format",
+        "json",
+        "--as-of",
+        "2026-11-30",
+    )
+    assert (code, err) == (0, "")
+    rows = {r["quantity"]: r["value"] for r in json.loads(out)}
+    assert (rows["sold by"], rows["sold as"]) == ("openrouter", "deepseek/deepseek-chat")
+    kinds = {q.split("(")[1].rstrip(")") for q in rows if q.startswith("cost (")}
+    assert kinds == {"capacity_block", "on_demand", "scenario"}
+
+
+def test_econ_fleet_refuses_a_database_built_by_other_code(tmp_path, capsys):
+    bare = tmp_path / "bare.duckdb"
+    duckdb.connect(str(bare)).close()
+    assert main(["fleet", "--db", str(bare), "--model", "DeepSeek-V3", "--chip", "B200", "--tokens-per-s", "1e6"]) == 1
+    assert capsys.readouterr().err == (
+        f"Error: {bare} was built by another version of econ — run econ build to rebuild it with this one\n"
+    )

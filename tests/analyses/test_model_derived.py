@@ -1,0 +1,23 @@
+"""model_derived on the fixture models: the lecture's sparsity figures and weight bytes per format."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.analyses.helpers import q
+
+
+def test_sparsity_and_weights(fixture_db):
+    """Lecture b.2: DeepSeek-V3 is 671/37 = 18.1 by parameters and 256/8 = 32 by experts; dense models have no E/k."""
+    rows = {r["model"]: r for r in q(fixture_db, "select * from model_derived").iter_rows(named=True)}
+    ds = rows["DeepSeek-V3"]
+    assert ds["sparsity_param_ratio"] == pytest.approx(18.1, abs=0.05) and ds["sparsity_expert_ratio"] == 32
+    assert rows["Llama-3.1-70B"]["sparsity_expert_ratio"] is None
+    assert (
+        ds["weight_fp8_bytes"] == 671e9 and ds["weight_bf16_bytes"] == 2 * 671e9 and ds["weight_fp4_bytes"] == 335.5e9
+    )
+    assert ds["kv_bytes_per_token"] == 61 * 576 * 2 and ds["kv_fp8_bytes_per_token"] == 61 * 576
+
+
+def test_gqa_group_of_llama(fixture_db):
+    assert q(fixture_db, "select gqa_group_ratio from model_derived where model = 'Llama-3.1-70B'").item() == 8

@@ -1,0 +1,98 @@
+"""The fit_* tables: written by their analyses, stating their assumptions and both intervals, one source per model,
+and restored from the cache when their inputs are unchanged."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import date
+
+import duckdb
+import polars as pl
+import pytest
+from fits.pricing_data import AS_OF, frames
+
+from econ.analyses import fit_cache_tiers, fit_context_tiers
+from econ.analyses.inferred_changes import pricing_tables
+from econ.analyses.runner import run_analyses
+from tests.analyses.helpers import q
+
+ASSUMPTIONS = (
+    "chip",
+    "number_format",
+    "kv_cache_format",
+    "usd_per_chip_hour",
+    "gross_margin_frac",
+    "scenario_interval",
+    "assumptions_defaulted",
+)
+
+
+def test_fixture_gemini_tiers_and_fast_mode(fixture_db):
+    ctx = q(fixture_db, "select * from fit_context_tiers where not pooled and default_rule")
+    assert set(ctx["price_model"]) == {"gemini-3.1-pro-preview"} and set(ctx["status"]) == {"exact"}
+    fast = q(fixture_db, "select batch_ratio from fit_fast_mode where status = 'ok'")
+    assert fast["batch_ratio"].to_list() == pytest.approx([15.0])
+
+
+@pytest.fixture(scope="module")
+def real_tables():
+    f = frames()
+    return pricing_tables(f["price_current"], f["models"], f["memory_tiers"], f["assumptions"])
+
+
+def test_real_data_fills_every_table(real_tables):
+    for name, frame in real_tables.items():
+        assert frame.height > 0, name
+
+
+@pytest.mark.parametrize(
+    "table", ["fit_context_tiers", "fit_io_prices", "fit_io_market", "fit_cache_tiers", "fit_fast_mode"]
+)
+def test_every_result_table_states_assumptions_and_both_intervals(real_tables, table):
+    frame = real_tables[table]
+    for column in ASSUMPTIONS:
+        assert column in frame.columns and frame[column].null_count() == 0, column
+    has_scenario = any(
+        c.endswith(("_scenario_low_ratio", "_scenario_low_bytes_per_token", "_scenario_low_usd_per_gb_hour"))
+        or c == "scenario_low"
+        for c in frame.columns
+    )
+    assert has_scenario
+    assert "fit_interval_kind" in frame.columns or table in ("fit_io_prices", "fit_fast_mode")
+
+
+def test_one_price_source_per_model(real_tables):
+    for table in ("fit_io_prices", "fit_context_tiers", "fit_cache_tiers"):
+        frame = real_tables[table]
+        if "pooled" in frame.columns:
+            frame = frame.filter(~pl.col("pooled"))
+        per_model = frame.group_by("name_key").agg(
+            pl.struct("price_source", "price_provider", "price_model").n_unique()
+        )
+        assert per_model.filter(pl.col("price_source") > 1).height == 0, table
+
+
+def test_fit_io_prices_flags_the_lecture_inconsistency_for_frontier_models(real_tables):
+    """Gemini 3.1 Pro: rho = 6 with its 200k threshold as L* gives a batch below B*0 at the scenario (lecture f.3)."""
+    row = (
+        real_tables["fit_io_prices"]
+        .filter((pl.col("price_model") == "gemini-3.1-pro-preview") & (pl.col("variant") == "standard"))
+        .row(0, named=True)
+    )
+    assert row["output_over_input_ratio"] == pytest.approx(6.0)
+    assert row["critical_context_source"] == "price_tier_threshold"
+    assert row["batch_over_balance_ratio"] < 1 and row["lecture_f3_check"].startswith("batch below")
+
+
+def test_rebuild_with_unchanged_inputs_restores_from_cache(fixture_db, tmp_path):
+    db = tmp_path / "copy.duckdb"
+    shutil.copy(fixture_db, db)
+    modules = [fit_context_tiers, fit_cache_tiers]
+    with duckdb.connect(str(db), read_only=False) as con:
+        before = con.sql("select * from fit_context_tiers order by all").pl()
+        first = run_analyses(con, modules, as_of=date.fromisoformat(AS_OF), cache_dir=tmp_path / "cache")
+        second = run_analyses(con, modules, as_of=date.fromisoformat(AS_OF), cache_dir=tmp_path / "cache")
+        after = con.sql("select * from fit_context_tiers order by all").pl()
+    assert first == {"fit_context_tiers": "ran", "fit_cache_tiers": "ran"}
+    assert second == {"fit_context_tiers": "cached", "fit_cache_tiers": "cached"}
+    assert after.equals(before)

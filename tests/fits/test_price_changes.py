@@ -1,0 +1,135 @@
+"""Price diffs between the two real LiteLLM snapshots (tokencost 2025-09-01, LiteLLM 2026-11-20)."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import polars as pl
+import pytest
+
+from econ.fits.price_changes import price_changes, summary
+from econ.load.importers import import_file
+from econ.load.loader import load_all
+from tests.conftest import EXTERNAL
+
+OLD, NEW = date(2025, 9, 1), date(2026, 11, 20)
+FIELDS = ["input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost"]
+
+
+@pytest.fixture(scope="module")
+def prices(tmp_path_factory):
+    import shutil
+
+    from tests.conftest import FIXTURE_DATA
+
+    data = tmp_path_factory.mktemp("diff") / "data"
+    shutil.copytree(FIXTURE_DATA, data)
+    import_file("litellm", EXTERNAL / "tokencost_model_prices_2025-09-01.json", data_dir=data, as_of=OLD)
+    import_file("litellm", EXTERNAL / "litellm_model_prices.json", data_dir=data, as_of=NEW)
+    return load_all(data)["prices"]
+
+
+@pytest.fixture(scope="module")
+def changes(prices):
+    return price_changes(prices, OLD, NEW)
+
+
+def test_known_change_gemini_25_pro_cache_read(changes):
+    row = changes.filter(
+        model="gemini/gemini-2.5-pro", component="cache_read_usd_per_mtok", tier_min_prompt_tokens=0, variant="standard"
+    )
+    assert row.select("change", "old_value", "new_value").row(0) == ("changed", 0.3125, 0.125)
+    assert row["change_frac"][0] == pytest.approx(-0.6)
+
+
+def raw_chat_entries(path):
+    data = json.loads(path.read_text())
+    return {
+        k: v for k, v in data.items() if isinstance(v, dict) and v.get("mode") == "chat" and "input_cost_per_token" in v
+    }
+
+
+def test_changed_and_unchanged_models_match_the_raw_files(changes):
+    """Independent of the importer: compare the base-tier per-token prices in the two JSON files directly."""
+    old = raw_chat_entries(EXTERNAL / "tokencost_model_prices_2025-09-01.json")
+    new = raw_chat_entries(EXTERNAL / "litellm_model_prices.json")
+    common = [
+        k for k in sorted(old.keys() & new.keys()) if not old[k].get("tiered_pricing") and not new[k].get("alias_of")
+    ]
+    same = [
+        k
+        for k in common
+        if all(old[k].get(f) == new[k].get(f) for f in FIELDS)
+        and old[k].get("litellm_provider") == new[k].get("litellm_provider")
+    ]
+    moved = [
+        k
+        for k in common
+        if old[k]["input_cost_per_token"] != new[k]["input_cost_per_token"]
+        and old[k].get("litellm_provider") == new[k].get("litellm_provider")
+    ]
+    base = changes.filter(variant="standard", tier_min_prompt_tokens=0)
+    changed_components = base.filter(change="changed")
+    unchanged_hits = changed_components.filter(
+        pl.col("model").is_in(same)
+        & pl.col("component").is_in(["input_usd_per_mtok", "output_usd_per_mtok", "cache_read_usd_per_mtok"])
+    )
+    assert len(same) > 500 and unchanged_hits.height == 0
+    moved_found = set(changed_components.filter(component="input_usd_per_mtok")["model"])
+    assert len(moved) > 10 and set(moved) <= moved_found
+    for k in moved[:20]:
+        row = changed_components.filter(model=k, component="input_usd_per_mtok").row(0, named=True)
+        assert row["old_value"] == pytest.approx(old[k]["input_cost_per_token"] * 1e6)
+        assert row["new_value"] == pytest.approx(new[k]["input_cost_per_token"] * 1e6)
+
+
+def test_added_and_removed_models(changes):
+    """Keys only in the new (old) raw file are added (removed); claude-opus-4-6 is new since 2025-09-01."""
+    old = raw_chat_entries(EXTERNAL / "tokencost_model_prices_2025-09-01.json")
+    new = raw_chat_entries(EXTERNAL / "litellm_model_prices.json")
+    added = set(changes.filter(change="added", source="litellm")["model"])
+    removed = set(changes.filter(change="removed", source="litellm")["model"])
+    assert "claude-opus-4-6" in added
+    assert {k for k in new.keys() - old.keys() if not new[k].get("alias_of")} <= added
+    assert {k for k in old.keys() - new.keys()} <= removed
+    counts = summary(changes)
+    assert counts["models_added"] > 1000 and counts["models_removed"] > 100 and counts["components_changed"] > 100
+
+
+def test_no_change_between_a_date_and_itself(prices):
+    assert price_changes(prices, NEW, NEW).height == 0
+
+
+def rows(*entries):
+    """Price rows (source litellm, provider p, variant standard, tier 0): (model, input, output)."""
+    from econ.fits.price_changes import COMPONENTS, KEY
+
+    return pl.DataFrame(
+        [("litellm", "p", m, "standard", 0, i, o, *[None] * (len(COMPONENTS) - 2)) for m, i, o in entries],
+        schema={
+            **{k: (pl.Int64 if k == "tier_min_prompt_tokens" else pl.String) for k in KEY},
+            **{c: (pl.Int64 if c == "max_input_tokens" else pl.Float64) for c in COMPONENTS},
+        },
+        orient="row",
+    )
+
+
+def test_changes_between_on_a_table_worked_by_hand():
+    """Added, removed, changed (one row per moved component), a price that was free, a price that went blank."""
+    from econ.fits.price_changes import changes_between
+
+    old = rows(("same", 1.0, 5.0), ("cut", 2.0, 8.0), ("was_free", 0.0, 0.0), ("blanked", 1.0, 2.0), ("gone", 3.0, 9.0))
+    new = rows(
+        ("same", 1.0, 5.0), ("cut", 1.5, 8.0), ("was_free", 0.5, 0.0), ("blanked", 1.0, None), ("new", 4.0, 12.0)
+    )
+    result = (
+        changes_between(old, new).select("change", "model", "component", "old_value", "new_value", "change_frac").rows()
+    )
+    assert result == [
+        ("changed", "blanked", "output_usd_per_mtok", 2.0, None, None),
+        ("changed", "cut", "input_usd_per_mtok", 2.0, 1.5, -0.25),
+        ("changed", "was_free", "input_usd_per_mtok", 0.0, 0.5, None),  # no relative change from 0
+        ("added", "new", "input_usd_per_mtok", None, 4.0, None),
+        ("removed", "gone", "input_usd_per_mtok", 3.0, None, None),
+    ]

@@ -1,0 +1,259 @@
+"""KV-cache bytes per token: econ's computed values against reference/models.csv and worked examples.
+
+``econ.physics.kv_cache`` derives ``kv_bytes_per_token`` from the architecture columns of
+``data/models.csv`` (stored in ``model_derived`` by ``econ.analyses.model_derived``); nothing in the data
+types a KV byte count. The first half of this file
+compares every model with the independently computed ``kv_bytes_per_token_bf16`` of
+``reference/models.csv`` (exact, except a documented list of deliberate differences). The
+second half checks the formula functions on published worked examples.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from econ.analyses.model_derived import derived
+from econ.load.spec import read_table
+from econ.load.tables import MODELS
+from econ.physics.kv_cache import full_attention_layers, kv_bytes_per_token, kv_window_bytes_per_sequence
+
+REPO = Path(__file__).resolve().parents[2]
+REFERENCE = REPO / "tests" / "fixtures" / "reference" / "models.csv"
+
+# reference/models.csv name -> data/models.csv name, where they differ
+RENAMED = {"GLM-4.7 (FP8 release)": "GLM-4.7"}
+
+# Deliberate differences: model -> (econ bytes/token, reference bytes/token, why)
+DIFFERENCES = {
+    "Llama-4-Maverick-17B-128E": (
+        12 * 2 * 8 * 128 * 2,
+        48 * 2 * 8 * 128 * 2,
+        "the reference counts all 48 layers as an upper bound; 36 of them are chunked-attention layers "
+        "(attention_chunk_size 8192) that hold at most one 8192-token chunk, so econ encodes them as window "
+        "layers and only the 12 global NoPE layers grow with context",
+    ),
+    "Llama-4-Scout-17B-16E": (
+        12 * 2 * 8 * 128 * 2,
+        48 * 2 * 8 * 128 * 2,
+        "same chunked/global layout as Maverick (reference gives the all-layer upper bound)",
+    ),
+}
+
+COLUMNS = (
+    "attention",
+    "num_layers",
+    "num_full_attention_layers",
+    "num_sliding_window_layers",
+    "num_linear_attention_layers",
+    "num_kv_heads",
+    "head_dim",
+    "v_head_dim",
+    "kv_lora_rank",
+    "qk_rope_head_dim",
+    "sliding_num_kv_heads",
+    "sliding_head_dim",
+    "sliding_window_tokens",
+)
+
+
+def _reference() -> dict[str, float | None]:
+    with REFERENCE.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    return {
+        RENAMED.get(r["model"], r["model"]): (
+            float(r["kv_bytes_per_token_bf16"]) if r["kv_bytes_per_token_bf16"] else None
+        )
+        for r in rows
+    }
+
+
+REF = _reference()
+
+
+@pytest.fixture(scope="module")
+def models() -> pl.DataFrame:
+    return derived(read_table(REPO / "data" / "models.csv", MODELS))
+
+
+def test_every_model_is_in_the_reference_and_back(models):
+    assert sorted(models["model"].to_list()) == sorted(REF)
+
+
+@pytest.mark.parametrize("model", sorted(m for m in REF if m not in DIFFERENCES))
+def test_kv_bytes_match_reference(models, model):
+    result = models.filter(pl.col("model") == model)["kv_bytes_per_token"][0]
+    expected = REF[model]
+    if expected is None:  # DeepSeek-V4: compressed attention, deliberately not derived
+        assert result is None
+    else:
+        assert result == expected
+
+
+@pytest.mark.parametrize("model", sorted(DIFFERENCES))
+def test_deliberate_differences_are_the_documented_ones(models, model):
+    ours, reference, why = DIFFERENCES[model]
+    assert REF[model] == reference, why
+    assert models.filter(pl.col("model") == model)["kv_bytes_per_token"][0] == ours, why
+    # the chunked layers still hold one full chunk: 36 layers x 8192 tokens x 8 KV heads x (128 + 128) x 2 B
+    window = models.filter(pl.col("model") == model)["kv_window_bytes_per_sequence"][0]
+    assert window == 36 * 8192 * 8 * 256 * 2
+
+
+# ------------------------------------------------------------------ formula functions on worked examples
+
+
+def cols(**given) -> dict[str, np.ndarray]:
+    """One-row architecture columns; unspecified numeric columns are blank (NaN)."""
+    out = {c: np.array([np.nan]) for c in COLUMNS if c != "attention"}
+    out["attention"] = np.array([given.pop("attention", "gqa")], dtype=object)
+    for k, v in given.items():
+        out[k] = np.array([v], dtype=float)
+    return out
+
+
+WORKED = [
+    # (case, columns, bytes per value, expected bytes per token, source)
+    (
+        "scaling book LLaMA-3-70B: 2*8*128*80 values at bf16",
+        cols(num_layers=80, num_kv_heads=8, head_dim=128),
+        2,
+        327_680,
+        "jax-ml scaling book, inference.md (320 kB per token)",
+    ),
+    (
+        "LLaMA-2-13B MHA: 40 layers, 40 heads of 128",
+        cols(attention="mha", num_layers=40, num_kv_heads=40, head_dim=128),
+        2,
+        819_200,
+        "scaling book inference.md: 6.7 GB per 8192-token sequence",
+    ),
+    (
+        "DeepSeek-V3 MLA: 61*(512+64)*2",
+        cols(
+            attention="mla",
+            num_layers=61,
+            num_kv_heads=128,
+            head_dim=192,
+            v_head_dim=128,
+            kv_lora_rank=512,
+            qk_rope_head_dim=64,
+        ),
+        2,
+        70_272,
+        "DeepSeek-V3 config; lecture-math f.2 (~70 KB/token at BF16)",
+    ),
+    (
+        "DeepSeek-V3 MLA at FP8",
+        cols(attention="mla", num_layers=61, kv_lora_rank=512, qk_rope_head_dim=64, head_dim=192),
+        1,
+        35_136,
+        "lecture-math f.2 (~35 KB at FP8)",
+    ),
+    (
+        "lecture layout check: 1 global layer x 2 x 128 x 8 at 1 byte",
+        cols(
+            num_layers=26,
+            num_full_attention_layers=1,
+            num_sliding_window_layers=25,
+            sliding_window_tokens=1024,
+            num_kv_heads=8,
+            head_dim=128,
+        ),
+        1,
+        2_048,
+        "lecture f.2: '8 KV heads and a d-head of 128. That gives you exactly this number'",
+    ),
+    (
+        "K and V head dims differ (MiMo-V2-Flash global layers)",
+        cols(num_layers=48, num_sliding_window_layers=39, num_kv_heads=4, head_dim=192, v_head_dim=128),
+        2,
+        9 * 4 * (192 + 128) * 2,
+        "reference/models.md",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "columns", "bytes_per_value", "expected", "source"), WORKED, ids=[w[0] for w in WORKED]
+)
+def test_kv_bytes_per_token_worked_examples(case, columns, bytes_per_value, expected, source):
+    assert kv_bytes_per_token(columns, bytes_per_value=bytes_per_value)[0] == expected, source
+
+
+def test_llama2_13b_sequence_is_the_scaling_books_6_7_gb():
+    per_token = kv_bytes_per_token(cols(attention="mha", num_layers=40, num_kv_heads=40, head_dim=128))[0]
+    result = per_token * 8192
+    assert result == 6_710_886_400
+    assert result == pytest.approx(6.7e9, rel=0.01)  # published figure, rounded to 2 digits
+
+
+def test_other_attention_is_not_derived():
+    result = kv_bytes_per_token(
+        cols(attention="other", num_layers=61, num_kv_heads=1, head_dim=512, qk_rope_head_dim=64)
+    )
+    assert np.isnan(result[0])
+
+
+@pytest.mark.parametrize(
+    ("num_layers", "full", "sliding", "linear", "expected"),
+    [
+        (36, np.nan, 18, np.nan, 18),  # gpt-oss: all minus sliding
+        (60, np.nan, np.nan, 45, 15),  # Qwen3.5-397B: all minus linear
+        (np.nan, 12, np.nan, 48, 12),  # Nemotron-3-Ultra: no num_hidden_layers, explicit count wins
+        (93, 24, np.nan, 69, 24),  # Kimi-K3: explicit count
+        (80, np.nan, np.nan, np.nan, 80),  # dense: every layer
+    ],
+)
+def test_full_attention_layers(num_layers, full, sliding, linear, expected):
+    assert (
+        full_attention_layers(np.array([num_layers]), np.array([full]), np.array([sliding]), np.array([linear]))[0]
+        == expected
+    )
+
+
+@pytest.mark.parametrize(
+    ("case", "columns", "expected"),
+    [
+        (
+            "gpt-oss-120b: 18 sliding layers x 128 tokens x 8 KV x (64+64) x 2 B",
+            cols(num_layers=36, num_sliding_window_layers=18, sliding_window_tokens=128, num_kv_heads=8, head_dim=64),
+            2 * 18 * 8 * 64 * 2 * 128,
+        ),
+        (
+            "gemma-4: sliding layers use their own 8 KV heads of dim 256",
+            cols(
+                num_layers=30,
+                num_sliding_window_layers=25,
+                sliding_window_tokens=1024,
+                num_kv_heads=2,
+                head_dim=512,
+                sliding_num_kv_heads=8,
+                sliding_head_dim=256,
+            ),
+            25 * 1024 * 8 * (256 + 256) * 2,
+        ),
+        ("no sliding layers: nothing fixed", cols(num_layers=80, num_kv_heads=8, head_dim=128), 0),
+    ],
+)
+def test_window_bytes_per_sequence(case, columns, expected):
+    # gpt-oss expectation is reference/models.csv's own '+2*18*8*64*2B*128 bytes fixed'
+    assert kv_window_bytes_per_sequence(columns)[0] == expected
+
+
+def test_vectorised_over_rows():
+    columns = {c: np.array([np.nan, np.nan, np.nan]) for c in COLUMNS if c != "attention"}
+    columns["attention"] = np.array(["gqa", "mla", "other"], dtype=object)
+    columns["num_layers"] = np.array([80.0, 61.0, 43.0])
+    columns["num_kv_heads"] = np.array([8.0, 128.0, 1.0])
+    columns["head_dim"] = np.array([128.0, 192.0, 512.0])
+    columns["kv_lora_rank"] = np.array([np.nan, 512.0, np.nan])
+    columns["qk_rope_head_dim"] = np.array([np.nan, 64.0, 64.0])
+    result = kv_bytes_per_token(columns)
+    assert result.shape == (3,)
+    assert result[:2].tolist() == [327_680, 70_272]
+    assert np.isnan(result[2])
