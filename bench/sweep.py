@@ -11,7 +11,7 @@ Prints one figure a line as `name: value unit`. Run from the repository root:
 - ``sweep_loop_inline_python_rate``: the same formulas written out in plain Python floats per point —
   the fastest a per-point loop can be; the stricter comparison.
 - ``serving_analysis_time``: the serving analysis (sweep streamed into DuckDB plus its other tables) on
-  ``--data`` (default data/, falling back to the test fixture set when data/ does not load).
+  ``--data`` (default data/), re-run on a database built from it.
 
 Targets (issue 3): >= 10 million points/s, >= 300x the per-point loop, analysis adds < 2 s to `econ build`.
 """
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,6 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._db import AS_OF, best_of, built  # noqa: E402
 from econ.physics import memory, roofline  # noqa: E402
 from econ.physics.model import kv_window_bytes  # noqa: E402
 from econ.physics.sweep import CASE_COLUMNS, sweep_chunks  # noqa: E402
@@ -157,34 +157,13 @@ def check_agreement(cases, batch, context) -> None:
 
 
 def analysis_time(data_dir: Path) -> tuple[float, str]:
-    import duckdb
-
     from econ.analyses import serving
     from econ.analyses.runner import run_analyses
-    from econ.build import build
-    from econ.errors import EconError
 
-    with tempfile.TemporaryDirectory() as name:
-        db = Path(name) / "b.duckdb"
-        try:
-            from unittest import mock
-
-            with mock.patch("econ.build.ANALYSES", []):
-                build(data_dir=data_dir, db_path=db, cache_dir=None)
-            used = str(data_dir)
-        except EconError:
-            fixture = ROOT / "tests" / "fixtures" / "data"
-            with mock.patch("econ.build.ANALYSES", []):
-                build(data_dir=fixture, db_path=db, cache_dir=None)
-            used = f"{fixture} ({data_dir} did not load)"
-        with duckdb.connect(str(db)) as con:
-            best = float("inf")
-            for _ in range(3):
-                start = time.perf_counter()
-                run_analyses(con, [serving], as_of=__import__("datetime").date.today(), cache_dir=None)
-                best = min(best, time.perf_counter() - start)
-            rows = con.execute("select count(*) from serving_curves").fetchone()[0]
-    return best, f"{used}, {rows} serving_curves rows"
+    with built(data_dir) as con:
+        seconds, _ = best_of(lambda: run_analyses(con, [serving], as_of=AS_OF, cache_dir=None))
+        rows = con.execute("select count(*) from serving_curves").fetchone()[0]
+    return seconds, f"{data_dir}, {rows} serving_curves rows"
 
 
 def main() -> None:
