@@ -103,7 +103,6 @@ def compare(old_path: str, new_path: str, *, rtol: float = 1e-9) -> list[ObjectD
         d.rows_old, d.rows_new = len(old_rows), len(new_rows)
         idx = [shared.index(c) for c in keys]
         vidx = {c: shared.index(c) for c in values}
-        numeric = {c for c in values if old_cols[c].startswith(NUMERIC)}
         by_key: dict[tuple, list] = {}
         for r in new_rows:
             by_key.setdefault(tuple(r[i] for i in idx), []).append(r)

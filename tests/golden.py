@@ -1,0 +1,98 @@
+"""Golden rows of every result table: a refactoring must move no number (relative 1e-9).
+
+    python -m tests.golden DB [--keys-from NEW_DB]    # (re)write tests/fixtures/golden/ from a built database
+
+Each declared result table keeps ``ROWS`` of its rows (those whose key hashes lowest) with every column.
+``tests/test_golden.py`` rebuilds the shipped data, finds each golden row by its key and compares every cell,
+numbers within ``RTOL``. A change that moves numbers on purpose rewrites the golden rows in the same commit, and
+``tests/test_golden.py`` lists what differs from the rows in the repository and why until they are rewritten.
+``--keys-from`` names the database whose declarations count when ``DB`` was built by older code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+GOLDEN = Path(__file__).parent / "fixtures" / "golden"
+ROWS = 300
+RTOL = 1e-9
+
+
+def declared_keys(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """Result table -> its key columns, as the database declares them."""
+    rows = con.execute("select table_name, key_columns from result_tables order by table_name").fetchall()
+    return {name: [k.strip() for k in keys.split(",")] for name, keys in rows}
+
+
+def sample(con: duckdb.DuckDBPyConnection, table: str, key: list[str]) -> pl.DataFrame:
+    """The ``ROWS`` rows of ``table`` whose key hashes lowest, every column."""
+    key_text = " || '|' || ".join(f"coalesce(cast(\"{k}\" as varchar), '')" for k in key)
+    return con.sql(f'select * from "{table}" order by hash({key_text}), {key_text} limit {ROWS}').pl()
+
+
+def same(a, b) -> bool:
+    """Equal, numbers within ``RTOL`` of each other (NaN equals NaN)."""
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return a == b or abs(a - b) <= RTOL * max(abs(a), abs(b))
+    return a == b
+
+
+def differences(golden: pl.DataFrame, rebuilt: pl.DataFrame, key: list[str]) -> dict[str, str]:
+    """Column -> what differs between the golden rows and the same keys rebuilt ('' key: rows not found)."""
+    found: dict[str, str] = {}
+    for column in sorted(set(golden.columns) ^ set(rebuilt.columns)):
+        found[column] = "only in the golden rows" if column in golden.columns else "only in the rebuilt table"
+    shared = [c for c in golden.columns if c in rebuilt.columns and c not in key]
+    joined = golden.join(
+        rebuilt.select(*key, *shared).rename({c: f"{c}__rebuilt" for c in shared}).with_columns(_found=pl.lit(True)),
+        on=key,
+        how="left",
+        nulls_equal=True,
+    )
+    if missing := joined.filter(pl.col("_found").is_null()).height:
+        found[""] = f"{missing} of {golden.height} golden rows have no rebuilt row with their key"
+    joined = joined.filter(pl.col("_found"))
+    for column in shared:
+        pairs = list(zip(joined[column].to_list(), joined[f"{column}__rebuilt"].to_list(), strict=True))
+        bad = [i for i, (a, b) in enumerate(pairs) if not same(a, b)]
+        if bad:
+            at = ", ".join(f"{k}={joined[k][bad[0]]!r}" for k in key)
+            found[column] = (
+                f"{len(bad)} of {len(pairs)} rows differ (at {at}: {pairs[bad[0]][0]!r} -> {pairs[bad[0]][1]!r})"
+            )
+    return found
+
+
+def write(db: Path, keys_from: Path | None = None) -> list[str]:
+    """Write the golden rows of every declared result table that ``db`` holds."""
+    with duckdb.connect(str(keys_from or db), read_only=True) as declaring:
+        keys = declared_keys(declaring)
+    GOLDEN.mkdir(parents=True, exist_ok=True)
+    written = []
+    with duckdb.connect(str(db), read_only=True) as con:
+        present = {n for (n,) in con.execute("select table_name from duckdb_tables()").fetchall()}
+        present |= {n for (n,) in con.execute("select view_name from duckdb_views() where not internal").fetchall()}
+        for table, key in keys.items():
+            if table in present:
+                sample(con, table, key).write_parquet(GOLDEN / f"{table}.parquet")
+                written.append(table)
+    return written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("db", type=Path)
+    parser.add_argument("--keys-from", type=Path, help="the database whose declarations name tables and keys")
+    args = parser.parse_args()
+    print(f"wrote {len(write(args.db, args.keys_from))} tables to {GOLDEN}")
+
+
+if __name__ == "__main__":
+    main()
