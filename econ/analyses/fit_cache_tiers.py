@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from econ.analyses.fit_columns import INTERVALS, columns
+from econ.analyses.fit_cache_tiers_columns import columns
+from econ.analyses.fit_columns import INTERVALS
 from econ.analyses.pricing_inputs import (
     ARCH_KEEP,
     SCHEDULE,

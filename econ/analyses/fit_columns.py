@@ -1,13 +1,14 @@
-"""One vocabulary of the price-inference tables' columns: one meaning, unit, kind and function per name.
+"""The columns every price-inference table shares (price row keys, status, intervals, assumptions), and how a
+table picks its columns by name from a vocabulary: one meaning, unit, kind and function per name.
 
-The ``fit_*`` tables pick their columns from :data:`VOCABULARY` by name (:func:`columns`).
+Each ``fit_*`` analysis adds its own columns in ``fit_*_columns`` and picks from both (:func:`vocabulary`).
 """
 
 from __future__ import annotations
 
-from econ.fits import cache_tiers, context_tiers, fast_mode, io_prices, price_ratios
-from econ.physics import fast_mode as physics_fast_mode
-from econ.physics import kv_cache, roofline
+from collections.abc import Callable
+
+from econ.fits import cache_tiers, io_prices
 from econ.results import ResultColumn as C
 
 INTERVALS = (
@@ -17,7 +18,8 @@ INTERVALS = (
     "fitted numbers at their estimates."
 )
 
-VOCABULARY = {
+
+SHARED = {
     c.name: c
     for c in (
         C(
@@ -34,134 +36,6 @@ VOCABULARY = {
             "",
             "assumption",
             "Assumptions absent from the scenario that took the documented default (econ.fits.assumptions)",
-        ),
-        C(
-            "balance_batch_seqs",
-            "float",
-            "sequences",
-            "bound",
-            "B*0 = R*N_tot/N_act for open-weight models",
-            roofline.balance_batch,
-        ),
-        C("base_price_usd_per_mtok", "float", "USD/MTok", "input", "Base-tier price of the component"),
-        C(
-            "baseline_batch_over_balance_ratio",
-            "float",
-            "",
-            "inference",
-            "Roofline's baseline batch B0/B*0",
-            physics_fast_mode.implied_batches,
-        ),
-        C(
-            "baseline_batch_over_balance_scenario_high_ratio",
-            "float",
-            "",
-            "inference",
-            "Scenario interval of B0/B*0, high",
-            physics_fast_mode.implied_batches,
-        ),
-        C(
-            "baseline_batch_over_balance_scenario_low_ratio",
-            "float",
-            "",
-            "inference",
-            "Scenario interval of B0/B*0, low",
-            physics_fast_mode.implied_batches,
-        ),
-        C(
-            "baseline_batch_seqs",
-            "float",
-            "sequences",
-            "inference",
-            "Baseline batch for open-weight models",
-            physics_fast_mode.implied_batches,
-        ),
-        C(
-            "baseline_step_over_weight_read_ratio",
-            "float",
-            "",
-            "inference",
-            "Baseline step time / weight-read time",
-            physics_fast_mode.implied_batches,
-        ),
-        C(
-            "batch_multiple_over_balance_ratio",
-            "float",
-            "",
-            "assumption",
-            "Decode batch over the balance batch assumed, m = B/B*0 (scenario)",
-        ),
-        C(
-            "batch_over_balance_ratio",
-            "float",
-            "",
-            "inference",
-            "Implied B/B*0 = 1/(rho*mbu/mfu - L/L*)",
-            io_prices.implied_batch_over_balance,
-        ),
-        C(
-            "batch_over_balance_scenario_high_ratio",
-            "float",
-            "",
-            "inference",
-            "Scenario interval of B/B*0, high",
-            io_prices.implied_batch_over_balance,
-        ),
-        C(
-            "batch_over_balance_scenario_low_ratio",
-            "float",
-            "",
-            "inference",
-            "Scenario interval of B/B*0, low",
-            io_prices.implied_batch_over_balance,
-        ),
-        C(
-            "batch_ratio",
-            "float",
-            "",
-            "derived",
-            "B0/B1 = m*s on the same replica (lecture a.5; 6 x 2.5 = 15)",
-            physics_fast_mode.batch_ratio,
-        ),
-        C(
-            "cache_item",
-            "str",
-            "",
-            "key",
-            "write_5m, write_1h, write_12h (cache write prices) or storage_1h (storage price per token-hour)",
-        ),
-        C(
-            "cache_price_usd_per_mtok",
-            "float",
-            "USD/MTok",
-            "derived",
-            "Premium + cache read: the price of holding for T and reading once",
-            cache_tiers.cache_items,
-        ),
-        C("cache_read_usd_per_mtok", "float", "USD/MTok", "input", "Cache-read price"),
-        C(
-            "cheapest_tier",
-            "str",
-            "",
-            "inference",
-            "Cheapest way to hold for T and read once (recompute or a memory tier; lecture g.2 argmin)",
-            cache_tiers.compare_tiers,
-        ),
-        C(
-            "cheapest_tier_cost_usd_per_mtok",
-            "float",
-            "USD/MTok",
-            "inference",
-            "Its cost: retrieve + hold x T",
-            cache_tiers.compare_tiers,
-        ),
-        C(
-            "cheapest_tier_device",
-            "str",
-            "",
-            "inference",
-            "Device of the cheapest tier (memory_tiers.device)",
-            cache_tiers.compare_tiers,
         ),
         C("chip", "str", "", "assumption", "Serving chip assumed (scenario serving_chip)"),
         C(
@@ -181,42 +55,11 @@ VOCABULARY = {
         ),
         C("context_tokens", "float", "tokens", "assumption", "Typical context L assumed (scenario context_tokens)"),
         C(
-            "context_used_tokens",
-            "float",
-            "tokens",
-            "assumption",
-            "Context the fast-mode row is solved at: max(scenario context, the row's tier threshold)",
-            fast_mode.implied,
-        ),
-        C("covered_at_scenario_margin", "bool", "", "check", "True where tier cost <= cache price x (1 - margin)"),
-        C(
             "critical_context_source",
             "str",
             "",
             "input",
             "architecture, price_tier_threshold, or none (KV term dropped: B/B*0 is a lower bound)",
-        ),
-        C(
-            "critical_context_tokens",
-            "float",
-            "tokens",
-            "derived",
-            "L* used: architecture's b_w*N_act/(R*b_kv), else the first tier threshold, else null",
-            io_prices.critical_context,
-        ),
-        C(
-            "crossover_source",
-            "str",
-            "",
-            "input",
-            "L* used by the crossover reading: the model's first tier threshold, or the lecture's 200k",
-        ),
-        C(
-            "crossover_threshold_tokens",
-            "float",
-            "tokens",
-            "input",
-            "First threshold above the base tier: the crossover reading's L*",
         ),
         C(
             "decode_mbu_frac",
@@ -225,69 +68,6 @@ VOCABULARY = {
             "assumption",
             "Achieved fraction of HBM bandwidth in decode (scenario decode_mbu_frac)",
         ),
-        C("default_rule", "bool", "", "check", "True on the default rule's rows (midpoint)"),
-        C("device", "str", "", "key", "memory_tiers.device, or the chip's forward pass for recompute"),
-        C("drain_time_s", "float", "s", "inference", "C/W of the tier", cache_tiers.compare_tiers),
-        C(
-            "drain_time_tier",
-            "str",
-            "",
-            "inference",
-            "Tier whose drain time C/W is closest to T in log terms (lecture g.4)",
-            cache_tiers.compare_tiers,
-        ),
-        C("drain_time_tier_device", "str", "", "inference", "Its device", cache_tiers.compare_tiers),
-        C("drain_time_tier_s", "float", "s", "inference", "Its drain time", cache_tiers.compare_tiers),
-        C("estimate", "float", "unit", "inference", "Central estimate", io_prices.market_quantities),
-        C(
-            "fast_batch_over_balance_ratio",
-            "float",
-            "",
-            "inference",
-            "Roofline's fast batch B1/B*0 = (B0/B*0)/(m*s)",
-            physics_fast_mode.implied_batches,
-        ),
-        C(
-            "fast_batch_over_balance_scenario_high_ratio",
-            "float",
-            "",
-            "inference",
-            "Scenario interval of B1/B*0, high",
-            physics_fast_mode.implied_batches,
-        ),
-        C(
-            "fast_batch_over_balance_scenario_low_ratio",
-            "float",
-            "",
-            "inference",
-            "Scenario interval of B1/B*0, low",
-            physics_fast_mode.implied_batches,
-        ),
-        C(
-            "fast_batch_seqs",
-            "float",
-            "sequences",
-            "inference",
-            "Fast batch for open-weight models",
-            physics_fast_mode.implied_batches,
-        ),
-        C(
-            "fast_step_over_weight_read_ratio",
-            "float",
-            "",
-            "inference",
-            "Fast step time / weight-read time",
-            physics_fast_mode.implied_batches,
-        ),
-        C(
-            "fastest_covered_tier",
-            "str",
-            "",
-            "inference",
-            "Fastest stored tier (hbm > ddr > flash > disk) whose cost the price covers at the scenario margin",
-            cache_tiers.compare_tiers,
-        ),
-        C("fit_high", "float", "unit", "inference", "Fit interval, high", io_prices.market_quantities),
         C(
             "fit_interval_kind",
             "str",
@@ -295,7 +75,6 @@ VOCABULARY = {
             "check",
             "Kind of the …_fit_low/high interval: covariance, bootstrap, none (±inf: not identified), not a fit",
         ),
-        C("fit_low", "float", "unit", "inference", "Fit interval, low", io_prices.market_quantities),
         C("fit_message", "str", "", "check", "The wrapper's message (degrees of freedom, what is at a bound, …)"),
         C(
             "frontier_active_params",
@@ -311,121 +90,7 @@ VOCABULARY = {
             "assumption",
             "Gross margin assumed: cost = price x (1 - margin) (scenario gross_margin_frac)",
         ),
-        C(
-            "hold_cost_fit_high_usd_per_gb_hour",
-            "float",
-            "",
-            "inference",
-            "Fit interval (slope reading's b_kv), high",
-            cache_tiers.implied_hold_costs,
-        ),
-        C(
-            "hold_cost_fit_low_usd_per_gb_hour",
-            "float",
-            "",
-            "inference",
-            "Fit interval (slope reading's b_kv), low",
-            cache_tiers.implied_hold_costs,
-        ),
-        C(
-            "hold_cost_scenario_high_usd_per_gb_hour",
-            "float",
-            "",
-            "inference",
-            "Scenario interval, high",
-            cache_tiers.implied_hold_costs,
-        ),
-        C(
-            "hold_cost_scenario_high_usd_per_mtok_hour",
-            "float",
-            "",
-            "inference",
-            "Scenario interval (margin), high",
-            cache_tiers.implied_hold_costs,
-        ),
-        C(
-            "hold_cost_scenario_low_usd_per_gb_hour",
-            "float",
-            "",
-            "inference",
-            "Scenario interval, low",
-            cache_tiers.implied_hold_costs,
-        ),
-        C(
-            "hold_cost_scenario_low_usd_per_mtok_hour",
-            "float",
-            "",
-            "inference",
-            "Scenario interval (margin), low",
-            cache_tiers.implied_hold_costs,
-        ),
-        C(
-            "hold_cost_usd_per_gb_hour",
-            "float",
-            "USD/GB-hour",
-            "inference",
-            "Hold cost per GB of KV held for an hour = hold cost per token-hour / b_kv",
-            cache_tiers.implied_hold_costs,
-        ),
-        C(
-            "hold_cost_usd_per_mtok_hour",
-            "float",
-            "USD/MTok-hour",
-            "inference",
-            "Hold price x (1 - margin)",
-            cache_tiers.implied_hold_costs,
-        ),
-        C("hold_price_usd_per_mtok_hour", "float", "USD/MTok-hour", "derived", "Premium / T", cache_tiers.cache_items),
-        C("hold_time_s", "float", "s", "input", "Hold time T the item pays for"),
-        C(
-            "implied_decode_mbu_check",
-            "str",
-            "",
-            "check",
-            "within 0-1; above 1: impossible (the prices and the roofline "
-            "disagree at the scenario context and batch: filter these out "
-            "before using the value as an efficiency); not identified (rho "
-            "<= 1)",
-        ),
-        C(
-            "implied_decode_mbu_frac",
-            "float",
-            "",
-            "inference",
-            "Decode bandwidth efficiency that makes rho hold at B = "
-            "m*B*0: mfu*(1/m + L/L*)/rho; null where rho <= 1; above "
-            "1 is impossible (see implied_decode_mbu_check) and kept "
-            "as the factor by which the roofline over-prices decode",
-            io_prices.implied_decode_mbu,
-        ),
-        C(
-            "implied_decode_mbu_scenario_high_frac",
-            "float",
-            "",
-            "inference",
-            "Scenario interval of the implied mbu, high",
-            io_prices.implied_decode_mbu,
-        ),
-        C(
-            "implied_decode_mbu_scenario_low_frac",
-            "float",
-            "",
-            "inference",
-            "Scenario interval of the implied mbu, low",
-            io_prices.implied_decode_mbu,
-        ),
-        C("input_price_ratio", "float", "", "derived", "Variant / standard input price", price_ratios.price_ratio),
         C("input_usd_per_mtok", "float", "USD/MTok", "input", "Input price"),
-        C(
-            "intercept_usd_per_mtok",
-            "float",
-            "USD/MTok",
-            "fit",
-            "Fitted a of c(L) = a + k*L",
-            context_tiers.fit_schedules,
-        ),
-        C("interval_level_frac", "float", "", "check", "Two-sided level of every interval (0.9 = 5%-95%)"),
-        C("item_price_usd_per_mtok", "float", "USD/MTok, storage: USD/MTok-hour", "input", "Price of the cache item"),
         C(
             "kv_bytes_per_token",
             "float",
@@ -434,199 +99,14 @@ VOCABULARY = {
             "Architecture's KV bytes per context token at BF16 (models.kv_bytes_per_token)",
         ),
         C(
-            "kv_bytes_per_token_used",
-            "float",
-            "bytes/token",
-            "inference",
-            "b_kv used (kv_method) at the scenario's assumptions",
-            cache_tiers.implied_hold_costs,
-        ),
-        C(
             "kv_cache_format",
             "str",
             "",
             "assumption",
             "KV-cache format assumed (scenario kv_cache_format); models.kv_bytes_per_token is scaled to it",
         ),
-        C(
-            "kv_crossover_bytes_per_token",
-            "float",
-            "bytes/token",
-            "inference",
-            "Crossover reading: b_kv = b_w*N_act/(R*L*) with L* = first threshold",
-            context_tiers.kv_bytes_at_crossover,
-        ),
-        C(
-            "kv_crossover_over_true_ratio",
-            "float",
-            "",
-            "inference",
-            "Crossover reading / architecture's KV bytes (reported, not tuned)",
-            context_tiers.implied_kv,
-        ),
-        C(
-            "kv_crossover_over_true_scenario_high_ratio",
-            "float",
-            "",
-            "inference",
-            "Scenario interval of crossover/true, high",
-            context_tiers.implied_kv,
-        ),
-        C(
-            "kv_crossover_over_true_scenario_low_ratio",
-            "float",
-            "",
-            "inference",
-            "Scenario interval of crossover/true, low",
-            context_tiers.implied_kv,
-        ),
-        C(
-            "kv_crossover_scenario_high_bytes_per_token",
-            "float",
-            "bytes/token",
-            "inference",
-            "Scenario interval of the crossover reading, high",
-            context_tiers.kv_bytes_at_crossover,
-        ),
-        C(
-            "kv_crossover_scenario_low_bytes_per_token",
-            "float",
-            "bytes/token",
-            "inference",
-            "Scenario interval of the crossover reading, low",
-            context_tiers.kv_bytes_at_crossover,
-        ),
-        C(
-            "kv_method",
-            "str",
-            "",
-            "key",
-            "Source of b_kv: architecture (open models), crossover (first tier threshold or "
-            "200k, scenario N_act) or slope (the model's standard input tiers, midpoint "
-            "rule)",
-        ),
-        C(
-            "kv_scenario_high_bytes_per_token",
-            "float",
-            "",
-            "inference",
-            "Scenario interval of b_kv, high",
-            cache_tiers.implied_hold_costs,
-        ),
-        C(
-            "kv_scenario_low_bytes_per_token",
-            "float",
-            "",
-            "inference",
-            "Scenario interval of b_kv, low",
-            cache_tiers.implied_hold_costs,
-        ),
-        C(
-            "kv_slope_bytes_per_token",
-            "float",
-            "bytes/token",
-            "inference",
-            "Slope reading: b_kv = k*(1-margin)*W*mbu/p",
-            context_tiers.kv_bytes_from_slope,
-        ),
-        C(
-            "kv_slope_fit_high_bytes_per_token",
-            "float",
-            "bytes/token",
-            "inference",
-            "Fit interval of the slope reading, high",
-            context_tiers.kv_bytes_from_slope,
-        ),
-        C(
-            "kv_slope_fit_low_bytes_per_token",
-            "float",
-            "bytes/token",
-            "inference",
-            "Fit interval of the slope reading, low",
-            context_tiers.kv_bytes_from_slope,
-        ),
-        C(
-            "kv_slope_over_true_ratio",
-            "float",
-            "",
-            "inference",
-            "Slope reading / architecture's KV bytes (reported, not tuned)",
-            context_tiers.implied_kv,
-        ),
-        C(
-            "kv_slope_over_true_scenario_high_ratio",
-            "float",
-            "",
-            "inference",
-            "Scenario interval of slope/true, high",
-            context_tiers.implied_kv,
-        ),
-        C(
-            "kv_slope_over_true_scenario_low_ratio",
-            "float",
-            "",
-            "inference",
-            "Scenario interval of slope/true, low",
-            context_tiers.implied_kv,
-        ),
-        C(
-            "kv_slope_scenario_high_bytes_per_token",
-            "float",
-            "bytes/token",
-            "inference",
-            "Scenario interval of the slope reading, high",
-            context_tiers.kv_bytes_from_slope,
-        ),
-        C(
-            "kv_slope_scenario_low_bytes_per_token",
-            "float",
-            "bytes/token",
-            "inference",
-            "Scenario interval of the slope reading, low",
-            context_tiers.kv_bytes_from_slope,
-        ),
-        C(
-            "kv_true_bytes_per_token",
-            "float",
-            "bytes/token",
-            "derived",
-            "Architecture's KV bytes per token at the scenario's KV format (open-weight models)",
-            kv_cache.kv_bytes_in_format,
-        ),
-        C(
-            "lecture_f3_check",
-            "str",
-            "",
-            "check",
-            "consistent; batch below the scenario's (f.3 inconsistency: implied "
-            "B/B*0 below the scenario's lowest m); no batch fits (the KV read "
-            "alone at the scenario context exceeds rho); or not identified (rho <= "
-            "1)",
-        ),
-        C(
-            "margin_over_cheapest_frac",
-            "float",
-            "",
-            "inference",
-            "1 - cheapest cost / cache price: the margin the price earns over the cheapest mechanism",
-            cache_tiers.compare_tiers,
-        ),
-        C("margin_over_tier_frac", "float", "", "inference", "1 - tier cost / cache price", cache_tiers.compare_tiers),
-        C(
-            "max_abs_residual_frac",
-            "float",
-            "",
-            "fit",
-            "Largest |fitted - observed| tier price over the base price",
-            context_tiers.fit_schedules,
-        ),
-        C("meaning", "str", "", "input", "What the quantity is and how it is computed"),
         C("model", "str", "", "key", "Price key (prices.model)"),
-        C("n_models", "int", "", "check", "Architectures in the regression"),
         C("n_points", "int", "", "check", "Points in the fit"),
-        C("n_price_rows", "int", "", "check", "Price rows in the regression"),
-        C("n_providers", "int", "", "check", "Providers in the regression"),
-        C("n_tiers", "int", "", "check", "Tiers in the schedule"),
         C(
             "name_key",
             "str",
@@ -641,31 +121,6 @@ VOCABULARY = {
             "assumption",
             "Weight and math format assumed (scenario weight_format): b_w and F",
         ),
-        C(
-            "observed_over_predicted_ratio",
-            "float",
-            "",
-            "fit",
-            "Published / predicted price",
-            io_prices.market_residuals,
-        ),
-        C("observed_usd_per_mtok", "float", "USD/MTok", "input", "Published price"),
-        C(
-            "output_over_input_ratio",
-            "float",
-            "",
-            "derived",
-            "rho = output price / input price",
-            price_ratios.price_ratio,
-        ),
-        C(
-            "output_price_ratio",
-            "float",
-            "",
-            "derived",
-            "m = variant / standard output price",
-            price_ratios.price_ratio,
-        ),
         C("output_usd_per_mtok", "float", "USD/MTok", "input", "Output price"),
         C("params_active", "float", "params", "input", "Architecture's active parameters N_act"),
         C("params_active_source", "str", "", "input", "architecture or scenario frontier_active_params"),
@@ -677,52 +132,6 @@ VOCABULARY = {
             "N_act used: the architecture's, else the scenario's frontier_active_params",
         ),
         C("params_total", "float", "params", "input", "Architecture's total parameters N_tot"),
-        C("pool_model_count", "int", "", "check", "Models in the pool"),
-        C("pool_models", "str", "", "input", "Members of the pool (price keys)"),
-        C(
-            "pool_plausible",
-            "bool",
-            "",
-            "check",
-            "True where the members' relative slopes differ by at most 1.25x: one slope is plausible",
-        ),
-        C(
-            "pool_spread_ratio",
-            "float",
-            "",
-            "fit",
-            "Max/min of the members' own relative slopes",
-            context_tiers.fit_pools,
-        ),
-        C("pooled", "bool", "", "key", "True on pooled rows (one relative slope for a provider's standard schedules)"),
-        C(
-            "predicted_output_over_input_ratio",
-            "float",
-            "",
-            "bound",
-            "rho the roofline predicts at the scenario batch "
-            "and context: max(1, (mfu/mbu)*(1/m + L/L*)) "
-            "(decode costs at least its compute, which is "
-            "prefill's)",
-            io_prices.price_ratio_roofline,
-        ),
-        C(
-            "predicted_output_over_input_scenario_high_ratio",
-            "float",
-            "",
-            "bound",
-            "Scenario interval of the predicted rho, high",
-            io_prices.price_ratio_roofline,
-        ),
-        C(
-            "predicted_output_over_input_scenario_low_ratio",
-            "float",
-            "",
-            "bound",
-            "Scenario interval of the predicted rho, low",
-            io_prices.price_ratio_roofline,
-        ),
-        C("predicted_usd_per_mtok", "float", "USD/MTok", "fit", "Regression's price", io_prices.market_residuals),
         C(
             "prefill_mfu_frac",
             "float",
@@ -730,24 +139,7 @@ VOCABULARY = {
             "assumption",
             "Achieved fraction of peak FLOP/s in prefill (scenario prefill_mfu_frac)",
         ),
-        C(
-            "premium_usd_per_mtok",
-            "float",
-            "USD/MTok",
-            "derived",
-            "What holding for T costs the user: write - input, or storage x T",
-            cache_tiers.cache_items,
-        ),
         C("price_model", "str", "", "key", "Price key of the chosen rows (prices.model); '(pooled)' on pooled rows"),
-        C(
-            "price_over_cheapest_cost_ratio",
-            "float",
-            "",
-            "inference",
-            "Cache price / cheapest cost",
-            cache_tiers.compare_tiers,
-        ),
-        C("price_over_tier_cost_ratio", "float", "", "inference", "Cache price / tier cost", cache_tiers.compare_tiers),
         C("price_provider", "str", "", "key", "Provider of the chosen price rows (prices.provider)"),
         C(
             "price_source",
@@ -757,32 +149,6 @@ VOCABULARY = {
             "Price source used for this model: hand (first-party tables), litellm or openrouter (one per model)",
         ),
         C("provider", "str", "", "key", "Provider (prices.provider)"),
-        C("quantity", "str", "", "key", "Implied quantity (its unit in unit)"),
-        C(
-            "regime",
-            "str",
-            "",
-            "check",
-            "memory_bound, rho_at_most_1 (decode not dearer than prefill) or kv_alone_exceeds_rho",
-        ),
-        C(
-            "representative_contexts_tokens",
-            "str",
-            "tokens",
-            "derived",
-            "Each tier's representative context under the rule, comma-separated",
-            context_tiers.representative_contexts,
-        ),
-        C("row_id", "int", "", "key", "Row key shared with fit_cache_tiers_by_memory_tier"),
-        C(
-            "rule",
-            "str",
-            "",
-            "key",
-            "Representative-context rule: midpoint (default), lower, upper or geometric "
-            "(econ.fits.context_tiers.RULES)",
-        ),
-        C("scenario_high", "float", "unit", "inference", "Scenario interval, high", io_prices.market_quantities),
         C(
             "scenario_interval",
             "str",
@@ -790,49 +156,7 @@ VOCABULARY = {
             "assumption",
             "What the …_scenario_low/high Monte Carlo interval varies (ranges, chip/format alternatives, draws)",
         ),
-        C("scenario_low", "float", "unit", "inference", "Scenario interval, low", io_prices.market_quantities),
-        C(
-            "slope_fit_high_usd_per_mtok_per_mtok_context",
-            "float",
-            "",
-            "fit",
-            "Fit interval of k, high",
-            context_tiers.fit_schedules,
-        ),
-        C(
-            "slope_fit_low_usd_per_mtok_per_mtok_context",
-            "float",
-            "",
-            "fit",
-            "Fit interval of k, low",
-            context_tiers.fit_schedules,
-        ),
-        C(
-            "slope_usd_per_mtok_per_mtok_context",
-            "float",
-            "USD/MTok per MTok of context",
-            "fit",
-            "Fitted k: price added per million context tokens",
-            context_tiers.fit_schedules,
-        ),
-        C(
-            "solved",
-            "bool",
-            "",
-            "check",
-            "False where the roofline has no (baseline, fast) pair giving s (s <= 1, m <= 1, or ratio out of reach)",
-        ),
         C("source", "str", "", "key", "Price source (prices.source)"),
-        C("speed_ratio", "float", "", "input", "Published speed multiple s (prices.speed_ratio)"),
-        C("standard_input_usd_per_mtok", "float", "USD/MTok", "input", "Standard input price at that tier"),
-        C("standard_output_usd_per_mtok", "float", "USD/MTok", "input", "Standard output price at that tier"),
-        C(
-            "standard_tier_min_prompt_tokens",
-            "int",
-            "tokens",
-            "input",
-            "Tier of the standard price used (largest <= the variant's)",
-        ),
         C(
             "status",
             "str",
@@ -840,23 +164,6 @@ VOCABULARY = {
             "check",
             "Fit status from the wrapper (ok, exact, underdetermined, rank_deficient, "
             "at_bound), not_fitted, or why no fit",
-        ),
-        C("tier", "str", "", "key", "recompute, hbm, ddr, flash or disk"),
-        C(
-            "tier_cost_for_hold_time_usd_per_mtok",
-            "float",
-            "USD/MTok",
-            "inference",
-            "retrieve + hold x T",
-            cache_tiers.compare_tiers,
-        ),
-        C(
-            "tier_hold_cost_usd_per_mtok_hour",
-            "float",
-            "USD/MTok-hour",
-            "inference",
-            "(b_kv/C) x p_tier",
-            cache_tiers.compare_tiers,
         ),
         C(
             "tier_min_prompt_tokens",
@@ -867,55 +174,12 @@ VOCABULARY = {
             cache_tiers.compare_tiers,
         ),
         C(
-            "tier_retrieve_cost_usd_per_mtok",
-            "float",
-            "USD/MTok",
-            "inference",
-            "(b_kv/W) x p_tier, or the forward pass 2*N_act/(F*mfu) x p for recompute",
-            cache_tiers.compare_tiers,
-        ),
-        C(
             "tier_threshold_tokens",
             "float",
             "tokens",
             "inference",
             "First long-context threshold of the schedule (any variant), null without tiers",
             cache_tiers.compare_tiers,
-        ),
-        C(
-            "tier_thresholds_tokens",
-            "str",
-            "tokens",
-            "inference",
-            "Tier thresholds, comma-separated",
-            cache_tiers.compare_tiers,
-        ),
-        C("unit", "str", "", "input", "Unit of estimate and the interval columns"),
-        C(
-            "uplift_fit_high_per_mtok_context_frac",
-            "float",
-            "",
-            "fit",
-            "Fit interval of the pooled kappa, high",
-            context_tiers.fit_pools,
-        ),
-        C(
-            "uplift_fit_low_per_mtok_context_frac",
-            "float",
-            "",
-            "fit",
-            "Fit interval of the pooled kappa, low",
-            context_tiers.fit_pools,
-        ),
-        C(
-            "uplift_per_mtok_context_frac",
-            "float",
-            "",
-            "fit",
-            "Relative slope k/a (pooled rows: the common kappa): "
-            "fraction of the zero-context price added per million "
-            "context tokens",
-            context_tiers.fit_schedules,
         ),
         C(
             "usd_per_chip_hour",
@@ -929,6 +193,15 @@ VOCABULARY = {
 }
 
 
-def columns(*names: str) -> tuple[C, ...]:
-    """The declarations of ``names`` from the vocabulary, in that order."""
-    return tuple(VOCABULARY[n] for n in names)
+def vocabulary(*own: C) -> Callable[..., tuple[C, ...]]:
+    """A picker over the shared columns and ``own``: ``columns("model", "kv_slope", …)`` -> their declarations,
+    in that order. A name declared twice is refused."""
+    names = {c.name: c for c in own}
+    if twice := sorted(set(names) & set(SHARED)):
+        raise ValueError(f"declared twice: {', '.join(twice)}")
+    merged = {**SHARED, **names}
+
+    def columns(*picked: str) -> tuple[C, ...]:
+        return tuple(merged[n] for n in picked)
+
+    return columns

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from econ.analyses.fit_columns import INTERVALS, columns
+from econ.analyses.fit_columns import INTERVALS
+from econ.analyses.fit_context_tiers_columns import columns
 from econ.analyses.pricing_inputs import ARCH_KEEP, assumption_columns, assumptions, inputs, with_declared
 from econ.fits import context_tiers
 from econ.fits.price_selection import attach_architecture, choose_sources

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from econ.analyses.fit_columns import INTERVALS, columns
+from econ.analyses.fit_columns import INTERVALS
+from econ.analyses.fit_io_columns import columns
 from econ.analyses.pricing_inputs import (
     ARCH_KEEP,
     SCHEDULE,
