@@ -34,6 +34,7 @@ MTOK = MEGA  # tokens in a "million tokens" price unit
 # time
 SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86_400.0
+HOURS_PER_DAY = 24.0
 SECONDS_PER_MONTH = 30.0 * SECONDS_PER_DAY  # the lecture's month (5e8 tok/s x 2 months = 2.6e15)
 SECONDS_PER_YEAR = 365.0 * SECONDS_PER_DAY
 

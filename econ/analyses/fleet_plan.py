@@ -26,7 +26,7 @@ from econ.analyses.scenario import Scenario
 from econ.analyses.traffic import TrafficMix, traffic_mix
 from econ.physics import fleet, memory, roofline
 from econ.physics.model import kv_window_bytes
-from econ.units import SECONDS_PER_DAY
+from econ.units import HOURS_PER_DAY, SECONDS_PER_DAY
 
 NAME = "fleet_plan"
 INPUTS = (
@@ -40,7 +40,6 @@ INPUTS = (
     "scenarios",
 )
 TABLES = (FLEET_PLAN,)
-HOURS_PER_DAY = 24.0
 
 CASE_FLOATS = (
     "params_total",
@@ -255,14 +254,15 @@ def with_costs(core: pl.DataFrame, kinds: pl.DataFrame) -> pl.DataFrame:
     pre, dec = fleet.usd_per_hour(arr("prefill_chips"), p), fleet.usd_per_hour(arr("decode_chips"), p)
     total = pre + dec
     revenue = arr("revenue_usd_per_day")
-    cost_day = total * HOURS_PER_DAY
+    pre_day, dec_day = fleet.usd_per_day(arr("prefill_chips"), p), fleet.usd_per_day(arr("decode_chips"), p)
+    cost_day = pre_day + dec_day
     values = {
         "prefill_usd_per_hour": pre,
         "decode_usd_per_hour": dec,
         "usd_per_hour": total,
         "usd_per_day": cost_day,
-        "prefill_usd_per_day": pre * HOURS_PER_DAY,
-        "decode_usd_per_day": dec * HOURS_PER_DAY,
+        "prefill_usd_per_day": pre_day,
+        "decode_usd_per_day": dec_day,
         "input_usd_per_mtok": fleet.usd_per_mtok(pre, arr("input_tokens_per_s")),
         "output_usd_per_mtok": fleet.usd_per_mtok(dec, arr("output_tokens_per_s")),
         "blended_usd_per_mtok": fleet.usd_per_mtok(total, arr("tokens_per_s")),

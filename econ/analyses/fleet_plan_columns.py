@@ -71,14 +71,14 @@ FLEET_PLAN = ResultTable(
         C(
             "prompt_cache_hit_frac",
             "float",
-            "frac",
+            "",
             "assumption",
             "Share of prompt tokens read from the prompt cache, not prefilled",
         ),
         C(
             "beyond_native_context_frac",
             "float",
-            "frac",
+            "",
             "derived",
             "Share of requests whose prompt + output exceed models.max_position_embeddings (still planned)",
             fleet.share_beyond_context,
@@ -195,7 +195,7 @@ FLEET_PLAN = ResultTable(
         C(
             "prefill_decode_replica_ratio",
             "float",
-            "ratio",
+            "",
             "bound",
             "Prefill replicas needed / decode replicas needed (disaggregation ratio)",
             fleet.combine_pools,
@@ -221,7 +221,7 @@ FLEET_PLAN = ResultTable(
         C(
             "decode_utilization_frac",
             "float",
-            "frac",
+            "",
             "bound",
             "Decode replicas needed / whole replicas",
             fleet.combine_pools,
@@ -229,7 +229,7 @@ FLEET_PLAN = ResultTable(
         C(
             "prefill_utilization_frac",
             "float",
-            "frac",
+            "",
             "bound",
             "Prefill replicas needed / whole replicas",
             fleet.combine_pools,
@@ -276,9 +276,9 @@ FLEET_PLAN = ResultTable(
         C("prefill_usd_per_hour", "float", "USD/hour", "bound", "Prefill chips x price", fleet.usd_per_hour),
         C("decode_usd_per_hour", "float", "USD/hour", "bound", "Decode chips x price", fleet.usd_per_hour),
         C("usd_per_hour", "float", "USD/hour", "bound", "Both pools", fleet.usd_per_hour),
-        C("usd_per_day", "float", "USD/day", "bound", "Both pools x 24", fleet.usd_per_hour),
-        C("prefill_usd_per_day", "float", "USD/day", "bound", "Prefill pool x 24", fleet.usd_per_hour),
-        C("decode_usd_per_day", "float", "USD/day", "bound", "Decode pool x 24", fleet.usd_per_hour),
+        C("usd_per_day", "float", "USD/day", "bound", "Both pools, a day", fleet.usd_per_day),
+        C("prefill_usd_per_day", "float", "USD/day", "bound", "Prefill pool, a day", fleet.usd_per_day),
+        C("decode_usd_per_day", "float", "USD/day", "bound", "Decode pool, a day", fleet.usd_per_day),
         C(
             "input_usd_per_mtok",
             "float",
@@ -306,7 +306,7 @@ FLEET_PLAN = ResultTable(
         C(
             "gross_margin_frac",
             "float",
-            "frac",
+            "",
             "bound",
             "(revenue - cost)/revenue at this price kind",
             fleet.gross_margin_frac,

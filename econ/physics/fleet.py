@@ -22,7 +22,7 @@ import numpy as np
 
 from econ.formula import formula
 from econ.physics import memory, roofline
-from econ.units import MEGA, SECONDS_PER_HOUR
+from econ.units import HOURS_PER_DAY, MEGA, SECONDS_PER_HOUR
 
 
 def _f(x):
@@ -331,6 +331,12 @@ def tokens_per_mwh(tokens_per_s, power_w):
 def usd_per_hour(chips, usd_per_chip_hour):
     """Rental cost of a pool [USD/hour] = chips × $/chip-hour (the rental price includes power)."""
     return _f(chips) * _f(usd_per_chip_hour)
+
+
+@formula("$/day = chips · p · 24 h", "lecture a.4")
+def usd_per_day(chips, usd_per_chip_hour):
+    """Rental cost of a pool [USD/day] = chips × $/chip-hour × 24 hours."""
+    return usd_per_hour(chips, usd_per_chip_hour) * HOURS_PER_DAY
 
 
 @formula("$/MTok = ($/h) / (tokens/s · 3,600) · 1e6", "lecture a.4")

@@ -234,6 +234,7 @@ def test_cost_per_mtok_and_margin():
     cost = fleet.usd_per_mtok(fleet.usd_per_hour(100, 2.0), 1e5)
     assert cost == pytest.approx(200 / 360)
     assert fleet.gross_margin_frac(1.0, cost) == pytest.approx(1 - 200 / 360)
+    assert fleet.usd_per_day(72, 2.0) == 3456.0  # an NVL72 rack at the lecture's $2/chip-hour for a day
 
 
 def test_revenue_bills_tiers_per_bucket_and_cached_tokens_at_the_read_price():
