@@ -24,15 +24,18 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 def all_formulas() -> list[Formula]:
-    """Every ``@formula`` function of :mod:`econ.physics` and :mod:`econ.fits`, by module and name."""
+    """Every ``@formula`` function of :mod:`econ.formats`, :mod:`econ.physics` and :mod:`econ.fits`, by name."""
+    names = ["econ.formats"] + [
+        info.name
+        for package in (econ.physics, econ.fits)
+        for info in pkgutil.iter_modules(package.__path__, package.__name__ + ".")
+    ]
     found = {}
-    for package in (econ.physics, econ.fits):
-        for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
-            module = importlib.import_module(info.name)
-            for value in vars(module).values():
-                f = formula_of(value)
-                if f is not None and f.function.startswith(info.name + "."):
-                    found[f.function] = f
+    for name in names:
+        for value in vars(importlib.import_module(name)).values():
+            f = formula_of(value)
+            if f is not None and f.function.startswith(name + "."):
+                found[f.function] = f
     return [found[k] for k in sorted(found)]
 
 

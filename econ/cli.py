@@ -74,10 +74,9 @@ def cmd_sql(args) -> int:
 
 
 def cmd_tables(args) -> int:
-    from econ.db import connect_read_only, table_summary
+    from econ.db import list_objects
 
-    with connect_read_only(args.db) as con:
-        objects = table_summary(con)
+    objects = list_objects(args.db)
     _out(render(["name", "kind", "rows", "description"], objects, fmt=args.format))
     return 0
 
@@ -111,15 +110,12 @@ def cmd_report(args) -> int:
     return 0
 
 
-def _print_changes(changes, implied, fmt: str, *, implied_only: bool = False) -> None:
+def _print_changes(changes, implied, counts: dict[str, int], fmt: str, *, implied_only: bool = False) -> None:
     """Price changes, then what they imply: both, with counts, for people (table, markdown); one table for csv/json."""
-    from econ.fits.price_changes import summary
-
     if fmt in ("csv", "json"):
         frame = implied if implied_only else changes
         _out(render(frame.columns, frame.rows(), fmt=fmt))
         return
-    counts = summary(changes)
     _out(
         f"{counts['models_added']} models added, {counts['models_removed']} removed, "
         f"{counts['prices_changed']} prices changed ({counts['components_changed']} components)"
@@ -157,7 +153,7 @@ def cmd_refresh(args) -> int:
             f"rebuilt {result.built.db_path} in {result.built.elapsed_s:.2f} s; analyses: "
             + ", ".join(f"{n} ({s})" for n, s in result.built.analyses.items())
         )
-    _print_changes(result.changes, result.implied, "table")
+    _print_changes(result.changes, result.implied, result.counts, "table")
     return 0
 
 
@@ -167,7 +163,7 @@ def cmd_diff(args) -> int:
     diff = diff_database(args.db, from_date=args.from_date, to_date=args.to_date)
     if args.format in ("table", "markdown"):
         _out(f"price changes from {diff.from_date} to {diff.to_date}")
-    _print_changes(diff.changes, diff.implied, args.format, implied_only=args.implied)
+    _print_changes(diff.changes, diff.implied, diff.counts, args.format, implied_only=args.implied)
     return 0
 
 

@@ -246,3 +246,9 @@ def table_summary(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, int, s
         (n, kind, con.execute(f"select count(*) from {quote_ident(n)}").fetchall()[0][0], desc)
         for n, kind, desc in objects
     ]
+
+
+def list_objects(db_path: Path) -> list[tuple[str, str, int, str]]:
+    """:func:`table_summary` of the built database at ``db_path`` (``econ tables``)."""
+    with connect_read_only(Path(db_path)) as con:
+        return table_summary(con)

@@ -8,6 +8,7 @@ The dense peak that applies to a calculation is the chip's peak *in the format t
 from __future__ import annotations
 
 from econ.errors import EconError
+from econ.formula import formula
 
 BYTES_PER_VALUE = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5}
 """Bytes per stored value of each storage format."""
@@ -27,6 +28,7 @@ KV_REFERENCE_FORMAT = "bf16"
 """``model_derived.kv_bytes_per_token`` is stored for a cache in this format (2 bytes per value)."""
 
 
+@formula("b = 2 (bf16, fp16), 1 (fp8, int8), 0.5 (fp4, int4), 4 (fp32) bytes per value", "number formats")
 def bytes_per_value(number_format: str) -> float:
     """Bytes per stored value of a number format (bf16 2, fp8 1, int8 1, fp4 0.5)."""
     try:

@@ -21,7 +21,7 @@ from econ.analyses.inferred_changes import inference_inputs, inferred_between, i
 from econ.build import BuildResult, build
 from econ.db import connect_read_only
 from econ.errors import EconError
-from econ.fits.price_changes import changes_between, default_dates, price_changes, state_on
+from econ.fits.price_changes import changes_between, default_dates, price_changes, state_on, summary
 from econ.load.importers import ImportResult, import_parsed, snapshot_date
 from econ.load.importers.common import read_json
 from econ.load.loader import load_all, snapshot_path
@@ -39,6 +39,11 @@ class RefreshResult:
     built: BuildResult | None
     changes: pl.DataFrame
     implied: pl.DataFrame
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Models added and removed, price rows and components changed (:func:`econ.fits.price_changes.summary`)."""
+        return summary(self.changes)
 
 
 def detect_source(obj) -> str:
@@ -115,6 +120,10 @@ class Diff:
     to_date: date
     changes: pl.DataFrame
     implied: pl.DataFrame
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return summary(self.changes)
 
 
 def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date | None = None) -> Diff:

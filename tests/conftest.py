@@ -42,6 +42,16 @@ def fixture_db(tmp_path_factory) -> Path:
     return db
 
 
+@pytest.fixture(scope="session")
+def real_db(tmp_path_factory) -> Path:
+    """The shipped data/ built once into a database with every analysis (no report, no cache)."""
+    from econ.build import build
+
+    db = tmp_path_factory.mktemp("real") / "econ.duckdb"
+    build(data_dir=REPO / "data", db_path=db, cache_dir=None, reports_dir=None, as_of=AS_OF)
+    return db
+
+
 # ---------------------------------------------------------------------------- nothing outside the repository
 
 OUTSIDE: list[str] = []

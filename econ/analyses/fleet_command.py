@@ -85,7 +85,7 @@ def plan_for(
         )
         rental = newest_rental(con.sql("select * from rental_prices").pl(), as_of_used)
         plan = build_plan(cases, s, rental, con.sql("select * from price_current").pl(), hardware_derived)
-    return ["quantity", "value", "unit"], plan_rows(plan)
+    return ["quantity", "value", "unit"], [("prices as of", as_of_used.isoformat(), "date"), *plan_rows(plan)]
 
 
 PLAN_SUMMARY = (  # (column, label, unit, scale)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from econ import formats
 from econ.physics import hardware, memory, network, roofline
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
@@ -29,7 +30,14 @@ HARDWARE_DERIVED = ResultTable(
         C("chip", "str", "", "key", "Accelerator (hardware.chip)"),
         C("number_format", "str", "", "key", "Format of the math (bf16, fp8, int8, fp4); weights stored in it"),
         C("format_order", "int", "", "label", "Position of the format in econ.formats.FORMATS (for sorting)"),
-        C("weight_bytes_per_param", "float", "bytes/param", "derived", "Bytes per stored weight b_w in this format"),
+        C(
+            "weight_bytes_per_param",
+            "float",
+            "bytes/param",
+            "derived",
+            "Bytes per stored weight b_w in this format",
+            formats.bytes_per_value,
+        ),
         C("peak_flop_per_s", "float", "FLOP/s", "input", "Dense peak F in this format (hardware.peak_*)"),
         C("hbm_capacity_bytes", "float", "bytes", "input", "HBM capacity per chip C (hardware)"),
         C("hbm_bandwidth_bytes_per_s", "float", "bytes/s", "input", "HBM bandwidth per chip W (hardware)"),

@@ -87,8 +87,8 @@ INFERRED_CHANGES = ResultTable(
             "key",
             "Implied quantity (the column of the fit_* table it comes from; its unit is in its name)",
         ),
-        C("old_value", "float", "", "inference", "Value under the older prices"),
-        C("new_value", "float", "", "inference", "Value under the newer prices"),
+        C("old_value", "float", "", "input", "Value under the older prices (the fit_* column named in quantity)"),
+        C("new_value", "float", "", "input", "Value under the newer prices (the fit_* column named in quantity)"),
         C(
             "change_frac",
             "float",
@@ -97,8 +97,8 @@ INFERRED_CHANGES = ResultTable(
             "Relative change (null when either side is blank or the old is 0)",
             price_change_frac,
         ),
-        C("old_label", "str", "", "inference", "Older category (memory tiers)"),
-        C("new_label", "str", "", "inference", "Newer category (memory tiers)"),
+        C("old_label", "str", "", "input", "Older category (memory tiers; the fit_* column named in quantity)"),
+        C("new_label", "str", "", "input", "Newer category (memory tiers; the fit_* column named in quantity)"),
     ),
 )
 TABLES = (INFERRED_CHANGES,)

@@ -10,6 +10,7 @@ import duckdb
 import polars as pl
 
 from econ.build import build
+from econ.cli import main
 
 FIXTURE_DATA = Path(__file__).resolve().parents[1] / "fixtures" / "data"
 AS_OF = date(2026, 11, 30)
@@ -30,3 +31,28 @@ def build_with(tmp_path: Path, *lines: tuple[str, str]) -> Path:
     db = tmp_path / "econ.duckdb"
     build(data_dir=data, db_path=db, cache_dir=None, reports_dir=None, as_of=AS_OF)
     return db
+
+
+def plan_row(db_path: Path, deployment: str, kind: str = "scenario") -> dict:
+    """The fleet_plan row of a deployment at a price kind."""
+    sql = "select * from fleet_plan where deployment = ? and price_kind = ?"
+    return q(db_path, sql, [deployment, kind]).row(0, named=True)
+
+
+def copy_data(tmp_path: Path) -> Path:
+    """A writable copy of the fixture data at tmp_path/data."""
+    target = tmp_path / "data"
+    shutil.copytree(FIXTURE_DATA, target)
+    return target
+
+
+def append(path: Path, line: str) -> None:
+    """Append one CSV line to a data file."""
+    path.write_text(path.read_text(encoding="utf-8") + line + "\n", encoding="utf-8")
+
+
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    """`econ fleet ARGS`: (exit code, stdout, stderr stripped)."""
+    code = main(["fleet", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err.strip()

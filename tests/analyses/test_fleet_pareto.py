@@ -3,38 +3,13 @@
 from __future__ import annotations
 
 import math
-import shutil
-from pathlib import Path
 
 import duckdb
 import polars as pl
 import pytest
 
 from econ.analyses.fleet_pareto import PARETO_BATCH
-from econ.cli import main
-from tests.analyses.helpers import FIXTURE_DATA, q
-
-
-def plan_row(db_path, deployment, kind="scenario") -> dict:
-    return q(db_path, "select * from fleet_plan where deployment = ? and price_kind = ?", [deployment, kind]).row(
-        0, named=True
-    )
-
-
-def copy_data(tmp_path) -> Path:
-    target = tmp_path / "data"
-    shutil.copytree(FIXTURE_DATA, target)
-    return target
-
-
-def append(path: Path, line: str) -> None:
-    path.write_text(path.read_text(encoding="utf-8") + line + "\n", encoding="utf-8")
-
-
-def run_cli(capsys, *args) -> tuple[int, str, str]:
-    code = main(["fleet", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err.strip()
+from tests.analyses.helpers import q
 
 
 def test_frontier_covers_every_case_with_more_than_a_thousand_batches(db):

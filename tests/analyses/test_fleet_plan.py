@@ -4,8 +4,6 @@ bad deployments; on the shipped data, every deployment planned and priced."""
 from __future__ import annotations
 
 import math
-import shutil
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -14,29 +12,7 @@ from econ.build import build
 from econ.cli import main
 from econ.notebook import load_chip, load_model
 from econ.physics import decode_step
-from tests.analyses.helpers import AS_OF, FIXTURE_DATA, q
-
-
-def plan_row(db_path, deployment, kind="scenario") -> dict:
-    return q(db_path, "select * from fleet_plan where deployment = ? and price_kind = ?", [deployment, kind]).row(
-        0, named=True
-    )
-
-
-def copy_data(tmp_path) -> Path:
-    target = tmp_path / "data"
-    shutil.copytree(FIXTURE_DATA, target)
-    return target
-
-
-def append(path: Path, line: str) -> None:
-    path.write_text(path.read_text(encoding="utf-8") + line + "\n", encoding="utf-8")
-
-
-def run_cli(capsys, *args) -> tuple[int, str, str]:
-    code = main(["fleet", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err.strip()
+from tests.analyses.helpers import AS_OF, append, copy_data, plan_row, q
 
 
 def test_plan_grain_is_deployment_by_price_kind(db):

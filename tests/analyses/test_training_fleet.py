@@ -2,35 +2,9 @@
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 
-from econ.cli import main
-from tests.analyses.helpers import FIXTURE_DATA, q
-
-
-def plan_row(db_path, deployment, kind="scenario") -> dict:
-    return q(db_path, "select * from fleet_plan where deployment = ? and price_kind = ?", [deployment, kind]).row(
-        0, named=True
-    )
-
-
-def copy_data(tmp_path) -> Path:
-    target = tmp_path / "data"
-    shutil.copytree(FIXTURE_DATA, target)
-    return target
-
-
-def append(path: Path, line: str) -> None:
-    path.write_text(path.read_text(encoding="utf-8") + line + "\n", encoding="utf-8")
-
-
-def run_cli(capsys, *args) -> tuple[int, str, str]:
-    code = main(["fleet", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err.strip()
+from tests.analyses.helpers import plan_row, q
 
 
 def test_training_tokens_follow_the_token_balance(db):

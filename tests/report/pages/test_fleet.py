@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import polars as pl
 import pytest
+
+from econ.cli import main
+from econ.report.html import fmt_num
 
 from ..conftest import build_report
 from ..html_tables import read_tables
@@ -14,9 +18,14 @@ from ..test_site import PAGE_LIMIT_BYTES, Balance
 
 
 @pytest.fixture(scope="module")
-def fleet_report(report_data, asset_cache, tmp_path_factory) -> Path:
-    """The report of the fixture data + real price maps."""
-    return build_report(report_data, tmp_path_factory.mktemp("fleet-report"), cache_dir=asset_cache)[1]
+def fleet_build(report_data, asset_cache, tmp_path_factory) -> tuple[Path, Path]:
+    """(database, report) of the fixture data + real price maps."""
+    return build_report(report_data, tmp_path_factory.mktemp("fleet-report"), cache_dir=asset_cache)
+
+
+@pytest.fixture(scope="module")
+def fleet_report(fleet_build) -> Path:
+    return fleet_build[1]
 
 
 def rows_of(path: Path) -> list[dict]:
@@ -75,3 +84,39 @@ def test_margin_headline_on_the_index(fleet_report):
     assert set(rows) <= set(plan)
     for name, row in rows.items():
         assert row["Value (percent of revenue)"] == plan[name]["Gross margin"]
+
+
+def test_econ_fleet_at_the_build_date_prints_what_the_page_shows(fleet_build, capsys):
+    """The command plans with the build's own function at the date the database was built for (not today)."""
+    db, reports = fleet_build
+    shown = {r["Deployment"]: r for r in read_tables(reports / "fleet.html")["fleet-plan"]}["llama-70b-h100"]
+    code = main(
+        [
+            "fleet",
+            "--db",
+            str(db),
+            "--model",
+            "Llama-3.1-70B",
+            "--chip",
+            "H100",
+            "--tokens-per-s",
+            shown["Traffic (tokens/s)"].replace(",", ""),
+            "--replica-chips",
+            shown["Chips per replica"],
+            "--number-format",
+            shown["Format"],
+            "--format",
+            "json",
+        ]
+    )
+    rows = {r["quantity"]: r["value"] for r in json.loads(capsys.readouterr().out)}
+    assert code == 0 and rows["prices as of"] == "2026-11-30"  # the build's as_of (tests/report/conftest.py)
+    for label, column in (
+        ("chips", "Chips"),
+        ("decode batch", "Decode batch (sequences)"),
+        ("cost (scenario)", "Cost (USD/day)"),
+        ("input cost (scenario)", "Input cost (USD/MTok)"),
+        ("output cost (scenario)", "Output cost (USD/MTok)"),
+    ):
+        assert fmt_num(rows[label]) == shown[column], label
+    assert rows["batch"] == shown["Batch"] == "capped by memory at the decode context"
