@@ -178,7 +178,10 @@ def cmd_fleet(args) -> int:
         scenario=args.scenario,
         batch_policy=args.batch_policy,
         number_format=args.number_format,
-        replica_chips=args.replica_chips,
+        prefill_chips=args.prefill_chips,
+        decode_chips=args.decode_chips,
+        tokens_per_s_per_user=args.tokens_per_s_per_user,
+        ttft_s=args.ttft_s,
         as_of=args.as_of,
     )
     _out(render(columns, rows, fmt=args.format))
@@ -274,7 +277,21 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="format of the math and weights (default: the scenario's weight_format)",
     )
-    fl.add_argument("--replica-chips", type=int, default=None, help="chips per replica (default: sized for the batch)")
+    fl.add_argument(
+        "--decode-chips", type=int, default=None, help="chips per decode replica (default: the layout search chooses)"
+    )
+    fl.add_argument(
+        "--prefill-chips", type=int, default=None, help="chips per prefill replica (default: the layout search chooses)"
+    )
+    fl.add_argument(
+        "--tokens-per-s-per-user",
+        type=float,
+        default=None,
+        help="decode speed each user must see (default: the scenario's; implies --batch-policy speed_target)",
+    )
+    fl.add_argument(
+        "--ttft-s", type=float, default=None, help="time to first token each prompt must meet (default: the scenario's)"
+    )
     fl.add_argument("--format", choices=FORMATS, default="table")
     fl.add_argument(
         "--as-of", type=_date, default=None, help="date for current list prices and rental quotes (default: today)"

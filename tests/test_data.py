@@ -361,6 +361,8 @@ EPOCH_NAMES = {
     "A100": "NVIDIA A100 SXM4 80 GB",
     "H100": "NVIDIA H100 SXM5 80GB",
     "H200": "NVIDIA H200 SXM",
+    "H800": "NVIDIA H800 SXM5",
+    "H20": "NVIDIA HGX H20",
     "B200": "NVIDIA B200",
     "GB200": "NVIDIA GB200",
     "B300": "NVIDIA B300 (Blackwell Ultra)",
@@ -386,6 +388,8 @@ EPOCH_FIELDS = [
 ]
 # (chip, column) -> (value in data, why it differs from Epoch); None = blank in data
 EPOCH_EXCEPTIONS = {
+    ("H800", "peak_fp8_flop_per_s"): (1979 * TFLOP, "Hopper's dense FP8 rate = its INT8 rate; Epoch leaves FP8 blank"),
+    ("H20", "peak_fp8_flop_per_s"): (296 * TFLOP, "Hopper's dense FP8 rate = its INT8 rate; Epoch leaves FP8 blank"),
     ("MI300X", "peak_fp8_flop_per_s"): (
         2614.9 * TFLOP,
         "AMD datasheet 8-bit peak; Epoch's FP8 field is blank (its INT8 field holds 2614.9)",
@@ -601,7 +605,7 @@ def test_hybrid_models_say_which_layers_grow(frames):
 
 @pytest.mark.parametrize(
     ("model", "total", "active"),
-    [("DeepSeek-V3", 671e9, 37e9), ("Kimi-K2-Instruct", 1000e9, 32e9), ("gpt-oss-120b", 117e9, 5.1e9)],
+    [("DeepSeek-V3", 671e9, 37e9), ("Kimi-K2-Instruct", 1026.4e9, 32.9e9), ("gpt-oss-120b", 117e9, 5.1e9)],
 )
 def test_reported_parameter_counts(frames, model, total, active):
     r = frames["models"].filter(pl.col("model") == model).row(0, named=True)

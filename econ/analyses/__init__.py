@@ -16,7 +16,6 @@ from econ.analyses import (
     fit_fast_mode,
     fit_io_market,
     fit_io_prices,
-    fleet_pareto,
     fleet_plan,
     hardware_derived,
     inferred_changes,
@@ -30,6 +29,7 @@ from econ.analyses import (
     sardana_optimum,
     scaling_law_fits,
     serving,
+    serving_layouts,
     token_balance,
     training_fleet,
 )
@@ -40,6 +40,7 @@ ANALYSES: list = [
     price_ratios,
     price_history,
     serving,
+    serving_layouts,
     network_ratios,
     attention_crossover,
     memory_tier_costs,
@@ -56,7 +57,6 @@ ANALYSES: list = [
     overtraining,
     fleet_plan,
     training_fleet,
-    fleet_pareto,
     price_changes,
     inferred_changes,
 ]

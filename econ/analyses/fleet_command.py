@@ -6,6 +6,7 @@ from, at the date the database was built for, so the command and the Fleet page 
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 from datetime import date
@@ -37,7 +38,10 @@ def plan_for(
     scenario: str = "base",
     batch_policy: str = "balance_multiple",
     number_format: str | None = None,
-    replica_chips: int | None = None,
+    prefill_chips: int | None = None,
+    decode_chips: int | None = None,
+    tokens_per_s_per_user: float | None = None,
+    ttft_s: float | None = None,
     as_of: date | None = None,
 ) -> tuple[list[str], list[tuple]]:
     """The plan of one model on one chip serving ``tokens_per_s`` under a scenario, as (quantity, value, unit) rows.
@@ -45,23 +49,37 @@ def plan_for(
     Reads the built database read-only and plans with :func:`build_plan`, the function the build's
     ``fleet_plan`` table comes from, at the date the database was built for unless ``as_of`` is given
     (so the command and the Fleet page agree); the list price is matched by ``models.hf_repo``.
+    ``prefill_chips`` / ``decode_chips`` fix a pool's replica size (the layout search picks the degrees);
+    ``tokens_per_s_per_user`` / ``ttft_s`` replace the scenario's service targets (a speed target implies the
+    ``speed_target`` batch policy).
     """
 
     if not (math.isfinite(tokens_per_s) and tokens_per_s > 0):
         raise EconError(
             f"--tokens-per-s must be a positive number (got {tokens_per_s:g})", "give the traffic in tokens per second"
         )
-    if replica_chips is not None and replica_chips < 1:
-        raise EconError(
-            f"--replica-chips must be at least 1 (got {replica_chips})",
-            "give the chips per replica, or leave it out to size the replica for the batch",
-        )
+    for flag, value in (("--prefill-chips", prefill_chips), ("--decode-chips", decode_chips)):
+        if value is not None and value < 1:
+            raise EconError(
+                f"{flag} must be at least 1 (got {value})",
+                "give the chips per replica, or leave it out to let the layout search choose",
+            )
+    for flag, value in (("--tokens-per-s-per-user", tokens_per_s_per_user), ("--ttft-s", ttft_s)):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise EconError(f"{flag} must be a positive number (got {value:g})", "give the service target")
     with connect_read_only(Path(db_path), current=True) as con:
         as_of_used = as_of or con.sql("select as_of from build_info").fetchall()[0][0]
         con.execute(f"set variable as_of = date '{as_of_used.isoformat()}'")
         _known(con, "models", "model", model)
         _known(con, "hardware", "chip", chip)
         s = load_scenario(con, scenario)
+        targets = {}
+        if tokens_per_s_per_user is not None:
+            targets["user_speed_target_tokens_per_s"] = float(tokens_per_s_per_user)
+            batch_policy = "speed_target"
+        if ttft_s is not None:
+            targets["ttft_target_s"] = float(ttft_s)
+        s = dataclasses.replace(s, **targets)
         hardware_derived = con.sql("select * from hardware_derived").pl()
         formats = hardware_derived.filter(pl.col("chip") == chip)["number_format"].to_list()
         if (number_format or s.weight_format) not in formats:
@@ -72,19 +90,27 @@ def plan_for(
             )
         one = (
             "select ? as scenario, 'cli' as deployment, ? as model, ? as chip, ?::varchar as number_format, "
-            "?::bigint as replica_chips, ? as batch_policy, null::double as traffic_share_frac, null::varchar as "
-            "price_source, "
-            "null::varchar as price_provider, null::varchar as price_model"
+            "null::varchar as decode_layout, ?::bigint as decode_replica_chips, null::varchar as prefill_layout, "
+            "?::bigint as prefill_replica_chips, ? as batch_policy, null::double as traffic_share_frac, "
+            "null::varchar as price_source, null::varchar as price_provider, null::varchar as price_model"
         )
         cases = con.sql(
             CASES_SQL.format(source=f"({one})"),
-            params=[scenario, model, chip, number_format, replica_chips, batch_policy],
+            params=[scenario, model, chip, number_format, decode_chips, prefill_chips, batch_policy],
         ).pl()
         cases = cases.with_columns(
             pl.lit(float(tokens_per_s)).alias("tokens_per_s"), pl.lit(scenario).alias("deployment_scenario")
         )
         rental = newest_rental(con.sql("select * from rental_prices").pl(), as_of_used)
-        plan = build_plan(cases, s, rental, con.sql("select * from price_current").pl(), hardware_derived)
+        plan = build_plan(
+            cases,
+            s,
+            rental,
+            con.sql("select * from price_current").pl(),
+            hardware_derived,
+            con.sql("select * from model_derived").pl(),
+            con.sql("select * from layouts order by layout").pl(),
+        )
     return ["quantity", "value", "unit"], [("prices as of", as_of_used.isoformat(), "date"), *plan_rows(plan)]
 
 
@@ -102,11 +128,21 @@ PLAN_SUMMARY = (  # (column, label, unit, scale)
     ("mean_prompt_tokens", "mean prompt", "tokens", 1),
     ("output_tokens_per_request", "output per request", "tokens", 1),
     ("decode_context_tokens", "decode context", "tokens", 1),
-    ("replica_chips", "chips per replica", "chips", 1),
-    ("pipeline_stages", "pipeline stages", "", 1),
+    ("decode_layout", "decode layout", "", None),
+    ("decode_replica_chips", "decode chips per replica", "chips", 1),
+    ("decode_tensor_parallel", "decode tensor parallel", "chips", 1),
+    ("decode_attention_data_parallel", "decode attention data parallel", "ranks", 1),
+    ("decode_pipeline_parallel", "decode pipeline stages", "stages", 1),
+    ("prefill_layout", "prefill layout", "", None),
+    ("prefill_replica_chips", "prefill chips per replica", "chips", 1),
+    ("prefill_tensor_parallel", "prefill tensor parallel", "chips", 1),
+    ("prefill_attention_data_parallel", "prefill attention data parallel", "ranks", 1),
+    ("prefill_status", "prefill", "", None),
+    ("prefill_ttft_max_s", "longest time to first token", "s", 1),
     ("balance_batch_seqs", "balance batch B*0", "sequences", 1),
     ("decode_batch_seqs", "decode batch", "sequences", 1),
     ("decode_step_time_s", "decode step (lower bound)", "ms", 1e3),
+    ("decode_comm_time_s", "decode communication", "ms", 1e3),
     ("tokens_per_s_per_user", "speed per user", "tokens/s", 1),
     ("decode_tokens_per_s_per_replica", "decode throughput per replica", "tokens/s", 1),
     ("prefill_tokens_per_s_per_replica", "prefill throughput per replica (uncached)", "tokens/s", 1),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from econ.analyses import fleet_pools
 from econ.analyses.fleet_inputs import (
     CASES_SQL,
     SCENARIO_KIND,
@@ -24,8 +25,7 @@ from econ.analyses.fleet_inputs import (
 from econ.analyses.fleet_plan_columns import FLEET_PLAN
 from econ.analyses.scenario import Scenario
 from econ.analyses.traffic import TrafficMix, traffic_mix
-from econ.physics import fleet, memory, roofline
-from econ.physics.model import kv_window_bytes
+from econ.physics import fleet
 from econ.units import HOURS_PER_DAY, SECONDS_PER_DAY
 
 NAME = "fleet_plan"
@@ -35,11 +35,14 @@ INPUTS = (
     "model_derived",
     "hardware",
     "hardware_derived",
+    "layouts",
     "rental_prices",
     "price_current",
     "scenarios",
 )
 TABLES = (FLEET_PLAN,)
+
+LAYOUT_DEGREES = ("tensor_parallel", "attention_data_parallel", "pipeline_parallel")
 
 CASE_FLOATS = (
     "params_total",
@@ -53,7 +56,6 @@ CASE_FLOATS = (
     "chips_per_node",
     "chips_per_rack",
     "tdp_w",
-    "replica_chips",
     "tokens_per_s",
     "peak_flop_per_s",
     "weight_bytes_per_param",
@@ -66,111 +68,46 @@ def _arrays(cases: pl.DataFrame) -> dict[str, np.ndarray]:
 
 
 def plan_core(
-    cases: pl.DataFrame, s: Scenario, t: TrafficMix, prices_by_context: dict[str, np.ndarray]
+    cases: pl.DataFrame,
+    s: Scenario,
+    t: TrafficMix,
+    prices_by_context: dict[str, np.ndarray],
+    models: pl.DataFrame,
+    layouts: pl.DataFrame,
 ) -> pl.DataFrame:
     """Pools, hardware, power and revenue of every case (one row per scenario × deployment, before price kinds)."""
     a = _arrays(cases)
     n = cases.height
-    speed_policy = (cases["batch_policy"] == "speed_target").to_numpy()
     inp, out = fleet.split_traffic(a["tokens_per_s"], s.input_output_token_ratio)
     l_bar, n_out, l_dec = t.mean_prompt_tokens, t.output_tokens_per_request, t.decode_context_tokens
     requests = inp / l_bar
-    b_w, b_kv, window_ctx = a["weight_bytes_per_param"], a["kv_bytes_per_token"], a["sliding_window_tokens"]
-    window = kv_window_bytes(l_dec, a["kv_window_bytes_per_sequence"], window_ctx)
-    ratio = roofline.critical_batch_ratio(a["peak_flop_per_s"], a["hbm_bandwidth_bytes_per_s"], b_w)
-    b0 = roofline.balance_batch(ratio, a["params_total"], a["params_active"])
-    balance_target = np.maximum(np.round(fleet.balance_multiple_batch(b0, s.batch_multiple_over_balance_ratio)), 1.0)
-    domain = np.nan_to_num(a["scale_up_domain_chips"], nan=1.0)
-    default_g, default_p = fleet.replica_for_batch(
-        a["params_total"], b_w, balance_target, l_dec, b_kv, a["hbm_capacity_bytes"], domain, window
-    )
-    given = ~np.isnan(a["replica_chips"])
-    chips = np.where(given, a["replica_chips"], default_g)
-    stages = np.where(given, np.maximum(np.ceil(chips / domain), 1.0), default_p)
-    fits = memory.max_batch(chips, a["hbm_capacity_bytes"], a["params_total"], b_w, l_dec, b_kv, window)
-    speed_batch = fleet.max_batch_for_speed(
-        s.user_speed_target_tokens_per_s,
-        chips,
-        a["peak_flop_per_s"],
-        a["hbm_bandwidth_bytes_per_s"],
-        a["params_active"],
-        a["params_total"],
-        b_w,
-        l_dec,
-        b_kv,
-        mfu=s.decode_mfu_frac,
-        mbu=s.decode_mbu_frac,
-        pipeline_stages=stages,
-        kv_extra_bytes_per_sequence=window,
-    )
-    unreachable = speed_policy & (speed_batch < 1)
-    target = np.where(speed_policy, np.where(unreachable, 1.0, speed_batch), balance_target)
-    batch = np.where(fits >= 1, np.minimum(target, fits), 0.0)
-    status = np.select(
-        [np.isnan(b_kv), fits < 1, unreachable, fits < target, speed_policy],
-        [
-            "no KV bytes for this architecture: not planned",
-            "the weights and one sequence at the decode context do not fit in the replica: not planned",
-            "speed target unreachable (slower latency floor): served at batch 1",
-            "capped by memory at the decode context",
-            "speed target",
-        ],
-        default="balance multiple",
-    )
-    batch = np.where(np.isnan(b_kv), 0.0, batch)
+    max_chips = int(s.max_replica_chips)
+    dec_rows = fleet_pools.candidates(cases, models, layouts, "decode", max_chips)
+    pre_rows = fleet_pools.candidates(cases, models, layouts, "prefill", max_chips)
+    dec = fleet_pools.decode_choice(dec_rows, s, t, n)
+    pre = fleet_pools.prefill_choice(pre_rows, s, t, n)
+    planned = ~np.isnan(dec["batch"]) & (pre["row"] >= 0)
 
-    dec = fleet.decode_pool(
-        output_tokens_per_s=out,
-        batch=batch,
-        context_tokens=l_dec,
-        params_total=a["params_total"],
-        params_active=a["params_active"],
-        weight_bytes_per_param=b_w,
-        kv_bytes_per_token=b_kv,
-        chips=chips,
-        peak_flop_per_s=a["peak_flop_per_s"],
-        hbm_bandwidth_bytes_per_s=a["hbm_bandwidth_bytes_per_s"],
-        mfu=s.decode_mfu_frac,
-        mbu=s.decode_mbu_frac,
-        pipeline_stages=stages,
-        kv_extra_bytes_per_sequence=window,
-    )
+    def layout_of(rows: pl.DataFrame, index: np.ndarray, column: str) -> np.ndarray:
+        values = rows[column].to_numpy()
+        return np.where(index >= 0, values[np.maximum(index, 0)], None if values.dtype == object else np.nan)
 
-    def col(x):
-        return x[:, None]
-
-    contexts = t.contexts_tokens[None, :]
-    window_k = kv_window_bytes(contexts, col(a["kv_window_bytes_per_sequence"]), col(window_ctx))
-    fit_k = memory.max_batch(
-        col(chips), col(a["hbm_capacity_bytes"]), col(a["params_total"]), col(b_w), contexts, col(b_kv), window_k
+    dec_chips = layout_of(dec_rows, dec["row"], "replica_chips").astype(float)
+    pre_chips = layout_of(pre_rows, pre["row"], "replica_chips").astype(float)
+    dec_needed = np.where(planned, fleet.decode_replicas_needed(out, dec["tokens_per_s_per_replica"]), np.nan)
+    pre_needed = np.where(
+        planned,
+        fleet.prefill_replicas_needed(
+            requests, t.shares_frac[None, :], pre["pass_time_by_context"], pre["prompts_by_context"]
+        ),
+        np.nan,
     )
-    pre = fleet.prefill_pool(
-        requests_per_s=requests,
-        share_frac_by_context=t.shares_frac[None, :],
-        prompt_tokens_by_context=contexts,
-        cache_hit_frac=s.prompt_cache_hit_frac,
-        tokens_per_pass_target=col(balance_target),
-        max_prompts_by_context=fit_k,
-        params_total=col(a["params_total"]),
-        params_active=col(a["params_active"]),
-        weight_bytes_per_param=col(b_w),
-        kv_bytes_per_token=col(b_kv),
-        chips=col(chips),
-        peak_flop_per_s=col(a["peak_flop_per_s"]),
-        hbm_bandwidth_bytes_per_s=col(a["hbm_bandwidth_bytes_per_s"]),
-        mfu=s.prefill_mfu_frac,
-        mbu=s.prefill_mbu_frac,
-        pipeline_stages=col(stages),
-        kv_extra_by_context=window_k,
-    )
-    planned = batch >= 1
-    pre_needed = np.where(planned, pre["replicas_needed"], np.nan)
-    dec_needed = np.where(planned, dec["replicas_needed"], np.nan)
-    hw_pre = fleet.pool_hardware(pre_needed, chips, a["chips_per_node"], a["chips_per_rack"])
-    hw_dec = fleet.pool_hardware(dec_needed, chips, a["chips_per_node"], a["chips_per_rack"])
+    hw_pre = fleet.pool_hardware(pre_needed, pre_chips, a["chips_per_node"], a["chips_per_rack"])
+    hw_dec = fleet.pool_hardware(dec_needed, dec_chips, a["chips_per_node"], a["chips_per_rack"])
     power_pre = fleet.facility_power_w(hw_pre["chips"], a["tdp_w"], s.server_power_ratio, s.pue_ratio)
     power_dec = fleet.facility_power_w(hw_dec["chips"], a["tdp_w"], s.server_power_ratio, s.pue_ratio)
     power = power_pre + power_dec
+    contexts = t.contexts_tokens[None, :]
     revenue = fleet.revenue_usd_per_s(
         requests,
         t.shares_frac[None, :],
@@ -181,9 +118,10 @@ def plan_core(
         prices_by_context["cache_read_usd_per_mtok"],
         prices_by_context["output_usd_per_mtok"],
     )
-    totals = fleet.combine_pools(hw_pre, hw_dec, pre_needed, dec_needed, chips)
+    totals = fleet.combine_pools(hw_pre, hw_dec, pre_needed, dec_needed, pre_chips, dec_chips)
+    uncached = requests * np.sum(t.shares_frac * t.contexts_tokens) * (1.0 - s.prompt_cache_hit_frac)
     with np.errstate(divide="ignore", invalid="ignore"):
-        mean_prompts = fleet.request_weighted_mean(pre["prompts_per_pass"], t.shares_frac[None, :])
+        mean_prompts = fleet.request_weighted_mean(pre["prompts_by_context"], t.shares_frac[None, :])
         columns = {
             "tokens_per_s": a["tokens_per_s"],
             "input_tokens_per_s": inp,
@@ -196,23 +134,27 @@ def plan_core(
             "beyond_native_context_frac": fleet.share_beyond_context(
                 t.shares_frac[None, :], contexts, n_out, a["max_position_embeddings"]
             ),
-            "replica_chips": chips,
-            "pipeline_stages": stages,
-            "critical_batch_ratio": ratio,
-            "balance_batch_seqs": b0,
-            "batch_target_seqs": np.where(np.isnan(b_kv), np.nan, target),
-            "memory_max_batch_seqs": fits,
-            "decode_batch_seqs": np.where(planned, batch, np.nan),
-            "decode_step_time_s": dec["step_time_s"],
+            "critical_batch_ratio": dec["critical_batch_ratio"],
+            "balance_batch_seqs": dec["balance_batch"],
+            "batch_target_seqs": dec["target"],
+            "decode_replica_chips": dec_chips,
+            **{f"decode_{k}": layout_of(dec_rows, dec["row"], k).astype(float) for k in LAYOUT_DEGREES},
+            "memory_max_batch_seqs": dec["memory_max_batch"],
+            "decode_batch_seqs": np.where(planned, dec["batch"], np.nan),
+            "decode_step_time_s": np.where(planned, dec["step_time_s"], np.nan),
             "decode_compute_time_s": np.where(planned, dec["compute_time_s"], np.nan),
             "decode_memory_time_s": np.where(planned, dec["memory_time_s"], np.nan),
-            "tokens_per_s_per_user": dec["tokens_per_s_per_user"],
-            "decode_tokens_per_s_per_replica": dec["tokens_per_s_per_replica"],
-            "decode_tokens_per_s_per_chip": dec["tokens_per_s_per_chip"],
+            "decode_comm_time_s": np.where(planned, dec["comm_time_s"], np.nan),
+            "tokens_per_s_per_user": np.where(planned, dec["tokens_per_s_per_user"], np.nan),
+            "decode_tokens_per_s_per_replica": np.where(planned, dec["tokens_per_s_per_replica"], np.nan),
+            "decode_tokens_per_s_per_chip": np.where(planned, dec["tokens_per_s_per_replica"] / dec_chips, np.nan),
             "decode_replicas_needed": dec_needed,
             **{f"decode_{k}": v for k, v in hw_dec.items()},
+            "prefill_replica_chips": pre_chips,
+            **{f"prefill_{k}": layout_of(pre_rows, pre["row"], k).astype(float) for k in LAYOUT_DEGREES},
             "prefill_prompts_per_pass_mean": np.where(planned, mean_prompts, np.nan),
-            "prefill_tokens_per_s_per_replica": np.where(planned, pre["tokens_per_s_per_replica"], np.nan),
+            "prefill_ttft_max_s": np.where(planned, np.nanmax(pre["pass_time_by_context"], axis=1), np.nan),
+            "prefill_tokens_per_s_per_replica": np.where(planned, uncached / pre_needed, np.nan),
             "prefill_replicas_needed": pre_needed,
             **{f"prefill_{k}": v for k, v in hw_pre.items()},
             **totals,
@@ -235,11 +177,18 @@ def plan_core(
         "number_format",
         "batch_policy",
         "traffic_share_frac",
-        "replica_basis",
+    )
+    prefill_status = np.where(
+        pre["row"] < 0,
+        "not planned: no prefill layout fits",
+        np.where(pre["ttft_met"], "TTFT target met", "TTFT target unreachable: passes within 10% of the fastest"),
     )
     return frame.with_columns(
-        pl.Series("batch_status", status, dtype=pl.String),
-        *(pl.Series(k, v, dtype=pl.Float64, nan_to_null=True) for k, v in columns.items()),
+        pl.Series("decode_layout", layout_of(dec_rows, dec["row"], "layout"), dtype=pl.String),
+        pl.Series("prefill_layout", layout_of(pre_rows, pre["row"], "layout"), dtype=pl.String),
+        pl.Series("batch_status", dec["status"].astype(str), dtype=pl.String),
+        pl.Series("prefill_status", prefill_status, dtype=pl.String),
+        *(pl.Series(k, np.asarray(v, dtype=float), dtype=pl.Float64, nan_to_null=True) for k, v in columns.items()),
     )
 
 
@@ -277,21 +226,14 @@ def build_plan(
     rental_newest: pl.DataFrame,
     prices_current: pl.DataFrame,
     hardware_derived: pl.DataFrame,
+    models: pl.DataFrame,
+    layouts: pl.DataFrame,
 ) -> pl.DataFrame:
     """``fleet_plan`` rows of one scenario from its deployment cases (``tokens_per_s`` set per case)."""
     t = traffic_mix(s)
-    cases = with_formats(cases, s, hardware_derived).with_columns(
-        pl.when(pl.col("replica_chips").is_null())
-        .then(
-            pl.lit(
-                "default: weights + KV of the balance-multiple batch at the decode context, within one scale-up domain"
-            )
-        )
-        .otherwise(pl.lit("deployments.replica_chips"))
-        .alias("replica_basis")
-    )
+    cases = with_formats(cases, s, hardware_derived)
     tiers = resolve_prices(cases, prices_current)
-    core = plan_core(cases, s, t, bucket_prices(cases, tiers, t.contexts_tokens))
+    core = plan_core(cases, s, t, bucket_prices(cases, tiers, t.contexts_tokens), models, layouts)
     mapping = (
         tiers.group_by("scenario", "deployment", maintain_order=True)
         .first()
@@ -337,13 +279,15 @@ def plans(ctx) -> pl.DataFrame:
     rental = newest_rental(ctx.query("select * from rental_prices"), ctx.as_of)
     prices = ctx.query("select * from price_current")
     hardware_derived = ctx.query("select * from hardware_derived")
+    models = ctx.query("select * from model_derived")
+    layouts = ctx.query("select * from layouts order by layout")
     out = []
     for name in sorted(ctx.scenarios, key=lambda n: (n != "base", n)):
         s = ctx.scenarios[name]
         cases = cases_for(all_cases, name)
         if cases.height:
             cases = cases.with_columns((pl.col("traffic_share_frac") * s.tokens_served_per_s).alias("tokens_per_s"))
-            out.append(build_plan(cases, s, rental, prices, hardware_derived))
+            out.append(build_plan(cases, s, rental, prices, hardware_derived, models, layouts))
     return pl.concat(out, how="diagonal_relaxed") if out else FLEET_PLAN.empty_frame()
 
 

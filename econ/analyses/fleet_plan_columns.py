@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from econ.physics import fleet, memory, roofline
+from econ.physics import deployment, fleet, layout_search, roofline
 from econ.results import Identity, ResultTable
 from econ.results import ResultColumn as C
 
@@ -12,7 +12,8 @@ FLEET_PLAN = ResultTable(
     key=("scenario", "deployment", "price_kind"),
     description=(
         "Serving fleet per scenario x deployment x rental price kind: disaggregated prefill and decode pools "
-        "(replicas, chips, nodes, racks) from the roofline lower bound, power (TDP x server factor x PUE), $/hour "
+        "(layout, replicas, chips, nodes, racks) from the deployment model's lower bound, power (TDP x server factor "
+        "x PUE), $/hour "
         "and $/day, cost per MTok of input and output, revenue at list prices and gross margin, tokens per MWh "
         "(lecture a.6-a.7, b, d; scaling book applied-inference). Step times are roofline lower bounds, so chips "
         "and costs are lower bounds and margins upper bounds"
@@ -32,7 +33,8 @@ FLEET_PLAN = ResultTable(
         C("number_format", "str", "", "input", "Format of the math and the weights"),
         C("batch_policy", "str", "", "assumption", "balance_multiple or speed_target"),
         C("traffic_share_frac", "float", "", "assumption", "Share of the scenario's tokens_served_per_s"),
-        C("replica_basis", "str", "", "assumption", "Where the replica size comes from"),
+        C("decode_layout", "str", "", "assumption", "Decode layout: a layouts.layout, or 'grid' (the search's own)"),
+        C("prefill_layout", "str", "", "assumption", "Prefill layout: a layouts.layout, or 'grid'"),
         C(
             "batch_status",
             "str",
@@ -40,6 +42,7 @@ FLEET_PLAN = ResultTable(
             "label",
             "How the decode batch was set (policy, or capped by memory, or not planned and why)",
         ),
+        C("prefill_status", "str", "", "label", "Whether the prefill passes meet ttft_target_s, or why not planned"),
         C("tokens_per_s", "float", "tokens/s", "assumption", "Traffic served, input + output"),
         C("input_tokens_per_s", "float", "tokens/s", "derived", "T*rho/(1+rho)", fleet.split_traffic),
         C("output_tokens_per_s", "float", "tokens/s", "derived", "T/(1+rho)", fleet.split_traffic),
@@ -84,15 +87,6 @@ FLEET_PLAN = ResultTable(
             fleet.share_beyond_context,
         ),
         C(
-            "replica_chips",
-            "float",
-            "chips",
-            "derived",
-            "Chips per replica G, prefill and decode alike",
-            fleet.replica_for_batch,
-        ),
-        C("pipeline_stages", "float", "", "derived", "Pipeline stages P", fleet.replica_for_batch),
-        C(
             "critical_batch_ratio",
             "float",
             "",
@@ -101,6 +95,17 @@ FLEET_PLAN = ResultTable(
             roofline.critical_batch_ratio,
         ),
         C("balance_batch_seqs", "float", "sequences", "bound", "B*0 = R*N_tot/N_act", roofline.balance_batch),
+        C(
+            "decode_replica_chips",
+            "float",
+            "chips",
+            "derived",
+            "Chips per decode replica (TP x DP x PP of the decode layout)",
+            deployment.replica_chips,
+        ),
+        C("decode_tensor_parallel", "float", "chips", "derived", "TP of the decode layout"),
+        C("decode_attention_data_parallel", "float", "ranks", "derived", "Attention DP of the decode layout"),
+        C("decode_pipeline_parallel", "float", "stages", "derived", "PP of the decode layout"),
         C(
             "batch_target_seqs",
             "float",
@@ -114,43 +119,72 @@ FLEET_PLAN = ResultTable(
             "float",
             "sequences",
             "derived",
-            "Largest batch whose weights + KV fit in the replica at the decode context",
-            memory.max_batch,
+            "Largest batch whose weights + KV fit the decode layout at the decode context",
+            deployment.max_batch_per_replica,
         ),
         C(
             "decode_batch_seqs",
             "float",
             "sequences",
             "derived",
-            "Decode batch used: the target capped by memory",
-            fleet.max_batch_for_speed,
+            "Decode batch used: the policy's, capped by memory",
+            layout_search.cheapest_meeting_target,
         ),
         C(
             "decode_step_time_s",
             "float",
             "s",
             "bound",
-            "Decode step, lower bound max(compute, memory)",
-            fleet.decode_pool,
+            "Decode step, lower bound max(compute, memory, communication) + overhead",
+            deployment.decode_terms,
         ),
-        C("decode_compute_time_s", "float", "s", "bound", "2*B*N_act/(G*F*mfu)", fleet.decode_pool),
+        C(
+            "decode_compute_time_s",
+            "float",
+            "s",
+            "bound",
+            "Weight and attention FLOPs / (F*mfu)",
+            deployment.decode_terms,
+        ),
         C(
             "decode_memory_time_s",
             "float",
             "s",
             "bound",
-            "(P*N_tot*b_w + B*(L*b_kv + window))/(G*W*mbu)",
-            fleet.decode_pool,
+            "Weight bytes touched + cache bytes, per chip, / (W*mbu)",
+            deployment.decode_terms,
         ),
-        C("tokens_per_s_per_user", "float", "tokens/s", "bound", "1/decode step", fleet.decode_pool),
-        C("decode_tokens_per_s_per_replica", "float", "tokens/s", "bound", "B/step (lecture a.7)", fleet.decode_pool),
+        C(
+            "decode_comm_time_s",
+            "float",
+            "s",
+            "bound",
+            "TP all-reduce + EP dispatch/combine + pipeline hand-off",
+            deployment.communication_times_s,
+        ),
+        C(
+            "tokens_per_s_per_user",
+            "float",
+            "tokens/s",
+            "bound",
+            "Accepted tokens per step / decode step",
+            deployment.accepted_tokens_per_step,
+        ),
+        C(
+            "decode_tokens_per_s_per_replica",
+            "float",
+            "tokens/s",
+            "bound",
+            "B x accepted / step (lecture a.7)",
+            roofline.tokens_per_s,
+        ),
         C(
             "decode_tokens_per_s_per_chip",
             "float",
             "tokens/s",
             "bound",
             "Decode throughput per chip of a replica",
-            fleet.decode_pool,
+            roofline.tokens_per_s,
         ),
         C(
             "decode_replicas_needed",
@@ -158,12 +192,31 @@ FLEET_PLAN = ResultTable(
             "replicas",
             "bound",
             "Output tokens/s / decode tokens/s per replica (fractional)",
-            fleet.decode_pool,
+            fleet.decode_replicas_needed,
         ),
         C("decode_replicas", "float", "replicas", "bound", "Whole decode replicas", fleet.pool_hardware),
-        C("decode_chips", "float", "chips", "bound", "Decode replicas x G", fleet.pool_hardware),
+        C("decode_chips", "float", "chips", "bound", "Decode replicas x chips per replica", fleet.pool_hardware),
         C("decode_nodes", "float", "nodes", "bound", "ceil(decode chips / chips_per_node)", fleet.pool_hardware),
         C("decode_racks", "float", "racks", "bound", "ceil(decode chips / chips_per_rack)", fleet.pool_hardware),
+        C(
+            "prefill_replica_chips",
+            "float",
+            "chips",
+            "derived",
+            "Chips per prefill replica (TP x DP x PP of the prefill layout)",
+            deployment.replica_chips,
+        ),
+        C("prefill_tensor_parallel", "float", "chips", "derived", "TP of the prefill layout"),
+        C("prefill_attention_data_parallel", "float", "ranks", "derived", "Attention DP of the prefill layout"),
+        C("prefill_pipeline_parallel", "float", "stages", "derived", "PP of the prefill layout"),
+        C(
+            "prefill_ttft_max_s",
+            "float",
+            "s",
+            "bound",
+            "Longest prefill pass over the context mix (each pass is its prompts' time to first token)",
+            deployment.prefill_terms,
+        ),
         C(
             "prefill_prompts_per_pass_mean",
             "float",
@@ -178,7 +231,7 @@ FLEET_PLAN = ResultTable(
             "tokens/s",
             "bound",
             "Uncached prompt tokens/s one prefill replica processes",
-            fleet.prefill_pool,
+            fleet.prefill_replicas_needed,
         ),
         C(
             "prefill_replicas_needed",
@@ -186,10 +239,10 @@ FLEET_PLAN = ResultTable(
             "replicas",
             "bound",
             "requests/s x sum_k share_k x pass time_k / prompts per pass_k (fractional)",
-            fleet.prefill_pool,
+            fleet.prefill_replicas_needed,
         ),
         C("prefill_replicas", "float", "replicas", "bound", "Whole prefill replicas", fleet.pool_hardware),
-        C("prefill_chips", "float", "chips", "bound", "Prefill replicas x G", fleet.pool_hardware),
+        C("prefill_chips", "float", "chips", "bound", "Prefill replicas x chips per replica", fleet.pool_hardware),
         C("prefill_nodes", "float", "nodes", "bound", "ceil(prefill chips / chips_per_node)", fleet.pool_hardware),
         C("prefill_racks", "float", "racks", "bound", "ceil(prefill chips / chips_per_rack)", fleet.pool_hardware),
         C(
@@ -215,7 +268,7 @@ FLEET_PLAN = ResultTable(
             "float",
             "chips",
             "bound",
-            "Chips' worth of work: fractional replicas x G, both pools",
+            "Chips' worth of work: fractional replicas x chips per replica, both pools",
             fleet.combine_pools,
         ),
         C(

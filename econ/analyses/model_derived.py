@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 
 from econ.formats import bytes_per_value
-from econ.physics import kv_cache, memory, model, token_balance
+from econ.physics import attention, kv_cache, memory, model, token_balance, weights
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
 
@@ -31,6 +31,37 @@ ARCHITECTURE_COLUMNS = (
     "sliding_num_kv_heads",
     "sliding_head_dim",
     "sliding_window_tokens",
+    "num_attention_heads",
+    "num_chunked_attention_layers",
+    "attention_chunk_tokens",
+    "index_topk_tokens",
+    "index_num_heads",
+    "index_head_dim",
+    "num_index_layers",
+    "linear_num_key_heads",
+    "linear_num_value_heads",
+    "linear_key_head_dim",
+    "linear_value_head_dim",
+    "linear_conv_kernel_dim",
+)
+
+SPLIT_COLUMNS = (
+    "params_total",
+    "params_active",
+    "hidden_size",
+    "num_layers",
+    "num_routed_experts",
+    "num_shared_experts",
+    "experts_per_token",
+    "num_dense_layers",
+    "num_moe_layers",
+    "vocab_size",
+    "tie_word_embeddings",
+    "intermediate_size",
+    "moe_intermediate_size",
+    "shared_expert_intermediate_size",
+    "expert_hidden_size",
+    "expert_ffn_matrices",
 )
 
 MODEL_DERIVED = ResultTable(
@@ -84,6 +115,124 @@ MODEL_DERIVED = ResultTable(
             kv_cache.kv_window_bytes_per_sequence,
         ),
         C(
+            "kv_index_bytes_per_token",
+            "float",
+            "bytes/token",
+            "derived",
+            "Sparse-attention indexer key bytes per context token at BF16 (0 without an indexer)",
+            kv_cache.kv_index_bytes_per_token,
+        ),
+        C(
+            "kv_chunk_bytes_per_token",
+            "float",
+            "bytes/token",
+            "derived",
+            "KV bytes per token of the current chunk over the chunked-attention layers at BF16 (0 without)",
+            kv_cache.kv_chunk_bytes_per_token,
+        ),
+        C("attention_chunk_tokens", "float", "tokens", "input", "Chunk of the chunked layers (models)"),
+        C("sliding_window_tokens", "float", "tokens", "input", "Window of the sliding layers (models)"),
+        C("sparse_topk_tokens", "float", "tokens", "input", "Tokens sparse attention reads per query (models)"),
+        C(
+            "state_bytes_per_sequence",
+            "float",
+            "bytes",
+            "derived",
+            "Linear-attention / SSM state per sequence at BF16, read and written every step (0 without)",
+            kv_cache.state_bytes_per_sequence,
+        ),
+        C(
+            "kv_shard_limit",
+            "float",
+            "chips",
+            "derived",
+            "Tensor-parallel chips a sequence's KV splits over: the KV heads (an MLA latent: 1)",
+        ),
+        C("hidden_size", "float", "", "input", "Model width d (models)"),
+        C("num_layers", "float", "layers", "derived", "Blocks with an attention or linear mixer (given, else summed)"),
+        C("num_dense_layers", "float", "layers", "input", "Dense FFN layers of a MoE model (models; blank 0)"),
+        C("num_routed_experts", "float", "experts", "input", "Routed experts per MoE layer (models)"),
+        C("num_shared_experts", "float", "experts", "input", "Shared experts per MoE layer (models)"),
+        C("experts_per_token", "float", "experts", "input", "Routed experts per token (models)"),
+        C("moe_layers", "float", "layers", "derived", "MoE layers", weights.moe_layer_count),
+        C("params_per_expert", "float", "params", "derived", "Parameters of one routed expert", weights.ffn_params),
+        C("routed_expert_params", "float", "params", "derived", "All routed experts", weights.routed_expert_params),
+        C("shared_expert_params", "float", "params", "derived", "All shared experts", weights.shared_expert_params),
+        C("dense_ffn_params", "float", "params", "derived", "FFNs of the dense layers", weights.ffn_params),
+        C(
+            "embedding_params",
+            "float",
+            "params",
+            "derived",
+            "Input embedding and output head",
+            weights.embedding_params,
+        ),
+        C("head_params", "float", "params", "derived", "Output head, read in full by every step", weights.ffn_params),
+        C(
+            "rest_params",
+            "float",
+            "params",
+            "derived",
+            "Attention, norms, routers and linear mixers: the reported total less the classes above",
+            weights.attention_and_other_params,
+        ),
+        C(
+            "active_params_from_split",
+            "float",
+            "params",
+            "check",
+            "Active parameters recomputed from the class split (compare params_active)",
+            weights.active_params,
+        ),
+        C(
+            "full_slope_decode_flop_per_token",
+            "float",
+            "FLOP/token",
+            "derived",
+            "Attention FLOPs per new token per cached token, full layers, decode (MLA absorbed)",
+            attention.attention_flop_per_context_token,
+        ),
+        C(
+            "full_slope_prefill_flop_per_token",
+            "float",
+            "FLOP/token",
+            "derived",
+            "The same in prefill (MLA expanded)",
+            attention.attention_flop_per_context_token,
+        ),
+        C(
+            "window_slope_flop_per_token",
+            "float",
+            "FLOP/token",
+            "derived",
+            "Attention FLOPs per new token per cached token over the sliding-window layers",
+            attention.attention_flop_per_context_token,
+        ),
+        C(
+            "chunk_slope_flop_per_token",
+            "float",
+            "FLOP/token",
+            "derived",
+            "The same over the chunked layers, per token of the chunk",
+            attention.chunk_slope,
+        ),
+        C(
+            "index_slope_flop_per_token",
+            "float",
+            "FLOP/token",
+            "derived",
+            "Sparse-attention indexer FLOPs per new token per cached token",
+            attention.index_slope,
+        ),
+        C(
+            "state_flop_per_token",
+            "float",
+            "FLOP/token",
+            "derived",
+            "Linear-attention / SSM state FLOPs per token",
+            attention.state_flop_per_token,
+        ),
+        C(
             "weight_bf16_bytes",
             "float",
             "bytes",
@@ -121,6 +270,10 @@ MODEL_DERIVED = ResultTable(
 TABLES = (MODEL_DERIVED,)
 
 
+def split_in(models: pl.DataFrame, name: str) -> np.ndarray:
+    return models[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
+
+
 def derived(models: pl.DataFrame) -> pl.DataFrame:
     """``model_derived`` from a ``models`` frame (vectorised over rows)."""
     arch = {
@@ -140,6 +293,27 @@ def derived(models: pl.DataFrame) -> pl.DataFrame:
         )
     }
     kv = kv_cache.kv_bytes_per_token(arch)
+    split = weights.parameter_classes(
+        {c: models[c].cast(pl.Float64).fill_null(np.nan).to_numpy() for c in SPLIT_COLUMNS}
+    )
+    full_decode, window = attention.attention_slopes(arch, mla_form="absorbed")
+    full_prefill, _ = attention.attention_slopes(arch)
+    mla = ~np.isnan(arch["kv_lora_rank"])
+    mixers = np.where(
+        np.isnan(arch["num_layers"]),
+        np.nansum(
+            np.stack(
+                [
+                    arch["num_full_attention_layers"],
+                    arch["num_sliding_window_layers"],
+                    arch["num_linear_attention_layers"],
+                    arch["num_chunked_attention_layers"],
+                ]
+            ),
+            axis=0,
+        ),
+        arch["num_layers"],
+    )
 
     def f(name, values):
         return pl.Series(name, values, dtype=pl.Float64, nan_to_null=True)
@@ -151,6 +325,25 @@ def derived(models: pl.DataFrame) -> pl.DataFrame:
         f("kv_bytes_per_token", kv),
         f("kv_fp8_bytes_per_token", kv_cache.kv_bytes_in_format(kv, "fp8")),
         f("kv_window_bytes_per_sequence", kv_cache.kv_window_bytes_per_sequence(arch)),
+        f("kv_index_bytes_per_token", kv_cache.kv_index_bytes_per_token(arch)),
+        f("kv_chunk_bytes_per_token", kv_cache.kv_chunk_bytes_per_token(arch)),
+        f("attention_chunk_tokens", arch["attention_chunk_tokens"]),
+        f("sliding_window_tokens", arch["sliding_window_tokens"]),
+        f("sparse_topk_tokens", arch["index_topk_tokens"]),
+        f("state_bytes_per_sequence", kv_cache.state_bytes_per_sequence(arch)),
+        f("kv_shard_limit", np.where(mla, 1.0, arch["num_kv_heads"])),
+        f("hidden_size", split_in(models, "hidden_size")),
+        f("num_layers", mixers),
+        f("num_dense_layers", np.nan_to_num(split_in(models, "num_dense_layers"))),
+        *(f(c, num[c]) for c in ("num_routed_experts", "experts_per_token")),
+        f("num_shared_experts", split_in(models, "num_shared_experts")),
+        *(f(k, v) for k, v in split.items()),
+        f("full_slope_decode_flop_per_token", full_decode),
+        f("full_slope_prefill_flop_per_token", full_prefill),
+        f("window_slope_flop_per_token", window),
+        f("chunk_slope_flop_per_token", attention.chunk_slope(arch)),
+        f("index_slope_flop_per_token", attention.index_slope(arch)),
+        f("state_flop_per_token", attention.state_flop_per_token(arch)),
         *(
             f(f"weight_{fmt}_bytes", memory.weight_bytes(num["params_total"], bytes_per_value(fmt)))
             for fmt in ("bf16", "fp8", "fp4")

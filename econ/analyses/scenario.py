@@ -29,6 +29,16 @@ NUMERIC: dict[str, float | None] = {
     "frontier_active_params": 1e11,
     "batch_multiple_over_balance_ratio": 2.0,
     "step_time_target_s": 0.02,
+    # deployment (layouts, communication, speculation): defaults are the idealised bound
+    "ttft_target_s": 2.0,
+    "link_bandwidth_frac": 1.0,
+    "scale_up_latency_s": 0.0,
+    "scale_out_latency_s": 0.0,
+    "step_overhead_s": 0.0,
+    "speculative_tokens": 0.0,
+    "speculative_acceptance_frac": 0.0,
+    "hbm_reserve_frac": 0.0,
+    "max_replica_chips": 512.0,
     # traffic and fleet
     "tokens_served_per_s": None,
     "input_output_token_ratio": None,
@@ -106,6 +116,16 @@ class Scenario:
     frontier_active_params: float
     batch_multiple_over_balance_ratio: float
     step_time_target_s: float
+    # deployment
+    ttft_target_s: float
+    link_bandwidth_frac: float
+    scale_up_latency_s: float
+    scale_out_latency_s: float
+    step_overhead_s: float
+    speculative_tokens: float
+    speculative_acceptance_frac: float
+    hbm_reserve_frac: float
+    max_replica_chips: float
     # traffic and fleet
     tokens_served_per_s: float
     input_output_token_ratio: float

@@ -1,8 +1,12 @@
-"""``serving_curves``, ``serving_summary`` and ``serving_sparsity``: the serving roofline (lecture a–d).
+"""``serving_curves``, ``serving_summary`` and ``serving_sparsity``: the serving bounds (lecture a–d) on each case's
+reference layout.
 
-- ``serving_curves``: every model × chip × number format over a batch × context grid (streamed), by
-  :mod:`econ.physics.sweep` — the step functions of :mod:`econ.physics.roofline` on arrays;
-- ``serving_summary``: per model × chip × format, B*₀, L*, latency and cost floors, what fits;
+- ``serving_curves``: every model × chip × number format at its default layout
+  (:func:`econ.physics.layout_search.default_layout`: MoE with data-parallel attention and experts over the
+  scale-up domain; dense with the least tensor parallelism that holds it) over a batch × context grid, by the
+  step functions of :mod:`econ.physics.deployment` (streamed);
+- ``serving_summary``: per case, the lecture's B*₀ and L* (closed forms), the weight bytes a batch of 1 and 16
+  really touches, the batch-1 step (latency floor) and what fits on the default layout, cost floors;
 - ``serving_sparsity``: the balance batch at the lecture's round R = 300 by parameters, by experts and
   by the lecture's own figure (b.2).
 
@@ -17,11 +21,11 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from econ.analyses.inputs import cases_for, models_at
+from econ.analyses import deployment_inputs as inputs
+from econ.analyses.inputs import MODELS_SQL
 from econ.analyses.serving_columns import CURVES, SPARSITY, SUMMARY
-from econ.physics import memory, roofline
+from econ.physics import deployment, layout_search, memory, roofline, weights
 from econ.physics.model import kv_window_bytes
-from econ.physics.sweep import CASE_COLUMNS, sweep_chunks
 from econ.units import MEGA
 
 NAME = "serving"
@@ -31,7 +35,16 @@ TABLES = (CURVES, SUMMARY, SPARSITY)
 BATCH_GRID = 2.0 ** np.arange(0, 17)  # 1 … 65,536 sequences
 CONTEXT_GRID = 2.0 ** np.arange(10, 21)  # 1,024 … 1,048,576 tokens
 CONTEXT_8K, CONTEXT_128K = 8_192, 131_072
-MAX_POINTS_PER_CHUNK = 500_000
+DEGREES = ("tensor_parallel", "attention_data_parallel", "pipeline_parallel")
+DECODE_TERMS = (
+    "compute_time_s",
+    "weight_time_s",
+    "kv_time_s",
+    "memory_time_s",
+    "comm_time_s",
+    "overhead_time_s",
+    "step_time_s",
+)
 
 LECTURE_R = 300.0
 """The lecture's round hardware ratio ("on most GPUs … around 300", b.1)."""
@@ -40,60 +53,76 @@ LECTURE_SPARSITY = {"deepseek-v3": (256, 32)}
 """What the lecture said per model (b.2): "I activate 32 out of 256 experts, so this would be 8 for DeepSeek"."""
 
 
-def _arrays(frame: pl.DataFrame, names=CASE_COLUMNS) -> dict:
-    return {k: frame[k].cast(pl.Float64).fill_null(np.nan).to_numpy() for k in names}
+def default_layouts(cases: pl.DataFrame, s) -> dict[str, np.ndarray]:
+    """The reference layout of every case (:func:`econ.physics.layout_search.default_layout`)."""
+    return layout_search.default_layout(
+        inputs.model_arrays(cases),
+        inputs.chip_arrays(cases),
+        weight_bytes_per_param=cases["weight_bytes_per_param"].to_numpy(),
+        context_tokens=s.context_tokens,
+        kv_scale=inputs.cache_scale(s),
+        hbm_reserve_frac=s.hbm_reserve_frac,
+    )
 
 
-def curve_frames(
-    case_frame: pl.DataFrame,
-    s,
-    *,
-    batch=BATCH_GRID,
-    context_tokens=CONTEXT_GRID,
-    max_points: int = MAX_POINTS_PER_CHUNK,
-):
-    """Yield ``serving_curves`` chunks: the sweep of :mod:`econ.physics.sweep`, a few cases per frame."""
-    case_frame = case_frame.filter(pl.col("kv_bytes_per_token").is_not_null())
-    labels = case_frame.select("model", "chip", "number_format", "chips", "pipeline_stages")
+def _with_layout(cases: pl.DataFrame, s) -> pl.DataFrame:
+    layout = default_layouts(cases, s)
+    return cases.with_columns(
+        *(pl.Series(k, layout[k]) for k in deployment.LAYOUT_KEYS),
+        pl.Series("replica_chips", deployment.replica_chips(*(layout[k] for k in DEGREES))),
+    ).filter(pl.col("tensor_parallel").is_not_nan())
+
+
+def _grid(cases: pl.DataFrame, s, pool: str, batch, context):
+    """The pool's terms of every case at its default layout over batch (axis 1) × context (axis 2)."""
+
+    def col(values):
+        return np.asarray(values, dtype=float)[:, None, None]
+
+    model = {k: col(v) for k, v in inputs.model_arrays(cases).items()}
+    chip = {k: col(v) for k, v in inputs.chip_arrays(cases).items()}
+    layout = {k: cases[k].to_numpy()[:, None, None] for k in deployment.LAYOUT_KEYS}
+    run = inputs.settings(s, pool, col(cases["weight_bytes_per_param"].to_numpy()))
+    b, ctx = np.asarray(batch, dtype=float)[None, :, None], np.asarray(context, dtype=float)[None, None, :]
+    if pool == "decode":
+        return deployment.decode_terms(model, chip, layout, b, ctx, kv_scale=inputs.cache_scale(s), settings=run)
+    return deployment.prefill_terms(model, chip, layout, b, ctx, 0.0, kv_scale=inputs.cache_scale(s), settings=run)
+
+
+def curve_frames(cases: pl.DataFrame, s, *, batch=BATCH_GRID, context_tokens=CONTEXT_GRID, cases_per_chunk: int = 128):
+    """Yield ``serving_curves`` chunks: every case at its default layout over the batch × context grid."""
     per_case = len(batch) * len(context_tokens)
-    batch_col = np.repeat(np.asarray(batch, dtype=np.int64), len(context_tokens))
-    context_col = np.tile(np.asarray(context_tokens, dtype=np.int64), len(batch))
-    for index, out in sweep_chunks(
-        _arrays(case_frame),
-        batch,
-        context_tokens,
-        usd_per_chip_hour=s.usd_per_chip_hour,
-        max_points=max_points,
-        **efficiencies(s),
-    ):
-        keys = labels[np.repeat(index, per_case)].select(
-            "model",
-            "chip",
-            "number_format",
-            pl.col("chips").cast(pl.Int64).alias("replica_chips"),
-            pl.col("pipeline_stages").cast(pl.Int64),
-        )
-        frame = keys.with_columns(
-            pl.Series("batch_seqs", np.tile(batch_col, len(index))),
-            pl.Series("context_tokens", np.tile(context_col, len(index))),
-            *(pl.Series(k, v) for k, v in out.items()),
-        )
-        yield frame.with_columns(
-            pl.when(pl.col("decode_compute_bound"))
-            .then(pl.lit("compute"))
-            .otherwise(pl.lit("memory"))
-            .alias("decode_bound")
-        )
+    for start in range(0, cases.height, cases_per_chunk):
+        part = cases.slice(start, cases_per_chunk)
+        dec, pre = _grid(part, s, "decode", batch, context_tokens), _grid(part, s, "prefill", batch, context_tokens)
+        shape = (part.height, len(batch), len(context_tokens))
 
+        def flat(x, shape=shape):
+            return np.broadcast_to(np.asarray(x), shape).ravel()
 
-def efficiencies(s) -> dict[str, float]:
-    """The scenario's decode and prefill efficiencies as :func:`econ.physics.sweep.sweep` takes them."""
-    return {
-        "decode_mfu": s.decode_mfu_frac,
-        "decode_mbu": s.decode_mbu_frac,
-        "prefill_mfu": s.prefill_mfu_frac,
-        "prefill_mbu": s.prefill_mbu_frac,
-    }
+        keys = part.select("model", "chip", "number_format", "replica_chips", *DEGREES)[
+            np.repeat(np.arange(part.height), per_case)
+        ]
+        bound = np.where(
+            flat(dec["compute_bound"]),
+            "compute",
+            np.where(flat(dec["comm_time_s"]) > flat(dec["memory_time_s"]), "communication", "memory"),
+        )
+        yield keys.with_columns(
+            pl.Series("batch_seqs", flat(np.asarray(batch)[None, :, None]).astype(np.int64)),
+            pl.Series("context_tokens", flat(np.asarray(context_tokens)[None, None, :]).astype(np.int64)),
+            *(pl.Series(f"decode_{k}", flat(dec[k]).astype(float)) for k in DECODE_TERMS),
+            pl.Series("decode_upper_bound_time_s", flat(dec["step_time_upper_s"])),
+            pl.Series("decode_compute_bound", flat(dec["compute_bound"])),
+            pl.Series("decode_tokens_per_s", flat(dec["tokens_per_s_per_chip"] * dec["replica_chips"])),
+            pl.Series("output_usd_per_mtok", flat(dec["usd_per_mtok"])),
+            pl.Series("prefill_step_time_s", flat(pre["step_time_s"])),
+            pl.Series("prefill_compute_bound", flat(pre["compute_bound"])),
+            pl.Series("input_usd_per_mtok", flat(pre["usd_per_mtok"])),
+            pl.Series("memory_per_chip_bytes", flat(dec["memory_per_chip_bytes"])),
+            pl.Series("fits_in_memory", flat(dec["fits"])),
+            pl.Series("decode_bound", bound),
+        )
 
 
 def _finite(x):
@@ -101,74 +130,82 @@ def _finite(x):
     return np.where(np.isinf(x), np.nan, x)
 
 
-def summary(case_frame: pl.DataFrame, s) -> pl.DataFrame:
-    """``serving_summary``: one row per model × chip × format (vectorised over rows)."""
-    a = _arrays(case_frame, (*CASE_COLUMNS, "num_routed_experts", "experts_per_token"))
+def summary(cases: pl.DataFrame, s) -> pl.DataFrame:
+    """``serving_summary``: one row per model × chip × format at its default layout (vectorised over rows)."""
+    a = inputs.arrays(cases, ("params_total", "params_active", "num_routed_experts", "experts_per_token"))
+    model, chip = inputs.model_arrays(cases), inputs.chip_arrays(cases)
+    layout = {k: cases[k].to_numpy() for k in deployment.LAYOUT_KEYS}
+    b_w = cases["weight_bytes_per_param"].to_numpy()
+    peak, bandwidth = chip["peak_flop_per_s"], chip["hbm_bandwidth_bytes_per_s"]
+    kv = model["kv_bytes_per_token"] * inputs.cache_scale(s)
     p, d_mfu, d_mbu = s.usd_per_chip_hour, s.decode_mfu_frac, s.decode_mbu_frac
-    b_w, n_tot, n_act, kv = a["weight_bytes_per_param"], a["params_total"], a["params_active"], a["kv_bytes_per_token"]
-    r = roofline.critical_batch_ratio(a["peak_flop_per_s"], a["hbm_bandwidth_bytes_per_s"], b_w)
-    achieved = roofline.critical_batch_ratio(a["peak_flop_per_s"] * d_mfu, a["hbm_bandwidth_bytes_per_s"] * d_mbu, b_w)
-    b0 = roofline.balance_batch(r, n_tot, n_act)
-    l_star = roofline.critical_context_tokens(r, b_w, n_act, kv)
-    floor = roofline.weight_read_time_s(
-        n_tot, b_w, a["chips"], a["hbm_bandwidth_bytes_per_s"], mbu=d_mbu, pipeline_stages=a["pipeline_stages"]
+    r = roofline.critical_batch_ratio(peak, bandwidth, b_w)
+    achieved = roofline.critical_batch_ratio(peak * d_mfu, bandwidth * d_mbu, b_w)
+    b0 = roofline.balance_batch(r, a["params_total"], a["params_active"])
+    l_star = roofline.critical_context_tokens(r, b_w, a["params_active"], kv)
+    run = inputs.settings(s, "decode", b_w)
+    one = deployment.decode_terms(
+        model, chip, layout, 1.0, s.context_tokens, kv_scale=inputs.cache_scale(s), settings=run
     )
 
-    def window(ctx):
-        return kv_window_bytes(ctx, a["kv_window_bytes_per_sequence"], a["sliding_window_tokens"])
-
     def cost_floor(ctx):
+        extra = kv_window_bytes(
+            ctx, model["kv_window_bytes_per_sequence"] * inputs.cache_scale(s), model["sliding_window_tokens"]
+        )
         return MEGA * roofline.decode_cost_floor_usd_per_token(
-            ctx,
-            kv,
-            n_act,
-            a["peak_flop_per_s"],
-            a["hbm_bandwidth_bytes_per_s"],
-            p,
-            mfu=d_mfu,
-            mbu=d_mbu,
-            kv_extra_bytes_per_sequence=window(ctx),
+            ctx, kv, a["params_active"], peak, bandwidth, p, mfu=d_mfu, mbu=d_mbu, kv_extra_bytes_per_sequence=extra
         )
 
     def fits(ctx):
-        return memory.max_batch(a["chips"], a["hbm_capacity_bytes"], n_tot, b_w, ctx, kv, window(ctx))
+        return deployment.max_batch_per_replica(
+            model,
+            layout,
+            chip,
+            ctx,
+            weight_bytes_per_param=b_w,
+            kv_scale=inputs.cache_scale(s),
+            hbm_reserve_frac=s.hbm_reserve_frac,
+        )
+
+    def touched(tokens):
+        return weights.weight_bytes_touched(
+            tokens,
+            rest=model["rest_params"],
+            shared=model["shared_expert_params"],
+            dense=model["dense_ffn_params"],
+            head=model["head_params"],
+            moe_layers=model["moe_layers"],
+            num_routed_experts=model["num_routed_experts"],
+            experts_per_token=model["experts_per_token"],
+            params_per_expert=model["params_per_expert"],
+            weight_bytes_per_param=b_w,
+        )
 
     columns = {
         "balance_batch_seqs": b0,
         "balance_batch_experts_seqs": roofline.balance_batch(r, a["num_routed_experts"], a["experts_per_token"]),
-        "balance_batch_achieved_seqs": roofline.balance_batch(achieved, n_tot, n_act),
+        "balance_batch_achieved_seqs": roofline.balance_batch(achieved, a["params_total"], a["params_active"]),
         "critical_context_tokens": l_star,
-        "critical_context_achieved_tokens": roofline.critical_context_tokens(achieved, b_w, n_act, kv),
+        "critical_context_achieved_tokens": roofline.critical_context_tokens(achieved, b_w, a["params_active"], kv),
         "balance_batch_at_8k_seqs": _finite(roofline.balance_batch_at_context(b0, CONTEXT_8K, l_star)),
         "balance_batch_at_128k_seqs": _finite(roofline.balance_batch_at_context(b0, CONTEXT_128K, l_star)),
-        "latency_floor_s": floor,
-        "max_tokens_per_s_per_sequence": roofline.tokens_per_s(1.0, floor),
+        "weight_bytes_touched_batch1_bytes": touched(1.0),
+        "weight_bytes_touched_batch16_bytes": touched(16.0),
+        "latency_floor_s": one["step_time_s"],
+        "max_tokens_per_s_per_sequence": one["tokens_per_s_per_user"],
         "cost_floor_at_8k_usd_per_mtok": cost_floor(CONTEXT_8K),
         "cost_floor_at_128k_usd_per_mtok": cost_floor(CONTEXT_128K),
         "prefill_cost_floor_usd_per_mtok": MEGA
         * roofline.prefill_cost_floor_usd_per_token(
-            kv,
-            n_act,
-            a["peak_flop_per_s"],
-            a["hbm_bandwidth_bytes_per_s"],
-            p,
-            mfu=s.prefill_mfu_frac,
-            mbu=s.prefill_mbu_frac,
+            kv, a["params_active"], peak, bandwidth, p, mfu=s.prefill_mfu_frac, mbu=s.prefill_mbu_frac
         ),
         "scenario_context_tokens": np.full(len(r), s.context_tokens),
         "cost_floor_at_scenario_context_usd_per_mtok": cost_floor(s.context_tokens),
         "max_batch_at_8k_seqs": fits(CONTEXT_8K),
         "max_batch_at_128k_seqs": fits(CONTEXT_128K),
-        "replica_hbm_bytes": memory.replica_hbm_bytes(a["chips"], a["hbm_capacity_bytes"]),
+        "replica_hbm_bytes": memory.replica_hbm_bytes(cases["replica_chips"].to_numpy(), chip["hbm_capacity_bytes"]),
     }
-    base = case_frame.select(
-        "model",
-        "chip",
-        "number_format",
-        pl.col("chips").cast(pl.Int64).alias("replica_chips"),
-        pl.col("pipeline_stages").cast(pl.Int64),
-        (pl.col("pipeline_stages") == 1).alias("replica_within_scale_up"),
-    )
+    base = cases.select("model", "chip", "number_format", "replica_chips", *DEGREES)
     out = base.with_columns(*(pl.Series(k, v, dtype=pl.Float64, nan_to_null=True) for k, v in columns.items()))
     return out.with_columns(
         *(
@@ -182,7 +219,7 @@ def summary(case_frame: pl.DataFrame, s) -> pl.DataFrame:
 def sparsity(models: pl.DataFrame) -> pl.DataFrame:
     """The balance batch at the lecture's R = 300, by parameters, by experts and by the lecture's own figure."""
     said = np.array([LECTURE_SPARSITY.get(m.lower(), (np.nan, np.nan)) for m in models["model"]], dtype=float)
-    a = _arrays(models, ("params_total", "params_active", "num_routed_experts", "experts_per_token"))
+    a = inputs.arrays(models, ("params_total", "params_active", "num_routed_experts", "experts_per_token"))
 
     def f(name, values):
         return pl.Series(name, values, dtype=pl.Float64, nan_to_null=True)
@@ -200,8 +237,7 @@ def sparsity(models: pl.DataFrame) -> pl.DataFrame:
 
 def run(ctx) -> None:
     s = ctx.scenario("base")
-    models = models_at(ctx, s.kv_cache_format)
-    case_frame = cases_for(models, ctx.query("select * from hardware_derived order by chip, format_order"))
-    ctx.write(CURVES, curve_frames(case_frame, s))
-    ctx.write(SUMMARY, summary(case_frame, s))
-    ctx.write(SPARSITY, sparsity(models))
+    cases = _with_layout(ctx.query(inputs.CASES_SQL), s)
+    ctx.write(CURVES, curve_frames(cases, s))
+    ctx.write(SUMMARY, summary(cases, s))
+    ctx.write(SPARSITY, sparsity(ctx.query(MODELS_SQL)))

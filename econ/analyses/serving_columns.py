@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from econ.physics import memory, roofline
+from econ.physics import deployment, layout_search, memory, roofline, weights
 from econ.results import Identity, ResultTable
 from econ.results import ResultColumn as C
 
@@ -17,21 +17,16 @@ KEYS = (
 REPLICA = (
     C(
         "replica_chips",
-        "int",
+        "float",
         "chips",
         "derived",
-        "Chips per replica G: the smallest power of two <= the scale-up domain whose HBM holds the weights, else whole "
-        "domains",
-        memory.replica_chips,
+        "Chips of the default layout (MoE: DP-attention and experts over the largest power of two <= the scale-up "
+        "domain, more domains if needed; dense: the least TP that holds the weights, else two stages)",
+        layout_search.default_layout,
     ),
-    C(
-        "pipeline_stages",
-        "int",
-        "",
-        "derived",
-        "Pipeline stages P (scale-up domains per replica; 1 inside one domain)",
-        memory.replica_chips,
-    ),
+    C("tensor_parallel", "float", "chips", "derived", "TP of the default layout", layout_search.default_layout),
+    C("attention_data_parallel", "float", "ranks", "derived", "DP of the default layout", layout_search.default_layout),
+    C("pipeline_parallel", "float", "stages", "derived", "PP of the default layout", layout_search.default_layout),
 )
 
 CURVES = ResultTable(
@@ -39,10 +34,11 @@ CURVES = ResultTable(
     grain="model x chip x number format x batch x context",
     key=("model", "chip", "number_format", "batch_seqs", "context_tokens"),
     description=(
-        "Decode and prefill roofline of every model x chip x number format over batch 1-65,536 and context "
-        "1,024-1,048,576 (powers of two), at the base scenario's $/chip-hour and decode/prefill efficiencies, KV at "
-        "its kv_cache_format; times are lower bounds unless named upper, so throughputs are upper bounds and costs "
-        "lower bounds; models without a KV figure (attention 'other') are left out"
+        "Decode and prefill of every model x chip x number format on its default layout (replica_chips, TP, DP, PP) "
+        "over batch 1-65,536 and context 1,024-1,048,576 (powers of two), every step-time term (weights touched, "
+        "cache, compute with attention, communication), at the base scenario's $/chip-hour, efficiencies and KV "
+        "format; times are lower bounds unless named upper, so throughputs are upper bounds and costs lower bounds; "
+        "models without a KV figure (attention 'other') are left out; rows that do not fit are kept, marked"
     ),
     columns=(
         *KEYS,
@@ -60,32 +56,29 @@ CURVES = ResultTable(
             "float",
             "s",
             "bound",
-            "Decode compute time at the scenario's decode mfu",
-            roofline.compute_time_s,
+            "Weight + attention FLOPs / (F*mfu)",
+            deployment.decode_terms,
         ),
-        C(
-            "decode_memory_time_s",
-            "float",
-            "s",
-            "bound",
-            "Decode memory time at the scenario's decode mbu, KV at the scenario's kv_cache_format",
-            roofline.memory_time_s,
-        ),
+        C("decode_weight_time_s", "float", "s", "bound", "Weight bytes touched / (W*mbu)", deployment.decode_terms),
+        C("decode_kv_time_s", "float", "s", "bound", "Cache bytes read / (W*mbu)", deployment.decode_terms),
+        C("decode_memory_time_s", "float", "s", "bound", "Weight + cache time", deployment.decode_terms),
+        C("decode_comm_time_s", "float", "s", "bound", "TP, EP and PP communication", deployment.communication_times_s),
+        C("decode_overhead_time_s", "float", "s", "assumption", "Per-step overhead (scenario step_overhead_s)"),
         C(
             "decode_step_time_s",
             "float",
             "s",
             "bound",
-            "Decode step, lower bound max(compute, memory) (lecture t_step)",
-            roofline.step_bounds,
+            "Decode step, lower bound max(compute, memory, communication) + overhead",
+            deployment.overlap_bounds,
         ),
         C(
             "decode_upper_bound_time_s",
             "float",
             "s",
             "bound",
-            "Decode step, upper bound compute + memory (no overlap)",
-            roofline.step_bounds,
+            "Decode step, upper bound: every term in series",
+            deployment.overlap_bounds,
         ),
         C("decode_compute_bound", "bool", "", "check", "True where compute time >= memory time"),
         C(
@@ -110,7 +103,7 @@ CURVES = ResultTable(
             "s",
             "bound",
             "Prefill of B prompts of L tokens in one pass, lower bound at the scenario's prefill mfu and mbu",
-            roofline.step_bounds,
+            deployment.prefill_terms,
         ),
         C("prefill_compute_bound", "bool", "", "check", "True where the prefill pass is compute-bound"),
         C(
@@ -122,19 +115,26 @@ CURVES = ResultTable(
             roofline.usd_per_token,
         ),
         C(
-            "memory_required_bytes",
+            "memory_per_chip_bytes",
             "float",
             "bytes",
             "derived",
-            "Weights + KV of the batch at the context",
-            memory.kv_bytes,
+            "HBM one chip needs: its weight shard and its rank's cache at the batch and context",
+            deployment.memory_per_chip_bytes,
         ),
-        C("fits_in_memory", "bool", "", "check", "Weights + KV <= G x HBM capacity", memory.replica_hbm_bytes),
-        C("decode_bound", "str", "", "check", "compute or memory: which term sets the lower bound"),
+        C("fits_in_memory", "bool", "", "check", "Fits every chip within the scenario's hbm_reserve_frac"),
+        C("decode_bound", "str", "", "check", "compute, memory or communication: the largest term"),
     ),
     identities=(
-        Identity("decode_step_time_s", "greatest(decode_compute_time_s, decode_memory_time_s)"),
-        Identity("decode_upper_bound_time_s", "decode_compute_time_s + decode_memory_time_s"),
+        Identity(
+            "decode_step_time_s",
+            "greatest(decode_compute_time_s, decode_memory_time_s, decode_comm_time_s) + decode_overhead_time_s",
+        ),
+        Identity(
+            "decode_upper_bound_time_s",
+            "decode_compute_time_s + decode_memory_time_s + decode_comm_time_s + decode_overhead_time_s",
+        ),
+        Identity("decode_memory_time_s", "decode_weight_time_s + decode_kv_time_s"),
         Identity("decode_tokens_per_s", "batch_seqs / decode_step_time_s"),
         Identity("output_usd_per_mtok", f"decode_step_time_s * replica_chips * {BASE_PRICE} / 3600 / batch_seqs * 1e6"),
         Identity(
@@ -167,13 +167,6 @@ SUMMARY = ResultTable(
         *KEYS,
         *REPLICA,
         C(
-            "replica_within_scale_up",
-            "bool",
-            "",
-            "check",
-            "False where the weights need more than one scale-up domain (pipelined over scale-out)",
-        ),
-        C(
             "balance_batch_seqs",
             "float",
             "sequences",
@@ -194,8 +187,8 @@ SUMMARY = ResultTable(
             "float",
             "sequences",
             "bound",
-            "The balance batch at the scenario's decode mfu and mbu, where serving_curves turn compute-bound (KV "
-            "ignored, one pipeline stage): R x mfu/mbu x N_tot/N_act",
+            "The lecture's balance batch at the scenario's decode mfu and mbu (KV, attention and layout ignored): "
+            "R x mfu/mbu x N_tot/N_act",
             roofline.balance_batch,
         ),
         C(
@@ -231,20 +224,37 @@ SUMMARY = ResultTable(
             roofline.balance_batch_at_context,
         ),
         C(
+            "weight_bytes_touched_batch1_bytes",
+            "float",
+            "bytes",
+            "bound",
+            "Weight bytes one decode step of one sequence reads (one copy): all but the routed experts, k per MoE "
+            "layer",
+            weights.weight_bytes_touched,
+        ),
+        C(
+            "weight_bytes_touched_batch16_bytes",
+            "float",
+            "bytes",
+            "bound",
+            "The same for 16 sequences: E(1 - (1 - k/E)^16) distinct experts per MoE layer",
+            weights.weight_bytes_touched,
+        ),
+        C(
             "latency_floor_s",
             "float",
             "s",
             "bound",
-            "No batch gives a faster decode step (lecture a.3)",
-            roofline.weight_read_time_s,
+            "Decode step of one sequence at the scenario's context on the default layout: no batch is faster (a.3)",
+            deployment.decode_terms,
         ),
         C(
             "max_tokens_per_s_per_sequence",
             "float",
             "tokens/s",
             "bound",
-            "1 / latency floor: the fastest a single stream can go on this replica",
-            roofline.tokens_per_s,
+            "The fastest a single stream can go on the default layout (accepted tokens / latency floor)",
+            deployment.accepted_tokens_per_step,
         ),
         C(
             "cost_floor_at_8k_usd_per_mtok",
@@ -284,24 +294,21 @@ SUMMARY = ResultTable(
             "float",
             "sequences",
             "derived",
-            "Largest batch whose weights + KV fit in the replica's HBM at 8,192 context",
-            memory.max_batch,
+            "Largest batch that fits the default layout at 8,192 context",
+            deployment.max_batch_per_replica,
         ),
         C(
             "max_batch_at_128k_seqs",
             "float",
             "sequences",
             "derived",
-            "Largest batch that fits at 131,072 context",
-            memory.max_batch,
+            "Largest batch that fits the default layout at 131,072 context",
+            deployment.max_batch_per_replica,
         ),
         C("replica_hbm_bytes", "float", "bytes", "derived", "HBM of the replica", memory.replica_hbm_bytes),
         *EFFICIENCY_COLUMNS,
     ),
-    identities=(
-        Identity("max_tokens_per_s_per_sequence", "1 / latency_floor_s"),
-        Identity("balance_batch_achieved_seqs", "balance_batch_seqs * decode_mfu_frac / decode_mbu_frac"),
-    ),
+    identities=(Identity("balance_batch_achieved_seqs", "balance_batch_seqs * decode_mfu_frac / decode_mbu_frac"),),
 )
 
 SPARSITY = ResultTable(

@@ -11,6 +11,7 @@ import polars as pl
 
 from econ import units
 from econ.errors import Problem
+from econ.load.layouts import LAYOUTS
 from econ.load.spec import FILE, LINE, Column, TableSpec
 
 VARIANTS = ("standard", "batch", "flex", "priority", "fast")
@@ -274,6 +275,75 @@ MODELS = TableSpec(
         Column("num_shared_experts", "int", "experts", "Always-active shared experts per MoE layer", min=0),
         Column("experts_per_token", "int", "experts", "Routed experts activated per token", positive=True),
         Column("num_dense_layers", "int", "layers", "Dense (non-MoE) FFN layers", min=0),
+        Column("vocab_size", "int", "tokens", "Vocabulary (rows of the embedding and the output head)", positive=True),
+        Column(
+            "tie_word_embeddings", "int", "", "1 when the output head shares the input embedding, else 0", min=0, max=1
+        ),
+        Column(
+            "intermediate_size", "int", "", "FFN width of the dense layers (config intermediate_size)", positive=True
+        ),
+        Column("moe_intermediate_size", "int", "", "FFN width of one routed expert", positive=True),
+        Column(
+            "shared_expert_intermediate_size",
+            "int",
+            "",
+            "FFN width of a shared expert (blank: moe_intermediate_size)",
+            positive=True,
+        ),
+        Column(
+            "expert_hidden_size",
+            "int",
+            "",
+            "Width routed experts work in (latent MoE; blank: hidden_size)",
+            positive=True,
+        ),
+        Column(
+            "expert_ffn_matrices",
+            "int",
+            "",
+            "Matrices per expert FFN: 3 gated (SwiGLU/GeGLU, blank), 2 plain (relu2)",
+            min=2,
+            max=3,
+        ),
+        Column("num_moe_layers", "int", "layers", "MoE layers (blank: num_layers - num_dense_layers)", min=0),
+        Column("num_chunked_attention_layers", "int", "layers", "Chunked local-attention layers (Llama-4)", min=0),
+        Column(
+            "attention_chunk_tokens",
+            "int",
+            "tokens",
+            "Chunk of the chunked layers (attention_chunk_size)",
+            positive=True,
+        ),
+        Column(
+            "index_topk_tokens",
+            "int",
+            "tokens",
+            "Tokens sparse attention selects per query (DSA index_topk)",
+            positive=True,
+        ),
+        Column("index_num_heads", "int", "heads", "Heads of the sparse-attention indexer", positive=True),
+        Column("index_head_dim", "int", "", "Key dimension of the sparse-attention indexer", positive=True),
+        Column(
+            "num_index_layers", "int", "layers", "Layers that cache indexer keys (blank: every attention layer)", min=0
+        ),
+        Column("linear_num_key_heads", "int", "heads", "Linear-attention key heads (Mamba-2: n_groups)", positive=True),
+        Column(
+            "linear_num_value_heads",
+            "int",
+            "heads",
+            "Linear-attention value heads (Mamba-2: mamba heads)",
+            positive=True,
+        ),
+        Column(
+            "linear_key_head_dim", "int", "", "Linear-attention key dimension (Mamba-2: ssm_state_size)", positive=True
+        ),
+        Column(
+            "linear_value_head_dim", "int", "", "Linear-attention value dimension (Mamba-2: head dim)", positive=True
+        ),
+        Column("linear_conv_kernel_dim", "int", "", "Causal convolution kernel of the linear layers", positive=True),
+        Column(
+            "num_mtp_layers", "int", "layers", "Multi-token-prediction (draft) layers shipped with the model", min=0
+        ),
         Column("max_position_embeddings", "int", "tokens", "Native context from config.json", positive=True),
         Column(
             "pretrain_tokens_t",
@@ -669,19 +739,40 @@ DEPLOYMENTS = TableSpec(
             allowed=NUMBER_FORMATS,
         ),
         Column(
-            "replica_chips",
+            "decode_layout",
+            "str",
+            "",
+            "Named layout of the decode pool (blank: the layout search picks one)",
+            ref=("layouts", "layout"),
+        ),
+        Column(
+            "decode_replica_chips",
             "int",
             "chips",
-            "Chips per replica, prefill and decode alike (blank: the smallest power of two "
-            "holding the weights and the KV of the balance-multiple batch, within one scale-up domain)",
+            "Chips per decode replica when no layout is named (blank: the search chooses the size)",
+            positive=True,
+        ),
+        Column(
+            "prefill_layout",
+            "str",
+            "",
+            "Named layout of the prefill pool (blank: the layout search picks one)",
+            ref=("layouts", "layout"),
+        ),
+        Column(
+            "prefill_replica_chips",
+            "int",
+            "chips",
+            "Chips per prefill replica when no layout is named (blank: the search chooses the size)",
             positive=True,
         ),
         Column(
             "batch_policy",
             "str",
             "",
-            "Decode batch: balance_multiple (the scenario's batch_multiple_over_balance x B*0) or "
-            "speed_target (the largest batch giving user_speed_target_tokens_per_s per user); both capped by memory",
+            "Decode batch and layout: speed_target (the cheapest layout and batch giving every user "
+            "user_speed_target_tokens_per_s) or balance_multiple (the lecture's batch_multiple_over_balance x B*0 on "
+            "the default or given layout); both capped by memory",
             required=True,
             allowed=BATCH_POLICIES,
         ),
@@ -717,6 +808,16 @@ DEPLOYMENTS = TableSpec(
 
 INPUT_TABLES: dict[str, TableSpec] = {
     spec.name: spec
-    for spec in (HARDWARE, RENTAL_PRICES, MODELS, PRICES, MEMORY_TIERS, SCENARIOS, SCALING_LAW_POINTS, DEPLOYMENTS)
+    for spec in (
+        HARDWARE,
+        RENTAL_PRICES,
+        MODELS,
+        PRICES,
+        MEMORY_TIERS,
+        SCENARIOS,
+        SCALING_LAW_POINTS,
+        LAYOUTS,
+        DEPLOYMENTS,
+    )
 }
 """Hand-kept tables, one CSV each in data/ (file stem = table name), in load order."""

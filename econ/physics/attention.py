@@ -111,6 +111,7 @@ def attention_slopes(columns: dict, *, mla_form: str = "expanded"):
         columns["num_full_attention_layers"],
         columns["num_sliding_window_layers"],
         columns["num_linear_attention_layers"],
+        columns.get("num_chunked_attention_layers", np.nan),
     )
     full = attention_flop_per_context_token(heads, key_dim, value_dim, full_layers)
     sliding_dim = np.asarray(columns["sliding_head_dim"], dtype=float)
@@ -123,6 +124,45 @@ def attention_slopes(columns: dict, *, mla_form: str = "expanded"):
     )
     unknown = np.asarray(columns["attention"], dtype=object) == "other"  # layout not modelled (as kv_cache.py)
     return np.where(unknown, np.nan, full), np.where(unknown, np.nan, window)
+
+
+@formula("s_chunk = 2·n_q·(d_k + d_v)·chunked layers", "lecture h.1; config.json attention_chunk_size")
+def chunk_slope(columns: dict):
+    """Attention FLOPs per new token per token of its chunk, over the chunked layers [FLOP/token]."""
+    key_dim = _nz(columns["head_dim"], np.nan)
+    return attention_flop_per_context_token(
+        _nz(columns["num_attention_heads"], np.nan),
+        key_dim,
+        _nz(columns["v_head_dim"], key_dim),
+        _nz(columns.get("num_chunked_attention_layers", np.nan), 0.0),
+    )
+
+
+@formula("s_idx = 2·n_idx·d_idx·index layers", "DeepSeek-V3.2 lightning indexer")
+def index_slope(columns: dict):
+    """FLOPs per new token per cached token of a sparse-attention indexer (q·k over its heads) [FLOP/token]."""
+    layers = full_attention_layers(
+        columns["num_layers"],
+        columns["num_full_attention_layers"],
+        columns["num_sliding_window_layers"],
+        columns["num_linear_attention_layers"],
+        columns.get("num_chunked_attention_layers", np.nan),
+    )
+    given = np.asarray(columns.get("num_index_layers", np.nan), dtype=float)
+    layers = np.where(np.isnan(given), layers, given)
+    sparse = ~np.isnan(np.asarray(columns.get("index_topk_tokens", np.nan), dtype=float))
+    heads = _nz(columns.get("index_num_heads", np.nan), 0.0)
+    dim = _nz(columns.get("index_head_dim", np.nan), 0.0)
+    return np.where(sparse, 2.0 * heads * dim * layers, 0.0)
+
+
+@formula("f_state = 6·n_v·d_k·d_v·linear layers", "gated delta rule: S·k, rank-1 update, S·q")
+def state_flop_per_token(columns: dict):
+    """FLOPs per token of the linear-attention / SSM state update and read-out, independent of context [FLOP]."""
+    n_v = _nz(columns.get("linear_num_value_heads", np.nan), 0.0)
+    d_k = _nz(columns.get("linear_key_head_dim", np.nan), 0.0)
+    d_v = _nz(columns.get("linear_value_head_dim", np.nan), 0.0)
+    return 6.0 * n_v * d_k * d_v * _nz(columns["num_linear_attention_layers"], 0.0)
 
 
 @formula("2·N_act", "lecture a.2")

@@ -6,8 +6,10 @@ Sources: the config.json conventions of each attention type (data/README.md), th
 
 - MHA/GQA/MQA, per full-attention layer:  n_kv_heads · (d_k + d_v) values   (2·n_kv·d_head when d_k = d_v)
 - MLA, per layer:                          kv_lora_rank + qk_rope_head_dim values
-- sliding-window / chunked layers hold at most ``window`` tokens: a fixed cost per sequence,
-  not a per-context-token slope; linear-attention / SSM layers keep a fixed state (not counted).
+- sliding-window layers hold at most ``window`` tokens: a fixed cost per sequence, not a per-context-token
+  slope; chunked layers hold the current chunk (:func:`kv_chunk_bytes_per_token` per token of it);
+- linear-attention / SSM layers keep a fixed state per sequence (:func:`state_bytes_per_sequence`);
+- a sparse-attention indexer caches one key per token per layer (:func:`kv_index_bytes_per_token`).
 
 All inputs are float arrays with NaN for blank; outputs NaN where the layout is unknown
 (``attention == 'other'``).
@@ -28,11 +30,30 @@ def _nz(x, default):
 
 
 def full_attention_layers(
-    num_layers, num_full_attention_layers, num_sliding_window_layers, num_linear_attention_layers
+    num_layers,
+    num_full_attention_layers,
+    num_sliding_window_layers,
+    num_linear_attention_layers,
+    num_chunked_attention_layers=np.nan,
 ):
-    """Layers whose KV cache grows with context: given explicitly, else all minus sliding and linear."""
-    derived = _nz(num_layers, np.nan) - _nz(num_sliding_window_layers, 0.0) - _nz(num_linear_attention_layers, 0.0)
+    """Layers whose KV cache grows with context: given explicitly, else all minus sliding, chunked and linear."""
+    derived = (
+        _nz(num_layers, np.nan)
+        - _nz(num_sliding_window_layers, 0.0)
+        - _nz(num_linear_attention_layers, 0.0)
+        - _nz(num_chunked_attention_layers, 0.0)
+    )
     return np.where(np.isnan(np.asarray(num_full_attention_layers, dtype=float)), derived, num_full_attention_layers)
+
+
+def _full_layers(columns: dict):
+    return full_attention_layers(
+        columns["num_layers"],
+        columns["num_full_attention_layers"],
+        columns["num_sliding_window_layers"],
+        columns["num_linear_attention_layers"],
+        columns.get("num_chunked_attention_layers", np.nan),
+    )
 
 
 def kv_values_per_layer_token(attention, num_kv_heads, head_dim, v_head_dim, kv_lora_rank, qk_rope_head_dim):
@@ -61,12 +82,7 @@ def kv_bytes_per_token(columns: dict, *, bytes_per_value: float = 2.0) -> np.nda
     -------
     bytes per context token [bytes/token]; the lecture's ``b_kv``.
     """
-    layers = full_attention_layers(
-        columns["num_layers"],
-        columns["num_full_attention_layers"],
-        columns["num_sliding_window_layers"],
-        columns["num_linear_attention_layers"],
-    )
+    layers = _full_layers(columns)
     per_layer = kv_values_per_layer_token(
         columns["attention"],
         columns["num_kv_heads"],
@@ -97,3 +113,45 @@ def kv_window_bytes_per_sequence(columns: dict, *, bytes_per_value: float = 2.0)
 def kv_bytes_in_format(kv_bytes_bf16, kv_format: str):
     """KV bytes of a cache stored in ``kv_format`` from the BF16 figure (fp8 halves it) [bytes]."""
     return kv_bytes_bf16 * kv_scale(kv_format)
+
+
+@formula("b_chunk = chunked layers · n_kv · (d_k + d_v) · bytes per value", "config.json attention_chunk_size")
+def kv_chunk_bytes_per_token(columns: dict, *, bytes_per_value: float = 2.0) -> np.ndarray:
+    """KV bytes per token of the current chunk, summed over the chunked-attention layers (Llama-4) [bytes/token]."""
+    head = _nz(columns["head_dim"], np.nan)
+    per_layer = _nz(columns["num_kv_heads"], np.nan) * (head + _nz(columns["v_head_dim"], head))
+    layers = _nz(columns.get("num_chunked_attention_layers", np.nan), 0.0)
+    return np.where(layers > 0, layers * per_layer * bytes_per_value, 0.0)
+
+
+@formula("b_idx = index layers · d_idx · bytes per value", "DeepSeek-V3.2 lightning indexer (config index_head_dim)")
+def kv_index_bytes_per_token(columns: dict, *, bytes_per_value: float = 2.0) -> np.ndarray:
+    """Indexer key bytes per context token of a sparse-attention model, over its attention layers [bytes/token].
+
+    Counted at the cache's bytes per value (BF16: 2); DeepSeek's kernels keep these keys in FP8 with a scale.
+    """
+    sparse = ~np.isnan(np.asarray(columns.get("index_topk_tokens", np.nan), dtype=float))
+    per_layer = _nz(columns.get("index_head_dim", np.nan), 0.0) * bytes_per_value
+    layers = _nz(columns.get("num_index_layers", np.nan), np.nan)
+    layers = np.where(np.isnan(layers), _full_layers(columns), layers)
+    return np.where(sparse, layers * per_layer, 0.0)
+
+
+@formula(
+    "state = linear layers · (n_v·d_k·d_v + (2·n_k·d_k + n_v·d_v)·(kernel − 1)) · bytes per value",
+    "Gated DeltaNet (Qwen3-Next/3.5); Mamba-2 with n_v = heads, d_v = head dim, d_k = state size, n_k = groups",
+)
+def state_bytes_per_sequence(columns: dict, *, bytes_per_value: float = 2.0) -> np.ndarray:
+    """Fixed recurrent state of the linear-attention / SSM layers per sequence [bytes].
+
+    Per layer: the n_v·d_k·d_v recurrent state plus the causal convolution's last (kernel − 1) inputs of its
+    q/k/v (Mamba-2: x/B/C) channels. 0 where a model has no such layers.
+    """
+    n_k = _nz(columns.get("linear_num_key_heads", np.nan), 0.0)
+    n_v = _nz(columns.get("linear_num_value_heads", np.nan), 0.0)
+    d_k = _nz(columns.get("linear_key_head_dim", np.nan), 0.0)
+    d_v = _nz(columns.get("linear_value_head_dim", np.nan), 0.0)
+    kernel = _nz(columns.get("linear_conv_kernel_dim", np.nan), 1.0)
+    layers = _nz(columns["num_linear_attention_layers"], 0.0)
+    per_layer = n_v * d_k * d_v + (2.0 * n_k * d_k + n_v * d_v) * (kernel - 1.0)
+    return layers * per_layer * bytes_per_value

@@ -48,6 +48,29 @@ class Model:
     num_routed_experts: int | None = None
     experts_per_token: int | None = None
     num_shared_experts: int | None = None
+    num_dense_layers: int | None = None
+    hidden_size: int | None = None
+    # the weight classes and cache parts of model_derived (absent: a dense model whose weights are all read)
+    rest_params: float | None = None
+    shared_expert_params: float = 0.0
+    dense_ffn_params: float = 0.0
+    embedding_params: float = 0.0
+    head_params: float = 0.0
+    routed_expert_params: float = 0.0
+    moe_layers: float = 0.0
+    params_per_expert: float | None = None
+    kv_index_bytes_per_token: float = 0.0
+    kv_chunk_bytes_per_token: float = 0.0
+    attention_chunk_tokens: float | None = None
+    state_bytes_per_sequence: float = 0.0
+    sparse_topk_tokens: float | None = None
+    kv_shard_limit: float | None = None
+    full_slope_decode_flop_per_token: float = 0.0
+    full_slope_prefill_flop_per_token: float = 0.0
+    window_slope_flop_per_token: float = 0.0
+    chunk_slope_flop_per_token: float = 0.0
+    index_slope_flop_per_token: float = 0.0
+    state_flop_per_token: float = 0.0
 
     @classmethod
     def from_row(cls, row: dict) -> Model:
@@ -61,6 +84,51 @@ class Model:
                 hint="fill the architecture columns in data/models.csv (kv_bytes_per_token is computed from them)",
             )
         )
+
+    def deployment_arrays(self) -> dict:
+        """The model as :func:`econ.physics.deployment.decode_terms` reads it (``deployment.MODEL_KEYS``, BF16 cache).
+
+        Without the class split (a model built by hand) every weight is read every step (``rest_params`` =
+        N_tot); without ``hidden_size`` no communication is counted; without attention slopes no attention FLOPs.
+        """
+
+        def value(x, default=np.nan):
+            return float(default if x is None else x)
+
+        routed = self.routed_expert_params
+        rest = self.params_total - routed if self.rest_params is None else self.rest_params
+        return {
+            "params_active": float(self.params_active),
+            "rest_params": float(rest),
+            "shared_expert_params": float(self.shared_expert_params),
+            "dense_ffn_params": float(self.dense_ffn_params),
+            "embedding_params": float(self.embedding_params),
+            "head_params": float(self.head_params),
+            "routed_expert_params": float(routed),
+            "moe_layers": float(self.moe_layers),
+            "num_routed_experts": value(self.num_routed_experts),
+            "experts_per_token": value(self.experts_per_token),
+            "params_per_expert": value(self.params_per_expert),
+            "hidden_size": value(self.hidden_size, 0.0),
+            "num_layers": value(self.num_layers, 0.0),
+            "num_dense_layers": value(self.num_dense_layers, 0.0),
+            "num_shared_experts": value(self.num_shared_experts, 0.0),
+            "kv_shard_limit": value(self.kv_shard_limit, self.num_kv_heads if self.num_kv_heads else np.inf),
+            "sparse_topk_tokens": value(self.sparse_topk_tokens),
+            "full_slope_decode": float(self.full_slope_decode_flop_per_token),
+            "full_slope_prefill": float(self.full_slope_prefill_flop_per_token),
+            "window_slope": float(self.window_slope_flop_per_token),
+            "chunk_slope": float(self.chunk_slope_flop_per_token),
+            "index_slope": float(self.index_slope_flop_per_token),
+            "state_flop_per_token": float(self.state_flop_per_token),
+            "kv_bytes_per_token": float(self.kv_bytes_per_token),
+            "kv_index_bytes_per_token": float(self.kv_index_bytes_per_token),
+            "kv_window_bytes_per_sequence": float(self.kv_window_bytes_per_sequence),
+            "sliding_window_tokens": value(self.sliding_window_tokens),
+            "kv_chunk_bytes_per_token": float(self.kv_chunk_bytes_per_token),
+            "attention_chunk_tokens": value(self.attention_chunk_tokens),
+            "state_bytes_per_sequence": float(self.state_bytes_per_sequence),
+        }
 
     def kv_bytes_per_token_at(self, kv_format: str = KV_REFERENCE_FORMAT) -> float:
         """KV bytes per context token for a cache stored in ``kv_format`` (``kv_bytes_per_token`` is at bf16)."""

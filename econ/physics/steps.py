@@ -1,4 +1,4 @@
-"""The notebook API: one decode or prefill step of a ``Model`` on a replica of ``Chip`` s.
+"""The notebook API: one decode or prefill step of a ``Model`` on a replica of ``Chip`` s under a layout.
 
     >>> from econ.physics import Chip, Model, decode_step
     >>> h100 = Chip("H100", hbm_capacity_bytes=80e9, hbm_bandwidth_bytes_per_s=3.35e12, peak_bf16_flop_per_s=989e12)
@@ -7,23 +7,27 @@
     >>> round(step.step_time_s * 1e3, 1), step.bound                   # lower bound, memory-bound
     (14.3, 'memory')
 
-Arrays are accepted anywhere a scalar is (``batch=np.arange(1, 4097)``, ``context_tokens=[8192, 131072]``
-broadcast like numpy). ``step_time_s`` is the roofline **lower bound** max(compute, memory) —
-the lecture's t_step; ``upper_bound_s`` (compute + memory) is the no-overlap bound.
+It is :func:`econ.physics.deployment.decode_terms` / :func:`~econ.physics.deployment.prefill_terms` — the functions
+every table uses — on one model and chip. Arrays are accepted anywhere a scalar is (``batch=np.arange(1, 4097)``,
+``context_tokens=[8192, 131072]`` broadcast like numpy). ``step_time_s`` is the **lower bound**
+max(compute, memory, communication) + overhead; ``upper_bound_s`` puts every term in series.
+
+The layout: ``layout=`` a mapping of ``deployment.LAYOUT_KEYS``; or ``chips=G`` (and ``pipeline_stages=P``), the
+lecture's replica with every weight split over its G chips; or neither, the default layout
+(:func:`econ.physics.layout_search.default_layout`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
 from econ.formats import bytes_per_value, kv_scale
-from econ.physics import roofline
+from econ.physics import deployment, layout_search, roofline
 from econ.physics.hardware import Chip
-from econ.physics.memory import replica_chips
-from econ.physics.model import Model, kv_window_bytes
+from econ.physics.model import Model
 from econ.units import MEGA
 
 
@@ -35,14 +39,11 @@ def _scalar(x):
 
 @dataclass(frozen=True)
 class Step:
-    """The roofline of one forward pass of a replica. Times in s, throughput in tokens/s, cost in $/token.
-
-    ``step_time_s`` is the lower bound (max of compute and memory time, perfect overlap).
-    ``usd_per_token`` is computed from the lower bound and is None when no price was given.
-    """
+    """One pass of a replica. Times in s, throughput in tokens/s, cost in $/token; ``terms`` holds every term."""
 
     compute_time_s: np.ndarray
     memory_time_s: np.ndarray
+    comm_time_s: np.ndarray
     lower_bound_s: np.ndarray
     upper_bound_s: np.ndarray
     bound: np.ndarray
@@ -50,10 +51,11 @@ class Step:
     chips: float
     pipeline_stages: float
     usd_per_chip_hour: float | None = None
+    terms: dict = field(default_factory=dict, repr=False)
 
     @property
     def step_time_s(self):
-        """The reported step time: the roofline lower bound max(compute, memory) [s]."""
+        """The reported step time: the lower bound [s]."""
         return self.lower_bound_s
 
     @property
@@ -77,82 +79,94 @@ class Step:
         return None if cost is None else cost * MEGA
 
 
-class Formats(NamedTuple):
-    peak_flop_per_s: float
-    weight_bytes_per_param: float
-    kv_bytes_per_token: float
+def _chip_arrays(chip: Chip, number_format: str) -> dict:
+    def value(x):
+        return np.nan if x is None else float(x)
+
+    return {
+        "peak_flop_per_s": chip.peak_flop_per_s(number_format),
+        "hbm_bandwidth_bytes_per_s": float(chip.hbm_bandwidth_bytes_per_s),
+        "hbm_capacity_bytes": float(chip.hbm_capacity_bytes),
+        "scale_up_domain_chips": float(chip.scale_up_domain_chips or 1),
+        "scale_up_bandwidth_bytes_per_s": value(chip.scale_up_bandwidth_bytes_per_s),
+        "scale_out_bandwidth_bytes_per_s": value(chip.scale_out_bandwidth_bytes_per_s),
+    }
 
 
-def resolve_formats(model: Model, chip: Chip, number_format: str, weight_format: str | None, kv_format: str) -> Formats:
-    """F from the chip's peak in the format of the math; b_w from the weight format (default: the math's); b_kv at
-    kv_format."""
-    peak = chip.peak_flop_per_s(number_format)
-    b_w = bytes_per_value(weight_format or number_format)
-    return Formats(peak, b_w, model.kv_bytes_per_token_at(kv_format))
+def lecture_layout(chips, pipeline_stages=1) -> dict:
+    """The lecture's replica: ``chips`` G in P stages, every weight split over the G/P chips of a stage."""
+    tp = np.asarray(chips, dtype=float) / np.asarray(pipeline_stages, dtype=float)
+    return {
+        "tensor_parallel": tp,
+        "attention_data_parallel": np.ones_like(tp),
+        "pipeline_parallel": np.asarray(pipeline_stages, dtype=float) * np.ones_like(tp),
+        "replicate_attention": False,
+        "replicate_shared_experts": False,
+        "replicate_dense": False,
+        "replicate_embeddings": False,
+        "redundant_expert_slots": 0.0,
+    }
 
 
 def replica(
-    model: Model, chip: Chip, *, number_format: str = "bf16", weight_format: str | None = None
-) -> tuple[float, float]:
-    """(chips G, pipeline stages P) of the smallest replica holding the weights (rule:
-    :func:`econ.physics.memory.replica_chips`)."""
-    b_w = bytes_per_value(weight_format or number_format)
-    g, p = replica_chips(model.params_total, b_w, chip.hbm_capacity_bytes, chip.scale_up_domain_chips)
-    return float(g), float(p)
+    model: Model, chip: Chip, *, number_format: str = "bf16", weight_format: str | None = None, context_tokens=8192
+) -> dict:
+    """The default layout of ``model`` on ``chip`` (:func:`econ.physics.layout_search.default_layout`)."""
+    return layout_search.default_layout(
+        model.deployment_arrays(),
+        _chip_arrays(chip, number_format),
+        weight_bytes_per_param=bytes_per_value(weight_format or number_format),
+        context_tokens=context_tokens,
+    )
 
 
-def _pass(
-    model,
-    chip,
-    batch,
-    tokens_per_pass,
-    kv_tokens,
-    *,
-    number_format,
-    weight_format,
-    kv_format,
-    chips,
-    pipeline_stages,
-    mfu,
-    mbu,
-    usd_per_chip_hour,
-    tokens_per_step,
-) -> Step:
-    f = resolve_formats(model, chip, number_format, weight_format, kv_format)
-    if chips is None:
-        chips, auto_stages = replica(model, chip, number_format=number_format, weight_format=weight_format)
-        pipeline_stages = auto_stages if pipeline_stages is None else pipeline_stages
-    pipeline_stages = 1 if pipeline_stages is None else pipeline_stages
-    window = kv_window_bytes(
-        kv_tokens,
-        model.kv_window_bytes_per_sequence * kv_scale(kv_format),
-        model.sliding_window_tokens,
+def _layout(model, chip, number_format, weight_format, chips, pipeline_stages, layout, context):
+    if layout is not None:
+        return layout
+    if chips is not None:
+        return lecture_layout(chips, 1 if pipeline_stages is None else pipeline_stages)
+    return replica(model, chip, number_format=number_format, weight_format=weight_format, context_tokens=context)
+
+
+def _step(model, chip, pool, batch, context, prompt, *, number_format, weight_format, kv_format, layout, run, price):
+    settings = {
+        "weight_bytes_per_param": bytes_per_value(weight_format or number_format),
+        "usd_per_chip_hour": np.nan if price is None else price,
+        **run,
+    }
+    arrays = model.deployment_arrays()
+    chip_arrays = _chip_arrays(chip, number_format)
+    if pool == "decode":
+        out = deployment.decode_terms(
+            arrays, chip_arrays, layout, batch, context, kv_scale=kv_scale(kv_format), settings=settings
+        )
+        tokens = np.multiply(batch, deployment.accepted_tokens_per_step(*_spec(settings)))
+    else:
+        out = deployment.prefill_terms(
+            arrays, chip_arrays, layout, batch, prompt, context, kv_scale=kv_scale(kv_format), settings=settings
+        )
+        tokens = np.multiply(batch, prompt)
+    lower = out["step_time_s"]
+    bound = np.where(
+        out["compute_bound"], "compute", np.where(out["comm_time_s"] > out["memory_time_s"], "communication", "memory")
     )
-    compute = roofline.compute_time_s(batch, tokens_per_pass, model.params_active, chips, f.peak_flop_per_s, mfu=mfu)
-    memory = roofline.memory_time_s(
-        batch,
-        kv_tokens,
-        f.kv_bytes_per_token,
-        model.params_total,
-        f.weight_bytes_per_param,
-        chips,
-        chip.hbm_bandwidth_bytes_per_s,
-        mbu=mbu,
-        pipeline_stages=pipeline_stages,
-        kv_extra_bytes_per_sequence=window,
-    )
-    times = roofline.step_bounds(compute, memory)
     return Step(
-        _scalar(times.compute_time_s),
-        _scalar(times.memory_time_s),
-        _scalar(times.lower_bound_s),
-        _scalar(times.upper_bound_s),
-        _scalar(times.bound),
-        _scalar(np.broadcast_to(tokens_per_step, times.lower_bound_s.shape)),
-        float(chips),
-        float(pipeline_stages),
-        usd_per_chip_hour,
+        _scalar(out["compute_time_s"]),
+        _scalar(out["memory_time_s"]),
+        _scalar(out["comm_time_s"]),
+        _scalar(lower),
+        _scalar(out["step_time_upper_s"]),
+        _scalar(bound),
+        _scalar(np.broadcast_to(tokens, np.shape(lower))),
+        _scalar(out["replica_chips"]),
+        _scalar(np.asarray(layout["pipeline_parallel"], dtype=float)),
+        price,
+        out,
     )
+
+
+def _spec(settings):
+    return settings.get("speculative_tokens", 0.0), settings.get("acceptance_frac", 0.0)
 
 
 def decode_step(
@@ -166,42 +180,42 @@ def decode_step(
     kv_format: str = "bf16",
     chips=None,
     pipeline_stages=None,
+    layout: dict | None = None,
     mfu=1.0,
     mbu=1.0,
     usd_per_chip_hour=None,
+    **settings,
 ) -> Step:
-    """One decode step: B sequences each get one new token, attending to ``context_tokens`` cached tokens.
-
-    t_compute = 2·B·N_act/(G·F·mfu),  t_mem = (P·N_tot·b_w + B·L·b_kv)/(G·W·mbu)  (lecture a.2, d.6).
+    """One decode step: B sequences each get 1 + n_draft tokens verified, attending to ``context_tokens`` cached ones.
 
     Parameters
     ----------
-    batch : sequences in the step (B); array-like.
-    context_tokens : tokens already in each sequence's KV cache (L); array-like.
+    batch : sequences in the step per replica (B); array-like.
+    context_tokens : tokens already in each sequence's cache (L); array-like.
     number_format : format of the math; picks F from the chip (bf16, fp8, int8, fp4).
-    weight_format : format the weights are stored in (default: ``number_format``); int8 weights with
-        bf16 math is the scaling book's "120" case.
-    kv_format : format of the KV cache (``models.kv_bytes_per_token`` is at bf16; fp8 halves it).
-    chips : chips per replica G (default: the smallest power-of-two replica holding the weights).
-    pipeline_stages : P (default 1, or the replica rule's stages when ``chips`` is not given).
+    weight_format : format the weights are stored in (default: ``number_format``).
+    kv_format : format of the KV cache (``model_derived`` is at bf16; fp8 halves it).
+    chips, pipeline_stages : the lecture's replica (every weight split over G/P chips per stage); see ``layout``.
+    layout : a mapping of ``deployment.LAYOUT_KEYS`` (overrides ``chips``); neither: the default layout.
     mfu, mbu : achieved fraction of peak FLOP/s and of HBM bandwidth (1 = the pure roofline).
     usd_per_chip_hour : rental price p, for ``usd_per_token``.
+    settings : other ``deployment.SETTINGS`` (link_frac, latencies, step_overhead_s, speculative_tokens, …).
     """
-    return _pass(
+    chosen = _layout(model, chip, number_format, weight_format, chips, pipeline_stages, layout, context_tokens)
+    run = {"mfu": mfu, "mbu": mbu, **settings}
+    return _step(
         model,
         chip,
+        "decode",
         batch,
-        1.0,
         context_tokens,
+        None,
         number_format=number_format,
         weight_format=weight_format,
         kv_format=kv_format,
-        chips=chips,
-        pipeline_stages=pipeline_stages,
-        mfu=mfu,
-        mbu=mbu,
-        usd_per_chip_hour=usd_per_chip_hour,
-        tokens_per_step=batch,
+        layout=chosen,
+        run=run,
+        price=usd_per_chip_hour,
     )
 
 
@@ -217,32 +231,33 @@ def prefill_step(
     kv_format: str = "bf16",
     chips=None,
     pipeline_stages=None,
+    layout: dict | None = None,
     mfu=1.0,
     mbu=1.0,
     usd_per_chip_hour=None,
+    **settings,
 ) -> Step:
-    """One prefill pass: B sequences each process ``prompt_tokens`` new tokens (ℓ) after ``cached_tokens``.
+    """One prefill pass: B prompts of ``prompt_tokens`` new tokens after ``cached_tokens`` cached ones.
 
-    t_compute = 2·B·ℓ·N_act/(G·F·mfu); t_mem = (P·N_tot·b_w + B·(cached + ℓ)·b_kv)/(G·W·mbu): the weights
-    once, the cached KV read and the prompt's KV written once (lecture f.3: the memory time does not
-    grow with ℓ beyond that). Cost per token is per prompt token. Other arguments as :func:`decode_step`.
+    The cache is read and the new tokens' cache written once; attention FLOPs are causal. Cost per token is per
+    prompt token. Other arguments as :func:`decode_step`.
     """
-    kv_tokens = np.add(cached_tokens, prompt_tokens)
-    return _pass(
+    context = np.add(cached_tokens, prompt_tokens)
+    chosen = _layout(model, chip, number_format, weight_format, chips, pipeline_stages, layout, context)
+    run = {"mfu": mfu, "mbu": mbu, **settings}
+    return _step(
         model,
         chip,
+        "prefill",
         batch,
+        cached_tokens,
         prompt_tokens,
-        kv_tokens,
         number_format=number_format,
         weight_format=weight_format,
         kv_format=kv_format,
-        chips=chips,
-        pipeline_stages=pipeline_stages,
-        mfu=mfu,
-        mbu=mbu,
-        usd_per_chip_hour=usd_per_chip_hour,
-        tokens_per_step=np.multiply(batch, prompt_tokens),
+        layout=chosen,
+        run=run,
+        price=usd_per_chip_hour,
     )
 
 
@@ -258,12 +273,13 @@ class Balance(NamedTuple):
 def balance(
     model: Model, chip: Chip, *, number_format: str = "bf16", weight_format: str | None = None, kv_format: str = "bf16"
 ) -> Balance:
-    """R, B*₀ by parameters and by experts, and L* for a model on a chip in a number format."""
-    f = resolve_formats(model, chip, number_format, weight_format, kv_format)
-    r = roofline.critical_batch_ratio(f.peak_flop_per_s, chip.hbm_bandwidth_bytes_per_s, f.weight_bytes_per_param)
+    """R, B*₀ by parameters and by experts, and L* for a model on a chip in a number format (lecture closed forms)."""
+    peak = chip.peak_flop_per_s(number_format)
+    b_w = bytes_per_value(weight_format or number_format)
+    r = roofline.critical_batch_ratio(peak, chip.hbm_bandwidth_bytes_per_s, b_w)
     return Balance(
         float(r),
         float(roofline.balance_batch(r, model.params_total, model.params_active)),
         float(r * model.sparsity_expert_ratio),
-        float(roofline.critical_context_tokens(r, f.weight_bytes_per_param, model.params_active, f.kv_bytes_per_token)),
+        float(roofline.critical_context_tokens(r, b_w, model.params_active, model.kv_bytes_per_token_at(kv_format))),
     )

@@ -34,7 +34,7 @@ DIFFERENCES = {
         12 * 2 * 8 * 128 * 2,
         48 * 2 * 8 * 128 * 2,
         "the reference counts all 48 layers as an upper bound; 36 of them are chunked-attention layers "
-        "(attention_chunk_size 8192) that hold at most one 8192-token chunk, so econ encodes them as window "
+        "(attention_chunk_size 8192) that hold at most one 8192-token chunk, so econ encodes them as chunked "
         "layers and only the 12 global NoPE layers grow with context",
     ),
     "Llama-4-Scout-17B-16E": (
@@ -99,9 +99,10 @@ def test_deliberate_differences_are_the_documented_ones(models, model):
     ours, reference, why = DIFFERENCES[model]
     assert REF[model] == reference, why
     assert models.filter(pl.col("model") == model)["kv_bytes_per_token"][0] == ours, why
-    # the chunked layers still hold one full chunk: 36 layers x 8192 tokens x 8 KV heads x (128 + 128) x 2 B
-    window = models.filter(pl.col("model") == model)["kv_window_bytes_per_sequence"][0]
-    assert window == 36 * 8192 * 8 * 256 * 2
+    # the chunked layers hold the tokens of one chunk: 36 layers x 8 KV heads x (128 + 128) x 2 B per chunk token
+    row = models.filter(pl.col("model") == model).row(0, named=True)
+    assert row["kv_chunk_bytes_per_token"] == 36 * 8 * 256 * 2 and row["attention_chunk_tokens"] == 8192
+    assert row["kv_window_bytes_per_sequence"] == 0
 
 
 # ------------------------------------------------------------------ formula functions on worked examples

@@ -65,17 +65,28 @@ def test_unsupported_format_says_which_are_supported():
         decode_step(Model.from_row(MODEL_ROW), chip, batch=1, context_tokens=1, number_format="fp6")
 
 
-def test_default_replica_is_the_rule_and_pipelines_across_domains():
-    """DeepSeek-V3 bf16 (1.34 TB) on 8-chip 180 GB B200 nodes: 8 chips hold 1.44 TB, so one domain, no pipeline."""
-    model, chip = Model.from_row(MODEL_ROW), Chip.from_row(HARDWARE_ROW)
-    assert replica(model, chip) == (8.0, 1.0)
-    assert replica(model, chip, number_format="fp4") == (2.0, 1.0)
-    step = decode_step(model, chip, batch=1, context_tokens=0)
-    assert step.chips == 8 and step.step_time_s == pytest.approx(671e9 * 2 / (8 * 7.7e12))
-    small = Chip("H100", 80e9, 3.35e12, peak_bf16_flop_per_s=989e12, scale_up_domain_chips=8)
-    assert replica(model, small) == (32.0, 4.0)
-    # a pipelined replica's latency floor is set by one stage's domain: W_eff = 8 x W, not 32 x W (lecture d.6)
-    assert decode_step(model, small, batch=1, context_tokens=0).step_time_s == pytest.approx(671e9 * 2 / (8 * 3.35e12))
+def test_default_layout_of_a_dense_model_is_the_least_tensor_parallelism_that_holds_it():
+    """A dense 70B in bf16 (140 GB) and one 8k sequence (2.7 GB) on 80 GB chips: TP2 holds 71.3 GB per chip."""
+    dense = Model("dense-70b", params_total=70e9, params_active=70e9, kv_bytes_per_token=327_680, num_kv_heads=8)
+    h100 = Chip("H100", 80e9, 3.35e12, peak_bf16_flop_per_s=989e12, scale_up_domain_chips=8)
+    layout = replica(dense, h100, context_tokens=8192)
+    assert (layout["tensor_parallel"], layout["attention_data_parallel"], layout["pipeline_parallel"]) == (2, 1, 1)
+    step = decode_step(dense, h100, batch=1, context_tokens=0)
+    assert step.chips == 2 and step.step_time_s == pytest.approx(70e9 * 2 / (2 * 3.35e12))
+
+
+def test_default_layout_of_deepseek_spreads_experts_over_the_domain(fixture_db):
+    """DeepSeek-V3 in FP8 on an 8-GPU HGX B200: data-parallel attention and expert parallelism over the whole
+    domain; at batch 1 each chip reads the replicated weights and its share of the 8 experts each layer routes to."""
+    from econ.notebook import load_chip, load_model
+
+    model, b200 = load_model("DeepSeek-V3", fixture_db), load_chip("B200", fixture_db)
+    layout = replica(model, b200, number_format="fp8")
+    assert (layout["tensor_parallel"], layout["attention_data_parallel"]) == (1, 8)  # HGX B200: an 8-chip domain
+    step = decode_step(model, b200, batch=1, context_tokens=0, number_format="fp8")
+    touched = model.rest_params + model.shared_expert_params + model.dense_ffn_params + model.head_params
+    touched += model.moe_layers * 8 * model.params_per_expert / 8  # 8 experts touched, spread over 8 chips
+    assert step.terms["weight_bytes_read_per_chip"] == pytest.approx(touched)
 
 
 def test_fp8_kv_halves_the_kv_term():

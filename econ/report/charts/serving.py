@@ -9,8 +9,8 @@ import polars as pl
 from econ.report.charts import HEIGHT, WIDTH, axis_title, guide_rule
 from econ.report.charts.data import ChartWithData, equals, named, with_datasets
 
-BOUND_DOMAIN = ["memory", "compute"]
-BOUND_SHAPES = ["circle", "square"]
+BOUND_DOMAIN = ["memory", "compute", "communication"]
+BOUND_SHAPES = ["circle", "square", "triangle"]
 FIT_DOMAIN = ["fits", "does not fit"]
 MODEL_PALETTE = ["#1f5fa8", "#e4892b", "#3b9c5a", "#c4424b", "#7a5aa8", "#8a6d3b"]
 

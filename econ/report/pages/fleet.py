@@ -1,5 +1,5 @@
 """Fleet page: the chips, racks, megawatts and dollars that serve the scenario's traffic, the cost–speed frontier,
-and how serving and training share a fleet (tables ``fleet_plan``, ``fleet_pareto``, ``training_fleet``)."""
+and how serving and training share a fleet (tables ``fleet_plan``, ``serving_frontier``, ``training_fleet``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from econ.report.pages.common import interval_text
 NAME = "fleet"
 TITLE = "Fleet"
 SUMMARY = "Chips, racks, power and cost to serve a usage scenario; the cost–speed frontier; serving vs training."
-REQUIRES = ("fleet_plan", "fleet_pareto", "training_fleet")
+REQUIRES = ("fleet_plan", "serving_frontier", "training_fleet")
 
 PLAN = """
 select * from fleet_plan where scenario = ? and price_kind = 'scenario' order by deployment
@@ -36,25 +36,17 @@ select deployment, price_kind, usd_per_chip_hour, usd_per_day, revenue_usd_per_d
 from fleet_plan where scenario = ? and gross_margin_frac is not null order by deployment, price_kind
 """
 
-FRONTIER_BINS_PER_E = 12  # points kept per e-fold of speed along each curve (the table has every batch)
-FRONTIER = f"""
+FRONTIER = """
 with shown as (
     select distinct model, chip, number_format from fleet_plan where scenario = ? and decode_batch_seqs is not null
 ),
-points as (
-    select p.model::varchar as model, p.chip::varchar as chip, p.number_format::varchar as number_format, p.batch_seqs,
-           p.tokens_per_s_per_user, p.tokens_per_s_per_chip, p.usd_per_mtok
-    from fleet_pareto as p
-    inner join shown as s on p.model::varchar = s.model and p.chip::varchar = s.chip
-                         and p.number_format::varchar = s.number_format
-),
 final as (
-    select * from points
-    qualify row_number() over (partition by model, chip, number_format,
-                               floor(ln(tokens_per_s_per_user) * {FRONTIER_BINS_PER_E}) order by batch_seqs) = 1
-         or batch_seqs = max(batch_seqs) over (partition by model, chip, number_format)
+    select f.model, f.chip, f.number_format, f.layout, f.replica_chips, f.batch_per_replica as batch_seqs,
+           f.tokens_per_s_per_user, f.tokens_per_s_per_chip, f.usd_per_mtok
+    from serving_frontier as f
+    inner join shown as s using (model, chip, number_format)
 )
-select * from final order by model, chip, number_format, batch_seqs
+select * from final order by model, chip, number_format, tokens_per_s_per_user
 """
 
 OPERATING = """
@@ -88,8 +80,8 @@ def render(ctx: SiteContext) -> PageContent:
         lead=(
             f"How many chips, racks and megawatts serve scenario {ctx.scenario}'s traffic, what that costs per day at "
             "each rental price, what the list prices leave as margin, and how serving and training share a fleet. "
-            "Prefill and decode run on separate pools sized from the roofline; step times are lower bounds, so chip "
-            "counts and costs are lower bounds and margins upper bounds."
+            "Prefill and decode run on separate pools, each with the layout the search picks for its service target; "
+            "step times are lower bounds, so chip counts and costs are lower bounds and margins upper bounds."
         ),
         sections=sections,
         headlines=[h for h in [_margin_headline(ctx)] if h is not None],
@@ -109,7 +101,9 @@ def _plan(ctx: SiteContext, plan: pl.DataFrame) -> Section:
                 Col("chip", "Chip"),
                 Col("number_format", "Format"),
                 Col("tokens_per_s", "Traffic (tokens/s)", kind="num"),
-                Col("replica_chips", "Chips per replica", kind="num"),
+                Col("decode_layout", "Decode layout"),
+                Col("decode_replica_chips", "Decode chips per replica", kind="num"),
+                Col("prefill_replica_chips", "Prefill chips per replica", kind="num"),
                 Col("decode_batch_seqs", "Decode batch (sequences)", kind="num"),
                 Col("batch_status", "Batch", wrap=True),
                 Col("tokens_per_s_per_user", "Speed (tokens/s/user)", kind="num"),
@@ -200,10 +194,10 @@ def _plan(ctx: SiteContext, plan: pl.DataFrame) -> Section:
 def _frontier(ctx: SiteContext) -> Section:
     points = ctx.query(FRONTIER, [ctx.scenario])
     plans = ctx.query(OPERATING, [ctx.scenario])
-    total = ctx.scalar("select count(*) from fleet_pareto")
+    total = ctx.scalar("select count(*) from serving_frontier")
     if points.is_empty():
         return Section("Cost–speed frontier", [note("No frontier points for the deployed models.", kind="pending")])
-    description = ctx.description("fleet_pareto")
+    description = ctx.description("serving_frontier")
     blocks = [
         Figure(
             "frontier",
@@ -215,15 +209,15 @@ def _frontier(ctx: SiteContext) -> Section:
                 title="Throughput per chip against speed per user as the batch grows",
             ),
             points,
-            caption="Each line is one deployed model × chip × format as the decode batch grows from 1 (right: the "
-            "latency floor's speed) to the largest that fits in the replica (left: throughput per chip "
-            "flattens where decode turns compute-bound). Diamonds mark each plan's batch on the plan's own replica; "
-            "a deployment that sets a replica size other than the curve's (sized for the balance batch) sits "
-            "off its line. The curve the industry's serving benchmarks measure.",
-            formula=f"speed = 1/t_step; throughput = B/(t_step·G); {ctx.cite('econ.physics.roofline.step_bounds')}; "
-            f"{ctx.cite('econ.physics.roofline.weight_read_time_s')}",
-            source=f"fleet_pareto ({total:,} rows; a sample of about {FRONTIER_BINS_PER_E} points per e-fold of speed "
-            "is drawn); plan points from fleet_plan",
+            caption="Each line is one deployed model × chip × format: the best throughput per chip any layout and "
+            "batch of the search reaches at each speed per user (right: small batches on wide replicas; left: large "
+            "batches). Diamonds mark each plan's operating point. The curve the industry's serving benchmarks "
+            "measure; here a bound at the scenario's efficiencies.",
+            formula=f"speed = accepted/t_step; throughput = B·accepted/(t_step·c); "
+            f"{ctx.cite('econ.physics.deployment.overlap_bounds')}; "
+            f"{ctx.cite('econ.physics.layout_search.pareto_optimal')}",
+            source=f"serving_frontier ({total:,} frontier points over every model × chip × format); plan points from "
+            "fleet_plan",
         ),
         Figure(
             "frontier-cost",
@@ -239,7 +233,7 @@ def _frontier(ctx: SiteContext) -> Section:
             "the most expensive; large batches approach the cost floor.",
             formula=f"{ctx.cite('econ.physics.roofline.usd_per_token')}; "
             f"{ctx.cite('econ.physics.roofline.decode_cost_floor_usd_per_token')}",
-            source="fleet_pareto; plan points from fleet_plan (decode pool cost / output tokens)",
+            source="serving_frontier; plan points from fleet_plan (decode pool cost / output tokens)",
         ),
         Download("frontier-points", points, "The frontier points drawn above"),
         note(description),
@@ -247,7 +241,7 @@ def _frontier(ctx: SiteContext) -> Section:
     return Section(
         "Cost–speed frontier",
         blocks,
-        intro="Every model × chip × format in the data is in fleet_pareto; the charts show the deployed ones.",
+        intro="Every model × chip × format in the data is in serving_frontier; the charts show the deployed ones.",
     )
 
 

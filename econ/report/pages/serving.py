@@ -15,6 +15,7 @@ from econ.report.charts import serving as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, details, fmt_interval, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
+from econ.report.pages import serving_deployment as deployment
 from econ.report.pages.common import dense_balance, guarded, guarded_headline, nearest_on_log_grid, pick, setting, sig3
 
 NAME = "serving"
@@ -42,7 +43,11 @@ order by model, chip, batch_seqs
 """
 
 SUMMARY_SQL = """
-select model, chip, number_format, replica_chips, pipeline_stages, h.critical_batch_ratio, d.sparsity_param_ratio,
+select model, chip, number_format, replica_chips, tensor_parallel, attention_data_parallel, pipeline_parallel,
+       h.critical_batch_ratio, d.sparsity_param_ratio, weight_bytes_touched_batch1_bytes,
+       weight_bytes_touched_batch16_bytes,
+       case number_format when 'bf16' then d.weight_bf16_bytes when 'fp4' then d.weight_fp4_bytes
+            else d.weight_fp8_bytes end as weight_bytes,
        balance_batch_seqs, balance_batch_achieved_seqs, critical_context_tokens, balance_batch_at_8k_seqs,
        latency_floor_s,
        max_tokens_per_s_per_sequence, cost_floor_at_8k_usd_per_mtok, cost_floor_at_128k_usd_per_mtok,
@@ -138,6 +143,21 @@ def render(ctx: SiteContext) -> PageContent:
         guarded("Balance batch and drain time by chip", lambda: _by_chip(ctx, sel)),
         guarded("What fits in memory against context", lambda: _memory(ctx, sel)),
     ]
+    if ctx.has("serving_frontier"):
+        sections.insert(
+            1,
+            guarded(
+                "Throughput against speed per user", lambda: deployment.frontier(ctx, sel.models, sel.number_format)
+            ),
+        )
+    sections.insert(
+        2,
+        guarded(
+            "Where a decode step's time goes",
+            lambda: deployment.terms(ctx, sel.models, sel.chips, sel.number_format, sel.context_tokens),
+        ),
+    )
+    sections.insert(3, guarded("What a small batch reads", lambda: deployment.touched(ctx, sel.number_format)))
     if ctx.has("attention_crossover"):
         sections.append(guarded("Attention vs weight FLOPs", lambda: _attention(ctx, sel)))
     if ctx.has("serving_sparsity"):
@@ -148,9 +168,11 @@ def render(ctx: SiteContext) -> PageContent:
     return PageContent(
         title=TITLE,
         lead=(
-            "What one decode step costs in time and money on real chips, from the roofline of lecture section a: "
-            "a step takes the longer of its compute time and its memory time (weights plus KV cache), every "
-            "sequence in the batch gets one token per step, and the chips are paid for by the second. "
+            "What one decode step costs in time and money on real chips under a parallel layout: a step takes at "
+            "least the longest of its compute time (weights and attention), its memory time (the weights the batch "
+            "touches plus its KV cache and state) and its communication time (lecture section a, extended to "
+            "tensor, expert and data parallelism), every sequence gets one token per step, and the chips are paid "
+            "for by the second. Every number here is a bound at the scenario's efficiencies. "
             f"Charts show {sel.describe()}; the full sweep is a download."
         ),
         sections=sections,
@@ -195,12 +217,13 @@ def _roofline(ctx: SiteContext, sel: Selection, summary: pl.DataFrame) -> Sectio
             (
                 "latency",
                 "latency-vs-batch",
-                "Time of one decode step (each sequence gets one token per step) against batch, on each chip's "
-                f"smallest replica that holds the weights, {assumptions}. Dashed vertical lines: the balance batch "
+                "Time of one decode step (each sequence gets one token per step) against batch, on each case's "
+                f"default layout (table: chips, TP, DP, PP), {assumptions}. Dashed vertical lines: the balance batch "
                 "where weight-read time equals compute time at the scenario's mfu and mbu (B*₀·mfu/mbu); dotted "
-                f"horizontal lines: the latency floor, one read of the weights, which no batch beats. {regime}",
-                f"{ctx.cite('econ.physics.roofline.step_bounds')}; "
-                f"{ctx.cite('econ.physics.roofline.weight_read_time_s')}; "
+                "horizontal lines: the latency floor, the step of one sequence (its weights touched, attention, "
+                f"communication), which no batch beats. {regime}",
+                f"{ctx.cite('econ.physics.deployment.overlap_bounds')}; "
+                f"{ctx.cite('econ.physics.weights.distinct_experts')}; "
                 f"{ctx.cite('econ.physics.roofline.balance_batch')}",
             ),
             (
@@ -231,7 +254,9 @@ def _roofline(ctx: SiteContext, sel: Selection, summary: pl.DataFrame) -> Sectio
                 Col("model", "Model"),
                 Col("chip", "Chip"),
                 Col("replica_chips", "Chips per replica", kind="num"),
-                Col("pipeline_stages", "Pipeline stages", kind="num"),
+                Col("tensor_parallel", "TP", kind="num"),
+                Col("attention_data_parallel", "DP", kind="num"),
+                Col("pipeline_parallel", "PP", kind="num"),
                 Col("critical_batch_ratio", "R (ratio)", kind="num", fmt=sig3),
                 Col("sparsity_param_ratio", "N_tot/N_act (ratio)", kind="num", fmt=sig3),
                 Col("balance_batch_seqs", "B*₀ at peak (sequences)", kind="num", fmt=sig3),

@@ -1,0 +1,165 @@
+"""What the deployment model reads: architectures, chips in a format, layouts and a scenario's run settings.
+
+Selection, joins and the mapping of scenario fields onto :data:`econ.physics.deployment.SETTINGS`; every
+number comes from ``model_derived``, ``hardware`` / ``hardware_derived``, ``layouts`` or the scenario.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from econ.analyses.scenario import Scenario
+from econ.formats import kv_scale
+from econ.physics import deployment, layout_search
+
+MODEL_COLUMNS = {
+    "params_active": "params_active",
+    "rest_params": "rest_params",
+    "shared_expert_params": "shared_expert_params",
+    "dense_ffn_params": "dense_ffn_params",
+    "embedding_params": "embedding_params",
+    "head_params": "head_params",
+    "routed_expert_params": "routed_expert_params",
+    "moe_layers": "moe_layers",
+    "num_routed_experts": "num_routed_experts",
+    "experts_per_token": "experts_per_token",
+    "params_per_expert": "params_per_expert",
+    "hidden_size": "hidden_size",
+    "num_layers": "num_layers",
+    "num_dense_layers": "num_dense_layers",
+    "num_shared_experts": "num_shared_experts",
+    "kv_shard_limit": "kv_shard_limit",
+    "sparse_topk_tokens": "sparse_topk_tokens",
+    "full_slope_decode": "full_slope_decode_flop_per_token",
+    "full_slope_prefill": "full_slope_prefill_flop_per_token",
+    "window_slope": "window_slope_flop_per_token",
+    "chunk_slope": "chunk_slope_flop_per_token",
+    "index_slope": "index_slope_flop_per_token",
+    "state_flop_per_token": "state_flop_per_token",
+    "kv_bytes_per_token": "kv_bytes_per_token",
+    "kv_index_bytes_per_token": "kv_index_bytes_per_token",
+    "kv_window_bytes_per_sequence": "kv_window_bytes_per_sequence",
+    "sliding_window_tokens": "sliding_window_tokens",
+    "kv_chunk_bytes_per_token": "kv_chunk_bytes_per_token",
+    "attention_chunk_tokens": "attention_chunk_tokens",
+    "state_bytes_per_sequence": "state_bytes_per_sequence",
+}
+"""``deployment.MODEL_KEYS`` -> the ``model_derived`` column that holds it."""
+
+CASES_SQL = """
+select d.model, d.params_total, h.chip, h.number_format, h.format_order, h.weight_bytes_per_param,
+       h.peak_flop_per_s, h.hbm_capacity_bytes, h.hbm_bandwidth_bytes_per_s, h.scale_up_domain_chips,
+       hw.scale_up_bandwidth_bytes_per_s, hw.scale_out_bandwidth_bytes_per_s, d.* exclude (model, params_total)
+from model_derived as d cross join hardware_derived as h join hardware as hw using (chip)
+where d.kv_bytes_per_token is not null and (d.params_per_expert is not null or d.num_routed_experts is null)
+order by d.model, h.chip, h.format_order
+"""
+"""Every model with a modelled cache × chip × number format the chip has a peak in (``hardware_derived``)."""
+
+
+def arrays(frame: pl.DataFrame, columns) -> dict[str, np.ndarray]:
+    """Float arrays of ``frame`` columns (null -> NaN), keyed as given: a mapping of key -> column, or names."""
+    pairs = columns.items() if isinstance(columns, dict) else ((c, c) for c in columns)
+    return {k: frame[c].cast(pl.Float64).fill_null(np.nan).to_numpy() for k, c in pairs}
+
+
+def model_arrays(frame: pl.DataFrame) -> dict[str, np.ndarray]:
+    return arrays(frame, MODEL_COLUMNS)
+
+
+def chip_arrays(frame: pl.DataFrame) -> dict[str, np.ndarray]:
+    return arrays(frame, deployment.CHIP_KEYS)
+
+
+def settings(s: Scenario, pool: str, weight_bytes_per_param) -> dict:
+    """The scenario's run settings of a pool (decode or prefill) as :func:`econ.physics.deployment.decode_terms`
+    takes them; FP8/FP4 math dispatches 1-byte activations to the experts (DeepSeek), BF16 2-byte."""
+    b_w = np.asarray(weight_bytes_per_param, dtype=float)
+    return {
+        "weight_bytes_per_param": b_w,
+        "activation_bytes": 2.0,
+        "dispatch_bytes": np.where(b_w < 2.0, 1.0, 2.0),
+        "mfu": s.decode_mfu_frac if pool == "decode" else s.prefill_mfu_frac,
+        "mbu": s.decode_mbu_frac if pool == "decode" else s.prefill_mbu_frac,
+        "link_frac": s.link_bandwidth_frac,
+        "step_overhead_s": s.step_overhead_s,
+        "scale_up_latency_s": s.scale_up_latency_s,
+        "scale_out_latency_s": s.scale_out_latency_s,
+        "speculative_tokens": s.speculative_tokens if pool == "decode" else 0.0,
+        "acceptance_frac": s.speculative_acceptance_frac,
+        "hbm_reserve_frac": s.hbm_reserve_frac,
+        "usd_per_chip_hour": s.usd_per_chip_hour,
+    }
+
+
+def cache_scale(s: Scenario) -> float:
+    """Scale of the BF16 cache columns to the scenario's KV format."""
+    return kv_scale(s.kv_cache_format)
+
+
+def grid_layouts(domains: np.ndarray, moe: np.ndarray, max_chips: int) -> pl.DataFrame:
+    """The layout grid of every distinct (scale-up domain, MoE or not), one row per layout, with its key."""
+    frames = []
+    for domain, is_moe in sorted({(int(d), bool(m)) for d, m in zip(domains, moe, strict=True)}):
+        grid = layout_search.layout_grid(domain, moe=is_moe, max_chips=max_chips)
+        frames.append(
+            pl.DataFrame(grid).with_columns(
+                pl.lit(domain, dtype=pl.Float64).alias("scale_up_domain_chips"),
+                pl.lit(is_moe).alias("moe"),
+                pl.lit("grid").alias("layout"),
+            )
+        )
+    return pl.concat(frames)
+
+
+def named_layouts(layouts: pl.DataFrame, pool: str) -> pl.DataFrame:
+    """Named layouts of a pool as layout rows (a blank replica = one scale-up domain, resolved per chip)."""
+    rows = layouts.filter(pl.col("pool") == pool)
+    return rows.select(
+        "layout",
+        "applies_to",
+        pl.col("replica_chips").cast(pl.Float64),
+        pl.col("tensor_parallel").cast(pl.Float64),
+        pl.col("pipeline_parallel").cast(pl.Float64),
+        *(
+            pl.col(c).fill_null(0).cast(pl.Boolean)
+            for c in ("replicate_attention", "replicate_shared_experts", "replicate_dense", "replicate_embeddings")
+        ),
+        pl.col("redundant_expert_slots").fill_null(0).cast(pl.Float64),
+    )
+
+
+def layouts_for(cases: pl.DataFrame, named: pl.DataFrame, pool: str, max_chips: int) -> pl.DataFrame:
+    """Every case × layout of a pool: the grid of its chip's domain and its kind (MoE or dense), and the named
+    layouts that apply, with the attention data-parallel degree and the expert-parallel span."""
+    moe = cases["num_routed_experts"].is_not_null().to_numpy()
+    keyed = cases.with_columns(pl.Series("moe", moe), pl.col("scale_up_domain_chips").fill_null(1).cast(pl.Float64))
+    grid = keyed.join(
+        grid_layouts(keyed["scale_up_domain_chips"].to_numpy(), moe, max_chips),
+        on=["scale_up_domain_chips", "moe"],
+    ).with_columns(
+        (pl.col("tensor_parallel") * pl.col("attention_data_parallel") * pl.col("pipeline_parallel")).alias(
+            "replica_chips"
+        )
+    )
+    rows = named_layouts(named, pool)
+    given = keyed.join(rows, how="cross").filter(
+        (pl.col("applies_to") == "any") | ((pl.col("applies_to") == "moe") == pl.col("moe"))
+    )
+    given = given.with_columns(pl.col("replica_chips").fill_null(pl.col("scale_up_domain_chips"))).with_columns(
+        (pl.col("replica_chips") / (pl.col("tensor_parallel") * pl.col("pipeline_parallel"))).alias(
+            "attention_data_parallel"
+        )
+    )
+    given = given.filter(
+        (pl.col("attention_data_parallel") >= 1)
+        & (pl.col("attention_data_parallel").round(0) == pl.col("attention_data_parallel"))
+    ).drop("applies_to")
+    out = pl.concat([grid, given.select(grid.columns)], how="vertical_relaxed")
+    return out.with_columns(
+        pl.when(pl.col("moe"))
+        .then(pl.col("tensor_parallel") * pl.col("attention_data_parallel"))
+        .otherwise(1.0)
+        .alias("expert_parallel")
+    )

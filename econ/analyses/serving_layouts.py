@@ -1,0 +1,172 @@
+"""``serving_layouts`` and ``serving_frontier``: every layout × batch of every model × chip × format, per pool.
+
+The grid of :func:`econ.physics.layout_search.layout_grid` plus the named ``layouts`` of each pool, evaluated by
+:func:`econ.physics.deployment.decode_terms` (at the traffic mix's mean decode context) and
+:func:`~econ.physics.deployment.prefill_terms` (the mix's mean prompt, the cached share read, the rest
+computed), a few model × chip × format cases at a time, in the formats the scenario's ``weight_format`` lists. Points
+whose weights and cache do not fit are not
+stored. ``cheapest_meeting_target`` marks, per model × chip × format × pool, the lowest $/MTok among the points
+that meet the scenario's per-user speed (decode) or time to first token (prefill); ``serving_frontier`` keeps
+the decode points no other point of the same model × chip × format beats on both speed per user and
+throughput per chip. Every time is the roofline lower bound at the scenario's efficiencies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import polars as pl
+
+from econ.analyses import deployment_inputs as inputs
+from econ.analyses.serving_layout_columns import FRONTIER, LAYOUTS
+from econ.analyses.traffic import traffic_mix
+from econ.physics import deployment, layout_search
+from econ.physics.layout_search import pareto_optimal
+
+NAME = "serving_layouts"
+INPUTS = ("model_derived", "hardware", "hardware_derived", "layouts", "scenarios")
+TABLES = (LAYOUTS, FRONTIER)
+
+DECODE_BATCH = 2.0 ** np.arange(0, 15)  # 1 … 16,384 sequences per replica
+PREFILL_BATCH = 2.0 ** np.arange(0, 7)  # 1 … 64 prompts per pass
+CASES_PER_CHUNK = 256
+TERMS = (
+    "weight_bytes_read_per_chip",
+    "kv_bytes_read_per_chip",
+    "weight_flop_per_chip",
+    "attention_flop_per_chip",
+    "compute_time_s",
+    "weight_time_s",
+    "kv_time_s",
+    "memory_time_s",
+    "tp_comm_time_s",
+    "ep_comm_time_s",
+    "pp_comm_time_s",
+    "comm_time_s",
+    "overhead_time_s",
+    "step_time_s",
+    "step_time_serial_comm_s",
+    "step_time_upper_s",
+    "tokens_per_s_per_chip",
+    "usd_per_mtok",
+    "memory_per_chip_bytes",
+)
+
+
+def evaluate(rows: pl.DataFrame, s, pool: str, batch: np.ndarray, group_base: int = 0) -> pl.DataFrame:
+    """Every row (case × layout) at every batch of ``batch``: the pool's step terms, as a frame of the points that
+    fit. Inputs broadcast as (rows, 1) against (1, batches); ``group`` numbers the model × chip × format cases."""
+    t = traffic_mix(s)
+    n, m = rows.height, len(batch)
+
+    def col(values):
+        return np.asarray(values, dtype=float)[:, None]
+
+    model = {k: col(v) for k, v in inputs.model_arrays(rows).items()}
+    chip = {k: col(v) for k, v in inputs.chip_arrays(rows).items()}
+    layout = {k: rows[k].to_numpy()[:, None] for k in deployment.LAYOUT_KEYS}
+    run = inputs.settings(s, pool, col(rows["weight_bytes_per_param"].to_numpy()))
+    scale = inputs.cache_scale(s)
+    b = np.asarray(batch, dtype=float)[None, :]
+    if pool == "decode":
+        context = np.full((1, 1), t.decode_context_tokens)
+        out = deployment.decode_terms(model, chip, layout, b, context, kv_scale=scale, settings=run)
+        meets = out["tokens_per_s_per_user"] >= s.user_speed_target_tokens_per_s
+        prompt = np.nan
+    else:
+        cached = t.mean_prompt_tokens * s.prompt_cache_hit_frac
+        prompt = t.mean_prompt_tokens - cached
+        context = np.full((1, 1), t.mean_prompt_tokens)
+        out = deployment.prefill_terms(model, chip, layout, b, prompt, cached, kv_scale=scale, settings=run)
+        meets = out["ttft_s"] <= s.ttft_target_s
+    shape = (n, m)
+    fits = (out["fits"] & np.isfinite(out["step_time_s"])).ravel()
+    keep = np.flatnonzero(fits)
+    index = keep // m
+
+    def flat(x):
+        return np.broadcast_to(np.asarray(x, dtype=float), shape).ravel()[keep]
+
+    keys = rows.select(
+        "model",
+        "chip",
+        "number_format",
+        "layout",
+        "replica_chips",
+        "tensor_parallel",
+        "attention_data_parallel",
+        "pipeline_parallel",
+        "expert_parallel",
+    )[index]
+    compute_bound = np.broadcast_to(out["compute_bound"], shape).ravel()[keep]
+    comm_over_memory = flat(out["comm_time_s"]) > flat(out["memory_time_s"])
+    bound = np.where(compute_bound, "compute", np.where(comm_over_memory, "communication", "memory"))
+    speed = flat(out["tokens_per_s_per_user"]) if pool == "decode" else np.full(keep.size, np.nan)
+    ttft = flat(out["ttft_s"]) if pool == "prefill" else np.full(keep.size, np.nan)
+    return keys.with_columns(
+        pl.lit(pool).alias("pool"),
+        pl.Series("batch_per_replica", flat(b)),
+        pl.Series("context_tokens", flat(context)),
+        pl.Series("prompt_tokens", np.full(keep.size, prompt), nan_to_null=True),
+        *(pl.Series(k, flat(out[k])) for k in TERMS),
+        pl.Series("tokens_per_s_per_user", speed, nan_to_null=True),
+        pl.Series("ttft_s", ttft, nan_to_null=True),
+        pl.Series("bound", bound),
+        pl.Series("fits", np.ones(keep.size, dtype=bool)),
+        pl.Series("meets_target", np.broadcast_to(meets, shape).ravel()[keep]),
+        pl.Series("_group", group_base + rows["_case"].to_numpy()[index]),
+    )
+
+
+def marked(frame: pl.DataFrame) -> pl.DataFrame:
+    """``cheapest_meeting_target`` per model × chip × format × pool (``_group``)."""
+    mark = layout_search.cheapest_meeting_target(
+        frame["_group"].to_numpy(), frame["usd_per_mtok"].to_numpy(), frame["meets_target"].to_numpy()
+    )
+    return frame.with_columns(pl.Series("cheapest_meeting_target", mark))
+
+
+def frontier(decode: pl.DataFrame) -> pl.DataFrame:
+    """The decode points on their model × chip × format's frontier of throughput per chip against speed per user."""
+    if not decode.height:
+        return FRONTIER.empty_frame()
+    optimal = pareto_optimal(
+        decode["_group"].to_numpy(),
+        decode["tokens_per_s_per_user"].to_numpy(),
+        decode["tokens_per_s_per_chip"].to_numpy(),
+    )
+    return (
+        decode.filter(pl.Series(optimal))
+        .select(FRONTIER.names)
+        .sort("model", "chip", "number_format", "tokens_per_s_per_user")
+    )
+
+
+def chunks(ctx, s) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
+    """(serving_layouts rows, serving_frontier rows) a few cases at a time."""
+    formats = list(s.alternatives("weight_format"))
+    cases = ctx.query(inputs.CASES_SQL).filter(pl.col("number_format").is_in(formats))
+    named = ctx.query("select * from layouts order by layout")
+    max_chips = int(s.max_replica_chips)
+    cases = cases.with_columns(pl.int_range(pl.len()).alias("_case"))
+    for start in range(0, cases.height, CASES_PER_CHUNK):
+        part = cases.slice(start, CASES_PER_CHUNK)
+        decode = marked(evaluate(inputs.layouts_for(part, named, "decode", max_chips), s, "decode", DECODE_BATCH))
+        prefill = evaluate(
+            inputs.layouts_for(part, named, "prefill", max_chips), s, "prefill", PREFILL_BATCH, cases.height
+        )
+        yield pl.concat([decode, marked(prefill)]).select(LAYOUTS.names), frontier(decode)
+
+
+def run(ctx) -> None:
+    s = ctx.scenario("base")
+    frontiers = []
+
+    def layouts():
+        for rows, front in chunks(ctx, s):
+            frontiers.append(front)
+            yield rows
+
+    ctx.write(LAYOUTS, layouts())
+    ctx.write(FRONTIER, pl.concat(frontiers) if frontiers else FRONTIER.empty_frame())
