@@ -11,6 +11,7 @@ import polars as pl
 
 from econ import units
 from econ.errors import Problem
+from econ.load import ceilings
 from econ.load.spec import FILE, LINE, Column, TableSpec
 
 VARIANTS = ("standard", "batch", "flex", "priority", "fast")
@@ -47,6 +48,7 @@ HARDWARE = TableSpec(
             db_name="peak_bf16_flop_per_s",
             factor=units.TFLOP_PER_S,
             db_unit="FLOP/s",
+            ceiling=ceilings.FLOP_PER_S,
         ),
         Column(
             "peak_fp8_tflop_per_s",
@@ -57,6 +59,7 @@ HARDWARE = TableSpec(
             db_name="peak_fp8_flop_per_s",
             factor=units.TFLOP_PER_S,
             db_unit="FLOP/s",
+            ceiling=ceilings.FLOP_PER_S,
         ),
         Column(
             "peak_fp4_tflop_per_s",
@@ -67,6 +70,7 @@ HARDWARE = TableSpec(
             db_name="peak_fp4_flop_per_s",
             factor=units.TFLOP_PER_S,
             db_unit="FLOP/s",
+            ceiling=ceilings.FLOP_PER_S,
         ),
         Column(
             "peak_int8_tera_op_per_s",
@@ -78,6 +82,7 @@ HARDWARE = TableSpec(
             db_name="peak_int8_op_per_s",
             factor=units.TERA,
             db_unit="OP/s",
+            ceiling=ceilings.FLOP_PER_S,
         ),
         Column(
             "hbm_capacity_gb",
@@ -89,6 +94,7 @@ HARDWARE = TableSpec(
             db_name="hbm_capacity_bytes",
             factor=units.GB,
             db_unit="bytes",
+            ceiling=ceilings.HBM_BYTES,
         ),
         Column(
             "hbm_bandwidth_tb_per_s",
@@ -100,6 +106,7 @@ HARDWARE = TableSpec(
             db_name="hbm_bandwidth_bytes_per_s",
             factor=units.TB_PER_S,
             db_unit="bytes/s",
+            ceiling=ceilings.HBM_BANDWIDTH,
         ),
         Column(
             "scale_up_domain_chips",
@@ -107,6 +114,7 @@ HARDWARE = TableSpec(
             "chips",
             "Chips in one scale-up (NVLink/ICI/NeuronLink) domain",
             positive=True,
+            ceiling=ceilings.CHIPS,
         ),
         Column(
             "scale_up_bandwidth_gb_per_s",
@@ -117,6 +125,7 @@ HARDWARE = TableSpec(
             db_name="scale_up_bandwidth_bytes_per_s",
             factor=units.GB_PER_S,
             db_unit="bytes/s",
+            ceiling=ceilings.SCALE_UP_BANDWIDTH,
         ),
         Column(
             "scale_out_bandwidth_gbit_per_s",
@@ -127,6 +136,7 @@ HARDWARE = TableSpec(
             db_name="scale_out_bandwidth_bytes_per_s",
             factor=units.GBIT_PER_S,
             db_unit="bytes/s",
+            ceiling=ceilings.SCALE_OUT_BANDWIDTH,
         ),
         Column(
             "chips_per_node",
@@ -134,9 +144,24 @@ HARDWARE = TableSpec(
             "chips",
             "Chips per server/tray as sold (8 for HGX, 4 for a GB200 tray)",
             positive=True,
+            ceiling=ceilings.CHIPS,
         ),
-        Column("chips_per_rack", "int", "chips", "Chips per rack in the vendor's reference rack", positive=True),
-        Column("tdp_w", "float", "W", "Thermal design power per chip", positive=True),
+        Column(
+            "chips_per_rack",
+            "int",
+            "chips",
+            "Chips per rack in the vendor's reference rack",
+            positive=True,
+            ceiling=ceilings.CHIPS,
+        ),
+        Column(
+            "tdp_w",
+            "float",
+            "W",
+            "Thermal design power per chip",
+            positive=True,
+            ceiling=ceilings.CHIP_POWER_W,
+        ),
         Column("source_url", "str", "", "Primary source of the row's figures", required=True),
         Column("notes", "str", "", "How figures were read; other sources"),
     ),
@@ -154,7 +179,15 @@ RENTAL_PRICES = TableSpec(
         Column("chip", "str", "", "Accelerator id", required=True, ref=("hardware", "chip")),
         Column("provider", "str", "", "Who quotes the price (cloud, neocloud, index)", required=True),
         Column("kind", "str", "", "Price kind", required=True, allowed=RENTAL_KINDS),
-        Column("usd_per_chip_hour", "float", "USD/chip-hour", "Price per chip per hour", required=True, positive=True),
+        Column(
+            "usd_per_chip_hour",
+            "float",
+            "USD/chip-hour",
+            "Price per chip per hour",
+            required=True,
+            positive=True,
+            ceiling=ceilings.USD_PER_CHIP_HOUR,
+        ),
         Column("as_of", "date", "", "Date the quote refers to", required=True),
         Column("source_url", "str", "", "Where the quote was read", required=True),
         Column("notes", "str", "", "Instance type, region, how the per-chip figure was derived"),
@@ -186,6 +219,41 @@ def _check_models(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
                 "check experts_per_token and num_routed_experts",
             )
         )
+    layers = pl.col("num_layers")
+    typed = pl.sum_horizontal(
+        pl.col("num_full_attention_layers").fill_null(0),
+        pl.col("num_sliding_window_layers").fill_null(0),
+        pl.col("num_linear_attention_layers").fill_null(0),
+    )
+    consistency = (
+        (
+            pl.col("num_kv_heads") > pl.col("num_attention_heads"),
+            "num_kv_heads",
+            "more KV heads than query heads",
+            "KV heads are at most the query heads (equal for MHA, fewer for GQA/MQA)",
+        ),
+        (
+            pl.col("sliding_num_kv_heads") > pl.col("num_attention_heads"),
+            "sliding_num_kv_heads",
+            "more KV heads in the sliding layers than query heads",
+            "check sliding_num_kv_heads against num_attention_heads",
+        ),
+        (
+            typed > layers,
+            "num_full_attention_layers",
+            "full-attention, sliding-window and linear-attention layers add up to more than num_layers",
+            "each layer has one kind; their counts add up to at most num_layers",
+        ),
+        (
+            pl.col("num_dense_layers") > layers,
+            "num_dense_layers",
+            "more dense layers than layers",
+            "check num_dense_layers against num_layers",
+        ),
+    )
+    for mask, column, what, hint in consistency:
+        for row in _rows(frame, mask):
+            problems.append(Problem(row[FILE], row[LINE], column, what, hint))
     mla_missing = (pl.col("attention") == "mla") & (
         pl.col("kv_lora_rank").is_null() | pl.col("qk_rope_head_dim").is_null()
     )
@@ -231,6 +299,7 @@ MODELS = TableSpec(
             db_name="params_total",
             factor=units.BILLION,
             db_unit="params",
+            ceiling=ceilings.PARAMS,
         ),
         Column(
             "params_active_b",
@@ -242,39 +311,168 @@ MODELS = TableSpec(
             db_name="params_active",
             factor=units.BILLION,
             db_unit="params",
+            ceiling=ceilings.PARAMS,
         ),
-        Column("num_layers", "int", "layers", "Transformer blocks (num_hidden_layers)", positive=True),
-        Column("hidden_size", "int", "", "Model width d_model", positive=True),
-        Column("num_attention_heads", "int", "heads", "Query heads per layer", positive=True),
-        Column("num_kv_heads", "int", "heads", "KV heads per full-attention layer (MHA: = query heads)", positive=True),
-        Column("head_dim", "int", "", "Query/key head dimension (MLA: qk_nope + qk_rope)", positive=True),
-        Column("v_head_dim", "int", "", "Value head dimension when it differs from head_dim", positive=True),
-        Column("kv_lora_rank", "int", "", "MLA compressed KV latent dimension", positive=True),
-        Column("qk_rope_head_dim", "int", "", "MLA decoupled RoPE key dimension", positive=True),
-        Column("q_lora_rank", "int", "", "MLA query latent dimension", positive=True),
+        Column(
+            "num_layers",
+            "int",
+            "layers",
+            "Transformer blocks (num_hidden_layers)",
+            positive=True,
+            ceiling=ceilings.LAYERS,
+        ),
+        Column(
+            "hidden_size",
+            "int",
+            "",
+            "Model width d_model",
+            positive=True,
+            ceiling=ceilings.WIDTH,
+        ),
+        Column(
+            "num_attention_heads",
+            "int",
+            "heads",
+            "Query heads per layer",
+            positive=True,
+            ceiling=ceilings.HEADS,
+        ),
+        Column(
+            "num_kv_heads",
+            "int",
+            "heads",
+            "KV heads per full-attention layer (MHA: = query heads)",
+            positive=True,
+            ceiling=ceilings.HEADS,
+        ),
+        Column(
+            "head_dim",
+            "int",
+            "",
+            "Query/key head dimension (MLA: qk_nope + qk_rope)",
+            positive=True,
+            ceiling=ceilings.WIDTH,
+        ),
+        Column(
+            "v_head_dim",
+            "int",
+            "",
+            "Value head dimension when it differs from head_dim",
+            positive=True,
+            ceiling=ceilings.WIDTH,
+        ),
+        Column(
+            "kv_lora_rank",
+            "int",
+            "",
+            "MLA compressed KV latent dimension",
+            positive=True,
+            ceiling=ceilings.WIDTH,
+        ),
+        Column(
+            "qk_rope_head_dim",
+            "int",
+            "",
+            "MLA decoupled RoPE key dimension",
+            positive=True,
+            ceiling=ceilings.WIDTH,
+        ),
+        Column(
+            "q_lora_rank",
+            "int",
+            "",
+            "MLA query latent dimension",
+            positive=True,
+            ceiling=ceilings.WIDTH,
+        ),
         Column(
             "num_full_attention_layers",
             "int",
             "layers",
             "Layers whose KV cache grows with context (blank: all layers)",
             min=0,
-        ),
-        Column("num_sliding_window_layers", "int", "layers", "Sliding-window or chunked-attention layers", min=0),
-        Column("sliding_window_tokens", "int", "tokens", "Window (or chunk) of the sliding layers", positive=True),
-        Column(
-            "sliding_num_kv_heads", "int", "heads", "KV heads of the sliding layers when they differ", positive=True
+            ceiling=ceilings.LAYERS,
         ),
         Column(
-            "sliding_head_dim", "int", "", "K and V head dimension of the sliding layers when it differs", positive=True
+            "num_sliding_window_layers",
+            "int",
+            "layers",
+            "Sliding-window or chunked-attention layers",
+            min=0,
+            ceiling=ceilings.LAYERS,
         ),
         Column(
-            "num_linear_attention_layers", "int", "layers", "Linear-attention / SSM layers (fixed-size state)", min=0
+            "sliding_window_tokens",
+            "int",
+            "tokens",
+            "Window (or chunk) of the sliding layers",
+            positive=True,
+            ceiling=ceilings.TOKENS,
         ),
-        Column("num_routed_experts", "int", "experts", "Routed experts per MoE layer (blank: dense)", positive=True),
-        Column("num_shared_experts", "int", "experts", "Always-active shared experts per MoE layer", min=0),
-        Column("experts_per_token", "int", "experts", "Routed experts activated per token", positive=True),
-        Column("num_dense_layers", "int", "layers", "Dense (non-MoE) FFN layers", min=0),
-        Column("max_position_embeddings", "int", "tokens", "Native context from config.json", positive=True),
+        Column(
+            "sliding_num_kv_heads",
+            "int",
+            "heads",
+            "KV heads of the sliding layers when they differ",
+            positive=True,
+            ceiling=ceilings.HEADS,
+        ),
+        Column(
+            "sliding_head_dim",
+            "int",
+            "",
+            "K and V head dimension of the sliding layers when it differs",
+            positive=True,
+            ceiling=ceilings.WIDTH,
+        ),
+        Column(
+            "num_linear_attention_layers",
+            "int",
+            "layers",
+            "Linear-attention / SSM layers (fixed-size state)",
+            min=0,
+            ceiling=ceilings.LAYERS,
+        ),
+        Column(
+            "num_routed_experts",
+            "int",
+            "experts",
+            "Routed experts per MoE layer (blank: dense)",
+            positive=True,
+            ceiling=ceilings.EXPERTS,
+        ),
+        Column(
+            "num_shared_experts",
+            "int",
+            "experts",
+            "Always-active shared experts per MoE layer",
+            min=0,
+            ceiling=ceilings.EXPERTS,
+        ),
+        Column(
+            "experts_per_token",
+            "int",
+            "experts",
+            "Routed experts activated per token",
+            positive=True,
+            ceiling=ceilings.EXPERTS,
+        ),
+        Column(
+            "num_dense_layers",
+            "int",
+            "layers",
+            "Dense (non-MoE) FFN layers",
+            min=0,
+            ceiling=ceilings.LAYERS,
+        ),
+        Column(
+            "max_position_embeddings",
+            "int",
+            "tokens",
+            "Native context from config.json",
+            positive=True,
+            ceiling=ceilings.TOKENS,
+        ),
         Column(
             "pretrain_tokens_t",
             "float",
@@ -284,6 +482,7 @@ MODELS = TableSpec(
             db_name="pretrain_tokens",
             factor=units.TRILLION,
             db_unit="tokens",
+            ceiling=ceilings.TRAINING_TOKENS,
         ),
         Column("pretrain_tokens_source_url", "str", "", "Where the pre-training token count was reported"),
         Column("source_url", "str", "", "config.json the architecture was read from", required=True),
@@ -313,18 +512,48 @@ _PRICE_COLUMNS = (
         "base tier)",
         required=True,
         min=0,
+        ceiling=ceilings.TOKENS,
     ),
-    Column("input_usd_per_mtok", "float", "USD/MTok", "Uncached input (prompt) price", min=0),
-    Column("output_usd_per_mtok", "float", "USD/MTok", "Output (completion) price", min=0),
-    Column("cache_read_usd_per_mtok", "float", "USD/MTok", "Prompt-cache hit (read) price", min=0),
+    Column(
+        "input_usd_per_mtok",
+        "float",
+        "USD/MTok",
+        "Uncached input (prompt) price",
+        min=0,
+        ceiling=ceilings.USD_PER_MTOK,
+    ),
+    Column(
+        "output_usd_per_mtok",
+        "float",
+        "USD/MTok",
+        "Output (completion) price",
+        min=0,
+        ceiling=ceilings.USD_PER_MTOK,
+    ),
+    Column(
+        "cache_read_usd_per_mtok",
+        "float",
+        "USD/MTok",
+        "Prompt-cache hit (read) price",
+        min=0,
+        ceiling=ceilings.USD_PER_MTOK,
+    ),
     Column(
         "cache_write_5m_usd_per_mtok",
         "float",
         "USD/MTok",
         "Prompt-cache write price, default (5-minute) retention",
         min=0,
+        ceiling=ceilings.USD_PER_MTOK,
     ),
-    Column("cache_write_1h_usd_per_mtok", "float", "USD/MTok", "Prompt-cache write price, 1-hour retention", min=0),
+    Column(
+        "cache_write_1h_usd_per_mtok",
+        "float",
+        "USD/MTok",
+        "Prompt-cache write price, 1-hour retention",
+        min=0,
+        ceiling=ceilings.USD_PER_MTOK,
+    ),
     Column(
         "cache_write_12h_usd_per_mtok",
         "float",
@@ -332,6 +561,7 @@ _PRICE_COLUMNS = (
         "Prompt-cache write price, 12-hour retention",
         min=0,
         optional=True,
+        ceiling=ceilings.USD_PER_MTOK,
     ),
     Column(
         "cache_storage_usd_per_mtok_hour",
@@ -339,14 +569,23 @@ _PRICE_COLUMNS = (
         "USD/MTok/hour",
         "Explicit-cache storage price per million tokens per hour",
         min=0,
+        ceiling=ceilings.USD_PER_MTOK,
     ),
-    Column("max_input_tokens", "int", "tokens", "Largest prompt the seller accepts", positive=True),
+    Column(
+        "max_input_tokens",
+        "int",
+        "tokens",
+        "Largest prompt the seller accepts",
+        positive=True,
+        ceiling=ceilings.TOKENS,
+    ),
     Column(
         "speed_ratio",
         "float",
         "ratio",
         "Published output speed of this variant over the standard variant (fast mode)",
         positive=True,
+        ceiling=ceilings.SPEED_RATIO,
     ),
     Column("hugging_face_id", "str", "", "Hugging Face repo of the open weights served (joins models.hf_repo)"),
     Column("source_url", "str", "", "Page the price was read from", required=True),
@@ -480,6 +719,7 @@ MEMORY_TIERS = TableSpec(
             db_name="capacity_bytes",
             factor=units.GB,
             db_unit="bytes",
+            ceiling=ceilings.TIER_BYTES,
         ),
         Column(
             "bandwidth_gb_per_s",
@@ -491,6 +731,7 @@ MEMORY_TIERS = TableSpec(
             db_name="bandwidth_bytes_per_s",
             factor=units.GB_PER_S,
             db_unit="bytes/s",
+            ceiling=ceilings.HBM_BANDWIDTH,
         ),
         Column(
             "usd_per_hour",
@@ -499,6 +740,7 @@ MEMORY_TIERS = TableSpec(
             "Cost of one device per hour (rental share or amortised purchase)",
             required=True,
             positive=True,
+            ceiling=ceilings.TIER_USD_PER_HOUR,
         ),
         Column("cost_basis", "str", "", "How usd_per_hour was derived", required=True),
         Column("as_of", "date", "", "Date of the price", required=True),
@@ -533,6 +775,7 @@ def _check_scenarios(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
                 "low <= value <= high",
             )
         )
+    problems += _check_scenario_ranges(frame)
     neither = pl.col("value").is_null() & pl.col("text").is_null()
     both = pl.col("value").is_not_null() & pl.col("text").is_not_null()
     for row in _rows(frame, neither | both):
@@ -555,6 +798,47 @@ def _check_scenarios(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
                 "name the lecture's assumptions scenario 'base'; other scenarios override some of its values",
             )
         )
+    return problems
+
+
+EFFICIENCY = r"(^|_)(mfu|mbu)(_|$)|efficiency"
+"""Scenario names that are efficiencies (achieved over peak): in (0, 1]."""
+SCENARIO_CEILINGS = {
+    "USD/chip-hour": ceilings.USD_PER_CHIP_HOUR,
+    "tokens/s": ceilings.TOKENS_PER_S,
+    "chips": ceilings.CHIPS,
+    "params": ceilings.PARAMS,
+    "tokens": ceilings.TOKENS,
+}
+
+
+def _check_scenario_ranges(frame: pl.DataFrame) -> list[Problem]:
+    """Efficiencies in (0, 1]; fractions in [0, 1]; every other quantity positive and below its unit's ceiling."""
+    efficiency = pl.col("name").str.contains(EFFICIENCY)
+    fraction = pl.col("unit") == "fraction"
+    problems = []
+    for column in ("value", "low", "high"):
+        x = pl.col(column)
+        rules = [
+            (efficiency & ((x <= 0) | (x > 1)), "an efficiency (achieved over peak) must be in (0, 1]"),
+            (~efficiency & fraction & ((x < 0) | (x > 1)), "a fraction must be in [0, 1]"),
+            (~efficiency & ~fraction & (x <= 0), "must be greater than 0 (a rate, price, count or size)"),
+        ]
+        for unit, ceiling in SCENARIO_CEILINGS.items():
+            rules.append(
+                ((pl.col("unit") == unit) & (x > ceiling.value), f"must be at most {ceiling.value:g}: {ceiling.why}")
+            )
+        for mask, hint in rules:
+            for row in _rows(frame, x.is_not_null() & mask):
+                problems.append(
+                    Problem(
+                        row[FILE],
+                        row[LINE],
+                        column,
+                        f"{row['name']} = {row[column]:g} {row['unit']} is out of range",
+                        hint,
+                    )
+                )
     return problems
 
 
@@ -595,11 +879,33 @@ SCALING_LAW_POINTS = TableSpec(
     key=("study", "params", "training_flop"),
     columns=(
         Column("study", "str", "", "Which figure/paper the point comes from", required=True),
-        Column("params", "float", "params", "Model size N", required=True, positive=True),
         Column(
-            "training_flop", "float", "FLOP", "Training compute C (tokens D = C / 6N)", required=True, positive=True
+            "params",
+            "float",
+            "params",
+            "Model size N",
+            required=True,
+            positive=True,
+            ceiling=ceilings.PARAMS,
         ),
-        Column("loss_nats_per_token", "float", "nats/token", "Final training loss", required=True, positive=True),
+        Column(
+            "training_flop",
+            "float",
+            "FLOP",
+            "Training compute C (tokens D = C / 6N)",
+            required=True,
+            positive=True,
+            ceiling=ceilings.TRAINING_FLOP,
+        ),
+        Column(
+            "loss_nats_per_token",
+            "float",
+            "nats/token",
+            "Final training loss",
+            required=True,
+            positive=True,
+            ceiling=ceilings.LOSS_NATS,
+        ),
         Column("source_url", "str", "", "Where the point was extracted", required=True),
     ),
 )
@@ -675,6 +981,7 @@ DEPLOYMENTS = TableSpec(
             "Chips per replica, prefill and decode alike (blank: the smallest power of two "
             "holding the weights and the KV of the balance-multiple batch, within one scale-up domain)",
             positive=True,
+            ceiling=ceilings.CHIPS,
         ),
         Column(
             "batch_policy",

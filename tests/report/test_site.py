@@ -21,7 +21,7 @@ from econ.report.pages import SITE
 from .conftest import (
     AS_OF,
     GENERATED_ON,
-    SEPARATOR_MODEL,
+    AMPERSAND_MODEL,
     SOURCE_DATE_EPOCH,
     XSS_MODEL,
     XSS_PROVIDER,
@@ -176,7 +176,8 @@ def test_bad_source_date_epoch_is_refused(monkeypatch):
     with pytest.raises(EconError) as err:
         site.generated_on(AS_OF)
     assert str(err.value) == (
-        "SOURCE_DATE_EPOCH='yesterday' is not a Unix time — set it to whole seconds since 1970-01-01 UTC, or unset it"
+        "SOURCE_DATE_EPOCH='yesterday' is not a Unix time — set it to whole seconds since 1970-01-01 UTC (before the "
+        "year 10000), or unset it"
     )
 
 
@@ -196,7 +197,7 @@ def test_hostile_names_show_escaped_in_tables_and_intact_in_chart_data(built_rep
     assert "<td>javascript:alert(3)</td>" in html  # shown as text, never a link
     values = json.dumps([json.loads(t) for t in parse(built_report / "prices.html").json])
     assert json.dumps(XSS_MODEL)[1:-1] in values  # the chart shows the real name (Vega draws it as text)
-    assert json.dumps(SEPARATOR_MODEL)[1:-1] in values
+    assert json.dumps(AMPERSAND_MODEL)[1:-1] in values
     assert XSS_URL in (built_report / "prices" / "current-prices.csv").read_text(encoding="utf-8")
 
 
