@@ -222,13 +222,3 @@ def read_bounded(path: Path, *, max_bytes: int, shown: str, what: str, hint: str
     if len(data) > max_bytes:
         raise too_big
     return data
-
-
-def swap_in(staged: Path, target: Path) -> None:
-    """Replace the folder ``target`` by ``staged`` with two renames; the old folder is removed last."""
-    old = target.with_name(f".{target.name}.old-{os.getpid()}")
-    shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        target.rename(old)
-    staged.rename(target)
-    shutil.rmtree(old, ignore_errors=True)

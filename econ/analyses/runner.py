@@ -9,13 +9,14 @@ An analysis is a module with
 
 When the key is unchanged the stored result tables are loaded from ``build/cache/`` and
 ``run`` is skipped (so a rebuild with no new input does not refit, re-bootstrap or re-sweep).
+A stored entry is used only if every file matches the SHA-256 in its manifest; otherwise the
+analysis runs again and a notice says why (``econ.cachefiles``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
@@ -25,7 +26,9 @@ from types import ModuleType
 import duckdb
 import polars as pl
 
+from econ.cachefiles import begin_entry, cannot_store, commit_entry, notice, verify
 from econ.db import comment, quote_ident, quote_literal, write_table
+from econ.files import remove
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
@@ -97,8 +100,7 @@ def run_analyses(
             f"{code_hash}|{module.NAME}|{as_of.isoformat()}|{input_fingerprint(con, module.INPUTS)}".encode()
         ).hexdigest()[:24]
         folder = Path(cache_dir) / module.NAME / key if cache_dir else None
-        if folder is not None and (folder / "tables.json").exists():
-            _restore(con, folder)
+        if folder is not None and _restore(con, folder, module.NAME):
             status[module.NAME] = "cached"
             continue
         ctx = BuildContext(con=con, as_of=as_of)
@@ -110,20 +112,36 @@ def run_analyses(
 
 
 def _store(con: duckdb.DuckDBPyConnection, folder: Path, written: dict[str, tuple[str, dict[str, str]]]) -> None:
-    """Keep the analysis's result tables as Parquet plus their comments; older keys are dropped."""
-    if folder.parent.exists():
-        shutil.rmtree(folder.parent)
-    tmp = folder.with_name(folder.name + ".tmp")
-    tmp.mkdir(parents=True)
-    for name in written:
-        con.execute(f"copy {quote_ident(name)} to {quote_literal(str(tmp / (name + '.parquet')))} (format parquet)")
-    (tmp / "tables.json").write_text(json.dumps({n: [d, c] for n, (d, c) in written.items()}, sort_keys=True))
-    tmp.rename(folder)
+    """Keep the analysis's result tables as Parquet plus their comments and a manifest of their SHA-256
+    (``econ.cachefiles``); older keys are dropped. A cache that cannot be written is a notice, not an error."""
+    staged = None
+    try:
+        staged = begin_entry(folder)
+        for name in written:
+            target = quote_literal(str(staged / (name + ".parquet")))
+            con.execute(f"copy {quote_ident(name)} to {target} (format parquet)")
+        (staged / "tables.json").write_text(json.dumps({n: [d, c] for n, (d, c) in written.items()}, sort_keys=True))
+        commit_entry(staged, folder)
+    except (OSError, duckdb.IOException) as e:
+        if staged is not None:
+            remove(staged)
+        cannot_store(folder.parent.parent, e)
 
 
-def _restore(con: duckdb.DuckDBPyConnection, folder: Path) -> None:
-    tables = json.loads((folder / "tables.json").read_text())
-    for name, (description, columns) in tables.items():
-        path = quote_literal(str(folder / (name + ".parquet")))
-        con.execute(f"create or replace table {quote_ident(name)} as select * from read_parquet({path})")
-        comment(con, name, description, columns)
+def _restore(con: duckdb.DuckDBPyConnection, folder: Path, name: str) -> bool:
+    """Load the stored result tables of an analysis if the entry passes its hash check; False to recompute."""
+    if not folder.is_dir():
+        return False
+    problem = verify(folder)
+    if problem is None:
+        try:
+            tables = json.loads((folder / "tables.json").read_text())
+            for table, (description, columns) in tables.items():
+                path = quote_literal(str(folder / (table + ".parquet")))
+                con.execute(f"create or replace table {quote_ident(table)} as select * from read_parquet({path})")
+                comment(con, table, description, columns)
+            return True
+        except (OSError, ValueError, TypeError, duckdb.Error) as e:
+            problem = f"it cannot be loaded ({str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__})"
+    notice(f"the cached result of analysis {name} failed its check ({problem}); recomputed")
+    return False
