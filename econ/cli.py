@@ -18,7 +18,7 @@ from pathlib import Path
 from econ import paths
 from econ.errors import EconError, EconNotice
 from econ.files import source_date
-from econ.output import FORMATS, render
+from econ.output import FORMATS, render, render_stream
 
 
 def _date(text: str) -> date:
@@ -70,23 +70,26 @@ def cmd_build(args) -> int:
 
 
 def _read_query(args) -> str:
+    from econ.sql import MAX_SQL_BYTES, query_text, read_query_file
+
     if args.file:
-        path = Path(args.file)
-        if not path.exists():
-            raise EconError(f"no SQL file at {path}", "check the path given to -f")
-        return path.read_text(encoding="utf-8")
+        return read_query_file(Path(args.file))
     if args.query == "-":
-        return sys.stdin.read()
+        binary = getattr(sys.stdin, "buffer", None)  # a text stream without bytes beneath it (tests) is read as text
+        raw = binary.read(MAX_SQL_BYTES + 1) if binary is not None else sys.stdin.read(MAX_SQL_BYTES + 1).encode()
+        return query_text(raw, "stdin")
     if args.query:
         return args.query
     raise EconError("no query given", 'pass the SQL as an argument, "-" for stdin, or -f FILE.sql')
 
 
 def cmd_sql(args) -> int:
-    from econ.sql import run_query
+    from econ.sql import open_query
 
-    columns, rows = run_query(args.db, _read_query(args), as_of=args.as_of)
-    _out(render(columns, rows, fmt=args.format))
+    with open_query(args.db, _read_query(args), as_of=args.as_of, allow_files=args.allow_files) as result:
+        for piece in render_stream(result.columns, result.batches(), fmt=args.format):
+            sys.stdout.write(piece)
+    sys.stdout.write("\n")
     return 0
 
 
@@ -243,6 +246,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("-f", "--file", help="read the SQL from this file")
     s.add_argument("--format", choices=FORMATS, default="table")
     s.add_argument("--as-of", type=_date, default=None, help="date for price_current (default: today)")
+    s.add_argument(
+        "--allow-files",
+        action="store_true",
+        help="let the query read and write files (COPY ... TO, read_csv, ATTACH); default: only the database",
+    )
     s.set_defaults(func=cmd_sql)
 
     t = sub.add_parser("tables", help="list tables and views with row counts and descriptions")
