@@ -145,14 +145,18 @@ def restore_copy(final: Path, target: Path, *, what: str) -> bool:
 
 
 def read_checked(path: Path, *, what: str) -> bytes | None:
-    """The bytes of a cached file if they match its ``.sha256`` sidecar; None (with a notice if it was there) if not."""
+    """The bytes of a cached file if they match its ``.sha256`` sidecar (written last); None if not.
+
+    A file whose bytes do not match, or that cannot be read, gives a notice; a missing file or sidecar
+    is simply no entry.
+    """
     path = Path(path)
     sidecar = path.with_name(path.name + ".sha256")
-    if not path.exists() and not sidecar.exists():
-        return None
     try:
-        data = path.read_bytes()
         expected = sidecar.read_text(encoding="utf-8").strip()
+        data = path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):  # no entry, or one whose hash was never written (an
+        return None  # interrupted store); a cache path that is not a folder is said when storing
     except OSError as e:
         notice(f"the cached {what} cannot be read ({e.strerror or e}); recomputed")
         return None

@@ -25,7 +25,7 @@ from econ.db import connect_read_only
 from econ.errors import ReportError
 from econ.files import source_date
 from econ.report import assets
-from econ.report.exports import Exports
+from econ.report.exports import Exports, write_csv
 from econ.report.figures import Figure
 from econ.report.html import Markup, NavItem, esc, join, json_for_script, open_tag, page_shell, tag
 from econ.report.page import Download, PageContent, SiteContext, first_value
@@ -218,7 +218,7 @@ def figure_html(page: str, figure: Figure) -> Markup:
 def _download(page: str, block: Download, out_dir: Path) -> Markup:
     folder = out_dir / page
     folder.mkdir(parents=True, exist_ok=True)
-    block.frame.write_csv(folder / f"{block.slug}.csv")
+    write_csv(block.frame, folder / f"{block.slug}.csv")
     rows = f"{block.frame.height:,} row{'s' if block.frame.height != 1 else ''}"
     link = tag("a", block.label, href=f"{page}/{block.slug}.csv", download=True)
     return tag("p", Markup(f"{link} (CSV, {rows})"), class_="downloads")
@@ -236,7 +236,7 @@ def _submit_exports(out_dir: Path, page: str, content: PageContent, exports: Exp
         folder = out_dir / page
         folder.mkdir(parents=True, exist_ok=True)
         for figure in figures:
-            figure.data.write_csv(folder / f"{figure.slug}.csv")
+            write_csv(figure.data, folder / f"{figure.slug}.csv")
             exports.submit(figure.spec, figure.title, folder / f"{figure.slug}.svg", folder / f"{figure.slug}.png")
     return time.perf_counter() - started
 
