@@ -9,6 +9,9 @@ Ctrl-C stops the query (DuckDB interrupts it) or the fetching between two batche
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -47,6 +50,8 @@ def _failed(error: Exception) -> Exception:
     message = str(error).strip()
     if isinstance(error, duckdb.InterruptException) or message == "Query interrupted":
         return KeyboardInterrupt()
+    if "corrupt database file" in message.lower():
+        return EconError(f"cannot read the database: {message.splitlines()[0]}", "the file is damaged; run econ build")
     if isinstance(error, duckdb.PermissionException) or "disabled by configuration" in message:
         return EconError(f"file access is refused: {message.splitlines()[0]}", FILES_HINT)
     if "read-only" in message or "read only" in message:
@@ -78,13 +83,51 @@ class QueryResult:
 
 
 @contextmanager
+def _interrupt_on_ctrl_c(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Interrupt the running statement of ``con`` on SIGINT, whatever DuckDB is doing.
+
+    Python runs a signal handler only between bytecodes of the main thread, and DuckDB checks for it
+    only at some points of a query (a long fetch of a streamed result ran on for minutes). The C-level
+    handler also writes the signal's number to a wakeup fd; a watcher thread reads it and calls
+    ``con.interrupt()``, which DuckDB honours from any thread. The KeyboardInterrupt still follows.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    try:
+        previous = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    except ValueError:  # not the main interpreter
+        os.close(read_fd)
+        os.close(write_fd)
+        yield
+        return
+
+    def watch() -> None:
+        while data := os.read(read_fd, 64):
+            if signal.SIGINT in data:
+                con.interrupt()
+
+    watcher = threading.Thread(target=watch, name="econ-sql-ctrl-c", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(previous)
+        os.close(write_fd)  # the watcher reads end-of-file and stops
+        watcher.join(timeout=1)
+        os.close(read_fd)
+
+
+@contextmanager
 def open_query(
     db_path: Path, sql: str, *, as_of: date | None = None, allow_files: bool = False
 ) -> Iterator[QueryResult]:
     """Execute ``sql`` (one or more statements; the last one's result is streamed) while the block runs."""
     if not sql.strip():
         raise EconError("the query is empty", "pass a SELECT statement")
-    with connect_read_only(db_path, external_access=allow_files) as con:
+    with connect_read_only(db_path, external_access=allow_files) as con, _interrupt_on_ctrl_c(con):
         as_of = as_of or build_as_of(con)
         if as_of is not None:
             con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
