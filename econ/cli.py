@@ -94,10 +94,9 @@ def cmd_sql(args) -> int:
 
 
 def cmd_tables(args) -> int:
-    from econ.db import connect_read_only, table_summary
+    from econ.db import list_objects
 
-    with connect_read_only(args.db) as con:
-        objects = table_summary(con)
+    objects = list_objects(args.db)
     _out(render(["name", "kind", "rows", "description"], objects, fmt=args.format))
     return 0
 
@@ -129,7 +128,7 @@ def cmd_import(args) -> int:
 def cmd_report(args) -> int:
     from econ.build import report
 
-    index = report(args.db, args.reports, wait=args.wait)
+    index = report(args.db, args.reports, cache_dir=args.cache, wait=args.wait)
     _out(f"report: {index}")
     return 0
 
@@ -261,6 +260,7 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="write the static HTML report from the built database")
     add_db(r)
     r.add_argument("--reports", type=Path, default=paths.REPORTS_DIR, help="report folder (default: reports/)")
+    r.add_argument("--cache", type=Path, default=paths.CACHE_DIR, help="build cache folder (default: build/cache/)")
     add_wait(r)
     r.set_defaults(func=cmd_report)
 
@@ -338,12 +338,21 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _notice(message, category, filename, lineno, file=None, line=None) -> None:
-    """Print a library notice (:class:`EconNotice`) as one line on stderr; other warnings as Python does."""
-    if issubclass(category, EconNotice):
-        sys.stderr.write(f"notice: {str(message).splitlines()[0] if str(message) else ''}\n")
-    else:
-        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+def _notices():
+    """A ``warnings.showwarning`` that prints each distinct library notice (:class:`EconNotice`) once, as one line
+    on stderr; other warnings as Python does."""
+    shown: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if not issubclass(category, EconNotice):
+            sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+            return
+        text = str(message).splitlines()[0] if str(message) else ""
+        if text not in shown:
+            shown.add(text)
+            sys.stderr.write(f"notice: {text}\n")
+
+    return show
 
 
 def _terminate(signum, frame) -> None:
@@ -360,8 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("once", EconNotice)  # one line per distinct notice
-            warnings.showwarning = _notice
+            warnings.simplefilter("always", EconNotice)
+            warnings.showwarning = _notices()
             source_date()  # numpy reads SOURCE_DATE_EPOCH when it is imported: check it before anything is
             return args.func(args)
     except EconError as e:

@@ -46,6 +46,19 @@ def _cannot_write(db_path: Path, error: Exception) -> DatabaseError:
     )
 
 
+_WRITE_FAILURES = ("could not write", "file too large", "no space left", "disk quota", "could not truncate")
+
+
+def is_write_failure(error: Exception) -> bool:
+    """Whether a DuckDB error is a file that could not be written (full disk, ``ulimit -f``, a vanished folder).
+
+    DuckDB raises these as IOException, or as TransactionException ("Failed to commit: Could not write
+    file …") when the write-ahead log is the file that failed; the message says which.
+    """
+    text = str(error).lower()
+    return any(k in text for k in _WRITE_FAILURES)
+
+
 @contextmanager
 def staged_database(path: Path, *, shown: Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """Yield a connection whose default catalog is a fresh database file at ``path`` (a staging path).
@@ -76,7 +89,9 @@ def staged_database(path: Path, *, shown: Path | None = None) -> Iterator[duckdb
             con.execute("checkpoint")
             con.execute("use memory")
             con.execute(f"detach {ATTACH_AS}")
-        except duckdb.IOException as e:  # full disk, file size limit, the folder went away
+        except duckdb.Error as e:
+            if not (isinstance(e, duckdb.IOException) or is_write_failure(e)):
+                raise
             raise _cannot_write(shown, e) from None
         except duckdb.InterruptException:
             raise KeyboardInterrupt from None
@@ -114,7 +129,9 @@ def connect_read_only(
     except duckdb.Error as e:
         wal = db_path.with_name(db_path.name + ".wal")
         hint = "is another process writing it? run econ build again"
-        if wal.exists():
+        if "corrupt" in str(e).lower() or "checksum" in str(e).lower():
+            hint = "the file is damaged; run econ build to write a new one"
+        elif wal.exists():
             hint = (
                 f"{wal} was left by a process that wrote the file and died; econ build sets it aside with the old "
                 "file and writes a new one"
@@ -288,3 +305,13 @@ def table_summary(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, int, s
         (n, kind, con.execute(f"select count(*) from {quote_ident(n)}").fetchall()[0][0], desc)
         for n, kind, desc in objects
     ]
+
+
+def list_objects(db_path: Path) -> list[tuple[str, str, int, str]]:
+    """``econ tables``: :func:`table_summary` of the built database; a block that cannot be read is a
+    :class:`DatabaseError` naming the file."""
+    with connect_read_only(db_path) as con:
+        try:
+            return table_summary(con)
+        except duckdb.Error as e:
+            raise damaged(Path(db_path), e) from None

@@ -27,7 +27,7 @@ import duckdb
 import polars as pl
 
 from econ.cachefiles import begin_entry, cannot_store, commit_entry, notice, verify
-from econ.db import comment, quote_ident, quote_literal, write_table
+from econ.db import comment, is_write_failure, quote_ident, quote_literal, write_table
 from econ.files import remove
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -122,9 +122,11 @@ def _store(con: duckdb.DuckDBPyConnection, folder: Path, written: dict[str, tupl
             con.execute(f"copy {quote_ident(name)} to {target} (format parquet)")
         (staged / "tables.json").write_text(json.dumps({n: [d, c] for n, (d, c) in written.items()}, sort_keys=True))
         commit_entry(staged, folder)
-    except (OSError, duckdb.IOException) as e:
+    except (OSError, duckdb.Error) as e:
         if staged is not None:
             remove(staged)
+        if isinstance(e, duckdb.Error) and not is_write_failure(e):
+            raise
         cannot_store(folder.parent.parent, e)
 
 
@@ -142,6 +144,8 @@ def _restore(con: duckdb.DuckDBPyConnection, folder: Path, name: str) -> bool:
                 comment(con, table, description, columns)
             return True
         except (OSError, ValueError, TypeError, duckdb.Error) as e:
+            if isinstance(e, duckdb.Error) and is_write_failure(e):
+                raise  # the database being built cannot be written: not the cache's fault
             problem = f"it cannot be loaded ({str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__})"
     notice(f"the cached result of analysis {name} failed its check ({problem}); recomputed")
     return False
