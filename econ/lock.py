@@ -34,10 +34,11 @@ def lock_path(target: Path) -> Path:
 
 def _holder(fd: int) -> str:
     try:
-        text = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+        lines = os.pread(fd, 200, 0).decode("utf-8", "replace").splitlines()
     except OSError:
-        text = ""
-    return text or "another econ run"
+        lines = []
+    return (lines[0].strip() if lines else "") or "another econ run"  # (a lock file its first holder has not
+    # written yet)
 
 
 class Locks:
@@ -94,8 +95,9 @@ class Locks:
                     ) from None
                 warnings.warn(f"waiting for {holder} to finish with {path.name[1:-5]}", EconNotice, stacklevel=3)
                 fcntl.flock(fd, fcntl.LOCK_EX)
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{self.command} (pid {os.getpid()})\n".encode(), 0)
+            holder = f"{self.command} (pid {os.getpid()})\n".encode()
+            os.pwrite(fd, holder, 0)  # then cut what an earlier holder left: a reader never sees an empty file
+            os.ftruncate(fd, len(holder))
         except BaseException:
             os.close(fd)
             raise
