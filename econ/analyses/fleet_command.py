@@ -18,6 +18,7 @@ from econ.analyses.fleet_plan import build_plan
 from econ.analyses.scenario import load_scenario
 from econ.db import connect_read_only
 from econ.errors import EconError
+from econ.load.ceilings import CHIPS
 
 
 def _known(con, table: str, column: str, value: str) -> None:
@@ -51,10 +52,10 @@ def plan_for(
         raise EconError(
             f"--tokens-per-s must be a positive number (got {tokens_per_s:g})", "give the traffic in tokens per second"
         )
-    if replica_chips is not None and replica_chips < 1:
+    if replica_chips is not None and not 1 <= replica_chips <= CHIPS.value:
         raise EconError(
-            f"--replica-chips must be at least 1 (got {replica_chips})",
-            "give the chips per replica, or leave it out to size the replica for the batch",
+            f"--replica-chips must be between 1 and {CHIPS.value:g} (got {replica_chips:g})",
+            f"give the chips per replica, or leave it out to size the replica for the batch ({CHIPS.why})",
         )
     with connect_read_only(Path(db_path), current=True) as con:
         as_of_used = as_of or con.sql("select as_of from build_info").fetchall()[0][0]
