@@ -1,30 +1,38 @@
-"""``econ build``: load and check data/, write the database atomically, run the analyses, write the report.
+"""``econ build`` and ``econ report``: load and check data/, write the database, run the analyses, write the report.
 
-The one orchestrator of the flow in DESIGN.md. Nothing is replaced unless every stage
-succeeded: the database is written to a temporary file and renamed, and the report to a
-temporary folder that is swapped in after the rename.
+The one orchestrator of the flow in DESIGN.md. A run first takes the locks of its outputs and
+checks that it may replace them (``econ.outputs``); it then stages the new database and the new
+report at unique paths next to their targets and replaces nothing until both are complete; one
+journal commit (``econ.journal``) then moves them in together. A run that fails, is interrupted or
+is killed at any point leaves the previous database and report (or, once its journal is written,
+the new ones: the next econ command finishes the moves).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import time
 from dataclasses import dataclass
 from datetime import date
 from importlib import metadata
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from econ import __version__, catalog, paths
 from econ.analyses import ANALYSES
 from econ.analyses.runner import input_fingerprint, run_analyses
-from econ.db import atomic_database, connect_read_only, create_views, table_summary, write_table
-from econ.files import source_date, swap_in
+from econ.cachefiles import restore_copy, store_copy
+from econ.db import connect_read_only, create_views, damaged, staged_database, table_summary, write_table
+from econ.faults import boundary
+from econ.files import remove, source_date
 from econ.fingerprint import code_fingerprint
+from econ.journal import Transaction, journal_path
 from econ.load.loader import column_comments, load_all, table_description
+from econ.lock import Locks
+from econ.outputs import prepare_run, write_marker
 from econ.results import CATALOG_DESCRIPTIONS
 
 REPORT_LIBRARIES = ("altair", "vl-convert-python", "duckdb", "polars")
@@ -47,49 +55,133 @@ def build(
     cache_dir: Path | None = paths.CACHE_DIR,
     reports_dir: Path | None = None,
     as_of: date | None = None,
+    wait: bool = False,
 ) -> BuildResult:
-    """Build the database (and the report when ``reports_dir`` is given); see the module docstring."""
+    """Build the database (and the report when ``reports_dir`` is given); see the module docstring.
+
+    ``wait``: queue behind another run that holds an output's lock instead of failing with "busy".
+    """
     started = time.perf_counter()
-    as_of = as_of or default_as_of()
-    frames = load_all(Path(data_dir))
-    staged_reports = None if reports_dir is None else Path(reports_dir).with_name(Path(reports_dir).name + ".tmp")
-    try:
-        with atomic_database(Path(db_path)) as con:
-            code_hash = code_fingerprint()
-            for name, frame in frames.items():
-                write_table(
-                    con, name, frame, description=table_description(name), column_comments=column_comments(name)
-                )
-            write_table(
-                con,
-                "build_info",
-                pl.DataFrame({"as_of": [as_of], "econ_version": [__version__], "code_fingerprint": [code_hash]}),
-                description="How this database was built. Grain: one row.",
-                column_comments={
-                    "as_of": "Date 'current' prices and the report refer to",
-                    "econ_version": "Version of econ that built the database",
-                    "code_fingerprint": "SHA-256 of econ's source files that built it (econ diff "
-                    "refuses a database built by other code)",
-                },
+    with Locks(command="econ build") as locks:
+        prepare_run(locks, db_path=db_path, data_dir=data_dir, reports_dir=reports_dir, cache_dir=cache_dir, wait=wait)
+        txn = Transaction(journal_path(db_path), locks=locks.held)
+        try:
+            status = stage_build(
+                txn,
+                data_dir=data_dir,
+                db_path=db_path,
+                queries_dir=queries_dir,
+                cache_dir=cache_dir,
+                reports_dir=reports_dir,
+                as_of=as_of,
             )
-            con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
-            create_views(con, Path(queries_dir), allow_pending=True)  # the views over result tables come after
-            status = run_analyses(con, ANALYSES, as_of=as_of, cache_dir=cache_dir, code_hash=code_hash)
-            for name, frame in catalog.frames().items():
-                write_table(con, name, frame, description=CATALOG_DESCRIPTIONS[name])
-            create_views(con, Path(queries_dir))
-            if staged_reports is not None:
-                key = _report_key(con, frames, Path(queries_dir), as_of=as_of, code_hash=code_hash)
-                _write_report(con, staged_reports, as_of=as_of, cache_dir=cache_dir, key=key)
-    except BaseException:
-        if staged_reports is not None:
-            shutil.rmtree(staged_reports, ignore_errors=True)
-        raise
-    if staged_reports is not None:
-        swap_in(staged_reports, Path(reports_dir))
-    with connect_read_only(Path(db_path)) as ro:
-        objects = table_summary(ro)
+            txn.commit()
+        except BaseException:
+            txn.abort()
+            raise
+        with connect_read_only(Path(db_path)) as ro:
+            objects = table_summary(ro)
     return BuildResult(Path(db_path), objects, status, time.perf_counter() - started, reports_dir)
+
+
+def stage_build(
+    txn: Transaction,
+    *,
+    data_dir: Path,
+    db_path: Path,
+    queries_dir: Path = paths.QUERIES_DIR,
+    cache_dir: Path | None,
+    reports_dir: Path | None,
+    as_of: date | None,
+    pending: dict[Path, Path] | None = None,
+) -> dict[str, str]:
+    """Stage the new database (and report) in ``txn`` without replacing anything; returns the analyses' status.
+
+    ``pending`` maps a snapshot's final path in data/ to the staged file holding its new content
+    (``econ refresh``): the build reads it as if it were in place.
+    """
+    as_of = as_of or default_as_of()
+    frames = load_all(Path(data_dir), pending=pending)
+    boundary("build:loaded")
+    staged_db = txn.stage(db_path, companions=(".wal",))
+    staged_reports = None if reports_dir is None else txn.stage(reports_dir)
+    with staged_database(staged_db, shown=Path(db_path)) as con:
+        code_hash = code_fingerprint()
+        for name, frame in frames.items():
+            write_table(con, name, frame, description=table_description(name), column_comments=column_comments(name))
+        write_table(
+            con,
+            "build_info",
+            pl.DataFrame({"as_of": [as_of], "econ_version": [__version__], "code_fingerprint": [code_hash]}),
+            description="How this database was built. Grain: one row.",
+            column_comments={
+                "as_of": "Date 'current' prices and the report refer to",
+                "econ_version": "Version of econ that built the database",
+                "code_fingerprint": "SHA-256 of econ's source files that built it (econ diff "
+                "refuses a database built by other code)",
+            },
+        )
+        con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
+        create_views(con, Path(queries_dir), allow_pending=True)  # the views over result tables come after
+        boundary("build:tables")
+        status = run_analyses(con, ANALYSES, as_of=as_of, cache_dir=cache_dir, code_hash=code_hash)
+        for name, frame in catalog.frames().items():
+            write_table(con, name, frame, description=CATALOG_DESCRIPTIONS[name])
+        create_views(con, Path(queries_dir))
+        boundary("build:analyses")
+        if staged_reports is not None:
+            key = _report_key(con, frames, Path(queries_dir), as_of=as_of, code_hash=code_hash)
+            _write_report(con, staged_reports, as_of=as_of, cache_dir=cache_dir, key=key)
+            write_marker(staged_reports)
+            boundary("build:report")
+    boundary("build:database")
+    return status
+
+
+def report(
+    db_path: Path,
+    reports_dir: Path,
+    *,
+    as_of: date | None = None,
+    cache_dir: Path | None = paths.CACHE_DIR,
+    wait: bool = False,
+) -> Path:
+    """``econ report``: write the site from a built database and swap it in (locked, journalled like a build).
+
+    Returns the path of ``index.html``. A database whose blocks cannot be read is a
+    :class:`~econ.db.DatabaseError`; the previous report stays.
+    """
+    from econ.report.site import write_report  # altair and vl-convert load only when pages are drawn
+
+    with Locks(command="econ report") as locks:
+        prepare_run(locks, db_path=db_path, reports_dir=reports_dir, cache_dir=cache_dir, wait=wait)
+        txn = Transaction(journal_path(db_path), locks=locks.held)
+        try:
+            staged = txn.stage(reports_dir)
+            try:
+                write_report(db_path, staged, as_of=as_of, cache_dir=cache_dir)
+            except duckdb.Error as e:
+                if not _is_damage(e):
+                    raise
+                raise damaged(Path(db_path), e) from None
+            write_marker(staged)
+            boundary("report:staged")
+            txn.commit()
+        except BaseException:
+            txn.abort()
+            raise
+    return Path(reports_dir) / "index.html"
+
+
+def _is_damage(error: duckdb.Error) -> bool:
+    """A read error from the file itself (checksum mismatch, truncated block), not a mistake in a query."""
+    text = str(error).lower()
+    return type(error) in (
+        duckdb.Error,
+        duckdb.IOException,
+        duckdb.InternalException,
+        duckdb.SerializationException,
+    ) or ("corrupt" in text or "checksum" in text)
 
 
 def _report_key(con, frames, queries_dir: Path, *, as_of: date, code_hash: str) -> str:
@@ -107,20 +199,17 @@ def _report_key(con, frames, queries_dir: Path, *, as_of: date, code_hash: str) 
 
 
 def _write_report(con, staged: Path, *, as_of: date, cache_dir: Path | None, key: str) -> None:
-    """Write the site to ``staged``; reuse the stored site when its key (:func:`_report_key`) is unchanged,
-    so the same key means the same pages, byte for byte."""
-    shutil.rmtree(staged, ignore_errors=True)
+    """Write the site to ``staged``; reuse the stored site when its key (:func:`_report_key`) is unchanged and every
+    stored file matches its hash, so the same key means the same pages, byte for byte."""
+    remove(staged)
     stored = Path(cache_dir) / "site" / key if cache_dir is not None else None
-    if stored is not None and stored.is_dir():
-        shutil.copytree(stored, staged)
+    if stored is not None and restore_copy(stored, staged, what="report site"):
         return
     from econ.report.site import build_site  # altair and vl-convert load only when pages are drawn
 
     build_site(con, staged, as_of=as_of, cache_dir=cache_dir)
     if stored is not None:
-        shutil.rmtree(stored.parent, ignore_errors=True)
-        shutil.copytree(staged, stored.with_name(key + ".tmp"))
-        stored.with_name(key + ".tmp").rename(stored)
+        store_copy(staged, stored, root=Path(cache_dir))
 
 
 def default_as_of() -> date:

@@ -7,13 +7,18 @@ which becomes ``Error: …`` on stderr and exit code 1 (no traceback).
 from __future__ import annotations
 
 import argparse
+import errno
+import signal
 import sys
+import threading
+import warnings
 from datetime import date
 from pathlib import Path
 
 from econ import paths
-from econ.errors import EconError
-from econ.output import FORMATS, render
+from econ.errors import EconError, EconNotice
+from econ.files import source_date
+from econ.output import FORMATS, render, render_stream
 
 
 def _date(text: str) -> date:
@@ -21,6 +26,17 @@ def _date(text: str) -> date:
         return date.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date (use YYYY-MM-DD)") from None
+
+
+def _whole(text: str) -> int:
+    """A whole number, also written as 1e3 (the command checks its range and says what is allowed)."""
+    try:
+        value = float(text)
+        if value.is_integer():
+            return int(text) if text.strip().lstrip("+-").isdigit() else int(value)
+    except (ValueError, OverflowError):
+        pass
+    raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
 
 
 def _out(text: str) -> None:
@@ -40,6 +56,7 @@ def cmd_build(args) -> int:
         cache_dir=args.cache,
         reports_dir=None if args.no_report else args.reports,
         as_of=args.as_of,
+        wait=args.wait,
     )
     tables = [o for o in result.objects if o[1] == "table"]
     views = [o for o in result.objects if o[1] == "view"]
@@ -53,23 +70,26 @@ def cmd_build(args) -> int:
 
 
 def _read_query(args) -> str:
+    from econ.sql import MAX_SQL_BYTES, query_text, read_query_file
+
     if args.file:
-        path = Path(args.file)
-        if not path.exists():
-            raise EconError(f"no SQL file at {path}", "check the path given to -f")
-        return path.read_text(encoding="utf-8")
+        return read_query_file(Path(args.file))
     if args.query == "-":
-        return sys.stdin.read()
+        binary = getattr(sys.stdin, "buffer", None)  # a text stream without bytes beneath it (tests) is read as text
+        raw = binary.read(MAX_SQL_BYTES + 1) if binary is not None else sys.stdin.read(MAX_SQL_BYTES + 1).encode()
+        return query_text(raw, "stdin")
     if args.query:
         return args.query
     raise EconError("no query given", 'pass the SQL as an argument, "-" for stdin, or -f FILE.sql')
 
 
 def cmd_sql(args) -> int:
-    from econ.sql import run_query
+    from econ.sql import open_query
 
-    columns, rows = run_query(args.db, _read_query(args), as_of=args.as_of)
-    _out(render(columns, rows, fmt=args.format))
+    with open_query(args.db, _read_query(args), as_of=args.as_of, allow_files=args.allow_files) as result:
+        for piece in render_stream(result.columns, result.batches(), fmt=args.format):
+            sys.stdout.write(piece)
+    sys.stdout.write("\n")
     return 0
 
 
@@ -84,13 +104,16 @@ def cmd_tables(args) -> int:
 def cmd_import(args) -> int:
     from econ.load.importers import import_file
 
-    result = import_file(args.source, Path(args.file), data_dir=args.data, as_of=args.as_of)
+    result = import_file(args.source, Path(args.file), data_dir=args.data, as_of=args.as_of, wait=args.wait)
     _out(
         f"imported {result.imported_entries} of {result.entries} {args.source} entries as {result.rows} price rows "
         f"-> {result.path} ({result.status}; dated {result.as_of} from {result.date_from})"
     )
     rows = [("imported", result.imported_entries)] + sorted(result.skipped.items(), key=lambda kv: (-kv[1], kv[0]))
     _out(render(["reason", "entries"], rows))
+    for reason, keys in sorted(result.examples.items()):
+        more = result.skipped.get(reason, len(keys)) - len(keys)
+        _out(f"skipped for {reason}: " + ", ".join(keys) + (f" and {more} more" if more > 0 else ""))
     for title, counts in (
         ("price keys not imported (by family)", result.ignored_keys),
         ("rows left out", result.dropped_rows),
@@ -103,9 +126,9 @@ def cmd_import(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from econ.report.site import write_report
+    from econ.build import report
 
-    index = write_report(args.db, args.reports)
+    index = report(args.db, args.reports, cache_dir=args.cache, wait=args.wait)
     _out(f"report: {index}")
     return 0
 
@@ -145,6 +168,7 @@ def cmd_refresh(args) -> int:
         db_path=args.db,
         cache_dir=args.cache,
         reports_dir=None if args.no_report else args.reports,
+        wait=args.wait,
     )
     imp = result.imported
     _out(f"snapshot {imp.path.name}: {imp.status} ({imp.rows} price rows, dated {imp.as_of} from {imp.date_from})")
@@ -198,6 +222,13 @@ def parser() -> argparse.ArgumentParser:
     def add_db(sp):
         sp.add_argument("--db", type=Path, default=paths.DB_PATH, help="database file (default: build/econ.duckdb)")
 
+    def add_wait(sp):
+        sp.add_argument(
+            "--wait",
+            action="store_true",
+            help="if another econ run is writing the same outputs, wait for it (default: fail)",
+        )
+
     b = sub.add_parser("build", help="check data/, build the database, run the analyses, write the report")
     add_db(b)
     b.add_argument("--data", type=Path, default=paths.DATA_DIR, help="data folder (default: data/)")
@@ -205,6 +236,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--no-report", action="store_true", help="skip writing the HTML report")
     b.add_argument("--cache", type=Path, default=paths.CACHE_DIR, help="analysis cache folder (default: build/cache/)")
     b.add_argument("--as-of", type=_date, default=None, help="date for 'current' prices (default: today)")
+    add_wait(b)
     b.set_defaults(func=cmd_build)
 
     s = sub.add_parser("sql", help="run SQL on the database (read-only)")
@@ -213,6 +245,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("-f", "--file", help="read the SQL from this file")
     s.add_argument("--format", choices=FORMATS, default="table")
     s.add_argument("--as-of", type=_date, default=None, help="date for price_current (default: today)")
+    s.add_argument(
+        "--allow-files",
+        action="store_true",
+        help="let the query read and write files (COPY ... TO, read_csv, ATTACH); default: only the database",
+    )
     s.set_defaults(func=cmd_sql)
 
     t = sub.add_parser("tables", help="list tables and views with row counts and descriptions")
@@ -223,6 +260,8 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="write the static HTML report from the built database")
     add_db(r)
     r.add_argument("--reports", type=Path, default=paths.REPORTS_DIR, help="report folder (default: reports/)")
+    r.add_argument("--cache", type=Path, default=paths.CACHE_DIR, help="build cache folder (default: build/cache/)")
+    add_wait(r)
     r.set_defaults(func=cmd_report)
 
     f = sub.add_parser("refresh", help="import a new price snapshot, rebuild, and print what changed")
@@ -237,6 +276,7 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument("--reports", type=Path, default=paths.REPORTS_DIR, help="report folder (default: reports/)")
     f.add_argument("--no-report", action="store_true", help="skip writing the HTML report")
     f.add_argument("--cache", type=Path, default=paths.CACHE_DIR, help="analysis cache folder (default: build/cache/)")
+    add_wait(f)
     f.set_defaults(func=cmd_refresh)
 
     d = sub.add_parser("diff", help="what changed in prices (and what it implies) between two snapshot dates")
@@ -278,10 +318,10 @@ def parser() -> argparse.ArgumentParser:
         help="format of the math and weights (default: the scenario's weight_format)",
     )
     fl.add_argument(
-        "--decode-chips", type=int, default=None, help="chips per decode replica (default: the layout search chooses)"
+        "--decode-chips", type=_whole, default=None, help="chips per decode replica (default: the layout search chooses)"
     )
     fl.add_argument(
-        "--prefill-chips", type=int, default=None, help="chips per prefill replica (default: the layout search chooses)"
+        "--prefill-chips", type=_whole, default=None, help="chips per prefill replica (default: the layout search chooses)"
     )
     fl.add_argument(
         "--tokens-per-s-per-user",
@@ -305,14 +345,46 @@ def parser() -> argparse.ArgumentParser:
     )
     i.add_argument("--as-of", type=_date, default=None, help="snapshot date (default: the file's own date)")
     i.add_argument("--data", type=Path, default=paths.DATA_DIR, help="data folder (default: data/)")
+    add_wait(i)
     i.set_defaults(func=cmd_import)
     return p
 
 
+def _notices():
+    """A ``warnings.showwarning`` that prints each distinct library notice (:class:`EconNotice`) once, as one line
+    on stderr; other warnings as Python does."""
+    shown: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if not issubclass(category, EconNotice):
+            sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+            return
+        text = str(message).splitlines()[0] if str(message) else ""
+        if text not in shown:
+            shown.add(text)
+            sys.stderr.write(f"notice: {text}\n")
+
+    return show
+
+
+def _terminate(signum, frame) -> None:
+    raise SystemExit(128 + signum)  # cleanup handlers run; exit 143 like a shell
+
+
+_FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    previous = (
+        signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() else None
+    )
     try:
-        return args.func(args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", EconNotice)
+            warnings.showwarning = _notices()
+            source_date()  # numpy reads SOURCE_DATE_EPOCH when it is imported: check it before anything is
+            return args.func(args)
     except EconError as e:
         sys.stderr.write(f"Error: {e}\n")
         return 1
@@ -321,9 +393,24 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except RuntimeError as e:
+        if str(e) != "Query interrupted":  # DuckDB's answer to Ctrl-C during a statement
+            raise
+        sys.stderr.write("interrupted\n")
+        return 130
     except OSError as e:  # a file or folder that cannot be read or written (permissions, missing folder, full disk)
-        sys.stderr.write(f"Error: {e} — check the path and its permissions\n")
+        if e.errno in _FULL:
+            where = f" while writing {e.filename}" if e.filename else ""
+            sys.stderr.write(
+                f"Error: {e.strerror}{where} — free some disk space (or raise the file-size limit, ulimit -f) and "
+                "run again; nothing was replaced\n"
+            )
+        else:
+            sys.stderr.write(f"Error: {e} — check the path and its permissions\n")
         return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The DuckDB file: atomic writes, read-only opens, views from ``queries/*.sql``, comments.
 
-The database is always written to a temporary file next to the target and renamed over it
-only when everything succeeded, so a failed build leaves the previous file byte-identical.
+The database is always written to a staging file next to the target (:func:`staged_database`)
+and moved over it only when everything succeeded (``econ.journal``), so a failed build leaves
+the previous file byte-identical.
 It is written in DuckDB's v1.5 storage format so the standalone ``duckdb`` CLI 1.5.x
 (PyPI ``duckdb-cli``) can open it as well as the Python package that wrote it.
 """
@@ -19,6 +20,7 @@ import polars as pl
 
 from econ.errors import EconError
 from econ.fingerprint import code_fingerprint
+from econ.journal import finish_interrupted_for_reading
 
 STORAGE_VERSION = "v1.5.0"
 ATTACH_AS = "econ"
@@ -36,56 +38,106 @@ def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-@contextmanager
-def atomic_database(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """Yield a connection whose default catalog is a fresh temporary file; rename it on success.
+def _cannot_write(db_path: Path, error: Exception) -> DatabaseError:
+    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return DatabaseError(
+        f"cannot write the database {db_path}: {text}",
+        "check that the folder exists and is writable and that the disk is not full (or pass --db); "
+        "nothing was replaced",
+    )
 
-    On any exception the temporary file is removed and ``db_path`` is not touched.
+
+_WRITE_FAILURES = ("could not write", "file too large", "no space left", "disk quota", "could not truncate")
+
+
+def is_write_failure(error: Exception) -> bool:
+    """Whether a DuckDB error is a file that could not be written (full disk, ``ulimit -f``, a vanished folder).
+
+    DuckDB raises these as IOException, or as TransactionException ("Failed to commit: Could not write
+    file …") when the write-ahead log is the file that failed; the message says which.
     """
-    db_path = Path(db_path)
-    tmp = db_path.with_name(f".{db_path.name}.tmp-{os.getpid()}")
+    text = str(error).lower()
+    return any(k in text for k in _WRITE_FAILURES)
+
+
+@contextmanager
+def staged_database(path: Path, *, shown: Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Yield a connection whose default catalog is a fresh database file at ``path`` (a staging path).
+
+    On success the file is checkpointed (no ``.wal`` stays beside it), closed and fsynced; moving it
+    onto the real database is the caller's (:class:`econ.journal.Transaction`). On any exception the
+    file and its ``.wal`` are removed. A file DuckDB cannot create or write (a read-only folder, a full
+    disk, ``ulimit -f``) is a :class:`DatabaseError` naming ``shown`` (the target the user gave).
+    """
+    path = Path(path)
+    shown = Path(shown) if shown is not None else path
     con = duckdb.connect()
     try:
-        db_path.parent.mkdir(parents=True, exist_ok=True)
-        for stale in (tmp, tmp.with_name(tmp.name + ".wal")):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in (path, path.with_name(path.name + ".wal")):
             stale.unlink(missing_ok=True)
-        con.execute(f"attach {quote_literal(str(tmp))} as {ATTACH_AS} (storage_version '{STORAGE_VERSION}')")
+        con.execute(f"attach {quote_literal(str(path))} as {ATTACH_AS} (storage_version '{STORAGE_VERSION}')")
     except (OSError, duckdb.Error) as e:
         con.close()
         raise DatabaseError(
-            f"cannot write a database next to {db_path}: {e}",
+            f"cannot write a database next to {shown}: {e}",
             "check that the folder exists and is writable, or pass --db",
         ) from None
     try:
-        con.execute(f"use {ATTACH_AS}")
-        yield con
-        con.execute("checkpoint")
-        con.execute("use memory")
-        con.execute(f"detach {ATTACH_AS}")
+        try:
+            con.execute(f"use {ATTACH_AS}")
+            yield con
+            con.execute("checkpoint")
+            con.execute("use memory")
+            con.execute(f"detach {ATTACH_AS}")
+        except duckdb.Error as e:
+            if not (isinstance(e, duckdb.IOException) or is_write_failure(e)):
+                raise
+            raise _cannot_write(shown, e) from None
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None
         con.close()
-        os.replace(tmp, db_path)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     except BaseException:
         con.close()
-        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+        for leftover in (path, path.with_name(path.name + ".wal")):
             leftover.unlink(missing_ok=True)
         raise
 
 
-def connect_read_only(db_path: Path, *, current: bool = False) -> duckdb.DuckDBPyConnection:
+def connect_read_only(
+    db_path: Path, *, current: bool = False, external_access: bool = True
+) -> duckdb.DuckDBPyConnection:
     """Open the built database read-only (``econ sql``, the report, ``econ diff``, ``econ fleet``).
 
     With ``current=True`` the database must have been built by this code (commands that read
-    result tables by column say "run econ build" instead of failing deep inside a query).
+    result tables by column say "run econ build" instead of failing deep inside a query). With
+    ``external_access=False`` (``econ sql``) DuckDB may read and write no file but the database:
+    ``COPY … TO``, ``read_csv``, ``read_text``, ``ATTACH`` and extensions are refused, and the
+    setting cannot be turned back on from SQL.
     """
     db_path = Path(db_path)
+    finish_interrupted_for_reading(db_path)
     if not db_path.exists():
         raise DatabaseError(f"no database at {db_path}", "run econ build first (or pass --db)")
+    config = {} if external_access else {"enable_external_access": False}
     try:
-        con = duckdb.connect(str(db_path), read_only=True)
+        con = duckdb.connect(str(db_path), read_only=True, config=config)
     except duckdb.Error as e:
-        raise DatabaseError(
-            f"cannot open {db_path}: {e}", "is another process writing it? run econ build again"
-        ) from None
+        wal = db_path.with_name(db_path.name + ".wal")
+        hint = "is another process writing it? run econ build again"
+        if "corrupt" in str(e).lower() or "checksum" in str(e).lower():
+            hint = "the file is damaged; run econ build to write a new one"
+        elif wal.exists():
+            hint = (
+                f"{wal} was left by a process that wrote the file and died; econ build sets it aside with the old "
+                "file and writes a new one"
+            )
+        raise DatabaseError(f"cannot open {db_path}: {_first_line(e)}", hint) from None
     if current:
         try:
             require_built_by(con, db_path, code_fingerprint())
@@ -93,6 +145,19 @@ def connect_read_only(db_path: Path, *, current: bool = False) -> duckdb.DuckDBP
             con.close()
             raise
     return con
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def damaged(db_path: Path, error: Exception) -> DatabaseError:
+    """The error for a database whose blocks cannot be read (checksum mismatch, truncated file)."""
+    return DatabaseError(
+        f"cannot read {db_path}: {_first_line(error)}",
+        "the file is damaged; run econ build to write a new one",
+    )
 
 
 def require_built_by(con: duckdb.DuckDBPyConnection, db_path: Path, code_hash: str) -> None:
@@ -103,8 +168,10 @@ def require_built_by(con: duckdb.DuckDBPyConnection, db_path: Path, code_hash: s
     """
     try:
         built = con.execute("select any_value(code_fingerprint) from build_info").fetchall()[0][0]
-    except duckdb.Error:  # no build_info, or one without the column: built before econ recorded its code
-        built = None
+    except (duckdb.CatalogException, duckdb.BinderException):  # no build_info, or one without the column: built
+        built = None  # before econ recorded its code
+    except duckdb.Error as e:  # a block that cannot be read
+        raise damaged(db_path, e) from None
     if built != code_hash:
         raise DatabaseError(
             f"{db_path} was built by another version of econ", "run econ build to rebuild it with this one"
@@ -249,6 +316,10 @@ def table_summary(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, int, s
 
 
 def list_objects(db_path: Path) -> list[tuple[str, str, int, str]]:
-    """:func:`table_summary` of the built database at ``db_path`` (``econ tables``)."""
-    with connect_read_only(Path(db_path)) as con:
-        return table_summary(con)
+    """``econ tables``: :func:`table_summary` of the built database; a block that cannot be read is a
+    :class:`DatabaseError` naming the file."""
+    with connect_read_only(db_path) as con:
+        try:
+            return table_summary(con)
+        except duckdb.Error as e:
+            raise damaged(Path(db_path), e) from None

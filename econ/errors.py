@@ -21,6 +21,18 @@ class EconError(Exception):
         return f"{self.message} — {self.hint}" if self.hint else self.message
 
 
+SHOWN_PROBLEMS = 50
+"""How many problems a :class:`DataError` message lists (the rest are counted)."""
+
+
+class EconNotice(UserWarning):
+    """Something the user should know that does not stop the run (a cache entry that failed its check and was
+    recomputed, a cache folder that cannot be written, a diff between dates without snapshots).
+
+    Library code issues it with :func:`warnings.warn`; the CLI prints it as one ``notice: …`` line on stderr.
+    """
+
+
 @dataclass(frozen=True)
 class Problem:
     """One bad value: where it is, what it is and what was expected.
@@ -44,7 +56,11 @@ class Problem:
 
 
 class DataError(EconError):
-    """One or more bad input values; every bad row is listed, not only the first."""
+    """One or more bad input values; every bad row is kept in ``problems``.
+
+    The message lists the first :data:`SHOWN_PROBLEMS` and counts the rest, so a file with 200,000 bad
+    cells gives a screenful, not megabytes.
+    """
 
     def __init__(self, problems: list[Problem]):
         if not problems:
@@ -53,10 +69,12 @@ class DataError(EconError):
         super().__init__(self._render())
 
     def _render(self) -> str:
-        lines = [str(p) for p in self.problems]
-        if len(lines) == 1:
+        lines = [str(p) for p in self.problems[:SHOWN_PROBLEMS]]
+        if len(self.problems) == 1:
             return lines[0]
-        return f"{len(lines)} problems in the input data:\n" + "\n".join(lines)
+        rest = len(self.problems) - len(lines)
+        more = [f"… and {rest:,} more (fix these and run again to see the rest)"] if rest else []
+        return f"{len(self.problems):,} problems in the input data:\n" + "\n".join(lines + more)
 
     def __str__(self) -> str:
         return self._render()

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Iterable, Iterator
 from datetime import date, datetime
 from decimal import Decimal
 
@@ -43,31 +44,82 @@ def render(columns: list[str], rows: list[tuple], *, fmt: str = "table") -> str:
     table and markdown, empty in csv and null in json (JSON has neither). Dates are ISO 8601. A table or
     markdown row is one line (newlines in a cell become spaces).
     """
-    if fmt == "csv":
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(columns)
-        writer.writerows([["" if v is None else _json_value(v) for v in row] for row in rows])
-        return out.getvalue().rstrip("\n")
-    if fmt == "json":
-        return json.dumps([{c: _json_value(v) for c, v in zip(columns, row)} for row in rows], indent=2, default=str)
-    cells = [[_cell(v).replace("\n", " ") for v in row] for row in rows]
-    if fmt == "markdown":
-        esc = lambda s: s.replace("|", "\\|")  # noqa: E731
-        lines = ["| " + " | ".join(esc(c) for c in columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
-        lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in cells]
-        return "\n".join(lines)
-    if fmt != "table":
+    return "".join(render_stream(columns, [rows], fmt=fmt))
+
+
+def render_stream(columns: list[str], batches: Iterable[list[tuple]], *, fmt: str = "table") -> Iterator[str]:
+    """:func:`render` for rows that arrive in batches: yields pieces of text as each batch arrives.
+
+    The pieces join to what :func:`render` gives for all the rows (no trailing newline), except that a
+    table takes its column widths and alignment from the first batch: a later, longer cell is written
+    whole and pushes its row out of line (nothing is cut, and memory stays one batch whatever the row
+    count).
+    """
+    if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; use one of {FORMATS}")
+    batches = iter(batches)
+    if fmt == "csv":
+        yield from _csv_stream(columns, batches)
+    elif fmt == "json":
+        yield from _json_stream(columns, batches)
+    elif fmt == "markdown":
+        yield from _markdown_stream(columns, batches)
+    else:
+        yield from _table_stream(columns, batches)
+
+
+def _csv_stream(columns, batches) -> Iterator[str]:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    pending = out.getvalue()
+    for rows in batches:
+        out.seek(0)
+        out.truncate()
+        writer.writerows([["" if v is None else _json_value(v) for v in row] for row in rows])
+        text = out.getvalue()
+        if text:
+            yield pending
+            pending = text
+    yield pending.rstrip("\n")
+
+
+def _json_stream(columns, batches) -> Iterator[str]:
+    first = True
+    for rows in batches:
+        for row in rows:
+            text = json.dumps({c: _json_value(v) for c, v in zip(columns, row)}, indent=2, default=str)
+            yield ("[\n" if first else ",\n") + "\n".join("  " + line for line in text.splitlines())
+            first = False
+    yield "[]" if first else "\n]"
+
+
+def _markdown_stream(columns, batches) -> Iterator[str]:
+    def esc(s: str) -> str:
+        return s.replace("|", "\\|")
+
+    yield "| " + " | ".join(esc(c) for c in columns) + " |\n|" + "|".join("---" for _ in columns) + "|"
+    for rows in batches:
+        for row in rows:
+            yield "\n| " + " | ".join(esc(_cell(v).replace("\n", " ")) for v in row) + " |"
+
+
+def _table_stream(columns, batches) -> Iterator[str]:
+    first = next(batches, [])
+    cells = [[_cell(v).replace("\n", " ") for v in row] for row in first]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
     numeric = [
-        all(isinstance(row[i], (int, float, Decimal)) or row[i] is None for row in rows) and rows
+        all(isinstance(row[i], (int, float, Decimal)) or row[i] is None for row in first) and first
         for i in range(len(columns))
     ]
 
     def fmt_row(r):
         return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(r, widths, numeric)).rstrip()
 
-    lines = [fmt_row(columns), "  ".join("-" * w for w in widths)] + [fmt_row(r) for r in cells]
-    lines.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
-    return "\n".join(lines)
+    yield "\n".join([fmt_row(columns), "  ".join("-" * w for w in widths)] + [fmt_row(r) for r in cells])
+    count = len(first)
+    for rows in batches:
+        count += len(rows)
+        for row in rows:
+            yield "\n" + fmt_row([_cell(v).replace("\n", " ") for v in row])
+    yield f"\n({count} row{'s' if count != 1 else ''})"

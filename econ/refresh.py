@@ -1,15 +1,18 @@
 """``econ refresh``: import a new price snapshot, rebuild, and say what changed (I/O edge).
 
 The file is parsed and checked before anything is written (the importer rejects a
-malformed or truncated file). If the rebuild then fails, the snapshot folder is put back as
-it was, so data/, the database and the report stay consistent. Importing the same file
+malformed or truncated file). The new snapshot is staged beside its target and moves into
+data/ together with the rebuilt database and report (one journal commit), so data/, the
+database and the report are all old or all new, whatever happens to the run. Importing the same file
 twice changes nothing: the snapshot is byte-identical, and the analyses restore from cache.
 """
 
 from __future__ import annotations
 
+import time
 import urllib.error
 import urllib.request
+import warnings
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -18,13 +21,18 @@ import polars as pl
 
 from econ import paths
 from econ.analyses.inferred_changes import inference_inputs, inferred_between, inferred_changes
-from econ.build import BuildResult, build
-from econ.db import connect_read_only
-from econ.errors import EconError
+from econ.build import BuildResult, stage_build
+from econ.db import connect_read_only, table_summary
+from econ.errors import EconError, EconNotice
+from econ.faults import boundary
+from econ.files import staging_path
 from econ.fits.price_changes import changes_between, default_dates, price_changes, state_on, summary
+from econ.journal import Transaction, journal_path
 from econ.load.importers import ImportResult, import_parsed, snapshot_date
 from econ.load.importers.common import read_json
 from econ.load.loader import load_all, snapshot_path
+from econ.lock import Locks
+from econ.outputs import prepare_run
 
 FETCH_URLS = {
     "litellm": "https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json",
@@ -67,7 +75,7 @@ def fetch(source: str, folder: Path, *, today: date, timeout_s: float = FETCH_TI
             f"cannot download {url}: {reason}",
             f"are you offline? download it elsewhere and run: econ refresh FILE --source {source}",
         ) from None
-    tmp = target.with_name(target.name + ".part")
+    tmp = staging_path(target)
     tmp.write_bytes(body)
     tmp.replace(target)
     return target
@@ -83,33 +91,58 @@ def refresh(
     cache_dir: Path | None = paths.CACHE_DIR,
     reports_dir: Path | None = paths.REPORTS_DIR,
     build_as_of: date | None = None,
+    wait: bool = False,
 ) -> RefreshResult:
     """Import ``path`` as a snapshot, rebuild, and return the price changes it brought and what they imply.
 
-    The changes compare the rows of the snapshot's source in effect on its date before and after the import.
+    The snapshot, the database and the report are staged and move in together (one journal commit,
+    ``econ.journal``): a failed or killed refresh leaves data/, the database and the report as they
+    were. The changes compare the rows of the snapshot's source in effect on its date before and
+    after the import.
     """
     path, data_dir = Path(path), Path(data_dir)
     obj = read_json(path)  # a missing, unreadable or truncated file stops here, before anything is written
     source = source or detect_source(obj)
     when, _ = snapshot_date(path, as_of)
     target = snapshot_path(data_dir, source, when)
-    previous = target.read_bytes() if target.exists() else None
-    before = load_all(data_dir)["prices"]
-    imported = import_parsed(source, obj, path, data_dir=data_dir, as_of=as_of)
-    try:
-        built = build(
-            data_dir=data_dir, db_path=db_path, cache_dir=cache_dir, reports_dir=reports_dir, as_of=build_as_of
+    with Locks(command="econ refresh") as locks:
+        prepare_run(
+            locks,
+            db_path=db_path,
+            data_dir=data_dir,
+            reports_dir=reports_dir,
+            cache_dir=cache_dir,
+            wait=wait,
+            writes_data=True,
         )
-    except BaseException:
-        if imported.status != "unchanged":
-            if previous is None:
-                target.unlink(missing_ok=True)
-            else:
-                target.write_bytes(previous)
-        raise
-    with connect_read_only(db_path) as con:
-        after = con.sql("select * from prices where source = ?", params=[source]).pl()
-        models, tiers, a = inference_inputs(con)
+        before = load_all(data_dir)["prices"]
+        txn = Transaction(journal_path(db_path), locks=locks.held)
+        try:
+            staged = txn.stage(target)
+            imported = import_parsed(source, obj, path, data_dir=data_dir, as_of=as_of, stage_at=staged)
+            if imported.status == "unchanged":
+                txn.moves.pop()
+            boundary("refresh:snapshot")
+            started = time.perf_counter()
+            status = stage_build(
+                txn,
+                data_dir=data_dir,
+                db_path=db_path,
+                cache_dir=cache_dir,
+                reports_dir=reports_dir,
+                as_of=build_as_of,
+                pending={} if imported.status == "unchanged" else {target: staged},
+            )
+            txn.commit()
+            elapsed_s = time.perf_counter() - started
+        except BaseException:
+            txn.abort()
+            raise
+        with connect_read_only(db_path) as con:
+            objects = table_summary(con)
+            after = con.sql("select * from prices where source = ?", params=[source]).pl()
+            models, tiers, a = inference_inputs(con)
+    built = BuildResult(Path(db_path), objects, status, elapsed_s, reports_dir)
     old, new = (state_on(rows, when).filter(source=source) for rows in (before, after))
     return RefreshResult(imported, built, changes_between(old, new), inferred_changes(old, new, models, tiers, a))
 
@@ -134,4 +167,19 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
         prices = con.sql("select * from prices order by all").pl()
         models, tiers, a = inference_inputs(con)
     start, end = default_dates(dates, from_date, to_date)
+    if not any(start < d <= end for d in dates):
+        shown = ", ".join(d.isoformat() for d in sorted(dates)) or "none"
+        warnings.warn(
+            f"no snapshot is dated after {start} up to {end} (snapshots: {shown}), so no imported price can have "
+            "changed between them; only hand-kept prices are compared",
+            EconNotice,
+            stacklevel=2,
+        )
+    if dates and not any(d <= start for d in dates):
+        warnings.warn(
+            f"no snapshot is dated on or before {start}: imported prices are not compared (a source is compared "
+            "only where it has prices on both dates)",
+            EconNotice,
+            stacklevel=2,
+        )
     return Diff(start, end, price_changes(prices, start, end), inferred_between(prices, start, end, models, tiers, a))

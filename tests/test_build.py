@@ -68,7 +68,8 @@ def test_failed_build_leaves_previous_database_byte_identical(data_dir, capsys):
     code, _, err = build(capsys)
     assert code == 1 and "is not a number" in err
     assert sha(Path("out.duckdb")) == before
-    assert sorted(p.name for p in Path(".").iterdir() if "out.duckdb" in p.name) == ["out.duckdb"]
+    # nothing staged is left; the lock file stays (removing it could let two runs in)
+    assert sorted(p.name for p in Path(".").iterdir() if "out.duckdb" in p.name) == [".out.duckdb.lock", "out.duckdb"]
 
 
 def test_failure_after_loading_also_leaves_database_intact(data_dir, capsys, tmp_path):
@@ -252,5 +253,5 @@ def test_database_folder_that_cannot_be_made(data_dir, capsys):
     code = main(["build", "--data", "data", "--db", "blocker/out.duckdb", "--no-report", "--cache", "cache"])
     err = capsys.readouterr().err
     assert code == 1 and "Traceback" not in err
-    assert err.startswith("Error: cannot write a database next to blocker/out.duckdb: ")
-    assert err.endswith("— check that the folder exists and is writable, or pass --db\n")
+    assert err.startswith("Error: cannot write blocker/out.duckdb: its lock file blocker/.out.duckdb.lock cannot be ")
+    assert err.endswith("— check that the folder exists and is writable, or pass another --db, --reports or --data\n")

@@ -7,23 +7,7 @@ from datetime import date
 import pytest
 
 from econ.errors import EconError
-from econ.files import source_date, swap_in
-
-
-def test_swap_in_replaces_the_folder_and_leaves_nothing_behind(tmp_path):
-    (tmp_path / "reports").mkdir()
-    (tmp_path / "reports" / "old.html").write_text("old")
-    (tmp_path / "staged").mkdir()
-    (tmp_path / "staged" / "new.html").write_text("new")
-    swap_in(tmp_path / "staged", tmp_path / "reports")
-    assert [p.name for p in tmp_path.iterdir()] == ["reports"]
-    assert [p.name for p in (tmp_path / "reports").iterdir()] == ["new.html"]
-
-
-def test_swap_in_without_a_previous_folder(tmp_path):
-    (tmp_path / "staged").mkdir()
-    swap_in(tmp_path / "staged", tmp_path / "reports")
-    assert (tmp_path / "reports").is_dir() and not (tmp_path / "staged").exists()
+from econ.files import source_date
 
 
 @pytest.mark.parametrize(

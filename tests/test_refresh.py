@@ -147,10 +147,10 @@ def test_truncated_file_leaves_data_database_and_reports_untouched(data_dir, tmp
 
 
 def test_failed_rebuild_puts_the_snapshot_folder_back(data_dir, monkeypatch):
-    def broken_build(**kwargs):
+    def broken_build(txn, **kwargs):
         raise EconError("simulated build failure")
 
-    monkeypatch.setattr(refresh_module, "build", broken_build)
+    monkeypatch.setattr(refresh_module, "stage_build", broken_build)
     before = tree_hash(data_dir)
     with pytest.raises(EconError, match="simulated"):
         run_refresh(data_dir, TOKENCOST)

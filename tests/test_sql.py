@@ -95,3 +95,26 @@ def test_tables_lists_tables_and_views(fixture_db, capsys):
     assert code == 0
     assert rows["models"].startswith('models,table,3,"Open-weight architectures')
     assert rows["price_current"].startswith('price_current,view,4,"Prices in effect on a date')
+
+
+def test_a_long_table_streams_with_widths_from_the_first_batch(fixture_db, capsys):
+    """More rows than one batch: every row is printed, the count is right, and a later wider cell is written whole."""
+    from econ.sql import BATCH_ROWS
+
+    n = BATCH_ROWS * 2 + 7
+    q = f"select i, case when i = {n - 1} then repeat('w', 40) else 'x' end as s from range({n}) t(i)"
+    code, out, _ = run(capsys, "sql", "--db", str(fixture_db), q)
+    lines = out.splitlines()
+    assert code == 0 and lines[-1] == f"({n} rows)" and len(lines) == n + 3
+    assert lines[2].split() == ["0", "x"] and lines[-2].split() == [str(n - 1), "w" * 40]
+    assert lines[1] == "  ".join("-" * w for w in (len(str(BATCH_ROWS - 1)), 1))  # widths of the first batch
+    code, out, _ = run(capsys, "sql", "--db", str(fixture_db), q, "--format", "json")
+    assert code == 0 and len(json.loads(out)) == n
+    code, out, _ = run(capsys, "sql", "--db", str(fixture_db), q, "--format", "csv")
+    assert code == 0 and out.count("\n") == n + 1
+
+
+def test_allow_files_lets_a_query_write_a_file(fixture_db, capsys, data_dir):
+    code, _, err = run(capsys, "sql", "--db", str(fixture_db), "--allow-files", "copy (select 42 as x) to 'out.csv'")
+    assert code == 0, err
+    assert (data_dir.parent / "out.csv").read_text().split() == ["x", "42"]

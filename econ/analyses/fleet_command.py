@@ -19,6 +19,7 @@ from econ.analyses.fleet_plan import build_plan
 from econ.analyses.scenario import load_scenario
 from econ.db import connect_read_only
 from econ.errors import EconError
+from econ.load.ceilings import CHIPS
 
 
 def _known(con, table: str, column: str, value: str) -> None:
@@ -59,10 +60,10 @@ def plan_for(
             f"--tokens-per-s must be a positive number (got {tokens_per_s:g})", "give the traffic in tokens per second"
         )
     for flag, value in (("--prefill-chips", prefill_chips), ("--decode-chips", decode_chips)):
-        if value is not None and value < 1:
+        if value is not None and not 1 <= value <= CHIPS.value:
             raise EconError(
-                f"{flag} must be at least 1 (got {value})",
-                "give the chips per replica, or leave it out to let the layout search choose",
+                f"{flag} must be between 1 and {CHIPS.value:g} (got {value:g})",
+                f"give the chips per replica, or leave it out to let the layout search choose ({CHIPS.why})",
             )
     for flag, value in (("--tokens-per-s-per-user", tokens_per_s_per_user), ("--ttft-s", ttft_s)):
         if value is not None and not (math.isfinite(value) and value > 0):

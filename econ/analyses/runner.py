@@ -8,15 +8,16 @@ An analysis is a module with
 - ``TABLES``: the :class:`econ.results.ResultTable` declarations of everything it writes,
 - ``run(ctx)``: reads with ``ctx.query`` and writes every declared table with ``ctx.write``.
 
-When the key is unchanged the stored result tables are loaded from ``build/cache/`` and ``run``
-is skipped (so a rebuild with no new input does not refit, re-bootstrap or re-sweep).
+When the key is unchanged the stored result tables are loaded from ``build/cache/`` and
+``run`` is skipped (so a rebuild with no new input does not refit, re-bootstrap or re-sweep).
+A stored entry is used only if every file matches the SHA-256 in its manifest; otherwise the
+analysis runs again and a notice says why (``econ.cachefiles``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
@@ -27,8 +28,10 @@ import duckdb
 import polars as pl
 
 from econ.analyses.scenario import Scenario, load_scenarios
-from econ.db import comment, quote_ident, quote_literal, write_table
+from econ.cachefiles import begin_entry, cannot_store, commit_entry, notice, verify
+from econ.db import comment, is_write_failure, quote_ident, quote_literal, write_table
 from econ.errors import EconError
+from econ.files import remove
 from econ.fingerprint import code_fingerprint
 from econ.results import ResultTable
 
@@ -127,8 +130,7 @@ def run_analyses(
             f"{code_hash}|{module.NAME}|{as_of.isoformat()}|{input_fingerprint(con, module.INPUTS)}".encode()
         ).hexdigest()[:24]
         folder = Path(cache_dir) / module.NAME / key if cache_dir else None
-        if folder is not None and (folder / "tables.json").exists():
-            _restore(con, folder, module.TABLES)
+        if folder is not None and _restore(con, folder, module.NAME, module.TABLES):
             status[module.NAME] = "cached"
             continue
         ctx = BuildContext(con=con, as_of=as_of, _scenarios=scenarios)
@@ -143,19 +145,43 @@ def run_analyses(
 
 
 def _store(con: duckdb.DuckDBPyConnection, folder: Path, tables: tuple[ResultTable, ...]) -> None:
-    """Keep the analysis's result tables as Parquet; older keys are dropped."""
-    if folder.parent.exists():
-        shutil.rmtree(folder.parent)
-    tmp = folder.with_name(folder.name + ".tmp")
-    tmp.mkdir(parents=True)
-    for t in tables:
-        con.execute(f"copy {quote_ident(t.name)} to {quote_literal(str(tmp / (t.name + '.parquet')))} (format parquet)")
-    (tmp / "tables.json").write_text(json.dumps(sorted(t.name for t in tables)))
-    tmp.rename(folder)
+    """Keep the analysis's result tables as Parquet with a manifest of their SHA-256 (``econ.cachefiles``); older
+    keys are dropped. A cache that cannot be written is a notice, not an error."""
+    staged = None
+    try:
+        staged = begin_entry(folder)
+        for t in tables:
+            target = quote_literal(str(staged / (t.name + ".parquet")))
+            con.execute(f"copy {quote_ident(t.name)} to {target} (format parquet)")
+        (staged / "tables.json").write_text(json.dumps(sorted(t.name for t in tables)))
+        commit_entry(staged, folder)
+    except (OSError, duckdb.Error) as e:
+        if staged is not None:
+            remove(staged)
+        if isinstance(e, duckdb.Error) and not is_write_failure(e):
+            raise
+        cannot_store(folder.parent.parent, e)
 
 
-def _restore(con: duckdb.DuckDBPyConnection, folder: Path, tables: tuple[ResultTable, ...]) -> None:
-    for t in tables:
-        path = quote_literal(str(folder / (t.name + ".parquet")))
-        con.execute(f"create or replace table {quote_ident(t.name)} as select * from read_parquet({path})")
-        comment(con, t.name, t.table_comment, t.column_comments)
+def _restore(con: duckdb.DuckDBPyConnection, folder: Path, name: str, tables: tuple[ResultTable, ...]) -> bool:
+    """Load the stored result tables of an analysis if the entry passes its hash check; False to recompute.
+    Comments come from the declarations, not the cache."""
+    if not folder.is_dir():
+        return False
+    problem = verify(folder)
+    if problem is None:
+        try:
+            stored = set(json.loads((folder / "tables.json").read_text()))
+            if stored != {t.name for t in tables}:
+                raise ValueError(f"it holds {sorted(stored)}, the analysis declares {sorted(t.name for t in tables)}")
+            for t in tables:
+                path = quote_literal(str(folder / (t.name + ".parquet")))
+                con.execute(f"create or replace table {quote_ident(t.name)} as select * from read_parquet({path})")
+                comment(con, t.name, t.table_comment, t.column_comments)
+            return True
+        except (OSError, ValueError, TypeError, duckdb.Error) as e:
+            if isinstance(e, duckdb.Error) and is_write_failure(e):
+                raise  # the database being built cannot be written: not the cache's fault
+            problem = f"it cannot be loaded ({str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__})"
+    notice(f"the cached result of analysis {name} failed its check ({problem}); recomputed")
+    return False

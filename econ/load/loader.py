@@ -13,6 +13,7 @@ from pathlib import Path
 import polars as pl
 
 from econ.errors import DataError, Problem
+from econ.load.references import check_references
 from econ.load.spec import FILE, LINE, check_refs, display_path, read_table
 from econ.load.tables import INPUT_TABLES, PRICE_SNAPSHOT, PRICES, SOURCES
 
@@ -37,11 +38,15 @@ def snapshot_path(data_dir: Path, source: str, as_of: date) -> Path:
     return Path(data_dir) / SNAPSHOT_DIR / f"{source}_{as_of.isoformat()}.csv"
 
 
-def list_snapshots(data_dir: Path) -> list[tuple[str, date, Path]]:
-    """(source, date, path) of every snapshot file, oldest first; bad names raise DataError."""
+def list_snapshots(data_dir: Path, *, pending: dict[Path, Path] | None = None) -> list[tuple[str, date, Path]]:
+    """(source, date, path) of every snapshot file, oldest first; bad names raise DataError.
+
+    ``pending`` adds snapshots that are staged but not yet in place (final path -> staged file).
+    """
     folder = Path(data_dir) / SNAPSHOT_DIR
     found, problems = [], []
-    for path in sorted(folder.glob("*.csv")) if folder.is_dir() else []:
+    present = sorted(folder.glob("*.csv")) if folder.is_dir() else []
+    for path in sorted(set(present) | {folder / Path(p).name for p in pending or {}}):
         m = SNAPSHOT_NAME.match(path.name)
         ok = m is not None and m["source"] in SOURCES and m["source"] != "hand"
         try:
@@ -65,9 +70,14 @@ def list_snapshots(data_dir: Path) -> list[tuple[str, date, Path]]:
     return sorted(found, key=lambda t: (t[1], t[0]))
 
 
-def load_all(data_dir: Path) -> dict[str, pl.DataFrame]:
-    """Read, check and convert every table of ``data_dir``; union prices (what the inputs imply is the analyses')."""
+def load_all(data_dir: Path, *, pending: dict[Path, Path] | None = None) -> dict[str, pl.DataFrame]:
+    """Read, check and convert every table of ``data_dir``; union prices (what the inputs imply is the analyses').
+
+    ``pending`` maps a snapshot's final path to a staged file holding its new content (``econ refresh``
+    stages the snapshot and moves it in with the database): it is read as if it were in place.
+    """
     data_dir = Path(data_dir)
+    staged = {Path(data_dir) / SNAPSHOT_DIR / Path(k).name: Path(v) for k, v in (pending or {}).items()}
     frames: dict[str, pl.DataFrame] = {}
     problems: list[Problem] = []
     for name, spec in INPUT_TABLES.items():
@@ -89,9 +99,10 @@ def load_all(data_dir: Path) -> dict[str, pl.DataFrame]:
             problems += e.problems
     snapshots = []
     try:
-        for source, when, path in list_snapshots(data_dir):
+        for source, when, path in list_snapshots(data_dir, pending=pending):
+            extra = {"source": source, "snapshot_date": when}
             try:
-                snapshots.append(read_table(path, PRICE_SNAPSHOT, extra={"source": source, "snapshot_date": when}))
+                snapshots.append(read_table(staged.get(path, path), PRICE_SNAPSHOT, extra=extra, shown=path))
             except DataError as e:
                 problems += e.problems
     except DataError as e:
@@ -99,6 +110,7 @@ def load_all(data_dir: Path) -> dict[str, pl.DataFrame]:
     for name, spec in INPUT_TABLES.items():
         if name in frames:
             problems += check_refs(frames[name], spec, frames)
+    problems += check_references(frames, snapshots)
     if problems:
         raise DataError(problems)
     frames["prices"] = union_prices(frames["prices"], snapshots)

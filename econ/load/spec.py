@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import difflib
 import io
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,11 +21,22 @@ from pathlib import Path
 import polars as pl
 
 from econ.errors import DataError, Problem
+from econ.files import read_bounded
+from econ.load.ceilings import Ceiling
 
 LINE = "_line"  # hidden column: the physical line of each row in its file
 FILE = "_file"  # hidden column: the file a row came from
 
 KINDS = ("str", "float", "int", "date")
+MAX_CSV_BYTES = 256 * 2**20
+"""Largest data file econ reads (the biggest, a price snapshot, is ~0.5 MB)."""
+MAX_CELL_CHARS = 128 * 1024
+"""Longest cell (Python's csv default); a longer one is an error naming its line, never a traceback."""
+# invisible characters that break a value: C0 controls other than tab, newline and carriage return,
+# DEL, NEL and the Unicode line and paragraph separators (U+2028 ends a line in JavaScript and JSON
+# viewers); in names and keys tab, newline and carriage return too
+_INVISIBLE = r"[\x{0}-\x{8}\x{b}\x{c}\x{e}-\x{1f}\x{7f}\x{85}\x{2028}\x{2029}]"
+_BREAKS = r"[\t\n\r]"
 
 
 @dataclass(frozen=True)
@@ -47,6 +59,7 @@ class Column:
     positive: bool = False  # strictly greater than zero
     allowed: tuple[str, ...] | None = None
     ref: tuple[str, str] | None = None  # (table, db column) the value must exist in
+    ceiling: Ceiling | None = None  # physical ceiling of value * factor (base units), see econ.load.ceilings
     db_name: str | None = None
     factor: float = 1.0
     db_unit: str | None = None
@@ -129,39 +142,55 @@ def decode_utf8(raw: bytes, shown: str, *, empty_hint: str, utf8_hint: str) -> s
         raise DataError([Problem(shown, line, None, f"is not valid UTF-8 (byte 0x{byte})", utf8_hint)]) from None
 
 
-def read_csv_rows(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
+def read_csv_rows(path: Path, *, shown: Path | None = None) -> tuple[list[str], list[list[str]], list[int]]:
     """Header, rows and the physical line of each row; raises DataError on empty/non-UTF-8."""
-    shown = display_path(path)
+    shown = display_path(shown if shown is not None else path)
+    raw = read_bounded(
+        path,
+        max_bytes=MAX_CSV_BYTES,
+        shown=shown,
+        what="a data table",
+        hint="create it with the columns of data/README.md",
+    )
     text = decode_utf8(
-        path.read_bytes(),
+        raw,
         shown,
         empty_hint="it needs at least a header line of column names",
         utf8_hint="save the file as UTF-8",
     )
     reader = csv.reader(io.StringIO(text, newline=""))
+    rows, lines = [], []
+    start = 1
     try:
         header = [h.strip() for h in next(reader)]
+        start = reader.line_num + 1
+        for row in reader:
+            if row and any(cell.strip() for cell in row):
+                rows.append(row)
+                lines.append(start)
+            start = reader.line_num + 1
     except StopIteration:  # pragma: no cover - caught by the emptiness check
         header = []
-    rows, lines = [], []
-    start = reader.line_num + 1
-    for row in reader:
-        if row and any(cell.strip() for cell in row):
-            rows.append(row)
-            lines.append(start)
-        start = reader.line_num + 1
+    except csv.Error as e:
+        too_long = "field larger than field limit" in str(e)
+        what = f"has a cell longer than {MAX_CELL_CHARS // 1024} KiB" if too_long else f"cannot be read as CSV ({e})"
+        hint = "is a closing quote missing?" if too_long else "check the quoting on this line"
+        raise DataError([Problem(shown, start, None, what, hint)]) from None
     return header, rows, lines
 
 
-def read_table(path: Path, spec: TableSpec, *, extra: dict[str, object] | None = None) -> pl.DataFrame:
+def read_table(
+    path: Path, spec: TableSpec, *, extra: dict[str, object] | None = None, shown: Path | None = None
+) -> pl.DataFrame:
     """Read, check and convert one CSV file against ``spec``.
 
     Returns a frame with the database column names (in spec order), base units, and the
     hidden ``_file``/``_line`` columns. ``extra`` adds constant columns (e.g. a snapshot's
-    date) before the table-level checks run. Raises :class:`DataError` listing every problem.
+    date) before the table-level checks run; ``shown`` names the file in messages when ``path`` is a
+    staged copy of it. Raises :class:`DataError` listing every problem.
     """
-    shown = display_path(path)
-    header, rows, lines = read_csv_rows(path)
+    header, rows, lines = read_csv_rows(path, shown=shown)
+    shown = display_path(shown if shown is not None else path)
     problems = _check_header(shown, header, spec)
     if len(rows) < spec.min_rows:
         problems.append(
@@ -239,6 +268,8 @@ def convert_frame(raw: pl.DataFrame, spec: TableSpec, shown: str) -> tuple[pl.Da
         text = pl.when(pl.col(c.name) == "").then(None).otherwise(pl.col(c.name))
         if c.kind == "str":
             value = text
+            text_problems = _invisible(raw, c, shown, strict=c.name in spec.key or c.ref is not None)
+            problems += text_problems
         elif c.kind == "date":
             value = text.str.strptime(pl.Date, "%Y-%m-%d", strict=False)
         elif c.kind == "int":
@@ -280,6 +311,9 @@ def convert_frame(raw: pl.DataFrame, spec: TableSpec, shown: str) -> tuple[pl.Da
                 checks.append((value > c.max, f"must be at most {c.max:g}{unit}"))
             if c.positive:
                 checks.append((value <= 0, f"must be greater than 0{unit}"))
+            if c.ceiling is not None:
+                top = c.ceiling.value / c.factor
+                checks.append((value > top, f"must be at most {top:g}{unit}: {c.ceiling.why}"))
             for bad, hint in checks:
                 bad = bad.fill_null(False)
                 for line, cell in zip(lines.filter(bad), original.filter(bad)):
@@ -288,6 +322,29 @@ def convert_frame(raw: pl.DataFrame, spec: TableSpec, shown: str) -> tuple[pl.Da
         [(pl.col(c.out_name) * c.factor).alias(c.out_name) for c in spec.columns if c.factor != 1.0]
     )
     return converted.select([*spec.out_columns, LINE]), problems
+
+
+def _invisible(raw: pl.DataFrame, c: Column, shown: str, *, strict: bool) -> list[Problem]:
+    """A text cell holding an invisible character that breaks it (see _INVISIBLE); in names and keys (``strict``)
+    tabs and line breaks too."""
+    pattern = f"{_INVISIBLE}|{_BREAKS}" if strict else _INVISIBLE
+    bad = raw[c.name].str.contains(pattern)
+    problems = []
+    for line, cell in zip(raw[LINE].filter(bad), raw[c.name].filter(bad)):
+        char = next(
+            ch for ch in cell if unicodedata.category(ch) in ("Cc", "Zl", "Zp") and (strict or ch not in "\t\n\r")
+        )
+        name = unicodedata.name(char, "control character")
+        problems.append(
+            Problem(
+                shown,
+                line,
+                c.name,
+                f"contains the invisible character U+{ord(char):04X} ({name}) at position {cell.index(char) + 1}",
+                "retype the value without it (it breaks lines in the report and in SQL output)",
+            )
+        )
+    return problems
 
 
 def check_key(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:

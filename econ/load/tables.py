@@ -1,8 +1,10 @@
 """The declared spec of every input table (columns, units, ranges, keys, references).
 
 This module is the contract between ``data/`` and the database: ``data/README.md`` documents
-the same columns for people. Vendor units (TFLOP/s, GB, TB/s, Gbit/s, billions) are
-converted once here, with the factors from :mod:`econ.units`.
+the same columns for people. The hardware, model and price specs live in ``hardware_tables``,
+``model_tables`` and ``price_tables`` (each is long); :data:`INPUT_TABLES` lists them all. Vendor
+units (TFLOP/s, GB, TB/s, Gbit/s, billions) are converted once, in the specs, with the factors from
+:mod:`econ.units`; every number has a physical ceiling (:mod:`econ.load.ceilings`).
 """
 
 from __future__ import annotations
@@ -11,524 +13,40 @@ import polars as pl
 
 from econ import units
 from econ.errors import Problem
+from econ.load import ceilings
+from econ.load.hardware_tables import HARDWARE, RENTAL_KINDS, RENTAL_PRICES
 from econ.load.layouts import LAYOUTS
+from econ.load.model_tables import ATTENTION, MODELS
+from econ.load.physical import check_scenario_ranges
+from econ.load.price_tables import PRICE_SNAPSHOT, PRICES, SOURCES, VARIANTS
 from econ.load.spec import FILE, LINE, Column, TableSpec
 
-VARIANTS = ("standard", "batch", "flex", "priority", "fast")
-SOURCES = ("hand", "litellm", "openrouter")
-RENTAL_KINDS = ("on_demand", "spot", "capacity_block", "reserved_1y", "reserved_3y", "owner_tco", "market_index")
+__all__ = [
+    "ATTENTION",
+    "DEPLOYMENTS",
+    "HARDWARE",
+    "INPUT_TABLES",
+    "LAYOUTS",
+    "MEMORY_TIERS",
+    "MODELS",
+    "NUMBER_FORMATS",
+    "PRICES",
+    "PRICE_SNAPSHOT",
+    "RENTAL_KINDS",
+    "RENTAL_PRICES",
+    "SCALING_LAW_POINTS",
+    "SCENARIOS",
+    "SOURCES",
+    "TIERS",
+    "VARIANTS",
+]
+
 TIERS = ("hbm", "ddr", "flash", "disk")
-ATTENTION = ("mha", "gqa", "mqa", "mla", "hybrid", "other")
 
 
 def _rows(frame: pl.DataFrame, mask: pl.Expr) -> list[dict]:
     return frame.filter(mask).to_dicts()
 
-
-# ---------------------------------------------------------------------------- hardware
-
-
-HARDWARE = TableSpec(
-    name="hardware",
-    grain="one row per accelerator (per chip, not per server)",
-    description="Accelerator specs: dense peak FLOP/s by number format, HBM capacity and bandwidth, networks, power",
-    key=("chip",),
-    columns=(
-        Column("chip", "str", "", "Short accelerator id used everywhere else (e.g. H100)", required=True),
-        Column("chip_name", "str", "", "Full product name as the vendor writes it", required=True),
-        Column("vendor", "str", "", "Vendor", required=True),
-        Column("release_date", "date", "", "First availability date"),
-        Column(
-            "peak_bf16_tflop_per_s",
-            "float",
-            "TFLOP/s",
-            "Dense BF16 peak, 2 FLOP per multiply-add, no structured sparsity",
-            required=True,
-            positive=True,
-            db_name="peak_bf16_flop_per_s",
-            factor=units.TFLOP_PER_S,
-            db_unit="FLOP/s",
-        ),
-        Column(
-            "peak_fp8_tflop_per_s",
-            "float",
-            "TFLOP/s",
-            "Dense FP8 peak (blank if not supported)",
-            positive=True,
-            db_name="peak_fp8_flop_per_s",
-            factor=units.TFLOP_PER_S,
-            db_unit="FLOP/s",
-        ),
-        Column(
-            "peak_fp4_tflop_per_s",
-            "float",
-            "TFLOP/s",
-            "Dense FP4 peak (blank if not supported)",
-            positive=True,
-            db_name="peak_fp4_flop_per_s",
-            factor=units.TFLOP_PER_S,
-            db_unit="FLOP/s",
-        ),
-        Column(
-            "peak_int8_tera_op_per_s",
-            "float",
-            "TOP/s",
-            "Dense INT8 peak (blank if not published)",
-            optional=True,
-            positive=True,
-            db_name="peak_int8_op_per_s",
-            factor=units.TERA,
-            db_unit="OP/s",
-        ),
-        Column(
-            "hbm_capacity_gb",
-            "float",
-            "GB",
-            "HBM capacity per chip (decimal GB)",
-            required=True,
-            positive=True,
-            db_name="hbm_capacity_bytes",
-            factor=units.GB,
-            db_unit="bytes",
-        ),
-        Column(
-            "hbm_bandwidth_tb_per_s",
-            "float",
-            "TB/s",
-            "HBM bandwidth per chip",
-            required=True,
-            positive=True,
-            db_name="hbm_bandwidth_bytes_per_s",
-            factor=units.TB_PER_S,
-            db_unit="bytes/s",
-        ),
-        Column(
-            "scale_up_domain_chips",
-            "int",
-            "chips",
-            "Chips in one scale-up (NVLink/ICI/NeuronLink) domain",
-            positive=True,
-        ),
-        Column(
-            "scale_up_bandwidth_gb_per_s",
-            "float",
-            "GB/s",
-            "Scale-up bandwidth per chip, one direction (half the bidirectional figure)",
-            positive=True,
-            db_name="scale_up_bandwidth_bytes_per_s",
-            factor=units.GB_PER_S,
-            db_unit="bytes/s",
-        ),
-        Column(
-            "scale_out_bandwidth_gbit_per_s",
-            "float",
-            "Gbit/s",
-            "Scale-out (NIC) bandwidth per chip, one direction",
-            positive=True,
-            db_name="scale_out_bandwidth_bytes_per_s",
-            factor=units.GBIT_PER_S,
-            db_unit="bytes/s",
-        ),
-        Column(
-            "chips_per_node",
-            "int",
-            "chips",
-            "Chips per server/tray as sold (8 for HGX, 4 for a GB200 tray)",
-            positive=True,
-        ),
-        Column("chips_per_rack", "int", "chips", "Chips per rack in the vendor's reference rack", positive=True),
-        Column("tdp_w", "float", "W", "Thermal design power per chip", positive=True),
-        Column("source_url", "str", "", "Primary source of the row's figures", required=True),
-        Column("notes", "str", "", "How figures were read; other sources"),
-    ),
-    min_rows=1,
-)
-
-# ---------------------------------------------------------------------------- rental prices
-
-RENTAL_PRICES = TableSpec(
-    name="rental_prices",
-    grain="one row per chip x seller x price kind x quote date",
-    description="Dated $/chip-hour quotes: on-demand, reserved, capacity blocks, market indices, owner TCO",
-    key=("chip", "provider", "kind", "as_of"),
-    columns=(
-        Column("chip", "str", "", "Accelerator id", required=True, ref=("hardware", "chip")),
-        Column("provider", "str", "", "Who quotes the price (cloud, neocloud, index)", required=True),
-        Column("kind", "str", "", "Price kind", required=True, allowed=RENTAL_KINDS),
-        Column("usd_per_chip_hour", "float", "USD/chip-hour", "Price per chip per hour", required=True, positive=True),
-        Column("as_of", "date", "", "Date the quote refers to", required=True),
-        Column("source_url", "str", "", "Where the quote was read", required=True),
-        Column("notes", "str", "", "Instance type, region, how the per-chip figure was derived"),
-    ),
-)
-
-# ---------------------------------------------------------------------------- models
-
-
-def _check_models(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
-    problems = []
-    for row in _rows(frame, pl.col("params_active") > pl.col("params_total")):
-        problems.append(
-            Problem(
-                row[FILE],
-                row[LINE],
-                "params_active_b",
-                "active parameters exceed total parameters",
-                "check params_active_b and params_total_b",
-            )
-        )
-    for row in _rows(frame, pl.col("experts_per_token") > pl.col("num_routed_experts")):
-        problems.append(
-            Problem(
-                row[FILE],
-                row[LINE],
-                "experts_per_token",
-                "more active experts than routed experts",
-                "check experts_per_token and num_routed_experts",
-            )
-        )
-    mla_missing = (pl.col("attention") == "mla") & (
-        pl.col("kv_lora_rank").is_null() | pl.col("qk_rope_head_dim").is_null()
-    )
-    for row in _rows(frame, mla_missing):
-        problems.append(
-            Problem(
-                row[FILE],
-                row[LINE],
-                "kv_lora_rank",
-                "MLA needs kv_lora_rank and qk_rope_head_dim",
-                "fill both from the model's config.json",
-            )
-        )
-    return problems
-
-
-MODELS = TableSpec(
-    name="models",
-    grain="one row per open-weight model architecture",
-    description="Open-weight architectures from config.json: parameters, attention layout, experts, KV-cache bytes "
-    "per token (computed)",
-    key=("model",),
-    columns=(
-        Column("model", "str", "", "Model name", required=True),
-        Column("hf_repo", "str", "", "Hugging Face repository id (joins OpenRouter's hugging_face_id)"),
-        Column("lab", "str", "", "Lab that released the model", required=True),
-        Column("release_date", "date", "", "Release date of the weights"),
-        Column(
-            "attention",
-            "str",
-            "",
-            "Attention of the full-context layers (hybrid: some layers are sliding-window or linear)",
-            required=True,
-            allowed=ATTENTION,
-        ),
-        Column(
-            "params_total_b",
-            "float",
-            "billion params",
-            "Total parameters",
-            required=True,
-            positive=True,
-            db_name="params_total",
-            factor=units.BILLION,
-            db_unit="params",
-        ),
-        Column(
-            "params_active_b",
-            "float",
-            "billion params",
-            "Parameters active per token",
-            required=True,
-            positive=True,
-            db_name="params_active",
-            factor=units.BILLION,
-            db_unit="params",
-        ),
-        Column("num_layers", "int", "layers", "Transformer blocks (num_hidden_layers)", positive=True),
-        Column("hidden_size", "int", "", "Model width d_model", positive=True),
-        Column("num_attention_heads", "int", "heads", "Query heads per layer", positive=True),
-        Column("num_kv_heads", "int", "heads", "KV heads per full-attention layer (MHA: = query heads)", positive=True),
-        Column("head_dim", "int", "", "Query/key head dimension (MLA: qk_nope + qk_rope)", positive=True),
-        Column("v_head_dim", "int", "", "Value head dimension when it differs from head_dim", positive=True),
-        Column("kv_lora_rank", "int", "", "MLA compressed KV latent dimension", positive=True),
-        Column("qk_rope_head_dim", "int", "", "MLA decoupled RoPE key dimension", positive=True),
-        Column("q_lora_rank", "int", "", "MLA query latent dimension", positive=True),
-        Column(
-            "num_full_attention_layers",
-            "int",
-            "layers",
-            "Layers whose KV cache grows with context (blank: all layers)",
-            min=0,
-        ),
-        Column("num_sliding_window_layers", "int", "layers", "Sliding-window or chunked-attention layers", min=0),
-        Column("sliding_window_tokens", "int", "tokens", "Window (or chunk) of the sliding layers", positive=True),
-        Column(
-            "sliding_num_kv_heads", "int", "heads", "KV heads of the sliding layers when they differ", positive=True
-        ),
-        Column(
-            "sliding_head_dim", "int", "", "K and V head dimension of the sliding layers when it differs", positive=True
-        ),
-        Column(
-            "num_linear_attention_layers", "int", "layers", "Linear-attention / SSM layers (fixed-size state)", min=0
-        ),
-        Column("num_routed_experts", "int", "experts", "Routed experts per MoE layer (blank: dense)", positive=True),
-        Column("num_shared_experts", "int", "experts", "Always-active shared experts per MoE layer", min=0),
-        Column("experts_per_token", "int", "experts", "Routed experts activated per token", positive=True),
-        Column("num_dense_layers", "int", "layers", "Dense (non-MoE) FFN layers", min=0),
-        Column("vocab_size", "int", "tokens", "Vocabulary (rows of the embedding and the output head)", positive=True),
-        Column(
-            "tie_word_embeddings", "int", "", "1 when the output head shares the input embedding, else 0", min=0, max=1
-        ),
-        Column(
-            "intermediate_size", "int", "", "FFN width of the dense layers (config intermediate_size)", positive=True
-        ),
-        Column("moe_intermediate_size", "int", "", "FFN width of one routed expert", positive=True),
-        Column(
-            "shared_expert_intermediate_size",
-            "int",
-            "",
-            "FFN width of a shared expert (blank: moe_intermediate_size)",
-            positive=True,
-        ),
-        Column(
-            "expert_hidden_size",
-            "int",
-            "",
-            "Width routed experts work in (latent MoE; blank: hidden_size)",
-            positive=True,
-        ),
-        Column(
-            "expert_ffn_matrices",
-            "int",
-            "",
-            "Matrices per expert FFN: 3 gated (SwiGLU/GeGLU, blank), 2 plain (relu2)",
-            min=2,
-            max=3,
-        ),
-        Column("num_moe_layers", "int", "layers", "MoE layers (blank: num_layers - num_dense_layers)", min=0),
-        Column("num_chunked_attention_layers", "int", "layers", "Chunked local-attention layers (Llama-4)", min=0),
-        Column(
-            "attention_chunk_tokens",
-            "int",
-            "tokens",
-            "Chunk of the chunked layers (attention_chunk_size)",
-            positive=True,
-        ),
-        Column(
-            "index_topk_tokens",
-            "int",
-            "tokens",
-            "Tokens sparse attention selects per query (DSA index_topk)",
-            positive=True,
-        ),
-        Column("index_num_heads", "int", "heads", "Heads of the sparse-attention indexer", positive=True),
-        Column("index_head_dim", "int", "", "Key dimension of the sparse-attention indexer", positive=True),
-        Column(
-            "num_index_layers", "int", "layers", "Layers that cache indexer keys (blank: every attention layer)", min=0
-        ),
-        Column("linear_num_key_heads", "int", "heads", "Linear-attention key heads (Mamba-2: n_groups)", positive=True),
-        Column(
-            "linear_num_value_heads",
-            "int",
-            "heads",
-            "Linear-attention value heads (Mamba-2: mamba heads)",
-            positive=True,
-        ),
-        Column(
-            "linear_key_head_dim", "int", "", "Linear-attention key dimension (Mamba-2: ssm_state_size)", positive=True
-        ),
-        Column(
-            "linear_value_head_dim", "int", "", "Linear-attention value dimension (Mamba-2: head dim)", positive=True
-        ),
-        Column("linear_conv_kernel_dim", "int", "", "Causal convolution kernel of the linear layers", positive=True),
-        Column(
-            "num_mtp_layers", "int", "layers", "Multi-token-prediction (draft) layers shipped with the model", min=0
-        ),
-        Column("max_position_embeddings", "int", "tokens", "Native context from config.json", positive=True),
-        Column(
-            "pretrain_tokens_t",
-            "float",
-            "trillion tokens",
-            "Reported pre-training tokens",
-            positive=True,
-            db_name="pretrain_tokens",
-            factor=units.TRILLION,
-            db_unit="tokens",
-        ),
-        Column("pretrain_tokens_source_url", "str", "", "Where the pre-training token count was reported"),
-        Column("source_url", "str", "", "config.json the architecture was read from", required=True),
-        Column("notes", "str", "", "Caveats"),
-    ),
-    checks=(_check_models,),
-    min_rows=1,
-)
-
-# ---------------------------------------------------------------------------- prices
-
-_PRICE_COLUMNS = (
-    Column(
-        "provider",
-        "str",
-        "",
-        "Seller of the tokens at this price (LiteLLM's litellm_provider for imports)",
-        required=True,
-    ),
-    Column("model", "str", "", "Model id as the seller names it", required=True),
-    Column("variant", "str", "", "Service variant", required=True, allowed=VARIANTS),
-    Column(
-        "tier_min_prompt_tokens",
-        "int",
-        "tokens",
-        "Long-context tier: the whole request is billed at this row once the prompt exceeds this many tokens (0 = "
-        "base tier)",
-        required=True,
-        min=0,
-    ),
-    Column("input_usd_per_mtok", "float", "USD/MTok", "Uncached input (prompt) price", min=0),
-    Column("output_usd_per_mtok", "float", "USD/MTok", "Output (completion) price", min=0),
-    Column("cache_read_usd_per_mtok", "float", "USD/MTok", "Prompt-cache hit (read) price", min=0),
-    Column(
-        "cache_write_5m_usd_per_mtok",
-        "float",
-        "USD/MTok",
-        "Prompt-cache write price, default (5-minute) retention",
-        min=0,
-    ),
-    Column("cache_write_1h_usd_per_mtok", "float", "USD/MTok", "Prompt-cache write price, 1-hour retention", min=0),
-    Column(
-        "cache_write_12h_usd_per_mtok",
-        "float",
-        "USD/MTok",
-        "Prompt-cache write price, 12-hour retention",
-        min=0,
-        optional=True,
-    ),
-    Column(
-        "cache_storage_usd_per_mtok_hour",
-        "float",
-        "USD/MTok/hour",
-        "Explicit-cache storage price per million tokens per hour",
-        min=0,
-    ),
-    Column("max_input_tokens", "int", "tokens", "Largest prompt the seller accepts", positive=True),
-    Column(
-        "speed_ratio",
-        "float",
-        "ratio",
-        "Published output speed of this variant over the standard variant (fast mode)",
-        positive=True,
-    ),
-    Column("hugging_face_id", "str", "", "Hugging Face repo of the open weights served (joins models.hf_repo)"),
-    Column("source_url", "str", "", "Page the price was read from", required=True),
-)
-
-
-def _check_price_periods(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
-    """to_date after from_date; periods of one price key do not overlap."""
-    problems = []
-    for row in _rows(frame, pl.col("to_date") <= pl.col("from_date")):
-        problems.append(
-            Problem(
-                row[FILE],
-                row[LINE],
-                "to_date",
-                f"to_date {row['to_date']} is not after from_date {row['from_date']}",
-                "to_date is exclusive and must be later than from_date",
-            )
-        )
-    key = ["provider", "model", "variant", "tier_min_prompt_tokens"]
-    ordered = frame.sort([*key, "from_date"]).with_columns(
-        pl.col("from_date").shift(-1).over(key).alias("_next_from"),
-        pl.col(LINE).shift(-1).over(key).alias("_next_line"),
-    )
-    overlap = pl.col("_next_from").is_not_null() & (
-        pl.col("to_date").is_null() | (pl.col("to_date") > pl.col("_next_from"))
-    )
-    for row in _rows(ordered, overlap):
-        problems.append(
-            Problem(
-                row[FILE],
-                row["_next_line"],
-                "from_date",
-                f"price period from {row['_next_from']} overlaps the period from {row['from_date']} on line "
-                f"{row[LINE]}",
-                f"set to_date on line {row[LINE]} to {row['_next_from']} or earlier",
-            )
-        )
-    return problems
-
-
-def _check_tiers(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
-    """Within one model, variant and period, tiers start at 0 and thresholds increase down the file."""
-    problems = []
-    group = ["provider", "model", "variant"] + (["from_date"] if "from_date" in frame.columns else [])
-    ordered = frame.sort(LINE).with_columns(
-        pl.col("tier_min_prompt_tokens").shift(1).over(group).alias("_prev_tier"),
-        pl.col("tier_min_prompt_tokens").min().over(group).alias("_min_tier"),
-        pl.col(LINE).min().over(group).alias("_first_line"),
-    )
-    for row in _rows(ordered, pl.col("_prev_tier") >= pl.col("tier_min_prompt_tokens")):
-        problems.append(
-            Problem(
-                row[FILE],
-                row[LINE],
-                "tier_min_prompt_tokens",
-                f"tier threshold {row['tier_min_prompt_tokens']} does not increase (previous tier: "
-                f"{row['_prev_tier']})",
-                "list a model's tiers in increasing order of tier_min_prompt_tokens",
-            )
-        )
-    for row in _rows(ordered, (pl.col("_min_tier") > 0) & (pl.col(LINE) == pl.col("_first_line"))):
-        problems.append(
-            Problem(
-                row[FILE],
-                row[LINE],
-                "tier_min_prompt_tokens",
-                f"{row['model']} ({row['variant']}) has tiers but no base tier",
-                "add the row with tier_min_prompt_tokens 0",
-            )
-        )
-    over = pl.col("max_input_tokens").is_not_null() & (pl.col("tier_min_prompt_tokens") >= pl.col("max_input_tokens"))
-    for row in _rows(ordered, over):
-        problems.append(
-            Problem(
-                row[FILE],
-                row[LINE],
-                "tier_min_prompt_tokens",
-                f"tier threshold {row['tier_min_prompt_tokens']} is not below max_input_tokens "
-                f"{row['max_input_tokens']}",
-                "a tier must start below the largest accepted prompt",
-            )
-        )
-    return problems
-
-
-PRICES = TableSpec(
-    name="prices",
-    grain="one row per provider x model x variant x context tier x effective period (hand-kept, first-party)",
-    description="First-party API prices kept by hand, with effective periods",
-    key=("provider", "model", "variant", "tier_min_prompt_tokens", "from_date"),
-    columns=(
-        *_PRICE_COLUMNS[:4],
-        Column("from_date", "date", "", "First day the price applies (inclusive)", required=True),
-        Column("to_date", "date", "", "First day the price no longer applies (exclusive; blank = still current)"),
-        *_PRICE_COLUMNS[4:],
-        Column("notes", "str", "", "Caveats"),
-    ),
-    checks=(_check_price_periods, _check_tiers),
-)
-
-PRICE_SNAPSHOT = TableSpec(
-    name="price_snapshot",
-    grain="one row per provider x model x variant x context tier, in one dated import of a public price map",
-    description="Normalised rows of one LiteLLM or OpenRouter price map, as imported",
-    key=("provider", "model", "variant", "tier_min_prompt_tokens"),
-    columns=(
-        *_PRICE_COLUMNS,
-        Column("source_key", "str", "", "Entry key in the imported file", required=True),
-    ),
-    checks=(_check_tiers,),
-)
 
 # ---------------------------------------------------------------------------- memory tiers
 
@@ -550,6 +68,7 @@ MEMORY_TIERS = TableSpec(
             db_name="capacity_bytes",
             factor=units.GB,
             db_unit="bytes",
+            ceiling=ceilings.TIER_BYTES,
         ),
         Column(
             "bandwidth_gb_per_s",
@@ -561,6 +80,7 @@ MEMORY_TIERS = TableSpec(
             db_name="bandwidth_bytes_per_s",
             factor=units.GB_PER_S,
             db_unit="bytes/s",
+            ceiling=ceilings.HBM_BANDWIDTH,
         ),
         Column(
             "usd_per_hour",
@@ -569,6 +89,7 @@ MEMORY_TIERS = TableSpec(
             "Cost of one device per hour (rental share or amortised purchase)",
             required=True,
             positive=True,
+            ceiling=ceilings.TIER_USD_PER_HOUR,
         ),
         Column("cost_basis", "str", "", "How usd_per_hour was derived", required=True),
         Column("as_of", "date", "", "Date of the price", required=True),
@@ -651,7 +172,7 @@ SCENARIOS = TableSpec(
         Column("rationale", "str", "", "Why this value (quote or reasoning)", required=True),
         Column("source_url", "str", "", "Where the value comes from", required=True),
     ),
-    checks=(_check_scenarios,),
+    checks=(_check_scenarios, check_scenario_ranges),
     min_rows=1,
 )
 
@@ -665,11 +186,33 @@ SCALING_LAW_POINTS = TableSpec(
     key=("study", "params", "training_flop"),
     columns=(
         Column("study", "str", "", "Which figure/paper the point comes from", required=True),
-        Column("params", "float", "params", "Model size N", required=True, positive=True),
         Column(
-            "training_flop", "float", "FLOP", "Training compute C (tokens D = C / 6N)", required=True, positive=True
+            "params",
+            "float",
+            "params",
+            "Model size N",
+            required=True,
+            positive=True,
+            ceiling=ceilings.PARAMS,
         ),
-        Column("loss_nats_per_token", "float", "nats/token", "Final training loss", required=True, positive=True),
+        Column(
+            "training_flop",
+            "float",
+            "FLOP",
+            "Training compute C (tokens D = C / 6N)",
+            required=True,
+            positive=True,
+            ceiling=ceilings.TRAINING_FLOP,
+        ),
+        Column(
+            "loss_nats_per_token",
+            "float",
+            "nats/token",
+            "Final training loss",
+            required=True,
+            positive=True,
+            ceiling=ceilings.LOSS_NATS,
+        ),
         Column("source_url", "str", "", "Where the point was extracted", required=True),
     ),
 )
@@ -751,6 +294,7 @@ DEPLOYMENTS = TableSpec(
             "chips",
             "Chips per decode replica when no layout is named (blank: the search chooses the size)",
             positive=True,
+            ceiling=ceilings.CHIPS,
         ),
         Column(
             "prefill_layout",
@@ -765,6 +309,7 @@ DEPLOYMENTS = TableSpec(
             "chips",
             "Chips per prefill replica when no layout is named (blank: the search chooses the size)",
             positive=True,
+            ceiling=ceilings.CHIPS,
         ),
         Column(
             "batch_policy",

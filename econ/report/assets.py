@@ -2,8 +2,9 @@
 
 ``vega.js`` is vl-convert's offline bundle of Vega, Vega-Lite and Vega-Embed (nothing is
 fetched from a CDN). Bundling takes about a second, so the bundle is kept in the build
-cache under a key of the vl-convert and Vega-Lite versions; the bundle is deterministic,
-so a cached copy is byte-identical to a fresh one.
+cache under a key of the vl-convert and Vega-Lite versions, with its SHA-256 beside it; the
+bundle is deterministic, so a cached copy is byte-identical to a fresh one, and a copy that does
+not match its hash (truncated, altered) is bundled again with a notice, never published.
 
 ``econ.js`` renders every chart of a page from its inline spec, records the outcome on the
 chart's element (``data-status``, ``data-marks``) and in ``window.econReady`` (a promise the
@@ -12,13 +13,12 @@ browser check awaits), records load errors, and sorts tables by a click on a hea
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 from pathlib import Path
 
 import vl_convert as vlc
 
+from econ.cachefiles import read_checked, write_checked
 from econ.report.figures import vegalite_version
 
 BUNDLE_SNIPPET = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
@@ -195,25 +195,20 @@ details.more > summary { cursor: pointer; color: var(--accent); }
 
 
 def vega_bundle(cache_dir: Path | None) -> str:
-    """Vega + Vega-Lite + Vega-Embed as one offline script (from the cache when present)."""
+    """Vega + Vega-Lite + Vega-Embed as one offline script (from the cache when it matches its stored hash)."""
     vl_version = vegalite_version()
     key = hashlib.sha256(f"{vlc.__version__}|{vl_version}|{BUNDLE_SNIPPET}".encode()).hexdigest()[:16]
     path = Path(cache_dir) / "report" / f"vega-{key}.js" if cache_dir is not None else None
-    if path is not None and path.is_file():
-        try:
-            return path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            pass  # an unreadable cache entry is rebuilt below
-    bundle = vlc.javascript_bundle(BUNDLE_SNIPPET, vl_version=vl_version)
     if path is not None:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:  # the cache only saves time: a read-only or full disk must not fail the report
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(bundle, encoding="utf-8")
-            os.replace(tmp, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        cached = read_checked(path, what="Vega bundle")
+        if cached is not None:
+            try:
+                return cached.decode("utf-8")
+            except UnicodeDecodeError:  # cannot happen for bytes matching the hash of a bundle this code wrote
+                pass
+    bundle = vlc.javascript_bundle(BUNDLE_SNIPPET, vl_version=vl_version)
+    if path is not None:  # the cache only saves time: a read-only or full disk is a notice, not a failed report
+        write_checked(path, bundle.encode("utf-8"), root=Path(cache_dir))
     return bundle
 
 

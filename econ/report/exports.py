@@ -7,30 +7,76 @@ whose data or spec changed. The others are rendered by worker processes
 (``export_worker.py``, one per CPU up to :data:`MAX_WORKERS`) while the main process goes on
 building pages; on a single CPU they are rendered in-process. vl-convert is deterministic, so
 the files are byte-identical whichever process renders them or whether they come from the
-cache. The cache is best-effort: a cache that cannot be read or written never fails a report.
+cache. The cache is checked and best-effort: a cached file is used only if it matches the SHA-256
+stored beside it (``econ.cachefiles``), and a cache that cannot be read or written never fails a
+report. Exports draw time scales in UTC (:func:`utc_times`) and chart CSVs neutralise text cells
+that a spreadsheet would run as formulas (:func:`write_csv`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import polars as pl
 import vl_convert as vlc
 
+from econ.cachefiles import read_checked, write_checked
 from econ.errors import ReportError
 from econ.report.figures import PNG_SCALE, Exporter, vegalite_version
 from econ.report.html import json_for_script
 
 MAX_WORKERS = 4
 WORKER = Path(__file__).with_name("export_worker.py")
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""First characters that make a spreadsheet read a text cell as a formula (OWASP, "CSV Injection")."""
+SCALED_CHANNELS = ("x", "y", "color", "fill", "stroke", "size", "opacity", "shape", "theta", "radius")
+
+
+def write_csv(frame: pl.DataFrame, path: Path) -> None:
+    """Write a chart's or a table's data as CSV with every text cell that starts like a formula neutralised.
+
+    OWASP's advice for CSV injection: a text cell starting with ``=``, ``+``, ``-``, ``@``, tab or carriage
+    return gets a leading single quote, so a spreadsheet shows ``'=HYPERLINK(…)`` as text instead of running
+    it. Numbers, dates and booleans are written as they are (a negative number is data, not a formula); only
+    text columns are touched, and a text cell that does not start like a formula is unchanged.
+    """
+    pattern = "^[" + "".join("\\" + c if c in "-" else c for c in FORMULA_START) + "]"
+    text = [name for name, dtype in frame.schema.items() if dtype == pl.String]
+    safe = frame.with_columns(
+        pl.when(pl.col(c).str.contains(pattern)).then(pl.lit("'") + pl.col(c)).otherwise(pl.col(c)).alias(c)
+        for c in text
+    )
+    safe.write_csv(path)
+
+
+def utc_times(spec):
+    """A copy of a Vega-Lite spec whose temporal position and mark scales are UTC (``scale.type = "utc"``).
+
+    Dates are written as ISO text (UTC midnight); a local-time scale turns them into the renderer's local
+    time, so the ticks of an export moved with ``TZ`` even when ``SOURCE_DATE_EPOCH`` fixed everything else.
+    """
+    if isinstance(spec, list):
+        return [utc_times(v) for v in spec]
+    if not isinstance(spec, dict):
+        return spec
+    out = {}
+    for key, value in spec.items():
+        value = utc_times(value)
+        if key in SCALED_CHANNELS and isinstance(value, dict) and value.get("type") == "temporal":
+            if value.get("scale", {}) is not None:
+                scale = dict(value.get("scale") or {})
+                if scale.get("type", "time") == "time":
+                    scale["type"] = "utc"
+                value = {**value, "scale": scale}
+        out[key] = value
+    return out
 
 
 def default_workers() -> int:
@@ -85,7 +131,11 @@ class Exports:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def submit(self, spec: dict, title: str, svg: Path, png: Path) -> None:
-        """Write ``svg`` and ``png`` for ``spec`` now (cache, or in-process) or queue them for a worker."""
+        """Write ``svg`` and ``png`` for ``spec`` now (cache, or in-process) or queue them for a worker.
+
+        Time scales are drawn in UTC (:func:`utc_times`), so an export does not depend on ``TZ``.
+        """
+        spec = utc_times(spec)
         key = self.key(spec)
         if self._from_cache(key, svg, png):
             self.cached += 1
@@ -181,12 +231,13 @@ class Exports:
         return self.cache / f"{key}.svg", self.cache / f"{key}.png"
 
     def _from_cache(self, key: str, svg: Path, png: Path) -> bool:
+        """Copy a cached export whose SVG and PNG match their stored hashes; False (a notice if one did not)."""
         if self.cache is None:
             return False
         cached_svg, cached_png = self._paths(key)
-        try:
-            svg_bytes, png_bytes = cached_svg.read_bytes(), cached_png.read_bytes()
-        except OSError:
+        svg_bytes = read_checked(cached_svg, what="chart export")
+        png_bytes = read_checked(cached_png, what="chart export") if svg_bytes is not None else None
+        if svg_bytes is None or png_bytes is None:
             return False
         svg.write_bytes(svg_bytes)
         png.write_bytes(png_bytes)
@@ -195,10 +246,6 @@ class Exports:
     def _store(self, key: str, svg: Path, png: Path) -> None:
         if self.cache is None:
             return
-        with contextlib.suppress(OSError):
-            self.cache.mkdir(parents=True, exist_ok=True)
-            cached_svg, cached_png = self._paths(key)
-            for source, target in ((png, cached_png), (svg, cached_svg)):  # the svg last: it marks a complete entry
-                staged = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-                shutil.copyfile(source, staged)
-                os.replace(staged, target)
+        cached_svg, cached_png = self._paths(key)
+        for source, target in ((png, cached_png), (svg, cached_svg)):
+            write_checked(target, source.read_bytes(), root=self.cache.parent)

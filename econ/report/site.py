@@ -12,7 +12,6 @@ the date printed is ``SOURCE_DATE_EPOCH`` when set, else the build's ``as_of``).
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -24,9 +23,9 @@ import duckdb
 from econ import paths
 from econ.db import connect_read_only
 from econ.errors import ReportError
-from econ.files import source_date, swap_in
+from econ.files import source_date
 from econ.report import assets
-from econ.report.exports import Exports
+from econ.report.exports import Exports, write_csv
 from econ.report.figures import Figure
 from econ.report.html import Markup, NavItem, esc, join, json_for_script, open_tag, page_shell, tag
 from econ.report.page import Download, PageContent, SiteContext, first_value
@@ -219,7 +218,7 @@ def figure_html(page: str, figure: Figure) -> Markup:
 def _download(page: str, block: Download, out_dir: Path) -> Markup:
     folder = out_dir / page
     folder.mkdir(parents=True, exist_ok=True)
-    block.frame.write_csv(folder / f"{block.slug}.csv")
+    write_csv(block.frame, folder / f"{block.slug}.csv")
     rows = f"{block.frame.height:,} row{'s' if block.frame.height != 1 else ''}"
     link = tag("a", block.label, href=f"{page}/{block.slug}.csv", download=True)
     return tag("p", Markup(f"{link} (CSV, {rows})"), class_="downloads")
@@ -237,7 +236,7 @@ def _submit_exports(out_dir: Path, page: str, content: PageContent, exports: Exp
         folder = out_dir / page
         folder.mkdir(parents=True, exist_ok=True)
         for figure in figures:
-            figure.data.write_csv(folder / f"{figure.slug}.csv")
+            write_csv(figure.data, folder / f"{figure.slug}.csv")
             exports.submit(figure.spec, figure.title, folder / f"{figure.slug}.svg", folder / f"{figure.slug}.png")
     return time.perf_counter() - started
 
@@ -264,26 +263,25 @@ def _footer(ctx: SiteContext) -> Markup:
 
 def write_report(
     db_path: Path,
-    reports_dir: Path,
+    out_dir: Path,
     *,
     as_of: date | None = None,
     scenario: str = "base",
     cache_dir: Path | str | None = DEFAULT_CACHE,
 ) -> Path:
-    """Write the site from a built database (opened read-only) and swap it in atomically.
+    """Write the site from a built database (opened read-only) into ``out_dir``.
 
     The database must have been built by this code; ``as_of`` defaults to the date it was
-    built for (``build_info``), so the same file always gives the same report.
-    Returns the path of ``index.html``.
+    built for (``build_info``), so the same file always gives the same report. ``econ report``
+    (``econ.build.report``) writes to a staging folder and swaps it in with the database's
+    journal. Returns the path of ``index.html``.
     """
-    reports_dir = Path(reports_dir)
-    staged = reports_dir.with_name(f".{reports_dir.name}.tmp-{os.getpid()}")
+    out_dir = Path(out_dir)
     with connect_read_only(Path(db_path), current=True) as con:
         as_of = as_of or stored_as_of(con)
         con.sql(f"set variable as_of = date '{as_of.isoformat()}'")
-        build_site(con, staged, as_of=as_of, scenario=scenario, cache_dir=cache_dir)
-    swap_in(staged, reports_dir)
-    return reports_dir / "index.html"
+        build_site(con, out_dir, as_of=as_of, scenario=scenario, cache_dir=cache_dir)
+    return out_dir / "index.html"
 
 
 def stored_as_of(con: duckdb.DuckDBPyConnection) -> date:

@@ -90,9 +90,8 @@ def test_econ_fleet_scales_with_traffic(db, capsys, k):
         ),
         (
             ["--model", "gpt-oss-120b", "--chip", "B200", "--replica-chips", "0"],
-            "Error: --replica-chips must be at least 1 (got 0) — give the chips per replica, or leave it out to size "
-            "the replica "
-            "for the batch",
+            "Error: --replica-chips must be between 1 and 1e+07 (got 0) — give the chips per replica, or leave it "
+            "out to size the replica for the batch (10 million chips is ~50x the largest clusters announced)",
         ),
         (
             ["--model", "gpt-oss-120b", "--chip", "B200", "--tokens-per-s", "inf"],

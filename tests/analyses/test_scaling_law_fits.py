@@ -10,7 +10,7 @@ import pytest
 
 from econ.analyses import compute_optimal, overtraining, sardana_optimum, scaling_law_fits, token_balance
 from econ.analyses.runner import run_analyses
-from econ.db import atomic_database, write_table
+from econ.db import staged_database, write_table
 from econ.load.loader import load_all
 from tests.analyses.helpers import AS_OF, q
 
@@ -21,7 +21,7 @@ TRAINING = [scaling_law_fits, compute_optimal, token_balance, sardana_optimum, o
 
 def build_training(data: Path, db: Path) -> Path:
     """Only the training analyses on a data folder's tables (no serving or pricing: faster)."""
-    with atomic_database(db) as con:
+    with staged_database(db) as con:
         for name, frame in load_all(data).items():
             write_table(con, name, frame)
         run_analyses(con, TRAINING, as_of=AS_OF, cache_dir=None)

@@ -25,14 +25,14 @@ GENERATED_ON = "2026-12-01"
 XSS_MODEL = "<img src=x onerror=alert(1)>"
 XSS_PROVIDER = "evil</script><script>alert(2)</script>"
 XSS_URL = "javascript:alert(3)"
-SEPARATOR_MODEL = "line\u2028sep\u2029model & co"
+AMPERSAND_MODEL = "ampersand & 'quote' model"  # U+2028/U+2029 in a name are refused by the loader (tests/faults)
 EARLIER_PERIOD = (
     "anthropic,claude-opus-4-6,standard,0,2025-11-01,2026-02-05,6,30,,,,,,,,"
     "https://example.org/synthetic,synthetic earlier period so the report has a first-party price history"
 )
 HOSTILE_ROWS = [
     f'"{XSS_PROVIDER}","{XSS_MODEL}",standard,0,2026-01-01,,1,3,,,,,,,,{XSS_URL},hostile names',
-    f'acme,"{SEPARATOR_MODEL}",standard,0,2026-01-01,,2,8,,,,,,,,"https://example.org/""quoted""?a=1&b=2",separators',
+    f'acme,"{AMPERSAND_MODEL}",standard,0,2026-01-01,,2,8,,,,,,,,"https://example.org/""quoted""?a=1&b=2",ampersand',
 ]
 
 

@@ -13,6 +13,8 @@ import json
 from datetime import date
 from pathlib import Path
 
+from econ.load.ceilings import USD_PER_MTOK
+
 EXTERNAL = Path(__file__).resolve().parents[1] / "fixtures" / "external"
 LITELLM_NEW = (EXTERNAL / "litellm_model_prices.json", date(2026, 11, 20))
 LITELLM_OLD = (EXTERNAL / "tokencost_model_prices_2025-09-01.json", date(2025, 9, 1))
@@ -100,6 +102,10 @@ def openrouter_rows(path: Path) -> list[dict]:
         p = m.get("pricing") or {}
         try:
             if float(p.get("prompt", -1)) < 0 or float(p.get("completion", -1)) < 0:
+                continue
+            # above the snapshot spec's ceiling (1e5 USD/MTok): a per-audio price such as mai-transcribe's, which the
+            # importer skips too
+            if max(float(p["prompt"]), float(p["completion"])) * 1e6 > USD_PER_MTOK.value:
                 continue
         except ValueError:
             continue

@@ -14,14 +14,16 @@ import duckdb
 import polars as pl
 import pytest
 
+from econ.build import report
 from econ.errors import EconError, ReportError
+from econ.outputs import write_marker
 from econ.report import site
 from econ.report.pages import SITE
 
 from .conftest import (
+    AMPERSAND_MODEL,
     AS_OF,
     GENERATED_ON,
-    SEPARATOR_MODEL,
     SOURCE_DATE_EPOCH,
     XSS_MODEL,
     XSS_PROVIDER,
@@ -176,7 +178,8 @@ def test_bad_source_date_epoch_is_refused(monkeypatch):
     with pytest.raises(EconError) as err:
         site.generated_on(AS_OF)
     assert str(err.value) == (
-        "SOURCE_DATE_EPOCH='yesterday' is not a Unix time — set it to whole seconds since 1970-01-01 UTC, or unset it"
+        "SOURCE_DATE_EPOCH='yesterday' is not a Unix time — set it to whole seconds since 1970-01-01 UTC (before the "
+        "year 10000), or unset it"
     )
 
 
@@ -196,7 +199,7 @@ def test_hostile_names_show_escaped_in_tables_and_intact_in_chart_data(built_rep
     assert "<td>javascript:alert(3)</td>" in html  # shown as text, never a link
     values = json.dumps([json.loads(t) for t in parse(built_report / "prices.html").json])
     assert json.dumps(XSS_MODEL)[1:-1] in values  # the chart shows the real name (Vega draws it as text)
-    assert json.dumps(SEPARATOR_MODEL)[1:-1] in values
+    assert json.dumps(AMPERSAND_MODEL)[1:-1] in values
     assert XSS_URL in (built_report / "prices" / "current-prices.csv").read_text(encoding="utf-8")
 
 
@@ -279,24 +282,26 @@ def test_failed_report_leaves_previous_reports_untouched(
     with pytest.raises(RuntimeError, match="page failed"):
         build_report(report_data, tmp_path, cache_dir=asset_cache)
     assert tree(reports) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["econ.duckdb", "reports"]  # nothing staged is left
+    left = [".econ.duckdb.lock", ".reports.lock", "econ.duckdb", "reports"]  # nothing staged; the lock files stay
+    assert sorted(p.name for p in tmp_path.iterdir()) == left
 
     with pytest.raises(RuntimeError, match="page failed"):
-        site.write_report(tmp_path / "econ.duckdb", reports, as_of=AS_OF)
+        report(tmp_path / "econ.duckdb", reports, as_of=AS_OF)
     assert tree(reports) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["econ.duckdb", "reports"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == left
 
 
-def test_write_report_reads_the_database_read_only_and_swaps_in(built_db, built_report, tmp_path, monkeypatch):
+def test_econ_report_reads_the_database_read_only_and_swaps_in(built_db, built_report, tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
     db_before = hashlib.sha256(built_db.read_bytes()).hexdigest()
     target = tmp_path / "out"
     (target / "stale").mkdir(parents=True)
-    index = site.write_report(built_db, target, as_of=AS_OF)
+    write_marker(target)  # an older report of econ's: replaced whole
+    index = report(built_db, target, as_of=AS_OF)
     assert index == target / "index.html"
     assert hashlib.sha256(built_db.read_bytes()).hexdigest() == db_before
     assert tree(target) == tree(built_report)  # the same site as econ build wrote, the stale folder is gone
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.lock", "out"]
 
 
 def test_write_report_defaults_as_of_to_the_builds_date(built_db, tmp_path):

@@ -12,6 +12,7 @@ the file).
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 from dataclasses import dataclass, field
@@ -19,12 +20,14 @@ from datetime import date, datetime
 from pathlib import Path
 
 from econ import paths
-from econ.errors import DataError, EconError
+from econ.errors import SHOWN_PROBLEMS, DataError, EconError
+from econ.files import clean_stale, staging_path
 from econ.load.importers import litellm, openrouter
 from econ.load.importers.common import Normalised, read_json, shape_error
-from econ.load.loader import snapshot_path
+from econ.load.loader import SNAPSHOT_DIR, snapshot_path
 from econ.load.spec import display_path, read_table
 from econ.load.tables import PRICE_SNAPSHOT
+from econ.lock import Locks
 
 __all__ = ["ImportResult", "import_file", "import_parsed", "normalise", "snapshot_date", "SOURCES"]
 
@@ -42,7 +45,8 @@ class ImportResult:
     variant and long-context tier). ``ignored_keys`` counts, by family, price keys of
     imported entries that no column holds; ``dropped_rows`` counts rows left out, by
     reason. ``as_of`` is the snapshot date and ``date_from`` says where it came from
-    (``--as-of``, ``the file name`` or ``the file's modification date``). ``status`` is ``new``,
+    (``--as-of``, ``the file name`` or ``the file's modification date``). ``examples`` names the
+    first entries skipped for an invalid or impossible price, by reason. ``status`` is ``new``,
     ``replaced`` (a snapshot of that source and date existed with other rows) or
     ``unchanged`` (it existed byte-identical; nothing was written).
     """
@@ -59,6 +63,7 @@ class ImportResult:
     ignored_keys: dict[str, int] = field(default_factory=dict)
     dropped_rows: dict[str, int] = field(default_factory=dict)
     status: str = "new"
+    examples: dict[str, list[str]] = field(default_factory=dict)
 
 
 def snapshot_date(path: Path, as_of: date | None = None) -> tuple[date, str]:
@@ -114,7 +119,9 @@ def normalise(source: str, obj, path: Path) -> Normalised:
     return result
 
 
-def import_file(source: str, path: Path, *, data_dir: Path = paths.DATA_DIR, as_of: date | None = None) -> ImportResult:
+def import_file(
+    source: str, path: Path, *, data_dir: Path = paths.DATA_DIR, as_of: date | None = None, wait: bool = False
+) -> ImportResult:
     """Import a LiteLLM or OpenRouter file as the snapshot ``<data_dir>/snapshots/<source>_<date>.csv``.
 
     Parameters
@@ -127,20 +134,36 @@ def import_file(source: str, path: Path, *, data_dir: Path = paths.DATA_DIR, as_
         The data folder (must exist); the snapshot goes to its ``snapshots/`` folder.
     as_of : date, optional
         Snapshot date; default: a YYYY-MM-DD in the file name, else the file's modification date.
+    wait : bool
+        If another run holds the data folder's lock, wait for it instead of failing with "busy".
 
     Returns
     -------
     ImportResult
         Counts per skip reason, rows written, where and under which date.
     """
-    return import_parsed(source, read_json(Path(path)), Path(path), data_dir=data_dir, as_of=as_of)
+    obj = read_json(Path(path))
+    with Locks(command="econ import") as locks:
+        locks.acquire([data_dir], wait=wait)  # one writer of data/ at a time (econ refresh takes the same lock)
+        clean_stale(Path(data_dir) / SNAPSHOT_DIR)
+        return import_parsed(source, obj, Path(path), data_dir=data_dir, as_of=as_of)
 
 
 def import_parsed(
-    source: str, obj, path: Path, *, data_dir: Path = paths.DATA_DIR, as_of: date | None = None
+    source: str,
+    obj,
+    path: Path,
+    *,
+    data_dir: Path = paths.DATA_DIR,
+    as_of: date | None = None,
+    stage_at: Path | None = None,
 ) -> ImportResult:
     """:func:`import_file` for a file already parsed with :func:`~econ.load.importers.common.read_json` (``econ
-    refresh``)."""
+    refresh``).
+
+    With ``stage_at`` the checked snapshot is written there and not moved onto its target (``econ refresh``
+    moves it in with the database); nothing is written when it is ``unchanged``.
+    """
     if source not in SOURCES:
         raise EconError(f"unknown import source {source!r}", f"use one of: {', '.join(SOURCES)}")
     data_dir = Path(data_dir)
@@ -152,7 +175,7 @@ def import_parsed(
         )
     target = snapshot_path(data_dir, source, when)
     text = result.frame.write_csv(line_terminator="\n").encode("utf-8")
-    status = _write_checked(target, text)
+    status = _write_checked(target, text, stage_at=stage_at)
     return ImportResult(
         source,
         path,
@@ -166,29 +189,49 @@ def import_parsed(
         result.ignored_keys,
         result.dropped_rows,
         status,
+        result.examples,
     )
 
 
-def _write_checked(target: Path, text: bytes) -> str:
-    """Check ``text`` with the snapshot spec and put it at ``target`` atomically; returns the status."""
+def _write_checked(target: Path, text: bytes, *, stage_at: Path | None = None) -> str:
+    """Check ``text`` with the snapshot spec and put it at ``target`` atomically (or leave it at ``stage_at``);
+    returns the status."""
     target.parent.mkdir(parents=True, exist_ok=True)
     old = target.read_bytes() if target.exists() else None
     if old == text:
         return "unchanged"
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp = stage_at if stage_at is not None else staging_path(target)
     try:
         tmp.write_bytes(text)
         try:
-            read_table(tmp, PRICE_SNAPSHOT)
-        except DataError as e:  # the normalisers build valid rows by construction
+            read_table(tmp, PRICE_SNAPSHOT, shown=target)
+        except DataError as e:  # the normalisers skip entries whose values the spec refuses, so this is a bug
             raise EconError(
-                f"the import produced rows that fail the snapshot checks, so nothing was written:\n{e}",
-                "this is a bug in econ's importer; please report it with the input file",
+                "the import produced rows that fail the snapshot checks, so nothing was written:\n"
+                + _by_entry(e, text),
+                "check those entries of the input file; if they look valid, please report it to econ with the file",
             ) from None
-        os.replace(tmp, target)
-    finally:
+        if stage_at is None:
+            os.replace(tmp, target)
+    except BaseException:
         tmp.unlink(missing_ok=True)
+        raise
     return "new" if old is None else "replaced"
+
+
+def _by_entry(error: DataError, text: bytes) -> str:
+    """The problems of a refused snapshot, each named by the entry (source_key) of the input it came from."""
+    rows = text.decode("utf-8").splitlines()
+    header = next(csv.reader(rows[:1]), [])
+    lines = []
+    for p in error.problems[:SHOWN_PROBLEMS]:
+        key = None
+        if p.line is not None and 1 < p.line <= len(rows) and "source_key" in header:
+            key = next(csv.reader([rows[p.line - 1]]), [None])[-1]
+        where = f"entry {key}" if key else "the snapshot"
+        lines.append(f"{where}:{f' column {p.column}:' if p.column else ''} {p.what}")
+    rest = len(error.problems) - len(lines)
+    return "\n".join(lines + ([f"… and {rest:,} more"] if rest else []))
 
 
 def _kind(obj) -> str:

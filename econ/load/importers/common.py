@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,8 @@ import polars as pl
 
 from econ import units
 from econ.errors import DataError, Problem
+from econ.files import read_bounded
+from econ.load import ceilings
 from econ.load.spec import decode_utf8, display_path
 from econ.load.tables import PRICE_SNAPSHOT, VARIANTS
 
@@ -37,6 +40,7 @@ PRICE_COLUMNS = {
     "cache_write_12h": "cache_write_12h_usd_per_mtok",
 }
 SIGNIFICANT_DIGITS = 12
+EXAMPLES = 3
 KEY = ["provider", "model", "variant", "tier_min_prompt_tokens"]
 
 # row-level reasons (a row dropped from an entry that is otherwise imported)
@@ -44,8 +48,28 @@ DUPLICATE_ROW = "duplicate row (same provider, model, variant, tier; kept the fi
 ORPHAN_TIER = "long-context tier without a base-tier price in its variant"
 MAX_BELOW_TIER = "max_input_tokens (not above a tier threshold; left blank)"
 
+INVISIBLE = "name with a control or line-separator character"
+_INVISIBLE = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def has_invisible(*texts: str) -> bool:
+    """Whether a name holds a character the loader refuses in names (controls, U+0085, U+2028, U+2029)."""
+    return any(_INVISIBLE.search(t) for t in texts if isinstance(t, str))
+
+
 INVALID = object()
 """Sentinel returned by :func:`parse_price` for a value that is present but not a price."""
+TOO_HIGH = object()
+"""Sentinel returned by :func:`parse_price` for a price above its physical ceiling."""
+USD_PER_TOKEN_CEILING = ceilings.USD_PER_MTOK.value / units.MTOK
+"""The price ceiling of the snapshot spec in the maps' unit (USD per token): 0.1."""
+MULTIPLIER_CEILING = ceilings.SPEED_RATIO.value
+"""The largest price multiplier (fast mode) accepted."""
+PRICE_TOO_HIGH = f"price above {ceilings.USD_PER_MTOK.value:g} USD/MTok ({ceilings.USD_PER_MTOK.why})"
+MAX_JSON_BYTES = 64 * 2**20
+"""Largest price map econ reads: LiteLLM's map is ~1.5 MB, OpenRouter's models response ~3 MB."""
+MAX_JSON_DEPTH = 32
+"""Deepest nesting of objects and lists accepted in a price map (the real maps nest 4 deep)."""
 
 
 @dataclass
@@ -59,7 +83,8 @@ class Normalised:
     ``ignored_keys`` counts, by family, the price keys (and unusable values) of imported
     entries that no column holds (audio, image, per-second, search…); ``dropped_rows``
     counts rows left out of an imported entry (duplicates, tiers without a base tier), by
-    reason.
+    reason. ``examples`` names the first :data:`EXAMPLES` entries skipped for a problem of the
+    input's values (an invalid or impossible price), so the import can report them.
     """
 
     frame: pl.DataFrame
@@ -68,45 +93,50 @@ class Normalised:
     skipped: dict[str, int]
     ignored_keys: dict[str, int] = field(default_factory=dict)
     dropped_rows: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, list[str]] = field(default_factory=dict)  # problem reason -> first entry keys
 
 
-def parse_price(value):
-    """A price as a float (USD per token), ``None`` when absent, or :data:`INVALID`.
+def parse_price(value, *, ceiling: float = USD_PER_TOKEN_CEILING):
+    """A price as a float (USD per token), ``None`` when absent, :data:`INVALID` or :data:`TOO_HIGH`.
 
     Numbers and numeric strings (OpenRouter writes prices as strings) are accepted; booleans,
-    containers, non-finite and negative values are invalid.
+    containers, non-finite (also integers too large for a float) and negative values are invalid;
+    a value above ``ceiling`` (the snapshot spec's 1e5 USD/MTok) is too high.
     """
     if value is None:
         return None
     if isinstance(value, bool):
         return INVALID
-    if isinstance(value, (int, float)):
-        x = float(value)
-    elif isinstance(value, str):
-        text = value.strip()
-        if not text:
-            return None
-        try:
+    try:
+        if isinstance(value, (int, float)):
+            x = float(value)
+        elif isinstance(value, str):
+            text = value.strip()
+            if not text:
+                return None
             x = float(text)
-        except ValueError:
+        else:
             return INVALID
-    else:
+    except (ValueError, OverflowError):
         return INVALID
     if not math.isfinite(x) or x < 0:
         return INVALID
-    return x
+    return TOO_HIGH if x > ceiling else x
 
 
 def parse_tokens(value) -> int | None:
-    """A positive whole number of tokens (ints, integral floats, numeric strings), else ``None``."""
+    """A positive whole number of tokens up to the spec's ceiling (ints, integral floats, numeric strings), else
+    ``None``."""
     if value is None or isinstance(value, bool):
         return None
-    if isinstance(value, str):
-        try:
+    try:
+        if isinstance(value, str):
             value = float(value.strip())
-        except ValueError:
-            return None
-    if isinstance(value, (int, float)) and math.isfinite(value) and value > 0 and float(value).is_integer():
+        if isinstance(value, int):
+            value = float(value)
+    except (ValueError, OverflowError):
+        return None
+    if isinstance(value, float) and math.isfinite(value) and 0 < value <= ceilings.TOKENS.value and value.is_integer():
         return int(value)
     return None
 
@@ -199,28 +229,39 @@ class RowCollector:
 def read_json(path: Path):
     """Parse a JSON file; every way it can be unreadable becomes a :class:`DataError`.
 
-    Empty, not UTF-8 (a BOM is accepted) or invalid/truncated JSON, with the line and column
-    the parser stopped at.
+    Not a regular file (a FIFO, a device), larger than :data:`MAX_JSON_BYTES`, empty, not UTF-8
+    (a BOM is accepted), invalid/truncated JSON (with the line and column the parser stopped at),
+    or nested deeper than :data:`MAX_JSON_DEPTH`.
     """
     shown = display_path(path)
-    try:
-        raw = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise DataError(
-            [Problem(shown, None, None, "does not exist", "check the path of the file to import")]
-        ) from None
-    except IsADirectoryError:
-        raise DataError(
-            [Problem(shown, None, None, "is a folder, not a file", "give the path of the JSON file")]
-        ) from None
+    raw = read_bounded(
+        Path(path),
+        max_bytes=MAX_JSON_BYTES,
+        shown=shown,
+        what="a price map",
+        hint="check the path of the file to import",
+    )
     text = decode_utf8(
         raw,
         shown,
         empty_hint="is the file complete? download it again",
         utf8_hint="JSON files are UTF-8; download the file again or save it as UTF-8",
     )
+    too_deep = DataError(
+        [
+            Problem(
+                shown,
+                None,
+                None,
+                f"is nested more than {MAX_JSON_DEPTH} levels deep (price maps nest 4)",
+                "is this a price map? give LiteLLM's or OpenRouter's file",
+            )
+        ]
+    )
     try:
-        return json.loads(text)
+        obj = json.loads(text)
+    except RecursionError:
+        raise too_deep from None
     except json.JSONDecodeError as e:
         raise DataError(
             [
@@ -229,6 +270,23 @@ def read_json(path: Path):
                 )
             ]
         ) from None
+    if _depth(obj) > MAX_JSON_DEPTH:
+        raise too_deep
+    return obj
+
+
+def _depth(obj) -> int:
+    """Nesting depth of a parsed JSON value (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(obj, 1)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if depth <= MAX_JSON_DEPTH:
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def shape_error(path: Path, what: str, hint: str) -> DataError:

@@ -37,11 +37,19 @@ import re
 from collections import Counter
 from functools import cache
 
+from econ.load.ceilings import TOKENS
 from econ.load.importers.common import (
     DUPLICATE_ROW,
+    EXAMPLES,
     INVALID,
+    INVISIBLE,
+    MULTIPLIER_CEILING,
+    PRICE_TOO_HIGH,
+    TOO_HIGH,
+    USD_PER_TOKEN_CEILING,
     Normalised,
     RowCollector,
+    has_invisible,
     parse_price,
     parse_tokens,
 )
@@ -55,6 +63,8 @@ ALIAS = "alias of another entry (no prices of its own)"
 NO_PROVIDER = "no litellm_provider"
 NO_PRICE = "no per-token text price"
 INVALID_PRICE = "invalid price value"
+PROBLEMS = (INVALID_PRICE, PRICE_TOO_HIGH)
+"""Skip reasons that are a problem of the input's values (the import names the first entries)."""
 
 _COMPONENT = {
     "input_cost_per_token": "input",
@@ -137,6 +147,7 @@ def normalise(obj: dict) -> Normalised:
     """
     rows = RowCollector()
     skipped: Counter = Counter()
+    examples: dict[str, list[str]] = {}
     imported = 0
     for key, entry in obj.items():
         reason = _entry_reason(key, entry)
@@ -146,8 +157,10 @@ def normalise(obj: dict) -> Normalised:
                 imported += 1
                 continue
         skipped[reason] += 1
+        if reason in PROBLEMS and len(examples.setdefault(reason, [])) < EXAMPLES:
+            examples[reason].append(key)
     frame = rows.frame()
-    return Normalised(frame, len(obj), imported, dict(skipped), dict(rows.ignored), dict(rows.dropped))
+    return Normalised(frame, len(obj), imported, dict(skipped), dict(rows.ignored), dict(rows.dropped), examples)
 
 
 def _entry_reason(key: str, entry) -> str | None:
@@ -159,6 +172,8 @@ def _entry_reason(key: str, entry) -> str | None:
     provider = entry.get("litellm_provider")
     if not isinstance(provider, str) or not provider.strip():
         return NO_PROVIDER
+    if has_invisible(key, provider):
+        return INVISIBLE
     mode = entry_mode(entry)
     if mode is not None and (not isinstance(mode, str) or mode not in TEXT_MODES):
         return f"mode {mode} is not text generation"
@@ -173,8 +188,8 @@ def _add_entry(key: str, entry: dict, rows: RowCollector) -> str | None:
         kind = classify_key(name)
         if kind[0] == "price":
             x = parse_price(value)
-            if x is INVALID:
-                return INVALID_PRICE
+            if x is INVALID or x is TOO_HIGH:
+                return INVALID_PRICE if x is INVALID else PRICE_TOO_HIGH
             if x is not None:
                 prices.setdefault((kind[3], kind[2]), {})[kind[1]] = x
         elif kind[0] == "ignored" and name != "tiered_pricing" and value is not None:
@@ -184,7 +199,7 @@ def _add_entry(key: str, entry: dict, rows: RowCollector) -> str | None:
     if tiers is not None:
         tier_prices, bad, tier_ignored, duplicates = _tiered(tiers)
         if bad:
-            return INVALID_PRICE
+            return bad
         entry_ignored += tier_ignored
         for tier, p in tier_prices.items():
             if ("standard", tier) in prices:
@@ -194,6 +209,13 @@ def _add_entry(key: str, entry: dict, rows: RowCollector) -> str | None:
     fast, fast_ignored = _fast_multiplier(entry.get("provider_specific_entry"))
     entry_ignored += fast_ignored
     if fast is not None:
+        if any(
+            v * fast > USD_PER_TOKEN_CEILING
+            for (variant, _), p in prices.items()
+            if variant == "standard"
+            for v in p.values()
+        ):
+            return PRICE_TOO_HIGH
         for (variant, tier), p in list(prices.items()):
             if variant != "standard" or not p:
                 continue
@@ -204,7 +226,9 @@ def _add_entry(key: str, entry: dict, rows: RowCollector) -> str | None:
     if not any(prices.values()):
         return NO_PRICE
     source = entry.get("source")
-    source_url = source.strip() if isinstance(source, str) and source.strip() else REPO_URL
+    source_url = (
+        source.strip() if isinstance(source, str) and source.strip() and not has_invisible(source) else REPO_URL
+    )
     max_input = parse_tokens(entry.get("max_input_tokens"))
     if max_input is None and entry.get("max_input_tokens") is not None:
         entry_ignored.append("max_input_tokens (not a positive whole number)")
@@ -217,17 +241,17 @@ def _add_entry(key: str, entry: dict, rows: RowCollector) -> str | None:
     return None
 
 
-def _tiered(tiers) -> tuple[dict[int, dict[str, float]], bool, list[str], int]:
+def _tiered(tiers) -> tuple[dict[int, dict[str, float]], str | None, list[str], int]:
     """DashScope-style ``tiered_pricing``.
 
-    Returns {tier start: prices}, whether a price was invalid, the ignored key families and
-    the number of ranges that repeat an earlier start (the first is kept).
+    Returns {tier start: prices}, the skip reason of an invalid or too high price (None: all fine),
+    the ignored key families and the number of ranges that repeat an earlier start (the first is kept).
     """
     out: dict[int, dict[str, float]] = {}
     ignored: list[str] = []
     duplicates = 0
     if not isinstance(tiers, list):
-        return out, False, ["tiered_pricing (not a list of ranges)"], 0
+        return out, None, ["tiered_pricing (not a list of ranges)"], 0
     for item in tiers:
         start = _range_start(item.get("range")) if isinstance(item, dict) else None
         if start is None:
@@ -238,8 +262,8 @@ def _tiered(tiers) -> tuple[dict[int, dict[str, float]], bool, list[str], int]:
             kind = classify_key(name)
             if kind[0] == "price" and kind[2] == 0 and kind[3] == "standard":
                 x = parse_price(value)
-                if x is INVALID:
-                    return out, True, ignored, duplicates
+                if x is INVALID or x is TOO_HIGH:
+                    return out, INVALID_PRICE if x is INVALID else PRICE_TOO_HIGH, ignored, duplicates
                 if x is not None:
                     p[kind[1]] = x
             elif kind[0] == "price":
@@ -250,7 +274,7 @@ def _tiered(tiers) -> tuple[dict[int, dict[str, float]], bool, list[str], int]:
             duplicates += 1
             continue
         out[start] = p
-    return out, False, ignored, duplicates
+    return out, None, ignored, duplicates
 
 
 def _range_start(value) -> int | None:
@@ -258,12 +282,13 @@ def _range_start(value) -> int | None:
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         return None
     start = value[0]
-    if (
-        isinstance(start, bool)
-        or not isinstance(start, (int, float))
-        or not start >= 0
-        or not float(start).is_integer()
-    ):
+    if isinstance(start, bool) or not isinstance(start, (int, float)):
+        return None
+    try:
+        start = float(start)
+    except OverflowError:
+        return None
+    if not 0 <= start <= TOKENS.value or not start.is_integer():
         return None
     return int(start)
 
@@ -275,7 +300,7 @@ def _fast_multiplier(entry) -> tuple[float | None, list[str]]:
     ignored = ["regional uplift multiplier (provider_specific_entry.us)"] if "us" in entry else []
     if "fast" not in entry:
         return None, ignored
-    x = parse_price(entry["fast"])
-    if x is INVALID or x is None or x <= 0:
+    x = parse_price(entry["fast"], ceiling=MULTIPLIER_CEILING)
+    if x is INVALID or x is TOO_HIGH or x is None or x <= 0:
         return None, ignored + ["provider_specific_entry.fast (not a positive number)"]
     return x, ignored

@@ -28,7 +28,19 @@ from __future__ import annotations
 
 from collections import Counter
 
-from econ.load.importers.common import DUPLICATE_ROW, INVALID, Normalised, RowCollector, parse_price, parse_tokens
+from econ.load.importers.common import (
+    DUPLICATE_ROW,
+    EXAMPLES,
+    INVALID,
+    INVISIBLE,
+    PRICE_TOO_HIGH,
+    TOO_HIGH,
+    Normalised,
+    RowCollector,
+    has_invisible,
+    parse_price,
+    parse_tokens,
+)
 
 PROVIDER = "openrouter"
 BATCH_SUFFIX = ":batch"
@@ -47,6 +59,8 @@ DUPLICATE_ID = "duplicate model id (kept the first)"
 NO_PRICE = "no per-token text price"
 INVALID_PRICE = "invalid price value"
 VARIABLE_PRICE = "variable price (router)"
+PROBLEMS = (INVALID_PRICE, PRICE_TOO_HIGH)
+"""Skip reasons that are a problem of the input's values (the import names the first entries)."""
 
 
 def normalise(obj: dict) -> Normalised:
@@ -65,6 +79,7 @@ def normalise(obj: dict) -> Normalised:
     rows = RowCollector()
     skipped: Counter = Counter()
     seen: set[str] = set()
+    examples: dict[str, list[str]] = {}
     imported = 0
     models = obj["data"]
     for model in models:
@@ -76,8 +91,10 @@ def normalise(obj: dict) -> Normalised:
             seen.add(model["id"])
         else:
             skipped[reason] += 1
+            if reason in PROBLEMS and len(examples.setdefault(reason, [])) < EXAMPLES:
+                examples[reason].append(str(model.get("id")))
     frame = rows.frame()
-    return Normalised(frame, len(models), imported, dict(skipped), dict(rows.ignored), dict(rows.dropped))
+    return Normalised(frame, len(models), imported, dict(skipped), dict(rows.ignored), dict(rows.dropped), examples)
 
 
 def _model_reason(model, seen: set[str]) -> str | None:
@@ -87,6 +104,8 @@ def _model_reason(model, seen: set[str]) -> str | None:
     mid = model.get("id")
     if not isinstance(mid, str) or not mid.strip():
         return NO_ID
+    if has_invisible(mid):
+        return INVISIBLE
     if mid in seen:
         return DUPLICATE_ID
     architecture = model.get("architecture")
@@ -106,6 +125,8 @@ def _prices(item: dict, ignored: list[str], prefix: str) -> tuple[dict[str, floa
                 ignored.append(f"{prefix}{name}")
             continue
         x = parse_price(value)
+        if x is TOO_HIGH:
+            return p, PRICE_TOO_HIGH
         if x is INVALID:
             return p, VARIABLE_PRICE if _negative(value) else INVALID_PRICE
         if x is not None:
@@ -157,7 +178,7 @@ def _add_model(model: dict, rows: RowCollector) -> str | None:
     name, variant = (mid[: -len(BATCH_SUFFIX)], "batch") if mid.endswith(BATCH_SUFFIX) else (mid, "standard")
     prices = {(variant, tier): p for (_, tier), p in prices.items()}
     hf = model.get("hugging_face_id")
-    hf = hf.strip() if isinstance(hf, str) and hf.strip() else None
+    hf = hf.strip() if isinstance(hf, str) and hf.strip() and not has_invisible(hf) else None
     max_input = parse_tokens(model.get("context_length"))
     if max_input is None and model.get("context_length") is not None:
         ignored.append("context_length (not a positive whole number)")

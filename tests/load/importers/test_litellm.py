@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from econ.load.importers.common import DUPLICATE_ROW, MAX_BELOW_TIER, ORPHAN_TIER
@@ -446,6 +446,8 @@ _entry = st.one_of(
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.text(min_size=1, max_size=6), _entry, max_size=6))
+@example({"0": {"litellm_provider": "acme", "input_cost_per_token": 1.8e302}})  # x 1e6 was inf in the snapshot
+@example({"0": {"litellm_provider": "acme", "input_cost_per_token": 10**400, "max_input_tokens": 10**30}})
 def test_never_crashes_and_accounts_for_every_entry(tmp_path_factory, obj):
     result = normalise(obj)
     assert result.imported + sum(result.skipped.values()) == result.entries == len(obj)

@@ -1,0 +1,106 @@
+"""Physical consistency of the hand-kept tables: checks that look at several columns of a row.
+
+The single-column ceilings live in the column specs (``econ.load.ceilings``); these are the rules a
+range on one column cannot state: a model's KV heads are at most its query heads and its typed
+layers at most its layers; a scenario's efficiencies are in (0, 1], its fractions in [0, 1] and
+every other quantity positive and below its unit's ceiling (the unit is a column of the row).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from econ.errors import Problem
+from econ.load import ceilings
+from econ.load.spec import FILE, LINE, TableSpec
+
+
+def _rows(frame: pl.DataFrame, mask: pl.Expr) -> list[dict]:
+    return frame.filter(mask).to_dicts()
+
+
+def check_model_counts(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
+    """Head and layer counts that contradict each other."""
+    layers = pl.col("num_layers")
+    typed = pl.sum_horizontal(
+        pl.col("num_full_attention_layers").fill_null(0),
+        pl.col("num_sliding_window_layers").fill_null(0),
+        pl.col("num_linear_attention_layers").fill_null(0),
+    )
+    consistency = (
+        (
+            pl.col("num_kv_heads") > pl.col("num_attention_heads"),
+            "num_kv_heads",
+            "more KV heads than query heads",
+            "KV heads are at most the query heads (equal for MHA, fewer for GQA/MQA)",
+        ),
+        (
+            pl.col("sliding_num_kv_heads") > pl.col("num_attention_heads"),
+            "sliding_num_kv_heads",
+            "more KV heads in the sliding layers than query heads",
+            "check sliding_num_kv_heads against num_attention_heads",
+        ),
+        (
+            typed > layers,
+            "num_full_attention_layers",
+            "full-attention, sliding-window and linear-attention layers add up to more than num_layers",
+            "each layer has one kind; their counts add up to at most num_layers",
+        ),
+        (
+            pl.col("num_dense_layers") > layers,
+            "num_dense_layers",
+            "more dense layers than layers",
+            "check num_dense_layers against num_layers",
+        ),
+    )
+    problems = []
+    for mask, column, what, hint in consistency:
+        for row in _rows(frame, mask):
+            problems.append(Problem(row[FILE], row[LINE], column, what, hint))
+    return problems
+
+
+EFFICIENCY = r"(^|_)(mfu|mbu)(_|$)|efficiency|bandwidth_frac$"
+"""Scenario names that are efficiencies (achieved over peak): in (0, 1]."""
+MAY_BE_ZERO = r"(_overhead_s|_latency_s|^speculative_tokens)$"
+"""Scenario quantities whose idealised value is none at all (no per-step overhead, no latency, no draft tokens)."""
+SCENARIO_CEILINGS = {
+    "USD/chip-hour": ceilings.USD_PER_CHIP_HOUR,
+    "tokens/s": ceilings.TOKENS_PER_S,
+    "chips": ceilings.CHIPS,
+    "params": ceilings.PARAMS,
+    "tokens": ceilings.TOKENS,
+}
+
+
+def check_scenario_ranges(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
+    """Efficiencies in (0, 1]; fractions in [0, 1]; overheads, latencies and draft tokens 0 or more; every other
+    quantity positive and below its unit's ceiling."""
+    efficiency = pl.col("name").str.contains(EFFICIENCY)
+    fraction = pl.col("unit") == "fraction"
+    zero_ok = pl.col("name").str.contains(MAY_BE_ZERO)
+    problems = []
+    for column in ("value", "low", "high"):
+        x = pl.col(column)
+        rules = [
+            (efficiency & ((x <= 0) | (x > 1)), "an efficiency (achieved over peak) must be in (0, 1]"),
+            (~efficiency & fraction & ((x < 0) | (x > 1)), "a fraction must be in [0, 1]"),
+            (~efficiency & ~fraction & ~zero_ok & (x <= 0), "must be greater than 0 (a rate, price, count or size)"),
+            (zero_ok & (x < 0), "must be 0 or more (an overhead, a latency or a count of draft tokens)"),
+        ]
+        for unit, ceiling in SCENARIO_CEILINGS.items():
+            rules.append(
+                ((pl.col("unit") == unit) & (x > ceiling.value), f"must be at most {ceiling.value:g}: {ceiling.why}")
+            )
+        for mask, hint in rules:
+            for row in _rows(frame, x.is_not_null() & mask):
+                problems.append(
+                    Problem(
+                        row[FILE],
+                        row[LINE],
+                        column,
+                        f"{row['name']} = {row[column]:g} {row['unit']} is out of range",
+                        hint,
+                    )
+                )
+    return problems

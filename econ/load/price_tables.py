@@ -1,0 +1,227 @@
+"""Specs of the price tables: hand-kept ``prices`` (with effective periods) and one imported ``price_snapshot``.
+
+Part of the contract between ``data/`` and the database (``econ.load.tables`` lists every table).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from econ.errors import Problem
+from econ.load import ceilings
+from econ.load.spec import FILE, LINE, Column, TableSpec
+
+VARIANTS = ("standard", "batch", "flex", "priority", "fast")
+SOURCES = ("hand", "litellm", "openrouter")
+
+
+def _rows(frame: pl.DataFrame, mask: pl.Expr) -> list[dict]:
+    return frame.filter(mask).to_dicts()
+
+
+# ---------------------------------------------------------------------------- prices
+
+_PRICE_COLUMNS = (
+    Column(
+        "provider",
+        "str",
+        "",
+        "Seller of the tokens at this price (LiteLLM's litellm_provider for imports)",
+        required=True,
+    ),
+    Column("model", "str", "", "Model id as the seller names it", required=True),
+    Column("variant", "str", "", "Service variant", required=True, allowed=VARIANTS),
+    Column(
+        "tier_min_prompt_tokens",
+        "int",
+        "tokens",
+        "Long-context tier: the whole request is billed at this row once the prompt exceeds this many tokens (0 = "
+        "base tier)",
+        required=True,
+        min=0,
+        ceiling=ceilings.TOKENS,
+    ),
+    Column(
+        "input_usd_per_mtok",
+        "float",
+        "USD/MTok",
+        "Uncached input (prompt) price",
+        min=0,
+        ceiling=ceilings.USD_PER_MTOK,
+    ),
+    Column(
+        "output_usd_per_mtok",
+        "float",
+        "USD/MTok",
+        "Output (completion) price",
+        min=0,
+        ceiling=ceilings.USD_PER_MTOK,
+    ),
+    Column(
+        "cache_read_usd_per_mtok",
+        "float",
+        "USD/MTok",
+        "Prompt-cache hit (read) price",
+        min=0,
+        ceiling=ceilings.USD_PER_MTOK,
+    ),
+    Column(
+        "cache_write_5m_usd_per_mtok",
+        "float",
+        "USD/MTok",
+        "Prompt-cache write price, default (5-minute) retention",
+        min=0,
+        ceiling=ceilings.USD_PER_MTOK,
+    ),
+    Column(
+        "cache_write_1h_usd_per_mtok",
+        "float",
+        "USD/MTok",
+        "Prompt-cache write price, 1-hour retention",
+        min=0,
+        ceiling=ceilings.USD_PER_MTOK,
+    ),
+    Column(
+        "cache_write_12h_usd_per_mtok",
+        "float",
+        "USD/MTok",
+        "Prompt-cache write price, 12-hour retention",
+        min=0,
+        optional=True,
+        ceiling=ceilings.USD_PER_MTOK,
+    ),
+    Column(
+        "cache_storage_usd_per_mtok_hour",
+        "float",
+        "USD/MTok/hour",
+        "Explicit-cache storage price per million tokens per hour",
+        min=0,
+        ceiling=ceilings.USD_PER_MTOK,
+    ),
+    Column(
+        "max_input_tokens",
+        "int",
+        "tokens",
+        "Largest prompt the seller accepts",
+        positive=True,
+        ceiling=ceilings.TOKENS,
+    ),
+    Column(
+        "speed_ratio",
+        "float",
+        "ratio",
+        "Published output speed of this variant over the standard variant (fast mode)",
+        positive=True,
+        ceiling=ceilings.SPEED_RATIO,
+    ),
+    Column("hugging_face_id", "str", "", "Hugging Face repo of the open weights served (joins models.hf_repo)"),
+    Column("source_url", "str", "", "Page the price was read from", required=True),
+)
+
+
+def _check_price_periods(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
+    """to_date after from_date; periods of one price key do not overlap."""
+    problems = []
+    for row in _rows(frame, pl.col("to_date") <= pl.col("from_date")):
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                "to_date",
+                f"to_date {row['to_date']} is not after from_date {row['from_date']}",
+                "to_date is exclusive and must be later than from_date",
+            )
+        )
+    key = ["provider", "model", "variant", "tier_min_prompt_tokens"]
+    ordered = frame.sort([*key, "from_date"]).with_columns(
+        pl.col("from_date").shift(-1).over(key).alias("_next_from"),
+        pl.col(LINE).shift(-1).over(key).alias("_next_line"),
+    )
+    overlap = pl.col("_next_from").is_not_null() & (
+        pl.col("to_date").is_null() | (pl.col("to_date") > pl.col("_next_from"))
+    )
+    for row in _rows(ordered, overlap):
+        problems.append(
+            Problem(
+                row[FILE],
+                row["_next_line"],
+                "from_date",
+                f"price period from {row['_next_from']} overlaps the period from {row['from_date']} on line "
+                f"{row[LINE]}",
+                f"set to_date on line {row[LINE]} to {row['_next_from']} or earlier",
+            )
+        )
+    return problems
+
+
+def _check_tiers(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
+    """Within one model, variant and period, tiers start at 0 and thresholds increase down the file."""
+    problems = []
+    group = ["provider", "model", "variant"] + (["from_date"] if "from_date" in frame.columns else [])
+    ordered = frame.sort(LINE).with_columns(
+        pl.col("tier_min_prompt_tokens").shift(1).over(group).alias("_prev_tier"),
+        pl.col("tier_min_prompt_tokens").min().over(group).alias("_min_tier"),
+        pl.col(LINE).min().over(group).alias("_first_line"),
+    )
+    for row in _rows(ordered, pl.col("_prev_tier") >= pl.col("tier_min_prompt_tokens")):
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                "tier_min_prompt_tokens",
+                f"tier threshold {row['tier_min_prompt_tokens']} does not increase (previous tier: "
+                f"{row['_prev_tier']})",
+                "list a model's tiers in increasing order of tier_min_prompt_tokens",
+            )
+        )
+    for row in _rows(ordered, (pl.col("_min_tier") > 0) & (pl.col(LINE) == pl.col("_first_line"))):
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                "tier_min_prompt_tokens",
+                f"{row['model']} ({row['variant']}) has tiers but no base tier",
+                "add the row with tier_min_prompt_tokens 0",
+            )
+        )
+    over = pl.col("max_input_tokens").is_not_null() & (pl.col("tier_min_prompt_tokens") >= pl.col("max_input_tokens"))
+    for row in _rows(ordered, over):
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                "tier_min_prompt_tokens",
+                f"tier threshold {row['tier_min_prompt_tokens']} is not below max_input_tokens "
+                f"{row['max_input_tokens']}",
+                "a tier must start below the largest accepted prompt",
+            )
+        )
+    return problems
+
+
+PRICES = TableSpec(
+    name="prices",
+    grain="one row per provider x model x variant x context tier x effective period (hand-kept, first-party)",
+    description="First-party API prices kept by hand, with effective periods",
+    key=("provider", "model", "variant", "tier_min_prompt_tokens", "from_date"),
+    columns=(
+        *_PRICE_COLUMNS[:4],
+        Column("from_date", "date", "", "First day the price applies (inclusive)", required=True),
+        Column("to_date", "date", "", "First day the price no longer applies (exclusive; blank = still current)"),
+        *_PRICE_COLUMNS[4:],
+        Column("notes", "str", "", "Caveats"),
+    ),
+    checks=(_check_price_periods, _check_tiers),
+)
+
+PRICE_SNAPSHOT = TableSpec(
+    name="price_snapshot",
+    grain="one row per provider x model x variant x context tier, in one dated import of a public price map",
+    description="Normalised rows of one LiteLLM or OpenRouter price map, as imported",
+    key=("provider", "model", "variant", "tier_min_prompt_tokens"),
+    columns=(
+        *_PRICE_COLUMNS,
+        Column("source_key", "str", "", "Entry key in the imported file", required=True),
+    ),
+    checks=(_check_tiers,),
+)

@@ -1,0 +1,87 @@
+"""References between input tables that a single column's ``ref`` cannot state.
+
+- A deployment's explicit price mapping (``price_provider``, ``price_model`` and, if given,
+  ``price_source``) names a standard-variant price row of that source (hand-kept rows or an imported
+  snapshot); one that matches nothing would silently fall back to the scenario's $/chip-hour.
+- A categorical scenario value names something that exists: a chip (``unit = chip``) is a
+  ``hardware.chip``, a number format (``unit = format``) one of the formats econ knows.
+
+Each problem names the file, line and column of the reference and says how to fix it.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import polars as pl
+
+from econ.errors import Problem
+from econ.load.spec import FILE, LINE
+from econ.load.tables import NUMBER_FORMATS
+
+
+def check_references(frames: dict[str, pl.DataFrame], snapshots: list[pl.DataFrame]) -> list[Problem]:
+    """Problems of the references above; tables that failed their own checks are skipped (their problems are
+    reported)."""
+    problems = []
+    if "deployments" in frames and "prices" in frames:
+        problems += _price_mappings(frames["deployments"], frames["prices"], snapshots)
+    if "scenarios" in frames:
+        problems += _scenario_choices(frames["scenarios"], frames.get("hardware"))
+    return problems
+
+
+def _price_mappings(deployments: pl.DataFrame, hand: pl.DataFrame, snapshots: list[pl.DataFrame]) -> list[Problem]:
+    rows = [hand.select(pl.lit("hand").alias("source"), "provider", "model", "variant")]
+    rows += [s.select("source", "provider", "model", "variant") for s in snapshots if s.height]
+    offered = pl.concat(rows).filter(pl.col("variant") == "standard").unique()
+    mapped = deployments.filter(pl.col("price_provider").is_not_null() & pl.col("price_model").is_not_null())
+    problems = []
+    for row in mapped.iter_rows(named=True):
+        source = row["price_source"]
+        pool = offered if source is None else offered.filter(pl.col("source") == source)
+        if pool.filter((pl.col("provider") == row["price_provider"]) & (pl.col("model") == row["price_model"])).height:
+            continue
+        sold = pool.filter(pl.col("provider") == row["price_provider"])["model"].to_list()
+        close = difflib.get_close_matches(row["price_model"], sold, n=1)
+        where = f"{source} prices" if source else "any price source"
+        hint = (
+            f"did you mean price_model {close[0]}?"
+            if close
+            else "give a provider and model of prices.csv or a snapshot (standard variant), or leave price_provider "
+            "and price_model blank to match models.hf_repo"
+        )
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                "price_model",
+                f"the price mapping {row['price_provider']} / {row['price_model']} matches no standard price "
+                f"in {where}",
+                hint,
+            )
+        )
+    return problems
+
+
+def _scenario_choices(scenarios: pl.DataFrame, hardware: pl.DataFrame | None) -> list[Problem]:
+    known = {"format": list(NUMBER_FORMATS)}
+    if hardware is not None:
+        known["chip"] = hardware["chip"].to_list()
+    problems = []
+    for row in scenarios.filter(pl.col("text").is_not_null() & pl.col("unit").is_in(list(known))).iter_rows(named=True):
+        choices = known[row["unit"]]
+        if row["text"] in choices:
+            continue
+        close = difflib.get_close_matches(row["text"], choices, n=1)
+        table = "hardware.chip" if row["unit"] == "chip" else "the number formats"
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                "text",
+                f'{row["name"]} "{row["text"]}" is not in {table}',
+                f"did you mean {close[0]}?" if close else f"use one of: {', '.join(choices)}",
+            )
+        )
+    return problems
