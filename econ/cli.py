@@ -318,10 +318,16 @@ def parser() -> argparse.ArgumentParser:
         help="format of the math and weights (default: the scenario's weight_format)",
     )
     fl.add_argument(
-        "--decode-chips", type=_whole, default=None, help="chips per decode replica (default: the layout search chooses)"
+        "--decode-chips",
+        type=_whole,
+        default=None,
+        help="chips per decode replica (default: the layout search chooses)",
     )
     fl.add_argument(
-        "--prefill-chips", type=_whole, default=None, help="chips per prefill replica (default: the layout search chooses)"
+        "--prefill-chips",
+        type=_whole,
+        default=None,
+        help="chips per prefill replica (default: the layout search chooses)",
     )
     fl.add_argument(
         "--tokens-per-s-per-user",

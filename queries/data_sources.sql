@@ -1,6 +1,6 @@
 -- Where every input table's rows come from: each distinct source_url with its row count and the dates the rows carry
 -- (price periods and snapshots for prices, quote dates for rental prices and memory tiers, release dates for hardware and models;
--- scenarios, scaling-law points and deployments carry no date).
+-- scenarios, scaling-law points, layouts and deployments carry no date).
 -- origin says how rows arrived: hand-kept CSV (hand) or an imported price map (litellm, openrouter).
 -- Grain: one row per input table x origin x source_url (models' pre-training token counts are listed as their own table).
 with urls as (
@@ -29,6 +29,9 @@ with urls as (
     union all
     select 'scaling_law_points', 'hand', source_url, null, null, null
     from scaling_law_points
+    union all
+    select 'layouts', 'hand', source_url, null, null, null
+    from layouts
     union all
     select 'deployments', 'hand', source_url, null, null, null
     from deployments

@@ -597,6 +597,7 @@ def test_hybrid_models_say_which_layers_grow(frames):
         pl.col("num_full_attention_layers").is_not_null()
         | pl.col("num_sliding_window_layers").is_not_null()
         | pl.col("num_linear_attention_layers").is_not_null()
+        | pl.col("num_chunked_attention_layers").is_not_null()
     )
     assert hybrid.height >= 8 and hybrid.filter(~layout).height == 0
     sliding = hybrid.filter(pl.col("num_sliding_window_layers").is_not_null())

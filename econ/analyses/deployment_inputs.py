@@ -108,6 +108,7 @@ def grid_layouts(domains: np.ndarray, moe: np.ndarray, max_chips: int) -> pl.Dat
                 pl.lit(domain, dtype=pl.Float64).alias("scale_up_domain_chips"),
                 pl.lit(is_moe).alias("moe"),
                 pl.lit("grid").alias("layout"),
+                pl.lit(False).alias("idealised"),
             )
         )
     return pl.concat(frames)
@@ -127,6 +128,7 @@ def named_layouts(layouts: pl.DataFrame, pool: str) -> pl.DataFrame:
             for c in ("replicate_attention", "replicate_shared_experts", "replicate_dense", "replicate_embeddings")
         ),
         pl.col("redundant_expert_slots").fill_null(0).cast(pl.Float64),
+        (pl.col("idealised").fill_null(0) == 1).alias("idealised"),
     )
 
 
@@ -147,7 +149,9 @@ def layouts_for(cases: pl.DataFrame, named: pl.DataFrame, pool: str, max_chips: 
     given = keyed.join(rows, how="cross").filter(
         (pl.col("applies_to") == "any") | ((pl.col("applies_to") == "moe") == pl.col("moe"))
     )
-    given = given.with_columns(pl.col("replica_chips").fill_null(pl.col("scale_up_domain_chips"))).with_columns(
+    given = given.with_columns(
+        pl.col("replica_chips").fill_null(pl.min_horizontal(pl.col("scale_up_domain_chips"), pl.lit(float(max_chips))))
+    ).with_columns(
         (pl.col("replica_chips") / (pl.col("tensor_parallel") * pl.col("pipeline_parallel"))).alias(
             "attention_data_parallel"
         )

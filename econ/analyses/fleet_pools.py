@@ -40,7 +40,7 @@ def candidates(cases: pl.DataFrame, models: pl.DataFrame, named: pl.DataFrame, p
         .when(size.is_not_null())
         .then((pl.col("layout") == "grid") & (pl.col("replica_chips") == size.cast(pl.Float64)))
         .otherwise(pl.col("layout") == "grid")
-    )
+    )  # an idealised named layout is used only where a deployment names it
     return rows.filter(keep)
 
 

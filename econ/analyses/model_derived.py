@@ -119,7 +119,7 @@ MODEL_DERIVED = ResultTable(
             "float",
             "bytes/token",
             "derived",
-            "Sparse-attention indexer key bytes per context token at BF16 (0 without an indexer)",
+            "Sparse-attention indexer key bytes per context token, FP8 keys with a scale (0 without an indexer)",
             kv_cache.kv_index_bytes_per_token,
         ),
         C(
@@ -147,9 +147,17 @@ MODEL_DERIVED = ResultTable(
             "chips",
             "derived",
             "Tensor-parallel chips a sequence's KV splits over: the KV heads (an MLA latent: 1)",
+            kv_cache.kv_shard_limit,
         ),
         C("hidden_size", "float", "", "input", "Model width d (models)"),
-        C("num_layers", "float", "layers", "derived", "Blocks with an attention or linear mixer (given, else summed)"),
+        C(
+            "num_layers",
+            "float",
+            "layers",
+            "derived",
+            "Blocks with an attention or linear mixer (given, else summed)",
+            model.mixer_layers,
+        ),
         C("num_dense_layers", "float", "layers", "input", "Dense FFN layers of a MoE model (models; blank 0)"),
         C("num_routed_experts", "float", "experts", "input", "Routed experts per MoE layer (models)"),
         C("num_shared_experts", "float", "experts", "input", "Shared experts per MoE layer (models)"),
@@ -298,21 +306,12 @@ def derived(models: pl.DataFrame) -> pl.DataFrame:
     )
     full_decode, window = attention.attention_slopes(arch, mla_form="absorbed")
     full_prefill, _ = attention.attention_slopes(arch)
-    mla = ~np.isnan(arch["kv_lora_rank"])
-    mixers = np.where(
-        np.isnan(arch["num_layers"]),
-        np.nansum(
-            np.stack(
-                [
-                    arch["num_full_attention_layers"],
-                    arch["num_sliding_window_layers"],
-                    arch["num_linear_attention_layers"],
-                    arch["num_chunked_attention_layers"],
-                ]
-            ),
-            axis=0,
-        ),
+    mixers = model.mixer_layers(
         arch["num_layers"],
+        arch["num_full_attention_layers"],
+        arch["num_sliding_window_layers"],
+        arch["num_chunked_attention_layers"],
+        arch["num_linear_attention_layers"],
     )
 
     def f(name, values):
@@ -331,7 +330,7 @@ def derived(models: pl.DataFrame) -> pl.DataFrame:
         f("sliding_window_tokens", arch["sliding_window_tokens"]),
         f("sparse_topk_tokens", arch["index_topk_tokens"]),
         f("state_bytes_per_sequence", kv_cache.state_bytes_per_sequence(arch)),
-        f("kv_shard_limit", np.where(mla, 1.0, arch["num_kv_heads"])),
+        f("kv_shard_limit", kv_cache.kv_shard_limit(arch["num_kv_heads"], arch["kv_lora_rank"])),
         f("hidden_size", split_in(models, "hidden_size")),
         f("num_layers", mixers),
         f("num_dense_layers", np.nan_to_num(split_in(models, "num_dense_layers"))),

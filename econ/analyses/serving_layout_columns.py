@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from econ.physics import collectives, deployment, layout_search, roofline, weights
+from econ.physics import collectives, deployment, layout_search, roofline, sequence, weights
 from econ.physics.layout_search import pareto_optimal
 from econ.results import Identity, ResultTable
 from econ.results import ResultColumn as C
@@ -25,6 +25,7 @@ POINT = (
         "chips",
         "derived",
         "Chips the routed experts of a stage spread over (TP·DP; 1 dense)",
+        deployment.replica_chips,
     ),
     C("batch_per_replica", "float", "sequences", "key", "Sequences per decode step, or prompts per prefill pass"),
     C("context_tokens", "float", "tokens", "key", "Context each sequence attends to (prefill: cached + new)"),
@@ -48,8 +49,22 @@ TERMS = (
         "Cache bytes one chip reads (and writes) per step for its rank's sequences",
         deployment.decode_terms,
     ),
-    C("weight_flop_per_chip", "float", "FLOP", "bound", "Weight FLOPs per chip per step (2·N_act per token)"),
-    C("attention_flop_per_chip", "float", "FLOP", "bound", "Attention FLOPs per chip per step"),
+    C(
+        "weight_flop_per_chip",
+        "float",
+        "FLOP",
+        "bound",
+        "Weight FLOPs per chip per step (2·N_act per token)",
+        deployment.weight_flop_per_chip,
+    ),
+    C(
+        "attention_flop_per_chip",
+        "float",
+        "FLOP",
+        "bound",
+        "Attention FLOPs per chip per step",
+        sequence.decode_attention_flop_per_token,
+    ),
     C("compute_time_s", "float", "s", "bound", "FLOPs / (F·mfu)", deployment.decode_terms),
     C("weight_time_s", "float", "s", "bound", "Weight bytes / (W·mbu)", deployment.decode_terms),
     C("kv_time_s", "float", "s", "bound", "Cache bytes / (W·mbu)", deployment.decode_terms),

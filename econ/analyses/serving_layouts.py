@@ -8,7 +8,9 @@ whose weights and cache do not fit are not
 stored. ``cheapest_meeting_target`` marks, per model × chip × format × pool, the lowest $/MTok among the points
 that meet the scenario's per-user speed (decode) or time to first token (prefill); ``serving_frontier`` keeps
 the decode points no other point of the same model × chip × format beats on both speed per user and
-throughput per chip. Every time is the roofline lower bound at the scenario's efficiencies.
+throughput per chip. Idealised named layouts (``layouts.idealised``: the lecture's everything-split rack) are
+stored to compare but never chosen and not on the frontier. Every time is the roofline lower bound at the scenario's
+efficiencies.
 """
 
 from __future__ import annotations
@@ -116,19 +118,20 @@ def evaluate(rows: pl.DataFrame, s, pool: str, batch: np.ndarray, group_base: in
         pl.Series("fits", np.ones(keep.size, dtype=bool)),
         pl.Series("meets_target", np.broadcast_to(meets, shape).ravel()[keep]),
         pl.Series("_group", group_base + rows["_case"].to_numpy()[index]),
+        pl.Series("_idealised", rows["idealised"].to_numpy()[index]),
     )
 
 
 def marked(frame: pl.DataFrame) -> pl.DataFrame:
     """``cheapest_meeting_target`` per model × chip × format × pool (``_group``)."""
-    mark = layout_search.cheapest_meeting_target(
-        frame["_group"].to_numpy(), frame["usd_per_mtok"].to_numpy(), frame["meets_target"].to_numpy()
-    )
+    eligible = frame["meets_target"].to_numpy() & ~frame["_idealised"].to_numpy()
+    mark = layout_search.cheapest_meeting_target(frame["_group"].to_numpy(), frame["usd_per_mtok"].to_numpy(), eligible)
     return frame.with_columns(pl.Series("cheapest_meeting_target", mark))
 
 
 def frontier(decode: pl.DataFrame) -> pl.DataFrame:
     """The decode points on their model × chip × format's frontier of throughput per chip against speed per user."""
+    decode = decode.filter(~pl.col("_idealised"))
     if not decode.height:
         return FRONTIER.empty_frame()
     optimal = pareto_optimal(

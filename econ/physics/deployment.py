@@ -212,14 +212,23 @@ def _kv_split(model, layout):
 
 
 def _cache(model: dict, scale) -> dict:
-    return {k: _f(model[k]) * (_f(scale) if k.endswith(("_per_token", "_per_sequence")) else 1.0) for k in CACHE_KEYS}
+    """The cache parts in the cache's format (``scale`` of the BF16 figures); the indexer's keys stay FP8."""
+    scaled = (
+        "kv_bytes_per_token",
+        "kv_window_bytes_per_sequence",
+        "kv_chunk_bytes_per_token",
+        "state_bytes_per_sequence",
+    )
+    return {k: _f(model[k]) * (_f(scale) if k in scaled else 1.0) for k in CACHE_KEYS}
 
 
-@formula("m_chip = w_held + n_r·held(L)/TP_kv", "layout; sequence.kv_bytes_held_per_sequence")
+@formula("m_chip = w_held + ⌈n_r⌉·held(L)/TP_kv", "layout; sequence.kv_bytes_held_per_sequence")
 def memory_per_chip_bytes(model: dict, layout: dict, batch, context_tokens, *, weight_bytes_per_param, kv_scale=1.0):
-    """HBM one chip needs for its weights and its rank's cache at a batch and context [bytes]."""
+    """HBM one chip needs for its weights and its rank's cache at a batch and context [bytes]: the busiest rank holds
+    the whole sequences ⌈B/(PP·DP)⌉ (step times use the even spread, a lower bound)."""
     held = kv_bytes_held_per_sequence(context_tokens, **_cache(model, kv_scale))
-    n_r = rank_sequences(batch, layout["attention_data_parallel"], layout["pipeline_parallel"])
+    spread = rank_sequences(batch, layout["attention_data_parallel"], layout["pipeline_parallel"])
+    n_r = np.ceil(spread - 1e-9)  # whole sequences: the busiest rank holds the remainder
     # the chip holds 1/PP of the layers for PP micro-batches of n_r sequences: n_r·held over its KV split
     kv = n_r * held / _kv_split(model, layout)
     return weight_bytes_per_chip(model, layout, weight_bytes_per_param) + kv
@@ -347,7 +356,7 @@ def _common(model, chip, layout, batch, tokens_per_seq, settings):
 
 
 @formula(
-    "FLOP_chip = n_r·q·2·(N_act − N_routed,act)/TP + (B/PP)·q·2·N_routed,act/(TP·DP)",
+    "FLOP_chip = n_r·q·2·(N_act − N_routed,act − N_lookup)/TP + (B/PP)·q·2·N_routed,act/(TP·DP)",
     "layout: a rank's own tokens through its weights; every token's experts over the replica",
 )
 def weight_flop_per_chip(model: dict, layout: dict, rank_tokens, micro_tokens):
@@ -359,7 +368,8 @@ def weight_flop_per_chip(model: dict, layout: dict, rank_tokens, micro_tokens):
     """
     tp, dp = _f(layout["tensor_parallel"]), _f(layout["attention_data_parallel"])
     routed = _nz(model["moe_layers"]) * _nz(model["experts_per_token"]) * _nz(model["params_per_expert"])
-    other = _f(model["params_active"]) - routed
+    lookup = _nz(model["embedding_params"]) - _nz(model["head_params"])  # an untied input table: rows, no FLOPs
+    other = _f(model["params_active"]) - routed - np.maximum(lookup, 0.0)
     replicated = np.asarray(layout["replicate_attention"], dtype=bool)
     own = np.where(replicated, _f(rank_tokens) * other / tp, _f(micro_tokens) * other / (tp * dp))
     return 2.0 * (own + _f(micro_tokens) * routed / (tp * dp))

@@ -124,14 +124,20 @@ def kv_chunk_bytes_per_token(columns: dict, *, bytes_per_value: float = 2.0) -> 
     return np.where(layers > 0, layers * per_layer * bytes_per_value, 0.0)
 
 
-@formula("b_idx = index layers · d_idx · bytes per value", "DeepSeek-V3.2 lightning indexer (config index_head_dim)")
-def kv_index_bytes_per_token(columns: dict, *, bytes_per_value: float = 2.0) -> np.ndarray:
-    """Indexer key bytes per context token of a sparse-attention model, over its attention layers [bytes/token].
+INDEX_KEY_BYTES_PER_VALUE = 1.0
+INDEX_SCALE_BYTES = 4.0
+"""DeepSeek's lightning indexer keeps its keys in FP8 with one FP32 scale per key (DeepSeek-V3.2: the indexer
+"can be implemented in FP8"; the open inference code caches them so), whatever the format of the main cache."""
 
-    Counted at the cache's bytes per value (BF16: 2); DeepSeek's kernels keep these keys in FP8 with a scale.
+
+@formula("b_idx = index layers · (d_idx · 1 byte + 4-byte scale)", "DeepSeek-V3.2 lightning indexer (FP8 keys)")
+def kv_index_bytes_per_token(columns: dict) -> np.ndarray:
+    """Indexer key bytes per context token of a sparse-attention model, over its index layers [bytes/token].
+
+    FP8 keys plus a scale (:data:`INDEX_KEY_BYTES_PER_VALUE`, :data:`INDEX_SCALE_BYTES`); 0 without an indexer.
     """
     sparse = ~np.isnan(np.asarray(columns.get("index_topk_tokens", np.nan), dtype=float))
-    per_layer = _nz(columns.get("index_head_dim", np.nan), 0.0) * bytes_per_value
+    per_layer = _nz(columns.get("index_head_dim", np.nan), 0.0) * INDEX_KEY_BYTES_PER_VALUE + INDEX_SCALE_BYTES
     layers = _nz(columns.get("num_index_layers", np.nan), np.nan)
     layers = np.where(np.isnan(layers), _full_layers(columns), layers)
     return np.where(sparse, layers * per_layer, 0.0)
@@ -155,3 +161,11 @@ def state_bytes_per_sequence(columns: dict, *, bytes_per_value: float = 2.0) -> 
     layers = _nz(columns["num_linear_attention_layers"], 0.0)
     per_layer = n_v * d_k * d_v + (2.0 * n_k * d_k + n_v * d_v) * (kernel - 1.0)
     return layers * per_layer * bytes_per_value
+
+
+@formula("TP_kv = n_kv (MLA: 1)", "tensor parallelism splits a cache by KV heads; an MLA latent is one")
+def kv_shard_limit(num_kv_heads, kv_lora_rank):
+    """Most tensor-parallel chips one sequence's cache can split over [chips]: its KV heads; 1 for an MLA latent
+    (every TP chip of a rank then holds and reads all of it)."""
+    mla = ~np.isnan(np.asarray(kv_lora_rank, dtype=float))
+    return np.where(mla, 1.0, np.asarray(num_kv_heads, dtype=float))

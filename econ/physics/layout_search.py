@@ -30,7 +30,9 @@ DOMAIN_MULTIPLES = (1, 2, 4, 8)
 def layout_grid(scale_up_domain_chips: int, *, moe: bool, max_chips: int = 512) -> dict[str, np.ndarray]:
     """Every layout of the grid for one scale-up domain size, as arrays keyed like ``deployment.LAYOUT_KEYS``."""
     domain = int(scale_up_domain_chips)
-    sizes = {2**k for k in range(int(np.log2(max_chips)) + 1)} | {domain * m for m in DOMAIN_MULTIPLES}
+    sizes = {2**k for k in range(int(np.log2(max_chips)) + 1)} | {
+        domain * m for m in DOMAIN_MULTIPLES if domain * m <= max_chips
+    }
     rows = []
     for c in sorted(sizes):
         for tp in TENSOR_PARALLEL:

@@ -183,3 +183,12 @@ def gqa_group_ratio(num_attention_heads, num_kv_heads):
 def moe_layers(num_layers, num_dense_layers):
     """Layers with routed experts [layers]: all layers but the leading dense ones (blank = none dense)."""
     return np.asarray(num_layers, dtype=float) - np.nan_to_num(np.asarray(num_dense_layers, dtype=float))
+
+
+@formula("mixer layers = num_layers, else full + sliding + chunked + linear", "config.json layer types")
+def mixer_layers(num_layers, full, sliding, chunked, linear):
+    """Blocks with an attention or linear-attention mixer [layers]: the config's count, else the sum of the kinds
+    (Nemotron-H lists block types instead of a layer count)."""
+    parts = np.nansum(np.stack([np.asarray(x, dtype=float) for x in (full, sliding, chunked, linear)]), axis=0)
+    layers = np.asarray(num_layers, dtype=float)
+    return np.where(np.isnan(layers), parts, layers)

@@ -24,7 +24,9 @@ def test_econ_fleet_prints_a_plan_and_leaves_the_database_alone(db, capsys):
         "H100",
         "--tokens-per-s",
         "2.5e7",
-        "--replica-chips",
+        "--decode-chips",
+        "8",
+        "--prefill-chips",
         "8",
         "--number-format",
         "bf16",
@@ -61,7 +63,8 @@ def test_econ_fleet_scales_with_traffic(db, capsys, k):
             "2026-11-30",
         )
         rows = {r["quantity"]: r["value"] for r in json.loads(out)}
-        return rows["chips"], rows["facility power"], rows["cost (scenario)"], rows["chips per replica"]
+        replica = max(rows["decode chips per replica"], rows["prefill chips per replica"])
+        return rows["chips"], rows["facility power"], rows["cost (scenario)"], replica
 
     c1, p1, usd1, g = chips(1e8)
     ck, pk, usdk, _ = chips(k * 1e8)
@@ -89,9 +92,9 @@ def test_econ_fleet_scales_with_traffic(db, capsys, k):
             "Error: TPU-v5e has no fp8 peak — pass --number-format bf16",
         ),
         (
-            ["--model", "gpt-oss-120b", "--chip", "B200", "--replica-chips", "0"],
-            "Error: --replica-chips must be between 1 and 1e+07 (got 0) — give the chips per replica, or leave it "
-            "out to size the replica for the batch (10 million chips is ~50x the largest clusters announced)",
+            ["--model", "gpt-oss-120b", "--chip", "B200", "--decode-chips", "0"],
+            "Error: --decode-chips must be between 1 and 1e+07 (got 0) — give the chips per replica, or leave it "
+            "out to let the layout search choose (10 million chips is ~50x the largest clusters announced)",
         ),
         (
             ["--model", "gpt-oss-120b", "--chip", "B200", "--tokens-per-s", "inf"],
@@ -135,3 +138,21 @@ def test_econ_fleet_refuses_a_database_built_by_other_code(tmp_path, capsys):
     assert capsys.readouterr().err == (
         f"Error: {bare} was built by another version of econ — run econ build to rebuild it with this one\n"
     )
+
+
+def test_econ_fleet_takes_service_targets_and_pool_sizes(db, capsys):
+    """--tokens-per-s-per-user picks the cheapest layout meeting it (a faster target costs no less);
+    --decode-chips fixes the decode replica; --ttft-s tightens the prefill passes."""
+
+    def plan(*extra):
+        base = ["--db", str(db), "--model", "gpt-oss-120b", "--chip", "B200", "--tokens-per-s", "1e8"]
+        code, out, err = run_cli(capsys, *base, "--format", "json", *extra)
+        assert (code, err) == (0, "")
+        return {r["quantity"]: r["value"] for r in json.loads(out)}
+
+    slow, fast = plan("--tokens-per-s-per-user", "20"), plan("--tokens-per-s-per-user", "200")
+    assert slow["speed per user"] >= 20 and fast["speed per user"] >= 200
+    assert fast["output cost (scenario)"] >= slow["output cost (scenario)"]
+    assert plan("--decode-chips", "4")["decode chips per replica"] == 4
+    loose, tight = plan("--ttft-s", "10"), plan("--ttft-s", "0.1")
+    assert tight["longest time to first token"] <= max(loose["longest time to first token"], 0.1 * 1.1)

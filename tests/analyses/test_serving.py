@@ -9,8 +9,6 @@ import polars as pl
 import pytest
 
 from econ.analyses import serving
-from econ.analyses.hardware_derived import derived as hardware_rows
-from econ.analyses.inputs import cases_for
 from econ.analyses.scenario import scenarios_from_frame
 from econ.notebook import load_chip, load_model
 from econ.physics import decode_step
@@ -35,7 +33,8 @@ def test_curves_grain(fixture_db):
 
 
 def test_a_curve_point_equals_the_notebook_api(fixture_db):
-    """Second code path: the table's point equals decode_step on the Model/Chip loaded from the same database."""
+    """Second code path: the table's point equals decode_step on the Model/Chip loaded from the same database, on
+    the row's layout."""
     row = q(
         fixture_db,
         "select * from serving_curves where model = 'DeepSeek-V3' and chip = 'H100' and number_format = 'fp8' "
@@ -43,11 +42,26 @@ def test_a_curve_point_equals_the_notebook_api(fixture_db):
     ).row(0, named=True)
     with duckdb.connect(str(fixture_db), read_only=True) as con:
         model, chip = load_model("DeepSeek-V3", db=con), load_chip("H100", db=con)
-    step = decode_step(model, chip, batch=256, context_tokens=8192, number_format="fp8", usd_per_chip_hour=2.0)
-    assert (row["replica_chips"], row["pipeline_stages"]) == (16, 2)  # 671 GB fp8 > one 640 GB HGX: two domains
+    # 671 GB fp8 > one 640 GB HGX: experts over two domains (EP16 over scale-out), attention replicated per chip
+    assert (row["replica_chips"], row["tensor_parallel"], row["attention_data_parallel"]) == (16, 1, 16)
+    step = decode_step(
+        model, chip, batch=256, context_tokens=8192, number_format="fp8", usd_per_chip_hour=2.0, layout=layout_of(row)
+    )
     assert row["decode_step_time_s"] == pytest.approx(step.step_time_s, rel=1e-12)
     assert row["output_usd_per_mtok"] == pytest.approx(step.usd_per_mtok, rel=1e-12)
     assert row["decode_bound"] == step.bound
+
+
+def layout_of(row: dict) -> dict:
+    dp = row["attention_data_parallel"]
+    flags = ("replicate_attention", "replicate_shared_experts", "replicate_dense", "replicate_embeddings")
+    return {
+        "tensor_parallel": row["tensor_parallel"],
+        "attention_data_parallel": dp,
+        "pipeline_parallel": row["pipeline_parallel"],
+        **dict.fromkeys(flags, dp > 1),
+        "redundant_expert_slots": 0.0,
+    }
 
 
 def test_fits_flag_agrees_with_summary_max_batch(fixture_db):
@@ -76,16 +90,17 @@ def test_balance_batch_is_r_of_hardware_derived_times_sparsity_of_model_derived(
 
 
 def test_summary_against_published_figures(fixture_db):
-    """DeepSeek B*0 = R x 18.1 by parameters and R x 32 by experts; the latency floor uses W_eff = S*W (d.6)."""
+    """DeepSeek B*0 = R x 18.1 by parameters and R x 32 by experts; one sequence reads ~37 GB of its 671 GB in FP8,
+    sixteen ~277 GB (the issue's hand count; tests/physics/test_weights.py derives it from the config)."""
     ds = q(
         fixture_db,
         "select s.*, h.critical_batch_ratio from serving_summary s join hardware_derived h using (chip, number_format)"
-        " where s.number_format = 'bf16' and model = 'DeepSeek-V3' and chip = 'H100'",
+        " where s.number_format = 'fp8' and model = 'DeepSeek-V3' and chip = 'H100'",
     ).row(0, named=True)
     assert ds["balance_batch_seqs"] == pytest.approx(ds["critical_batch_ratio"] * 671 / 37)
     assert ds["balance_batch_experts_seqs"] == pytest.approx(ds["critical_batch_ratio"] * 32)
-    assert ds["replica_within_scale_up"] is False and ds["pipeline_stages"] == 4
-    assert ds["latency_floor_s"] == pytest.approx(671e9 * 2 / (8 * 3.35e12))
+    assert ds["weight_bytes_touched_batch1_bytes"] == pytest.approx(37e9, rel=0.02)
+    assert ds["weight_bytes_touched_batch16_bytes"] == pytest.approx(277e9, rel=0.01)
 
 
 def test_deepseek_sparsity_discrepancy_is_shown(fixture_db):
@@ -97,23 +112,14 @@ def test_deepseek_sparsity_discrepancy_is_shown(fixture_db):
 
 
 def test_streamed_chunks_give_the_same_table(fixture_db):
-    """A grid written chunk by chunk (tiny chunks) equals the one written in large chunks."""
-    models = pl.DataFrame(
-        {
-            "model": ["a", "b"],
-            "params_total": [1e11, 7e9],
-            "params_active": [1e10, 7e9],
-            "kv_bytes_per_token": [7e4, None],
-            "kv_window_bytes_per_sequence": [0.0, 0.0],
-            "sliding_window_tokens": [None, None],
-        }
-    )
-    hardware = hardware_rows(q(fixture_db, "select * from hardware where chip = 'H100'"))
-    cases = cases_for(models, hardware)
+    """A grid written one case per chunk equals the one written in large chunks."""
+    from econ.analyses.deployment_inputs import CASES_SQL
+
     base = scenarios_from_frame(q(fixture_db, "select * from scenarios"))["base"]
+    cases = serving._with_layout(q(fixture_db, CASES_SQL), base)
     big = pl.concat(list(serving.curve_frames(cases, base)))
-    small = list(serving.curve_frames(cases, base, max_points=187))
-    assert len(small) == 2  # model b has no KV figure: left out of the curves, one chunk per remaining case (2 formats)
+    small = list(serving.curve_frames(cases, base, cases_per_chunk=1))
+    assert len(small) == cases.height
     assert big.equals(pl.concat(small))
 
 
@@ -133,11 +139,16 @@ def test_decode_and_prefill_efficiencies_are_applied_separately(tmp_path):
     balance = q(db, f"select * from serving_summary {where}").row(0, named=True)
     bounds = q(db, f"select batch_seqs, decode_bound from serving_curves {where} and context_tokens = 4096 order by 1")
     assert eff.row(0) == (0.5, 0.8, 0.25, 0.4)
-    assert row["decode_compute_time_s"] == pytest.approx(2 * 70.6e9 / (2 * 989.4e12 * 0.5))
-    assert row["decode_memory_time_s"] == pytest.approx((70.6e9 * 2 + 1024 * 327_680 / 2) / (2 * 3.35e12 * 0.8))
-    prefill_compute = 2 * 1024 * 70.6e9 / (2 * 989.4e12 * 0.25)
-    prefill_memory = (70.6e9 * 2 + 1024 * 327_680 / 2) / (2 * 3.35e12 * 0.4)
+    slope = 2 * 64 * (128 + 128) * 80  # attention FLOPs per new token per cached token (config: 64 heads, 80 layers)
+    read = 2 * (70.6e9 - 128_256 * 8192)  # bf16 weights but the input embedding (only its rows are read)
+    n = 70.6e9 - 128_256 * 8192  # parameters with FLOPs: an embedding lookup has none
+    assert (balance["tensor_parallel"], balance["attention_data_parallel"]) == (2, 1)  # TP2 holds 141 GB
+    assert row["decode_compute_time_s"] == pytest.approx((2 * n + slope * 1024) / (2 * 989.4e12 * 0.5))
+    assert row["decode_memory_time_s"] == pytest.approx((read + 1024 * 327_680 / 2) / (2 * 3.35e12 * 0.8))
+    prefill_compute = (2 * 1024 * n + slope * 1024 * 1025 / 2) / (2 * 989.4e12 * 0.25)
+    prefill_memory = (read + 1024 * 327_680 / 2) / (2 * 3.35e12 * 0.4)
     assert row["prefill_step_time_s"] == pytest.approx(max(prefill_compute, prefill_memory))
+
     # at peak L* = 2*N_act*W/(F*b_kv) = 2,918 tokens of fp8 KV (163,840 B); at decode mfu 0.5, mbu 0.8 the curves
     # balance at L* x 0.8/0.5 = 4,669 and B*0 = 295.3 x 0.5/0.8 = 184.6, so at 4,096 context B* = 1,504
     assert balance["balance_batch_achieved_seqs"] == pytest.approx(989.4e12 / 3.35e12 * 0.5 / 0.8)
@@ -145,4 +156,9 @@ def test_decode_and_prefill_efficiencies_are_applied_separately(tmp_path):
         2 * 70.6e9 * 3.35e12 * 0.8 / (989.4e12 * 0.5 * 163_840)
     )
     assert balance["critical_context_tokens"] < 4096 < balance["critical_context_achieved_tokens"]
-    assert [b for b, bound in bounds.rows() if bound == "compute"] == [2.0**k for k in range(11, 17)]
+    # with attention FLOPs at 4,096 context a step turns compute-bound at
+    # B >= (read/(W*mbu)) / ((2*N + slope*L)/(F*mfu) - L*b_kv/(W*mbu)), b_kv the fp8 KV per token
+    per_seq_compute = (2 * n + slope * 4096) / (989.4e12 * 0.5)
+    per_seq_kv = 4096 * 327_680 / 2 / (3.35e12 * 0.8)
+    turn = (read / (3.35e12 * 0.8)) / (per_seq_compute - per_seq_kv)
+    assert [b for b, bound in bounds.rows() if bound == "compute"] == [b for b in 2.0 ** np.arange(17) if b >= turn]

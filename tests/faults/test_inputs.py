@@ -273,9 +273,9 @@ def test_a_bad_source_date_epoch_is_an_error_before_anything_is_imported(tmp_pat
 
 def test_fleet_replica_chips_beyond_any_cluster(fixture_db, capsys):
     args = ["fleet", "--db", str(fixture_db), "--model", "DeepSeek-V3", "--chip", "B200", "--tokens-per-s", "5e7"]
-    code, out, err = run(capsys, *args, "--replica-chips", "1e20")
+    code, out, err = run(capsys, *args, "--decode-chips", "1e20")
     assert (code, out) == (1, "")
-    assert err.startswith("Error: --replica-chips must be between 1 and 1e+07 (got 1e+20)")
+    assert err.startswith("Error: --decode-chips must be between 1 and 1e+07 (got 1e+20)")
 
 
 def test_diff_between_dates_without_snapshots_warns(fixture_db, capsys):

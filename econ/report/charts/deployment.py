@@ -33,7 +33,7 @@ def frontier_by_chip(frontier: pl.DataFrame, *, models: list[str]) -> ChartWithD
                 title=axis_title("Throughput per chip", "tokens/s"),
                 scale=alt.Scale(type="log"),
             ),
-            color=alt.Color("chip:N", title="Chip"),
+            color=alt.Color("chip:N", title="Chip", scale=alt.Scale(scheme="tableau20")),
             detail="number_format:N",
             strokeDash=alt.StrokeDash("number_format:N", title="Format"),
             order="tokens_per_s_per_user:Q",
@@ -91,25 +91,25 @@ def step_terms(terms: pl.DataFrame, *, batches: list[int]) -> ChartWithData:
 
 
 def touched_bytes(frame: pl.DataFrame) -> ChartWithData:
-    """Weight bytes a decode step reads at batch 1 and 16 against all the weights, per model (bars, log).
+    """Weight bytes a decode step reads at batch 1 and 16 against all the weights, per model (points, log).
 
     ``frame``: model, reading (batch 1 / batch 16 / all weights), bytes.
     """
     order = ["batch 1", "batch 16", "all weights"]
     chart = (
         alt.Chart(named("touched"))
-        .mark_bar()
+        .transform_calculate(gigabytes="datum.bytes / 1e9")
+        .mark_point(filled=True, size=60)
         .encode(
             y=alt.Y("model:N", title="Model"),
-            x=alt.X("bytes:Q", title=axis_title("Weight bytes read per step", "bytes"), scale=alt.Scale(type="log")),
+            x=alt.X("gigabytes:Q", title=axis_title("Weights read per decode step", "GB"), scale=alt.Scale(type="log")),
             color=alt.Color("reading:N", title="Reading", sort=order),
-            yOffset=alt.YOffset("reading:N", sort=order),
             tooltip=[
                 alt.Tooltip("model:N", title="Model"),
                 alt.Tooltip("reading:N", title="Reading"),
-                alt.Tooltip("bytes:Q", title="Bytes", format=".3~s"),
+                alt.Tooltip("gigabytes:Q", title="GB", format=",.1f"),
             ],
         )
-        .properties(width=520, height=alt.Step(9), title="What a small batch really reads (one copy of the weights)")
+        .properties(width=520, height=alt.Step(16), title="What a small batch really reads (one copy of the weights)")
     )
     return with_datasets(chart, touched=frame)

@@ -104,7 +104,7 @@ def test_roofline_is_log_log_faceted_by_chip_with_the_regime_as_shape():
     for axis in ("x", "y"):
         assert points["encoding"][axis]["scale"]["type"] == "log"
     assert points["encoding"]["shape"]["field"] == "decode_bound"
-    assert points["encoding"]["shape"]["scale"]["domain"] == ["memory", "compute"]
+    assert points["encoding"]["shape"]["scale"]["domain"] == ["memory", "compute", "communication"]
     assert points["encoding"]["opacity"]["field"] == "fit"
     assert (
         balance["encoding"]["x"]["field"] == "balance_batch_seqs"

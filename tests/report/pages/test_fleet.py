@@ -70,11 +70,14 @@ def test_cost_breakdown_is_chips_times_price(fleet_report, report_data):
     assert (data["usd_per_day"] - data["chips"] * price * 24).abs().max() < 1e-6
 
 
-def test_frontier_points_run_from_the_latency_floor_to_the_largest_fitting_batch(fleet_report):
-    data = pl.read_csv(fleet_report / "fleet" / "frontier.csv")
-    per_curve = data.group_by("model", "chip", "number_format").agg(pl.col("batch_seqs").min().alias("first"), pl.len())
-    assert per_curve["first"].to_list() == [1] * per_curve.height
-    assert per_curve["len"].min() >= 10 and data.height < 3000  # a drawn sample, not the whole table
+def test_frontier_points_trade_speed_per_user_for_throughput_per_chip(fleet_report):
+    """Along each drawn curve (serving_frontier rows), faster per user means less throughput per chip."""
+    data = pl.read_csv(fleet_report / "fleet" / "frontier.csv").sort(
+        "model", "chip", "number_format", "tokens_per_s_per_user"
+    )
+    for _, curve in data.group_by("model", "chip", "number_format"):
+        assert curve.height >= 3
+        assert (curve["tokens_per_s_per_chip"].diff().drop_nulls() <= 1e-9).all()
 
 
 def test_margin_headline_on_the_index(fleet_report):
@@ -101,8 +104,10 @@ def test_econ_fleet_at_the_build_date_prints_what_the_page_shows(fleet_build, ca
             "H100",
             "--tokens-per-s",
             shown["Traffic (tokens/s)"].replace(",", ""),
-            "--replica-chips",
-            shown["Chips per replica"],
+            "--decode-chips",
+            shown["Decode chips per replica"],
+            "--prefill-chips",
+            shown["Prefill chips per replica"],
             "--number-format",
             shown["Format"],
             "--format",
@@ -119,4 +124,4 @@ def test_econ_fleet_at_the_build_date_prints_what_the_page_shows(fleet_build, ca
         ("output cost (scenario)", "Output cost (USD/MTok)"),
     ):
         assert fmt_num(rows[label]) == shown[column], label
-    assert rows["batch"] == shown["Batch"] == "capped by memory at the decode context"
+    assert rows["batch"] == shown["Batch"] == "balance multiple, capped by memory"

@@ -1,0 +1,102 @@
+"""The layout grid, the cheapest layout under a target (against a brute-force loop), and the frontier."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from econ.physics import Chip, Model, decode_step, layout_search
+
+
+@pytest.mark.parametrize(("domain", "moe"), [(8, True), (8, False), (72, True), (256, False)])
+def test_grid_layouts_multiply_out_and_respect_the_domain(domain, moe):
+    g = layout_search.layout_grid(domain, moe=moe, max_chips=512)
+    chips = g["tensor_parallel"] * g["attention_data_parallel"] * g["pipeline_parallel"]
+    assert np.all(g["tensor_parallel"] <= domain) and np.all(chips >= 1)
+    assert np.all((g["pipeline_parallel"] == 1) | (chips > domain))  # stages only across domains
+    if not moe:
+        assert np.all(g["attention_data_parallel"] == 1)  # more DP ranks of a dense model are more replicas
+    assert np.array_equal(g["replicate_attention"], g["attention_data_parallel"] > 1)
+    assert len({tuple(x) for x in zip(chips, g["tensor_parallel"], g["pipeline_parallel"], strict=True)}) == chips.size
+
+
+def test_pareto_optimal_keeps_the_upper_envelope():
+    group = np.array([1, 1, 1, 1, 2, 2])
+    speed = np.array([100.0, 50.0, 90.0, 40.0, 10.0, 5.0])
+    throughput = np.array([10.0, 20.0, 5.0, 30.0, 1.0, 2.0])
+    assert layout_search.pareto_optimal(group, speed, throughput).tolist() == [True, True, False, True, True, True]
+
+
+DENSE = Model("dense-70b", params_total=70.6e9, params_active=70.6e9, kv_bytes_per_token=327_680.0, num_kv_heads=8)
+H100 = Chip(
+    "H100", 80e9, 3.35e12, peak_bf16_flop_per_s=989.4e12, scale_up_domain_chips=8, scale_up_bandwidth_bytes_per_s=450e9
+)
+BATCH = 2.0 ** np.arange(0, 12)
+
+
+def evaluated():
+    """Every TP layout of one 8-GPU node x 12 batches at 8k context: speed, cost, fits (a small grid)."""
+    grid = layout_search.layout_grid(8, moe=False, max_chips=8)
+    rows = []
+    for i in range(grid["tensor_parallel"].size):
+        layout = {k: v[i] for k, v in grid.items()}
+        step = decode_step(DENSE, H100, batch=BATCH, context_tokens=8192, layout=layout, usd_per_chip_hour=2.0)
+        t = step.terms
+        for j, b in enumerate(BATCH):
+            rows.append((i, b, t["tokens_per_s_per_user"][j], t["usd_per_mtok"][j], bool(t["fits"][j])))
+    return rows
+
+
+ROWS = evaluated()
+
+
+def brute_force(target):
+    best = None
+    for i, b, speed, cost, fits in ROWS:
+        if fits and speed >= target and (best is None or cost < best[3]):
+            best = (i, b, speed, cost)
+    return best
+
+
+@pytest.mark.parametrize("target", [5.0, 20.0, 50.0, 100.0, 1e4])
+def test_cheapest_meeting_target_is_what_a_loop_over_the_grid_finds(target):
+    speed = np.array([r[2] for r in ROWS])
+    cost = np.array([r[3] for r in ROWS])
+    fits = np.array([r[4] for r in ROWS])
+    mark = layout_search.cheapest_meeting_target(np.zeros(len(ROWS)), cost, fits & (speed >= target))
+    expected = brute_force(target)
+    if expected is None:
+        assert not mark.any()
+    else:
+        (chosen,) = np.flatnonzero(mark)
+        assert cost[chosen] == expected[3] and ROWS[chosen][:2] == expected[:2]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(1.0, 300.0), st.floats(1.0, 300.0))
+def test_a_tighter_speed_target_never_lowers_the_cheapest_cost(a, b):
+    loose, tight = sorted((a, b))
+    cheap_loose, cheap_tight = brute_force(loose), brute_force(tight)
+    if cheap_tight is not None:
+        assert cheap_loose is not None and cheap_loose[3] <= cheap_tight[3]
+
+
+def test_the_shipped_frontier_trades_speed_for_throughput(real_db):
+    """serving_frontier: along each model × chip × format, faster per user means no more throughput per chip."""
+    import duckdb
+
+    with duckdb.connect(str(real_db), read_only=True) as con:
+        bad = con.execute(
+            """
+            select count(*) from (
+                select tokens_per_s_per_chip - lag(tokens_per_s_per_chip) over (
+                    partition by model, chip, number_format order by tokens_per_s_per_user) as rise
+                from serving_frontier)
+            where rise > 1e-9"""
+        ).fetchall()[0][0]
+        cases = con.execute("select count(distinct (model, chip, number_format)) from serving_frontier").fetchall()[0][
+            0
+        ]
+    assert bad == 0 and cases > 500

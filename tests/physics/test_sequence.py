@@ -1,0 +1,131 @@
+"""Cache bytes per sequence and attention FLOPs for each attention variant, against config arithmetic."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from econ.physics import kv_cache, sequence
+
+
+def row(**values):
+    base = dict.fromkeys(
+        (
+            "num_layers",
+            "num_full_attention_layers",
+            "num_sliding_window_layers",
+            "num_linear_attention_layers",
+            "num_chunked_attention_layers",
+            "num_kv_heads",
+            "head_dim",
+            "v_head_dim",
+            "kv_lora_rank",
+            "qk_rope_head_dim",
+            "sliding_num_kv_heads",
+            "sliding_head_dim",
+            "sliding_window_tokens",
+            "index_topk_tokens",
+            "index_head_dim",
+            "num_index_layers",
+            "linear_num_key_heads",
+            "linear_num_value_heads",
+            "linear_key_head_dim",
+            "linear_value_head_dim",
+            "linear_conv_kernel_dim",
+        ),
+        np.nan,
+    )
+    base["attention"] = "gqa"
+    return {k: np.asarray(v) if k == "attention" else np.asarray(v, dtype=float) for k, v in {**base, **values}.items()}
+
+
+def test_gpt_oss_sliding_window_holds_at_most_its_window():
+    """gpt-oss-120b: 18 full layers of 8 KV heads x 64 grow with context, 18 sliding layers hold 128 tokens:
+    36,864 B per token and 18 x 128 x 8 x 128 x 2 = 4.7 MB fixed per sequence (config.json)."""
+    cols = row(
+        attention="hybrid",
+        num_layers=36,
+        num_sliding_window_layers=18,
+        sliding_window_tokens=128,
+        num_kv_heads=8,
+        head_dim=64,
+    )
+    per_token, window = kv_cache.kv_bytes_per_token(cols), kv_cache.kv_window_bytes_per_sequence(cols)
+    assert per_token == 18 * 8 * 128 * 2 == 36_864 and window == 18 * 128 * 8 * 128 * 2
+    held = sequence.kv_bytes_held_per_sequence(
+        32_768, kv_bytes_per_token=per_token, kv_window_bytes_per_sequence=window, sliding_window_tokens=128
+    )
+    assert held == 32_768 * 36_864 + window
+    short = sequence.kv_bytes_held_per_sequence(
+        64, kv_bytes_per_token=per_token, kv_window_bytes_per_sequence=window, sliding_window_tokens=128
+    )
+    assert short == 64 * 36_864 + window / 2  # the window layers hold the 64 tokens there are
+
+
+def test_qwen35_linear_attention_state_is_98_mb_per_sequence():
+    """Qwen3.5-397B-A17B: 45 Gated DeltaNet layers with 64 value heads of 128 x 128 state, 16 key heads, conv kernel
+    4, in bf16: 45 x (64·128·128 + (2·16·128 + 64·128)·3) x 2 = 97.7 MB per sequence, read and written each step."""
+    cols = row(
+        attention="hybrid",
+        num_layers=60,
+        num_linear_attention_layers=45,
+        num_full_attention_layers=15,
+        linear_num_key_heads=16,
+        linear_num_value_heads=64,
+        linear_key_head_dim=128,
+        linear_value_head_dim=128,
+        linear_conv_kernel_dim=4,
+    )
+    state = kv_cache.state_bytes_per_sequence(cols)
+    assert state == 45 * (64 * 128 * 128 + (2 * 16 * 128 + 64 * 128) * 3) * 2 == pytest.approx(98e6, rel=0.005)
+    read = sequence.kv_bytes_read_per_sequence(8192, kv_bytes_per_token=30_720, state_bytes_per_sequence=state)
+    assert read == 8192 * 30_720 + 2 * state
+
+
+def test_llama4_chunked_layers_hold_a_chunk_and_read_half_of_one_on_average():
+    """Llama-4: 36 of 48 layers attend within 8,192-token chunks (8 KV heads x 128): a chunk-sized buffer is held;
+    a decode step at a random position of a chunk reads 4,096 tokens of it on average; the 12 global layers grow."""
+    cols = row(attention="hybrid", num_layers=48, num_chunked_attention_layers=36, num_kv_heads=8, head_dim=128)
+    per_token, chunk = kv_cache.kv_bytes_per_token(cols), kv_cache.kv_chunk_bytes_per_token(cols)
+    assert (per_token, chunk) == (12 * 8 * 256 * 2, 36 * 8 * 256 * 2)
+    kw = dict(kv_bytes_per_token=per_token, kv_chunk_bytes_per_token=chunk, attention_chunk_tokens=8192)
+    assert sequence.kv_bytes_held_per_sequence(100_000, **kw) == 100_000 * per_token + 8192 * chunk
+    assert sequence.kv_bytes_read_per_sequence(100_000, **kw) == 100_000 * per_token + 4096 * chunk
+    assert sequence.kv_bytes_read_per_sequence(5000, **kw) == 5000 * (per_token + chunk)  # within the first chunk
+
+
+def test_deepseek_v32_sparse_attention_reads_the_top_k_and_the_indexer_keys():
+    """DeepSeek-V3.2: all 61 MLA layers cache the 576-value latent (70,272 B per token in bf16) and an FP8 indexer
+    key of 128 (+ a 4-byte scale); attention reads only the 2,048 selected tokens' latents. At 32k context a dense
+    read of every latent is 5.5x the sparse read (the issue's ≈ 5.6x)."""
+    cols = row(
+        attention="mla",
+        num_layers=61,
+        kv_lora_rank=512,
+        qk_rope_head_dim=64,
+        index_topk_tokens=2048,
+        index_head_dim=128,
+    )
+    latent, index = kv_cache.kv_bytes_per_token(cols), kv_cache.kv_index_bytes_per_token(cols)
+    assert (latent, index) == (70_272, 61 * 132)
+    read = sequence.kv_bytes_read_per_sequence(
+        32_768, kv_bytes_per_token=latent, kv_index_bytes_per_token=index, sparse_topk_tokens=2048
+    )
+    assert read == 2048 * latent + 32_768 * index
+    assert 32_768 * latent / read == pytest.approx(5.6, rel=0.03)
+    held = sequence.kv_bytes_held_per_sequence(32_768, kv_bytes_per_token=latent, kv_index_bytes_per_token=index)
+    assert held == 32_768 * (latent + index)  # every token's cache is kept: the top-k changes with each query
+
+
+def test_causal_sums_match_the_loop_they_replace():
+    for cached, new, cap in ((0, 10, np.inf), (5, 10, 8), (100, 50, 120), (0, 1, 1)):
+        loop = sum(min(cached + i, cap) for i in range(1, new + 1))
+        assert sequence.causal_sum_min(cached, new, cap) == pytest.approx(loop)
+    # chunked prefill attention: tokens since the chunk start, summed
+    got = sequence.prefill_attention_flop(3, 20, full_slope=0.0, chunk_slope=1.0, attention_chunk_tokens=8)
+    assert got == sum((p % 8) for p in range(4, 24))
+
+
+def test_prefill_attention_is_half_the_square_for_a_fresh_prompt():
+    """Lecture h.1: over a causal prefill of L tokens each attends to ≈ L/2: slope·L(L+1)/2 FLOPs."""
+    assert sequence.prefill_attention_flop(0, 1000, full_slope=2.0) == 2.0 * 1000 * 1001 / 2
