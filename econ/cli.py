@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import math
 import signal
 import sys
 import threading
@@ -212,6 +213,34 @@ def cmd_fleet(args) -> int:
     return 0
 
 
+def cmd_predict(args) -> int:
+    import json
+
+    from econ.analyses.predict_command import predict_point, rows
+
+    result = predict_point(
+        args.db,
+        model=args.model,
+        chip=args.chip,
+        decode_chips=args.decode_chips,
+        prefill_chips=args.prefill_chips,
+        input_tokens=args.input_tokens,
+        output_tokens=args.output_tokens,
+        batch=args.batch,
+        tokens_per_s_per_user=args.tokens_per_s_per_user,
+        number_format=args.number_format,
+        cached_input_frac=args.cached_input_frac,
+        scenario=args.scenario,
+    )
+    if args.format == "json":
+        clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in result.items()}
+        _out(json.dumps(clean, indent=2))
+    else:
+        columns, table = rows(result)
+        _out(render(columns, table, fmt=args.format))
+    return 0
+
+
 # ---------------------------------------------------------------------------- parser
 
 
@@ -303,7 +332,10 @@ def parser() -> argparse.ArgumentParser:
         "--tokens-per-s", type=float, required=True, help="traffic served, input + output tokens per second"
     )
     fl.add_argument(
-        "--scenario", default="base", help="scenario of the traffic mix and fleet assumptions (default: base)"
+        "--scenario",
+        default="calibrated",
+        help="scenario of the traffic mix and fleet assumptions: calibrated (efficiencies fitted to measured "
+        "systems, the default) or base (the roofline bound), or another of data/scenarios.csv",
     )
     fl.add_argument(
         "--batch-policy",
@@ -343,6 +375,34 @@ def parser() -> argparse.ArgumentParser:
         "--as-of", type=_date, default=None, help="date for current list prices and rental quotes (default: today)"
     )
     fl.set_defaults(func=cmd_fleet)
+
+    pr = sub.add_parser(
+        "predict", help="predict one operating point: throughput, speed, step terms, TTFT, cost, error (read-only)"
+    )
+    add_db(pr)
+    pr.add_argument("--model", required=True, help="model (models.model)")
+    pr.add_argument("--chip", required=True, help="accelerator (hardware.chip)")
+    pr.add_argument("--decode-chips", type=_whole, required=True, help="chips per decode replica")
+    pr.add_argument("--prefill-chips", type=_whole, default=None, help="chips per prefill replica (default: as decode)")
+    pr.add_argument("--input-tokens", type=float, required=True, help="prompt tokens per request")
+    pr.add_argument("--output-tokens", type=float, required=True, help="output tokens per request")
+    speed = pr.add_mutually_exclusive_group(required=True)
+    speed.add_argument("--batch", type=float, help="sequences per decode replica")
+    speed.add_argument("--tokens-per-s-per-user", type=float, help="decode speed each user must see (largest batch)")
+    pr.add_argument(
+        "--number-format",
+        choices=("bf16", "fp8", "int8", "fp4"),
+        default=None,
+        help="format of the math and weights (default: the scenario's weight_format)",
+    )
+    pr.add_argument("--cached-input-frac", type=float, default=0.0, help="share of each prompt already cached")
+    pr.add_argument(
+        "--scenario",
+        default="calibrated",
+        help="scenario: calibrated (fitted to measured systems, the default) or base (the roofline bound)",
+    )
+    pr.add_argument("--format", choices=FORMATS, default="table")
+    pr.set_defaults(func=cmd_predict)
 
     i = sub.add_parser("import", help="import a LiteLLM or OpenRouter price map as a dated snapshot in data/")
     i.add_argument("source", choices=("litellm", "openrouter"))

@@ -9,8 +9,9 @@ stored. ``cheapest_meeting_target`` marks, per model × chip × format × pool, 
 that meet the scenario's per-user speed (decode) or time to first token (prefill); ``serving_frontier`` keeps
 the decode points no other point of the same model × chip × format beats on both speed per user and
 throughput per chip. Idealised named layouts (``layouts.idealised``: the lecture's everything-split rack) are
-stored to compare but never chosen and not on the frontier. Every time is the roofline lower bound at the scenario's
-efficiencies.
+stored to compare but never chosen and not on the frontier. Times are at scenario ``calibrated``'s efficiencies
+(what real systems achieve, per architecture family); the frontier is also given at the roofline bound (scenario
+``base``, every efficiency 1), labelled by ``efficiency_basis``.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ import numpy as np
 import polars as pl
 
 from econ.analyses import deployment_inputs as inputs
+from econ.analyses.calibration_scenario import predictive
 from econ.analyses.serving_layout_columns import FRONTIER, LAYOUTS
 from econ.analyses.traffic import traffic_mix
 from econ.physics import deployment, layout_search
 from econ.physics.layout_search import pareto_optimal
 
 NAME = "serving_layouts"
-INPUTS = ("model_derived", "hardware", "hardware_derived", "layouts", "scenarios")
+INPUTS = ("model_derived", "hardware", "hardware_derived", "layouts", "scenarios", "calibration_parameters")
 TABLES = (LAYOUTS, FRONTIER)
 
 DECODE_BATCH = 2.0 ** np.arange(0, 15)  # 1 … 16,384 sequences per replica
@@ -66,9 +68,11 @@ def evaluate(rows: pl.DataFrame, s, pool: str, batch: np.ndarray, group_base: in
         return np.asarray(values, dtype=float)[:, None]
 
     model = {k: col(v) for k, v in inputs.model_arrays(rows).items()}
-    chip = {k: col(v) for k, v in inputs.chip_arrays(rows).items()}
+    chip = {k: col(v) for k, v in inputs.chip_arrays(rows, s.kv_cache_format).items()}
     layout = {k: rows[k].to_numpy()[:, None] for k in deployment.LAYOUT_KEYS}
-    run = inputs.settings(s, pool, col(rows["weight_bytes_per_param"].to_numpy()))
+    run = inputs.settings(
+        s, pool, col(rows["weight_bytes_per_param"].to_numpy()), rows["architecture"].to_numpy()[:, None]
+    )
     scale = inputs.cache_scale(s)
     b = np.asarray(batch, dtype=float)[None, :]
     if pool == "decode":
@@ -129,9 +133,9 @@ def marked(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(pl.Series("cheapest_meeting_target", mark))
 
 
-def frontier(decode: pl.DataFrame) -> pl.DataFrame:
+def frontier(decode: pl.DataFrame, basis: str) -> pl.DataFrame:
     """The decode points on their model × chip × format's frontier of throughput per chip against speed per user."""
-    decode = decode.filter(~pl.col("_idealised"))
+    decode = decode.filter(~pl.col("_idealised")).with_columns(pl.lit(basis).alias("efficiency_basis"))
     if not decode.height:
         return FRONTIER.empty_frame()
     optimal = pareto_optimal(
@@ -142,12 +146,13 @@ def frontier(decode: pl.DataFrame) -> pl.DataFrame:
     return (
         decode.filter(pl.Series(optimal))
         .select(FRONTIER.names)
-        .sort("model", "chip", "number_format", "tokens_per_s_per_user")
+        .sort("efficiency_basis", "model", "chip", "number_format", "tokens_per_s_per_user")
     )
 
 
-def chunks(ctx, s) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
-    """(serving_layouts rows, serving_frontier rows) a few cases at a time."""
+def chunks(ctx, s, bound) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
+    """(serving_layouts rows, serving_frontier rows) a few cases at a time: rows at ``s``'s efficiencies, the
+    frontier at those and at ``bound``'s (the roofline)."""
     formats = list(s.alternatives("weight_format"))
     cases = ctx.query(inputs.CASES_SQL).filter(pl.col("number_format").is_in(formats))
     named = ctx.query("select * from layouts order by layout")
@@ -155,19 +160,26 @@ def chunks(ctx, s) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
     cases = cases.with_columns(pl.int_range(pl.len()).alias("_case"))
     for start in range(0, cases.height, CASES_PER_CHUNK):
         part = cases.slice(start, CASES_PER_CHUNK)
-        decode = marked(evaluate(inputs.layouts_for(part, named, "decode", max_chips), s, "decode", DECODE_BATCH))
+        rows = inputs.layouts_for(part, named, "decode", max_chips)
+        decode = marked(evaluate(rows, s, "decode", DECODE_BATCH))
         prefill = evaluate(
             inputs.layouts_for(part, named, "prefill", max_chips), s, "prefill", PREFILL_BATCH, cases.height
         )
-        yield pl.concat([decode, marked(prefill)]).select(LAYOUTS.names), frontier(decode)
+        fronts = [frontier(decode, s.efficiency_basis)]
+        if bound is not None:
+            fronts.append(frontier(evaluate(rows, bound, "decode", DECODE_BATCH), bound.efficiency_basis))
+        layouts = pl.concat([decode, marked(prefill)]).with_columns(
+            pl.lit(s.efficiency_basis).alias("efficiency_basis")
+        )
+        yield layouts.select(LAYOUTS.names), pl.concat(fronts)
 
 
 def run(ctx) -> None:
-    s = ctx.scenario("base")
+    s, bound = predictive(ctx.scenarios_with_calibrated)
     frontiers = []
 
     def layouts():
-        for rows, front in chunks(ctx, s):
+        for rows, front in chunks(ctx, s, bound):
             frontiers.append(front)
             yield rows
 
