@@ -83,6 +83,8 @@ def run_ray(fn: Callable, tasks: Iterable, *, workers: int | None = None, addres
 
 def runner(backend: str, *, workers: int | None = None, address: str | None = None) -> Callable:
     """``(fn, tasks) -> results`` for a backend name."""
+    if workers is not None and workers < 1:
+        raise EconError(f"--workers {workers} is not a number of workers", "give 1 or more")
     if backend == "local":
         if address:
             raise EconError("--ray-address is for the ray backend", "add --backend ray, or drop --ray-address")

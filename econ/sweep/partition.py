@@ -29,10 +29,16 @@ import pyarrow.parquet as pq
 from econ.physics import deployment
 from econ.physics.reductions import block_argmin, block_frontier
 
-BYTES_PER_POINT = 700
-"""Peak bytes of evaluation per point of a piece (the step terms of :func:`econ.physics.deployment.decode_terms`,
-their temporaries and the reductions; measured with tracemalloc by ``tests/sweep/test_partition.py``, which fails
-if a piece needs more)."""
+BYTES_PER_POINT = {"answers": 400, "points": 800}
+"""Peak bytes of a piece per point it evaluates: the step terms of :func:`econ.physics.deployment.decode_terms`,
+their temporaries and the reductions ("answers": keep frontier and/or argmin; "points": every fitting point's
+columns too). Measured with tracemalloc (~290 and ~530 B on the shipped data); ``tests/sweep/test_partition.py``
+fails if a piece needs more."""
+
+
+def bytes_per_point(keep) -> int:
+    return BYTES_PER_POINT["points" if "points" in keep else "answers"]
+
 
 PARQUET_OPTIONS = {"compression": "zstd", "compression_level": 3, "use_dictionary": True, "write_statistics": True}
 
@@ -111,10 +117,14 @@ def groups_per_piece(task: PartitionTask) -> int:
     return max(1, task.max_points // max(per_group, 1))
 
 
-def _bound(out: dict, shape) -> np.ndarray:
-    compute = np.broadcast_to(out["compute_bound"], shape)
-    comm = np.broadcast_to(out["comm_time_s"], shape) > np.broadcast_to(out["memory_time_s"], shape)
-    return np.where(compute, "compute", np.where(comm, "communication", "memory"))
+def _bound(out: dict, shape, flat_index: np.ndarray) -> np.ndarray:
+    """The largest term of the points at ``flat_index``: compute, memory or communication."""
+
+    def at(name):
+        return np.broadcast_to(out[name], shape).reshape(-1)[flat_index]
+
+    comm = at("comm_time_s") > at("memory_time_s")
+    return np.where(at("compute_bound"), "compute", np.where(comm, "communication", "memory"))
 
 
 def _piece(task: PartitionTask, g0: int, g1: int) -> dict:
@@ -166,7 +176,7 @@ def _rows(task: PartitionTask, p: dict, flat_index: np.ndarray, columns: tuple[s
     cols["context_tokens"] = task.context_tokens[p["c"][gi]]
     for name in columns:
         cols[name] = take(name)
-    cols["bound"] = _bound(out, shape).reshape(-1)[flat_index]
+    cols["bound"] = _bound(out, shape, flat_index)
     return cols
 
 

@@ -29,7 +29,7 @@ from econ.fits.propagate import draw as monte_carlo
 from econ.formats import kv_scale
 from econ.physics import deployment
 from econ.physics.reductions import log_grid
-from econ.sweep.partition import BYTES_PER_POINT, PartitionTask
+from econ.sweep.partition import PartitionTask, bytes_per_point
 from econ.sweep.spec import VARIABLE, SweepSpec
 
 WHOLE = ("speculative_tokens",)
@@ -223,13 +223,14 @@ def make_plan(spec: SweepSpec, scenarios: dict[str, Scenario], cases: pl.DataFra
         )
     batch = log_grid(spec.batch.min, spec.batch.max, spec.batch.points)
     context = log_grid(spec.context_tokens.min, spec.context_tokens.max, spec.context_tokens.points)
-    max_points = max(1, int(spec.memory_per_worker_mb * 1e6 // BYTES_PER_POINT))
+    per_point = bytes_per_point(spec.keep)
+    max_points = max(1, int(spec.memory_per_worker_mb * 1e6 // per_point))
     widest = int(rows.group_by("_case").len()["len"].max()) * batch.size
     if widest > max_points:
         raise EconError(
             f"{spec.path}: one draw × context of a partition is {widest:,} layouts × batches, more than "
             f"limits.memory_per_worker_mb = {spec.memory_per_worker_mb:g} holds ({max_points:,} points)",
-            f"raise limits.memory_per_worker_mb to {widest * BYTES_PER_POINT / 1e6:.0f} "
+            f"raise limits.memory_per_worker_mb to {widest * per_point / 1e6:.0f} "
             "or give grid.batch fewer points",
         )
     return Plan(spec, s, make_draws(spec, s), cases, rows, batch, context, max_points)
