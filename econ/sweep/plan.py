@@ -230,7 +230,6 @@ def make_plan(spec: SweepSpec, scenarios: dict[str, Scenario], cases: pl.DataFra
         raise EconError(
             f"{spec.path}: one draw × context of a partition is {widest:,} layouts × batches, more than "
             f"limits.memory_per_worker_mb = {spec.memory_per_worker_mb:g} holds ({max_points:,} points)",
-            f"raise limits.memory_per_worker_mb to {widest * per_point / 1e6:.0f} "
-            "or give grid.batch fewer points",
+            f"raise limits.memory_per_worker_mb to {widest * per_point / 1e6:.0f} or give grid.batch fewer points",
         )
     return Plan(spec, s, make_draws(spec, s), cases, rows, batch, context, max_points)
