@@ -18,9 +18,11 @@ at most :attr:`PartitionTask.max_points` points a piece, so a worker's memory is
 
 from __future__ import annotations
 
+import os
 import resource
+import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -108,7 +110,7 @@ class PartitionResult:
     pieces: int
     seconds: float
     peak_rss_bytes: int
-    extra: dict = field(default_factory=dict)
+    worker: str = ""
 
 
 def groups_per_piece(task: PartitionTask) -> int:
@@ -279,6 +281,19 @@ class _Writer:
         return self.sink.getvalue().to_pybytes()
 
 
+def peak_rss_bytes() -> int:
+    """This process's peak resident memory: ``VmHWM`` (Linux; fresh after exec, unlike ``ru_maxrss``, which a
+    spawned worker inherits from its parent), else ``ru_maxrss``."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def run_partition(task: PartitionTask) -> PartitionResult:
     """Evaluate one partition piece by piece and return its kept tables as Parquet bytes (see the module docstring)."""
     start = time.perf_counter()
@@ -308,5 +323,6 @@ def run_partition(task: PartitionTask) -> PartitionResult:
         points=task.points,
         pieces=pieces,
         seconds=time.perf_counter() - start,
-        peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        peak_rss_bytes=peak_rss_bytes(),
+        worker=f"{socket.gethostname()}:{os.getpid()}",
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import quote
 
 import numpy as np
@@ -49,6 +49,20 @@ class Plan:
     context_tokens: np.ndarray
     max_points: int
 
+    _arrays: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        """Everything per case as numpy once (a task is then a few slices, not a query of the frames)."""
+        by_case = {k[0]: frame for k, frame in self.layouts.partition_by("_case", as_dict=True).items()}
+        self._arrays.update(
+            model=inputs.model_arrays(self.cases),
+            chip=inputs.chip_arrays(self.cases),
+            key=list(zip(self.cases["model"], self.cases["chip"], self.cases["number_format"])),
+            b_w=self.cases["weight_bytes_per_param"].cast(pl.Float64).to_numpy(),
+            layouts={case: _layout_arrays(frame) for case, frame in by_case.items()},
+            draws={c: self.draws[c].to_numpy() for c in self.draws.columns},
+        )
+
     @property
     def blocks(self) -> int:
         return -(-self.draws.height // self.spec.draws_per_partition)
@@ -57,13 +71,9 @@ class Plan:
     def partitions(self) -> int:
         return self.cases.height * self.blocks
 
-    def layouts_of(self, case: int) -> pl.DataFrame:
-        return self.layouts.filter(pl.col("_case") == case)
-
     def points(self) -> int:
         """Points of the whole sweep."""
-        per_case = self.layouts.group_by("_case").len()["len"].sum()
-        return int(per_case) * self.batch.size * self.context_tokens.size * self.draws.height
+        return self.layouts.height * self.batch.size * self.context_tokens.size * self.draws.height
 
     def tasks(self) -> Iterator[PartitionTask]:
         """Every partition's task, in the sweep's order (case by case, draw block by draw block)."""
@@ -72,40 +82,44 @@ class Plan:
                 yield self.task(case, block)
 
     def task(self, case: int, block: int) -> PartitionTask:
-        row = self.cases.slice(case, 1)
-        lay = self.layouts_of(case)
+        a = self._arrays
         per = self.spec.draws_per_partition
-        draws = self.draws.slice(block * per, per)
-        model = {k: float(v[0]) for k, v in inputs.model_arrays(row).items()}
-        chip = {k: float(v[0]) for k, v in inputs.chip_arrays(row).items()}
-        b_w = float(row["weight_bytes_per_param"][0])
-        drawn = {n: draws[n].to_numpy() for n in VARIABLE if n in draws.columns and n != "kv_cache_format"}
+        draws = {k: v[block * per : (block + 1) * per] for k, v in a["draws"].items()}
+        model = {k: float(v[case]) for k, v in a["model"].items()}
+        chip = {k: float(v[case]) for k, v in a["chip"].items()}
+        drawn = {n: draws[n] for n in VARIABLE if n in draws and n != "kv_cache_format"}
         scenario = dataclasses.replace(self.scenario, **drawn)  # arrays in the fields: one settings dict per block
         settings = {
             k: (np.asarray(v, dtype=float) if np.ndim(v) else float(v))
-            for k, v in inputs.settings(scenario, "decode", b_w).items()
+            for k, v in inputs.settings(scenario, "decode", float(a["b_w"][case])).items()
         }
-        layouts = {k: lay[k].to_numpy() for k in deployment.LAYOUT_KEYS}
-        layouts.update(
-            layout=lay["layout"].to_numpy().astype(str),
-            replica_chips=lay["replica_chips"].to_numpy(),
-            expert_parallel=lay["expert_parallel"].to_numpy(),
-            idealised=lay["idealised"].to_numpy(),
-        )
+        model_name, chip_name, fmt = a["key"][case]
+        layouts = a["layouts"][case]
         return PartitionTask(
-            key=(str(row["model"][0]), str(row["chip"][0]), str(row["number_format"][0]), block),
+            key=(str(model_name), str(chip_name), str(fmt), block),
             model=model,
             chip=chip,
             layouts=layouts,
             batch=self.batch,
             context_tokens=self.context_tokens,
-            draws=draws["draw"].to_numpy().astype(np.int64),
+            draws=draws["draw"].astype(np.int64),
             settings=settings,
-            kv_scale=draws["kv_scale"].to_numpy(),
-            speed_target_tokens_per_s=draws["user_speed_target_tokens_per_s"].to_numpy(),
+            kv_scale=draws["kv_scale"],
+            speed_target_tokens_per_s=draws["user_speed_target_tokens_per_s"],
             keep=self.spec.keep,
             max_points=self.max_points,
         )
+
+
+def _layout_arrays(frame: pl.DataFrame) -> dict:
+    out = {k: frame[k].to_numpy() for k in deployment.LAYOUT_KEYS}
+    out.update(
+        layout=frame["layout"].to_numpy().astype(str),
+        replica_chips=frame["replica_chips"].to_numpy(),
+        expert_parallel=frame["expert_parallel"].to_numpy(),
+        idealised=frame["idealised"].to_numpy(),
+    )
+    return out
 
 
 def partition_path(key: tuple[str, str, str, int]) -> str:

@@ -53,6 +53,7 @@ class SweepResult:
     rows: dict[str, int] = field(default_factory=dict)
     elapsed_s: float = 0.0
     peak_rss_bytes: int = 0
+    worker_peaks: dict[str, int] = field(default_factory=dict)
     backend: str = "local"
     workers: int = 0
 
@@ -85,6 +86,7 @@ def _record(result: PartitionResult, digest: str, files: dict) -> dict:
         "pieces": result.pieces,
         "seconds": round(result.seconds, 6),
         "peak_rss_bytes": result.peak_rss_bytes,
+        "worker": result.worker,
     }
 
 
@@ -128,6 +130,7 @@ def sweep(
         digests: dict[str, str] = {}
         totals = {"points_done": 0, "partitions_done": 0, "points_run": 0, "skipped": 0, "ran": 0, "peak": 0}
         points_total = plan.points()
+        peaks: dict[str, int] = {}
 
         def pending():
             launched = 0
@@ -155,6 +158,7 @@ def sweep(
             totals["points_run"] += result.points
             totals["ran"] += 1
             totals["peak"] = max(totals["peak"], result.peak_rss_bytes)
+            peaks[result.worker] = max(peaks.get(result.worker, 0), result.peak_rss_bytes)
             if progress is not None:
                 progress(
                     Progress(
@@ -188,6 +192,7 @@ def sweep(
         rows=rows,
         elapsed_s=time.perf_counter() - start,
         peak_rss_bytes=totals["peak"],
+        worker_peaks=peaks,
         backend=backend,
         workers=workers or backends.default_workers(),
     )

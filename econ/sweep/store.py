@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from econ.errors import EconError
-from econ.files import clean_stale, fsync_dir, fsync_file, shown_path, staging_path
+from econ.files import clean_stale, fsync_dir, shown_path, staging_path
 
 MARKER = ".econ-sweep"
 MARKER_TEXT = (
@@ -136,7 +136,6 @@ class Store:
             f.write(json.dumps(record, sort_keys=True) + "\n")
             f.flush()
             os.fsync(f.fileno())
-        fsync_file(path)
 
 
 def views_sql(folder: Path) -> list[tuple[str, str]]:
@@ -174,7 +173,7 @@ def views_sql(folder: Path) -> list[tuple[str, str]]:
         out.append(
             (
                 "sweep_partitions",
-                f"select partition, points, rows, seconds, peak_rss_bytes from read_json({lit(folder / LOG)}, "
+                f"select partition, points, rows, seconds, peak_rss_bytes, worker from read_json({lit(folder / LOG)}, "
                 "format = 'newline_delimited', ignore_errors = true)",
             )
         )
