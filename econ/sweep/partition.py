@@ -185,15 +185,40 @@ def _rows(task: PartitionTask, p: dict, flat_index: np.ndarray, columns: tuple[s
 FRONTIER_ORDER = ("draw", "context_tokens", "tokens_per_s_per_user", "tokens_per_s_per_chip")
 
 
+def _frontier_mask(p: dict) -> np.ndarray:
+    """The piece's frontier points, flat (computed once a piece, for both tables)."""
+    if "frontier" not in p:
+        groups = p["shape"][0]
+        speed = np.broadcast_to(p["out"]["tokens_per_s_per_user"], p["shape"]).reshape(groups, -1)
+        throughput = np.broadcast_to(p["out"]["tokens_per_s_per_chip"], p["shape"]).reshape(groups, -1)
+        p["frontier"] = block_frontier(speed, throughput, p["eligible"].reshape(groups, -1)).reshape(-1)
+    return p["frontier"]
+
+
 def _frontier(task: PartitionTask, p: dict) -> dict:
     groups, n_layouts, n_batch = p["shape"]
-    speed = np.broadcast_to(p["out"]["tokens_per_s_per_user"], p["shape"]).reshape(groups, -1)
-    throughput = np.broadcast_to(p["out"]["tokens_per_s_per_chip"], p["shape"]).reshape(groups, -1)
-    mask = block_frontier(speed, throughput, p["eligible"].reshape(groups, -1))
-    flat = np.flatnonzero(mask.reshape(-1))
+    flat = np.flatnonzero(_frontier_mask(p))
     cols = _rows(task, p, flat, FRONTIER_TERMS, points=False)
     order = np.lexsort((cols["tokens_per_s_per_user"], p["c"][flat // (n_layouts * n_batch)], cols["draw"]))
     return {k: v[order] for k, v in cols.items()}
+
+
+def _best_of_replica_size(task: PartitionTask, p: dict) -> np.ndarray:
+    """Flat mask: per group × replica size × batch, the lowest-$/MTok fitting grid layout (first on ties), as
+    ``serving_layouts.best_of_replica_size`` marks it. One vectorised argmin per replica size (a dozen or so)."""
+    groups, n_layouts, n_batch = p["shape"]
+    grid = np.asarray(task.layouts["layout"]) == "grid"
+    cost = np.where(p["valid"] & grid[None, :, None], np.broadcast_to(p["out"]["usd_per_mtok"], p["shape"]), np.inf)
+    mark = np.zeros(p["shape"], dtype=bool)
+    replica = np.asarray(task.layouts["replica_chips"], dtype=float)
+    g, b = np.meshgrid(np.arange(groups), np.arange(n_batch), indexing="ij")
+    for size in np.unique(replica[grid]):
+        members = np.flatnonzero(grid & (replica == size))
+        sub = cost[:, members, :]
+        best = np.argmin(sub, axis=1)
+        found = np.isfinite(np.take_along_axis(sub, best[:, None, :], axis=1)[:, 0, :])
+        mark[g[found], members[best[found]], b[found]] = True
+    return mark.reshape(-1)
 
 
 def _argmin_flat(p: dict) -> np.ndarray:
@@ -213,6 +238,8 @@ def _point_rows(task: PartitionTask, p: dict, *, only_argmin: bool) -> dict:
     cols["fits"] = np.ones(flat.size, dtype=bool)
     cols["meets_target"] = p["meets"].reshape(-1)[flat]
     cols["cheapest_meeting_target"] = np.isin(flat, cheapest, assume_unique=True)
+    cols["on_frontier"] = _frontier_mask(p)[flat]
+    cols["best_of_replica_size"] = _best_of_replica_size(task, p)[flat]
     return cols
 
 
@@ -232,6 +259,8 @@ POINT_COLUMNS = (
     "fits",
     "meets_target",
     "cheapest_meeting_target",
+    "on_frontier",
+    "best_of_replica_size",
 )
 FRONTIER_COLUMNS = (
     "draw",

@@ -146,3 +146,22 @@ def test_a_piece_stays_within_its_stated_memory(plan, keep):
     finally:
         tracemalloc.stop()
     assert peak / task.points <= partition.bytes_per_point(keep), peak / task.points
+
+
+def test_points_carry_the_flags_the_build_table_has(plan):
+    """on_frontier and best_of_replica_size of every point equal what serving_layouts' own functions mark on the
+    same points (polars ranks and flat sorts: a second method)."""
+    import polars as pl
+
+    from econ.analyses import serving_layouts
+
+    task = dataclasses.replace(plan.task(0, 1), keep=("points",))
+    frame = pl.DataFrame(table(partition.run_partition(task).files["serving_layouts"]))
+    idealised = dict(zip(task.layouts["layout"], task.layouts["idealised"]))
+    frame = frame.with_columns(
+        (pl.col("draw") * 10**6 + pl.col("context_tokens").rank("dense")).alias("_group"),
+        pl.col("layout").replace_strict(idealised, return_dtype=pl.Boolean).alias("_idealised"),
+    )
+    assert frame["on_frontier"].to_list() == serving_layouts.on_frontier(frame).tolist()
+    assert frame["best_of_replica_size"].to_list() == serving_layouts.best_of_replica_size(frame).tolist()
+    assert 0 < frame["best_of_replica_size"].sum() < frame.height

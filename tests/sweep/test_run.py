@@ -171,3 +171,18 @@ def test_the_cli_prints_what_it_did(fixture_db, tmp_path, capsys):
     assert f"({0} run now, {PARTITIONS} finished before): nothing left to run" in captured.out
     assert main(["sweep", str(spec), "--db", str(fixture_db), "--workers", "0"]) == 1
     assert "--workers 0 is not a number of workers" in capsys.readouterr().err
+
+
+def test_the_sweeps_tables_have_the_databases_columns_and_a_draw(reference, fixture_db):
+    import duckdb
+
+    from econ.sql import sweep_views
+
+    with duckdb.connect(str(fixture_db), read_only=True) as con:
+        for name, select in sweep_views(reference[0].folder):
+            if not name.startswith("serving_"):
+                continue
+            built = sorted(r[:2] for r in con.execute(f"describe {name}").fetchall())
+            swept = sorted(r[:2] for r in con.execute(f"describe {select}").fetchall())
+            assert [r for r in swept if r[0] not in ("draw", "draw_block")] == built, name
+            assert ("draw", "BIGINT") in swept and ("draw_block", "BIGINT") in swept
