@@ -66,3 +66,12 @@ def test_names_the_database_lacks_are_errors(fixture_db, tmp_path, change, messa
         message = r"one draw × context of a partition is [\d,]+ layouts × batches, more than limits"
     with pytest.raises(EconError, match=message):
         load_plan(read_spec(write_spec(tmp_path, text)), fixture_db)
+
+
+def test_the_docs_example_spec_reads(tmp_path):
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "sweeps.md").read_text(encoding="utf-8")
+    example = text.split("```toml\n", 1)[1].split("```", 1)[0]
+    spec = read_spec(write_spec(tmp_path, example))
+    assert spec.draws == 200 and spec.draws_per_partition == 50 and "kv_cache_format" in spec.vary
