@@ -88,6 +88,8 @@ def main() -> None:
             print(f"sweep_billion_time: {r.elapsed_s:.1f} s  # {r.partitions} partitions, 2 local workers")
             print(f"sweep_billion_rate: {r.points_run / r.elapsed_s:.4g} points/s")
             print(f"sweep_billion_rows: {r.rows}")
+            size = sum(p.stat().st_size for p in (folder / "billion").rglob("*.parquet"))
+            print(f"sweep_billion_output: {mb(size)}  # Parquet, zstd")
             print(f"sweep_billion_peak_worker: {mb(max(r.worker_peaks.values()))}")
             print(f"sweep_billion_peak_total: {mb(total)}  # driver + {len(r.worker_peaks)} workers")
             return

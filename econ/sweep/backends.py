@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from itertools import islice
@@ -34,7 +35,9 @@ def run_local(fn: Callable, tasks: Iterable, *, workers: int | None = None) -> I
     workers = workers or default_workers()
     tasks = iter(tasks)
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no database handle or lock inherited
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN)
+    ) as pool:  # Ctrl-C reaches the driver alone: it stops submitting, the running partitions finish
         pending = {pool.submit(fn, t) for t in islice(tasks, workers * IN_FLIGHT_PER_WORKER)}
         try:
             while pending:

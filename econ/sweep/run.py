@@ -22,7 +22,7 @@ from econ.db import connect_read_only
 from econ.fingerprint import code_fingerprint
 from econ.lock import Locks
 from econ.sweep import backends
-from econ.sweep.partition import PartitionResult, run_partition
+from econ.sweep.partition import PartitionResult, bytes_per_point, run_partition
 from econ.sweep.plan import Plan, make_plan, partition_path, task_digest
 from econ.sweep.spec import SweepSpec, read_spec
 from econ.sweep.store import DRAWS, FILE_NAME, FORMAT_VERSION, Store
@@ -120,6 +120,7 @@ def sweep(
         "partitions_planned": plan.partitions,
         "points_planned": plan.points(),
         "max_points_per_piece": plan.max_points,
+        "piece_memory_bytes_max": plan.max_points * bytes_per_point(spec.keep),
         "tables": tables_kept(spec),
     }
     with Locks(command="econ sweep") as locks:
