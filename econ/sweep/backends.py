@@ -16,6 +16,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from itertools import islice
@@ -60,15 +61,19 @@ def run_ray(fn: Callable, tasks: Iterable, *, workers: int | None = None, addres
         raise EconError("the ray backend needs Ray, which is not installed", "pip install 'econ[ray]'") from None
     started = False
     if not ray.is_initialized():
-        if address or os.environ.get("RAY_ADDRESS"):
-            ray.init(address=address, logging_level="warning", log_to_driver=False)
-        else:
-            ray.init(
-                num_cpus=workers or default_workers(),
-                include_dashboard=False,
-                logging_level="warning",
-                log_to_driver=False,
-            )
+        with warnings.catch_warnings():
+            # Ray >= 2.49 warns at every init that it will stop overriding CUDA_VISIBLE_DEVICES for tasks asking no
+            # GPU; a sweep's tasks ask none and use none, so the tip is noise here (and an error under pytest -W error).
+            warnings.filterwarnings("ignore", message="Tip: In future versions of Ray", category=FutureWarning)
+            if address or os.environ.get("RAY_ADDRESS"):
+                ray.init(address=address, logging_level="warning", log_to_driver=False)
+            else:
+                ray.init(
+                    num_cpus=workers or default_workers(),
+                    include_dashboard=False,
+                    logging_level="warning",
+                    log_to_driver=False,
+                )
         started = True
     try:
         limit = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
