@@ -95,6 +95,25 @@ def cmd_sql(args) -> int:
     return 0
 
 
+class _PlainBar:
+    """The bar without tqdm (an environment that predates the dependency): one rewritten line on stderr."""
+
+    def __init__(self, total: int):
+        self.total, self.n, self.text, self.drawn = max(total, 1), 0, "", False
+
+    def set_description_str(self, text: str, refresh: bool = True) -> None:
+        self.text = text
+
+    def refresh(self) -> None:
+        sys.stderr.write(f"\r{100 * self.n / self.total:3.0f}% {self.text}")
+        sys.stderr.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            sys.stderr.write("\n")
+
+
 class _Bar:
     """The progress bar of ``econ sweep`` (tqdm on stderr, drawn from the first finished partition): partitions
     done, points/s of this run and the ETA."""
@@ -104,9 +123,12 @@ class _Bar:
 
     def __call__(self, p) -> None:
         if self.bar is None:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=p.points_total, bar_format="{percentage:3.0f}%|{bar}| {desc}")
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                self.bar = _PlainBar(p.points_total)
+            else:
+                self.bar = tqdm(total=p.points_total, bar_format="{percentage:3.0f}%|{bar}| {desc}")
         rate = p.points_this_run / p.elapsed_s if p.elapsed_s > 0 else 0.0
         eta = f"{(p.points_total - p.points_done) / rate:,.0f} s" if rate > 0 else "?"
         self.bar.n = p.points_done

@@ -175,6 +175,18 @@ def test_the_cli_prints_what_it_did(fixture_db, tmp_path, capsys):
     assert "--workers 0 is not a number of workers" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("tqdm", ["installed", "absent"])
+def test_the_progress_bar_shows_partitions_points_per_s_and_an_eta(fixture_db, tmp_path, capsys, monkeypatch, tqdm):
+    if tqdm == "installed":
+        pytest.importorskip("tqdm", reason="tqdm is not installed (a dependency: pip install -e .)")
+    else:
+        monkeypatch.setitem(sys.modules, "tqdm", None)  # an environment older than the dependency: a plain line
+    spec = write_spec(tmp_path, SMALL.replace("count = 7", "count = 1"))  # 4 partitions
+    assert main(["sweep", str(spec), "--db", str(fixture_db), "--out", str(tmp_path / "out"), "--workers", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "100%" in err and "4/4 partitions" in err and "points/s, ETA 0 s" in err, err
+
+
 def test_the_sweeps_tables_have_the_databases_columns_and_a_draw(reference, fixture_db):
     import duckdb
 
