@@ -11,7 +11,8 @@ with Monte Carlo draws over every base-scenario assumption with a range, keeping
 and argmin. Figures:
 
 - ``sweep_<backend>_<n>w_rate``: points/s of the sweep's own run (planning, partitions, writing Parquet);
-- ``sweep_<backend>_<n>w_peak_worker``: the largest peak RSS of one worker process (``ru_maxrss``);
+- ``sweep_<backend>_<n>w_peak_worker``: the largest peak RSS of one worker process (``VmHWM``), each worker's
+  peak in the comment;
 - ``sweep_driver_peak``: the driver's peak RSS (the database read, the plan, the writes);
 - with ``--billion``: ``sweep_billion_time`` and ``sweep_billion_peak_total`` (driver + every worker's peak).
 
@@ -90,7 +91,8 @@ def main() -> None:
             print(f"sweep_billion_rows: {r.rows}")
             size = sum(p.stat().st_size for p in (folder / "billion").rglob("*.parquet"))
             print(f"sweep_billion_output: {mb(size)}  # Parquet, zstd")
-            print(f"sweep_billion_peak_worker: {mb(max(r.worker_peaks.values()))}")
+            each = ", ".join(mb(v) for _, v in sorted(r.worker_peaks.items()))
+            print(f"sweep_billion_peak_worker: {mb(max(r.worker_peaks.values()))}  # each: {each}")
             print(f"sweep_billion_peak_total: {mb(total)}  # driver + {len(r.worker_peaks)} workers")
             return
         spec, points = spec_for(folder, db, 4e7, 64)
@@ -103,7 +105,8 @@ def main() -> None:
                 r = sweep(spec, db_path=db, out_dir=folder / f"{backend}{workers}", backend=backend, workers=workers)
                 rate = r.points_run / r.elapsed_s
                 print(f"sweep_{backend}_{workers}w_rate: {rate:.4g} points/s  # {r.elapsed_s:.1f} s")
-                print(f"sweep_{backend}_{workers}w_peak_worker: {mb(max(r.worker_peaks.values()))}")
+                each = ", ".join(mb(v) for _, v in sorted(r.worker_peaks.items()))
+                print(f"sweep_{backend}_{workers}w_peak_worker: {mb(max(r.worker_peaks.values()))}  # each: {each}")
         print(f"sweep_driver_peak: {mb(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)}")
 
 
