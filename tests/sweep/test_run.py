@@ -200,3 +200,41 @@ def test_the_sweeps_tables_have_the_databases_columns_and_a_draw(reference, fixt
             swept = sorted(r[:2] for r in con.execute(f"describe {select}").fetchall())
             assert [r for r in swept if r[0] not in ("draw", "draw_block")] == built, name
             assert ("draw", "BIGINT") in swept and ("draw_block", "BIGINT") in swept
+
+
+def test_draw_0_at_the_builds_decode_context_gives_the_builds_frontier_and_argmin(fixture_db, tmp_path):
+    """A second method: the build's serving_layouts finds its frontier and argmin over a polars frame of the whole
+    grid (layout_search's flat functions); the sweep, with the same layouts and batches at the same context, by block
+    reductions inside each partition. The same points, every case of the build; numbers within the whole-token
+    rounding of the context."""
+    import duckdb
+
+    from econ.sql import sweep_views
+    from econ.sweep.partition import LAYOUT_COLUMNS
+
+    with duckdb.connect(str(fixture_db), read_only=True) as con:
+        (context,), *more = con.sql(
+            "select distinct context_tokens from serving_layouts where pool = 'decode'"
+        ).fetchall()
+    assert not more
+    spec = write_spec(
+        tmp_path,
+        'keep = ["frontier", "argmin"]\n[select]\nlayouts = "all"\n[grid]\n'
+        "batch = { min = 1, max = 16384, points = 15 }\n"
+        f"context_tokens = {{ min = {context!r}, max = {context!r}, points = 1 }}\n",
+    )
+    sweep(spec, db_path=fixture_db, out_dir=tmp_path / "out", workers=1)
+    key = ["model", "chip", "number_format", "layout", *LAYOUT_COLUMNS, "batch_per_replica"]
+    values = ["tokens_per_s_per_user", "tokens_per_s_per_chip", "usd_per_mtok"]
+    with duckdb.connect(str(fixture_db), read_only=True) as con:
+        for name, select in sweep_views(tmp_path / "out"):
+            con.execute(f"create temp view swept_{name} as {select}")
+        for table, where in [
+            ("serving_frontier", "true"),
+            ("serving_layouts", "pool = 'decode' and cheapest_meeting_target"),
+        ]:
+            built = con.sql(f"select {', '.join(key + values)} from {table} where {where}").pl().sort(key)
+            swept = con.sql(f"select {', '.join(key + values)} from swept_{table} where draw = 0").pl().sort(key)
+            assert built.height > 0 and built.select(key).equals(swept.select(key)), table
+            for v in values:  # the sweep's context is whole tokens, the build's the traffic mix's mean
+                assert ((swept[v] - built[v]).abs() / built[v]).max() < 1e-5, (table, v)
