@@ -87,10 +87,93 @@ def _read_query(args) -> str:
 def cmd_sql(args) -> int:
     from econ.sql import open_query
 
-    with open_query(args.db, _read_query(args), as_of=args.as_of, allow_files=args.allow_files) as result:
+    with open_query(
+        args.db, _read_query(args), as_of=args.as_of, allow_files=args.allow_files, sweep=args.sweep
+    ) as result:
         for piece in render_stream(result.columns, result.batches(), fmt=args.format):
             sys.stdout.write(piece)
     sys.stdout.write("\n")
+    return 0
+
+
+class _PlainBar:
+    """The bar without tqdm (an environment that predates the dependency): one rewritten line on stderr."""
+
+    def __init__(self, total: int):
+        self.total, self.n, self.text, self.drawn = max(total, 1), 0, "", False
+
+    def set_description_str(self, text: str, refresh: bool = True) -> None:
+        self.text = text
+
+    def refresh(self) -> None:
+        sys.stderr.write(f"\r{100 * self.n / self.total:3.0f}% {self.text}")
+        sys.stderr.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            sys.stderr.write("\n")
+
+
+class _Bar:
+    """The progress bar of ``econ sweep`` (tqdm on stderr, drawn from the first finished partition): partitions
+    done, points/s of this run and the ETA."""
+
+    def __init__(self):
+        self.bar = None
+
+    def __call__(self, p) -> None:
+        if self.bar is None:
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                self.bar = _PlainBar(p.points_total)
+            else:
+                self.bar = tqdm(total=p.points_total, bar_format="{percentage:3.0f}%|{bar}| {desc}")
+        rate = p.points_this_run / p.elapsed_s if p.elapsed_s > 0 else 0.0
+        eta = f"{(p.points_total - p.points_done) / rate:,.0f} s" if rate > 0 else "?"
+        self.bar.n = p.points_done
+        self.bar.set_description_str(
+            f"{p.partitions_done:,}/{p.partitions_total:,} partitions, {rate:,.3g} points/s, ETA {eta}", refresh=False
+        )
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def cmd_sweep(args) -> int:
+    from econ.sweep.run import sweep
+
+    bar = None if args.no_progress else _Bar()
+    try:
+        result = sweep(
+            Path(args.spec),
+            db_path=args.db,
+            out_dir=args.out,
+            backend=args.backend,
+            workers=args.workers,
+            ray_address=args.ray_address,
+            wait=args.wait,
+            progress=bar,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    rate = result.points_run / result.elapsed_s if result.elapsed_s > 0 else 0.0
+    ran = (
+        f"{result.points_run:,} points in {result.elapsed_s:.1f} s on {result.backend} with {result.workers} workers: "
+        f"{rate:,.3g} points/s; peak worker memory {result.peak_rss_bytes / 1e6:,.0f} MB"
+        if result.ran
+        else "nothing left to run"
+    )
+    _out(
+        f"swept {result.partitions:,} partitions of {result.points:,} points ({result.ran:,} run now, "
+        f"{result.skipped:,} finished before): {ran}"
+    )
+    _out(render(["table", "rows"], sorted(result.rows.items())))
+    _out(f'output: {result.folder}  (econ sql --sweep {result.folder} "select * from serving_frontier limit 5")')
     return 0
 
 
@@ -279,7 +362,24 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let the query read and write files (COPY ... TO, read_csv, ATTACH); default: only the database",
     )
+    s.add_argument(
+        "--sweep",
+        type=Path,
+        default=None,
+        help="also read this econ sweep output folder: its tables are views named like the database's",
+    )
     s.set_defaults(func=cmd_sql)
+
+    w = sub.add_parser("sweep", help="evaluate a declared sweep (TOML spec) partition by partition into Parquet")
+    add_db(w)
+    w.add_argument("spec", help="the sweep spec (.toml; see docs/sweeps.md)")
+    w.add_argument("--out", type=Path, default=None, help="output folder (default: build/sweeps/<spec name>/)")
+    w.add_argument("--backend", choices=("local", "ray"), default="local", help="local processes (default) or Ray")
+    w.add_argument("--workers", type=_whole, default=None, help="processes or Ray tasks at once (default: the cores)")
+    w.add_argument("--ray-address", default=None, help="Ray cluster to connect to (default: RAY_ADDRESS or local)")
+    w.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_wait(w)
+    w.set_defaults(func=cmd_sweep)
 
     t = sub.add_parser("tables", help="list tables and views with row counts and descriptions")
     add_db(t)

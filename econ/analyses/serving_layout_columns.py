@@ -136,7 +136,7 @@ TERMS = (
 )
 LAYOUTS = ResultTable(
     name="serving_layouts",
-    grain="model x chip x number format x pool x layout x batch (points that fit)",
+    grain="model x chip x number format x pool x layout x batch (the answers and the thinned grid)",
     key=(
         "model",
         "chip",
@@ -150,11 +150,14 @@ LAYOUTS = ResultTable(
         "batch_per_replica",
     ),
     description=(
-        "Every parallel layout (the search grid and the named layouts) of every model x chip x format, per pool, over "
-        "decode batch 1-16,384 at the traffic mix's mean decode context and prefill passes of 1-64 prompts of its mean "
-        "uncached prompt: each step-time term, the three overlap rules, throughput, speed, TTFT, $/MTok, memory per "
-        "chip; only points that fit are kept. Times at scenario calibrated's efficiencies (per architecture): "
-        "predictions of what real systems achieve, within the calibration's error factor (calibration_errors)"
+        "The layout search of every model x chip x format, per pool: every parallel layout (the search grid and the "
+        "named layouts) over decode batches 1-16,384 at the traffic mix's mean decode context and prefill passes of "
+        "1-64 prompts of its mean uncached prompt is evaluated, and kept are the answers (the cheapest point meeting "
+        "the target, the decode frontier) and a thinned grid for charts (at batches 1, 4, 16, ...: the cheapest grid "
+        "layout of each replica size and every named layout), each with every step-time term, the three overlap "
+        "rules, throughput, speed, TTFT, $/MTok and memory per chip; only points that fit. The whole grid is econ "
+        "sweep's (keep = points). Times at scenario calibrated's efficiencies (per architecture): predictions of what "
+        "real systems achieve, within the calibration's error factor (calibration_errors)"
     ),
     columns=(
         *KEYS,
@@ -174,6 +177,23 @@ LAYOUTS = ResultTable(
             "",
             "derived",
             "The lowest $/MTok of its model x chip x format x pool among the points that meet the target",
+            layout_search.cheapest_meeting_target,
+        ),
+        C(
+            "on_frontier",
+            "bool",
+            "",
+            "derived",
+            "A decode point of serving_frontier: no other layout and batch is as fast per user with more throughput "
+            "per chip",
+            pareto_optimal,
+        ),
+        C(
+            "best_of_replica_size",
+            "bool",
+            "",
+            "derived",
+            "The lowest $/MTok grid layout of its replica size at this batch (the thinned grid's row)",
             layout_search.cheapest_meeting_target,
         ),
     ),

@@ -1,17 +1,20 @@
-"""``serving_layouts`` and ``serving_frontier``: every layout × batch of every model × chip × format, per pool.
+"""``serving_layouts`` and ``serving_frontier``: the layout search of every model × chip × format, per pool.
 
 The grid of :func:`econ.physics.layout_search.layout_grid` plus the named ``layouts`` of each pool, evaluated by
 :func:`econ.physics.deployment.decode_terms` (at the traffic mix's mean decode context) and
 :func:`~econ.physics.deployment.prefill_terms` (the mix's mean prompt, the cached share read, the rest
-computed), a few model × chip × format cases at a time, in the formats the scenario's ``weight_format`` lists. Points
-whose weights and cache do not fit are not
-stored. ``cheapest_meeting_target`` marks, per model × chip × format × pool, the lowest $/MTok among the points
-that meet the scenario's per-user speed (decode) or time to first token (prefill); ``serving_frontier`` keeps
-the decode points no other point of the same model × chip × format beats on both speed per user and
-throughput per chip. Idealised named layouts (``layouts.idealised``: the lecture's everything-split rack) are
-stored to compare but never chosen and not on the frontier. Times are at scenario ``calibrated``'s efficiencies
-(what real systems achieve, per architecture family); the frontier is also given at the roofline bound (scenario
-``base``, every efficiency 1), labelled by ``efficiency_basis``.
+computed), a few model × chip × format cases at a time, in the formats the scenario's ``weight_format`` lists, on
+log-spaced batches (decode 1 … 16,384, prefill 1 … 64 in powers of two). Each chunk computes its answers from the
+whole grid and keeps only them plus a thinned grid for charts: ``cheapest_meeting_target`` (per model × chip ×
+format × pool, the lowest $/MTok among the points that meet the scenario's per-user speed (decode) or time to
+first token (prefill)), the decode points of ``serving_frontier`` (those no other point of the same model × chip ×
+format beats on both speed per user and throughput per chip), and at every other batch (:data:`CHART_STRIDE`) the
+cheapest grid layout of each replica size and every named layout. Points whose weights and cache do not fit are
+never stored; the whole grid of any case is one ``econ sweep`` with ``keep = ["points"]`` away. Idealised named
+layouts (``layouts.idealised``: the lecture's everything-split rack) are stored to compare but never chosen and not
+on the frontier. Times are at scenario ``calibrated``'s efficiencies (what real systems achieve, per architecture
+family); the frontier is also given at the roofline bound (scenario ``base``, every efficiency 1), labelled by
+``efficiency_basis``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ TABLES = (LAYOUTS, FRONTIER)
 DECODE_BATCH = 2.0 ** np.arange(0, 15)  # 1 … 16,384 sequences per replica
 PREFILL_BATCH = 2.0 ** np.arange(0, 7)  # 1 … 64 prompts per pass
 CASES_PER_CHUNK = 256
+CHART_STRIDE = 2
+"""The thinned grid keeps every other batch of the log-spaced grid (decode 1, 4, 16 … 16,384; prefill 1, 4, 16, 64)."""
 TERMS = (
     "weight_bytes_read_per_chip",
     "kv_bytes_read_per_chip",
@@ -133,18 +138,47 @@ def marked(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(pl.Series("cheapest_meeting_target", mark))
 
 
+def on_frontier(frame: pl.DataFrame) -> np.ndarray:
+    """Decode points on their model × chip × format's frontier (idealised layouts and prefill points never are)."""
+    eligible = (frame["pool"] == "decode").to_numpy() & ~frame["_idealised"].to_numpy()
+    optimal = np.zeros(frame.height, dtype=bool)
+    if eligible.any():
+        optimal[eligible] = pareto_optimal(
+            frame["_group"].to_numpy()[eligible],
+            frame["tokens_per_s_per_user"].to_numpy()[eligible],
+            frame["tokens_per_s_per_chip"].to_numpy()[eligible],
+        )
+    return optimal
+
+
+def best_of_replica_size(frame: pl.DataFrame) -> np.ndarray:
+    """The lowest-$/MTok grid layout of each model × chip × format × pool × replica size × batch."""
+    grid = (frame["layout"] == "grid").to_numpy()
+    keys = frame.select("_group", "replica_chips", "batch_per_replica").with_columns(
+        pl.struct(pl.all()).rank("dense").alias("_cell")
+    )["_cell"]
+    return layout_search.cheapest_meeting_target(keys.to_numpy(), frame["usd_per_mtok"].to_numpy(), grid)
+
+
+def thinned(frame: pl.DataFrame, batch: np.ndarray) -> pl.DataFrame:
+    """The answers (cheapest meeting the target, frontier) and the chart grid: at every :data:`CHART_STRIDE`-th batch,
+    the cheapest grid layout of each replica size and every named layout."""
+    chart = frame["batch_per_replica"].is_in(list(batch[::CHART_STRIDE])).to_numpy()
+    front, best = on_frontier(frame), best_of_replica_size(frame)
+    named = (frame["layout"] != "grid").to_numpy()
+    keep = frame["cheapest_meeting_target"].to_numpy() | front | (chart & (best | named))
+    return frame.with_columns(pl.Series("on_frontier", front), pl.Series("best_of_replica_size", best)).filter(
+        pl.Series(keep)
+    )
+
+
 def frontier(decode: pl.DataFrame, basis: str) -> pl.DataFrame:
     """The decode points on their model × chip × format's frontier of throughput per chip against speed per user."""
-    decode = decode.filter(~pl.col("_idealised")).with_columns(pl.lit(basis).alias("efficiency_basis"))
+    decode = decode.with_columns(pl.lit(basis).alias("efficiency_basis"))
     if not decode.height:
         return FRONTIER.empty_frame()
-    optimal = pareto_optimal(
-        decode["_group"].to_numpy(),
-        decode["tokens_per_s_per_user"].to_numpy(),
-        decode["tokens_per_s_per_chip"].to_numpy(),
-    )
     return (
-        decode.filter(pl.Series(optimal))
+        decode.filter(pl.Series(on_frontier(decode)))
         .select(FRONTIER.names)
         .sort("efficiency_basis", "model", "chip", "number_format", "tokens_per_s_per_user")
     )
@@ -168,10 +202,10 @@ def chunks(ctx, s, bound) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
         fronts = [frontier(decode, s.efficiency_basis)]
         if bound is not None:
             fronts.append(frontier(evaluate(rows, bound, "decode", DECODE_BATCH), bound.efficiency_basis))
-        layouts = pl.concat([decode, marked(prefill)]).with_columns(
+        kept = pl.concat([thinned(decode, DECODE_BATCH), thinned(marked(prefill), PREFILL_BATCH)]).with_columns(
             pl.lit(s.efficiency_basis).alias("efficiency_basis")
         )
-        yield layouts.select(LAYOUTS.names), pl.concat(fronts)
+        yield kept.select(LAYOUTS.names), pl.concat(fronts)
 
 
 def run(ctx) -> None:
