@@ -124,7 +124,14 @@ def stage_build(
         con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
         create_views(con, Path(queries_dir), allow_pending=True)  # the views over result tables come after
         boundary("build:tables")
-        status = run_analyses(con, ANALYSES, as_of=as_of, cache_dir=cache_dir, code_hash=code_hash)
+        status = run_analyses(
+            con,
+            ANALYSES,
+            as_of=as_of,
+            cache_dir=cache_dir,
+            code_hash=code_hash,
+            after_each=lambda: create_views(con, Path(queries_dir), allow_pending=True),
+        )
         for name, frame in catalog.frames().items():
             write_table(con, name, frame, description=CATALOG_DESCRIPTIONS[name])
         create_views(con, Path(queries_dir))

@@ -20,6 +20,7 @@ from econ.analyses import (
     hardware_derived,
     inferred_changes,
     memory_tier_costs,
+    model_catalog,
     model_derived,
     network_ratios,
     overtraining,
@@ -37,6 +38,7 @@ from econ.analyses import (
 ANALYSES: list = [
     model_derived,
     hardware_derived,
+    model_catalog,
     price_ratios,
     price_history,
     serving,
