@@ -10,6 +10,7 @@ import argparse
 import errno
 import signal
 import sys
+import textwrap
 import threading
 import warnings
 from datetime import date
@@ -18,7 +19,7 @@ from pathlib import Path
 from econ import paths
 from econ.errors import EconError, EconNotice
 from econ.files import source_date
-from econ.output import FORMATS, render, render_stream
+from econ.output import FORMATS, render, render_fit, render_stream, terminal_width
 
 
 def _date(text: str) -> date:
@@ -97,7 +98,28 @@ def cmd_tables(args) -> int:
     from econ.db import list_objects
 
     objects = list_objects(args.db)
-    _out(render(["name", "kind", "rows", "description"], objects, fmt=args.format))
+    columns = ["name", "kind", "rows", "description"]
+    if args.format == "table":
+        _out(render_fit(columns, objects, width=terminal_width(), flexible="description"))
+        _out("econ describe NAME: its columns, units and meanings")
+    else:
+        _out(render(columns, objects, fmt=args.format))
+    return 0
+
+
+def cmd_describe(args) -> int:
+    from econ.db import describe
+
+    kind, description, rows, columns = describe(args.db, args.name)
+    header = ["column", "type", "unit", "kind", "meaning"]
+    if args.format != "table":
+        _out(render(header, columns, fmt=args.format))
+        return 0
+    width = terminal_width()
+    _out(f"{args.name} ({kind}, {rows:,} rows)")
+    _out(textwrap.fill(description, width) if description else "")
+    _out("")
+    _out(render_fit(header, columns, width=width, flexible="meaning", wrap=True, count=False))
     return 0
 
 
@@ -256,6 +278,12 @@ def parser() -> argparse.ArgumentParser:
     add_db(t)
     t.add_argument("--format", choices=FORMATS, default="table")
     t.set_defaults(func=cmd_tables)
+
+    de = sub.add_parser("describe", help="a table's or view's columns with their types, units and meanings")
+    add_db(de)
+    de.add_argument("name", help="table or view (econ tables lists them)")
+    de.add_argument("--format", choices=FORMATS, default="table")
+    de.set_defaults(func=cmd_describe)
 
     r = sub.add_parser("report", help="write the static HTML report from the built database")
     add_db(r)

@@ -123,3 +123,50 @@ def _table_stream(columns, batches) -> Iterator[str]:
         for row in rows:
             yield "\n" + fmt_row([_cell(v).replace("\n", " ") for v in row])
     yield f"\n({count} row{'s' if count != 1 else ''})"
+
+
+def terminal_width(default: int = 100) -> int:
+    """Columns of the terminal (``COLUMNS`` or the tty's size), else ``default`` when output is not a terminal."""
+    import os
+    import shutil
+
+    if os.environ.get("COLUMNS", "").isdigit():
+        return max(int(os.environ["COLUMNS"]), 20)
+    return max(shutil.get_terminal_size((default, 24)).columns, 20)
+
+
+def render_fit(
+    columns: list[str], rows: list[tuple], *, width: int, flexible: str, wrap: bool = False, count: bool = True
+) -> str:
+    """A table (as :func:`render`) whose lines fit ``width`` characters: the ``flexible`` column takes what the
+    others leave, its text cut with "…" (or, with ``wrap``, continued on the lines below in the same column)."""
+    import textwrap
+
+    cells = [[_cell(v).replace("\n", " ") for v in row] for row in rows]
+    at = columns.index(flexible)
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    others = sum(w for i, w in enumerate(widths) if i != at) + 2 * (len(columns) - 1)
+    room = max(width - others, max(len(flexible), 12))
+    widths[at] = min(widths[at], room)
+    numeric = [
+        bool(rows) and all(isinstance(row[i], (int, float, Decimal)) or row[i] is None for row in rows)
+        for i in range(len(columns))
+    ]
+
+    def line(r):
+        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(r, widths, numeric)).rstrip()
+
+    out = [line(columns), "  ".join("-" * w for w in widths)]
+    for r in cells:
+        text = r[at]
+        if len(text) <= widths[at]:
+            out.append(line(r))
+        elif wrap:
+            parts = textwrap.wrap(text, widths[at]) or [""]
+            out.append(line([*r[:at], parts[0], *r[at + 1 :]]))
+            out += [line(["" for _ in r[:at]] + [p] + ["" for _ in r[at + 1 :]]) for p in parts[1:]]
+        else:
+            out.append(line([*r[:at], text[: widths[at] - 1] + "…", *r[at + 1 :]]))
+    if count:
+        out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    return "\n".join(out)
