@@ -21,6 +21,8 @@ from econ.errors import EconError, EconNotice
 from econ.files import source_date
 from econ.output import FORMATS, render, render_fit, render_stream, terminal_width
 
+VARIANT_CHOICES = ("standard", "batch", "flex", "priority", "fast")
+
 
 def _date(text: str) -> date:
     try:
@@ -213,6 +215,72 @@ def cmd_diff(args) -> int:
     return 0
 
 
+TABLE_COST_COLUMNS = (
+    "source",
+    "provider",
+    "model",
+    "tier_min_prompt_tokens",
+    "requests",
+    "cost_usd",
+    "usd_per_request",
+)
+"""What econ cost shows as a table (csv and json add each component and the notes)."""
+
+
+def cmd_cost(args) -> int:
+    from econ.analyses.cost_command import cost_for, read_requests, single_request
+
+    if args.requests is not None:
+        given = [
+            f
+            for f in ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens")
+            if getattr(args, f)
+        ]
+        if given:
+            flags = ", ".join("--" + f.replace("_", "-") for f in given)
+            raise EconError(
+                f"{flags} and --requests both give the tokens", "give the tokens per request or a file, not both"
+            )
+        requests = read_requests(Path(args.requests))
+    else:
+        if args.input_tokens is None or args.output_tokens is None:
+            raise EconError(
+                "give the request's --input-tokens and --output-tokens (or a workload with --requests FILE)",
+                "econ cost --model claude-sonnet-4.5 --input-tokens 250000 --output-tokens 500",
+            )
+        requests = single_request(
+            input_tokens=args.input_tokens,
+            output_tokens=args.output_tokens,
+            cached_input_tokens=args.cached_input_tokens or 0,
+            cache_write_tokens=args.cache_write_tokens or 0,
+            cache_ttl=args.cache_ttl,
+            cache_storage_hours=args.cache_storage_hours,
+        )
+    result = cost_for(
+        args.db,
+        model=args.model,
+        requests=requests,
+        provider=args.provider,
+        source=args.source,
+        variant=args.variant,
+        as_of=args.as_of,
+        include_free=args.include_free,
+    )
+    if args.format != "table":
+        _out(render(result.columns, result.rows, fmt=args.format))
+        return 0
+    width = terminal_width()
+    _out(textwrap.fill(result.summary, width))
+    shown = [c for c in result.columns if c in TABLE_COST_COLUMNS]
+    at = [result.columns.index(c) for c in shown]
+    rows = [tuple(r[i] for i in at) for r in result.rows]
+    _out(render_fit(shown, rows, width=width, flexible="model"))
+    notes = [f"{r[1]} {r[2]}: {r[-1]}" for r in result.rows if r[-1]]
+    for line in [*result.notes, *notes]:
+        _out(textwrap.fill(line, width))
+    return 0
+
+
 def cmd_fleet(args) -> int:
     from econ.analyses.fleet_command import plan_for
 
@@ -371,6 +439,39 @@ def parser() -> argparse.ArgumentParser:
         "--as-of", type=_date, default=None, help="date for current list prices and rental quotes (default: today)"
     )
     fl.set_defaults(func=cmd_fleet)
+
+    c = sub.add_parser(
+        "cost",
+        help="what a request (or a workload of requests) costs at every seller of a model, cheapest first",
+        description="Price a request as the sellers bill it: a long-context tier bills the whole request once the "
+        "prompt (input + cache reads + cache writes) exceeds its threshold; cache reads and 5m/1h writes at the "
+        "row's cache prices; a variant (batch, flex, priority, fast) at its own rows.",
+    )
+    add_db(c)
+    c.add_argument("--model", required=True, help="canonical model (price_current.canonical_model) or a price key")
+    c.add_argument("--provider", help="only this seller (prices.provider); default: every seller, cheapest first")
+    c.add_argument("--source", choices=("hand", "litellm", "openrouter"), help="only prices from this source")
+    c.add_argument("--input-tokens", type=_whole, help="uncached prompt tokens of the request")
+    c.add_argument("--output-tokens", type=_whole, help="output tokens of the request")
+    c.add_argument("--cached-input-tokens", type=_whole, help="prompt tokens read from the cache (default 0)")
+    c.add_argument("--cache-write-tokens", type=_whole, help="prompt tokens written to the cache (default 0)")
+    c.add_argument("--cache-ttl", choices=("5m", "1h"), default="5m", help="retention of the cache writes (default 5m)")
+    c.add_argument(
+        "--cache-storage-hours",
+        type=float,
+        default=0.0,
+        help="hours the cached tokens are stored (Google explicit caches)",
+    )
+    c.add_argument("--variant", choices=VARIANT_CHOICES, default="standard", help="service variant (default standard)")
+    c.add_argument(
+        "--requests",
+        help="CSV of requests (input_tokens, output_tokens, optional cached_input_tokens, cache_write_tokens, "
+        "cache_ttl, cache_storage_hours, requests): prints each seller's total",
+    )
+    c.add_argument("--include-free", action="store_true", help="also list free tiers and placeholder ($0) prices")
+    c.add_argument("--format", choices=FORMATS, default="table")
+    c.add_argument("--as-of", type=_date, default=None, help="date of the prices (default: the build's date)")
+    c.set_defaults(func=cmd_cost)
 
     i = sub.add_parser("import", help="import a LiteLLM or OpenRouter price map as a dated snapshot in data/")
     i.add_argument("source", choices=("litellm", "openrouter"))
