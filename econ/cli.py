@@ -42,6 +42,13 @@ def _whole(text: str) -> int:
     raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
 
 
+def _positive(text: str) -> int:
+    n = _whole(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return n
+
+
 def _out(text: str) -> None:
     sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
 
@@ -157,19 +164,44 @@ def cmd_report(args) -> int:
     return 0
 
 
-def _print_changes(changes, implied, counts: dict[str, int], fmt: str, *, implied_only: bool = False) -> None:
-    """Price changes, then what they imply: both, with counts, for people (table, markdown); one table for csv/json."""
+def _print_diff(diff, fmt: str, *, top: int | None, provider: str | None, model: str | None, implied: bool) -> None:
+    """A diff for people (table, markdown: summary, per provider, largest moves first, ``top`` rows a list, default
+    20) or as one table (csv, json: every row unless ``top``); ``implied``: what the changes imply instead."""
+    from econ.diff import filtered, implied_ordered, implied_section, ordered, view
+
+    changes, moved = filtered(diff.changes, diff.implied, diff.names, provider=provider, model=model)
+    width = terminal_width()
     if fmt in ("csv", "json"):
-        frame = implied if implied_only else changes
-        _out(render(frame.columns, frame.rows(), fmt=fmt))
+        frame = implied_ordered(moved) if implied else ordered(changes)
+        _out(render(frame.columns or ["quantity"], (frame.head(top) if top else frame).rows(), fmt=fmt))
         return
-    _out(
-        f"{counts['models_added']} models added, {counts['models_removed']} removed, "
-        f"{counts['prices_changed']} prices changed ({counts['components_changed']} components)"
-    )
-    _out(render(changes.columns, changes.rows(), fmt=fmt))
-    _out(f"\nwhat they imply (scenario base): {implied.height} inferred quantities moved")
-    _out(render(implied.columns, implied.rows(), fmt=fmt))
+    top = top or 20
+    drop = ("provider",) if provider else ()  # the heading names it
+
+    def table(section):
+        keep = [i for i, c in enumerate(section.columns) if c not in drop]
+        columns, rows = [section.columns[i] for i in keep], [tuple(r[i] for i in keep) for r in section.rows]
+        more = f" ({len(rows)} of {section.total:,}; --top N for more)" if section.total > len(rows) else ""
+        _out("\n" + textwrap.fill(f"{section.heading}{more}:", width))
+        if fmt == "markdown":
+            _out(render(columns, rows, fmt="markdown"))
+            return
+        flexible = next((c for c in ("model", "old_key") if c in columns), columns[0])
+        _out(render_fit(columns, rows, width=width, flexible=flexible, count=False))
+
+    if implied:
+        section = implied_section(moved, top=top)
+        _out(f"{section.total:,} inferred quantities moved")
+        if section.total:
+            table(section)
+        return
+    v = view(changes, moved, top=top)
+    _out(textwrap.fill(v.summary, width))
+    if not changes.height:
+        return
+    for section in (v.by_provider, *v.sections):
+        table(section)
+    _out("\ncsv and json list every change, largest first; --implied lists what they imply")
 
 
 def cmd_refresh(args) -> int:
@@ -201,7 +233,16 @@ def cmd_refresh(args) -> int:
             f"rebuilt {result.built.db_path} in {result.built.elapsed_s:.2f} s; analyses: "
             + ", ".join(f"{n} ({s})" for n, s in result.built.analyses.items())
         )
-    _print_changes(result.changes, result.implied, result.counts, "table")
+    else:
+        current = f"{args.db}" + ("" if args.no_report else f" and {args.reports}")
+        _out(f"nothing new: {current} {'is' if args.no_report else 'are'} current, nothing was rebuilt")
+    if result.diff is None:
+        if imp.status != "unchanged":
+            _out(f"no snapshot before {imp.as_of}: nothing to compare it with")
+        return 0
+    d = result.diff
+    _out(f"\nprice changes from {d.from_date} to {d.to_date} (econ diff --from {d.from_date} --to {d.to_date})")
+    _print_diff(d, "table", top=args.top, provider=None, model=None, implied=False)
     return 0
 
 
@@ -210,8 +251,9 @@ def cmd_diff(args) -> int:
 
     diff = diff_database(args.db, from_date=args.from_date, to_date=args.to_date)
     if args.format in ("table", "markdown"):
-        _out(f"price changes from {diff.from_date} to {diff.to_date}")
-    _print_changes(diff.changes, diff.implied, diff.counts, args.format, implied_only=args.implied)
+        shown = "".join(f", {k} {v}" for k, v in (("provider", args.provider), ("model", args.model)) if v)
+        _out(f"price changes from {diff.from_date} to {diff.to_date}{shown}")
+    _print_diff(diff, args.format, top=args.top, provider=args.provider, model=args.model, implied=args.implied)
     return 0
 
 
@@ -367,11 +409,18 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument(
         "--fetch", choices=("litellm", "openrouter"), help="download the current public file instead of FILE"
     )
-    f.add_argument("--as-of", type=_date, default=None, help="snapshot date (default: the file's own date)")
+    f.add_argument(
+        "--as-of",
+        type=_date,
+        default=None,
+        help="snapshot date of a file whose name carries none (default: the date in its name, else its modification "
+        "time, with a notice)",
+    )
     f.add_argument("--data", type=Path, default=paths.DATA_DIR, help="data folder (default: data/)")
     f.add_argument("--reports", type=Path, default=paths.REPORTS_DIR, help="report folder (default: reports/)")
     f.add_argument("--no-report", action="store_true", help="skip writing the HTML report")
     f.add_argument("--cache", type=Path, default=paths.CACHE_DIR, help="analysis cache folder (default: build/cache/)")
+    f.add_argument("--top", type=_positive, default=None, help="rows per list of changes (default 20)")
     add_wait(f)
     f.set_defaults(func=cmd_refresh)
 
@@ -385,8 +434,11 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument(
         "--implied",
         action="store_true",
-        help="with csv/json: print the inferred-quantity changes instead of the price changes (one table each)",
+        help="print what the price changes imply (inferred quantities that moved) instead of the price changes",
     )
+    d.add_argument("--top", type=_positive, default=None, help="rows per list (default 20 in a table; csv/json: all)")
+    d.add_argument("--provider", help="only this seller (prices.provider)")
+    d.add_argument("--model", help="only this model (canonical_model in any spelling, or a price key)")
     d.set_defaults(func=cmd_diff)
 
     fl = sub.add_parser(
@@ -478,7 +530,13 @@ def parser() -> argparse.ArgumentParser:
     i.add_argument(
         "file", help="the JSON file (LiteLLM model_prices_and_context_window.json or OpenRouter /api/v1/models)"
     )
-    i.add_argument("--as-of", type=_date, default=None, help="snapshot date (default: the file's own date)")
+    i.add_argument(
+        "--as-of",
+        type=_date,
+        default=None,
+        help="snapshot date of a file whose name carries none (default: the date in its name, else its modification "
+        "time, with a notice)",
+    )
     i.add_argument("--data", type=Path, default=paths.DATA_DIR, help="data folder (default: data/)")
     add_wait(i)
     i.set_defaults(func=cmd_import)

@@ -135,29 +135,47 @@ def terminal_width(default: int = 100) -> int:
     return max(shutil.get_terminal_size((default, 24)).columns, 20)
 
 
+FLEXIBLE_MIN_CHARS = 24
+"""The fewest characters :func:`render_fit` leaves its flexible column before it cuts the others."""
+
+
 def render_fit(
     columns: list[str], rows: list[tuple], *, width: int, flexible: str, wrap: bool = False, count: bool = True
 ) -> str:
     """A table (as :func:`render`) whose lines fit ``width`` characters: the ``flexible`` column takes what the
-    others leave, its text cut with "…" (or, with ``wrap``, continued on the lines below in the same column)."""
+    others leave, its text cut with "…" (or, with ``wrap``, continued on the lines below in the same column). When
+    the other columns alone leave it less than :data:`FLEXIBLE_MIN_CHARS`, their text is cut too, widest first, down
+    to the width of their header (numbers are never cut)."""
     import textwrap
 
     cells = [[_cell(v).replace("\n", " ") for v in row] for row in rows]
     at = columns.index(flexible)
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
-    others = sum(w for i, w in enumerate(widths) if i != at) + 2 * (len(columns) - 1)
-    room = max(width - others, max(len(flexible), 12))
-    widths[at] = min(widths[at], room)
     numeric = [
         bool(rows) and all(isinstance(row[i], (int, float, Decimal)) or row[i] is None for row in rows)
         for i in range(len(columns))
     ]
+    gaps = 2 * (len(columns) - 1)
+    floor = max(len(flexible), FLEXIBLE_MIN_CHARS)
+    cuttable = [i for i in range(len(columns)) if i != at and not numeric[i]]
+    while sum(w for i, w in enumerate(widths) if i != at) + gaps + min(widths[at], floor) > width:
+        wide = [i for i in cuttable if widths[i] > max(len(columns[i]), 2)]
+        if not wide:
+            break
+        i = max(wide, key=lambda i: widths[i])
+        widths[i] -= 1
+    others = sum(w for i, w in enumerate(widths) if i != at) + gaps
+    widths[at] = min(widths[at], max(width - others, floor))
+
+    def cut(text: str, w: int) -> str:
+        return text if len(text) <= w else text[: w - 1] + "…"
 
     def line(r):
         return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(r, widths, numeric)).rstrip()
 
     out = [line(columns), "  ".join("-" * w for w in widths)]
     for r in cells:
+        r = [v if i == at else cut(v, widths[i]) for i, v in enumerate(r)]
         text = r[at]
         if len(text) <= widths[at]:
             out.append(line(r))
@@ -166,7 +184,7 @@ def render_fit(
             out.append(line([*r[:at], parts[0], *r[at + 1 :]]))
             out += [line(["" for _ in r[:at]] + [p] + ["" for _ in r[at + 1 :]]) for p in parts[1:]]
         else:
-            out.append(line([*r[:at], text[: widths[at] - 1] + "…", *r[at + 1 :]]))
+            out.append(line([*r[:at], cut(text, widths[at]), *r[at + 1 :]]))
     if count:
         out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
     return "\n".join(out)

@@ -7,7 +7,7 @@ import io
 import json
 import shutil
 import urllib.error
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import duckdb
@@ -55,22 +55,36 @@ def refreshed(tmp_path_factory):
 
 
 def test_refresh_reports_the_known_change(refreshed):
-    _, _, first, second = refreshed
-    assert first.imported.status == "new" and first.changes.filter(change="added").height > 1000
-    assert first.implied.height == 0  # nothing to compare with: every price was added
+    _, kw, first, second = refreshed
+    assert first.imported.status == "new" and first.diff is None  # the first snapshot: nothing to compare it with
+    assert first.changes.height == 0 and first.implied.height == 0
+    assert (second.diff.from_date, second.diff.to_date) == (date(2025, 9, 1), date(2026, 11, 20))
     row = second.changes.filter(
         model="gemini/gemini-2.5-pro", component="cache_read_usd_per_mtok", tier_min_prompt_tokens=0, variant="standard"
     )
-    assert row.select("old_value", "new_value").row(0) == (0.3125, 0.125)
-    assert not second.changes.filter(source="hand").height  # only the refreshed source is compared
+    assert row.select("old_value", "new_value", "change_class").row(0) == (0.3125, 0.125, "price move down")
+
+
+def test_refresh_and_diff_count_the_same_things(refreshed, capsys):
+    """Issue 16: refresh printed "0 removed" where the econ diff right after said "1 removed". Refresh's changes are
+    econ diff's between the snapshot before and the new one, and both print the same summary line."""
+    _, kw, _, second = refreshed
+    diff = refresh_module.diff_database(kw["db"], from_date=date(2025, 9, 1), to_date=date(2026, 11, 20))
+    assert second.changes.equals(diff.changes) and second.implied.equals(diff.implied)
+    assert second.counts == diff.counts and second.counts["models_removed"] > 0
+    assert main(["diff", "--db", str(kw["db"])]) == 0
+    summary = " ".join(capsys.readouterr().out.split("\n\n")[0].splitlines()[1:])  # the summary, however wrapped
+    n = {c: second.changes.filter(change_class=c).height for c in ("price move up", "price move down", "removed")}
+    assert f"({n['price move up']:,} up, {n['price move down']:,} down)" in summary
+    assert f"{n['removed']:,} removed keys" in summary and n["removed"] > 0
 
 
 def test_refresh_implies_what_the_rebuilt_database_infers(refreshed):
     """Second method: the changes analysis of the rebuild (inferred_changes, from the two newest snapshot dates of
-    the whole prices table) lists the same implied quantities for the refreshed source as refresh does."""
+    the whole prices table) lists the same implied quantities as refresh does."""
     root, kw, _, second = refreshed
     with duckdb.connect(str(kw["db"]), read_only=True) as con:
-        stored = con.sql("select * exclude (from_date, to_date) from inferred_changes where source = 'litellm'").pl()
+        stored = con.sql("select * exclude (from_date, to_date) from inferred_changes").pl()
     assert second.implied.height > 0
     assert second.implied.sort(second.implied.columns).equals(stored.sort(stored.columns))
 
@@ -81,8 +95,50 @@ def test_refreshing_the_same_snapshot_again_changes_nothing(refreshed):
     before = snapshot.read_bytes()
     again = run_refresh(root / "data", LITELLM, as_of=date(2026, 11, 20), **kw)
     assert again.imported.status == "unchanged" and again.changes.height == 0 and again.implied.height == 0
-    assert set(again.built.analyses.values()) == {"cached"}
+    assert again.built is None  # the database is current: nothing is rebuilt
     assert snapshot.read_bytes() == before
+
+
+def test_reimporting_a_shipped_snapshot_with_a_new_mtime_changes_no_file_and_no_table(
+    refreshed, tmp_path, capsys, monkeypatch
+):
+    """Issue 16: re-importing the shipped LiteLLM map created litellm_2026-12-01.csv (dated by its mtime), identical
+    in content to the 2026-11-20 snapshot. A copy of the file with a fresh mtime and no date in its name now adds
+    nothing: data/, the database file and every table are as they were."""
+    root, kw, _, _ = refreshed
+    copy = tmp_path / "model_prices_and_context_window.json"
+    shutil.copyfile(LITELLM, copy)  # modification time: now
+    with duckdb.connect(str(kw["db"]), read_only=True) as con:
+        tables = {t: con.sql(f"select * from {t} order by all").pl() for (t,) in con.sql("show tables").fetchall()}
+    state = (tree_hash(root / "data"), hashlib.sha256(kw["db"].read_bytes()).hexdigest())
+    args = ["refresh", str(copy), "--data", str(root / "data"), "--db", str(kw["db"]), "--cache", str(kw["cache"])]
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(int(datetime(2026, 11, 30, tzinfo=UTC).timestamp())))
+    assert main([*args, "--no-report"]) == 0  # the build date the database has: AS_OF
+    out = capsys.readouterr()
+    assert out.out.splitlines() == [
+        "snapshot litellm_2026-11-20.csv: unchanged (5451 price rows, dated 2026-11-20 from the same content as "
+        "litellm_2026-11-20.csv)",
+        f"nothing new: {kw['db']} is current, nothing was rebuilt",
+    ]
+    assert out.err == ""  # no notice of a date from the modification time
+    assert state == (tree_hash(root / "data"), hashlib.sha256(kw["db"].read_bytes()).hexdigest())
+    with duckdb.connect(str(kw["db"]), read_only=True) as con:
+        for name, frame in tables.items():
+            assert con.sql(f"select * from {name} order by all").pl().equals(frame), name
+
+
+def test_an_unchanged_snapshot_still_rebuilds_a_stale_database(refreshed, tmp_path):
+    """Nothing new to import, but a data file changed after the build (or another as-of date): refresh rebuilds."""
+    root, kw, _, _ = refreshed
+    data = tmp_path / "data"
+    shutil.copytree(root / "data", data)
+    db = tmp_path / "out.duckdb"
+    shutil.copy2(kw["db"], db)
+    again = run_refresh(data, LITELLM, as_of=date(2026, 11, 20), db=db, cache=kw["cache"])
+    assert again.built is None
+    (data / "scenarios.csv").touch()  # newer than the database
+    again = run_refresh(data, LITELLM, as_of=date(2026, 11, 20), db=db, cache=kw["cache"])
+    assert again.imported.status == "unchanged" and again.built is not None
 
 
 def test_cli_refresh_of_a_missing_file_is_an_error(data_dir, capsys):
@@ -221,9 +277,13 @@ def test_cli_diff_between_real_snapshots(refreshed, capsys):
     assert main(["diff", "--db", str(kw["db"]), "--format", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (
-        "change,source,provider,model,variant,tier_min_prompt_tokens,component,old_value,new_value,change_frac"
+        "change,source,provider,model,variant,tier_min_prompt_tokens,component,old_value,new_value,change_frac,"
+        "canonical_model,counterpart_model,change_class"
     )
-    assert "changed,litellm,gemini,gemini/gemini-2.5-pro,standard,0,cache_read_usd_per_mtok,0.3125,0.125,-0.6" in lines
+    assert (
+        "changed,litellm,gemini,gemini/gemini-2.5-pro,standard,0,cache_read_usd_per_mtok,0.3125,0.125,-0.6,"
+        "gemini-2.5-pro,,price move down"
+    ) in lines
 
 
 def test_cli_diff_json_is_one_document_each(refreshed, capsys):
