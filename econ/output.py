@@ -145,7 +145,7 @@ def render_fit(
     """A table (as :func:`render`) whose lines fit ``width`` characters: the ``flexible`` column takes what the
     others leave, its text cut with "…" (or, with ``wrap``, continued on the lines below in the same column). When
     the other columns alone leave it less than :data:`FLEXIBLE_MIN_CHARS`, their text is cut too, widest first, down
-    to the width of their header (numbers are never cut)."""
+    to the width of their header, and then the flexible one below it (numbers are never cut)."""
     import textwrap
 
     cells = [[_cell(v).replace("\n", " ") for v in row] for row in rows]
@@ -165,7 +165,7 @@ def render_fit(
         i = max(wide, key=lambda i: widths[i])
         widths[i] -= 1
     others = sum(w for i, w in enumerate(widths) if i != at) + gaps
-    widths[at] = min(widths[at], max(width - others, floor))
+    widths[at] = min(widths[at], max(width - others, len(flexible), 6))  # too narrow still: only numbers overflow
 
     def cut(text: str, w: int) -> str:
         return text if len(text) <= w else text[: w - 1] + "…"

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
+import math
 import shutil
 import urllib.error
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 import duckdb
+import polars as pl
 import pytest
 
 from econ import refresh as refresh_module
@@ -307,3 +310,88 @@ def test_cli_diff_on_a_database_from_an_older_econ(refreshed, tmp_path, capsys, 
         assert capsys.readouterr().err == (
             f"Error: {db} was built by another version of econ — run econ build to rebuild it with this one\n"
         )
+
+
+def diff_csv(db, *args) -> list[dict]:
+    import csv
+
+    from econ.cli import main as run
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert run(["diff", "--db", str(db), "--format", "csv", *args]) == 0
+    return list(csv.DictReader(io.StringIO(buf.getvalue())))
+
+
+def test_cli_diff_classifies_the_known_cases(refreshed):
+    """The issue's cases in the real snapshots: jais-30b's 3,200 -> 3.2 is a suspected upstream data fix (it was a
+    -99.9% "price move"), cerebras/llama3.1-70b became cerebras/llama-3.1-70b (a renamed key, not a removal and an
+    addition), gemini-2.5-pro's cache read is a price move down. Largest moves come first."""
+    _, kw, _, _ = refreshed
+    rows = diff_csv(kw["db"])
+    by = {
+        (r["model"], r["component"]): r
+        for r in rows
+        if r["variant"] == "standard" and r["tier_min_prompt_tokens"] == "0"
+    }
+    assert by[("azure_ai/jais-30b-chat", "input_usd_per_mtok")]["change_class"] == "suspected data fix"
+    renamed = by[("cerebras/llama3.1-70b", "input_usd_per_mtok")]
+    assert (renamed["change_class"], renamed["counterpart_model"]) == ("renamed key", "cerebras/llama-3.1-70b")
+    assert by[("gemini/gemini-2.5-pro", "cache_read_usd_per_mtok")]["change_class"] == "price move down"
+    moves = [r for r in rows if r["change_class"].startswith("price move") and r["old_value"] and r["new_value"]]
+    sizes = [round(abs(math.log10(float(r["new_value"]) / float(r["old_value"]))), 9) for r in moves]
+    assert len(moves) > 100 and sizes == sorted(sizes, reverse=True)
+
+
+def test_cli_diff_filters_and_top(refreshed):
+    _, kw, _, _ = refreshed
+    every = diff_csv(kw["db"])
+    gemini = diff_csv(kw["db"], "--provider", "gemini")
+    assert gemini and {r["provider"] for r in gemini} == {"gemini"}
+    assert len(gemini) == sum(r["provider"] == "gemini" for r in every)
+    oss = diff_csv(kw["db"], "--model", "GPT-OSS-120B")  # canonical_model in any spelling
+    assert len(oss) > 10 and {r["canonical_model"] for r in oss} == {"gpt-oss-120b"}
+    assert len(oss) == sum(r["canonical_model"] == "gpt-oss-120b" for r in every)
+    assert diff_csv(kw["db"], "--top", "3") == every[:3]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_cli_diff_fits_the_terminal(refreshed, capsys, monkeypatch, width):
+    """Issue 16: 6,237 lines up to 224 characters. Now a summary first, then lists of --top rows (default 20), every
+    line within the terminal's width."""
+    _, kw, _, second = refreshed
+    monkeypatch.setenv("COLUMNS", str(width))
+    for args in ([], ["--implied"], ["--top", "5", "--model", "gpt-oss-120b"], ["--implied", "--provider", "openai"]):
+        assert main(["diff", "--db", str(kw["db"]), *args]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert max(len(line) for line in lines) <= width, args
+        assert len(lines) < 250, args
+    assert main(["diff", "--db", str(kw["db"])]) == 0
+    out = capsys.readouterr().out
+    n_up = second.changes.filter(change_class="price move up").height
+    assert f"({n_up:,} up," in " ".join(out.split("\n\n")[0].splitlines())
+    assert "\nlargest price moves (20 of " in out and "\nsuspected upstream data fixes" in out
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "csv", "json"])
+def test_cli_diff_implied_in_every_format(refreshed, capsys, fmt):
+    """--implied was silently ignored in table and markdown; every format now lists the inferred quantities that
+    moved, the same ones (the largest first, --top of them)."""
+    _, kw, _, second = refreshed
+    assert main(["diff", "--db", str(kw["db"]), "--implied", "--format", fmt, "--top", "5"]) == 0
+    out = capsys.readouterr().out
+    first = second.implied.sort((pl.col("change_frac") + 1).abs().log10().abs(), descending=True, nulls_last=True).row(
+        0, named=True
+    )
+    if fmt == "json":
+        shown = json.loads(out)
+        assert len(shown) == 5 and shown[0]["quantity"] == first["quantity"] and shown[0]["model"] == first["model"]
+    elif fmt == "csv":
+        lines = out.splitlines()
+        assert len(lines) == 6 and lines[0].startswith("source,provider,model,variant,detail,quantity,old_value")
+        assert first["quantity"] in lines[1] and first["model"] in lines[1]
+    else:
+        assert f"{second.implied.height:,} inferred quantities moved" in out and "(5 of " in out
+        assert first["quantity"] in out and "largest price moves" not in out
+        if fmt == "markdown":
+            assert "| quantity |" in out
