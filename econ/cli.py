@@ -19,7 +19,7 @@ from pathlib import Path
 from econ import paths
 from econ.errors import EconError, EconNotice
 from econ.files import source_date
-from econ.output import FORMATS, render, render_fit, render_stream, terminal_width
+from econ.output import FORMATS, render, render_fit, render_object, render_stream, terminal_width
 
 VARIANT_CHOICES = ("standard", "batch", "flex", "priority", "fast")
 
@@ -326,7 +326,7 @@ def cmd_cost(args) -> int:
 def cmd_fleet(args) -> int:
     from econ.analyses.fleet_command import plan_for
 
-    columns, rows = plan_for(
+    result = plan_for(
         args.db,
         model=args.model,
         chip=args.chip,
@@ -340,7 +340,12 @@ def cmd_fleet(args) -> int:
         ttft_s=args.ttft_s,
         as_of=args.as_of,
     )
-    _out(render(columns, rows, fmt=args.format))
+    if args.format == "json":
+        _out(render_object(result.as_object()))
+    elif args.format == "csv":
+        _out(render(["quantity", "value", "unit"], result.rows(), fmt="csv"))
+    else:
+        _out(render(["quantity", "value"], result.human_rows(), fmt=args.format))
     return 0
 
 
@@ -348,7 +353,10 @@ def cmd_fleet(args) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    from econ import __version__
+
     p = argparse.ArgumentParser(prog="econ", description="LLM serving and training economics from public data.")
+    p.add_argument("--version", action="version", version=f"econ {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add_db(sp):

@@ -188,3 +188,41 @@ def render_fit(
     if count:
         out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
     return "\n".join(out)
+
+
+PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+"""Decimal SI prefixes :func:`human` writes before a unit."""
+
+
+def human(value, unit: str = "") -> str:
+    """A number and its unit as people read them: three significant digits with a decimal SI prefix from 1,000 up
+    (``1.32 M USD/day``), whole numbers below a million exact (``8 chips``, ``131,072 tokens``), a fraction as a
+    percentage (``62.3 %``); text, dates and blanks as they are."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        return f"{_cell(value)} {unit}".strip() if unit else _cell(value)
+    if isinstance(value, float) and math.isinf(value):
+        return f"{_cell(value)} {unit}".strip()
+    if unit == "frac":
+        return f"{float(value) * 100:.3g} %"
+    if isinstance(value, int) and abs(value) < 1e6:
+        return f"{value:,} {unit}".strip()
+    x = float(value)
+    for scale, prefix in PREFIXES:
+        if abs(x) >= scale * (1 - 5e-4):  # 999,950 shows as 1 M, not 1e+03 k
+            return f"{x / scale:.3g} {prefix}{unit}".strip() if not unit else f"{x / scale:.3g} {prefix} {unit}"
+    return f"{x:.3g} {unit}".strip()
+
+
+def render_object(obj) -> str:
+    """One JSON object (``econ fleet --format json``): dates as ISO text, non-finite numbers as null."""
+
+    def clean(v):
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        return _json_value(v)
+
+    return json.dumps(clean(obj), indent=2, allow_nan=False)

@@ -80,3 +80,25 @@ def test_render_fit_keeps_every_line_within_the_width(width):
     assert all(line.rstrip().endswith(("0.3", "15")) for line in lines[2:])  # the numbers are whole
     if width == 200:  # room for everything: nothing is cut
         assert "…" not in text and "vertex_ai/mistral-small-2503@001-long-name" in text
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "expected"),
+    [
+        (1_320_220.5, "USD/day", "1.32 M USD/day"),
+        (2.5e7, "tokens/s", "25 M tokens/s"),
+        (999_999.0, "W", "1 M W"),
+        (8, "chips", "8 chips"),
+        (131_072, "tokens", "131,072 tokens"),
+        (12_000_000, "chips", "12 M chips"),
+        (0.623, "frac", "62.3 %"),
+        (0.0123, "ms", "0.0123 ms"),
+        (1234.5, "", "1.23 k"),
+        (None, "USD/day", ""),
+        ("B200", "", "B200"),
+    ],
+)
+def test_human(value, unit, expected):
+    from econ.output import human
+
+    assert human(value, unit) == expected
