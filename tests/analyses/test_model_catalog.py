@@ -76,3 +76,29 @@ def test_the_catalog_links_architectures(real_db):
     assert set(cat["open_weights"]) == {True}
     models = q(real_db, "select count(*) as n from models")["n"].item()
     assert q(real_db, "select count(distinct arch_model) as n from model_catalog")["n"].item() == models
+
+
+def readme_queries() -> dict[str, tuple[str, str]]:
+    """The README's "Questions by model" queries and the output printed under each, by name."""
+    import re
+
+    from tests.conftest import REPO
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    found = re.findall(
+        r"<!-- readme-query: (\S+) -->\n```sh\necon sql \"(.+?)\"\n```\n\n```text\n(.*?)\n```", text, flags=re.S
+    )
+    return {name: (sql, out) for name, sql, out in found}
+
+
+@pytest.mark.parametrize("name", ["deepseek-v3", "gpt-oss-120b"])
+def test_the_readme_shows_what_its_queries_print(real_db, capsys, name):
+    """Issue 16's check: the two one-line questions on price_current by canonical_model are in the README with their
+    output, and that output is what econ sql prints on a build of the shipped data (rebuild and paste when the data
+    change)."""
+    from econ.cli import main
+
+    sql, shown = readme_queries()[name]
+    assert "canonical_model = " in sql and "\n" not in sql
+    assert main(["sql", "--db", str(real_db), sql]) == 0
+    assert capsys.readouterr().out.rstrip("\n") == shown
