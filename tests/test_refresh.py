@@ -395,3 +395,29 @@ def test_cli_diff_implied_in_every_format(refreshed, capsys, fmt):
         assert first["quantity"] in out and "largest price moves" not in out
         if fmt == "markdown":
             assert "| quantity |" in out
+
+
+def test_cli_refresh_prints_what_econ_diff_prints(refreshed, tmp_path, capsys, monkeypatch):
+    """The refresh of a changed map (one price cut, one key gone) prints the summary and lists that econ diff prints
+    between the snapshot before and the new one, line for line."""
+    root, kw, _, _ = refreshed
+    data, db = tmp_path / "data", tmp_path / "out.duckdb"
+    shutil.copytree(root / "data", data)
+    shutil.copy2(kw["db"], db)
+    entries = json.loads(LITELLM.read_text(encoding="utf-8"))
+    entries["claude-opus-4-6"]["input_cost_per_token"] = 4e-06
+    del entries["gpt-4o-mini"]
+    changed = tmp_path / "litellm_2026-12-01.json"
+    changed.write_text(json.dumps(entries), encoding="utf-8")
+    monkeypatch.setenv("COLUMNS", "100")
+    args = ["--data", str(data), "--db", str(db), "--cache", str(kw["cache"]), "--no-report"]
+    assert main(["refresh", str(changed), *args]) == 0
+    out = capsys.readouterr().out
+    head, _, shown = out.partition("price changes from 2026-11-20 to 2026-12-01 (econ diff --from 2026-11-20 --to ")
+    assert shown, out
+    assert main(["diff", "--db", str(db)]) == 0
+    diffed = capsys.readouterr().out
+    assert diffed.startswith("price changes from 2026-11-20 to 2026-12-01\n")
+    assert shown.split("\n", 1)[1] == diffed.split("\n", 1)[1]
+    summary = " ".join(diffed.split("\n\n")[0].splitlines()[1:])
+    assert "1 price moves (0 up, 1 down)" in summary and " removed keys" in summary
