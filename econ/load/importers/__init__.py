@@ -210,6 +210,13 @@ def import_parsed(
     text = result.frame.write_csv(line_terminator="\n").encode("utf-8")
     twin = same_content(data_dir, source, text)
     if twin is not None and twin != target:
+        if date_from == "--as-of":
+            warnings.warn(
+                f"--as-of {when} is not used: {display_path(twin)} holds the same rows (rename that file to date "
+                "the snapshot otherwise)",
+                EconNotice,
+                stacklevel=2,
+            )
         target, when, date_from = twin, _date_of(twin), f"the same content as {twin.name}"
         status = "unchanged"
     else:

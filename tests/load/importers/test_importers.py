@@ -125,8 +125,22 @@ def _tree(folder: Path) -> dict[str, tuple[bytes, int]]:
     return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(folder.iterdir())}
 
 
-@pytest.mark.parametrize("as_of", [None, date(2026, 12, 1)], ids=["mtime", "as_of"])
-def test_reimport_of_a_shipped_snapshot_under_a_new_date_writes_nothing(work, as_of):
+def test_reimport_with_another_as_of_says_the_date_is_not_used(work):
+    folder = work / "data" / "snapshots"
+    folder.mkdir()
+    shutil.copy2(REPO / "data" / "snapshots" / "litellm_2026-11-20.csv", folder)
+    copy = work / "model_prices_and_context_window.json"
+    shutil.copyfile(REAL[("litellm", "2026-11-20")], copy)
+    with pytest.warns(EconNotice) as seen:
+        result = import_file("litellm", copy, data_dir=work / "data", as_of=date(2026, 12, 1))
+    assert (result.status, result.as_of) == ("unchanged", date(2026, 11, 20))
+    assert [str(w.message) for w in seen] == [
+        "--as-of 2026-12-01 is not used: data/snapshots/litellm_2026-11-20.csv holds the same rows (rename that "
+        "file to date the snapshot otherwise)"
+    ]
+
+
+def test_reimport_of_a_shipped_snapshot_under_a_new_date_writes_nothing(work):
     """Issue 16: the shipped LiteLLM map, copied (new modification time, no date in its name), is the
     2026-11-20 snapshot already in data/: no litellm_2026-12-01.csv, no notice about the mtime date."""
     folder = work / "data" / "snapshots"
@@ -135,7 +149,7 @@ def test_reimport_of_a_shipped_snapshot_under_a_new_date_writes_nothing(work, as
     copy = work / "model_prices_and_context_window.json"
     shutil.copyfile(REAL[("litellm", "2026-11-20")], copy)  # a fresh mtime: today
     before = _tree(folder)
-    result = import_file("litellm", copy, data_dir=work / "data", as_of=as_of)  # a notice would fail (warnings: error)
+    result = import_file("litellm", copy, data_dir=work / "data")  # a notice would fail the test (warnings: error)
     assert (result.status, result.path, result.as_of) == (
         "unchanged",
         folder / "litellm_2026-11-20.csv",
