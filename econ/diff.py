@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from econ.errors import EconError
 from econ.fits.model_identity import match_key, model_name
 from econ.fits.price_changes import CLASSES
 
@@ -66,6 +67,8 @@ def filtered(changes: pl.DataFrame, implied: pl.DataFrame, names: pl.DataFrame |
         implied = implied.filter(pl.col("provider") == provider) if implied.height else implied
     if model is not None:
         wanted = pl.select(match_key(model_name(pl.lit(model)))).item()
+        if names is not None and names.height:
+            _known_model(names, model, wanted)
         keep = (match_key(pl.col("canonical_model")) == wanted).fill_null(False) | (pl.col("model") == model)
         changes = changes.filter(keep | (pl.col("counterpart_model") == model).fill_null(False))
         if implied.height and names is not None:
@@ -76,6 +79,22 @@ def filtered(changes: pl.DataFrame, implied: pl.DataFrame, names: pl.DataFrame |
                 implied.join(canon, on=["source", "provider", "model"], how="left").filter(keep).drop("canonical_model")
             )
     return changes, implied
+
+
+def _known_model(names: pl.DataFrame, model: str, wanted: str) -> None:
+    """Raise unless ``model`` names a canonical model (in any spelling) or a price key of ``names``."""
+    import difflib
+
+    if names.filter(pl.col("model") == model).height:
+        return
+    canonical = names.select(pl.col("canonical_model").drop_nulls().unique()).with_columns(
+        match_key(pl.col("canonical_model")).alias("key")
+    )
+    if canonical.filter(pl.col("key") == wanted).height:
+        return
+    close = difflib.get_close_matches(model.lower(), sorted(canonical["canonical_model"].to_list()), n=3, cutoff=0.6)
+    hint = f"did you mean {', '.join(close)}?" if close else "the names are in model_catalog.canonical_model"
+    raise EconError(f"unknown model {model!r} (no canonical_model or price key of that name)", hint)
 
 
 def view(changes: pl.DataFrame, implied: pl.DataFrame, *, top: int = 20) -> DiffView:

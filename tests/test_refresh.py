@@ -421,3 +421,12 @@ def test_cli_refresh_prints_what_econ_diff_prints(refreshed, tmp_path, capsys, m
     assert shown.split("\n", 1)[1] == diffed.split("\n", 1)[1]
     summary = " ".join(diffed.split("\n\n")[0].splitlines()[1:])
     assert "1 price moves (0 up, 1 down)" in summary and " removed keys" in summary
+
+
+def test_cli_diff_of_an_unknown_model_says_so(refreshed, capsys):
+    _, kw, _, _ = refreshed
+    assert main(["diff", "--db", str(kw["db"]), "--model", "gpt-oss-120"]) == 1
+    assert capsys.readouterr().err == (
+        "Error: unknown model 'gpt-oss-120' (no canonical_model or price key of that name) — did you mean "
+        "gpt-oss-120b, gpt-oss-20b, gpt-oss-120b-ultra?\n"
+    )
