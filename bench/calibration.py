@@ -31,7 +31,7 @@ def main() -> None:
     with built(ROOT / "data") as con:
         t, _ = best_of(lambda: run_analyses(con, [calibration], as_of=AS_OF, cache_dir=None))
         print(f"calibration_analysis: {t:.3f} s")
-        included = con.sql("select count(*) from calibration_points where included").fetchone()[0]
+        included = con.sql("select count(*) from calibration_points where included").fetchall()[0][0]
         print(f"calibration_points_fitted: {included} points")
         frame = con.sql(
             "select p.*, h.architecture from calibration_points p join hardware h using (chip) where included"
@@ -50,7 +50,7 @@ def main() -> None:
         base = base.filter(base["point_id"].is_in(frame["point_id"].to_list())).sort("point_id")
         models = con.sql("select * from model_derived where kv_bytes_per_token is not null").pl()
         reserve = con.sql("select value from scenarios where scenario = 'base' and name = 'hbm_reserve_frac'")
-        pr = calibration.problem(base, models, float(reserve.fetchone()[0]))
+        pr = calibration.problem(base, models, float(reserve.fetchall()[0][0]))
         t, result = best_of(lambda: cal.fit_calibration(pr))
         print(f"calibration_fit: {t:.3f} s")
         t, cv = best_of(lambda: cal.cross_validate(pr, result), repeat=1)

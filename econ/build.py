@@ -33,7 +33,7 @@ from econ.journal import Transaction, journal_path
 from econ.load.loader import column_comments, load_all, table_description
 from econ.lock import Locks
 from econ.outputs import prepare_run, write_marker
-from econ.results import CATALOG_DESCRIPTIONS
+from econ.results import CATALOG_COLUMNS, CATALOG_DESCRIPTIONS
 
 REPORT_LIBRARIES = ("altair", "vl-convert-python", "duckdb", "polars")
 
@@ -124,9 +124,16 @@ def stage_build(
         con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
         create_views(con, Path(queries_dir), allow_pending=True)  # the views over result tables come after
         boundary("build:tables")
-        status = run_analyses(con, ANALYSES, as_of=as_of, cache_dir=cache_dir, code_hash=code_hash)
+        status = run_analyses(
+            con,
+            ANALYSES,
+            as_of=as_of,
+            cache_dir=cache_dir,
+            code_hash=code_hash,
+            after_each=lambda: create_views(con, Path(queries_dir), allow_pending=True),
+        )
         for name, frame in catalog.frames().items():
-            write_table(con, name, frame, description=CATALOG_DESCRIPTIONS[name])
+            write_table(con, name, frame, description=CATALOG_DESCRIPTIONS[name], column_comments=CATALOG_COLUMNS[name])
         create_views(con, Path(queries_dir))
         boundary("build:analyses")
         if staged_reports is not None:

@@ -11,6 +11,7 @@ import errno
 import math
 import signal
 import sys
+import textwrap
 import threading
 import warnings
 from datetime import date
@@ -19,7 +20,9 @@ from pathlib import Path
 from econ import paths
 from econ.errors import EconError, EconNotice
 from econ.files import source_date
-from econ.output import FORMATS, render, render_stream
+from econ.output import FORMATS, render, render_fit, render_object, render_stream, terminal_width
+
+VARIANT_CHOICES = ("standard", "batch", "flex", "priority", "fast")
 
 
 def _date(text: str) -> date:
@@ -38,6 +41,13 @@ def _whole(text: str) -> int:
     except (ValueError, OverflowError):
         pass
     raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+
+
+def _positive(text: str) -> int:
+    n = _whole(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return n
 
 
 def _out(text: str) -> None:
@@ -181,7 +191,28 @@ def cmd_tables(args) -> int:
     from econ.db import list_objects
 
     objects = list_objects(args.db)
-    _out(render(["name", "kind", "rows", "description"], objects, fmt=args.format))
+    columns = ["name", "kind", "rows", "description"]
+    if args.format == "table":
+        _out(render_fit(columns, objects, width=terminal_width(), flexible="description"))
+        _out("econ describe NAME: its columns, units and meanings")
+    else:
+        _out(render(columns, objects, fmt=args.format))
+    return 0
+
+
+def cmd_describe(args) -> int:
+    from econ.db import describe
+
+    kind, description, rows, columns = describe(args.db, args.name)
+    header = ["column", "type", "unit", "kind", "meaning"]
+    if args.format != "table":
+        _out(render(header, columns, fmt=args.format))
+        return 0
+    width = terminal_width()
+    _out(f"{args.name} ({kind}, {rows:,} rows)")
+    _out(textwrap.fill(description, width) if description else "")
+    _out("")
+    _out(render_fit(header, columns, width=width, flexible="meaning", wrap=True, count=False))
     return 0
 
 
@@ -217,19 +248,44 @@ def cmd_report(args) -> int:
     return 0
 
 
-def _print_changes(changes, implied, counts: dict[str, int], fmt: str, *, implied_only: bool = False) -> None:
-    """Price changes, then what they imply: both, with counts, for people (table, markdown); one table for csv/json."""
+def _print_diff(diff, fmt: str, *, top: int | None, provider: str | None, model: str | None, implied: bool) -> None:
+    """A diff for people (table, markdown: summary, per provider, largest moves first, ``top`` rows a list, default
+    20) or as one table (csv, json: every row unless ``top``); ``implied``: what the changes imply instead."""
+    from econ.diff import filtered, implied_ordered, implied_section, ordered, view
+
+    changes, moved = filtered(diff.changes, diff.implied, diff.names, provider=provider, model=model)
+    width = terminal_width()
     if fmt in ("csv", "json"):
-        frame = implied if implied_only else changes
-        _out(render(frame.columns, frame.rows(), fmt=fmt))
+        frame = implied_ordered(moved) if implied else ordered(changes)
+        _out(render(frame.columns or ["quantity"], (frame.head(top) if top else frame).rows(), fmt=fmt))
         return
-    _out(
-        f"{counts['models_added']} models added, {counts['models_removed']} removed, "
-        f"{counts['prices_changed']} prices changed ({counts['components_changed']} components)"
-    )
-    _out(render(changes.columns, changes.rows(), fmt=fmt))
-    _out(f"\nwhat they imply (scenario base): {implied.height} inferred quantities moved")
-    _out(render(implied.columns, implied.rows(), fmt=fmt))
+    top = top or 20
+    drop = ("provider",) if provider else ()  # the heading names it
+
+    def table(section):
+        keep = [i for i, c in enumerate(section.columns) if c not in drop]
+        columns, rows = [section.columns[i] for i in keep], [tuple(r[i] for i in keep) for r in section.rows]
+        more = f" ({len(rows)} of {section.total:,}; --top N for more)" if section.total > len(rows) else ""
+        _out("\n" + textwrap.fill(f"{section.heading}{more}:", width))
+        if fmt == "markdown":
+            _out(render(columns, rows, fmt="markdown"))
+            return
+        flexible = next((c for c in ("model", "old_key") if c in columns), columns[0])
+        _out(render_fit(columns, rows, width=width, flexible=flexible, count=False))
+
+    if implied:
+        section = implied_section(moved, top=top)
+        _out(f"{section.total:,} inferred quantities moved")
+        if section.total:
+            table(section)
+        return
+    v = view(changes, moved, top=top)
+    _out(textwrap.fill(v.summary, width))
+    if not changes.height:
+        return
+    for section in (v.by_provider, *v.sections):
+        table(section)
+    _out("\ncsv and json list every change, largest first; --implied lists what they imply")
 
 
 def cmd_refresh(args) -> int:
@@ -261,7 +317,16 @@ def cmd_refresh(args) -> int:
             f"rebuilt {result.built.db_path} in {result.built.elapsed_s:.2f} s; analyses: "
             + ", ".join(f"{n} ({s})" for n, s in result.built.analyses.items())
         )
-    _print_changes(result.changes, result.implied, result.counts, "table")
+    else:
+        current = f"{args.db}" + ("" if args.no_report else f" and {args.reports}")
+        _out(f"nothing new: {current} {'is' if args.no_report else 'are'} current, nothing was rebuilt")
+    if result.diff is None:
+        if imp.status != "unchanged":
+            _out(f"no snapshot before {imp.as_of}: nothing to compare it with")
+        return 0
+    d = result.diff
+    _out(f"\nprice changes from {d.from_date} to {d.to_date} (econ diff --from {d.from_date} --to {d.to_date})")
+    _print_diff(d, "table", top=args.top, provider=None, model=None, implied=False)
     return 0
 
 
@@ -270,15 +335,82 @@ def cmd_diff(args) -> int:
 
     diff = diff_database(args.db, from_date=args.from_date, to_date=args.to_date)
     if args.format in ("table", "markdown"):
-        _out(f"price changes from {diff.from_date} to {diff.to_date}")
-    _print_changes(diff.changes, diff.implied, diff.counts, args.format, implied_only=args.implied)
+        shown = "".join(f", {k} {v}" for k, v in (("provider", args.provider), ("model", args.model)) if v)
+        _out(f"price changes from {diff.from_date} to {diff.to_date}{shown}")
+    _print_diff(diff, args.format, top=args.top, provider=args.provider, model=args.model, implied=args.implied)
+    return 0
+
+
+TABLE_COST_COLUMNS = (
+    "source",
+    "provider",
+    "model",
+    "tier_min_prompt_tokens",
+    "requests",
+    "cost_usd",
+    "usd_per_request",
+)
+"""What econ cost shows as a table (csv and json add each component and the notes)."""
+
+
+def cmd_cost(args) -> int:
+    from econ.analyses.cost_command import cost_for, read_requests, single_request
+
+    if args.requests is not None:
+        given = [
+            f
+            for f in ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens")
+            if getattr(args, f)
+        ]
+        if given:
+            flags = ", ".join("--" + f.replace("_", "-") for f in given)
+            raise EconError(
+                f"{flags} and --requests both give the tokens", "give the tokens per request or a file, not both"
+            )
+        requests = read_requests(Path(args.requests))
+    else:
+        if args.input_tokens is None or args.output_tokens is None:
+            raise EconError(
+                "give the request's --input-tokens and --output-tokens (or a workload with --requests FILE)",
+                "econ cost --model claude-sonnet-4.5 --input-tokens 250000 --output-tokens 500",
+            )
+        requests = single_request(
+            input_tokens=args.input_tokens,
+            output_tokens=args.output_tokens,
+            cached_input_tokens=args.cached_input_tokens or 0,
+            cache_write_tokens=args.cache_write_tokens or 0,
+            cache_ttl=args.cache_ttl,
+            cache_storage_hours=args.cache_storage_hours,
+        )
+    result = cost_for(
+        args.db,
+        model=args.model,
+        requests=requests,
+        provider=args.provider,
+        source=args.source,
+        variant=args.variant,
+        as_of=args.as_of,
+        include_free=args.include_free,
+    )
+    if args.format != "table":
+        _out(render(result.columns, result.rows, fmt=args.format))
+        return 0
+    width = terminal_width()
+    _out(textwrap.fill(result.summary, width))
+    shown = [c for c in result.columns if c in TABLE_COST_COLUMNS]
+    at = [result.columns.index(c) for c in shown]
+    rows = [tuple(r[i] for i in at) for r in result.rows]
+    _out(render_fit(shown, rows, width=width, flexible="model"))
+    notes = [f"{r[1]} {r[2]}: {r[-1]}" for r in result.rows if r[-1]]
+    for line in [*result.notes, *notes]:
+        _out(textwrap.fill(line, width))
     return 0
 
 
 def cmd_fleet(args) -> int:
     from econ.analyses.fleet_command import plan_for
 
-    columns, rows = plan_for(
+    result = plan_for(
         args.db,
         model=args.model,
         chip=args.chip,
@@ -292,7 +424,12 @@ def cmd_fleet(args) -> int:
         ttft_s=args.ttft_s,
         as_of=args.as_of,
     )
-    _out(render(columns, rows, fmt=args.format))
+    if args.format == "json":
+        _out(render_object(result.as_object()))
+    elif args.format == "csv":
+        _out(render(["quantity", "value", "unit"], result.rows(), fmt="csv"))
+    else:
+        _out(render(["quantity", "value"], result.human_rows(), fmt=args.format))
     return 0
 
 
@@ -328,7 +465,10 @@ def cmd_predict(args) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    from econ import __version__
+
     p = argparse.ArgumentParser(prog="econ", description="LLM serving and training economics from public data.")
+    p.add_argument("--version", action="version", version=f"econ {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add_db(sp):
@@ -386,6 +526,12 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--format", choices=FORMATS, default="table")
     t.set_defaults(func=cmd_tables)
 
+    de = sub.add_parser("describe", help="a table's or view's columns with their types, units and meanings")
+    add_db(de)
+    de.add_argument("name", help="table or view (econ tables lists them)")
+    de.add_argument("--format", choices=FORMATS, default="table")
+    de.set_defaults(func=cmd_describe)
+
     r = sub.add_parser("report", help="write the static HTML report from the built database")
     add_db(r)
     r.add_argument("--reports", type=Path, default=paths.REPORTS_DIR, help="report folder (default: reports/)")
@@ -400,11 +546,18 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument(
         "--fetch", choices=("litellm", "openrouter"), help="download the current public file instead of FILE"
     )
-    f.add_argument("--as-of", type=_date, default=None, help="snapshot date (default: the file's own date)")
+    f.add_argument(
+        "--as-of",
+        type=_date,
+        default=None,
+        help="snapshot date of a file whose name carries none (default: the date in its name, else its modification "
+        "time, with a notice)",
+    )
     f.add_argument("--data", type=Path, default=paths.DATA_DIR, help="data folder (default: data/)")
     f.add_argument("--reports", type=Path, default=paths.REPORTS_DIR, help="report folder (default: reports/)")
     f.add_argument("--no-report", action="store_true", help="skip writing the HTML report")
     f.add_argument("--cache", type=Path, default=paths.CACHE_DIR, help="analysis cache folder (default: build/cache/)")
+    f.add_argument("--top", type=_positive, default=None, help="rows per list of changes (default 20)")
     add_wait(f)
     f.set_defaults(func=cmd_refresh)
 
@@ -418,8 +571,11 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument(
         "--implied",
         action="store_true",
-        help="with csv/json: print the inferred-quantity changes instead of the price changes (one table each)",
+        help="print what the price changes imply (inferred quantities that moved) instead of the price changes",
     )
+    d.add_argument("--top", type=_positive, default=None, help="rows per list (default 20 in a table; csv/json: all)")
+    d.add_argument("--provider", help="only this seller (prices.provider)")
+    d.add_argument("--model", help="only this model (canonical_model in any spelling, or a price key)")
     d.set_defaults(func=cmd_diff)
 
     fl = sub.add_parser(
@@ -504,12 +660,51 @@ def parser() -> argparse.ArgumentParser:
     pr.add_argument("--format", choices=FORMATS, default="table")
     pr.set_defaults(func=cmd_predict)
 
+    c = sub.add_parser(
+        "cost",
+        help="what a request (or a workload of requests) costs at every seller of a model, cheapest first",
+        description="Price a request as the sellers bill it: a long-context tier bills the whole request once the "
+        "prompt (input + cache reads + cache writes) exceeds its threshold; cache reads and 5m/1h writes at the "
+        "row's cache prices; a variant (batch, flex, priority, fast) at its own rows.",
+    )
+    add_db(c)
+    c.add_argument("--model", required=True, help="canonical model (price_current.canonical_model) or a price key")
+    c.add_argument("--provider", help="only this seller (prices.provider); default: every seller, cheapest first")
+    c.add_argument("--source", choices=("hand", "litellm", "openrouter"), help="only prices from this source")
+    c.add_argument("--input-tokens", type=_whole, help="uncached prompt tokens of the request")
+    c.add_argument("--output-tokens", type=_whole, help="output tokens of the request")
+    c.add_argument("--cached-input-tokens", type=_whole, help="prompt tokens read from the cache (default 0)")
+    c.add_argument("--cache-write-tokens", type=_whole, help="prompt tokens written to the cache (default 0)")
+    c.add_argument("--cache-ttl", choices=("5m", "1h"), default="5m", help="retention of the cache writes (default 5m)")
+    c.add_argument(
+        "--cache-storage-hours",
+        type=float,
+        default=0.0,
+        help="hours the cached tokens are stored (Google explicit caches)",
+    )
+    c.add_argument("--variant", choices=VARIANT_CHOICES, default="standard", help="service variant (default standard)")
+    c.add_argument(
+        "--requests",
+        help="CSV of requests (input_tokens, output_tokens, optional cached_input_tokens, cache_write_tokens, "
+        "cache_ttl, cache_storage_hours, requests): prints each seller's total",
+    )
+    c.add_argument("--include-free", action="store_true", help="also list free tiers and placeholder ($0) prices")
+    c.add_argument("--format", choices=FORMATS, default="table")
+    c.add_argument("--as-of", type=_date, default=None, help="date of the prices (default: the build's date)")
+    c.set_defaults(func=cmd_cost)
+
     i = sub.add_parser("import", help="import a LiteLLM or OpenRouter price map as a dated snapshot in data/")
     i.add_argument("source", choices=("litellm", "openrouter"))
     i.add_argument(
         "file", help="the JSON file (LiteLLM model_prices_and_context_window.json or OpenRouter /api/v1/models)"
     )
-    i.add_argument("--as-of", type=_date, default=None, help="snapshot date (default: the file's own date)")
+    i.add_argument(
+        "--as-of",
+        type=_date,
+        default=None,
+        help="snapshot date of a file whose name carries none (default: the date in its name, else its modification "
+        "time, with a notice)",
+    )
     i.add_argument("--data", type=Path, default=paths.DATA_DIR, help="data folder (default: data/)")
     add_wait(i)
     i.set_defaults(func=cmd_import)

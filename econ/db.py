@@ -257,17 +257,51 @@ def comment(
 
 
 _HEADER = re.compile(r"^\s*--\s?(.*)$")
+_COLUMN = re.compile(r"^column\s+([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.+)$")
 
 
-def view_header(sql: str) -> str:
-    """The leading comment block of a view's SQL file (its description and grain)."""
+def _header_lines(sql: str) -> list[str]:
     lines = []
     for line in sql.splitlines():
         m = _HEADER.match(line)
         if not m:
             break
         lines.append(m.group(1).strip())
-    return " ".join(x for x in lines if x)
+    return lines
+
+
+def view_header(sql: str) -> str:
+    """The leading comment block of a view's SQL file (its description and grain), without its column lines."""
+    return " ".join(x for x in _header_lines(sql) if x and not _COLUMN.match(x))
+
+
+def view_column_notes(sql: str) -> dict[str, str]:
+    """The ``-- column NAME: meaning [unit]`` lines of a view's header: comments of the columns it computes or
+    renames (a column it passes through keeps the comment of the column it selects)."""
+    return {m.group(1): m.group(2).strip() for x in _header_lines(sql) if (m := _COLUMN.match(x))}
+
+
+def _comment_view_columns(con: duckdb.DuckDBPyConnection, name: str, sql: str) -> None:
+    """Comment every column of view ``name``: its header's ``-- column`` line, else the comment of the column of that
+    name in the first table or view the SQL names that has one."""
+    notes = view_column_notes(sql)
+    rows = con.execute(
+        "select table_name, column_name, comment from duckdb_columns() where database_name = current_database()"
+    ).fetchall()
+    by_relation: dict[str, dict[str, str]] = {}
+    for relation, column, text in rows:
+        if text:
+            by_relation.setdefault(relation, {})[column] = text
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", sql)
+    sources = [w for w in dict.fromkeys(words) if w in by_relation and w != name]
+    comments = {}
+    for (column,) in con.execute(
+        "select column_name from duckdb_columns() where database_name = current_database() and table_name = ?", [name]
+    ).fetchall():
+        text = notes.get(column) or next((by_relation[r][column] for r in sources if column in by_relation[r]), None)
+        if text:
+            comments[column] = text
+    comment(con, name, "", comments, view=True)
 
 
 def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path, *, allow_pending: bool = False) -> list[str]:
@@ -301,6 +335,7 @@ def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path, *, allow_pen
                     f"{path}: view {name} does not compile: {e}".strip(), "fix the SQL in that file"
                 ) from None
             comment(con, name, view_header(sql), {}, view=True)
+            _comment_view_columns(con, name, sql)
             created.append(name)
             del pending[name]
             progress = True
@@ -329,11 +364,84 @@ def table_summary(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, int, s
     ]
 
 
+def use_build_date(con: duckdb.DuckDBPyConnection) -> None:
+    """Set the ``as_of`` variable ``price_current`` reads to the date the database was built for (if recorded)."""
+    try:
+        (when,) = con.execute("select max(as_of) from build_info").fetchall()[0]
+    except duckdb.Error:
+        return
+    if when is not None:
+        con.execute(f"set variable as_of = date '{when.isoformat()}'")
+
+
 def list_objects(db_path: Path) -> list[tuple[str, str, int, str]]:
-    """``econ tables``: :func:`table_summary` of the built database; a block that cannot be read is a
-    :class:`DatabaseError` naming the file."""
+    """``econ tables``: :func:`table_summary` of the built database (``price_current`` at the build's date); a block
+    that cannot be read is a :class:`DatabaseError` naming the file."""
     with connect_read_only(db_path) as con:
         try:
+            use_build_date(con)
             return table_summary(con)
         except duckdb.Error as e:
             raise damaged(Path(db_path), e) from None
+
+
+_UNIT = re.compile(r"\s*\[([^\[\]]*)\]")
+_KIND = re.compile(r"\s+—\s+([a-z]+)$")
+
+
+def split_comment(text: str | None) -> tuple[str, str, str]:
+    """(meaning, unit, kind) of a column comment: ``meaning [unit] — kind`` (result tables) or ``meaning [unit]``
+    (input tables and views); the unit is the last ``[...]``, '' when none."""
+    text = (text or "").strip()
+    kind = ""
+    if m := _KIND.search(text):
+        kind, text = m.group(1), text[: m.start()]
+    units = list(_UNIT.finditer(text))
+    unit = ""
+    if units:
+        last = units[-1]
+        unit, text = last.group(1), text[: last.start()] + text[last.end() :]
+    return text.strip(), unit, kind
+
+
+def describe(db_path: Path, name: str) -> tuple[str, str, int, list[tuple[str, str, str, str, str]]]:
+    """``econ describe``: (kind, description, rows, [(column, type, unit, kind, meaning)]) of a table or view."""
+    with connect_read_only(db_path) as con:
+        try:
+            objects = {n: (k, d) for n, k, _, d in _objects(con)}
+            if name not in objects:
+                import difflib
+
+                close = difflib.get_close_matches(name, list(objects), n=3, cutoff=0.5)
+                hint = f"did you mean {', '.join(close)}?" if close else "econ tables lists the tables and views"
+                raise DatabaseError(f"no table or view {name!r} in {db_path}", hint)
+            kind, description = objects[name]
+            use_build_date(con)
+            rows = con.execute(f"select count(*) from {quote_ident(name)}").fetchall()[0][0]
+            columns = con.execute(
+                "select column_name, data_type, comment from duckdb_columns() "
+                "where database_name = current_database() and table_name = ? order by column_index",
+                [name],
+            ).fetchall()
+        except duckdb.Error as e:
+            raise damaged(Path(db_path), e) from None
+    out = []
+    for column, dtype, text in columns:
+        meaning, unit, column_kind = split_comment(text)
+        out.append((column, dtype.lower(), unit, column_kind, meaning))
+    return kind, description, rows, out
+
+
+def _objects(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, int, str]]:
+    return [
+        (n, k, 0, d)
+        for n, k, d in con.execute(
+            """
+            select table_name, 'table', coalesce(comment, '') from duckdb_tables()
+            where database_name = current_database()
+            union all
+            select view_name, 'view', coalesce(comment, '') from duckdb_views()
+            where database_name = current_database() and not internal
+            """
+        ).fetchall()
+    ]

@@ -123,3 +123,106 @@ def _table_stream(columns, batches) -> Iterator[str]:
         for row in rows:
             yield "\n" + fmt_row([_cell(v).replace("\n", " ") for v in row])
     yield f"\n({count} row{'s' if count != 1 else ''})"
+
+
+def terminal_width(default: int = 100) -> int:
+    """Columns of the terminal (``COLUMNS`` or the tty's size), else ``default`` when output is not a terminal."""
+    import os
+    import shutil
+
+    if os.environ.get("COLUMNS", "").isdigit():
+        return max(int(os.environ["COLUMNS"]), 20)
+    return max(shutil.get_terminal_size((default, 24)).columns, 20)
+
+
+FLEXIBLE_MIN_CHARS = 24
+"""The fewest characters :func:`render_fit` leaves its flexible column before it cuts the others."""
+
+
+def render_fit(
+    columns: list[str], rows: list[tuple], *, width: int, flexible: str, wrap: bool = False, count: bool = True
+) -> str:
+    """A table (as :func:`render`) whose lines fit ``width`` characters: the ``flexible`` column takes what the
+    others leave, its text cut with "…" (or, with ``wrap``, continued on the lines below in the same column). When
+    the other columns alone leave it less than :data:`FLEXIBLE_MIN_CHARS`, their text is cut too, widest first, down
+    to the width of their header, and then the flexible one below it (numbers are never cut)."""
+    import textwrap
+
+    cells = [[_cell(v).replace("\n", " ") for v in row] for row in rows]
+    at = columns.index(flexible)
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    numeric = [
+        bool(rows) and all(isinstance(row[i], (int, float, Decimal)) or row[i] is None for row in rows)
+        for i in range(len(columns))
+    ]
+    gaps = 2 * (len(columns) - 1)
+    floor = max(len(flexible), FLEXIBLE_MIN_CHARS)
+    cuttable = [i for i in range(len(columns)) if i != at and not numeric[i]]
+    while sum(w for i, w in enumerate(widths) if i != at) + gaps + min(widths[at], floor) > width:
+        wide = [i for i in cuttable if widths[i] > max(len(columns[i]), 2)]
+        if not wide:
+            break
+        i = max(wide, key=lambda i: widths[i])
+        widths[i] -= 1
+    others = sum(w for i, w in enumerate(widths) if i != at) + gaps
+    widths[at] = min(widths[at], max(width - others, len(flexible), 6))  # too narrow still: only numbers overflow
+
+    def cut(text: str, w: int) -> str:
+        return text if len(text) <= w else text[: w - 1] + "…"
+
+    def line(r):
+        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(r, widths, numeric)).rstrip()
+
+    out = [line(columns), "  ".join("-" * w for w in widths)]
+    for r in cells:
+        r = [v if i == at else cut(v, widths[i]) for i, v in enumerate(r)]
+        text = r[at]
+        if len(text) <= widths[at]:
+            out.append(line(r))
+        elif wrap:
+            parts = textwrap.wrap(text, widths[at]) or [""]
+            out.append(line([*r[:at], parts[0], *r[at + 1 :]]))
+            out += [line(["" for _ in r[:at]] + [p] + ["" for _ in r[at + 1 :]]) for p in parts[1:]]
+        else:
+            out.append(line([*r[:at], cut(text, widths[at]), *r[at + 1 :]]))
+    if count:
+        out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    return "\n".join(out)
+
+
+PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+"""Decimal SI prefixes :func:`human` writes before a unit."""
+
+
+def human(value, unit: str = "") -> str:
+    """A number and its unit as people read them: three significant digits with a decimal SI prefix from 1,000 up
+    (``1.32 M USD/day``), whole numbers below a million exact (``8 chips``, ``131,072 tokens``), a fraction as a
+    percentage (``62.3 %``); text, dates and blanks as they are."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        return f"{_cell(value)} {unit}".strip() if unit else _cell(value)
+    if isinstance(value, float) and math.isinf(value):
+        return f"{_cell(value)} {unit}".strip()
+    if unit == "frac":
+        return f"{float(value) * 100:.3g} %"
+    if isinstance(value, int) and abs(value) < 1e6:
+        return f"{value:,} {unit}".strip()
+    x = float(value)
+    for scale, prefix in PREFIXES:
+        if abs(x) >= scale * (1 - 5e-4):  # 999,950 shows as 1 M, not 1e+03 k
+            return f"{x / scale:.3g} {prefix}{unit}".strip() if not unit else f"{x / scale:.3g} {prefix} {unit}"
+    return f"{x:.3g} {unit}".strip()
+
+
+def render_object(obj) -> str:
+    """One JSON object (``econ fleet --format json``): dates as ISO text, non-finite numbers as null."""
+
+    def clean(v):
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        return _json_value(v)
+
+    return json.dumps(clean(obj), indent=2, allow_nan=False)

@@ -3,8 +3,10 @@
 The file is parsed and checked before anything is written (the importer rejects a
 malformed or truncated file). The new snapshot is staged beside its target and moves into
 data/ together with the rebuilt database and report (one journal commit), so data/, the
-database and the report are all old or all new, whatever happens to the run. Importing the same file
-twice changes nothing: the snapshot is byte-identical, and the analyses restore from cache.
+database and the report are all old or all new, whatever happens to the run. Importing a file whose rows
+equal an existing snapshot changes nothing, whatever its date or modification time: no snapshot is written and,
+when the database is current, nothing is rebuilt. The changes it reports are ``econ diff``'s between the snapshot
+before it and its date (:func:`diff_database`), so refresh and diff count the same things.
 """
 
 from __future__ import annotations
@@ -20,17 +22,17 @@ from pathlib import Path
 import polars as pl
 
 from econ import paths
-from econ.analyses.inferred_changes import inference_inputs, inferred_between, inferred_changes
-from econ.build import BuildResult, stage_build
+from econ.analyses.inferred_changes import inference_inputs, inferred_between
+from econ.build import BuildResult, default_as_of, stage_build
 from econ.db import connect_read_only, table_summary
 from econ.errors import EconError, EconNotice
 from econ.faults import boundary
 from econ.files import staging_path
-from econ.fits.price_changes import changes_between, default_dates, price_changes, state_on, summary
+from econ.fits.price_changes import CHANGE_SCHEMA, default_dates, price_changes, summary
 from econ.journal import Transaction, journal_path
-from econ.load.importers import ImportResult, import_parsed, snapshot_date
+from econ.load.importers import ImportResult, file_date, import_parsed
 from econ.load.importers.common import read_json
-from econ.load.loader import load_all, snapshot_path
+from econ.load.loader import snapshot_path
 from econ.lock import Locks
 from econ.outputs import prepare_run
 
@@ -43,10 +45,21 @@ FETCH_TIMEOUT_S = 30.0
 
 @dataclass
 class RefreshResult:
+    """What a refresh did: the import, the rebuild (None when nothing was new and the database is current) and the
+    price changes it brought, which are ``econ diff --from <the snapshot before> --to <its date>`` (:attr:`diff`;
+    None for the first snapshot, or when nothing was imported)."""
+
     imported: ImportResult
     built: BuildResult | None
-    changes: pl.DataFrame
-    implied: pl.DataFrame
+    diff: Diff | None
+
+    @property
+    def changes(self) -> pl.DataFrame:
+        return self.diff.changes if self.diff is not None else pl.DataFrame(schema=CHANGE_SCHEMA)
+
+    @property
+    def implied(self) -> pl.DataFrame:
+        return self.diff.implied if self.diff is not None else pl.DataFrame()
 
     @property
     def counts(self) -> dict[str, int]:
@@ -97,13 +110,14 @@ def refresh(
 
     The snapshot, the database and the report are staged and move in together (one journal commit,
     ``econ.journal``): a failed or killed refresh leaves data/, the database and the report as they
-    were. The changes compare the rows of the snapshot's source in effect on its date before and
-    after the import.
+    were. The changes are what ``econ diff`` gives between the snapshot before the new one (any source) and
+    the new one's date, from the rebuilt database, so refresh and diff count the same things. A file whose rows
+    equal an existing snapshot adds nothing and, when the database and report are current, rebuilds nothing.
     """
     path, data_dir = Path(path), Path(data_dir)
     obj = read_json(path)  # a missing, unreadable or truncated file stops here, before anything is written
     source = source or detect_source(obj)
-    when, _ = snapshot_date(path, as_of)
+    when, _, _ = file_date(path, as_of)  # its notice, if any, comes from the import (none if the content is known)
     target = snapshot_path(data_dir, source, when)
     with Locks(command="econ refresh") as locks:
         prepare_run(
@@ -115,13 +129,15 @@ def refresh(
             wait=wait,
             writes_data=True,
         )
-        before = load_all(data_dir)["prices"]
         txn = Transaction(journal_path(db_path), locks=locks.held)
         try:
             staged = txn.stage(target)
             imported = import_parsed(source, obj, path, data_dir=data_dir, as_of=as_of, stage_at=staged)
             if imported.status == "unchanged":
                 txn.moves.pop()
+                if _current(db_path, reports_dir, data_dir=data_dir, as_of=build_as_of):
+                    txn.abort()
+                    return RefreshResult(imported, None, None)
             boundary("refresh:snapshot")
             started = time.perf_counter()
             status = stage_build(
@@ -140,19 +156,43 @@ def refresh(
             raise
         with connect_read_only(db_path) as con:
             objects = table_summary(con)
-            after = con.sql("select * from prices where source = ?", params=[source]).pl()
-            models, tiers, a = inference_inputs(con)
+            dates = [d for (d,) in con.execute("select distinct snapshot_date from price_snapshots").fetchall()]
     built = BuildResult(Path(db_path), objects, status, elapsed_s, reports_dir)
-    old, new = (state_on(rows, when).filter(source=source) for rows in (before, after))
-    return RefreshResult(imported, built, changes_between(old, new), inferred_changes(old, new, models, tiers, a))
+    earlier = [d for d in dates if d < imported.as_of]
+    if imported.status == "unchanged" or not earlier:
+        return RefreshResult(imported, built, None)
+    return RefreshResult(imported, built, diff_database(db_path, from_date=max(earlier), to_date=imported.as_of))
+
+
+def _current(db_path: Path, reports_dir: Path | None, *, data_dir: Path, as_of: date | None) -> bool:
+    """Whether a rebuild would give what is there: the database (and the report, if one is asked for) exists, was
+    built by this code for the same as-of date, and no data file is newer than it (as ``make`` judges). A refresh that
+    imports nothing new then rebuilds nothing."""
+    db_path = Path(db_path)
+    if reports_dir is not None and not (Path(reports_dir) / "index.html").is_file():
+        return False
+    try:
+        with connect_read_only(db_path, current=True) as con:
+            built_for = con.execute("select max(as_of) from build_info").fetchall()[0][0]
+    except EconError:
+        return False
+    if built_for != (as_of or default_as_of()):
+        return False
+    built_at = db_path.stat().st_mtime_ns
+    inputs = (p for p in Path(data_dir).rglob("*.csv") if not p.name.startswith("."))
+    return all(p.stat().st_mtime_ns <= built_at for p in inputs)
 
 
 @dataclass
 class Diff:
+    """Price changes between two dates (classified, :func:`econ.fits.price_changes.classify`), what they imply, and
+    the ``price_keys`` that name the models (``econ diff --model`` filters by canonical model)."""
+
     from_date: date
     to_date: date
     changes: pl.DataFrame
     implied: pl.DataFrame
+    names: pl.DataFrame | None = None
 
     @property
     def counts(self) -> dict[str, int]:
@@ -165,6 +205,7 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
     with connect_read_only(db_path, current=True) as con:
         dates = [d for (d,) in con.execute("select distinct snapshot_date from price_snapshots").fetchall()]
         prices = con.sql("select * from prices order by all").pl()
+        names = con.sql("select * from price_keys").pl()
         models, tiers, a = inference_inputs(con)
     start, end = default_dates(dates, from_date, to_date)
     if not any(start < d <= end for d in dates):
@@ -182,4 +223,6 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
             EconNotice,
             stacklevel=2,
         )
-    return Diff(start, end, price_changes(prices, start, end), inferred_between(prices, start, end, models, tiers, a))
+    changes = price_changes(prices, start, end, names=names)
+    implied = inferred_between(prices, start, end, models, tiers, a)
+    return Diff(start, end, changes, implied, names)

@@ -211,3 +211,33 @@ CATALOG_DESCRIPTIONS = {
         "(econ.formula), with its source and the columns it fills. Grain: one row per function."
     ),
 }
+
+CATALOG_COLUMNS = {
+    "result_tables": {
+        "table_name": "Result table",
+        "analysis": "Analysis that writes it (econ/analyses/<analysis>.py)",
+        "grain": "What one row is",
+        "key_columns": "Columns that identify a row (comma-separated)",
+        "description": "What the table holds",
+    },
+    "result_columns": {
+        "table_name": "Result table",
+        "column_name": "Column",
+        "position": "Position of the column in the table (1 = first)",
+        "dtype": "Type: str, float, int, bool or date",
+        "unit": "Unit of the values ('' when none)",
+        "kind": "Kind of number: " + ", ".join(KINDS),
+        "meaning": "What the column holds",
+        "function": "Function that computes it (module.name; null for keys, inputs and labels)",
+        "formula": "Formula the function computes (econ.formula)",
+        "source": "Where the formula comes from (lecture section, paper, datasheet, rule)",
+        "comment": "The column's database comment: meaning, formula, unit and kind",
+    },
+    "formulas": {
+        "function": "Function (module.name)",
+        "formula": "Formula it computes, on one line",
+        "source": "Where the formula comes from",
+        "used_in": "Result columns it fills (table.column, comma-separated)",
+    },
+}
+"""Column comments of the catalog tables."""

@@ -4,6 +4,13 @@
 -- scenarios, scaling-law points, layouts and deployments carry no date).
 -- origin says how rows arrived: hand-kept CSV (hand) or an imported price map (litellm, openrouter).
 -- Grain: one row per input table x origin x source_url (models' pre-training token counts are listed as their own table).
+-- column table_name: Input table the rows are in (models.pretrain_tokens: the models' pre-training token counts)
+-- column origin: How the rows arrived: hand (a CSV in data/), litellm or openrouter (an imported price map)
+-- column source_url: Page the rows were read from ('' when blank)
+-- column row_count: Rows of the table with this origin and source_url [rows]
+-- column date_column: Column the dates come from (null: the table carries no date)
+-- column first_date: Earliest date of those rows (price periods, quotes, releases)
+-- column last_date: Latest date of those rows (for imported prices, the newest snapshot carrying them)
 with urls as (
     select 'hardware' as table_name, 'hand' as origin, source_url, 'release_date' as date_column,
         release_date as first_date, release_date as last_date

@@ -1,6 +1,11 @@
 -- Current long-context tiers: every tier above the base tier, next to the base tier, with the uplift ratios of
 -- price_tier_ratios. A tier bills the whole request at its rate once the prompt exceeds tier_min_prompt_tokens.
 -- Grain: one row per source x provider x model x variant x tier above 0 (models with more than one tier).
+-- column tier_count: Tiers of the schedule (source x provider x model x variant), the base tier included
+-- column tier_index: Position of this tier in its schedule (1 = the first above the base tier)
+-- column base_input_usd_per_mtok: Uncached input price of the base tier (tier_min_prompt_tokens 0) [USD/MTok]
+-- column base_output_usd_per_mtok: Output price of the base tier [USD/MTok]
+-- column base_cache_read_usd_per_mtok: Cache-read price of the base tier [USD/MTok]
 with base as (
     select * from price_current where tier_min_prompt_tokens = 0
 ),

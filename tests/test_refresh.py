@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
+import math
 import shutil
 import urllib.error
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import duckdb
+import polars as pl
 import pytest
 
 from econ import refresh as refresh_module
@@ -55,22 +58,36 @@ def refreshed(tmp_path_factory):
 
 
 def test_refresh_reports_the_known_change(refreshed):
-    _, _, first, second = refreshed
-    assert first.imported.status == "new" and first.changes.filter(change="added").height > 1000
-    assert first.implied.height == 0  # nothing to compare with: every price was added
+    _, kw, first, second = refreshed
+    assert first.imported.status == "new" and first.diff is None  # the first snapshot: nothing to compare it with
+    assert first.changes.height == 0 and first.implied.height == 0
+    assert (second.diff.from_date, second.diff.to_date) == (date(2025, 9, 1), date(2026, 11, 20))
     row = second.changes.filter(
         model="gemini/gemini-2.5-pro", component="cache_read_usd_per_mtok", tier_min_prompt_tokens=0, variant="standard"
     )
-    assert row.select("old_value", "new_value").row(0) == (0.3125, 0.125)
-    assert not second.changes.filter(source="hand").height  # only the refreshed source is compared
+    assert row.select("old_value", "new_value", "change_class").row(0) == (0.3125, 0.125, "price move down")
+
+
+def test_refresh_and_diff_count_the_same_things(refreshed, capsys):
+    """Issue 16: refresh printed "0 removed" where the econ diff right after said "1 removed". Refresh's changes are
+    econ diff's between the snapshot before and the new one, and both print the same summary line."""
+    _, kw, _, second = refreshed
+    diff = refresh_module.diff_database(kw["db"], from_date=date(2025, 9, 1), to_date=date(2026, 11, 20))
+    assert second.changes.equals(diff.changes) and second.implied.equals(diff.implied)
+    assert second.counts == diff.counts and second.counts["models_removed"] > 0
+    assert main(["diff", "--db", str(kw["db"])]) == 0
+    summary = " ".join(capsys.readouterr().out.split("\n\n")[0].splitlines()[1:])  # the summary, however wrapped
+    n = {c: second.changes.filter(change_class=c).height for c in ("price move up", "price move down", "removed")}
+    assert f"({n['price move up']:,} up, {n['price move down']:,} down)" in summary
+    assert f"{n['removed']:,} removed keys" in summary and n["removed"] > 0
 
 
 def test_refresh_implies_what_the_rebuilt_database_infers(refreshed):
     """Second method: the changes analysis of the rebuild (inferred_changes, from the two newest snapshot dates of
-    the whole prices table) lists the same implied quantities for the refreshed source as refresh does."""
+    the whole prices table) lists the same implied quantities as refresh does."""
     root, kw, _, second = refreshed
     with duckdb.connect(str(kw["db"]), read_only=True) as con:
-        stored = con.sql("select * exclude (from_date, to_date) from inferred_changes where source = 'litellm'").pl()
+        stored = con.sql("select * exclude (from_date, to_date) from inferred_changes").pl()
     assert second.implied.height > 0
     assert second.implied.sort(second.implied.columns).equals(stored.sort(stored.columns))
 
@@ -81,8 +98,50 @@ def test_refreshing_the_same_snapshot_again_changes_nothing(refreshed):
     before = snapshot.read_bytes()
     again = run_refresh(root / "data", LITELLM, as_of=date(2026, 11, 20), **kw)
     assert again.imported.status == "unchanged" and again.changes.height == 0 and again.implied.height == 0
-    assert set(again.built.analyses.values()) == {"cached"}
+    assert again.built is None  # the database is current: nothing is rebuilt
     assert snapshot.read_bytes() == before
+
+
+def test_reimporting_a_shipped_snapshot_with_a_new_mtime_changes_no_file_and_no_table(
+    refreshed, tmp_path, capsys, monkeypatch
+):
+    """Issue 16: re-importing the shipped LiteLLM map created litellm_2026-12-01.csv (dated by its mtime), identical
+    in content to the 2026-11-20 snapshot. A copy of the file with a fresh mtime and no date in its name now adds
+    nothing: data/, the database file and every table are as they were."""
+    root, kw, _, _ = refreshed
+    copy = tmp_path / "model_prices_and_context_window.json"
+    shutil.copyfile(LITELLM, copy)  # modification time: now
+    with duckdb.connect(str(kw["db"]), read_only=True) as con:
+        tables = {t: con.sql(f"select * from {t} order by all").pl() for (t,) in con.sql("show tables").fetchall()}
+    state = (tree_hash(root / "data"), hashlib.sha256(kw["db"].read_bytes()).hexdigest())
+    args = ["refresh", str(copy), "--data", str(root / "data"), "--db", str(kw["db"]), "--cache", str(kw["cache"])]
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(int(datetime(2026, 11, 30, tzinfo=UTC).timestamp())))
+    assert main([*args, "--no-report"]) == 0  # the build date the database has: AS_OF
+    out = capsys.readouterr()
+    assert out.out.splitlines() == [
+        "snapshot litellm_2026-11-20.csv: unchanged (5451 price rows, dated 2026-11-20 from the same content as "
+        "litellm_2026-11-20.csv)",
+        f"nothing new: {kw['db']} is current, nothing was rebuilt",
+    ]
+    assert out.err == ""  # no notice of a date from the modification time
+    assert state == (tree_hash(root / "data"), hashlib.sha256(kw["db"].read_bytes()).hexdigest())
+    with duckdb.connect(str(kw["db"]), read_only=True) as con:
+        for name, frame in tables.items():
+            assert con.sql(f"select * from {name} order by all").pl().equals(frame), name
+
+
+def test_an_unchanged_snapshot_still_rebuilds_a_stale_database(refreshed, tmp_path):
+    """Nothing new to import, but a data file changed after the build (or another as-of date): refresh rebuilds."""
+    root, kw, _, _ = refreshed
+    data = tmp_path / "data"
+    shutil.copytree(root / "data", data)
+    db = tmp_path / "out.duckdb"
+    shutil.copy2(kw["db"], db)
+    again = run_refresh(data, LITELLM, as_of=date(2026, 11, 20), db=db, cache=kw["cache"])
+    assert again.built is None
+    (data / "scenarios.csv").touch()  # newer than the database
+    again = run_refresh(data, LITELLM, as_of=date(2026, 11, 20), db=db, cache=kw["cache"])
+    assert again.imported.status == "unchanged" and again.built is not None
 
 
 def test_cli_refresh_of_a_missing_file_is_an_error(data_dir, capsys):
@@ -221,9 +280,13 @@ def test_cli_diff_between_real_snapshots(refreshed, capsys):
     assert main(["diff", "--db", str(kw["db"]), "--format", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (
-        "change,source,provider,model,variant,tier_min_prompt_tokens,component,old_value,new_value,change_frac"
+        "change,source,provider,model,variant,tier_min_prompt_tokens,component,old_value,new_value,change_frac,"
+        "canonical_model,counterpart_model,change_class"
     )
-    assert "changed,litellm,gemini,gemini/gemini-2.5-pro,standard,0,cache_read_usd_per_mtok,0.3125,0.125,-0.6" in lines
+    assert (
+        "changed,litellm,gemini,gemini/gemini-2.5-pro,standard,0,cache_read_usd_per_mtok,0.3125,0.125,-0.6,"
+        "gemini-2.5-pro,,price move down"
+    ) in lines
 
 
 def test_cli_diff_json_is_one_document_each(refreshed, capsys):
@@ -247,3 +310,123 @@ def test_cli_diff_on_a_database_from_an_older_econ(refreshed, tmp_path, capsys, 
         assert capsys.readouterr().err == (
             f"Error: {db} was built by another version of econ — run econ build to rebuild it with this one\n"
         )
+
+
+def diff_csv(db, *args) -> list[dict]:
+    import csv
+
+    from econ.cli import main as run
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert run(["diff", "--db", str(db), "--format", "csv", *args]) == 0
+    return list(csv.DictReader(io.StringIO(buf.getvalue())))
+
+
+def test_cli_diff_classifies_the_known_cases(refreshed):
+    """The issue's cases in the real snapshots: jais-30b's 3,200 -> 3.2 is a suspected upstream data fix (it was a
+    -99.9% "price move"), cerebras/llama3.1-70b became cerebras/llama-3.1-70b (a renamed key, not a removal and an
+    addition), gemini-2.5-pro's cache read is a price move down. Largest moves come first."""
+    _, kw, _, _ = refreshed
+    rows = diff_csv(kw["db"])
+    by = {
+        (r["model"], r["component"]): r
+        for r in rows
+        if r["variant"] == "standard" and r["tier_min_prompt_tokens"] == "0"
+    }
+    assert by[("azure_ai/jais-30b-chat", "input_usd_per_mtok")]["change_class"] == "suspected data fix"
+    renamed = by[("cerebras/llama3.1-70b", "input_usd_per_mtok")]
+    assert (renamed["change_class"], renamed["counterpart_model"]) == ("renamed key", "cerebras/llama-3.1-70b")
+    assert by[("gemini/gemini-2.5-pro", "cache_read_usd_per_mtok")]["change_class"] == "price move down"
+    moves = [r for r in rows if r["change_class"].startswith("price move") and r["old_value"] and r["new_value"]]
+    sizes = [round(abs(math.log10(float(r["new_value"]) / float(r["old_value"]))), 9) for r in moves]
+    assert len(moves) > 100 and sizes == sorted(sizes, reverse=True)
+
+
+def test_cli_diff_filters_and_top(refreshed):
+    _, kw, _, _ = refreshed
+    every = diff_csv(kw["db"])
+    gemini = diff_csv(kw["db"], "--provider", "gemini")
+    assert gemini and {r["provider"] for r in gemini} == {"gemini"}
+    assert len(gemini) == sum(r["provider"] == "gemini" for r in every)
+    oss = diff_csv(kw["db"], "--model", "GPT-OSS-120B")  # canonical_model in any spelling
+    assert len(oss) > 10 and {r["canonical_model"] for r in oss} == {"gpt-oss-120b"}
+    assert len(oss) == sum(r["canonical_model"] == "gpt-oss-120b" for r in every)
+    assert diff_csv(kw["db"], "--top", "3") == every[:3]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_cli_diff_fits_the_terminal(refreshed, capsys, monkeypatch, width):
+    """Issue 16: 6,237 lines up to 224 characters. Now a summary first, then lists of --top rows (default 20), every
+    line within the terminal's width."""
+    _, kw, _, second = refreshed
+    monkeypatch.setenv("COLUMNS", str(width))
+    for args in ([], ["--implied"], ["--top", "5", "--model", "gpt-oss-120b"], ["--implied", "--provider", "openai"]):
+        assert main(["diff", "--db", str(kw["db"]), *args]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert max(len(line) for line in lines) <= width, args
+        assert len(lines) < 250, args
+    assert main(["diff", "--db", str(kw["db"])]) == 0
+    out = capsys.readouterr().out
+    n_up = second.changes.filter(change_class="price move up").height
+    assert f"({n_up:,} up," in " ".join(out.split("\n\n")[0].splitlines())
+    assert "\nlargest price moves (20 of " in out and "\nsuspected upstream data fixes" in out
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "csv", "json"])
+def test_cli_diff_implied_in_every_format(refreshed, capsys, fmt):
+    """--implied was silently ignored in table and markdown; every format now lists the inferred quantities that
+    moved, the same ones (the largest first, --top of them)."""
+    _, kw, _, second = refreshed
+    assert main(["diff", "--db", str(kw["db"]), "--implied", "--format", fmt, "--top", "5"]) == 0
+    out = capsys.readouterr().out
+    first = second.implied.sort((pl.col("change_frac") + 1).abs().log10().abs(), descending=True, nulls_last=True).row(
+        0, named=True
+    )
+    if fmt == "json":
+        shown = json.loads(out)
+        assert len(shown) == 5 and shown[0]["quantity"] == first["quantity"] and shown[0]["model"] == first["model"]
+    elif fmt == "csv":
+        lines = out.splitlines()
+        assert len(lines) == 6 and lines[0].startswith("source,provider,model,variant,detail,quantity,old_value")
+        assert first["quantity"] in lines[1] and first["model"] in lines[1]
+    else:
+        assert f"{second.implied.height:,} inferred quantities moved" in out and "(5 of " in out
+        assert first["quantity"] in out and "largest price moves" not in out
+        if fmt == "markdown":
+            assert "| quantity |" in out
+
+
+def test_cli_refresh_prints_what_econ_diff_prints(refreshed, tmp_path, capsys, monkeypatch):
+    """The refresh of a changed map (one price cut, one key gone) prints the summary and lists that econ diff prints
+    between the snapshot before and the new one, line for line."""
+    root, kw, _, _ = refreshed
+    data, db = tmp_path / "data", tmp_path / "out.duckdb"
+    shutil.copytree(root / "data", data)
+    shutil.copy2(kw["db"], db)
+    entries = json.loads(LITELLM.read_text(encoding="utf-8"))
+    entries["claude-opus-4-6"]["input_cost_per_token"] = 4e-06
+    del entries["gpt-4o-mini"]
+    changed = tmp_path / "litellm_2026-12-01.json"
+    changed.write_text(json.dumps(entries), encoding="utf-8")
+    monkeypatch.setenv("COLUMNS", "100")
+    args = ["--data", str(data), "--db", str(db), "--cache", str(kw["cache"]), "--no-report"]
+    assert main(["refresh", str(changed), *args]) == 0
+    out = capsys.readouterr().out
+    head, _, shown = out.partition("price changes from 2026-11-20 to 2026-12-01 (econ diff --from 2026-11-20 --to ")
+    assert shown, out
+    assert main(["diff", "--db", str(db)]) == 0
+    diffed = capsys.readouterr().out
+    assert diffed.startswith("price changes from 2026-11-20 to 2026-12-01\n")
+    assert shown.split("\n", 1)[1] == diffed.split("\n", 1)[1]
+    summary = " ".join(diffed.split("\n\n")[0].splitlines()[1:])
+    assert "1 price moves (0 up, 1 down)" in summary and " removed keys" in summary
+
+
+def test_cli_diff_of_an_unknown_model_says_so(refreshed, capsys):
+    _, kw, _, _ = refreshed
+    assert main(["diff", "--db", str(kw["db"]), "--model", "gpt-oss-120"]) == 1
+    assert capsys.readouterr().err == (
+        "Error: unknown model 'gpt-oss-120' (no canonical_model or price key of that name) — did you mean "
+        "gpt-oss-120b, gpt-oss-20b, gpt-oss-120b-ultra?\n"
+    )

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
-FOLDERS = ("external", "reference")
+FOLDERS = ("external", "reference", "pricing_examples")
 
 
 def listed(folder: Path) -> dict[str, str]:

@@ -38,9 +38,9 @@ INPUTS = (
 NAMES = ("usd_per_chip_hour", "gross_margin_frac", "decode_mbu_frac", "prefill_mfu_frac", "frontier_active_params")
 KEEP = (
     "row_id",
-    "price_source",
-    "price_provider",
-    "price_model",
+    "source",
+    "provider",
+    "model",
     "name_key",
     "variant",
     "cache_item",
@@ -119,8 +119,8 @@ FIT_CACHE_TIERS_BY_MEMORY_TIER = ResultTable(
     ),
     columns=columns(
         "row_id",
-        "price_provider",
-        "price_model",
+        "provider",
+        "model",
         "variant",
         "cache_item",
         "kv_method",
@@ -189,7 +189,7 @@ def tables(prices, models, tiers, context_fit, a) -> tuple[pl.DataFrame, pl.Data
     ]
     main = verdict.select(*[c for c in KEEP if c in verdict.columns], *[c for c in derived if c not in KEEP])
     main = main.with_columns(*assumption_columns(a, NAMES))
-    keys = ["row_id", "price_provider", "price_model", "variant", "cache_item", "kv_method"]
+    keys = ["row_id", "provider", "model", "variant", "cache_item", "kv_method"]
     detail = detail.join(main.select(keys), on="row_id", how="left").select(*keys, pl.exclude(keys))
     return (
         with_declared(main.sort("row_id"), FIT_CACHE_TIERS),

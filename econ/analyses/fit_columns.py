@@ -105,7 +105,7 @@ SHARED = {
             "assumption",
             "KV-cache format assumed (scenario kv_cache_format); models.kv_bytes_per_token is scaled to it",
         ),
-        C("model", "str", "", "key", "Price key (prices.model)"),
+        C("model", "str", "", "key", "Price key (prices.model); '(pooled)' on fit_context_tiers' pooled rows"),
         C("n_points", "int", "", "check", "Points in the fit"),
         C(
             "name_key",
@@ -139,15 +139,6 @@ SHARED = {
             "assumption",
             "Achieved fraction of peak FLOP/s in prefill (scenario prefill_mfu_frac)",
         ),
-        C("price_model", "str", "", "key", "Price key of the chosen rows (prices.model); '(pooled)' on pooled rows"),
-        C("price_provider", "str", "", "key", "Provider of the chosen price rows (prices.provider)"),
-        C(
-            "price_source",
-            "str",
-            "",
-            "key",
-            "Price source used for this model: hand (first-party tables), litellm or openrouter (one per model)",
-        ),
         C("provider", "str", "", "key", "Provider (prices.provider)"),
         C(
             "scenario_interval",
@@ -156,7 +147,14 @@ SHARED = {
             "assumption",
             "What the …_scenario_low/high Monte Carlo interval varies (ranges, chip/format alternatives, draws)",
         ),
-        C("source", "str", "", "key", "Price source (prices.source)"),
+        C(
+            "source",
+            "str",
+            "",
+            "key",
+            "Price source (prices.source): hand, litellm or openrouter; a fit reads one source per model "
+            "(pooled rows: the sources pooled)",
+        ),
         C(
             "status",
             "str",

@@ -26,19 +26,19 @@ FIT_CONTEXT_TIERS = ResultTable(
     name="fit_context_tiers",
     grain="price source x provider x model x variant x component x rule, plus pooled rows per provider x component x "
     "rule",
-    key=("price_source", "price_provider", "price_model", "variant", "component", "rule"),
+    key=("source", "provider", "model", "variant", "component", "rule"),
     description=(
         "Long-context price tiers read backwards (lecture f.1-f.2): per schedule x price component x representative-"
         "context rule, the per-context-token cost slope of c(L) = a + k*L and the KV bytes per token it implies, by "
         "the slope reading b_kv = k*(1-margin)*W*mbu/p and by the crossover reading b_kv = b_w*N_act/(R*L*) at the "
         "first threshold; open-weight models add implied/true. One price source per model among tiered schedules "
-        "(hand, else litellm, else openrouter; price_source says which). Pooled rows (pooled = true) fit one "
+        "(hand, else litellm, else openrouter; source says which). Pooled rows (pooled = true) fit one "
         "relative slope per provider over its standard schedules. " + INTERVALS
     ),
     columns=columns(
-        "price_source",
-        "price_provider",
-        "price_model",
+        "source",
+        "provider",
+        "model",
         "variant",
         "n_tiers",
         "tier_thresholds_tokens",
@@ -145,16 +145,14 @@ def table(prices: pl.DataFrame, models: pl.DataFrame, a) -> pl.DataFrame:
     per = per.with_columns(pl.lit(False).alias("pooled"))
     pools = context_tiers.fit_pools(selected, fits)
     if pools.height:
-        sources = selected.group_by("price_provider").agg(
-            pl.col("price_source").unique().sort().str.join(",").alias("price_source")
-        )
-        pools = pools.join(sources, on="price_provider", how="left").with_columns(
-            pl.lit("(pooled)").alias("price_model"), pl.lit("standard").alias("variant"), pl.lit(True).alias("pooled")
+        sources = selected.group_by("provider").agg(pl.col("source").unique().sort().str.join(",").alias("source"))
+        pools = pools.join(sources, on="provider", how="left").with_columns(
+            pl.lit("(pooled)").alias("model"), pl.lit("standard").alias("variant"), pl.lit(True).alias("pooled")
         )
     out = pl.concat([per, pools], how="diagonal_relaxed") if pools.height else per
     out = out.with_columns(
         (pl.col("rule") == context_tiers.DEFAULT_RULE).alias("default_rule"), *assumption_columns(a, NAMES)
-    ).sort("pooled", "price_provider", "price_model", "variant", "component", "rule")
+    ).sort("pooled", "provider", "model", "variant", "component", "rule")
     return with_declared(out, FIT_CONTEXT_TIERS)
 
 
@@ -164,11 +162,11 @@ def steps(prices: pl.DataFrame, fits: pl.DataFrame) -> pl.DataFrame:
         pl.col("default_rule")
         & ~pl.col("pooled")
         & (pl.col("component") == "input")
-        & (pl.col("price_source") == "hand")
+        & (pl.col("source") == "hand")
         & (pl.col("variant") == "standard")
     ).select(
-        pl.col("price_provider").alias("provider"),
-        pl.col("price_model").alias("model"),
+        "provider",
+        "model",
         "status",
         "intercept_usd_per_mtok",
         "slope_usd_per_mtok_per_mtok_context",

@@ -28,9 +28,9 @@ INPUTS = ("price_current", "models", "model_derived", "hardware_derived", "scena
 
 NAMES = ("prefill_mfu_frac", "decode_mbu_frac", "context_tokens", "batch_multiple_over_balance_ratio")
 KEEP = (
-    "price_source",
-    "price_provider",
-    "price_model",
+    "source",
+    "provider",
+    "model",
     "name_key",
     "variant",
     "input_usd_per_mtok",
@@ -42,7 +42,7 @@ KEEP = (
 FIT_IO_PRICES = ResultTable(
     name="fit_io_prices",
     grain="price source x provider x model x variant",
-    key=("price_source", "price_provider", "price_model", "variant"),
+    key=("source", "provider", "model", "variant"),
     description=(
         "Output/input price ratio of every priced model (base tier, one price source per model) and what it implies "
         "under the roofline with compute-bound prefill and memory-bound decode (lecture f.3): rho = (mfu/mbu)*(B*0/B "
@@ -97,11 +97,7 @@ def table(prices: pl.DataFrame, models: pl.DataFrame, a) -> pl.DataFrame:
     rows = attach_architecture(choose_sources(base), models).join(thresholds(prices), on=SCHEDULE, how="left")
     out = io_prices.model_ratios(rows, a)
     derived = [c for c in out.columns if c not in rows.columns]
-    frame = (
-        out.select(*KEEP, *derived)
-        .with_columns(*assumption_columns(a, NAMES))
-        .sort("price_provider", "price_model", "variant")
-    )
+    frame = out.select(*KEEP, *derived).with_columns(*assumption_columns(a, NAMES)).sort("provider", "model", "variant")
     return with_declared(frame, FIT_IO_PRICES)
 
 

@@ -20,6 +20,7 @@ from econ.analyses.fleet_plan import build_plan
 from econ.db import connect_read_only
 from econ.errors import EconError
 from econ.load.ceilings import CHIPS
+from econ.output import human
 
 
 def _known(con, table: str, column: str, value: str) -> None:
@@ -44,8 +45,9 @@ def plan_for(
     tokens_per_s_per_user: float | None = None,
     ttft_s: float | None = None,
     as_of: date | None = None,
-) -> tuple[list[str], list[tuple]]:
-    """The plan of one model on one chip serving ``tokens_per_s`` under a scenario, as (quantity, value, unit) rows.
+) -> FleetPlan:
+    """The plan of one model on one chip serving ``tokens_per_s`` under a scenario (:class:`FleetPlan`: rows for
+    people or a table, one object of named numbers for JSON).
 
     Reads the built database read-only and plans with :func:`build_plan`, the function the build's
     ``fleet_plan`` table comes from, at the date the database was built for unless ``as_of`` is given
@@ -115,7 +117,39 @@ def plan_for(
             con.sql("select * from model_derived").pl(),
             con.sql("select * from layouts order by layout").pl(),
         )
-    return ["quantity", "value", "unit"], [("prices as of", as_of_used.isoformat(), "date"), *plan_rows(plan)]
+    return FleetPlan(as_of_used, plan)
+
+
+@dataclasses.dataclass
+class FleetPlan:
+    """One deployment's plan (``plan``: one row per price kind, the columns of ``fleet_plan``) at ``as_of``."""
+
+    as_of: date
+    plan: pl.DataFrame
+
+    def rows(self) -> list[tuple]:
+        """(quantity, value, unit) rows, values in the display units of :data:`PLAN_SUMMARY` (csv)."""
+        return [("prices as of", self.as_of.isoformat(), "date"), *plan_rows(self.plan)]
+
+    def human_rows(self) -> list[tuple]:
+        """(quantity, value) rows for people: ``1.32 M USD/day`` (:func:`econ.output.human`)."""
+        return [(q, v if u == "date" else human(v, u)) for q, v, u in self.rows()]
+
+    def as_object(self) -> dict:
+        """One object of named numbers (JSON): the plan's columns by name, in their base units (``facility_power_w``,
+        ``decode_step_time_s``), the price kinds' costs under ``by_price_kind``."""
+        first = self.plan.row(0, named=True)
+        out = {"prices_as_of": self.as_of.isoformat()}
+        out |= {column: first.get(column) for column, *_ in PLAN_SUMMARY}
+        out["by_price_kind"] = {
+            kind["price_kind"]: {
+                **{column: kind[column] for column, *_ in PLAN_PER_KIND},
+                "price_basis": kind["price_basis"],
+            }
+            for kind in self.plan.iter_rows(named=True)
+        }
+        out["notes"] = first.get("notes") or ""
+        return out
 
 
 PLAN_SUMMARY = (  # (column, label, unit, scale)

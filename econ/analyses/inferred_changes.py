@@ -39,19 +39,19 @@ SCHEMA = {
 # table -> (key renames, detail column, numeric quantities, categorical quantities)
 QUANTITIES = {
     "fit_context_tiers": (
-        {"price_source": "source", "price_provider": "provider", "price_model": "model"},
+        {},
         "component",
         ["kv_slope_bytes_per_token", "kv_crossover_bytes_per_token"],
         [],
     ),
     "fit_io_prices": (
-        {"price_source": "source", "price_provider": "provider", "price_model": "model"},
+        {},
         None,
         ["output_over_input_ratio", "batch_over_balance_ratio", "implied_decode_mbu_frac"],
         [],
     ),
     "fit_cache_tiers": (
-        {"price_source": "source", "price_provider": "provider", "price_model": "model"},
+        {},
         "cache_item",
         ["hold_cost_usd_per_mtok_hour"],
         ["cheapest_tier", "drain_time_tier"],

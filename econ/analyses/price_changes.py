@@ -14,7 +14,7 @@ from econ.results import ResultColumn as C
 from econ.results import ResultTable
 
 NAME = "price_changes"
-INPUTS = ("prices", "price_snapshots")
+INPUTS = ("prices", "price_snapshots", "price_keys")
 
 DATES = (
     C("from_date", "date", "", "key", "Older date compared (the snapshot before the newest)"),
@@ -41,6 +41,24 @@ PRICE_CHANGES = ResultTable(
             "Relative change (null when either side is blank or the old is 0)",
             price_change_frac,
         ),
+        C("canonical_model", "str", "", "input", "Canonical model of the key (price_keys; null: unmapped)"),
+        C(
+            "change_class",
+            "str",
+            "",
+            "derived",
+            "price move up, price move down, new, removed, renamed key, suspected data fix (a move of more than 10x "
+            "that is a unit slip or a revert) or limit change (max_input_tokens, speed_ratio)",
+            pc.classify,
+        ),
+        C(
+            "counterpart_model",
+            "str",
+            "",
+            "derived",
+            "A renamed key's other name: the new key on its removed row, the old key on its added row",
+            pc.classify,
+        ),
     ),
 )
 TABLES = (PRICE_CHANGES,)
@@ -61,4 +79,6 @@ def run(ctx) -> None:
     if start is None:
         ctx.write(PRICE_CHANGES, PRICE_CHANGES.empty_frame())
         return
-    ctx.write(PRICE_CHANGES, dated(pc.price_changes(ctx.query("select * from prices"), start, end), start, end))
+    names = ctx.query("select * from price_keys")
+    changes = pc.price_changes(ctx.query("select * from prices"), start, end, names=names)
+    ctx.write(PRICE_CHANGES, dated(changes, start, end))

@@ -1,26 +1,49 @@
-"""``price_history``: every price period next to the one before it for the same key, with each component's change.
+"""``price_history``: every price period next to the one before it for the same key, with each component's change,
+the canonical model it sells (``price_keys``), whether the seller makes it and whether the row is free.
 
-The arithmetic is :func:`econ.fits.price_ratios.history`.
+The arithmetic is :func:`econ.fits.price_ratios.history`; ``price_current`` is this table's rows in effect on a date.
 """
 
 from __future__ import annotations
 
+import polars as pl
+
+from econ.analyses.model_catalog import CANONICAL, IS_FIRST_PARTY
 from econ.analyses.price_columns import PRICE_KEY_COLUMNS, PRICE_VALUE_COLUMNS
+from econ.fits import model_identity as mi
 from econ.fits import price_ratios as pr
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
 
 NAME = "price_history"
-INPUTS = ("prices",)
+INPUTS = ("prices", "price_keys")
+IDENTITY = ("source", "provider", "model", "hugging_face_id")
 
 PRICE_HISTORY = ResultTable(
     name="price_history",
     grain="source x provider x model x variant x context tier x effective period",
     key=("source", "provider", "model", "variant", "tier_min_prompt_tokens", "from_date"),
-    description="Every price period next to the period before it for the same key, with the change of each component",
+    description="Every price period next to the period before it for the same key, with the change of each component, "
+    "the canonical model the key sells (price_keys), whether its seller makes it, and whether the row is free",
     columns=(
         *PRICE_KEY_COLUMNS,
         *PRICE_VALUE_COLUMNS,
+        C(CANONICAL.name, CANONICAL.dtype, CANONICAL.unit, "input", CANONICAL.meaning + " (price_keys)"),
+        C(
+            IS_FIRST_PARTY.name,
+            IS_FIRST_PARTY.dtype,
+            IS_FIRST_PARTY.unit,
+            "input",
+            IS_FIRST_PARTY.meaning + " (price_keys)",
+        ),
+        C(
+            "is_free",
+            "bool",
+            "",
+            "derived",
+            "Free tier or placeholder: input and output prices both at most 0.001 USD/MTok (zero in the maps)",
+            mi.is_free,
+        ),
         C("prev_from_date", "date", "", "input", "from_date of the previous period of the same key (null: first)"),
         C("prev_input_usd_per_mtok", "float", "USD/MTok", "input", "Input price of the previous period"),
         C("prev_output_usd_per_mtok", "float", "USD/MTok", "input", "Output price of the previous period"),
@@ -55,5 +78,18 @@ PRICE_HISTORY = ResultTable(
 TABLES = (PRICE_HISTORY,)
 
 
+def table(prices: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
+    """:func:`econ.fits.price_ratios.history` of ``prices`` with the key's canonical model and the free flag."""
+    identity = keys.select(*IDENTITY, "canonical_model", "is_first_party")
+    return (
+        pr.history(prices)
+        .join(identity, on=list(IDENTITY), how="left", nulls_equal=True)
+        .with_columns(
+            pl.col("is_first_party").fill_null(False),
+            mi.is_free(pl.col("input_usd_per_mtok"), pl.col("output_usd_per_mtok")),
+        )
+    )
+
+
 def run(ctx) -> None:
-    ctx.write(PRICE_HISTORY, pr.history(ctx.query("select * from prices")))
+    ctx.write(PRICE_HISTORY, table(ctx.query("select * from prices"), ctx.query("select * from price_keys")))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -129,8 +129,13 @@ def run_analyses(
     as_of: date,
     cache_dir: Path | None,
     code_hash: str | None = None,
+    after_each: Callable[[], object] | None = None,
 ) -> dict[str, str]:
-    """Run (or restore from cache) each analysis in order; returns {analysis: 'ran' | 'cached'}."""
+    """Run (or restore from cache) each analysis in order; returns {analysis: 'ran' | 'cached'}.
+
+    ``after_each`` runs after every analysis (the build creates the views whose tables now exist, so a later
+    analysis can read a view over an earlier one's table: ``price_current`` over ``price_history``).
+    """
     code_hash = code_hash or code_fingerprint()
     scenarios = _Scenarios(con)
     status = {}
@@ -141,6 +146,8 @@ def run_analyses(
         folder = Path(cache_dir) / module.NAME / key if cache_dir else None
         if folder is not None and _restore(con, folder, module.NAME, module.TABLES):
             status[module.NAME] = "cached"
+            if after_each is not None:
+                after_each()
             continue
         ctx = BuildContext(con=con, as_of=as_of, _scenarios=scenarios)
         module.run(ctx)
@@ -150,6 +157,8 @@ def run_analyses(
         if folder is not None:
             _store(con, folder, module.TABLES)
         status[module.NAME] = "ran"
+        if after_each is not None:
+            after_each()
     return status
 
 

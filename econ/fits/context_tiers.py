@@ -60,7 +60,7 @@ LEVEL = 0.9
 POOL_PLAUSIBLE_SPREAD_RATIO = 1.25
 """A pool is called plausible when its members' own relative slopes differ by at most this factor."""
 
-SCHEDULE_KEY = ("price_source", "price_provider", "price_model", "variant")
+SCHEDULE_KEY = ("source", "provider", "model", "variant")
 
 
 @formula("tier context = (lo + hi)/2 (midpoint; also lo, hi, √(max(lo, 1,000)·hi))", "econ rule")
@@ -199,19 +199,19 @@ def fit_pools(
     frame = (
         representative_contexts(tiers)
         .filter(pl.col("variant") == "standard")
-        .filter(pl.col("price_model").n_unique().over("price_provider") >= min_models)
-        .sort("price_provider", *key, "tier_min_prompt_tokens")
+        .filter(pl.col("model").n_unique().over("provider") >= min_models)
+        .sort("provider", "source", "model", "variant", "tier_min_prompt_tokens")
     )
     if frame.height == 0:
         return pl.DataFrame()
     own = {
-        (r["price_provider"], r["price_model"], r["component"], r["rule"]): r["uplift_per_mtok_context_frac"]
+        (r["provider"], r["model"], r["component"], r["rule"]): r["uplift_per_mtok_context_frac"]
         for r in per_schedule.filter(pl.col("variant") == "standard")
-        .select("price_provider", "price_model", "component", "rule", "uplift_per_mtok_context_frac")
+        .select("provider", "model", "component", "rule", "uplift_per_mtok_context_frac")
         .iter_rows(named=True)
     }
-    provider = frame["price_provider"].to_numpy()
-    model = frame["price_model"].to_numpy()
+    provider = frame["provider"].to_numpy()
+    model = frame["model"].to_numpy()
     upper = (frame["tier_min_prompt_tokens"] > 0).to_numpy()
     bounds = np.flatnonzero(np.r_[True, provider[1:] != provider[:-1], True])
     memo, rows = _Memo(), []
@@ -240,7 +240,7 @@ def fit_pools(
                 lo, hi = r.interval("kappa")
                 rows.append(
                     {
-                        "price_provider": provider[start],
+                        "provider": provider[start],
                         "component": component,
                         "rule": rule,
                         "pool_models": ",".join(members),

@@ -6,6 +6,12 @@ dates a key is *added*, *removed* or *changed* (one row per price component that
 with old, new and the relative change). A source is compared only where it has prices
 on both dates, so a price map first imported after ``from`` does not show as thousands of
 "added" models.
+
+Each change is then classified (:func:`classify`): a *price move* up or down; a *new* or *removed*
+key; a *renamed key* (a removed and a new key of one seller, variant and tier naming the same model);
+a *suspected upstream data fix* (a price moving by more than :data:`DATA_FIX_RATIO` that is a unit slip,
+x1,000 or x1,000,000, or returns to the value the key had before); or a *limit change*
+(``max_input_tokens``, ``speed_ratio``).
 """
 
 from __future__ import annotations
@@ -49,14 +55,20 @@ def state_on(prices: pl.DataFrame, day: date) -> pl.DataFrame:
     return prices.filter((pl.col("from_date") <= day) & (pl.col("to_date").is_null() | (pl.col("to_date") > day)))
 
 
-def price_changes(prices: pl.DataFrame, from_date: date, to_date: date) -> pl.DataFrame:
+def price_changes(
+    prices: pl.DataFrame, from_date: date, to_date: date, *, names: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """Every added/removed model and every changed price component between two dates.
 
     Returns one row per change: ``change`` is ``added`` or ``removed`` (one row per model,
     variant and tier, showing its input price) or ``changed`` (one row per component that moved;
-    ``change_frac`` = new / old - 1, null where either side is blank or the old value is 0).
+    ``change_frac`` = new / old - 1, null where either side is blank or the old value is 0). With ``names``
+    (``price_keys``) each row is classified (:func:`classify`, reverts seen in ``prices``' periods).
     """
-    return changes_between(*states_on(prices, from_date, to_date))
+    changes = changes_between(*states_on(prices, from_date, to_date))
+    if names is None:
+        return changes
+    return classify(changes, names=names, history=neighbours(prices, from_date, to_date))
 
 
 def states_on(prices: pl.DataFrame, from_date: date, to_date: date) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -118,6 +130,118 @@ def changes_between(old: pl.DataFrame, new: pl.DataFrame) -> pl.DataFrame:
     out = pl.concat([added, removed, changed], how="vertical_relaxed").cast(CHANGE_SCHEMA)
     order = pl.col("change").replace_strict({"changed": 0, "added": 1, "removed": 2}, return_dtype=pl.Int8)
     return out.sort([order, *KEY, "component"], nulls_last=True)
+
+
+DATA_FIX_RATIO = 10.0
+"""A price moving by more than this factor is a suspected upstream data fix when it is a unit slip or a revert."""
+UNIT_SLIPS = (1e3, 1e6)
+"""Factors a per-token, per-thousand and per-million price differ by."""
+SLIP_TOLERANCE_RATIO = 1.5
+"""A move within this factor of a unit slip counts as one (3,200 -> 3.5 is a slip with a price change)."""
+CLASSES = ("price move up", "price move down", "new", "removed", "renamed key", "suspected data fix", "limit change")
+PRICE_COMPONENTS = [c for c in COMPONENTS if c.endswith(("_usd_per_mtok", "_usd_per_mtok_hour"))]
+
+
+def neighbours(prices: pl.DataFrame, from_date: date, to_date: date) -> pl.DataFrame:
+    """Per key and price component, the value of the period before the one in effect on ``from_date``
+    (``before_value``) and of the period after the one in effect on ``to_date`` (``after_value``)."""
+    ordered = prices.sort(*KEY, "from_date")
+    shifted = ordered.with_columns(
+        *(pl.col(c).shift(1).over(KEY).alias(f"_before_{c}") for c in PRICE_COMPONENTS),
+        *(pl.col(c).shift(-1).over(KEY).alias(f"_after_{c}") for c in PRICE_COMPONENTS),
+    )
+    before = state_on(shifted, from_date).select(*KEY, *(f"_before_{c}" for c in PRICE_COMPONENTS))
+    after = state_on(shifted, to_date).select(*KEY, *(f"_after_{c}" for c in PRICE_COMPONENTS))
+
+    def long(frame: pl.DataFrame, prefix: str, name: str) -> pl.DataFrame:
+        return frame.unpivot(index=KEY, variable_name="component", value_name=name).with_columns(
+            pl.col("component").str.strip_prefix(prefix)
+        )
+
+    return long(before, "_before_", "before_value").join(
+        long(after, "_after_", "after_value"), on=[*KEY, "component"], how="full", coalesce=True, nulls_equal=True
+    )
+
+
+@formula(
+    "renamed key = removed + new key of one seller, variant, tier and model name; data fix = |log10 new/old| > 1 "
+    "and (within 1.5x of 10³ or 10⁶, or new = the value before); else price move up/down, new, removed",
+    "econ rule (econ.fits.price_changes)",
+)
+def classify(changes: pl.DataFrame, *, names: pl.DataFrame, history: pl.DataFrame | None = None) -> pl.DataFrame:
+    """``changes`` (:func:`changes_between`) with ``canonical_model``, ``change_class`` (:data:`CLASSES`) and
+    ``counterpart_model`` (a renamed key's other name).
+
+    ``names``: ``source``, ``provider``, ``model``, ``canonical_model`` and ``model_name`` of the keys
+    (``price_keys``); ``history``: :func:`neighbours` (without it no revert is seen, only unit slips).
+    """
+    names = (
+        names.select("source", "provider", "model", "canonical_model", "model_name")
+        .sort("canonical_model", nulls_last=True)
+        .unique(subset=["source", "provider", "model"], keep="first")
+    )
+    frame = changes.join(names, on=["source", "provider", "model"], how="left")
+    identity = pl.coalesce("canonical_model", "model_name", "model")
+    pair_key = ["source", "provider", "variant", "tier_min_prompt_tokens", "_identity"]
+    ends = frame.with_columns(identity.alias("_identity")).filter(pl.col("change").is_in(["added", "removed"]))
+    one_each = ends.filter(
+        (pl.col("change") == "added").sum().over(pair_key) == 1,
+        (pl.col("change") == "removed").sum().over(pair_key) == 1,
+    )
+    pairs = one_each.group_by(pair_key).agg(
+        pl.col("model").filter(pl.col("change") == "removed").first().alias("_old"),
+        pl.col("model").filter(pl.col("change") == "added").first().alias("_new"),
+    )
+    counterpart = pl.concat(
+        [
+            pairs.select(
+                pl.lit("removed").alias("change"),
+                *pair_key[:4],
+                pl.col("_old").alias("model"),
+                pl.col("_new").alias("counterpart_model"),
+            ),
+            pairs.select(
+                pl.lit("added").alias("change"),
+                *pair_key[:4],
+                pl.col("_new").alias("model"),
+                pl.col("_old").alias("counterpart_model"),
+            ),
+        ]
+    )
+    frame = frame.join(counterpart, on=["change", *pair_key[:4], "model"], how="left")
+    if history is not None and history.height:
+        frame = frame.join(history, on=[*KEY, "component"], how="left", nulls_equal=True)
+    else:
+        frame = frame.with_columns(
+            pl.lit(None, pl.Float64).alias("before_value"), pl.lit(None, pl.Float64).alias("after_value")
+        )
+    ratio = pl.col("new_value") / pl.col("old_value")
+    size = ratio.abs().log10().abs()
+    slip = pl.any_horizontal(
+        ((size - pl.lit(s).log10()).abs() <= pl.lit(SLIP_TOLERANCE_RATIO).log10()) for s in UNIT_SLIPS
+    )
+
+    def same(a: str, b: str) -> pl.Expr:
+        return (pl.col(a) - pl.col(b)).abs() <= 1e-9 * pl.max_horizontal(pl.col(a).abs(), pl.col(b).abs())
+
+    reverts = same("new_value", "before_value") | same("old_value", "after_value")
+    big = (pl.col("old_value") > 0) & (pl.col("new_value") > 0) & (size > pl.lit(DATA_FIX_RATIO).log10())
+    cls = (
+        pl.when(pl.col("counterpart_model").is_not_null())
+        .then(pl.lit("renamed key"))
+        .when(pl.col("change") == "added")
+        .then(pl.lit("new"))
+        .when(pl.col("change") == "removed")
+        .then(pl.lit("removed"))
+        .when(~pl.col("component").is_in(PRICE_COMPONENTS))
+        .then(pl.lit("limit change"))
+        .when(big & (slip | reverts.fill_null(False)))
+        .then(pl.lit("suspected data fix"))
+        .when(pl.col("new_value").fill_null(0.0) >= pl.col("old_value").fill_null(0.0))
+        .then(pl.lit("price move up"))
+        .otherwise(pl.lit("price move down"))
+    )
+    return frame.with_columns(cls.alias("change_class")).drop("before_value", "after_value", "model_name")
 
 
 def summary(changes: pl.DataFrame) -> dict[str, int]:

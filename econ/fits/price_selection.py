@@ -16,8 +16,7 @@ a stated rule, not a mixture:
   ``litellm``, then ``openrouter``; inside a source a lab's own API
   (:data:`FIRST_PARTY_PROVIDERS`) before a reseller or cloud, then the shortest price key
   (``xai/grok-4.3`` over ``vertex_ai/xai/grok-4.3``), then alphabetical.
-  The chosen source, provider and key travel with every row (``price_source``,
-  ``price_provider``, ``price_model``).
+  The chosen rows keep their own key (``source``, ``provider``, ``model``), the names every price table uses.
 
 The open architecture (``models``) behind a price row is found by, in this order,
 ``hugging_face_id`` = ``models.hf_repo`` (OpenRouter rows, hand rows), a LiteLLM key that
@@ -94,7 +93,7 @@ def choose_sources(prices: pl.DataFrame) -> pl.DataFrame:
     """The rows of one (source, provider, price key) per name key, all its variants and tiers.
 
     ``prices`` is ``price_current`` (or any frame with ``source``, ``provider``, ``model``).
-    Adds ``name_key``, ``price_source``, ``price_provider``, ``price_model``.
+    Adds ``name_key``; the chosen rows keep their ``source``, ``provider`` and ``model``.
     """
     rank = pl.col("source").replace_strict(
         {s: i for i, s in enumerate(SOURCE_ORDER)}, default=len(SOURCE_ORDER), return_dtype=pl.Int64
@@ -115,11 +114,7 @@ def choose_sources(prices: pl.DataFrame) -> pl.DataFrame:
         .group_by("name_key", maintain_order=True)
         .first()
     )
-    return keyed.join(chosen, on=["name_key", "source", "provider", "model"], how="semi").with_columns(
-        pl.col("source").alias("price_source"),
-        pl.col("provider").alias("price_provider"),
-        pl.col("model").alias("price_model"),
-    )
+    return keyed.join(chosen, on=["name_key", "source", "provider", "model"], how="semi")
 
 
 def attach_architecture(frame: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame:

@@ -14,6 +14,7 @@ import polars as pl
 from econ import units
 from econ.errors import Problem
 from econ.load import ceilings
+from econ.load.catalog_tables import MODEL_ALIASES, MODEL_FAMILIES, PROVIDERS
 from econ.load.hardware_tables import HARDWARE, RENTAL_KINDS, RENTAL_PRICES
 from econ.load.layouts import LAYOUTS
 from econ.load.measured_tables import MEASURED_POINTS
@@ -31,9 +32,12 @@ __all__ = [
     "MEASURED_POINTS",
     "MEMORY_TIERS",
     "MODELS",
+    "MODEL_ALIASES",
+    "MODEL_FAMILIES",
     "NUMBER_FORMATS",
     "PRICES",
     "PRICE_SNAPSHOT",
+    "PROVIDERS",
     "RENTAL_KINDS",
     "RENTAL_PRICES",
     "SCALING_LAW_POINTS",
@@ -366,6 +370,9 @@ INPUT_TABLES: dict[str, TableSpec] = {
         LAYOUTS,
         DEPLOYMENTS,
         MEASURED_POINTS,
+        PROVIDERS,
+        MODEL_FAMILIES,
+        MODEL_ALIASES,
     )
 }
 """Hand-kept tables, one CSV each in data/ (file stem = table name), in load order."""

@@ -36,11 +36,12 @@ def test_econ_fleet_prints_a_plan_and_leaves_the_database_alone(db, capsys):
         "2026-11-30",
     )
     assert (code, err) == (0, "")
-    rows = {r["quantity"]: r["value"] for r in json.loads(out)}
+    plan = json.loads(out)  # one object of named numbers, in the units their names say
     same = plan_row(db, "llama-70b-h100", "on_demand", scenario="calibrated")  # econ fleet's default
-    assert rows["chips"] == same["chips"] and rows["cost (on_demand)"] == pytest.approx(same["usd_per_day"])
-    assert rows["decode step (lower bound)"] == pytest.approx(same["decode_step_time_s"] * 1e3)
-    assert rows["sold by"] is None  # the CLI matches prices by hf_repo only; the fixture's prices carry none
+    assert plan["chips"] == same["chips"]
+    assert plan["by_price_kind"]["on_demand"]["usd_per_day"] == pytest.approx(same["usd_per_day"])
+    assert plan["decode_step_time_s"] == pytest.approx(same["decode_step_time_s"])
+    assert plan["price_provider"] is None  # the CLI matches prices by hf_repo only; the fixture's prices carry none
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
 
 
@@ -62,9 +63,9 @@ def test_econ_fleet_scales_with_traffic(db, capsys, k):
             "--as-of",
             "2026-11-30",
         )
-        rows = {r["quantity"]: r["value"] for r in json.loads(out)}
-        replica = max(rows["decode chips per replica"], rows["prefill chips per replica"])
-        return rows["chips"], rows["facility power"], rows["cost (scenario)"], replica
+        plan = json.loads(out)
+        replica = max(plan["decode_replica_chips"], plan["prefill_replica_chips"])
+        return plan["chips"], plan["facility_power_w"], plan["by_price_kind"]["scenario"]["usd_per_day"], replica
 
     c1, p1, usd1, g = chips(1e8)
     ck, pk, usdk, _ = chips(k * 1e8)
@@ -125,10 +126,9 @@ def test_econ_fleet_on_the_data_matches_the_price_by_hf_repo(real_db, capsys):
         "2026-11-30",
     )
     assert (code, err) == (0, "")
-    rows = {r["quantity"]: r["value"] for r in json.loads(out)}
-    assert (rows["sold by"], rows["sold as"]) == ("openrouter", "deepseek/deepseek-chat")
-    kinds = {q.split("(")[1].rstrip(")") for q in rows if q.startswith("cost (")}
-    assert kinds == {"capacity_block", "on_demand", "scenario"}
+    plan = json.loads(out)
+    assert (plan["price_provider"], plan["price_model"]) == ("openrouter", "deepseek/deepseek-chat")
+    assert set(plan["by_price_kind"]) == {"capacity_block", "on_demand", "scenario"}
 
 
 def test_econ_fleet_refuses_a_database_built_by_other_code(tmp_path, capsys):
@@ -148,11 +148,37 @@ def test_econ_fleet_takes_service_targets_and_pool_sizes(db, capsys):
         base = ["--db", str(db), "--model", "gpt-oss-120b", "--chip", "B200", "--tokens-per-s", "1e8"]
         code, out, err = run_cli(capsys, *base, "--format", "json", *extra)
         assert (code, err) == (0, "")
-        return {r["quantity"]: r["value"] for r in json.loads(out)}
+        return json.loads(out)
 
     slow, fast = plan("--tokens-per-s-per-user", "20"), plan("--tokens-per-s-per-user", "200")
-    assert slow["speed per user"] >= 20 and fast["speed per user"] >= 200
-    assert fast["output cost (scenario)"] >= slow["output cost (scenario)"]
-    assert plan("--decode-chips", "4")["decode chips per replica"] == 4
+    assert slow["tokens_per_s_per_user"] >= 20 and fast["tokens_per_s_per_user"] >= 200
+    cost = "output_usd_per_mtok"
+    assert fast["by_price_kind"]["scenario"][cost] >= slow["by_price_kind"]["scenario"][cost]
+    assert plan("--decode-chips", "4")["decode_replica_chips"] == 4
     loose, tight = plan("--ttft-s", "10"), plan("--ttft-s", "0.1")
-    assert tight["longest time to first token"] <= max(loose["longest time to first token"], 0.1 * 1.1)
+    assert tight["prefill_ttft_max_s"] <= max(loose["prefill_ttft_max_s"], 0.1 * 1.1)
+
+
+def test_econ_fleet_table_reads_in_human_units(db, capsys):
+    """Issue 16: econ fleet printed 1.32022e+06 USD/day. The table gives each value with its unit and an SI prefix;
+    csv keeps the numbers whole, in the same units."""
+    args = ["--db", str(db), "--model", "gpt-oss-120b", "--chip", "B200", "--tokens-per-s", "1e8"]
+    code, out, _ = run_cli(capsys, *args, "--as-of", "2026-11-30")
+    table = dict(line.split("  ", 1) for line in out.splitlines()[2:] if "  " in line)
+    table = {k.strip(): v.strip() for k, v in table.items()}
+    code, out, _ = run_cli(capsys, *args, "--as-of", "2026-11-30", "--format", "csv")
+    import csv
+    import io
+
+    raw = {
+        r["quantity"]: (float(r["value"]), r["unit"])
+        for r in csv.DictReader(io.StringIO(out))
+        if r["unit"] not in ("", "date") and r["value"]
+    }
+    cost, unit = raw["cost (scenario)"]
+    assert unit == "USD/day" and cost > 1e3
+    number, prefix, shown_unit = table["cost (scenario)"].split(" ")
+    scale = {"k": 1e3, "M": 1e6, "G": 1e9}[prefix]
+    assert shown_unit == "USD/day" and float(number) * scale == pytest.approx(cost, rel=5e-3)
+    assert table["traffic"] == "100 M tokens/s"
+    assert "e+" not in "".join(table.values())

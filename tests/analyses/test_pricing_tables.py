@@ -29,7 +29,7 @@ ASSUMPTIONS = (
 
 def test_fixture_gemini_tiers_and_fast_mode(fixture_db):
     ctx = q(fixture_db, "select * from fit_context_tiers where not pooled and default_rule")
-    assert set(ctx["price_model"]) == {"gemini-3.1-pro-preview"} and set(ctx["status"]) == {"exact"}
+    assert set(ctx["model"]) == {"gemini-3.1-pro-preview"} and set(ctx["status"]) == {"exact"}
     fast = q(fixture_db, "select batch_ratio from fit_fast_mode where status = 'ok'")
     assert fast["batch_ratio"].to_list() == pytest.approx([15.0])
 
@@ -66,17 +66,15 @@ def test_one_price_source_per_model(real_tables):
         frame = real_tables[table]
         if "pooled" in frame.columns:
             frame = frame.filter(~pl.col("pooled"))
-        per_model = frame.group_by("name_key").agg(
-            pl.struct("price_source", "price_provider", "price_model").n_unique()
-        )
-        assert per_model.filter(pl.col("price_source") > 1).height == 0, table
+        per_model = frame.group_by("name_key").agg(pl.struct("source", "provider", "model").n_unique())
+        assert per_model.filter(pl.col("source") > 1).height == 0, table
 
 
 def test_fit_io_prices_flags_the_lecture_inconsistency_for_frontier_models(real_tables):
     """Gemini 3.1 Pro: rho = 6 with its 200k threshold as L* gives a batch below B*0 at the scenario (lecture f.3)."""
     row = (
         real_tables["fit_io_prices"]
-        .filter((pl.col("price_model") == "gemini-3.1-pro-preview") & (pl.col("variant") == "standard"))
+        .filter((pl.col("model") == "gemini-3.1-pro-preview") & (pl.col("variant") == "standard"))
         .row(0, named=True)
     )
     assert row["output_over_input_ratio"] == pytest.approx(6.0)

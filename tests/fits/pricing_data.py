@@ -1,7 +1,8 @@
 """The real data/ folder and the fixture data set as frames for the pricing fits (views at the tests' AS_OF).
 
-Loads the tables, derives model_derived and hardware_derived (the pricing fits' inputs) and creates the views
-over input tables in an in-memory database (no other analysis runs), once per data folder.
+Loads the tables, derives model_derived, hardware_derived, price_keys and price_history (the pricing fits' inputs,
+price_current is a view of price_history) and creates the views in an in-memory database (no other analysis runs),
+once per data folder.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from econ.analyses import hardware_derived, model_derived
+from econ.analyses import hardware_derived, model_derived, price_history
 from econ.analyses.inputs import MODELS_SQL
 from econ.analyses.scenario import load_scenario
 from econ.db import create_views, write_table
+from econ.fits import model_identity
 from econ.fits.assumptions import from_scenario
 from econ.load.loader import load_all
 
@@ -32,6 +34,14 @@ def frames(data_dir: Path = REAL_DATA) -> dict:
     tables = load_all(Path(data_dir))
     tables["model_derived"] = model_derived.derived(tables["models"])
     tables["hardware_derived"] = hardware_derived.derived(tables["hardware"])
+    tables["price_keys"] = model_identity.map_price_keys(
+        tables["prices"].select("source", "provider", "model", "hugging_face_id").unique(),
+        models=tables["models"],
+        families=tables["model_families"],
+        providers=tables["providers"].select("provider", "organisation", pl.col("kind").alias("seller_kind")),
+        aliases=tables["model_aliases"],
+    )
+    tables["price_history"] = price_history.table(tables["prices"], tables["price_keys"])
     for name, frame in tables.items():
         write_table(con, name, frame, description=name, column_comments={})
     con.execute(f"set variable as_of = date '{AS_OF}'")

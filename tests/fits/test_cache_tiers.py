@@ -25,9 +25,9 @@ ANTHROPIC = {
 
 def price_rows(**overrides) -> pl.DataFrame:
     row = {
-        "price_source": "hand",
-        "price_provider": "anthropic",
-        "price_model": "claude-opus-4-6",
+        "source": "hand",
+        "provider": "anthropic",
+        "model": "claude-opus-4-6",
         "name_key": "claude-opus-4-6",
         "variant": "standard",
         **ANTHROPIC,

@@ -43,9 +43,9 @@ def schedule(thresholds, max_input, prices, *, provider="p", model="m", variant=
     n = len(thresholds)
     return pl.DataFrame(
         {
-            "price_source": [source] * n,
-            "price_provider": [provider] * n,
-            "price_model": [model] * n,
+            "source": [source] * n,
+            "provider": [provider] * n,
+            "model": [model] * n,
             "variant": [variant] * n,
             "tier_min_prompt_tokens": thresholds,
             "max_input_tokens": [max_input] * n,
@@ -172,7 +172,7 @@ def real_table():
 
 def row(table, model, component="output", rule="midpoint", variant="standard"):
     match = table.filter(
-        (pl.col("price_model") == model)
+        (pl.col("model") == model)
         & (pl.col("component") == component)
         & (pl.col("rule") == rule)
         & (pl.col("variant") == variant)
@@ -196,7 +196,7 @@ def test_a_schedule_with_one_tier_is_not_fitted(real_table):
     rows = hand_prices("anthropic", "claude-opus-4-6")
     assert rows.filter(pl.col("variant") == "standard").height == 1
     assert rows.filter(pl.col("variant") == "fast").height == 2
-    fitted = real_table.filter(pl.col("price_model") == "claude-opus-4-6")
+    fitted = real_table.filter(pl.col("model") == "claude-opus-4-6")
     assert set(fitted["variant"]) == {"fast"} and set(fitted["status"]) == {"exact"}
 
 
@@ -228,7 +228,7 @@ def test_openai_pool_is_one_plausible_relative_slope(real_table):
     """OpenAI's >272k tiers are uniformly 2x input: with the lower rule kappa = (2 - 1)/0.272 per million tokens."""
     pool = real_table.filter(
         pl.col("pooled")
-        & (pl.col("price_provider") == "openai")
+        & (pl.col("provider") == "openai")
         & (pl.col("component") == "input")
         & (pl.col("rule") == "lower")
     ).row(0, named=True)
@@ -246,7 +246,7 @@ def test_every_row_states_its_assumptions(real_table):
         "gross_margin_frac",
         "rule",
         "scenario_interval",
-        "price_source",
+        "source",
     ):
         assert real_table[column].null_count() == 0, column
     assert set(real_table["rule"]) == set(ct.RULES)

@@ -133,3 +133,106 @@ def test_changes_between_on_a_table_worked_by_hand():
         ("added", "new", "input_usd_per_mtok", None, 4.0, None),
         ("removed", "gone", "input_usd_per_mtok", 3.0, None, None),
     ]
+
+
+D0, D1, D2 = date(2026, 1, 1), date(2026, 2, 1), date(2026, 3, 1)
+
+
+def periods(*entries):
+    """Price rows with periods: (model, from_date, to_date, input, output, max_input_tokens)."""
+    from econ.fits.price_changes import COMPONENTS, KEY
+
+    rest = [c for c in COMPONENTS if c not in ("input_usd_per_mtok", "output_usd_per_mtok", "max_input_tokens")]
+    return pl.DataFrame(
+        [("litellm", "p", m, "standard", 0, f, t, i, o, n, *[None] * len(rest)) for m, f, t, i, o, n in entries],
+        schema={
+            **{k: (pl.Int64 if k == "tier_min_prompt_tokens" else pl.String) for k in KEY},
+            "from_date": pl.Date,
+            "to_date": pl.Date,
+            "input_usd_per_mtok": pl.Float64,
+            "output_usd_per_mtok": pl.Float64,
+            "max_input_tokens": pl.Int64,
+            **{c: pl.Float64 for c in rest},
+        },
+        orient="row",
+    )
+
+
+def keys(*entries):
+    """price_keys rows: (model, canonical_model)."""
+    return pl.DataFrame(
+        [("litellm", "p", m, c, c) for m, c in entries],
+        schema=["source", "provider", "model", "canonical_model", "model_name"],
+        orient="row",
+    )
+
+
+def test_classify_on_a_history_worked_by_hand():
+    """Each class of issue 16 once: a move up and down, a 20x move that is real (no slip, no revert), a unit slip
+    (3,200 -> 3.2, the jais-30b case), a revert to the value before, a renamed key, a new and a removed key, a
+    limit change."""
+    prices = periods(
+        ("up", D0, None, 1.0, 5.0, None),
+        ("down", D0, None, 1.0, 10.0, None),
+        ("real_20x", D0, None, 1.0, 2.0, None),
+        ("slip", D0, None, 3200.0, 9710.0, None),
+        ("revert", D0, D1, 1.0, 4.0, None),
+        ("revert", D1, D2, 50.0, 4.0, None),
+        ("revert", D2, None, 1.0, 4.0, None),
+        ("old-name", D0, D2, 2.0, 6.0, None),
+        ("new-name", D2, None, 2.5, 6.0, None),
+        ("brand_new", D2, None, 7.0, 9.0, None),
+        ("gone", D0, D2, 3.0, 9.0, None),
+        ("limits", D0, None, 1.0, 2.0, 128_000),
+    )
+    fix = {  # a second period for the keys that move on D2
+        "up": (2.0, 5.0, None),
+        "down": (1.0, 5.0, None),
+        "real_20x": (20.0, 2.0, None),
+        "slip": (3.2, 9.71, None),
+        "limits": (1.0, 2.0, 200_000),
+    }
+    prices = pl.concat(
+        [
+            prices.filter(~pl.col("model").is_in(list(fix))),
+            prices.filter(pl.col("model").is_in(list(fix)) & (pl.col("from_date") == D0)).with_columns(
+                to_date=pl.lit(D2)
+            ),
+            periods(*((m, D2, None, *v) for m, v in fix.items())),
+        ]
+    )
+    names = keys(
+        *((m, m) for m in ("up", "down", "real_20x", "slip", "revert", "brand_new", "gone", "limits")),
+        ("old-name", "model-x"),
+        ("new-name", "model-x"),
+    )
+    result = price_changes(prices, D1, D2 + (D2 - D1) // 2, names=names)
+    got = {
+        (r["model"], r["component"]): (r["change_class"], r["counterpart_model"]) for r in result.iter_rows(named=True)
+    }
+    assert got == {
+        ("up", "input_usd_per_mtok"): ("price move up", None),
+        ("down", "output_usd_per_mtok"): ("price move down", None),
+        ("real_20x", "input_usd_per_mtok"): ("price move up", None),
+        ("slip", "input_usd_per_mtok"): ("suspected data fix", None),
+        ("slip", "output_usd_per_mtok"): ("suspected data fix", None),
+        ("revert", "input_usd_per_mtok"): ("suspected data fix", None),  # 50 -> 1, and 1 is what it was before
+        ("old-name", "input_usd_per_mtok"): ("renamed key", "new-name"),
+        ("new-name", "input_usd_per_mtok"): ("renamed key", "old-name"),
+        ("brand_new", "input_usd_per_mtok"): ("new", None),
+        ("gone", "input_usd_per_mtok"): ("removed", None),
+        ("limits", "max_input_tokens"): ("limit change", None),
+    }
+
+
+def test_a_revert_is_seen_only_with_the_history():
+    """Without the periods around the two dates a 50x move that returns is a price move; a unit slip is seen anyway."""
+    from econ.fits.price_changes import changes_between, classify, state_on
+
+    prices = periods(
+        ("revert", D0, D1, 1.0, 4.0, None),
+        ("revert", D1, D2, 50.0, 4.0, None),
+        ("revert", D2, None, 1.0, 4.0, None),
+    )
+    changes = changes_between(state_on(prices, D1), state_on(prices, D2))
+    assert classify(changes, names=keys(("revert", "revert")))["change_class"].to_list() == ["price move down"]

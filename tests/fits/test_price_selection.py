@@ -38,7 +38,7 @@ def test_hand_beats_litellm_and_first_party_beats_resellers():
         ("litellm", "together_ai", "together_ai/deepseek-ai/DeepSeek-V3", "standard"),
         ("openrouter", "openrouter", "deepseek/deepseek-chat", "standard"),
     )
-    chosen = dict(choose_sources(frame).select("name_key", "price_model").iter_rows())
+    chosen = dict(choose_sources(frame).select("name_key", "model").iter_rows())
     assert chosen["gemini-3-1-pro-preview"] == "gemini-3.1-pro-preview"
     assert chosen["deepseek-v3"] == "deepseek/deepseek-v3"
     assert chosen["deepseek-chat"] == "deepseek/deepseek-chat"  # only source: openrouter
@@ -49,7 +49,7 @@ def test_one_source_keeps_all_variants_of_that_source():
         ("hand", "google", "g", "standard"), ("hand", "google", "g", "batch"), ("litellm", "gemini", "gemini/g", "flex")
     )
     out = choose_sources(frame)
-    assert set(out["price_source"]) == {"hand"} and set(out["variant"]) == {"standard", "batch"}
+    assert set(out["source"]) == {"hand"} and set(out["variant"]) == {"standard", "batch"}
 
 
 def test_architecture_rules_on_real_rows():

@@ -6,21 +6,26 @@ the rows with the same ``PRICE_SNAPSHOT`` spec the loader uses, and only then wr
 ``data/snapshots/<source>_<YYYY-MM-DD>.csv`` (temporary file + rename). A malformed,
 truncated or wrongly shaped file raises :class:`~econ.errors.DataError` before anything is
 written. Rows are sorted and formatted deterministically, so importing the same file twice
-gives a byte-identical snapshot (the second import reports ``unchanged`` and does not touch
-the file).
+gives a byte-identical snapshot: an import whose rows equal an existing snapshot of its source, whatever
+that snapshot's date, reports ``unchanged`` and writes nothing. A snapshot is dated by the file's own
+date (in its name), else ``--as-of``, else its modification time with a notice.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
+import polars as pl
+
 from econ import paths
-from econ.errors import SHOWN_PROBLEMS, DataError, EconError
+from econ.errors import SHOWN_PROBLEMS, DataError, EconError, EconNotice
 from econ.files import clean_stale, staging_path
 from econ.load.importers import litellm, openrouter
 from econ.load.importers.common import Normalised, read_json, shape_error
@@ -29,7 +34,7 @@ from econ.load.spec import display_path, read_table
 from econ.load.tables import PRICE_SNAPSHOT
 from econ.lock import Locks
 
-__all__ = ["ImportResult", "import_file", "import_parsed", "normalise", "snapshot_date", "SOURCES"]
+__all__ = ["ImportResult", "file_date", "import_file", "import_parsed", "normalise", "snapshot_date", "SOURCES"]
 
 SOURCES = ("litellm", "openrouter")
 DATE_IN_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})")
@@ -45,10 +50,11 @@ class ImportResult:
     variant and long-context tier). ``ignored_keys`` counts, by family, price keys of
     imported entries that no column holds; ``dropped_rows`` counts rows left out, by
     reason. ``as_of`` is the snapshot date and ``date_from`` says where it came from
-    (``--as-of``, ``the file name`` or ``the file's modification date``). ``examples`` names the
-    first entries skipped for an invalid or impossible price, by reason. ``status`` is ``new``,
-    ``replaced`` (a snapshot of that source and date existed with other rows) or
-    ``unchanged`` (it existed byte-identical; nothing was written).
+    (``the file name``, ``--as-of``, ``the file's modification date``, or ``the same content as
+    <snapshot>``). ``examples`` names the first entries skipped for an invalid or impossible price, by
+    reason. ``status`` is ``new``, ``replaced`` (a snapshot of that source and date existed with other
+    rows) or ``unchanged`` (a snapshot of that source, of any date, holds the same rows: nothing was
+    written, and ``path`` and ``as_of`` are that snapshot's).
     """
 
     source: str
@@ -67,15 +73,40 @@ class ImportResult:
 
 
 def snapshot_date(path: Path, as_of: date | None = None) -> tuple[date, str]:
-    """The snapshot date and where it came from: ``as_of``, a YYYY-MM-DD in the file name, or its mtime."""
-    if as_of is not None:
-        return as_of, "--as-of"
-    for text in reversed(DATE_IN_NAME.findall(Path(path).name)):
+    """The snapshot date and where it came from: the file's own date (a YYYY-MM-DD in its name, the last valid one),
+    else ``as_of``, else its modification time, with a notice (a copied or re-downloaded file gets a new mtime).
+
+    A ``--as-of`` that disagrees with the file's own date is not used, and a notice says so.
+    """
+    when, date_from, notice = file_date(Path(path), as_of)
+    if notice:
+        warnings.warn(notice, EconNotice, stacklevel=2)
+    return when, date_from
+
+
+def file_date(path: Path, as_of: date | None) -> tuple[date, str, str | None]:
+    """:func:`snapshot_date` with its notice (or None) returned, not given (an import whose content is already stored
+    uses that snapshot's date and gives none)."""
+    for text in reversed(DATE_IN_NAME.findall(path.name)):
         try:
-            return date.fromisoformat(text), "the file name"
+            own = date.fromisoformat(text)
         except ValueError:
             continue
-    return datetime.fromtimestamp(Path(path).stat().st_mtime).date(), "the file's modification date"
+        notice = None
+        if as_of is not None and as_of != own:
+            notice = (
+                f"{path.name} carries its date {own} in its name; --as-of {as_of} is not used (rename the file to "
+                "date it otherwise)"
+            )
+        return own, "the file name", notice
+    if as_of is not None:
+        return as_of, "--as-of", None
+    when = datetime.fromtimestamp(path.stat().st_mtime).date()
+    notice = (
+        f"{path.name} carries no date (none in its name): dated {when} from its modification time; pass --as-of "
+        "DATE with the day it was published if that is not it"
+    )
+    return when, "the file's modification date", notice
 
 
 def normalise(source: str, obj, path: Path) -> Normalised:
@@ -133,7 +164,9 @@ def import_file(
     data_dir : Path
         The data folder (must exist); the snapshot goes to its ``snapshots/`` folder.
     as_of : date, optional
-        Snapshot date; default: a YYYY-MM-DD in the file name, else the file's modification date.
+        Snapshot date of a file whose name carries none (a YYYY-MM-DD in the name wins); else the file's
+        modification date, with a notice. A file whose rows equal an existing snapshot of its source takes that
+        snapshot's date and writes nothing.
     wait : bool
         If another run holds the data folder's lock, wait for it instead of failing with "busy".
 
@@ -168,14 +201,28 @@ def import_parsed(
         raise EconError(f"unknown import source {source!r}", f"use one of: {', '.join(SOURCES)}")
     data_dir = Path(data_dir)
     result = normalise(source, obj, path)
-    when, date_from = snapshot_date(path, as_of)
     if not data_dir.is_dir():
         raise EconError(
             f"no data folder at {display_path(data_dir)}", "run econ from the project folder or pass --data"
         )
+    when, date_from, notice = file_date(Path(path), as_of)
     target = snapshot_path(data_dir, source, when)
     text = result.frame.write_csv(line_terminator="\n").encode("utf-8")
-    status = _write_checked(target, text, stage_at=stage_at)
+    twin = same_content(data_dir, source, text)
+    if twin is not None and twin != target:
+        if date_from == "--as-of":
+            warnings.warn(
+                f"--as-of {when} is not used: {display_path(twin)} holds the same rows (rename that file to date "
+                "the snapshot otherwise)",
+                EconNotice,
+                stacklevel=2,
+            )
+        target, when, date_from = twin, _date_of(twin), f"the same content as {twin.name}"
+        status = "unchanged"
+    else:
+        if notice:
+            warnings.warn(notice, EconNotice, stacklevel=2)
+        status = _write_checked(target, text, stage_at=stage_at)
     return ImportResult(
         source,
         path,
@@ -191,6 +238,37 @@ def import_parsed(
         status,
         result.examples,
     )
+
+
+def same_content(data_dir: Path, source: str, text: bytes) -> Path | None:
+    """The existing snapshot of ``source`` whose content is ``text`` (the normalised rows), whatever its date.
+
+    Snapshots are compared as written (the normaliser's sorted, deterministic CSV) and, for one written by another
+    version of econ, cell by cell (every cell read as text): a re-import of a file already imported adds nothing.
+    """
+    folder = Path(data_dir) / SNAPSHOT_DIR
+    candidates = sorted(folder.glob(f"{source}_*.csv")) if folder.is_dir() else []
+    for path in candidates:
+        try:
+            old = path.read_bytes()
+        except OSError:
+            continue
+        if old == text or _same_cells(old, text):
+            return path
+    return None
+
+
+def _same_cells(a: bytes, b: bytes) -> bool:
+    """Whether two snapshot CSVs hold the same cells (as text), whatever their row order."""
+    try:
+        x, y = (pl.read_csv(io.BytesIO(raw), infer_schema=False) for raw in (a, b))
+    except (pl.exceptions.PolarsError, OSError):
+        return False
+    return x.columns == y.columns and x.sort(x.columns, nulls_last=True).equals(y.sort(y.columns, nulls_last=True))
+
+
+def _date_of(snapshot: Path) -> date:
+    return date.fromisoformat(DATE_IN_NAME.findall(snapshot.name)[-1])
 
 
 def _write_checked(target: Path, text: bytes, *, stage_at: Path | None = None) -> str:

@@ -72,7 +72,7 @@ from price_changes group by source order by source
 
 CHANGED = """
 select source, provider, model, variant, tier_min_prompt_tokens, replace(component, '_usd_per_mtok', '') as component,
-       old_value, new_value, change_frac
+       old_value, new_value, change_frac, change_class
 from price_changes
 where change = 'changed' and (source = 'hand' or ? = 'all')
 order by source, provider, model, variant, tier_min_prompt_tokens, component
@@ -80,7 +80,7 @@ order by source, provider, model, variant, tier_min_prompt_tokens, component
 
 LARGEST = """
 select source, provider, model, variant, tier_min_prompt_tokens, replace(component, '_usd_per_mtok', '') as component,
-       old_value, new_value, change_frac
+       old_value, new_value, change_frac, change_class
 from price_changes
 where change = 'changed' and source <> 'hand'
 order by abs(coalesce(change_frac, 0)) desc nulls last, source, provider, model, variant, tier_min_prompt_tokens,
@@ -127,6 +127,7 @@ CHANGE_COLS = [
     Col("old_value", "Old", kind="num"),
     Col("new_value", "New", kind="num"),
     Col("change_frac", "Change (%)", kind="num", fmt=pct),
+    Col("change_class", "Class"),
 ]
 
 

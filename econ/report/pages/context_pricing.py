@@ -37,7 +37,7 @@ SOURCE = (
 )
 
 FIRST_PARTY = """
-select price_provider as provider, price_model as model, variant, n_tiers, tier_thresholds_tokens, status,
+select provider, model, variant, n_tiers, tier_thresholds_tokens, status,
        fit_interval_kind, fit_message, intercept_usd_per_mtok, slope_usd_per_mtok_per_mtok_context,
        slope_fit_low_usd_per_mtok_per_mtok_context, slope_fit_high_usd_per_mtok_per_mtok_context,
        uplift_per_mtok_context_frac, max_abs_residual_frac, crossover_threshold_tokens,
@@ -47,7 +47,7 @@ select price_provider as provider, price_model as model, variant, n_tiers, tier_
        kv_crossover_scenario_high_bytes_per_token, kv_true_bytes_per_token, arch_model, params_active_used,
        params_active_source
 from fit_context_tiers
-where default_rule and not pooled and component = 'input' and price_source = 'hand' and variant = 'standard'
+where default_rule and not pooled and component = 'input' and source = 'hand' and variant = 'standard'
 order by provider, model
 """
 
@@ -57,10 +57,10 @@ select * from fit_context_tier_steps order by provider, model, kind, context_tok
 
 KV = """
 with rows as (
-    select price_source || ' · ' || price_provider || ' · ' || price_model as label, *
+    select source || ' · ' || provider || ' · ' || model as label, *
     from fit_context_tiers
     where default_rule and not pooled and component = 'input' and variant = 'standard'
-      and (price_source = 'hand' or kv_true_bytes_per_token is not null)
+      and (source = 'hand' or kv_true_bytes_per_token is not null)
 )
 select label, 'slope' as reading, kv_slope_bytes_per_token as bytes_per_token,
        kv_slope_fit_low_bytes_per_token as fit_low, kv_slope_fit_high_bytes_per_token as fit_high,
@@ -77,9 +77,9 @@ order by label, reading
 """
 
 POOLED = """
-select *, price_provider as provider from fit_context_tiers
+select * from fit_context_tiers
 where pooled and default_rule and component = 'input'
-order by provider, price_source
+order by provider, source
 """
 POOL_COLUMNS = (
     "pool_model_count",
@@ -104,8 +104,8 @@ select provider, count(*) as models,
        median(kv_crossover_scenario_high_bytes_per_token) as high, median(kv_slope_bytes_per_token) as slope,
        min(kv_slope_bytes_per_token) as slope_min, max(kv_slope_bytes_per_token) as slope_max,
        string_agg(distinct crossover_threshold_tokens::bigint::varchar, ', ') as thresholds
-from (select price_provider as provider, * from fit_context_tiers
-      where default_rule and not pooled and component = 'input' and price_source = 'hand' and variant = 'standard')
+from (select * from fit_context_tiers
+      where default_rule and not pooled and component = 'input' and source = 'hand' and variant = 'standard')
 group by provider order by provider
 """
 
@@ -255,7 +255,7 @@ def _pooled(ctx: SiteContext) -> Section:
                 table(
                     pooled,
                     [
-                        Col("price_source", "Sources"),
+                        Col("source", "Sources"),
                         Col("provider", "Provider"),
                         Col("pool_model_count", "Models", kind="num"),
                         Col(

@@ -30,16 +30,16 @@ TIER_MODELS = ("DeepSeek-V3", "Llama-3.1-70B", "gpt-oss-120b")
 CACHE_DURATIONS_S = {"5 min": 300.0, "1 hour": 3600.0, "12 hours": 43200.0}
 
 IO_FIRST_PARTY = """
-select price_provider as provider, price_model as model, variant, input_usd_per_mtok, output_usd_per_mtok,
+select provider, model, variant, input_usd_per_mtok, output_usd_per_mtok,
        output_over_input_ratio, regime, critical_context_source, critical_context_tokens, context_over_critical_ratio,
        batch_over_balance_ratio, batch_over_balance_scenario_low_ratio, batch_over_balance_scenario_high_ratio,
        implied_decode_mbu_frac, implied_decode_mbu_check, predicted_output_over_input_ratio, lecture_f3_check
-from fit_io_prices where price_source = 'hand' and variant = 'standard'
+from fit_io_prices where source = 'hand' and variant = 'standard'
 order by provider, model
 """
 
 IO_SUMMARY = """
-select price_source, regime, lecture_f3_check, count(*) as price_rows,
+select source, regime, lecture_f3_check, count(*) as price_rows,
        median(output_over_input_ratio) as median_ratio, median(batch_over_balance_ratio) as median_batch_ratio
 from fit_io_prices group by all order by all
 """
@@ -59,14 +59,14 @@ group by arch_model, component order by arch_model, component
 """
 
 HOLD = """
-select price_provider || ' · ' || price_model as label, price_provider as provider, price_model as model,
+select provider || ' · ' || model as label, provider, model,
        cache_item, kv_method, hold_time_s, item_price_usd_per_mtok, hold_price_usd_per_mtok_hour,
        kv_bytes_per_token_used, hold_cost_usd_per_gb_hour, hold_cost_scenario_low_usd_per_gb_hour,
        hold_cost_scenario_high_usd_per_gb_hour, cheapest_tier, fastest_covered_tier, drain_time_tier,
        margin_over_cheapest_frac
 from fit_cache_tiers
-where price_source = 'hand' and variant = 'standard' and hold_cost_usd_per_gb_hour > 0
-qualify row_number() over (partition by price_provider, price_model, cache_item
+where source = 'hand' and variant = 'standard' and hold_cost_usd_per_gb_hour > 0
+qualify row_number() over (partition by provider, model, cache_item
                            order by kv_method = 'architecture' desc, kv_method = 'crossover' desc, kv_method) = 1
 order by provider, model, cache_item
 """
@@ -89,7 +89,7 @@ from (
            mode(fastest_covered_tier) over (partition by cache_item) as mode_covered
     from fit_cache_tiers
     where variant = 'standard' and cheapest_tier is not null
-    qualify row_number() over (partition by price_source, price_provider, price_model, cache_item
+    qualify row_number() over (partition by source, provider, model, cache_item
                                order by kv_method = 'architecture' desc, kv_method = 'crossover' desc, kv_method) = 1
 )
 group by cache_item order by median(hold_time_s)
@@ -193,7 +193,7 @@ def _io(ctx: SiteContext) -> Section:
         table(
             summary,
             [
-                Col("price_source", "Source"),
+                Col("source", "Source"),
                 Col("regime", "Regime"),
                 Col("lecture_f3_check", "Lecture f.3 check", wrap=True),
                 Col("price_rows", "Prices (rows)", kind="num"),

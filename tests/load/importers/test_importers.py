@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from econ.cli import main
-from econ.errors import DataError, EconError
+from econ.errors import DataError, EconError, EconNotice
 from econ.load.importers import import_file, snapshot_date
 
 REPO = Path(__file__).resolve().parents[3]
@@ -53,8 +53,7 @@ def written(work: Path) -> list[str]:
         ("openrouter_models_2026-08-19.json", None, (date(2026, 8, 19), "the file name")),
         ("tokencost_model_prices_2025-09-01.json", None, (date(2025, 9, 1), "the file name")),
         ("prices_2025-13-45_2025-02-03.json", None, (date(2025, 2, 3), "the file name")),
-        ("tokencost_model_prices_2025-09-01.json", date(2026, 1, 2), (date(2026, 1, 2), "--as-of")),
-        ("model_prices.json", None, (date(2024, 5, 6), "the file's modification date")),
+        ("model_prices.json", date(2026, 1, 2), (date(2026, 1, 2), "--as-of")),
     ],
 )
 def test_snapshot_date(tmp_path, name, as_of, expected):
@@ -63,6 +62,36 @@ def test_snapshot_date(tmp_path, name, as_of, expected):
     stamp = time.mktime((2024, 5, 6, 12, 0, 0, 0, 0, -1))
     os.utime(path, (stamp, stamp))
     assert snapshot_date(path, as_of) == expected
+
+
+@pytest.mark.parametrize(
+    "name, as_of, expected, notice",
+    [
+        (
+            "tokencost_model_prices_2025-09-01.json",
+            date(2026, 1, 2),
+            (date(2025, 9, 1), "the file name"),
+            "tokencost_model_prices_2025-09-01.json carries its date 2025-09-01 in its name; --as-of 2026-01-02 is "
+            "not used (rename the file to date it otherwise)",
+        ),
+        (
+            "model_prices.json",
+            None,
+            (date(2024, 5, 6), "the file's modification date"),
+            "model_prices.json carries no date (none in its name): dated 2024-05-06 from its modification time; pass "
+            "--as-of DATE with the day it was published if that is not it",
+        ),
+    ],
+)
+def test_snapshot_date_with_a_notice(tmp_path, name, as_of, expected, notice):
+    """The file's own date wins over --as-of, and a date from the modification time is announced."""
+    path = tmp_path / name
+    path.write_text("{}", encoding="utf-8")
+    stamp = time.mktime((2024, 5, 6, 12, 0, 0, 0, 0, -1))
+    os.utime(path, (stamp, stamp))
+    with pytest.warns(EconNotice) as seen:
+        assert snapshot_date(path, as_of) == expected
+    assert [str(w.message) for w in seen] == [notice]
 
 
 # ---------------------------------------------------------------------------- writing
@@ -90,6 +119,60 @@ def test_reimport_is_byte_identical_and_touches_nothing(work):
     (work / "other").mkdir()
     other = import_file("openrouter", OPENROUTER_SLICE, data_dir=work / "other", as_of=date(2026, 8, 19))
     assert other.path.read_bytes() == content
+
+
+def _tree(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(folder.iterdir())}
+
+
+def test_reimport_with_another_as_of_says_the_date_is_not_used(work):
+    folder = work / "data" / "snapshots"
+    folder.mkdir()
+    shutil.copy2(REPO / "data" / "snapshots" / "litellm_2026-11-20.csv", folder)
+    copy = work / "model_prices_and_context_window.json"
+    shutil.copyfile(REAL[("litellm", "2026-11-20")], copy)
+    with pytest.warns(EconNotice) as seen:
+        result = import_file("litellm", copy, data_dir=work / "data", as_of=date(2026, 12, 1))
+    assert (result.status, result.as_of) == ("unchanged", date(2026, 11, 20))
+    assert [str(w.message) for w in seen] == [
+        "--as-of 2026-12-01 is not used: data/snapshots/litellm_2026-11-20.csv holds the same rows (rename that "
+        "file to date the snapshot otherwise)"
+    ]
+
+
+def test_reimport_of_a_shipped_snapshot_under_a_new_date_writes_nothing(work):
+    """Issue 16: the shipped LiteLLM map, copied (new modification time, no date in its name), is the
+    2026-11-20 snapshot already in data/: no litellm_2026-12-01.csv, no notice about the mtime date."""
+    folder = work / "data" / "snapshots"
+    folder.mkdir()
+    shutil.copy2(REPO / "data" / "snapshots" / "litellm_2026-11-20.csv", folder)
+    copy = work / "model_prices_and_context_window.json"
+    shutil.copyfile(REAL[("litellm", "2026-11-20")], copy)  # a fresh mtime: today
+    before = _tree(folder)
+    result = import_file("litellm", copy, data_dir=work / "data")  # a notice would fail the test (warnings: error)
+    assert (result.status, result.path, result.as_of) == (
+        "unchanged",
+        folder / "litellm_2026-11-20.csv",
+        date(2026, 11, 20),
+    )
+    assert result.date_from == "the same content as litellm_2026-11-20.csv"
+    assert _tree(folder) == before
+
+
+def test_reimport_matches_a_snapshot_whose_rows_are_in_another_order(work):
+    """A snapshot written by another econ version (other row order) with the same cells is the same content."""
+    folder = work / "data" / "snapshots"
+    folder.mkdir()
+    lines = (REPO / "data" / "snapshots" / "openrouter_2026-08-19.csv").read_text(encoding="utf-8").splitlines()
+    (folder / "openrouter_2026-08-01.csv").write_text("\n".join([lines[0], *reversed(lines[1:])]) + "\n")
+    result = import_file("openrouter", REAL[("openrouter", "2026-08-19")], data_dir=work / "data")
+    assert (result.status, result.as_of) == ("unchanged", date(2026, 8, 1))
+    assert written(work) == ["openrouter_2026-08-01.csv"]
+    changed = [lines[0], *reversed(lines[1:])]
+    changed[1] = changed[1].replace(",", ",9", 1)  # one cell differs: a new snapshot under the file's own date
+    (folder / "openrouter_2026-08-01.csv").write_text("\n".join(changed) + "\n")
+    result = import_file("openrouter", REAL[("openrouter", "2026-08-19")], data_dir=work / "data")
+    assert (result.status, result.as_of) == ("new", date(2026, 8, 19))
 
 
 def test_changed_map_replaces_the_snapshot_of_that_date(work):

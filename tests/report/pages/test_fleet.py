@@ -114,14 +114,15 @@ def test_econ_fleet_at_the_build_date_prints_what_the_page_shows(fleet_build, ca
             "json",
         ]
     )
-    rows = {r["quantity"]: r["value"] for r in json.loads(capsys.readouterr().out)}
-    assert code == 0 and rows["prices as of"] == "2026-11-30"  # the build's as_of (tests/report/conftest.py)
-    for label, column in (
-        ("chips", "Chips"),
-        ("decode batch", "Decode batch (sequences)"),
-        ("cost (scenario)", "Cost (USD/day)"),
-        ("input cost (scenario)", "Input cost (USD/MTok)"),
-        ("output cost (scenario)", "Output cost (USD/MTok)"),
+    plan = json.loads(capsys.readouterr().out)
+    assert code == 0 and plan["prices_as_of"] == "2026-11-30"  # the build's as_of (tests/report/conftest.py)
+    scenario = plan["by_price_kind"]["scenario"]
+    for value, column in (
+        (plan["chips"], "Chips"),
+        (plan["decode_batch_seqs"], "Decode batch (sequences)"),
+        (scenario["usd_per_day"], "Cost (USD/day)"),
+        (scenario["input_usd_per_mtok"], "Input cost (USD/MTok)"),
+        (scenario["output_usd_per_mtok"], "Output cost (USD/MTok)"),
     ):
-        assert fmt_num(rows[label]) == shown[column], label
-    assert rows["batch"] == shown["Batch"] == "balance multiple, capped by memory"
+        assert fmt_num(value) == shown[column], column
+    assert plan["batch_status"] == shown["Batch"] == "balance multiple, capped by memory"

@@ -1,0 +1,148 @@
+"""``model_catalog`` and ``price_keys``: one identity per model across the price sources.
+
+``price_keys`` maps every price key (LiteLLM key, OpenRouter id, first-party name; one row per source x provider x
+model x hugging_face_id) to its canonical model, its seller and whether the seller makes the model;
+``model_catalog`` has one row per canonical model. The rules are :mod:`econ.fits.model_identity`; what they cannot
+know is hand-kept in ``data/providers.csv``, ``data/model_families.csv`` and ``data/model_aliases.csv``. The view
+``unmapped_price_keys`` lists the keys no rule maps (never guessed).
+"""
+
+from __future__ import annotations
+
+from econ.fits import model_identity as mi
+from econ.results import ResultColumn as C
+from econ.results import ResultTable
+
+NAME = "model_catalog"
+INPUTS = ("prices", "models", "providers", "model_families", "model_aliases")
+
+KEY_COLUMNS = (
+    C("source", "str", "", "key", "Where the price rows come from: hand, litellm or openrouter"),
+    C("provider", "str", "", "key", "Seller of the tokens (prices.provider)"),
+    C("model", "str", "", "key", "Model id as the seller names it (prices.model)"),
+    C(
+        "hugging_face_id",
+        "str",
+        "",
+        "key",
+        "Hugging Face repo the price rows name (prices.hugging_face_id; null when none): a key whose rows name "
+        "different repos over time (DeepSeek's deepseek-chat) has one row per repo",
+    ),
+)
+CANONICAL = C(
+    "canonical_model",
+    "str",
+    "",
+    "derived",
+    "Canonical model the key sells (model_catalog.canonical_model); null: unmapped, listed in unmapped_price_keys",
+    mi.map_price_keys,
+)
+IS_FIRST_PARTY = C(
+    "is_first_party",
+    "bool",
+    "",
+    "derived",
+    "The seller's organisation makes the model (a lab's own API), not a reseller, cloud or router",
+    mi.first_party,
+)
+
+PRICE_KEYS = ResultTable(
+    name="price_keys",
+    grain="price key (source x provider x model x hugging_face_id)",
+    key=("source", "provider", "model", "hugging_face_id"),
+    description=(
+        "Every price key mapped to its canonical model, its seller (providers) and the model's maker "
+        "(model_families): override (data/model_aliases.csv), else the repo the rows name (hugging_face_id), else "
+        "the normalised name when it equals a canonical model's; unmapped keys keep a null canonical_model"
+    ),
+    columns=(
+        *KEY_COLUMNS,
+        C(
+            "model_name",
+            "str",
+            "",
+            "derived",
+            "Normalised name: last path segment, lower case, without tags, regions, vendor prefixes, dates and "
+            "precisions, '_' as '-', version dashes as dots",
+            mi.model_name,
+        ),
+        CANONICAL,
+        C(
+            "match_rule",
+            "str",
+            "",
+            "check",
+            "Which rule decided: override, hugging_face_id, hand, first_party, openrouter, hf_path (key ends in a "
+            "Hugging Face org/repo), name (equals a canonical model's name); override_unmapped, moving_alias "
+            "(-latest without a version), unmapped",
+            mi.map_price_keys,
+        ),
+        C(
+            "seller_organisation",
+            "str",
+            "",
+            "input",
+            "Organisation running the seller (providers.organisation; null: seller not listed)",
+        ),
+        C("seller_kind", "str", "", "input", "lab, cloud, host, router or local (providers.kind)"),
+        C(
+            "maker",
+            "str",
+            "",
+            "derived",
+            "Organisation making the model: the maker of the longest model_families prefix of the name",
+            mi.family_of,
+        ),
+        IS_FIRST_PARTY,
+    ),
+)
+
+MODEL_CATALOG = ResultTable(
+    name="model_catalog",
+    grain="canonical model",
+    key=("canonical_model",),
+    description=(
+        "One row per canonical model the price keys map to (and per architecture in models): family, version, "
+        "maker, open weights, the models row when the architecture is known, and how many price keys and sellers "
+        "it has (price_keys maps every key to it)"
+    ),
+    columns=(
+        C("canonical_model", "str", "", "key", "Canonical model name (lower case, '-' between words, '.' in versions)"),
+        C("family", "str", "", "derived", "Family of the longest model_families prefix (null: unknown)", mi.family_of),
+        C("version", "str", "", "derived", "Version in the name after the family (4.5, v3.1, k2.5)", mi.version_of),
+        C("maker", "str", "", "derived", "Organisation making the family (model_families.maker)", mi.family_of),
+        C(
+            "open_weights",
+            "bool",
+            "",
+            "derived",
+            "Weights published: true where a Hugging Face repo is known, else the family's yes/no, else null",
+            mi.open_weights,
+        ),
+        C("hf_repo", "str", "", "input", "Hugging Face repo of the weights (a price row's hugging_face_id or models)"),
+        C(
+            "arch_model",
+            "str",
+            "",
+            "derived",
+            "models.model of the architecture (null: unknown)",
+            mi.model_catalog,
+        ),
+        C("release_date", "date", "", "input", "Release date of the architecture (models.release_date)"),
+        C("price_key_count", "int", "", "check", "Price keys mapped to the model (price_keys rows)"),
+        C("seller_count", "int", "", "check", "Distinct sellers (source x provider) of the model"),
+        C("first_party_seller_count", "int", "", "check", "Sellers of those that make the model"),
+    ),
+)
+TABLES = (MODEL_CATALOG, PRICE_KEYS)
+
+
+def run(ctx) -> None:
+    keys = ctx.query("select distinct source, provider, model, hugging_face_id from prices")
+    models = ctx.query("select model, hf_repo, release_date from models")
+    families = ctx.query("select * from model_families")
+    providers = ctx.query("select provider, organisation, kind as seller_kind from providers")
+    aliases = ctx.query("select * from model_aliases")
+    mapping = mi.map_price_keys(keys, models=models, families=families, providers=providers, aliases=aliases)
+    ctx.write(PRICE_KEYS, mapping)
+    ctx.write(MODEL_CATALOG, mi.model_catalog(mapping, models=models, families=families))

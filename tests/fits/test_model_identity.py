@@ -1,0 +1,156 @@
+"""The canonical model of a price key: the common key shapes, overrides, unmapped keys, first-party and free rows.
+
+The expected canonical models are what the sellers' own pages call the model (Anthropic's model overview names
+"Claude Sonnet 4.5" claude-sonnet-4-5 with snapshot claude-sonnet-4-5-20250929; Bedrock's model ids add a region and
+vendor prefix and -v1:0; Vertex adds @date; OpenRouter writes anthropic/claude-sonnet-4.5), not the code's output.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from econ.fits import model_identity as mi
+
+FAMILIES = pl.DataFrame(
+    {
+        "prefix": ["claude-sonnet", "claude", "deepseek", "gpt-oss", "gpt", "llama", "qwen"],
+        "family": ["claude-sonnet", "claude", "deepseek", "gpt-oss", "gpt", "llama", "qwen"],
+        "maker": ["anthropic", "anthropic", "deepseek", "openai", "openai", "meta", "alibaba"],
+        "open_weights": ["no", "no", None, "yes", "no", "yes", None],
+    }
+)
+PROVIDERS = pl.DataFrame(
+    {
+        "provider": [
+            "anthropic",
+            "bedrock_converse",
+            "vertex_ai-anthropic_models",
+            "deepseek",
+            "openrouter",
+            "mistral",
+        ],
+        "organisation": ["anthropic", "amazon", "google", "deepseek", "openrouter", "mistral"],
+        "seller_kind": ["lab", "cloud", "cloud", "lab", "router", "lab"],
+    }
+)
+MODELS = pl.DataFrame(
+    {"model": ["DeepSeek-V3", "gpt-oss-120b"], "hf_repo": ["deepseek-ai/DeepSeek-V3", "openai/gpt-oss-120b"]}
+).with_columns(pl.lit(None, pl.Date).alias("release_date"))
+NO_ALIASES = pl.DataFrame(schema={"alias": pl.String, "provider": pl.String, "canonical_model": pl.String})
+
+
+def key(source, provider, model, hf=None):
+    return {"source": source, "provider": provider, "model": model, "hugging_face_id": hf}
+
+
+def mapped(keys, aliases=NO_ALIASES) -> pl.DataFrame:
+    return mi.map_price_keys(
+        pl.DataFrame(keys, schema={c: pl.String for c in ("source", "provider", "model", "hugging_face_id")}),
+        models=MODELS,
+        families=FAMILIES,
+        providers=PROVIDERS,
+        aliases=aliases,
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "name"),
+    [
+        ("claude-sonnet-4-5-20250929", "claude-sonnet-4.5"),  # Anthropic API snapshot id
+        ("eu.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4.5"),  # Bedrock cross-region id
+        ("vertex_ai/claude-sonnet-4-5@20250929", "claude-sonnet-4.5"),  # Vertex AI model id
+        ("anthropic/claude-sonnet-4.5", "claude-sonnet-4.5"),  # OpenRouter id
+        ("together_ai/deepseek-ai/DeepSeek-V3", "deepseek-v3"),  # a Hugging Face repo behind a reseller
+        ("fireworks_ai/accounts/fireworks/models/deepseek-v3p1", "deepseek-v3.1"),  # Fireworks writes 3.1 as 3p1
+        ("bedrock/us-east-1/deepseek.v3.2", "deepseek-v3.2"),  # Bedrock vendor prefix is the family
+        ("meta.llama3-1-70b-instruct-v1:0", "llama3.1-70b-instruct"),
+        ("openai/gpt-oss-120b:free", "gpt-oss-120b"),  # OpenRouter's free variant of the same model
+        ("vertex_ai/openai/gpt-oss-120b-maas", "gpt-oss-120b"),
+        ("openai.gpt-oss-120b-1:0", "gpt-oss-120b"),
+        ("gpt-4o-2024-08-06", "gpt-4o"),
+        ("ft:gpt-4o-2024-08-06", None),  # a fine-tune is not the base model
+    ],
+)
+def test_normalised_names_of_the_common_key_shapes(raw, name):
+    assert pl.select(mi.model_name(pl.lit(raw))).item() == name
+
+
+def test_the_shapes_of_one_model_map_to_one_canonical_model_and_first_party_is_the_makers_own_api():
+    out = mapped(
+        [
+            key("hand", "anthropic", "claude-sonnet-4-5"),
+            key("litellm", "anthropic", "claude-sonnet-4-5-20250929"),
+            key("litellm", "bedrock_converse", "eu.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+            key("litellm", "vertex_ai-anthropic_models", "vertex_ai/claude-sonnet-4-5@20250929"),
+            key("openrouter", "openrouter", "anthropic/claude-sonnet-4.5"),
+        ]
+    )
+    assert set(out["canonical_model"]) == {"claude-sonnet-4.5"}
+    first = dict(zip(out["provider"], out["is_first_party"]))
+    assert first == {
+        "anthropic": True,
+        "bedrock_converse": False,
+        "vertex_ai-anthropic_models": False,
+        "openrouter": False,
+    }
+
+
+def test_a_moving_alias_stays_unmapped_and_a_repo_on_the_row_decides():
+    aliases = pl.DataFrame(
+        {"alias": ["deepseek-chat"], "provider": [None], "canonical_model": [None]},
+        schema={"alias": pl.String, "provider": pl.String, "canonical_model": pl.String},
+    )
+    out = mapped(
+        [
+            key("litellm", "deepseek", "deepseek/deepseek-chat"),  # which version? the key does not say
+            key("hand", "deepseek", "deepseek-chat", "deepseek-ai/DeepSeek-V3"),  # this period says V3
+            key("hand", "deepseek", "deepseek-chat", "deepseek-ai/DeepSeek-V3.2"),
+            key("litellm", "mistral", "mistral/mistral-large-latest"),  # -latest without a version moves
+            key("litellm", "anthropic", "claude-3-5-sonnet-latest"),  # the newest 3.5 Sonnet snapshot
+        ],
+        aliases,
+    )
+    got = {
+        (r["model"], r["hugging_face_id"]): (r["canonical_model"], r["match_rule"]) for r in out.iter_rows(named=True)
+    }
+    assert got == {
+        ("deepseek/deepseek-chat", None): (None, "override_unmapped"),
+        ("deepseek-chat", "deepseek-ai/DeepSeek-V3"): ("deepseek-v3", "hugging_face_id"),
+        ("deepseek-chat", "deepseek-ai/DeepSeek-V3.2"): ("deepseek-v3.2", "hugging_face_id"),
+        ("mistral/mistral-large-latest", None): (None, "moving_alias"),
+        ("claude-3-5-sonnet-latest", None): ("claude-3.5-sonnet", "first_party"),
+    }
+
+
+def test_a_name_no_one_vouches_for_is_never_guessed_and_an_override_maps_it():
+    keys = [key("litellm", "fireworks_ai", "fireworks-ai-4.1b-to-16b"), key("litellm", "kyma", "kyma/deepseek-v3")]
+    out = mapped(keys)
+    assert out.filter(pl.col("model") == "fireworks-ai-4.1b-to-16b")["match_rule"].to_list() == ["unmapped"]
+    # a reseller's bare name maps only because the architecture (models) names deepseek-v3
+    assert out.filter(pl.col("provider") == "kyma")["canonical_model"].to_list() == ["deepseek-v3"]
+    aliases = pl.DataFrame(
+        {"alias": ["fireworks-ai-4.1b-to-16b"], "provider": ["fireworks_ai"], "canonical_model": ["x"]}
+    )
+    assert mapped(keys, aliases).filter(pl.col("provider") == "fireworks_ai")["canonical_model"].to_list() == ["x"]
+
+
+def test_the_catalog_links_the_architecture_and_says_open_weights():
+    out = mapped(
+        [key("openrouter", "openrouter", "openai/gpt-oss-120b"), key("hand", "anthropic", "claude-sonnet-4-5")]
+    )
+    cat = mi.model_catalog(out, models=MODELS, families=FAMILIES).filter(pl.col("price_key_count") > 0)
+    rows = {r["canonical_model"]: r for r in cat.iter_rows(named=True)}
+    assert rows["gpt-oss-120b"]["arch_model"] == "gpt-oss-120b" and rows["gpt-oss-120b"]["open_weights"] is True
+    assert rows["claude-sonnet-4.5"]["arch_model"] is None and rows["claude-sonnet-4.5"]["open_weights"] is False
+    assert (rows["claude-sonnet-4.5"]["family"], rows["claude-sonnet-4.5"]["version"]) == ("claude-sonnet", "4.5")
+    assert rows["gpt-oss-120b"]["version"] is None  # 120b is a size, not a version
+
+
+@pytest.mark.parametrize(
+    ("inp", "out", "free"),
+    [(0.0, 0.0, True), (0.0, None, True), (0.001, 0.001, True), (0.02, 0.02, False), (None, None, False)],
+)
+def test_free_rows(inp, out, free):
+    frame = pl.DataFrame({"i": [inp], "o": [out]}, schema={"i": pl.Float64, "o": pl.Float64})
+    assert frame.select(mi.is_free(pl.col("i"), pl.col("o"))).item() is free

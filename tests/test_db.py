@@ -1,0 +1,74 @@
+"""The database's self-description: every column of every table and view carries its meaning (and unit), econ describe
+prints them, econ tables fits the terminal."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from econ.cli import main
+from econ.db import split_comment, view_column_notes, view_header
+
+
+def run(capsys, *args) -> tuple[int, str, str]:
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_every_column_of_every_table_and_view_has_a_comment(real_db):
+    with duckdb.connect(str(real_db), read_only=True) as con:
+        relations = con.execute(
+            "select table_name from duckdb_tables() where database_name = current_database() union all "
+            "select view_name from duckdb_views() where database_name = current_database() and not internal"
+        ).fetchall()
+        bare = con.execute(
+            "select table_name || '.' || column_name from duckdb_columns() "
+            "where database_name = current_database() and coalesce(trim(comment), '') = '' "
+            "and table_name in (select table_name from duckdb_tables() where database_name = current_database() "
+            "union all select view_name from duckdb_views() where database_name = current_database())"
+        ).fetchall()
+    assert len(relations) > 50 and bare == []
+
+
+def test_a_view_header_gives_its_description_and_the_comments_of_the_columns_it_computes():
+    sql = "-- What it is.\n-- Grain: one row per x.\n-- column n_rows: Rows counted [rows]\nselect 1 as n_rows"
+    assert view_header(sql) == "What it is. Grain: one row per x."
+    assert view_column_notes(sql) == {"n_rows": "Rows counted [rows]"}
+
+
+@pytest.mark.parametrize(
+    ("comment", "parts"),
+    [
+        ("Twice x; y = 2·x (a test) [s] — derived", ("Twice x; y = 2·x (a test)", "s", "derived")),
+        ("Uncached input (prompt) price [USD/MTok]", ("Uncached input (prompt) price", "USD/MTok", "")),
+        ("Seller of the tokens", ("Seller of the tokens", "", "")),
+    ],
+)
+def test_a_comment_splits_into_meaning_unit_and_kind(comment, parts):
+    assert split_comment(comment) == parts
+
+
+def test_describe_prints_columns_with_units_and_meanings_within_the_width(fixture_db, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "90")
+    code, out, _ = run(capsys, "describe", "--db", str(fixture_db), "price_current")
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == "price_current (view, 4 rows)"
+    assert max(len(line) for line in lines) <= 90
+    row = next(line for line in lines if line.startswith("input_usd_per_mtok "))
+    assert row.split()[:4] == ["input_usd_per_mtok", "double", "USD/MTok", "input"]
+    _, out, _ = run(capsys, "describe", "--db", str(fixture_db), "model_catalog", "--format", "csv")
+    assert out.splitlines()[0] == "column,type,unit,kind,meaning" and "\ncanonical_model,varchar,,key," in out
+
+
+def test_describe_of_an_unknown_name_suggests_the_close_ones(fixture_db, capsys):
+    code, _, err = run(capsys, "describe", "--db", str(fixture_db), "price_curent")
+    assert code == 1 and "no table or view 'price_curent'" in err and "did you mean price_current" in err
+
+
+@pytest.mark.parametrize("width", [60, 100, 160])
+def test_tables_fits_the_terminal(fixture_db, capsys, monkeypatch, width):
+    monkeypatch.setenv("COLUMNS", str(width))
+    code, out, _ = run(capsys, "tables", "--db", str(fixture_db))
+    assert code == 0 and max(len(line) for line in out.splitlines()) <= width
+    assert any(line.startswith("price_current ") and line.endswith("…") for line in out.splitlines())

@@ -1,0 +1,89 @@
+"""econ.diff: what econ diff shows of classified changes (summary, sections, filters), on a table worked by hand."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from econ.diff import compact, filtered, view
+
+CHANGES = pl.DataFrame(
+    [
+        ("changed", "a", "m/x-1", "standard", 0, "input_usd_per_mtok", 1.0, 2.0, 1.0, "x-1", None, "price move up"),
+        (
+            "changed",
+            "a",
+            "m/x-1",
+            "standard",
+            0,
+            "output_usd_per_mtok",
+            8.0,
+            2.0,
+            -0.75,
+            "x-1",
+            None,
+            "price move down",
+        ),
+        ("changed", "b", "x-1", "standard", 0, "input_usd_per_mtok", 1.0, 1.1, 0.1, "x-1", None, "price move up"),
+        (
+            "changed",
+            "b",
+            "y",
+            "standard",
+            0,
+            "input_usd_per_mtok",
+            3200.0,
+            3.2,
+            -0.999,
+            "y",
+            None,
+            "suspected data fix",
+        ),
+        ("added", "b", "z", "batch", 0, "input_usd_per_mtok", None, 4.0, None, "z", None, "new"),
+        ("removed", "a", "old", "standard", 0, "input_usd_per_mtok", 2.0, None, None, "w", "new", "renamed key"),
+        ("added", "a", "new", "standard", 0, "input_usd_per_mtok", None, 2.0, None, "w", "old", "renamed key"),
+    ],
+    schema=[
+        "change",
+        "provider",
+        "model",
+        "variant",
+        "tier_min_prompt_tokens",
+        "component",
+        "old_value",
+        "new_value",
+        "change_frac",
+        "canonical_model",
+        "counterpart_model",
+        "change_class",
+    ],
+    orient="row",
+)
+IMPLIED = pl.DataFrame(schema={"source": pl.String, "provider": pl.String, "model": pl.String})
+
+
+def test_summary_and_sections():
+    v = view(CHANGES, IMPLIED, top=1)
+    assert v.summary.startswith("3 price moves (2 up, 1 down), 1 new and 0 removed keys, 2 renamed, 1 suspected")
+    assert [(s.heading.split(" (")[0], s.total, len(s.rows)) for s in v.sections] == [
+        ("largest price moves", 3, 1),
+        ("suspected upstream data fixes", 1, 1),
+        ("renamed keys", 1, 1),  # one row per rename, not two
+        ("new keys", 1, 1),
+    ]
+    assert v.sections[0].rows[0][:2] == ("a", "m/x-1") and v.sections[0].rows[0][-1] == -75.0  # 4x beats 2x
+    assert v.sections[2].columns == ["provider", "old_key", "new_key"] and v.sections[2].rows == [("a", "old", "new")]
+    assert v.by_provider.rows[0][0] in ("a", "b") and v.by_provider.total == 2
+
+
+def test_model_filter_takes_any_spelling_of_the_canonical_model():
+    for spelling in ("x-1", "X-1"):
+        changes, _ = filtered(CHANGES, IMPLIED, None, provider=None, model=spelling)
+        assert changes["model"].to_list() == ["m/x-1", "m/x-1", "x-1"], spelling
+    changes, _ = filtered(CHANGES, IMPLIED, None, provider="b", model="x-1")
+    assert changes["model"].to_list() == ["x-1"]
+
+
+def test_compact_drops_only_columns_at_their_default_everywhere():
+    frame = pl.DataFrame({"model": ["a", "b"], "variant": ["standard", "standard"], "tier_tokens": [0, 200_000]})
+    assert compact(frame).columns == ["model", "tier_tokens"]
+    assert compact(frame.with_columns(variant=pl.lit("batch"))).columns == ["model", "variant", "tier_tokens"]
