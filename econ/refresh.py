@@ -141,10 +141,11 @@ def refresh(
         with connect_read_only(db_path) as con:
             objects = table_summary(con)
             after = con.sql("select * from prices where source = ?", params=[source]).pl()
-            models, tiers, a = inference_inputs(con)
+            models, tiers, a, deployed = inference_inputs(con)
     built = BuildResult(Path(db_path), objects, status, elapsed_s, reports_dir)
     old, new = (state_on(rows, when).filter(source=source) for rows in (before, after))
-    return RefreshResult(imported, built, changes_between(old, new), inferred_changes(old, new, models, tiers, a))
+    implied = inferred_changes(old, new, models, tiers, a, deployed)
+    return RefreshResult(imported, built, changes_between(old, new), implied)
 
 
 @dataclass
@@ -165,7 +166,7 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
     with connect_read_only(db_path, current=True) as con:
         dates = [d for (d,) in con.execute("select distinct snapshot_date from price_snapshots").fetchall()]
         prices = con.sql("select * from prices order by all").pl()
-        models, tiers, a = inference_inputs(con)
+        models, tiers, a, deployed = inference_inputs(con)
     start, end = default_dates(dates, from_date, to_date)
     if not any(start < d <= end for d in dates):
         shown = ", ".join(d.isoformat() for d in sorted(dates)) or "none"
@@ -182,4 +183,5 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
             EconNotice,
             stacklevel=2,
         )
-    return Diff(start, end, price_changes(prices, start, end), inferred_between(prices, start, end, models, tiers, a))
+    implied = inferred_between(prices, start, end, models, tiers, a, deployed)
+    return Diff(start, end, price_changes(prices, start, end), implied)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from econ.fits.context_tiers import kv_bytes_at_crossover, kv_bytes_from_slope
+from econ.fits.context_readings import kv_bytes_at_crossover, kv_bytes_from_slope
 from econ.formula import formula
 from econ.physics import memory_tiers
 from econ.physics.hardware import drain_time_s

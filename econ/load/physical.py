@@ -75,8 +75,8 @@ SCENARIO_CEILINGS = {
 
 
 def check_scenario_ranges(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
-    """Efficiencies in (0, 1]; fractions in [0, 1]; overheads, latencies, draft tokens and exponents 0 or more; every other
-    quantity positive and below its unit's ceiling."""
+    """Efficiencies in (0, 1]; fractions in [0, 1]; overheads, latencies, draft tokens and exponents 0 or more;
+    every other quantity positive and below its unit's ceiling."""
     efficiency = pl.col("name").str.contains(EFFICIENCY)
     fraction = pl.col("unit") == "fraction"
     zero_ok = pl.col("name").str.contains(MAY_BE_ZERO)

@@ -37,7 +37,7 @@ def test_fixture_gemini_tiers_and_fast_mode(fixture_db):
 @pytest.fixture(scope="module")
 def real_tables():
     f = frames()
-    return pricing_tables(f["price_current"], f["models"], f["memory_tiers"], f["assumptions"])
+    return pricing_tables(f["price_current"], f["models"], f["memory_tiers"], f["assumptions"], f["serving"])
 
 
 def test_real_data_fills_every_table(real_tables):
@@ -61,15 +61,23 @@ def test_every_result_table_states_assumptions_and_both_intervals(real_tables, t
     assert "fit_interval_kind" in frame.columns or table in ("fit_io_prices", "fit_fast_mode")
 
 
-def test_one_price_source_per_model(real_tables):
+def test_one_price_source_per_model_and_one_per_seller_of_open_weights(real_tables):
+    """A closed model is read from one schedule; an open model from one schedule per seller (first-party and
+    resellers are validated apart), each from one source."""
     for table in ("fit_io_prices", "fit_context_tiers", "fit_cache_tiers"):
         frame = real_tables[table]
         if "pooled" in frame.columns:
             frame = frame.filter(~pl.col("pooled"))
-        per_model = frame.group_by("name_key").agg(
+        closed = frame.filter(pl.col("arch_model").is_null()) if table == "fit_context_tiers" else frame
+        per_model = closed.group_by("name_key").agg(
             pl.struct("price_source", "price_provider", "price_model").n_unique()
         )
         assert per_model.filter(pl.col("price_source") > 1).height == 0, table
+    open_rows = real_tables["fit_context_tiers"].filter(~pl.col("pooled") & pl.col("arch_model").is_not_null())
+    per_seller = open_rows.group_by("arch_model", "price_provider").agg(
+        pl.struct("price_source", "price_model").n_unique()
+    )
+    assert per_seller.filter(pl.col("price_source") > 1).height == 0
 
 
 def test_fit_io_prices_flags_the_lecture_inconsistency_for_frontier_models(real_tables):

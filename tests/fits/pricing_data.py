@@ -12,7 +12,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from econ.analyses import hardware_derived, model_derived
+from econ.analyses import deployment_inputs, hardware_derived, model_derived
+from econ.analyses.inference_serving import serving_from
 from econ.analyses.inputs import MODELS_SQL
 from econ.analyses.scenario import load_scenario
 from econ.db import create_views, write_table
@@ -27,7 +28,8 @@ AS_OF = "2026-11-30"
 
 @lru_cache(maxsize=2)
 def frames(data_dir: Path = REAL_DATA) -> dict:
-    """price_current, models (with KV bytes), hardware, hardware_derived, memory_tiers and base's Assumptions."""
+    """price_current, models (with KV bytes), hardware, hardware_derived, memory_tiers, base's Assumptions and the
+    open models' deployments at the scenario chip (``serving``)."""
     con = duckdb.connect()
     tables = load_all(Path(data_dir))
     tables["model_derived"] = model_derived.derived(tables["models"])
@@ -40,7 +42,9 @@ def frames(data_dir: Path = REAL_DATA) -> dict:
         t: con.sql(f"select * from {t}").pl() for t in ("price_current", "hardware", "hardware_derived", "memory_tiers")
     }
     out["models"] = con.sql(MODELS_SQL).pl()
-    out["assumptions"] = from_scenario(load_scenario(con, "base"), out["hardware_derived"])
+    scenario = load_scenario(con, "base")
+    out["assumptions"] = from_scenario(scenario, out["hardware_derived"])
+    out["serving"] = serving_from(scenario, con.sql(deployment_inputs.CASES_SQL).pl())
     con.close()
     return out
 
