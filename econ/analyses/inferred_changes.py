@@ -20,7 +20,7 @@ from econ.analyses import (
     fit_io_prices,
 )
 from econ.analyses.inference_efficiencies import serving_scenario
-from econ.analyses.inference_serving import Serving, serving_from
+from econ.analyses.inference_serving import Serving, serving_from, traffic_costs
 from econ.analyses.inputs import MODELS_SQL
 from econ.analyses.price_changes import DATES, compared_dates, dated
 from econ.analyses.scenario import load_scenario
@@ -70,9 +70,9 @@ QUANTITIES = {
     ),
     "fit_cache_tiers": (
         {"price_source": "source", "price_provider": "provider", "price_model": "model"},
-        "cache_item",
-        ["hold_cost_usd_per_mtok_hour"],
-        ["cheapest_tier", "drain_time_tier"],
+        "kv_method",
+        ["hold_price_usd_per_mtok_hour", "hold_cost_usd_per_gb_hour"],
+        ["identified_tier", "tier_status"],
     ),
     "fit_fast_mode": (
         {},
@@ -88,7 +88,8 @@ INFERRED_CHANGES = ResultTable(
     key=("source", "provider", "model", "variant", "detail", "quantity"),
     description=(
         "What the price changes imply: inferred quantities of the pricing fits (implied KV bytes, output/input ratio "
-        "and decode batch, cache tier, fast-mode batch ratio) that moved between the two newest snapshots, under "
+        "and decode batch, cache hold price and memory tier, fast-mode batch ratio) that moved between the two newest "
+        "snapshots, under "
         "scenario base"
     ),
     columns=(
@@ -129,13 +130,14 @@ def pricing_tables(
     """Every fit_* table of the pricing analyses (pure), the way the build computes them (open models priced by
     ``deployed``, the deployment model of :func:`econ.analyses.inference_serving.serving`)."""
     context = fit_context_tiers.table(prices, models, a, deployed)
-    cache, _detail = fit_cache_tiers.tables(prices, models, tiers, context, a)
+    cache, _detail = fit_cache_tiers.tables(prices, models, tiers, context, a, deployed)
+    costs = traffic_costs(deployed) if deployed is not None else None
     return {
         "fit_context_tiers": context,
-        "fit_io_prices": fit_io_prices.table(prices, models, a),
-        "fit_io_market": fit_io_market.tables(prices, models, a)[0],
+        "fit_io_prices": fit_io_prices.table(prices, models, a, costs),
+        "fit_io_market": fit_io_market.tables(prices, models, a, costs)[0] if costs is not None else pl.DataFrame(),
         "fit_cache_tiers": cache,
-        "fit_fast_mode": fit_fast_mode.table(prices, models, a),
+        "fit_fast_mode": fit_fast_mode.table(prices, models, a, deployed),
     }
 
 
