@@ -77,7 +77,7 @@ QUANTITIES = {
     "fit_fast_mode": (
         {},
         None,
-        ["batch_ratio", "baseline_batch_over_balance_ratio", "fast_batch_over_balance_ratio"],
+        ["batch_ratio", *fit_fast_mode.ALLOWED],
         [],
     ),
 }

@@ -39,8 +39,10 @@ QUANTITY_NAMES = {
     "cheapest_tier": "Cheapest memory tier",
     "drain_time_tier": "Drain-time tier (g.4)",
     "batch_ratio": "Fast-mode batch ratio m·s",
-    "baseline_batch_over_balance_ratio": "Fast mode: baseline batch B₀/B*₀",
-    "fast_batch_over_balance_ratio": "Fast mode: fast batch B₁/B*₀",
+    "smaller_batch_allowed_frac": "Fast mode: share of architectures where a smaller batch fits (m, s)",
+    "more_chips_allowed_frac": "Fast mode: share where more chips fit (m, s)",
+    "speculation_allowed_frac": "Fast mode: share where speculation alone fits (m, s)",
+    "any_combination_allowed_frac": "Fast mode: share where any combination fits (m, s)",
 }
 
 INFERRED_COUNTS = f"""
