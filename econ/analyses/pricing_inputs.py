@@ -71,6 +71,9 @@ def thresholds(prices: pl.DataFrame) -> pl.DataFrame:
 
 
 def with_declared(frame: pl.DataFrame, table) -> pl.DataFrame:
-    """``frame`` with every declared column it lacks added as nulls (a fit with no rows of one kind adds none)."""
+    """``frame`` as ``table`` declares it: every declared column it lacks added as nulls (a fit with no rows of one
+    kind adds none), in declared order; the fits' working columns (generic readings, row ids) are left behind."""
     missing = [c for c in table.columns if c.name not in frame.columns]
-    return frame.with_columns(pl.lit(None, dtype=table.schema[c.name]).alias(c.name) for c in missing)
+    return frame.with_columns(pl.lit(None, dtype=table.schema[c.name]).alias(c.name) for c in missing).select(
+        table.names
+    )
