@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from econ.analyses.inference_serving import Serving
+from econ.formula import formula
 from econ.physics import deployment, fleet, layout_search, roofline
 from econ.physics.fast_mode import EXPLANATIONS
 
@@ -48,6 +49,7 @@ def _decode(model, chip, layout, batch, context, draft, deployed: Serving, b_w) 
     return deployment.decode_terms(model, chip, layout, batch, context, kv_scale=deployed.kv_scale, settings=s)
 
 
+@formula("baseline: default layout, B0 = min(k·B*0, memory cap), no drafts; points: layouts × batches × drafts", "a.5")
 def points(deployed: Serving, context_tokens: float) -> Points:
     """Every point of every deployed open model at ``context_tokens`` (module docstring), as flat arrays."""
     s = deployed.scenario

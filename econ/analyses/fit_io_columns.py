@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from econ.analyses.fit_columns import vocabulary
 from econ.fits import io_market, io_prices, price_ratios, validation
-from econ.physics import traffic_cost
+from econ.physics import deployment, traffic_cost
 from econ.results import ResultColumn as C
 
 columns = vocabulary(
@@ -305,7 +305,14 @@ columns = vocabulary(
         "Open models: the largest decode batch whose weights and cache at the decode context fit the default layout",
         traffic_cost.implied_batch,
     ),
-    C("replica_chips", "float", "chips", "derived", "Chips of the open model's default layout at the scenario chip"),
+    C(
+        "replica_chips",
+        "float",
+        "chips",
+        "derived",
+        "Chips of the open model's default layout at the scenario chip",
+        deployment.replica_chips,
+    ),
     *(
         C(name, "float", unit, "derived", meaning, traffic_cost.prefill_at_mix)
         for name, unit, meaning in (

@@ -141,6 +141,7 @@ def usd_per_chip_hour(usd_per_unit, units_per_s, gross_margin_frac, efficiency):
     return usd_per_unit * (1.0 - np.asarray(gross_margin_frac)) * units_per_s * efficiency * SECONDS_PER_HOUR
 
 
+@formula("ln hi = ln x + √(ln(fit_hi/x)² + ln(scen_hi/x)²), low alike", "log quadrature")
 def combined_interval(estimate, fit_low, fit_high, scenario_low, scenario_high) -> tuple[float, float]:
     """Fit and scenario intervals combined in log quadrature (an end that is not finite gives that end unbounded)."""
     if not (np.isfinite(estimate) and estimate > 0):

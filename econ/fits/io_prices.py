@@ -188,6 +188,7 @@ def prefill_flop_from_price(input_usd_per_mtok, gross_margin_frac, usd_per_chip_
     return cost * np.multiply(peak_flop_per_s, mfu) / np.divide(usd_per_chip_hour, SECONDS_PER_HOUR)
 
 
+@formula("F_in = p_in·(1 − margin)·F·mfu/p; implied/true = F_in / the architecture's at the mix", "lecture f.3")
 def prefill_reading(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
     """Add the input price read as prefill FLOPs per token, its scenario interval, and implied/true where the row
     has ``true_prefill_flop_per_input_token`` (the deployment model at the traffic mix)."""
