@@ -86,7 +86,7 @@ def _multiples(ctx: SiteContext, frame: pl.DataFrame) -> Section:
         )
     else:
         blocks.append(note("No fast variant has both a price and a published speed multiple.", kind="pending"))
-    shown = frame.with_columns(pl.col("solved").cast(pl.String).fill_null(""))
+    shown = frame
     blocks.append(
         table(
             shown,
