@@ -126,7 +126,7 @@ FIT_CONTEXT_TIERS = ResultTable(
         "implied_over_true_scenario_low_ratio",
         "implied_over_true_scenario_high_ratio",
         "usd_per_kv_byte_read",
-        "usd_per_attention_flop",
+        "attention_flop_cost_usd_per_token",
         "deployment_cost_slope_usd_per_mtok_per_mtok_context",
         "cache_read_over_input_ratios",
         "billing_rule",
@@ -259,7 +259,7 @@ def spread_readings(per: pl.DataFrame) -> pl.DataFrame:
         on(out, "true_value").alias("true_kv_read_bytes_per_context_token"),
         on(inp, "true_value").alias("true_attention_flop_per_context_token"),
         on(out, "unit_cost_usd").alias("usd_per_kv_byte_read"),
-        on(inp, "unit_cost_usd").alias("usd_per_attention_flop"),
+        on(inp, "unit_cost_usd").alias("attention_flop_cost_usd_per_token"),
         (pl.col("deployment_cost_slope") * MEGA * MEGA).alias("deployment_cost_slope_usd_per_mtok_per_mtok_context"),
     )
 

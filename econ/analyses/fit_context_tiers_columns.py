@@ -126,7 +126,7 @@ READINGS = (
         context_readings.usd_per_token_per_kv_byte,
     ),
     C(
-        "usd_per_attention_flop",
+        "attention_flop_cost_usd_per_token",
         "float",
         "USD/token per FLOP",
         "bound",
