@@ -51,7 +51,10 @@ SOURCE = (
 )
 
 QUANTITY_STATUS = """
-select quantity, status, n_models, coverage_models_frac, median_abs_log_ratio, median_error_factor_ratio,
+select quantity,
+       case when status = 'ok' and not coalesce(error_within_factor, false) then 'error exceeds its factor'
+            else status end as status,
+       n_models, coverage_models_frac, median_abs_log_ratio, median_error_factor_ratio,
        geometric_mean_ratio, widening_factor_ratio, status_reason
 from inference_quantities
 """

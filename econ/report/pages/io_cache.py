@@ -149,7 +149,11 @@ def _io(ctx: SiteContext) -> Section:
         )
     if frame.height:
         prefill = (
-            ctx.query("select status from inference_quantities where quantity = 'prefill_flop_per_input_token'")
+            ctx.query(
+                "select case when status = 'ok' and not coalesce(error_within_factor, false) "
+                "then 'error exceeds its factor' else status end as status "
+                "from inference_quantities where quantity = 'prefill_flop_per_input_token'"
+            )
             if ctx.has("inference_quantities")
             else pl.DataFrame({"status": ["not validated"]})
         )
