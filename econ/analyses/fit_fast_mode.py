@@ -21,7 +21,7 @@ from econ.results import ResultTable
 NAME = "fit_fast_mode"
 INPUTS = PRICING_INPUTS
 
-NAMES = ("decode_mbu_frac", "prefill_mfu_frac", "batch_multiple_over_balance_ratio")
+NAMES = ("decode_mbu_frac", "prefill_mfu_frac")
 ROW_KEY = ("source", "provider", "model", "variant", "tier_min_prompt_tokens")
 KEEP = (
     *ROW_KEY,
@@ -48,7 +48,8 @@ FIT_FAST_MODE = ResultTable(
         "architecture when its cheapest point s x faster per user than the baseline costs at most m x the baseline "
         "per token (same margin in both modes); open models are read against their own architecture, closed ones "
         "against every deployed open model (the share says how much the multiples constrain them). The tier "
-        "threshold plays no part (it is not the crossover L*). One price source per model; rows without a "
+        "threshold plays no part (it is not the crossover L*). The baseline is the cheapest point without "
+        "speculation meeting the scenario's speed per user. One price source per model; rows without a "
         "published speed multiple are listed with status. " + INTERVALS
     ),
     columns=columns(
@@ -67,7 +68,7 @@ FIT_FAST_MODE = ResultTable(
         "gross_margin_frac",
         "decode_mbu_frac",
         "prefill_mfu_frac",
-        "batch_multiple_over_balance_ratio",
+        "user_speed_target_tokens_per_s",
         "scenario_interval",
         "assumptions_defaulted",
     ),
@@ -78,8 +79,9 @@ FIT_FAST_MODE_EXPLANATIONS = ResultTable(
     key=(*ROW_KEY, "reference_model", "explanation"),
     description=(
         "Per fast variant with a published speed multiple, per reference architecture and explanation: the cost "
-        "multiple the deployment model needs to be s x faster per user than the baseline (default layout, k x B*0, "
-        "no speculation), how far the explanation's points reach, and whether the price multiple m covers it"
+        "multiple the deployment model needs to be s x faster per user than the baseline (the cheapest point without "
+        "speculation meeting the scenario's speed per user), how far the explanation's points reach, and whether the "
+        "price multiple m covers it"
     ),
     columns=columns(
         *ROW_KEY,
@@ -89,6 +91,7 @@ FIT_FAST_MODE_EXPLANATIONS = ResultTable(
         "speed_ratio",
         "context_used_tokens",
         "baseline_batch_seqs",
+        "baseline_replica_chips",
         "baseline_tokens_per_s_per_user",
         "speed_reach_ratio",
         "cost_multiple_needed_ratio",
@@ -162,7 +165,12 @@ def tables(
     out = out.with_columns(status.alias("status"))
     frame = (
         out.select(*(c for c in FIT_FAST_MODE.schema if c in out.columns))
-        .with_columns(*assumption_columns(a, NAMES))
+        .with_columns(
+            *assumption_columns(a, NAMES),
+            pl.lit(
+                deployed.scenario.user_speed_target_tokens_per_s if deployed is not None else None, pl.Float64
+            ).alias("user_speed_target_tokens_per_s"),
+        )
         .sort(*ROW_KEY)
     )
     frame = with_declared(frame, FIT_FAST_MODE)

@@ -17,11 +17,19 @@ _ALLOWED = (
 
 columns = vocabulary(
     C(
-        "batch_multiple_over_balance_ratio",
+        "user_speed_target_tokens_per_s",
         "float",
-        "",
+        "tokens/s",
         "assumption",
-        "The baseline decode batch over the balance batch, k = B0/B*0 (scenario)",
+        "Speed per user the standard product is assumed to meet (scenario): the baseline is the cheapest point at it",
+    ),
+    C(
+        "baseline_replica_chips",
+        "float",
+        "chips",
+        "assumption",
+        "Chips of the reference model's baseline replica (cheapest layout meeting the speed target)",
+        fast_mode_search.points,
     ),
     C(
         "batch_ratio",
@@ -128,7 +136,7 @@ columns = vocabulary(
         "float",
         "sequences",
         "assumption",
-        "The reference model's baseline decode batch: k x B*0 capped by memory, on its default layout",
+        "The reference model's baseline decode batch: the cheapest point without speculation meeting the speed target",
         fast_mode_search.points,
     ),
     C(

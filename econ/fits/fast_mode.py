@@ -113,6 +113,7 @@ def explain(frame: pl.DataFrame, by_context: dict, *, context_column: str = "con
                         "allowed": allowed[r_i, m_i],
                         "baseline_batch_seqs": np.asarray(pts.baseline_batch, dtype=float)[m_i],
                         "baseline_tokens_per_s_per_user": np.asarray(pts.baseline_speed, dtype=float)[m_i],
+                        "baseline_replica_chips": np.asarray(pts.baseline_chips, dtype=float)[m_i],
                     }
                 )
             )

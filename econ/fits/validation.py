@@ -148,8 +148,10 @@ def validate(frame: pl.DataFrame, *, level: float = LEVEL) -> tuple[pl.DataFrame
 def summary(validated: pl.DataFrame, *, full_half_width: float, n_models: int, level: float = LEVEL) -> dict:
     """Per-quantity evidence: models, rows, coverage, median |r|, bias, factor, status (module docstring)."""
     rows = validated.filter(pl.col("log_ratio").is_not_null())
-    per_model = rows.group_by("model_key").agg(
-        pl.col("log_ratio").mean().alias("r"), pl.col("covers_true").all().alias("covered")
+    per_model = (  # sorted: the bias and RMS are sums over models, the same to the last bit on every run
+        rows.group_by("model_key")
+        .agg(pl.col("log_ratio").mean().alias("r"), pl.col("covers_true").all().alias("covered"))
+        .sort("model_key")
     )
     coverage_models = float(per_model["covered"].mean()) if per_model.height else float("nan")
     coverage_rows = float(rows["covers_true"].mean()) if rows.height else float("nan")

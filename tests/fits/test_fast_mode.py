@@ -80,11 +80,12 @@ def deployed():
 
 
 def exact_smaller_batch(deployed, batch_ratio, context):
-    """(m, s) of running MODEL's default replica at baseline/batch_ratio instead of its baseline batch, from
+    """(m, s) of running MODEL's baseline replica at baseline/batch_ratio instead of its baseline batch, from
     the deployment model's decode step at exact (off-grid) batches."""
     pts = fast_mode_search.points(deployed, context)
     i = pts.models.index(MODEL)
-    _, model, chip, layout, b_w = deployed.rows([MODEL])
+    _, model, chip, _, b_w = deployed.rows([MODEL])
+    layout = {k: np.asarray(v)[i : i + 1] for k, v in pts.baseline_layout.items()}
     b0 = pts.baseline_batch[i]
     out = fast_mode_search._decode(model, chip, layout, np.array([b0, b0 / batch_ratio]), context, 0.0, deployed, b_w)
     v, c = out["tokens_per_s_per_user"], out["usd_per_mtok"]
@@ -93,7 +94,7 @@ def exact_smaller_batch(deployed, batch_ratio, context):
 
 
 def test_smaller_batch_round_trip_through_the_deployment_model(deployed):
-    """(m, s) made by running the default replica at a 15x smaller batch: the identity gives m*s = 15 back, and the
+    """(m, s) made by running the baseline replica at a 15x smaller batch: the identity gives m*s = 15 back, and the
     table allows a smaller batch at that m (up to its batch grid's 1.19x step) but not at 0.9 m."""
     context = 8_000.0
     m, s, pts = exact_smaller_batch(deployed, 15.0, context)
@@ -114,6 +115,20 @@ def test_a_fast_variant_priced_below_standard_is_never_a_smaller_batch(deployed)
     out, _ = fast_mode.explain(variant_rows([(0.9, 1.2), (0.9, 2.5)], context=context), {context: pts})
     assert out["smaller_batch_allowed_frac"].to_list() == [0.0, 0.0]
     assert out["reference_models"].to_list() == [len(pts.models)] * 2
+
+
+def test_the_baseline_is_the_cheapest_standard_point_at_the_speed_target(deployed):
+    """No point without speculation that meets the scenario's speed per user is cheaper than the baseline, and the
+    baseline meets it: so a fast variant's cost multiple is never below 1 without speculation."""
+    context = 8_000.0
+    pts = fast_mode_search.points(deployed, context)
+    target = deployed.scenario.user_speed_target_tokens_per_s
+    assert (pts.baseline_speed >= target).all()
+    need, _ = physics.cost_multiple_for_speed(
+        pts.speed, pts.cost, pts.eligible["smaller_batch"] | pts.eligible["more_chips"], pts.baseline_speed,
+        pts.baseline_cost, np.array([1.0]),
+    )  # fmt: skip
+    assert (need >= 1.0 - 1e-9).all()
 
 
 def test_a_higher_price_multiple_never_allows_less(deployed):

@@ -26,7 +26,7 @@ select source, provider, model, variant, tier_min_prompt_tokens, status, input_u
        standard_input_usd_per_mtok, standard_output_usd_per_mtok, output_price_ratio, input_price_ratio, speed_ratio,
        batch_ratio, context_used_tokens, smaller_batch_allowed_frac, more_chips_allowed_frac,
        speculation_allowed_frac, any_combination_allowed_frac, reference_models, explanations, arch_model, chip,
-       number_format, usd_per_chip_hour, batch_multiple_over_balance_ratio, scenario_interval
+       number_format, usd_per_chip_hour, user_speed_target_tokens_per_s, scenario_interval
 from fit_fast_mode order by source, provider, model, variant, tier_min_prompt_tokens
 """
 
@@ -146,8 +146,8 @@ def _explanations(ctx: SiteContext, frame: pl.DataFrame) -> Section:
                     Col("explanations", "Allowed on (reference architectures)"),
                 ],
                 caption="An explanation is allowed on a reference architecture when the deployment model's cheapest "
-                "point at least s times faster per user than the baseline (default layout, "
-                f"{fmt_num(a['batch_multiple_over_balance_ratio'])} × B*₀, no speculation) costs at most m times "
+                "point at least s times faster per user than the baseline (the cheapest point without speculation "
+                f"meeting {fmt_num(a['user_speed_target_tokens_per_s'])} tokens/s per user) costs at most m times "
                 f"the baseline per token (same margin in both modes). Assumed: {a['chip']} at {a['number_format']}, "
                 f"{fmt_num(a['usd_per_chip_hour'])} USD/chip-hour. A closed model has no architecture of its own: "
                 "the count says on how many open architectures the published multiples fit each explanation. "
