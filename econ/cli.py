@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import math
 import signal
 import sys
 import threading
@@ -86,10 +87,93 @@ def _read_query(args) -> str:
 def cmd_sql(args) -> int:
     from econ.sql import open_query
 
-    with open_query(args.db, _read_query(args), as_of=args.as_of, allow_files=args.allow_files) as result:
+    with open_query(
+        args.db, _read_query(args), as_of=args.as_of, allow_files=args.allow_files, sweep=args.sweep
+    ) as result:
         for piece in render_stream(result.columns, result.batches(), fmt=args.format):
             sys.stdout.write(piece)
     sys.stdout.write("\n")
+    return 0
+
+
+class _PlainBar:
+    """The bar without tqdm (an environment that predates the dependency): one rewritten line on stderr."""
+
+    def __init__(self, total: int):
+        self.total, self.n, self.text, self.drawn = max(total, 1), 0, "", False
+
+    def set_description_str(self, text: str, refresh: bool = True) -> None:
+        self.text = text
+
+    def refresh(self) -> None:
+        sys.stderr.write(f"\r{100 * self.n / self.total:3.0f}% {self.text}")
+        sys.stderr.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            sys.stderr.write("\n")
+
+
+class _Bar:
+    """The progress bar of ``econ sweep`` (tqdm on stderr, drawn from the first finished partition): partitions
+    done, points/s of this run and the ETA."""
+
+    def __init__(self):
+        self.bar = None
+
+    def __call__(self, p) -> None:
+        if self.bar is None:
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                self.bar = _PlainBar(p.points_total)
+            else:
+                self.bar = tqdm(total=p.points_total, bar_format="{percentage:3.0f}%|{bar}| {desc}")
+        rate = p.points_this_run / p.elapsed_s if p.elapsed_s > 0 else 0.0
+        eta = f"{(p.points_total - p.points_done) / rate:,.0f} s" if rate > 0 else "?"
+        self.bar.n = p.points_done
+        self.bar.set_description_str(
+            f"{p.partitions_done:,}/{p.partitions_total:,} partitions, {rate:,.3g} points/s, ETA {eta}", refresh=False
+        )
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def cmd_sweep(args) -> int:
+    from econ.sweep.run import sweep
+
+    bar = None if args.no_progress else _Bar()
+    try:
+        result = sweep(
+            Path(args.spec),
+            db_path=args.db,
+            out_dir=args.out,
+            backend=args.backend,
+            workers=args.workers,
+            ray_address=args.ray_address,
+            wait=args.wait,
+            progress=bar,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    rate = result.points_run / result.elapsed_s if result.elapsed_s > 0 else 0.0
+    ran = (
+        f"{result.points_run:,} points in {result.elapsed_s:.1f} s on {result.backend} with {result.workers} workers: "
+        f"{rate:,.3g} points/s; peak worker memory {result.peak_rss_bytes / 1e6:,.0f} MB"
+        if result.ran
+        else "nothing left to run"
+    )
+    _out(
+        f"swept {result.partitions:,} partitions of {result.points:,} points ({result.ran:,} run now, "
+        f"{result.skipped:,} finished before): {ran}"
+    )
+    _out(render(["table", "rows"], sorted(result.rows.items())))
+    _out(f'output: {result.folder}  (econ sql --sweep {result.folder} "select * from serving_frontier limit 5")')
     return 0
 
 
@@ -212,6 +296,34 @@ def cmd_fleet(args) -> int:
     return 0
 
 
+def cmd_predict(args) -> int:
+    import json
+
+    from econ.analyses.predict_command import predict_point, rows
+
+    result = predict_point(
+        args.db,
+        model=args.model,
+        chip=args.chip,
+        decode_chips=args.decode_chips,
+        prefill_chips=args.prefill_chips,
+        input_tokens=args.input_tokens,
+        output_tokens=args.output_tokens,
+        batch=args.batch,
+        tokens_per_s_per_user=args.tokens_per_s_per_user,
+        number_format=args.number_format,
+        cached_input_frac=args.cached_input_frac,
+        scenario=args.scenario,
+    )
+    if args.format == "json":
+        clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in result.items()}
+        _out(json.dumps(clean, indent=2))
+    else:
+        columns, table = rows(result)
+        _out(render(columns, table, fmt=args.format))
+    return 0
+
+
 # ---------------------------------------------------------------------------- parser
 
 
@@ -250,7 +362,24 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let the query read and write files (COPY ... TO, read_csv, ATTACH); default: only the database",
     )
+    s.add_argument(
+        "--sweep",
+        type=Path,
+        default=None,
+        help="also read this econ sweep output folder: its tables are views named like the database's",
+    )
     s.set_defaults(func=cmd_sql)
+
+    w = sub.add_parser("sweep", help="evaluate a declared sweep (TOML spec) partition by partition into Parquet")
+    add_db(w)
+    w.add_argument("spec", help="the sweep spec (.toml; see docs/sweeps.md)")
+    w.add_argument("--out", type=Path, default=None, help="output folder (default: build/sweeps/<spec name>/)")
+    w.add_argument("--backend", choices=("local", "ray"), default="local", help="local processes (default) or Ray")
+    w.add_argument("--workers", type=_whole, default=None, help="processes or Ray tasks at once (default: the cores)")
+    w.add_argument("--ray-address", default=None, help="Ray cluster to connect to (default: RAY_ADDRESS or local)")
+    w.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_wait(w)
+    w.set_defaults(func=cmd_sweep)
 
     t = sub.add_parser("tables", help="list tables and views with row counts and descriptions")
     add_db(t)
@@ -303,7 +432,10 @@ def parser() -> argparse.ArgumentParser:
         "--tokens-per-s", type=float, required=True, help="traffic served, input + output tokens per second"
     )
     fl.add_argument(
-        "--scenario", default="base", help="scenario of the traffic mix and fleet assumptions (default: base)"
+        "--scenario",
+        default="calibrated",
+        help="scenario of the traffic mix and fleet assumptions: calibrated (efficiencies fitted to measured "
+        "systems, the default) or base (the roofline bound), or another of data/scenarios.csv",
     )
     fl.add_argument(
         "--batch-policy",
@@ -343,6 +475,34 @@ def parser() -> argparse.ArgumentParser:
         "--as-of", type=_date, default=None, help="date for current list prices and rental quotes (default: today)"
     )
     fl.set_defaults(func=cmd_fleet)
+
+    pr = sub.add_parser(
+        "predict", help="predict one operating point: throughput, speed, step terms, TTFT, cost, error (read-only)"
+    )
+    add_db(pr)
+    pr.add_argument("--model", required=True, help="model (models.model)")
+    pr.add_argument("--chip", required=True, help="accelerator (hardware.chip)")
+    pr.add_argument("--decode-chips", type=_whole, required=True, help="chips per decode replica")
+    pr.add_argument("--prefill-chips", type=_whole, default=None, help="chips per prefill replica (default: as decode)")
+    pr.add_argument("--input-tokens", type=float, required=True, help="prompt tokens per request")
+    pr.add_argument("--output-tokens", type=float, required=True, help="output tokens per request")
+    speed = pr.add_mutually_exclusive_group(required=True)
+    speed.add_argument("--batch", type=float, help="sequences per decode replica")
+    speed.add_argument("--tokens-per-s-per-user", type=float, help="decode speed each user must see (largest batch)")
+    pr.add_argument(
+        "--number-format",
+        choices=("bf16", "fp8", "int8", "fp4"),
+        default=None,
+        help="format of the math and weights (default: the scenario's weight_format)",
+    )
+    pr.add_argument("--cached-input-frac", type=float, default=0.0, help="share of each prompt already cached")
+    pr.add_argument(
+        "--scenario",
+        default="calibrated",
+        help="scenario: calibrated (fitted to measured systems, the default) or base (the roofline bound)",
+    )
+    pr.add_argument("--format", choices=FORMATS, default="table")
+    pr.set_defaults(func=cmd_predict)
 
     i = sub.add_parser("import", help="import a LiteLLM or OpenRouter price map as a dated snapshot in data/")
     i.add_argument("source", choices=("litellm", "openrouter"))

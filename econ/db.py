@@ -110,7 +110,7 @@ def staged_database(path: Path, *, shown: Path | None = None) -> Iterator[duckdb
 
 
 def connect_read_only(
-    db_path: Path, *, current: bool = False, external_access: bool = True
+    db_path: Path | None, *, current: bool = False, external_access: bool = True, readable: Iterable[Path] = ()
 ) -> duckdb.DuckDBPyConnection:
     """Open the built database read-only (``econ sql``, the report, ``econ diff``, ``econ fleet``).
 
@@ -118,15 +118,19 @@ def connect_read_only(
     result tables by column say "run econ build" instead of failing deep inside a query). With
     ``external_access=False`` (``econ sql``) DuckDB may read and write no file but the database:
     ``COPY … TO``, ``read_csv``, ``read_text``, ``ATTACH`` and extensions are refused, and the
-    setting cannot be turned back on from SQL.
+    setting cannot be turned back on from SQL. ``readable`` folders (a sweep's output) stay readable then; a
+    ``db_path`` of None opens an empty in-memory database instead (``econ sql --sweep`` without a build).
     """
+    readable = [Path(os.path.abspath(p)) for p in readable]
+    if db_path is None:
+        return _limit_files(duckdb.connect(), external_access, readable)
     db_path = Path(db_path)
     finish_interrupted_for_reading(db_path)
     if not db_path.exists():
         raise DatabaseError(f"no database at {db_path}", "run econ build first (or pass --db)")
-    config = {} if external_access else {"enable_external_access": False}
+    config = {} if external_access or readable else {"enable_external_access": False}
     try:
-        con = duckdb.connect(str(db_path), read_only=True, config=config)
+        con = _limit_files(duckdb.connect(str(db_path), read_only=True, config=config), external_access, readable)
     except duckdb.Error as e:
         wal = db_path.with_name(db_path.name + ".wal")
         hint = "is another process writing it? run econ build again"
@@ -144,6 +148,16 @@ def connect_read_only(
         except DatabaseError:
             con.close()
             raise
+    return con
+
+
+def _limit_files(con: duckdb.DuckDBPyConnection, external_access: bool, readable: list[Path]):
+    """Turn file access off except for the ``readable`` folders (DuckDB's ``allowed_directories``)."""
+    if external_access or not readable:
+        return con
+    folders = ", ".join(quote_literal(str(p) + os.sep) for p in readable)
+    con.execute(f"set allowed_directories = [{folders}]")
+    con.execute("set enable_external_access = false")
     return con
 
 

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import duckdb
 
-from econ.db import connect_read_only
+from econ.db import connect_read_only, quote_ident
 from econ.errors import EconError
+from econ.sweep.store import views_sql as sweep_views
 
 BATCH_ROWS = 2000
 MAX_SQL_BYTES = 16 * 2**20
@@ -120,14 +121,51 @@ def _interrupt_on_ctrl_c(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         os.close(read_fd)
 
 
+WRITING = ("COPY", "EXPORT", "ATTACH", "DETACH", "INSTALL", "LOAD")
+"""Statement types refused while a sweep folder is readable (DuckDB's ``allowed_directories`` would let them write
+there): the sweep's files are read, never replaced."""
+
+
+def _refuse_writes(sql: str) -> None:
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as e:
+        raise _failed(e) from None
+    for statement in statements:
+        kind = statement.type.name
+        if kind in WRITING:
+            raise EconError(f"file access is refused: {kind} with --sweep", FILES_HINT)
+
+
 @contextmanager
 def open_query(
-    db_path: Path, sql: str, *, as_of: date | None = None, allow_files: bool = False
+    db_path: Path,
+    sql: str,
+    *,
+    as_of: date | None = None,
+    allow_files: bool = False,
+    sweep: Path | None = None,
 ) -> Iterator[QueryResult]:
-    """Execute ``sql`` (one or more statements; the last one's result is streamed) while the block runs."""
+    """Execute ``sql`` (one or more statements; the last one's result is streamed) while the block runs.
+
+    With ``sweep`` (the output folder of ``econ sweep``) its tables are views of the same names as the built
+    database's (``serving_frontier``, ``serving_layouts``) plus ``sweep_draws`` and ``sweep_partitions``; they
+    shadow the database's tables, which stay readable as ``<database>.main.<table>``. Without a built database
+    the views are all there is.
+    """
     if not sql.strip():
         raise EconError("the query is empty", "pass a SELECT statement")
-    with connect_read_only(db_path, external_access=allow_files) as con, _interrupt_on_ctrl_c(con):
+    views = sweep_views(Path(sweep)) if sweep is not None else []
+    if sweep is not None and not allow_files:
+        _refuse_writes(sql)
+    database = None if sweep is not None and not Path(db_path).exists() else db_path
+    readable = [Path(sweep)] if sweep is not None else []
+    with (
+        connect_read_only(database, external_access=allow_files, readable=readable) as con,
+        _interrupt_on_ctrl_c(con),
+    ):
+        for name, select in views:
+            con.execute(f"create temp view {quote_ident(name)} as {select}")
         as_of = as_of or build_as_of(con)
         if as_of is not None:
             con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
@@ -144,10 +182,10 @@ def open_query(
 
 
 def run_query(
-    db_path: Path, sql: str, *, as_of: date | None = None, allow_files: bool = False
+    db_path: Path, sql: str, *, as_of: date | None = None, allow_files: bool = False, sweep: Path | None = None
 ) -> tuple[list[str], list[tuple]]:
     """:func:`open_query` with every row in memory (for small results and tests)."""
-    with open_query(db_path, sql, as_of=as_of, allow_files=allow_files) as result:
+    with open_query(db_path, sql, as_of=as_of, allow_files=allow_files, sweep=sweep) as result:
         return result.columns, [row for batch in result.batches() for row in batch]
 
 

@@ -1,5 +1,6 @@
 -- Where every input table's rows come from: each distinct source_url with its row count and the dates the rows carry
--- (price periods and snapshots for prices, quote dates for rental prices and memory tiers, release dates for hardware and models;
+-- (price periods and snapshots for prices, quote dates for rental prices and memory tiers, release dates for hardware and models,
+-- publication dates for measured points;
 -- scenarios, scaling-law points, layouts and deployments carry no date).
 -- origin says how rows arrived: hand-kept CSV (hand) or an imported price map (litellm, openrouter).
 -- Grain: one row per input table x origin x source_url (models' pre-training token counts are listed as their own table).
@@ -32,6 +33,9 @@ with urls as (
     union all
     select 'layouts', 'hand', source_url, null, null, null
     from layouts
+    union all
+    select 'measured_points', 'hand', source_url, 'published_date', published_date, published_date
+    from measured_points
     union all
     select 'deployments', 'hand', source_url, null, null, null
     from deployments

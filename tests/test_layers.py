@@ -40,6 +40,11 @@ def test_the_contracts_hold():
         ("econ/load/back_edge.py", "import econ.physics.kv_cache", "loading knows no physics"),
         ("econ/db.py", "import econ.analyses.runner  # noqa: E402", "the database layer imports no analyses"),
         ("econ/cli.py", "import econ.physics.roofline  # noqa: E402", "the CLI parses and prints"),
+        (
+            "econ/sweep/partition.py",
+            "import econ.sweep.backends  # noqa: E402",
+            "the partition function knows no backend",
+        ),
     ],
 )
 def test_an_added_back_edge_breaks_a_contract(tmp_path, module, line, contract):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from econ.analyses import (
     attention_crossover,
+    calibration,
     compute_optimal,
     fast_mode_identity,
     fit_cache_tiers,
@@ -38,6 +39,7 @@ from econ.analyses import (
 ANALYSES: list = [
     model_derived,
     hardware_derived,
+    calibration,
     price_ratios,
     price_history,
     serving,

@@ -50,7 +50,8 @@ MODEL_COLUMNS = {
 CASES_SQL = """
 select d.model, d.params_total, h.chip, h.number_format, h.format_order, h.weight_bytes_per_param,
        h.peak_flop_per_s, h.hbm_capacity_bytes, h.hbm_bandwidth_bytes_per_s, h.scale_up_domain_chips,
-       hw.scale_up_bandwidth_bytes_per_s, hw.scale_out_bandwidth_bytes_per_s, d.* exclude (model, params_total)
+       hw.scale_up_bandwidth_bytes_per_s, hw.scale_out_bandwidth_bytes_per_s, hw.peak_bf16_flop_per_s,
+       hw.peak_fp8_flop_per_s, hw.architecture, d.* exclude (model, params_total)
 from model_derived as d cross join hardware_derived as h join hardware as hw using (chip)
 where d.kv_bytes_per_token is not null and (d.params_per_expert is not null or d.num_routed_experts is null)
 order by d.model, h.chip, h.format_order
@@ -68,20 +69,40 @@ def model_arrays(frame: pl.DataFrame) -> dict[str, np.ndarray]:
     return arrays(frame, MODEL_COLUMNS)
 
 
-def chip_arrays(frame: pl.DataFrame) -> dict[str, np.ndarray]:
-    return arrays(frame, deployment.CHIP_KEYS)
+def chip_arrays(frame: pl.DataFrame, kv_cache_format: str = "bf16") -> dict[str, np.ndarray]:
+    """The chip columns :mod:`econ.physics.deployment` reads; attention runs at the peak of the cache's format
+    (FP8 where the cache is FP8 and the chip has an FP8 peak, else BF16: ``hardware.peak_*_flop_per_s``)."""
+    out = arrays(frame, [k for k in deployment.CHIP_KEYS if k != "attention_peak_flop_per_s"])
+    bf16 = frame["peak_bf16_flop_per_s"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    fp8 = frame["peak_fp8_flop_per_s"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    out["attention_peak_flop_per_s"] = np.where((kv_cache_format == "fp8") & ~np.isnan(fp8), fp8, bf16)
+    return out
 
 
-def settings(s: Scenario, pool: str, weight_bytes_per_param) -> dict:
+def efficiency(s: Scenario, name: str, architecture=None):
+    """A scenario efficiency field, per case where the scenario has values per architecture family (calibrated):
+    an array over ``architecture`` (a chip of another family takes the shared value), else the scalar."""
+    shared = getattr(s, name)
+    if not s.efficiencies_by_architecture or architecture is None:
+        return shared
+    by_family = s.efficiencies_by_architecture
+    values = [by_family.get(a, {}).get(name, shared) for a in np.asarray(architecture, dtype=object).ravel()]
+    return np.asarray(values, dtype=float).reshape(np.shape(architecture))
+
+
+def settings(s: Scenario, pool: str, weight_bytes_per_param, architecture=None) -> dict:
     """The scenario's run settings of a pool (decode or prefill) as :func:`econ.physics.deployment.decode_terms`
-    takes them; FP8/FP4 math dispatches 1-byte activations to the experts (DeepSeek), BF16 2-byte."""
+    takes them; FP8/FP4 math dispatches 1-byte activations to the experts (DeepSeek), BF16 2-byte. With
+    ``architecture`` (``hardware.architecture`` per case, shaped like the cases) a calibrated scenario's
+    efficiencies are those of each case's family."""
     b_w = np.asarray(weight_bytes_per_param, dtype=float)
     return {
         "weight_bytes_per_param": b_w,
         "activation_bytes": 2.0,
         "dispatch_bytes": np.where(b_w < 2.0, 1.0, 2.0),
-        "mfu": s.decode_mfu_frac if pool == "decode" else s.prefill_mfu_frac,
-        "mbu": s.decode_mbu_frac if pool == "decode" else s.prefill_mbu_frac,
+        "mfu": efficiency(s, f"{pool}_mfu_frac", architecture),
+        "expert_mfu": efficiency(s, "expert_mfu_frac", architecture),
+        "mbu": efficiency(s, f"{pool}_mbu_frac", architecture),
         "link_frac": s.link_bandwidth_frac,
         "step_overhead_s": s.step_overhead_s,
         "scale_up_latency_s": s.scale_up_latency_s,

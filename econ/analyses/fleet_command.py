@@ -14,9 +14,9 @@ from pathlib import Path
 
 import polars as pl
 
+from econ.analyses.calibration_scenario import all_scenarios
 from econ.analyses.fleet_inputs import CASES_SQL, newest_rental
 from econ.analyses.fleet_plan import build_plan
-from econ.analyses.scenario import load_scenario
 from econ.db import connect_read_only
 from econ.errors import EconError
 from econ.load.ceilings import CHIPS
@@ -36,7 +36,7 @@ def plan_for(
     model: str,
     chip: str,
     tokens_per_s: float,
-    scenario: str = "base",
+    scenario: str = "calibrated",
     batch_policy: str = "balance_multiple",
     number_format: str | None = None,
     prefill_chips: int | None = None,
@@ -73,7 +73,10 @@ def plan_for(
         con.execute(f"set variable as_of = date '{as_of_used.isoformat()}'")
         _known(con, "models", "model", model)
         _known(con, "hardware", "chip", chip)
-        s = load_scenario(con, scenario)
+        known = all_scenarios(con)
+        if scenario not in known:
+            raise EconError(f"no scenario {scenario!r}", f"known scenarios: {', '.join(sorted(known))}")
+        s = known[scenario]
         targets = {}
         if tokens_per_s_per_user is not None:
             targets["user_speed_target_tokens_per_s"] = float(tokens_per_s_per_user)

@@ -20,7 +20,8 @@ CASES_SQL = """
 select d.*, m.params_total, m.params_active, md.kv_bytes_per_token, md.kv_window_bytes_per_sequence,
        m.sliding_window_tokens, m.hf_repo, m.pretrain_tokens, m.max_position_embeddings, h.peak_bf16_flop_per_s,
        h.hbm_capacity_bytes, h.hbm_bandwidth_bytes_per_s, h.scale_up_domain_chips, h.chips_per_node, h.chips_per_rack,
-       h.tdp_w, h.scale_up_bandwidth_bytes_per_s, h.scale_out_bandwidth_bytes_per_s
+       h.tdp_w, h.scale_up_bandwidth_bytes_per_s, h.scale_out_bandwidth_bytes_per_s, h.peak_fp8_flop_per_s,
+       h.architecture
 from {source} as d join models as m using (model) join model_derived as md using (model) join hardware as h using (chip)
 order by d.scenario, d.deployment
 """

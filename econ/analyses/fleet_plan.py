@@ -39,6 +39,7 @@ INPUTS = (
     "rental_prices",
     "price_current",
     "scenarios",
+    "calibration_parameters",
 )
 TABLES = (FLEET_PLAN,)
 
@@ -282,12 +283,14 @@ def plans(ctx) -> pl.DataFrame:
     models = ctx.query("select * from model_derived")
     layouts = ctx.query("select * from layouts order by layout")
     out = []
-    for name in sorted(ctx.scenarios, key=lambda n: (n != "base", n)):
-        s = ctx.scenarios[name]
+    scenarios = ctx.scenarios_with_calibrated
+    for name in sorted(scenarios, key=lambda n: (n != "base", n)):
+        s = scenarios[name]
         cases = cases_for(all_cases, name)
         if cases.height:
             cases = cases.with_columns((pl.col("traffic_share_frac") * s.tokens_served_per_s).alias("tokens_per_s"))
-            out.append(build_plan(cases, s, rental, prices, hardware_derived, models, layouts))
+            plan = build_plan(cases, s, rental, prices, hardware_derived, models, layouts)
+            out.append(plan.with_columns(pl.lit(s.efficiency_basis).alias("efficiency_basis")))
     return pl.concat(out, how="diagonal_relaxed") if out else FLEET_PLAN.empty_frame()
 
 

@@ -15,11 +15,13 @@ FLEET_PLAN = ResultTable(
         "(layout, replicas, chips, nodes, racks) from the deployment model's lower bound, power (TDP x server factor "
         "x PUE), $/hour "
         "and $/day, cost per MTok of input and output, revenue at list prices and gross margin, tokens per MWh "
-        "(lecture a.6-a.7, b, d; scaling book applied-inference). Step times are roofline lower bounds, so chips "
-        "and costs are lower bounds and margins upper bounds"
+        "(lecture a.6-a.7, b, d; scaling book applied-inference). Scenario calibrated predicts what real systems "
+        "need (efficiencies fitted to measured points, within calibration_errors' factor); scenario base is the "
+        "roofline bound (every efficiency 1: chips and costs are lower bounds, margins upper bounds)"
     ),
     columns=(
         C("scenario", "str", "", "key", "Scenario"),
+        C("efficiency_basis", "str", "", "label", "calibrated (a prediction), bound (the roofline) or assumed"),
         C("deployment", "str", "", "key", "Deployment (deployments.deployment)"),
         C(
             "deployment_scenario",

@@ -49,9 +49,11 @@ def _evaluate(rows: pl.DataFrame, s: Scenario, pool: str, batch, **kwargs) -> di
         return np.asarray(values, dtype=float)[:, None]
 
     model = {k: col(v) for k, v in inputs.model_arrays(rows).items()}
-    chip = {k: col(v) for k, v in inputs.chip_arrays(rows).items()}
+    chip = {k: col(v) for k, v in inputs.chip_arrays(rows, s.kv_cache_format).items()}
     layout = {k: rows[k].to_numpy()[:, None] for k in deployment.LAYOUT_KEYS}
-    run = inputs.settings(s, pool, col(rows["weight_bytes_per_param"].to_numpy()))
+    run = inputs.settings(
+        s, pool, col(rows["weight_bytes_per_param"].to_numpy()), rows["architecture"].to_numpy()[:, None]
+    )
     scale = inputs.cache_scale(s)
     if pool == "decode":
         return deployment.decode_terms(model, chip, layout, batch, kwargs["context"], kv_scale=scale, settings=run)
@@ -97,7 +99,7 @@ def decode_choice(rows: pl.DataFrame, s: Scenario, t: TrafficMix, n_cases: int) 
     cap = deployment.max_batch_per_replica(
         model,
         layout,
-        inputs.chip_arrays(rows),
+        inputs.chip_arrays(rows, s.kv_cache_format),
         t.decode_context_tokens,
         weight_bytes_per_param=b_w,
         kv_scale=inputs.cache_scale(s),
@@ -171,9 +173,11 @@ def prefill_choice(rows: pl.DataFrame, s: Scenario, t: TrafficMix, n_cases: int)
         return np.asarray(values, dtype=float)[:, None, None]
 
     model = {k: col(v) for k, v in inputs.model_arrays(rows).items()}
-    chip = {k: col(v) for k, v in inputs.chip_arrays(rows).items()}
+    chip = {k: col(v) for k, v in inputs.chip_arrays(rows, s.kv_cache_format).items()}
     layout = {k: rows[k].to_numpy()[:, None, None] for k in deployment.LAYOUT_KEYS}
-    run = inputs.settings(s, "prefill", col(rows["weight_bytes_per_param"].to_numpy()))
+    run = inputs.settings(
+        s, "prefill", col(rows["weight_bytes_per_param"].to_numpy()), rows["architecture"].to_numpy()[:, None, None]
+    )
     out = deployment.prefill_terms(model, chip, layout, b, prompt, cached, kv_scale=inputs.cache_scale(s), settings=run)
     ok = out["fits"] & np.isfinite(out["ttft_s"])
     fastest = np.min(np.where(ok, out["ttft_s"], np.inf), axis=1, keepdims=True)

@@ -19,7 +19,7 @@ from econ.analyses.scenario import Scenario
 from econ.analyses.traffic import TrafficMix, traffic_mix
 from econ.physics import deployment, layout_search, roofline, traffic_cost
 
-INPUTS = ("models", "model_derived", "hardware", "hardware_derived", "scenarios")
+INPUTS = ("models", "model_derived", "hardware", "hardware_derived", "scenarios", "calibration_parameters")
 """What :func:`serving` reads (an analysis that calls it lists these among its own INPUTS)."""
 
 

@@ -40,6 +40,7 @@ INPUTS = (
     "hardware_derived",
     "memory_tiers",
     "scenarios",
+    "calibration_parameters",
 )
 
 SCHEDULE = ["source", "provider", "model"]

@@ -14,7 +14,15 @@ from econ.fits.assumptions import Assumptions, from_scenario
 
 SCHEDULE = ["source", "provider", "model"]
 ARCH_KEEP = ("arch_model", "arch_match", "params_total", "params_active", "kv_bytes_per_token")
-INPUTS = ("price_current", "models", "model_derived", "hardware", "hardware_derived", "scenarios")
+INPUTS = (
+    "price_current",
+    "models",
+    "model_derived",
+    "hardware",
+    "hardware_derived",
+    "scenarios",
+    "calibration_parameters",
+)
 """What the price inferences read (prices, architectures, chips for the deployment model, the scenario)."""
 
 PRICES_SQL = "select * from price_current order by source, provider, model, variant, tier_min_prompt_tokens"

@@ -27,6 +27,7 @@ from types import ModuleType
 import duckdb
 import polars as pl
 
+from econ.analyses.calibration_scenario import with_calibrated
 from econ.analyses.scenario import Scenario, load_scenarios
 from econ.cachefiles import begin_entry, cannot_store, commit_entry, notice, verify
 from econ.db import comment, is_write_failure, quote_ident, quote_literal, write_table
@@ -59,17 +60,25 @@ class BuildContext:
 
     @property
     def scenarios(self) -> dict[str, Scenario]:
+        """The scenarios of data/scenarios.csv."""
         return self._scenarios.get()
+
+    @property
+    def scenarios_with_calibrated(self) -> dict[str, Scenario]:
+        """Those and ``calibrated`` once the calibration has written its parameters (an analysis that reads it lists
+        ``calibration_parameters`` in its INPUTS)."""
+        return with_calibrated(self.con, self.scenarios)
 
     def query(self, sql: str, params: list | None = None) -> pl.DataFrame:
         """Run SQL against the database being built; returns a polars frame."""
         return self.con.sql(sql, params=params or None).pl()
 
     def scenario(self, name: str = "base") -> Scenario:
+        known = self.scenarios_with_calibrated if name == "calibrated" else self.scenarios
         try:
-            return self.scenarios[name]
+            return known[name]
         except KeyError:
-            raise EconError(f"no scenario {name!r}", f"known scenarios: {', '.join(sorted(self.scenarios))}") from None
+            raise EconError(f"no scenario {name!r}", f"known scenarios: {', '.join(sorted(known))}") from None
 
     def write(self, table: ResultTable, frames: pl.DataFrame | Iterable[pl.DataFrame]) -> int:
         """Write a declared result table (one frame or a stream of chunks), conformed to its declaration."""

@@ -25,6 +25,7 @@ NUMERIC: dict[str, float | None] = {
     "prefill_mbu_frac": 1.0,
     "decode_mfu_frac": 1.0,
     "decode_mbu_frac": 1.0,
+    "expert_mfu_frac": 1.0,
     "context_tokens": 32_000.0,
     "tier_context_density_exponent_ratio": 0.0,  # 0: prompts spread evenly over a tier (the midpoint rule)
     "frontier_active_params": 1e11,
@@ -113,6 +114,7 @@ class Scenario:
     prefill_mbu_frac: float
     decode_mfu_frac: float
     decode_mbu_frac: float
+    expert_mfu_frac: float
     context_tokens: float
     tier_context_density_exponent_ratio: float
     frontier_active_params: float
@@ -159,6 +161,9 @@ class Scenario:
     context_shares: tuple[tuple[float, float], ...]
     assumptions: dict[str, Assumption] = field(repr=False)
     defaulted: tuple[str, ...] = ()
+    # the calibrated scenario's efficiencies per architecture family (hardware.architecture): field -> value
+    efficiencies_by_architecture: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
+    efficiency_basis: str = "assumed"  # "bound" (every efficiency 1), "assumed" (scenarios.csv) or "calibrated"
 
     def assumption(self, name: str) -> Assumption:
         """The row behind a field (a defaulted field has none: an error naming the row to add)."""
@@ -256,8 +261,31 @@ def _typed(name: str, rows: dict[str, Assumption]) -> Scenario:
         mix = [(values["context_tokens"], 1.0)]
         defaulted.append("context_share_*_tokens_frac")
     return Scenario(
-        name=name, **values, **texts, context_shares=tuple(mix), assumptions=rows, defaulted=tuple(defaulted)
+        name=name,
+        **values,
+        **texts,
+        context_shares=tuple(mix),
+        assumptions=rows,
+        defaulted=tuple(defaulted),
+        efficiency_basis=efficiency_basis(values),
     )
+
+
+EFFICIENCY_FIELDS = (
+    "prefill_mfu_frac",
+    "decode_mfu_frac",
+    "expert_mfu_frac",
+    "prefill_mbu_frac",
+    "decode_mbu_frac",
+    "link_bandwidth_frac",
+)
+"""The serving efficiencies (with ``step_overhead_s``) a calibration replaces."""
+
+
+def efficiency_basis(values: dict) -> str:
+    """``bound`` when every serving efficiency is 1 and there is no step overhead, else ``assumed``."""
+    ideal = all(values[k] == 1.0 for k in EFFICIENCY_FIELDS) and values["step_overhead_s"] == 0.0
+    return "bound" if ideal else "assumed"
 
 
 def scenarios_from_frame(frame: pl.DataFrame) -> dict[str, Scenario]:
@@ -279,7 +307,14 @@ def load_scenario(con: duckdb.DuckDBPyConnection, name: str = "base") -> Scenari
     return scenarios[name]
 
 
-_DECLARED = {f.name for f in fields(Scenario)} - {"name", "context_shares", "assumptions", "defaulted"}
+_DECLARED = {f.name for f in fields(Scenario)} - {
+    "name",
+    "context_shares",
+    "assumptions",
+    "defaulted",
+    "efficiencies_by_architecture",
+    "efficiency_basis",
+}
 if _DECLARED != set(NUMERIC) | set(CATEGORICAL):  # the field list and the defaults are one declaration
     raise RuntimeError(
         f"Scenario fields and NUMERIC/CATEGORICAL differ: {sorted(_DECLARED ^ (set(NUMERIC) | set(CATEGORICAL)))}"

@@ -57,7 +57,7 @@ def default_layouts(cases: pl.DataFrame, s) -> dict[str, np.ndarray]:
     """The reference layout of every case (:func:`econ.physics.layout_search.default_layout`)."""
     return layout_search.default_layout(
         inputs.model_arrays(cases),
-        inputs.chip_arrays(cases),
+        inputs.chip_arrays(cases, s.kv_cache_format),
         weight_bytes_per_param=cases["weight_bytes_per_param"].to_numpy(),
         context_tokens=s.context_tokens,
         kv_scale=inputs.cache_scale(s),
@@ -80,9 +80,11 @@ def _grid(cases: pl.DataFrame, s, pool: str, batch, context):
         return np.asarray(values, dtype=float)[:, None, None]
 
     model = {k: col(v) for k, v in inputs.model_arrays(cases).items()}
-    chip = {k: col(v) for k, v in inputs.chip_arrays(cases).items()}
+    chip = {k: col(v) for k, v in inputs.chip_arrays(cases, s.kv_cache_format).items()}
     layout = {k: cases[k].to_numpy()[:, None, None] for k in deployment.LAYOUT_KEYS}
-    run = inputs.settings(s, pool, col(cases["weight_bytes_per_param"].to_numpy()))
+    run = inputs.settings(
+        s, pool, col(cases["weight_bytes_per_param"].to_numpy()), cases["architecture"].to_numpy()[:, None, None]
+    )
     b, ctx = np.asarray(batch, dtype=float)[None, :, None], np.asarray(context, dtype=float)[None, None, :]
     if pool == "decode":
         return deployment.decode_terms(model, chip, layout, b, ctx, kv_scale=inputs.cache_scale(s), settings=run)
@@ -133,7 +135,7 @@ def _finite(x):
 def summary(cases: pl.DataFrame, s) -> pl.DataFrame:
     """``serving_summary``: one row per model × chip × format at its default layout (vectorised over rows)."""
     a = inputs.arrays(cases, ("params_total", "params_active", "num_routed_experts", "experts_per_token"))
-    model, chip = inputs.model_arrays(cases), inputs.chip_arrays(cases)
+    model, chip = inputs.model_arrays(cases), inputs.chip_arrays(cases, s.kv_cache_format)
     layout = {k: cases[k].to_numpy() for k in deployment.LAYOUT_KEYS}
     b_w = cases["weight_bytes_per_param"].to_numpy()
     peak, bandwidth = chip["peak_flop_per_s"], chip["hbm_bandwidth_bytes_per_s"]
@@ -143,7 +145,7 @@ def summary(cases: pl.DataFrame, s) -> pl.DataFrame:
     achieved = roofline.critical_batch_ratio(peak * d_mfu, bandwidth * d_mbu, b_w)
     b0 = roofline.balance_batch(r, a["params_total"], a["params_active"])
     l_star = roofline.critical_context_tokens(r, b_w, a["params_active"], kv)
-    run = inputs.settings(s, "decode", b_w)
+    run = inputs.settings(s, "decode", b_w, cases["architecture"].to_numpy())
     one = deployment.decode_terms(
         model, chip, layout, 1.0, s.context_tokens, kv_scale=inputs.cache_scale(s), settings=run
     )

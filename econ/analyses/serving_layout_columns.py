@@ -65,20 +65,20 @@ TERMS = (
         "Attention FLOPs per chip per step",
         sequence.decode_attention_flop_per_token,
     ),
-    C("compute_time_s", "float", "s", "bound", "FLOPs / (F·mfu)", deployment.decode_terms),
-    C("weight_time_s", "float", "s", "bound", "Weight bytes / (W·mbu)", deployment.decode_terms),
-    C("kv_time_s", "float", "s", "bound", "Cache bytes / (W·mbu)", deployment.decode_terms),
-    C("memory_time_s", "float", "s", "bound", "Weight plus cache time", deployment.decode_terms),
-    C("tp_comm_time_s", "float", "s", "bound", "Tensor-parallel all-reduces", collectives.all_reduce_time_s),
-    C("ep_comm_time_s", "float", "s", "bound", "Expert dispatch and combine", collectives.dispatch_combine_time_s),
-    C("pp_comm_time_s", "float", "s", "bound", "Pipeline hand-offs", collectives.pipeline_handoff_time_s),
-    C("comm_time_s", "float", "s", "bound", "All communication", deployment.communication_times_s),
+    C("compute_time_s", "float", "s", "calibrated", "FLOPs / (F·mfu)", deployment.decode_terms),
+    C("weight_time_s", "float", "s", "calibrated", "Weight bytes / (W·mbu)", deployment.decode_terms),
+    C("kv_time_s", "float", "s", "calibrated", "Cache bytes / (W·mbu)", deployment.decode_terms),
+    C("memory_time_s", "float", "s", "calibrated", "Weight plus cache time", deployment.decode_terms),
+    C("tp_comm_time_s", "float", "s", "calibrated", "Tensor-parallel all-reduces", collectives.all_reduce_time_s),
+    C("ep_comm_time_s", "float", "s", "calibrated", "Expert dispatch and combine", collectives.dispatch_combine_time_s),
+    C("pp_comm_time_s", "float", "s", "calibrated", "Pipeline hand-offs", collectives.pipeline_handoff_time_s),
+    C("comm_time_s", "float", "s", "calibrated", "All communication", deployment.communication_times_s),
     C("overhead_time_s", "float", "s", "assumption", "Per-step overhead (scenario step_overhead_s)"),
     C(
         "step_time_s",
         "float",
         "s",
-        "bound",
+        "calibrated",
         "Step time, lower bound: max(compute, memory, communication) + overhead",
         deployment.overlap_bounds,
     ),
@@ -86,7 +86,7 @@ TERMS = (
         "step_time_serial_comm_s",
         "float",
         "s",
-        "bound",
+        "calibrated",
         "Step time if communication does not overlap: max(compute, memory) + communication + overhead",
         deployment.overlap_bounds,
     ),
@@ -94,7 +94,7 @@ TERMS = (
         "step_time_upper_s",
         "float",
         "s",
-        "bound",
+        "calibrated",
         "Step time, upper bound: every term in series",
         deployment.overlap_bounds,
     ),
@@ -102,7 +102,7 @@ TERMS = (
         "tokens_per_s_per_chip",
         "float",
         "tokens/s",
-        "bound",
+        "calibrated",
         "Tokens out of the pool per second per chip (prefill: prompt tokens) at the lower-bound step",
         roofline.tokens_per_s,
     ),
@@ -110,7 +110,7 @@ TERMS = (
         "usd_per_mtok",
         "float",
         "USD/MTok",
-        "bound",
+        "calibrated",
         "Rental cost per million tokens out (prefill: prompt tokens) at the scenario's $/chip-hour",
         roofline.usd_per_token,
     ),
@@ -119,7 +119,7 @@ TERMS = (
         "tokens_per_s_per_user",
         "float",
         "tokens/s",
-        "bound",
+        "calibrated",
         "Decode speed each sequence sees (accepted tokens per step / step time; null for prefill)",
         deployment.accepted_tokens_per_step,
     ),
@@ -127,7 +127,7 @@ TERMS = (
         "ttft_s",
         "float",
         "s",
-        "bound",
+        "calibrated",
         "Time to first token: the prefill pass (null for decode)",
         deployment.prefill_terms,
     ),
@@ -136,7 +136,7 @@ TERMS = (
 )
 LAYOUTS = ResultTable(
     name="serving_layouts",
-    grain="model x chip x number format x pool x layout x batch (points that fit)",
+    grain="model x chip x number format x pool x layout x batch (the answers and the thinned grid)",
     key=(
         "model",
         "chip",
@@ -150,15 +150,20 @@ LAYOUTS = ResultTable(
         "batch_per_replica",
     ),
     description=(
-        "Every parallel layout (the search grid and the named layouts) of every model x chip x format, per pool, over "
-        "decode batch 1-16,384 at the traffic mix's mean decode context and prefill passes of 1-64 prompts of its mean "
-        "uncached prompt: each step-time term, the three overlap rules, throughput, speed, TTFT, $/MTok, memory per "
-        "chip; only points that fit are kept. Base scenario efficiencies: roofline bounds"
+        "The layout search of every model x chip x format, per pool: every parallel layout (the search grid and the "
+        "named layouts) over decode batches 1-16,384 at the traffic mix's mean decode context and prefill passes of "
+        "1-64 prompts of its mean uncached prompt is evaluated, and kept are the answers (the cheapest point meeting "
+        "the target, the decode frontier) and a thinned grid for charts (at batches 1, 4, 16, ...: the cheapest grid "
+        "layout of each replica size and every named layout), each with every step-time term, the three overlap "
+        "rules, throughput, speed, TTFT, $/MTok and memory per chip; only points that fit. The whole grid is econ "
+        "sweep's (keep = points). Times at scenario calibrated's efficiencies (per architecture): predictions of what "
+        "real systems achieve, within the calibration's error factor (calibration_errors)"
     ),
     columns=(
         *KEYS,
         *POINT,
         *TERMS,
+        C("efficiency_basis", "str", "", "label", "calibrated, or bound where no calibration could be fitted"),
         C(
             "meets_target",
             "bool",
@@ -172,6 +177,23 @@ LAYOUTS = ResultTable(
             "",
             "derived",
             "The lowest $/MTok of its model x chip x format x pool among the points that meet the target",
+            layout_search.cheapest_meeting_target,
+        ),
+        C(
+            "on_frontier",
+            "bool",
+            "",
+            "derived",
+            "A decode point of serving_frontier: no other layout and batch is as fast per user with more throughput "
+            "per chip",
+            pareto_optimal,
+        ),
+        C(
+            "best_of_replica_size",
+            "bool",
+            "",
+            "derived",
+            "The lowest $/MTok grid layout of its replica size at this batch (the thinned grid's row)",
             layout_search.cheapest_meeting_target,
         ),
     ),
@@ -189,6 +211,7 @@ FRONTIER = ResultTable(
     name="serving_frontier",
     grain="model x chip x number format x frontier point (decode)",
     key=(
+        "efficiency_basis",
         "model",
         "chip",
         "number_format",
@@ -201,10 +224,11 @@ FRONTIER = ResultTable(
     ),
     description=(
         "The decode points of serving_layouts no other layout and batch of the same model x chip x format beats on "
-        "both tokens/s per user and tokens/s per chip: the curve accelerators are compared by (bounds at the base "
-        "scenario's efficiencies)"
+        "both tokens/s per user and tokens/s per chip: the curve accelerators are compared by, at the calibrated "
+        "efficiencies (what real systems achieve) and, labelled bound, at the roofline (every efficiency 1)"
     ),
     columns=(
+        C("efficiency_basis", "str", "", "key", "calibrated (the prediction) or bound (the idealised roofline)"),
         *(c for c in KEYS if c.name != "pool"),
         C("batch_per_replica", "float", "sequences", "key", "Sequences per decode step"),
         C("context_tokens", "float", "tokens", "input", "Decode context"),
@@ -212,20 +236,27 @@ FRONTIER = ResultTable(
             "tokens_per_s_per_user",
             "float",
             "tokens/s",
-            "bound",
+            "calibrated",
             "Decode speed per sequence",
             deployment.accepted_tokens_per_step,
         ),
-        C("tokens_per_s_per_chip", "float", "tokens/s", "bound", "Output tokens per second per chip", pareto_optimal),
+        C(
+            "tokens_per_s_per_chip",
+            "float",
+            "tokens/s",
+            "calibrated",
+            "Output tokens per second per chip",
+            pareto_optimal,
+        ),
         C(
             "usd_per_mtok",
             "float",
             "USD/MTok",
-            "bound",
+            "calibrated",
             "Rental cost per million output tokens",
             roofline.usd_per_token,
         ),
-        C("step_time_s", "float", "s", "bound", "Step time (lower bound)", deployment.overlap_bounds),
+        C("step_time_s", "float", "s", "calibrated", "Step time (lower bound)", deployment.overlap_bounds),
         C("bound", "str", "", "label", "The largest term"),
     ),
 )

@@ -18,7 +18,7 @@ from econ.results import ResultTable
 from econ.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH
 
 NAME = "training_fleet"
-INPUTS = ("fleet_plan", "models", "hardware", "rental_prices", "scenarios")
+INPUTS = ("fleet_plan", "models", "hardware", "rental_prices", "scenarios", "calibration_parameters")
 
 SHARED = (
     "serving_peak_chips",
@@ -292,8 +292,9 @@ def run(ctx) -> None:
     rental_range = rental.group_by("chip").agg(
         pl.col("usd_per_chip_hour").min().alias("usd_low"), pl.col("usd_per_chip_hour").max().alias("usd_high")
     )
+    scenarios = ctx.scenarios_with_calibrated
     frames = [
-        training_frame(plans.filter(pl.col("scenario") == name), ctx.scenarios[name], rental_range)
+        training_frame(plans.filter(pl.col("scenario") == name), scenarios[name], rental_range)
         for name in plans["scenario"].unique(maintain_order=True).to_list()
     ]
     ctx.write(TRAINING_FLEET, pl.concat(frames) if frames else TRAINING_FLEET.empty_frame())

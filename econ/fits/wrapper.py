@@ -113,6 +113,9 @@ def fit(
     linear: bool = False,
     n_bootstrap: int = 1000,
     seed: int = 0,
+    loss: str = "linear",
+    f_scale: float = 1.0,
+    tol: float = 1e-8,
 ) -> FitResult:
     """Fit ``y ≈ model(x, params)`` by bounded least squares and classify the result.
 
@@ -129,6 +132,9 @@ def fit(
     linear : the model is linear in its parameters: solved as bounded linear least squares with the design
         matrix as Jacobian, and the bootstrap is vectorised.
     n_bootstrap, seed : bootstrap size and RNG seed (deterministic).
+    loss, f_scale : a robust loss of ``scipy.optimize.least_squares`` (``soft_l1``, ``huber``, …) and the residual
+        at which it starts to bend; the covariance then uses the loss-weighted Jacobian the solver returns.
+    tol : the solver's ftol, xtol and gtol (nonlinear models).
     """
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float).ravel()
@@ -172,7 +178,18 @@ def fit(
         est = optimize.lsq_linear(jac, (y - offset) * w, bounds=(lower, upper), method="trf", lsq_solver="exact").x
     else:
         start = np.clip(p0, np.where(np.isfinite(lower), lower, -np.inf), np.where(np.isfinite(upper), upper, np.inf))
-        sol = optimize.least_squares(residual, start, bounds=(lower, upper), method="trf", x_scale="jac")
+        sol = optimize.least_squares(
+            residual,
+            start,
+            bounds=(lower, upper),
+            method="trf",
+            x_scale="jac",
+            loss=loss,
+            f_scale=f_scale,
+            ftol=tol,
+            xtol=tol,
+            gtol=tol,
+        )
         est, jac = sol.x, sol.jac
     resid = model(x, est) - y
     rank, null = _rank(jac)

@@ -24,6 +24,13 @@ HARDWARE = TableSpec(
         Column("chip", "str", "", "Short accelerator id used everywhere else (e.g. H100)", required=True),
         Column("chip_name", "str", "", "Full product name as the vendor writes it", required=True),
         Column("vendor", "str", "", "Vendor", required=True),
+        Column(
+            "architecture",
+            "str",
+            "",
+            "Microarchitecture (Hopper, Blackwell, CDNA 3, …): the family the calibration fits efficiencies per",
+            required=True,
+        ),
         Column("release_date", "date", "", "First availability date"),
         Column(
             "peak_bf16_tflop_per_s",

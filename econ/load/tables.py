@@ -16,6 +16,7 @@ from econ.errors import Problem
 from econ.load import ceilings
 from econ.load.hardware_tables import HARDWARE, RENTAL_KINDS, RENTAL_PRICES
 from econ.load.layouts import LAYOUTS
+from econ.load.measured_tables import MEASURED_POINTS
 from econ.load.model_tables import ATTENTION, MODELS
 from econ.load.physical import check_scenario_ranges
 from econ.load.price_tables import PRICE_SNAPSHOT, PRICES, SOURCES, VARIANTS
@@ -27,6 +28,7 @@ __all__ = [
     "HARDWARE",
     "INPUT_TABLES",
     "LAYOUTS",
+    "MEASURED_POINTS",
     "MEMORY_TIERS",
     "MODELS",
     "NUMBER_FORMATS",
@@ -363,6 +365,7 @@ INPUT_TABLES: dict[str, TableSpec] = {
         SCALING_LAW_POINTS,
         LAYOUTS,
         DEPLOYMENTS,
+        MEASURED_POINTS,
     )
 }
 """Hand-kept tables, one CSV each in data/ (file stem = table name), in load order."""

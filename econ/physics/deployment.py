@@ -85,6 +85,7 @@ MODEL_KEYS = (
 
 CHIP_KEYS = (
     "peak_flop_per_s",
+    "attention_peak_flop_per_s",
     "hbm_bandwidth_bytes_per_s",
     "hbm_capacity_bytes",
     "scale_up_domain_chips",
@@ -108,6 +109,7 @@ SETTINGS = {
     "activation_bytes": 2.0,
     "dispatch_bytes": 1.0,
     "mfu": 1.0,
+    "expert_mfu": 1.0,
     "mbu": 1.0,
     "link_frac": 1.0,
     "step_overhead_s": 0.0,
@@ -118,7 +120,9 @@ SETTINGS = {
     "hbm_reserve_frac": 0.0,
     "usd_per_chip_hour": np.nan,
 }
-"""Run settings with their idealised defaults (every efficiency 1, no latency, no overhead)."""
+"""Run settings with their idealised defaults (every efficiency 1, no latency, no overhead). ``mfu`` applies to the
+non-expert weight FLOPs and to attention, ``expert_mfu`` to the routed experts' grouped GEMMs, ``mbu`` to HBM
+traffic, ``link_frac`` to link bandwidth."""
 
 
 def _f(x):
@@ -372,7 +376,15 @@ def weight_flop_per_chip(model: dict, layout: dict, rank_tokens, micro_tokens):
     other = _f(model["params_active"]) - routed - np.maximum(lookup, 0.0)
     replicated = np.asarray(layout["replicate_attention"], dtype=bool)
     own = np.where(replicated, _f(rank_tokens) * other / tp, _f(micro_tokens) * other / (tp * dp))
-    return 2.0 * (own + _f(micro_tokens) * routed / (tp * dp))
+    return 2.0 * (own + expert_flop_per_chip(model, layout, micro_tokens) / 2.0)
+
+
+@formula("FLOP_expert,chip = (B/PP)·q·2·N_routed,act/(TP·DP)", "layout: every token's experts over the stage")
+def expert_flop_per_chip(model: dict, layout: dict, micro_tokens):
+    """The routed experts' share of :func:`weight_flop_per_chip` [FLOP]: the stage's tokens through their top-k
+    experts, spread over all TP·DP chips (0 for a dense model)."""
+    routed = _nz(model["moe_layers"]) * _nz(model["experts_per_token"]) * _nz(model["params_per_expert"])
+    return 2.0 * _f(micro_tokens) * routed / (_f(layout["tensor_parallel"]) * _f(layout["attention_data_parallel"]))
 
 
 @formula("decode step: terms above with t = (B/PP)·(1 + n_draft) tokens per micro-batch", "this module")
@@ -407,8 +419,9 @@ def decode_terms(model: dict, chip: dict, layout: dict, batch, context_tokens, *
     )
     # PP micro-batches through 1/PP of the layers: per step, one micro-batch's worth of the whole model
     weight_flop = weight_flop_per_chip(model, layout, n_r * q, micro_tokens)
+    expert_flop = expert_flop_per_chip(model, layout, micro_tokens)
     attention_flop = n_r * q * attention / tp
-    out = _pool(model, chip, layout, s, weights_read, cache_read, weight_flop, attention_flop, n_r * q)
+    out = _pool(model, chip, layout, s, weights_read, cache_read, (weight_flop, expert_flop, attention_flop), n_r * q)
     accepted = accepted_tokens_per_step(s["speculative_tokens"], s["acceptance_frac"])
     out = _finish(out, layout, s, _f(batch) * accepted, chips)
     out["tokens_per_s_per_user"] = accepted / out["step_time_s"]
@@ -447,8 +460,10 @@ def prefill_terms(
         state_flop_per_token=model["state_flop_per_token"],
     )
     weight_flop = weight_flop_per_chip(model, layout, n_r * _f(prompt_tokens), micro_tokens)
+    expert_flop = expert_flop_per_chip(model, layout, micro_tokens)
     attention_flop = n_r * attention / tp
-    out = _pool(model, chip, layout, s, weights_read, cache_read, weight_flop, attention_flop, n_r * _f(prompt_tokens))
+    flops = (weight_flop, expert_flop, attention_flop)
+    out = _pool(model, chip, layout, s, weights_read, cache_read, flops, n_r * _f(prompt_tokens))
     out = _finish(out, layout, s, _f(batch) * _f(prompt_tokens), chips)
     out["ttft_s"] = out["step_time_s"]
     out["memory_per_chip_bytes"] = memory_per_chip_bytes(
@@ -459,15 +474,33 @@ def prefill_terms(
     return out
 
 
-def _pool(model, chip, layout, s, weights_read, cache_read, weight_flop, attention_flop, tokens_per_rank) -> dict:
-    peak = _f(chip["peak_flop_per_s"]) * s["mfu"]
+@formula(
+    "t_c = (FLOP_w − FLOP_e)/(F·mfu) + FLOP_e/(F·mfu_e) + FLOP_attn/(F_attn·mfu)",
+    "roofline per FLOP class: the routed experts' grouped GEMMs and attention (at its own format's peak) apart",
+)
+def compute_time_s(
+    weight_flop, expert_flop, attention_flop, peak_flop_per_s, attention_peak_flop_per_s, mfu, expert_mfu
+):
+    """Compute time of a chip's step [s]: weight FLOPs at the weight format's peak, the routed experts' part at
+    their own efficiency, attention at the peak of the cache's format (BF16 unless the cache is FP8)."""
+    dense = (_f(weight_flop) - _f(expert_flop)) / (_f(peak_flop_per_s) * _f(mfu))
+    experts = _f(expert_flop) / (_f(peak_flop_per_s) * _f(expert_mfu))
+    return dense + experts + _f(attention_flop) / (_f(attention_peak_flop_per_s) * _f(mfu))
+
+
+def _pool(model, chip, layout, s, weights_read, cache_read, flops, tokens_per_rank) -> dict:
+    weight_flop, expert_flop, attention_flop = flops
     bandwidth = _f(chip["hbm_bandwidth_bytes_per_s"]) * s["mbu"]
+    attention_peak = chip.get("attention_peak_flop_per_s", chip["peak_flop_per_s"])
     out = {
         "weight_bytes_read_per_chip": weights_read,
         "kv_bytes_read_per_chip": cache_read,
         "weight_flop_per_chip": weight_flop,
+        "expert_flop_per_chip": expert_flop,
         "attention_flop_per_chip": attention_flop,
-        "compute_time_s": (weight_flop + attention_flop) / peak,
+        "compute_time_s": compute_time_s(
+            weight_flop, expert_flop, attention_flop, chip["peak_flop_per_s"], attention_peak, s["mfu"], s["expert_mfu"]
+        ),
         "weight_time_s": weights_read / bandwidth,
         "kv_time_s": cache_read / bandwidth,
     }

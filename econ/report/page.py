@@ -131,6 +131,19 @@ class SiteContext:
             raise ReportError(f"no formula of {function!r} in the database", "mark the function with @formula")
         return f"{row[0][0]} ({row[0][1].replace('lecture ', 'lecture §', 1)})"
 
+    def calibration_error(self) -> str:
+        """The calibration's leave-one-source-out error in words (``calibration_errors``), for captions."""
+        if not self.has("calibration_errors"):
+            return "not measured: no calibration in this database"
+        row = self.con.execute(
+            "select error_factor, error_factor_p90, n_points from calibration_errors "
+            "where basis = 'cv' and group_kind = 'overall'"
+        ).fetchall()
+        if not row:
+            return "not measured: no calibration in this database"
+        median, p90, n = row[0]
+        return f"a typical factor of {median:.2f}, within {p90:.2f}x for 9 in 10 of {n} measured points"
+
     def description(self, name: str) -> str:
         """The stored comment of a table or view ("" when none)."""
         return (

@@ -33,10 +33,10 @@ def build_with(tmp_path: Path, *lines: tuple[str, str]) -> Path:
     return db
 
 
-def plan_row(db_path: Path, deployment: str, kind: str = "scenario") -> dict:
-    """The fleet_plan row of a deployment at a price kind."""
-    sql = "select * from fleet_plan where deployment = ? and price_kind = ?"
-    return q(db_path, sql, [deployment, kind]).row(0, named=True)
+def plan_row(db_path: Path, deployment: str, kind: str = "scenario", scenario: str = "base") -> dict:
+    """The fleet_plan row of a deployment at a price kind under a scenario."""
+    sql = "select * from fleet_plan where deployment = ? and price_kind = ? and scenario = ?"
+    return q(db_path, sql, [deployment, kind, scenario]).row(0, named=True)
 
 
 def copy_data(tmp_path: Path) -> Path:

@@ -37,7 +37,7 @@ def test_econ_fleet_prints_a_plan_and_leaves_the_database_alone(db, capsys):
     )
     assert (code, err) == (0, "")
     rows = {r["quantity"]: r["value"] for r in json.loads(out)}
-    same = plan_row(db, "llama-70b-h100", "on_demand")
+    same = plan_row(db, "llama-70b-h100", "on_demand", scenario="calibrated")  # econ fleet's default
     assert rows["chips"] == same["chips"] and rows["cost (on_demand)"] == pytest.approx(same["usd_per_day"])
     assert rows["decode step (lower bound)"] == pytest.approx(same["decode_step_time_s"] * 1e3)
     assert rows["sold by"] is None  # the CLI matches prices by hf_repo only; the fixture's prices carry none
@@ -85,7 +85,7 @@ def test_econ_fleet_scales_with_traffic(db, capsys, k):
         ),
         (
             ["--model", "DeepSeek-V3", "--chip", "B200", "--scenario", "nope"],
-            "Error: no scenario 'nope' — known scenarios: base",
+            "Error: no scenario 'nope' — known scenarios: base, calibrated",
         ),
         (
             ["--model", "gpt-oss-120b", "--chip", "TPU-v5e", "--number-format", "fp8"],

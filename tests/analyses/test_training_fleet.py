@@ -14,7 +14,9 @@ def test_training_tokens_follow_the_token_balance(db):
     ratio = balance["pretrain_tokens"] / balance["inference_tokens"]
     assert ratio == pytest.approx((2 / 6) / 0.33, rel=1e-3)
     from_table = (ratio,)
-    rows = q(db, "select * from training_fleet where deployment = 'llama-70b-h100' order by phase")
+    rows = q(
+        db, "select * from training_fleet where deployment = 'llama-70b-h100' and scenario = 'base' order by phase"
+    )
     assert rows["phase"].to_list() == ["pretrain", "pretrain_reported", "rl"]
     pre = rows.row(0, named=True)
     inference = 0.05 * 5e8 * 2 * 30 * 86_400  # 2 months of 30 days, no discard
@@ -29,14 +31,15 @@ def test_training_tokens_follow_the_token_balance(db):
 
 def test_fleet_split_uses_the_plan_and_the_peak(db):
     plan = plan_row(db, "llama-70b-h100")
-    row = q(db, "select * from training_fleet where deployment = 'llama-70b-h100' and phase = 'pretrain'").row(
-        0, named=True
-    )
+    row = q(
+        db,
+        "select * from training_fleet where deployment = 'llama-70b-h100' and phase = 'pretrain' and scenario = 'base'",
+    ).row(0, named=True)
     assert row["serving_peak_chips"] == pytest.approx(1.5 * plan["serving_mean_chips"])
     hours = q(
         db,
-        "select sum(chip_hours) from training_fleet where deployment = 'llama-70b-h100' and phase in "
-        "('pretrain', 'rl')",
+        "select sum(chip_hours) from training_fleet where deployment = 'llama-70b-h100' and scenario = 'base' "
+        "and phase in ('pretrain', 'rl')",
     )[0, 0]
     period_h = 2 * 30 * 24
     assert row["fleet_chips_separate"] == pytest.approx(row["serving_peak_chips"] + hours / period_h)

@@ -153,7 +153,7 @@ def test_missing_required_column(data_dir, capsys):
     lines = hw.read_text().splitlines()
 
     def cut(line):  # drop hbm_bandwidth_tb_per_s
-        return ",".join(v for i, v in enumerate(line.split(",")) if i != 8)
+        return ",".join(v for i, v in enumerate(line.split(",")) if i != 9)
 
     hw.write_text("\n".join(cut(line) for line in lines) + "\n")
     code, err = run_build(data_dir, capsys)

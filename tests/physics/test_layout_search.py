@@ -92,7 +92,7 @@ def test_the_shipped_frontier_trades_speed_for_throughput(real_db):
             """
             select count(*) from (
                 select tokens_per_s_per_chip - lag(tokens_per_s_per_chip) over (
-                    partition by model, chip, number_format order by tokens_per_s_per_user) as rise
+                    partition by efficiency_basis, model, chip, number_format order by tokens_per_s_per_user) as rise
                 from serving_frontier)
             where rise > 1e-9"""
         ).fetchall()[0][0]

@@ -42,6 +42,7 @@ RENDERED = [
     "serving.html",
     "sources.html",
     "training.html",
+    "validation.html",
     "what-changed.html",
 ]
 
@@ -136,6 +137,7 @@ def test_pages_assets_and_exports_exist(built_report):
         "training/overtraining",
         "training/sardana",
         "training/tornado",
+        "validation/predicted-vs-measured",
         "what-changed/changes-over-time",
     ]
     for base in figures:

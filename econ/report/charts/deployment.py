@@ -16,7 +16,9 @@ TERM_COLORS = ["#1f5fa8", "#7fb3e6", "#e4892b", "#c4424b"]
 def frontier_by_chip(frontier: pl.DataFrame, *, models: list[str]) -> ChartWithData:
     """Tokens/s per chip against tokens/s per user, one line per chip, one panel per model (log–log).
 
-    ``frontier``: model, chip, number_format, tokens_per_s_per_user, tokens_per_s_per_chip, usd_per_mtok,
+    Solid: at the calibrated efficiencies (a prediction); dashed: the roofline bound.
+    ``frontier``: efficiency_basis, model, chip, number_format, tokens_per_s_per_user, tokens_per_s_per_chip,
+    usd_per_mtok,
     replica_chips, tensor_parallel, attention_data_parallel, batch_per_replica, layout.
     """
     chart = (
@@ -34,13 +36,19 @@ def frontier_by_chip(frontier: pl.DataFrame, *, models: list[str]) -> ChartWithD
                 scale=alt.Scale(type="log"),
             ),
             color=alt.Color("chip:N", title="Chip", scale=alt.Scale(scheme="tableau20")),
-            detail="number_format:N",
-            strokeDash=alt.StrokeDash("number_format:N", title="Format"),
+            detail="efficiency_basis:N",
+            strokeDash=alt.StrokeDash(
+                "efficiency_basis:N",
+                title="Efficiencies",
+                sort=["calibrated", "bound"],
+                scale=alt.Scale(domain=["calibrated", "bound"], range=[[1, 0], [4, 3]]),
+            ),
             order="tokens_per_s_per_user:Q",
             tooltip=[
                 alt.Tooltip("model:N", title="Model"),
                 alt.Tooltip("chip:N", title="Chip"),
                 alt.Tooltip("number_format:N", title="Format"),
+                alt.Tooltip("efficiency_basis:N", title="Efficiencies"),
                 alt.Tooltip("layout:N", title="Layout"),
                 alt.Tooltip("replica_chips:Q", title="Chips per replica", format=","),
                 alt.Tooltip("tensor_parallel:Q", title="TP"),

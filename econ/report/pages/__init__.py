@@ -8,10 +8,22 @@ listing it here.
 
 from __future__ import annotations
 
-from econ.report.pages import changes, context_pricing, fast_mode, fleet, io_cache, prices, serving, sources, training
+from econ.report.pages import (
+    changes,
+    context_pricing,
+    fast_mode,
+    fleet,
+    io_cache,
+    prices,
+    serving,
+    sources,
+    training,
+    validation,
+)
 
 SITE: tuple = (
     serving,
+    validation,
     context_pricing,
     io_cache,
     fast_mode,

@@ -11,11 +11,11 @@ from econ.report.page import Download, Section, SiteContext, note
 TERM_BATCHES = [1, 16, 256, 4096]
 
 FRONTIER = """
-select model, chip, number_format, layout, replica_chips, tensor_parallel, attention_data_parallel, batch_per_replica,
-       tokens_per_s_per_user, tokens_per_s_per_chip, usd_per_mtok
+select efficiency_basis, model, chip, number_format, layout, replica_chips, tensor_parallel, attention_data_parallel,
+       batch_per_replica, tokens_per_s_per_user, tokens_per_s_per_chip, usd_per_mtok
 from serving_frontier
 where list_contains(?, model) and number_format = ?
-order by model, chip, tokens_per_s_per_user
+order by efficiency_basis, model, chip, tokens_per_s_per_user
 """
 
 TERMS = """
@@ -65,8 +65,9 @@ def frontier(ctx: SiteContext, models: list[str], number_format: str) -> Section
             frame,
             caption="For each chip, the best throughput per chip any layout (tensor, data and expert parallel degrees, "
             "replica size) and batch reaches at each per-user decode speed: the curve accelerators are compared by. "
-            f"{number_format} weights and math, the traffic mix's mean decode context; a bound at the scenario's "
-            "efficiencies, not a measurement.",
+            f"{number_format} weights and math, the traffic mix's mean decode context. Solid lines are calibrated "
+            f"predictions (efficiencies fitted to measured systems; held-out error {ctx.calibration_error()}); "
+            "dashed lines are the roofline bound of the same layouts.",
             formula=f"{ctx.cite('econ.physics.deployment.decode_terms')}; "
             f"{ctx.cite('econ.physics.layout_search.pareto_optimal')}",
             source=f"serving_frontier ({ctx.scalar('select count(*) from serving_frontier'):,} points)",

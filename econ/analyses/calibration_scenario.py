@@ -1,0 +1,77 @@
+"""Scenario ``calibrated``: scenario ``base`` with the serving efficiencies the calibration fitted.
+
+The shared values of ``calibration_parameters`` become the scenario's efficiency fields; the values of each
+architecture family the measured points cover go in ``efficiencies_by_architecture`` (a chip of another
+architecture takes the shared values). A parameter the fit could not identify (no finite estimate) keeps base's
+value, the idealised bound. Latencies are set to 0 because the fit has none: its ``step_overhead_s`` holds every
+fixed per-step cost.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import duckdb
+import polars as pl
+
+from econ.analyses.scenario import Scenario, load_scenarios
+
+NAME = "calibrated"
+
+FIELDS = {
+    "prefill_mfu_frac": ("prefill_mfu_frac",),
+    "decode_mfu_frac": ("decode_mfu_frac",),
+    "expert_mfu_frac": ("expert_mfu_frac",),
+    "hbm_bandwidth_frac": ("prefill_mbu_frac", "decode_mbu_frac"),
+    "link_bandwidth_frac": ("link_bandwidth_frac",),
+    "step_overhead_s": ("step_overhead_s",),
+}
+"""Calibration parameter -> the scenario fields it sets."""
+
+
+def calibrated(base: Scenario, parameters: pl.DataFrame) -> Scenario:
+    """``base`` with the calibration's efficiencies (``parameters``: the ``calibration_parameters`` table)."""
+    finite = parameters.filter(pl.col("estimate").is_not_null() & pl.col("estimate").is_finite())
+    shared = {r["parameter"]: r["estimate"] for r in finite.filter(pl.col("family") == "").iter_rows(named=True)}
+    values = {f: float(shared[p]) for p, fields in FIELDS.items() if p in shared for f in fields}
+    by_family: dict[str, dict[str, float]] = {}
+    for r in finite.filter(pl.col("family") != "").iter_rows(named=True):
+        for f in FIELDS[r["parameter"]]:
+            by_family.setdefault(r["family"], {})[f] = float(r["estimate"])
+    return dataclasses.replace(
+        base,
+        name=NAME,
+        **values,
+        scale_up_latency_s=0.0,
+        scale_out_latency_s=0.0,
+        efficiencies_by_architecture=by_family,
+        efficiency_basis="calibrated",
+    )
+
+
+def has_calibration(con: duckdb.DuckDBPyConnection) -> bool:
+    sql = "select count(*) from information_schema.tables where table_name = 'calibration_parameters'"
+    return bool(con.execute(sql).fetchall()[0][0])
+
+
+def with_calibrated(con: duckdb.DuckDBPyConnection, scenarios: dict[str, Scenario]) -> dict[str, Scenario]:
+    """The scenarios plus ``calibrated`` once the database has ``calibration_parameters``."""
+    if "base" not in scenarios or not has_calibration(con):
+        return scenarios
+    frame = con.sql("select parameter, family, estimate from calibration_parameters").pl()
+    if not frame.filter(pl.col("estimate").is_not_null() & pl.col("estimate").is_finite()).height:
+        return scenarios
+    return {**scenarios, NAME: calibrated(scenarios["base"], frame)}
+
+
+def all_scenarios(con: duckdb.DuckDBPyConnection) -> dict[str, Scenario]:
+    """Every scenario of a built database, ``calibrated`` included."""
+    return with_calibrated(con, load_scenarios(con))
+
+
+def predictive(scenarios: dict[str, Scenario]) -> tuple[Scenario, Scenario | None]:
+    """(the scenario predictions use, the bound beside it): ``calibrated`` and ``base`` once a calibration exists;
+    else ``base`` alone (its efficiencies, labelled by its ``efficiency_basis``)."""
+    if NAME in scenarios:
+        return scenarios[NAME], scenarios["base"]
+    return scenarios["base"], None

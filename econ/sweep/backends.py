@@ -1,0 +1,102 @@
+"""Where partitions run: local processes (the default, no extra dependency) or Ray tasks (``pip install econ[ray]``).
+
+Both take the partition function and an iterator of tasks, keep at most a few tasks per worker in flight (the
+tasks are made as they are needed, so the driver never holds the whole sweep) and yield each result as it
+finishes, in whatever order. They run the same function on the same tasks; which of them ran a partition
+changes nothing in its output.
+
+- ``local``: a ``ProcessPoolExecutor`` of ``workers`` spawned processes (default: the machine's cores).
+- ``ray``: one Ray task per partition (``num_cpus=1``) on the cluster ``ray.init`` connects to: ``address`` (or
+  the ``RAY_ADDRESS`` variable) for a running cluster, else a local Ray instance of ``workers`` CPUs, which this
+  run starts and stops. ``workers`` caps the tasks in flight (default: the cluster's CPUs).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from itertools import islice
+
+from econ.errors import EconError
+
+BACKENDS = ("local", "ray")
+IN_FLIGHT_PER_WORKER = 2
+
+
+def default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def run_local(fn: Callable, tasks: Iterable, *, workers: int | None = None) -> Iterator:
+    """Results of ``fn(task)`` for every task, computed in ``workers`` spawned processes, as they finish."""
+    workers = workers or default_workers()
+    tasks = iter(tasks)
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: no database handle or lock inherited
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN)
+    ) as pool:  # Ctrl-C reaches the driver alone: it stops submitting, the running partitions finish
+        pending = {pool.submit(fn, t) for t in islice(tasks, workers * IN_FLIGHT_PER_WORKER)}
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+                    for t in islice(tasks, 1):
+                        pending.add(pool.submit(fn, t))
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
+
+
+def run_ray(fn: Callable, tasks: Iterable, *, workers: int | None = None, address: str | None = None) -> Iterator:
+    """Results of ``fn(task)`` for every task, each a Ray task, as they finish (see the module docstring)."""
+    try:
+        import ray
+    except ImportError:
+        raise EconError("the ray backend needs Ray, which is not installed", "pip install 'econ[ray]'") from None
+    started = False
+    if not ray.is_initialized():
+        with warnings.catch_warnings():
+            # Ray >= 2.49 warns at every init that it will stop overriding CUDA_VISIBLE_DEVICES for tasks asking no
+            # GPU; a sweep's tasks ask none and use none, so the tip is noise here (and an error under pytest -W error).
+            warnings.filterwarnings("ignore", message="Tip: In future versions of Ray", category=FutureWarning)
+            if address or os.environ.get("RAY_ADDRESS"):
+                ray.init(address=address, logging_level="warning", log_to_driver=False)
+            else:
+                ray.init(
+                    num_cpus=workers or default_workers(),
+                    include_dashboard=False,
+                    logging_level="warning",
+                    log_to_driver=False,
+                )
+        started = True
+    try:
+        limit = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        remote = ray.remote(num_cpus=1, max_retries=2)(fn)
+        tasks = iter(tasks)
+        pending = [remote.remote(t) for t in islice(tasks, limit * IN_FLIGHT_PER_WORKER)]
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(done[0])
+            pending += [remote.remote(t) for t in islice(tasks, 1)]
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def runner(backend: str, *, workers: int | None = None, address: str | None = None) -> Callable:
+    """``(fn, tasks) -> results`` for a backend name."""
+    if workers is not None and workers < 1:
+        raise EconError(f"--workers {workers} is not a number of workers", "give 1 or more")
+    if backend == "local":
+        if address:
+            raise EconError("--ray-address is for the ray backend", "add --backend ray, or drop --ray-address")
+        return lambda fn, tasks: run_local(fn, tasks, workers=workers)
+    if backend == "ray":
+        return lambda fn, tasks: run_ray(fn, tasks, workers=workers, address=address)
+    raise EconError(f"unknown backend {backend!r}", f"use one of {', '.join(BACKENDS)}")
