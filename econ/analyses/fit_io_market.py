@@ -20,7 +20,7 @@ from econ.fits.price_selection import attach_architecture
 from econ.results import ResultTable
 
 NAME = "fit_io_market"
-INPUTS = PRICING_INPUTS
+INPUTS = (*PRICING_INPUTS, "measured_points")
 
 NAMES = ("gross_margin_frac", "prefill_mfu_frac", "decode_mbu_frac")
 
@@ -107,13 +107,19 @@ def market_rows(prices: pl.DataFrame, models: pl.DataFrame, costs: TrafficCosts)
     return rows.join(design, on="arch_model", how="inner").drop_nulls(list(io_market.DESIGN)).sort(SCHEDULE)
 
 
-def tables(prices: pl.DataFrame, models: pl.DataFrame, a, costs: TrafficCosts) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(one row per implied quantity, one row per price row × component)."""
+def tables(
+    prices: pl.DataFrame,
+    models: pl.DataFrame,
+    a,
+    costs: TrafficCosts,
+    measured: io_market.MeasuredDecode = io_market.DEEPSEEK_DECODE,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(one row per implied quantity, one row per price row × component); B_eff checked against ``measured``."""
     rows = market_rows(prices, models, costs)
     if rows.height == 0:
         return FIT_IO_MARKET.empty_frame(), FIT_IO_MARKET_RESIDUALS.empty_frame()
     result, x, y = io_market.fit_market(rows)
-    quantities = io_market.market_quantities(result, a).with_columns(
+    quantities = io_market.market_quantities(result, a, measured).with_columns(
         pl.lit(result.status).alias("fit_status"),
         pl.lit(result.interval_kind).alias("fit_interval_kind"),
         pl.lit(result.level).alias("interval_level_frac"),
@@ -132,6 +138,7 @@ def tables(prices: pl.DataFrame, models: pl.DataFrame, a, costs: TrafficCosts) -
 
 def run(ctx) -> None:
     prices, models = inputs(ctx)
-    market, residuals = tables(prices, models, assumptions(ctx), traffic_costs(serving(ctx)))
+    measured = io_market.measured_decode(ctx.query("select * from measured_points"))
+    market, residuals = tables(prices, models, assumptions(ctx), traffic_costs(serving(ctx)), measured)
     ctx.write(FIT_IO_MARKET, market)
     ctx.write(FIT_IO_MARKET_RESIDUALS, residuals)

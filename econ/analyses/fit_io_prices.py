@@ -23,13 +23,11 @@ from econ.physics import traffic_cost
 from econ.results import ResultTable
 
 NAME = "fit_io_prices"
-INPUTS = PRICING_INPUTS
+INPUTS = (*PRICING_INPUTS, "measured_points")
 
 NAMES = ("usd_per_chip_hour", "prefill_mfu_frac", "decode_mbu_frac", "batch_multiple_over_balance_ratio")
 QUANTITY = "prefill_flop_per_input_token"
 """The validated quantity of this table: the input price read as prefill FLOPs per uncached prompt token."""
-MEASURED_PER_CHIP = tuple(s / 18 / 8 for s in io_market.MEASURED_DECODE_SEQUENCES)
-"""DeepSeek's measured decode sequences per H800 (the replica's range over its 18 x 8 GPUs)."""
 KEEP = (
     "price_source",
     "price_provider",
@@ -137,10 +135,10 @@ def with_deployment(rows: pl.DataFrame, costs: TrafficCosts | None) -> pl.DataFr
     )
 
 
-def batch_checks(frame: pl.DataFrame) -> pl.DataFrame:
-    """Each implied decode batch per chip against the measured sequences per GPU (:data:`MEASURED_PER_CHIP`)."""
+def batch_checks(frame: pl.DataFrame, measured: io_market.MeasuredDecode = io_market.DEEPSEEK_DECODE) -> pl.DataFrame:
+    """Each implied decode batch per chip against the sequences per chip measured systems run (``measured``)."""
     per_chip = (frame["implied_decode_batch_seqs"] / frame["replica_chips"]).fill_null(np.nan).to_numpy()
-    labels = io_market.batch_check(per_chip, measured=MEASURED_PER_CHIP, what="per H800 in DeepSeek's decode")
+    labels = io_market.batch_check(per_chip, measured=measured.per_chip, what=f"per chip ({measured.what})")
     return frame.with_columns(pl.Series("implied_decode_batch_check", labels, dtype=pl.String).replace("", None))
 
 
@@ -181,7 +179,13 @@ def validation_rows(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def table(prices: pl.DataFrame, models: pl.DataFrame, a, costs: TrafficCosts | None = None) -> pl.DataFrame:
+def table(
+    prices: pl.DataFrame,
+    models: pl.DataFrame,
+    a,
+    costs: TrafficCosts | None = None,
+    measured: io_market.MeasuredDecode = io_market.DEEPSEEK_DECODE,
+) -> pl.DataFrame:
     """Base-tier rows with positive input and output prices: one source per closed model, one per open model ×
     seller; open models priced by the deployment model at the traffic mix (``costs``)."""
     base = prices.filter(
@@ -197,7 +201,7 @@ def table(prices: pl.DataFrame, models: pl.DataFrame, a, costs: TrafficCosts | N
     out = io_prices.prefill_reading(with_deployment(out, costs), a)
     derived = [c for c in out.columns if c not in rows.columns]
     frame = (
-        batch_checks(out.select(*KEEP, *derived))
+        batch_checks(out.select(*KEEP, *derived), measured)
         .with_columns(
             pl.lit(context).alias("decode_context_tokens"),
             pl.lit(costs.prompt_cache_hit_frac if costs is not None else None, pl.Float64).alias(
@@ -212,4 +216,5 @@ def table(prices: pl.DataFrame, models: pl.DataFrame, a, costs: TrafficCosts | N
 
 def run(ctx) -> None:
     prices, models = inputs(ctx)
-    ctx.write(FIT_IO_PRICES, table(prices, models, assumptions(ctx), traffic_costs(serving(ctx))))
+    measured = io_market.measured_decode(ctx.query("select * from measured_points"))
+    ctx.write(FIT_IO_PRICES, table(prices, models, assumptions(ctx), traffic_costs(serving(ctx)), measured))

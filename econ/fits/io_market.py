@@ -19,6 +19,8 @@ number is read as the market's chip-hour price. B_eff is compared with what meas
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import polars as pl
 from scipy.special import stdtrit
@@ -47,8 +49,46 @@ UNITS = {
 MEASURED_DECODE_SEQUENCES = (12_100.0, 13_300.0)
 """Sequences one decode replica serves in DeepSeek's online V3/R1 service (Day 6 post, 2025-03-01): 14.8k output
 tokens/s per H800 node at 20–22 tokens/s per user = 673–740 sequences per 8-GPU node, × 18 nodes of the EP144
-decode unit (data/layouts.csv deepseek_decode_ep144). The one measured operating point in the tree.
-TODO(issue 14): read it from measured_points."""
+decode unit (data/layouts.csv deepseek_decode_ep144). The fallback when the database has no measured decode
+batch; the build reads ``measured_points`` (:class:`MeasuredDecode`)."""
+
+
+@dataclass(frozen=True)
+class MeasuredDecode:
+    """The decode batches measured systems run: (low, high) sequences per replica and per chip, and what they are."""
+
+    per_replica: tuple[float, float]
+    per_chip: tuple[float, float]
+    what: str
+
+
+DEEPSEEK_DECODE = MeasuredDecode(
+    MEASURED_DECODE_SEQUENCES,
+    tuple(v / 144 for v in MEASURED_DECODE_SEQUENCES),
+    "DeepSeek's online decode (Day 6 post)",
+)
+
+
+@formula("range of batch_per_replica and batch_per_replica / decode_replica_chips over measured decode points",
+         "measured_points")  # fmt: skip
+def measured_decode(points: pl.DataFrame) -> MeasuredDecode:
+    """The measured decode batches of ``points`` (``measured_points`` rows: regime decode, batch_per_replica and
+    decode_replica_chips stated), or :data:`DEEPSEEK_DECODE` when there are none."""
+    rows = points.filter(
+        (pl.col("regime") == "decode")
+        & pl.col("batch_per_replica").is_not_null()
+        & (pl.col("decode_replica_chips").fill_null(0) > 0)
+    )
+    if rows.height == 0:
+        return DEEPSEEK_DECODE
+    replica = rows["batch_per_replica"].cast(pl.Float64)
+    chip = replica / rows["decode_replica_chips"].cast(pl.Float64)
+    ids = ", ".join(sorted(rows["point_id"].to_list()))
+    return MeasuredDecode(
+        (float(replica.min()), float(replica.max())), (float(chip.min()), float(chip.max())), f"measured_points {ids}"
+    )
+
+
 FAR_FACTOR = 10.0
 """An implied batch more than this factor from the measured range is flagged."""
 
@@ -181,7 +221,7 @@ def batch_check(batch_seqs, measured=MEASURED_DECODE_SEQUENCES, far=FAR_FACTOR, 
     """Label of each implied batch against the measured range (vectorised; NaN: no label)."""
     lo, hi = measured
     b = np.asarray(batch_seqs, dtype=float)
-    span = f"{lo:,.0f}-{hi:,.0f} sequences {what}"
+    span = (f"{lo:,.0f}" if f"{lo:,.0f}" == f"{hi:,.0f}" else f"{lo:,.0f}-{hi:,.0f}") + f" sequences {what}"
     out = np.select(
         [np.isnan(b), np.isinf(b), b < lo / far, b > hi * far],
         ["", "not bounded: no weight term priced", f"far below measured systems ({span})", f"far above measured "
@@ -192,7 +232,7 @@ def batch_check(batch_seqs, measured=MEASURED_DECODE_SEQUENCES, far=FAR_FACTOR, 
 
 
 @formula("c_flop, c_byte, B_eff and the $/chip-hour each implies, with fit and scenario intervals", "module")
-def market_quantities(result, assumptions) -> pl.DataFrame:
+def market_quantities(result, assumptions, measured: MeasuredDecode = DEEPSEEK_DECODE) -> pl.DataFrame:
     """Long table of the market's implied quantities: estimate, fit, scenario and combined intervals, checks."""
     a, c, hw = assumptions, assumptions.central, assumptions.central_hardware
     est = dict(zip(MARKET_PARAMETERS, result.estimate))
@@ -315,7 +355,7 @@ def market_quantities(result, assumptions) -> pl.DataFrame:
     if result.status != "ok":
         status, reason = result.status, f"the fit is {result.status}: {result.message}"
     checks = {
-        "effective_batch_seqs": batch_check(b_eff),
+        "effective_batch_seqs": batch_check(b_eff, measured.per_replica, what=f"per replica ({measured.what})"),
         "implied_usd_per_chip_hour_from_flops": reason,
         "implied_usd_per_chip_hour_from_bytes": reason,
         "flop_over_byte_chip_hour_ratio": reason,
