@@ -206,7 +206,7 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
         dates = [d for (d,) in con.execute("select distinct snapshot_date from price_snapshots").fetchall()]
         prices = con.sql("select * from prices order by all").pl()
         names = con.sql("select * from price_keys").pl()
-        models, tiers, a = inference_inputs(con)
+        models, tiers, a, deployed = inference_inputs(con)
     start, end = default_dates(dates, from_date, to_date)
     if not any(start < d <= end for d in dates):
         shown = ", ".join(d.isoformat() for d in sorted(dates)) or "none"
@@ -224,5 +224,5 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
             stacklevel=2,
         )
     changes = price_changes(prices, start, end, names=names)
-    implied = inferred_between(prices, start, end, models, tiers, a)
+    implied = inferred_between(prices, start, end, models, tiers, a, deployed)
     return Diff(start, end, changes, implied, names)

@@ -1,41 +1,40 @@
-"""``fit_cache_tiers`` and ``fit_cache_tiers_by_memory_tier``: prompt-cache prices read back into a memory tier.
+"""``fit_cache_tiers`` and ``fit_cache_tiers_by_memory_tier``: prompt-cache prices read back into the memory tiers
+they are consistent with (lecture g.1–g.4; :mod:`econ.fits.cache_tiers`).
 
-Hold price = (write − input)/T or the published storage price; hold cost per GB-hour with KV bytes from
-the architecture or the long-context fit; compared with every memory tier and recompute (lecture g.1–g.4;
-:mod:`econ.fits.cache_tiers`). Reads ``fit_context_tiers`` for the slope reading of closed models.
+premium(T) = write + hold·T fitted over the durations each provider sells; the hold price per GB-hour with the KV
+bytes a prompt token holds (open models: the architecture at the traffic's mean prompt; closed models: the
+long-context output reading of ``fit_context_tiers``, with its validated interval); each memory tier consistent
+or not; identified only when exactly one is.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from econ.analyses import deployment_inputs
 from econ.analyses.fit_cache_tiers_columns import columns
 from econ.analyses.fit_columns import INTERVALS
-from econ.analyses.pricing_inputs import (
-    ARCH_KEEP,
-    SCHEDULE,
-    assumption_columns,
-    assumptions,
-    inputs,
-    thresholds,
-    with_declared,
-)
+from econ.analyses.inference_serving import Serving, serving
+from econ.analyses.pricing_inputs import ARCH_KEEP, assumption_columns, assumptions, inputs, with_declared
+from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
+from econ.analyses.traffic import traffic_mix
 from econ.fits import cache_tiers
-from econ.fits.price_selection import attach_architecture, choose_sources
+from econ.fits.price_selection import attach_architecture, choose_schedules
+from econ.physics import deployment
+from econ.physics.sequence import kv_bytes_held_per_sequence
 from econ.results import ResultTable
 
 NAME = "fit_cache_tiers"
-INPUTS = (
-    "price_current",
-    "models",
-    "model_derived",
-    "hardware_derived",
-    "memory_tiers",
-    "scenarios",
-    "fit_context_tiers",
-)
+INPUTS = (*PRICING_INPUTS, "memory_tiers", "fit_context_tiers")
 
-NAMES = ("usd_per_chip_hour", "gross_margin_frac", "decode_mbu_frac", "prefill_mfu_frac", "frontier_active_params")
+NAMES = ("usd_per_chip_hour", "gross_margin_frac")
+PRICE_COLUMNS = (
+    "cache_read_usd_per_mtok",
+    "cache_write_5m_usd_per_mtok",
+    "cache_write_1h_usd_per_mtok",
+    "cache_write_12h_usd_per_mtok",
+    "cache_storage_usd_per_mtok_hour",
+)
 KEEP = (
     "row_id",
     "source",
@@ -43,66 +42,50 @@ KEEP = (
     "model",
     "name_key",
     "variant",
-    "cache_item",
-    "hold_time_s",
-    "status",
-    "kv_method",
-    "crossover_source",
+    "provider_kind",
     "input_usd_per_mtok",
-    "cache_read_usd_per_mtok",
-    "item_price_usd_per_mtok",
-    "premium_usd_per_mtok",
-    "cache_price_usd_per_mtok",
+    *PRICE_COLUMNS,
+    "durations_sold",
+    "premium_fit_status",
+    "write_usd_per_mtok",
     "hold_price_usd_per_mtok_hour",
+    "hold_price_low_usd_per_mtok_hour",
+    "hold_price_high_usd_per_mtok_hour",
+    "kv_method",
+    "kv_bytes_per_token_used",
+    "kv_low_bytes_per_token",
+    "kv_high_bytes_per_token",
+    "hold_cost_usd_per_gb_hour",
+    "hold_cost_low_usd_per_gb_hour",
+    "hold_cost_high_usd_per_gb_hour",
+    "consistent_tiers",
+    "identified_tier",
+    "tier_status",
+    "drain_time_tiers",
     *ARCH_KEEP,
-    "tier_threshold_tokens",
-    "params_active_used",
-    "params_active_source",
-    "fit_interval_kind",
 )
 
 FIT_CACHE_TIERS = ResultTable(
     name="fit_cache_tiers",
-    grain="price source x provider x model x variant x cache item x kv_method (row_id)",
+    grain="price source x provider x model x variant with a cache price (row_id)",
     key=("row_id",),
     description=(
-        "Prompt-cache prices read backwards (lecture g.1-g.4): hold price = (write - input)/T for T = 5 min, 1 h, "
-        "12 h, or the published storage price per token-hour; hold cost = price*(1-margin), per GB-hour with KV "
-        "bytes from the architecture (open models) or the long-context fit (crossover and slope readings, "
-        "kv_method); compared with every memory tier and recompute (cost = retrieve + hold*T; cheapest_tier, "
-        "fastest_covered_tier at the scenario margin) and with the g.4 drain-time rule. Base tier, one price source "
-        "per model. " + INTERVALS
+        "Prompt-cache prices read backwards (lecture g.1-g.4): premium(T) = write - input = w + h*T fitted over the "
+        "durations a provider sells (5 min, 1 h, 12 h; a storage price per token-hour is h itself; one duration only "
+        "bounds h by premium/T); hold cost = h*(1-margin)/b_held per GB-hour with b_held from the architecture (open "
+        "models, at the traffic's mean prompt) or the long-context output reading (closed models, validated "
+        "interval); a memory tier is consistent when its holding cost per GB-hour lies inside the implied interval "
+        "(box over the margin range, the hold and KV intervals) and identified only when exactly one is; the g.4 "
+        "drain-time rule per duration beside it. Base tier; one source per closed model, one per open model x "
+        "seller. " + INTERVALS
     ),
     columns=columns(
         *KEEP,
-        "kv_bytes_per_token_used",
-        "kv_scenario_low_bytes_per_token",
-        "kv_scenario_high_bytes_per_token",
-        "hold_cost_usd_per_mtok_hour",
-        "hold_cost_scenario_low_usd_per_mtok_hour",
-        "hold_cost_scenario_high_usd_per_mtok_hour",
-        "hold_cost_usd_per_gb_hour",
-        "hold_cost_fit_low_usd_per_gb_hour",
-        "hold_cost_fit_high_usd_per_gb_hour",
-        "hold_cost_scenario_low_usd_per_gb_hour",
-        "hold_cost_scenario_high_usd_per_gb_hour",
-        "cheapest_tier",
-        "cheapest_tier_device",
-        "cheapest_tier_cost_usd_per_mtok",
-        "margin_over_cheapest_frac",
-        "price_over_cheapest_cost_ratio",
-        "fastest_covered_tier",
-        "drain_time_tier",
-        "drain_time_tier_device",
-        "drain_time_tier_s",
         "chip",
         "number_format",
         "kv_cache_format",
         "usd_per_chip_hour",
         "gross_margin_frac",
-        "decode_mbu_frac",
-        "prefill_mfu_frac",
-        "frontier_active_params",
         "scenario_interval",
         "assumptions_defaulted",
     ),
@@ -110,37 +93,75 @@ FIT_CACHE_TIERS = ResultTable(
 
 FIT_CACHE_TIERS_BY_MEMORY_TIER = ResultTable(
     name="fit_cache_tiers_by_memory_tier",
-    grain="fit_cache_tiers row_id x memory tier (recompute first)",
+    grain="fit_cache_tiers row_id x memory-tier device",
     key=("row_id", "tier", "device"),
     description=(
-        "Each fit_cache_tiers row against each memory_tiers row and recompute (lecture g.2): hold and retrieve cost, "
-        "cost of holding for the item's time and reading once, and the cache price's margin over it; central "
-        "assumptions"
+        "Each fit_cache_tiers row against each memory_tiers device (lecture g.2): the device's holding cost per "
+        "GB-hour, whether it lies in the row's implied interval, and the implied over the device's cost"
     ),
     columns=columns(
         "row_id",
         "provider",
         "model",
         "variant",
-        "cache_item",
         "kv_method",
         "tier",
         "device",
         "drain_time_s",
-        "tier_hold_cost_usd_per_mtok_hour",
-        "tier_retrieve_cost_usd_per_mtok",
-        "tier_cost_for_hold_time_usd_per_mtok",
-        "covered_at_scenario_margin",
-        "margin_over_tier_frac",
-        "price_over_tier_cost_ratio",
+        "tier_hold_cost_usd_per_gb_hour",
+        "consistent_with_price",
+        "implied_over_tier_hold_cost_ratio",
     ),
 )
 TABLES = (FIT_CACHE_TIERS, FIT_CACHE_TIERS_BY_MEMORY_TIER)
 
 
-def tables(prices, models, tiers, context_fit, a) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """``fit_cache_tiers`` (model × variant × cache duration × KV reading) and its per-memory-tier detail."""
-    cols = [col for col, _ in cache_tiers.ITEMS.values() if col in prices.columns]
+def held_bytes(deployed: Serving | None) -> pl.DataFrame:
+    """Per deployed open model: KV bytes a prompt token holds at the traffic's mean prompt, held(L̄)/L̄ (KV format)."""
+    if deployed is None or deployed.cases.height == 0:
+        return pl.DataFrame(schema={"arch_model": pl.String, "held": pl.Float64})
+    mean = traffic_mix(deployed.scenario).mean_prompt_tokens
+    model = deployment_inputs.model_arrays(deployed.cases)
+    scale = deployed.kv_scale
+    scaled = (
+        "kv_bytes_per_token",
+        "kv_window_bytes_per_sequence",
+        "kv_chunk_bytes_per_token",
+        "state_bytes_per_sequence",
+    )
+    parts = {k: model[k] * (scale if k in scaled else 1.0) for k in deployment.CACHE_KEYS}
+    held = kv_bytes_held_per_sequence(mean, **parts) / mean
+    return pl.DataFrame({"arch_model": deployed.cases["model"], "held": held})
+
+
+def kv_readings(context_fit: pl.DataFrame) -> pl.DataFrame:
+    """Closed models' bytes per context token from the long-context output reading, with its validated interval."""
+    if context_fit.height == 0 or "kv_read_bytes_per_context_token" not in context_fit.columns:
+        return pl.DataFrame(
+            schema={"name_key": pl.String, "read": pl.Float64, "read_low": pl.Float64, "read_high": pl.Float64}
+        )
+    return (
+        context_fit.filter(
+            ~pl.col("pooled")
+            & pl.col("default_rule")
+            & (pl.col("component") == "output")
+            & (pl.col("variant") == "standard")
+            & pl.col("arch_model").is_null()
+            & pl.col("kv_read_bytes_per_context_token").is_not_null()
+        )
+        .select(
+            "name_key",
+            pl.col("kv_read_bytes_per_context_token").alias("read"),
+            pl.col("kv_read_validated_low_bytes_per_context_token").alias("read_low"),
+            pl.col("kv_read_validated_high_bytes_per_context_token").alias("read_high"),
+        )
+        .unique(subset="name_key", keep="first")
+    )
+
+
+def tables(prices, models, tiers, context_fit, a, deployed: Serving | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``fit_cache_tiers`` (one row per price row with a cache price) and its per-device detail."""
+    cols = [c for c in PRICE_COLUMNS[1:] if c in prices.columns]
     base = prices.filter(
         (pl.col("tier_min_prompt_tokens") == 0)
         & (pl.col("input_usd_per_mtok") > 0)
@@ -148,52 +169,35 @@ def tables(prices, models, tiers, context_fit, a) -> tuple[pl.DataFrame, pl.Data
     )
     if base.height == 0:
         return FIT_CACHE_TIERS.empty_frame(), FIT_CACHE_TIERS_BY_MEMORY_TIER.empty_frame()
-    rows = attach_architecture(choose_sources(base), models).join(thresholds(prices), on=SCHEDULE, how="left")
-    items = cache_tiers.cache_items(rows)
-    slope = None
-    if context_fit.height:
-        slope = (
-            context_fit.filter(
-                ~pl.col("pooled")
-                & (pl.col("component") == "input")
-                & pl.col("default_rule")
-                & (pl.col("variant") == "standard")
-            )
-            .select(
-                "name_key",
-                "slope_usd_per_mtok_per_mtok_context",
-                "slope_fit_low_usd_per_mtok_per_mtok_context",
-                "slope_fit_high_usd_per_mtok_per_mtok_context",
-                "fit_interval_kind",
-            )
-            .unique(subset="name_key", keep="first")
-        )
-    frame = cache_tiers.with_kv_methods(items.filter(pl.col("status") == "ok"), slope)
-    frame = pl.concat([frame, items.filter(pl.col("status") != "ok")], how="diagonal_relaxed")
-    frame = frame.with_columns(
-        pl.when(pl.col("params_active").is_not_null())
-        .then(pl.col("params_active"))
-        .otherwise(pl.lit(a.central["frontier_active_params"]))
-        .alias("params_active_used"),
-        pl.when(pl.col("params_active").is_not_null())
-        .then(pl.lit("architecture"))
-        .otherwise(pl.lit("scenario frontier_active_params"))
-        .alias("params_active_source"),
+    rows = cache_tiers.fit_premiums(choose_schedules(attach_architecture(base, models)))
+    rows = rows.join(held_bytes(deployed), on="arch_model", how="left").join(
+        kv_readings(context_fit), on="name_key", how="left"
     )
-    frame = cache_tiers.implied_hold_costs(frame, a).with_row_index("row_id")
-    verdict, detail = cache_tiers.compare_tiers(frame, tiers, a)
-    derived = [
-        c
-        for c in verdict.columns
-        if c not in frame.columns or c.startswith(("kv_bytes_per_token_used", "kv_scenario", "hold_cost"))
-    ]
-    main = verdict.select(*[c for c in KEEP if c in verdict.columns], *[c for c in derived if c not in KEEP])
-    main = main.with_columns(*assumption_columns(a, NAMES))
-    keys = ["row_id", "provider", "model", "variant", "cache_item", "kv_method"]
+    is_open = pl.col("held").is_not_null()
+    is_read = pl.col("arch_model").is_null() & pl.col("read").is_not_null()
+    rows = rows.with_columns(
+        pl.when(is_open)
+        .then(pl.lit("architecture"))
+        .when(is_read)
+        .then(pl.lit("implied_kv_read"))
+        .otherwise(pl.lit("none"))
+        .alias("kv_method"),
+        pl.when(is_open).then(pl.col("held")).when(is_read).then(pl.col("read")).alias("kv_bytes_per_token_used"),
+        pl.when(is_open).then(pl.col("held")).when(is_read).then(pl.col("read_low")).alias("kv_low_bytes_per_token"),
+        pl.when(is_open).then(pl.col("held")).when(is_read).then(pl.col("read_high")).alias("kv_high_bytes_per_token"),
+    )
+    rows = cache_tiers.hold_costs(
+        rows, margin=a.central["gross_margin_frac"], margin_range=a.ranges["gross_margin_frac"]
+    ).with_row_index("row_id")
+    verdict, detail = cache_tiers.compare_tiers(rows, tiers.sort("tier", "device"))
+    main = verdict.select(*[c for c in KEEP if c in verdict.columns]).with_columns(*assumption_columns(a, NAMES))
+    keys = ["row_id", "provider", "model", "variant", "kv_method"]
     detail = detail.join(main.select(keys), on="row_id", how="left").select(*keys, pl.exclude(keys))
+    main = main.with_columns(pl.col("row_id").cast(pl.Int64))
+    detail = detail.with_columns(pl.col("row_id").cast(pl.Int64))
     return (
         with_declared(main.sort("row_id"), FIT_CACHE_TIERS),
-        with_declared(detail.sort("row_id", "tier"), FIT_CACHE_TIERS_BY_MEMORY_TIER),
+        with_declared(detail.sort("row_id", "tier", "device"), FIT_CACHE_TIERS_BY_MEMORY_TIER),
     )
 
 
@@ -201,6 +205,6 @@ def run(ctx) -> None:
     prices, models = inputs(ctx)
     tiers = ctx.query("select * from memory_tiers order by tier, device")
     context_fit = ctx.query("select * from fit_context_tiers")
-    main, detail = tables(prices, models, tiers, context_fit, assumptions(ctx))
+    main, detail = tables(prices, models, tiers, context_fit, assumptions(ctx), serving(ctx))
     ctx.write(FIT_CACHE_TIERS, main)
     ctx.write(FIT_CACHE_TIERS_BY_MEMORY_TIER, detail)

@@ -141,6 +141,21 @@ SHARED = {
         ),
         C("provider", "str", "", "key", "Provider (prices.provider)"),
         C(
+            "provider_kind",
+            "str",
+            "",
+            "input",
+            "first_party (the open model's own lab sells it), reseller (any other seller of the weights), null for a "
+            "closed model (econ.fits.price_selection.LAB_PROVIDERS)",
+        ),
+        C(
+            "tier_context_density_exponent_ratio",
+            "float",
+            "",
+            "assumption",
+            "alpha of the within-tier prompt density L^-alpha (scenario tier_context_density_exponent_ratio)",
+        ),
+        C(
             "scenario_interval",
             "str",
             "",

@@ -1,26 +1,67 @@
-"""``fit_context_tiers``: long-context price tiers read backwards into KV bytes per token (lecture f.1–f.2).
+"""``fit_context_tiers``: long-context price tiers read backwards, per price component (lecture f.1–f.2).
 
 Per schedule × price component × representative-context rule, the per-context-token cost slope of
-c(L) = a + k·L and the KV bytes per token it implies by the slope and the crossover readings
-(:mod:`econ.fits.context_tiers`), plus pooled rows; open-weight models add implied/true.
+c(L) = a + k·L (:mod:`econ.fits.context_tiers`) and what it says for that component
+(:mod:`econ.fits.context_readings`): output → decode KV bytes read per context token, input → prefill
+attention FLOPs per context token, cache read → a billing rule; the lecture's crossover hypothesis on every row.
+Open models (one schedule per seller, first-party and resellers apart) are priced by the deployment model and
+carry implied/true; the default rule's readings carry the interval validated on them (:mod:`econ.fits.validation`).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from econ.analyses.fit_columns import INTERVALS
 from econ.analyses.fit_context_tiers_columns import columns
+from econ.analyses.inference_serving import Serving, serving
 from econ.analyses.pricing_inputs import ARCH_KEEP, assumption_columns, assumptions, inputs, with_declared
-from econ.fits import context_tiers
-from econ.fits.price_selection import attach_architecture, choose_sources
+from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
+from econ.fits import context_readings, context_tiers, validation
+from econ.fits.price_selection import attach_architecture, choose_schedules
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
+from econ.units import MEGA
 
 NAME = "fit_context_tiers"
-INPUTS = ("price_current", "models", "model_derived", "hardware_derived", "scenarios")
+INPUTS = PRICING_INPUTS
 
-NAMES = ("usd_per_chip_hour", "gross_margin_frac", "decode_mbu_frac", "frontier_active_params")
+NAMES = (
+    "usd_per_chip_hour",
+    "gross_margin_frac",
+    "decode_mbu_frac",
+    "prefill_mfu_frac",
+    "frontier_active_params",
+    "tier_context_density_exponent_ratio",
+)
+VALIDATED = {  # quantity -> (implied, scenario low, scenario high, true, validated low, validated high) columns
+    context_readings.QUANTITIES["output"]: (
+        "kv_read_bytes_per_context_token",
+        "kv_read_scenario_low_bytes_per_context_token",
+        "kv_read_scenario_high_bytes_per_context_token",
+        "true_kv_read_bytes_per_context_token",
+        "kv_read_validated_low_bytes_per_context_token",
+        "kv_read_validated_high_bytes_per_context_token",
+    ),
+    context_readings.QUANTITIES["input"]: (
+        "attention_flop_per_context_token",
+        "attention_scenario_low_flop_per_context_token",
+        "attention_scenario_high_flop_per_context_token",
+        "true_attention_flop_per_context_token",
+        "attention_validated_low_flop_per_context_token",
+        "attention_validated_high_flop_per_context_token",
+    ),
+    context_readings.CROSSOVER: (
+        "kv_crossover_bytes_per_token",
+        "kv_crossover_scenario_low_bytes_per_token",
+        "kv_crossover_scenario_high_bytes_per_token",
+        "kv_true_bytes_per_token",
+        "kv_crossover_validated_low_bytes_per_token",
+        "kv_crossover_validated_high_bytes_per_token",
+    ),
+}
+"""Each validated quantity's columns in this table (the crossover is read once per schedule, on its input row)."""
 
 FIT_CONTEXT_TIERS = ResultTable(
     name="fit_context_tiers",
@@ -29,11 +70,15 @@ FIT_CONTEXT_TIERS = ResultTable(
     key=("source", "provider", "model", "variant", "component", "rule"),
     description=(
         "Long-context price tiers read backwards (lecture f.1-f.2): per schedule x price component x representative-"
-        "context rule, the per-context-token cost slope of c(L) = a + k*L and the KV bytes per token it implies, by "
-        "the slope reading b_kv = k*(1-margin)*W*mbu/p and by the crossover reading b_kv = b_w*N_act/(R*L*) at the "
-        "first threshold; open-weight models add implied/true. One price source per model among tiered schedules "
-        "(hand, else litellm, else openrouter; source says which). Pooled rows (pooled = true) fit one "
-        "relative slope per provider over its standard schedules. " + INTERVALS
+        "context rule (default power_law: prompts with density L^-alpha inside a tier), the per-context-token cost "
+        "slope of c(L) = a + k*L and what it says for its component: output -> bytes a decode step reads per "
+        "context token, input -> prefill attention FLOPs per context token, cache read -> a billing rule (no cost); "
+        "the lecture's crossover hypothesis b_kv = b_w*N_act/(R*L*) at the first threshold on every row (biased, "
+        "never a headline). Open-weight models: one schedule per seller (provider_kind first_party or reseller), "
+        "priced by the deployment model at the scenario chip, with the architecture's true value and implied/true. "
+        "Closed models: one price source per model (hand, else litellm, else openrouter). Default-rule readings "
+        "carry the validated interval (scenario interval widened by the cross-validated error on open models; "
+        "inference_quantities). Pooled rows fit one relative slope per provider. " + INTERVALS
     ),
     columns=columns(
         "source",
@@ -51,6 +96,7 @@ FIT_CONTEXT_TIERS = ResultTable(
         "fit_interval_kind",
         "n_points",
         "fit_message",
+        "provider_kind",
         "intercept_usd_per_mtok",
         "slope_usd_per_mtok_per_mtok_context",
         "slope_fit_low_usd_per_mtok_per_mtok_context",
@@ -59,20 +105,39 @@ FIT_CONTEXT_TIERS = ResultTable(
         "max_abs_residual_frac",
         "name_key",
         *ARCH_KEEP,
-        "kv_slope_bytes_per_token",
-        "kv_slope_fit_low_bytes_per_token",
-        "kv_slope_fit_high_bytes_per_token",
-        "kv_slope_scenario_low_bytes_per_token",
-        "kv_slope_scenario_high_bytes_per_token",
+        "quantity",
+        "kv_read_bytes_per_context_token",
+        "kv_read_fit_low_bytes_per_context_token",
+        "kv_read_fit_high_bytes_per_context_token",
+        "kv_read_scenario_low_bytes_per_context_token",
+        "kv_read_scenario_high_bytes_per_context_token",
+        "kv_read_validated_low_bytes_per_context_token",
+        "kv_read_validated_high_bytes_per_context_token",
+        "true_kv_read_bytes_per_context_token",
+        "attention_flop_per_context_token",
+        "attention_fit_low_flop_per_context_token",
+        "attention_fit_high_flop_per_context_token",
+        "attention_scenario_low_flop_per_context_token",
+        "attention_scenario_high_flop_per_context_token",
+        "attention_validated_low_flop_per_context_token",
+        "attention_validated_high_flop_per_context_token",
+        "true_attention_flop_per_context_token",
+        "implied_over_true_ratio",
+        "implied_over_true_scenario_low_ratio",
+        "implied_over_true_scenario_high_ratio",
+        "usd_per_kv_byte_read",
+        "attention_flop_cost_usd_per_token",
+        "deployment_cost_slope_usd_per_mtok_per_mtok_context",
+        "cache_read_over_input_ratios",
+        "billing_rule",
         "kv_crossover_bytes_per_token",
         "kv_crossover_scenario_low_bytes_per_token",
         "kv_crossover_scenario_high_bytes_per_token",
+        "kv_crossover_validated_low_bytes_per_token",
+        "kv_crossover_validated_high_bytes_per_token",
         "params_active_used",
         "params_active_source",
         "kv_true_bytes_per_token",
-        "kv_slope_over_true_ratio",
-        "kv_slope_over_true_scenario_low_ratio",
-        "kv_slope_over_true_scenario_high_ratio",
         "kv_crossover_over_true_ratio",
         "kv_crossover_over_true_scenario_low_ratio",
         "kv_crossover_over_true_scenario_high_ratio",
@@ -90,7 +155,9 @@ FIT_CONTEXT_TIERS = ResultTable(
         "usd_per_chip_hour",
         "gross_margin_frac",
         "decode_mbu_frac",
+        "prefill_mfu_frac",
         "frontier_active_params",
+        "tier_context_density_exponent_ratio",
         "scenario_interval",
         "assumptions_defaulted",
     ),
@@ -131,19 +198,134 @@ FIT_CONTEXT_TIER_STEPS = ResultTable(
 TABLES = (FIT_CONTEXT_TIERS, FIT_CONTEXT_TIER_STEPS)
 
 
-def table(prices: pl.DataFrame, models: pl.DataFrame, a) -> pl.DataFrame:
-    """``fit_context_tiers``: one source per model among tiered schedules; per-schedule rows and pooled rows."""
+def with_deployment(per: pl.DataFrame, deployed: Serving | None) -> pl.DataFrame:
+    """Add ``deployment_cost_slope`` and ``deployment_true_slope`` (per token per context token) to the output and
+    input rows of open models with a modelled deployment (:func:`econ.fits.context_readings.deployment_slopes`)."""
+    per = per.with_row_index("_i").with_columns(
+        pl.lit(None, pl.Float64).alias("deployment_cost_slope"), pl.lit(None, pl.Float64).alias("deployment_true_slope")
+    )
+    if deployed is None or deployed.cases.height == 0:
+        return per.drop("_i")
+    parts = []
+    for component, pool in (("output", "decode"), ("input", "prefill")):
+        rows = per.filter((pl.col("component") == component) & pl.col("arch_model").is_not_null())
+        have, model, chip, layout, b_w = deployed.rows(rows["arch_model"].to_list())
+        rows = rows.filter(pl.Series(have))
+        if rows.height == 0:
+            continue
+        width = max(len(c) for c in rows["_contexts"].to_list())
+        contexts = np.array([c + [np.nan] * (width - len(c)) for c in rows["_contexts"].to_list()], dtype=float)
+        cost, true = context_readings.deployment_slopes(
+            model, chip, layout, contexts, component, kv_scale=deployed.kv_scale, settings=deployed.settings(pool, b_w)
+        )
+        parts.append(
+            rows.select("_i").with_columns(
+                pl.Series("deployment_cost_slope", cost), pl.Series("deployment_true_slope", true)
+            )
+        )
+    if parts:
+        found = pl.concat(parts)
+        per = per.drop("deployment_cost_slope", "deployment_true_slope").join(found, on="_i", how="left")
+    return per.sort("_i").drop("_i")
+
+
+def spread_readings(per: pl.DataFrame) -> pl.DataFrame:
+    """The generic reading columns of :func:`econ.fits.context_readings.readings` under their unit-named columns."""
+    out, inp = pl.col("component") == "output", pl.col("component") == "input"
+
+    def on(mask, name):
+        return pl.when(mask).then(pl.col(name))
+
+    generic = ("implied", "implied_fit_low", "implied_fit_high", "implied_scenario_low", "implied_scenario_high")
+    named = {
+        "output": (
+            "kv_read_bytes_per_context_token",
+            "kv_read_fit_low_bytes_per_context_token",
+            "kv_read_fit_high_bytes_per_context_token",
+            "kv_read_scenario_low_bytes_per_context_token",
+            "kv_read_scenario_high_bytes_per_context_token",
+        ),
+        "input": (
+            "attention_flop_per_context_token",
+            "attention_fit_low_flop_per_context_token",
+            "attention_fit_high_flop_per_context_token",
+            "attention_scenario_low_flop_per_context_token",
+            "attention_scenario_high_flop_per_context_token",
+        ),
+    }
+    return per.with_columns(
+        *(on(out, g).alias(n) for g, n in zip(generic, named["output"])),
+        *(on(inp, g).alias(n) for g, n in zip(generic, named["input"])),
+        on(out, "true_value").alias("true_kv_read_bytes_per_context_token"),
+        on(inp, "true_value").alias("true_attention_flop_per_context_token"),
+        on(out, "unit_cost_usd").alias("usd_per_kv_byte_read"),
+        on(inp, "unit_cost_usd").alias("attention_flop_cost_usd_per_token"),
+        (pl.col("deployment_cost_slope") * MEGA * MEGA).alias("deployment_cost_slope_usd_per_mtok_per_mtok_context"),
+    )
+
+
+def validation_rows(frame: pl.DataFrame, quantity: str) -> pl.DataFrame:
+    """The default-rule rows of one validated quantity in the layout :func:`econ.fits.validation.validate` reads.
+
+    ``model_key`` is the open model on standard-variant rows with a true value (those are validated); every other
+    row (closed models, other variants) gets the full-sample factor.
+    """
+    implied, low, high, true, _, _ = VALIDATED[quantity]
+    rows = frame.filter(pl.col("default_rule") & ~pl.col("pooled"))
+    rows = (
+        rows.filter(pl.col("component") == "input")
+        if quantity == context_readings.CROSSOVER
+        else rows.filter(pl.col("quantity") == quantity)
+    )
+    validated = (pl.col("variant") == "standard") & pl.col(true).is_not_null() & pl.col(implied).is_not_null()
+    return rows.select(
+        *context_tiers.SCHEDULE_KEY,
+        "component",
+        "provider_kind",
+        pl.when(validated).then(pl.col("arch_model")).alias("model_key"),
+        pl.col(implied).alias("implied"),
+        pl.col(low).alias("scenario_low"),
+        pl.col(high).alias("scenario_high"),
+        pl.col(true).alias("true"),
+    )
+
+
+def with_validated(frame: pl.DataFrame) -> pl.DataFrame:
+    """Each default-rule reading's validated interval (:func:`econ.fits.validation.validate`, per quantity)."""
+    key = list(context_tiers.SCHEDULE_KEY)
+    for quantity, (*_, low, high) in VALIDATED.items():
+        rows = validation_rows(frame, quantity)
+        if rows.height == 0:
+            frame = frame.with_columns(pl.lit(None, pl.Float64).alias(low), pl.lit(None, pl.Float64).alias(high))
+            continue
+        checked, _summary = validation.validate(rows)
+        found = checked.select(
+            *key, "component", pl.col("validated_low").alias(low), pl.col("validated_high").alias(high)
+        ).with_columns(pl.lit(True).alias("default_rule"), pl.lit(False).alias("pooled"))
+        if quantity == context_readings.CROSSOVER:  # read once per schedule, shown on each of its components
+            found = found.drop("component")
+            frame = frame.join(found, on=[*key, "default_rule", "pooled"], how="left")
+        else:
+            frame = frame.join(found, on=[*key, "component", "default_rule", "pooled"], how="left")
+    return frame
+
+
+def table(prices: pl.DataFrame, models: pl.DataFrame, a, deployed: Serving | None = None) -> pl.DataFrame:
+    """``fit_context_tiers``: per-schedule rows (one per closed model, one per open model × seller) and pooled
+    rows; open models priced by ``deployed`` (none: the one-read-per-unit formula for every row)."""
     tiered = prices.filter(pl.len().over("source", "provider", "model", "variant") > 1)
-    selected = attach_architecture(choose_sources(tiered), models)
-    fits = context_tiers.fit_schedules(selected)
+    selected = choose_schedules(attach_architecture(tiered, models))
+    exponent = a.central["tier_context_density_exponent_ratio"]
+    fits = context_tiers.fit_schedules(selected, exponent=exponent)
     if fits.height == 0:
         return FIT_CONTEXT_TIERS.empty_frame()
-    arch = selected.select(*context_tiers.SCHEDULE_KEY, "name_key", *ARCH_KEEP).unique(
+    arch = selected.select(*context_tiers.SCHEDULE_KEY, "name_key", "provider_kind", *ARCH_KEEP).unique(
         subset=list(context_tiers.SCHEDULE_KEY), keep="first"
     )
-    per = context_tiers.implied_kv(fits.join(arch, on=list(context_tiers.SCHEDULE_KEY), how="left"), a)
+    per = fits.join(arch, on=list(context_tiers.SCHEDULE_KEY), how="left")
+    per = spread_readings(context_readings.readings(with_deployment(per, deployed), a))
     per = per.with_columns(pl.lit(False).alias("pooled"))
-    pools = context_tiers.fit_pools(selected, fits)
+    pools = context_tiers.fit_pools(selected, fits, exponent=exponent)
     if pools.height:
         sources = selected.group_by("provider").agg(pl.col("source").unique().sort().str.join(",").alias("source"))
         pools = pools.join(sources, on="provider", how="left").with_columns(
@@ -152,8 +334,9 @@ def table(prices: pl.DataFrame, models: pl.DataFrame, a) -> pl.DataFrame:
     out = pl.concat([per, pools], how="diagonal_relaxed") if pools.height else per
     out = out.with_columns(
         (pl.col("rule") == context_tiers.DEFAULT_RULE).alias("default_rule"), *assumption_columns(a, NAMES)
-    ).sort("pooled", "provider", "model", "variant", "component", "rule")
-    return with_declared(out, FIT_CONTEXT_TIERS)
+    )
+    out = with_validated(out).sort("pooled", "provider", "model", "variant", "component", "rule")
+    return with_declared(out.drop("_contexts", "_slope_ratio_grid", strict=False), FIT_CONTEXT_TIERS)
 
 
 def steps(prices: pl.DataFrame, fits: pl.DataFrame) -> pl.DataFrame:
@@ -165,8 +348,8 @@ def steps(prices: pl.DataFrame, fits: pl.DataFrame) -> pl.DataFrame:
         & (pl.col("source") == "hand")
         & (pl.col("variant") == "standard")
     ).select(
-        "provider",
-        "model",
+        pl.col("provider").alias("provider"),
+        pl.col("model").alias("model"),
         "status",
         "intercept_usd_per_mtok",
         "slope_usd_per_mtok_per_mtok_context",
@@ -181,6 +364,6 @@ def steps(prices: pl.DataFrame, fits: pl.DataFrame) -> pl.DataFrame:
 
 def run(ctx) -> None:
     prices, models = inputs(ctx)
-    fits = table(prices, models, assumptions(ctx))
+    fits = table(prices, models, assumptions(ctx), serving(ctx))
     ctx.write(FIT_CONTEXT_TIERS, fits)
     ctx.write(FIT_CONTEXT_TIER_STEPS, steps(prices, fits))

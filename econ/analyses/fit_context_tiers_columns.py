@@ -4,9 +4,171 @@
 from __future__ import annotations
 
 from econ.analyses.fit_columns import vocabulary
-from econ.fits import cache_tiers, context_tiers
-from econ.physics import kv_cache
+from econ.fits import cache_tiers, context_readings, context_tiers, validation
+from econ.physics import context_cost, kv_cache
 from econ.results import ResultColumn as C
+
+
+def _reading(name, unit, meaning, function, kind="inference"):
+    return C(name, "float", unit, kind, meaning, function)
+
+
+BYTES, FLOPS = "bytes/token per context token", "FLOP/token per context token"
+READINGS = (
+    C(
+        "quantity",
+        "str",
+        "",
+        "label",
+        "What the row's slope is read as: decode_kv_read_bytes_per_context_token (output), "
+        "prefill_attention_flop_per_context_token (input), null (cache read: a billing rule)",
+    ),
+    _reading(
+        "kv_read_bytes_per_context_token",
+        BYTES,
+        "Output rows: bytes a decode step reads per context token implied by the slope, b = k*(1-margin)/c_byte",
+        context_readings.readings,
+    ),
+    _reading("kv_read_fit_low_bytes_per_context_token", BYTES, "Fit interval, low", context_readings.readings),
+    _reading("kv_read_fit_high_bytes_per_context_token", BYTES, "Fit interval, high", context_readings.readings),
+    _reading(
+        "kv_read_scenario_low_bytes_per_context_token", BYTES, "Scenario interval, low", context_readings.readings
+    ),
+    _reading(
+        "kv_read_scenario_high_bytes_per_context_token", BYTES, "Scenario interval, high", context_readings.readings
+    ),
+    _reading(
+        "kv_read_validated_low_bytes_per_context_token",
+        BYTES,
+        "Validated interval, low: the scenario interval widened by the error measured on open models (default rule)",
+        validation.widened_interval,
+    ),
+    _reading(
+        "kv_read_validated_high_bytes_per_context_token",
+        BYTES,
+        "Validated interval, high (inf where too few open models measure the error)",
+        validation.widened_interval,
+    ),
+    _reading(
+        "true_kv_read_bytes_per_context_token",
+        BYTES,
+        "Open models: the architecture's bytes read per context token, least squares of read(L) over the tiers' "
+        "contexts at the scenario's KV format",
+        context_cost.decode_kv_bytes_read,
+        kind="derived",
+    ),
+    _reading(
+        "attention_flop_per_context_token",
+        FLOPS,
+        "Input rows: prefill attention FLOPs per prompt token per context token implied by the slope, "
+        "f = k*(1-margin)/c_flop",
+        context_readings.readings,
+    ),
+    _reading("attention_fit_low_flop_per_context_token", FLOPS, "Fit interval, low", context_readings.readings),
+    _reading("attention_fit_high_flop_per_context_token", FLOPS, "Fit interval, high", context_readings.readings),
+    _reading(
+        "attention_scenario_low_flop_per_context_token", FLOPS, "Scenario interval, low", context_readings.readings
+    ),
+    _reading(
+        "attention_scenario_high_flop_per_context_token", FLOPS, "Scenario interval, high", context_readings.readings
+    ),
+    _reading(
+        "attention_validated_low_flop_per_context_token",
+        FLOPS,
+        "Validated interval, low (default rule)",
+        validation.widened_interval,
+    ),
+    _reading(
+        "attention_validated_high_flop_per_context_token",
+        FLOPS,
+        "Validated interval, high (default rule)",
+        validation.widened_interval,
+    ),
+    _reading(
+        "true_attention_flop_per_context_token",
+        FLOPS,
+        "Open models: the architecture's prefill attention FLOPs per prompt token per context token, least squares "
+        "of A(L)/L over the tiers' contexts",
+        context_cost.prefill_attention_flop_per_token,
+        kind="derived",
+    ),
+    C(
+        "implied_over_true_ratio",
+        "float",
+        "",
+        "inference",
+        "Open models: implied / true of the row's reading (= observed cost slope / the deployment model's)",
+        context_readings.readings,
+    ),
+    C(
+        "implied_over_true_scenario_low_ratio",
+        "float",
+        "",
+        "inference",
+        "Scenario interval of implied/true, low",
+        context_readings.readings,
+    ),
+    C(
+        "implied_over_true_scenario_high_ratio",
+        "float",
+        "",
+        "inference",
+        "Scenario interval of implied/true, high",
+        context_readings.readings,
+    ),
+    C(
+        "usd_per_kv_byte_read",
+        "float",
+        "USD/token per byte",
+        "bound",
+        "Output rows: marginal cost of one byte read per generated token, the deployment model's for open models, "
+        "p/(W*mbu) for closed ones",
+        context_readings.usd_per_token_per_kv_byte,
+    ),
+    C(
+        "attention_flop_cost_usd_per_token",
+        "float",
+        "USD/token per FLOP",
+        "bound",
+        "Input rows: marginal prefill cost of one attention FLOP per prompt token, the deployment model's for open "
+        "models, p/(F*mfu) for closed ones",
+        context_readings.usd_per_token_per_flop,
+    ),
+    C(
+        "deployment_cost_slope_usd_per_mtok_per_mtok_context",
+        "float",
+        "USD/MTok per MTok of context",
+        "bound",
+        "Open models: the deployment model's cost slope over the tiers' contexts (decode KV part, or prefill), "
+        "the k the price would have at zero margin",
+        context_readings.deployment_slopes,
+    ),
+    C(
+        "cache_read_over_input_ratios",
+        "str",
+        "",
+        "derived",
+        "Cache-read rows: cache read / input price per tier, comma-separated",
+        context_tiers.billing_rule,
+    ),
+    C("billing_rule", "str", "", "label", "Cache-read rows: what the cache-read tiers say", context_tiers.billing_rule),
+    C(
+        "kv_crossover_validated_low_bytes_per_token",
+        "float",
+        "bytes/token",
+        "inference",
+        "Validated interval of the crossover hypothesis, low (default rule)",
+        validation.widened_interval,
+    ),
+    C(
+        "kv_crossover_validated_high_bytes_per_token",
+        "float",
+        "bytes/token",
+        "inference",
+        "Validated interval of the crossover hypothesis, high (default rule)",
+        validation.widened_interval,
+    ),
+)
 
 columns = vocabulary(
     C("base_price_usd_per_mtok", "float", "USD/MTok", "input", "Base-tier price of the component"),
@@ -17,7 +179,7 @@ columns = vocabulary(
         "input",
         "First threshold above the base tier: the crossover reading's L*",
     ),
-    C("default_rule", "bool", "", "check", "True on the default rule's rows (midpoint)"),
+    C("default_rule", "bool", "", "check", "True on the default rule's rows (power_law)"),
     C(
         "intercept_usd_per_mtok",
         "float",
@@ -31,8 +193,9 @@ columns = vocabulary(
         "float",
         "bytes/token",
         "inference",
-        "Crossover reading: b_kv = b_w*N_act/(R*L*) with L* = first threshold",
-        context_tiers.kv_bytes_at_crossover,
+        "The lecture's crossover hypothesis b_kv = b_w*N_act/(R*L*) with L* = first threshold; biased low by orders "
+        "of magnitude on open models (inference_quantities), never a headline",
+        context_readings.kv_bytes_at_crossover,
     ),
     C(
         "kv_crossover_over_true_ratio",
@@ -40,7 +203,7 @@ columns = vocabulary(
         "",
         "inference",
         "Crossover reading / architecture's KV bytes (reported, not tuned)",
-        context_tiers.implied_kv,
+        context_readings.readings,
     ),
     C(
         "kv_crossover_over_true_scenario_high_ratio",
@@ -48,7 +211,7 @@ columns = vocabulary(
         "",
         "inference",
         "Scenario interval of crossover/true, high",
-        context_tiers.implied_kv,
+        context_readings.readings,
     ),
     C(
         "kv_crossover_over_true_scenario_low_ratio",
@@ -56,7 +219,7 @@ columns = vocabulary(
         "",
         "inference",
         "Scenario interval of crossover/true, low",
-        context_tiers.implied_kv,
+        context_readings.readings,
     ),
     C(
         "kv_crossover_scenario_high_bytes_per_token",
@@ -64,7 +227,7 @@ columns = vocabulary(
         "bytes/token",
         "inference",
         "Scenario interval of the crossover reading, high",
-        context_tiers.kv_bytes_at_crossover,
+        context_readings.kv_bytes_at_crossover,
     ),
     C(
         "kv_crossover_scenario_low_bytes_per_token",
@@ -72,71 +235,7 @@ columns = vocabulary(
         "bytes/token",
         "inference",
         "Scenario interval of the crossover reading, low",
-        context_tiers.kv_bytes_at_crossover,
-    ),
-    C(
-        "kv_slope_bytes_per_token",
-        "float",
-        "bytes/token",
-        "inference",
-        "Slope reading: b_kv = k*(1-margin)*W*mbu/p",
-        context_tiers.kv_bytes_from_slope,
-    ),
-    C(
-        "kv_slope_fit_high_bytes_per_token",
-        "float",
-        "bytes/token",
-        "inference",
-        "Fit interval of the slope reading, high",
-        context_tiers.kv_bytes_from_slope,
-    ),
-    C(
-        "kv_slope_fit_low_bytes_per_token",
-        "float",
-        "bytes/token",
-        "inference",
-        "Fit interval of the slope reading, low",
-        context_tiers.kv_bytes_from_slope,
-    ),
-    C(
-        "kv_slope_over_true_ratio",
-        "float",
-        "",
-        "inference",
-        "Slope reading / architecture's KV bytes (reported, not tuned)",
-        context_tiers.implied_kv,
-    ),
-    C(
-        "kv_slope_over_true_scenario_high_ratio",
-        "float",
-        "",
-        "inference",
-        "Scenario interval of slope/true, high",
-        context_tiers.implied_kv,
-    ),
-    C(
-        "kv_slope_over_true_scenario_low_ratio",
-        "float",
-        "",
-        "inference",
-        "Scenario interval of slope/true, low",
-        context_tiers.implied_kv,
-    ),
-    C(
-        "kv_slope_scenario_high_bytes_per_token",
-        "float",
-        "bytes/token",
-        "inference",
-        "Scenario interval of the slope reading, high",
-        context_tiers.kv_bytes_from_slope,
-    ),
-    C(
-        "kv_slope_scenario_low_bytes_per_token",
-        "float",
-        "bytes/token",
-        "inference",
-        "Scenario interval of the slope reading, low",
-        context_tiers.kv_bytes_from_slope,
+        context_readings.kv_bytes_at_crossover,
     ),
     C(
         "kv_true_bytes_per_token",
@@ -173,6 +272,7 @@ columns = vocabulary(
         context_tiers.fit_pools,
     ),
     C("pooled", "bool", "", "key", "True on pooled rows (one relative slope for a provider's standard schedules)"),
+    *READINGS,
     C(
         "representative_contexts_tokens",
         "str",
@@ -186,7 +286,8 @@ columns = vocabulary(
         "str",
         "",
         "key",
-        "Representative-context rule: midpoint (default), lower, upper or geometric (econ.fits.context_tiers.RULES)",
+        "Representative-context rule: power_law (default: the mean under density L^-alpha, E[L] for output, "
+        "E[L^2]/E[L] for input and cache reads), midpoint, lower, upper or geometric (econ.fits.context_tiers.RULES)",
     ),
     C(
         "slope_fit_high_usd_per_mtok_per_mtok_context",

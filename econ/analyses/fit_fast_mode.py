@@ -1,20 +1,17 @@
-"""``fit_fast_mode``: fast and priority variants read back into batches (lecture a.5; :mod:`econ.fits.fast_mode`)."""
+"""``fit_fast_mode``: what the published (price, speed) multiples of fast and priority variants allow, through the
+deployment model (lecture a.5 and beyond; :mod:`econ.fits.fast_mode`, :mod:`econ.analyses.fast_mode_search`)."""
 
 from __future__ import annotations
 
 import polars as pl
 
+from econ.analyses.fast_mode_search import points
 from econ.analyses.fit_columns import INTERVALS
 from econ.analyses.fit_fast_mode_columns import columns
-from econ.analyses.pricing_inputs import (
-    ARCH_KEEP,
-    SCHEDULE,
-    assumption_columns,
-    assumptions,
-    inputs,
-    thresholds,
-    with_declared,
-)
+from econ.analyses.inference_serving import Serving, serving
+from econ.analyses.pricing_inputs import ARCH_KEEP, SCHEDULE, assumption_columns, assumptions, inputs, with_declared
+from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
+from econ.analyses.traffic import traffic_mix
 from econ.fits import fast_mode
 from econ.fits.price_selection import attach_architecture, choose_sources
 from econ.physics import fast_mode as physics_fast_mode
@@ -22,15 +19,12 @@ from econ.results import ResultColumn as C
 from econ.results import ResultTable
 
 NAME = "fit_fast_mode"
-INPUTS = ("price_current", "models", "model_derived", "hardware_derived", "scenarios")
+INPUTS = PRICING_INPUTS
 
-NAMES = ("context_tokens", "prefill_mfu_frac", "decode_mbu_frac")
+NAMES = ("decode_mbu_frac", "prefill_mfu_frac")
+ROW_KEY = ("source", "provider", "model", "variant", "tier_min_prompt_tokens")
 KEEP = (
-    "source",
-    "provider",
-    "model",
-    "variant",
-    "tier_min_prompt_tokens",
+    *ROW_KEY,
     "status",
     "input_usd_per_mtok",
     "output_usd_per_mtok",
@@ -39,39 +33,34 @@ KEEP = (
     "standard_output_usd_per_mtok",
     "speed_ratio",
     *ARCH_KEEP,
-    "tier_threshold_tokens",
 )
+ALLOWED = tuple(f"{e}_allowed_frac" for e in physics_fast_mode.EXPLANATIONS)
 
 FIT_FAST_MODE = ResultTable(
     name="fit_fast_mode",
     grain="price source x provider x model x variant x context tier",
-    key=("source", "provider", "model", "variant", "tier_min_prompt_tokens"),
+    key=ROW_KEY,
     description=(
-        "Fast and priority variants (lecture a.5): price multiple m (output, fast/standard at the same tier) x "
-        "published speed multiple s = batch ratio B0/B1 on the same replica; the roofline solver's baseline and "
-        "fast batches relative to B*0 at the scenario context (and in sequences for open-weight models). One price "
-        "source per model; rows without a published speed multiple are listed with status. " + INTERVALS
+        "Fast and priority variants: price multiple m (output, fast/standard at the same tier) and published speed "
+        "multiple s; the lecture's identity B0/B1 = m*s on the same replica (a.5); and, through the deployment model "
+        "at the scenario chip, which explanations the published (m, s) allow: a smaller batch on the same replica, "
+        "more chips per replica, speculative decoding, any combination. An explanation is allowed on a reference "
+        "architecture when its cheapest point s x faster per user than the baseline costs at most m x the baseline "
+        "per token (same margin in both modes); open models are read against their own architecture, closed ones "
+        "against every deployed open model (the share says how much the multiples constrain them). The tier "
+        "threshold plays no part (it is not the crossover L*). The baseline is the cheapest point without "
+        "speculation meeting the scenario's speed per user. One price source per model; rows without a "
+        "published speed multiple are listed with status. " + INTERVALS
     ),
     columns=columns(
         *KEEP,
         "output_price_ratio",
         "input_price_ratio",
         "batch_ratio",
-        "critical_context_source",
         "context_used_tokens",
-        "context_over_critical_ratio",
-        "solved",
-        "baseline_batch_over_balance_ratio",
-        "baseline_batch_over_balance_scenario_low_ratio",
-        "baseline_batch_over_balance_scenario_high_ratio",
-        "fast_batch_over_balance_ratio",
-        "fast_batch_over_balance_scenario_low_ratio",
-        "fast_batch_over_balance_scenario_high_ratio",
-        "baseline_step_over_weight_read_ratio",
-        "fast_step_over_weight_read_ratio",
-        "balance_batch_seqs",
-        "baseline_batch_seqs",
-        "fast_batch_seqs",
+        *ALLOWED,
+        "reference_models",
+        "explanations",
         "chip",
         "number_format",
         "kv_cache_format",
@@ -79,9 +68,34 @@ FIT_FAST_MODE = ResultTable(
         "gross_margin_frac",
         "decode_mbu_frac",
         "prefill_mfu_frac",
-        "context_tokens",
+        "user_speed_target_tokens_per_s",
         "scenario_interval",
         "assumptions_defaulted",
+    ),
+)
+FIT_FAST_MODE_EXPLANATIONS = ResultTable(
+    name="fit_fast_mode_explanations",
+    grain="fast or priority row of fit_fast_mode x reference architecture x explanation",
+    key=(*ROW_KEY, "reference_model", "explanation"),
+    description=(
+        "Per fast variant with a published speed multiple, per reference architecture and explanation: the cost "
+        "multiple the deployment model needs to be s x faster per user than the baseline (the cheapest point without "
+        "speculation meeting the scenario's speed per user), how far the explanation's points reach, and whether the "
+        "price multiple m covers it"
+    ),
+    columns=columns(
+        *ROW_KEY,
+        "reference_model",
+        "explanation",
+        "output_price_ratio",
+        "speed_ratio",
+        "context_used_tokens",
+        "baseline_batch_seqs",
+        "baseline_replica_chips",
+        "baseline_tokens_per_s_per_user",
+        "speed_reach_ratio",
+        "cost_multiple_needed_ratio",
+        "allowed",
     ),
 )
 FIT_FAST_MODE_GUIDES = ResultTable(
@@ -107,40 +121,77 @@ FIT_FAST_MODE_GUIDES = ResultTable(
         C("label_here", "bool", "", "label", "True at the grid's last speed (where the chart labels the line)"),
     ),
 )
-TABLES = (FIT_FAST_MODE, FIT_FAST_MODE_GUIDES)
+TABLES = (FIT_FAST_MODE, FIT_FAST_MODE_EXPLANATIONS, FIT_FAST_MODE_GUIDES)
 
 
-def table(prices: pl.DataFrame, models: pl.DataFrame, a) -> pl.DataFrame:
-    """Every fast/priority row with a published speed multiple (and fast rows without one)."""
+def tables(
+    prices: pl.DataFrame, models: pl.DataFrame, a, deployed: Serving | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(``fit_fast_mode``, ``fit_fast_mode_explanations``): every fast/priority row with a published speed multiple
+    (and fast rows without one), read through ``deployed`` (none: the identity only)."""
     variants = prices.filter(
         pl.col("variant").is_in(fast_mode.VARIANTS)
         & (pl.col("speed_ratio").is_not_null() | (pl.col("variant") == "fast"))
     )
     if variants.height == 0:
-        return FIT_FAST_MODE.empty_frame()
+        return FIT_FAST_MODE.empty_frame(), FIT_FAST_MODE_EXPLANATIONS.empty_frame()
     chosen = choose_sources(variants).select(*SCHEDULE).unique()
     variants = variants.join(chosen, on=SCHEDULE, how="semi")
-    rows = attach_architecture(fast_mode.with_standard_prices(variants, prices), models).join(
-        thresholds(prices), on=SCHEDULE, how="left"
+    rows = attach_architecture(fast_mode.with_standard_prices(variants, prices), models)
+    context = (
+        traffic_mix(deployed.scenario).decode_context_tokens if deployed is not None else a.central["context_tokens"]
     )
-    with_speed = rows.filter(pl.col("speed_ratio").is_not_null() & pl.col("standard_output_usd_per_mtok").is_not_null())
-    out = fast_mode.implied(with_speed, a).with_columns(pl.lit("ok").alias("status"))
-    missing = rows.filter(
-        pl.col("speed_ratio").is_null() | pl.col("standard_output_usd_per_mtok").is_null()
-    ).with_columns(
+    rows = fast_mode.multiples(rows).with_columns(
+        pl.max_horizontal(pl.lit(float(context)), pl.col("tier_min_prompt_tokens").cast(pl.Float64)).alias(
+            "context_used_tokens"
+        )
+    )
+    by_context = {}
+    if deployed is not None and deployed.cases.height:
+        wanted = rows.filter(pl.col("speed_ratio") > 1)["context_used_tokens"].unique().to_list()
+        by_context = {c: points(deployed, c) for c in wanted}
+    out, detail = fast_mode.explain(rows, by_context)
+    status = (
         pl.when(pl.col("speed_ratio").is_null())
         .then(pl.lit("no published speed multiple"))
-        .otherwise(pl.lit("no standard price"))
-        .alias("status")
+        .when(pl.col("standard_output_usd_per_mtok").is_null())
+        .then(pl.lit("no standard price"))
+        .when(pl.col("speed_ratio") <= 1)
+        .then(pl.lit("not faster than standard"))
+        .when(pl.col("reference_models") == 0)
+        .then(pl.lit("no deployed reference architecture"))
+        .otherwise(pl.lit("ok"))
     )
-    out = pl.concat([out, missing], how="diagonal_relaxed") if out.height else missing
-    derived = [c for c in out.columns if c not in rows.columns and c != "status"]
+    out = out.with_columns(status.alias("status"))
     frame = (
-        out.select(*KEEP, *derived)
-        .with_columns(*assumption_columns(a, NAMES))
-        .sort("source", "provider", "model", "variant", "tier_min_prompt_tokens")
+        out.select(*(c for c in FIT_FAST_MODE.schema if c in out.columns))
+        .with_columns(
+            *assumption_columns(a, NAMES),
+            pl.lit(
+                deployed.scenario.user_speed_target_tokens_per_s if deployed is not None else None, pl.Float64
+            ).alias("user_speed_target_tokens_per_s"),
+        )
+        .sort(*ROW_KEY)
     )
-    return with_declared(frame, FIT_FAST_MODE)
+    frame = with_declared(frame, FIT_FAST_MODE)
+    if detail.height:
+        detail = (
+            out.with_row_index("_row")
+            .select(pl.col("_row").cast(pl.Int64), *ROW_KEY, "output_price_ratio", "speed_ratio", "context_used_tokens")
+            .join(detail.with_columns(pl.col("_row").cast(pl.Int64)), on="_row")
+            .drop("_row")
+            .with_columns(pl.col("cost_multiple_needed_ratio").replace(float("inf"), None))
+            .sort(*ROW_KEY, "reference_model", "explanation")
+        )
+        detail = with_declared(detail, FIT_FAST_MODE_EXPLANATIONS)
+    else:
+        detail = FIT_FAST_MODE_EXPLANATIONS.empty_frame()
+    return frame, detail
+
+
+def table(prices: pl.DataFrame, models: pl.DataFrame, a, deployed: Serving | None = None) -> pl.DataFrame:
+    """``fit_fast_mode`` alone (:func:`tables`)."""
+    return tables(prices, models, a, deployed)[0]
 
 
 def guides(fits: pl.DataFrame) -> pl.DataFrame:
@@ -169,6 +220,7 @@ def guides(fits: pl.DataFrame) -> pl.DataFrame:
 
 def run(ctx) -> None:
     prices, models = inputs(ctx)
-    fits = table(prices, models, assumptions(ctx))
+    fits, detail = tables(prices, models, assumptions(ctx), serving(ctx))
     ctx.write(FIT_FAST_MODE, fits)
+    ctx.write(FIT_FAST_MODE_EXPLANATIONS, detail)
     ctx.write(FIT_FAST_MODE_GUIDES, guides(fits))

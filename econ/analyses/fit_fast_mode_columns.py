@@ -1,61 +1,35 @@
-"""The columns only ``fit_fast_mode`` and ``fit_fast_mode_guides`` carry (the shared ones are in ``fit_columns``)."""
+"""The columns only ``fit_fast_mode``, ``fit_fast_mode_explanations`` and ``fit_fast_mode_guides`` carry (the shared
+ones are in ``fit_columns``)."""
 
 from __future__ import annotations
 
+from econ.analyses import fast_mode_search
 from econ.analyses.fit_columns import vocabulary
 from econ.fits import fast_mode, price_ratios
 from econ.physics import fast_mode as physics_fast_mode
-from econ.physics import roofline
 from econ.results import ResultColumn as C
+
+_ALLOWED = (
+    "Share of the reference architectures (the model's own for an open model, every deployed open model for a "
+    "closed one) on which the deployment model reaches s x the baseline speed per user for at most m x its cost per "
+    "token, {what}"
+)
 
 columns = vocabulary(
     C(
-        "balance_batch_seqs",
+        "user_speed_target_tokens_per_s",
         "float",
-        "sequences",
-        "bound",
-        "B*0 = R*N_tot/N_act for open-weight models",
-        roofline.balance_batch,
+        "tokens/s",
+        "assumption",
+        "Speed per user the standard product is assumed to meet (scenario): the baseline is the cheapest point at it",
     ),
     C(
-        "baseline_batch_over_balance_ratio",
+        "baseline_replica_chips",
         "float",
-        "",
-        "inference",
-        "Roofline's baseline batch B0/B*0",
-        physics_fast_mode.implied_batches,
-    ),
-    C(
-        "baseline_batch_over_balance_scenario_high_ratio",
-        "float",
-        "",
-        "inference",
-        "Scenario interval of B0/B*0, high",
-        physics_fast_mode.implied_batches,
-    ),
-    C(
-        "baseline_batch_over_balance_scenario_low_ratio",
-        "float",
-        "",
-        "inference",
-        "Scenario interval of B0/B*0, low",
-        physics_fast_mode.implied_batches,
-    ),
-    C(
-        "baseline_batch_seqs",
-        "float",
-        "sequences",
-        "inference",
-        "Baseline batch for open-weight models",
-        physics_fast_mode.implied_batches,
-    ),
-    C(
-        "baseline_step_over_weight_read_ratio",
-        "float",
-        "",
-        "inference",
-        "Baseline step time / weight-read time",
-        physics_fast_mode.implied_batches,
+        "chips",
+        "assumption",
+        "Chips of the reference model's baseline replica (cheapest layout meeting the speed target)",
+        fast_mode_search.points,
     ),
     C(
         "batch_ratio",
@@ -70,48 +44,8 @@ columns = vocabulary(
         "float",
         "tokens",
         "assumption",
-        "Context the fast-mode row is solved at: max(scenario context, the row's tier threshold)",
-        fast_mode.implied,
-    ),
-    C(
-        "fast_batch_over_balance_ratio",
-        "float",
-        "",
-        "inference",
-        "Roofline's fast batch B1/B*0 = (B0/B*0)/(m*s)",
-        physics_fast_mode.implied_batches,
-    ),
-    C(
-        "fast_batch_over_balance_scenario_high_ratio",
-        "float",
-        "",
-        "inference",
-        "Scenario interval of B1/B*0, high",
-        physics_fast_mode.implied_batches,
-    ),
-    C(
-        "fast_batch_over_balance_scenario_low_ratio",
-        "float",
-        "",
-        "inference",
-        "Scenario interval of B1/B*0, low",
-        physics_fast_mode.implied_batches,
-    ),
-    C(
-        "fast_batch_seqs",
-        "float",
-        "sequences",
-        "inference",
-        "Fast batch for open-weight models",
-        physics_fast_mode.implied_batches,
-    ),
-    C(
-        "fast_step_over_weight_read_ratio",
-        "float",
-        "",
-        "inference",
-        "Fast step time / weight-read time",
-        physics_fast_mode.implied_batches,
+        "Decode context the row is read at: max(the traffic mix's mean decode context, the row's tier threshold)",
+        fast_mode.explain,
     ),
     C("input_price_ratio", "float", "", "derived", "Variant / standard input price", price_ratios.price_ratio),
     C(
@@ -123,11 +57,44 @@ columns = vocabulary(
         price_ratios.price_ratio,
     ),
     C(
-        "solved",
-        "bool",
+        "smaller_batch_allowed_frac",
+        "float",
         "",
-        "check",
-        "False where the roofline has no (baseline, fast) pair giving s (s <= 1, m <= 1, or ratio out of reach)",
+        "inference",
+        _ALLOWED.format(what="with a smaller batch on the same replica (the lecture's a.5 reading)"),
+        fast_mode.explain,
+    ),
+    C(
+        "more_chips_allowed_frac",
+        "float",
+        "",
+        "inference",
+        _ALLOWED.format(what="with a wider replica (any layout of the search grid with at least the default's chips)"),
+        fast_mode.explain,
+    ),
+    C(
+        "speculation_allowed_frac",
+        "float",
+        "",
+        "inference",
+        _ALLOWED.format(what="with speculative decoding alone (1-3 draft tokens at the scenario's acceptance rate)"),
+        fast_mode.explain,
+    ),
+    C(
+        "any_combination_allowed_frac",
+        "float",
+        "",
+        "inference",
+        _ALLOWED.format(what="with any layout x batch x draft tokens"),
+        fast_mode.explain,
+    ),
+    C("reference_models", "int", "", "check", "Reference architectures the row was read against"),
+    C(
+        "explanations",
+        "str",
+        "",
+        "label",
+        "Which explanations the published (m, s) allow: '<explanation>: <allowed> of <reference architectures>'",
     ),
     C("speed_ratio", "float", "", "input", "Published speed multiple s (prices.speed_ratio)"),
     C("standard_input_usd_per_mtok", "float", "USD/MTok", "input", "Standard input price at that tier"),
@@ -138,5 +105,46 @@ columns = vocabulary(
         "tokens",
         "input",
         "Tier of the standard price used (largest <= the variant's)",
+    ),
+    C("reference_model", "str", "", "key", "Open model whose deployment the row is priced on (models.model)"),
+    C(
+        "explanation",
+        "str",
+        "",
+        "key",
+        "smaller_batch, more_chips, speculation or any_combination (econ.physics.fast_mode.EXPLANATIONS)",
+    ),
+    C(
+        "speed_reach_ratio",
+        "float",
+        "",
+        "inference",
+        "Largest speed per user the explanation's points reach over the baseline's",
+        physics_fast_mode.cost_multiple_for_speed,
+    ),
+    C(
+        "cost_multiple_needed_ratio",
+        "float",
+        "",
+        "inference",
+        "Cheapest cost per token over the baseline's among the explanation's points at least s x faster (null: none)",
+        physics_fast_mode.cost_multiple_for_speed,
+    ),
+    C("allowed", "bool", "", "inference", "cost_multiple_needed_ratio <= m", fast_mode.explain),
+    C(
+        "baseline_batch_seqs",
+        "float",
+        "sequences",
+        "assumption",
+        "The reference model's baseline decode batch: the cheapest point without speculation meeting the speed target",
+        fast_mode_search.points,
+    ),
+    C(
+        "baseline_tokens_per_s_per_user",
+        "float",
+        "tokens/s",
+        "bound",
+        "The reference model's baseline decode speed per user (deployment model, scenario efficiencies)",
+        fast_mode_search.points,
     ),
 )

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from econ.analyses.fit_columns import vocabulary
-from econ.fits import io_prices, price_ratios
+from econ.fits import io_market, io_prices, price_ratios, validation
+from econ.physics import deployment, traffic_cost
 from econ.results import ResultColumn as C
 
 columns = vocabulary(
@@ -44,12 +45,13 @@ columns = vocabulary(
         "float",
         "tokens",
         "derived",
-        "L* used: architecture's b_w*N_act/(R*b_kv), else the first tier threshold, else null",
+        "L* from the architecture, b_w*N_act/(R*b_kv); null for a closed model (its KV term is dropped: the first "
+        "tier threshold is not L*, see inference_quantities)",
         io_prices.critical_context,
     ),
-    C("estimate", "float", "unit", "inference", "Central estimate", io_prices.market_quantities),
-    C("fit_high", "float", "unit", "inference", "Fit interval, high", io_prices.market_quantities),
-    C("fit_low", "float", "unit", "inference", "Fit interval, low", io_prices.market_quantities),
+    C("estimate", "float", "unit", "inference", "Central estimate", io_market.market_quantities),
+    C("fit_high", "float", "unit", "inference", "Fit interval, high", io_market.market_quantities),
+    C("fit_low", "float", "unit", "inference", "Fit interval, low", io_market.market_quantities),
     C(
         "implied_decode_mbu_check",
         "str",
@@ -108,7 +110,7 @@ columns = vocabulary(
         "",
         "fit",
         "Published / predicted price",
-        io_prices.market_residuals,
+        io_market.market_residuals,
     ),
     C("observed_usd_per_mtok", "float", "USD/MTok", "input", "Published price"),
     C(
@@ -146,7 +148,7 @@ columns = vocabulary(
         "Scenario interval of the predicted rho, low",
         io_prices.price_ratio_roofline,
     ),
-    C("predicted_usd_per_mtok", "float", "USD/MTok", "fit", "Regression's price", io_prices.market_residuals),
+    C("predicted_usd_per_mtok", "float", "USD/MTok", "fit", "Regression's price", io_market.market_residuals),
     C("quantity", "str", "", "key", "Implied quantity (its unit in unit)"),
     C(
         "regime",
@@ -155,7 +157,176 @@ columns = vocabulary(
         "check",
         "memory_bound, rho_at_most_1 (decode not dearer than prefill) or kv_alone_exceeds_rho",
     ),
-    C("scenario_high", "float", "unit", "inference", "Scenario interval, high", io_prices.market_quantities),
-    C("scenario_low", "float", "unit", "inference", "Scenario interval, low", io_prices.market_quantities),
+    C("scenario_high", "float", "unit", "inference", "Scenario interval, high", io_market.market_quantities),
+    C("scenario_low", "float", "unit", "inference", "Scenario interval, low", io_market.market_quantities),
     C("unit", "str", "", "input", "Unit of estimate and the interval columns"),
+    C(
+        "combined_high",
+        "float",
+        "unit",
+        "inference",
+        "Fit and scenario intervals combined in log quadrature, high",
+        io_market.combined_interval,
+    ),
+    C(
+        "combined_low",
+        "float",
+        "unit",
+        "inference",
+        "Fit and scenario intervals combined in log quadrature, low",
+        io_market.combined_interval,
+    ),
+    C(
+        "status_reason",
+        "str",
+        "",
+        "check",
+        "Why the status: the two chip-hour prices agree within their combined intervals, or by how much they do not",
+        io_market.consistency,
+    ),
+    C(
+        "check",
+        "str",
+        "",
+        "check",
+        "effective_batch_seqs: against measured systems (DeepSeek's decode replica); chip-hour rows: the agreement",
+        io_market.batch_check,
+    ),
+    C(
+        "decode_context_tokens",
+        "float",
+        "tokens",
+        "assumption",
+        "Mean decode context of the scenario's traffic mix, L_dec = mean prompt + n_out/2 (the fleet's)",
+    ),
+    C(
+        "prompt_cache_hit_frac",
+        "float",
+        "",
+        "assumption",
+        "Share of prompt tokens served from the prompt cache (scenario prompt_cache_hit_frac): prefill runs the rest "
+        "after the cached prefix",
+    ),
+    C(
+        "prefill_flop_per_input_token",
+        "float",
+        "FLOP/token",
+        "inference",
+        "Input price read as prefill FLOPs per uncached prompt token: p_in*(1-margin)*F*mfu/p (compute-bound prefill)",
+        io_prices.prefill_flop_from_price,
+    ),
+    C(
+        "prefill_flop_scenario_low_per_input_token",
+        "float",
+        "FLOP/token",
+        "inference",
+        "Scenario interval of the prefill reading, low",
+        io_prices.prefill_flop_from_price,
+    ),
+    C(
+        "prefill_flop_scenario_high_per_input_token",
+        "float",
+        "FLOP/token",
+        "inference",
+        "Scenario interval of the prefill reading, high",
+        io_prices.prefill_flop_from_price,
+    ),
+    C(
+        "prefill_flop_validated_low_per_input_token",
+        "float",
+        "FLOP/token",
+        "inference",
+        "Validated interval of the prefill reading, low (scenario interval widened by the error on open models)",
+        validation.widened_interval,
+    ),
+    C(
+        "prefill_flop_validated_high_per_input_token",
+        "float",
+        "FLOP/token",
+        "inference",
+        "Validated interval of the prefill reading, high",
+        validation.widened_interval,
+    ),
+    C(
+        "true_prefill_flop_per_input_token",
+        "float",
+        "FLOP/token",
+        "derived",
+        "Open models: weight and attention FLOPs per uncached prompt token at the traffic mix (deployment model)",
+        traffic_cost.prefill_at_mix,
+    ),
+    C(
+        "prefill_flop_over_true_ratio",
+        "float",
+        "",
+        "inference",
+        "Open models: the prefill reading / the architecture's FLOPs per token",
+        io_prices.prefill_reading,
+    ),
+    C(
+        "implied_decode_batch_seqs",
+        "float",
+        "sequences",
+        "inference",
+        "Open models: the decode batch per replica at which the deployment model's decode cost per generated token "
+        "over its prefill cost per prompt token (traffic mix, default layout) equals rho",
+        traffic_cost.implied_batch,
+    ),
+    C(
+        "implied_decode_batch_status",
+        "str",
+        "",
+        "check",
+        "ok; above_batch_1 (decode priced dearer than one sequence costs); below_memory_cap (cheaper than the "
+        "largest batch that fits costs); rho_not_above_1; no_prefill_cost; or not deployed (closed model)",
+        traffic_cost.implied_batch,
+    ),
+    C(
+        "implied_decode_batch_check",
+        "str",
+        "",
+        "check",
+        "The implied batch per chip against measured systems (DeepSeek decode: about 90 sequences per H800)",
+        io_market.batch_check,
+    ),
+    C(
+        "balance_batch_seqs",
+        "float",
+        "sequences",
+        "bound",
+        "Open models: B*0 = R*N_tot/N_act at the scenario chip and format",
+        traffic_cost.implied_batch,
+    ),
+    C(
+        "decode_memory_cap_seqs",
+        "float",
+        "sequences",
+        "bound",
+        "Open models: the largest decode batch whose weights and cache at the decode context fit the default layout",
+        traffic_cost.implied_batch,
+    ),
+    C(
+        "replica_chips",
+        "float",
+        "chips",
+        "derived",
+        "Chips of the open model's default layout at the scenario chip",
+        deployment.replica_chips,
+    ),
+    *(
+        C(name, "float", unit, "derived", meaning, traffic_cost.prefill_at_mix)
+        for name, unit, meaning in (
+            (
+                "decode_flop_per_output_token",
+                "FLOP/token",
+                "Weight and attention FLOPs per generated token at the decode context (deployment model)",
+            ),
+            ("weight_bytes_per_step", "bytes", "N_tot*b_w: the weights a decode step reads (all experts touched)"),
+            (
+                "decode_kv_read_bytes_per_output_token",
+                "bytes/token",
+                "Cache bytes a generated token reads at the decode context (deployment model)",
+            ),
+        )
+    ),
 )

@@ -1,7 +1,9 @@
-"""``fit_io_market`` and ``fit_io_market_residuals``: the open-weight market's $/FLOP, $/byte and effective batch.
+"""``fit_io_market`` and ``fit_io_market_residuals``: the open-weight market's $/FLOP, $/byte and effective batch,
+and whether the two chip-hour prices they imply agree.
 
 A cross-model regression over every provider's standard price of an open-weight model with a known
-architecture (:func:`econ.fits.io_prices.fit_market`), and each price row's observed over predicted.
+architecture (:func:`econ.fits.io_market.fit_market`), its design from the deployment model at the fleet's traffic
+mix (:func:`econ.analyses.inference_serving.traffic_costs`), and each price row's observed over predicted.
 """
 
 from __future__ import annotations
@@ -10,15 +12,17 @@ import polars as pl
 
 from econ.analyses.fit_columns import INTERVALS
 from econ.analyses.fit_io_columns import columns
+from econ.analyses.inference_serving import TrafficCosts, serving, traffic_costs
+from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
 from econ.analyses.pricing_inputs import SCHEDULE, assumption_columns, assumptions, inputs, with_declared
-from econ.fits import io_prices
+from econ.fits import io_market
 from econ.fits.price_selection import attach_architecture
 from econ.results import ResultTable
 
 NAME = "fit_io_market"
-INPUTS = ("price_current", "models", "model_derived", "hardware_derived", "scenarios")
+INPUTS = (*PRICING_INPUTS, "measured_points")
 
-NAMES = ("gross_margin_frac", "prefill_mfu_frac", "decode_mbu_frac", "context_tokens")
+NAMES = ("gross_margin_frac", "prefill_mfu_frac", "decode_mbu_frac")
 
 FIT_IO_MARKET = ResultTable(
     name="fit_io_market",
@@ -27,9 +31,11 @@ FIT_IO_MARKET = ResultTable(
     description=(
         "Cross-model regression over every provider's standard price of an open-weight model with known architecture "
         "(OpenRouter hugging_face_id, LiteLLM keys embedding the HF repo, documented name rule): input = "
-        "c_flop*2*N_act, output = c_flop*2*N_act + c_byte*(N_tot*b_w/B_eff + L*b_kv), weights 1/price (relative "
-        "errors), at the scenario's context, weight and KV formats; derived chip-hour prices at the scenario chip. "
-        + INTERVALS
+        "c_flop*F_in, output = c_flop*F_out + c_byte*(N_tot*b_w/B_eff + K_out), weights 1/price (relative errors), "
+        "with F_in, F_out (weight and attention FLOPs) and K_out (cache bytes read) from the deployment model at the "
+        "fleet's traffic mix (prompt-length shares, cached share, mean decode context) at the scenario chip and "
+        "formats; the chip-hour prices the FLOP and the byte prices imply, and status inconsistent (with the reason) "
+        "when their combined intervals do not overlap; B_eff checked against measured systems. " + INTERVALS
     ),
     columns=columns(
         "quantity",
@@ -39,9 +45,13 @@ FIT_IO_MARKET = ResultTable(
         "fit_high",
         "scenario_low",
         "scenario_high",
+        "combined_low",
+        "combined_high",
         "meaning",
         "scenario_interval",
         "status",
+        "status_reason",
+        "check",
         "fit_interval_kind",
         "interval_level_frac",
         "n_points",
@@ -56,7 +66,8 @@ FIT_IO_MARKET = ResultTable(
         "gross_margin_frac",
         "decode_mbu_frac",
         "prefill_mfu_frac",
-        "context_tokens",
+        "decode_context_tokens",
+        "prompt_cache_hit_frac",
         "assumptions_defaulted",
     ),
 )
@@ -81,8 +92,9 @@ FIT_IO_MARKET_RESIDUALS = ResultTable(
 TABLES = (FIT_IO_MARKET, FIT_IO_MARKET_RESIDUALS)
 
 
-def market_rows(prices: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame:
-    """Every provider's standard base-tier price of an open-weight model with known KV bytes (all sources)."""
+def market_rows(prices: pl.DataFrame, models: pl.DataFrame, costs: TrafficCosts) -> pl.DataFrame:
+    """Every provider's standard base-tier price of an open-weight model the deployment model serves (all sources),
+    with the design columns (:data:`econ.fits.io_market.DESIGN`) of its architecture."""
     base = prices.filter(
         (pl.col("tier_min_prompt_tokens") == 0)
         & (pl.col("variant") == "standard")
@@ -90,23 +102,25 @@ def market_rows(prices: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame:
         & (pl.col("output_usd_per_mtok") > 0)
     )
     rows = attach_architecture(base, models).filter(pl.col("kv_bytes_per_token").is_not_null())
-    return rows.unique(subset=SCHEDULE, keep="first").sort(SCHEDULE)
+    rows = rows.unique(subset=SCHEDULE, keep="first").sort(SCHEDULE)
+    design = costs.frame.select(pl.col("model").alias("arch_model"), *io_market.DESIGN)
+    return rows.join(design, on="arch_model", how="inner").drop_nulls(list(io_market.DESIGN)).sort(SCHEDULE)
 
 
-def tables(prices: pl.DataFrame, models: pl.DataFrame, a) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(one row per implied quantity, one row per price row × component)."""
-    rows = market_rows(prices, models)
+def tables(
+    prices: pl.DataFrame,
+    models: pl.DataFrame,
+    a,
+    costs: TrafficCosts,
+    measured: io_market.MeasuredDecode = io_market.DEEPSEEK_DECODE,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(one row per implied quantity, one row per price row × component); B_eff checked against ``measured``."""
+    rows = market_rows(prices, models, costs)
     if rows.height == 0:
         return FIT_IO_MARKET.empty_frame(), FIT_IO_MARKET_RESIDUALS.empty_frame()
-    hw = a.central_hardware
-    result, x, y = io_prices.fit_market(
-        rows,
-        weight_bytes_per_param=hw["weight_bytes_per_param"],
-        kv_scale=a.kv_scale,
-        context_tokens=a.central["context_tokens"],
-    )
-    quantities = io_prices.market_quantities(result, a).with_columns(
-        pl.lit(result.status).alias("status"),
+    result, x, y = io_market.fit_market(rows)
+    quantities = io_market.market_quantities(result, a, measured).with_columns(
+        pl.lit(result.status).alias("fit_status"),
         pl.lit(result.interval_kind).alias("fit_interval_kind"),
         pl.lit(result.level).alias("interval_level_frac"),
         pl.lit(result.n_points).alias("n_points"),
@@ -114,14 +128,17 @@ def tables(prices: pl.DataFrame, models: pl.DataFrame, a) -> tuple[pl.DataFrame,
         pl.lit(rows["arch_model"].n_unique()).alias("n_models"),
         pl.lit(rows["provider"].n_unique()).alias("n_providers"),
         pl.lit(result.message).alias("fit_message"),
+        pl.lit(costs.mix.decode_context_tokens).alias("decode_context_tokens"),
+        pl.lit(costs.prompt_cache_hit_frac).alias("prompt_cache_hit_frac"),
         *assumption_columns(a, NAMES),
     )
-    residuals = io_prices.market_residuals(rows, result, x, y)
-    return with_declared(quantities, FIT_IO_MARKET), residuals
+    residuals = io_market.market_residuals(rows, result, x, y)
+    return with_declared(quantities.drop("fit_status"), FIT_IO_MARKET), residuals
 
 
 def run(ctx) -> None:
     prices, models = inputs(ctx)
-    market, residuals = tables(prices, models, assumptions(ctx))
+    measured = io_market.measured_decode(ctx.query("select * from measured_points"))
+    market, residuals = tables(prices, models, assumptions(ctx), traffic_costs(serving(ctx)), measured)
     ctx.write(FIT_IO_MARKET, market)
     ctx.write(FIT_IO_MARKET_RESIDUALS, residuals)

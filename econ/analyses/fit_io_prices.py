@@ -1,42 +1,43 @@
-"""``fit_io_prices``: every priced model's output/input ratio and what it implies about decode (lecture f.3).
+"""``fit_io_prices``: every priced model's output/input ratio and what it implies about decode and prefill
+(lecture f.3), at the fleet's traffic mix.
 
-Under the roofline with compute-bound prefill and memory-bound decode, ρ = (mfu/mbu)·(B*₀/B + L/L*), so
-B/B*₀ and, at the scenario batch, the decode mbu are read back (:mod:`econ.fits.io_prices`).
+Under the roofline with compute-bound prefill and memory-bound decode, ρ = (mfu/mbu)·(B*₀/B + L/L*), so B/B*₀
+and, at the scenario batch, the decode mbu are read back (:mod:`econ.fits.io_prices`); for open models the
+deployment model gives the decode batch that ρ implies, and the input price read as prefill FLOPs per token is
+validated against their architectures (:mod:`econ.fits.validation`).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from econ.analyses.fit_columns import INTERVALS
 from econ.analyses.fit_io_columns import columns
-from econ.analyses.pricing_inputs import (
-    ARCH_KEEP,
-    SCHEDULE,
-    assumption_columns,
-    assumptions,
-    inputs,
-    thresholds,
-    with_declared,
-)
-from econ.fits import io_prices
-from econ.fits.price_selection import attach_architecture, choose_sources
+from econ.analyses.inference_serving import TrafficCosts, serving, traffic_costs
+from econ.analyses.pricing_inputs import ARCH_KEEP, assumption_columns, assumptions, inputs, with_declared
+from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
+from econ.fits import io_market, io_prices, validation
+from econ.fits.price_selection import attach_architecture, choose_schedules
+from econ.physics import traffic_cost
 from econ.results import ResultTable
 
 NAME = "fit_io_prices"
-INPUTS = ("price_current", "models", "model_derived", "hardware_derived", "scenarios")
+INPUTS = (*PRICING_INPUTS, "measured_points")
 
-NAMES = ("prefill_mfu_frac", "decode_mbu_frac", "context_tokens", "batch_multiple_over_balance_ratio")
+NAMES = ("usd_per_chip_hour", "prefill_mfu_frac", "decode_mbu_frac", "batch_multiple_over_balance_ratio")
+QUANTITY = "prefill_flop_per_input_token"
+"""The validated quantity of this table: the input price read as prefill FLOPs per uncached prompt token."""
 KEEP = (
     "source",
     "provider",
     "model",
     "name_key",
     "variant",
+    "provider_kind",
     "input_usd_per_mtok",
     "output_usd_per_mtok",
     *ARCH_KEEP,
-    "tier_threshold_tokens",
 )
 
 FIT_IO_PRICES = ResultTable(
@@ -44,12 +45,14 @@ FIT_IO_PRICES = ResultTable(
     grain="price source x provider x model x variant",
     key=("source", "provider", "model", "variant"),
     description=(
-        "Output/input price ratio of every priced model (base tier, one price source per model) and what it implies "
-        "under the roofline with compute-bound prefill and memory-bound decode (lecture f.3): rho = (mfu/mbu)*(B*0/B "
-        "+ L/L*), so B/B*0 = 1/(rho*mbu/mfu - L/L*) and, at the scenario batch B = m*B*0, decode mbu = mfu*(1/m + "
-        "L/L*)/rho. lecture_f3_check flags the lecture's inconsistency (rho near 5 with L* near 200k needs a batch "
-        "below B*0); implied_decode_mbu_check flags an implied mbu above 1 (impossible: the roofline prices decode "
-        "dearer than observed). Ratios of published prices: no fit interval. " + INTERVALS
+        "Output/input price ratio of every priced model (base tier; a closed model from one price source, an open "
+        "one per seller) and what it implies at the fleet's mean decode context L (traffic mix): the lecture's "
+        "closed form rho = (mfu/mbu)*(B*0/B + L/L*), so B/B*0 = 1/(rho*mbu/mfu - L/L*) and, at B = m*B*0, decode "
+        "mbu = mfu*(1/m + L/L*)/rho, with L* from the architecture (closed models: KV term dropped, B/B*0 a lower "
+        "bound); for open models the deployment model's decode batch at which decode cost over prefill cost "
+        "(attention, cached share, communication, default layout) equals rho, checked against measured systems; "
+        "and the input price read as prefill FLOPs per token, validated on open models (validated interval). "
+        "Ratios of published prices: no fit interval. " + INTERVALS
     ),
     columns=columns(
         *KEEP,
@@ -69,6 +72,19 @@ FIT_IO_PRICES = ResultTable(
         "predicted_output_over_input_scenario_low_ratio",
         "predicted_output_over_input_scenario_high_ratio",
         "lecture_f3_check",
+        "implied_decode_batch_seqs",
+        "implied_decode_batch_status",
+        "implied_decode_batch_check",
+        "balance_batch_seqs",
+        "decode_memory_cap_seqs",
+        "replica_chips",
+        "prefill_flop_per_input_token",
+        "prefill_flop_scenario_low_per_input_token",
+        "prefill_flop_scenario_high_per_input_token",
+        "prefill_flop_validated_low_per_input_token",
+        "prefill_flop_validated_high_per_input_token",
+        "true_prefill_flop_per_input_token",
+        "prefill_flop_over_true_ratio",
         "chip",
         "number_format",
         "kv_cache_format",
@@ -76,7 +92,8 @@ FIT_IO_PRICES = ResultTable(
         "gross_margin_frac",
         "decode_mbu_frac",
         "prefill_mfu_frac",
-        "context_tokens",
+        "decode_context_tokens",
+        "prompt_cache_hit_frac",
         "batch_multiple_over_balance_ratio",
         "scenario_interval",
         "assumptions_defaulted",
@@ -85,8 +102,92 @@ FIT_IO_PRICES = ResultTable(
 TABLES = (FIT_IO_PRICES,)
 
 
-def table(prices: pl.DataFrame, models: pl.DataFrame, a) -> pl.DataFrame:
-    """Base-tier rows with positive input and output prices, one source per model."""
+def with_deployment(rows: pl.DataFrame, costs: TrafficCosts | None) -> pl.DataFrame:
+    """The open rows' deployment-model columns: implied decode batch (and where it lands), B*0, memory cap, chips,
+    and the architecture's prefill FLOPs per token at the mix."""
+    names = ("balance_batch_seqs", "decode_memory_cap_seqs", "replica_chips", "true_prefill_flop_per_input_token")
+    rows = rows.with_row_index("_i")
+    empty = rows.with_columns(
+        *(pl.lit(None, pl.Float64).alias(n) for n in (*names, "implied_decode_batch_seqs")),
+        pl.lit("not deployed (closed model or no modelled layout)").alias("implied_decode_batch_status"),
+    )
+    if costs is None or costs.frame.height == 0:
+        return empty.drop("_i")
+    have, found, decode = costs.for_models(rows["arch_model"].fill_null("").to_list())
+    if not have.any():
+        return empty.drop("_i")
+    sub = rows.filter(pl.Series(have))
+    rho = (sub["output_usd_per_mtok"] / sub["input_usd_per_mtok"]).to_numpy()
+    batch, where = traffic_cost.implied_batch(
+        rho, decode, found["prefill_usd_per_input_token"].fill_null(np.nan).to_numpy(), costs.batch
+    )
+    part = sub.select("_i").with_columns(
+        *(found[n].alias(n) for n in names),
+        pl.Series("implied_decode_batch_seqs", batch, nan_to_null=True),
+        pl.Series("implied_decode_batch_status", where),
+    )
+    return (
+        empty.drop(*names, "implied_decode_batch_seqs", "implied_decode_batch_status")
+        .join(part, on="_i", how="left")
+        .with_columns(pl.col("implied_decode_batch_status").fill_null(empty["implied_decode_batch_status"][0]))
+        .sort("_i")
+        .drop("_i")
+    )
+
+
+def batch_checks(frame: pl.DataFrame, measured: io_market.MeasuredDecode = io_market.DEEPSEEK_DECODE) -> pl.DataFrame:
+    """Each implied decode batch per chip against the sequences per chip measured systems run (``measured``)."""
+    per_chip = (frame["implied_decode_batch_seqs"] / frame["replica_chips"]).fill_null(np.nan).to_numpy()
+    labels = io_market.batch_check(per_chip, measured=measured.per_chip, what=f"per chip ({measured.what})")
+    return frame.with_columns(pl.Series("implied_decode_batch_check", labels, dtype=pl.String).replace("", None))
+
+
+def with_validated(frame: pl.DataFrame) -> pl.DataFrame:
+    """The prefill reading's validated interval (:func:`econ.fits.validation.validate`): open standard rows with a
+    true value are validated (each leaving its model out), every other row gets the full-sample factor."""
+    if frame.height == 0:
+        return frame.with_columns(
+            pl.lit(None, pl.Float64).alias("prefill_flop_validated_low_per_input_token"),
+            pl.lit(None, pl.Float64).alias("prefill_flop_validated_high_per_input_token"),
+        )
+    rows = validation_rows(frame)
+    checked, _ = validation.validate(rows)
+    return frame.with_columns(
+        checked["validated_low"].alias("prefill_flop_validated_low_per_input_token"),
+        checked["validated_high"].alias("prefill_flop_validated_high_per_input_token"),
+    )
+
+
+def validation_rows(frame: pl.DataFrame) -> pl.DataFrame:
+    """This table's rows in the layout :func:`econ.fits.validation.validate` reads (same order)."""
+    validated = (
+        (pl.col("variant") == "standard")
+        & pl.col("true_prefill_flop_per_input_token").is_not_null()
+        & pl.col("prefill_flop_per_input_token").is_not_null()
+    )
+    return frame.select(
+        "source",
+        "provider",
+        "model",
+        "variant",
+        "provider_kind",
+        pl.when(validated).then(pl.col("arch_model")).alias("model_key"),
+        pl.col("prefill_flop_per_input_token").alias("implied"),
+        pl.col("prefill_flop_scenario_low_per_input_token").alias("scenario_low"),
+        pl.col("prefill_flop_scenario_high_per_input_token").alias("scenario_high"),
+        pl.col("true_prefill_flop_per_input_token").alias("true"),
+    )
+
+
+def table(
+    prices: pl.DataFrame,
+    models: pl.DataFrame,
+    a,
+    costs: TrafficCosts | None = None,
+    measured: io_market.MeasuredDecode = io_market.DEEPSEEK_DECODE,
+) -> pl.DataFrame:
+    """Base-tier rows with positive input and output prices: one source per closed model, one per open model ×
+    seller; open models priced by the deployment model at the traffic mix (``costs``)."""
     base = prices.filter(
         (pl.col("tier_min_prompt_tokens") == 0)
         & (pl.col("input_usd_per_mtok") > 0)
@@ -94,13 +195,26 @@ def table(prices: pl.DataFrame, models: pl.DataFrame, a) -> pl.DataFrame:
     )
     if base.height == 0:
         return FIT_IO_PRICES.empty_frame()
-    rows = attach_architecture(choose_sources(base), models).join(thresholds(prices), on=SCHEDULE, how="left")
-    out = io_prices.model_ratios(rows, a)
+    rows = choose_schedules(attach_architecture(base, models))
+    context = costs.mix.decode_context_tokens if costs is not None else a.central["context_tokens"]
+    out = io_prices.model_ratios(rows, a, context_tokens=context)
+    out = io_prices.prefill_reading(with_deployment(out, costs), a)
     derived = [c for c in out.columns if c not in rows.columns]
-    frame = out.select(*KEEP, *derived).with_columns(*assumption_columns(a, NAMES)).sort("provider", "model", "variant")
-    return with_declared(frame, FIT_IO_PRICES)
+    frame = (
+        batch_checks(out.select(*KEEP, *derived), measured)
+        .with_columns(
+            pl.lit(context).alias("decode_context_tokens"),
+            pl.lit(costs.prompt_cache_hit_frac if costs is not None else None, pl.Float64).alias(
+                "prompt_cache_hit_frac"
+            ),
+            *assumption_columns(a, NAMES),
+        )
+        .sort("provider", "model", "variant")
+    )
+    return with_declared(with_validated(frame), FIT_IO_PRICES)
 
 
 def run(ctx) -> None:
     prices, models = inputs(ctx)
-    ctx.write(FIT_IO_PRICES, table(prices, models, assumptions(ctx)))
+    measured = io_market.measured_decode(ctx.query("select * from measured_points"))
+    ctx.write(FIT_IO_PRICES, table(prices, models, assumptions(ctx), traffic_costs(serving(ctx)), measured))

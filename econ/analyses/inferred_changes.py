@@ -11,7 +11,16 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 
-from econ.analyses import fit_cache_tiers, fit_context_tiers, fit_fast_mode, fit_io_market, fit_io_prices
+from econ.analyses import (
+    deployment_inputs,
+    fit_cache_tiers,
+    fit_context_tiers,
+    fit_fast_mode,
+    fit_io_market,
+    fit_io_prices,
+)
+from econ.analyses.inference_efficiencies import serving_scenario
+from econ.analyses.inference_serving import Serving, serving_from, traffic_costs
 from econ.analyses.inputs import MODELS_SQL
 from econ.analyses.price_changes import DATES, compared_dates, dated
 from econ.analyses.scenario import load_scenario
@@ -22,7 +31,17 @@ from econ.results import ResultColumn as C
 from econ.results import ResultTable
 
 NAME = "inferred_changes"
-INPUTS = ("prices", "price_snapshots", "models", "model_derived", "hardware_derived", "memory_tiers", "scenarios")
+INPUTS = (
+    "prices",
+    "price_snapshots",
+    "models",
+    "model_derived",
+    "hardware",
+    "hardware_derived",
+    "memory_tiers",
+    "scenarios",
+    "calibration_parameters",
+)
 
 SCHEDULE = ["source", "provider", "model"]
 SCHEMA = {
@@ -41,7 +60,7 @@ QUANTITIES = {
     "fit_context_tiers": (
         {},
         "component",
-        ["kv_slope_bytes_per_token", "kv_crossover_bytes_per_token"],
+        ["kv_read_bytes_per_context_token", "attention_flop_per_context_token", "kv_crossover_bytes_per_token"],
         [],
     ),
     "fit_io_prices": (
@@ -52,14 +71,14 @@ QUANTITIES = {
     ),
     "fit_cache_tiers": (
         {},
-        "cache_item",
-        ["hold_cost_usd_per_mtok_hour"],
-        ["cheapest_tier", "drain_time_tier"],
+        "kv_method",
+        ["hold_price_usd_per_mtok_hour", "hold_cost_usd_per_gb_hour"],
+        ["identified_tier", "tier_status"],
     ),
     "fit_fast_mode": (
         {},
         None,
-        ["batch_ratio", "baseline_batch_over_balance_ratio", "fast_batch_over_balance_ratio"],
+        ["batch_ratio", *fit_fast_mode.ALLOWED],
         [],
     ),
 }
@@ -70,7 +89,8 @@ INFERRED_CHANGES = ResultTable(
     key=("source", "provider", "model", "variant", "detail", "quantity"),
     description=(
         "What the price changes imply: inferred quantities of the pricing fits (implied KV bytes, output/input ratio "
-        "and decode batch, cache tier, fast-mode batch ratio) that moved between the two newest snapshots, under "
+        "and decode batch, cache hold price and memory tier, fast-mode batch ratio) that moved between the two newest "
+        "snapshots, under "
         "scenario base"
     ),
     columns=(
@@ -105,16 +125,20 @@ TABLES = (INFERRED_CHANGES,)
 IMPLIED_SCHEMA = {k: v for k, v in INFERRED_CHANGES.schema.items() if k not in ("from_date", "to_date")}
 
 
-def pricing_tables(prices: pl.DataFrame, models: pl.DataFrame, tiers: pl.DataFrame, a: Assumptions) -> dict:
-    """Every fit_* table of the pricing analyses (pure), the way the build computes them."""
-    context = fit_context_tiers.table(prices, models, a)
-    cache, _detail = fit_cache_tiers.tables(prices, models, tiers, context, a)
+def pricing_tables(
+    prices: pl.DataFrame, models: pl.DataFrame, tiers: pl.DataFrame, a: Assumptions, deployed: Serving | None = None
+) -> dict:
+    """Every fit_* table of the pricing analyses (pure), the way the build computes them (open models priced by
+    ``deployed``, the deployment model of :func:`econ.analyses.inference_serving.serving`)."""
+    context = fit_context_tiers.table(prices, models, a, deployed)
+    cache, _detail = fit_cache_tiers.tables(prices, models, tiers, context, a, deployed)
+    costs = traffic_costs(deployed) if deployed is not None else None
     return {
         "fit_context_tiers": context,
-        "fit_io_prices": fit_io_prices.table(prices, models, a),
-        "fit_io_market": fit_io_market.tables(prices, models, a)[0],
+        "fit_io_prices": fit_io_prices.table(prices, models, a, costs),
+        "fit_io_market": fit_io_market.tables(prices, models, a, costs)[0] if costs is not None else pl.DataFrame(),
         "fit_cache_tiers": cache,
-        "fit_fast_mode": fit_fast_mode.table(prices, models, a),
+        "fit_fast_mode": fit_fast_mode.table(prices, models, a, deployed),
     }
 
 
@@ -156,7 +180,9 @@ def quantities(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return pl.concat(parts, how="vertical_relaxed").unique(keep="first", maintain_order=True)
 
 
-def inferred_changes(old_prices, new_prices, models, tiers, a: Assumptions, *, rel_tol: float = 1e-9) -> pl.DataFrame:
+def inferred_changes(
+    old_prices, new_prices, models, tiers, a: Assumptions, deployed: Serving | None = None, *, rel_tol: float = 1e-9
+) -> pl.DataFrame:
     """Implied quantities that moved between two price states, for the schedules whose prices changed.
 
     A quantity that only one side can infer (e.g. a long-context tier that gained a cache-read price) is
@@ -170,8 +196,8 @@ def inferred_changes(old_prices, new_prices, models, tiers, a: Assumptions, *, r
     def subset(p):
         return p.join(moved, on=SCHEDULE, how="semi")
 
-    old = quantities(pricing_tables(subset(old_prices), models, tiers, a))
-    new = quantities(pricing_tables(subset(new_prices), models, tiers, a))
+    old = quantities(pricing_tables(subset(old_prices), models, tiers, a, deployed))
+    new = quantities(pricing_tables(subset(new_prices), models, tiers, a, deployed))
     key = [*SCHEDULE, "variant", "detail", "quantity"]
     joined = old.join(new, on=key, how="full", coalesce=True, suffix="_new", nulls_equal=True)
     value_moved = ~pl.col("value").eq_missing(pl.col("value_new")) & ~(
@@ -189,17 +215,23 @@ def inferred_changes(old_prices, new_prices, models, tiers, a: Assumptions, *, r
     return pl.concat([empty, out], how="vertical_relaxed").sort(key, nulls_last=True)
 
 
-def inferred_between(prices: pl.DataFrame, start, end, models, tiers, a: Assumptions) -> pl.DataFrame:
+def inferred_between(
+    prices: pl.DataFrame, start, end, models, tiers, a: Assumptions, deployed: Serving | None = None
+) -> pl.DataFrame:
     """:func:`inferred_changes` between the price rows in effect on two dates (sources present on both)."""
-    return inferred_changes(*pc.states_on(prices, start, end), models, tiers, a)
+    return inferred_changes(*pc.states_on(prices, start, end), models, tiers, a, deployed)
 
 
-def inference_inputs(con: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, pl.DataFrame, Assumptions]:
-    """What the pricing fits read besides prices: architectures, memory tiers and scenario base's assumptions."""
+def inference_inputs(con: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, pl.DataFrame, Assumptions, Serving]:
+    """What the pricing fits read besides prices: architectures, memory tiers, scenario base's assumptions (its
+    efficiencies through :func:`serving_scenario`) and the open models' deployments."""
     models = con.sql(MODELS_SQL).pl()
     tiers = con.sql("select * from memory_tiers order by tier, device").pl()
     hardware = con.sql("select * from hardware_derived order by chip, format_order").pl()
-    return models, tiers, from_scenario(load_scenario(con, "base"), hardware)
+    base = load_scenario(con, "base")
+    scenario = serving_scenario(base, base.serving_chip, con)
+    deployed = serving_from(scenario, con.sql(deployment_inputs.CASES_SQL).pl())
+    return models, tiers, from_scenario(scenario, hardware), deployed
 
 
 def run(ctx) -> None:

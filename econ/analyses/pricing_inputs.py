@@ -8,11 +8,22 @@ from __future__ import annotations
 
 import polars as pl
 
+from econ.analyses.inference_efficiencies import serving_scenario
 from econ.analyses.inputs import MODELS_SQL
 from econ.fits.assumptions import Assumptions, from_scenario
 
 SCHEDULE = ["source", "provider", "model"]
 ARCH_KEEP = ("arch_model", "arch_match", "params_total", "params_active", "kv_bytes_per_token")
+INPUTS = (
+    "price_current",
+    "models",
+    "model_derived",
+    "hardware",
+    "hardware_derived",
+    "scenarios",
+    "calibration_parameters",
+)
+"""What the price inferences read (prices, architectures, chips for the deployment model, the scenario)."""
 
 PRICES_SQL = "select * from price_current order by source, provider, model, variant, tier_min_prompt_tokens"
 
@@ -22,13 +33,17 @@ ASSUMPTION_FIELDS = (
     "context_tokens",
     "frontier_active_params",
     "batch_multiple_over_balance_ratio",
+    "tier_context_density_exponent_ratio",
 )
 """Scenario fields a table may carry as assumption columns (named as in the scenario)."""
 
 
 def assumptions(ctx) -> Assumptions:
-    """The base scenario's serving assumptions over the chip × format rows of ``hardware_derived``."""
-    return from_scenario(ctx.scenario("base"), ctx.query("select * from hardware_derived order by chip, format_order"))
+    """The base scenario's serving assumptions (efficiencies through :func:`serving_scenario`) over the chip × format
+    rows of ``hardware_derived``."""
+    base = ctx.scenario("base")
+    scenario = serving_scenario(base, base.serving_chip, ctx.con)
+    return from_scenario(scenario, ctx.query("select * from hardware_derived order by chip, format_order"))
 
 
 def inputs(ctx) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -64,6 +79,9 @@ def thresholds(prices: pl.DataFrame) -> pl.DataFrame:
 
 
 def with_declared(frame: pl.DataFrame, table) -> pl.DataFrame:
-    """``frame`` with every declared column it lacks added as nulls (a fit with no rows of one kind adds none)."""
+    """``frame`` as ``table`` declares it: every declared column it lacks added as nulls (a fit with no rows of one
+    kind adds none), in declared order; the fits' working columns (generic readings, row ids) are left behind."""
     missing = [c for c in table.columns if c.name not in frame.columns]
-    return frame.with_columns(pl.lit(None, dtype=table.schema[c.name]).alias(c.name) for c in missing)
+    return frame.with_columns(pl.lit(None, dtype=table.schema[c.name]).alias(c.name) for c in missing).select(
+        table.names
+    )

@@ -27,6 +27,7 @@ NUMERIC: dict[str, float | None] = {
     "decode_mbu_frac": 1.0,
     "expert_mfu_frac": 1.0,
     "context_tokens": 32_000.0,
+    "tier_context_density_exponent_ratio": 0.0,  # 0: prompts spread evenly over a tier (the midpoint rule)
     "frontier_active_params": 1e11,
     "batch_multiple_over_balance_ratio": 2.0,
     "step_time_target_s": 0.02,
@@ -115,6 +116,7 @@ class Scenario:
     decode_mbu_frac: float
     expert_mfu_frac: float
     context_tokens: float
+    tier_context_density_exponent_ratio: float
     frontier_active_params: float
     batch_multiple_over_balance_ratio: float
     step_time_target_s: float

@@ -36,6 +36,7 @@ NUMERIC = (
     "context_tokens",
     "frontier_active_params",
     "batch_multiple_over_balance_ratio",
+    "tier_context_density_exponent_ratio",
 )
 """The scenario fields a price inference reads (their defaults are the scenario's, econ.analyses.scenario)."""
 

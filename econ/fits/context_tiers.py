@@ -1,35 +1,23 @@
-"""Long-context price tiers → the KV-cache cost they imply (lecture f.1–f.2).
+"""Long-context price tiers → what one more token of context costs, per price component (lecture f.1–f.2).
 
-A tiered schedule bills the whole request at the tier's rate once the prompt exceeds the
-tier threshold. Read backwards, each price component (input, output, cache read) is a cost
-per token that grows with context,
+A tiered schedule bills the whole request at the tier's rate once the prompt exceeds the tier threshold. Read
+backwards, each price component is a cost per token that grows with context,
 
     c(L) = a + k · L                                  (lecture f.1: memory cost rises linearly with L)
 
-with each tier standing at a representative context chosen by a stated rule
-(:data:`RULES`; default ``midpoint``: for a cost linear in L and prompts spread evenly over
-a tier, the tier's break-even price is the cost at the tier's midpoint). The slope k is
-fitted with the guarded wrapper: two tiers are ``exact`` (no interval), three or four
-(Qwen) are ``ok`` with a covariance interval.
+with each tier standing at the mean context of the requests it holds. Default rule ``power_law``: request density
+∝ L^−α inside a tier (α = the scenario's ``tier_context_density_exponent_ratio``), the request-weighted mean E[L]
+for output and the token-weighted mean E[L²]/E[L] for input and cache reads (:mod:`econ.physics.context_mix`;
+why the means differ is there). ``midpoint`` (the even spread, α = 0), ``lower``, ``upper`` and ``geometric``
+stay as sensitivity rules. The slope k is fitted with the guarded wrapper: two tiers are ``exact`` (no fit
+interval), three or four (Qwen) are ``ok`` with a covariance interval.
 
-Two readings turn the tiers into KV bytes per token:
+What k means depends on the component; the readings are :mod:`econ.fits.context_readings`:
 
-(a) **slope** — in the memory-bound regime one more context token costs, per generated
-    token, the time to read its KV:  ∂cost/∂L = p_chip · b_kv / (W · mbu)   (lecture a.4's
-    KV term L·b_kv/W times $/chip-second; G cancels), and cost = price · (1 − margin), so
-
-        b_kv = k · (1 − margin) · W · mbu / p_chip.
-
-    The formula is decode's; for input and cache-read tiers it reads the slope as if the
-    provider priced the context part of that component as KV reads at decode rates.
-
-(b) **crossover** — the first tier threshold is the context L* where decode turns
-    memory-bound (lecture f.1: "the bump is at 200k"): L* = b_w·N_act/(R·b_kv), so
-
-        b_kv = b_w · N_act / (R · L*)       (200k, 1e11, R 300, 1 B/weight → 1,667 B/token)
-
-    with N_act from the architecture for an open-weight model, else the scenario's
-    ``frontier_active_params``.
+- output → KV (or indexer-key, window, state) bytes a decode step reads per context token;
+- input → prefill attention FLOPs per prompt token per context token;
+- cache read → a billing rule (a cached token's cost does not grow with context), no cost is read;
+- the lecture's crossover reading (first threshold = L*) is kept as a labelled hypothesis.
 
 Pooling: where one *relative* slope κ (fraction of the zero-context price added per
 million context tokens) may hold for a provider's models — OpenAI's >272k tiers are
@@ -45,15 +33,20 @@ import polars as pl
 
 from econ.fits.wrapper import FitResult, fit
 from econ.formula import formula
-from econ.physics import roofline
+from econ.physics.context_mix import MIN_PROMPT_TOKENS, tier_mean_context_tokens
 from econ.units import MEGA
 
-RULES = ("midpoint", "lower", "upper", "geometric")
-"""Representative context of a tier spanning [threshold, next threshold or max_input_tokens]:
-``midpoint`` (lo+hi)/2 (default), ``lower`` lo, ``upper`` hi, ``geometric`` √(max(lo, 1,000)·hi)."""
-DEFAULT_RULE = "midpoint"
-GEOMETRIC_FLOOR_TOKENS = 1_000.0
+RULES = ("power_law", "midpoint", "lower", "upper", "geometric")
+"""Representative context of a tier spanning [threshold, next threshold or max_input_tokens]: ``power_law`` the
+mean under density ∝ L^−α (default; E[L] for output, E[L²]/E[L] for input and cache reads), ``midpoint``
+(lo+hi)/2, ``lower`` lo, ``upper`` hi, ``geometric`` √(max(lo, 1,000)·hi)."""
+DEFAULT_RULE = "power_law"
+GEOMETRIC_FLOOR_TOKENS = MIN_PROMPT_TOKENS
 """Lower edge used by the ``geometric`` rule for the base tier (a prompt is at least a short system prompt)."""
+TOKEN_WEIGHTED = ("input", "cache_read")
+"""Components billed per prompt token: their tier context is the token-weighted mean under ``power_law``."""
+EXPONENT_GRID = tuple(round(0.25 * i, 2) for i in range(13))
+"""α values (0 … 3) at which every ``power_law`` slope is also fitted, for the scenario interval over α."""
 
 COMPONENTS = {"input": "input_usd_per_mtok", "output": "output_usd_per_mtok", "cache_read": "cache_read_usd_per_mtok"}
 LEVEL = 0.9
@@ -63,9 +56,12 @@ POOL_PLAUSIBLE_SPREAD_RATIO = 1.25
 SCHEDULE_KEY = ("source", "provider", "model", "variant")
 
 
-@formula("tier context = (lo + hi)/2 (midpoint; also lo, hi, √(max(lo, 1,000)·hi))", "econ rule")
-def representative_contexts(tiers: pl.DataFrame) -> pl.DataFrame:
-    """Add ``tier_lower_tokens``, ``tier_upper_tokens`` and one ``context_<rule>_tokens`` column per rule.
+@formula(
+    "tier context = mean under density ∝ L^−α (default); also (lo + hi)/2, lo, hi, √(max(lo, 1,000)·hi)", "econ rule"
+)
+def representative_contexts(tiers: pl.DataFrame, *, exponent: float = 0.0) -> pl.DataFrame:
+    """Add ``tier_lower_tokens``, ``tier_upper_tokens`` and one ``context_<rule>_tokens`` column per rule, plus
+    ``context_power_law_token_weighted_tokens`` (E[L²]/E[L] at α = ``exponent``).
 
     ``tiers``: one row per schedule (``SCHEDULE_KEY``) × tier with ``tier_min_prompt_tokens`` and
     ``max_input_tokens``. The top tier's upper edge is ``max_input_tokens``; where that is missing or not
@@ -77,12 +73,35 @@ def representative_contexts(tiers: pl.DataFrame) -> pl.DataFrame:
     hi = pl.coalesce(nxt, pl.col("max_input_tokens").cast(pl.Float64))
     out = tiers.with_columns(lo.alias("tier_lower_tokens"), pl.when(hi > lo).then(hi).alias("tier_upper_tokens"))
     lo_, hi_ = pl.col("tier_lower_tokens"), pl.col("tier_upper_tokens")
+    lows = out["tier_lower_tokens"].to_numpy()
+    highs = out["tier_upper_tokens"].fill_null(np.nan).to_numpy()
     return out.with_columns(
+        pl.Series("context_power_law_tokens", tier_mean_context_tokens(lows, highs, exponent), nan_to_null=True),
+        pl.Series(
+            "context_power_law_token_weighted_tokens",
+            tier_mean_context_tokens(lows, highs, exponent, token_weighted=True),
+            nan_to_null=True,
+        ),
         ((lo_ + hi_) / 2).alias("context_midpoint_tokens"),
         lo_.alias("context_lower_tokens"),
         hi_.alias("context_upper_tokens"),
         (pl.max_horizontal(lo_, pl.lit(GEOMETRIC_FLOOR_TOKENS)) * hi_).sqrt().alias("context_geometric_tokens"),
     )
+
+
+def context_column(rule: str, component: str) -> str:
+    """The representative-context column a component's fit reads under a rule (module docstring)."""
+    if rule == "power_law" and component in TOKEN_WEIGHTED:
+        return "context_power_law_token_weighted_tokens"
+    return f"context_{rule}_tokens"
+
+
+def ols_slope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Least-squares slope of y on x along the last axis (unbounded; NaN where x does not vary)."""
+    xm = x - x.mean(axis=-1, keepdims=True)
+    ym = y - y.mean(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (xm * ym).sum(axis=-1) / (xm * xm).sum(axis=-1)
 
 
 def _line(x, p):
@@ -135,15 +154,41 @@ def _fit_schedule(memo: _Memo, contexts_tokens: np.ndarray, prices: np.ndarray) 
     }
 
 
+BILLING_RULE_RTOL = 0.01
+"""Cache-read prices within 1 % of one fixed fraction of the input price in every tier are a billing rule."""
+
+
+@formula("cache read / input per tier: one fraction in every tier is a billing rule, not a cost", "lecture g.1")
+def billing_rule(input_prices: np.ndarray, cache_read_prices: np.ndarray) -> tuple[str, str]:
+    """(the cache-read / input ratio of each tier, comma-separated; what it says).
+
+    A cached token is read, not recomputed, so its cost does not grow with the context the way the input's
+    attention does; a cache-read price that moves with the input price in every tier is the price list's rule
+    (cache read = a fixed fraction of input), not a cost to read backwards.
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = cache_read_prices / input_prices
+    shown = ",".join("" if not np.isfinite(r) else f"{r:.4g}" for r in ratio)
+    finite = ratio[np.isfinite(ratio)]
+    if finite.size < 2:
+        return shown, "not read: fewer than two tiers with both prices"
+    if np.all(np.abs(finite / finite[0] - 1.0) <= BILLING_RULE_RTOL):
+        return shown, f"billing rule: cache read = {finite[0]:.3g} x input in every tier (no cost is read from it)"
+    return shown, "cache read / input changes across tiers: not one fraction (still no KV cost is read from it)"
+
+
 @formula("c(L) = a + k·L fitted to the tier prices at their representative contexts", "lecture f.1")
-def fit_schedules(tiers: pl.DataFrame, *, rules: tuple[str, ...] = RULES) -> pl.DataFrame:
+def fit_schedules(tiers: pl.DataFrame, *, rules: tuple[str, ...] = RULES, exponent: float = 0.0) -> pl.DataFrame:
     """The per-schedule fits: one row per schedule × component × rule (schedules with more than one tier).
 
-    ``tiers`` as for :func:`representative_contexts` plus the price columns of :data:`COMPONENTS`. Components
-    whose base-tier price is missing or not positive are skipped (free tiers, schedules without cache prices).
+    ``tiers`` as for :func:`representative_contexts` plus the price columns of :data:`COMPONENTS`; ``exponent`` is
+    α of the ``power_law`` rule. Components whose base-tier price is missing or not positive are skipped (free
+    tiers, schedules without cache prices). Internal list columns (dropped before a table is written):
+    ``_contexts`` (the tier contexts used), ``_slope_ratio_grid`` (the unbounded least-squares slope at each α of
+    :data:`EXPONENT_GRID` over the one at ``exponent``; 1 for the other rules).
     """
     key = list(SCHEDULE_KEY)
-    frame = representative_contexts(tiers).sort(*key, "tier_min_prompt_tokens")
+    frame = representative_contexts(tiers, exponent=exponent).sort(*key, "tier_min_prompt_tokens")
     if frame.height == 0:
         return pl.DataFrame()
     ids = frame.select(pl.struct(key).rank("dense").alias("_id"))["_id"].to_numpy()
@@ -151,8 +196,12 @@ def fit_schedules(tiers: pl.DataFrame, *, rules: tuple[str, ...] = RULES) -> pl.
     ends = np.r_[starts[1:], ids.size]
     labels = frame.select(key).rows()
     threshold = frame["tier_min_prompt_tokens"].to_numpy()
+    lows = frame["tier_lower_tokens"].to_numpy().astype(float)
+    highs = frame["tier_upper_tokens"].fill_null(np.nan).to_numpy()
     price = {c: frame[col].cast(pl.Float64).fill_null(np.nan).to_numpy() for c, col in COMPONENTS.items()}
-    context = {r: frame[f"context_{r}_tokens"].fill_null(np.nan).to_numpy() for r in rules}
+    columns = {context_column(r, c) for r in rules for c in COMPONENTS}
+    context = {name: frame[name].fill_null(np.nan).to_numpy() for name in columns}
+    grid = np.asarray(EXPONENT_GRID)
     memo, rows = _Memo(), []
     for start, end in zip(starts, ends):
         if end - start < 2:
@@ -163,12 +212,27 @@ def fit_schedules(tiers: pl.DataFrame, *, rules: tuple[str, ...] = RULES) -> pl.
             "tier_thresholds_tokens": ",".join(str(int(t)) for t in threshold[start:end]),
             "crossover_threshold_tokens": float(threshold[start + 1]),
         }
+        ratios, rule_text = billing_rule(price["input"][start:end], price["cache_read"][start:end])
         for component in COMPONENTS:
             prices = price[component][start:end]
             if not (np.isfinite(prices[0]) and prices[0] > 0) or np.isfinite(prices).sum() < 2:
                 continue
+            weighted = component in TOKEN_WEIGHTED
+            at_grid = tier_mean_context_tokens(
+                lows[start:end, None], highs[start:end, None], grid[None, :], token_weighted=weighted
+            )
+            keep = np.isfinite(prices)
             for rule in rules:
-                contexts = context[rule][start:end]
+                contexts = context[context_column(rule, component)][start:end]
+                ratio_grid = np.ones(grid.size)
+                if rule == "power_law":
+                    at_exponent = tier_mean_context_tokens(
+                        lows[start:end], highs[start:end], exponent, token_weighted=weighted
+                    )
+                    ok = keep & np.isfinite(at_exponent) & np.all(np.isfinite(at_grid), axis=1)
+                    base = ols_slope(at_exponent[ok], prices[ok])
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        ratio_grid = ols_slope(at_grid[ok].T, np.broadcast_to(prices[ok], (grid.size, ok.sum()))) / base
                 rows.append(
                     {
                         **head,
@@ -179,6 +243,10 @@ def fit_schedules(tiers: pl.DataFrame, *, rules: tuple[str, ...] = RULES) -> pl.
                         ),
                         "base_price_usd_per_mtok": float(prices[0]),
                         **_fit_schedule(memo, contexts, prices),
+                        "cache_read_over_input_ratios": ratios if component == "cache_read" else None,
+                        "billing_rule": rule_text if component == "cache_read" else None,
+                        "_contexts": [float(c) for c in contexts],
+                        "_slope_ratio_grid": [float(g) for g in np.nan_to_num(ratio_grid, nan=1.0)],
                     }
                 )
     return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
@@ -186,7 +254,12 @@ def fit_schedules(tiers: pl.DataFrame, *, rules: tuple[str, ...] = RULES) -> pl.
 
 @formula("y − 1 = κ·(L − y·L₀), one κ per provider", "econ pooled reading of lecture f.1")
 def fit_pools(
-    tiers: pl.DataFrame, per_schedule: pl.DataFrame, *, rules: tuple[str, ...] = RULES, min_models: int = 2
+    tiers: pl.DataFrame,
+    per_schedule: pl.DataFrame,
+    *,
+    rules: tuple[str, ...] = RULES,
+    min_models: int = 2,
+    exponent: float = 0.0,
 ) -> pl.DataFrame:
     """One pooled relative slope κ per provider × component × rule over the provider's standard tiered schedules.
 
@@ -197,7 +270,7 @@ def fit_pools(
         return pl.DataFrame()
     key = list(SCHEDULE_KEY)
     frame = (
-        representative_contexts(tiers)
+        representative_contexts(tiers, exponent=exponent)
         .filter(pl.col("variant") == "standard")
         .filter(pl.col("model").n_unique().over("provider") >= min_models)
         .sort("provider", "source", "model", "variant", "tier_min_prompt_tokens")
@@ -217,7 +290,7 @@ def fit_pools(
     memo, rows = _Memo(), []
     for component, column in COMPONENTS.items():
         for rule in rules:
-            ctx = pl.col(f"context_{rule}_tokens")
+            ctx = pl.col(context_column(rule, component))
             pts = frame.select(
                 (pl.col(column).cast(pl.Float64) / pl.col(column).cast(pl.Float64).first().over(key)).alias("y"),
                 ctx.alias("L"),
@@ -257,133 +330,6 @@ def fit_pools(
                     }
                 )
     return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
-
-
-# ---------------------------------------------------------------------------- from slope to bytes
-
-
-@formula("∂cost/∂b_kv = p / (W·mbu)", "lecture a.4")
-def usd_per_token_per_kv_byte(usd_per_chip_hour, hbm_bandwidth_bytes_per_s, mbu):
-    """What one byte of KV read per generated token costs [$/token per byte] = p / (W·mbu) (lecture a.4, G cancels).
-
-    Evaluated with the roofline's own functions: the cost per token of a pass that reads one byte (B = 1,
-    L = 1, b_kv = 1, no weights) on one chip.
-    """
-    t = roofline.memory_time_s(1.0, 1.0, 1.0, 0.0, 0.0, 1.0, hbm_bandwidth_bytes_per_s, mbu=mbu)
-    return roofline.usd_per_token(t, 1.0, 1.0, usd_per_chip_hour)
-
-
-@formula("b_kv = k·(1 − margin)·W·mbu / p", "lecture a.4, f.1")
-def kv_bytes_from_slope(
-    slope_usd_per_mtok_per_mtok_context, gross_margin_frac, usd_per_chip_hour, hbm_bandwidth_bytes_per_s, mbu
-):
-    """Method (a): b_kv = k · (1 − margin) · W · mbu / p  [bytes/token]; k converted from $/MTok per Mtok of context."""
-    slope_usd_per_token_per_token = np.divide(slope_usd_per_mtok_per_mtok_context, MEGA * MEGA)
-    cost = slope_usd_per_token_per_token * np.subtract(1.0, gross_margin_frac)
-    return cost / usd_per_token_per_kv_byte(usd_per_chip_hour, hbm_bandwidth_bytes_per_s, mbu)
-
-
-@formula("b_kv = b_w·N_act / (R·L*)", "lecture f.1")
-def kv_bytes_at_crossover(critical_ratio, weight_bytes_per_param, params_active, crossover_tokens):
-    """Method (b): b_kv = b_w · N_act / (R · L*)  [bytes/token] (lecture f.1).
-
-    The roofline's L* = b_w·N_act/(R·b_kv) is symmetric in L* and b_kv, so it is evaluated by
-    :func:`econ.physics.roofline.critical_context_tokens` with the threshold in b_kv's place.
-    """
-    return roofline.critical_context_tokens(critical_ratio, weight_bytes_per_param, params_active, crossover_tokens)
-
-
-@formula("implied / true b_kv, with fit and scenario intervals", "econ validation against open models")
-def implied_kv(fits: pl.DataFrame, assumptions) -> pl.DataFrame:
-    """Add both readings' KV bytes per token, their fit and scenario intervals, and implied/true for open models.
-
-    ``fits``: :func:`fit_schedules` rows joined with the architecture columns of
-    :func:`econ.fits.price_selection.attach_architecture` (``params_active``, ``kv_bytes_per_token`` may be null).
-    ``assumptions``: :class:`econ.fits.assumptions.Assumptions`.
-    """
-    if fits.height == 0:
-        return fits
-    a, hw = assumptions, assumptions.central_hardware
-    c = a.central
-
-    def col(name):
-        return (
-            fits[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
-            if name in fits.columns
-            else np.full(fits.height, np.nan)
-        )
-
-    slope, s_lo, s_hi = (
-        col(n)
-        for n in (
-            "slope_usd_per_mtok_per_mtok_context",
-            "slope_fit_low_usd_per_mtok_per_mtok_context",
-            "slope_fit_high_usd_per_mtok_per_mtok_context",
-        )
-    )
-    arch_n_act, arch_kv, threshold = col("params_active"), col("kv_bytes_per_token"), col("crossover_threshold_tokens")
-    has_arch = np.isfinite(arch_n_act)
-
-    def slope_kv(s, usd_per_chip_hour, gross_margin_frac, decode_mbu_frac, bandwidth):
-        return kv_bytes_from_slope(s, gross_margin_frac, usd_per_chip_hour, bandwidth, decode_mbu_frac)
-
-    central_slope = slope_kv(
-        slope, c["usd_per_chip_hour"], c["gross_margin_frac"], c["decode_mbu_frac"], hw["hbm_bandwidth_bytes_per_s"]
-    )
-    with np.errstate(invalid="ignore"):
-        fit_lo = slope_kv(
-            s_lo, c["usd_per_chip_hour"], c["gross_margin_frac"], c["decode_mbu_frac"], hw["hbm_bandwidth_bytes_per_s"]
-        )
-        fit_hi = slope_kv(
-            s_hi, c["usd_per_chip_hour"], c["gross_margin_frac"], c["decode_mbu_frac"], hw["hbm_bandwidth_bytes_per_s"]
-        )
-    slope_names = ("usd_per_chip_hour", "gross_margin_frac", "decode_mbu_frac")
-    cols = {"slope": slope, "n_act": arch_n_act, "kv": arch_kv, "threshold": threshold}
-
-    def cross_kv(hw, cols, frontier_active_params):
-        n_act = np.where(np.isfinite(cols["n_act"]), cols["n_act"], frontier_active_params)
-        return kv_bytes_at_crossover(hw["critical_batch_ratio"], hw["weight_bytes_per_param"], n_act, cols["threshold"])
-
-    def slope_mc(hw, cols, usd_per_chip_hour, gross_margin_frac, decode_mbu_frac):
-        return slope_kv(
-            cols["slope"], usd_per_chip_hour, gross_margin_frac, decode_mbu_frac, hw["hbm_bandwidth_bytes_per_s"]
-        )
-
-    mc_slope = a.propagate_rows(slope_mc, slope_names, cols)
-    mc_cross = a.propagate_rows(cross_kv, ("frontier_active_params",), cols)
-    mc_slope_ratio = a.propagate_rows(
-        lambda hw, cols, **kw: slope_mc(hw, cols, **kw) / (cols["kv"] * hw["kv_scale"]), slope_names, cols
-    )
-    mc_cross_ratio = a.propagate_rows(
-        lambda hw, cols, **kw: cross_kv(hw, cols, **kw) / (cols["kv"] * hw["kv_scale"]),
-        ("frontier_active_params",),
-        cols,
-    )
-    true_kv = arch_kv * a.kv_scale
-
-    def n_act(frontier_active_params):
-        return np.where(has_arch, arch_n_act, frontier_active_params)
-
-    f = pl.Series
-    return fits.with_columns(
-        f("kv_slope_bytes_per_token", central_slope),
-        f("kv_slope_fit_low_bytes_per_token", fit_lo),
-        f("kv_slope_fit_high_bytes_per_token", fit_hi),
-        f("kv_slope_scenario_low_bytes_per_token", mc_slope.low),
-        f("kv_slope_scenario_high_bytes_per_token", mc_slope.high),
-        f("kv_crossover_bytes_per_token", np.asarray(mc_cross.central, dtype=float)),
-        f("kv_crossover_scenario_low_bytes_per_token", mc_cross.low),
-        f("kv_crossover_scenario_high_bytes_per_token", mc_cross.high),
-        f("params_active_used", n_act(c["frontier_active_params"])),
-        f("params_active_source", np.where(has_arch, "architecture", "scenario frontier_active_params")),
-        f("kv_true_bytes_per_token", true_kv),
-        f("kv_slope_over_true_ratio", central_slope / true_kv),
-        f("kv_slope_over_true_scenario_low_ratio", mc_slope_ratio.low),
-        f("kv_slope_over_true_scenario_high_ratio", mc_slope_ratio.high),
-        f("kv_crossover_over_true_ratio", np.asarray(mc_cross.central, dtype=float) / true_kv),
-        f("kv_crossover_over_true_scenario_low_ratio", mc_cross_ratio.low),
-        f("kv_crossover_over_true_scenario_high_ratio", mc_cross_ratio.high),
-    ).with_columns(pl.col(pl.Float64).fill_nan(None))
 
 
 @formula("c(L) = a + k·L at L = 0 and at the schedule's end; the tier prices as steps", "lecture f.1")

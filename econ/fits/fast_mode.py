@@ -1,21 +1,16 @@
-"""Fast mode and priority → implied batch ratio (lecture a.5), per published (price, speed) multiple.
+"""Fast mode and priority → what the published (price, speed) multiples allow (lecture a.5 and beyond).
 
-For a fast variant priced at m × the standard output price and streaming s × faster,
-the identity m · s = (G1/G0) · (B0/B1) gives the batch ratio on the same replica
-(:func:`econ.physics.fast_mode.batch_ratio`; Claude Opus fast mode: 6 × 2.5 = 15). The
-roofline solver (:func:`econ.physics.fast_mode.implied_batches_from_coefficients`) then
-places both batches. With the step time in units of the weight-read time c = N_tot·b_w/(G·W·mbu)
-and the batch in units of B̃ = c/a = B*₀·mfu/mbu (a = 2·N_act/(G·F·mfu)),
-
-    t(B) = max(B/B̃, 1 + (L/L*)·(mfu/mbu)·B/B̃)          (lecture a.2)
-
-so B0/B*₀ and B1/B*₀ depend only on m, s, L/L* and mfu/mbu — no parameter count is needed
-for a closed model (decode's compute runs at the scenario's ``prefill_mfu_frac``, its memory
-traffic at ``decode_mbu_frac``). L* is the architecture's for an open-weight model, else the model's first
-long-context threshold (lecture f.1's reading), else the KV term is dropped (the lecture's
-a.5 worked example). For open-weight models the batches are also given in sequences
-(× B*₀ = R·N_tot/N_act). Assumptions: same replica for both modes (no speculative decoding,
-no extra chips: the identity's G1 = G0), price tracks cost with the same margin in both.
+For a fast variant priced at m × the standard output price and streaming s × faster, the lecture's identity
+m · s = (G1/G0) · (B0/B1) gives the batch ratio on the same replica (:func:`econ.physics.fast_mode.batch_ratio`;
+Claude Opus fast mode: 6 × 2.5 = 15). Whether a real deployment can be s times faster for at most m times the
+cost is a question for the deployment model: for each reference architecture (the model's own for an open one,
+every deployed open model for a closed one) and each explanation — a smaller batch on the same replica, more chips
+per replica, speculative decoding, any combination (:mod:`econ.analyses.fast_mode_search`) — the cheapest point
+that is s times faster than the baseline costs some multiple of it
+(:func:`econ.physics.fast_mode.cost_multiple_for_speed`). An explanation is **allowed** when that multiple is at
+most m (price tracks cost with the same margin in both modes); the share of reference architectures for which it
+is allowed says how much the published multiples constrain it. L* plays no part: the first tier threshold is not
+the crossover (``inference_quantities``).
 """
 
 from __future__ import annotations
@@ -23,9 +18,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from econ.fits.io_prices import critical_context, critical_context_source
 from econ.formula import formula
-from econ.physics import fast_mode, roofline
+from econ.physics import fast_mode
 
 VARIANTS = ("fast", "priority")
 
@@ -53,91 +47,96 @@ def with_standard_prices(variants: pl.DataFrame, prices: pl.DataFrame) -> pl.Dat
     )
 
 
-@formula("B0/B1 = m·s; baseline and fast batches from t(B0)/t(B0/(m·s)) = s", "lecture a.5")
-def implied(frame: pl.DataFrame, assumptions) -> pl.DataFrame:
-    """Identity batch ratio and the roofline's implied baseline and fast batches, with scenario intervals.
-
-    ``frame``: variant rows with ``speed_ratio``, the standard prices (:func:`with_standard_prices`),
-    ``tier_threshold_tokens`` and the architecture columns (may be null).
-    """
-    if frame.height == 0:
-        return frame
-    a, c = assumptions, assumptions.central
-    m_out = (
-        (frame["output_usd_per_mtok"] / frame["standard_output_usd_per_mtok"])
-        .cast(pl.Float64)
-        .fill_null(np.nan)
-        .to_numpy()
-    )
-    m_in = (
-        (frame["input_usd_per_mtok"] / frame["standard_input_usd_per_mtok"])
-        .cast(pl.Float64)
-        .fill_null(np.nan)
-        .to_numpy()
-    )
-    s = frame["speed_ratio"].cast(pl.Float64).fill_null(np.nan).to_numpy()
-    tier_min = (
-        frame["tier_min_prompt_tokens"].cast(pl.Float64).fill_null(0.0).to_numpy()
-        if "tier_min_prompt_tokens" in frame.columns
-        else np.zeros(frame.height)
-    )
-    cols = {
-        "m": m_out,
-        "s": s,
-        "tier_min": tier_min,
-        **{
-            k: frame[k].cast(pl.Float64).fill_null(np.nan).to_numpy()
-            for k in ("params_active", "params_total", "kv_bytes_per_token", "tier_threshold_tokens")
-        },
-    }
-
-    def x_of(hw, cols, context_tokens, kv_scale):
-        """L/L*, with a long-context tier's row read at a context inside its tier: max(scenario context, threshold)."""
-        l_star = critical_context(
-            cols["params_active"], cols["kv_bytes_per_token"], cols["tier_threshold_tokens"], hw, kv_scale
-        )
-        context = np.maximum(context_tokens, cols["tier_min"])
-        return np.where(np.isfinite(l_star), np.divide(context, l_star), 0.0)
-
-    def solve(m, s_, x, prefill_mfu_frac, decode_mbu_frac):
-        """Batches over B*0 (the solver works in units of B*0 * mfu/mbu)."""
-        eff = np.divide(prefill_mfu_frac, decode_mbu_frac)
-        m, s_, x, eff = np.broadcast_arrays(m, s_, x, eff)
-        out = fast_mode.implied_batches_from_coefficients(m, s_, 1.0, 1.0, x * eff)
-        return out._replace(baseline_batch=out.baseline_batch * eff, fast_batch=out.fast_batch * eff)
-
-    def draw(field):
-        def fn(hw, cols, context_tokens, prefill_mfu_frac, decode_mbu_frac):
-            x = x_of(hw, cols, context_tokens, hw["kv_scale"])
-            return getattr(solve(cols["m"], cols["s"], x, prefill_mfu_frac, decode_mbu_frac), field)
-
-        return fn
-
-    hw0 = a.central_hardware
-    x0 = x_of(hw0, cols, c["context_tokens"], a.kv_scale)
-    central = solve(m_out, s, x0, c["prefill_mfu_frac"], c["decode_mbu_frac"])
-    names = ("context_tokens", "prefill_mfu_frac", "decode_mbu_frac")
-    base_mc = a.propagate_rows(draw("baseline_batch"), names, cols)
-    fast_mc = a.propagate_rows(draw("fast_batch"), names, cols)
-    b0 = roofline.balance_batch(hw0["critical_batch_ratio"], cols["params_total"], cols["params_active"])
-    f = pl.Series
+@formula("m = fast/standard output price; B0/B1 = m·s on the same replica", "lecture a.5")
+def multiples(frame: pl.DataFrame) -> pl.DataFrame:
+    """Add ``output_price_ratio`` (m), ``input_price_ratio`` and the identity's ``batch_ratio`` (m·s)."""
+    m_out = pl.col("output_usd_per_mtok") / pl.col("standard_output_usd_per_mtok")
     return frame.with_columns(
-        f("output_price_ratio", m_out),
-        f("input_price_ratio", m_in),
-        f("batch_ratio", fast_mode.batch_ratio(m_out, s)),
-        f("critical_context_source", critical_context_source(frame)),
-        f("context_used_tokens", np.maximum(c["context_tokens"], cols["tier_min"])),
-        f("context_over_critical_ratio", x0),
-        f("solved", np.asarray(central.solved, dtype=bool)),
-        f("baseline_batch_over_balance_ratio", central.baseline_batch),
-        f("baseline_batch_over_balance_scenario_low_ratio", base_mc.low),
-        f("baseline_batch_over_balance_scenario_high_ratio", base_mc.high),
-        f("fast_batch_over_balance_ratio", central.fast_batch),
-        f("fast_batch_over_balance_scenario_low_ratio", fast_mc.low),
-        f("fast_batch_over_balance_scenario_high_ratio", fast_mc.high),
-        f("baseline_step_over_weight_read_ratio", central.baseline_step_time_s),
-        f("fast_step_over_weight_read_ratio", central.fast_step_time_s),
-        f("balance_batch_seqs", b0),
-        f("baseline_batch_seqs", central.baseline_batch * b0),
-        f("fast_batch_seqs", central.fast_batch * b0),
-    ).with_columns(pl.col(pl.Float64).fill_nan(None))
+        m_out.alias("output_price_ratio"),
+        (pl.col("input_usd_per_mtok") / pl.col("standard_input_usd_per_mtok")).alias("input_price_ratio"),
+    ).with_columns(
+        pl.Series(
+            "batch_ratio",
+            fast_mode.batch_ratio(
+                frame.select(m_out).to_series().cast(pl.Float64).fill_null(np.nan).to_numpy(),
+                frame["speed_ratio"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
+            ),
+            nan_to_null=True,
+        )
+    )
+
+
+@formula("allowed = cost multiple for s ≤ m, per explanation and reference architecture", "lecture a.5")
+def explain(frame: pl.DataFrame, by_context: dict, *, context_column: str = "context_used_tokens"):
+    """(``frame`` with the share of reference architectures each explanation is allowed for and a summary, one row
+    per frame row × reference architecture × explanation).
+
+    ``frame``: rows with ``output_price_ratio`` (m), ``speed_ratio`` (s), ``arch_model`` (null for closed) and
+    ``context_column``; ``by_context``: {context: points} with ``models``, ``speed``, ``cost``, ``eligible``
+    (per explanation), ``baseline_speed``, ``baseline_cost`` (:class:`econ.analyses.fast_mode_search.Points`).
+    """
+    m = frame["output_price_ratio"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    s = frame["speed_ratio"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    ctx = frame[context_column].to_numpy()
+    own = (
+        frame["arch_model"].fill_null("").to_numpy().astype(object)
+        if "arch_model" in frame.columns
+        else np.full(frame.height, "", dtype=object)
+    )
+    shares = {e: np.full(frame.height, np.nan) for e in fast_mode.EXPLANATIONS}
+    counts = np.zeros(frame.height, dtype=int)
+    details = []
+    for context, pts in by_context.items():
+        rows = np.flatnonzero((ctx == context) & np.isfinite(m) & np.isfinite(s) & (s > 1))
+        if rows.size == 0 or not pts.models:
+            continue
+        names = np.asarray(pts.models, dtype=object)
+        own_rows = own[rows]
+        mine = own_rows[:, None] == names[None, :]  # an open model is read against itself, a closed one against all
+        mine = np.where(mine.any(axis=1, keepdims=True), mine, True)
+        counts[rows] = mine.sum(axis=1)
+        for e in fast_mode.EXPLANATIONS:
+            need, reach = fast_mode.cost_multiple_for_speed(
+                pts.speed, pts.cost, pts.eligible[e], pts.baseline_speed, pts.baseline_cost, s[rows]
+            )
+            allowed = need <= m[rows][:, None] * (1 + 1e-9)
+            shares[e][rows] = np.where(mine, allowed, False).sum(axis=1) / mine.sum(axis=1)
+            r_i, m_i = np.nonzero(mine)
+            details.append(
+                pl.DataFrame(
+                    {
+                        "_row": rows[r_i],
+                        "reference_model": names[m_i].astype(str),
+                        "explanation": e,
+                        "speed_reach_ratio": reach[m_i],
+                        "cost_multiple_needed_ratio": need[r_i, m_i],
+                        "allowed": allowed[r_i, m_i],
+                        "baseline_batch_seqs": np.asarray(pts.baseline_batch, dtype=float)[m_i],
+                        "baseline_tokens_per_s_per_user": np.asarray(pts.baseline_speed, dtype=float)[m_i],
+                        "baseline_replica_chips": np.asarray(pts.baseline_chips, dtype=float)[m_i],
+                    }
+                )
+            )
+    label = {
+        "smaller_batch": "smaller batch",
+        "more_chips": "more chips",
+        "speculation": "speculation alone",
+        "any_combination": "any combination",
+    }
+    summary_cols = [pl.Series(f"{e}_allowed_frac", shares[e], nan_to_null=True) for e in fast_mode.EXPLANATIONS]
+    out = frame.with_columns(*summary_cols, pl.Series("reference_models", counts))
+    text = pl.concat_str(
+        [
+            pl.format(
+                "{}: {} of {}",
+                pl.lit(label[e]),
+                (pl.col(f"{e}_allowed_frac") * pl.col("reference_models")).round(0).cast(pl.Int64),
+                pl.col("reference_models"),
+            )  # fmt: skip
+            for e in fast_mode.EXPLANATIONS
+        ],
+        separator="; ",
+    )
+    out = out.with_columns(pl.when(pl.col("reference_models") > 0).then(text).alias("explanations"))
+    detail = pl.concat(details) if details else pl.DataFrame()
+    return out, detail

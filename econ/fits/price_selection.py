@@ -63,7 +63,23 @@ FIRST_PARTY_PROVIDERS = (
 )
 """Provider names (hand and LiteLLM spellings) that are a lab's own API rather than a reseller or a cloud."""
 
+LAB_PROVIDERS = {
+    "DeepSeek": ("deepseek",),
+    "Moonshot AI": ("moonshot",),
+    "Alibaba Qwen": ("alibaba", "dashscope", "qwencloud", "qwen_ai_platform"),
+    "OpenAI": ("openai",),
+    "Zhipu AI (Z.ai)": ("zai", "bigmodel"),
+    "MiniMax": ("minimax",),
+    "Meta": ("meta",),
+    "Mistral AI": ("mistral",),
+    "Google": ("google", "gemini"),
+    "Xiaomi": ("xiaomi_mimo",),
+}
+"""The providers (hand and LiteLLM spellings) that are an open model's own lab's API (``models.lab``): a price
+there is **first-party**; any other provider of the weights (a cloud, a reseller, an aggregator) is a **reseller**."""
+
 ARCH_COLUMNS = (
+    "lab",
     "params_total",
     "params_active",
     "kv_bytes_per_token",
@@ -115,6 +131,46 @@ def choose_sources(prices: pl.DataFrame) -> pl.DataFrame:
         .first()
     )
     return keyed.join(chosen, on=["name_key", "source", "provider", "model"], how="semi")
+
+
+def provider_kind() -> pl.Expr:
+    """``first_party`` where the provider is the open model's lab (:data:`LAB_PROVIDERS`), ``reseller`` for any
+    other provider of open weights, null for a closed model (needs ``lab``, ``provider`` and ``arch_model``)."""
+    own = pl.lit(False)
+    for lab, providers in LAB_PROVIDERS.items():
+        own = own | ((pl.col("lab") == lab) & pl.col("provider").is_in(providers))
+    return (
+        pl.when(pl.col("arch_model").is_null())
+        .then(pl.lit(None, pl.String))
+        .when(own)
+        .then(pl.lit("first_party"))
+        .otherwise(pl.lit("reseller"))
+        .alias("provider_kind")
+    )
+
+
+def choose_schedules(frame: pl.DataFrame) -> pl.DataFrame:
+    """One schedule per closed model (:func:`choose_sources`) and one per open model × provider.
+
+    ``frame``: price rows with the architecture attached (:func:`attach_architecture`). An open model keeps every
+    seller's schedule apart (first-party and resellers are validated apart, ``provider_kind``), each from one
+    source (hand, else litellm, else openrouter; then the shortest key). Adds what :func:`choose_sources` adds and
+    ``provider_kind``.
+    """
+    closed = choose_sources(frame.filter(pl.col("arch_model").is_null()).drop("name_key"))
+    rank = pl.col("source").replace_strict(
+        {s: i for i, s in enumerate(SOURCE_ORDER)}, default=len(SOURCE_ORDER), return_dtype=pl.Int64
+    )
+    open_rows = frame.filter(pl.col("arch_model").is_not_null())
+    chosen = (
+        open_rows.select("arch_model", "source", "provider", "model")
+        .unique()
+        .sort([rank, pl.col("model").str.len_chars(), "model"])
+        .group_by("arch_model", "provider", maintain_order=True)
+        .first()
+    )
+    picked = open_rows.join(chosen, on=["arch_model", "source", "provider", "model"], how="semi")
+    return pl.concat([closed.select(picked.columns), picked], how="vertical_relaxed").with_columns(provider_kind())
 
 
 def attach_architecture(frame: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame:

@@ -62,8 +62,9 @@ def check_model_counts(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
 
 EFFICIENCY = r"(^|_)(mfu|mbu)(_|$)|efficiency|bandwidth_frac$"
 """Scenario names that are efficiencies (achieved over peak): in (0, 1]."""
-MAY_BE_ZERO = r"(_overhead_s|_latency_s|^speculative_tokens)$"
-"""Scenario quantities whose idealised value is none at all (no per-step overhead, no latency, no draft tokens)."""
+MAY_BE_ZERO = r"(_overhead_s|_latency_s|^speculative_tokens|_exponent_ratio)$"
+"""Scenario quantities whose idealised value is none at all (no per-step overhead, no latency, no draft tokens, a
+flat distribution's exponent)."""
 SCENARIO_CEILINGS = {
     "USD/chip-hour": ceilings.USD_PER_CHIP_HOUR,
     "tokens/s": ceilings.TOKENS_PER_S,
@@ -74,8 +75,8 @@ SCENARIO_CEILINGS = {
 
 
 def check_scenario_ranges(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
-    """Efficiencies in (0, 1]; fractions in [0, 1]; overheads, latencies and draft tokens 0 or more; every other
-    quantity positive and below its unit's ceiling."""
+    """Efficiencies in (0, 1]; fractions in [0, 1]; overheads, latencies, draft tokens and exponents 0 or more;
+    every other quantity positive and below its unit's ceiling."""
     efficiency = pl.col("name").str.contains(EFFICIENCY)
     fraction = pl.col("unit") == "fraction"
     zero_ok = pl.col("name").str.contains(MAY_BE_ZERO)
@@ -86,7 +87,7 @@ def check_scenario_ranges(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]
             (efficiency & ((x <= 0) | (x > 1)), "an efficiency (achieved over peak) must be in (0, 1]"),
             (~efficiency & fraction & ((x < 0) | (x > 1)), "a fraction must be in [0, 1]"),
             (~efficiency & ~fraction & ~zero_ok & (x <= 0), "must be greater than 0 (a rate, price, count or size)"),
-            (zero_ok & (x < 0), "must be 0 or more (an overhead, a latency or a count of draft tokens)"),
+            (zero_ok & (x < 0), "must be 0 or more (an overhead, a latency, a count of draft tokens or an exponent)"),
         ]
         for unit, ceiling in SCENARIO_CEILINGS.items():
             rules.append(

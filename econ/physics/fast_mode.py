@@ -128,3 +128,27 @@ def implied_batches(
 def price_ratio_for(batch_ratio_, speed_ratio):
     """The price multiple that a batch ratio B0/B1 and a speed multiple s imply on the same replica [ratio]."""
     return batch_ratio_ / speed_ratio
+
+
+EXPLANATIONS = ("smaller_batch", "more_chips", "speculation", "any_combination")
+"""What may make a fast variant fast (lecture a.5 and what it leaves out): a smaller batch on the same replica, a
+replica spread over more chips, speculative decoding, or any mix of the three."""
+
+
+@formula("cost multiple = min{c(p)/c₀ : p allowed, v(p) ≥ s·v₀}; allowed when ≤ the price multiple m", "lecture a.5")
+def cost_multiple_for_speed(speed, cost, eligible, baseline_speed, baseline_cost, speed_ratio):
+    """The cheapest way, among a set of operating points, to be ``speed_ratio`` times faster per user than a baseline.
+
+    ``speed``, ``cost``, ``eligible``: (models, points) tokens/s per user, $/token and which points the explanation
+    allows (and fit in memory); ``baseline_*``: (models,); ``speed_ratio``: (variants,). Returns (cost multiple
+    needed, (variants, models), inf where no allowed point is fast enough; the largest speed multiple the points
+    reach, (models,)).
+    """
+    v, c, ok = (np.asarray(x) for x in (speed, cost, eligible))
+    v0, c0 = np.asarray(baseline_speed, dtype=float), np.asarray(baseline_cost, dtype=float)
+    target = np.asarray(speed_ratio, dtype=float)[:, None, None] * v0[None, :, None]
+    fast = ok[None, :, :] & (v[None, :, :] >= target)
+    cheapest = np.where(fast, c[None, :, :], np.inf).min(axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        reach = np.where(ok, v, 0.0).max(axis=1) / v0
+        return cheapest / c0[None, :], reach

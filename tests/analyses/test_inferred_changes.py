@@ -27,8 +27,8 @@ def inputs(fixture_db):
 
 
 def test_a_long_context_price_rise_moves_the_implied_kv_bytes(inputs):
-    """Raising Gemini's >200k input price from 4 to 6 $/MTok doubles the input slope (6-2 vs 4-2), so the
-    slope reading of KV bytes per token doubles; nothing about the unchanged Opus schedule is listed."""
+    """Raising Gemini's >200k input price from 4 to 6 $/MTok doubles the input slope (6-2 vs 4-2), so its reading
+    as prefill attention FLOPs per context token doubles; nothing about the unchanged Opus schedule is listed."""
     frames, a = inputs
     old = frames["prices"]
     new = old.with_columns(
@@ -38,7 +38,7 @@ def test_a_long_context_price_rise_moves_the_implied_kv_bytes(inputs):
         .alias("input_usd_per_mtok")
     )
     out = inferred_changes(old, new, frames["models"], frames["memory_tiers"], a)
-    kv = out.filter(quantity="kv_slope_bytes_per_token", detail="input")
+    kv = out.filter(quantity="attention_flop_per_context_token", detail="input")
     assert kv.height == 1 and kv["model"][0] == "gemini-3.1-pro-preview"
     assert kv["new_value"][0] / kv["old_value"][0] == pytest.approx(2.0, rel=1e-6)
     assert set(out["model"]) == {"gemini-3.1-pro-preview"}
@@ -52,7 +52,7 @@ def test_no_price_change_implies_nothing(inputs):
 
 def test_between_dates_uses_the_rows_in_effect(inputs):
     """The >200k input price of Gemini rises from 4 to 6 on 2026-06-01 (a new period): dates on either side of it
-    see the doubled KV slope, two dates inside one period see nothing."""
+    see the doubled input slope, two dates inside one period see nothing."""
     frames, a = inputs
     prices = frames["prices"]
     tier = (pl.col("model") == "gemini-3.1-pro-preview") & (pl.col("tier_min_prompt_tokens") > 0)
@@ -66,7 +66,7 @@ def test_between_dates_uses_the_rows_in_effect(inputs):
     across = inferred_between(
         history, date(2026, 3, 1), date(2026, 11, 30), frames["models"], frames["memory_tiers"], a
     )
-    kv = across.filter(quantity="kv_slope_bytes_per_token", detail="input")
+    kv = across.filter(quantity="attention_flop_per_context_token", detail="input")
     assert kv["new_value"][0] / kv["old_value"][0] == pytest.approx(2.0, rel=1e-6)
     within = inferred_between(
         history, date(2026, 6, 1), date(2026, 11, 30), frames["models"], frames["memory_tiers"], a

@@ -1,8 +1,8 @@
-"""Long-context tiers → KV bytes per token: worked example, synthetic round trips with coverage, real rows.
+"""Long-context tiers → the cost slope per component: worked example, synthetic round trips with coverage, real rows.
 
 Independent numbers: the lecture's f.1 worked example (200k, 1e11, R 300, 1 B/weight → 1,667 B; FP4 → 833 B),
 synthetic price tables generated from the roofline's own cost functions with a known b_kv, and hand arithmetic
-on published tier edges.
+on published tier edges (the power-law means by hand).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from econ.fits import context_readings as cr
 from econ.fits import context_tiers as ct
 from econ.physics import roofline
 from econ.units import SECONDS_PER_HOUR
@@ -27,13 +28,13 @@ from fits.pricing_data import frames, hand_prices
     ],
 )
 def test_crossover_reading_reproduces_the_lecture(critical_ratio, weight_bytes, expected):
-    result = ct.kv_bytes_at_crossover(critical_ratio, weight_bytes, 1e11, 200_000)
+    result = cr.kv_bytes_at_crossover(critical_ratio, weight_bytes, 1e11, 200_000)
     assert result == pytest.approx(expected, abs=0.1)
 
 
 def test_usd_per_kv_byte_is_price_over_bandwidth():
     """$2/chip-hour on 8 TB/s at full bandwidth: 2/3600/8e12 $ per byte read per token."""
-    assert ct.usd_per_token_per_kv_byte(2.0, 8e12, 1.0) == pytest.approx(2.0 / 3600 / 8e12, rel=1e-12)
+    assert cr.usd_per_token_per_kv_byte(2.0, 8e12, 1.0) == pytest.approx(2.0 / 3600 / 8e12, rel=1e-12)
 
 
 # ---------------------------------------------------------------------------- representative contexts
@@ -64,6 +65,7 @@ def schedule(thresholds, max_input, prices, *, provider="p", model="m", variant=
         ("lower", [0, 200_000]),
         ("upper", [200_000, 1_048_576]),
         ("geometric", [np.sqrt(1_000 * 200_000), np.sqrt(200_000 * 1_048_576)]),
+        ("power_law", [(1_000 + 200_000) / 2, (200_000 + 1_048_576) / 2]),  # alpha = 0: the even spread
     ],
 )
 def test_representative_context_rules_on_gemini_edges(rule, expected):
@@ -75,11 +77,11 @@ def test_representative_context_rules_on_gemini_edges(rule, expected):
 def test_missing_max_input_leaves_the_top_tier_without_a_midpoint():
     out = ct.representative_contexts(schedule([0, 200_000], None, [2.0, 4.0]))
     assert out["context_midpoint_tokens"].to_list() == [100_000, None]
-    fits = ct.fit_schedules(schedule([0, 200_000], None, [2.0, 4.0]), rules=("midpoint", "lower"))
+    fits = ct.fit_schedules(schedule([0, 200_000], None, [2.0, 4.0]), rules=("midpoint", "lower", "power_law"))
     status = dict(
         zip(fits.filter(pl.col("component") == "input")["rule"], fits.filter(pl.col("component") == "input")["status"])
     )
-    assert status == {"midpoint": "underdetermined", "lower": "exact"}
+    assert status == {"midpoint": "underdetermined", "lower": "exact", "power_law": "underdetermined"}
 
 
 # ---------------------------------------------------------------------------- synthetic round trips
@@ -113,7 +115,7 @@ def test_round_trip_recovers_kv_bytes_exactly_without_noise():
     prices = roofline_tier_prices(tier_grid())
     fits = ct.fit_schedules(synthetic(prices[None, :]), rules=("midpoint",)).filter(pl.col("component") == "input")
     assert fits["status"].to_list() == ["ok"]
-    kv = ct.kv_bytes_from_slope(fits["slope_usd_per_mtok_per_mtok_context"][0], MARGIN, P_CHIP, W, MBU)
+    kv = cr.kv_bytes_from_slope(fits["slope_usd_per_mtok_per_mtok_context"][0], MARGIN, P_CHIP, W, MBU)
     assert kv == pytest.approx(B_KV, rel=1e-6)
 
 
@@ -125,7 +127,7 @@ def test_round_trip_with_noise_recovers_truth_and_intervals_cover_at_nominal_rat
     noisy = clean[None, :] + rng.normal(0.0, 0.02 * clean[0], size=(400, clean.size))
     fits = ct.fit_schedules(synthetic(noisy), rules=("midpoint",)).filter(pl.col("component") == "input")
     assert set(fits["status"]) == {"ok"}
-    to_kv = ct.kv_bytes_from_slope(1.0, MARGIN, P_CHIP, W, MBU)  # bytes per unit of slope
+    to_kv = cr.kv_bytes_from_slope(1.0, MARGIN, P_CHIP, W, MBU)  # bytes per unit of slope
     est = fits["slope_usd_per_mtok_per_mtok_context"].to_numpy() * to_kv
     lo = fits["slope_fit_low_usd_per_mtok_per_mtok_context"].to_numpy() * to_kv
     hi = fits["slope_fit_high_usd_per_mtok_per_mtok_context"].to_numpy() * to_kv
@@ -133,30 +135,38 @@ def test_round_trip_with_noise_recovers_truth_and_intervals_cover_at_nominal_rat
     assert np.mean((lo <= B_KV) & (B_KV <= hi)) == pytest.approx(0.9, abs=0.04)
 
 
-def test_implied_kv_carries_fit_and_scenario_intervals():
-    a = frames()["assumptions"]
-    prices = roofline_tier_prices(tier_grid())
-    fits = ct.fit_schedules(synthetic(prices[None, :]), rules=("midpoint",)).with_columns(
-        pl.lit(None, dtype=pl.Float64).alias("params_active"),
-        pl.lit(None, dtype=pl.Float64).alias("kv_bytes_per_token"),
+def test_power_law_contexts_are_the_request_and_token_weighted_means():
+    """alpha = 2 on Gemini's edges: E[L] = ln(hi/lo)/(1/lo - 1/hi); per input token (hi - lo)/ln(hi/lo), by hand."""
+    out = ct.representative_contexts(schedule([0, 200_000], 1_048_576, [2.0, 4.0]), exponent=2.0)
+    lo, hi = 200_000.0, 1_048_576.0
+    assert out["context_power_law_tokens"][1] == pytest.approx(np.log(hi / lo) / (1 / lo - 1 / hi))
+    assert out["context_power_law_token_weighted_tokens"][1] == pytest.approx((hi - lo) / np.log(hi / lo))
+    fits = ct.fit_schedules(schedule([0, 200_000], 1_048_576, [2.0, 4.0]), rules=("power_law",), exponent=2.0)
+    by = {r["component"]: r for r in fits.iter_rows(named=True)}
+    assert by["output"]["representative_contexts_tokens"].split(",")[1] == str(
+        round(out["context_power_law_tokens"][1])
     )
-    out = ct.implied_kv(fits, a).filter(pl.col("component") == "input").row(0, named=True)
-    assert (
-        out["kv_slope_fit_low_bytes_per_token"]
-        < out["kv_slope_bytes_per_token"]
-        < out["kv_slope_fit_high_bytes_per_token"]
+    assert by["input"]["representative_contexts_tokens"].split(",")[1] == str(
+        round(out["context_power_law_token_weighted_tokens"][1])
     )
-    assert (
-        out["kv_slope_scenario_low_bytes_per_token"]
-        < out["kv_slope_bytes_per_token"]
-        < out["kv_slope_scenario_high_bytes_per_token"]
-    )
-    assert out["params_active_source"] == "scenario frontier_active_params"
-    assert (
-        out["kv_crossover_scenario_low_bytes_per_token"]
-        < out["kv_crossover_bytes_per_token"]
-        < out["kv_crossover_scenario_high_bytes_per_token"]
-    )
+
+
+def test_slope_grid_over_alpha_matches_refits():
+    """The slope-ratio grid (used for the scenario interval over alpha) equals refitting at each alpha."""
+    tiers = schedule([0, 200_000], 1_048_576, [2.0, 4.0])
+    at = ct.fit_schedules(tiers, rules=("power_law",), exponent=1.5).filter(pl.col("component") == "output")
+    grid = at["_slope_ratio_grid"][0].to_list()
+    for i, alpha in enumerate(ct.EXPONENT_GRID):
+        refit = ct.fit_schedules(tiers, rules=("power_law",), exponent=alpha).filter(pl.col("component") == "output")
+        ratio = refit["slope_usd_per_mtok_per_mtok_context"][0] / at["slope_usd_per_mtok_per_mtok_context"][0]
+        assert grid[i] == pytest.approx(ratio, rel=1e-9)
+
+
+def test_cache_read_tiers_are_read_as_a_billing_rule():
+    """Gemini 3.1 Pro: cache read 0.20 -> 0.40 with input 2 -> 4: one fraction (0.1) in both tiers."""
+    text, rule = ct.billing_rule(np.array([2.0, 4.0]), np.array([0.2, 0.4]))
+    assert text == "0.1,0.1" and rule.startswith("billing rule: cache read = 0.1 x input")
+    assert ct.billing_rule(np.array([2.0, 4.0]), np.array([0.2, 0.5]))[1].startswith("cache read / input changes")
 
 
 # ---------------------------------------------------------------------------- real rows
@@ -167,10 +177,10 @@ def real_table():
     from econ.analyses.fit_context_tiers import table as context_tiers_table
 
     f = frames()
-    return context_tiers_table(f["price_current"], f["models"], f["assumptions"])
+    return context_tiers_table(f["price_current"], f["models"], f["assumptions"], f["serving"])
 
 
-def row(table, model, component="output", rule="midpoint", variant="standard"):
+def row(table, model, component="output", rule="power_law", variant="standard"):
     match = table.filter(
         (pl.col("model") == model)
         & (pl.col("component") == component)
@@ -184,9 +194,10 @@ def row(table, model, component="output", rule="midpoint", variant="standard"):
 
 def test_two_tier_schedule_is_exact_with_no_fit_interval(real_table):
     """Gemini 3.1 Pro (hand rows: 2/4 input, 12/18 output at 200k): exact, the fit interval unidentified (±inf)."""
-    r = row(real_table, "gemini-3.1-pro-preview")
+    r = row(real_table, "gemini-3.1-pro-preview", rule="midpoint")
     assert r["status"] == "exact" and r["fit_interval_kind"] == "none"
-    assert r["kv_slope_fit_low_bytes_per_token"] == -np.inf and r["kv_slope_fit_high_bytes_per_token"] == np.inf
+    assert r["kv_read_fit_low_bytes_per_context_token"] == -np.inf
+    assert r["kv_read_fit_high_bytes_per_context_token"] == np.inf
     # slope by hand: (18 - 12) $/MTok over the midpoints 100k -> 624,288 tokens
     assert r["slope_usd_per_mtok_per_mtok_context"] == pytest.approx(6.0 / ((200_000 + 1_048_576) / 2 - 100_000) * 1e6)
 
@@ -214,14 +225,23 @@ def test_crossover_reading_at_gemini_threshold_matches_the_lecture_at_the_scenar
     assert r["kv_crossover_bytes_per_token"] == pytest.approx(1e11 / (312.5 * 2e5))
 
 
-def test_open_weight_tiered_models_report_implied_over_true(real_table):
-    """Open-weight models with tiers (MiniMax-M3 hand rows; reseller schedules of GLM-5.1 and Qwen3.5): the ratio
-    is present and finite; its value is reported, not tested."""
-    open_rows = real_table.filter(pl.col("arch_model").is_not_null() & pl.col("default_rule") & ~pl.col("pooled"))
-    assert "MiniMax-M3" in open_rows["arch_model"].to_list()
-    assert open_rows["kv_slope_over_true_ratio"].is_finite().all()
+def test_open_weight_tiered_models_report_implied_over_true_per_seller(real_table):
+    """Open-weight models with tiers (MiniMax-M3 first-party and resellers; reseller schedules of GLM-5.1 and
+    Qwen3.5): every output and input row has a finite implied/true; MiniMax-M3 is read from each seller apart."""
+    open_rows = real_table.filter(
+        pl.col("arch_model").is_not_null()
+        & pl.col("default_rule")
+        & ~pl.col("pooled")
+        & (pl.col("variant") == "standard")
+    )
+    read = open_rows.filter(pl.col("component").is_in(["output", "input"]))
+    assert read.height >= 12 and read["implied_over_true_ratio"].is_not_null().all()
+    assert read["implied_over_true_ratio"].is_finite().all()
     assert open_rows["kv_crossover_over_true_ratio"].is_finite().all()
     assert (open_rows["params_active_source"] == "architecture").all()
+    minimax = open_rows.filter((pl.col("arch_model") == "MiniMax-M3") & (pl.col("component") == "output"))
+    assert set(minimax["provider_kind"]) == {"first_party", "reseller"} and minimax.height >= 3
+    assert open_rows.filter(pl.col("component") == "cache_read")["kv_read_bytes_per_context_token"].is_null().all()
 
 
 def test_openai_pool_is_one_plausible_relative_slope(real_table):
@@ -254,11 +274,23 @@ def test_every_row_states_its_assumptions(real_table):
     assert real_table["usd_per_chip_hour"][0] == hw.central["usd_per_chip_hour"]
 
 
-def test_slope_conversion_uses_assumptions_by_hand(real_table):
-    """b_kv = k*(1-margin)*W*mbu/p for Sonnet 4.5 output (15 -> 22.5 at 200k, max 1M), by hand at the scenario."""
+def test_output_reading_by_hand_at_the_power_law_means(real_table):
+    """b = k*(1-margin)*W*mbu/p for Sonnet 4.5 output (15 -> 22.5 at 200k, max 1M), the tiers at their request-
+    weighted means under the scenario's alpha (closed form by hand), at the scenario's chip (GB200: 8 TB/s)."""
     a = frames()["assumptions"]
+    alpha = a.central["tier_context_density_exponent_ratio"]
+
+    def mean(lo, hi):
+        lo = max(lo, 1_000.0)
+        return (
+            (1 - alpha)
+            / (2 - alpha)
+            * (hi ** (2 - alpha) - lo ** (2 - alpha))
+            / (hi ** (1 - alpha) - lo ** (1 - alpha))
+        )
+
     r = row(real_table, "claude-sonnet-4-5")
-    k = 7.5 / ((200_000 + 1_000_000) / 2 - 100_000) * 1e6 / 1e12  # $/token per context token
+    k = 7.5 / (mean(200_000, 1_000_000) - mean(0, 200_000)) * 1e6 / 1e12  # $/token per context token
     by_hand = (
         k
         * (1 - a.central["gross_margin_frac"])
@@ -266,4 +298,6 @@ def test_slope_conversion_uses_assumptions_by_hand(real_table):
         * a.central["decode_mbu_frac"]
         / (a.central["usd_per_chip_hour"] / SECONDS_PER_HOUR)
     )
-    assert r["kv_slope_bytes_per_token"] == pytest.approx(by_hand, rel=1e-9)
+    assert r["kv_read_bytes_per_context_token"] == pytest.approx(by_hand, rel=1e-9)
+    assert r["kv_read_validated_low_bytes_per_context_token"] < r["kv_read_scenario_low_bytes_per_context_token"]
+    assert r["kv_read_validated_high_bytes_per_context_token"] > r["kv_read_scenario_high_bytes_per_context_token"]

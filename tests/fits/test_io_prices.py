@@ -1,8 +1,8 @@
-"""Input vs output prices: the closed form against the physics' step functions, the lecture's f.3 warning, and
-the market regression against synthetic prices generated from known $/FLOP, $/byte and batch.
+"""Input vs output prices per model: the closed form against the physics' step functions, the lecture's f.3
+warning, the prefill reading by hand, and the deployment model's implied batch recovered from prices it made.
 
 Independent numbers: ratios computed by econ.physics.decode_step / prefill_step (a second path through the
-roofline), the lecture's rho = 5 and L* = 200k (f.3), hand arithmetic, and synthetic market prices.
+roofline), the lecture's rho = 5 and L* = 200k (f.3), hand arithmetic.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def test_regime(rho, x, expected):
     assert np.isnan(io.implied_batch_over_balance(rho, x, mfu=1.0, mbu=1.0)) == (expected != "memory_bound")
 
 
-def closed_row(rho, threshold):
+def closed_row(rho):
     return pl.DataFrame(
         {
             "input_usd_per_mtok": [1.0],
@@ -104,31 +104,22 @@ def closed_row(rho, threshold):
             "params_active": [None],
             "params_total": [None],
             "kv_bytes_per_token": [None],
-            "tier_threshold_tokens": [threshold],
         },
-        schema_overrides={
-            "params_active": pl.Float64,
-            "params_total": pl.Float64,
-            "kv_bytes_per_token": pl.Float64,
-            "tier_threshold_tokens": pl.Float64,
-        },
+        schema_overrides={"params_active": pl.Float64, "params_total": pl.Float64, "kv_bytes_per_token": pl.Float64},
     )
 
 
-def test_model_ratios_flag_the_lecture_inconsistency():
-    """A closed model at 5x with a 200k tier, at the scenario (32k, mfu 0.6, mbu 0.8): B/B*0 = 1/(5*0.8/0.6 - 0.16)."""
+def test_a_closed_model_has_no_critical_context_and_its_batch_is_a_lower_bound():
+    """No architecture: the first tier threshold is not read as L* (the crossover fails on open models), so the KV
+    term is dropped: B/B*0 = mfu/(rho*mbu)."""
     a = frames()["assumptions"]
-    c = a.central
-    out = io.model_ratios(closed_row(5.0, 200_000.0), a).row(0, named=True)
-    assert out["critical_context_source"] == "price_tier_threshold"
-    expected = 1 / (5 * c["decode_mbu_frac"] / c["prefill_mfu_frac"] - c["context_tokens"] / 200_000)
-    assert out["batch_over_balance_ratio"] == pytest.approx(expected)
-    assert out["batch_over_balance_scenario_low_ratio"] < expected < out["batch_over_balance_scenario_high_ratio"]
-    assert out["lecture_f3_check"].startswith("batch below")
-    assert out["regime"] == "memory_bound"
-    assert out["implied_decode_mbu_check"] == "within 0-1"
-    # at the scenario batch (m = 2) and 32k/200k the decode is compute-bound: the roofline's rho is its floor, 1
-    assert out["predicted_output_over_input_ratio"] == 1.0
+    out = io.model_ratios(closed_row(5.0), a, context_tokens=8_719.0).row(0, named=True)
+    assert out["critical_context_source"].startswith("none")
+    assert out["context_over_critical_ratio"] == 0.0
+    assert out["batch_over_balance_ratio"] == pytest.approx(
+        a.central["prefill_mfu_frac"] / (5 * a.central["decode_mbu_frac"])
+    )
+    assert out["batch_over_balance_scenario_low_ratio"] < out["batch_over_balance_ratio"]
 
 
 def test_model_ratios_flag_an_impossible_mbu_on_real_rows():
@@ -136,132 +127,35 @@ def test_model_ratios_flag_an_impossible_mbu_on_real_rows():
     batch fits; rho <= 1 identifies no mbu. The open models' small L* (architecture) drive it, e.g. Qwen3-30B-A3B's
     107 tokens."""
     from econ.analyses.fit_io_prices import table as io_prices_table
+    from econ.analyses.inference_serving import traffic_costs
 
     f = frames()
-    t = io_prices_table(f["price_current"], f["models"], f["assumptions"])
+    t = io_prices_table(f["price_current"], f["models"], f["assumptions"], traffic_costs(f["serving"]))
     above = t.filter(pl.col("implied_decode_mbu_frac") > 1)
     assert above.height > 0 and set(above["implied_decode_mbu_check"]) == {io.MBU_CHECKS[1]}
     kv_alone = t.filter(pl.col("regime") == "kv_alone_exceeds_rho")
     assert set(kv_alone["lecture_f3_check"]) == {"no batch fits (the KV read alone exceeds rho)"}
     assert kv_alone["batch_over_balance_ratio"].null_count() == kv_alone.height
-    assert t.filter(pl.col("implied_decode_mbu_frac") <= 1)["implied_decode_mbu_check"].unique().to_list() == [
-        io.MBU_CHECKS[0]
-    ]
     low_rho = t.filter(pl.col("output_over_input_ratio") <= 1)
     assert low_rho["implied_decode_mbu_frac"].null_count() == low_rho.height
     assert (t["predicted_output_over_input_ratio"].drop_nulls() >= 1.0).all()
     qwen = t.filter(pl.col("arch_model") == "Qwen3-30B-A3B").row(0, named=True)
     assert qwen["critical_context_tokens"] == pytest.approx(3.3e9 / (312.5 * 98_304), rel=1e-9)
+    assert t["decode_context_tokens"][0] == pytest.approx(8_719.0, rel=1e-3)  # the fleet's mix, not 32k
 
 
-def test_without_a_critical_context_the_batch_is_a_lower_bound():
+def test_prefill_reading_by_hand():
+    """0.27 $/MTok input at margin 0.5 on GB200 fp8 (5e15 FLOP/s) at mfu 0.6 and 2 $/chip-hour pays for
+    0.27e-6 * 0.5 * 5e15 * 0.6 / (2/3600) FLOP per token."""
     a = frames()["assumptions"]
-    out = io.model_ratios(closed_row(5.0, None), a).row(0, named=True)
-    assert out["critical_context_source"].startswith("none")
-    assert out["context_over_critical_ratio"] == 0.0
-    assert out["batch_over_balance_ratio"] == pytest.approx(
-        a.central["prefill_mfu_frac"] / (5 * a.central["decode_mbu_frac"])
+    row = pl.DataFrame({"input_usd_per_mtok": [0.27], "true_prefill_flop_per_input_token": [1e11]})
+    out = io.prefill_reading(row, a).row(0, named=True)
+    c, hw = a.central, a.central_hardware
+    by_hand = 0.27e-6 * (1 - c["gross_margin_frac"]) * hw["peak_flop_per_s"] * c["prefill_mfu_frac"]
+    by_hand /= c["usd_per_chip_hour"] / 3600
+    assert hw["peak_flop_per_s"] == pytest.approx(5e15)
+    assert out["prefill_flop_per_input_token"] == pytest.approx(by_hand)
+    assert out["prefill_flop_over_true_ratio"] == pytest.approx(by_hand / 1e11)
+    assert (
+        out["prefill_flop_scenario_low_per_input_token"] < by_hand < out["prefill_flop_scenario_high_per_input_token"]
     )
-
-
-# ---------------------------------------------------------------------------- market regression
-
-C_FLOP, C_BYTE, B_EFF = 3e-18, 2e-17, 400.0  # $/FLOP, $/byte, sequences
-
-
-def synthetic_market(models: pl.DataFrame, rng, *, providers=4, noise=0.1, context=32_000.0, b_w=1.0):
-    """Every open architecture served by ``providers`` providers at the truth's prices x (1 + noise)."""
-    rows = models.filter(pl.col("kv_bytes_per_token").is_not_null()).select(
-        "model",
-        "params_total",
-        "params_active",
-        "kv_bytes_per_token",
-        "kv_window_bytes_per_sequence",
-        "sliding_window_tokens",
-    )
-    rows = pl.concat([rows.with_columns(pl.lit(f"p{i}").alias("provider")) for i in range(providers)])
-    x, _ = io.market_design(
-        rows.with_columns(pl.lit(1.0).alias("input_usd_per_mtok"), pl.lit(1.0).alias("output_usd_per_mtok")),
-        weight_bytes_per_param=b_w,
-        kv_scale=1.0,
-        context_tokens=context,
-    )
-    truth = np.array([C_FLOP * 1e18, C_BYTE * 1e18 / B_EFF, C_BYTE * 1e15])  # $/MTok per TFLOP, TB, GB
-    clean = x @ truth
-    n = rows.height
-    noisy = clean * (1 + noise * rng.standard_normal((1, clean.size)) if np.ndim(noise) == 0 else noise)
-    return rows, noisy, truth, n
-
-
-def test_market_regression_recovers_the_truth():
-    rng = np.random.default_rng(5)
-    rows, noisy, truth, n = synthetic_market(frames()["models"], rng)
-    priced = rows.with_columns(
-        pl.Series("input_usd_per_mtok", noisy[0, :n]), pl.Series("output_usd_per_mtok", noisy[0, n:])
-    )
-    result, _, _ = io.fit_market(priced, weight_bytes_per_param=1.0, kv_scale=1.0, context_tokens=32_000.0)
-    assert result.status == "ok"
-    assert result.estimate[0] == pytest.approx(truth[0], rel=0.05)  # c_flop
-    assert result.estimate[2] == pytest.approx(truth[2], rel=0.25)  # c_byte
-    b_eff, lo, hi = io.effective_batch_interval(result)
-    assert lo < B_EFF < hi and b_eff == pytest.approx(B_EFF, rel=0.4)
-
-
-@pytest.mark.slow
-def test_market_intervals_cover_at_about_their_nominal_rate():
-    """300 synthetic markets (additive noise, equal weights would be exact; the fit weights 1/price): the 90 %
-    interval of c_flop covers the truth 90 % +- 6 % of the time."""
-    rng = np.random.default_rng(9)
-    models = frames()["models"]
-    rows, _, truth, n = synthetic_market(models, rng)
-    x, _ = io.market_design(
-        rows.with_columns(pl.lit(1.0).alias("input_usd_per_mtok"), pl.lit(1.0).alias("output_usd_per_mtok")),
-        weight_bytes_per_param=1.0,
-        kv_scale=1.0,
-        context_tokens=32_000.0,
-    )
-    clean = x @ truth
-    draws = clean * (1 + 0.05 * rng.standard_normal((300, clean.size)))
-    hits = 0
-    for y in draws:
-        priced = rows.with_columns(pl.Series("input_usd_per_mtok", y[:n]), pl.Series("output_usd_per_mtok", y[n:]))
-        result, _, _ = io.fit_market(priced, weight_bytes_per_param=1.0, kv_scale=1.0, context_tokens=32_000.0)
-        lo, hi = result.interval("usd_per_mtok_per_tflop")
-        hits += lo <= truth[0] <= hi
-    assert hits / len(draws) == pytest.approx(0.9, abs=0.06)
-
-
-def test_market_quantities_state_units_and_both_intervals():
-    from econ.analyses.fit_io_market import tables as io_market_tables
-
-    f = frames()
-    market, residuals = io_market_tables(f["price_current"], f["models"], f["assumptions"])
-    q = {r["quantity"]: r for r in market.iter_rows(named=True)}
-    assert set(q) == set(io.UNITS)
-    assert q["usd_per_flop"]["unit"] == "USD/FLOP"
-    assert q["usd_per_flop"]["scenario_low"] == q["usd_per_flop"]["estimate"]  # does not depend on assumptions
-    for name in ("effective_batch_seqs", "implied_usd_per_chip_hour_from_flops"):
-        assert q[name]["scenario_low"] < q[name]["estimate"] < q[name]["scenario_high"]
-    assert market["n_providers"][0] >= 10 and market["n_models"][0] >= 15
-    assert set(residuals["component"]) == {"input", "output"}
-    assert residuals.height == 2 * market["n_price_rows"][0]
-
-
-def test_market_without_a_weight_term_reports_an_unbounded_batch_not_a_number():
-    """Prices with no weight-fetch term (the truth has B_eff = inf) pin that coefficient at 0: B_eff is inf, the fit
-    says at_bound, and no finite upper limit is claimed."""
-    rng = np.random.default_rng(3)
-    rows, _, truth, n = synthetic_market(frames()["models"], rng)
-    x, _ = io.market_design(
-        rows.with_columns(pl.lit(1.0).alias("input_usd_per_mtok"), pl.lit(1.0).alias("output_usd_per_mtok")),
-        weight_bytes_per_param=1.0,
-        kv_scale=1.0,
-        context_tokens=32_000.0,
-    )
-    y = (x @ (truth * np.array([1.0, 0.0, 1.0]))) * (1 + 0.05 * rng.standard_normal(2 * n))
-    y[n:] *= 0.8  # output a little below the no-weight truth: the weight coefficient wants to be negative
-    priced = rows.with_columns(pl.Series("input_usd_per_mtok", y[:n]), pl.Series("output_usd_per_mtok", y[n:]))
-    result, _, _ = io.fit_market(priced, weight_bytes_per_param=1.0, kv_scale=1.0, context_tokens=32_000.0)
-    assert result.status == "at_bound" and "usd_per_mtok_per_weight_tb" in result.message
-    central, lo, hi = io.effective_batch_interval(result)
-    assert central == np.inf and hi == np.inf

@@ -110,7 +110,6 @@ def test_pages_assets_and_exports_exist(built_report):
     assert figures == [
         "context-pricing/implied-kv",
         "context-pricing/tier-prices",
-        "fast-mode/fast-batches",
         "fast-mode/fast-multiples",
         "fleet/cost-breakdown",
         "fleet/fleet-split",

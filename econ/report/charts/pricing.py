@@ -15,6 +15,8 @@ READING_DOMAIN = ["slope", "crossover", "architecture (true)"]
 READING_RANGE = ["#1f5fa8", "#e4892b", "#111111"]
 TIER_DOMAIN = ["hbm", "ddr", "flash", "disk", "recompute"]
 TIER_RANGE = ["#c4424b", "#e4892b", "#3b9c5a", "#7a5aa8", "#1f5fa8"]
+KV_METHOD_DOMAIN = ["architecture", "implied_kv_read"]
+KV_METHOD_RANGE = ["#111111", "#1f5fa8"]
 ITEM_DOMAIN = ["write_5m", "write_1h", "write_12h", "storage_1h"]
 ITEM_RANGE = ["#1f5fa8", "#e4892b", "#3b9c5a", "#7a5aa8"]
 BOTH_ENDS = "isValid(datum.{low}) && isValid(datum.{high}) && datum.{low} > 0"  # a range bar needs two ends (log axis)
@@ -305,34 +307,32 @@ def market(frame: pl.DataFrame) -> alt.LayerChart:
 def cache_hold(frame: pl.DataFrame, tiers: pl.DataFrame) -> alt.LayerChart:
     """What a prompt cache charges to hold a GB of KV for an hour (after margin) against each memory tier's cost.
 
-    ``frame``: label, cache_item, kv_method, hold_cost_usd_per_gb_hour, its scenario low/high, cheapest_tier.
+    ``frame``: label, kv_method (where b_kv came from), hold_cost_usd_per_gb_hour, hold_cost_low/high (its interval:
+    premium fit, margin and KV bytes), tier (the identified tier or the status naming those that remain).
     ``tiers``: tier, device, usd_per_gb_hour (vertical rules).
     """
     order = frame.sort("hold_cost_usd_per_gb_hour", descending=True)["label"].unique(maintain_order=True).to_list()
     x_title = axis_title("Hold cost of KV after margin", "USD per GB-hour")
     y = alt.Y("label:N", title="Cached prompt (provider · model)", sort=order, axis=alt.Axis(labelLimit=220))
-    color = alt.Color("cache_item:N", title="Cache price", scale=alt.Scale(domain=ITEM_DOMAIN, range=ITEM_RANGE))
+    color = alt.Color(
+        "kv_method:N", title="KV bytes from", scale=alt.Scale(domain=KV_METHOD_DOMAIN, range=KV_METHOD_RANGE)
+    )
     tooltip = [
         alt.Tooltip("label:N", title="Model"),
-        alt.Tooltip("cache_item:N", title="Cache price"),
         alt.Tooltip("kv_method:N", title="b_kv from"),
         alt.Tooltip("hold_cost_usd_per_gb_hour:Q", title="Hold cost (USD/GB-hour)", format=".3~g"),
-        alt.Tooltip("hold_cost_scenario_low_usd_per_gb_hour:Q", title="Scenario low", format=".3~g"),
-        alt.Tooltip("hold_cost_scenario_high_usd_per_gb_hour:Q", title="Scenario high", format=".3~g"),
-        alt.Tooltip("cheapest_tier:N", title="Cheapest tier"),
+        alt.Tooltip("hold_cost_low_usd_per_gb_hour:Q", title="Interval low", format=".3~g"),
+        alt.Tooltip("hold_cost_high_usd_per_gb_hour:Q", title="Interval high", format=".3~g"),
+        alt.Tooltip("tier:N", title="Memory tier"),
     ]
-    yoff = alt.YOffset("cache_item:N", title="Cache price", scale=alt.Scale(domain=ITEM_DOMAIN))
+    yoff = alt.YOffset("kv_method:N", title="KV bytes from", scale=alt.Scale(domain=KV_METHOD_DOMAIN))
     bars = (
         alt.Chart(named("hold"))
-        .transform_filter(
-            BOTH_ENDS.format(
-                low="hold_cost_scenario_low_usd_per_gb_hour", high="hold_cost_scenario_high_usd_per_gb_hour"
-            )
-        )
+        .transform_filter(BOTH_ENDS.format(low="hold_cost_low_usd_per_gb_hour", high="hold_cost_high_usd_per_gb_hour"))
         .mark_rule(opacity=0.6)
         .encode(
-            x=alt.X("hold_cost_scenario_low_usd_per_gb_hour:Q", title=x_title, scale=LOG),
-            x2="hold_cost_scenario_high_usd_per_gb_hour:Q",
+            x=alt.X("hold_cost_low_usd_per_gb_hour:Q", title=x_title, scale=LOG),
+            x2="hold_cost_high_usd_per_gb_hour:Q",
             y=y,
             yOffset=yoff,
             color=color,
@@ -364,9 +364,7 @@ def cache_hold(frame: pl.DataFrame, tiers: pl.DataFrame) -> alt.LayerChart:
             tooltip=tier_tip,
         )
     )
-    bars = if_any_interval(
-        frame, "hold_cost_scenario_low_usd_per_gb_hour", "hold_cost_scenario_high_usd_per_gb_hour", bars
-    )
+    bars = if_any_interval(frame, "hold_cost_low_usd_per_gb_hour", "hold_cost_high_usd_per_gb_hour", bars)
     chart = alt.layer(rules, *bars, dots).properties(
         title="Prompt-cache hold prices against memory-tier hold costs",
         width=WIDTH - 100,

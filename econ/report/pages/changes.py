@@ -30,17 +30,21 @@ LARGEST_IMPORTED = 60  # imported-map changes shown on the page (largest |change
 INFERRED_TABLE = "inferred_changes"  # what the price changes imply (written by the changes analysis)
 INFERRED_SHOWN = 80
 QUANTITY_NAMES = {
-    "kv_slope_bytes_per_token": "KV bytes per token, slope reading",
-    "kv_crossover_bytes_per_token": "KV bytes per token, crossover reading",
+    "kv_read_bytes_per_context_token": "Decode KV bytes read per context token (output-price slope)",
+    "attention_flop_per_context_token": "Prefill attention FLOPs per context token (input-price slope)",
+    "kv_crossover_bytes_per_token": "KV bytes per token, crossover hypothesis",
     "output_over_input_ratio": "Output/input price ratio",
     "batch_over_balance_ratio": "Implied decode batch B/B*₀",
     "implied_decode_mbu_frac": "Implied decode bandwidth use (mbu)",
-    "hold_cost_usd_per_mtok_hour": "Cache hold cost (USD/MTok-hour)",
-    "cheapest_tier": "Cheapest memory tier",
-    "drain_time_tier": "Drain-time tier (g.4)",
+    "hold_price_usd_per_mtok_hour": "Cache hold price (USD/MTok-hour)",
+    "hold_cost_usd_per_gb_hour": "Cache hold cost after margin (USD/GB-hour)",
+    "identified_tier": "Memory tier identified by the cache prices",
+    "tier_status": "Memory tiers the cache prices allow",
     "batch_ratio": "Fast-mode batch ratio m·s",
-    "baseline_batch_over_balance_ratio": "Fast mode: baseline batch B₀/B*₀",
-    "fast_batch_over_balance_ratio": "Fast mode: fast batch B₁/B*₀",
+    "smaller_batch_allowed_frac": "Fast mode: share of architectures where a smaller batch fits (m, s)",
+    "more_chips_allowed_frac": "Fast mode: share where more chips fit (m, s)",
+    "speculation_allowed_frac": "Fast mode: share where speculation alone fits (m, s)",
+    "any_combination_allowed_frac": "Fast mode: share where any combination fits (m, s)",
 }
 
 INFERRED_COUNTS = f"""

@@ -147,3 +147,29 @@ def guarded_headline(build: Callable[[], Headline | None]) -> list[Headline]:
 def ensure_columns(frame: pl.DataFrame, names: Iterable[str]) -> pl.DataFrame:
     """``frame`` with every column of ``names`` (absent ones as nulls), for tables of optional columns."""
     return frame.with_columns(pl.lit(None).alias(n) for n in names if n not in frame.columns)
+
+
+OK_STATUSES = ("ok",)
+
+
+def with_status(value: Any, low: Any, high: Any, status: Any, *, ok: Iterable[str] = OK_STATUSES, sig: int = 3) -> str:
+    """A number as the report may show it: ``value (low–high)``, and its status beside it unless the status is ok.
+
+    An inferred number whose status is not ``ok`` is never shown bare (DESIGN.md, Truth): ``1,230 (456–3,210)
+    [undercovered]``. No value gives the status alone.
+    """
+    interval = finite_interval(low, high, sig=sig)
+    shown = fmt_num(value, sig=sig)
+    if shown and interval:
+        shown = f"{shown} ({interval})"
+    if status is not None and status not in tuple(ok):
+        shown = f"{shown} [{status}]" if shown else f"[{status}]"
+    return shown
+
+
+def status_text(value: str, low: str, high: str, status: str | pl.Expr, **kw: Any) -> pl.Expr:
+    """:func:`with_status` of each row, for a table column (``status``: a column name or an expression)."""
+    st = pl.col(status) if isinstance(status, str) else status
+    return pl.struct(
+        pl.col(value).alias("v"), pl.col(low).alias("lo"), pl.col(high).alias("hi"), st.alias("st")
+    ).map_elements(lambda r: with_status(r["v"], r["lo"], r["hi"], r["st"], **kw), return_dtype=pl.String)

@@ -1,10 +1,11 @@
-"""Context-pricing page: long-context price tiers read backwards (lecture f.1–f.2).
+"""Context-pricing page: long-context price tiers read backwards, per price component (lecture f.1–f.2).
 
-Each tiered first-party schedule is charted as steps with the fitted cost line
-c(L) = a + k·L; the KV bytes per token it implies are shown by both readings (the slope, and
-the crossover at the first threshold) with the fit interval and the scenario interval kept
-apart, next to the true value for open-weight models. Every row of ``fit_context_tiers``
-(all sources, variants, components and representative-context rules) is a download.
+Each tiered first-party schedule is charted as steps with the fitted cost line c(L) = a + k·L. The output-price
+slope is read as the bytes a decode step reads per context token, the input-price slope as prefill attention FLOPs
+per context token, the cache-read uplift as a billing rule; the lecture's crossover reading (first threshold = L*)
+is shown only as the hypothesis it is, with its measured bias. Every number carries its validated interval (scenario
+interval widened by the error measured on open models, ``inference_validation``) and its status where that is not
+ok; the validation itself is a section of the page. Every row of ``fit_context_tiers`` is a download.
 """
 
 from __future__ import annotations
@@ -15,16 +16,29 @@ from econ.report.charts import pricing as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, details, fmt_interval, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
-from econ.report.pages.common import SCHEMA_ERRORS, ensure_columns, guarded, guarded_headline, interval_text, sig3
+from econ.report.pages.common import (
+    SCHEMA_ERRORS,
+    ensure_columns,
+    guarded,
+    guarded_headline,
+    interval_text,
+    sig3,
+    status_text,
+    with_status,
+)
 
 NAME = "context-pricing"
 TITLE = "Context pricing"
 SUMMARY = (
-    "Long-context price tiers read backwards: the implied KV-cache bytes per token, with intervals, next to the "
-    "true value for open models."
+    "Long-context price tiers read backwards per price component: decode KV bytes read and prefill attention "
+    "FLOPs per context token, with intervals validated on open models."
 )
 REQUIRES = ("fit_context_tiers",)
 
+KV_QUANTITY = "decode_kv_read_bytes_per_context_token"
+CROSSOVER = "kv_bytes_per_token_crossover"
+FIT_OK = ("ok", "exact")
+"""Fit statuses a reading may be shown under (exact: a line through every tier, no fit interval)."""
 LECTURE_GUIDES = pl.DataFrame(
     {
         "label": ["lecture f.1: 200k threshold ⇒ ≈ 1,667 B", "lecture f.2: 1 × 2 × 128 × 8 = 2,048 B"],
@@ -33,22 +47,31 @@ LECTURE_GUIDES = pl.DataFrame(
 )
 SOURCE = (
     "fit_context_tiers table of the pricing fits, from the prices table (first-party pages, LiteLLM / OpenRouter "
-    "maps), the hardware table and the scenario"
+    "maps), the hardware table, the deployment model and the scenario; validation: inference_validation"
 )
 
-FIRST_PARTY = """
-select provider, model, variant, n_tiers, tier_thresholds_tokens, status,
-       fit_interval_kind, fit_message, intercept_usd_per_mtok, slope_usd_per_mtok_per_mtok_context,
-       slope_fit_low_usd_per_mtok_per_mtok_context, slope_fit_high_usd_per_mtok_per_mtok_context,
-       uplift_per_mtok_context_frac, max_abs_residual_frac, crossover_threshold_tokens,
-       kv_slope_bytes_per_token, kv_slope_fit_low_bytes_per_token, kv_slope_fit_high_bytes_per_token,
-       kv_slope_scenario_low_bytes_per_token, kv_slope_scenario_high_bytes_per_token,
-       kv_crossover_bytes_per_token, kv_crossover_scenario_low_bytes_per_token,
-       kv_crossover_scenario_high_bytes_per_token, kv_true_bytes_per_token, arch_model, params_active_used,
-       params_active_source
+QUANTITY_STATUS = """
+select quantity,
+       case when status = 'ok' and not coalesce(error_within_factor, false) then 'error exceeds its factor'
+            else status end as status,
+       n_models, coverage_models_frac, median_abs_log_ratio, median_error_factor_ratio,
+       geometric_mean_ratio, widening_factor_ratio, status_reason
+from inference_quantities
+"""
+
+READINGS = """
+select provider, model, component, n_tiers, tier_thresholds_tokens,
+       status as fit_status, slope_usd_per_mtok_per_mtok_context, quantity, arch_model,
+       coalesce(kv_read_bytes_per_context_token, attention_flop_per_context_token) as reading_value,
+       coalesce(kv_read_validated_low_bytes_per_context_token, attention_validated_low_flop_per_context_token)
+           as validated_low,
+       coalesce(kv_read_validated_high_bytes_per_context_token, attention_validated_high_flop_per_context_token)
+           as validated_high,
+       coalesce(true_kv_read_bytes_per_context_token, true_attention_flop_per_context_token) as true_value,
+       implied_over_true_ratio, billing_rule
 from fit_context_tiers
-where default_rule and not pooled and component = 'input' and source = 'hand' and variant = 'standard'
-order by provider, model
+where default_rule and not pooled and source = 'hand' and variant = 'standard'
+order by provider, model, component
 """
 
 STEPS = """
@@ -59,20 +82,21 @@ KV = """
 with rows as (
     select source || ' · ' || provider || ' · ' || model as label, *
     from fit_context_tiers
-    where default_rule and not pooled and component = 'input' and variant = 'standard'
-      and (source = 'hand' or kv_true_bytes_per_token is not null)
+    where default_rule and not pooled and component = 'output' and variant = 'standard'
+      and (source = 'hand' or true_kv_read_bytes_per_context_token is not null)
 )
-select label, 'slope' as reading, kv_slope_bytes_per_token as bytes_per_token,
-       kv_slope_fit_low_bytes_per_token as fit_low, kv_slope_fit_high_bytes_per_token as fit_high,
-       kv_slope_scenario_low_bytes_per_token as scenario_low, kv_slope_scenario_high_bytes_per_token as scenario_high
+select label, 'slope' as reading, kv_read_bytes_per_context_token as bytes_per_token,
+       kv_read_fit_low_bytes_per_context_token as fit_low, kv_read_fit_high_bytes_per_context_token as fit_high,
+       kv_read_validated_low_bytes_per_context_token as scenario_low,
+       kv_read_validated_high_bytes_per_context_token as scenario_high
 from rows
 union all
-select label, 'crossover', kv_crossover_bytes_per_token, null, null, kv_crossover_scenario_low_bytes_per_token,
-       kv_crossover_scenario_high_bytes_per_token
+select label, 'crossover', kv_crossover_bytes_per_token, null, null, kv_crossover_validated_low_bytes_per_token,
+       kv_crossover_validated_high_bytes_per_token
 from rows
 union all
-select label, 'architecture (true)', kv_true_bytes_per_token, null, null, null, null
-from rows where kv_true_bytes_per_token is not null
+select label, 'architecture (true)', true_kv_read_bytes_per_context_token, null, null, null, null
+from rows where true_kv_read_bytes_per_context_token is not null
 order by label, reading
 """
 
@@ -94,20 +118,51 @@ POOL_COLUMNS = (
 
 ASSUMPTIONS = """
 select chip, number_format, kv_cache_format, usd_per_chip_hour, gross_margin_frac, decode_mbu_frac,
-       frontier_active_params, scenario_interval
+       prefill_mfu_frac, tier_context_density_exponent_ratio, scenario_interval
 from fit_context_tiers where chip is not null limit 1
 """
 
 HEADLINE = """
-select provider, count(*) as models,
-       median(kv_crossover_bytes_per_token) as crossover, median(kv_crossover_scenario_low_bytes_per_token) as low,
-       median(kv_crossover_scenario_high_bytes_per_token) as high, median(kv_slope_bytes_per_token) as slope,
-       min(kv_slope_bytes_per_token) as slope_min, max(kv_slope_bytes_per_token) as slope_max,
-       string_agg(distinct crossover_threshold_tokens::bigint::varchar, ', ') as thresholds
-from (select * from fit_context_tiers
-      where default_rule and not pooled and component = 'input' and source = 'hand' and variant = 'standard')
+select provider, count(*) as models, median(kv_read_bytes_per_context_token) as reading,
+       min(kv_read_validated_low_bytes_per_context_token) as low,
+       max(kv_read_validated_high_bytes_per_context_token) as high,
+       min(kv_read_bytes_per_context_token) as reading_min, max(kv_read_bytes_per_context_token) as reading_max,
+       bool_and(status in ('ok', 'exact')) as fits_ok
+from fit_context_tiers
+where default_rule and not pooled and component = 'output' and source = 'hand' and variant = 'standard'
+  and arch_model is null and kv_read_bytes_per_context_token is not null
 group by provider order by provider
 """
+
+VALIDATION_ROWS = """
+select quantity, model, price_provider as provider, provider_kind, unit, implied_value, true_value,
+       implied_over_true_ratio, validated_low_value, validated_high_value, widening_factor_ratio,
+       scenario_interval_covers_true, interval_covers_true
+from inference_validation order by quantity, model, price_provider
+"""
+
+
+def _quantities(ctx: SiteContext) -> dict[str, dict]:
+    """inference_quantities by quantity ({} when the database has none)."""
+    if not ctx.has("inference_quantities"):
+        return {}
+    return {r["quantity"]: r for r in ctx.query(QUANTITY_STATUS).iter_rows(named=True)}
+
+
+def _evidence(q: dict | None) -> str:
+    """The validation in words, for a caption or a headline: coverage, median |ln ratio|, bias, widening."""
+    if not q:
+        return "not validated (no inference_quantities table in this database)"
+    if q["n_models"] in (None, 0) or q["median_abs_log_ratio"] is None:
+        return f"status {q['status']}: {q['status_reason']}"
+    return (
+        f"validated on {q['n_models']} open models: their left-out intervals cover "
+        f"{q['coverage_models_frac']:.0%} of them; median |ln(implied/true)| = {q['median_abs_log_ratio']:.2f} "
+        f"(typical factor ×{fmt_num(q['median_error_factor_ratio'], sig=3)}), geometric-mean bias "
+        f"×{fmt_num(q['geometric_mean_ratio'], sig=3)}, "
+        f"interval widened ×{fmt_num(q['widening_factor_ratio'], sig=3)}; "
+        f"status {q['status']}"
+    )
 
 
 def render(ctx: SiteContext) -> PageContent:
@@ -115,20 +170,23 @@ def render(ctx: SiteContext) -> PageContent:
         assumptions = ctx.query(ASSUMPTIONS)
     except SCHEMA_ERRORS:  # only the captions use it
         assumptions = pl.DataFrame()
+    quantities = _quantities(ctx)
     sections = [
-        guarded("Prices against context, with the fitted cost line", lambda: _tiers(ctx, assumptions)),
-        guarded("Implied KV bytes per token", lambda: _kv(ctx, assumptions)),
+        guarded("Prices against context, with the fitted cost line", lambda: _tiers(ctx, assumptions, quantities)),
+        guarded("Implied KV bytes read per context token", lambda: _kv(ctx, assumptions, quantities)),
+        guarded("Checked on open models", lambda: _validation(ctx, quantities)),
         guarded("One slope per provider", lambda: _pooled(ctx)),
     ]
     return PageContent(
         title=TITLE,
         lead=(
-            "Providers charge more per token once a prompt passes a threshold. Read backwards (lecture f.1), the "
-            "extra price per token of context is the cost of holding and reading its KV cache, so the schedule "
-            "implies the KV bytes per token of a closed model — which the open models let us check."
+            "Providers charge more per token once a prompt passes a threshold. Read backwards per price "
+            "component, the output price's extra per token of context is the cost of the KV cache a decode step "
+            "reads, and the input price's is prefill attention. The open models, whose architecture is known, "
+            "measure how far each reading is off; that error widens every interval on this page."
         ),
         sections=sections,
-        headlines=guarded_headline(lambda: _headline(ctx)),
+        headlines=guarded_headline(lambda: _headline(ctx, quantities)),
     )
 
 
@@ -139,14 +197,24 @@ def _assumption_text(assumptions: pl.DataFrame) -> str:
     return (
         f"Assumed: {a['chip']} at {a['number_format']} (KV at {a['kv_cache_format']}), "
         f"{fmt_num(a['usd_per_chip_hour'])} USD/chip-hour, gross margin {fmt_num(a['gross_margin_frac'])}, decode "
-        f"mbu {fmt_num(a['decode_mbu_frac'])}, closed models' N_act {fmt_num(a['frontier_active_params'], sig=3)}. "
+        f"mbu {fmt_num(a['decode_mbu_frac'])}, prefill mfu {fmt_num(a['prefill_mfu_frac'])}, prompts inside a "
+        f"tier with density ∝ L^-{fmt_num(a['tier_context_density_exponent_ratio'])}. "
         f"Scenario interval: {a['scenario_interval']}."
     )
 
 
-def _tiers(ctx: SiteContext, assumptions: pl.DataFrame) -> Section:
+def _status_of(fit_status, quantity_status) -> str:
+    """ok only when the fit may be shown and the quantity's validation is ok; else what is wrong."""
+    if fit_status not in FIT_OK:
+        return f"fit {fit_status}"
+    if quantity_status is None:
+        return "not validated"
+    return quantity_status
+
+
+def _tiers(ctx: SiteContext, assumptions: pl.DataFrame, quantities: dict) -> Section:
     steps = ctx.query(STEPS) if ctx.has("price_current") else pl.DataFrame()
-    first_party = ctx.query(FIRST_PARTY)
+    readings = ctx.query(READINGS)
     blocks = []
     if steps.height:
         blocks.append(
@@ -156,23 +224,27 @@ def _tiers(ctx: SiteContext, assumptions: pl.DataFrame) -> Section:
                 steps,
                 caption="Each first-party schedule with more than one context tier (standard variant, input price): "
                 "steps are the published prices (a tier bills the whole request once the prompt passes its "
-                "threshold), dashed lines the least-squares line through each tier's midpoint context.",
-                formula="c(L) = a + k·L fitted at each tier's midpoint context; "
-                f"{ctx.cite('econ.fits.context_tiers.kv_bytes_at_crossover')}",
+                "threshold), dashed lines the least-squares line through each tier's mean context under the "
+                "stated within-tier prompt density.",
+                formula=f"c(L) = a + k·L; {ctx.cite('econ.fits.context_tiers.fit_schedules')}",
                 source=SOURCE,
             )
         )
     else:
         blocks.append(note("No first-party price schedule has more than one context tier.", kind="pending"))
-    if first_party.height:
-        shown = first_party.with_columns(
-            interval_text("kv_slope_fit_low_bytes_per_token", "kv_slope_fit_high_bytes_per_token").alias("slope_fit"),
-            interval_text("kv_slope_scenario_low_bytes_per_token", "kv_slope_scenario_high_bytes_per_token").alias(
-                "slope_scenario"
-            ),
-            interval_text(
-                "kv_crossover_scenario_low_bytes_per_token", "kv_crossover_scenario_high_bytes_per_token"
-            ).alias("crossover_scenario"),
+    if readings.height:
+        status = [
+            _status_of(f, quantities.get(q, {}).get("status") if q else "ok")
+            for f, q in zip(readings["fit_status"], readings["quantity"])
+        ]
+        shown = readings.with_columns(pl.Series("shown_status", status, dtype=pl.String)).with_columns(
+            status_text("reading_value", "validated_low", "validated_high", "shown_status").alias("reading"),
+            pl.when(pl.col("component") == "output")
+            .then(pl.lit("decode KV bytes read per context token"))
+            .when(pl.col("component") == "input")
+            .then(pl.lit("prefill attention FLOPs per context token"))
+            .otherwise(pl.col("billing_rule"))
+            .alias("what"),
         )
         blocks.append(
             table(
@@ -180,24 +252,20 @@ def _tiers(ctx: SiteContext, assumptions: pl.DataFrame) -> Section:
                 [
                     Col("provider", "Provider"),
                     Col("model", "Model"),
-                    Col("n_tiers", "Tiers", kind="num"),
+                    Col("component", "Price component"),
                     Col("tier_thresholds_tokens", "Thresholds (tokens)"),
-                    Col("status", "Fit status"),
-                    Col("intercept_usd_per_mtok", "a (USD/MTok)", kind="num", fmt=sig3),
+                    Col("fit_status", "Fit status"),
                     Col(
                         "slope_usd_per_mtok_per_mtok_context", "k (USD/MTok per MTok of context)", kind="num", fmt=sig3
                     ),
-                    Col("kv_slope_bytes_per_token", "KV, slope reading (bytes/token)", kind="num", fmt=sig3),
-                    Col("slope_fit", "Fit interval"),
-                    Col("slope_scenario", "Scenario interval"),
-                    Col("kv_crossover_bytes_per_token", "KV, crossover reading (bytes/token)", kind="num", fmt=sig3),
-                    Col("crossover_scenario", "Scenario interval"),
-                    Col("kv_true_bytes_per_token", "True, open models (bytes/token)", kind="num", fmt=sig3),
+                    Col("what", "Read as", wrap=True),
+                    Col("reading", "Reading (validated interval) [status if not ok]"),
+                    Col("true_value", "True, open models", kind="num", fmt=sig3),
                 ],
-                caption="First-party tiered schedules (standard variant, input price, midpoint rule). A two-tier "
-                "schedule "
-                "is fitted exactly, so its fit interval is not identified; the scenario interval varies the "
-                "assumptions",
+                caption="First-party tiered schedules (standard variant, default rule): each component's slope and "
+                "what it is read as (bytes/token for output, FLOP/token for input; cache reads are a billing rule). "
+                "The interval is the scenario interval widened by the error measured on open models "
+                "(inference_validation); a reading whose fit or validation is not ok carries its status",
                 id="context-fits",
             )
         )
@@ -214,31 +282,101 @@ def _tiers(ctx: SiteContext, assumptions: pl.DataFrame) -> Section:
     return Section("Prices against context, with the fitted cost line", blocks)
 
 
-def _kv(ctx: SiteContext, assumptions: pl.DataFrame) -> Section:
+def _kv(ctx: SiteContext, assumptions: pl.DataFrame, quantities: dict) -> Section:
     frame = ctx.query(KV)
     if frame.filter(pl.col("bytes_per_token").is_not_null()).is_empty():
-        return Section("Implied KV bytes per token", [note("No schedule gives a KV reading.", kind="pending")])
+        return Section(
+            "Implied KV bytes read per context token", [note("No schedule gives a KV reading.", kind="pending")]
+        )
     return Section(
-        "Implied KV bytes per token",
+        "Implied KV bytes read per context token",
         [
             Figure(
                 "implied-kv",
                 charts.implied_kv(frame, LECTURE_GUIDES),
                 frame,
-                caption="Two readings of each schedule: the slope (the price of one more context token, after "
-                "margin, buys "
-                "its KV read at the chip's bandwidth) and the crossover (the first threshold is where the KV read "
-                "equals the weight read, L*). Thin bars: the scenario interval (assumption ranges, Monte Carlo); "
-                "thick bars: the fit interval where the schedule identifies one. Black diamonds: the architecture's "
-                "true KV bytes per token for open-weight models. Dashed: the lecture's worked figures. "
-                + _assumption_text(assumptions),
-                formula="slope: b_kv = k·(1 − margin)·W·mbu/p; crossover: "
-                f"{ctx.cite('econ.fits.context_tiers.kv_bytes_at_crossover')}; true: "
-                f"{ctx.cite('econ.physics.kv_cache.kv_bytes_per_token')}",
-                source=SOURCE + "; true values from the models table (config.json)",
+                caption="Two readings of each schedule's output price. Slope: the price of one more context token, "
+                "after margin, buys the bytes a decode step reads for it at the chip's bandwidth — "
+                f"{_evidence(quantities.get(KV_QUANTITY))}. Crossover (the lecture's hypothesis, never a headline): "
+                "the first threshold is taken as L*, where the KV read equals the weight read — "
+                f"{_evidence(quantities.get(CROSSOVER))}. Thin bars: the validated interval (scenario interval "
+                "widened by the left-out error on open models); thick bars: the fit interval where the schedule "
+                "identifies one. Black diamonds: the architecture's bytes read per context token for open-weight "
+                "models. Dashed: the lecture's worked figures. " + _assumption_text(assumptions),
+                formula=f"slope: {ctx.cite('econ.fits.context_readings.kv_bytes_from_slope')}; crossover: "
+                f"{ctx.cite('econ.fits.context_readings.kv_bytes_at_crossover')}; interval: "
+                f"{ctx.cite('econ.fits.validation.widened_interval')}",
+                source=SOURCE + "; true values from the models table (config.json) through the deployment model",
             )
         ],
     )
+
+
+def _validation(ctx: SiteContext, quantities: dict) -> Section:
+    if not quantities:
+        return Section("Checked on open models", [note("No validation table in this database.", kind="pending")])
+    summary = ctx.query("select * from inference_quantities order by role, quantity").with_columns(
+        (pl.col("coverage_models_frac") * 100).round(0).alias("coverage_pct"),
+        (pl.col("scenario_coverage_rows_frac") * 100).round(0).alias("scenario_coverage_pct"),
+    )
+    blocks = [
+        table(
+            summary,
+            [
+                Col("quantity", "Quantity"),
+                Col("role", "Role"),
+                Col("reading", "Read from", wrap=True),
+                Col("n_models", "Open models", kind="num"),
+                Col("n_rows", "Schedules", kind="num"),
+                Col("coverage_pct", "Validated interval covers truth (% of models)", kind="num"),
+                Col("scenario_coverage_pct", "Scenario interval alone covers (% of schedules)", kind="num"),
+                Col("median_abs_log_ratio", "Median |ln(implied/true)|", kind="num", fmt=sig3),
+                Col("median_error_factor_ratio", "Typical factor off (ratio)", kind="num", fmt=sig3),
+                Col("geometric_mean_ratio", "Bias, geometric mean (ratio)", kind="num", fmt=sig3),
+                Col("widening_factor_ratio", "Widening factor (ratio)", kind="num", fmt=sig3),
+                Col("status", "Status"),
+                Col("status_reason", "Why", wrap=True),
+            ],
+            caption="Each price inference checked on the open-weight models whose architecture gives the true "
+            "value. The validated interval is the scenario interval widened in quadrature, in log space, by "
+            "t(0.95, n−1) × the RMS of the other open models' ln(implied/true) (each model left out of its own "
+            "check); a closed model's interval gets the factor from all of them. Status: ok when the left-out "
+            "intervals cover at least 3 of every 4 open models, undercovered below, too_few_open_models under 3",
+            id="inference-quantities",
+        )
+    ]
+    if ctx.has("inference_validation"):
+        rows = ctx.query(VALIDATION_ROWS)
+        blocks.append(
+            details(
+                f"Every validated schedule ({rows.height})",
+                table(
+                    rows.with_columns(interval_text("validated_low_value", "validated_high_value").alias("interval")),
+                    [
+                        Col("quantity", "Quantity"),
+                        Col("model", "Open model"),
+                        Col("provider", "Seller"),
+                        Col("provider_kind", "Kind"),
+                        Col("implied_value", "Implied", kind="num", fmt=sig3),
+                        Col("true_value", "True", kind="num", fmt=sig3),
+                        Col("unit", "Unit"),
+                        Col("implied_over_true_ratio", "Implied/true (ratio)", kind="num", fmt=sig3),
+                        Col("interval", "Validated interval"),
+                        Col("interval_covers_true", "Covers truth"),
+                    ],
+                    caption="First-party and reseller schedules of each open model, validated apart",
+                    id="inference-validation",
+                ),
+            )
+        )
+        blocks.append(
+            Download(
+                "inference-validation",
+                ctx.query("select * from inference_validation order by all"),
+                "Every validation row",
+            )
+        )
+    return Section("Checked on open models", blocks)
 
 
 def _pooled(ctx: SiteContext) -> Section:
@@ -278,36 +416,31 @@ def _pooled(ctx: SiteContext) -> Section:
     )
 
 
-def _thresholds(text: str | None) -> str:
-    """``"256000, 32000"`` as ``"first thresholds 32,000 and 256,000"``."""
-    values = sorted(int(v) for v in (text or "").split(",") if v.strip())
-    return ("first thresholds " if len(values) > 1 else "first threshold ") + " and ".join(f"{v:,}" for v in values)
-
-
-def _headline(ctx: SiteContext) -> Headline | None:
+def _headline(ctx: SiteContext, quantities: dict) -> Headline | None:
     frame = ctx.query(HEADLINE)
+    q = quantities.get(KV_QUANTITY)
+    status = (q or {}).get("status") or "not validated"
     rows = tuple(
         HeadlineRow(
             subject=r["provider"],
-            value=fmt_num(r["crossover"], sig=3),
+            value=with_status(r["reading"], None, None, status if r["fits_ok"] else "fit not ok"),
             interval=fmt_interval(r["low"], r["high"]),
-            note=f"{_thresholds(r['thresholds'])} tokens; slope reading {fmt_num(r['slope'], sig=3)} "
-            f"(median of {r['models']}, "
-            f"{fmt_interval(r['slope_min'], r['slope_max']) or fmt_num(r['slope_min'], sig=3)})",
+            note=f"median of {r['models']} closed models"
+            + (f" ({fmt_interval(r['reading_min'], r['reading_max'])})" if r["models"] > 1 else ""),
         )
         for r in frame.iter_rows(named=True)
-        if r["crossover"] is not None
+        if r["reading"] is not None
     )
     if not rows:
         return None
     return Headline(
         "kv_bytes_per_token",
-        "Implied KV bytes per token, per provider (crossover reading)",
+        "Implied decode KV bytes read per context token, per provider (output-price slope)",
         "bytes/token",
         rows,
-        interval_kind="scenario interval (Monte Carlo over the scenario's assumption ranges), median over the "
-        "provider's first-party tiered models; the note gives the slope reading, which disagrees",
-        formula=ctx.cite("econ.fits.context_tiers.kv_bytes_at_crossover"),
-        source="fit_context_tiers table (first-party standard input prices)",
+        interval_kind="from the lowest to the highest validated interval of the provider's models (scenario "
+        f"interval widened by the error on open models); {_evidence(q)}",
+        formula=ctx.cite("econ.fits.context_readings.kv_bytes_from_slope"),
+        source="fit_context_tiers (first-party standard output prices of closed models) and inference_quantities",
         page=NAME,
     )

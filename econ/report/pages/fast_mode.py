@@ -1,8 +1,9 @@
-"""Fast-mode page: price and speed multiples of fast and priority variants and the batches they imply (lecture a.5).
+"""Fast-mode page: price and speed multiples of fast and priority variants and what they allow (lecture a.5).
 
 On one replica, a fast variant that costs m times as much per token and runs s times faster
 must serve a batch m·s times smaller (the chip-seconds per token grow by m, the step time
-shrinks by s). The roofline then places the baseline and fast batches relative to B*₀.
+shrinks by s). The deployment model says whether a smaller batch, more chips per replica or
+speculative decoding can be s times faster for at most m times the cost.
 """
 
 from __future__ import annotations
@@ -13,40 +14,20 @@ from econ.report.charts import pricing as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, fmt_num, table
 from econ.report.page import Download, PageContent, Section, SiteContext, note
-from econ.report.pages.common import guarded, interval_text, sig3
+from econ.report.pages.common import guarded, sig3
 
 NAME = "fast-mode"
 TITLE = "Fast mode"
-SUMMARY = "Price and speed multiples of fast and priority variants, and the batches they imply."
+SUMMARY = "Price and speed multiples of fast and priority variants, and which explanations they allow."
 REQUIRES = ("fit_fast_mode",)
 
 FAST = """
 select source, provider, model, variant, tier_min_prompt_tokens, status, input_usd_per_mtok, output_usd_per_mtok,
        standard_input_usd_per_mtok, standard_output_usd_per_mtok, output_price_ratio, input_price_ratio, speed_ratio,
-       batch_ratio, solved, critical_context_source, context_over_critical_ratio,
-       baseline_batch_over_balance_ratio, baseline_batch_over_balance_scenario_low_ratio,
-       baseline_batch_over_balance_scenario_high_ratio, fast_batch_over_balance_ratio,
-       fast_batch_over_balance_scenario_low_ratio, fast_batch_over_balance_scenario_high_ratio,
-       baseline_step_over_weight_read_ratio, fast_step_over_weight_read_ratio, balance_batch_seqs,
-       baseline_batch_seqs, fast_batch_seqs, chip, number_format, context_tokens, usd_per_chip_hour, scenario_interval
+       batch_ratio, context_used_tokens, smaller_batch_allowed_frac, more_chips_allowed_frac,
+       speculation_allowed_frac, any_combination_allowed_frac, reference_models, explanations, arch_model, chip,
+       number_format, usd_per_chip_hour, user_speed_target_tokens_per_s, scenario_interval
 from fit_fast_mode order by source, provider, model, variant, tier_min_prompt_tokens
-"""
-
-BATCHES = """
-with solved as (
-    select provider || ' · ' || model || case when tier_min_prompt_tokens > 0
-           then ' · >' || (tier_min_prompt_tokens // 1000) || 'k' else '' end as label, *
-    from fit_fast_mode where solved
-)
-select label, 'baseline' as batch, baseline_batch_over_balance_ratio as batch_over_balance_ratio,
-       baseline_batch_over_balance_scenario_low_ratio as scenario_low,
-       baseline_batch_over_balance_scenario_high_ratio as scenario_high
-from solved
-union all
-select label, 'fast', fast_batch_over_balance_ratio, fast_batch_over_balance_scenario_low_ratio,
-       fast_batch_over_balance_scenario_high_ratio
-from solved
-order by label, batch
 """
 
 
@@ -60,16 +41,17 @@ def render(ctx: SiteContext) -> PageContent:
 
     sections = [guarded("Price multiple × speed multiple", multiples)]
     sections.append(
-        guarded("The batches behind fast mode", lambda: _batches(ctx, frame))
+        guarded("What the multiples allow", lambda: _explanations(ctx, frame))
         if frame.height
-        else Section("The batches behind fast mode", [note("No fast variant to read.", kind="pending")])
+        else Section("What the multiples allow", [note("No fast variant to read.", kind="pending")])
     )
     return PageContent(
         title=TITLE,
         lead=(
             "Some providers sell the same model faster at a higher price. The lecture's identity (a.5): on the same "
-            "replica, price multiple × speed multiple = how many times smaller the fast batch is; the roofline "
-            "then says where both batches sit relative to the balance batch B*₀."
+            "replica, price multiple × speed multiple = how many times smaller the fast batch is. A fast replica may "
+            "also use more chips or speculative decoding; the deployment model says which of these explanations "
+            "can be s times faster for at most m times the cost."
         ),
         sections=sections,
     )
@@ -104,7 +86,7 @@ def _multiples(ctx: SiteContext, frame: pl.DataFrame) -> Section:
         )
     else:
         blocks.append(note("No fast variant has both a price and a published speed multiple.", kind="pending"))
-    shown = frame.with_columns(pl.col("solved").cast(pl.String).fill_null(""))
+    shown = frame
     blocks.append(
         table(
             shown,
@@ -137,57 +119,49 @@ def _multiples(ctx: SiteContext, frame: pl.DataFrame) -> Section:
     return Section("Price multiple × speed multiple", blocks)
 
 
-def _batches(ctx: SiteContext, frame: pl.DataFrame) -> Section:
-    batches = ctx.query(BATCHES)
+def _explanations(ctx: SiteContext, frame: pl.DataFrame) -> Section:
+    read = frame.filter(pl.col("status") == "ok")
     blocks = []
-    if batches.height:
-        a = frame.filter(pl.col("solved").fill_null(False)).row(0, named=True)
-        blocks.append(
-            Figure(
-                "fast-batches",
-                charts.fast_batches(batches),
-                batches,
-                caption="The baseline batch whose step the fast variant speeds up by s when its batch is m·s times "
-                "smaller, both relative to B*₀, from the roofline at the scenario context (bars: scenario "
-                f"interval). Assumed: {a['chip']} at {a['number_format']}, context {fmt_num(a['context_tokens'])} "
-                f"tokens, {fmt_num(a['usd_per_chip_hour'])} USD/chip-hour. Scenario interval: "
-                f"{a['scenario_interval']}.",
-                formula=f"{ctx.cite('econ.physics.fast_mode.batch_ratio')}; "
-                f"{ctx.cite('econ.physics.roofline.step_bounds')}; B₁ = B₀/(m·s)",
-                source="fit_fast_mode table of the pricing fits",
-            )
-        )
-        solved = frame.filter(pl.col("solved").fill_null(False)).with_columns(
-            interval_text(
-                "baseline_batch_over_balance_scenario_low_ratio", "baseline_batch_over_balance_scenario_high_ratio"
-            ).alias("baseline_interval"),
-            interval_text(
-                "fast_batch_over_balance_scenario_low_ratio", "fast_batch_over_balance_scenario_high_ratio"
-            ).alias("fast_interval"),
+    if not read.height:
+        blocks.append(note("No fast variant with a published speed multiple could be read.", kind="pending"))
+    else:
+        a = read.row(0, named=True)
+        shown = read.with_columns(
+            pl.when(pl.col("arch_model").is_null())
+            .then(pl.lit("every deployed open model"))
+            .otherwise(pl.col("arch_model"))
+            .alias("against")
         )
         blocks.append(
             table(
-                solved,
+                shown,
                 [
                     Col("provider", "Provider"),
                     Col("model", "Model"),
                     Col("tier_min_prompt_tokens", "Prompt above (tokens)", kind="num"),
-                    Col("batch_ratio", "m·s (ratio)", kind="num", fmt=sig3),
-                    Col("baseline_batch_over_balance_ratio", "Baseline B₀/B*₀ (ratio)", kind="num", fmt=sig3),
-                    Col("baseline_interval", "Scenario interval"),
-                    Col("fast_batch_over_balance_ratio", "Fast B₁/B*₀ (ratio)", kind="num", fmt=sig3),
-                    Col("fast_interval", "Scenario interval"),
-                    Col("fast_step_over_weight_read_ratio", "Fast step / weight read (ratio)", kind="num", fmt=sig3),
-                    Col("baseline_batch_seqs", "Baseline batch, open models (sequences)", kind="num", fmt=sig3),
-                    Col("fast_batch_seqs", "Fast batch, open models (sequences)", kind="num", fmt=sig3),
+                    Col("output_price_ratio", "m (× standard)", kind="num", fmt=sig3),
+                    Col("speed_ratio", "s (× standard)", kind="num", fmt=sig3),
+                    Col("context_used_tokens", "Decode context (tokens)", kind="num", fmt=sig3),
+                    Col("against", "Read against"),
+                    Col("explanations", "Allowed on (reference architectures)"),
                 ],
-                caption="Implied batches of every solved fast variant",
-                id="fast-batches",
+                caption="An explanation is allowed on a reference architecture when the deployment model's cheapest "
+                "point at least s times faster per user than the baseline (the cheapest point without speculation "
+                f"meeting {fmt_num(a['user_speed_target_tokens_per_s'])} tokens/s per user) costs at most m times "
+                f"the baseline per token (same margin in both modes). Assumed: {a['chip']} at {a['number_format']}, "
+                f"{fmt_num(a['usd_per_chip_hour'])} USD/chip-hour. A closed model has no architecture of its own: "
+                "the count says on how many open architectures the published multiples fit each explanation. "
+                f"Scenario: {a['scenario_interval']}.",
+                id="fast-explanations",
             )
         )
-    else:
+    if ctx.has("fit_fast_mode_explanations"):
         blocks.append(
-            note("The roofline solves no fast variant (it needs s > 1 and m > 1 within reach).", kind="pending")
+            Download(
+                "fit-fast-mode-explanations",
+                ctx.query("select * from fit_fast_mode_explanations order by all"),
+                "Per variant, reference architecture and explanation: the cost multiple needed and whether m covers it",
+            )
         )
-    blocks.append(Download("fit-fast-mode", frame, "Every fast and priority variant with its implied batches"))
-    return Section("The batches behind fast mode", blocks)
+    blocks.append(Download("fit-fast-mode", frame, "Every fast and priority variant with what its multiples allow"))
+    return Section("What the multiples allow", blocks)

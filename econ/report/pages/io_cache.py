@@ -10,7 +10,7 @@ from econ.report.charts import pricing as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, details, fmt_num, table
 from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
-from econ.report.pages.common import ensure_columns, guarded, guarded_headline, interval_text, pick, sig3
+from econ.report.pages.common import ensure_columns, guarded, guarded_headline, interval_text, pick, sig3, status_text
 
 NAME = "io-cache"
 TITLE = "Input/output & cache"
@@ -33,7 +33,10 @@ IO_FIRST_PARTY = """
 select provider, model, variant, input_usd_per_mtok, output_usd_per_mtok,
        output_over_input_ratio, regime, critical_context_source, critical_context_tokens, context_over_critical_ratio,
        batch_over_balance_ratio, batch_over_balance_scenario_low_ratio, batch_over_balance_scenario_high_ratio,
-       implied_decode_mbu_frac, implied_decode_mbu_check, predicted_output_over_input_ratio, lecture_f3_check
+       implied_decode_mbu_frac, implied_decode_mbu_check, predicted_output_over_input_ratio, lecture_f3_check,
+       implied_decode_batch_seqs, implied_decode_batch_status, implied_decode_batch_check,
+       prefill_flop_per_input_token, prefill_flop_validated_low_per_input_token,
+       prefill_flop_validated_high_per_input_token, true_prefill_flop_per_input_token
 from fit_io_prices where source = 'hand' and variant = 'standard'
 order by provider, model
 """
@@ -45,8 +48,8 @@ from fit_io_prices group by all order by all
 """
 
 IO_ASSUMPTIONS = """
-select chip, number_format, kv_cache_format, context_tokens, decode_mbu_frac, prefill_mfu_frac,
-       batch_multiple_over_balance_ratio, scenario_interval
+select chip, number_format, kv_cache_format, decode_context_tokens, prompt_cache_hit_frac, decode_mbu_frac,
+       prefill_mfu_frac, batch_multiple_over_balance_ratio, scenario_interval
 from fit_io_prices where chip is not null limit 1
 """
 
@@ -58,41 +61,30 @@ from fit_io_market_residuals where observed_usd_per_mtok > 0 and predicted_usd_p
 group by arch_model, component order by arch_model, component
 """
 
-HOLD = """
-select provider || ' · ' || model as label, provider, model,
-       cache_item, kv_method, hold_time_s, item_price_usd_per_mtok, hold_price_usd_per_mtok_hour,
-       kv_bytes_per_token_used, hold_cost_usd_per_gb_hour, hold_cost_scenario_low_usd_per_gb_hour,
-       hold_cost_scenario_high_usd_per_gb_hour, cheapest_tier, fastest_covered_tier, drain_time_tier,
-       margin_over_cheapest_frac
+CACHE = """
+select source, provider, model, variant, durations_sold, premium_fit_status,
+       write_usd_per_mtok, hold_price_usd_per_mtok_hour, hold_price_low_usd_per_mtok_hour,
+       hold_price_high_usd_per_mtok_hour, kv_method, kv_bytes_per_token_used, hold_cost_usd_per_gb_hour,
+       hold_cost_low_usd_per_gb_hour, hold_cost_high_usd_per_gb_hour, consistent_tiers, identified_tier,
+       tier_status, drain_time_tiers
 from fit_cache_tiers
-where source = 'hand' and variant = 'standard' and hold_cost_usd_per_gb_hour > 0
-qualify row_number() over (partition by provider, model, cache_item
-                           order by kv_method = 'architecture' desc, kv_method = 'crossover' desc, kv_method) = 1
-order by provider, model, cache_item
+where source = 'hand' and variant = 'standard' and hold_cost_usd_per_gb_hour is not null
+order by provider, model, kv_method
+"""
+
+CACHE_OUTCOMES = """
+select case when identified_tier is not null then 'identified: ' || identified_tier else tier_status end as outcome,
+       count(*) as schedules, count(distinct provider) as providers,
+       string_agg(distinct provider, ', ' order by provider) as provider_list
+from fit_cache_tiers
+where variant = 'standard' and hold_cost_usd_per_gb_hour is not null
+group by outcome order by schedules desc, outcome
 """
 
 TIER_RATES = """
 select tier, device, usd_per_hour / (capacity_bytes / 1e9) as usd_per_gb_hour, capacity_bytes / bandwidth_bytes_per_s
        as drain_time_s
 from memory_tiers order by usd_per_gb_hour desc
-"""
-
-TIERS_BY_ITEM = """
-select cache_item, count(*) as cache_prices,
-       mode(cheapest_tier) as cheapest_tier, count(*) filter (where cheapest_tier = mode_cheapest) as cheapest_count,
-       mode(fastest_covered_tier) as fastest_covered_tier,
-       count(*) filter (where fastest_covered_tier = mode_covered) as covered_count,
-       mode(drain_time_tier) as drain_time_tier, median(hold_time_s) as hold_time_s,
-       median(margin_over_cheapest_frac) as median_margin_frac
-from (
-    select *, mode(cheapest_tier) over (partition by cache_item) as mode_cheapest,
-           mode(fastest_covered_tier) over (partition by cache_item) as mode_covered
-    from fit_cache_tiers
-    where variant = 'standard' and cheapest_tier is not null
-    qualify row_number() over (partition by source, provider, model, cache_item
-                               order by kv_method = 'architecture' desc, kv_method = 'crossover' desc, kv_method) = 1
-)
-group by cache_item order by median(hold_time_s)
 """
 
 TIER_COSTS = """
@@ -129,7 +121,8 @@ def _io(ctx: SiteContext) -> Section:
         a = assumptions.row(0, named=True) if assumptions.height else {}
         m = a.get("batch_multiple_over_balance_ratio")
         assumed = (
-            f" Assumed: {a['chip']} at {a['number_format']}, context {fmt_num(a['context_tokens'])} tokens, "
+            f" Assumed: {a['chip']} at {a['number_format']}, the fleet's mean decode context "
+            f"{fmt_num(a['decode_context_tokens'])} tokens, cached share {fmt_num(a['prompt_cache_hit_frac'])}, "
             f"prefill mfu {fmt_num(a['prefill_mfu_frac'])}, decode mbu {fmt_num(a['decode_mbu_frac'])}."
             if a
             else ""
@@ -146,21 +139,35 @@ def _io(ctx: SiteContext) -> Section:
                 charts.io_batch(charted, guides),
                 charted,
                 caption="First-party standard prices whose decode is memory-bound under the roofline: the batch, "
-                "relative "
-                "to B*₀, at which decode costs ρ times prefill per token (bars: scenario interval). Points far "
-                "below the scenario's batch are the lecture's f.3 inconsistency: ρ ≈ 5 with L* ≈ 200k needs a batch "
-                f"below B*₀.{assumed}",
+                "relative to B*₀, at which decode costs ρ times prefill per token (bars: scenario interval). A "
+                "closed model has no L* (its tier threshold is not the crossover), so its KV term is dropped and "
+                "the batch is a lower bound; points below the scenario's batch are the lecture's f.3 "
+                f"inconsistency.{assumed}",
                 formula=f"{ctx.cite('econ.fits.io_prices.price_ratio_roofline')}; B/B*₀ = 1/(ρ·mbu/mfu − L/L*)",
-                source="fit_io_prices table of the pricing fits (first-party prices; L* from the architecture or the "
-                "first "
-                "tier threshold)",
+                source="fit_io_prices table of the pricing fits (first-party prices; L* from the architecture)",
             )
         )
     if frame.height:
+        prefill = (
+            ctx.query(
+                "select case when status = 'ok' and not coalesce(error_within_factor, false) "
+                "then 'error exceeds its factor' else status end as status "
+                "from inference_quantities where quantity = 'prefill_flop_per_input_token'"
+            )
+            if ctx.has("inference_quantities")
+            else pl.DataFrame({"status": ["not validated"]})
+        )
+        prefill_status = prefill["status"][0] if prefill.height else "not validated"
         shown = frame.with_columns(
             interval_text("batch_over_balance_scenario_low_ratio", "batch_over_balance_scenario_high_ratio").alias(
                 "batch_interval"
-            )
+            ),
+            status_text(
+                "prefill_flop_per_input_token",
+                "prefill_flop_validated_low_per_input_token",
+                "prefill_flop_validated_high_per_input_token",
+                pl.lit(prefill_status),
+            ).alias("prefill_reading"),
         )
         blocks.append(
             details(
@@ -182,8 +189,15 @@ def _io(ctx: SiteContext) -> Section:
                         Col("implied_decode_mbu_check", "Mbu check", wrap=True),
                         Col("predicted_output_over_input_ratio", "Roofline's ρ (ratio)", kind="num", fmt=sig3),
                         Col("lecture_f3_check", "Lecture f.3 check", wrap=True),
+                        Col("implied_decode_batch_seqs", "Open models: decode batch (sequences)", kind="num", fmt=sig3),
+                        Col("implied_decode_batch_check", "Against measured systems", wrap=True),
+                        Col("prefill_reading", "Input price as prefill FLOP/token (validated interval)"),
+                        Col("true_prefill_flop_per_input_token", "True (FLOP/token)", kind="num", fmt=sig3),
                     ],
-                    caption="Output/input ratio and what it implies, first-party standard prices",
+                    caption="Output/input ratio and what it implies, first-party standard prices; open models' "
+                    "decode batch from the deployment model at the traffic mix, checked against DeepSeek's measured "
+                    "decode batch; the input price read as prefill FLOPs per token with the interval validated on "
+                    "open models (inference_quantities)",
                     id="io-prices",
                 ),
             )
@@ -225,6 +239,10 @@ def _market(ctx: SiteContext) -> Section:
             "scenario_low",
             "scenario_high",
             "status",
+            "status_reason",
+            "check",
+            "combined_low",
+            "combined_high",
             "n_price_rows",
             "n_models",
             "n_providers",
@@ -240,30 +258,35 @@ def _market(ctx: SiteContext) -> Section:
                 charts.market(frame),
                 frame,
                 caption="Every provider's standard price of an open-weight model with a known architecture, median and "
-                "range per model, against the regression's price: input pays for FLOPs, output for FLOPs plus "
-                "the bytes of weights and KV read per token at the scenario's context. Points on the dashed line "
-                "are priced as the regression predicts.",
-                formula="input = c_flop·2·N_act; output = c_flop·2·N_act + c_byte·(N_tot·b_w/B_eff + L·b_kv), "
-                f"weights 1/price (lecture f.3, a.2); {ctx.cite('econ.fits.io_prices.price_ratio_roofline')}",
+                "range per model, against the regression's price: input pays for FLOPs (weights and attention at "
+                "the fleet's prompt mix, cached share removed), output for FLOPs plus the bytes of weights and KV "
+                "read per token at the mix's decode context (deployment model). Points on the dashed line are "
+                "priced as the regression predicts.",
+                formula=ctx.cite("econ.fits.io_market.fit_market"),
                 source="fit_io_market and fit_io_market_residuals tables (LiteLLM and OpenRouter price maps matched to "
                 "the models table)",
             )
         )
     if estimates.height:
         shown = estimates.with_columns(
+            status_text("estimate", "combined_low", "combined_high", "status").alias("shown"),
             interval_text("fit_low", "fit_high").alias("fit_interval"),
             interval_text("scenario_low", "scenario_high").alias("scenario"),
         )
+        reasons = estimates.filter(pl.col("status") != "ok")["status_reason"].drop_nulls().unique().to_list()
+        if reasons:
+            blocks.append(note("The regression is not internally consistent: " + "; ".join(reasons) + "."))
         blocks.append(
             table(
                 shown,
                 [
                     Col("quantity", "Quantity"),
                     Col("unit", "Unit"),
-                    Col("estimate", "Estimate", kind="num", fmt=sig3),
+                    Col("shown", "Estimate (fit and scenario combined) [status if not ok]"),
                     Col("fit_interval", "Fit interval"),
                     Col("scenario", "Scenario interval"),
                     Col("status", "Status"),
+                    Col("check", "Check", wrap=True),
                     Col("n_price_rows", "Price rows", kind="num"),
                     Col("n_models", "Models", kind="num"),
                     Col("n_providers", "Providers", kind="num"),
@@ -280,45 +303,91 @@ def _market(ctx: SiteContext) -> Section:
 
 def _cache(ctx: SiteContext) -> Section:
     blocks = []
-    hold = ctx.query(HOLD)
+    outcomes = ctx.query(CACHE_OUTCOMES)
+    if outcomes.height:
+        blocks.append(
+            table(
+                outcomes,
+                [
+                    Col("outcome", "Memory tier"),
+                    Col("schedules", "Cache schedules", kind="num"),
+                    Col("providers", "Providers", kind="num"),
+                    Col("provider_list", "Who", wrap=True),
+                ],
+                caption="What the prices support, over every source's standard cache prices with a hold cost: a tier "
+                "is identified only when exactly one memory tier's holding cost lies inside the hold price's "
+                "interval; otherwise every tier that remains is listed",
+                id="cache-outcomes",
+            )
+        )
+    cache = ctx.query(CACHE)
     tiers = ctx.query(TIER_RATES) if ctx.has("memory_tiers") else pl.DataFrame()
-    if hold.height and tiers.height:
+    if cache.height and tiers.height:
+        hold = cache.filter(pl.col("hold_cost_usd_per_gb_hour") > 0).select(
+            pl.format("{} · {}", "provider", "model").alias("label"),
+            "kv_method",
+            "hold_cost_usd_per_gb_hour",
+            "hold_cost_low_usd_per_gb_hour",
+            "hold_cost_high_usd_per_gb_hour",
+            pl.coalesce("identified_tier", "tier_status").alias("tier"),
+        )
         blocks.append(
             Figure(
                 "cache-hold",
                 charts.cache_hold(hold, tiers.select("tier", "device", "usd_per_gb_hour")),
                 hold,
                 caption="What each first-party cache price charges to hold a GB of KV cache for an hour after the "
-                "scenario's margin: a write premium (write − input) spread over the time it buys, or the storage "
-                "price; KV bytes per token from the architecture for open models, else from the long-context "
-                "crossover reading (bars: scenario interval). Dashed: what holding a GB for an hour costs in each "
-                "memory tier (device price per hour / capacity).",
-                formula="hold = (p_write − p_in)·(1 − margin)/T / b_kv; tier = p_device/C; "
-                f"{ctx.cite('econ.physics.memory_tiers.tier_cost_usd_per_token')}",
+                "scenario's margin (hold of premium(T) = write + hold·T over the durations sold, per GB of the "
+                "model's KV: architecture for open models, the validated long-context reading for closed ones; "
+                "bars: its interval). Dashed: what holding a GB for an hour costs in each memory tier (device "
+                "price per hour / capacity). A tier is named only where exactly one lies inside a bar.",
+                formula=ctx.cite("econ.fits.cache_tiers.compare_tiers"),
                 source="fit_cache_tiers table of the pricing fits (first-party cache prices) and memory_tiers table "
                 "(device prices and capacities, linked on the Sources page)",
             )
         )
-    by_item = ctx.query(TIERS_BY_ITEM)
-    if by_item.height:
+    if cache.height:
+        shown = cache.with_columns(
+            status_text(
+                "hold_price_usd_per_mtok_hour",
+                "hold_price_low_usd_per_mtok_hour",
+                "hold_price_high_usd_per_mtok_hour",
+                pl.when(pl.col("premium_fit_status").is_in(["ok", "exact"]))
+                .then(pl.lit("ok"))
+                .otherwise(pl.col("premium_fit_status")),
+            ).alias("hold_price"),
+            status_text(
+                "hold_cost_usd_per_gb_hour",
+                "hold_cost_low_usd_per_gb_hour",
+                "hold_cost_high_usd_per_gb_hour",
+                pl.lit("ok"),
+            ).alias("hold_cost"),
+            pl.coalesce("identified_tier", pl.col("tier_status")).alias("tier"),
+        )
         blocks.append(
             table(
-                by_item.with_columns(pl.col("cache_item").replace(CACHE_ITEMS).alias("item")),
+                shown,
                 [
-                    Col("item", "Cache price"),
-                    Col("hold_time_s", "Hold time (s)", kind="num"),
-                    Col("cache_prices", "Prices", kind="num"),
-                    Col("cheapest_tier", "Cheapest tier (most common)"),
-                    Col("cheapest_count", "of which", kind="num"),
-                    Col("fastest_covered_tier", "Fastest tier the price covers"),
-                    Col("covered_count", "of which", kind="num"),
-                    Col("drain_time_tier", "Drain-time rule (g.4)"),
-                    Col("median_margin_frac", "Median margin over cheapest (frac)", kind="num", fmt=sig3),
+                    Col("provider", "Provider"),
+                    Col("model", "Model"),
+                    Col("durations_sold", "Durations sold"),
+                    Col("premium_fit_status", "premium(T) fit"),
+                    Col("hold_price", "Hold price (USD/MTok-hour, interval) [status if not ok]"),
+                    Col("kv_method", "KV bytes from"),
+                    Col("kv_bytes_per_token_used", "KV (bytes/token)", kind="num", fmt=sig3),
+                    Col("hold_cost", "Hold after margin (USD/GB-hour, interval)"),
+                    Col("consistent_tiers", "Tiers consistent"),
+                    Col("tier", "Tier (identified, or the status)", wrap=True),
                 ],
-                caption="The memory tier behind each cache duration, over every source's standard cache prices",
+                caption="First-party standard cache prices: premium(T) = write + hold·T fitted over the durations "
+                "the provider sells (storage per hour is hold itself; one duration only bounds it), hold turned into "
+                "USD per GB-hour with the model's KV bytes (architecture for open models, the validated long-context "
+                "reading for closed ones) and compared with each memory tier's holding cost",
                 id="cache-tiers",
             )
         )
+    else:
+        blocks.append(note("No first-party cache price gives a hold cost.", kind="pending"))
     model = _tier_model(ctx)
     if model:
         costs = ctx.query(TIER_COSTS, [model])
@@ -350,15 +419,13 @@ def _cache(ctx: SiteContext) -> Section:
                 ),
                 costs,
                 caption=f"For {model}: the cost of keeping one token's KV cache for a time T and reading it back "
-                "once, by "
-                "recomputing it or holding it in each memory tier (black points: the cheapest at each T). Dotted "
-                "lines: each tier's drain time C/W, where its hold and retrieve costs are equal (the lecture's "
+                "once, by recomputing it or holding it in each memory tier (black points: the cheapest at each T). "
+                "Dotted lines: each tier's drain time C/W, where its hold and retrieve costs are equal (the lecture's "
                 "rule of thumb for picking the tier); dashed: the cache durations providers sell.",
                 formula=f"{ctx.cite('econ.physics.memory_tiers.tier_cost_usd_per_token')}; "
                 f"{ctx.cite('econ.physics.hardware.drain_time_s')}",
                 source="memory_tier_costs table of the serving analysis, from memory_tiers (device prices) and the "
-                "models "
-                "table",
+                "models table",
             )
         )
     if ctx.has("fit_cache_tiers_by_memory_tier"):
@@ -366,14 +433,14 @@ def _cache(ctx: SiteContext) -> Section:
             Download(
                 "cache-by-memory-tier",
                 ctx.query("select * from fit_cache_tiers_by_memory_tier order by all"),
-                "Every cache price against every memory tier and recompute",
+                "Every cache price against every memory tier",
             )
         )
     blocks.append(
         Download(
             "fit-cache-tiers",
             ctx.query("select * from fit_cache_tiers order by all"),
-            "Every cache price read backwards: hold cost, cheapest and covered tiers, drain-time tier",
+            "Every cache price read backwards: premium fit, hold cost, consistent and identified tiers",
         )
     )
     return Section("Prompt-cache prices and memory tiers", blocks)
@@ -388,14 +455,13 @@ def _tier_model(ctx: SiteContext) -> str | None:
 
 
 def _headline(ctx: SiteContext) -> Headline | None:
-    frame = ctx.query(TIERS_BY_ITEM)
+    frame = ctx.query(CACHE_OUTCOMES)
     rows = tuple(
         HeadlineRow(
-            subject=CACHE_ITEMS.get(r["cache_item"], r["cache_item"]),
-            value=r["cheapest_tier"] or "",
-            interval=f"{r['cheapest_tier']} … {r['fastest_covered_tier']}" if r["fastest_covered_tier"] else "",
-            note=f"cheapest for {r['cheapest_count']} of {r['cache_prices']} prices; drain-time rule: "
-            f"{r['drain_time_tier']}",
+            subject=r["outcome"],
+            value=f"{r['schedules']} schedules",
+            interval="",
+            note=f"{r['providers']} providers: {r['provider_list']}",
         )
         for r in frame.iter_rows(named=True)
     )
@@ -403,12 +469,13 @@ def _headline(ctx: SiteContext) -> Headline | None:
         return None
     return Headline(
         "cache_tier",
-        "Memory tier behind each cache duration",
-        "tier",
+        "Memory tier behind prompt caching: what the prices support",
+        "cache schedules",
         rows,
-        interval_kind="from the cheapest tier to the fastest tier whose cost the price still covers at the scenario's "
-        "margin (most common over every source's standard cache prices)",
-        formula=ctx.cite("econ.physics.memory_tiers.tier_cost_usd_per_token"),
+        interval_kind="a tier is identified only when exactly one memory tier's holding cost lies inside the hold "
+        "price's interval (fit of premium(T) over the durations sold, scenario margin, KV bytes' interval); "
+        "otherwise the tiers that remain are listed, never one of them",
+        formula=ctx.cite("econ.fits.cache_tiers.compare_tiers"),
         source="fit_cache_tiers table (cache prices, memory_tiers device prices)",
         page=NAME,
     )

@@ -61,13 +61,12 @@ MARKET = pl.DataFrame(
 )
 HOLD = pl.DataFrame(
     {
-        "label": ["anthropic · claude-opus-4-6"] * 2,
-        "cache_item": ["write_5m", "write_1h"],
-        "kv_method": ["crossover"] * 2,
+        "label": ["anthropic · claude-opus-4-6", "deepseek · deepseek-chat"],
+        "kv_method": ["implied_kv_read", "architecture"],
         "hold_cost_usd_per_gb_hour": [4.69, 1.56],
-        "hold_cost_scenario_low_usd_per_gb_hour": [0.95, 0.32],
-        "hold_cost_scenario_high_usd_per_gb_hour": [12.5, 4.16],
-        "cheapest_tier": ["flash", "flash"],
+        "hold_cost_low_usd_per_gb_hour": [0.95, 0.32],
+        "hold_cost_high_usd_per_gb_hour": [12.5, 4.16],
+        "tier": ["not identified: consistent with hbm,ddr", "hbm"],
     }
 )
 # memory_tiers: H100 HBM $2/h for 80 GB; DDR5 2 TB at $0.5/h (fixture rows)
@@ -168,8 +167,8 @@ def test_tier_prices_facet_by_provider_with_steps_and_the_fitted_line():
         (
             lambda: charts.cache_hold(HOLD, TIER_RATES),
             1,
-            "hold_cost_scenario_low_usd_per_gb_hour",
-            "hold_cost_scenario_high_usd_per_gb_hour",
+            "hold_cost_low_usd_per_gb_hour",
+            "hold_cost_high_usd_per_gb_hour",
         ),
         (lambda: charts.fast_batches(BATCHES), 1, "scenario_low", "scenario_high"),
     ],

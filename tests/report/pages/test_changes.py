@@ -116,9 +116,10 @@ def test_what_a_price_change_implies_is_listed_first_party_first_with_labels_and
 
     con = duckdb.connect()
     con.sql("""create table inferred_changes as select * from (values
-        ('litellm', 'x', 'm1', 'standard', 'input', 'kv_slope_bytes_per_token', 100.0, 300.0, 2.0, null, null),
-        ('hand', 'openai', 'gpt', 'standard', 'input', 'kv_slope_bytes_per_token', 62473.0, 49978.0, -0.2, null, null),
-        ('hand', 'openai', 'gpt', 'standard', 'write_5m', 'cheapest_tier', null, null, null, 'ddr', 'flash'),
+        ('litellm', 'x', 'm1', 'standard', 'output', 'kv_read_bytes_per_context_token', 100.0, 300.0, 2.0, null, null),
+        ('hand', 'openai', 'gpt', 'standard', 'output', 'kv_read_bytes_per_context_token', 62473.0, 49978.0, -0.2,
+         null, null),
+        ('hand', 'openai', 'gpt', 'standard', 'architecture', 'identified_tier', null, null, null, 'ddr', 'hbm'),
         ('hand', 'openai', 'gpt', 'batch', null, 'output_over_input_ratio', null, 5.0, null, null, null)
         ) as t (source, provider, model, variant, detail, quantity, old_value, new_value, change_frac, old_label,
         new_label)""")
@@ -130,12 +131,27 @@ def test_what_a_price_change_implies_is_listed_first_party_first_with_labels_and
         (r["Source"], r["Implied quantity"], r["Before"], r["After"], r["Change (%)"])
         for r in tables["inferred-changes"]
     ]
-    assert listed[0] == ("hand", "KV bytes per token, slope reading", "62,473", "49,978", "-20.0%")  # first party first
-    assert ("hand", "Cheapest memory tier", "ddr", "flash", "") in listed  # a category shows its labels
+    assert listed[0] == (
+        "hand",
+        "Decode KV bytes read per context token (output-price slope)",
+        "62,473",
+        "49,978",
+        "-20.0%",
+    )  # first party first
+    assert (
+        "hand",
+        "Memory tier identified by the cache prices",
+        "ddr",
+        "hbm",
+        "",
+    ) in listed  # a category shows its labels
     assert ("hand", "Output/input price ratio", "—", "5", "") in listed  # newly inferable: nothing before
     assert listed[-1][0] == "litellm"
     counts = by(tables["inferred-counts"], "Column")
-    assert (counts["kv_slope_bytes_per_token"]["Changed"], counts["output_over_input_ratio"]["Newly inferable"]) == (
+    assert (
+        counts["kv_read_bytes_per_context_token"]["Changed"],
+        counts["output_over_input_ratio"]["Newly inferable"],
+    ) == (
         "2",
         "1",
     )

@@ -97,3 +97,13 @@ def test_every_page_renders_from_the_small_data_set_without_snapshots(tmp_path, 
     assert "No provider has enough tiered schedules to pool." in pricing
     for page in pages:
         assert UNDRAWABLE not in (result_reports / page).read_text(encoding="utf-8"), page
+
+
+def test_a_number_whose_status_is_not_ok_is_never_shown_bare():
+    from econ.report.pages.common import with_status
+
+    assert with_status(1234.5, 456.0, 3210.0, "ok") == "1,234 (456–3,210)"
+    assert with_status(1234.5, 456.0, 3210.0, "undercovered") == "1,234 (456–3,210) [undercovered]"
+    assert with_status(1234.5, None, None, "too_few_open_models") == "1,234 [too_few_open_models]"
+    assert with_status(None, None, None, "no hold cost") == "[no hold cost]"
+    assert with_status(5.0, 0.0, float("inf"), "ok") == "5 (not identified)"

@@ -56,7 +56,7 @@ def test_every_formula_is_listed_with_its_source_and_function(built_report):
     assert [(r["Function"], r["Formula"], r["Source"]) for r in rows] == [
         (f.function, f.text, f.source) for f in all_formulas()
     ]
-    kv = next(r for r in rows if r["Function"] == "econ.fits.context_tiers.kv_bytes_at_crossover")
+    kv = next(r for r in rows if r["Function"] == "econ.fits.context_readings.kv_bytes_at_crossover")
     assert kv["Formula"] == "b_kv = b_w·N_act / (R·L*)" and kv["Source"] == "lecture f.1"
     assert "fit_context_tiers.kv_crossover_bytes_per_token" in kv["Result columns"]
 

@@ -1,0 +1,386 @@
+"""The open-weight market's prices per FLOP and per byte, and whether they tell one story (lecture f.3).
+
+Across every provider's standard price of an open-weight model with a known architecture, the stacked
+regression (relative errors, fitted twice: weights 1/price, then 1/fitted price)
+
+    input  ≈ c_flop · F_in                                  F_in: FLOPs per uncached prompt token
+    output ≈ c_flop · F_out + c_byte · (N_tot·b_w / B_eff + K_out)
+
+is linear in (c_flop, c_byte/B_eff, c_byte). Its design comes from the deployment model at the fleet's traffic
+mix (:mod:`econ.physics.traffic_cost`): F_in the weight and attention FLOPs of a prompt token after the cached
+prefix, F_out those of a generated token at the mean decode context, K_out the cache bytes it reads there.
+
+**Consistency.** One chip-hour pays for both: c_flop·(1 − margin)·F·mfu·3600 and c_byte·(1 − margin)·W·mbu·3600
+should be the same $/chip-hour. The regression is internally consistent when their intervals (fit and scenario,
+combined in log quadrature) overlap; otherwise its status is ``inconsistent`` and says by how much, so neither
+number is read as the market's chip-hour price. B_eff is compared with what measured systems run
+(:data:`MEASURED_DECODE_SEQUENCES`); more than :data:`FAR_FACTOR` away is flagged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+from scipy.special import stdtrit
+
+from econ.fits.wrapper import fit
+from econ.formula import formula
+from econ.units import MEGA, SECONDS_PER_HOUR
+
+LEVEL = 0.9
+MARKET_PARAMETERS = ("usd_per_mtok_per_tflop", "usd_per_mtok_per_weight_tb", "usd_per_mtok_per_kv_gb")
+DESIGN = (
+    "true_prefill_flop_per_input_token",
+    "decode_flop_per_output_token",
+    "weight_bytes_per_step",
+    "decode_kv_read_bytes_per_output_token",
+)
+"""Design columns a market row carries (from the deployment model at the traffic mix)."""
+UNITS = {
+    "usd_per_flop": "USD/FLOP",
+    "usd_per_kv_byte": "USD/byte",
+    "effective_batch_seqs": "sequences",
+    "implied_usd_per_chip_hour_from_flops": "USD/chip-hour",
+    "implied_usd_per_chip_hour_from_bytes": "USD/chip-hour",
+    "flop_over_byte_chip_hour_ratio": "",
+}
+MEASURED_DECODE_SEQUENCES = (12_100.0, 13_300.0)
+"""Sequences one decode replica serves in DeepSeek's online V3/R1 service (Day 6 post, 2025-03-01): 14.8k output
+tokens/s per H800 node at 20–22 tokens/s per user = 673–740 sequences per 8-GPU node, × 18 nodes of the EP144
+decode unit (data/layouts.csv deepseek_decode_ep144). The fallback when the database has no measured decode
+batch; the build reads ``measured_points`` (:class:`MeasuredDecode`)."""
+
+
+@dataclass(frozen=True)
+class MeasuredDecode:
+    """The decode batches measured systems run: (low, high) sequences per replica and per chip, and what they are."""
+
+    per_replica: tuple[float, float]
+    per_chip: tuple[float, float]
+    what: str
+
+
+DEEPSEEK_DECODE = MeasuredDecode(
+    MEASURED_DECODE_SEQUENCES,
+    tuple(v / 144 for v in MEASURED_DECODE_SEQUENCES),
+    "DeepSeek's online decode (Day 6 post)",
+)
+
+
+@formula("range of batch_per_replica and batch_per_replica / decode_replica_chips over measured decode points",
+         "measured_points")  # fmt: skip
+def measured_decode(points: pl.DataFrame) -> MeasuredDecode:
+    """The measured decode batches of ``points`` (``measured_points`` rows: regime decode, batch_per_replica and
+    decode_replica_chips stated), or :data:`DEEPSEEK_DECODE` when there are none."""
+    rows = points.filter(
+        (pl.col("regime") == "decode")
+        & pl.col("batch_per_replica").is_not_null()
+        & (pl.col("decode_replica_chips").fill_null(0) > 0)
+    )
+    if rows.height == 0:
+        return DEEPSEEK_DECODE
+    replica = rows["batch_per_replica"].cast(pl.Float64)
+    chip = replica / rows["decode_replica_chips"].cast(pl.Float64)
+    ids = ", ".join(sorted(rows["point_id"].to_list()))
+    return MeasuredDecode(
+        (float(replica.min()), float(replica.max())), (float(chip.min()), float(chip.max())), f"measured_points {ids}"
+    )
+
+
+FAR_FACTOR = 10.0
+"""An implied batch more than this factor from the measured range is flagged."""
+
+
+def market_design(rows: pl.DataFrame):
+    """Stacked design (input rows then output rows): F [TFLOP], N_tot·b_w [TB], K_out [GB]; and the prices."""
+    f_in, f_out, weight, kv = (rows[c].cast(pl.Float64).to_numpy() for c in DESIGN)
+    zeros = np.zeros(rows.height)
+    x = np.vstack(
+        [
+            np.column_stack([f_in / 1e12, zeros, zeros]),
+            np.column_stack([f_out / 1e12, weight / 1e12, kv / 1e9]),
+        ]
+    )
+    y = np.concatenate([rows["input_usd_per_mtok"].to_numpy(), rows["output_usd_per_mtok"].to_numpy()]).astype(float)
+    return x, y
+
+
+def _linear(x, p):
+    return x @ p
+
+
+@formula("input = c_flop·F_in; output = c_flop·F_out + c_byte·(N_tot·b_w/B_eff + K_out)", "lecture f.3, h.1")
+def fit_market(rows: pl.DataFrame):
+    """The wrapper's fit of the stacked regression (weights 1/price, then 1/fitted price) and the design it used."""
+    x, y = market_design(rows)
+    # relative errors of unknown size: each row divided by a scale (the wrapper's ``sigma`` means a known absolute
+    # standard deviation, which would skip the residual-variance scaling of the covariance). Pass 1 scales by the
+    # observed price; pass 2 by pass 1's fitted price, so the weights do not correlate with the noise (IRLS for a
+    # variance proportional to the mean squared).
+    scale = y
+    for _ in range(2):
+        result = fit(
+            _linear,
+            x / scale[:, None],
+            y / scale,
+            [0.1, 0.1, 0.1],
+            names=MARKET_PARAMETERS,
+            bounds=([0.0] * 3, [np.inf] * 3),
+            linear=True,
+            level=LEVEL,
+            seed=0,
+        )
+        fitted = x @ np.nan_to_num(result.estimate)
+        scale = np.where(fitted > 0, fitted, y)
+    return result, x, y
+
+
+@formula("B_eff = c_byte / (c_byte/B_eff), interval by the delta method in logs", "Fieller 1954")
+def effective_batch_interval(result) -> tuple[float, float, float]:
+    """B_eff = 1000·θ_kv/θ_weight [sequences] with its fit interval (log delta method, or bootstrap quantiles)."""
+    i_w, i_kv = MARKET_PARAMETERS.index("usd_per_mtok_per_weight_tb"), MARKET_PARAMETERS.index("usd_per_mtok_per_kv_gb")
+    th_w, th_kv = result.estimate[i_w], result.estimate[i_kv]
+    pinned = th_w <= 1e-9 * np.nanmax(np.abs(result.estimate))  # no weight term: the batch is not bounded above
+    with np.errstate(divide="ignore", invalid="ignore"):
+        central = np.inf if pinned else 1000.0 * th_kv / th_w
+    if result.interval_kind == "covariance" and th_w > 0 and th_kv > 0:
+        cov = result.extra["covariance"]
+        var = cov[i_kv, i_kv] / th_kv**2 + cov[i_w, i_w] / th_w**2 - 2 * cov[i_w, i_kv] / (th_w * th_kv)
+        t = stdtrit(max(result.n_points - len(MARKET_PARAMETERS), 1), (1 + result.level) / 2)
+        half = t * np.sqrt(max(var, 0.0))
+        return float(central), float(central * np.exp(-half)), float(central * np.exp(half))
+    if result.interval_kind == "bootstrap":
+        draws = result.extra["bootstrap"]
+        with np.errstate(divide="ignore", invalid="ignore"):  # a draw with no weight term has an unbounded batch
+            ratio = 1000.0 * draws[:, i_kv] / draws[:, i_w]
+            lo, hi = np.nanquantile(
+                np.where(draws[:, i_w] > 0, ratio, np.inf),
+                [(1 - result.level) / 2, (1 + result.level) / 2],
+                method="inverted_cdf",
+            )
+        return float(central), float(lo), float(hi)
+    return float(central), -np.inf, np.inf
+
+
+def _ratio_fit_interval(result, i, j, ratio) -> tuple[float, float]:
+    """Fit interval of a ratio θ_i/θ_j (times constants) by the delta method in logs, from the covariance."""
+    th_i, th_j = result.estimate[i], result.estimate[j]
+    if result.interval_kind != "covariance" or not (th_i > 0 and th_j > 0):
+        return -np.inf, np.inf
+    cov = result.extra["covariance"]
+    var = cov[i, i] / th_i**2 + cov[j, j] / th_j**2 - 2 * cov[i, j] / (th_i * th_j)
+    half = stdtrit(max(result.n_points - len(MARKET_PARAMETERS), 1), (1 + result.level) / 2) * np.sqrt(max(var, 0.0))
+    return float(ratio * np.exp(-half)), float(ratio * np.exp(half))
+
+
+@formula("$/chip-hour = c·(1 − margin)·F·mfu·3600 (FLOP) or c·(1 − margin)·W·mbu·3600 (bytes)", "lecture a.4, f.3")
+def usd_per_chip_hour(usd_per_unit, units_per_s, gross_margin_frac, efficiency):
+    """The chip-hour cost a price per FLOP (or per byte) implies on a chip doing ``units_per_s`` at ``efficiency``."""
+    return usd_per_unit * (1.0 - np.asarray(gross_margin_frac)) * units_per_s * efficiency * SECONDS_PER_HOUR
+
+
+@formula("ln hi = ln x + √(ln(fit_hi/x)² + ln(scen_hi/x)²), low alike", "log quadrature")
+def combined_interval(estimate, fit_low, fit_high, scenario_low, scenario_high) -> tuple[float, float]:
+    """Fit and scenario intervals combined in log quadrature (an end that is not finite gives that end unbounded)."""
+    if not (np.isfinite(estimate) and estimate > 0):
+        return float("nan"), float("nan")
+
+    def gap(b, upper):
+        if not (np.isfinite(b) and b > 0):
+            return np.inf
+        return max(np.log(b / estimate) if upper else np.log(estimate / b), 0.0)
+
+    up = np.hypot(gap(fit_high, True), gap(scenario_high, True))
+    down = np.hypot(gap(fit_low, False), gap(scenario_low, False))
+    return float(estimate * np.exp(-down)), float(estimate * np.exp(up))
+
+
+@formula("consistent when the interval of (FLOP $/chip-hour)/(byte $/chip-hour) contains 1", "lecture a.4")
+def consistency(ratio_estimate, ratio_low, ratio_high, flop_estimate, byte_estimate) -> tuple[str, str]:
+    """(status, reason) of the regression's two chip-hour prices, from the interval of their ratio (the margin and
+    the $/chip-hour cancel in it; the fit's covariance and the efficiencies, chip and KV format do not)."""
+    if not (np.isfinite(ratio_low) and np.isfinite(ratio_high)):
+        return "ok", "the ratio of the two chip-hour prices has no finite interval: no test"
+    if ratio_low <= 1.0 <= ratio_high:
+        return "ok", (
+            f"FLOP prices imply {flop_estimate:.3g} and byte prices {byte_estimate:.3g} USD/chip-hour; their ratio "
+            f"{ratio_estimate:.3g} ({ratio_low:.3g}-{ratio_high:.3g}) contains 1"
+        )
+    return "inconsistent", (
+        f"FLOP prices imply {flop_estimate:.3g} USD/chip-hour and byte prices {byte_estimate:.3g}: ratio "
+        f"{ratio_estimate:.3g} ({ratio_low:.3g}-{ratio_high:.3g}) excludes 1, so one chip-hour cannot cost both; "
+        "the market does not price decode bytes at the input's FLOP rate (margins, batch or efficiencies differ "
+        "between prefill and decode)"
+    )
+
+
+@formula("far when B is more than 10x outside the measured range", "DeepSeek Day 6 (measured decode batch)")
+def batch_check(batch_seqs, measured=MEASURED_DECODE_SEQUENCES, far=FAR_FACTOR, *, what="per DeepSeek decode replica"):
+    """Label of each implied batch against the measured range (vectorised; NaN: no label)."""
+    lo, hi = measured
+    b = np.asarray(batch_seqs, dtype=float)
+    span = (f"{lo:,.0f}" if f"{lo:,.0f}" == f"{hi:,.0f}" else f"{lo:,.0f}-{hi:,.0f}") + f" sequences {what}"
+    out = np.select(
+        [np.isnan(b), np.isinf(b), b < lo / far, b > hi * far],
+        ["", "not bounded: no weight term priced", f"far below measured systems ({span})", f"far above measured "
+         f"systems ({span})"],
+        default=f"within {far:g}x of measured systems ({span})",
+    )  # fmt: skip
+    return out if out.ndim else str(out)
+
+
+@formula("c_flop, c_byte, B_eff and the $/chip-hour each implies, with fit and scenario intervals", "module")
+def market_quantities(result, assumptions, measured: MeasuredDecode = DEEPSEEK_DECODE) -> pl.DataFrame:
+    """Long table of the market's implied quantities: estimate, fit, scenario and combined intervals, checks."""
+    a, c, hw = assumptions, assumptions.central, assumptions.central_hardware
+    est = dict(zip(MARKET_PARAMETERS, result.estimate))
+    lo = dict(zip(MARKET_PARAMETERS, result.low))
+    hi = dict(zip(MARKET_PARAMETERS, result.high))
+    to_flop, to_byte = 1.0 / (MEGA * 1e12), 1.0 / (MEGA * 1e9)
+    b_w0, kv0 = hw["weight_bytes_per_param"], a.kv_scale
+    b_eff, b_lo, b_hi = effective_batch_interval(result)
+
+    def flop_hour(value, hw, margin, mfu):
+        return usd_per_chip_hour(value * to_flop, hw["peak_flop_per_s"], margin, mfu)
+
+    def byte_hour(value, hw, margin, mbu):
+        return usd_per_chip_hour(value * to_byte, hw["hbm_bandwidth_bytes_per_s"], margin, mbu)
+
+    m0 = c["gross_margin_frac"]
+    specs = [  # (quantity, estimate, fit low, fit high, scenario function or None, assumptions it reads, meaning)
+        (
+            "usd_per_flop",
+            est["usd_per_mtok_per_tflop"] * to_flop,
+            lo["usd_per_mtok_per_tflop"] * to_flop,
+            hi["usd_per_mtok_per_tflop"] * to_flop,
+            None,
+            (),
+            "c_flop: price of one FLOP of a token's forward pass, attention included (input and output)",
+        ),
+        (
+            "usd_per_kv_byte",
+            est["usd_per_mtok_per_kv_gb"] * to_byte,
+            lo["usd_per_mtok_per_kv_gb"] * to_byte,
+            hi["usd_per_mtok_per_kv_gb"] * to_byte,
+            lambda hw: est["usd_per_mtok_per_kv_gb"] * to_byte * kv0 / hw["kv_scale"],
+            (),
+            "c_byte: price of one byte read from HBM per output token; scales as 1/(KV format)",
+        ),
+        (
+            "effective_batch_seqs",
+            b_eff,
+            b_lo,
+            b_hi,
+            lambda hw: b_eff * (hw["weight_bytes_per_param"] / b_w0) * kv0 / hw["kv_scale"],
+            (),
+            "B_eff = c_byte / (price per weight byte per token): the decode batch the market prices",
+        ),
+        (
+            "implied_usd_per_chip_hour_from_flops",
+            flop_hour(est["usd_per_mtok_per_tflop"], hw, m0, c["prefill_mfu_frac"]),
+            flop_hour(lo["usd_per_mtok_per_tflop"], hw, m0, c["prefill_mfu_frac"]),
+            flop_hour(hi["usd_per_mtok_per_tflop"], hw, m0, c["prefill_mfu_frac"]),
+            lambda hw, gross_margin_frac, prefill_mfu_frac: flop_hour(
+                est["usd_per_mtok_per_tflop"], hw, gross_margin_frac, prefill_mfu_frac
+            ),
+            ("gross_margin_frac", "prefill_mfu_frac"),
+            "c_flop x (1 - margin) x F x mfu x 3600: the chip-hour cost the FLOP price implies",
+        ),
+        (
+            "implied_usd_per_chip_hour_from_bytes",
+            byte_hour(est["usd_per_mtok_per_kv_gb"], hw, m0, c["decode_mbu_frac"]),
+            byte_hour(lo["usd_per_mtok_per_kv_gb"], hw, m0, c["decode_mbu_frac"]),
+            byte_hour(hi["usd_per_mtok_per_kv_gb"], hw, m0, c["decode_mbu_frac"]),
+            lambda hw, gross_margin_frac, decode_mbu_frac: byte_hour(
+                est["usd_per_mtok_per_kv_gb"] * kv0 / hw["kv_scale"], hw, gross_margin_frac, decode_mbu_frac
+            ),
+            ("gross_margin_frac", "decode_mbu_frac"),
+            "c_byte x (1 - margin) x W x mbu x 3600: the chip-hour cost the byte price implies",
+        ),
+    ]
+    i_f, i_kv = MARKET_PARAMETERS.index("usd_per_mtok_per_tflop"), MARKET_PARAMETERS.index("usd_per_mtok_per_kv_gb")
+    hour_ratio = flop_hour(est["usd_per_mtok_per_tflop"], hw, m0, c["prefill_mfu_frac"]) / byte_hour(
+        est["usd_per_mtok_per_kv_gb"], hw, m0, c["decode_mbu_frac"]
+    )
+    r_lo, r_hi = _ratio_fit_interval(result, i_f, i_kv, hour_ratio)
+    specs.append(
+        (
+            "flop_over_byte_chip_hour_ratio",
+            hour_ratio,
+            r_lo,
+            r_hi,
+            lambda hw, prefill_mfu_frac, decode_mbu_frac: (
+                flop_hour(est["usd_per_mtok_per_tflop"], hw, m0, prefill_mfu_frac)
+                / byte_hour(est["usd_per_mtok_per_kv_gb"] * kv0 / hw["kv_scale"], hw, m0, decode_mbu_frac)
+            ),
+            ("prefill_mfu_frac", "decode_mbu_frac"),
+            "The FLOP price's chip-hour over the byte price's: 1 if one chip-hour pays for both (margin cancels)",
+        )
+    )
+    rows = []
+    for quantity, value, fit_lo, fit_hi, fn, names, meaning in specs:
+        if fn is None or not np.isfinite(value):
+            s_lo = s_hi = value
+            varied = "does not depend on the assumptions" if fn is None else "not bounded: no interval"
+        else:
+            mc = a.propagate(lambda hw, fn=fn, **kw: np.atleast_1d(fn(hw, **kw)), names)
+            s_lo, s_hi = float(mc.low[0]), float(mc.high[0])
+            varied = a.describe(names)
+        c_lo, c_hi = combined_interval(float(value), float(fit_lo), float(fit_hi), s_lo, s_hi)
+        rows.append(
+            {
+                "quantity": quantity,
+                "unit": UNITS[quantity],
+                "estimate": float(value),
+                "fit_low": float(fit_lo),
+                "fit_high": float(fit_hi),
+                "scenario_low": s_lo,
+                "scenario_high": s_hi,
+                "combined_low": c_lo,
+                "combined_high": c_hi,
+                "meaning": meaning,
+                "scenario_interval": varied,
+            }
+        )
+    frame = pl.DataFrame(rows)
+    by = {r["quantity"]: r for r in rows}
+    f, b, q = (
+        by["implied_usd_per_chip_hour_from_flops"],
+        by["implied_usd_per_chip_hour_from_bytes"],
+        by["flop_over_byte_chip_hour_ratio"],
+    )
+    status, reason = consistency(q["estimate"], q["combined_low"], q["combined_high"], f["estimate"], b["estimate"])
+    if result.status != "ok":
+        status, reason = result.status, f"the fit is {result.status}: {result.message}"
+    checks = {
+        "effective_batch_seqs": batch_check(b_eff, measured.per_replica, what=f"per replica ({measured.what})"),
+        "implied_usd_per_chip_hour_from_flops": reason,
+        "implied_usd_per_chip_hour_from_bytes": reason,
+        "flop_over_byte_chip_hour_ratio": reason,
+    }
+    return frame.with_columns(
+        pl.lit(status).alias("status"),
+        pl.lit(reason).alias("status_reason"),
+        pl.col("quantity").replace_strict(checks, default=None, return_dtype=pl.String).alias("check"),
+    )
+
+
+@formula("observed / predicted, predicted = X·ĉ", "fit_market residuals")
+def market_residuals(rows: pl.DataFrame, result, x: np.ndarray, y: np.ndarray) -> pl.DataFrame:
+    """Per price row × component (input, output): the observed price, the regression's prediction and their ratio."""
+    predicted = x @ np.nan_to_num(result.estimate)
+    n = rows.height
+    ident = rows.select("source", "provider", "model", "arch_model", "arch_match")
+    return (
+        pl.concat([ident, ident])
+        .with_columns(
+            pl.Series("component", ["input"] * n + ["output"] * n),
+            pl.Series("observed_usd_per_mtok", y),
+            pl.Series("predicted_usd_per_mtok", predicted),
+            pl.Series("observed_over_predicted_ratio", y / predicted),
+        )
+        .with_columns(pl.col(pl.Float64).fill_nan(None))
+        .sort("provider", "arch_model", "model", "component")
+    )

@@ -1,0 +1,150 @@
+"""The open-weight market regression: synthetic round trips (prices generated from a known $/chip-hour, batch,
+efficiencies and margin on the deployment model's design recover them), the consistency status, coverage, and
+the unbounded batch."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from econ.analyses.inference_serving import traffic_costs
+from econ.fits import io_market as mk
+from fits.pricing_data import frames
+
+P_CHIP, B_TRUE, MARGIN = 2.5, 3_000.0, 0.5
+
+
+def design(providers=4):
+    """Every deployed open model served by `providers` providers, with the deployment model's design columns."""
+    costs = traffic_costs(frames()["serving"]).frame.drop_nulls(list(mk.DESIGN))
+    rows = pl.concat([costs.with_columns(pl.lit(f"p{i}").alias("provider")) for i in range(providers)])
+    return rows.with_columns(
+        pl.col("model").alias("arch_model"),
+        pl.lit("synthetic").alias("source"),
+        pl.lit("name").alias("arch_match"),
+    )
+
+
+def priced(rows, rng, *, noise=0.05, byte_scale=1.0):
+    """Prices that cover the chip-hour at the margin: FLOPs at F*mfu, bytes at W*mbu (the scenario chip's)."""
+    a = frames()["assumptions"]
+    c, hw = a.central, a.central_hardware
+    usd_s = P_CHIP / 3600 / (1 - MARGIN)
+    per_flop = usd_s / (hw["peak_flop_per_s"] * c["prefill_mfu_frac"])
+    per_byte = byte_scale * usd_s / (hw["hbm_bandwidth_bytes_per_s"] * c["decode_mbu_frac"])
+    f_in, f_out, w, kv = (rows[col].to_numpy() for col in mk.DESIGN)
+    inp = per_flop * f_in * 1e6
+    out = (per_flop * f_out + per_byte * (w / B_TRUE + kv)) * 1e6
+    noise_in, noise_out = 1 + noise * rng.standard_normal((2, rows.height))
+    return rows.with_columns(
+        pl.Series("input_usd_per_mtok", inp * noise_in), pl.Series("output_usd_per_mtok", out * noise_out)
+    )
+
+
+def assumptions_at(margin):
+    a = frames()["assumptions"]
+    return type(a)(
+        a.chip, a.number_format, a.kv_cache_format, {**a.central, "gross_margin_frac": margin}, a.ranges, a.hardware,
+        a.kv_formats,
+    )  # fmt: skip
+
+
+def test_round_trip_recovers_chip_hour_price_and_batch_and_is_consistent():
+    rng = np.random.default_rng(5)
+    rows = priced(design(), rng)
+    result, _, _ = mk.fit_market(rows)
+    assert result.status == "ok"
+    q = {r["quantity"]: r for r in mk.market_quantities(result, assumptions_at(MARGIN)).iter_rows(named=True)}
+    assert q["implied_usd_per_chip_hour_from_flops"]["estimate"] == pytest.approx(P_CHIP, rel=0.03)
+    assert q["implied_usd_per_chip_hour_from_bytes"]["estimate"] == pytest.approx(P_CHIP, rel=0.15)
+    b = q["effective_batch_seqs"]
+    assert b["fit_low"] < B_TRUE < b["fit_high"] and b["estimate"] == pytest.approx(B_TRUE, rel=0.3)
+    assert (
+        q["flop_over_byte_chip_hour_ratio"]["combined_low"] < 1 < q["flop_over_byte_chip_hour_ratio"]["combined_high"]
+    )
+    assert q["usd_per_flop"]["status"] == "ok" and "contains 1" in q["usd_per_flop"]["status_reason"]
+
+
+def test_bytes_priced_at_a_tenth_of_the_flops_chip_hour_are_inconsistent():
+    """Byte prices that pay a tenth of what the FLOP prices pay per chip-hour: the status says so, with the ratio."""
+    rng = np.random.default_rng(6)
+    result, _, _ = mk.fit_market(priced(design(), rng, byte_scale=0.1))
+    q = mk.market_quantities(result, assumptions_at(MARGIN))
+    ratio = q.filter(pl.col("quantity") == "flop_over_byte_chip_hour_ratio").row(0, named=True)
+    assert ratio["estimate"] == pytest.approx(10.0, rel=0.2)
+    assert set(q["status"]) == {"inconsistent"} and "excludes 1" in q["status_reason"][0]
+
+
+@pytest.mark.slow
+def test_market_intervals_cover_at_about_their_nominal_rate():
+    """300 synthetic markets (5 % relative noise): the 90 % interval of c_flop covers the truth 90 % +- 6 %."""
+    rng = np.random.default_rng(9)
+    rows = design()
+    a = frames()["assumptions"]
+    truth = P_CHIP / 3600 / (1 - MARGIN) / (a.central_hardware["peak_flop_per_s"] * a.central["prefill_mfu_frac"])
+    hits = 0
+    for _ in range(300):
+        result, _, _ = mk.fit_market(priced(rows, rng))
+        lo, hi = result.interval("usd_per_mtok_per_tflop")
+        hits += lo <= truth * 1e18 <= hi
+    assert hits / 300 == pytest.approx(0.9, abs=0.06)
+
+
+def test_market_without_a_weight_term_reports_an_unbounded_batch_not_a_number():
+    """Prices with no weight-fetch term pin that coefficient at 0: B_eff is inf, the fit says at_bound, no finite
+    upper limit is claimed, and the batch check says it is not bounded."""
+    rng = np.random.default_rng(3)
+    rows = design()
+    a = frames()["assumptions"]
+    c, hw = a.central, a.central_hardware
+    usd_s = P_CHIP / 3600 / (1 - MARGIN)
+    per_flop = usd_s / (hw["peak_flop_per_s"] * c["prefill_mfu_frac"])
+    per_byte = usd_s / (hw["hbm_bandwidth_bytes_per_s"] * c["decode_mbu_frac"])
+    f_in, f_out, _, kv = (rows[col].to_numpy() for col in mk.DESIGN)
+    noise = 1 + 0.05 * rng.standard_normal((2, rows.height))
+    out = (per_flop * f_out + per_byte * kv) * 1e6 * noise[1] * 0.8  # below the no-weight truth
+    rows = rows.with_columns(
+        pl.Series("input_usd_per_mtok", per_flop * f_in * 1e6 * noise[0]), pl.Series("output_usd_per_mtok", out)
+    )
+    result, _, _ = mk.fit_market(rows)
+    assert result.status == "at_bound" and "usd_per_mtok_per_weight_tb" in result.message
+    central, lo, hi = mk.effective_batch_interval(result)
+    assert central == np.inf and hi == np.inf
+    assert mk.batch_check(central) == "not bounded: no weight term priced"
+
+
+def test_real_market_states_units_intervals_and_its_consistency():
+    from econ.analyses.fit_io_market import tables as io_market_tables
+
+    f = frames()
+    market, residuals = io_market_tables(f["price_current"], f["models"], f["assumptions"], traffic_costs(f["serving"]))
+    q = {r["quantity"]: r for r in market.iter_rows(named=True)}
+    assert set(q) == set(mk.UNITS)
+    assert q["usd_per_flop"]["scenario_low"] == q["usd_per_flop"]["estimate"]  # does not depend on assumptions
+    for name in ("effective_batch_seqs", "implied_usd_per_chip_hour_from_flops"):
+        assert q[name]["scenario_low"] < q[name]["estimate"] < q[name]["scenario_high"]
+    assert market["n_providers"][0] >= 10 and market["n_models"][0] >= 15
+    assert market["status"].n_unique() == 1 and market["status"][0] in ("ok", "inconsistent")
+    assert q["effective_batch_seqs"]["check"]  # compared with the measured decode batch
+    assert residuals.height == 2 * market["n_price_rows"][0]
+
+
+def test_the_measured_decode_batch_comes_from_the_measured_points():
+    """Decode points with a stated batch per replica give the range per replica and per chip (13,200 sequences on
+    144 H800s = 91.7 per chip); points of other regimes or without a batch are ignored; none gives DeepSeek's."""
+    points = pl.DataFrame(
+        {
+            "point_id": ["a", "b", "c", "d"],
+            "regime": ["decode", "decode", "prefill", "decode"],
+            "batch_per_replica": [13_200, 256, 4_096, None],
+            "decode_replica_chips": [144, 8, 32, 8],
+        }
+    )
+    m = mk.measured_decode(points)
+    assert m.per_replica == (256.0, 13_200.0)
+    assert m.per_chip == pytest.approx((256 / 8, 13_200 / 144))
+    assert m.what == "measured_points a, b"
+    assert mk.measured_decode(points.filter(pl.col("regime") == "prefill")) == mk.DEEPSEEK_DECODE
+    label = mk.batch_check(np.array([10.0]), m.per_replica, what="per replica")[0]
+    assert label.startswith("far below measured systems (256-13,200 sequences per replica")
