@@ -280,7 +280,7 @@ def test_fleet_replica_chips_beyond_any_cluster(fixture_db, capsys):
 
 def test_diff_between_dates_without_snapshots_warns(fixture_db, capsys):
     code, out, err = run(capsys, "diff", "--db", str(fixture_db), "--from", "2026-01-01", "--to", "2026-02-01")
-    assert code == 0 and "0 prices changed" in out
+    assert code == 0 and "0 price moves (0 up, 0 down), 0 new and 0 removed keys" in out
     assert err == (
         "notice: no snapshot is dated after 2026-01-01 up to 2026-02-01 (snapshots: none), so no imported price can "
         "have changed between them; only hand-kept prices are compared\n"
