@@ -57,7 +57,7 @@ def main() -> None:
         print(f"calibration_cv: {t:.3f} s")
         print(f"calibration_cv_median_abs_log_ratio: {float(np.median(np.abs(cv))):.3f} log")
         errors = con.sql(
-            "select basis, error_factor, error_factor_p90 from calibration_errors where group_kind = 'all'"
+            "select basis, error_factor, error_factor_p90 from calibration_errors where group_kind = 'overall'"
         ).fetchall()
         for basis, median, p90 in errors:
             print(f"{basis}_error_factor_median: {median:.3f} x")
