@@ -1,7 +1,7 @@
 -- Where every input table's rows come from: each distinct source_url with its row count and the dates the rows carry
 -- (price periods and snapshots for prices, quote dates for rental prices and memory tiers, release dates for hardware and models,
 -- publication dates for measured points;
--- scenarios, scaling-law points, layouts and deployments carry no date).
+-- scenarios, scaling-law points, layouts, deployments and the model-identity tables carry no date).
 -- origin says how rows arrived: hand-kept CSV (hand) or an imported price map (litellm, openrouter).
 -- Grain: one row per input table x origin x source_url (models' pre-training token counts are listed as their own table).
 -- column table_name: Input table the rows are in (models.pretrain_tokens: the models' pre-training token counts)
@@ -43,6 +43,15 @@ with urls as (
     union all
     select 'measured_points', 'hand', source_url, 'published_date', published_date, published_date
     from measured_points
+    union all
+    select 'providers', 'hand', source_url, null, null, null
+    from providers
+    union all
+    select 'model_families', 'hand', source_url, null, null, null
+    from model_families
+    union all
+    select 'model_aliases', 'hand', source_url, null, null, null
+    from model_aliases
     union all
     select 'deployments', 'hand', source_url, null, null, null
     from deployments

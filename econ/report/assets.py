@@ -65,7 +65,9 @@ ECON_JS = r"""/* econ report: render inline Vega-Lite specs offline, record thei
     if (typeof window.vegaEmbed !== "function") {
       return Promise.resolve(failed(element, id, "assets/vega.js did not load"));
     }
-    var options = {renderer: "svg", actions: false, mode: "vega-lite"};
+    /* the embed's own menu saves the chart as SVG or PNG in the reader's browser; no source or editor links */
+    var options = {renderer: "svg", mode: "vega-lite",
+                   actions: {export: true, source: false, compiled: false, editor: false}};
     return window.vegaEmbed(element, spec, options).then(function (result) {
       window.econViews[id] = result.view;
       var marks = countMarks(element);
@@ -162,35 +164,44 @@ a { color: var(--accent); }
 a.src { word-break: break-all; }
 .note { background: var(--tint); border-left: 3px solid var(--line); padding: .5rem .75rem; margin: .75rem 0; }
 .note.pending { border-left-color: #c9a227; }
-.table-wrap { overflow-x: auto; margin: .5rem 0 1rem; }
+.table-wrap { overflow: auto; max-width: 100%; max-height: 34rem; margin: .5rem 0 1rem;
+  border: 1px solid var(--line); border-radius: 4px; }
 table.data { border-collapse: collapse; font-size: .88rem; font-variant-numeric: tabular-nums; }
-table.data caption { caption-side: top; text-align: left; color: var(--muted); padding-bottom: .25rem; }
+table.data caption { caption-side: top; text-align: left; color: var(--muted); padding: .25rem .6rem; }
 table.data th, table.data td { padding: .25rem .6rem; border-bottom: 1px solid var(--line); text-align: left;
   vertical-align: top; white-space: nowrap; }
-table.data td.wrap { white-space: normal; min-width: 16rem; max-width: 36rem; }
-table.data th { background: var(--tint); font-weight: 600; white-space: nowrap; position: sticky; top: 0; }
+table.data td.wrap { white-space: normal; width: 24rem; min-width: 14rem; max-width: 36rem; overflow-wrap: break-word; }
+table.data th { background: var(--tint); font-weight: 600; white-space: nowrap; position: sticky; top: 0; z-index: 1; }
 table.data .n { text-align: right; white-space: nowrap; }
 table.sortable th { cursor: pointer; user-select: none; }
 table.sortable th[aria-sort="ascending"]::after { content: " \\25B2"; font-size: .7em; }
 table.sortable th[aria-sort="descending"]::after { content: " \\25BC"; font-size: .7em; }
-.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 1rem; margin: 1rem 0; }
-.cards { align-items: start; }
-.card table.data { font-size: .85rem; }
-.card table.data td.wrap { min-width: 0; }
-.card { border: 1px solid var(--line); border-radius: 6px; padding: .75rem 1rem; }
-.card h3 { margin-top: 0; }
-.card .figure { font-size: 1.6rem; font-weight: 650; }
-.card .interval, .card .meta { color: var(--muted); font-size: .85rem; }
+ul.findings { list-style: none; padding: 0; margin: 1rem 0 1.5rem; }
+li.finding { border-left: 4px solid var(--accent); background: var(--tint); padding: .5rem .75rem; margin: .5rem 0;
+  overflow-wrap: anywhere; }
+li.finding .num { font-weight: 650; }
+li.finding .status { display: inline-block; font-size: .8rem; color: var(--muted); border: 1px solid var(--line);
+  border-radius: 3px; padding: 0 .35rem; background: var(--bg); }
+li.finding.status-weak, li.finding.status-not-identified, li.finding.status-not-validated {
+  border-left-color: #c9a227; }
+li.finding.status-bound { border-left-color: #8a94a6; }
+li.finding a.evidence { font-size: .85rem; }
+nav.toc { border: 1px solid var(--line); border-radius: 4px; padding: .5rem .9rem; margin: 1rem 0; font-size: .9rem; }
+nav.toc ol { margin: .25rem 0 0; padding-left: 1.25rem; columns: 2 18rem; }
 figure.chart { margin: 1.25rem 0 2rem; }
-figure.chart .vega { min-height: 120px; }
-figure.chart figcaption { color: var(--muted); font-size: .88rem; max-width: 70rem; }
+figure.chart .vega { min-height: 120px; max-width: 100%; overflow-x: auto; }
+figure.chart div.vega.vega-embed { display: block; width: 100%; }  /* "container" width: the column's */
+figure.chart figcaption { color: var(--muted); font-size: .88rem; max-width: 70rem; overflow-wrap: anywhere; }
 figure.chart figcaption p { margin: .2rem 0; }
+p, li { overflow-wrap: break-word; }
 code, .formula { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: .85em; }
 ul.pages li { margin: .3rem 0; }
 details.more { margin: .5rem 0 1rem; }
 details.more > summary { cursor: pointer; color: var(--accent); }
 .status-skipped { color: var(--muted); }
-@media print { header.site nav, .downloads { display: none; } }
+@media (max-width: 640px) { main, footer.site { padding-left: .75rem; padding-right: .75rem; }
+  header.site { padding: .5rem .75rem; } h1 { font-size: 1.4rem; } }
+@media print { header.site nav, .downloads, nav.toc { display: none; } .table-wrap { max-height: none; } }
 """
 
 

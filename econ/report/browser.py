@@ -238,9 +238,16 @@ class Chromium:
 
     # -- pages
 
-    def check(self, path: Path, *, timeout_s: float = 15.0) -> PageCheck:
-        """Open ``path`` from ``file://`` and report what happened (see :class:`PageCheck`)."""
+    def check(self, path: Path, *, timeout_s: float = 15.0, width_px: int | None = None) -> PageCheck:
+        """Open ``path`` from ``file://`` and report what happened (see :class:`PageCheck`); ``width_px`` sets the
+        viewport's width first (a phone below 600 px: touch and mobile layout)."""
         path = Path(path).resolve()
+        if width_px is not None:
+            self.call(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": width_px, "height": 900, "deviceScaleFactor": 1, "mobile": width_px < 600},
+                session=True,
+            )
         result = PageCheck(path)
         self._events = []
         started = time.monotonic()

@@ -1,10 +1,9 @@
-"""Figures: an Altair chart plus what the report publishes with it (caption, formula, source, data, exports).
+"""Figures: an Altair chart plus what the report publishes with it (caption, formula, source, data).
 
 A chart function is ``frame -> alt.Chart``; a page wraps its result in a :class:`Figure`,
 which checks the report's contract for every chart (a title, explicit encoding types,
 axis titles with units, tooltips) before anything is written. The site writes each
-figure's data as CSV and its PNG and SVG exports beside the page; exports are rendered
-offline by vl-convert, reusing one converter for the whole site.
+figure's data as CSV beside the page; SVG and PNG come from the chart's own export menu in the browser.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 UNIT_IN_TITLE = re.compile(r"\(.+\)\s*$|\[.+\]\s*$")
 POSITION = ("x", "y", "theta", "radius")
 SECONDARY = ("x2", "y2", "theta2", "radius2")
-PNG_SCALE = 2.0
 
 
 def vegalite_version() -> str:
@@ -63,7 +61,7 @@ class Figure:
     ----------
     slug
         Name unique within the page (``[a-z0-9-]``); the chart id is ``<page>-<slug>`` and the
-        exports are ``<page>/<slug>.{csv,svg,png}``.
+        data is ``<page>/<slug>.csv``.
     chart
         The chart (an Altair chart, or :class:`~econ.report.charts.data.ChartWithData` carrying its rows
         as named datasets).
@@ -96,13 +94,13 @@ class Figure:
                 )
         spec = self.chart.to_dict()
         spec.pop("$schema", None)
-        problems = chart_problems(spec)
+        problems = chart_problems(spec) + legend_problems(spec, self.data)
         if problems:
             raise ReportError(
                 f"figure {self.slug}: " + "; ".join(problems),
                 "give the chart a title, explicit encoding types, axis titles with units and a tooltip",
             )
-        object.__setattr__(self, "_spec", spec)
+        object.__setattr__(self, "_spec", fit_width(spec))
 
     @property
     def spec(self) -> dict:
@@ -115,6 +113,20 @@ class Figure:
         if isinstance(title, dict):
             title = title.get("text")
         return " ".join(title) if isinstance(title, list) else str(title)
+
+
+COMPOUND = ("hconcat", "vconcat", "concat", "facet", "repeat")
+
+
+def fit_width(spec: dict) -> dict:
+    """A single-view spec drawn at its column's width (``width: "container"``, legends and axes inside it), so it
+    neither overflows a phone nor sits narrow in a wide column; compound and faceted specs keep their widths and
+    scroll inside their box."""
+    faceted = any(k in (spec.get("encoding") or {}) for k in ("facet", "row", "column"))
+    stepped = isinstance(spec.get("height"), dict)  # a band height ({"step": n}) cannot be fitted
+    if any(k in spec for k in COMPOUND) or faceted or stepped or not isinstance(spec.get("width"), (int, float)):
+        return spec
+    return {**spec, "width": "container", "autosize": {"type": "fit-x", "contains": "padding"}}
 
 
 def _unit_specs(spec: dict) -> Iterator[dict]:
@@ -132,6 +144,24 @@ def _encodings(unit: dict) -> Iterator[tuple[str, dict]]:
         for item in enc if isinstance(enc, list) else [enc]:
             if isinstance(item, dict):
                 yield channel, item
+
+
+MAX_SERIES = 10
+"""Most series a legend may hold: a reader cannot tell more colours or dashes apart (issue 17)."""
+LEGEND_CHANNELS = ("color", "fill", "stroke", "strokeDash", "shape")
+
+
+def legend_problems(spec: dict, data: pl.DataFrame) -> list[str]:
+    """Legends with more than :data:`MAX_SERIES` entries, counted in the figure's data (a nominal field it holds)."""
+    problems = []
+    for unit in _unit_specs(spec):
+        for channel, enc in _encodings(unit):
+            field_name = enc.get("field")
+            if channel not in LEGEND_CHANNELS or enc.get("type") != "nominal" or enc.get("legend", {}) is None:
+                continue
+            if field_name in data.columns and (n := data[field_name].n_unique()) > MAX_SERIES:
+                problems.append(f"{channel} legend of {field_name!r} has {n} series (at most {MAX_SERIES})")
+    return sorted(set(problems))
 
 
 def chart_problems(spec: dict) -> list[str]:
@@ -165,22 +195,3 @@ def chart_problems(spec: dict) -> list[str]:
     if not has_tooltip:
         problems.append("no tooltip")
     return problems
-
-
-class Exporter:
-    """Renders SVG and PNG exports with vl-convert (one converter, reused for every figure of the site)."""
-
-    def __init__(self, *, png_scale: float = PNG_SCALE):
-        self.vl_version = vegalite_version()
-        self.png_scale = png_scale
-
-    def svg(self, spec: dict) -> str:
-        try:
-            return vlc.vegalite_to_svg(spec, vl_version=self.vl_version)
-        except Exception as e:  # vl-convert raises plain ValueError with the Vega message
-            raise ReportError(
-                f"chart {spec.get('title')!r} could not be rendered: {e}", "check the chart's spec"
-            ) from None
-
-    def png(self, svg: str) -> bytes:
-        return vlc.svg_to_png(svg, scale=self.png_scale)

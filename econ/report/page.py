@@ -9,6 +9,9 @@ downloads; the site builder writes the files.
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -19,7 +22,7 @@ import polars as pl
 from econ.db import quote_ident
 from econ.errors import ReportError
 from econ.report.figures import Figure
-from econ.report.html import Markup, tag
+from econ.report.html import Markup, esc, fmt_num, join, tag
 
 
 @dataclass(frozen=True)
@@ -31,26 +34,49 @@ class Download:
     label: str
 
 
-@dataclass(frozen=True)
-class HeadlineRow:
-    subject: str  # what the figure is for (a chip, a provider, a cache duration)
-    value: str  # formatted central value
-    interval: str = ""  # formatted low–high, "" when there is none
-    note: str = ""
+STATUSES = {
+    "measured": "measured: read from the data as published",
+    "fitted": "fitted to published data, with its interval",
+    "bound": "bound: the idealised roofline, not a measurement",
+    "calibrated": "calibrated: fitted to measured systems, with its cross-validated error",
+    "validated": "inference validated on open models",
+    "weak": "weak: its validation or fit does not support it",
+    "not validated": "not validated: no open model to check it on",
+    "not identified": "not identified: the data allow several answers",
+    "assumption": "assumption: a stated input, not derived",
+}
+"""The evidence status a finding carries, and the words its badge shows."""
+
+PLACEHOLDER = re.compile(r"\{(\w+)\.(\w+)(?::(\w+))?\}")
+FORMATS: dict[str, Callable[[Any], str]] = {
+    "sig2": lambda v: fmt_num(float(v), sig=2),
+    "sig3": lambda v: fmt_num(float(v), sig=3),
+    "x": lambda v: fmt_num(float(v), sig=3) + "×",
+    "pct": lambda v: fmt_num(float(v) * 100, sig=2) + "%",
+    "int": lambda v: f"{float(v):,.0f}",
+    "usd": lambda v: "$" + fmt_num(float(v), sig=3),
+    "ms": lambda v: fmt_num(float(v) * 1000, sig=3) + " ms",
+    "date": lambda v: v.isoformat(),
+}
+"""How a placeholder's value is written (``{key.column:fmt}``); ``text`` inserts a text value as it is."""
 
 
 @dataclass(frozen=True)
-class Headline:
-    """One headline figure on the index: a value per subject with its interval and where it comes from."""
+class Finding:
+    """One sentence a page opens with: numbers read from rows of result tables, and its evidence status.
 
-    key: str  # stable id; a page may replace a fallback headline of the same key
-    title: str
-    unit: str
-    rows: tuple[HeadlineRow, ...]
-    interval_kind: str  # what the interval means ("scenario low–high", "range over number formats", …)
-    formula: str
-    source: str
-    page: str | None = None  # page that explains it
+    ``html`` is the sentence; each number in it is a ``span.num`` naming the table, row (``where``) and column it
+    was read from, so the browser test re-reads every number from the database. ``table`` and ``column`` are the
+    first number's (the finding's headline number); ``evidence`` is the link to the section holding the evidence.
+    """
+
+    html: Markup
+    table: str
+    column: str
+    where: str
+    status: str
+    evidence: str
+    page: str = ""
 
 
 Block = Markup | Figure | Download
@@ -69,7 +95,7 @@ class PageContent:
     title: str
     lead: str
     sections: list[Section]
-    headlines: list[Headline] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
 
 
 @dataclass
@@ -131,6 +157,60 @@ class SiteContext:
             raise ReportError(f"no formula of {function!r} in the database", "mark the function with @formula")
         return f"{row[0][0]} ({row[0][1].replace('lecture ', 'lecture §', 1)})"
 
+    def finding(
+        self, sentence: str, sources: dict[str, tuple[str, str]], *, status: str, evidence: str
+    ) -> Finding | None:
+        """A :class:`Finding` whose numbers are read from the database (``None`` when a row or value is missing).
+
+        ``sources`` maps a key to ``(table, where)``, a SQL predicate selecting exactly one row; the sentence
+        writes ``{key.column:fmt}`` (formats in :data:`FORMATS`, ``text`` for a text value) where a value goes.
+        No number is typed into a sentence: a finding whose row is absent or whose value is null or not finite
+        is left out, and a predicate matching several rows is an error.
+        """
+        if status not in STATUSES:
+            raise ReportError(f"unknown finding status {status!r}", f"use one of {', '.join(STATUSES)}")
+        rows = {}
+        for key, (table, where) in sources.items():
+            if not self.has(table):
+                return None
+            frame = self.query(f"select * from {quote_ident(table)} where {where}")
+            if frame.height > 1:
+                raise ReportError(f"finding source {table} where {where} matches {frame.height} rows", "select one")
+            if frame.height == 0:
+                return None
+            rows[key] = frame.row(0, named=True)
+        parts, first, pos = [], None, 0
+        for m in PLACEHOLDER.finditer(sentence):
+            key, column, fmt = m.groups()
+            value = rows[key][column]
+            parts.append(esc(sentence[pos : m.start()]))
+            pos = m.end()
+            if fmt == "text":
+                if value is None:
+                    return None
+                parts.append(esc(value))
+                continue
+            if value is None or (isinstance(value, float) and not math.isfinite(value)):
+                return None
+            table, where = sources[key]
+            number = value.isoformat() if fmt == "date" else repr(float(value))
+            parts.append(
+                tag(
+                    "span",
+                    FORMATS[fmt or "sig3"](value),
+                    class_="num",
+                    data_table=table,
+                    data_where=where,
+                    data_column=column,
+                    data_value=number,
+                )
+            )
+            first = first or (table, column, where)
+        parts.append(esc(sentence[pos:]))
+        if first is None:
+            raise ReportError(f"finding {sentence!r} has no number", "a finding states a number from a table")
+        return Finding(join(parts), first[0], first[1], first[2], status, evidence)
+
     def calibration_error(self) -> str:
         """The calibration's leave-one-source-out error in words (``calibration_errors``), for captions."""
         if not self.has("calibration_errors"):
@@ -166,3 +246,35 @@ def first_value(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = 
 def note(text: Any, *, kind: str = "") -> Markup:
     """A highlighted remark (``kind='pending'`` for something the report cannot show yet)."""
     return tag("p", text, class_=f"note {kind}".strip())
+
+
+def anchor(heading: str) -> str:
+    """The id of a section's heading (what a finding's ``evidence`` names)."""
+    return "".join(c if c.isalnum() else "-" for c in heading.lower()).strip("-")
+
+
+def findings_html(findings: list[Finding], *, link_pages: bool = False) -> Markup:
+    """The findings as a list: each sentence, its status badge and a link to its evidence (on its page, or on
+    another page when ``link_pages``)."""
+    items = []
+    for f in findings:
+        href = (f"{f.page}.html" if link_pages else "") + f"#{f.evidence}"
+        items.append(
+            tag(
+                "li",
+                join(
+                    [
+                        f.html,
+                        Markup(" "),
+                        tag("span", STATUSES[f.status], class_="status"),
+                        Markup(" "),
+                        tag("a", "evidence", href=href, class_="evidence"),
+                    ]
+                ),
+                class_=f"finding status-{f.status.replace(' ', '-')}",
+                data_table=f.table,
+                data_column=f.column,
+                data_where=f.where,
+            )
+        )
+    return Markup('<ul class="findings">' + "".join(items) + "</ul>")

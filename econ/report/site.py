@@ -3,8 +3,8 @@
 The site is one HTML page per analysis plus an index and a Sources page, written from the
 database's tables and views only (the report knows no physics). A page whose tables are
 missing or empty is skipped and the index says why. Every chart is inline Vega-Lite
-rendered by ``assets/vega.js`` (written once, no network), with its data as CSV and its
-PNG and SVG exports in a folder named after the page.
+rendered by ``assets/vega.js`` (written once, no network), with its data as CSV in a folder
+named after the page; SVG and PNG come from each chart's export menu in the reader's browser.
 
 Output is deterministic: the same database gives byte-identical files (no clock times;
 the date printed is ``SOURCE_DATE_EPOCH`` when set, else the build's ``as_of``).
@@ -12,6 +12,7 @@ the date printed is ``SOURCE_DATE_EPOCH`` when set, else the build's ``as_of``).
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -25,10 +26,10 @@ from econ.db import connect_read_only
 from econ.errors import ReportError
 from econ.files import source_date
 from econ.report import assets
-from econ.report.exports import Exports, write_csv
+from econ.report.downloads import inline_csv, utc_times, write_csv
 from econ.report.figures import Figure
-from econ.report.html import Markup, NavItem, esc, join, json_for_script, open_tag, page_shell, tag
-from econ.report.page import Download, PageContent, SiteContext, first_value
+from econ.report.html import Markup, NavItem, esc, join, json_for_script, page_shell, tag
+from econ.report.page import Download, PageContent, SiteContext, anchor, findings_html, first_value
 from econ.report.pages import SITE
 from econ.report.pages import index as index_page
 
@@ -54,8 +55,6 @@ class SiteResult:
     skipped: dict[str, str] = field(default_factory=dict)  # page -> reason
     figures: int = 0
     timings_s: dict[str, float] = field(default_factory=dict)
-    exports_rendered: int = 0  # figures whose SVG/PNG were rendered by this build
-    exports_cached: int = 0  # figures whose SVG/PNG came from the build cache
 
 
 def generated_on(as_of: date) -> date:
@@ -92,19 +91,16 @@ def build_site(
     out_dir = Path(out_dir)
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.mkdir(parents=True)
-    exports = Exports(cache_dir)
     try:
-        return _build(con, out_dir, as_of=as_of, scenario=scenario, cache_dir=cache_dir, exports=exports)
+        return _build(con, out_dir, as_of=as_of, scenario=scenario, cache_dir=cache_dir)
     except BaseException:
-        exports.close()
         shutil.rmtree(out_dir, ignore_errors=True)
         raise
 
 
-def _build(con, out_dir: Path, *, as_of: date, scenario: str, cache_dir: Path | None, exports: Exports) -> SiteResult:
+def _build(con, out_dir: Path, *, as_of: date, scenario: str, cache_dir: Path | None) -> SiteResult:
     result = SiteResult(out_dir)
     clock = time.perf_counter()
-    submit_s = 0.0
     con.complete()  # finish any result the caller left open on this connection
     ctx = SiteContext(con=con, as_of=as_of, generated_on=generated_on(as_of), scenario=scenario)
 
@@ -116,13 +112,13 @@ def _build(con, out_dir: Path, *, as_of: date, scenario: str, cache_dir: Path | 
             statuses.append(PageStatus(entry.NAME, entry.TITLE, entry.SUMMARY, False, f"needs {', '.join(missing)}"))
             continue
         contents[entry.NAME] = entry.render(ctx)
-        submit_s += _submit_exports(out_dir, entry.NAME, contents[entry.NAME], exports)  # rendered while pages build
         statuses.append(PageStatus(entry.NAME, entry.TITLE, entry.SUMMARY, True))
-    headlines = [h for content in contents.values() for h in content.headlines]
-    contents = {index_page.NAME: index_page.render(ctx, statuses, headlines)} | contents
-    submit_s += _submit_exports(out_dir, index_page.NAME, contents[index_page.NAME], exports)
+    for name, content in contents.items():
+        content.findings = [dataclasses.replace(f, page=name) for f in content.findings]
+    findings = {name: (content.title, content.findings) for name, content in contents.items()}
+    contents = {index_page.NAME: index_page.render(ctx, statuses, findings)} | contents
     result.skipped = {s.name: s.reason for s in statuses if not s.rendered}
-    result.timings_s["query_s"] = time.perf_counter() - clock - submit_s
+    result.timings_s["query_s"] = time.perf_counter() - clock
 
     nav = [
         NavItem(name, content.title if name != index_page.NAME else "Overview") for name, content in contents.items()
@@ -131,6 +127,7 @@ def _build(con, out_dir: Path, *, as_of: date, scenario: str, cache_dir: Path | 
     clock = time.perf_counter()
     for name, content in contents.items():
         figures = [b for s in content.sections for b in s.blocks if isinstance(b, Figure)]
+        _write_figure_data(out_dir, name, content)
         body = _body(name, content, out_dir)
         html = page_shell(
             title=content.title,
@@ -147,10 +144,6 @@ def _build(con, out_dir: Path, *, as_of: date, scenario: str, cache_dir: Path | 
         result.figures += len(figures)
     result.timings_s["pages_s"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    exports.finish()
-    result.timings_s["export_s"] = submit_s + time.perf_counter() - clock  # in this process: cache, queue, waiting
-    result.exports_rendered, result.exports_cached = exports.rendered, exports.cached
-    clock = time.perf_counter()
     assets.write_assets(out_dir / "assets", cache_dir=cache_dir)
     result.timings_s["assets_s"] = time.perf_counter() - clock
     return result
@@ -166,9 +159,17 @@ def _check_unique(page: str, slugs: list[str]) -> None:
 
 def _body(page: str, content: PageContent, out_dir: Path) -> Markup:
     parts = [tag("h1", content.title), tag("p", content.lead, class_="lead")]
-    for section in content.sections:
-        anchor = section.anchor or _anchor(section.heading)
-        parts.append(tag("h2", section.heading, id=anchor))
+    if content.findings:
+        parts.append(findings_html(content.findings))
+    anchors = [section.anchor or anchor(section.heading) for section in content.sections]
+    if len(content.sections) > 1:
+        links = join(
+            tag("li", tag("a", s.heading, href=f"#{a}")) for s, a in zip(content.sections, anchors, strict=True)
+        )
+        parts.append(Markup('<nav class="toc" aria-label="On this page"><strong>On this page</strong><ol>'))
+        parts.append(links + Markup("</ol></nav>"))
+    for section, section_id in zip(content.sections, anchors, strict=True):
+        parts.append(tag("h2", section.heading, id=section_id))
         if section.intro:
             parts.append(tag("p", section.intro))
         for block in section.blocks:
@@ -181,21 +182,14 @@ def _body(page: str, content: PageContent, out_dir: Path) -> Markup:
     return Markup("\n".join(parts))
 
 
-def _anchor(heading: str) -> str:
-    return "".join(c if c.isalnum() else "-" for c in heading.lower()).strip("-")
-
-
 def figure_html(page: str, figure: Figure) -> Markup:
     """The ``<figure>``: chart container, inline spec, caption with formula, source and downloads."""
     chart_id = f"spec-{page}-{figure.slug}"
     base = f"{page}/{figure.slug}"
     downloads = join(
         [
-            tag("a", "data (CSV)", href=f"{base}.csv", download=True),
-            Markup(" · "),
-            tag("a", "SVG", href=f"{base}.svg"),
-            Markup(" · "),
-            tag("a", "PNG", href=f"{base}.png"),
+            tag("a", "data (CSV, gzip)", href=f"{base}.csv.gz", download=True),
+            Markup(" · SVG or PNG: the chart's ⋯ menu"),
         ]
     )
     caption = join(
@@ -209,8 +203,9 @@ def figure_html(page: str, figure: Figure) -> Markup:
     return Markup(
         f'<figure class="chart" id="fig-{esc(page)}-{esc(figure.slug)}">'
         f'<div class="vega" data-spec="{esc(chart_id)}" role="img" aria-label="{esc(figure.title)}"></div>'
-        f'<script type="application/json" id="{esc(chart_id)}">{json_for_script(figure.spec)}</script>'
-        f"<noscript>{open_tag('img', src=f'{base}.svg', alt=figure.title)}</noscript>"
+        f'<script type="application/json" id="{esc(chart_id)}">'
+        f"{json_for_script(inline_csv(utc_times(figure.spec)))}</script>"
+        f"<noscript>{esc('The chart needs JavaScript; its data is in ' + base + '.csv.gz.')}</noscript>"
         f"<figcaption>{caption}</figcaption></figure>"
     )
 
@@ -218,15 +213,14 @@ def figure_html(page: str, figure: Figure) -> Markup:
 def _download(page: str, block: Download, out_dir: Path) -> Markup:
     folder = out_dir / page
     folder.mkdir(parents=True, exist_ok=True)
-    write_csv(block.frame, folder / f"{block.slug}.csv")
+    write_csv(block.frame, folder / f"{block.slug}.csv.gz", compress=True)
     rows = f"{block.frame.height:,} row{'s' if block.frame.height != 1 else ''}"
-    link = tag("a", block.label, href=f"{page}/{block.slug}.csv", download=True)
-    return tag("p", Markup(f"{link} (CSV, {rows})"), class_="downloads")
+    link = tag("a", block.label, href=f"{page}/{block.slug}.csv.gz", download=True)
+    return tag("p", Markup(f"{link} (CSV, gzip, {rows})"), class_="downloads")
 
 
-def _submit_exports(out_dir: Path, page: str, content: PageContent, exports: Exports) -> float:
-    """Write each figure's CSV and hand its SVG/PNG to ``exports``; returns the seconds it took."""
-    started = time.perf_counter()
+def _write_figure_data(out_dir: Path, page: str, content: PageContent) -> None:
+    """Write each figure's CSV beside the page (after checking slugs are unique)."""
     figures = [b for s in content.sections for b in s.blocks if isinstance(b, Figure)]
     _check_unique(
         page,
@@ -236,9 +230,7 @@ def _submit_exports(out_dir: Path, page: str, content: PageContent, exports: Exp
         folder = out_dir / page
         folder.mkdir(parents=True, exist_ok=True)
         for figure in figures:
-            write_csv(figure.data, folder / f"{figure.slug}.csv")
-            exports.submit(figure.spec, figure.title, folder / f"{figure.slug}.svg", folder / f"{figure.slug}.png")
-    return time.perf_counter() - started
+            write_csv(figure.data, folder / f"{figure.slug}.csv.gz", compress=True)
 
 
 def _footer(ctx: SiteContext) -> Markup:

@@ -20,7 +20,40 @@ def chart_spec(page: Path, slug: str) -> dict:
         flags=re.S,
     )
     assert m, f"no figure {slug} on {page.name}"
-    return json.loads(m.group(1))
+    return with_records(json.loads(m.group(1)))
+
+
+def with_records(spec: dict) -> dict:
+    """``spec`` with its CSV datasets (:func:`econ.report.downloads.inline_csv`) read back into row objects, each
+    column parsed as the spec's ``format.parse`` says (Vega's reading: an empty cell is null)."""
+    parse: dict[str, dict] = {}
+
+    def find(value):
+        if isinstance(value, dict):
+            data = value.get("data")
+            if isinstance(data, dict) and "name" in data and "format" in data:
+                parse[data["name"]] = data["format"].get("parse", {})
+            for v in value.values():
+                find(v)
+        elif isinstance(value, list):
+            for v in value:
+                find(v)
+
+    find(spec)
+    readers = {"number": float, "boolean": lambda v: v == "true"}
+    datasets = {}
+    for name, rows in (spec.get("datasets") or {}).items():
+        if isinstance(rows, str):
+            kinds = parse.get(name, {})
+            rows = [
+                {
+                    k: (None if v == "" and k in kinds else readers[kinds[k]](v) if k in kinds else v)
+                    for k, v in r.items()
+                }
+                for r in csv.DictReader(rows.splitlines())
+            ]
+        datasets[name] = rows
+    return {**spec, "datasets": datasets}
 
 
 def figure_text(page: Path, slug: str) -> str:

@@ -104,3 +104,88 @@ def test_the_checker_reports_errors_network_requests_and_dialogs(browser, tmp_pa
     assert any("undefinedFunction" in e for e in check.exceptions)
     assert any("missing.js" in e for e in check.log_errors)  # a local file that is not there
     assert not check.ok
+
+
+WIDTHS_PX = (1400, 390)  # a laptop and a phone (issue 17)
+
+OVERFLOW = """
+(() => {
+  const main = document.querySelector('main');
+  const style = getComputedStyle(main);
+  const right = main.getBoundingClientRect().right - parseFloat(style.paddingRight) + 1;
+  const scrolls = el => { for (let p = el.parentElement; p && p !== main; p = p.parentElement) {
+    if (['auto', 'scroll'].includes(getComputedStyle(p).overflowX)) return true; } return false; };
+  const bad = [];
+  for (const el of main.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && r.right > right && !scrolls(el)) {
+      bad.push(`${el.tagName.toLowerCase()}.${el.className} ends at ${Math.round(r.right)} px > ${Math.round(right)}`);
+    }
+  }
+  if (document.documentElement.scrollWidth > window.innerWidth) bad.push('the page scrolls sideways');
+  for (const svg of main.querySelectorAll('.vega svg.marks')) {
+    const w = svg.getBoundingClientRect().width;
+    if (w < 200) bad.push(`chart ${svg.closest('.vega').dataset.spec} is drawn ${Math.round(w)} px wide`);
+  }
+  return bad.slice(0, 8);
+})()
+"""
+
+
+@pytest.mark.parametrize("width_px", WIDTHS_PX)
+@pytest.mark.parametrize("page", RENDERED)
+def test_nothing_overflows_its_column(browser, built_report, page, width_px):
+    """At a laptop's and a phone's width every element fits its column, except inside a box that scrolls (a long
+    table, a faceted chart), and that box fits; every chart is drawn with marks and the page logs no error."""
+    check = browser.check(built_report / page, width_px=width_px)
+    assert check.problems() == []
+    assert all(c["status"] == "rendered" and c["marks"] > 0 for c in check.charts)
+    assert browser.evaluate(OVERFLOW) == []
+
+
+NUMBERS = """
+[...document.querySelectorAll('li.finding')].map(li => ({
+  table: li.dataset.table, column: li.dataset.column,
+  evidence: li.querySelector('a.evidence').getAttribute('href'),
+  numbers: [...li.querySelectorAll('span.num')].map(s => ({
+    table: s.dataset.table, where: s.dataset.where, column: s.dataset.column, value: s.dataset.value,
+    text: s.textContent}))}))
+"""
+
+
+def shown_number(text: str) -> tuple[float, float]:
+    """The number a finding prints (``$0.601``, ``1.26×``, ``43%``, ``9,736``, ``12 ms``) and half a unit of its
+    last printed digit: the stored value must round to what is printed."""
+    import re
+
+    digits = re.sub(r"[^0-9.eE+\-−]", "", text.split(" ")[0]).replace("−", "-")
+    mantissa, _, exponent = digits.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    half = 0.5 * 10.0 ** (int(exponent or 0) - decimals)
+    scale = 0.01 if text.endswith("%") else 0.001 if text.endswith(" ms") else 1.0
+    return float(digits) * scale, half * scale * 1.000001
+
+
+@pytest.mark.parametrize("page", RENDERED)
+def test_every_findings_number_is_the_one_in_the_table_it_names(browser, built_report, built_db, page):
+    import duckdb
+
+    browser.check(built_report / page)
+    findings = browser.evaluate(NUMBERS)
+    if page != "index.html":
+        assert 1 <= len(findings) <= 5, f"{page} opens with {len(findings)} findings"
+    with duckdb.connect(str(built_db), read_only=True) as con:
+        for f in findings:
+            assert f["numbers"] and (f["table"], f["column"]) == (f["numbers"][0]["table"], f["numbers"][0]["column"])
+            target = f["evidence"].split("#")
+            assert (built_report / (target[0] or page)).read_text(encoding="utf-8").count(f'id="{target[1]}"') == 1
+            for n in f["numbers"]:
+                rows = con.sql(f'select "{n["column"]}" from "{n["table"]}" where {n["where"]}').fetchall()
+                assert len(rows) == 1, n
+                stored = rows[0][0]
+                if hasattr(stored, "isoformat"):
+                    assert n["value"] == stored.isoformat() == n["text"]
+                    continue
+                assert float(n["value"]) == pytest.approx(float(stored), rel=1e-12), n
+                shown, half_unit = shown_number(n["text"])
+                assert abs(shown - float(stored)) <= half_unit, n

@@ -1,4 +1,4 @@
-"""Figures enforce the chart contract; records are JSON-ready; exports render offline and deterministically."""
+"""Figures enforce the chart contract; records are JSON-ready."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from econ.errors import ReportError
-from econ.report.figures import Exporter, Figure, chart_problems, records
+from econ.report.figures import Figure, chart_problems, records
 
 FRAME = pl.DataFrame({"x": [1.0, 10.0, 100.0], "y": [2.0, 20.0, 200.0], "name": ["a", "b", "c"]})
 
@@ -105,14 +105,3 @@ def test_records_are_json_ready():
         {"d": "2026-01-02", "v": None, "n": 1, "s": "a"},
         {"d": None, "v": None, "n": 2, "s": None},
     ]
-
-
-def test_exports_are_offline_svg_and_png_and_deterministic():
-    fig = Figure("ok", good_chart(), FRAME, caption="c", formula="f", source="s")
-    exporter = Exporter()
-    svg = exporter.svg(fig.spec)
-    assert svg.lstrip().startswith("<svg") and svg.count("<path") >= 3
-    assert "http://" not in svg.replace("http://www.w3.org/", "")  # only XML namespaces
-    png = exporter.png(svg)
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    assert exporter.svg(fig.spec) == svg and exporter.png(svg) == png

@@ -1,7 +1,8 @@
-"""The site: pages and exports exist, deterministic, escaped, offline, small, atomic, and degrading gracefully."""
+"""The site: pages and chart data exist, deterministic, escaped, offline, small, atomic, and degrading gracefully."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import re
@@ -82,7 +83,7 @@ def inline_datasets(spec) -> list[list]:
     """Every inline data set of a Vega-Lite spec (top-level ``datasets`` and ``data.values`` at any depth)."""
     found = []
     if isinstance(spec, dict):
-        found += [v for v in (spec.get("datasets") or {}).values()]
+        found += [v if isinstance(v, list) else v.splitlines()[1:] for v in (spec.get("datasets") or {}).values()]
         data = spec.get("data")
         if isinstance(data, dict) and isinstance(data.get("values"), list):
             found.append(data["values"])
@@ -100,13 +101,18 @@ def parse(path: Path) -> Refs:
     return refs
 
 
-def test_pages_assets_and_exports_exist(built_report):
+def test_pages_assets_and_chart_data_exist(built_report):
     files = tree(built_report)
     for name in RENDERED + ["assets/vega.js", "assets/econ.js", "assets/econ.css"]:
         assert name in files, name
     assert [p for p in files if p.endswith(".html")] == RENDERED  # planned pages are not written
     assert [p for p in files if p.endswith(".js")] == ["assets/econ.js", "assets/vega.js"]  # the bundle exactly once
-    figures = sorted(p.removesuffix(".svg") for p in files if p.endswith(".svg"))
+    assert not [p for p in files if p.endswith((".svg", ".png"))]  # images are made in the browser, on request
+    figures = sorted(
+        f"{page.removesuffix('.html')}/{spec.removeprefix('spec-' + page.removesuffix('.html') + '-')}"
+        for page in RENDERED
+        for spec in re.findall(r'data-spec="([^"]+)"', (built_report / page).read_text(encoding="utf-8"))
+    )
     assert figures == [
         "context-pricing/implied-kv",
         "context-pricing/tier-prices",
@@ -141,11 +147,10 @@ def test_pages_assets_and_exports_exist(built_report):
         "what-changed/changes-over-time",
     ]
     for base in figures:
-        assert f"{base}.png" in files and f"{base}.csv" in files
-        assert (built_report / f"{base}.svg").read_text().lstrip().startswith("<svg")
+        assert f"{base}.csv.gz" in files
 
 
-def test_every_figure_links_its_csv_svg_and_png_and_the_csv_holds_the_charted_rows(built_report):
+def test_every_figure_links_its_csv_and_the_csv_holds_the_charted_rows(built_report):
     refs = parse(built_report / "prices.html")
     hrefs = {a.get("href") for tag, a in refs.tags if tag == "a"}
     specs = {
@@ -155,10 +160,9 @@ def test_every_figure_links_its_csv_svg_and_png_and_the_csv_holds_the_charted_ro
     }
     assert specs, "the prices page has charts"
     for slug, text in zip(specs, refs.json):
-        for ext in ("csv", "svg", "png"):
-            assert f"prices/{slug}.{ext}" in hrefs
+        assert f"prices/{slug}.csv.gz" in hrefs
         inline = inline_datasets(json.loads(text))
-        csv_rows = pl.read_csv(built_report / "prices" / f"{slug}.csv").height
+        csv_rows = pl.read_csv(built_report / "prices" / f"{slug}.csv.gz").height
         assert csv_rows in [len(d) for d in inline], slug  # the CSV is exactly one of the inline data sets
 
 
@@ -204,7 +208,7 @@ def test_hostile_names_show_escaped_in_tables_and_intact_in_chart_data(built_rep
     values = json.dumps([json.loads(t) for t in parse(built_report / "prices.html").json])
     assert json.dumps(XSS_MODEL)[1:-1] in values  # the chart shows the real name (Vega draws it as text)
     assert json.dumps(AMPERSAND_MODEL)[1:-1] in values
-    assert XSS_URL in (built_report / "prices" / "current-prices.csv").read_text(encoding="utf-8")
+    assert XSS_URL in gzip.decompress((built_report / "prices" / "current-prices.csv.gz").read_bytes()).decode()
 
 
 @pytest.mark.parametrize("page", RENDERED)

@@ -18,6 +18,57 @@ SOURCE_DOMAIN = ["hand", "litellm", "openrouter"]
 SOURCE_RANGE = ["#1f5fa8", "#e4892b", "#3b9c5a"]
 
 
+CHIP_DOMAIN = [
+    "A100", "H100", "H200", "H800", "H20", "B200", "GB200", "B300", "GB300", "MI300X", "MI325X", "MI355X",
+    "TPU-v5e", "TPU-v5p", "TPU-v6e", "TPU7x", "Trainium2", "Trainium3",
+]  # fmt: skip
+"""The shipped chips in a fixed order: a chip keeps its colour on every chart of the site (a chip not listed takes
+the next colour)."""
+CHIP_RANGE = [
+    "#4e79a7", "#1f5fa8", "#76b7b2", "#59a14f", "#8cd17d", "#e15759", "#b6992d", "#ff9d9a", "#f28e2b", "#9c755f",
+    "#d4a6c8", "#b07aa1", "#499894", "#86bcb6", "#f1ce63", "#79706e", "#d37295", "#bab0ac",
+]  # fmt: skip
+PROVIDER_DOMAIN = [
+    "anthropic",
+    "openai",
+    "google",
+    "xai",
+    "deepseek",
+    "alibaba",
+    "mistral",
+    "moonshot",
+    "zai",
+    "minimax",
+]
+PROVIDER_RANGE = ["#c15f3c", "#10a37f", "#4285f4", "#444444", "#4d6bfe", "#ff6a00", "#fa520f", "#7e57c2", "#2e7d32",
+                  "#e91e63"]  # fmt: skip
+"""The first-party labs' colours, the same on every chart (other sellers take the next colours)."""
+
+
+SPARE_RANGE = ["#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a"]
+
+
+def fixed_color(field: str, title: str, present, domain: list[str], colours: list[str]) -> alt.Color:
+    """The values ``present`` in a chart, each in its site-wide colour (``domain`` → ``colours``; values outside
+    ``domain`` take spare colours in name order), so the legend lists only what is drawn."""
+    present = {str(v) for v in present if v is not None}
+    known = [v for v in domain if v in present]
+    others = sorted(present - set(known))
+    palette = dict(zip(domain, colours, strict=True)) | dict(zip(others, SPARE_RANGE * 3, strict=False))
+    values = known + others
+    return alt.Color(f"{field}:N", title=title, scale=alt.Scale(domain=values, range=[palette[v] for v in values]))
+
+
+def chip_color(present, field: str = "chip", title: str = "Chip") -> alt.Color:
+    """A fixed colour per chip (:data:`CHIP_DOMAIN`), so a chip looks the same on every page."""
+    return fixed_color(field, title, present, CHIP_DOMAIN, CHIP_RANGE)
+
+
+def provider_color(present, field: str = "provider", title: str = "Provider") -> alt.Color:
+    """A fixed colour per first-party lab (:data:`PROVIDER_DOMAIN`), so a provider looks the same on every page."""
+    return fixed_color(field, title, present, PROVIDER_DOMAIN, PROVIDER_RANGE)
+
+
 def axis_title(quantity: str, unit: str) -> str:
     """``quantity (unit)``: every quantitative axis names its unit last."""
     return f"{quantity} ({unit})"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from econ.report.charts import axis_title
+from econ.report.charts import axis_title, chip_color
 from econ.report.charts.data import ChartWithData, named, with_datasets
 
 TERM_ORDER = ["weights", "KV and state", "compute", "communication"]
@@ -35,7 +35,7 @@ def frontier_by_chip(frontier: pl.DataFrame, *, models: list[str]) -> ChartWithD
                 title=axis_title("Throughput per chip", "tokens/s"),
                 scale=alt.Scale(type="log"),
             ),
-            color=alt.Color("chip:N", title="Chip", scale=alt.Scale(scheme="tableau20")),
+            color=chip_color(frontier["chip"].unique()),
             detail="efficiency_basis:N",
             strokeDash=alt.StrokeDash(
                 "efficiency_basis:N",
@@ -59,7 +59,7 @@ def frontier_by_chip(frontier: pl.DataFrame, *, models: list[str]) -> ChartWithD
                 alt.Tooltip("usd_per_mtok:Q", title="Cost (USD/MTok)", format=",.3~g"),
             ],
         )
-        .properties(width=260, height=240)
+        .properties(width=300, height=260)
         .facet(column=alt.Column("model:N", title="Model", sort=models))
         .properties(title="Throughput per chip against speed per user: the best layout and batch at each speed")
     )
@@ -90,7 +90,7 @@ def step_terms(terms: pl.DataFrame, *, batches: list[int]) -> ChartWithData:
                 alt.Tooltip("step_time_s:Q", title="Step, lower bound (s)", format=".3~g"),
             ],
         )
-        .properties(width=190, height=200)
+        .properties(width=250, height=220)
         .facet(column=alt.Column("chip:N", title="Chip"), row=alt.Row("model:N", title="Model"))
         .resolve_scale(y="independent")
         .properties(title="Where a decode step's time goes: each term on its own (the lower bound is the largest)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from econ.report.charts import HEIGHT, WIDTH, axis_title, guide_rule, source_color
+from econ.report.charts import HEIGHT, WIDTH, axis_title, guide_rule, provider_color, source_color
 from econ.report.charts.data import ChartWithData, named, with_datasets
 
 LECTURE_RATIOS = (1.0, 5.0)  # equal prices, and the lecture's "use 5" output/input ratio (section f.3)
@@ -47,7 +47,7 @@ def io_price_scatter(frame: pl.DataFrame) -> ChartWithData:
         .encode(
             x=x,
             y=y,
-            color=alt.Color("provider:N", title="Provider"),
+            color=provider_color(frame["provider"].unique()),
             shape=alt.Shape("variant:N", title="Variant"),
             tooltip=[
                 alt.Tooltip("provider:N", title="Provider"),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from econ.report.charts import HEIGHT, WIDTH, axis_title, guide_rule
+from econ.report.charts import HEIGHT, WIDTH, axis_title, guide_rule, provider_color
 from econ.report.charts.data import equals, named, with_datasets
 
 LOG = alt.Scale(type="log")
@@ -40,7 +40,15 @@ def tier_prices(frame: pl.DataFrame, *, columns: int = 3) -> alt.FacetChart:
     """
     x = alt.X("context_tokens:Q", title=axis_title("Prompt length", "tokens"), axis=alt.Axis(format="~s"))
     y = alt.Y("usd_per_mtok:Q", title=axis_title("Input price", "USD/MTok"))
-    color = alt.Color("model:N", title="Model", legend=alt.Legend(columns=2, labelLimit=200, symbolLimit=60))
+    color = alt.Color("model:N", title="Model", legend=None)  # each line is labelled at its end instead
+    labels = (
+        alt.Chart()
+        .transform_filter(equals("kind", "tier"))
+        .transform_joinaggregate(last_tokens="max(context_tokens)", groupby=["model"])
+        .transform_filter("datum.context_tokens == datum.last_tokens")
+        .mark_text(align="right", dx=-4, dy=-7, fontSize=10)
+        .encode(x=x, y=y, color=color, text="model:N", tooltip=[alt.Tooltip("model:N", title="Model")])
+    )
     steps = (
         alt.Chart()
         .transform_filter(equals("kind", "tier"))
@@ -79,8 +87,8 @@ def tier_prices(frame: pl.DataFrame, *, columns: int = 3) -> alt.FacetChart:
         )
     )
     chart = (
-        alt.layer(steps, fit, data=named("tiers"))
-        .properties(width=190, height=150)
+        alt.layer(steps, fit, labels, data=named("tiers"))
+        .properties(width=340, height=190)
         .facet(
             facet=alt.Facet("provider:N", title="Provider"),
             columns=columns,
@@ -211,7 +219,7 @@ def io_batch(frame: pl.DataFrame, guides: pl.DataFrame) -> alt.LayerChart:
             x=x,
             y=alt.Y("batch_over_balance_scenario_low_ratio:Q", title=y_title, scale=LOG),
             y2="batch_over_balance_scenario_high_ratio:Q",
-            color=alt.Color("provider:N", title="Provider"),
+            color=provider_color(frame["provider"].unique()),
             tooltip=tooltip,
         )
     )
@@ -221,7 +229,7 @@ def io_batch(frame: pl.DataFrame, guides: pl.DataFrame) -> alt.LayerChart:
         .encode(
             x=x,
             y=alt.Y("batch_over_balance_ratio:Q", title=y_title, scale=LOG),
-            color=alt.Color("provider:N", title="Provider"),
+            color=provider_color(frame["provider"].unique()),
             tooltip=tooltip,
         )
     )

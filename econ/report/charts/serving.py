@@ -14,6 +14,9 @@ BOUND_SHAPES = ["circle", "square", "triangle"]
 FIT_DOMAIN = ["fits", "does not fit"]
 MODEL_PALETTE = ["#1f5fa8", "#e4892b", "#3b9c5a", "#c4424b", "#7a5aa8", "#8a6d3b"]
 
+LATENCY_CHART_MAX_S = 10.0
+"""Longest decode step the latency chart draws (the rows stay in its CSV): beyond it the axis would run to
+hundreds of seconds per token and squash the region where serving happens."""
 CURVE_METRICS = {
     # metric -> (column, axis quantity, unit, title)
     "latency": (
@@ -105,9 +108,11 @@ def roofline_panels(
                 y=alt.Y("latency_floor_s:Q", title=axis_title(quantity, unit)), color=color, tooltip=tooltip
             )
         )
+    chart = alt.layer(*layers, data=named("curves"))
+    if metric == "latency":  # a step of seconds per token is no serving point: keep the 1-100 ms region readable
+        chart = chart.transform_filter(f"datum.decode_step_time_s <= {LATENCY_CHART_MAX_S}")
     chart = (
-        alt.layer(*layers, data=named("curves"))
-        .properties(width=205, height=250)
+        chart.properties(width=270, height=260)
         .facet(column=alt.Column("chip:N", title="Chip", sort=chips))
         .properties(title=title)
     )

@@ -152,7 +152,14 @@ def compute_optimal(lines: pl.DataFrame, models: pl.DataFrame) -> alt.LayerChart
             "architecture:N", title="Model", scale=alt.Scale(domain=["dense", "MoE"], range=["circle", "diamond"])
         )
     )
-    labels = real.mark_text(align="left", dx=6, dy=-4, fontSize=10, color="#5b6575").encode(text="model:N")
+    labels = (  # the few that matter (most and least over-trained, the largest run); the rest in the tooltip
+        real.transform_window(over="rank()", sort=[alt.SortField("overtraining_active_ratio", order="descending")])
+        .transform_window(under="rank()", sort=[alt.SortField("overtraining_active_ratio", order="ascending")])
+        .transform_window(largest="rank()", sort=[alt.SortField("training_flop", order="descending")])
+        .transform_filter("datum.over <= 2 || datum.under <= 1 || datum.largest <= 1")
+        .mark_text(align="left", dx=6, dy=-4, fontSize=10, color="#5b6575")
+        .encode(text="model:N")
+    )
     chart = alt.layer(band, line, dots, labels).properties(
         title="Compute-optimal model size against budget, and where real models sit", width=WIDTH, height=HEIGHT
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from econ.report.charts import axis_title
+from econ.report.charts import axis_title, chip_color
 from econ.report.charts.data import ChartWithData, named, with_datasets
 
 BAND = 1.5
@@ -46,7 +46,7 @@ def predicted_vs_measured(points: pl.DataFrame) -> ChartWithData:
         .encode(
             x=alt.X("measured_value:Q", scale=log, title=axis_title("Measured", "tokens/s")),
             y=alt.Y("predicted_value:Q", scale=log, title=axis_title("Predicted", "tokens/s")),
-            color=alt.Color("chip:N", title="Chip", scale=alt.Scale(scheme="tableau10")),
+            color=chip_color(points["chip"].unique()),
             shape=alt.Shape("engine:N", title="Engine"),
             tooltip=[
                 alt.Tooltip("point_id:N", title="Point"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from econ.report import findings
 from econ.report.charts import changes as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, Markup, details, fmt_num, table, tag
@@ -164,6 +165,7 @@ def render(ctx: SiteContext) -> PageContent:
             "tokens; max_input_tokens is in tokens and speed_ratio a multiple."
         ),
         sections=sections,
+        findings=findings.what_changed(ctx),
     )
 
 

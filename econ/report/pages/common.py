@@ -15,7 +15,7 @@ import duckdb
 import polars as pl
 
 from econ.report.html import fmt_interval, fmt_num
-from econ.report.page import Headline, Section, SiteContext, note
+from econ.report.page import Section, SiteContext, note
 
 UNDRAWABLE = "cannot be drawn from this database"
 SCHEMA_ERRORS = (duckdb.BinderException, duckdb.CatalogException, pl.exceptions.ColumnNotFoundError)
@@ -133,15 +133,6 @@ def guarded(heading: str, build: Callable[[], Section]) -> Section:
                 )
             ],
         )
-
-
-def guarded_headline(build: Callable[[], Headline | None]) -> list[Headline]:
-    """``[build()]``, or no headline when its table lacks a column (the index then leaves it out)."""
-    try:
-        headline = build()
-    except SCHEMA_ERRORS:
-        return []
-    return [headline] if headline is not None else []
 
 
 def ensure_columns(frame: pl.DataFrame, names: Iterable[str]) -> pl.DataFrame:

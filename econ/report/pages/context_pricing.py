@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import polars as pl
 
+from econ.report import findings
 from econ.report.charts import pricing as charts
 from econ.report.figures import Figure
-from econ.report.html import Col, details, fmt_interval, fmt_num, table
-from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
+from econ.report.html import Col, details, fmt_num, table
+from econ.report.page import Download, PageContent, Section, SiteContext, note
 from econ.report.pages.common import (
     SCHEMA_ERRORS,
     ensure_columns,
     guarded,
-    guarded_headline,
     interval_text,
     sig3,
     status_text,
-    with_status,
 )
 
 NAME = "context-pricing"
@@ -122,17 +121,6 @@ select chip, number_format, kv_cache_format, usd_per_chip_hour, gross_margin_fra
 from fit_context_tiers where chip is not null limit 1
 """
 
-HEADLINE = """
-select provider, count(*) as models, median(kv_read_bytes_per_context_token) as reading,
-       min(kv_read_validated_low_bytes_per_context_token) as low,
-       max(kv_read_validated_high_bytes_per_context_token) as high,
-       min(kv_read_bytes_per_context_token) as reading_min, max(kv_read_bytes_per_context_token) as reading_max,
-       bool_and(status in ('ok', 'exact')) as fits_ok
-from fit_context_tiers
-where default_rule and not pooled and component = 'output' and source = 'hand' and variant = 'standard'
-  and arch_model is null and kv_read_bytes_per_context_token is not null
-group by provider order by provider
-"""
 
 VALIDATION_ROWS = """
 select quantity, model, price_provider as provider, provider_kind, unit, implied_value, true_value,
@@ -186,7 +174,7 @@ def render(ctx: SiteContext) -> PageContent:
             "measure how far each reading is off; that error widens every interval on this page."
         ),
         sections=sections,
-        headlines=guarded_headline(lambda: _headline(ctx, quantities)),
+        findings=findings.context_pricing(ctx),
     )
 
 
@@ -416,31 +404,7 @@ def _pooled(ctx: SiteContext) -> Section:
     )
 
 
-def _headline(ctx: SiteContext, quantities: dict) -> Headline | None:
-    frame = ctx.query(HEADLINE)
-    q = quantities.get(KV_QUANTITY)
-    status = (q or {}).get("status") or "not validated"
-    rows = tuple(
-        HeadlineRow(
-            subject=r["provider"],
-            value=with_status(r["reading"], None, None, status if r["fits_ok"] else "fit not ok"),
-            interval=fmt_interval(r["low"], r["high"]),
-            note=f"median of {r['models']} closed models"
-            + (f" ({fmt_interval(r['reading_min'], r['reading_max'])})" if r["models"] > 1 else ""),
-        )
-        for r in frame.iter_rows(named=True)
-        if r["reading"] is not None
-    )
-    if not rows:
-        return None
-    return Headline(
-        "kv_bytes_per_token",
-        "Implied decode KV bytes read per context token, per provider (output-price slope)",
-        "bytes/token",
-        rows,
-        interval_kind="from the lowest to the highest validated interval of the provider's models (scenario "
-        f"interval widened by the error on open models); {_evidence(q)}",
-        formula=ctx.cite("econ.fits.context_readings.kv_bytes_from_slope"),
-        source="fit_context_tiers (first-party standard output prices of closed models) and inference_quantities",
-        page=NAME,
-    )
+def _thresholds(text: str | None) -> str:
+    """``"256000, 32000"`` as ``"first thresholds 32,000 and 256,000"``."""
+    values = sorted(int(v) for v in (text or "").split(",") if v.strip())
+    return ("first thresholds " if len(values) > 1 else "first threshold ") + " and ".join(f"{v:,}" for v in values)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from econ.report import findings
 from econ.report.charts import pricing as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, fmt_num, table
@@ -54,6 +55,7 @@ def render(ctx: SiteContext) -> PageContent:
             "can be s times faster for at most m times the cost."
         ),
         sections=sections,
+        findings=findings.fast_mode(ctx),
     )
 
 

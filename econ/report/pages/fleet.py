@@ -7,11 +7,12 @@ import dataclasses
 
 import polars as pl
 
+from econ.report import findings
 from econ.report.charts import axis_title
 from econ.report.charts import fleet as charts
 from econ.report.figures import Figure
-from econ.report.html import Col, Markup, fmt_interval, fmt_num, table
-from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
+from econ.report.html import Col, Markup, fmt_num, table
+from econ.report.page import Download, PageContent, Section, SiteContext, note
 from econ.report.pages.common import interval_text
 
 NAME = "fleet"
@@ -104,7 +105,7 @@ def render(ctx: SiteContext) -> PageContent:
             )
         ),
         sections=sections,
-        headlines=[h for h in [_margin_headline(ctx)] if h is not None],
+        findings=findings.fleet(ctx),
     )
 
 
@@ -340,43 +341,4 @@ def _training(ctx: SiteContext) -> Section:
         "Training and the fleet split",
         blocks,
         intro="The lecture balances pre-training, RL and inference costs; here in chip-hours on real chips.",
-    )
-
-
-def _margin_headline(ctx: SiteContext) -> Headline | None:
-    frame = ctx.query(
-        """
-        select deployment, max(gross_margin_frac) filter (where price_kind = 'scenario') as central,
-               min(gross_margin_frac) as low, max(gross_margin_frac) as high, count(*) as kinds,
-               any_value(model) as model, any_value(chip) as chip
-        from fleet_plan where scenario = ? and gross_margin_frac is not null group by deployment order by deployment
-    """,
-        [ctx.scenario],
-    )
-    if frame.is_empty():
-        return None
-
-    def percent_range(r) -> str:
-        text = fmt_interval(r["low"] * 100, r["high"] * 100, sig=2)
-        return f"{text}%" if text else ""
-
-    rows = tuple(
-        HeadlineRow(
-            subject=r["deployment"],
-            value=f"{r['central'] * 100:.0f}%" if r["central"] is not None else "",
-            interval=percent_range(r),
-            note=f"{r['model']} on {r['chip']}",
-        )
-        for r in frame.iter_rows(named=True)
-    )
-    return Headline(
-        "gross_margin",
-        "Gross margin of the serving fleet at list prices",
-        "percent of revenue",
-        rows,
-        interval_kind="range over the rental price kinds quoted for the chip; the value is at the scenario's "
-        "$/chip-hour; roofline lower-bound costs make every figure an upper bound",
-        formula="(revenue − rental cost) / revenue, revenue at the model's list prices",
-        source="fleet_plan (deployments, prices, rental_prices, scenarios)",
-        page=NAME,
     )

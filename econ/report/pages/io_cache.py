@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import polars as pl
 
+from econ.report import findings
 from econ.report.charts import pricing as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, details, fmt_num, table
-from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
-from econ.report.pages.common import ensure_columns, guarded, guarded_headline, interval_text, pick, sig3, status_text
+from econ.report.page import Download, PageContent, Section, SiteContext, note
+from econ.report.pages.common import ensure_columns, guarded, interval_text, pick, sig3, status_text
 
 NAME = "io-cache"
 TITLE = "Input/output & cache"
@@ -72,14 +73,7 @@ where source = 'hand' and variant = 'standard' and hold_cost_usd_per_gb_hour is 
 order by provider, model, kv_method
 """
 
-CACHE_OUTCOMES = """
-select case when identified_tier is not null then 'identified: ' || identified_tier else tier_status end as outcome,
-       count(*) as schedules, count(distinct provider) as providers,
-       string_agg(distinct provider, ', ' order by provider) as provider_list
-from fit_cache_tiers
-where variant = 'standard' and hold_cost_usd_per_gb_hour is not null
-group by outcome order by schedules desc, outcome
-"""
+CACHE_OUTCOMES = "select * from cache_tier_outcomes"
 
 TIER_RATES = """
 select tier, device, usd_per_hour / (capacity_bytes / 1e9) as usd_per_gb_hour, capacity_bytes / bandwidth_bytes_per_s
@@ -108,7 +102,7 @@ def render(ctx: SiteContext) -> PageContent:
             "cache, and so which memory tier it sits in (section g)."
         ),
         sections=sections,
-        headlines=guarded_headline(lambda: _headline(ctx)),
+        findings=findings.io_cache(ctx),
     )
 
 
@@ -452,30 +446,3 @@ def _tier_model(ctx: SiteContext) -> str | None:
     models = ctx.query("select distinct model from memory_tier_costs")["model"].to_list()
     chosen = pick(models, TIER_MODELS, 1)
     return chosen[0] if chosen else None
-
-
-def _headline(ctx: SiteContext) -> Headline | None:
-    frame = ctx.query(CACHE_OUTCOMES)
-    rows = tuple(
-        HeadlineRow(
-            subject=r["outcome"],
-            value=f"{r['schedules']} schedules",
-            interval="",
-            note=f"{r['providers']} providers: {r['provider_list']}",
-        )
-        for r in frame.iter_rows(named=True)
-    )
-    if not rows:
-        return None
-    return Headline(
-        "cache_tier",
-        "Memory tier behind prompt caching: what the prices support",
-        "cache schedules",
-        rows,
-        interval_kind="a tier is identified only when exactly one memory tier's holding cost lies inside the hold "
-        "price's interval (fit of premium(T) over the durations sold, scenario margin, KV bytes' interval); "
-        "otherwise the tiers that remain are listed, never one of them",
-        formula=ctx.cite("econ.fits.cache_tiers.compare_tiers"),
-        source="fit_cache_tiers table (cache prices, memory_tiers device prices)",
-        page=NAME,
-    )

@@ -7,10 +7,11 @@ the full tables as CSV downloads.
 
 from __future__ import annotations
 
+from econ.report import findings
 from econ.report.charts import prices as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, Markup, details, fmt_num, table
-from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
+from econ.report.page import Download, PageContent, Section, SiteContext, note
 from econ.report.pages.common import pct
 
 NAME = "prices"
@@ -141,7 +142,7 @@ def render(ctx: SiteContext) -> PageContent:
             "provider aggregated, and how prices changed between snapshots. Prices are USD per million tokens."
         ),
         sections=sections,
-        headlines=[_data_age(coverage)],
+        findings=findings.prices(ctx),
     )
 
 
@@ -333,25 +334,3 @@ def _history(ctx: SiteContext) -> Section:
         )
     )
     return Section("History and recent changes", blocks)
-
-
-def _data_age(coverage) -> Headline:
-    rows = tuple(
-        HeadlineRow(
-            subject=r["source"],
-            value=fmt_num(r["newest_date"]),
-            interval=f"oldest {fmt_num(r['oldest_from_date'])}",
-            note=f"{fmt_num(r['price_rows'])} current prices",
-        )
-        for r in coverage.iter_rows(named=True)
-    )
-    return Headline(
-        "data_age",
-        "Price data age",
-        "date",
-        rows,
-        interval_kind="newest price or snapshot date per source; the oldest current price's start date",
-        formula="max(snapshot_date or from_date), min(from_date) over current prices",
-        source="price_current view of the prices table",
-        page=NAME,
-    )

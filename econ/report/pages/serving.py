@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import polars as pl
 
+from econ.report import findings
 from econ.report.charts import serving as charts
 from econ.report.figures import Figure
-from econ.report.html import Col, details, fmt_interval, fmt_num, table
-from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
+from econ.report.html import Col, details, fmt_num, table
+from econ.report.page import Download, PageContent, Section, SiteContext, note
 from econ.report.pages import serving_deployment as deployment
-from econ.report.pages.common import dense_balance, guarded, guarded_headline, nearest_on_log_grid, pick, setting, sig3
+from econ.report.pages.common import guarded, nearest_on_log_grid, pick, setting, sig3
 
 NAME = "serving"
 TITLE = "Serving"
@@ -164,7 +165,6 @@ def render(ctx: SiteContext) -> PageContent:
         sections.append(guarded("Sparsity: parameters, experts, and the lecture's figure", lambda: _sparsity(ctx)))
     if ctx.has("network_ratios"):
         sections.append(guarded("Scale-up vs scale-out at a pipeline boundary", lambda: _network(ctx, sel)))
-    headlines = guarded_headline(lambda: _balance_headline(ctx, sel))
     return PageContent(
         title=TITLE,
         lead=(
@@ -176,7 +176,7 @@ def render(ctx: SiteContext) -> PageContent:
             f"Charts show {sel.describe()}; the full sweep is a download."
         ),
         sections=sections,
-        headlines=headlines,
+        findings=findings.serving(ctx),
     )
 
 
@@ -221,7 +221,8 @@ def _roofline(ctx: SiteContext, sel: Selection, summary: pl.DataFrame) -> Sectio
                 f"default layout (table: chips, TP, DP, PP), {assumptions}. Dashed vertical lines: the balance batch "
                 "where weight-read time equals compute time at the scenario's mfu and mbu (B*₀·mfu/mbu); dotted "
                 "horizontal lines: the latency floor, the step of one sequence (its weights touched, attention, "
-                f"communication), which no batch beats. {regime}",
+                f"communication), which no batch beats. Steps longer than {charts.LATENCY_CHART_MAX_S:g} s per token "
+                f"are left off the chart (they are in its CSV). {regime}",
                 f"{ctx.cite('econ.physics.deployment.overlap_bounds')}; "
                 f"{ctx.cite('econ.physics.weights.distinct_experts')}; "
                 f"{ctx.cite('econ.physics.roofline.balance_batch')}",
@@ -458,56 +459,4 @@ def _network(ctx: SiteContext, sel: Selection) -> Section:
         "Scale-up vs scale-out at a pipeline boundary",
         blocks,
         intro=f"{ctx.cite('econ.physics.network.scale_up_over_scale_out_time_ratio')}.",
-    )
-
-
-def _balance_headline(ctx: SiteContext, sel: Selection) -> Headline | None:
-    if not ctx.has("hardware_derived"):
-        return None
-    chosen, formats, dense = dense_balance(ctx)
-    moe = [
-        m
-        for m in sel.models
-        if m
-        in set(
-            ctx.query("select model from model_derived where sparsity_param_ratio > 1.5 group by model")[
-                "model"
-            ].to_list()
-        )
-    ]
-    per_chip = ctx.query(BALANCE, [moe, chosen]) if moe else pl.DataFrame()
-    rows = []
-    for r in dense.iter_rows(named=True):
-        notes = (
-            [
-                f"{m['model']} {fmt_num(m['balance_batch_seqs'], sig=3)}"
-                for m in per_chip.iter_rows(named=True)
-                if m["chip"] == r["chip"]
-            ]
-            if per_chip.height
-            else []
-        )
-        prefix = "" if r["chosen"] else f"no {chosen}, value at bf16; "
-        rows.append(
-            HeadlineRow(
-                subject=r["chip"],
-                value=fmt_num(r["value_ratio"], sig=3),
-                interval=fmt_interval(r["low_ratio"], r["high_ratio"]),
-                note=prefix + (f"MoE: {', '.join(notes)}" if notes else f"formats {r['formats']}"),
-            )
-        )
-    if not rows:
-        return None
-    return Headline(
-        "balance_batch",
-        f"Balance batch B*₀ per chip (dense model, {chosen} weights; MoE in the note)",
-        "sequences per step",
-        tuple(rows),
-        interval_kind=f"range over the weight formats {', '.join(formats)}; the value is at scenario "
-        f"{ctx.scenario}'s {chosen}. A mixture of experts multiplies it by N_tot/N_act "
-        "(the note gives the charted ones)",
-        formula=f"{ctx.cite('econ.physics.roofline.balance_batch')}; "
-        f"{ctx.cite('econ.physics.roofline.critical_batch_ratio')}",
-        source="hardware_derived view (vendor datasheets) and serving_summary table",
-        page=NAME,
     )

@@ -14,9 +14,12 @@ FRONTIER = """
 select efficiency_basis, model, chip, number_format, layout, replica_chips, tensor_parallel, attention_data_parallel,
        batch_per_replica, tokens_per_s_per_user, tokens_per_s_per_chip, usd_per_mtok
 from serving_frontier
-where list_contains(?, model) and number_format = ?
+where list_contains(?, model) and number_format = ? and list_contains(?, chip)
 order by efficiency_basis, model, chip, tokens_per_s_per_user
 """
+FRONTIER_CHIPS = ("H100", "H200", "B200", "GB200", "B300", "MI300X", "MI355X", "TPU7x", "Trainium2", "A100")
+"""The chips the frontier chart compares (one current and one older part per vendor where the data has them;
+every chip's frontier is in the table and its download): at most ten series in one legend."""
 
 TERMS = """
 with picked as (
@@ -55,7 +58,7 @@ select * from final order by model, reading
 
 
 def frontier(ctx: SiteContext, models: list[str], number_format: str) -> Section:
-    frame = ctx.query(FRONTIER, [models, number_format])
+    frame = ctx.query(FRONTIER, [models, number_format, list(FRONTIER_CHIPS)])
     if frame.is_empty():
         return Section("Throughput against speed per user", [note("No frontier points.", kind="pending")])
     blocks = [
@@ -70,7 +73,8 @@ def frontier(ctx: SiteContext, models: list[str], number_format: str) -> Section
             "dashed lines are the roofline bound of the same layouts.",
             formula=f"{ctx.cite('econ.physics.deployment.decode_terms')}; "
             f"{ctx.cite('econ.physics.layout_search.pareto_optimal')}",
-            source=f"serving_frontier ({ctx.scalar('select count(*) from serving_frontier'):,} points)",
+            source=f"serving_frontier ({ctx.scalar('select count(*) from serving_frontier'):,} points; the chart shows "
+            f"{', '.join(sorted(set(frame['chip'].to_list())))})",
         ),
         note(ctx.description("serving_frontier")),
     ]

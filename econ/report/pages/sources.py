@@ -12,6 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from econ.db import quote_ident
+from econ.report import findings
 from econ.report.html import Col, Markup, fmt_num, source_link, table, tag
 from econ.report.page import Download, PageContent, Section, SiteContext, note
 
@@ -53,6 +54,7 @@ def render(ctx: SiteContext) -> PageContent:
         lead="Where every number in this report comes from: the sources of each input table with their dates, the "
         "stated assumptions, and the formulas with the section of the lecture each one comes from.",
         sections=sections,
+        findings=findings.sources(ctx),
     )
 
 
@@ -131,7 +133,14 @@ def _scenarios(ctx: SiteContext) -> Section:
                rationale, source_url
         from scenarios order by scenario <> 'base', scenario, name
     """)
-    shown = [text or fmt_num(value) for text, value in zip(frame["text"].to_list(), frame["value"].to_list())]
+    shown = []
+    for r in frame.iter_rows(named=True):  # the value, its range and unit in one cell: the rationale gets the width
+        value = r["text"] or fmt_num(r["value"])
+        if r["low"] is not None and r["high"] is not None:
+            value += f" ({fmt_num(r['low'])}–{fmt_num(r['high'])})"
+        if r["alternatives"]:
+            value += f"; or {r['alternatives'].replace('|', ', ')}"
+        shown.append(f"{value} {r['unit'] or ''}".strip())
     frame = frame.with_columns(pl.Series("shown", shown, dtype=pl.String))
     if frame.is_empty():
         return Section("Scenarios", [note("The scenarios table is empty.", kind="pending")])
@@ -143,11 +152,7 @@ def _scenarios(ctx: SiteContext) -> Section:
                 [
                     Col("scenario", "Scenario"),
                     Col("name", "Assumption"),
-                    Col("shown", "Value"),
-                    Col("unit", "Unit"),
-                    Col("low", "Low", kind="num"),
-                    Col("high", "High", kind="num"),
-                    Col("alternatives", "Alternatives"),
+                    Col("shown", "Value (low–high), unit", wrap=True),
                     Col("rationale", "Rationale", wrap=True),
                     Col("source_url", "Source", kind="link"),
                 ],
@@ -185,7 +190,7 @@ def _formulas(ctx: SiteContext) -> Section:
                 frame,
                 [
                     Col("formula", "Formula", wrap=True),
-                    Col("source", "Source"),
+                    Col("source", "Source", wrap=True),
                     Col("function", "Function"),
                     Col("used_in", "Result columns", wrap=True),
                 ],

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import polars as pl
 
+from econ.report import findings
 from econ.report.charts import training as charts
 from econ.report.figures import Figure
-from econ.report.html import Col, fmt_interval, fmt_num, table
-from econ.report.page import Download, Headline, HeadlineRow, PageContent, Section, SiteContext, note
-from econ.report.pages.common import guarded, guarded_headline, interval_text, sig3
+from econ.report.html import Col, fmt_num, table
+from econ.report.page import Download, PageContent, Section, SiteContext, note
+from econ.report.pages.common import guarded, interval_text, sig3
 
 NAME = "training"
 TITLE = "Training"
@@ -116,7 +117,7 @@ def render(ctx: SiteContext) -> PageContent:
             f"pre-training, RL and inference tokens under scenario {ctx.scenario} (section e)."
         ),
         sections=sections,
-        headlines=guarded_headline(lambda: _headline(ctx)),
+        findings=findings.training(ctx),
     )
 
 
@@ -390,51 +391,4 @@ def _balance(ctx: SiteContext) -> Section:
         blocks,
         intro=f"{ctx.cite('econ.physics.token_balance.phase_costs_flop')}; "
         f"{ctx.cite('econ.physics.token_balance.rl_cost_per_token_ratio')}.",
-    )
-
-
-def _headline(ctx: SiteContext) -> Headline | None:
-    row = ctx.query(
-        "select central_value, low_value, high_value, lecture_value from token_balance "
-        "where scenario = ? and quantity = ?",
-        [ctx.scenario, TORNADO_QUANTITY],
-    )
-    rows = []
-    if row.height:
-        r = row.row(0, named=True)
-        rows.append(
-            HeadlineRow(
-                f"token balance, scenario {ctx.scenario}",
-                fmt_num(r["central_value"], sig=3),
-                fmt_interval(r["low_value"], r["high_value"]),
-                f"lecture ≈ {fmt_num(r['lecture_value'])}" if r["lecture_value"] else "",
-            )
-        )
-    models = ctx.query(
-        "select median(overtraining_active_ratio) as mid, min(overtraining_active_ratio) as lo, "
-        "max(overtraining_active_ratio) as hi, count(*) as n, arg_min(model, overtraining_active_ratio) "
-        "as lo_model, arg_max(model, overtraining_active_ratio) as hi_model from overtraining"
-    )
-    if models.height and models["n"][0]:
-        m = models.row(0, named=True)
-        rows.append(
-            HeadlineRow(
-                f"open models (median of {m['n']})",
-                fmt_num(m["mid"], sig=3),
-                fmt_interval(m["lo"], m["hi"]),
-                f"{m['lo_model']} to {m['hi_model']}",
-            )
-        )
-    if not rows:
-        return None
-    return Headline(
-        "over_training",
-        f"Over-training factor under scenario {ctx.scenario}",
-        "× Chinchilla tokens",
-        tuple(rows),
-        interval_kind="token balance: min–max over every corner of the assumption ranges; open models: lowest–highest "
-        "model (reported tokens over k·N_act)",
-        formula=ctx.cite("econ.physics.token_balance.overtraining_factor"),
-        source="token_balance and overtraining tables of the training analysis",
-        page=NAME,
     )

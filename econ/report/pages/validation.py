@@ -7,6 +7,7 @@ import math
 
 import polars as pl
 
+from econ.report import findings
 from econ.report.charts import validation as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, fmt_interval, fmt_num, source_link, table
@@ -78,7 +79,7 @@ def render(ctx: SiteContext) -> PageContent:
             f"for the median point and within {_factor(cv['error_factor_p90'])} for 9 in 10, each point predicted by "
             "a fit that never saw its source (leave-one-source-out)."
         )
-    return PageContent(title=TITLE, lead=lead, sections=sections)
+    return PageContent(title=TITLE, lead=lead, sections=sections, findings=findings.validation(ctx))
 
 
 def _scatter(ctx: SiteContext) -> Section:

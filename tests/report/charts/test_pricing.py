@@ -146,7 +146,8 @@ def marks(spec):
 def test_tier_prices_facet_by_provider_with_steps_and_the_fitted_line():
     spec = charts.tier_prices(TIERS).to_dict()
     assert spec["facet"]["field"] == "provider" and spec["resolve"]["scale"]["y"] == "independent"
-    steps, fit = spec["spec"]["layer"]
+    steps, fit, labels = spec["spec"]["layer"]
+    assert labels["mark"]["type"] == "text" and labels["encoding"]["text"]["field"] == "model"  # lines labelled
     assert steps["mark"]["interpolate"] == "step-after" and steps["transform"] == [
         {"filter": {"field": "kind", "equal": "tier"}}
     ]

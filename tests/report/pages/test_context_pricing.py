@@ -10,7 +10,7 @@ import pytest
 from scipy.integrate import quad
 
 from ..html_tables import read_tables
-from ..specs import by, figure_text, number, rows, scenario_value
+from ..specs import by, figure_text, rows, scenario_value
 
 
 def crossover_bytes(threshold_tokens: float) -> float:
@@ -21,35 +21,8 @@ def crossover_bytes(threshold_tokens: float) -> float:
     return 2 * scenario_value("frontier_active_params") / (r * threshold_tokens)
 
 
-def test_the_kv_headline_is_the_output_slope_reading_with_its_validation_stated(built_report, built_db):
-    """The headline is the output-price slope read as decode KV bytes per context token (never the crossover),
-    its value the database's reading, and its interval text states the open-model validation (median |ln ratio|)."""
-    with duckdb.connect(str(built_db), read_only=True) as con:
-        reading, low, high = con.execute(
-            "select median(kv_read_bytes_per_context_token), min(kv_read_validated_low_bytes_per_context_token), "
-            "max(kv_read_validated_high_bytes_per_context_token) from fit_context_tiers where default_rule and "
-            "not pooled and component = 'output' and source = 'hand' and variant = 'standard' and "
-            "arch_model is null and provider = 'google'"
-        ).fetchone()
-        status = con.execute(
-            "select status from inference_quantities where quantity = 'decode_kv_read_bytes_per_context_token'"
-        ).fetchone()[0]
-    html = (built_report / "index.html").read_text(encoding="utf-8")
-    assert "output-price slope" in html and "crossover reading)" not in html
-    row = by(read_tables(built_report / "index.html")["headline-kv_bytes_per_token-rows"], "For")["google"]
-    value = row["Value (bytes/token)"]
-    assert number(value.split(" [")[0]) == pytest.approx(reading, rel=1e-3)
-    # a reading whose validation is not ok carries its status; the fixture has too few open models to validate
-    assert (f"[{status}]" in value) == (status != "ok")
-    if low is not None and high is not None and high < float("inf"):
-        lo, hi = (number(v) for v in row["Interval"].split("–"))
-        assert lo == pytest.approx(low, rel=1e-2) and hi == pytest.approx(high, rel=1e-2)
-    card = html[html.index('id="headline-kv_bytes_per_token"') :]
-    assert "status " + status in card[: card.index("</section>")]
-
-
 def test_the_crossover_reading_is_the_lectures_arithmetic_and_only_a_hypothesis(built_report):
-    data = pl.read_csv(built_report / "context-pricing" / "implied-kv.csv")
+    data = pl.read_csv(built_report / "context-pricing" / "implied-kv.csv.gz")
     gemini = data.filter(pl.col("label") == "hand · google · gemini-3.1-pro-preview")
     assert sorted(gemini["reading"].to_list()) == ["crossover", "slope"]  # closed model: no true value
     crossover = gemini.filter(pl.col("reading") == "crossover")
@@ -69,7 +42,7 @@ def token_weighted_mean(lo: float, hi: float, alpha: float) -> float:
 def test_fitted_line_passes_through_each_tiers_price_at_its_token_weighted_mean_context(built_report, built_db):
     """A two-tier schedule is fitted exactly: the input line meets 2 USD and 4 USD at each tier's token-weighted mean
     prompt under the stated within-tier density L^-alpha (the scenario's alpha), not at the tier's midpoint."""
-    steps = pl.read_csv(built_report / "context-pricing" / "tier-prices.csv")
+    steps = pl.read_csv(built_report / "context-pricing" / "tier-prices.csv.gz")
     gemini = steps.filter(pl.col("model") == "gemini-3.1-pro-preview")
     tiers = gemini.filter(pl.col("kind") == "tier").sort("context_tokens")
     assert tiers["usd_per_mtok"].to_list() == [2.0, 4.0, 4.0]  # fixture prices.csv, carried to the max prompt
@@ -83,8 +56,8 @@ def test_fitted_line_passes_through_each_tiers_price_at_its_token_weighted_mean_
         alpha = con.execute("select any_value(tier_context_density_exponent_ratio) from fit_context_tiers").fetchone()[
             0
         ]
-    assert line(token_weighted_mean(0, 200_000, alpha)) == pytest.approx(2.0, rel=1e-6)
-    assert line(token_weighted_mean(200_000, end, alpha)) == pytest.approx(4.0, rel=1e-6)
+    assert line(token_weighted_mean(0, 200_000, alpha)) == pytest.approx(2.0, rel=1e-5)  # 6 digits in the CSV
+    assert line(token_weighted_mean(200_000, end, alpha)) == pytest.approx(4.0, rel=1e-5)
 
 
 def test_every_reading_in_the_table_is_shown_with_its_interval_or_its_status(built_report):

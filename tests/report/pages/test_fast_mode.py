@@ -23,7 +23,7 @@ def test_opus_fast_mode_is_six_times_the_price_at_two_and_a_half_times_the_speed
         s,
         m * s,
     )
-    chart = pl.read_csv(built_report / "fast-mode" / "fast-multiples.csv")
+    chart = pl.read_csv(built_report / "fast-mode" / "fast-multiples.csv.gz")
     assert chart.select("output_price_ratio", "speed_ratio", "batch_ratio").row(0) == (m, s, m * s)
 
 
@@ -32,7 +32,7 @@ def test_fast_mode_says_which_explanations_the_multiples_allow(built_report):
     counts agree with the downloaded per-architecture table (allowed = cost multiple needed <= m)."""
     table = read_tables(built_report / "fast-mode.html")["fast-explanations"]
     opus = next(r for r in table if r["Model"] == "claude-opus-4-6" and r["Prompt above (tokens)"] == "0")
-    detail = pl.read_csv(built_report / "fast-mode" / "fit-fast-mode-explanations.csv").filter(
+    detail = pl.read_csv(built_report / "fast-mode" / "fit-fast-mode-explanations.csv.gz").filter(
         (pl.col("model") == "claude-opus-4-6") & (pl.col("tier_min_prompt_tokens") == 0)
     )
     labels = {"smaller_batch": "smaller batch", "more_chips": "more chips", "speculation": "speculation alone"}
