@@ -40,27 +40,7 @@ PREFILL_BATCH = 2.0 ** np.arange(0, 7)  # 1 … 64 prompts per pass
 CASES_PER_CHUNK = 256
 CHART_STRIDE = 2
 """The thinned grid keeps every other batch of the log-spaced grid (decode 1, 4, 16 … 16,384; prefill 1, 4, 16, 64)."""
-TERMS = (
-    "weight_bytes_read_per_chip",
-    "kv_bytes_read_per_chip",
-    "weight_flop_per_chip",
-    "attention_flop_per_chip",
-    "compute_time_s",
-    "weight_time_s",
-    "kv_time_s",
-    "memory_time_s",
-    "tp_comm_time_s",
-    "ep_comm_time_s",
-    "pp_comm_time_s",
-    "comm_time_s",
-    "overhead_time_s",
-    "step_time_s",
-    "step_time_serial_comm_s",
-    "step_time_upper_s",
-    "tokens_per_s_per_chip",
-    "usd_per_mtok",
-    "memory_per_chip_bytes",
-)
+TERMS = deployment.STEP_TERMS
 
 
 def evaluate(rows: pl.DataFrame, s, pool: str, batch: np.ndarray, group_base: int = 0) -> pl.DataFrame:

@@ -104,6 +104,30 @@ LAYOUT_KEYS = (
     "redundant_expert_slots",
 )
 
+STEP_TERMS = (
+    "weight_bytes_read_per_chip",
+    "kv_bytes_read_per_chip",
+    "weight_flop_per_chip",
+    "attention_flop_per_chip",
+    "compute_time_s",
+    "weight_time_s",
+    "kv_time_s",
+    "memory_time_s",
+    "tp_comm_time_s",
+    "ep_comm_time_s",
+    "pp_comm_time_s",
+    "comm_time_s",
+    "overhead_time_s",
+    "step_time_s",
+    "step_time_serial_comm_s",
+    "step_time_upper_s",
+    "tokens_per_s_per_chip",
+    "usd_per_mtok",
+    "memory_per_chip_bytes",
+)
+"""The per-chip terms of a step that the layout search stores for every point (``serving_layouts``, a sweep's
+``serving_layouts`` files), in column order."""
+
 SETTINGS = {
     "weight_bytes_per_param": 1.0,
     "activation_bytes": 2.0,

@@ -44,27 +44,7 @@ def bytes_per_point(keep) -> int:
 
 PARQUET_OPTIONS = {"compression": "zstd", "compression_level": 3, "use_dictionary": True, "write_statistics": True}
 
-POINT_TERMS = (
-    "weight_bytes_read_per_chip",
-    "kv_bytes_read_per_chip",
-    "weight_flop_per_chip",
-    "attention_flop_per_chip",
-    "compute_time_s",
-    "weight_time_s",
-    "kv_time_s",
-    "memory_time_s",
-    "tp_comm_time_s",
-    "ep_comm_time_s",
-    "pp_comm_time_s",
-    "comm_time_s",
-    "overhead_time_s",
-    "step_time_s",
-    "step_time_serial_comm_s",
-    "step_time_upper_s",
-    "tokens_per_s_per_chip",
-    "usd_per_mtok",
-    "memory_per_chip_bytes",
-)
+POINT_TERMS = deployment.STEP_TERMS
 FRONTIER_TERMS = ("tokens_per_s_per_user", "tokens_per_s_per_chip", "usd_per_mtok", "step_time_s")
 LAYOUT_COLUMNS = ("replica_chips", "tensor_parallel", "attention_data_parallel", "pipeline_parallel")
 
