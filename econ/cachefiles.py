@@ -11,7 +11,7 @@ stop a build:
 - a cache that cannot be written (read-only folder, full disk, ``ulimit -f``) gives one notice and
   the run goes on without storing.
 
-Single cached files (the Vega bundle, chart exports) use :func:`read_checked` / :func:`write_checked`,
+Single cached files (the Vega bundle) use :func:`read_checked` / :func:`write_checked`,
 which keep the hash in a ``<file>.sha256`` beside the file.
 """
 

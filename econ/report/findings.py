@@ -123,7 +123,8 @@ def fleet(ctx: SiteContext) -> list[Finding]:
                 evidence=anchor("Serving plan"),
             ),
             ctx.finding(
-                "At the first-party list price that leaves a gross margin of {p.gross_margin_frac:pct}"
+                "At {p.price_provider:text}'s list price ({p.price_model:text}) that leaves a gross margin of "
+                "{p.gross_margin_frac:pct}"
                 + (" — a loss, before any discount the seller gets on chips." if (margin or 0) < 0 else ".")
                 + " The same plan at the idealised bound needs {b.chips:int} chips.",
                 {"p": plan, "b": ("fleet_plan", plan[1].replace("scenario = 'calibrated'", "scenario = 'base'"))},
@@ -192,7 +193,7 @@ def what_changed(ctx: SiteContext) -> list[Finding]:
                 {
                     "c": (
                         "price_changes",
-                        f"change = 'changed' and {latest} and component like '%usd_per_mtok' "
+                        f"change_class in ('price move up', 'price move down') and {latest} "
                         "order by abs(change_frac) desc, provider, model, component limit 1",
                     )
                 },

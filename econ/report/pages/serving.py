@@ -172,7 +172,8 @@ def render(ctx: SiteContext) -> PageContent:
             "least the longest of its compute time (weights and attention), its memory time (the weights the batch "
             "touches plus its KV cache and state) and its communication time (lecture section a, extended to "
             "tensor, expert and data parallelism), every sequence gets one token per step, and the chips are paid "
-            "for by the second. Every number here is a bound at the scenario's efficiencies. "
+            "for by the second. The roofline panels are bounds (every efficiency 1); the throughput-speed frontier "
+            "is the calibrated prediction, drawn beside its bound. "
             f"Charts show {sel.describe()}; the full sweep is a download."
         ),
         sections=sections,
