@@ -178,6 +178,13 @@ def prices(ctx: SiteContext) -> list[Finding]:
                 status="measured",
                 evidence=anchor("Current prices"),
             ),
+            ctx.finding(
+                "Price history starts with {s.source:text}'s snapshot of {s.snapshot_date:date} ({s.rows:int} rows); "
+                "hand-kept first-party prices carry their own dates.",
+                {"s": ("price_snapshots", "true order by snapshot_date, source limit 1")},
+                status="measured",
+                evidence=anchor("History and recent changes"),
+            ),
         ]
     )
 
@@ -187,14 +194,30 @@ def what_changed(ctx: SiteContext) -> list[Finding]:
     return _keep(
         [
             ctx.finding(
-                "The largest price move in the latest snapshot: {c.model:text} at {c.provider:text}, "
+                "The largest price move of at most 10× in the latest snapshot (larger ones may be upstream fixes): "
+                "{c.model:text} at {c.provider:text}, "
                 "{c.component:text} from {c.old_value:sig3} to {c.new_value:sig3} USD/MTok ({c.change_frac:pct}), "
                 "between {c.from_date:date} and {c.to_date:date}.",
                 {
                     "c": (
                         "price_changes",
                         f"change_class in ('price move up', 'price move down') and {latest} "
+                        "and abs(ln(new_value / old_value)) <= ln(10) "
                         "order by abs(change_frac) desc, provider, model, component limit 1",
+                    )
+                },
+                status="measured",
+                evidence=anchor("Between the two newest snapshots"),
+            ),
+            ctx.finding(
+                "Not counted as a move: {f.model:text} at {f.provider:text} went from {f.old_value:sig3} to "
+                "{f.new_value:sig3} USD/MTok ({f.component:text}), a change of more than 10× that reads as an "
+                "upstream unit fix.",
+                {
+                    "f": (
+                        "price_changes",
+                        f"change_class = 'suspected data fix' and {latest} "
+                        "order by abs(ln(new_value / old_value)) desc, provider, model, component limit 1",
                     )
                 },
                 status="measured",
@@ -214,6 +237,16 @@ def sources(ctx: SiteContext) -> list[Finding]:
                 "The newest accelerator fact is dated {h.last_date:date}, the newest model card {m.last_date:date} "
                 "and the newest rental quote {r.last_date:date}.",
                 {"h": newest("hardware"), "m": newest("models"), "r": newest("rental_prices")},
+                status="measured",
+                evidence=anchor("Data sources"),
+            ),
+            ctx.finding(
+                "The calibration is checked against {c.n_points:int} measured operating points; the largest single "
+                "source, {m.source_url:text}, gives {m.row_count:int} rows of measured_points.",
+                {
+                    "c": CV_ALL,
+                    "m": ("data_sources", "table_name = 'measured_points' order by row_count desc, source_url limit 1"),
+                },
                 status="measured",
                 evidence=anchor("Data sources"),
             ),
