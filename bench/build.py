@@ -18,7 +18,7 @@ from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LITELLM = ROOT.parent / "shared" / "external" / "litellm_model_prices.json"
+LITELLM = ROOT / "tests" / "fixtures" / "external" / "litellm_model_prices.json"  # vendored: see its README
 
 
 def timed(fn, repeat: int = 3) -> float:

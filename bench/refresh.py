@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LITELLM = ROOT.parent / "shared" / "external" / "litellm_model_prices.json"
+LITELLM = ROOT / "tests" / "fixtures" / "external" / "litellm_model_prices.json"  # vendored: see its README
 
 
 def econ(*args: str, cwd: Path) -> float:

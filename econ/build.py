@@ -1,6 +1,6 @@
 """``econ build`` and ``econ report``: load and check data/, write the database, run the analyses, write the report.
 
-The one orchestrator of the flow in DESIGN.md. A run first takes the locks of its outputs and
+The one orchestrator of the flow (load, analyses, views, report). A run first takes the locks of its outputs and
 checks that it may replace them (``econ.outputs``); it then stages the new database and the new
 report at unique paths next to their targets and replaces nothing until both are complete; one
 journal commit (``econ.journal``) then moves them in together. A run that fails, is interrupted or

@@ -28,7 +28,7 @@ KINDS = {
     "check": "a status, flag, count or diagnostic",
     "label": "descriptive text",
 }
-"""What a number is (DESIGN.md, Truth): every declared column has one of these kinds."""
+"""What a number is: every declared column has one of these kinds."""
 
 DTYPES = {"str": pl.String, "float": pl.Float64, "int": pl.Int64, "bool": pl.Boolean, "date": pl.Date}
 

@@ -1,4 +1,4 @@
-"""The layer rules of DESIGN.md are import-linter contracts (pyproject.toml): they hold, and a back-edge breaks them."""
+"""The layer rules are import-linter contracts (pyproject.toml): they hold, and a back-edge breaks them."""
 
 from __future__ import annotations
 

@@ -77,7 +77,7 @@ def test_catalog_frames():
 
 # ---------------------------------------------------------------------------- names and units
 
-UNIT_OF_SUFFIX = (  # the unit a column's name promises, longest suffix first (DESIGN.md: units in every name)
+UNIT_OF_SUFFIX = (  # the unit a column's name promises, longest suffix first (units in every name)
     ("usd_per_mtok_per_mtok_context", ("USD/MTok per MTok of context",)),
     ("usd_per_mtok_hour", ("USD/MTok/hour",)),
     ("usd_per_mtok_s", ("USD/MTok/s",)),

@@ -146,7 +146,7 @@ OK_STATUSES = ("ok",)
 def with_status(value: Any, low: Any, high: Any, status: Any, *, ok: Iterable[str] = OK_STATUSES, sig: int = 3) -> str:
     """A number as the report may show it: ``value (low–high)``, and its status beside it unless the status is ok.
 
-    An inferred number whose status is not ``ok`` is never shown bare (DESIGN.md, Truth): ``1,230 (456–3,210)
+    An inferred number whose status is not ``ok`` is never shown bare: ``1,230 (456–3,210)
     [undercovered]``. No value gives the status alone.
     """
     interval = finite_interval(low, high, sig=sig)
