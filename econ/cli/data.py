@@ -1,0 +1,180 @@
+"""``econ build``, ``report``, ``sql``, ``tables``, ``describe`` and ``sweep``: the database and what is built
+from it."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+from econ import paths
+from econ.cli.common import _out
+from econ.errors import EconError
+from econ.output import render, render_fit, render_stream, terminal_width
+
+
+def cmd_build(args) -> int:
+    from econ.build import build
+
+    result = build(
+        data_dir=args.data,
+        db_path=args.db,
+        queries_dir=paths.QUERIES_DIR,
+        cache_dir=args.cache,
+        reports_dir=None if args.no_report else args.reports,
+        as_of=args.as_of,
+        wait=args.wait,
+    )
+    tables = [o for o in result.objects if o[1] == "table"]
+    views = [o for o in result.objects if o[1] == "view"]
+    _out(f"built {result.db_path}: {len(tables)} tables, {len(views)} views in {result.elapsed_s:.2f} s")
+    _out(render(["name", "kind", "rows"], [(n, k, r) for n, k, r, _ in result.objects]))
+    if result.analyses:
+        _out("analyses: " + ", ".join(f"{n} ({s})" for n, s in result.analyses.items()))
+    if result.reports_dir is not None:
+        _out(f"report: {Path(result.reports_dir) / 'index.html'}")
+    return 0
+
+
+def _read_query(args) -> str:
+    from econ.sql import MAX_SQL_BYTES, query_text, read_query_file
+
+    if args.file:
+        return read_query_file(Path(args.file))
+    if args.query == "-":
+        binary = getattr(sys.stdin, "buffer", None)  # a text stream without bytes beneath it (tests) is read as text
+        raw = binary.read(MAX_SQL_BYTES + 1) if binary is not None else sys.stdin.read(MAX_SQL_BYTES + 1).encode()
+        return query_text(raw, "stdin")
+    if args.query:
+        return args.query
+    raise EconError("no query given", 'pass the SQL as an argument, "-" for stdin, or -f FILE.sql')
+
+
+def cmd_sql(args) -> int:
+    from econ.sql import open_query
+
+    with open_query(
+        args.db, _read_query(args), as_of=args.as_of, allow_files=args.allow_files, sweep=args.sweep
+    ) as result:
+        for piece in render_stream(result.columns, result.batches(), fmt=args.format):
+            sys.stdout.write(piece)
+    sys.stdout.write("\n")
+    return 0
+
+
+class _PlainBar:
+    """The bar without tqdm (an environment that predates the dependency): one rewritten line on stderr."""
+
+    def __init__(self, total: int):
+        self.total, self.n, self.text, self.drawn = max(total, 1), 0, "", False
+
+    def set_description_str(self, text: str, refresh: bool = True) -> None:
+        self.text = text
+
+    def refresh(self) -> None:
+        sys.stderr.write(f"\r{100 * self.n / self.total:3.0f}% {self.text}")
+        sys.stderr.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            sys.stderr.write("\n")
+
+
+class _Bar:
+    """The progress bar of ``econ sweep`` (tqdm on stderr, drawn from the first finished partition): partitions
+    done, points/s of this run and the ETA."""
+
+    def __init__(self):
+        self.bar = None
+
+    def __call__(self, p) -> None:
+        if self.bar is None:
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                self.bar = _PlainBar(p.points_total)
+            else:
+                self.bar = tqdm(total=p.points_total, bar_format="{percentage:3.0f}%|{bar}| {desc}")
+        rate = p.points_this_run / p.elapsed_s if p.elapsed_s > 0 else 0.0
+        eta = f"{(p.points_total - p.points_done) / rate:,.0f} s" if rate > 0 else "?"
+        self.bar.n = p.points_done
+        self.bar.set_description_str(
+            f"{p.partitions_done:,}/{p.partitions_total:,} partitions, {rate:,.3g} points/s, ETA {eta}", refresh=False
+        )
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def cmd_sweep(args) -> int:
+    from econ.sweep.run import sweep
+
+    bar = None if args.no_progress else _Bar()
+    try:
+        result = sweep(
+            Path(args.spec),
+            db_path=args.db,
+            out_dir=args.out,
+            backend=args.backend,
+            workers=args.workers,
+            ray_address=args.ray_address,
+            wait=args.wait,
+            progress=bar,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    rate = result.points_run / result.elapsed_s if result.elapsed_s > 0 else 0.0
+    ran = (
+        f"{result.points_run:,} points in {result.elapsed_s:.1f} s on {result.backend} with {result.workers} workers: "
+        f"{rate:,.3g} points/s; peak worker memory {result.peak_rss_bytes / 1e6:,.0f} MB"
+        if result.ran
+        else "nothing left to run"
+    )
+    _out(
+        f"swept {result.partitions:,} partitions of {result.points:,} points ({result.ran:,} run now, "
+        f"{result.skipped:,} finished before): {ran}"
+    )
+    _out(render(["table", "rows"], sorted(result.rows.items())))
+    _out(f'output: {result.folder}  (econ sql --sweep {result.folder} "select * from serving_frontier limit 5")')
+    return 0
+
+
+def cmd_tables(args) -> int:
+    from econ.db import list_objects
+
+    objects = list_objects(args.db)
+    columns = ["name", "kind", "rows", "description"]
+    if args.format == "table":
+        _out(render_fit(columns, objects, width=terminal_width(), flexible="description"))
+        _out("econ describe NAME: its columns, units and meanings")
+    else:
+        _out(render(columns, objects, fmt=args.format))
+    return 0
+
+
+def cmd_describe(args) -> int:
+    from econ.db import describe
+
+    kind, description, rows, columns = describe(args.db, args.name)
+    header = ["column", "type", "unit", "kind", "meaning"]
+    if args.format != "table":
+        _out(render(header, columns, fmt=args.format))
+        return 0
+    width = terminal_width()
+    _out(f"{args.name} ({kind}, {rows:,} rows)")
+    _out(textwrap.fill(description, width) if description else "")
+    _out("")
+    _out(render_fit(header, columns, width=width, flexible="meaning", wrap=True, count=False))
+    return 0
+
+
+def cmd_report(args) -> int:
+    from econ.build import report
+
+    index = report(args.db, args.reports, cache_dir=args.cache, wait=args.wait)
+    _out(f"report: {index}")
+    return 0

@@ -1,0 +1,195 @@
+"""``econ import``, ``refresh``, ``diff`` and ``cost``: price snapshots, what changed, and what a request costs."""
+
+from __future__ import annotations
+
+import textwrap
+from datetime import date
+from pathlib import Path
+
+from econ import paths
+from econ.cli.common import _out
+from econ.errors import EconError
+from econ.output import render, render_fit, terminal_width
+
+
+def cmd_import(args) -> int:
+    from econ.load.importers import import_file
+
+    result = import_file(args.source, Path(args.file), data_dir=args.data, as_of=args.as_of, wait=args.wait)
+    _out(
+        f"imported {result.imported_entries} of {result.entries} {args.source} entries as {result.rows} price rows "
+        f"-> {result.path} ({result.status}; dated {result.as_of} from {result.date_from})"
+    )
+    rows = [("imported", result.imported_entries)] + sorted(result.skipped.items(), key=lambda kv: (-kv[1], kv[0]))
+    _out(render(["reason", "entries"], rows))
+    for reason, keys in sorted(result.examples.items()):
+        more = result.skipped.get(reason, len(keys)) - len(keys)
+        _out(f"skipped for {reason}: " + ", ".join(keys) + (f" and {more} more" if more > 0 else ""))
+    for title, counts in (
+        ("price keys not imported (by family)", result.ignored_keys),
+        ("rows left out", result.dropped_rows),
+    ):
+        if counts:
+            _out(
+                f"{title}: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+            )
+    return 0
+
+
+def _print_diff(diff, fmt: str, *, top: int | None, provider: str | None, model: str | None, implied: bool) -> None:
+    """A diff for people (table, markdown: summary, per provider, largest moves first, ``top`` rows a list, default
+    20) or as one table (csv, json: every row unless ``top``); ``implied``: what the changes imply instead."""
+    from econ.diff import filtered, implied_ordered, implied_section, ordered, view
+
+    changes, moved = filtered(diff.changes, diff.implied, diff.names, provider=provider, model=model)
+    width = terminal_width()
+    if fmt in ("csv", "json"):
+        frame = implied_ordered(moved) if implied else ordered(changes)
+        _out(render(frame.columns or ["quantity"], (frame.head(top) if top else frame).rows(), fmt=fmt))
+        return
+    top = top or 20
+    drop = ("provider",) if provider else ()  # the heading names it
+
+    def table(section):
+        keep = [i for i, c in enumerate(section.columns) if c not in drop]
+        columns, rows = [section.columns[i] for i in keep], [tuple(r[i] for i in keep) for r in section.rows]
+        more = f" ({len(rows)} of {section.total:,}; --top N for more)" if section.total > len(rows) else ""
+        _out("\n" + textwrap.fill(f"{section.heading}{more}:", width))
+        if fmt == "markdown":
+            _out(render(columns, rows, fmt="markdown"))
+            return
+        flexible = next((c for c in ("model", "old_key") if c in columns), columns[0])
+        _out(render_fit(columns, rows, width=width, flexible=flexible, count=False))
+
+    if implied:
+        section = implied_section(moved, top=top)
+        _out(f"{section.total:,} inferred quantities moved")
+        if section.total:
+            table(section)
+        return
+    v = view(changes, moved, top=top)
+    _out(textwrap.fill(v.summary, width))
+    if not changes.height:
+        return
+    for section in (v.by_provider, *v.sections):
+        table(section)
+    _out("\ncsv and json list every change, largest first; --implied lists what they imply")
+
+
+def cmd_refresh(args) -> int:
+    from econ.refresh import fetch, refresh
+
+    if (args.file is None) == (args.fetch is None):
+        raise EconError(
+            "give either a FILE or --fetch litellm|openrouter", "econ refresh FILE, or econ refresh --fetch litellm"
+        )
+    path = (
+        fetch(args.fetch, paths.ROOT / "build" / "downloads", today=args.as_of or date.today())
+        if args.fetch
+        else Path(args.file)
+    )
+    result = refresh(
+        path,
+        source=args.fetch or args.source,
+        as_of=args.as_of,
+        data_dir=args.data,
+        db_path=args.db,
+        cache_dir=args.cache,
+        reports_dir=None if args.no_report else args.reports,
+        wait=args.wait,
+    )
+    imp = result.imported
+    _out(f"snapshot {imp.path.name}: {imp.status} ({imp.rows} price rows, dated {imp.as_of} from {imp.date_from})")
+    if result.built is not None:
+        _out(
+            f"rebuilt {result.built.db_path} in {result.built.elapsed_s:.2f} s; analyses: "
+            + ", ".join(f"{n} ({s})" for n, s in result.built.analyses.items())
+        )
+    else:
+        current = f"{args.db}" + ("" if args.no_report else f" and {args.reports}")
+        _out(f"nothing new: {current} {'is' if args.no_report else 'are'} current, nothing was rebuilt")
+    if result.diff is None:
+        if imp.status != "unchanged":
+            _out(f"no snapshot before {imp.as_of}: nothing to compare it with")
+        return 0
+    d = result.diff
+    _out(f"\nprice changes from {d.from_date} to {d.to_date} (econ diff --from {d.from_date} --to {d.to_date})")
+    _print_diff(d, "table", top=args.top, provider=None, model=None, implied=False)
+    return 0
+
+
+def cmd_diff(args) -> int:
+    from econ.refresh import diff_database
+
+    diff = diff_database(args.db, from_date=args.from_date, to_date=args.to_date)
+    if args.format in ("table", "markdown"):
+        shown = "".join(f", {k} {v}" for k, v in (("provider", args.provider), ("model", args.model)) if v)
+        _out(f"price changes from {diff.from_date} to {diff.to_date}{shown}")
+    _print_diff(diff, args.format, top=args.top, provider=args.provider, model=args.model, implied=args.implied)
+    return 0
+
+
+TABLE_COST_COLUMNS = (
+    "source",
+    "provider",
+    "model",
+    "tier_min_prompt_tokens",
+    "requests",
+    "cost_usd",
+    "usd_per_request",
+)
+"""What econ cost shows as a table (csv and json add each component and the notes)."""
+
+
+def cmd_cost(args) -> int:
+    from econ.analyses.cost_command import cost_for, read_requests, single_request
+
+    if args.requests is not None:
+        given = [
+            f
+            for f in ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens")
+            if getattr(args, f)
+        ]
+        if given:
+            flags = ", ".join("--" + f.replace("_", "-") for f in given)
+            raise EconError(
+                f"{flags} and --requests both give the tokens", "give the tokens per request or a file, not both"
+            )
+        requests = read_requests(Path(args.requests))
+    else:
+        if args.input_tokens is None or args.output_tokens is None:
+            raise EconError(
+                "give the request's --input-tokens and --output-tokens (or a workload with --requests FILE)",
+                "econ cost --model claude-sonnet-4.5 --input-tokens 250000 --output-tokens 500",
+            )
+        requests = single_request(
+            input_tokens=args.input_tokens,
+            output_tokens=args.output_tokens,
+            cached_input_tokens=args.cached_input_tokens or 0,
+            cache_write_tokens=args.cache_write_tokens or 0,
+            cache_ttl=args.cache_ttl,
+            cache_storage_hours=args.cache_storage_hours,
+        )
+    result = cost_for(
+        args.db,
+        model=args.model,
+        requests=requests,
+        provider=args.provider,
+        source=args.source,
+        variant=args.variant,
+        as_of=args.as_of,
+        include_free=args.include_free,
+    )
+    if args.format != "table":
+        _out(render(result.columns, result.rows, fmt=args.format))
+        return 0
+    width = terminal_width()
+    _out(textwrap.fill(result.summary, width))
+    shown = [c for c in result.columns if c in TABLE_COST_COLUMNS]
+    at = [result.columns.index(c) for c in shown]
+    rows = [tuple(r[i] for i in at) for r in result.rows]
+    _out(render_fit(shown, rows, width=width, flexible="model"))
+    notes = [f"{r[1]} {r[2]}: {r[-1]}" for r in result.rows if r[-1]]
+    for line in [*result.notes, *notes]:
+        _out(textwrap.fill(line, width))
+    return 0
