@@ -59,6 +59,9 @@ OUTSIDE: list[str] = []
 
 def pytest_configure(config):
     """Record every read beside the checkout, here and in every Python subprocess (tests/guard/sitecustomize.py)."""
+    # Commands size their tables to the terminal: pin the width a pipe gets (pytest-xdist's workers inherit the
+    # controller's COLUMNS), so what a test reads does not depend on who runs it or how.
+    os.environ["COLUMNS"] = "100"
     log = Path(config.rootpath) / ".pytest-outside-reads.log"
     log.unlink(missing_ok=True)
     os.environ["ECON_TEST_OUTSIDE_LOG"] = str(log)

@@ -20,8 +20,8 @@ RENAMED_KEYS: dict[str, dict[str, dict[str, str]]] = {}
 @pytest.fixture(scope="module")
 def rebuilt(real_db):
     with duckdb.connect(str(real_db), read_only=True) as con:
-        keys = golden.declared_keys(con)
-        yield {table: (key, con.sql(f'select * from "{table}"').pl()) for table, key in keys.items()}
+        keys, kinds = golden.declared_keys(con), golden.declared_kinds(con)
+        yield {table: (key, kinds[table], con.sql(f'select * from "{table}"').pl()) for table, key in keys.items()}
 
 
 def test_every_result_table_has_golden_rows(rebuilt):
@@ -31,16 +31,17 @@ def test_every_result_table_has_golden_rows(rebuilt):
 
 @pytest.mark.parametrize("table", sorted(p.stem for p in golden.GOLDEN.glob("*.parquet")))
 def test_the_golden_rows_rebuild_except_the_listed_changes(rebuilt, table):
-    key, frame = rebuilt[table]
+    key, kinds, frame = rebuilt[table]
     rows = pl.read_parquet(golden.GOLDEN / f"{table}.parquet")
     for column, names in RENAMED_KEYS.get(table, {}).items():
         rows = rows.with_columns(pl.col(column).replace(names))
-    found = golden.differences(rows, frame, key)
+    found = golden.differences(rows, frame, key, kinds)
     assert set(found) == set(CHANGED.get(table, {})), found
 
 
 def test_same_compares_numbers_relatively_and_everything_else_exactly():
     assert golden.same(1.0, 1.0 + 5e-10) and not golden.same(1.0, 1.0 + 2e-9)
+    assert golden.same(1.0, 1.0 + 5e-5, golden.FIT_RTOL) and not golden.same(1.0, 1.0 + 2e-4, golden.FIT_RTOL)
     assert golden.same(float("nan"), float("nan")) and not golden.same(0.0, float("nan"))
     assert golden.same(None, None) and not golden.same("a", "b") and not golden.same(1.0, None)
 
@@ -54,3 +55,18 @@ def test_a_moved_number_a_lost_row_and_a_new_column_are_found():
         "x": "1 of 1 rows differ (at k='a': 1.0 -> 1.5)",
         "y": "only in the rebuilt table",
     }
+
+
+def test_fitted_columns_get_the_fit_tolerance_and_arithmetic_the_tight_one():
+    old = pl.DataFrame({"k": ["a"], "fitted": [1.0], "exact": [1.0]})
+    new = pl.DataFrame({"k": ["a"], "fitted": [1.00005], "exact": [1.00005]})
+    found = golden.differences(old, new, ["k"], {"fitted": "fit", "exact": "derived"})
+    assert set(found) == {"exact"}
+
+
+def test_a_float_key_matches_the_same_grid_point_computed_another_way():
+    """Rows are never keyed by a float's last bits: 1e19 from one numpy is 1.0000000000000328e+19 from another."""
+    old = pl.DataFrame({"compute_flop": [1e19, 3e19], "x": [1.0, 2.0]})
+    new = pl.DataFrame({"compute_flop": [1.0000000000000328e19, 3.0000000000000004e19], "x": [1.0, 2.0]})
+    assert golden.differences(old, new, ["compute_flop"]) == {}
+    assert golden.differences(old, new.with_columns(compute_flop=pl.col("compute_flop") * 1.001), ["compute_flop"])
