@@ -35,7 +35,7 @@ from econ.lock import Locks
 from econ.outputs import prepare_run, write_marker
 from econ.results import CATALOG_COLUMNS, CATALOG_DESCRIPTIONS
 
-REPORT_LIBRARIES = ("altair", "vl-convert-python", "duckdb", "polars")
+REPORT_LIBRARIES = ("altair", "duckdb", "polars")
 
 
 @dataclass
@@ -158,7 +158,7 @@ def report(
     Returns the path of ``index.html``. A database whose blocks cannot be read is a
     :class:`~econ.db.DatabaseError`; the previous report stays.
     """
-    from econ.report.site import write_report  # altair and vl-convert load only when pages are drawn
+    from econ.report.site import write_report  # altair loads only when pages are drawn
 
     with Locks(command="econ report") as locks:
         prepare_run(locks, db_path=db_path, reports_dir=reports_dir, cache_dir=cache_dir, wait=wait)
@@ -166,7 +166,7 @@ def report(
         try:
             staged = txn.stage(reports_dir)
             try:
-                write_report(db_path, staged, as_of=as_of, cache_dir=cache_dir)
+                write_report(db_path, staged, as_of=as_of)
             except duckdb.Error as e:
                 if not _is_damage(e):
                     raise
@@ -212,9 +212,9 @@ def _write_report(con, staged: Path, *, as_of: date, cache_dir: Path | None, key
     stored = Path(cache_dir) / "site" / key if cache_dir is not None else None
     if stored is not None and restore_copy(stored, staged, what="report site"):
         return
-    from econ.report.site import build_site  # altair and vl-convert load only when pages are drawn
+    from econ.report.site import build_site  # altair loads only when pages are drawn
 
-    build_site(con, staged, as_of=as_of, cache_dir=cache_dir)
+    build_site(con, staged, as_of=as_of)
     if stored is not None:
         store_copy(staged, stored, root=Path(cache_dir))
 

@@ -10,14 +10,10 @@ stop a build:
   and a one-line :class:`~econ.errors.EconNotice` says so;
 - a cache that cannot be written (read-only folder, full disk, ``ulimit -f``) gives one notice and
   the run goes on without storing.
-
-Single cached files (the Vega bundle) use :func:`read_checked` / :func:`write_checked`,
-which keep the hash in a ``<file>.sha256`` beside the file.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -142,47 +138,3 @@ def restore_copy(final: Path, target: Path, *, what: str) -> bool:
     remove(target)
     notice(f"the cached {what} failed its check ({problem}); recomputed")
     return False
-
-
-def read_checked(path: Path, *, what: str) -> bytes | None:
-    """The bytes of a cached file if they match its ``.sha256`` sidecar (written last); None if not.
-
-    A file whose bytes do not match, or that cannot be read, gives a notice; a missing file or sidecar
-    is simply no entry.
-    """
-    path = Path(path)
-    sidecar = path.with_name(path.name + ".sha256")
-    try:
-        expected = sidecar.read_text(encoding="utf-8").strip()
-        data = path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):  # no entry, or one whose hash was never written (an
-        return None  # interrupted store); a cache path that is not a folder is said when storing
-    except OSError as e:
-        notice(f"the cached {what} cannot be read ({e.strerror or e}); recomputed")
-        return None
-    if hashlib.sha256(data).hexdigest() != expected:
-        notice(f"the cached {what} failed its check ({path.name} does not match its hash); recomputed")
-        return None
-    return data
-
-
-def write_checked(path: Path, data: bytes, *, root: Path) -> None:
-    """Cache ``data`` at ``path`` with its ``.sha256`` sidecar (written last); a cache that cannot be written is a
-    notice."""
-    path = Path(path)
-    sidecar = path.with_name(path.name + ".sha256")
-    staged = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        clean_stale(path.parent)
-        staged = staging_path(path)
-        staged.write_bytes(data)
-        os.replace(staged, path)
-        staged = staging_path(sidecar)
-        staged.write_text(hashlib.sha256(data).hexdigest() + "\n", encoding="utf-8")
-        os.replace(staged, sidecar)
-    except OSError as e:
-        if staged is not None:
-            with contextlib.suppress(OSError):
-                staged.unlink()
-        cannot_store(root, e)

@@ -152,7 +152,7 @@ def small_site(calls: list):
     """A stand-in for econ.report.site.build_site: one page showing a value of the database (the real site takes ~5
     s)."""
 
-    def build_site(con, out_dir, *, as_of, cache_dir):
+    def build_site(con, out_dir, *, as_of):
         calls.append(as_of)
         usd = con.execute("select max(usd_per_chip_hour) from rental_prices").fetchone()[0]
         out_dir.mkdir(parents=True)

@@ -8,8 +8,13 @@ from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).parent / "fixtures"
-FOLDERS = ("external", "reference", "pricing_examples")
+REPO = Path(__file__).resolve().parent.parent
+FOLDERS = (
+    "tests/fixtures/external",
+    "tests/fixtures/reference",
+    "tests/fixtures/pricing_examples",
+    "econ/report/vendor",
+)
 
 
 def listed(folder: Path) -> dict[str, str]:
@@ -20,13 +25,13 @@ def listed(folder: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_every_vendored_file_is_listed_with_its_sha256(folder):
-    path = FIXTURES / folder
+    path = REPO / folder
     files = {p.name for p in path.iterdir() if p.name != "README.md"}
     assert set(listed(path)) == files
 
 
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_vendored_files_are_unmodified(folder):
-    path = FIXTURES / folder
+    path = REPO / folder
     for name, digest in listed(path).items():
         assert hashlib.sha256((path / name).read_bytes()).hexdigest() == digest, name

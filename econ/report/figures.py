@@ -13,9 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import altair as alt
 import polars as pl
-import vl_convert as vlc
 
 from econ.errors import ReportError
 
@@ -23,18 +21,6 @@ SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 UNIT_IN_TITLE = re.compile(r"\(.+\)\s*$|\[.+\]\s*$")
 POSITION = ("x", "y", "theta", "radius")
 SECONDARY = ("x2", "y2", "theta2", "radius2")
-
-
-def vegalite_version() -> str:
-    """The Vega-Lite version Altair writes (``major.minor``), which vl-convert must bundle too."""
-    wanted = ".".join(alt.VEGALITE_VERSION.split(".")[:2])
-    available = vlc.get_vegalite_versions()
-    if wanted not in available:
-        raise ReportError(
-            f"vl-convert {vlc.__version__} has no Vega-Lite {wanted}",
-            f"install a vl-convert-python that bundles Vega-Lite {wanted} (it has {', '.join(available)})",
-        )
-    return wanted
 
 
 def records(frame: pl.DataFrame) -> list[dict[str, Any]]:

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import duckdb
 
-from econ import paths
 from econ.db import connect_read_only
 from econ.errors import ReportError
 from econ.files import source_date
@@ -34,7 +33,6 @@ from econ.report.pages import SITE
 from econ.report.pages import index as index_page
 
 SITE_TITLE = "LLM economics"
-DEFAULT_CACHE = "default"  # the build cache, paths.CACHE_DIR, read when the report is written
 
 
 @dataclass
@@ -68,7 +66,6 @@ def build_site(
     *,
     as_of: date,
     scenario: str = "base",
-    cache_dir: Path | str | None = DEFAULT_CACHE,
 ) -> SiteResult:
     """Write the whole site into ``out_dir`` (replaced) from the database behind ``con``.
 
@@ -83,22 +80,18 @@ def build_site(
         Date of "current" prices, printed on every page.
     scenario
         Scenario the headline figures refer to.
-    cache_dir
-        Build cache; the Vega bundle is kept there between builds (default: ``build/cache``;
-        ``None``: bundle it afresh).
     """
-    cache_dir = paths.CACHE_DIR if cache_dir == DEFAULT_CACHE else cache_dir
     out_dir = Path(out_dir)
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.mkdir(parents=True)
     try:
-        return _build(con, out_dir, as_of=as_of, scenario=scenario, cache_dir=cache_dir)
+        return _build(con, out_dir, as_of=as_of, scenario=scenario)
     except BaseException:
         shutil.rmtree(out_dir, ignore_errors=True)
         raise
 
 
-def _build(con, out_dir: Path, *, as_of: date, scenario: str, cache_dir: Path | None) -> SiteResult:
+def _build(con, out_dir: Path, *, as_of: date, scenario: str) -> SiteResult:
     result = SiteResult(out_dir)
     clock = time.perf_counter()
     con.complete()  # finish any result the caller left open on this connection
@@ -144,7 +137,7 @@ def _build(con, out_dir: Path, *, as_of: date, scenario: str, cache_dir: Path | 
         result.figures += len(figures)
     result.timings_s["pages_s"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    assets.write_assets(out_dir / "assets", cache_dir=cache_dir)
+    assets.write_assets(out_dir / "assets")
     result.timings_s["assets_s"] = time.perf_counter() - clock
     return result
 
@@ -259,7 +252,6 @@ def write_report(
     *,
     as_of: date | None = None,
     scenario: str = "base",
-    cache_dir: Path | str | None = DEFAULT_CACHE,
 ) -> Path:
     """Write the site from a built database (opened read-only) into ``out_dir``.
 
@@ -272,7 +264,7 @@ def write_report(
     with connect_read_only(Path(db_path), current=True) as con:
         as_of = as_of or stored_as_of(con)
         con.sql(f"set variable as_of = date '{as_of.isoformat()}'")
-        build_site(con, out_dir, as_of=as_of, scenario=scenario, cache_dir=cache_dir)
+        build_site(con, out_dir, as_of=as_of, scenario=scenario)
     return out_dir / "index.html"
 
 

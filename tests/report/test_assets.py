@@ -1,39 +1,28 @@
-"""Shared assets: the offline Vega bundle (cached, identical to a fresh one), the page script and styles."""
+"""Shared assets: the offline Vega bundle (the vendored releases), the page script and styles."""
 
 from __future__ import annotations
 
 import re
 
-import pytest
-
-from econ.errors import EconNotice
 from econ.report import assets
 
 
-def test_bundle_defines_the_globals_the_page_script_uses_and_loads_nothing(asset_cache):
-    bundle = assets.vega_bundle(asset_cache)
-    assert all(f"window.{name}=" in bundle[-300:].replace(" ", "") for name in ("vegaEmbed", "vega", "vegaLite"))
+def test_bundle_is_the_vendored_releases_in_load_order_and_loads_nothing():
+    bundle = assets.vega_bundle()
+    at = [bundle.index((assets.VENDOR / name).read_text(encoding="utf-8")) for name in assets.BUNDLE_FILES]
+    assert at == sorted(at)  # each file whole and unmodified, vega before vega-lite before vega-embed
+    for name in ("vega", "vegaLite", "vegaEmbed"):  # the UMD builds' globals, which econ.js uses
+        assert f".{name}=" in bundle
     assert not re.search(r"^\s*import\s", bundle, flags=re.M)  # one self-contained script, no module imports
 
 
-def test_cached_bundle_is_used_and_a_bad_cache_folder_does_not_fail(asset_cache, tmp_path):
-    first = assets.vega_bundle(asset_cache)
-    cached = list((asset_cache / "report").glob("vega-*.js"))  # (and its .sha256)
-    assert len(cached) == 1 and cached[0].read_text(encoding="utf-8") == first
-    blocked = tmp_path / "not-a-folder"
-    blocked.write_text("a file where the cache folder should be")
-    with pytest.warns(EconNotice, match="cannot be written"):
-        assert assets.vega_bundle(blocked) == first  # bundled afresh, byte-identical, nothing written
+def test_the_vendored_vega_lite_is_the_version_altair_writes():
+    """A newer Altair (the newest-versions job of .ci/run) that writes a newer Vega-Lite schema fails here: vendor
+    the matching vega-lite release (econ/report/vendor/README.md)."""
+    import altair as alt
 
-
-def test_a_truncated_cached_bundle_is_never_published(tmp_path):
-    """A cached vega.js cut short (no chart would draw) fails its hash: bundled again, with a notice."""
-    first = assets.vega_bundle(tmp_path)
-    (cached,) = (tmp_path / "report").glob("vega-*.js")
-    cached.write_bytes(cached.read_bytes()[:1000])
-    with pytest.warns(EconNotice, match=r"cached Vega bundle failed its check \(vega-.*\.js does not match its hash\)"):
-        assert assets.vega_bundle(tmp_path) == first
-    assert cached.read_text(encoding="utf-8") == first  # and the cache is whole again
+    bundled = re.search(r'var n="(\d+\.\d+)\.\d+"', (assets.VENDOR / "vega-lite.min.js").read_text(encoding="utf-8"))
+    assert bundled and bundled.group(1) == ".".join(alt.VEGALITE_VERSION.split(".")[:2])
 
 
 def test_page_script_records_chart_status_and_errors():
