@@ -239,7 +239,7 @@ def test_failed_report_leaves_no_staged_folder_and_the_old_report(data_dir, caps
     assert main(args) == 0
     before = sha(Path("out.duckdb")), Path("reports/index.html").read_bytes()
 
-    def broken(con, out_dir, *, as_of, cache_dir):
+    def broken(con, out_dir, *, as_of):
         (out_dir / "assets").mkdir(parents=True)
         raise ReportError("simulated report failure")
 
