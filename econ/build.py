@@ -33,6 +33,7 @@ from econ.journal import Transaction, journal_path
 from econ.load.loader import column_comments, load_all, table_description
 from econ.lock import Locks
 from econ.outputs import prepare_run, write_marker
+from econ.progress import step
 from econ.results import CATALOG_COLUMNS, CATALOG_DESCRIPTIONS
 
 REPORT_LIBRARIES = ("altair", "duckdb", "polars")
@@ -75,6 +76,7 @@ def build(
                 reports_dir=reports_dir,
                 as_of=as_of,
             )
+            step("commit", Path(db_path).name, 0, 1)
             txn.commit()
         except BaseException:
             txn.abort()
@@ -101,6 +103,7 @@ def stage_build(
     (``econ refresh``): the build reads it as if it were in place.
     """
     as_of = as_of or default_as_of()
+    step("load", f"{Path(data_dir).name}/", 0, 1)
     frames = load_all(Path(data_dir), pending=pending)
     boundary("build:loaded")
     staged_db = txn.stage(db_path, companions=(".wal",))
@@ -132,6 +135,7 @@ def stage_build(
             code_hash=code_hash,
             after_each=lambda: create_views(con, Path(queries_dir), allow_pending=True),
         )
+        step("views", "catalog and views", 0, 1)
         for name, frame in catalog.frames().items():
             write_table(con, name, frame, description=CATALOG_DESCRIPTIONS[name], column_comments=CATALOG_COLUMNS[name])
         create_views(con, Path(queries_dir))
@@ -167,6 +171,7 @@ def report(
             staged = txn.stage(reports_dir)
             try:
                 write_report(db_path, staged, as_of=as_of)
+                step("commit", Path(reports_dir).name, 0, 1)
             except duckdb.Error as e:
                 if not _is_damage(e):
                     raise
@@ -211,6 +216,7 @@ def _write_report(con, staged: Path, *, as_of: date, cache_dir: Path | None, key
     remove(staged)
     stored = Path(cache_dir) / "site" / key if cache_dir is not None else None
     if stored is not None and restore_copy(stored, staged, what="report site"):
+        step("report", "the stored site (nothing changed)", 0, 1)
         return
     from econ.report.site import build_site  # altair loads only when pages are drawn
 

@@ -35,6 +35,7 @@ from econ.load.importers.common import read_json
 from econ.load.loader import snapshot_path
 from econ.lock import Locks
 from econ.outputs import prepare_run
+from econ.progress import step
 
 FETCH_URLS = {
     "litellm": "https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json",
@@ -132,6 +133,7 @@ def refresh(
         txn = Transaction(journal_path(db_path), locks=locks.held)
         try:
             staged = txn.stage(target)
+            step("import", path.name, 0, 1)
             imported = import_parsed(source, obj, path, data_dir=data_dir, as_of=as_of, stage_at=staged)
             if imported.status == "unchanged":
                 txn.moves.pop()
@@ -149,6 +151,7 @@ def refresh(
                 as_of=build_as_of,
                 pending={} if imported.status == "unchanged" else {target: staged},
             )
+            step("commit", Path(db_path).name, 0, 1)
             txn.commit()
             elapsed_s = time.perf_counter() - started
         except BaseException:

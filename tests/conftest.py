@@ -62,6 +62,9 @@ def pytest_configure(config):
     # Commands size their tables to the terminal: pin the width a pipe gets (pytest-xdist's workers inherit the
     # controller's COLUMNS), so what a test reads does not depend on who runs it or how.
     os.environ["COLUMNS"] = "100"
+    # Long commands draw their progress on stderr; tests that pin stderr (errors, notices) read it without.
+    # tests/test_progress.py turns it back on.
+    os.environ["ECON_PROGRESS"] = "off"
     log = Path(config.rootpath) / ".pytest-outside-reads.log"
     log.unlink(missing_ok=True)
     os.environ["ECON_TEST_OUTSIDE_LOG"] = str(log)

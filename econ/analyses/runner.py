@@ -34,6 +34,7 @@ from econ.db import comment, is_write_failure, quote_ident, quote_literal, write
 from econ.errors import EconError
 from econ.files import remove
 from econ.fingerprint import code_fingerprint
+from econ.progress import step
 from econ.results import ResultTable
 
 
@@ -139,7 +140,8 @@ def run_analyses(
     code_hash = code_hash or code_fingerprint()
     scenarios = _Scenarios(con)
     status = {}
-    for module in modules:
+    for done, module in enumerate(modules):
+        step("analyses", module.NAME, done, len(modules))
         key = hashlib.sha256(
             f"{code_hash}|{module.NAME}|{as_of.isoformat()}|{input_fingerprint(con, module.INPUTS)}".encode()
         ).hexdigest()[:24]

@@ -34,6 +34,9 @@ def parser() -> argparse.ArgumentParser:
     def add_db(sp):
         sp.add_argument("--db", type=Path, default=paths.DB_PATH, help="database file (default: build/econ.duckdb)")
 
+    def add_quiet(sp):
+        sp.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors (no progress, no summary)")
+
     def add_wait(sp):
         sp.add_argument(
             "--wait",
@@ -49,6 +52,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--cache", type=Path, default=paths.CACHE_DIR, help="analysis cache folder (default: build/cache/)")
     b.add_argument("--as-of", type=_date, default=None, help="date for 'current' prices (default: today)")
     add_wait(b)
+    add_quiet(b)
     b.set_defaults(func=cmd_build)
 
     s = sub.add_parser("sql", help="run SQL on the database (read-only)")
@@ -97,6 +101,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--reports", type=Path, default=paths.REPORTS_DIR, help="report folder (default: reports/)")
     r.add_argument("--cache", type=Path, default=paths.CACHE_DIR, help="build cache folder (default: build/cache/)")
     add_wait(r)
+    add_quiet(r)
     r.set_defaults(func=cmd_report)
 
     f = sub.add_parser("refresh", help="import a new price snapshot, rebuild, and print what changed")
@@ -119,6 +124,7 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument("--cache", type=Path, default=paths.CACHE_DIR, help="analysis cache folder (default: build/cache/)")
     f.add_argument("--top", type=_positive, default=None, help="rows per list of changes (default 20)")
     add_wait(f)
+    add_quiet(f)
     f.set_defaults(func=cmd_refresh)
 
     d = sub.add_parser("diff", help="what changed in prices (and what it implies) between two snapshot dates")

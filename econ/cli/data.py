@@ -9,31 +9,56 @@ from pathlib import Path
 
 from econ import paths
 from econ.cli.common import _out
+from econ.cli.progress import Progress
 from econ.errors import EconError
 from econ.output import render, render_fit, render_stream, terminal_width
 
 
 def cmd_build(args) -> int:
-    from econ.build import build
+    progress = Progress("econ build", quiet=args.quiet)  # drawn before the heavy imports: the first second shows it
+    try:
+        from econ.build import build
+        from econ.progress import reporting
 
-    result = build(
-        data_dir=args.data,
-        db_path=args.db,
-        queries_dir=paths.QUERIES_DIR,
-        cache_dir=args.cache,
-        reports_dir=None if args.no_report else args.reports,
-        as_of=args.as_of,
-        wait=args.wait,
-    )
-    tables = [o for o in result.objects if o[1] == "table"]
-    views = [o for o in result.objects if o[1] == "view"]
-    _out(f"built {result.db_path}: {len(tables)} tables, {len(views)} views in {result.elapsed_s:.2f} s")
-    _out(render(["name", "kind", "rows"], [(n, k, r) for n, k, r, _ in result.objects]))
-    if result.analyses:
-        _out("analyses: " + ", ".join(f"{n} ({s})" for n, s in result.analyses.items()))
-    if result.reports_dir is not None:
-        _out(f"report: {Path(result.reports_dir) / 'index.html'}")
+        with reporting(progress):
+            result = build(
+                data_dir=args.data,
+                db_path=args.db,
+                queries_dir=paths.QUERIES_DIR,
+                cache_dir=args.cache,
+                reports_dir=None if args.no_report else args.reports,
+                as_of=args.as_of,
+                wait=args.wait,
+            )
+    finally:
+        progress.close()
+    if not args.quiet:
+        for line in build_summary(result, progress):
+            _out(line)
     return 0
+
+
+def build_summary(result, progress: Progress) -> list[str]:
+    """What a build wrote, where, how long it took, what took longest, and the next command to try."""
+    tables = sum(1 for o in result.objects if o[1] == "table")
+    views = sum(1 for o in result.objects if o[1] == "view")
+    size_mb = Path(result.db_path).stat().st_size / 1e6
+    wrote = f"wrote {result.db_path} ({tables} tables, {views} views, {size_mb:,.1f} MB)"
+    if result.reports_dir is not None:
+        pages = len(list(Path(result.reports_dir).glob("*.html")))
+        wrote += f" and {Path(result.reports_dir) / 'index.html'} ({pages} pages)"
+    lines = [f"{wrote} in {result.elapsed_s:.1f} s"]
+    statuses = list(result.analyses.values())
+    if statuses:
+        ran, cached = statuses.count("ran"), statuses.count("cached")
+        counts = ", ".join(x for x in (f"{ran} ran" if ran else "", f"{cached} from the cache" if cached else "") if x)
+        slowest = [
+            f"{name} {s:.1f} s" for name, s in progress.slowest("analyses") if result.analyses.get(name) == "ran"
+        ]
+        lines.append(f"analyses: {counts}" + (f"; slowest: {', '.join(slowest)}" if slowest else ""))
+    db = "" if Path(result.db_path) == paths.DB_PATH else f" --db {result.db_path}"
+    lines.append(f'next: econ tables{db}  (then econ describe NAME, or econ sql "select ...")')
+    return lines
 
 
 def _read_query(args) -> str:
@@ -173,8 +198,15 @@ def cmd_describe(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from econ.build import report
+    progress = Progress("econ report", quiet=args.quiet)
+    try:
+        from econ.build import report
+        from econ.progress import reporting
 
-    index = report(args.db, args.reports, cache_dir=args.cache, wait=args.wait)
-    _out(f"report: {index}")
+        with reporting(progress):
+            index = report(args.db, args.reports, cache_dir=args.cache, wait=args.wait)
+    finally:
+        progress.close()
+    if not args.quiet:
+        _out(f"report: {index} ({len(list(index.parent.glob('*.html')))} pages); open it in a browser")
     return 0

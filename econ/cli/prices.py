@@ -8,6 +8,7 @@ from pathlib import Path
 
 from econ import paths
 from econ.cli.common import _out
+from econ.cli.progress import Progress
 from econ.errors import EconError
 from econ.output import render, render_fit, terminal_width
 
@@ -77,33 +78,20 @@ def _print_diff(diff, fmt: str, *, top: int | None, provider: str | None, model:
 
 
 def cmd_refresh(args) -> int:
-    from econ.refresh import fetch, refresh
-
-    if (args.file is None) == (args.fetch is None):
-        raise EconError(
-            "give either a FILE or --fetch litellm|openrouter", "econ refresh FILE, or econ refresh --fetch litellm"
-        )
-    path = (
-        fetch(args.fetch, paths.ROOT / "build" / "downloads", today=args.as_of or date.today())
-        if args.fetch
-        else Path(args.file)
-    )
-    result = refresh(
-        path,
-        source=args.fetch or args.source,
-        as_of=args.as_of,
-        data_dir=args.data,
-        db_path=args.db,
-        cache_dir=args.cache,
-        reports_dir=None if args.no_report else args.reports,
-        wait=args.wait,
-    )
+    progress = Progress("econ refresh", quiet=args.quiet)
+    try:
+        result = _refresh(args, progress)
+    finally:
+        progress.close()
+    if args.quiet:
+        return 0
     imp = result.imported
     _out(f"snapshot {imp.path.name}: {imp.status} ({imp.rows} price rows, dated {imp.as_of} from {imp.date_from})")
     if result.built is not None:
+        statuses = list(result.built.analyses.values())
         _out(
-            f"rebuilt {result.built.db_path} in {result.built.elapsed_s:.2f} s; analyses: "
-            + ", ".join(f"{n} ({s})" for n, s in result.built.analyses.items())
+            f"rebuilt {result.built.db_path} in {result.built.elapsed_s:.1f} s (analyses: {statuses.count('ran')} ran, "
+            f"{statuses.count('cached')} from the cache)"
         )
     else:
         current = f"{args.db}" + ("" if args.no_report else f" and {args.reports}")
@@ -116,6 +104,32 @@ def cmd_refresh(args) -> int:
     _out(f"\nprice changes from {d.from_date} to {d.to_date} (econ diff --from {d.from_date} --to {d.to_date})")
     _print_diff(d, "table", top=args.top, provider=None, model=None, implied=False)
     return 0
+
+
+def _refresh(args, progress: Progress):
+    from econ.progress import reporting
+    from econ.refresh import fetch, refresh
+
+    if (args.file is None) == (args.fetch is None):
+        raise EconError(
+            "give either a FILE or --fetch litellm|openrouter", "econ refresh FILE, or econ refresh --fetch litellm"
+        )
+    path = (
+        fetch(args.fetch, paths.ROOT / "build" / "downloads", today=args.as_of or date.today())
+        if args.fetch
+        else Path(args.file)
+    )
+    with reporting(progress):
+        return refresh(
+            path,
+            source=args.fetch or args.source,
+            as_of=args.as_of,
+            data_dir=args.data,
+            db_path=args.db,
+            cache_dir=args.cache,
+            reports_dir=None if args.no_report else args.reports,
+            wait=args.wait,
+        )
 
 
 def cmd_diff(args) -> int:

@@ -24,6 +24,7 @@ import duckdb
 from econ.db import connect_read_only
 from econ.errors import ReportError
 from econ.files import source_date
+from econ.progress import step
 from econ.report import assets
 from econ.report.downloads import inline_csv, utc_times, write_csv
 from econ.report.figures import Figure
@@ -99,7 +100,8 @@ def _build(con, out_dir: Path, *, as_of: date, scenario: str) -> SiteResult:
 
     contents: dict[str, PageContent] = {}
     statuses: list[PageStatus] = []
-    for entry in SITE:
+    for done, entry in enumerate(SITE):
+        step("report", entry.NAME, done, len(SITE))
         missing = ctx.missing(entry.REQUIRES)
         if missing:
             statuses.append(PageStatus(entry.NAME, entry.TITLE, entry.SUMMARY, False, f"needs {', '.join(missing)}"))

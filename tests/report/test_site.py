@@ -360,7 +360,10 @@ def test_econ_report_command_prints_the_index_path(built_db, tmp_path, capsys, m
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
     assert main(["report", "--db", str(built_db), "--reports", str(tmp_path / "site")]) == 0
-    assert capsys.readouterr().out == f"report: {tmp_path / 'site' / 'index.html'}\n"
+    pages = len(list((tmp_path / "site").glob("*.html")))
+    assert (
+        capsys.readouterr().out == f"report: {tmp_path / 'site' / 'index.html'} ({pages} pages); open it in a browser\n"
+    )
     assert (tmp_path / "site" / "prices.html").exists()
 
 
