@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.guard import budget
 from tests.guard.outside import install
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -66,7 +67,8 @@ def pytest_configure(config):
     # tests/test_progress.py turns it back on.
     os.environ["ECON_PROGRESS"] = "off"
     log = Path(config.rootpath) / ".pytest-outside-reads.log"
-    log.unlink(missing_ok=True)
+    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist) starts the log afresh
+        log.unlink(missing_ok=True)
     os.environ["ECON_TEST_OUTSIDE_LOG"] = str(log)
     os.environ["ECON_TEST_REPO"] = str(REPO)
     guard = str(Path(__file__).parent / "guard")
@@ -75,12 +77,30 @@ def pytest_configure(config):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """Fail the run if any test, build or report read a path beside the repository."""
+    """Fail the run if any test, build or report read a path beside the repository, or if the slowest tests grew
+    past the budget of ``pyproject.toml`` (``tests/guard/budget.py``). A pytest-xdist worker hands its reads to the
+    controller through the log; the controller judges."""
     log = Path(os.environ["ECON_TEST_OUTSIDE_LOG"])
+    if hasattr(session.config, "workerinput"):
+        if OUTSIDE:
+            with log.open("a", encoding="utf-8") as f:
+                f.write("".join(f"{p}\n" for p in OUTSIDE))
+        return
     found = sorted(set(OUTSIDE) | (set(log.read_text(encoding="utf-8").split()) if log.exists() else set()))
     log.unlink(missing_ok=True)
+    writer = session.config.get_terminal_writer()
     if found:
-        session.config.get_terminal_writer().line(
+        writer.line(
             "\nReads outside the repository (a user's clone has nothing beside it): " + ", ".join(found[:20]), red=True
         )
+        session.exitstatus = 1
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None or session.config.getoption("collectonly"):
+        return
+    reports = [r for key in ("passed", "failed", "error", "skipped") for r in reporter.stats.get(key, [])]
+    problems = budget.over_budget(budget.seconds_per_test(reports), budget.read_budget(REPO / "pyproject.toml"))
+    if problems:
+        writer.line("\nOver the test-time budget ([tool.econ.test-budget] in pyproject.toml):", red=True)
+        for problem in problems:
+            writer.line(f"  {problem}", red=True)
         session.exitstatus = 1
