@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import signal
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -53,6 +54,50 @@ def run_local(fn: Callable, tasks: Iterable, *, workers: int | None = None) -> I
             raise
 
 
+def _use_token_if_the_cluster_has_one() -> None:
+    """Token authentication for a cluster named by address, as Ray itself does for ``address="auto"``.
+
+    Ray >= 2.59 starts clusters (``ray start --head``) with token authentication, but a client connecting to an
+    explicit ``HOST:PORT`` sends the token only under ``RAY_AUTH_MODE=token``; without it every call is refused
+    (``InvalidAuthToken``) and Ray retries for ~20 s. When the mode is unset and a token is at hand
+    (``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``), token mode is switched on; a mode the
+    user set is respected (https://docs.ray.io/en/latest/ray-security/token-auth.html).
+    """
+    try:
+        from ray._private.authentication.authentication_token_setup import (
+            maybe_enable_token_auth_if_token_available,
+        )
+    except ImportError:  # Ray before token authentication (< 2.52): nothing to switch on
+        return
+    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+
+
+def _connect(ray, address: str | None) -> None:
+    """``ray.init`` of a running cluster; a refusal is an :class:`EconError` saying what Ray said and what to do."""
+    _use_token_if_the_cluster_has_one()
+    try:
+        ray.init(address=address, logging_level="warning", log_to_driver=False)
+    except (ConnectionError, RuntimeError) as e:  # Ray's ConnectionError is an OSError: not a file problem
+        said = "; ".join(dict.fromkeys(_what_ray_said(x) for x in (e, e.__cause__) if x and str(x).strip()))
+        where = address or os.environ.get("RAY_ADDRESS")
+        raise EconError(
+            f"cannot connect to the Ray cluster at {where}: {said}",
+            "check the address (ray status on the head node prints it); a cluster with token authentication (the "
+            "default since Ray 2.59) needs its token: RAY_AUTH_TOKEN=<ray get-auth-token on the head node>, or the "
+            "token in ~/.ray/auth_token; RAY_AUTH_MODE=disabled for a cluster without one",
+        ) from None
+
+
+def _what_ray_said(error: BaseException) -> str:
+    """The sentence that says why: the last ``…Error: text`` line of a message that carries a traceback (Ray puts
+    the GCS client's, ending in ``AuthenticationError: RPC error: InvalidAuthToken: …``), else its first line; cut at
+    the first full stop."""
+    lines = [x.strip() for x in str(error).strip().splitlines() if x.strip()]
+    errors = [m.group(1) for x in lines if (m := re.match(r"^[\w.]*(?:Error|Exception): (.+)$", x))]
+    text = errors[-1] if errors else lines[0]
+    return text.split(". ")[0].rstrip(".")
+
+
 def run_ray(fn: Callable, tasks: Iterable, *, workers: int | None = None, address: str | None = None) -> Iterator:
     """Results of ``fn(task)`` for every task, each a Ray task, as they finish (see the module docstring)."""
     try:
@@ -66,7 +111,7 @@ def run_ray(fn: Callable, tasks: Iterable, *, workers: int | None = None, addres
             # GPU; a sweep's tasks ask none and use none, so the tip is noise here (and an error under pytest -W error).
             warnings.filterwarnings("ignore", message="Tip: In future versions of Ray", category=FutureWarning)
             if address or os.environ.get("RAY_ADDRESS"):
-                ray.init(address=address, logging_level="warning", log_to_driver=False)
+                _connect(ray, address)
             else:
                 ray.init(
                     num_cpus=workers or default_workers(),
