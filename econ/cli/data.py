@@ -38,6 +38,20 @@ def cmd_build(args) -> int:
     return 0
 
 
+def analyses_line(statuses: dict[str, str], progress: Progress) -> str:
+    """How many analyses ran and how many came from the cache; the ones that ran by name (the slowest three of
+    more than five) with their seconds."""
+    ran = [name for name, status in statuses.items() if status == "ran"]
+    cached = len(statuses) - len(ran)
+    parts = [f"{cached} from the cache"] if cached else []
+    if ran:
+        seconds = dict(progress.slowest("analyses", len(statuses)))
+        shown = sorted(ran, key=lambda n: -seconds.get(n, 0.0))
+        named = ", ".join(f"{n} {seconds.get(n, 0.0):.1f} s" for n in shown[: 3 if len(ran) > 5 else len(ran)])
+        parts.append(f"{len(ran)} ran" + (f"; slowest: {named}" if len(ran) > 5 else f": {named}"))
+    return ", ".join(parts)
+
+
 def build_summary(result, progress: Progress) -> list[str]:
     """What a build wrote, where, how long it took, what took longest, and the next command to try."""
     tables = sum(1 for o in result.objects if o[1] == "table")
@@ -48,14 +62,8 @@ def build_summary(result, progress: Progress) -> list[str]:
         pages = len(list(Path(result.reports_dir).glob("*.html")))
         wrote += f" and {Path(result.reports_dir) / 'index.html'} ({pages} pages)"
     lines = [f"{wrote} in {result.elapsed_s:.1f} s"]
-    statuses = list(result.analyses.values())
-    if statuses:
-        ran, cached = statuses.count("ran"), statuses.count("cached")
-        counts = ", ".join(x for x in (f"{ran} ran" if ran else "", f"{cached} from the cache" if cached else "") if x)
-        slowest = [
-            f"{name} {s:.1f} s" for name, s in progress.slowest("analyses") if result.analyses.get(name) == "ran"
-        ]
-        lines.append(f"analyses: {counts}" + (f"; slowest: {', '.join(slowest)}" if slowest else ""))
+    if result.analyses:
+        lines.append(f"analyses: {analyses_line(result.analyses, progress)}")
     db = "" if Path(result.db_path) == paths.DB_PATH else f" --db {result.db_path}"
     lines.append(f'next: econ tables{db}  (then econ describe NAME, or econ sql "select ...")')
     return lines

@@ -112,8 +112,9 @@ def run_ray(fn: Callable, tasks: Iterable, *, workers: int | None = None, addres
             warnings.filterwarnings("ignore", message="Tip: In future versions of Ray", category=FutureWarning)
             if address or os.environ.get("RAY_ADDRESS"):
                 _connect(ray, address)
-            else:
+            else:  # "local": a new instance even where `ray start` left a cluster (or its stale address file)
                 ray.init(
+                    address="local",
                     num_cpus=workers or default_workers(),
                     include_dashboard=False,
                     logging_level="warning",

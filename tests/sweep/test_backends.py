@@ -91,7 +91,7 @@ def test_ray_returns_every_result_with_a_few_tasks_a_worker_in_flight(monkeypatc
     assert sorted(results) == [x * x for x in range(20)]
     assert ray.most_in_flight == cap and ray.in_flight == 0
     assert len(ray.inits) == 1 and ray.inits[0]["include_dashboard"] is False and ray.shutdowns == 1
-    assert ray.inits[0]["num_cpus"] == (workers or backends.default_workers())
+    assert ray.inits[0]["num_cpus"] == (workers or backends.default_workers()) and ray.inits[0]["address"] == "local"
 
 
 def test_ray_connects_to_an_address_and_leaves_a_running_ray_alone(monkeypatch):
