@@ -86,7 +86,10 @@ def decode_at_context(model, chip, layout, context_tokens, *, kv_scale, settings
     ):
         cache[k] = cache[k] * kv_scale
     read = kv_bytes_read_per_sequence(
-        float(context_tokens), sparse_topk_tokens=np.asarray(model["sparse_topk_tokens"], dtype=float), **cache
+        float(context_tokens),
+        sparse_topk_tokens=np.asarray(model["sparse_topk_tokens"], dtype=float),
+        dense_attention_frac=np.asarray(model.get("dense_attention_frac", 0.0), dtype=float),
+        **cache,
     )
     ok = np.asarray(out["fits"]) & np.isfinite(out["usd_per_mtok"])
     return {
