@@ -4,10 +4,13 @@ true value the architecture gives, and what that check earns each inferred quant
 The readings are those of ``fit_context_tiers`` (default rule: output slope → decode KV bytes read per context token,
 input slope → prefill attention FLOPs per context token, the lecture's crossover hypothesis) and ``fit_io_prices``
 (input price → prefill FLOPs per prompt token). One row per quantity × open-model price schedule (first-party and
-reseller sellers apart); the intervals are the validated ones of :func:`econ.fits.validation.validate` (scenario
-interval widened in quadrature by t·RMS of the other open models' log errors, each model left out of its own), so
-``interval_covers_true`` is a cross-validated check, not a fit to itself. ``inference_quantities`` is the evidence
-each reported number cites: coverage, median |ln(implied/true)|, bias, the widening factor and the status.
+reseller sellers apart), checked by the rule of :func:`econ.fits.validation.validate`: a significant bias is
+corrected with the row's own model left out, the interval is the left-out prediction interval of the other open
+models' errors around it, and each interval is scored against the no-price baseline (the geometric mean of the
+other open models' true values), so ``interval_covers_true`` and the interval scores are cross-validated, not fits
+to themselves. ``inference_quantities`` is the evidence each reported number cites: models, left-out coverage at
+the stated level, bias and its test, the interval score beside the baseline's, the interval width and one status
+(ok, uninformative, falsified, too_few_open_models) that the report shows everywhere.
 """
 
 from __future__ import annotations
@@ -59,10 +62,10 @@ INFERENCE_VALIDATION = ResultTable(
     key=KEY,
     description=(
         "Every price inference on the open-weight models whose architecture gives the true value: implied and true "
-        "value, their ratio, and whether the validated interval (scenario interval widened in quadrature by "
-        "t_(0.95, n-1) x the RMS of the other open models' ln(implied/true), the model itself left out) covers the "
-        "truth; the scenario interval's own coverage beside it. The evidence every inferred number of the report "
-        "cites (inference_quantities)"
+        "value, their ratio, the published (bias-corrected where the bias is significant, the correction estimated "
+        "with the model itself left out) value and its left-out prediction interval, whether it covers the truth, "
+        "and its interval score beside the no-price baseline's (the geometric mean of the other open models' true "
+        "values). The evidence every inferred number of the report cites (inference_quantities)"
     ),
     columns=(
         C("quantity", "str", "", "key", "Inferred quantity (inference_quantities.quantity)"),
@@ -78,7 +81,7 @@ INFERENCE_VALIDATION = ResultTable(
             "float",
             "(unit column)",
             "inference",
-            "Value read from the price (the quantity's fit_* table: its reading columns)",
+            "Value read from the price, uncorrected (the quantity's source table: its reading columns)",
             context_readings.readings,
         ),
         C("true_value", "float", "(unit column)", "input", "The architecture's value (deployment model's terms)"),
@@ -89,32 +92,42 @@ INFERENCE_VALIDATION = ResultTable(
             "float",
             "(unit column)",
             "inference",
-            "Scenario interval, low (assumption ranges, Monte Carlo)",
+            "The reading's own interval, low (assumption ranges, Monte Carlo)",
             context_readings.readings,
         ),
-        C(
-            "scenario_high_value",
-            "float",
-            "(unit column)",
-            "inference",
-            "Scenario interval, high",
-            context_readings.readings,
-        ),
+        C("scenario_high_value", "float", "(unit column)", "inference", "The reading's own interval, high"),
         C(
             "scenario_interval_covers_true",
             "bool",
             "",
             "check",
-            "Whether the scenario interval alone covers the truth",
+            "Whether the reading's own interval covers the truth",
             validation.covers,
+        ),
+        C(
+            "published_value",
+            "float",
+            "(unit column)",
+            "inference",
+            "The published value: implied * exp(-b_-m), b_-m the bias of the other open models (where the bias is "
+            "significant and the quantity is a reading), else implied",
+            validation.validate,
+        ),
+        C(
+            "correction_factor_ratio",
+            "float",
+            "",
+            "check",
+            "published / implied: exp(-b_-m), 1 where uncorrected",
+            validation.left_out,
         ),
         C(
             "validated_low_value",
             "float",
             "(unit column)",
             "inference",
-            "Validated interval, low (scenario interval widened by the left-out validation error)",
-            validation.widened_interval,
+            "Validated interval, low: the published value's prediction interval from the other open models' errors",
+            validation.left_out,
         ),
         C(
             "validated_high_value",
@@ -122,23 +135,55 @@ INFERENCE_VALIDATION = ResultTable(
             "(unit column)",
             "inference",
             "Validated interval, high",
-            validation.widened_interval,
-        ),
-        C(
-            "widening_factor_ratio",
-            "float",
-            "",
-            "check",
-            "exp(h): the factor the interval is widened by (from the other open models)",
-            validation.half_widths,
+            validation.left_out,
         ),
         C(
             "interval_covers_true",
             "bool",
             "",
             "check",
-            "Whether the validated interval covers the truth (cross-validated)",
+            "Whether the validated interval covers the truth (cross-validated: the model was left out)",
             validation.covers,
+        ),
+        C(
+            "baseline_value",
+            "float",
+            "(unit column)",
+            "check",
+            "No-price baseline: the geometric mean of the other open models' true values",
+            validation.baseline_interval,
+        ),
+        C(
+            "baseline_low_value",
+            "float",
+            "(unit column)",
+            "check",
+            "No-price baseline's prediction interval, low",
+            validation.baseline_interval,
+        ),
+        C(
+            "baseline_high_value",
+            "float",
+            "(unit column)",
+            "check",
+            "No-price baseline's prediction interval, high",
+            validation.baseline_interval,
+        ),
+        C(
+            "interval_score_log",
+            "float",
+            "",
+            "check",
+            "Interval score of the validated interval, in ln (lower is better)",
+            validation.interval_score,
+        ),
+        C(
+            "baseline_interval_score_log",
+            "float",
+            "",
+            "check",
+            "Interval score of the baseline's interval, in ln",
+            validation.interval_score,
         ),
     ),
 )
@@ -147,17 +192,18 @@ INFERENCE_QUANTITIES = ResultTable(
     grain="inferred quantity",
     key=("quantity",),
     description=(
-        "What the check on open models earns each price inference: models and rows checked, coverage of the "
-        "validated and of the scenario intervals, median |ln(implied/true)|, geometric-mean bias, the full-sample "
-        "widening factor a closed model's interval gets, and the status (ok, undercovered, too_few_open_models; "
-        "econ.fits.validation)"
+        "What the check on open models earns each price inference: models and rows checked, the bias and its t "
+        "test, the correction applied, left-out coverage of the validated interval at the stated level, the "
+        "interval score beside the no-price baseline's (skill), the interval a closed model gets (width), the "
+        "uncorrected hypothesis's verdict and one status (econ.fits.validation): too_few_open_models (< 5), "
+        "falsified (a hypothesis missing beyond its own interval), uninformative (no skill, or wider than 10x), ok"
     ),
     columns=(
         C("quantity", "str", "", "key", "Inferred quantity"),
-        C("source_table", "str", "", "label", "The fit_* table whose rows carry the reading and its interval"),
+        C("source_table", "str", "", "label", "The table whose rows carry the reading and its interval"),
         C("unit", "str", "", "label", "Unit of the quantity"),
         C("reading", "str", "", "label", "What is read from which price"),
-        C("role", "str", "", "label", "reading, or hypothesis (the lecture's crossover: never a headline)"),
+        C("role", "str", "", "label", "reading (bias-corrected where needed) or hypothesis (tested as stated)"),
         C("n_models", "int", "", "check", "Open models with a true value (one vote each)"),
         C("n_rows", "int", "", "check", "Validated schedules (first-party and reseller rows apart)"),
         C(
@@ -165,7 +211,7 @@ INFERENCE_QUANTITIES = ResultTable(
             "float",
             "",
             "check",
-            "Share of open models whose validated intervals cover the truth",
+            "Left-out coverage: mean over open models of the share of their rows the validated interval covers",
             validation.summary,
         ),
         C("coverage_rows_frac", "float", "", "check", "Share of schedules covered", validation.summary),
@@ -174,7 +220,7 @@ INFERENCE_QUANTITIES = ResultTable(
             "float",
             "",
             "check",
-            "Share of schedules the scenario interval alone covers (before widening)",
+            "Share of schedules the reading's own (assumption) interval covers",
             validation.covers,
         ),
         C(
@@ -182,7 +228,7 @@ INFERENCE_QUANTITIES = ResultTable(
             "float",
             "",
             "check",
-            "Median |ln(implied/true)| over the schedules",
+            "Median |ln(implied/true)| over the schedules, uncorrected",
             validation.summary,
         ),
         C(
@@ -190,7 +236,7 @@ INFERENCE_QUANTITIES = ResultTable(
             "float",
             "",
             "check",
-            "exp(median |ln ratio|): the typical factor off",
+            "exp(median |ln ratio|): the typical factor off, uncorrected",
             validation.summary,
         ),
         C(
@@ -198,33 +244,82 @@ INFERENCE_QUANTITIES = ResultTable(
             "float",
             "",
             "check",
-            "exp(mean over models of ln ratio): the bias (1 = none)",
-            validation.summary,
+            "exp(b), b the mean over models of ln ratio: the bias (1 = none)",
+            validation.bias_test,
         ),
-        C("rms_log_ratio", "float", "", "check", "RMS over models of ln ratio (bias counts)", validation.summary),
+        C("bias_t_stat", "float", "", "check", "t = b*sqrt(n)/s of the bias", validation.bias_test),
         C(
-            "widening_factor_ratio",
-            "float",
-            "",
-            "check",
-            "exp(h) with every open model: the widening a closed model's interval gets",
-            validation.half_widths,
-        ),
-        C("level_frac", "float", "", "assumption", "Level the t quantile is taken at"),
-        C(
-            "error_within_factor",
+            "bias_significant",
             "bool",
             "",
             "check",
-            "Whether the median error factor is within the stated widening factor",
+            "|t| above the two-sided 5% quantile of Student's t with n-1 degrees of freedom",
+            validation.bias_test,
+        ),
+        C(
+            "bias_corrected",
+            "bool",
+            "",
+            "check",
+            "Whether the published values are bias-corrected (a reading with a significant bias)",
+            validation.validate,
+        ),
+        C(
+            "correction_factor_ratio",
+            "float",
+            "",
+            "check",
+            "exp(-b) with every open model: the correction a closed model's reading gets (1 = none)",
+            validation.left_out,
+        ),
+        C(
+            "interval_width_ratio",
+            "float",
+            "",
+            "check",
+            "High over low of the validated interval a closed model gets (every open model in the error)",
+            validation.left_out,
+        ),
+        C(
+            "interval_score_log",
+            "float",
+            "",
+            "check",
+            "Mean over open models of the left-out interval score of the validated interval, in ln (lower is better)",
+            validation.interval_score,
+        ),
+        C(
+            "baseline_interval_score_log",
+            "float",
+            "",
+            "check",
+            "The same for the no-price baseline (geometric mean of the other open models' true values)",
+            validation.interval_score,
+        ),
+        C(
+            "skill_score_frac",
+            "float",
+            "",
+            "check",
+            "1 - interval score / baseline's: above 0 when the price says more than the baseline",
             validation.summary,
+        ),
+        C("level_frac", "float", "", "assumption", "Level of the validated intervals (coverage is checked at it)"),
+        C(
+            "hypothesis_status",
+            "str",
+            "",
+            "check",
+            "The uncorrected reading: falsified (its bias is significant and beyond its own interval) or consistent",
+            validation.hypothesis_verdict,
         ),
         C(
             "status",
             "str",
             "",
             "check",
-            "ok | undercovered (models covered < 3/4) | too_few_open_models (< 3)",
+            "ok | uninformative (no skill against the baseline, or wider than 10x) | falsified (a hypothesis missing "
+            "beyond its own interval) | too_few_open_models (< 5)",
             validation.summary,
         ),
         C("status_reason", "str", "", "label", "Why the status is what it is, in words"),
@@ -243,13 +338,33 @@ def _rows(tables: dict[str, pl.DataFrame], quantity: str) -> pl.DataFrame:
     return fit_io_prices.validation_rows(frame)
 
 
-def _reason(s: dict) -> str:
+def reason(s: dict) -> str:
+    """The status of one quantity in words, with the numbers it rests on."""
+    n = s.get("n_models") or 0
     if s["status"] == "too_few_open_models":
-        return f"{s['n_models']} open model(s) with a true value; at least {validation.MIN_MODELS} are needed"
-    covered = f"validated intervals cover {s['coverage_models_frac']:.0%} of {s['n_models']} open models"
-    if s["status"] == "undercovered":
-        return f"{covered}, below {validation.MIN_COVERAGE_FRAC:.0%}"
-    return f"{covered}; typical error x{s['median_error_factor_ratio']:.3g}, widening x{s['widening_factor_ratio']:.3g}"
+        return f"{n} open model(s) with a true value; at least {validation.MIN_MODELS} are needed"
+    bias = (
+        f"bias x{s['geometric_mean_ratio']:.3g} (t = {s['bias_t_stat']:.2g}, "
+        + ("significant" if s["bias_significant"] else "not significant")
+        + ")"
+    )
+    if s["status"] == "falsified":
+        return f"the hypothesis misses the truth beyond its own interval on {n} open models: {bias}"
+    skill = (
+        f"interval score {s['interval_score_log']:.3g} against the no-price baseline's "
+        f"{s['baseline_interval_score_log']:.3g} (skill {s['skill_score_frac']:.2f})"
+    )
+    coverage = f"left-out coverage {s['coverage_models_frac']:.0%} at {s['level_frac']:.0%}"
+    width = f"interval x{s['interval_width_ratio']:.3g} wide (high/low)"
+    corrected = "; bias-corrected" if s["bias_corrected"] else ""
+    if s["status"] == "uninformative":
+        why = []
+        if not (s["skill_score_frac"] is not None and s["skill_score_frac"] > 0):
+            why.append("no skill against the no-price baseline")
+        if s["interval_width_ratio"] > validation.MAX_WIDTH_RATIO:
+            why.append(f"wider than {validation.MAX_WIDTH_RATIO:g}x")
+        return f"{' and '.join(why)}: {skill}; {width}; {coverage}; {bias}{corrected}"
+    return f"{n} open models; {coverage}; {skill}; {width}; {bias}{corrected}"
 
 
 def tables(fits: dict[str, pl.DataFrame]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -259,8 +374,8 @@ def tables(fits: dict[str, pl.DataFrame]) -> tuple[pl.DataFrame, pl.DataFrame]:
         found = _rows(fits, quantity)
         summary = {"n_models": 0, "n_rows": 0, "status": "too_few_open_models"}
         if found.height:
-            checked, summary = validation.validate(found)
-            open_rows = checked.filter(pl.col("log_ratio").is_not_null())
+            checked, summary = validation.validate(found, role=role)
+            open_rows = checked.filter(pl.col("log_ratio").is_not_null() & pl.col("model_key").is_not_null())
             scenario_covers = validation.covers(
                 open_rows["scenario_low"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
                 open_rows["scenario_high"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
@@ -284,10 +399,16 @@ def tables(fits: dict[str, pl.DataFrame]) -> tuple[pl.DataFrame, pl.DataFrame]:
                     pl.col("scenario_low").alias("scenario_low_value"),
                     pl.col("scenario_high").alias("scenario_high_value"),
                     pl.Series("scenario_interval_covers_true", scenario_covers, dtype=pl.Boolean),
+                    pl.col("corrected").alias("published_value"),
+                    (-pl.col("correction_log")).exp().alias("correction_factor_ratio"),
                     pl.col("validated_low").alias("validated_low_value"),
                     pl.col("validated_high").alias("validated_high_value"),
-                    "widening_factor_ratio",
                     pl.col("covers_true").alias("interval_covers_true"),
+                    "baseline_value",
+                    pl.col("baseline_low").alias("baseline_low_value"),
+                    pl.col("baseline_high").alias("baseline_high_value"),
+                    "interval_score_log",
+                    "baseline_interval_score_log",
                 )
             )
         summaries.append(
@@ -299,7 +420,8 @@ def tables(fits: dict[str, pl.DataFrame]) -> tuple[pl.DataFrame, pl.DataFrame]:
                 "unit": unit,
                 "reading": reading,
                 "role": role,
-                "status_reason": _reason({**summary, "n_models": summary["n_models"]}),
+                "level_frac": validation.LEVEL,
+                "status_reason": reason(summary),
             }
         )
     validated = (

@@ -263,8 +263,8 @@ def _quantity(ctx: SiteContext, quantity: str) -> tuple[tuple[str, str], dict | 
 
 
 def _validated(row: dict | None) -> bool:
-    """An inference's validation holds: its status is ok and its error is within the factor it states."""
-    return bool(row) and row["status"] == "ok" and bool(row["error_within_factor"])
+    """An inference's validation holds: its status (econ.fits.validation) is ok."""
+    return bool(row) and row["status"] == "ok"
 
 
 WIDE_INTERVAL_RATIO = 10.0
@@ -305,7 +305,7 @@ def context_pricing(ctx: SiteContext) -> list[Finding]:
             ctx.finding(
                 "Read from output-price slopes, decode KV bytes per context token fall inside their validated "
                 "interval on {q.coverage_models_frac:pct} of {q.n_models:int} open models, with a typical error of "
-                "{q.median_error_factor_ratio:x}; the intervals are widened {q.widening_factor_ratio:x} to cover it"
+                "{q.median_error_factor_ratio:x}; the intervals are {q.interval_width_ratio:x} wide"
                 + (" — few models, so a rough check." if few else "."),
                 {"q": kv},
                 status="validated" if _validated(kv_row) and not few else "weak",

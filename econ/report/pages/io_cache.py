@@ -143,11 +143,7 @@ def _io(ctx: SiteContext) -> Section:
         )
     if frame.height:
         prefill = (
-            ctx.query(
-                "select case when status = 'ok' and not coalesce(error_within_factor, false) "
-                "then 'error exceeds its factor' else status end as status "
-                "from inference_quantities where quantity = 'prefill_flop_per_input_token'"
-            )
+            ctx.query("select status from inference_quantities where quantity = 'prefill_flop_per_input_token'")
             if ctx.has("inference_quantities")
             else pl.DataFrame({"status": ["not validated"]})
         )
@@ -157,7 +153,7 @@ def _io(ctx: SiteContext) -> Section:
                 "batch_interval"
             ),
             status_text(
-                "prefill_flop_per_input_token",
+                "prefill_flop_published_per_input_token",
                 "prefill_flop_validated_low_per_input_token",
                 "prefill_flop_validated_high_per_input_token",
                 pl.lit(prefill_status),
