@@ -18,13 +18,13 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from econ.analyses import fit_context_tiers, fit_io_prices
-from econ.fits import context_readings, validation
+from econ.analyses import fit_context_tiers, fit_io_prices, fit_markups, markup_inversions
+from econ.fits import context_readings, markups, validation
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
 
 NAME = "inference_validation"
-INPUTS = ("fit_context_tiers", "fit_io_prices")
+INPUTS = ("fit_context_tiers", "fit_io_prices", "fit_markup_rows", "markup_inversions")
 
 QUANTITIES = {
     context_readings.QUANTITIES["output"]: (
@@ -51,8 +51,32 @@ QUANTITIES = {
         "base-tier input price -> prefill FLOPs per uncached prompt token (compute-bound prefill)",
         "reading",
     ),
+    **{
+        fit_markups.quantity(c): (
+            "fit_markup_rows",
+            fit_markups.UNITS.get(c, "USD/MTok"),
+            f"{c.replace('_', ' ')} price over the markup model's markup (left out) -> serving cost "
+            f"({fit_markups.COST_BASIS[c]})",
+            "reading",
+        )
+        for c in markups.COMPONENTS
+    },
+    markup_inversions.ACTIVE: (
+        "markup_inversions",
+        "params",
+        "input price -> serving cost (markup model) -> active parameters at the other open models' cost per one",
+        "reading",
+    ),
+    markup_inversions.HELD: (
+        "markup_inversions",
+        "bytes/token",
+        "price of holding a cached prompt (storage, or a write's premium per second) -> KV bytes held per token at "
+        "the cache tier's cost of holding a byte",
+        "reading",
+    ),
 }
 """quantity -> (table it is read in, unit, what is read from what, role: a reading or the lecture's hypothesis)."""
+COMPONENT_OF = {fit_markups.quantity(c): c for c in markups.COMPONENTS}
 
 KEY = ("quantity", "model", "price_source", "price_provider", "price_model", "variant")
 
@@ -335,6 +359,10 @@ def _rows(tables: dict[str, pl.DataFrame], quantity: str) -> pl.DataFrame:
         return pl.DataFrame()
     if source == "fit_context_tiers":
         return fit_context_tiers.validation_rows(frame, quantity)
+    if source == "fit_markup_rows":
+        return fit_markups.validation_rows(frame, COMPONENT_OF[quantity])
+    if source == "markup_inversions":
+        return markup_inversions.validation_rows(frame, quantity)
     return fit_io_prices.validation_rows(frame)
 
 

@@ -158,10 +158,11 @@ def training(ctx: SiteContext) -> list[Finding]:
             ),
             ctx.finding(
                 "The scenario's token balance puts the over-training factor of a lab's model at "
-                "{t.central_value:sig3}, but its range of {t.low_value:sig3}–{t.high_value:sig3} spans the "
-                "assumptions' ranges and identifies nothing.",
+                "{t.central_value:sig3}, {t.p5_value:sig3}–{t.p95_value:sig3} over independent draws of its "
+                "assumptions' ranges (5–95%); every assumption at its worst end at once bounds it to "
+                "{t.low_value:sig3}–{t.high_value:sig3}.",
                 {"t": ("token_balance", "scenario = 'base' and quantity = 'overtraining_ratio'")},
-                status="not identified",
+                status="weak",
                 evidence=anchor("Token balance and its sensitivity"),
             ),
         ]
