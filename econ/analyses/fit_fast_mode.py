@@ -34,7 +34,8 @@ KEEP = (
     "speed_ratio",
     *ARCH_KEEP,
 )
-ALLOWED = tuple(
+ALLOWED = tuple(f"{e}_allowed_frac" for e in physics_fast_mode.EXPLANATIONS)
+SHARES = tuple(
     f"{e}_{what}_frac" for what in ("allowed", "too_dear", "too_cheap") for e in physics_fast_mode.EXPLANATIONS
 )
 
@@ -62,7 +63,7 @@ FIT_FAST_MODE = ResultTable(
         "input_price_ratio",
         "batch_ratio",
         "context_used_tokens",
-        *ALLOWED,
+        *SHARES,
         "reference_models",
         "implied_markup_ratio",
         "implied_markup_low_ratio",

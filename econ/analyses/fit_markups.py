@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from econ.analyses import markup_costs
 from econ.analyses.inputs import MODELS_SQL
 from econ.fits import markups, validation
 from econ.fits.price_selection import attach_architecture, choose_sources, provider_kind
@@ -96,7 +97,14 @@ FIT_MARKUP_ROWS = ResultTable(
         C("arch_model", "str", "", "input", "Open model behind the price (null: closed)"),
         C("provider_kind", "str", "", "input", "first_party, reseller, or null for a closed model"),
         C("price_value", "float", "(unit column)", "input", "The list price of the component"),
-        C("cost_value", "float", "(unit column)", "calibrated", "Calibrated serving cost (markup_costs)"),
+        C(
+            "cost_value",
+            "float",
+            "(unit column)",
+            "calibrated",
+            "Calibrated serving cost (markup_costs)",
+            markup_costs.chip_costs,
+        ),
         C("log_markup_ratio", "float", "", "derived", "ln(price/cost)", markups.fit),
         C(
             "predicted_markup_ratio",
@@ -361,6 +369,8 @@ def validation_rows(frame: pl.DataFrame, component: str) -> pl.DataFrame:
         "source",
         "provider",
         "model",
+        "from_date",
+        "price_column",
         pl.lit("standard").alias("variant"),
         "provider_kind",
         pl.col("arch_model").alias("model_key"),

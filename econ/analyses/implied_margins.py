@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from econ.analyses import markup_costs
 from econ.fits import markups
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
@@ -56,9 +57,30 @@ IMPLIED_MARGINS = ResultTable(
         C("arch_model", "str", "", "input", "Open model (models.model)"),
         C("provider_kind", "str", "", "input", "first_party or reseller"),
         C("price_usd_per_mtok", "float", "USD/MTok", "input", "The seller's list price"),
-        C("cost_usd_per_mtok", "float", "USD/MTok", "calibrated", "Calibrated cost on the serving chip"),
-        C("cost_low_usd_per_mtok", "float", "USD/MTok", "calibrated", "Cheapest chip's calibrated cost"),
-        C("cost_high_usd_per_mtok", "float", "USD/MTok", "calibrated", "Dearest chip's calibrated cost"),
+        C(
+            "cost_usd_per_mtok",
+            "float",
+            "USD/MTok",
+            "calibrated",
+            "Calibrated cost on the serving chip",
+            markup_costs.chip_costs,
+        ),
+        C(
+            "cost_low_usd_per_mtok",
+            "float",
+            "USD/MTok",
+            "calibrated",
+            "Cheapest chip's calibrated cost",
+            markup_costs.chip_costs,
+        ),
+        C(
+            "cost_high_usd_per_mtok",
+            "float",
+            "USD/MTok",
+            "calibrated",
+            "Dearest chip's calibrated cost",
+            markup_costs.chip_costs,
+        ),
         C("margin_frac", "float", "", "inference", "1 - cost/price on the serving chip", markups.implied_margin),
         C(
             "margin_low_frac",
@@ -78,7 +100,7 @@ IMPLIED_MARGINS = ResultTable(
         ),
         C("cheapest_chip", "str", "", "label", "Chip of the highest margin"),
         C("dearest_chip", "str", "", "label", "Chip of the lowest margin"),
-        C("n_chips", "int", "", "check", "Chips the range is over"),
+        C("n_chips", "int", "chips", "check", "Chips the range is over"),
         C(
             "market_markup_ratio",
             "float",

@@ -78,7 +78,16 @@ QUANTITIES = {
 """quantity -> (table it is read in, unit, what is read from what, role: a reading or the lecture's hypothesis)."""
 COMPONENT_OF = {fit_markups.quantity(c): c for c in markups.COMPONENTS}
 
-KEY = ("quantity", "model", "price_source", "price_provider", "price_model", "variant")
+KEY = (
+    "quantity",
+    "model",
+    "price_source",
+    "price_provider",
+    "price_model",
+    "variant",
+    "price_from_date",
+    "price_column",
+)
 
 INFERENCE_VALIDATION = ResultTable(
     name="inference_validation",
@@ -98,6 +107,20 @@ INFERENCE_VALIDATION = ResultTable(
         C("price_provider", "str", "", "key", "Seller"),
         C("price_model", "str", "", "key", "Model id as the seller names it"),
         C("variant", "str", "", "key", "Service variant (standard: the validated rows)"),
+        C(
+            "price_from_date",
+            "date",
+            "",
+            "key",
+            "First day of the price's period where the reading keeps every snapshot (the markup model); null: current",
+        ),
+        C(
+            "price_column",
+            "str",
+            "",
+            "key",
+            "The prices column read, where a schedule has several for one quantity (cache writes); null otherwise",
+        ),
         C("provider_kind", "str", "", "input", "first_party (the model's maker) or reseller"),
         C("unit", "str", "", "label", "Unit of implied_value, true_value and the intervals"),
         C(
@@ -119,7 +142,14 @@ INFERENCE_VALIDATION = ResultTable(
             "The reading's own interval, low (assumption ranges, Monte Carlo)",
             context_readings.readings,
         ),
-        C("scenario_high_value", "float", "(unit column)", "inference", "The reading's own interval, high"),
+        C(
+            "scenario_high_value",
+            "float",
+            "(unit column)",
+            "inference",
+            "The reading's own interval, high",
+            context_readings.readings,
+        ),
         C(
             "scenario_interval_covers_true",
             "bool",
@@ -418,6 +448,12 @@ def tables(fits: dict[str, pl.DataFrame]) -> tuple[pl.DataFrame, pl.DataFrame]:
                     pl.col("provider").alias("price_provider"),
                     pl.col("model").alias("price_model"),
                     "variant",
+                    (pl.col("from_date") if "from_date" in open_rows.columns else pl.lit(None, pl.Date)).alias(
+                        "price_from_date"
+                    ),
+                    (pl.col("price_column") if "price_column" in open_rows.columns else pl.lit(None, pl.String)).alias(
+                        "price_column"
+                    ),
                     "provider_kind",
                     pl.lit(unit).alias("unit"),
                     pl.col("implied").alias("implied_value"),

@@ -78,7 +78,7 @@ QUANTITIES = {
     "fit_fast_mode": (
         {},
         None,
-        ["batch_ratio", *fit_fast_mode.ALLOWED],
+        ["batch_ratio", "implied_markup_ratio", *fit_fast_mode.ALLOWED],
         [],
     ),
 }

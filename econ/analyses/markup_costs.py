@@ -28,6 +28,7 @@ from econ.analyses import deployment_inputs
 from econ.analyses.inference_efficiencies import serving_scenario
 from econ.analyses.inference_serving import serving_from, traffic_costs
 from econ.formula import formula
+from econ.physics import memory_tiers
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
 from econ.units import MEGA, SECONDS_PER_HOUR
@@ -78,6 +79,7 @@ def output_cost_at_speed(decode_usd_per_token, batch, replica_chips, usd_per_chi
     return np.where(np.isfinite(chosen), chosen, np.nan), np.where(np.isfinite(chosen), b[rows, pick], np.nan)
 
 
+@formula("c_in = prefill $/token at the mix; c_out at the speed-target batch; × chip rental / scenario $/h", "module")
 def chip_costs(con, base, as_of=None) -> pl.DataFrame:
     """One row per open model × chip: ``usd_per_chip_hour`` (the rental median, or the scenario's on its serving
     chip), ``reference`` (the serving chip), input and output cost per MTok, the output's batch."""
@@ -190,6 +192,7 @@ MARKUP_COSTS = ResultTable(
             "USD/MTok",
             "bound",
             "Reading a cached token's KV back from the cache tier (memory_tier_costs.retrieve_usd_per_mtok)",
+            memory_tiers.tier_retrieve_usd_per_token,
         ),
         C(
             "cache_hold_usd_per_mtok_s",
@@ -197,6 +200,7 @@ MARKUP_COSTS = ResultTable(
             "USD/MTok/s",
             "bound",
             "Holding a cached token's KV in the cache tier per second (memory_tier_costs.hold_usd_per_mtok_s)",
+            memory_tiers.hold_usd_per_token_s,
         ),
         C("cache_device", "str", "", "label", "The cache tier's device (memory_tiers)"),
     ),

@@ -88,7 +88,7 @@ def explain(
     by_context: dict,
     *,
     context_column: str = "context_used_tokens",
-    band: tuple[float, float] = (1.0, 1.0),
+    band: tuple[float, float] = (1.0, np.inf),
 ):
     """(``frame`` with the share of reference architectures each explanation is allowed for and a summary, one row
     per frame row × reference architecture × explanation).
@@ -96,8 +96,8 @@ def explain(
     ``frame``: rows with ``output_price_ratio`` (m), ``speed_ratio`` (s), ``arch_model`` (null for closed) and
     ``context_column``; ``by_context``: {context: points} with ``models``, ``speed``, ``cost``, ``eligible``
     (per explanation), ``baseline_speed``, ``baseline_cost`` (:class:`econ.analyses.fast_mode_search.Points`);
-    ``band``: (ρ_lo, ρ_hi) of :func:`markup_band` ((1, 1): the same margin in both modes, tested on one side only
-    by the old reading).
+    ``band``: (ρ_lo, ρ_hi) of :func:`markup_band`; the default (1, ∞) is the one-sided reading "cost multiple ≤ m"
+    (the same margin, never too cheap).
     """
     rho_lo, rho_hi = band
     m = frame["output_price_ratio"].cast(pl.Float64).fill_null(np.nan).to_numpy()

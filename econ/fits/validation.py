@@ -214,6 +214,7 @@ def _col(frame: pl.DataFrame, name: str) -> np.ndarray:
     return frame[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
 
 
+@formula("published = implied·exp(−b₋ₘ) for a reading with a significant bias, else implied; interval ±h₋ₘ", "module")
 def validate(frame: pl.DataFrame, *, level: float = LEVEL, role: str = "reading") -> tuple[pl.DataFrame, dict]:
     """Correct, bound and score every row of one quantity, and the quantity's status (module docstring).
 

@@ -287,7 +287,7 @@ def _passing(ctx: SiteContext, quantities: list[str], evidence: str) -> list[Fin
     return out
 
 
-def _not_told(ctx: SiteContext, quantities: list[str], what: str) -> Finding | None:
+def _not_told(ctx: SiteContext, quantities: list[str], what: str, evidence: str) -> Finding | None:
     """One sentence pointing at the readings of ``quantities`` that fail, by their statuses (no value of theirs)."""
     if not ctx.has("inference_quantities"):
         return None
@@ -305,7 +305,7 @@ def _not_told(ctx: SiteContext, quantities: list[str], what: str) -> Finding | N
         "{q.n_models:int} open models ({q.status_reason:text}), so it is not headlined.",
         {"q": ("inference_quantities", where)},
         status="weak",
-        evidence=anchor("What prices do not tell us"),
+        evidence=evidence,
     )
 
 
@@ -332,7 +332,12 @@ def context_pricing(ctx: SiteContext) -> list[Finding]:
             )
             if falsified
             else None,
-            _not_told(ctx, [q for q in CONTEXT_QUANTITIES if q != "kv_bytes_per_token_crossover"], "context readings"),
+            _not_told(
+                ctx,
+                [q for q in CONTEXT_QUANTITIES if q != "kv_bytes_per_token_crossover"],
+                "context readings",
+                anchor("Checked on open models"),
+            ),
         ]
     )
 
@@ -364,7 +369,12 @@ def io_cache(ctx: SiteContext) -> list[Finding]:
                 evidence=anchor("The open-weight market regression"),
             ),
             *_passing(ctx, ["prefill_flop_per_input_token"], anchor("Output vs input price and the decode batch")),
-            _not_told(ctx, ["prefill_flop_per_input_token"], "input-price readings"),
+            _not_told(
+                ctx,
+                ["prefill_flop_per_input_token"],
+                "input-price readings",
+                anchor("Output vs input price and the decode batch"),
+            ),
             ctx.finding(
                 "On one rental-equivalent $/GB-hour basis with the bytes a cached token holds, "
                 "{n.schedules:int} cache schedules sit nearest {n.nearest_tier:text}, a median "
@@ -384,7 +394,7 @@ def inferences(ctx: SiteContext) -> list[Finding]:
     ok = ctx.query("select quantity from inference_quantities where status = 'ok' order by quantity")["quantity"]
     out = _passing(ctx, ok.to_list()[:4], anchor("Readings that pass"))
     failing = ctx.query("select quantity from inference_quantities where status != 'ok' order by quantity")
-    out.append(_not_told(ctx, failing["quantity"].to_list(), "price readings"))
+    out.append(_not_told(ctx, failing["quantity"].to_list(), "price readings", anchor("What prices do not tell us")))
     return _keep(out)
 
 

@@ -36,7 +36,7 @@ select provider, model, variant, input_usd_per_mtok, output_usd_per_mtok,
        batch_over_balance_ratio, batch_over_balance_scenario_low_ratio, batch_over_balance_scenario_high_ratio,
        implied_decode_mbu_frac, implied_decode_mbu_check, predicted_output_over_input_ratio, lecture_f3_check,
        implied_decode_batch_seqs, implied_decode_batch_status, implied_decode_batch_check,
-       prefill_flop_per_input_token, prefill_flop_validated_low_per_input_token,
+       prefill_flop_per_input_token, prefill_flop_published_per_input_token, prefill_flop_validated_low_per_input_token,
        prefill_flop_validated_high_per_input_token, true_prefill_flop_per_input_token
 from fit_io_prices where source = 'hand' and variant = 'standard'
 order by provider, model
