@@ -26,6 +26,7 @@ import polars as pl
 
 from econ.analyses import deployment_inputs
 from econ.analyses.inference_efficiencies import serving_scenario
+from econ.analyses.inference_serving import INPUTS as SERVING_INPUTS
 from econ.analyses.inference_serving import serving_from, traffic_costs
 from econ.formula import formula
 from econ.physics import memory_tiers
@@ -34,16 +35,7 @@ from econ.results import ResultTable
 from econ.units import MEGA, SECONDS_PER_HOUR
 
 NAME = "markup_costs"
-INPUTS = (
-    "models",
-    "model_derived",
-    "hardware",
-    "hardware_derived",
-    "scenarios",
-    "calibration_parameters",
-    "rental_prices",
-    "memory_tier_costs",
-)
+INPUTS = (*SERVING_INPUTS, "rental_prices", "memory_tier_costs")
 """What :func:`chip_costs` and :func:`cache_costs` read."""
 
 
