@@ -31,6 +31,7 @@ MODEL_COLUMNS = {
     "num_shared_experts": "num_shared_experts",
     "kv_shard_limit": "kv_shard_limit",
     "sparse_topk_tokens": "sparse_topk_tokens",
+    "dense_attention_frac": "dense_attention_frac",
     "full_slope_decode": "full_slope_decode_flop_per_token",
     "full_slope_prefill": "full_slope_prefill_flop_per_token",
     "window_slope": "window_slope_flop_per_token",

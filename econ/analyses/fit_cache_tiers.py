@@ -2,13 +2,15 @@
 they are consistent with (lecture g.1–g.4; :mod:`econ.fits.cache_tiers`).
 
 premium(T) = write + hold·T fitted over the durations each provider sells; the hold price per GB-hour with the KV
-bytes a prompt token holds (open models: the architecture at the traffic's mean prompt; closed models: the
-long-context output reading of ``fit_context_tiers``, with its validated interval); each memory tier consistent
-or not; identified only when exactly one is.
+bytes a prompt token *holds* (open models: the architecture at the traffic's mean prompt; closed models: the range
+the open models span, their geometric mean in the middle — a closed model's bytes held are not known, and the bytes
+it *reads* per context token are a different quantity); each memory tier, on one rental-equivalent $/GB-hour basis,
+consistent or not; identified only when exactly one is; the nearest tier and the factor to its boundary.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from econ.analyses import deployment_inputs
@@ -25,7 +27,7 @@ from econ.physics.sequence import kv_bytes_held_per_sequence
 from econ.results import ResultTable
 
 NAME = "fit_cache_tiers"
-INPUTS = (*PRICING_INPUTS, "memory_tiers", "fit_context_tiers")
+INPUTS = (*PRICING_INPUTS, "memory_tiers")
 
 NAMES = ("usd_per_chip_hour", "gross_margin_frac")
 PRICE_COLUMNS = (
@@ -61,6 +63,8 @@ KEEP = (
     "consistent_tiers",
     "identified_tier",
     "tier_status",
+    "nearest_tier",
+    "boundary_distance_ratio",
     "drain_time_tiers",
     *ARCH_KEEP,
 )
@@ -72,11 +76,13 @@ FIT_CACHE_TIERS = ResultTable(
     description=(
         "Prompt-cache prices read backwards (lecture g.1-g.4): premium(T) = write - input = w + h*T fitted over the "
         "durations a provider sells (5 min, 1 h, 12 h; a storage price per token-hour is h itself; one duration only "
-        "bounds h by premium/T); hold cost = h*(1-margin)/b_held per GB-hour with b_held from the architecture (open "
-        "models, at the traffic's mean prompt) or the long-context output reading (closed models, validated "
-        "interval); a memory tier is consistent when its holding cost per GB-hour lies inside the implied interval "
-        "(box over the margin range, the hold and KV intervals) and identified only when exactly one is; the g.4 "
-        "drain-time rule per duration beside it. Base tier; one source per closed model, one per open model x "
+        "bounds h by premium/T); hold cost = h*(1-margin)/b_held per GB-hour with b_held the KV bytes a prompt token "
+        "holds: the architecture's (open models, at the traffic's mean prompt) or the open models' range (closed "
+        "models); a memory tier, priced on one rental-equivalent $/GB-hour basis (memory_tiers), is consistent "
+        "when its holding cost lies inside the implied interval (box over the margin range, the hold and KV "
+        "intervals) and identified only when exactly one is; the nearest tier and the factor the price would move "
+        "to cross to the next; the g.4 drain-time rule per duration beside it. Base tier; one source per closed "
+        "model, one per open model x "
         "seller. " + INTERVALS
     ),
     columns=columns(
@@ -109,6 +115,7 @@ FIT_CACHE_TIERS_BY_MEMORY_TIER = ResultTable(
         "device",
         "drain_time_s",
         "tier_hold_cost_usd_per_gb_hour",
+        "tier_cost_basis",
         "consistent_with_price",
         "implied_over_tier_hold_cost_ratio",
     ),
@@ -134,32 +141,7 @@ def held_bytes(deployed: Serving | None) -> pl.DataFrame:
     return pl.DataFrame({"arch_model": deployed.cases["model"], "held": held})
 
 
-def kv_readings(context_fit: pl.DataFrame) -> pl.DataFrame:
-    """Closed models' bytes per context token from the long-context output reading, with its validated interval."""
-    if context_fit.height == 0 or "kv_read_bytes_per_context_token" not in context_fit.columns:
-        return pl.DataFrame(
-            schema={"name_key": pl.String, "read": pl.Float64, "read_low": pl.Float64, "read_high": pl.Float64}
-        )
-    return (
-        context_fit.filter(
-            ~pl.col("pooled")
-            & pl.col("default_rule")
-            & (pl.col("component") == "output")
-            & (pl.col("variant") == "standard")
-            & pl.col("arch_model").is_null()
-            & pl.col("kv_read_bytes_per_context_token").is_not_null()
-        )
-        .select(
-            "name_key",
-            pl.col("kv_read_bytes_per_context_token").alias("read"),
-            pl.col("kv_read_validated_low_bytes_per_context_token").alias("read_low"),
-            pl.col("kv_read_validated_high_bytes_per_context_token").alias("read_high"),
-        )
-        .unique(subset="name_key", keep="first")
-    )
-
-
-def tables(prices, models, tiers, context_fit, a, deployed: Serving | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+def tables(prices, models, tiers, a, deployed: Serving | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """``fit_cache_tiers`` (one row per price row with a cache price) and its per-device detail."""
     cols = [c for c in PRICE_COLUMNS[1:] if c in prices.columns]
     base = prices.filter(
@@ -170,21 +152,22 @@ def tables(prices, models, tiers, context_fit, a, deployed: Serving | None = Non
     if base.height == 0:
         return FIT_CACHE_TIERS.empty_frame(), FIT_CACHE_TIERS_BY_MEMORY_TIER.empty_frame()
     rows = cache_tiers.fit_premiums(choose_schedules(attach_architecture(base, models)))
-    rows = rows.join(held_bytes(deployed), on="arch_model", how="left").join(
-        kv_readings(context_fit), on="name_key", how="left"
-    )
+    held = held_bytes(deployed)
+    rows = rows.join(held, on="arch_model", how="left")
+    span = held["held"].drop_nulls()
+    prior = (float(np.exp(np.log(span).mean())), float(span.min()), float(span.max())) if span.len() else (None,) * 3
     is_open = pl.col("held").is_not_null()
-    is_read = pl.col("arch_model").is_null() & pl.col("read").is_not_null()
+    is_closed = pl.col("arch_model").is_null() & pl.lit(prior[0] is not None)
     rows = rows.with_columns(
         pl.when(is_open)
         .then(pl.lit("architecture"))
-        .when(is_read)
-        .then(pl.lit("implied_kv_read"))
+        .when(is_closed)
+        .then(pl.lit("open models' range"))
         .otherwise(pl.lit("none"))
         .alias("kv_method"),
-        pl.when(is_open).then(pl.col("held")).when(is_read).then(pl.col("read")).alias("kv_bytes_per_token_used"),
-        pl.when(is_open).then(pl.col("held")).when(is_read).then(pl.col("read_low")).alias("kv_low_bytes_per_token"),
-        pl.when(is_open).then(pl.col("held")).when(is_read).then(pl.col("read_high")).alias("kv_high_bytes_per_token"),
+        pl.when(is_open).then(pl.col("held")).when(is_closed).then(pl.lit(prior[0])).alias("kv_bytes_per_token_used"),
+        pl.when(is_open).then(pl.col("held")).when(is_closed).then(pl.lit(prior[1])).alias("kv_low_bytes_per_token"),
+        pl.when(is_open).then(pl.col("held")).when(is_closed).then(pl.lit(prior[2])).alias("kv_high_bytes_per_token"),
     )
     rows = cache_tiers.hold_costs(
         rows, margin=a.central["gross_margin_frac"], margin_range=a.ranges["gross_margin_frac"]
@@ -204,7 +187,6 @@ def tables(prices, models, tiers, context_fit, a, deployed: Serving | None = Non
 def run(ctx) -> None:
     prices, models = inputs(ctx)
     tiers = ctx.query("select * from memory_tiers order by tier, device")
-    context_fit = ctx.query("select * from fit_context_tiers")
-    main, detail = tables(prices, models, tiers, context_fit, assumptions(ctx), serving(ctx))
+    main, detail = tables(prices, models, tiers, assumptions(ctx), serving(ctx))
     ctx.write(FIT_CACHE_TIERS, main)
     ctx.write(FIT_CACHE_TIERS_BY_MEMORY_TIER, detail)

@@ -70,7 +70,7 @@ columns = vocabulary(
         "",
         "input",
         "Where b_held comes from: architecture (open models: bytes held per token at the mix's mean prompt), "
-        "implied_kv_read (closed: fit_context_tiers' output reading, bytes read per context token), or none",
+        "open models' range (closed models: the open models' geometric mean, their min-max as the interval), or none",
     ),
     C(
         "kv_bytes_per_token_used",
@@ -85,7 +85,7 @@ columns = vocabulary(
         "float",
         "bytes/token",
         "inference",
-        "Low end of b_held (the reading's validated interval for closed models; b_held itself for open ones)",
+        "Low end of b_held (the open models' least for a closed model; b_held itself for an open one)",
         sequence.kv_bytes_held_per_sequence,
     ),
     C(
@@ -161,8 +161,33 @@ columns = vocabulary(
         "float",
         "USD/GB-hour",
         "derived",
-        "What holding a GB for an hour costs in the device: $/h over its capacity",
+        "What holding a GB for an hour costs in the device on the one cost basis: its rental-equivalent price "
+        "(memory_tiers.rental_usd_per_gb_hour), else $/h over its capacity",
         cache_tiers.tier_hold_usd_per_gb_hour,
+    ),
+    C(
+        "tier_cost_basis",
+        "str",
+        "",
+        "label",
+        "rental (the tier's rental-equivalent $/GB-hour) or device share (no rental price: $/h over capacity)",
+    ),
+    C(
+        "nearest_tier",
+        "str",
+        "",
+        "inference",
+        "The tier whose holding cost is nearest the implied one (in ratio)",
+        cache_tiers.boundary_distance,
+    ),
+    C(
+        "boundary_distance_ratio",
+        "float",
+        "",
+        "inference",
+        "Factor the implied hold cost can move before the nearest tier changes (boundaries at the geometric "
+        "midpoints between adjacent tiers' costs): how firm the nearest tier is",
+        cache_tiers.boundary_distance,
     ),
     C(
         "consistent_with_price",

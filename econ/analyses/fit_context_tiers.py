@@ -62,6 +62,25 @@ VALIDATED = {  # quantity -> (implied, scenario low, scenario high, true, valida
     ),
 }
 """Each validated quantity's columns in this table (the crossover is read once per schedule, on its input row)."""
+PUBLISHED = {  # quantity -> (published value column, validation status column)
+    context_readings.QUANTITIES["output"]: (
+        "kv_read_published_bytes_per_context_token",
+        "kv_read_validation_status",
+    ),
+    context_readings.QUANTITIES["input"]: (
+        "attention_published_flop_per_context_token",
+        "attention_validation_status",
+    ),
+    context_readings.CROSSOVER: ("kv_crossover_published_bytes_per_token", "kv_crossover_validation_status"),
+}
+"""Each validated quantity's published value (bias-corrected where its bias is significant) and status columns."""
+ROLES = {
+    context_readings.QUANTITIES["output"]: "reading",
+    context_readings.QUANTITIES["input"]: "reading",
+    context_readings.CROSSOVER: "hypothesis",
+}
+"""Whether a quantity is a reading (corrected for a significant bias) or the lecture's hypothesis (never corrected:
+falsified when it misses beyond its own interval; :mod:`econ.fits.validation`)."""
 
 FIT_CONTEXT_TIERS = ResultTable(
     name="fit_context_tiers",
@@ -111,16 +130,20 @@ FIT_CONTEXT_TIERS = ResultTable(
         "kv_read_fit_high_bytes_per_context_token",
         "kv_read_scenario_low_bytes_per_context_token",
         "kv_read_scenario_high_bytes_per_context_token",
+        "kv_read_published_bytes_per_context_token",
         "kv_read_validated_low_bytes_per_context_token",
         "kv_read_validated_high_bytes_per_context_token",
+        "kv_read_validation_status",
         "true_kv_read_bytes_per_context_token",
         "attention_flop_per_context_token",
         "attention_fit_low_flop_per_context_token",
         "attention_fit_high_flop_per_context_token",
         "attention_scenario_low_flop_per_context_token",
         "attention_scenario_high_flop_per_context_token",
+        "attention_published_flop_per_context_token",
         "attention_validated_low_flop_per_context_token",
         "attention_validated_high_flop_per_context_token",
+        "attention_validation_status",
         "true_attention_flop_per_context_token",
         "implied_over_true_ratio",
         "implied_over_true_scenario_low_ratio",
@@ -133,8 +156,10 @@ FIT_CONTEXT_TIERS = ResultTable(
         "kv_crossover_bytes_per_token",
         "kv_crossover_scenario_low_bytes_per_token",
         "kv_crossover_scenario_high_bytes_per_token",
+        "kv_crossover_published_bytes_per_token",
         "kv_crossover_validated_low_bytes_per_token",
         "kv_crossover_validated_high_bytes_per_token",
+        "kv_crossover_validation_status",
         "params_active_used",
         "params_active_source",
         "kv_true_bytes_per_token",
@@ -291,16 +316,26 @@ def validation_rows(frame: pl.DataFrame, quantity: str) -> pl.DataFrame:
 
 
 def with_validated(frame: pl.DataFrame) -> pl.DataFrame:
-    """Each default-rule reading's validated interval (:func:`econ.fits.validation.validate`, per quantity)."""
+    """Each default-rule reading's published value, validated interval and status (:func:`econ.fits.validation.
+    validate`, per quantity)."""
     key = list(context_tiers.SCHEDULE_KEY)
     for quantity, (*_, low, high) in VALIDATED.items():
+        published, status = PUBLISHED[quantity]
+        names = (published, low, high)
         rows = validation_rows(frame, quantity)
         if rows.height == 0:
-            frame = frame.with_columns(pl.lit(None, pl.Float64).alias(low), pl.lit(None, pl.Float64).alias(high))
+            frame = frame.with_columns(
+                *(pl.lit(None, pl.Float64).alias(n) for n in names), pl.lit(None, pl.String).alias(status)
+            )
             continue
-        checked, _summary = validation.validate(rows)
+        checked, summary = validation.validate(rows, role=ROLES[quantity])
         found = checked.select(
-            *key, "component", pl.col("validated_low").alias(low), pl.col("validated_high").alias(high)
+            *key,
+            "component",
+            pl.col("corrected").alias(published),
+            pl.col("validated_low").alias(low),
+            pl.col("validated_high").alias(high),
+            pl.lit(summary["status"]).alias(status),
         ).with_columns(pl.lit(True).alias("default_rule"), pl.lit(False).alias("pooled"))
         if quantity == context_readings.CROSSOVER:  # read once per schedule, shown on each of its components
             found = found.drop("component")

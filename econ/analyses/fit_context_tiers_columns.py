@@ -38,16 +38,33 @@ READINGS = (
         "kv_read_scenario_high_bytes_per_context_token", BYTES, "Scenario interval, high", context_readings.readings
     ),
     _reading(
+        "kv_read_published_bytes_per_context_token",
+        BYTES,
+        "The published reading (default rule): bias-corrected, x*exp(-b), where the bias b on open models is "
+        "significant (b estimated with the row's own model left out), else the reading itself",
+        validation.validate,
+    ),
+    _reading(
         "kv_read_validated_low_bytes_per_context_token",
         BYTES,
-        "Validated interval, low: the scenario interval widened by the error measured on open models (default rule)",
-        validation.widened_interval,
+        "Validated interval, low: the published value's prediction interval from the spread of the other open "
+        "models' errors (default rule; 0 where too few open models measure it)",
+        validation.left_out,
     ),
     _reading(
         "kv_read_validated_high_bytes_per_context_token",
         BYTES,
         "Validated interval, high (inf where too few open models measure the error)",
-        validation.widened_interval,
+        validation.left_out,
+    ),
+    C(
+        "kv_read_validation_status",
+        "str",
+        "",
+        "check",
+        "Status of the reading on open models (inference_quantities.status: ok, uninformative, falsified, "
+        "too_few_open_models)",
+        validation.summary,
     ),
     _reading(
         "true_kv_read_bytes_per_context_token",
@@ -73,16 +90,30 @@ READINGS = (
         "attention_scenario_high_flop_per_context_token", FLOPS, "Scenario interval, high", context_readings.readings
     ),
     _reading(
+        "attention_published_flop_per_context_token",
+        FLOPS,
+        "The published reading (default rule): bias-corrected where the bias on open models is significant",
+        validation.validate,
+    ),
+    _reading(
         "attention_validated_low_flop_per_context_token",
         FLOPS,
-        "Validated interval, low (default rule)",
-        validation.widened_interval,
+        "Validated interval, low (default rule; the published value's left-out prediction interval)",
+        validation.left_out,
     ),
     _reading(
         "attention_validated_high_flop_per_context_token",
         FLOPS,
         "Validated interval, high (default rule)",
-        validation.widened_interval,
+        validation.left_out,
+    ),
+    C(
+        "attention_validation_status",
+        "str",
+        "",
+        "check",
+        "Status of the reading on open models (inference_quantities.status)",
+        validation.summary,
     ),
     _reading(
         "true_attention_flop_per_context_token",
@@ -153,12 +184,20 @@ READINGS = (
     ),
     C("billing_rule", "str", "", "label", "Cache-read rows: what the cache-read tiers say", context_tiers.billing_rule),
     C(
+        "kv_crossover_published_bytes_per_token",
+        "float",
+        "bytes/token",
+        "inference",
+        "The crossover hypothesis as published: never bias-corrected (a hypothesis is tested, not fitted)",
+        validation.validate,
+    ),
+    C(
         "kv_crossover_validated_low_bytes_per_token",
         "float",
         "bytes/token",
         "inference",
         "Validated interval of the crossover hypothesis, low (default rule)",
-        validation.widened_interval,
+        validation.left_out,
     ),
     C(
         "kv_crossover_validated_high_bytes_per_token",
@@ -166,7 +205,15 @@ READINGS = (
         "bytes/token",
         "inference",
         "Validated interval of the crossover hypothesis, high (default rule)",
-        validation.widened_interval,
+        validation.left_out,
+    ),
+    C(
+        "kv_crossover_validation_status",
+        "str",
+        "",
+        "check",
+        "Status of the crossover hypothesis on open models (falsified when it misses beyond its own interval)",
+        validation.summary,
     ),
 )
 

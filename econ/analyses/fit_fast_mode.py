@@ -35,6 +35,9 @@ KEEP = (
     *ARCH_KEEP,
 )
 ALLOWED = tuple(f"{e}_allowed_frac" for e in physics_fast_mode.EXPLANATIONS)
+SHARES = tuple(
+    f"{e}_{what}_frac" for what in ("allowed", "too_dear", "too_cheap") for e in physics_fast_mode.EXPLANATIONS
+)
 
 FIT_FAST_MODE = ResultTable(
     name="fit_fast_mode",
@@ -45,8 +48,10 @@ FIT_FAST_MODE = ResultTable(
         "multiple s; the lecture's identity B0/B1 = m*s on the same replica (a.5); and, through the deployment model "
         "at the scenario chip, which explanations the published (m, s) allow: a smaller batch on the same replica, "
         "more chips per replica, speculative decoding, any combination. An explanation is allowed on a reference "
-        "architecture when its cheapest point s x faster per user than the baseline costs at most m x the baseline "
-        "per token (same margin in both modes); open models are read against their own architecture, closed ones "
+        "architecture when the cost multiple its cheapest point s x faster per user needs lies between m/rho_hi and "
+        "m/rho_lo, rho the fast mode's markup over standard with both gross margins anywhere in the scenario's range "
+        "(tested on both sides: too dear, or too cheap for the price multiple); the implied markup of the fast mode "
+        "is m / that cost multiple; open models are read against their own architecture, closed ones "
         "against every deployed open model (the share says how much the multiples constrain them). The tier "
         "threshold plays no part (it is not the crossover L*). The baseline is the cheapest point without "
         "speculation meeting the scenario's speed per user. One price source per model; rows without a "
@@ -58,8 +63,11 @@ FIT_FAST_MODE = ResultTable(
         "input_price_ratio",
         "batch_ratio",
         "context_used_tokens",
-        *ALLOWED,
+        *SHARES,
         "reference_models",
+        "implied_markup_ratio",
+        "implied_markup_low_ratio",
+        "implied_markup_high_ratio",
         "explanations",
         "chip",
         "number_format",
@@ -96,6 +104,8 @@ FIT_FAST_MODE_EXPLANATIONS = ResultTable(
         "speed_reach_ratio",
         "cost_multiple_needed_ratio",
         "allowed",
+        "implied_markup_ratio",
+        "verdict",
     ),
 )
 FIT_FAST_MODE_GUIDES = ResultTable(
@@ -150,7 +160,7 @@ def tables(
     if deployed is not None and deployed.cases.height:
         wanted = rows.filter(pl.col("speed_ratio") > 1)["context_used_tokens"].unique().to_list()
         by_context = {c: points(deployed, c) for c in wanted}
-    out, detail = fast_mode.explain(rows, by_context)
+    out, detail = fast_mode.explain(rows, by_context, band=fast_mode.markup_band(*a.ranges["gross_margin_frac"]))
     status = (
         pl.when(pl.col("speed_ratio").is_null())
         .then(pl.lit("no published speed multiple"))

@@ -11,9 +11,20 @@ from econ.results import ResultColumn as C
 
 _ALLOWED = (
     "Share of the reference architectures (the model's own for an open model, every deployed open model for a "
-    "closed one) on which the deployment model reaches s x the baseline speed per user for at most m x its cost per "
-    "token, {what}"
+    "closed one) on which the deployment model reaches s x the baseline speed per user for a cost multiple the price "
+    "multiple m explains at the scenario's margin range (m/rho_hi <= need <= m/rho_lo), {what}"
 )
+_DEAR = "Share of the reference architectures on which {what} needs more than m/rho_lo: too dear at any margin"
+_CHEAP = (
+    "Share of the reference architectures on which {what} needs less than m/rho_hi: the price multiple exceeds what "
+    "any margin in the range explains"
+)
+_WHAT = {
+    "smaller_batch": "a smaller batch on the same replica",
+    "more_chips": "a wider replica",
+    "speculation": "speculative decoding alone",
+    "any_combination": "any combination",
+}
 
 columns = vocabulary(
     C(
@@ -88,6 +99,45 @@ columns = vocabulary(
         _ALLOWED.format(what="with any layout x batch x draft tokens"),
         fast_mode.explain,
     ),
+    *(
+        C(f"{e}_{what}_frac", "float", "", "inference", text.format(what=_WHAT[e]), fast_mode.explain)
+        for e in _WHAT
+        for what, text in (("too_dear", _DEAR), ("too_cheap", _CHEAP))
+    ),
+    C(
+        "implied_markup_ratio",
+        "float",
+        "",
+        "inference",
+        "m / the cost multiple any combination needs: the fast mode's markup over standard (median over the "
+        "reference architectures; per architecture and explanation in fit_fast_mode_explanations)",
+        fast_mode.explain,
+    ),
+    C(
+        "implied_markup_low_ratio",
+        "float",
+        "",
+        "inference",
+        "Lowest over the reference architectures",
+        fast_mode.explain,
+    ),
+    C(
+        "implied_markup_high_ratio",
+        "float",
+        "",
+        "inference",
+        "Highest over the reference architectures",
+        fast_mode.explain,
+    ),
+    C(
+        "verdict",
+        "str",
+        "",
+        "inference",
+        "explained, too dear (needs more than m/rho_lo), too cheap (less than m/rho_hi) or unreachable (no point "
+        "that fast)",
+        fast_mode.explain,
+    ),
     C("reference_models", "int", "", "check", "Reference architectures the row was read against"),
     C(
         "explanations",
@@ -130,7 +180,7 @@ columns = vocabulary(
         "Cheapest cost per token over the baseline's among the explanation's points at least s x faster (null: none)",
         physics_fast_mode.cost_multiple_for_speed,
     ),
-    C("allowed", "bool", "", "inference", "cost_multiple_needed_ratio <= m", fast_mode.explain),
+    C("allowed", "bool", "", "inference", "m/rho_hi <= cost_multiple_needed_ratio <= m/rho_lo", fast_mode.explain),
     C(
         "baseline_batch_seqs",
         "float",

@@ -1,5 +1,6 @@
 """``fit_io_market`` and ``fit_io_market_residuals``: the open-weight market's $/FLOP, $/byte and effective batch,
-and whether the two chip-hour prices they imply agree.
+and whether the two chip-hour prices they imply agree, with every FLOP class (routed experts, dense weights and
+attention, prefill and decode) at its calibrated efficiency, varied over the calibration's intervals.
 
 A cross-model regression over every provider's standard price of an open-weight model with a known
 architecture (:func:`econ.fits.io_market.fit_market`), its design from the deployment model at the fleet's traffic
@@ -8,6 +9,7 @@ mix (:func:`econ.analyses.inference_serving.traffic_costs`), and each price row'
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from econ.analyses.fit_columns import INTERVALS
@@ -32,7 +34,8 @@ FIT_IO_MARKET = ResultTable(
         "Cross-model regression over every provider's standard price of an open-weight model with known architecture "
         "(OpenRouter hugging_face_id, LiteLLM keys embedding the HF repo, documented name rule): input = "
         "c_flop*F_in, output = c_flop*F_out + c_byte*(N_tot*b_w/B_eff + K_out), weights 1/price (relative errors), "
-        "with F_in, F_out (weight and attention FLOPs) and K_out (cache bytes read) from the deployment model at the "
+        "with F_in, F_out (weight and attention FLOPs in prefill-dense equivalents: routed experts at the calibrated "
+        "expert mfu, decode FLOPs at the decode mfu) and K_out (cache bytes read) from the deployment model at the "
         "fleet's traffic mix (prompt-length shares, cached share, mean decode context) at the scenario chip and "
         "formats; the chip-hour prices the FLOP and the byte prices imply, and status inconsistent (with the reason) "
         "when their combined intervals do not overlap; B_eff checked against measured systems. " + INTERVALS
@@ -113,13 +116,25 @@ def tables(
     a,
     costs: TrafficCosts,
     measured: io_market.MeasuredDecode = io_market.DEEPSEEK_DECODE,
+    efficiencies: dict | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(one row per implied quantity, one row per price row × component); B_eff checked against ``measured``."""
+    """(one row per implied quantity, one row per price row × component); B_eff checked against ``measured``;
+    ``efficiencies``: name -> (central, low, high) of :data:`econ.fits.io_market.EFFICIENCIES` (None: every FLOP
+    at the same efficiency, the plain counts)."""
     rows = market_rows(prices, models, costs)
     if rows.height == 0:
         return FIT_IO_MARKET.empty_frame(), FIT_IO_MARKET_RESIDUALS.empty_frame()
-    result, x, y = io_market.fit_market(rows)
-    quantities = io_market.market_quantities(result, a, measured).with_columns(
+    central = {k: v[0] for k, v in efficiencies.items()} if efficiencies else None
+    result, x, y = io_market.fit_market(rows, central)
+    factor, text = None, ""
+    if efficiencies:
+        fitted = x @ np.nan_to_num(result.estimate)
+        draws = io_market.efficiency_ratio_draws(rows, efficiencies, 1.0 / np.where(fitted > 0, fitted, y))
+        factor = tuple(np.nanquantile(draws, [0.05, 0.95]))
+        text = f"efficiencies refitted over {draws.size} draws: " + ", ".join(
+            f"{k} {lo:.3g}-{hi:.3g}" for k, (_, lo, hi) in efficiencies.items()
+        )
+    quantities = io_market.market_quantities(result, a, measured, factor, text).with_columns(
         pl.lit(result.status).alias("fit_status"),
         pl.lit(result.interval_kind).alias("fit_interval_kind"),
         pl.lit(result.level).alias("interval_level_frac"),
@@ -132,13 +147,28 @@ def tables(
         pl.lit(costs.prompt_cache_hit_frac).alias("prompt_cache_hit_frac"),
         *assumption_columns(a, NAMES),
     )
+    if text:
+        quantities = quantities.with_columns(
+            pl.when(pl.col("quantity") == "flop_over_byte_chip_hour_ratio")
+            .then(pl.col("scenario_interval") + f"; {text}")
+            .otherwise(pl.col("scenario_interval"))
+            .alias("scenario_interval")
+        )
     residuals = io_market.market_residuals(rows, result, x, y)
     return with_declared(quantities.drop("fit_status"), FIT_IO_MARKET), residuals
+
+
+def efficiencies_of(scenario) -> dict:
+    """name -> (central, low, high) of the FLOP classes' efficiencies in the serving scenario (calibrated)."""
+    return {k: (float(getattr(scenario, k)), *scenario.range(k)) for k in io_market.EFFICIENCIES}
 
 
 def run(ctx) -> None:
     prices, models = inputs(ctx)
     measured = io_market.measured_decode(ctx.query("select * from measured_points"))
-    market, residuals = tables(prices, models, assumptions(ctx), traffic_costs(serving(ctx)), measured)
+    deployed = serving(ctx)
+    market, residuals = tables(
+        prices, models, assumptions(ctx), traffic_costs(deployed), measured, efficiencies_of(deployed.scenario)
+    )
     ctx.write(FIT_IO_MARKET, market)
     ctx.write(FIT_IO_MARKET_RESIDUALS, residuals)

@@ -81,8 +81,10 @@ FIT_IO_PRICES = ResultTable(
         "prefill_flop_per_input_token",
         "prefill_flop_scenario_low_per_input_token",
         "prefill_flop_scenario_high_per_input_token",
+        "prefill_flop_published_per_input_token",
         "prefill_flop_validated_low_per_input_token",
         "prefill_flop_validated_high_per_input_token",
+        "prefill_flop_validation_status",
         "true_prefill_flop_per_input_token",
         "prefill_flop_over_true_ratio",
         "chip",
@@ -143,18 +145,23 @@ def batch_checks(frame: pl.DataFrame, measured: io_market.MeasuredDecode = io_ma
 
 
 def with_validated(frame: pl.DataFrame) -> pl.DataFrame:
-    """The prefill reading's validated interval (:func:`econ.fits.validation.validate`): open standard rows with a
-    true value are validated (each leaving its model out), every other row gets the full-sample factor."""
+    """The prefill reading's published value, validated interval and status (:func:`econ.fits.validation.validate`):
+    open standard rows with a true value are validated (each leaving its model out), every other row gets the
+    correction and interval of every open model."""
+    names = (
+        "prefill_flop_published_per_input_token",
+        "prefill_flop_validated_low_per_input_token",
+        "prefill_flop_validated_high_per_input_token",
+    )
     if frame.height == 0:
         return frame.with_columns(
-            pl.lit(None, pl.Float64).alias("prefill_flop_validated_low_per_input_token"),
-            pl.lit(None, pl.Float64).alias("prefill_flop_validated_high_per_input_token"),
+            *(pl.lit(None, pl.Float64).alias(n) for n in names),
+            pl.lit(None, pl.String).alias("prefill_flop_validation_status"),
         )
-    rows = validation_rows(frame)
-    checked, _ = validation.validate(rows)
+    checked, summary = validation.validate(validation_rows(frame), role="reading")
     return frame.with_columns(
-        checked["validated_low"].alias("prefill_flop_validated_low_per_input_token"),
-        checked["validated_high"].alias("prefill_flop_validated_high_per_input_token"),
+        *(checked[c].alias(n) for c, n in zip(("corrected", "validated_low", "validated_high"), names)),
+        pl.lit(summary["status"]).alias("prefill_flop_validation_status"),
     )
 
 

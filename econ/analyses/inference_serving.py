@@ -141,8 +141,12 @@ def traffic_costs(deployed: Serving) -> TrafficCosts:
         {
             "model": models,
             "true_prefill_flop_per_input_token": pre["flop_per_token"],
+            "prefill_expert_flop_per_input_token": pre["expert_flop_per_token"],
+            "prefill_attention_flop_per_input_token": pre["attention_flop_per_token"],
             "prefill_usd_per_input_token": pre["usd_per_token"],
             "decode_flop_per_output_token": dec["flop_per_token"],
+            "decode_expert_flop_per_output_token": dec["expert_flop_per_token"],
+            "decode_attention_flop_per_output_token": dec["attention_flop_per_token"],
             "decode_kv_read_bytes_per_output_token": dec["kv_read_bytes_per_token"],
             "weight_bytes_per_step": deployed.cases["params_total"].to_numpy() * b_w,
             "balance_batch_seqs": roofline.balance_batch(

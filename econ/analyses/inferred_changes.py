@@ -78,7 +78,7 @@ QUANTITIES = {
     "fit_fast_mode": (
         {},
         None,
-        ["batch_ratio", *fit_fast_mode.ALLOWED],
+        ["batch_ratio", "implied_markup_ratio", *fit_fast_mode.ALLOWED],
         [],
     ),
 }
@@ -131,12 +131,16 @@ def pricing_tables(
     """Every fit_* table of the pricing analyses (pure), the way the build computes them (open models priced by
     ``deployed``, the deployment model of :func:`econ.analyses.inference_serving.serving`)."""
     context = fit_context_tiers.table(prices, models, a, deployed)
-    cache, _detail = fit_cache_tiers.tables(prices, models, tiers, context, a, deployed)
+    cache, _detail = fit_cache_tiers.tables(prices, models, tiers, a, deployed)
     costs = traffic_costs(deployed) if deployed is not None else None
     return {
         "fit_context_tiers": context,
         "fit_io_prices": fit_io_prices.table(prices, models, a, costs),
-        "fit_io_market": fit_io_market.tables(prices, models, a, costs)[0] if costs is not None else pl.DataFrame(),
+        "fit_io_market": fit_io_market.tables(
+            prices, models, a, costs, efficiencies=fit_io_market.efficiencies_of(deployed.scenario)
+        )[0]
+        if costs is not None
+        else pl.DataFrame(),
         "fit_cache_tiers": cache,
         "fit_fast_mode": fit_fast_mode.table(prices, models, a, deployed),
     }

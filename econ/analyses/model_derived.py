@@ -134,6 +134,14 @@ MODEL_DERIVED = ResultTable(
         C("sliding_window_tokens", "float", "tokens", "input", "Window of the sliding layers (models)"),
         C("sparse_topk_tokens", "float", "tokens", "input", "Tokens sparse attention reads per query (models)"),
         C(
+            "dense_attention_frac",
+            "float",
+            "",
+            "derived",
+            "Share of a sparse-attention model's full layers that run dense, reading every token (0 without)",
+            kv_cache.dense_attention_frac,
+        ),
+        C(
             "state_bytes_per_sequence",
             "float",
             "bytes",
@@ -329,6 +337,7 @@ def derived(models: pl.DataFrame) -> pl.DataFrame:
         f("attention_chunk_tokens", arch["attention_chunk_tokens"]),
         f("sliding_window_tokens", arch["sliding_window_tokens"]),
         f("sparse_topk_tokens", arch["index_topk_tokens"]),
+        f("dense_attention_frac", kv_cache.dense_attention_frac(arch)),
         f("state_bytes_per_sequence", kv_cache.state_bytes_per_sequence(arch)),
         f("kv_shard_limit", kv_cache.kv_shard_limit(arch["num_kv_heads"], arch["kv_lora_rank"])),
         f("hidden_size", split_in(models, "hidden_size")),

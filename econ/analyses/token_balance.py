@@ -3,7 +3,10 @@
 Every case (the central one, each assumption at its low and high, every corner of the ranges) is a
 column of one set of arrays, evaluated with a single call of :func:`econ.physics.token_balance.token_balance`.
 The chain is monotone in every assumption, so the extremes over the box of ranges lie at its corners;
-``low_value``/``high_value`` are the min/max over all 2^k corners. The cost shares enter only through
+``low_value``/``high_value`` are the min/max over all 2^k corners: a **bound** that sets every assumption to its
+worst end at once, never a likely range. What the ranges make likely is ``p5_value``–``p95_value``: the 5th and
+95th percentiles over :data:`DRAWS` independent draws of every assumption (:func:`econ.fits.propagate.draw`:
+log-uniform over ranges wider than 3×, uniform otherwise), one vectorised call. The cost shares enter only through
 their ratios, so they act as weights and need not sum to 1 at a corner.
 """
 
@@ -14,7 +17,7 @@ import itertools
 import numpy as np
 import polars as pl
 
-from econ.fits.propagate import swing_decades
+from econ.fits.propagate import draw, propagate, swing_decades
 from econ.formula import formula_of
 from econ.physics import fleet_training
 from econ.physics import token_balance as tb
@@ -41,6 +44,8 @@ ASSUMPTIONS = {  # scenario field -> (argument of token_balance, factor to base 
     "equal_cost_exponent_ratio": ("exponent_ratio", 1.0),
 }
 USD_ASSUMPTIONS = ("usd_per_chip_hour", "pretrain_mfu_frac")
+DRAWS = 4_000
+"""Independent Monte Carlo draws of the assumption ranges per scenario (one vectorised evaluation)."""
 
 QUANTITIES = {  # quantity -> (unit, the lecture's value or None, the function computing it)
     "lab_inference_tokens": ("tokens", 2.6e15, tb.lab_inference_tokens),
@@ -68,8 +73,9 @@ BALANCE = ResultTable(
     grain="scenario x quantity",
     key=("scenario", "quantity"),
     description=(
-        "The lecture's pre-training / RL / inference token balance (section e) under each scenario: central value and "
-        "the min/max over every corner of the assumption ranges"
+        "The lecture's pre-training / RL / inference token balance (section e) under each scenario: central value, "
+        "the 5th-95th percentiles over independent Monte Carlo draws of the assumption ranges (what the ranges make "
+        "likely), and the min/max over every corner of the ranges (a bound: every assumption at its worst end at once)"
     ),
     columns=(
         C("scenario", "str", "", "key", "Scenario name"),
@@ -77,19 +83,30 @@ BALANCE = ResultTable(
         C("unit", "str", "", "label", "Unit of the three values"),
         C("central_value", "float", "", "derived", "Value with every assumption central [unit]", tb.token_balance),
         C(
-            "low_value",
+            "p5_value",
             "float",
             "",
             "derived",
-            "Minimum over every corner of the assumption ranges [unit]",
+            "5th percentile over independent Monte Carlo draws of every assumption range [unit]",
+            propagate,
+        ),
+        C("p50_value", "float", "", "derived", "Median over the draws [unit]", propagate),
+        C("p95_value", "float", "", "derived", "95th percentile over the draws [unit]", propagate),
+        C("draws", "int", "", "check", "Monte Carlo draws"),
+        C(
+            "low_value",
+            "float",
+            "",
+            "bound",
+            "Lower bound: minimum over every corner of the ranges, all assumptions at their worst ends at once [unit]",
             tb.token_balance,
         ),
         C(
             "high_value",
             "float",
             "",
-            "derived",
-            "Maximum over every corner of the assumption ranges [unit]",
+            "bound",
+            "Upper bound: maximum over every corner of the ranges [unit]",
             tb.token_balance,
         ),
         C("lecture_value", "float", "", "input", "The lecture's number for this quantity, where it gives one [unit]"),
@@ -190,20 +207,30 @@ def balance_frames(s, peak_flop_per_s: float | None) -> tuple[pl.DataFrame, pl.D
     for c, pick in enumerate(itertools.product((1, 2), repeat=len(ranged))):
         for i, side in zip(ranged, pick):
             corners[i, c] = table[names[i]][side]
-    grid = np.concatenate([central[:, None], one_at_a_time, corners], axis=1)
+    sampled = draw({names[i]: table[names[i]][1:3] for i in ranged}, DRAWS, seed=0)
+    mc = np.repeat(central[:, None], DRAWS, axis=1)
+    for i in ranged:
+        mc[i] = sampled[names[i]]
+    grid = np.concatenate([central[:, None], one_at_a_time, corners, mc], axis=1)
     result = evaluate({n: grid[k] for k, n in enumerate(names)}, peak_flop_per_s if usd else None)
     n_oat = 1 + 2 * len(ranged)
+    n_box = n_oat + corners.shape[1]
     balance_rows, sens_rows = [], []
     for q, values in result.items():
         unit, lecture, fn = QUANTITIES[q]
         f = formula_of(fn)
-        box = values[n_oat:]
+        box = values[n_oat:n_box]
+        p5, p50, p95 = np.nanquantile(values[n_box:], [0.05, 0.5, 0.95])
         balance_rows.append(
             {
                 "scenario": s.name,
                 "quantity": q,
                 "unit": unit,
                 "central_value": values[0],
+                "p5_value": p5,
+                "p50_value": p50,
+                "p95_value": p95,
+                "draws": DRAWS,
                 "low_value": box.min(),
                 "high_value": box.max(),
                 "lecture_value": lecture,

@@ -11,16 +11,20 @@ Two durations identify w and h (``exact``; three: ``ok``); one duration alone bo
 premium/T (w ≥ 0: ``one_duration``, the interval is [0, premium/T]); a write no dearer than input prices no hold.
 The hold price becomes a cost per GB-hour with the KV bytes a token of the prompt holds:
 
-    hold cost [$/GB-h] = h · (1 − margin) / b_held           b_held: the architecture's (open models), or the
-                                                              long-context reading's bytes per context token
-                                                              (closed models, with its validated interval)
+    hold cost [$/GB-h] = h · (1 − margin) / b_held           b_held: the KV bytes a prompt token holds — the
+                                                              architecture's (open models), or the range the open
+                                                              models span (closed models: not known)
 
-and is compared with each memory tier's cost of holding a GB for an hour (device $/h over its capacity,
-``memory_tiers``; recompute holds nothing and is not a tier here). A tier is **consistent** when its holding cost
-lies inside the interval of the implied hold cost — the box over the margin range, the hold interval and the KV
-interval — and **identified** only when exactly one tier is consistent; otherwise the status says which remain
-(or that the price is above, or below, every tier's cost). The drain-time rule (lecture g.4, C/W closest to T) is
-reported beside it for each duration sold.
+and is compared with each memory tier's cost of holding a GB for an hour on **one cost basis**: its rental-equivalent
+$/GB-hour (``memory_tiers.rental_usd_per_gb_hour``: HBM at the chip's rental over its capacity, host memory at a
+cloud's memory price, flash and disk at a cloud's SSD and HDD volume prices; a tier without one falls back to device
+$/h over capacity, and says so); recompute holds nothing and is not a tier here. A tier is **consistent** when its
+holding cost lies inside the interval of the implied hold cost — the box over the margin range, the hold interval
+and the KV interval — and **identified** only when exactly one tier is consistent; otherwise the status says which
+remain (or that the price is above, or below, every tier's cost). The drain-time rule (lecture g.4, C/W closest to
+T) is reported beside it for each duration sold. How firm the verdict is: the tier whose cost is nearest the implied one
+(in ratio) and the factor the price would have to move to cross the boundary to the next tier (boundaries at the
+geometric midpoints between adjacent tiers' costs).
 """
 
 from __future__ import annotations
@@ -138,10 +142,35 @@ def hold_costs(frame: pl.DataFrame, *, margin: float, margin_range: tuple[float,
     )
 
 
-@formula("tier hold cost = device $/h / capacity [GB]", "lecture g.2")
-def tier_hold_usd_per_gb_hour(usd_per_hour, capacity_bytes):
-    """What holding one GB for an hour costs in a device [$/GB-hour] (its share of the device's capacity)."""
-    return np.divide(usd_per_hour, np.divide(capacity_bytes, 1e9))
+@formula("tier hold cost = rental $/GB-hour, else device $/h / capacity [GB]", "lecture g.2")
+def tier_hold_usd_per_gb_hour(usd_per_hour, capacity_bytes, rental_usd_per_gb_hour=None):
+    """What holding one GB for an hour costs in a device [$/GB-hour]: its rental-equivalent price where given, else
+    its share of the device's $/hour."""
+    share = np.divide(usd_per_hour, np.divide(capacity_bytes, 1e9))
+    if rental_usd_per_gb_hour is None:
+        return share
+    rent = np.asarray(rental_usd_per_gb_hour, dtype=float)
+    return np.where(np.isfinite(rent) & (rent > 0), rent, share)
+
+
+@formula(
+    "nearest tier = argmin |ln(x/c_t)|; flip factor = distance to the geometric midpoints of its neighbours", "g.2"
+)
+def boundary_distance(implied, tier_costs) -> tuple[np.ndarray, np.ndarray]:
+    """(index of the tier whose cost is nearest each implied cost in ratio, the factor ≥ 1 the implied cost can move
+    before the nearest tier changes), over ``tier_costs`` (one per tier); NaN index → -1 where there is no cost."""
+    x = np.asarray(implied, dtype=float)
+    c = np.asarray(tier_costs, dtype=float)
+    order = np.argsort(c)
+    ln_c = np.log(c[order])
+    ok = np.isfinite(x) & (x > 0)
+    ln_x = np.log(np.where(ok, x, 1.0))
+    nearest = np.argmin(np.abs(ln_x[:, None] - ln_c[None, :]), axis=1)
+    mids = (ln_c[:-1] + ln_c[1:]) / 2.0
+    lower = np.concatenate([[-np.inf], mids])[nearest]
+    upper = np.concatenate([mids, [np.inf]])[nearest]
+    factor = np.exp(np.minimum(ln_x - lower, upper - ln_x))
+    return np.where(ok, order[nearest], -1), np.where(ok, factor, np.nan)
 
 
 @formula("consistent = tier cost within [low, high]; identified = exactly one consistent tier", "lecture g.2, g.4")
@@ -154,7 +183,13 @@ def compare_tiers(frame: pl.DataFrame, tiers: pl.DataFrame) -> tuple[pl.DataFram
     """
     names = tiers["tier"].to_numpy()
     devices = tiers["device"].to_numpy()
-    cost = tier_hold_usd_per_gb_hour(tiers["usd_per_hour"].to_numpy(), tiers["capacity_bytes"].to_numpy())
+    rent = (
+        tiers["rental_usd_per_gb_hour"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        if "rental_usd_per_gb_hour" in tiers.columns
+        else None
+    )
+    cost = tier_hold_usd_per_gb_hour(tiers["usd_per_hour"].to_numpy(), tiers["capacity_bytes"].to_numpy(), rent)
+    basis = np.where(np.isfinite(rent) & (rent > 0), "rental", "device share") if rent is not None else None
     lo = _col(frame, "hold_cost_low_usd_per_gb_hour")[:, None]
     hi = _col(frame, "hold_cost_high_usd_per_gb_hour")[:, None]
     central = _col(frame, "hold_cost_usd_per_gb_hour")[:, None]
@@ -185,7 +220,11 @@ def compare_tiers(frame: pl.DataFrame, tiers: pl.DataFrame) -> tuple[pl.DataFram
     sold = frame["durations_sold"].fill_null("")
     flags = pl.DataFrame({text: sold.str.contains(rf"(^|,){label}(,|$)") for text, label in rules.items()})
     drain_text = _joined(flags, list(rules)).str.replace_all(",", "; ")
+    per_tier = {t: np.exp(np.mean(np.log(cost[names == t]))) for t in order}  # one cost per tier (its devices)
+    near, flip = boundary_distance(central[:, 0], np.array([per_tier[t] for t in order]))
     verdict = frame.with_columns(
+        pl.Series("nearest_tier", [order[i] if i >= 0 else None for i in near], dtype=pl.String),
+        pl.Series("boundary_distance_ratio", flip, nan_to_null=True),
         consistent.alias("consistent_tiers"),
         pl.Series("identified_tier", identified.tolist(), dtype=pl.String),
         pl.Series("tier_status", status.tolist(), dtype=pl.String),
@@ -201,6 +240,7 @@ def compare_tiers(frame: pl.DataFrame, tiers: pl.DataFrame) -> tuple[pl.DataFram
             "device": np.tile(devices, n),
             "drain_time_s": np.tile(drain, n),
             "tier_hold_cost_usd_per_gb_hour": np.tile(cost, n),
+            "tier_cost_basis": np.tile(basis if basis is not None else np.full(k, "device share"), n),
             "consistent_with_price": inside.ravel(),
             "implied_over_tier_hold_cost_ratio": ratio.ravel(),
         }

@@ -7,9 +7,14 @@ cost is a question for the deployment model: for each reference architecture (th
 every deployed open model for a closed one) and each explanation — a smaller batch on the same replica, more chips
 per replica, speculative decoding, any combination (:mod:`econ.analyses.fast_mode_search`) — the cheapest point
 that is s times faster than the baseline costs some multiple of it
-(:func:`econ.physics.fast_mode.cost_multiple_for_speed`). An explanation is **allowed** when that multiple is at
-most m (price tracks cost with the same margin in both modes); the share of reference architectures for which it
-is allowed says how much the published multiples constrain it. L* plays no part: the first tier threshold is not
+(:func:`econ.physics.fast_mode.cost_multiple_for_speed`). The price multiple is m = need·ρ with ρ = (1 − g_std)/
+(1 − g_fast) the ratio of the two modes' markups; with both gross margins anywhere in the scenario's range
+[g_lo, g_hi], ρ ∈ [(1 − g_hi)/(1 − g_lo), (1 − g_lo)/(1 − g_hi)]. An explanation is **allowed** (the multiple is
+explained at the stated margin range) when m/ρ_hi ≤ need ≤ m/ρ_lo, tested on both sides: **too dear** when even
+the most favourable margins cannot pay for it (need > m/ρ_lo), **too cheap** when the price multiple is more than
+any margin in the range explains (need < m/ρ_hi: the fast mode carries a markup of its own). The **implied markup**
+of the fast mode over standard is m/need. The share of reference architectures for which an explanation is allowed
+says how much the published multiples constrain it. L* plays no part: the first tier threshold is not
 the crossover (``inference_quantities``).
 """
 
@@ -66,15 +71,35 @@ def multiples(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-@formula("allowed = cost multiple for s ≤ m, per explanation and reference architecture", "lecture a.5")
-def explain(frame: pl.DataFrame, by_context: dict, *, context_column: str = "context_used_tokens"):
+@formula("ρ ∈ [(1 − g_hi)/(1 − g_lo), (1 − g_lo)/(1 − g_hi)]; allowed when m/ρ_hi ≤ need ≤ m/ρ_lo", "module")
+def markup_band(margin_low_frac: float, margin_high_frac: float) -> tuple[float, float]:
+    """(ρ_lo, ρ_hi): the range of the fast mode's markup over the standard one when both gross margins lie anywhere
+    in [margin_low, margin_high]."""
+    lo, hi = float(margin_low_frac), float(margin_high_frac)
+    return (1.0 - hi) / (1.0 - lo), (1.0 - lo) / (1.0 - hi)
+
+
+VERDICTS = ("explained", "too dear", "too cheap", "unreachable")
+
+
+@formula("allowed when m/ρ_hi ≤ need ≤ m/ρ_lo; implied markup = m/need", "lecture a.5; module")
+def explain(
+    frame: pl.DataFrame,
+    by_context: dict,
+    *,
+    context_column: str = "context_used_tokens",
+    band: tuple[float, float] = (1.0, np.inf),
+):
     """(``frame`` with the share of reference architectures each explanation is allowed for and a summary, one row
     per frame row × reference architecture × explanation).
 
     ``frame``: rows with ``output_price_ratio`` (m), ``speed_ratio`` (s), ``arch_model`` (null for closed) and
     ``context_column``; ``by_context``: {context: points} with ``models``, ``speed``, ``cost``, ``eligible``
-    (per explanation), ``baseline_speed``, ``baseline_cost`` (:class:`econ.analyses.fast_mode_search.Points`).
+    (per explanation), ``baseline_speed``, ``baseline_cost`` (:class:`econ.analyses.fast_mode_search.Points`);
+    ``band``: (ρ_lo, ρ_hi) of :func:`markup_band`; the default (1, ∞) is the one-sided reading "cost multiple ≤ m"
+    (the same margin, never too cheap).
     """
+    rho_lo, rho_hi = band
     m = frame["output_price_ratio"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     s = frame["speed_ratio"].cast(pl.Float64).fill_null(np.nan).to_numpy()
     ctx = frame[context_column].to_numpy()
@@ -84,6 +109,9 @@ def explain(frame: pl.DataFrame, by_context: dict, *, context_column: str = "con
         else np.full(frame.height, "", dtype=object)
     )
     shares = {e: np.full(frame.height, np.nan) for e in fast_mode.EXPLANATIONS}
+    dear = {e: np.full(frame.height, np.nan) for e in fast_mode.EXPLANATIONS}
+    cheap = {e: np.full(frame.height, np.nan) for e in fast_mode.EXPLANATIONS}
+    markup = np.full((frame.height, 3), np.nan)  # any_combination: median, min, max over reference architectures
     counts = np.zeros(frame.height, dtype=int)
     details = []
     for context, pts in by_context.items():
@@ -99,8 +127,25 @@ def explain(frame: pl.DataFrame, by_context: dict, *, context_column: str = "con
             need, reach = fast_mode.cost_multiple_for_speed(
                 pts.speed, pts.cost, pts.eligible[e], pts.baseline_speed, pts.baseline_cost, s[rows]
             )
-            allowed = need <= m[rows][:, None] * (1 + 1e-9)
-            shares[e][rows] = np.where(mine, allowed, False).sum(axis=1) / mine.sum(axis=1)
+            mm = m[rows][:, None]
+            too_dear = need > mm / rho_lo * (1 + 1e-9)
+            too_cheap = need < mm / rho_hi * (1 - 1e-9)
+            allowed = np.isfinite(need) & ~too_dear & ~too_cheap
+            n_ref = mine.sum(axis=1)
+            shares[e][rows] = np.where(mine, allowed, False).sum(axis=1) / n_ref
+            dear[e][rows] = np.where(mine, too_dear & np.isfinite(need), False).sum(axis=1) / n_ref
+            cheap[e][rows] = np.where(mine, too_cheap, False).sum(axis=1) / n_ref
+            with np.errstate(divide="ignore", invalid="ignore"):
+                implied = np.where(np.isfinite(need) & (need > 0), mm / need, np.nan)
+            if e == "any_combination":
+                masked = np.where(mine, implied, np.nan)
+                some = np.isfinite(masked).any(axis=1)
+                filled = np.where(some[:, None], masked, 0.0)  # rows with no finite markup stay NaN below
+                stats = [np.nanmedian(filled, axis=1), np.nanmin(filled, axis=1), np.nanmax(filled, axis=1)]
+                markup[rows] = np.where(some[:, None], np.column_stack(stats), np.nan)
+            verdict = np.select(
+                [~np.isfinite(need), too_dear, too_cheap], ["unreachable", "too dear", "too cheap"], "explained"
+            )
             r_i, m_i = np.nonzero(mine)
             details.append(
                 pl.DataFrame(
@@ -111,6 +156,8 @@ def explain(frame: pl.DataFrame, by_context: dict, *, context_column: str = "con
                         "speed_reach_ratio": reach[m_i],
                         "cost_multiple_needed_ratio": need[r_i, m_i],
                         "allowed": allowed[r_i, m_i],
+                        "implied_markup_ratio": implied[r_i, m_i],
+                        "verdict": verdict[r_i, m_i],
                         "baseline_batch_seqs": np.asarray(pts.baseline_batch, dtype=float)[m_i],
                         "baseline_tokens_per_s_per_user": np.asarray(pts.baseline_speed, dtype=float)[m_i],
                         "baseline_replica_chips": np.asarray(pts.baseline_chips, dtype=float)[m_i],
@@ -123,15 +170,31 @@ def explain(frame: pl.DataFrame, by_context: dict, *, context_column: str = "con
         "speculation": "speculation alone",
         "any_combination": "any combination",
     }
-    summary_cols = [pl.Series(f"{e}_allowed_frac", shares[e], nan_to_null=True) for e in fast_mode.EXPLANATIONS]
-    out = frame.with_columns(*summary_cols, pl.Series("reference_models", counts))
+    summary_cols = [
+        pl.Series(f"{e}_{what}_frac", values[e], nan_to_null=True)
+        for what, values in (("allowed", shares), ("too_dear", dear), ("too_cheap", cheap))
+        for e in fast_mode.EXPLANATIONS
+    ]
+    out = frame.with_columns(
+        *summary_cols,
+        pl.Series("reference_models", counts),
+        pl.Series("implied_markup_ratio", markup[:, 0], nan_to_null=True),
+        pl.Series("implied_markup_low_ratio", markup[:, 1], nan_to_null=True),
+        pl.Series("implied_markup_high_ratio", markup[:, 2], nan_to_null=True),
+    )
+
+    def count(e, what):
+        return (pl.col(f"{e}_{what}_frac") * pl.col("reference_models")).round(0).cast(pl.Int64)
+
     text = pl.concat_str(
         [
             pl.format(
-                "{}: {} of {}",
+                "{}: {} of {} explained ({} too dear, {} too cheap)",
                 pl.lit(label[e]),
-                (pl.col(f"{e}_allowed_frac") * pl.col("reference_models")).round(0).cast(pl.Int64),
+                count(e, "allowed"),
                 pl.col("reference_models"),
+                count(e, "too_dear"),
+                count(e, "too_cheap"),
             )  # fmt: skip
             for e in fast_mode.EXPLANATIONS
         ],

@@ -8,7 +8,16 @@ regression (relative errors, fitted twice: weights 1/price, then 1/fitted price)
 
 is linear in (c_flop, c_byte/B_eff, c_byte). Its design comes from the deployment model at the fleet's traffic
 mix (:mod:`econ.physics.traffic_cost`): F_in the weight and attention FLOPs of a prompt token after the cached
-prefix, F_out those of a generated token at the mean decode context, K_out the cache bytes it reads there.
+prefix, F_out those of a generated token at the mean decode context, K_out the cache bytes it reads there. The FLOPs
+are counted in **prefill-dense equivalents** at the calibrated efficiency of each class: a routed expert's FLOP runs
+at expert_mfu, a decode step's dense and attention FLOPs at decode_mfu, so
+
+    F_in  = F_in,dense + F_in,attn + F_in,exp · mfu_p/mfu_e
+    F_out = (F_out,dense + F_out,attn) · mfu_p/mfu_d + F_out,exp · mfu_p/mfu_e
+
+and c_flop prices one FLOP at prefill's dense efficiency (the consistency test below converts it at mfu_p). The
+efficiencies are varied over their calibrated intervals: the regression is refitted on every draw, and the spread of
+the two chip-hour prices' ratio over the draws is its scenario interval.
 
 **Consistency.** One chip-hour pays for both: c_flop·(1 − margin)·F·mfu·3600 and c_byte·(1 − margin)·W·mbu·3600
 should be the same $/chip-hour. The regression is internally consistent when their intervals (fit and scenario,
@@ -33,10 +42,16 @@ LEVEL = 0.9
 MARKET_PARAMETERS = ("usd_per_mtok_per_tflop", "usd_per_mtok_per_weight_tb", "usd_per_mtok_per_kv_gb")
 DESIGN = (
     "true_prefill_flop_per_input_token",
+    "prefill_expert_flop_per_input_token",
     "decode_flop_per_output_token",
+    "decode_expert_flop_per_output_token",
     "weight_bytes_per_step",
     "decode_kv_read_bytes_per_output_token",
 )
+EFFICIENCIES = ("prefill_mfu_frac", "decode_mfu_frac", "expert_mfu_frac")
+"""The calibrated efficiencies the FLOP classes run at (the serving scenario's), varied over their intervals."""
+EFFICIENCY_DRAWS = 200
+"""Monte Carlo draws of the efficiencies (each a weighted least-squares refit of a few hundred rows)."""
 """Design columns a market row carries (from the deployment model at the traffic mix)."""
 UNITS = {
     "usd_per_flop": "USD/FLOP",
@@ -93,9 +108,22 @@ FAR_FACTOR = 10.0
 """An implied batch more than this factor from the measured range is flagged."""
 
 
-def market_design(rows: pl.DataFrame):
-    """Stacked design (input rows then output rows): F [TFLOP], N_tot·b_w [TB], K_out [GB]; and the prices."""
-    f_in, f_out, weight, kv = (rows[c].cast(pl.Float64).to_numpy() for c in DESIGN)
+@formula("F_in = F_dense+attn + F_exp·mfu_p/mfu_e; F_out = F_dense+attn·mfu_p/mfu_d + F_exp·mfu_p/mfu_e", "module")
+def equivalent_flops(rows: pl.DataFrame, efficiencies: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(input, output) FLOPs per token in prefill-dense equivalents at ``efficiencies`` (prefill, decode and expert
+    mfu; None: every FLOP at the same efficiency, the plain counts)."""
+    f_in, e_in, f_out, e_out = (rows[c].cast(pl.Float64).fill_null(0.0).to_numpy() for c in DESIGN[:4])
+    if efficiencies is None:
+        return f_in, f_out
+    p, d, e = (np.asarray(efficiencies[k], dtype=float) for k in EFFICIENCIES)
+    return f_in + e_in * (p / e - 1.0), (f_out - e_out) * (p / d) + e_out * (p / e)
+
+
+def market_design(rows: pl.DataFrame, efficiencies: dict | None = None):
+    """Stacked design (input rows then output rows): F [TFLOP, prefill-dense equivalents at ``efficiencies``],
+    N_tot·b_w [TB], K_out [GB]; and the prices."""
+    f_in, f_out = equivalent_flops(rows, efficiencies)
+    weight, kv = (rows[c].cast(pl.Float64).to_numpy() for c in DESIGN[4:])
     zeros = np.zeros(rows.height)
     x = np.vstack(
         [
@@ -112,9 +140,9 @@ def _linear(x, p):
 
 
 @formula("input = c_flop·F_in; output = c_flop·F_out + c_byte·(N_tot·b_w/B_eff + K_out)", "lecture f.3, h.1")
-def fit_market(rows: pl.DataFrame):
+def fit_market(rows: pl.DataFrame, efficiencies: dict | None = None):
     """The wrapper's fit of the stacked regression (weights 1/price, then 1/fitted price) and the design it used."""
-    x, y = market_design(rows)
+    x, y = market_design(rows, efficiencies)
     # relative errors of unknown size: each row divided by a scale (the wrapper's ``sigma`` means a known absolute
     # standard deviation, which would skip the residual-variance scaling of the covariance). Pass 1 scales by the
     # observed price; pass 2 by pass 1's fitted price, so the weights do not correlate with the noise (IRLS for a
@@ -175,6 +203,28 @@ def _ratio_fit_interval(result, i, j, ratio) -> tuple[float, float]:
     return float(ratio * np.exp(-half)), float(ratio * np.exp(half))
 
 
+@formula("per draw of the efficiencies: refit, ratio of the two chip-hour prices; 5–95% over the draws", "module")
+def efficiency_ratio_draws(rows: pl.DataFrame, efficiencies: dict, weights: np.ndarray, *, n: int = EFFICIENCY_DRAWS):
+    """The FLOP-over-byte chip-hour ratio's factor against the central fit, per draw of the efficiencies over their
+    ranges (``efficiencies``: name -> (central, low, high)), each a weighted least-squares refit with the central
+    fit's weights. Returns the draws' ratios over the central one (5–95% of them is the scenario interval)."""
+    from econ.fits.propagate import draw
+
+    central = {k: v[0] for k, v in efficiencies.items()}
+    ranges = {k: (v[1], v[2]) for k, v in efficiencies.items() if v[1] < v[2]}
+    sample = draw(ranges, n, seed=0)
+
+    def ratio(eff) -> float:
+        x, y = market_design(rows, eff)
+        beta, *_ = np.linalg.lstsq(x * weights[:, None], y * weights, rcond=None)
+        flop, byte = beta[0], beta[2]
+        return flop * eff["prefill_mfu_frac"] / byte if byte > 0 and flop > 0 else np.nan
+
+    base = ratio(central)
+    out = np.array([ratio({k: sample[k][i] if k in sample else central[k] for k in central}) for i in range(n)])
+    return out / base
+
+
 @formula("$/chip-hour = c·(1 − margin)·F·mfu·3600 (FLOP) or c·(1 − margin)·W·mbu·3600 (bytes)", "lecture a.4, f.3")
 def usd_per_chip_hour(usd_per_unit, units_per_s, gross_margin_frac, efficiency):
     """The chip-hour cost a price per FLOP (or per byte) implies on a chip doing ``units_per_s`` at ``efficiency``."""
@@ -232,8 +282,14 @@ def batch_check(batch_seqs, measured=MEASURED_DECODE_SEQUENCES, far=FAR_FACTOR, 
 
 
 @formula("c_flop, c_byte, B_eff and the $/chip-hour each implies, with fit and scenario intervals", "module")
-def market_quantities(result, assumptions, measured: MeasuredDecode = DEEPSEEK_DECODE) -> pl.DataFrame:
-    """Long table of the market's implied quantities: estimate, fit, scenario and combined intervals, checks."""
+def market_quantities(
+    result, assumptions, measured: MeasuredDecode = DEEPSEEK_DECODE, efficiency_factor=None, efficiency_text=""
+) -> pl.DataFrame:
+    """Long table of the market's implied quantities: estimate, fit, scenario and combined intervals, checks.
+
+    ``efficiency_factor``: (low, high) factors on the chip-hour ratio from refitting over the efficiencies' draws
+    (:func:`efficiency_ratio_draws`), folded into its scenario interval in log quadrature; ``efficiency_text`` says
+    what was varied."""
     a, c, hw = assumptions, assumptions.central, assumptions.central_hardware
     est = dict(zip(MARKET_PARAMETERS, result.estimate))
     lo = dict(zip(MARKET_PARAMETERS, result.low))
@@ -311,11 +367,11 @@ def market_quantities(result, assumptions, measured: MeasuredDecode = DEEPSEEK_D
             hour_ratio,
             r_lo,
             r_hi,
-            lambda hw, prefill_mfu_frac, decode_mbu_frac: (
-                flop_hour(est["usd_per_mtok_per_tflop"], hw, m0, prefill_mfu_frac)
+            lambda hw, decode_mbu_frac: (
+                flop_hour(est["usd_per_mtok_per_tflop"], hw, m0, c["prefill_mfu_frac"])
                 / byte_hour(est["usd_per_mtok_per_kv_gb"] * kv0 / hw["kv_scale"], hw, m0, decode_mbu_frac)
             ),
-            ("prefill_mfu_frac", "decode_mbu_frac"),
+            ("decode_mbu_frac",),
             "The FLOP price's chip-hour over the byte price's: 1 if one chip-hour pays for both (margin cancels)",
         )
     )
@@ -328,6 +384,12 @@ def market_quantities(result, assumptions, measured: MeasuredDecode = DEEPSEEK_D
             mc = a.propagate(lambda hw, fn=fn, **kw: np.atleast_1d(fn(hw, **kw)), names)
             s_lo, s_hi = float(mc.low[0]), float(mc.high[0])
             varied = a.describe(names)
+            if quantity == "flop_over_byte_chip_hour_ratio" and efficiency_factor is not None:
+                f_lo, f_hi = efficiency_factor
+                v = float(value)
+                s_lo = v * np.exp(-np.hypot(np.log(v / s_lo) if s_lo > 0 else 0.0, -np.log(min(f_lo, 1.0))))
+                s_hi = v * np.exp(np.hypot(np.log(s_hi / v) if s_hi > 0 else 0.0, np.log(max(f_hi, 1.0))))
+                varied = f"{varied}; {efficiency_text}"
         c_lo, c_hi = combined_interval(float(value), float(fit_lo), float(fit_hi), s_lo, s_hi)
         rows.append(
             {

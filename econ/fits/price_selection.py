@@ -48,6 +48,8 @@ FIRST_PARTY_PROVIDERS = (
     "bigmodel",
     "mistral",
     "alibaba",
+    "alibaba_global",
+    "alibaba_cn",
     "dashscope",
     "qwencloud",
     "qwen_ai_platform",
@@ -58,6 +60,7 @@ FIRST_PARTY_PROVIDERS = (
     "amazon_nova",
     "meta",
     "xiaomi_mimo",
+    "stepfun",
     "inception",
     "codestral",
 )
@@ -66,7 +69,7 @@ FIRST_PARTY_PROVIDERS = (
 LAB_PROVIDERS = {
     "DeepSeek": ("deepseek",),
     "Moonshot AI": ("moonshot",),
-    "Alibaba Qwen": ("alibaba", "dashscope", "qwencloud", "qwen_ai_platform"),
+    "Alibaba Qwen": ("alibaba", "alibaba_global", "alibaba_cn", "dashscope", "qwencloud", "qwen_ai_platform"),
     "OpenAI": ("openai",),
     "Zhipu AI (Z.ai)": ("zai", "bigmodel"),
     "MiniMax": ("minimax",),
@@ -74,6 +77,7 @@ LAB_PROVIDERS = {
     "Mistral AI": ("mistral",),
     "Google": ("google", "gemini"),
     "Xiaomi": ("xiaomi_mimo",),
+    "StepFun": ("stepfun",),
 }
 """The providers (hand and LiteLLM spellings) that are an open model's own lab's API (``models.lab``): a price
 there is **first-party**; any other provider of the weights (a cloud, a reseller, an aggregator) is a **reseller**."""

@@ -100,6 +100,18 @@ MEMORY_TIERS = TableSpec(
         Column("cost_basis", "str", "", "How usd_per_hour was derived", required=True),
         Column("as_of", "date", "", "Date of the price", required=True),
         Column("source_url", "str", "", "Source of capacity, bandwidth and price", required=True),
+        Column(
+            "rental_usd_per_gb_hour",
+            "float",
+            "USD/GB-hour",
+            "Rental-equivalent price of holding one GB for an hour in this tier (the one cost basis the cache-tier "
+            "reading compares every tier on)",
+            positive=True,
+            ceiling=ceilings.TIER_USD_PER_HOUR,
+            optional=True,
+        ),
+        Column("rental_basis", "str", "", "What the rental-equivalent price is", optional=True),
+        Column("rental_source_url", "str", "", "Source of the rental-equivalent price", optional=True),
         Column("notes", "str", "", "Caveats"),
     ),
     min_rows=1,

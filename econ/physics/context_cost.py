@@ -57,7 +57,7 @@ def decode_kv_usd_per_token(model: dict, chip: dict, layout: dict, context_token
     return out["kv_time_s"] * out["replica_chips"] * np.reshape(usd_per_s, (-1, 1)) / (batch * accepted)
 
 
-@formula("read(L) = min(L, k_top)·b_kv + L·b_idx + kv_window(L) + b_chunk·chunk_read(L) + 2·state", "architecture")
+@formula("read(L) of econ.physics.sequence.kv_bytes_read_per_sequence at the KV format", "architecture")
 def decode_kv_bytes_read(model: dict, context_tokens, *, kv_scale):
     """Cache bytes one decode step reads per sequence at each context [bytes] (KV format applied)."""
     m = _col(model)
@@ -69,7 +69,10 @@ def decode_kv_bytes_read(model: dict, context_tokens, *, kv_scale):
     )
     parts = {k: m[k] * (kv_scale if k in scaled else 1.0) for k in deployment.CACHE_KEYS}
     return kv_bytes_read_per_sequence(
-        np.asarray(context_tokens, dtype=float), sparse_topk_tokens=m["sparse_topk_tokens"], **parts
+        np.asarray(context_tokens, dtype=float),
+        sparse_topk_tokens=m["sparse_topk_tokens"],
+        dense_attention_frac=m.get("dense_attention_frac", 0.0),
+        **parts,
     )
 
 
@@ -98,6 +101,7 @@ def prefill_attention_flop_per_token(model: dict, prompt_tokens):
         full_slope=m["full_slope_prefill"],
         index_slope=m["index_slope"],
         sparse_topk_tokens=m["sparse_topk_tokens"],
+        dense_attention_frac=m.get("dense_attention_frac", 0.0),
         window_slope=m["window_slope"],
         sliding_window_tokens=m["sliding_window_tokens"],
         chunk_slope=m["chunk_slope"],

@@ -73,6 +73,7 @@ MODEL_KEYS = (
     "num_shared_experts",
     "kv_shard_limit",
     "sparse_topk_tokens",
+    "dense_attention_frac",
     "full_slope_decode",
     "full_slope_prefill",
     "window_slope",
@@ -426,7 +427,10 @@ def decode_terms(model: dict, chip: dict, layout: dict, batch, context_tokens, *
     cache_read = (
         n_r
         * kv_bytes_read_per_sequence(
-            context_tokens, sparse_topk_tokens=model["sparse_topk_tokens"], **_cache(model, kv_scale)
+            context_tokens,
+            sparse_topk_tokens=model["sparse_topk_tokens"],
+            dense_attention_frac=model.get("dense_attention_frac", 0.0),
+            **_cache(model, kv_scale),
         )
         / _kv_split(model, layout)
     )
@@ -435,6 +439,7 @@ def decode_terms(model: dict, chip: dict, layout: dict, batch, context_tokens, *
         full_slope=model["full_slope_decode"],
         index_slope=model["index_slope"],
         sparse_topk_tokens=model["sparse_topk_tokens"],
+        dense_attention_frac=model.get("dense_attention_frac", 0.0),
         window_slope=model["window_slope"],
         sliding_window_tokens=model["sliding_window_tokens"],
         chunk_slope=model["chunk_slope"],
@@ -477,6 +482,7 @@ def prefill_terms(
         full_slope=model["full_slope_prefill"],
         index_slope=model["index_slope"],
         sparse_topk_tokens=model["sparse_topk_tokens"],
+        dense_attention_frac=model.get("dense_attention_frac", 0.0),
         window_slope=model["window_slope"],
         sliding_window_tokens=model["sliding_window_tokens"],
         chunk_slope=model["chunk_slope"],

@@ -143,6 +143,21 @@ def kv_index_bytes_per_token(columns: dict) -> np.ndarray:
     return np.where(sparse, layers * per_layer, 0.0)
 
 
+@formula("f_dense = (full layers − index layers) / full layers of a sparse-attention model", "config.json")
+def dense_attention_frac(columns: dict) -> np.ndarray:
+    """Share of a sparse-attention model's full-attention layers that run dense, without its indexer [fraction].
+
+    MiniMax-M3 puts its sparse attention on 57 of 60 layers (``sparse_attention_config``): the other 3 read their
+    whole KV every step. 0 for a model without an indexer, or whose indexer covers every full layer.
+    """
+    sparse = ~np.isnan(np.asarray(columns.get("index_topk_tokens", np.nan), dtype=float))
+    full = np.asarray(_full_layers(columns), dtype=float)
+    index = _nz(columns.get("num_index_layers", np.nan), np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frac = np.where(np.isnan(index) | ~(full > 0), 0.0, np.clip((full - index) / full, 0.0, 1.0))
+    return np.where(sparse, frac, 0.0)
+
+
 @formula(
     "state = linear layers · (n_v·d_k·d_v + (2·n_k·d_k + n_v·d_v)·(kernel − 1)) · bytes per value",
     "Gated DeltaNet (Qwen3-Next/3.5); Mamba-2 with n_v = heads, d_v = head dim, d_k = state size, n_k = groups",

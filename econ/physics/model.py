@@ -64,6 +64,7 @@ class Model:
     attention_chunk_tokens: float | None = None
     state_bytes_per_sequence: float = 0.0
     sparse_topk_tokens: float | None = None
+    dense_attention_frac: float = 0.0
     kv_shard_limit: float | None = None
     full_slope_decode_flop_per_token: float = 0.0
     full_slope_prefill_flop_per_token: float = 0.0
@@ -115,6 +116,7 @@ class Model:
             "num_shared_experts": value(self.num_shared_experts, 0.0),
             "kv_shard_limit": value(self.kv_shard_limit, self.num_kv_heads if self.num_kv_heads else np.inf),
             "sparse_topk_tokens": value(self.sparse_topk_tokens),
+            "dense_attention_frac": float(self.dense_attention_frac),
             "full_slope_decode": float(self.full_slope_decode_flop_per_token),
             "full_slope_prefill": float(self.full_slope_prefill_flop_per_token),
             "window_slope": float(self.window_slope_flop_per_token),

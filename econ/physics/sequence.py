@@ -3,7 +3,8 @@
 A model's cache has up to five parts (columns of ``model_derived``, bytes at BF16; scale for another format):
 
 - full attention (MHA/GQA/MQA, or the MLA latent): ``b_kv`` per context token, held and read for all L tokens;
-  with sparse top-k attention (DeepSeek Sparse Attention) held for all L but read for only ``min(L, k_top)``;
+  with sparse top-k attention (DeepSeek Sparse Attention) held for all L but read for only ``min(L, k_top)``,
+  except on the share ``f_dense`` of the full layers a sparse model runs dense (MiniMax-M3: 3 of 60), read for all L;
 - the sparse-attention indexer's keys: ``b_idx`` per token, held and read for all L (it scores every token);
 - sliding-window layers: at most ``w`` tokens (``kv_window_bytes_per_sequence`` once L ≥ w);
 - chunked layers (Llama-4 local attention): the tokens of the current chunk of ``c``; a chunk-sized buffer is
@@ -71,8 +72,15 @@ def kv_bytes_held_per_sequence(
     )
 
 
+def sparse_tokens(length, sparse_topk_tokens, dense_attention_frac=0.0):
+    """Tokens the full layers read per layer on average: (1 − f_dense)·min(L, k_top) + f_dense·L."""
+    f = _nz(dense_attention_frac)
+    return (1.0 - f) * np.minimum(length, _cap(sparse_topk_tokens)) + f * length
+
+
 @formula(
-    "read(L) = min(L, k_top)·b_kv + L·b_idx + kv_window(L) + b_chunk·chunk_read(L) + 2·state",
+    "read(L) = ((1 − f_dense)·min(L, k_top) + f_dense·L)·b_kv + L·b_idx + kv_window(L) + b_chunk·chunk_read(L) + "
+    "2·state",
     "DeepSeek-V3.2 (DSA); config.json attention layouts",
 )
 def kv_bytes_read_per_sequence(
@@ -81,6 +89,7 @@ def kv_bytes_read_per_sequence(
     kv_bytes_per_token,
     kv_index_bytes_per_token=0.0,
     sparse_topk_tokens=np.nan,
+    dense_attention_frac=0.0,
     kv_window_bytes_per_sequence=0.0,
     sliding_window_tokens=np.nan,
     kv_chunk_bytes_per_token=0.0,
@@ -91,7 +100,7 @@ def kv_bytes_read_per_sequence(
     length = _f(context_tokens)
     window_part = kv_window_bytes(length, _nz(kv_window_bytes_per_sequence), sliding_window_tokens)
     return (
-        np.minimum(length, _cap(sparse_topk_tokens)) * _f(kv_bytes_per_token)
+        sparse_tokens(length, sparse_topk_tokens, dense_attention_frac) * _f(kv_bytes_per_token)
         + length * _nz(kv_index_bytes_per_token)
         + window_part
         + _nz(kv_chunk_bytes_per_token) * chunk_tokens_read(length, attention_chunk_tokens)
@@ -100,7 +109,8 @@ def kv_bytes_read_per_sequence(
 
 
 @formula(
-    "FLOP_attn(L) = s_full·min(L, k_top) + s_idx·L + s_win·min(L, w) + s_chunk·chunk_read(L) + f_state",
+    "FLOP_attn(L) = s_full·((1 − f_dense)·min(L, k_top) + f_dense·L) + s_idx·L + s_win·min(L, w) + "
+    "s_chunk·chunk_read(L) + f_state",
     "lecture h.1; DeepSeek-V3.2 indexer",
 )
 def decode_attention_flop_per_token(
@@ -109,6 +119,7 @@ def decode_attention_flop_per_token(
     full_slope,
     index_slope=0.0,
     sparse_topk_tokens=np.nan,
+    dense_attention_frac=0.0,
     window_slope=0.0,
     sliding_window_tokens=np.nan,
     chunk_slope=0.0,
@@ -118,7 +129,7 @@ def decode_attention_flop_per_token(
     """Attention FLOPs of one new token at context L [FLOP/token]; slopes are per cached token."""
     length = _f(context_tokens)
     return (
-        _nz(full_slope) * np.minimum(length, _cap(sparse_topk_tokens))
+        _nz(full_slope) * sparse_tokens(length, sparse_topk_tokens, dense_attention_frac)
         + _nz(index_slope) * length
         + _nz(window_slope) * np.minimum(length, _cap(sliding_window_tokens))
         + _nz(chunk_slope) * chunk_tokens_read(length, attention_chunk_tokens)
@@ -161,6 +172,7 @@ def prefill_attention_flop(
     full_slope,
     index_slope=0.0,
     sparse_topk_tokens=np.nan,
+    dense_attention_frac=0.0,
     window_slope=0.0,
     sliding_window_tokens=np.nan,
     chunk_slope=0.0,
@@ -179,7 +191,11 @@ def prefill_attention_flop(
             np.isinf(chunk), 0.0, _chunk_position_sum(c + n, np.where(np.isinf(chunk), 1.0, chunk))
         ) - np.where(np.isinf(chunk), 0.0, _chunk_position_sum(c, np.where(np.isinf(chunk), 1.0, chunk)))
     return (
-        _nz(full_slope) * causal_sum_min(c, n, sparse_topk_tokens)
+        _nz(full_slope)
+        * (
+            (1.0 - _nz(dense_attention_frac)) * causal_sum_min(c, n, sparse_topk_tokens)
+            + _nz(dense_attention_frac) * causal_sum_min(c, n, np.inf)
+        )
         + _nz(index_slope) * causal_sum_min(c, n, np.inf)
         + _nz(window_slope) * causal_sum_min(c, n, sliding_window_tokens)
         + _nz(chunk_slope) * chunk_part

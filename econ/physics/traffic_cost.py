@@ -44,8 +44,9 @@ def _layout(layout: dict, extra: int) -> dict:
     "traffic mix; deployment model",
 )
 def prefill_at_mix(model, chip, layout, contexts_tokens, shares_frac, hit_frac, *, kv_scale, settings) -> dict:
-    """FLOPs and cost per uncached prompt token over the mix (module docstring): ``flop_per_token`` [FLOP/token],
-    ``usd_per_token`` [$/token] (cheapest fitting prompts per pass of :data:`PREFILL_PROMPTS` per bucket)."""
+    """FLOPs and cost per uncached prompt token over the mix (module docstring): ``flop_per_token`` [FLOP/token] and
+    its routed-expert and attention parts (``expert_flop_per_token``, ``attention_flop_per_token``), ``usd_per_token``
+    [$/token] (cheapest fitting prompts per pass of :data:`PREFILL_PROMPTS` per bucket)."""
     contexts = np.asarray(contexts_tokens, dtype=float)[None, None, :]
     shares = np.asarray(shares_frac, dtype=float)
     new, cached = contexts * (1.0 - hit_frac), contexts * hit_frac
@@ -57,26 +58,37 @@ def prefill_at_mix(model, chip, layout, contexts_tokens, shares_frac, hit_frac, 
     )  # fmt: skip
     tokens = prompts * new
     flop = (out["weight_flop_per_chip"] + out["attention_flop_per_chip"]) * out["replica_chips"] / tokens
+    expert = out["expert_flop_per_chip"] * out["replica_chips"] / tokens
+    attention = out["attention_flop_per_chip"] * out["replica_chips"] / tokens
     cost = np.where(out["fits"], out["usd_per_mtok"] / 1e6, np.inf)
     cheapest = np.min(cost, axis=1)
     weights = shares * (1.0 - hit_frac) * np.asarray(contexts_tokens, dtype=float)
     weights = weights / weights.sum()
     with np.errstate(invalid="ignore"):
         usd = np.where(np.isfinite(cheapest).all(axis=1), (cheapest * weights).sum(axis=1), np.nan)
-    return {"flop_per_token": (flop[:, 0, :] * weights).sum(axis=1), "usd_per_token": usd}
+    return {
+        "flop_per_token": (flop[:, 0, :] * weights).sum(axis=1),
+        "expert_flop_per_token": (np.broadcast_to(expert, flop.shape)[:, 0, :] * weights).sum(axis=1),
+        "attention_flop_per_token": (np.broadcast_to(attention, flop.shape)[:, 0, :] * weights).sum(axis=1),
+        "usd_per_token": usd,
+    }
 
 
 @formula("per generated token at L_dec on the batch grid: FLOPs, cache bytes read, cost, fits", "deployment model")
 def decode_at_context(model, chip, layout, context_tokens, *, kv_scale, settings, batch=DECODE_BATCH) -> dict:
     """Decode of every row at ``context_tokens`` over ``batch`` (axis 1): ``usd_per_token`` [$/token] (inf where
-    the batch does not fit), ``flop_per_token`` and ``kv_read_bytes_per_token`` (batch-independent), ``batch``."""
+    the batch does not fit), ``flop_per_token`` (with its ``expert_`` and ``attention_`` parts, at the largest batch)
+    and ``kv_read_bytes_per_token`` (batch-independent), ``batch``."""
     b = np.asarray(batch, dtype=float)[None, :]
     out = deployment.decode_terms(
         _row(model, 1), _row(chip, 1), _layout(layout, 1), b, float(context_tokens), kv_scale=kv_scale,
         settings=_row(settings, 1),
     )  # fmt: skip
     accepted = deployment.accepted_tokens_per_step(settings["speculative_tokens"], settings["acceptance_frac"])
-    flop = (out["weight_flop_per_chip"] + out["attention_flop_per_chip"]) * out["replica_chips"] / (b * accepted)
+    per_token = out["replica_chips"] / (b * accepted)
+    flop = (out["weight_flop_per_chip"] + out["attention_flop_per_chip"]) * per_token
+    expert = np.broadcast_to(out["expert_flop_per_chip"] * per_token, flop.shape)
+    attention = np.broadcast_to(out["attention_flop_per_chip"] * per_token, flop.shape)
     cache = {k: np.asarray(model[k], dtype=float) for k in deployment.CACHE_KEYS}
     for k in (
         "kv_bytes_per_token",
@@ -86,12 +98,17 @@ def decode_at_context(model, chip, layout, context_tokens, *, kv_scale, settings
     ):
         cache[k] = cache[k] * kv_scale
     read = kv_bytes_read_per_sequence(
-        float(context_tokens), sparse_topk_tokens=np.asarray(model["sparse_topk_tokens"], dtype=float), **cache
+        float(context_tokens),
+        sparse_topk_tokens=np.asarray(model["sparse_topk_tokens"], dtype=float),
+        dense_attention_frac=np.asarray(model.get("dense_attention_frac", 0.0), dtype=float),
+        **cache,
     )
     ok = np.asarray(out["fits"]) & np.isfinite(out["usd_per_mtok"])
     return {
         "usd_per_token": np.where(ok, out["usd_per_mtok"] / 1e6, np.inf),
         "flop_per_token": flop[:, -1],
+        "expert_flop_per_token": expert[:, -1],
+        "attention_flop_per_token": attention[:, -1],
         "kv_read_bytes_per_token": read,
         "batch": np.broadcast_to(b, ok.shape),
     }

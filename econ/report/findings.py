@@ -158,10 +158,11 @@ def training(ctx: SiteContext) -> list[Finding]:
             ),
             ctx.finding(
                 "The scenario's token balance puts the over-training factor of a lab's model at "
-                "{t.central_value:sig3}, but its range of {t.low_value:sig3}–{t.high_value:sig3} spans the "
-                "assumptions' ranges and identifies nothing.",
+                "{t.central_value:sig3}, {t.p5_value:sig3}–{t.p95_value:sig3} over independent draws of its "
+                "assumptions' ranges (5–95%); every assumption at its worst end at once bounds it to "
+                "{t.low_value:sig3}–{t.high_value:sig3}.",
                 {"t": ("token_balance", "scenario = 'base' and quantity = 'overtraining_ratio'")},
-                status="not identified",
+                status="weak",
                 evidence=anchor("Token balance and its sensitivity"),
             ),
         ]
@@ -263,70 +264,79 @@ def _quantity(ctx: SiteContext, quantity: str) -> tuple[tuple[str, str], dict | 
 
 
 def _validated(row: dict | None) -> bool:
-    """An inference's validation holds: its status is ok and its error is within the factor it states."""
-    return bool(row) and row["status"] == "ok" and bool(row["error_within_factor"])
+    """An inference's validation holds: its status (econ.fits.validation) is ok."""
+    return bool(row) and row["status"] == "ok"
 
 
-WIDE_INTERVAL_RATIO = 10.0
-"""A validated interval wider than this (high over low) locates a quantity only to its order of magnitude or worse:
-the finding calls itself weak."""
+PASSING = (
+    "Read from {q.reading:text}, {q.quantity:text} passes its check on {q.n_models:int} open models: left-out "
+    "coverage {q.coverage_models_frac:pct} at {q.level_frac:pct}, interval score {q.interval_score_log:sig2} against "
+    "the no-price baseline's {q.baseline_interval_score_log:sig2} (skill {q.skill_score_frac:pct}), intervals "
+    "{q.interval_width_ratio:x} wide."
+)
+"""The one sentence a passing reading is headlined with: its left-out coverage and skill in it (issue 24)."""
+
+
+def _passing(ctx: SiteContext, quantities: list[str], evidence: str) -> list[Finding | None]:
+    """A headline per quantity of ``quantities`` whose status is ok (the others are never headlined)."""
+    out = []
+    for quantity in quantities:
+        source, row = _quantity(ctx, quantity)
+        if _validated(row):
+            out.append(ctx.finding(PASSING, {"q": source}, status="validated", evidence=evidence))
+    return out
+
+
+def _not_told(ctx: SiteContext, quantities: list[str], what: str, evidence: str) -> Finding | None:
+    """One sentence pointing at the readings of ``quantities`` that fail, by their statuses (no value of theirs)."""
+    if not ctx.has("inference_quantities"):
+        return None
+    names = ", ".join(f"'{q}'" for q in quantities)
+    failing = ctx.query(
+        f"select quantity, status from inference_quantities where quantity in ({names}) and status != 'ok' "
+        "order by quantity"
+    )
+    if failing.is_empty():
+        return None
+    first = failing.row(0, named=True)
+    where = f"quantity = '{first['quantity']}'"
+    return ctx.finding(
+        f"Not every one of the {what} passes its check: {{q.quantity:text}} is {{q.status:text}} on "
+        "{q.n_models:int} open models ({q.status_reason:text}), so it is not headlined.",
+        {"q": ("inference_quantities", where)},
+        status="weak",
+        evidence=evidence,
+    )
+
+
+CONTEXT_QUANTITIES = [
+    "decode_kv_read_bytes_per_context_token",
+    "prefill_attention_flop_per_context_token",
+    "kv_bytes_per_token_crossover",
+]
 
 
 def context_pricing(ctx: SiteContext) -> list[Finding]:
-    kv, kv_row = _quantity(ctx, "decode_kv_read_bytes_per_context_token")
-    crossover, _ = _quantity(ctx, "kv_bytes_per_token_crossover")
-    few = kv_row is not None and (kv_row["n_models"] or 0) < 8
-    example = (
-        "fit_context_tiers",
-        "default_rule and not pooled and component = 'output' and source = 'hand' and variant = 'standard' "
-        "and arch_model is null and kv_read_bytes_per_context_token is not null "
-        "order by (provider = 'google') desc, (model = 'gemini-3.1-pro-preview') desc, provider, model limit 1",
-    )
-    bounds = (
-        ctx.con.execute(
-            "select kv_read_validated_low_bytes_per_context_token, kv_read_validated_high_bytes_per_context_token "
-            f"from {example[0]} where {example[1]}"
-        ).fetchall()
-        if ctx.has(example[0])
-        else []
-    )
-    wide = not bounds or None in bounds[0] or bounds[0][1] > WIDE_INTERVAL_RATIO * bounds[0][0]
-    unvalidated = ctx.finding(
-        "Only {q.n_models:int} open model(s) have tiered prices with a true KV size, too few to validate the KV "
-        "bytes read from output-price slopes: every such reading here is unvalidated.",
-        {"q": kv},
-        status="not validated",
-        evidence=anchor("Checked on open models"),
-    )
-    if kv_row is not None and kv_row["status"] == "too_few_open_models":
-        return _keep([unvalidated])
+    crossover, row = _quantity(ctx, "kv_bytes_per_token_crossover")
+    falsified = row is not None and row["status"] == "falsified"
     return _keep(
         [
+            *_passing(ctx, CONTEXT_QUANTITIES, anchor("Checked on open models")),
             ctx.finding(
-                "Read from output-price slopes, decode KV bytes per context token fall inside their validated "
-                "interval on {q.coverage_models_frac:pct} of {q.n_models:int} open models, with a typical error of "
-                "{q.median_error_factor_ratio:x}; the intervals are widened {q.widening_factor_ratio:x} to cover it"
-                + (" — few models, so a rough check." if few else "."),
-                {"q": kv},
-                status="validated" if _validated(kv_row) and not few else "weak",
-                evidence=anchor("Checked on open models"),
-            ),
-            ctx.finding(
-                "{e.model:text} ({e.provider:text}) prices a context token of output as if decode read "
-                "{e.kv_read_bytes_per_context_token:sig2} bytes of KV, but the validated interval runs "
-                "{e.kv_read_validated_low_bytes_per_context_token:sig2}–"
-                "{e.kv_read_validated_high_bytes_per_context_token:sig2}"
-                + (": the price locates the cache size only to within orders of magnitude." if wide else "."),
-                {"e": example},
-                status="weak" if wide else "validated",
-                evidence=anchor("Checked on open models"),
-            ),
-            ctx.finding(
-                "The lecture's crossover reading (a tier threshold taken as the roofline crossover) is off by a "
-                "typical {c.median_error_factor_ratio:x} on the open models, so it is kept only as a hypothesis.",
+                "The lecture's crossover reading (a tier threshold taken as the roofline crossover) is off by "
+                "{c.geometric_mean_ratio:x} on average on {c.n_models:int} open models, beyond its own interval: "
+                "{c.status:text}.",
                 {"c": crossover},
                 status="weak",
                 evidence=anchor("Checked on open models"),
+            )
+            if falsified
+            else None,
+            _not_told(
+                ctx,
+                [q for q in CONTEXT_QUANTITIES if q != "kv_bytes_per_token_crossover"],
+                "context readings",
+                anchor("Checked on open models"),
             ),
         ]
     )
@@ -335,45 +345,41 @@ def context_pricing(ctx: SiteContext) -> list[Finding]:
 def io_cache(ctx: SiteContext) -> list[Finding]:
     ratio = ("fit_io_market", "quantity = 'flop_over_byte_chip_hour_ratio'")
     status = ctx.scalar(f"select status from {ratio[0]} where {ratio[1]}") if ctx.has(ratio[0]) else None
-    prefill, prefill_row = _quantity(ctx, "prefill_flop_per_input_token")
-    identified = ("cache_tier_outcomes", "outcome like 'identified:%' order by schedules desc, outcome limit 1")
-    open_tiers = ("cache_tier_outcomes", "outcome not like 'identified:%' order by schedules desc, outcome limit 1")
+    nearest = (
+        "cache_tier_nearest",
+        "schedules = (select max(schedules) from cache_tier_nearest) order by nearest_tier limit 1",
+    )
     return _keep(
         [
             ctx.finding(
-                "Across the market, FLOP prices imply {f.estimate:usd} per chip-hour and byte prices {b.estimate:usd}; "
-                "their ratio {r.estimate:sig3} ({r.combined_low:sig3}–{r.combined_high:sig3})"
+                "Across the market, with every FLOP class at its calibrated efficiency, FLOP prices imply "
+                "{f.estimate:usd} per chip-hour and byte prices {b.estimate:usd}; their ratio {r.estimate:sig3} "
+                "({r.combined_low:sig3}–{r.combined_high:sig3}, efficiencies varied)"
                 + (
-                    " excludes 1, so one chip-hour cannot cost both and the regression reads no price."
+                    " excludes 1, so one chip-hour cannot cost both."
                     if status == "inconsistent"
-                    else " is consistent with one chip-hour price."
+                    else " contains 1: one chip-hour price can pay for both."
                 ),
                 {
                     "f": ("fit_io_market", "quantity = 'implied_usd_per_chip_hour_from_flops'"),
                     "b": ("fit_io_market", "quantity = 'implied_usd_per_chip_hour_from_bytes'"),
                     "r": ratio,
                 },
-                status="weak" if status != "ok" else "validated",
+                status="fitted" if status == "ok" else "weak",
                 evidence=anchor("The open-weight market regression"),
             ),
-            ctx.finding(
-                "Read as prefill FLOPs per input token, input prices are a typical {q.median_error_factor_ratio:x} "
-                "off on {q.n_models:int} open models"
-                + (
-                    "."
-                    if _validated(prefill_row) and (prefill_row["median_error_factor_ratio"] or 99) < 2
-                    else ": the input price says little about prefill cost."
-                ),
-                {"q": prefill},
-                status="validated"
-                if _validated(prefill_row) and (prefill_row["median_error_factor_ratio"] or 99) < 2
-                else "weak",
-                evidence=anchor("Output vs input price and the decode batch"),
+            *_passing(ctx, ["prefill_flop_per_input_token"], anchor("Output vs input price and the decode batch")),
+            _not_told(
+                ctx,
+                ["prefill_flop_per_input_token"],
+                "input-price readings",
+                anchor("Output vs input price and the decode batch"),
             ),
             ctx.finding(
-                "Prompt-cache prices identify the memory tier for {i.schedules:int} schedules ({i.outcome:text}); "
-                "the largest group, {n.schedules:int} schedules, is {n.outcome:text}.",
-                {"i": identified, "n": open_tiers},
+                "On one rental-equivalent $/GB-hour basis with the bytes a cached token holds, "
+                "{n.schedules:int} cache schedules sit nearest {n.nearest_tier:text}, a median "
+                "{n.median_flip_ratio:x} from the boundary with the next tier.",
+                {"n": nearest},
                 status="not identified",
                 evidence=anchor("Prompt-cache prices and memory tiers"),
             ),
@@ -381,31 +387,43 @@ def io_cache(ctx: SiteContext) -> list[Finding]:
     )
 
 
+def inferences(ctx: SiteContext) -> list[Finding]:
+    """The What-prices-tell-us page: every passing reading (at most four), then what fails, pointed at."""
+    if not ctx.has("inference_quantities"):
+        return []
+    ok = ctx.query("select quantity from inference_quantities where status = 'ok' order by quantity")["quantity"]
+    out = _passing(ctx, ok.to_list()[:4], anchor("Readings that pass"))
+    failing = ctx.query("select quantity from inference_quantities where status != 'ok' order by quantity")
+    out.append(_not_told(ctx, failing["quantity"].to_list(), "price readings", anchor("What prices do not tell us")))
+    return _keep(out)
+
+
 def fast_mode(ctx: SiteContext) -> list[Finding]:
     def row(where: str) -> tuple[str, str]:
-        return ("fit_fast_mode", f"status = 'ok' and tier_min_prompt_tokens = 0 and {where} order by model limit 1")
+        return (
+            "fit_fast_mode",
+            f"status = 'ok' and tier_min_prompt_tokens = 0 and {where} order by output_price_ratio desc, model limit 1",
+        )
 
     return _keep(
         [
             ctx.finding(
                 "{f.model:text}'s fast mode ({f.output_price_ratio:sig2}× the price for {f.speed_ratio:sig2}× the "
-                "speed) is explained by a smaller batch on {f.smaller_batch_allowed_frac:pct} of "
-                "{f.reference_models:int} open architectures and by more chips per replica on "
-                "{f.more_chips_allowed_frac:pct}: the prices allow several explanations, not one.",
-                {"f": row("provider = 'anthropic' and speed_ratio is not null")},
-                status="not identified",
+                "speed) carries a markup of its own: the cheapest way to be that fast costs a median "
+                "{f.implied_markup_ratio:x} less than the price multiple ({f.implied_markup_low_ratio:sig2}–"
+                "{f.implied_markup_high_ratio:sig2}× over {f.reference_models:int} open architectures), beyond what "
+                "any gross margin in the scenario's range explains on {f.any_combination_too_cheap_frac:pct} of them.",
+                {"f": row("speed_ratio is not null and any_combination_too_cheap_frac > 0.5")},
+                status="not validated",
                 evidence=anchor("What the multiples allow"),
             ),
             ctx.finding(
-                "{f.model:text}'s {f.speed_ratio:sig2}× speed for {f.output_price_ratio:sig2}× the price fits no "
-                "single explanation on any open architecture (smaller batch {f.smaller_batch_allowed_frac:pct}, more "
-                "chips {f.more_chips_allowed_frac:pct}); only a combination reaches it "
-                "({f.any_combination_allowed_frac:pct}).",
-                {
-                    "f": row(
-                        "speed_ratio is not null and smaller_batch_allowed_frac = 0 and more_chips_allowed_frac = 0"
-                    )
-                },
+                "{f.model:text}'s fast mode ({f.output_price_ratio:sig2}× the price for {f.speed_ratio:sig2}× the "
+                "speed) is explained at the scenario's margin range on {f.any_combination_allowed_frac:pct} of "
+                "{f.reference_models:int} open architectures (a smaller batch alone on "
+                "{f.smaller_batch_allowed_frac:pct}); its implied markup over standard is "
+                "{f.implied_markup_ratio:x}.",
+                {"f": row("speed_ratio is not null and any_combination_allowed_frac >= 0.5")},
                 status="not identified",
                 evidence=anchor("What the multiples allow"),
             ),

@@ -107,3 +107,20 @@ def test_a_missing_assumption_is_an_error_for_people(tmp_path):
         "scenario 'base' has no assumption 'chinchilla_tokens_per_param' — "
         "add a row 'base,chinchilla_tokens_per_param,…' to data/scenarios.csv"
     )
+
+
+def test_monte_carlo_percentiles_lie_inside_the_all_worst_ends_bound_and_are_far_narrower(fixture_db):
+    """Issue 24: the over-training factor's likely range (5-95% over independent draws) sits inside the corners'
+    bound, is decades narrower (every assumption at its worst end at once is not a likely range), and brackets the
+    median."""
+    rows = q(
+        fixture_db,
+        "select quantity, p5_value, p50_value, p95_value, low_value, high_value, draws from token_balance "
+        "where scenario = 'base'",
+    )
+    for r in rows.iter_rows(named=True):
+        assert r["low_value"] * (1 - 1e-9) <= r["p5_value"] <= r["p50_value"] <= r["p95_value"]
+        assert r["p95_value"] <= r["high_value"] * (1 + 1e-9), r["quantity"]
+    ot = rows.filter(pl.col("quantity") == "overtraining_ratio").row(0, named=True)
+    assert np.log10(ot["p95_value"] / ot["p5_value"]) < np.log10(ot["high_value"] / ot["low_value"]) - 1.5
+    assert ot["draws"] >= 1_000

@@ -1,8 +1,9 @@
 """Prompt-cache prices → premium(T) = w + h·T → hold cost per GB-hour → the consistent memory tiers.
 
 Independent numbers: Anthropic's 5-minute write 1.25x and 1-hour write 2x of a $5 input (lecture g.3) by hand;
-synthetic cache prices made from one memory tier's holding cost (memory_tiers: device $/h over capacity) on an open
-architecture, which must identify that tier; and a 100x price that must change the answer or the status.
+synthetic cache prices made from one memory tier's holding cost (memory_tiers: its rental-equivalent $/GB-hour, the
+one cost basis) on an open architecture, which must identify that tier; a 100x price that must change the answer or
+the status; the distance to a tier boundary by hand.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def synthetic(tier: str, scale: float = 1.0) -> pl.DataFrame:
     f = frames()
     a = f["assumptions"]
     device = f["memory_tiers"].filter(pl.col("tier") == tier).sort("device").row(0, named=True)
-    per_gb_hour = device["usd_per_hour"] / (device["capacity_bytes"] / 1e9)
+    per_gb_hour = device["rental_usd_per_gb_hour"]
     held = held_bytes(f["serving"]).filter(pl.col("arch_model") == MODEL)["held"][0]
     h = scale * per_gb_hour * held / 1e9 * 1e6 / (1 - a.central["gross_margin_frac"])
     return pl.DataFrame(
@@ -95,7 +96,7 @@ def synthetic(tier: str, scale: float = 1.0) -> pl.DataFrame:
 
 def read(prices: pl.DataFrame) -> dict:
     f = frames()
-    main, detail = tables(prices, f["models"], f["memory_tiers"], pl.DataFrame(), f["assumptions"], f["serving"])
+    main, detail = tables(prices, f["models"], f["memory_tiers"], f["assumptions"], f["serving"])
     assert main.height == 1 and detail.height == f["memory_tiers"].height
     return main.row(0, named=True)
 
@@ -105,6 +106,7 @@ def test_a_price_made_from_one_tier_identifies_that_tier(tier):
     r = read(synthetic(tier))
     assert r["kv_method"] == "architecture" and r["premium_fit_status"] == "exact"
     assert (r["identified_tier"], r["tier_status"]) == (tier, "identified")
+    assert r["nearest_tier"] == tier and r["boundary_distance_ratio"] > 1.0
 
 
 @pytest.mark.parametrize("tier", ["hbm", "disk"])
@@ -115,21 +117,29 @@ def test_scaling_a_cache_price_100x_changes_the_answer_or_the_status(tier):
 
 
 def test_real_anthropic_prices_get_what_the_data_supports():
-    """Closed models take b_held from the long-context output reading (validated interval): the interval is wide,
-    so several tiers stay consistent (or none): no tier is named without being the only consistent one."""
-    from econ.analyses.fit_context_tiers import table as context_table
-
+    """Closed models hold bytes nobody publishes: b_held spans the open models' range (not the bytes a decode step
+    reads per context token), so several tiers stay consistent (or none): no tier is named without being the only
+    consistent one, and every tier is priced on the rental basis."""
     f = frames()
-    context = context_table(f["price_current"], f["models"], f["assumptions"], f["serving"])
-    main, _ = tables(f["price_current"], f["models"], f["memory_tiers"], context, f["assumptions"], f["serving"])
+    main, detail = tables(f["price_current"], f["models"], f["memory_tiers"], f["assumptions"], f["serving"])
     sonnet = main.filter(
         (pl.col("provider") == "anthropic")
         & (pl.col("model") == "claude-sonnet-4-5")
         & (pl.col("variant") == "standard")
     ).row(0, named=True)
-    assert sonnet["kv_method"] == "implied_kv_read" and sonnet["premium_fit_status"] == "exact"
+    assert sonnet["kv_method"] == "open models' range" and sonnet["premium_fit_status"] == "exact"
+    assert sonnet["kv_low_bytes_per_token"] < sonnet["kv_bytes_per_token_used"] < sonnet["kv_high_bytes_per_token"]
     named = main.filter(pl.col("identified_tier").is_not_null())
     assert (named["tier_status"] == "identified").all()
     several = main.filter(pl.col("tier_status").str.starts_with("not identified"))
     assert several.height > 0 and (several["consistent_tiers"].str.contains(",")).all()
     assert np.isfinite(sonnet["hold_cost_low_usd_per_gb_hour"]) and sonnet["hold_cost_low_usd_per_gb_hour"] > 0
+    assert set(detail["tier_cost_basis"]) == {"rental"}
+
+
+def test_boundary_distance_by_hand():
+    """Tiers at 1, 100 and 10,000 $/GB-h: boundaries at 10 and 1,000. A cost of 30 is nearest 100, 3x from the
+    boundary at 10; 5 is nearest 1, 2x below 10; 1e6 is nearest 10,000 with no boundary above (100x from 1,000)."""
+    near, flip = cache.boundary_distance([30.0, 5.0, 1e6, np.nan], [100.0, 1.0, 10_000.0])
+    assert near.tolist() == [0, 1, 2, -1]
+    assert flip[:3] == pytest.approx([3.0, 2.0, 1000.0]) and np.isnan(flip[3])

@@ -52,11 +52,17 @@ def test_claude_fast_mode_real_row_gives_15x_and_is_read_through_the_deployment_
     assert row["reference_models"] == f["serving"].cases.height
     assert all(0.0 <= row[f"{e}_allowed_frac"] <= 1.0 for e in physics.EXPLANATIONS)
     assert row["explanations"].startswith("smaller batch: ")
-    # "any combination" contains every other explanation's points: allowed at least as often
-    assert row["any_combination_allowed_frac"] >= max(row[f"{e}_allowed_frac"] for e in physics.EXPLANATIONS[:3])
+    # "any combination" contains every other explanation's points: never dearer, so too cheap at least as often
+    assert row["any_combination_too_cheap_frac"] >= max(row[f"{e}_too_cheap_frac"] for e in physics.EXPLANATIONS[:3])
     mine = detail.filter((pl.col("model") == "claude-opus-4-6") & (pl.col("tier_min_prompt_tokens") == 0))
     assert mine.height == 4 * f["serving"].cases.height
-    assert (mine["allowed"] == (mine["cost_multiple_needed_ratio"] <= 6.0 * (1 + 1e-9)).fill_null(False)).all()
+    lo, hi = fast_mode.markup_band(*f["assumptions"].ranges["gross_margin_frac"])
+    need = mine["cost_multiple_needed_ratio"]
+    inside = ((need >= 6.0 / hi * (1 - 1e-9)) & (need <= 6.0 / lo * (1 + 1e-9))).fill_null(False)
+    assert (mine["allowed"] == inside).all()
+    assert (mine["implied_markup_ratio"] == 6.0 / need).fill_null(True).all()
+    combos = mine.filter(pl.col("explanation") == "any_combination")["implied_markup_ratio"].drop_nulls()
+    assert row["implied_markup_ratio"] == pytest.approx(float(combos.median()))
 
 
 def test_cost_multiple_on_hand_made_points():
@@ -105,6 +111,24 @@ def test_smaller_batch_round_trip_through_the_deployment_model(deployed):
     assert out["smaller_batch_allowed_frac"].to_list() == [1.0, 0.0]
     need = detail.filter(pl.col("explanation") == "smaller_batch")["cost_multiple_needed_ratio"][0]
     assert m <= need <= m * 1.2
+
+
+def test_the_price_multiple_is_tested_on_both_sides_of_the_margin_range(deployed):
+    """The round trip's exact (m, s) at a 15x smaller batch, priced at 1.2m, 5m and 0.2m with both modes' gross
+    margins in 20-75% (rho in 0.3125-3.2): 1.2m is explained, 5m is too cheap for the cost (a markup of its own,
+    implied m/need ~ 5), 0.2m too dear. The published 2x and 6x fast modes no longer read the same."""
+    context = 8_000.0
+    m, s, pts = exact_smaller_batch(deployed, 15.0, context)
+    band = fast_mode.markup_band(0.2, 0.75)
+    assert band == pytest.approx((0.25 / 0.8, 0.8 / 0.25))
+    rows = variant_rows([(m * 1.2, s), (m * 5.0, s), (m * 0.2, s)], arch=MODEL, context=context)
+    out, detail = fast_mode.explain(rows, {context: pts}, band=band)
+    assert out["smaller_batch_allowed_frac"].to_list() == [1.0, 0.0, 0.0]
+    assert out["smaller_batch_too_cheap_frac"].to_list() == [0.0, 1.0, 0.0]
+    assert out["smaller_batch_too_dear_frac"].to_list() == [0.0, 0.0, 1.0]
+    smaller = detail.filter(pl.col("explanation") == "smaller_batch")
+    assert smaller["verdict"].to_list() == ["explained", "too cheap", "too dear"]
+    assert smaller["implied_markup_ratio"][1] == pytest.approx(5.0, rel=0.2)
 
 
 def test_a_fast_variant_priced_below_standard_is_never_a_smaller_batch(deployed):

@@ -13,6 +13,12 @@ from econ.fits import io_market as mk
 from fits.pricing_data import frames
 
 P_CHIP, B_TRUE, MARGIN = 2.5, 3_000.0, 0.5
+PLAIN = (
+    "true_prefill_flop_per_input_token",
+    "decode_flop_per_output_token",
+    "weight_bytes_per_step",
+    "decode_kv_read_bytes_per_output_token",
+)
 
 
 def design(providers=4):
@@ -33,7 +39,7 @@ def priced(rows, rng, *, noise=0.05, byte_scale=1.0):
     usd_s = P_CHIP / 3600 / (1 - MARGIN)
     per_flop = usd_s / (hw["peak_flop_per_s"] * c["prefill_mfu_frac"])
     per_byte = byte_scale * usd_s / (hw["hbm_bandwidth_bytes_per_s"] * c["decode_mbu_frac"])
-    f_in, f_out, w, kv = (rows[col].to_numpy() for col in mk.DESIGN)
+    f_in, f_out, w, kv = (rows[col].to_numpy() for col in PLAIN)
     inp = per_flop * f_in * 1e6
     out = (per_flop * f_out + per_byte * (w / B_TRUE + kv)) * 1e6
     noise_in, noise_out = 1 + noise * rng.standard_normal((2, rows.height))
@@ -91,6 +97,40 @@ def test_market_intervals_cover_at_about_their_nominal_rate():
     assert hits / 300 == pytest.approx(0.9, abs=0.06)
 
 
+def test_expert_flops_at_their_own_efficiency_make_a_consistent_market():
+    """Prices whose FLOPs cost what the calibration says each class costs (routed experts at 8% of peak, dense and
+    attention at 70% in prefill, 25% in decode): read with every FLOP at the prefill efficiency, the FLOPs look
+    dear and the chip-hour ratio is far from 1; read with the classes' efficiencies (equivalent FLOPs) one chip-hour
+    pays for both (issue 24: the market regression's verdict was an artefact of one efficiency)."""
+    rng = np.random.default_rng(8)
+    rows = design()
+    a = frames()["assumptions"]
+    hw = a.central_hardware
+    eff = {"prefill_mfu_frac": 0.7, "decode_mfu_frac": 0.25, "expert_mfu_frac": 0.08}
+    usd_s = P_CHIP / 3600 / (1 - MARGIN)
+    f_in, e_in, f_out, e_out, w, kv = (rows[col].to_numpy() for col in mk.DESIGN)
+    flop_s = 1.0 / hw["peak_flop_per_s"]
+    inp = usd_s * flop_s * ((f_in - e_in) / eff["prefill_mfu_frac"] + e_in / eff["expert_mfu_frac"]) * 1e6
+    byte_s = 1.0 / (hw["hbm_bandwidth_bytes_per_s"] * a.central["decode_mbu_frac"])
+    out_flop = usd_s * flop_s * ((f_out - e_out) / eff["decode_mfu_frac"] + e_out / eff["expert_mfu_frac"])
+    out = (out_flop + usd_s * byte_s * (w / B_TRUE + kv)) * 1e6
+    noise = 1 + 0.03 * rng.standard_normal((2, rows.height))
+    rows = rows.with_columns(
+        pl.Series("input_usd_per_mtok", inp * noise[0]), pl.Series("output_usd_per_mtok", out * noise[1])
+    )
+    at = assumptions_at(MARGIN)
+    at = type(at)(at.chip, at.number_format, at.kv_cache_format, {**at.central, "prefill_mfu_frac": 0.7}, at.ranges,
+                  at.hardware, at.kv_formats)  # fmt: skip
+
+    def ratio(efficiencies):
+        result, _, _ = mk.fit_market(rows, efficiencies)
+        q = mk.market_quantities(result, at)
+        return q.filter(pl.col("quantity") == "flop_over_byte_chip_hour_ratio")["estimate"][0]
+
+    assert ratio(eff) == pytest.approx(1.0, rel=0.15)
+    assert ratio(None) > 2.0
+
+
 def test_market_without_a_weight_term_reports_an_unbounded_batch_not_a_number():
     """Prices with no weight-fetch term pin that coefficient at 0: B_eff is inf, the fit says at_bound, no finite
     upper limit is claimed, and the batch check says it is not bounded."""
@@ -101,7 +141,7 @@ def test_market_without_a_weight_term_reports_an_unbounded_batch_not_a_number():
     usd_s = P_CHIP / 3600 / (1 - MARGIN)
     per_flop = usd_s / (hw["peak_flop_per_s"] * c["prefill_mfu_frac"])
     per_byte = usd_s / (hw["hbm_bandwidth_bytes_per_s"] * c["decode_mbu_frac"])
-    f_in, f_out, _, kv = (rows[col].to_numpy() for col in mk.DESIGN)
+    f_in, f_out, _, kv = (rows[col].to_numpy() for col in PLAIN)
     noise = 1 + 0.05 * rng.standard_normal((2, rows.height))
     out = (per_flop * f_out + per_byte * kv) * 1e6 * noise[1] * 0.8  # below the no-weight truth
     rows = rows.with_columns(

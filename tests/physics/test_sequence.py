@@ -117,6 +117,28 @@ def test_deepseek_v32_sparse_attention_reads_the_top_k_and_the_indexer_keys():
     assert held == 32_768 * (latent + index)  # every token's cache is kept: the top-k changes with each query
 
 
+def test_minimax_m3_dense_layers_read_every_token_beside_the_sparse_ones():
+    """MiniMax-M3 (config sparse_attention_config): 60 GQA layers of 4 KV heads x 128, sparse top-2,048 attention
+    with a 128-dim indexer on 57 of them, the other 3 dense. Per context token beyond the top-k a decode step reads
+    the indexer's 57 x 132 B and the dense layers' 3 x 4 x 256 x 2 B = 13,668 B (issue 24: the truth is not the
+    indexer's 7,524 alone); its prefill attends to every token on the 3 dense layers."""
+    cols = row(
+        num_layers=60, num_kv_heads=4, head_dim=128, index_topk_tokens=2048, index_head_dim=128, num_index_layers=57
+    )
+    kv, index = kv_cache.kv_bytes_per_token(cols), kv_cache.kv_index_bytes_per_token(cols)
+    f = kv_cache.dense_attention_frac(cols)
+    assert (kv, index, f) == (122_880, 57 * 132, pytest.approx(3 / 60))
+    kw = dict(kv_bytes_per_token=kv, kv_index_bytes_per_token=index, sparse_topk_tokens=2048, dense_attention_frac=f)
+    slope = sequence.kv_bytes_read_per_sequence(200_000, **kw) - sequence.kv_bytes_read_per_sequence(100_000, **kw)
+    assert slope / 100_000 == pytest.approx(57 * 132 + 3 * 4 * 256 * 2)
+    assert kv_cache.dense_attention_frac(row(num_layers=61, kv_lora_rank=512, index_topk_tokens=2048)) == 0.0
+    flop = sequence.prefill_attention_flop(
+        0.0, 10_000.0, full_slope=1.0, sparse_topk_tokens=2048, dense_attention_frac=f
+    )
+    dense_part, sparse_part = 10_000 * 10_001 / 2, sequence.causal_sum_min(0.0, 10_000.0, 2048)
+    assert flop == pytest.approx(f * dense_part + (1 - f) * sparse_part)
+
+
 def test_causal_sums_match_the_loop_they_replace():
     for cached, new, cap in ((0, 10, np.inf), (5, 10, 8), (100, 50, 120), (0, 1, 1)):
         loop = sum(min(cached + i, cap) for i in range(1, new + 1))

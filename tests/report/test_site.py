@@ -38,6 +38,7 @@ RENDERED = [
     "fast-mode.html",
     "fleet.html",
     "index.html",
+    "inferences.html",
     "io-cache.html",
     "prices.html",
     "serving.html",

@@ -42,10 +42,11 @@ QUANTITY_NAMES = {
     "identified_tier": "Memory tier identified by the cache prices",
     "tier_status": "Memory tiers the cache prices allow",
     "batch_ratio": "Fast-mode batch ratio m·s",
-    "smaller_batch_allowed_frac": "Fast mode: share of architectures where a smaller batch fits (m, s)",
-    "more_chips_allowed_frac": "Fast mode: share where more chips fit (m, s)",
-    "speculation_allowed_frac": "Fast mode: share where speculation alone fits (m, s)",
-    "any_combination_allowed_frac": "Fast mode: share where any combination fits (m, s)",
+    "implied_markup_ratio": "Fast mode: its markup over standard (price multiple / cost multiple)",
+    "smaller_batch_allowed_frac": "Fast mode: share of architectures where (m, s) explain a smaller batch",
+    "more_chips_allowed_frac": "Fast mode: share where (m, s) explain more chips",
+    "speculation_allowed_frac": "Fast mode: share where (m, s) explain speculation alone",
+    "any_combination_allowed_frac": "Fast mode: share where (m, s) explain any combination",
 }
 
 INFERRED_COUNTS = f"""

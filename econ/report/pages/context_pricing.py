@@ -50,18 +50,17 @@ SOURCE = (
 )
 
 QUANTITY_STATUS = """
-select quantity,
-       case when status = 'ok' and not coalesce(error_within_factor, false) then 'error exceeds its factor'
-            else status end as status,
-       n_models, coverage_models_frac, median_abs_log_ratio, median_error_factor_ratio,
-       geometric_mean_ratio, widening_factor_ratio, status_reason
+select quantity, status, n_models, coverage_models_frac, level_frac, median_abs_log_ratio,
+       median_error_factor_ratio, geometric_mean_ratio, bias_corrected, interval_width_ratio, interval_score_log,
+       baseline_interval_score_log, skill_score_frac, hypothesis_status, status_reason
 from inference_quantities
 """
 
 READINGS = """
 select provider, model, component, n_tiers, tier_thresholds_tokens,
        status as fit_status, slope_usd_per_mtok_per_mtok_context, quantity, arch_model,
-       coalesce(kv_read_bytes_per_context_token, attention_flop_per_context_token) as reading_value,
+       coalesce(kv_read_published_bytes_per_context_token, attention_published_flop_per_context_token)
+           as reading_value,
        coalesce(kv_read_validated_low_bytes_per_context_token, attention_validated_low_flop_per_context_token)
            as validated_low,
        coalesce(kv_read_validated_high_bytes_per_context_token, attention_validated_high_flop_per_context_token)
@@ -84,7 +83,7 @@ with rows as (
     where default_rule and not pooled and component = 'output' and variant = 'standard'
       and (source = 'hand' or true_kv_read_bytes_per_context_token is not null)
 )
-select label, 'slope' as reading, kv_read_bytes_per_context_token as bytes_per_token,
+select label, 'slope' as reading, kv_read_published_bytes_per_context_token as bytes_per_token,
        kv_read_fit_low_bytes_per_context_token as fit_low, kv_read_fit_high_bytes_per_context_token as fit_high,
        kv_read_validated_low_bytes_per_context_token as scenario_low,
        kv_read_validated_high_bytes_per_context_token as scenario_high
@@ -124,8 +123,8 @@ from fit_context_tiers where chip is not null limit 1
 
 VALIDATION_ROWS = """
 select quantity, model, price_provider as provider, provider_kind, unit, implied_value, true_value,
-       implied_over_true_ratio, validated_low_value, validated_high_value, widening_factor_ratio,
-       scenario_interval_covers_true, interval_covers_true
+       implied_over_true_ratio, published_value, validated_low_value, validated_high_value,
+       scenario_interval_covers_true, interval_covers_true, baseline_value
 from inference_validation order by quantity, model, price_provider
 """
 
@@ -138,18 +137,17 @@ def _quantities(ctx: SiteContext) -> dict[str, dict]:
 
 
 def _evidence(q: dict | None) -> str:
-    """The validation in words, for a caption or a headline: coverage, median |ln ratio|, bias, widening."""
+    """The validation in words, for a caption or a headline: status, left-out coverage, skill, width, bias."""
     if not q:
         return "not validated (no inference_quantities table in this database)"
-    if q["n_models"] in (None, 0) or q["median_abs_log_ratio"] is None:
+    if q["status"] == "too_few_open_models" or q["coverage_models_frac"] is None:
         return f"status {q['status']}: {q['status_reason']}"
     return (
-        f"validated on {q['n_models']} open models: their left-out intervals cover "
-        f"{q['coverage_models_frac']:.0%} of them; median |ln(implied/true)| = {q['median_abs_log_ratio']:.2f} "
-        f"(typical factor ×{fmt_num(q['median_error_factor_ratio'], sig=3)}), geometric-mean bias "
-        f"×{fmt_num(q['geometric_mean_ratio'], sig=3)}, "
-        f"interval widened ×{fmt_num(q['widening_factor_ratio'], sig=3)}; "
-        f"status {q['status']}"
+        f"status {q['status']} on {q['n_models']} open models: left-out coverage {q['coverage_models_frac']:.0%} "
+        f"at {q['level_frac']:.0%}; interval score {fmt_num(q['interval_score_log'], sig=3)} against the no-price "
+        f"baseline's {fmt_num(q['baseline_interval_score_log'], sig=3)}; interval "
+        f"×{fmt_num(q['interval_width_ratio'], sig=3)} wide; bias ×{fmt_num(q['geometric_mean_ratio'], sig=3)}"
+        + (" (corrected)" if q["bias_corrected"] else "")
     )
 
 
@@ -252,8 +250,9 @@ def _tiers(ctx: SiteContext, assumptions: pl.DataFrame, quantities: dict) -> Sec
                 ],
                 caption="First-party tiered schedules (standard variant, default rule): each component's slope and "
                 "what it is read as (bytes/token for output, FLOP/token for input; cache reads are a billing rule). "
-                "The interval is the scenario interval widened by the error measured on open models "
-                "(inference_validation); a reading whose fit or validation is not ok carries its status",
+                "The value is the published reading (bias-corrected where the bias on open models is significant) and "
+                "the interval its left-out prediction interval (inference_validation); a reading whose fit or "
+                "validation is not ok carries its status",
                 id="context-fits",
             )
         )
@@ -287,13 +286,13 @@ def _kv(ctx: SiteContext, assumptions: pl.DataFrame, quantities: dict) -> Sectio
                 "after margin, buys the bytes a decode step reads for it at the chip's bandwidth — "
                 f"{_evidence(quantities.get(KV_QUANTITY))}. Crossover (the lecture's hypothesis, never a headline): "
                 "the first threshold is taken as L*, where the KV read equals the weight read — "
-                f"{_evidence(quantities.get(CROSSOVER))}. Thin bars: the validated interval (scenario interval "
-                "widened by the left-out error on open models); thick bars: the fit interval where the schedule "
-                "identifies one. Black diamonds: the architecture's bytes read per context token for open-weight "
-                "models. Dashed: the lecture's worked figures. " + _assumption_text(assumptions),
+                f"{_evidence(quantities.get(CROSSOVER))}. Thin bars: the validated interval (the left-out prediction "
+                "interval of the open models' errors around the published value); thick bars: the fit interval where "
+                "the schedule identifies one. Black diamonds: the architecture's bytes read per context token for "
+                "open-weight models. Dashed: the lecture's worked figures. " + _assumption_text(assumptions),
                 formula=f"slope: {ctx.cite('econ.fits.context_readings.kv_bytes_from_slope')}; crossover: "
                 f"{ctx.cite('econ.fits.context_readings.kv_bytes_at_crossover')}; interval: "
-                f"{ctx.cite('econ.fits.validation.widened_interval')}",
+                f"{ctx.cite('econ.fits.validation.left_out')}",
                 source=SOURCE + "; true values from the models table (config.json) through the deployment model",
             )
         ],
@@ -316,20 +315,26 @@ def _validation(ctx: SiteContext, quantities: dict) -> Section:
                 Col("reading", "Read from", wrap=True),
                 Col("n_models", "Open models", kind="num"),
                 Col("n_rows", "Schedules", kind="num"),
-                Col("coverage_pct", "Validated interval covers truth (% of models)", kind="num"),
-                Col("scenario_coverage_pct", "Scenario interval alone covers (% of schedules)", kind="num"),
-                Col("median_abs_log_ratio", "Median |ln(implied/true)|", kind="num", fmt=sig3),
-                Col("median_error_factor_ratio", "Typical factor off (ratio)", kind="num", fmt=sig3),
+                Col("coverage_pct", "Left-out coverage at 90% (% of models)", kind="num"),
+                Col("scenario_coverage_pct", "Own interval alone covers (% of schedules)", kind="num"),
                 Col("geometric_mean_ratio", "Bias, geometric mean (ratio)", kind="num", fmt=sig3),
-                Col("widening_factor_ratio", "Widening factor (ratio)", kind="num", fmt=sig3),
+                Col("bias_t_stat", "Bias t", kind="num", fmt=sig3),
+                Col("correction_factor_ratio", "Correction applied (ratio)", kind="num", fmt=sig3),
+                Col("interval_score_log", "Interval score (ln)", kind="num", fmt=sig3),
+                Col("baseline_interval_score_log", "No-price baseline's score (ln)", kind="num", fmt=sig3),
+                Col("skill_score_frac", "Skill (frac)", kind="num", fmt=sig3),
+                Col("interval_width_ratio", "Interval width, high/low (ratio)", kind="num", fmt=sig3),
+                Col("hypothesis_status", "Uncorrected hypothesis"),
                 Col("status", "Status"),
                 Col("status_reason", "Why", wrap=True),
             ],
             caption="Each price inference checked on the open-weight models whose architecture gives the true "
-            "value. The validated interval is the scenario interval widened in quadrature, in log space, by "
-            "t(0.95, n−1) × the RMS of the other open models' ln(implied/true) (each model left out of its own "
-            "check); a closed model's interval gets the factor from all of them. Status: ok when the left-out "
-            "intervals cover at least 3 of every 4 open models, undercovered below, too_few_open_models under 3",
+            "value, each model left out of its own check. A significant bias (t test, 5%) is corrected with the "
+            "model left out and the interval is the prediction interval of the other models' errors around it (not "
+            "their RMS); each interval is scored (Gneiting-Raftery interval score in ln, lower is better) against "
+            "the no-price baseline, the geometric mean of the other open models' true values. Status: "
+            "too_few_open_models under 5; falsified when a hypothesis misses beyond its own interval; uninformative "
+            "with no skill against the baseline or an interval wider than 10x; ok otherwise",
             id="inference-quantities",
         )
     ]
@@ -346,11 +351,13 @@ def _validation(ctx: SiteContext, quantities: dict) -> Section:
                         Col("provider", "Seller"),
                         Col("provider_kind", "Kind"),
                         Col("implied_value", "Implied", kind="num", fmt=sig3),
+                        Col("published_value", "Published", kind="num", fmt=sig3),
                         Col("true_value", "True", kind="num", fmt=sig3),
                         Col("unit", "Unit"),
                         Col("implied_over_true_ratio", "Implied/true (ratio)", kind="num", fmt=sig3),
                         Col("interval", "Validated interval"),
                         Col("interval_covers_true", "Covers truth"),
+                        Col("baseline_value", "No-price baseline", kind="num", fmt=sig3),
                     ],
                     caption="First-party and reseller schedules of each open model, validated apart",
                     id="inference-validation",

@@ -15,7 +15,7 @@ from econ.report.charts import pricing as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, fmt_num, table
 from econ.report.page import Download, PageContent, Section, SiteContext, note
-from econ.report.pages.common import guarded, sig3
+from econ.report.pages.common import guarded, interval_text, sig3
 
 NAME = "fast-mode"
 TITLE = "Fast mode"
@@ -26,7 +26,9 @@ FAST = """
 select source, provider, model, variant, tier_min_prompt_tokens, status, input_usd_per_mtok, output_usd_per_mtok,
        standard_input_usd_per_mtok, standard_output_usd_per_mtok, output_price_ratio, input_price_ratio, speed_ratio,
        batch_ratio, context_used_tokens, smaller_batch_allowed_frac, more_chips_allowed_frac,
-       speculation_allowed_frac, any_combination_allowed_frac, reference_models, explanations, arch_model, chip,
+       speculation_allowed_frac, any_combination_allowed_frac, any_combination_too_dear_frac,
+       any_combination_too_cheap_frac, implied_markup_ratio, implied_markup_low_ratio, implied_markup_high_ratio,
+       reference_models, explanations, arch_model, chip, gross_margin_frac,
        number_format, usd_per_chip_hour, user_speed_target_tokens_per_s, scenario_interval
 from fit_fast_mode order by source, provider, model, variant, tier_min_prompt_tokens
 """
@@ -52,7 +54,8 @@ def render(ctx: SiteContext) -> PageContent:
             "Some providers sell the same model faster at a higher price. The lecture's identity (a.5): on the same "
             "replica, price multiple × speed multiple = how many times smaller the fast batch is. A fast replica may "
             "also use more chips or speculative decoding; the deployment model says which of these explanations "
-            "can be s times faster for at most m times the cost."
+            "the price multiple explains at the stated margin range, which it excludes on either side, and the "
+            "markup the fast mode carries over standard."
         ),
         sections=sections,
         findings=findings.fast_mode(ctx),
@@ -132,7 +135,8 @@ def _explanations(ctx: SiteContext, frame: pl.DataFrame) -> Section:
             pl.when(pl.col("arch_model").is_null())
             .then(pl.lit("every deployed open model"))
             .otherwise(pl.col("arch_model"))
-            .alias("against")
+            .alias("against"),
+            interval_text("implied_markup_low_ratio", "implied_markup_high_ratio").alias("markup_range"),
         )
         blocks.append(
             table(
@@ -145,12 +149,17 @@ def _explanations(ctx: SiteContext, frame: pl.DataFrame) -> Section:
                     Col("speed_ratio", "s (× standard)", kind="num", fmt=sig3),
                     Col("context_used_tokens", "Decode context (tokens)", kind="num", fmt=sig3),
                     Col("against", "Read against"),
-                    Col("explanations", "Allowed on (reference architectures)"),
+                    Col("implied_markup_ratio", "Implied markup over standard (ratio)", kind="num", fmt=sig3),
+                    Col("markup_range", "Over the architectures"),
+                    Col("explanations", "Explained on (reference architectures), and excluded on either side"),
                 ],
-                caption="An explanation is allowed on a reference architecture when the deployment model's cheapest "
+                caption="An explanation is explained on a reference architecture when the deployment model's cheapest "
                 "point at least s times faster per user than the baseline (the cheapest point without speculation "
-                f"meeting {fmt_num(a['user_speed_target_tokens_per_s'])} tokens/s per user) costs at most m times "
-                f"the baseline per token (same margin in both modes). Assumed: {a['chip']} at {a['number_format']}, "
+                f"meeting {fmt_num(a['user_speed_target_tokens_per_s'])} tokens/s per user) needs a cost multiple "
+                "the price multiple m explains with both modes' gross margins anywhere in the scenario's range; it "
+                "is excluded as too dear (no margin pays for it) or too cheap (the price multiple exceeds what any "
+                "margin explains: the fast mode carries a markup of its own). Implied markup: m over the cost "
+                "multiple of the cheapest way to be that fast. Assumed: {a['chip']} at {a['number_format']}, "
                 f"{fmt_num(a['usd_per_chip_hour'])} USD/chip-hour. A closed model has no architecture of its own: "
                 "the count says on how many open architectures the published multiples fit each explanation. "
                 f"Scenario: {a['scenario_interval']}.",

@@ -36,7 +36,7 @@ select provider, model, variant, input_usd_per_mtok, output_usd_per_mtok,
        batch_over_balance_ratio, batch_over_balance_scenario_low_ratio, batch_over_balance_scenario_high_ratio,
        implied_decode_mbu_frac, implied_decode_mbu_check, predicted_output_over_input_ratio, lecture_f3_check,
        implied_decode_batch_seqs, implied_decode_batch_status, implied_decode_batch_check,
-       prefill_flop_per_input_token, prefill_flop_validated_low_per_input_token,
+       prefill_flop_per_input_token, prefill_flop_published_per_input_token, prefill_flop_validated_low_per_input_token,
        prefill_flop_validated_high_per_input_token, true_prefill_flop_per_input_token
 from fit_io_prices where source = 'hand' and variant = 'standard'
 order by provider, model
@@ -143,11 +143,7 @@ def _io(ctx: SiteContext) -> Section:
         )
     if frame.height:
         prefill = (
-            ctx.query(
-                "select case when status = 'ok' and not coalesce(error_within_factor, false) "
-                "then 'error exceeds its factor' else status end as status "
-                "from inference_quantities where quantity = 'prefill_flop_per_input_token'"
-            )
+            ctx.query("select status from inference_quantities where quantity = 'prefill_flop_per_input_token'")
             if ctx.has("inference_quantities")
             else pl.DataFrame({"status": ["not validated"]})
         )
@@ -157,7 +153,7 @@ def _io(ctx: SiteContext) -> Section:
                 "batch_interval"
             ),
             status_text(
-                "prefill_flop_per_input_token",
+                "prefill_flop_published_per_input_token",
                 "prefill_flop_validated_low_per_input_token",
                 "prefill_flop_validated_high_per_input_token",
                 pl.lit(prefill_status),

@@ -32,10 +32,12 @@ from price_current where source = 'hand' order by {KEY_ORDER}
 """
 
 SCATTER = f"""
-select provider, model, variant, tier_min_prompt_tokens, input_usd_per_mtok, output_usd_per_mtok,
-output_over_input_ratio
-from io_price_ratio where source = 'hand' and output_usd_per_mtok > 0 order by {KEY_ORDER}
+select coalesce(s.organisation, r.provider) as provider, r.provider as seller, model, variant, tier_min_prompt_tokens,
+input_usd_per_mtok, output_usd_per_mtok, output_over_input_ratio
+from io_price_ratio as r left join providers as s on s.provider = r.provider
+where r.source = 'hand' and r.output_usd_per_mtok > 0 order by {KEY_ORDER}
 """
+"""One colour per seller organisation (Model Studio's regions are one Alibaba)."""
 
 RATIO_BINS = """
 with binned as (

@@ -94,7 +94,8 @@ order by swing_decades desc, assumption, "end" desc
 """
 
 BALANCE = """
-select quantity, unit, central_value, low_value, high_value, lecture_value, formula, lecture_section
+select quantity, unit, central_value, p5_value, p95_value, draws, low_value, high_value, lecture_value, formula,
+       lecture_section
 from token_balance where scenario = ? order by rowid
 """
 
@@ -336,7 +337,10 @@ def _balance(ctx: SiteContext) -> Section:
     if balance.is_empty():
         blocks.append(note(f"The token balance has no rows for scenario {ctx.scenario}.", kind="pending"))
     else:
-        balance = balance.with_columns(interval_text("low_value", "high_value").alias("range"))
+        balance = balance.with_columns(
+            interval_text("p5_value", "p95_value").alias("likely"),
+            interval_text("low_value", "high_value").alias("range"),
+        )
         blocks.append(
             table(
                 balance,
@@ -344,12 +348,16 @@ def _balance(ctx: SiteContext) -> Section:
                     Col("quantity", "Quantity"),
                     Col("unit", "Unit"),
                     Col("central_value", "Central", kind="num", fmt=sig3),
-                    Col("range", "Range (every corner of the assumption ranges)"),
+                    Col("likely", "5–95% over independent draws of the ranges"),
+                    Col("range", "Bound: every assumption at its worst end at once"),
                     Col("lecture_value", "Lecture", kind="num", fmt=sig3),
                     Col("formula", "Formula"),
                     Col("lecture_section", "Lecture §"),
                 ],
-                caption=f"The lecture's token balance under scenario {ctx.scenario}",
+                caption=f"The lecture's token balance under scenario {ctx.scenario}: the 5th–95th percentiles over "
+                f"{balance['draws'][0]:,} independent draws of every assumption's range (log-uniform over ranges wider "
+                "than 3x, uniform otherwise) are what the ranges make likely; the bound sets every assumption to its "
+                "worst end at once and is not a likely range",
                 id="token-balance",
             )
         )

@@ -88,7 +88,7 @@ def test_every_page_renders_from_the_small_data_set_without_snapshots(tmp_path, 
         as_of=AS_OF,
     )
     pages = sorted(p.name for p in result_reports.glob("*.html"))
-    assert len(pages) == 11
+    assert len(pages) == 12
     changed = (result_reports / "what-changed.html").read_text(encoding="utf-8")
     assert "Nothing to compare: fewer than two snapshot dates are imported" in changed
     pricing = (result_reports / "context-pricing.html").read_text(encoding="utf-8")

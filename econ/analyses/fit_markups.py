@@ -1,0 +1,402 @@
+"""``fit_markups`` and ``fit_markup_rows``: the markup model (:mod:`econ.fits.markups`) fitted where the truth is known.
+
+Every standard price row of an open model the deployment model serves (every seller, hand-kept and imported, every
+snapshot), base tier, per component it quotes, against the calibrated cost of that component on the scenario's
+serving chip (``markup_costs``; the long-context slopes against ``fit_context_tiers``' deployment cost slopes of the
+current schedules). One markup per component for the model's maker and one reseller effect; each open model's rows
+read back as a cost with that model left out, and those readings validated by the rule of
+:mod:`econ.fits.validation` (quantity ``serving_cost_from_<component>_price``); closed models' first-party prices read
+with every open model in the fit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from econ.analyses import markup_costs
+from econ.analyses.inputs import MODELS_SQL
+from econ.fits import markups, validation
+from econ.fits.price_selection import attach_architecture, choose_sources, provider_kind
+from econ.results import ResultColumn as C
+from econ.results import ResultTable
+
+NAME = "fit_markups"
+INPUTS = (
+    "prices",
+    "price_current",
+    "price_keys",
+    "model_catalog",
+    "models",
+    "model_derived",
+    "markup_costs",
+    "fit_context_tiers",
+)
+
+OPEN_SQL = """
+select p.*, c.arch_model, case when k.is_first_party then 'first_party' else 'reseller' end as provider_kind
+from prices as p
+join price_keys as k using (source, provider, model)
+join model_catalog as c on c.canonical_model = k.canonical_model
+where c.arch_model is not null and p.variant = 'standard' and p.tier_min_prompt_tokens = 0
+order by p.source, p.provider, p.model, p.from_date
+"""
+"""Every standard base-tier price of an open model: the catalog's canonical model (price_keys, model_aliases) names
+its architecture; first-party where the seller's organisation makes it."""
+
+PRICE_COLUMNS = {  # price column -> (component, hold time in s for the cache cost; 0: none)
+    "input_usd_per_mtok": ("input", 0.0),
+    "output_usd_per_mtok": ("output", 0.0),
+    "cache_read_usd_per_mtok": ("cache_read", 0.0),
+    "cache_write_5m_usd_per_mtok": ("cache_write", 300.0),
+    "cache_write_1h_usd_per_mtok": ("cache_write", 3_600.0),
+    "cache_write_12h_usd_per_mtok": ("cache_write", 43_200.0),
+    "cache_storage_usd_per_mtok_hour": ("cache_storage", 3_600.0),
+}
+SLOPE_COLUMN = {"input": "long_context_input", "output": "long_context_output"}
+UNITS = {
+    "long_context_input": "USD/MTok per MTok of context",
+    "long_context_output": "USD/MTok per MTok of context",
+    "cache_storage": "USD/MTok/hour",
+}
+COST_BASIS = {
+    "input": "prefill per uncached prompt token at the traffic mix",
+    "output": "decode per generated token at the batch meeting the tokens/s-per-user target",
+    "cache_read": "reading the token's KV back from the ddr tier",
+    "cache_write": "the input cost plus holding the KV in the ddr tier for the duration sold",
+    "cache_storage": "holding the KV in the ddr tier for an hour",
+    "long_context_input": "the deployment model's prefill cost slope over the tiers' contexts",
+    "long_context_output": "the deployment model's decode KV cost slope over the tiers' contexts",
+}
+KEY = ("source", "provider", "model", "from_date", "price_column")
+
+
+def quantity(component: str) -> str:
+    """The inference_quantities name of a component's cost reading."""
+    return f"serving_cost_from_{component}_price"
+
+
+FIT_MARKUP_ROWS = ResultTable(
+    name="fit_markup_rows",
+    grain="price row (source x seller x price key x period, base tier, standard) x price component",
+    key=KEY,
+    description=(
+        "Every price of every open model the deployment model serves (all sellers, sources and snapshots) and every "
+        "closed model's current first-party price, per component: the price, the calibrated cost it is set against "
+        "(open models), ln(price/cost), the cost read back from the price by the markup model (open models: their "
+        "own model left out) and its validated interval and status (econ.fits.validation)"
+    ),
+    columns=(
+        C("source", "str", "", "key", "Price source (hand, litellm, openrouter)"),
+        C("provider", "str", "", "key", "Seller"),
+        C("model", "str", "", "key", "Price key as the seller names it"),
+        C("from_date", "date", "", "key", "First day of the price's period"),
+        C("price_column", "str", "", "key", "prices column (or the tiers' slope) the component is read from"),
+        C("component", "str", "", "label", "Price component (econ.fits.markups.COMPONENTS)"),
+        C("unit", "str", "", "label", "Unit of the price and cost columns"),
+        C("arch_model", "str", "", "input", "Open model behind the price (null: closed)"),
+        C("provider_kind", "str", "", "input", "first_party, reseller, or null for a closed model"),
+        C("price_value", "float", "(unit column)", "input", "The list price of the component"),
+        C(
+            "cost_value",
+            "float",
+            "(unit column)",
+            "calibrated",
+            "Calibrated serving cost (markup_costs)",
+            markup_costs.chip_costs,
+        ),
+        C("log_markup_ratio", "float", "", "derived", "ln(price/cost)", markups.fit),
+        C(
+            "predicted_markup_ratio",
+            "float",
+            "",
+            "fit",
+            "exp(mu_component + gamma*reseller) of the fit without the row's own model (every open model for a "
+            "closed one)",
+            markups.left_out,
+        ),
+        C(
+            "implied_cost_value",
+            "float",
+            "(unit column)",
+            "inference",
+            "The cost read from the price, published (corrected by the validation rule where its bias is significant)",
+            validation.validate,
+        ),
+        C(
+            "implied_cost_low_value",
+            "float",
+            "(unit column)",
+            "inference",
+            "Validated interval, low",
+            validation.left_out,
+        ),
+        C(
+            "implied_cost_high_value",
+            "float",
+            "(unit column)",
+            "inference",
+            "Validated interval, high",
+            validation.left_out,
+        ),
+        C("validation_status", "str", "", "check", "Status of the component's cost reading", validation.summary),
+    ),
+)
+
+FIT_MARKUPS = ResultTable(
+    name="fit_markups",
+    grain="price component",
+    key=("component",),
+    description=(
+        "The markup model ln(price/cost) = mu_component + gamma*[reseller] over every price of the open models the "
+        "deployment model serves (each model x component weighing 1): the maker's markup per component, the "
+        "resellers' factor, the prediction interval a new model's markup gets (from the left-out spread), and the "
+        "validation of the costs it reads back from prices"
+    ),
+    columns=(
+        C("component", "str", "", "key", "Price component"),
+        C("cost_basis", "str", "", "label", "What the component's price is set against"),
+        C("markup_ratio", "float", "", "fit", "exp(mu): price over calibrated cost of a model's maker", markups.fit),
+        C(
+            "reseller_markup_ratio",
+            "float",
+            "",
+            "fit",
+            "exp(mu + gamma): the same for a reseller (gamma shared by the components)",
+            markups.fit,
+        ),
+        C(
+            "gross_margin_frac",
+            "float",
+            "",
+            "fit",
+            "1 - 1/markup of a maker: the share of its price above the calibrated cost",
+            markups.implied_margin,
+        ),
+        C(
+            "markup_low_ratio",
+            "float",
+            "",
+            "fit",
+            "Prediction interval of a new model's maker markup, low (the validated interval of its cost reading)",
+            validation.left_out,
+        ),
+        C("markup_high_ratio", "float", "", "fit", "The same, high", validation.left_out),
+        C("n_models", "int", "", "check", "Open models with a price of the component"),
+        C("n_rows", "int", "", "check", "Price rows (sellers x sources x snapshots)"),
+        C("n_sellers", "int", "", "check", "Distinct sellers of the open models"),
+        C("quantity", "str", "", "label", "The cost reading's name in inference_quantities"),
+        C("coverage_models_frac", "float", "", "check", "Left-out coverage of the cost reading", validation.summary),
+        C(
+            "skill_score_frac",
+            "float",
+            "",
+            "check",
+            "Skill of the cost reading against the baseline",
+            validation.summary,
+        ),
+        C("interval_width_ratio", "float", "", "check", "Width of a closed model's interval", validation.left_out),
+        C("status", "str", "", "check", "Status of the cost reading (inference_quantities.status)", validation.summary),
+    ),
+)
+TABLES = (FIT_MARKUPS, FIT_MARKUP_ROWS)
+
+
+def _long(rows: pl.DataFrame, costs: pl.DataFrame | None) -> pl.DataFrame:
+    """One row per price row × priced component (price > 0), with its cost where ``costs`` has the model."""
+    parts = []
+    for column, (component, hold_s) in PRICE_COLUMNS.items():
+        if column not in rows.columns:
+            continue
+        part = rows.filter(pl.col(column) > 0).select(
+            "source",
+            "provider",
+            "model",
+            "from_date",
+            pl.lit(column).alias("price_column"),
+            pl.lit(component).alias("component"),
+            "arch_model",
+            "provider_kind",
+            pl.col(column).cast(pl.Float64).alias("price_value"),
+        )
+        if costs is not None:
+            part = part.join(costs, on="arch_model", how="left")
+            cost = {
+                "input": pl.col("input_cost_usd_per_mtok"),
+                "output": pl.col("output_cost_usd_per_mtok"),
+                "cache_read": pl.col("cache_retrieve_usd_per_mtok"),
+                "cache_write": pl.col("input_cost_usd_per_mtok") + pl.col("cache_hold_usd_per_mtok_s") * hold_s,
+                "cache_storage": pl.col("cache_hold_usd_per_mtok_s") * hold_s,
+            }[component]
+            part = part.with_columns(cost.alias("cost_value")).select(*part.columns[:9], "cost_value")
+        else:
+            part = part.with_columns(pl.lit(None, pl.Float64).alias("cost_value"))
+        parts.append(part)
+    return pl.concat(parts, how="vertical_relaxed") if parts else pl.DataFrame()
+
+
+def slope_rows(context: pl.DataFrame) -> pl.DataFrame:
+    """The long-context slopes of ``fit_context_tiers`` (default rule, current schedules, standard) as price rows."""
+    if context.height == 0:
+        return pl.DataFrame()
+    rows = context.filter(
+        pl.col("default_rule")
+        & ~pl.col("pooled")
+        & (pl.col("variant") == "standard")
+        & pl.col("component").is_in(list(SLOPE_COLUMN))
+        & (pl.col("slope_usd_per_mtok_per_mtok_context") > 0)
+    )
+    return rows.select(
+        "source",
+        "provider",
+        "model",
+        pl.lit(None, pl.Date).alias("from_date"),
+        (pl.col("component") + "_slope_usd_per_mtok_per_mtok_context").alias("price_column"),
+        pl.col("component").replace_strict(SLOPE_COLUMN).alias("component"),
+        "arch_model",
+        "provider_kind",
+        pl.col("slope_usd_per_mtok_per_mtok_context").alias("price_value"),
+        pl.col("deployment_cost_slope_usd_per_mtok_per_mtok_context").alias("cost_value"),
+    )
+
+
+def price_rows(open_rows: pl.DataFrame, current: pl.DataFrame, models: pl.DataFrame, costs, context) -> pl.DataFrame:
+    """Open models' rows (``OPEN_SQL``: every source and snapshot, with a reference cost) and closed models' current
+    first-party-or-chosen ones (one source per model, :func:`econ.fits.price_selection.choose_sources`)."""
+    reference = costs.filter(pl.col("reference")).drop("chip", "reference", "usd_per_chip_hour", "cache_device")
+    base = (pl.col("variant") == "standard") & (pl.col("tier_min_prompt_tokens") == 0)
+    open_rows = open_rows.filter(pl.col("arch_model").is_in(reference["arch_model"].to_list()))
+    closed = choose_sources(current.filter(base)).pipe(attach_architecture, models)
+    closed = closed.filter(pl.col("arch_model").is_null()).with_columns(provider_kind())
+    parts = [_long(open_rows, reference), _long(closed, None), slope_rows(context)]
+    frame = pl.concat([p for p in parts if p.height], how="vertical_relaxed")
+    frame = frame.filter(pl.col("arch_model").is_null() | (pl.col("cost_value") > 0))
+    return frame.unique(subset=list(KEY), keep="first").sort(KEY, nulls_last=True)
+
+
+def fitted(frame: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
+    """The rows with the markup model's predictions and validated readings, and each component's summary."""
+    comp = {c: i for i, c in enumerate(markups.COMPONENTS)}
+    c = frame["component"].replace_strict(comp, return_dtype=pl.Int64).to_numpy()
+    reseller = (frame["provider_kind"] == "reseller").fill_null(False).to_numpy().astype(float)
+    price = frame["price_value"].to_numpy()
+    cost = frame["cost_value"].fill_null(np.nan).to_numpy()
+    is_open = frame["arch_model"].is_not_null().to_numpy()
+    names = sorted(set(frame.filter(pl.col("arch_model").is_not_null())["arch_model"]))
+    group = np.array([names.index(m) if m is not None else -1 for m in frame["arch_model"].to_list()])
+    y = np.log(price / np.where(is_open, cost, np.nan))
+    n_c = len(markups.COMPONENTS)
+    w = markups.model_weights(group[is_open], c[is_open])
+    mu, gamma = markups.fit(y[is_open], c[is_open], reseller[is_open], w, n_components=n_c)
+    log_cost = np.log(price) - mu[c] - gamma * reseller  # closed rows: every open model in the fit
+    log_cost[is_open] = markups.left_out(
+        np.log(price[is_open]), y[is_open], c[is_open], reseller[is_open], group[is_open], n_components=n_c
+    )
+    out = frame.with_columns(
+        pl.Series("log_markup_ratio", y, nan_to_null=True),
+        pl.Series("predicted_markup_ratio", price / np.exp(log_cost), nan_to_null=True),
+        pl.Series("_read", np.exp(log_cost), nan_to_null=True),
+    )
+    pieces, summaries = [], {}
+    for component in markups.COMPONENTS:
+        rows = out.filter(pl.col("component") == component)
+        if rows.height == 0:
+            summaries[component] = {"n_models": 0, "n_rows": 0, "status": "too_few_open_models"}
+            continue
+        checked, summary = validation.validate(
+            rows.select(
+                pl.col("arch_model").alias("model_key"),
+                pl.col("_read").alias("implied"),
+                pl.lit(None, pl.Float64).alias("scenario_low"),
+                pl.lit(None, pl.Float64).alias("scenario_high"),
+                pl.col("cost_value").alias("true"),
+            ),
+            role="reading",
+        )
+        sellers = rows.filter(pl.col("arch_model").is_not_null())["provider"].n_unique()
+        summary.update(mu=mu[comp[component]], gamma=gamma, n_sellers=sellers)
+        summaries[component] = summary
+        pieces.append(
+            rows.with_columns(
+                checked["corrected"].alias("implied_cost_value"),
+                checked["validated_low"].alias("implied_cost_low_value"),
+                checked["validated_high"].alias("implied_cost_high_value"),
+                pl.lit(summary["status"]).alias("validation_status"),
+            )
+        )
+    rows = pl.concat(pieces, how="vertical_relaxed").drop("_read") if pieces else FIT_MARKUP_ROWS.empty_frame()
+    return rows.with_columns(pl.col("component").replace_strict(UNITS, default="USD/MTok").alias("unit")), summaries
+
+
+def summary_table(summaries: dict) -> pl.DataFrame:
+    """``fit_markups`` from the per-component summaries of :func:`fitted`."""
+    records = []
+    for component in markups.COMPONENTS:
+        s = summaries.get(component, {})
+        mu, gamma = s.get("mu", np.nan), s.get("gamma", np.nan)
+        width = s.get("interval_width_ratio", np.nan)
+        half = np.sqrt(width) if width is not None and np.isfinite(width) else np.inf
+        markup = float(np.exp(mu)) if np.isfinite(mu) else None
+        records.append(
+            {
+                "component": component,
+                "cost_basis": COST_BASIS[component],
+                "markup_ratio": markup,
+                "reseller_markup_ratio": float(np.exp(mu + gamma)) if np.isfinite(mu + gamma) else None,
+                "gross_margin_frac": float(markups.implied_margin(markup, 1.0)) if markup else None,
+                "markup_low_ratio": markup / half if markup else None,
+                "markup_high_ratio": markup * half if markup and np.isfinite(half) else None,
+                "n_models": s.get("n_models", 0),
+                "n_rows": s.get("n_rows", 0),
+                "n_sellers": s.get("n_sellers", 0),
+                "quantity": quantity(component),
+                "coverage_models_frac": s.get("coverage_models_frac"),
+                "skill_score_frac": s.get("skill_score_frac"),
+                "interval_width_ratio": width if width is not None and np.isfinite(width) else None,
+                "status": s.get("status", "too_few_open_models"),
+            }
+        )
+    return pl.DataFrame(records, schema=FIT_MARKUPS.schema, strict=False).with_columns(
+        pl.col(pl.Float64).fill_nan(None)
+    )
+
+
+def validation_rows(frame: pl.DataFrame, component: str) -> pl.DataFrame:
+    """One component's rows of ``fit_markup_rows`` in the layout :func:`econ.fits.validation.validate` reads (the
+    read cost = price over the predicted markup, before the rule's own correction)."""
+    rows = frame.filter(pl.col("component") == component)
+    return rows.select(
+        "source",
+        "provider",
+        "model",
+        "from_date",
+        "price_column",
+        pl.lit("standard").alias("variant"),
+        "provider_kind",
+        pl.col("arch_model").alias("model_key"),
+        (pl.col("price_value") / pl.col("predicted_markup_ratio")).alias("implied"),
+        pl.lit(None, pl.Float64).alias("scenario_low"),
+        pl.lit(None, pl.Float64).alias("scenario_high"),
+        pl.col("cost_value").alias("true"),
+    )
+
+
+def tables(open_rows, current, models, costs, context) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(``fit_markups``, ``fit_markup_rows``)."""
+    frame = price_rows(open_rows, current, models, costs, context)
+    if frame.height == 0 or frame["arch_model"].is_null().all():
+        return summary_table({}), FIT_MARKUP_ROWS.empty_frame()
+    rows, summaries = fitted(frame)
+    return summary_table(summaries), rows.select(FIT_MARKUP_ROWS.names).sort(KEY, nulls_last=True)
+
+
+def run(ctx) -> None:
+    markups_table, rows = tables(
+        ctx.query(OPEN_SQL),
+        ctx.query("select * from price_current"),
+        ctx.query(MODELS_SQL),
+        ctx.query("select * from markup_costs"),
+        ctx.query("select * from fit_context_tiers"),
+    )
+    ctx.write(FIT_MARKUPS, markups_table)
+    ctx.write(FIT_MARKUP_ROWS, rows)

@@ -1,0 +1,91 @@
+"""The markup model, every seller's implied margin and the closed models read backwards, on the shipped data.
+
+Checks of issue 24: the implied-margin table covers every open model with a calibrated cost, with at least 5 sellers
+each where the data has them (counted independently here from price_current and model_catalog); the markup rows read
+every source and snapshot; a margin recomputes from its price and cost; the decode cost is at the speed target;
+the cost readings carry one status, the one inference_quantities shows.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import polars as pl
+import pytest
+
+from econ.analyses import fit_markups, markup_costs
+
+
+@pytest.fixture(scope="module")
+def con(real_db):
+    with duckdb.connect(str(real_db), read_only=True) as c:
+        yield c
+
+
+def q(con, sql: str) -> pl.DataFrame:
+    return con.sql(sql).pl()
+
+
+def test_every_open_model_with_a_calibrated_cost_has_its_sellers_margins(con):
+    """Independent count: the distinct sellers of each open model's current standard base-tier prices."""
+    costed = set(q(con, "select distinct arch_model from markup_costs where input_cost_usd_per_mtok > 0")["arch_model"])
+    sellers = q(
+        con,
+        """
+        select c.arch_model, count(distinct p.provider) as sellers
+        from price_current p join model_catalog c using (canonical_model)
+        where c.arch_model is not null and p.variant = 'standard' and p.tier_min_prompt_tokens = 0
+          and p.input_usd_per_mtok > 0
+        group by 1
+        """,
+    )
+    in_data = {r["arch_model"]: r["sellers"] for r in sellers.iter_rows(named=True) if r["arch_model"] in costed}
+    table = q(con, "select arch_model, count(distinct provider) as sellers from implied_margins where component = "
+                   "'input' group by 1")  # fmt: skip
+    got = dict(zip(table["arch_model"], table["sellers"]))
+    assert set(got) == set(in_data)
+    for model, n in in_data.items():
+        assert got[model] >= min(n, 5), model
+    assert sum(n >= 5 for n in got.values()) >= 25
+
+
+def test_a_margin_recomputes_from_its_price_and_cost_and_the_chip_range_brackets_it(con):
+    m = q(con, "select * from implied_margins")
+    assert (m["margin_frac"] - (1 - m["cost_usd_per_mtok"] / m["price_usd_per_mtok"])).abs().max() < 1e-9
+    ok = m.filter(pl.col("n_chips") > 1)
+    assert ok.height and (ok["margin_low_frac"] <= ok["margin_frac"] + 1e-12).all()
+    assert (ok["margin_frac"] <= ok["margin_high_frac"] + 1e-12).all()
+
+
+def test_the_output_cost_is_at_the_largest_batch_that_meets_the_speed_target():
+    """By hand on a made-up cost curve: 2 chips at $3.6/h, costs per token at batches 1, 10, 100; tokens/s per user
+    = chips*p/(c*B): 2e-3/(c*B) -> 100, 20, 0.4 with c = 2e-5, 1e-5, 5e-5... the target 10 picks batch 10."""
+    cost = np.array([[2e-5, 1e-5, 5e-5]])
+    c, b = markup_costs.output_cost_at_speed(cost, np.array([1.0, 10.0, 100.0]), [2.0], 3.6, 10.0)
+    assert (c[0], b[0]) == (1e-5, 10.0)
+    c, b = markup_costs.output_cost_at_speed(cost, np.array([1.0, 10.0, 100.0]), [2.0], 3.6, 1e6)  # none meets it
+    assert b[0] == 1.0
+
+
+def test_the_markup_model_reads_every_source_and_snapshot_and_states_one_status(con):
+    rows = q(con, "select * from fit_markup_rows")
+    open_rows = rows.filter(pl.col("arch_model").is_not_null())
+    assert set(open_rows["provider_kind"]) == {"first_party", "reseller"}
+    assert open_rows["from_date"].n_unique() > 2  # several snapshots, not only the current prices
+    status = dict(q(con, "select quantity, status from inference_quantities").iter_rows())
+    fitted = q(con, "select component, quantity, status, n_models from fit_markups")
+    for r in fitted.iter_rows(named=True):
+        assert r["status"] == status[r["quantity"]], r["component"]
+        mine = rows.filter(pl.col("component") == r["component"])
+        assert set(mine["validation_status"].drop_nulls()) <= {r["status"]}
+    assert fitted.filter(pl.col("component") == "input")["n_models"][0] >= 25
+    assert fit_markups.quantity("input") in status
+
+
+def test_closed_models_are_read_with_their_interval_and_never_given_a_decode_batch(con):
+    inv = q(con, "select * from markup_inversions where arch_model is null")
+    assert inv.height > 0 and inv["implied_active_params"].is_not_null().all()
+    assert (inv["active_params_low"] < inv["implied_active_params"]).all()
+    assert (inv["implied_active_params"] < inv["active_params_high"]).all()
+    assert inv["implied_decode_batch_seqs"].is_null().all()
+    assert inv["decode_batch_status"].str.starts_with("not identified").all()
