@@ -148,6 +148,13 @@ def _rows(tables: BillingTables, model: str, provider: str | None, source: str |
         sellers = sorted(set(rows["provider"]))
         rows = rows.filter((pl.col("provider") == provider) | (pl.col("seller") == provider))
         if rows.height == 0:
+            for r in _retirements(tables.rules, model, tables.as_of):
+                if r["provider"] == provider and r["value"] == "refused":
+                    raise EconError(
+                        f"{name} was retired by {provider} on {r['from_date']}: requests fail (billing rule "
+                        f"{r['rule_id']})",
+                        f"the rule quotes {r['source_url']}",
+                    )
             close = difflib.get_close_matches(provider, sellers, n=3, cutoff=0.5)
             hint = f"did you mean {', '.join(close)}?" if close else f"sellers of {name}: {', '.join(sellers)}"
             raise EconError(f"{provider} sells no {name} on {tables.as_of}", hint)
@@ -288,6 +295,10 @@ def bill(
         .otherwise(pl.lit("billed"))
         .alias("status"),
     )
+    held = out.select(
+        pl.col("schedule").alias("held_by"), pl.format("{} {}", "source", "price_row").alias("held_by_row")
+    )
+    out = out.join(held, on="held_by", how="left")
     out = (
         out.with_columns(_conflicts(out))
         .with_columns(
@@ -306,7 +317,7 @@ def bill(
                     pl.col("redirect_note"),
                     pl.when(pl.col("max_input_tokens").is_null()).then(pl.lit("no published context limit")),
                     pl.when(pl.col("status") == "superseded").then(
-                        pl.concat_str([pl.lit("superseded by "), pl.col("held_by")])
+                        pl.concat_str([pl.lit("superseded by "), pl.col("held_by_row")])
                     ),
                 ],
                 separator="; ",

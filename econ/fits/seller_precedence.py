@@ -33,18 +33,25 @@ REGION_SEGMENT = r"^(?:[a-z]{2}(?:-gov)?-[a-z]+-\d+|us|eu|global|apac|claude_pla
 """A price-key path segment that names a region or a separately run platform (``us-gov-east-1``, ``eu``)."""
 REGION_PREFIX = r"^(us-gov|us|eu|apac|au|jp|ca|sa|global)\.[a-z]+\."
 """A Bedrock cross-region prefix of the key's last segment (``eu.anthropic.claude-…``)."""
+HOST_PREFIX = r"^(fw)-"
+"""A host prefix of the key's last segment naming another deployment of the model (Azure's ``FW-`` Fireworks ones)."""
+TAG_SUFFIX = r":([a-z][a-z0-9_-]*)$"
+"""A tag after the key naming another product of the seller (``:variant1``, ``:priority``; not Bedrock's ``:0``)."""
 
 
 def region() -> pl.Expr:
-    """The region (or platform) a price key names, "" when none (see :data:`REGION_SEGMENT`, :data:`REGION_PREFIX`)."""
+    """What part of a seller a price key names, "" when none: a region or platform (:data:`REGION_SEGMENT`,
+    :data:`REGION_PREFIX`), a host (:data:`HOST_PREFIX`) and a product tag (:data:`TAG_SUFFIX`), joined by '+'."""
     parts = pl.col("model").str.to_lowercase().str.split("/")
+    last = parts.list.last()
     segment = (
         parts.list.slice(0, parts.list.len() - 1)
         .list.eval(pl.element().filter(pl.element().str.contains(REGION_SEGMENT)))
         .list.first()
     )
-    prefix = parts.list.last().str.extract(REGION_PREFIX, 1)
-    return pl.coalesce(segment, prefix, pl.lit("")).alias("region")
+    place = pl.coalesce(segment, last.str.extract(REGION_PREFIX, 1))
+    tags = [place, last.str.extract(HOST_PREFIX, 1), last.str.extract(TAG_SUFFIX, 1)]
+    return pl.concat_str(tags, separator="+", ignore_nulls=True).fill_null("").alias("region")
 
 
 def offer() -> pl.Expr:

@@ -1,0 +1,73 @@
+"""Conformance of ``econ cost`` with the sellers' own pages: every case of tests/fixtures/billing_cases/cases.csv
+(a request, a seller, the bill by hand from the page quoted in pages.csv, the arithmetic) billed on the shipped data
+by the function ``econ cost`` runs, to 1e-9 relative, or refused with the reason the page gives.
+
+The cases are written by tests/fixtures/billing_cases/write_cases.py from the pages' rates and words alone (it imports
+nothing from econ). The database is the session's ``real_db``; prices at each case's date come from ``price_history``
+(read once), as ``price_current`` gives them.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from econ.analyses.billing import bill_one
+from econ.analyses.cost_command import parse_at, single_request
+
+CASES_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "billing_cases"
+CASES = list(csv.DictReader((CASES_DIR / "cases.csv").read_text(encoding="utf-8").splitlines()))
+PAGES = {r["page_id"]: r for r in csv.DictReader((CASES_DIR / "pages.csv").read_text(encoding="utf-8").splitlines())}
+FIRST_PARTY = {"anthropic", "google", "openai", "xai", "deepseek", "alibaba", "minimax", "moonshot", "zai"}
+"""The sellers data/prices.csv prices first-party (hand-kept rows)."""
+REFUSALS = {"limit": "above the seller's limit", "retired": "retired"}
+
+
+def request(case: dict):
+    return single_request(
+        input_tokens=int(case["input_tokens"]),
+        output_tokens=int(case["output_tokens"]),
+        cached_input_tokens=int(case["cached_input_tokens"]),
+        cache_write_tokens=int(case["cache_write_tokens"]),
+        cache_ttl=case["cache_ttl"],
+        at=parse_at(case["at"] or None),
+    )
+
+
+def test_the_suite_covers_every_first_party_seller_rule_and_threshold_position():
+    assert len(CASES) >= 150 and {c["page_id"] for c in CASES} <= set(PAGES)
+    assert FIRST_PARTY <= {c["provider"] for c in CASES}
+    classes = {c["class"] for c in CASES}
+    for position in ("just below", "just above", "far above"):
+        assert f"tier: {position}" in classes
+    assert {"tier: at (exceeds: base)", "tier: at (reaches)"} <= classes
+    for needed in (
+        "batch x 1h write",
+        "cache write billed as input (0 in the map)",
+        "single write price, 1h asked",
+        "batch: cache price wins",
+        "time: off-peak",
+        "retired: billed as grok-4.3",
+        "retired",
+        "limit: just above",
+        "date: a price taking effect on the as-of date",
+    ):
+        assert any(c.startswith(needed) for c in classes), needed
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["case_id"] for c in CASES])
+def test_econ_bills_the_case_as_the_page_says(tables_at, case):
+    got = bill_one(
+        tables_at(case["as_of"]),
+        provider=case["provider"],
+        model=case["model"],
+        variant=case["variant"],
+        requests=request(case),
+    )
+    if case["expected_refusal"]:
+        assert got["cost_usd"] is None and REFUSALS[case["expected_refusal"]] in (got["refusal"] or ""), got
+    else:
+        assert got["refusal"] is None, got
+        assert got["cost_usd"] == pytest.approx(float(case["expected_usd"]), rel=1e-9, abs=1e-12), case["arithmetic"]
