@@ -55,15 +55,16 @@ RULES: dict[str, Rule] = {
         Rule(
             "write_ttl",
             ("per_ttl", "single"),
-            "per_ttl: each retention has its own write price; single: the seller lists one write price, which "
-            "applies whatever retention is asked",
+            "per_ttl: each retention has its own write price (a retention without one bills as an unlisted write); "
+            "single: a row's one listed write price (5-minute or 1-hour) bills a write of either retention",
         ),
         Rule(
             "batch_cache",
             ("listed", "stacks", "cache_wins"),
             "listed: a batch row's own cache prices; stacks: a cache price the batch row lacks is the standard "
-            "row's times the batch discount (batch input / standard input); cache_wins: cached tokens in a batch "
-            "bill at the standard row's cache-read price (the cache discount replaces the batch discount)",
+            "row's times the batch discount (batch input / standard input); cache_wins: a batch row without a "
+            "cache-read price bills cached tokens at the standard row's (the cache discount replaces the batch "
+            "discount)",
         ),
         Rule(
             "retired",

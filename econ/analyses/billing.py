@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from datetime import date
+from functools import cached_property
 
 import polars as pl
 
@@ -40,6 +41,14 @@ class BillingTables:
     providers: pl.DataFrame
     as_of: date
 
+    @cached_property
+    def name_keys(self) -> pl.DataFrame:
+        """Each price row's canonical model and key read as a name (match_key), computed once per date."""
+        return self.prices.select(
+            match_key(pl.col("canonical_model")).alias("_canonical_key"),
+            match_key(model_name(pl.col("model"))).alias("_model_key"),
+        )
+
 
 @dataclass
 class Bill:
@@ -54,14 +63,15 @@ def _name(text: str) -> str:
     return pl.select(model_name(pl.lit(text))).item() or text
 
 
-def _matching(prices: pl.DataFrame, model: str) -> tuple[pl.DataFrame, str]:
+def _matching(tables: BillingTables, model: str) -> tuple[pl.DataFrame, str]:
     wanted = pl.select(match_key(model_name(pl.lit(model)))).item()
-    canonical = prices.filter(match_key(pl.col("canonical_model")) == wanted)
+    keys = tables.name_keys
+    canonical = tables.prices.filter(keys["_canonical_key"] == wanted)
     if canonical.height:
         return canonical, canonical["canonical_model"][0]
-    keyed = prices.filter(
-        (pl.col("model") == model)
-        | (pl.col("canonical_model").is_null() & (match_key(model_name(pl.col("model"))) == wanted))
+    keyed = tables.prices.filter(
+        (tables.prices["model"] == model)
+        | (tables.prices["canonical_model"].is_null() & (keys["_model_key"] == wanted))
     )
     return keyed, model
 
@@ -81,7 +91,7 @@ def _retirements(rules: pl.DataFrame, model: str, as_of: date) -> list[dict]:
 
 def _billed_as(tables: BillingTables, seller: str, target: str, rule_id: str) -> pl.DataFrame:
     """``target``'s rows at ``seller`` (with their own rules), noted as billed in place of a retired model."""
-    found, _ = _matching(tables.prices, target)
+    found, _ = _matching(tables, target)
     found = br.with_rules(br.with_sellers(found, tables.providers), tables.rules, on=tables.as_of)
     note = f"retired; {seller} bills it as {target} (billing rule {rule_id})"
     return found.filter(pl.col("seller") == seller).with_columns(pl.lit(note).alias("redirect_note"))
@@ -90,7 +100,7 @@ def _billed_as(tables: BillingTables, seller: str, target: str, rule_id: str) ->
 def resolve(tables: BillingTables, model: str) -> tuple[pl.DataFrame, str]:
     """The price rows of ``model`` (canonical name in any spelling, else a price key) and the name they go by; a
     model no seller lists any more but one bills as another (``retired`` ``billed_as``) is that model's rows there."""
-    rows, name = _matching(tables.prices, model)
+    rows, name = _matching(tables, model)
     if rows.height:
         return rows, name
     retired = _retirements(tables.rules, model, tables.as_of)
@@ -141,12 +151,14 @@ def _redirect(tables: BillingTables, rows: pl.DataFrame, model: str) -> pl.DataF
 
 def _rows(tables: BillingTables, model: str, provider: str | None, source: str | None, variant: str) -> tuple:
     rows, name = resolve(tables, model)
+    sellers = sorted(set(rows["provider"]))
+    chosen = pl.lit(True) if provider is None else (pl.col("provider") == provider) | (pl.col("seller") == provider)
     if "redirect_note" not in rows.columns:
-        rows = br.with_rules(br.with_sellers(rows, tables.providers), tables.rules, on=tables.as_of)
-        rows = _redirect(tables, rows.with_columns(pl.lit(None, pl.String).alias("redirect_note")), model)
+        rows = br.with_sellers(rows, tables.providers).with_columns(pl.lit(None, pl.String).alias("redirect_note"))
+        rows = br.with_rules(rows if provider is None else rows.filter(chosen), tables.rules, on=tables.as_of)
+        rows = _redirect(tables, rows, model)
     if provider is not None:
-        sellers = sorted(set(rows["provider"]))
-        rows = rows.filter((pl.col("provider") == provider) | (pl.col("seller") == provider))
+        rows = rows.filter(chosen)
         if rows.height == 0:
             for r in _retirements(tables.rules, model, tables.as_of):
                 if r["provider"] == provider and r["value"] == "refused":
@@ -253,9 +265,12 @@ def bill(
     source: str | None = None,
     variant: str = "standard",
     include_free: bool = False,
+    by_request: bool = False,
 ) -> Bill:
     """Bill ``requests`` (``econ.analyses.cost_command.single_request`` or ``read_requests``) at every schedule of
-    ``model``; see the module docstring. Raises :class:`EconError` for an unknown model, seller or variant."""
+    ``model``; see the module docstring. One row per schedule with the workload's totals, or with ``by_request`` one
+    per schedule and request (column ``request``). Raises :class:`EconError` for an unknown model, seller or
+    variant."""
     rows, name = _rows(tables, model, provider, source, variant)
     free = rows.filter(pl.col("is_free")).select(SCHEDULE).unique().height
     if not include_free:
@@ -275,7 +290,8 @@ def bill(
     pairs = br.window_ratios(rc.billed_tier(reqs, rows), tables.windows)
     billed = rc.request_costs(pairs).with_columns(_refusal(pairs))
     scaled = billed.with_columns(pl.col(c) * pl.col("requests") for c in (*COMPONENTS, "cost_usd"))
-    totals = scaled.group_by("schedule").agg(
+    keys = ["schedule", "request"] if by_request else ["schedule"]
+    totals = scaled.group_by(keys).agg(
         pl.col("requests").sum(),
         pl.col("tier_min_prompt_tokens").max(),
         *(pl.col(c).sum() for c in COMPONENTS),
@@ -300,8 +316,9 @@ def bill(
     )
     out = out.join(held, on="held_by", how="left")
     out = (
-        out.with_columns(_conflicts(out))
+        out.join(_conflicts(out, keys[1:]), on=["offer", *keys[1:]], how="left")
         .with_columns(
+            pl.when(pl.col("offer_rank") == 1).then(pl.col("conflict")).alias("conflict"),
             pl.when(pl.col("refusal").is_not_null()).then(None).otherwise(pl.col("cost_usd")).alias("cost_usd"),
             *(pl.when(pl.col("refusal").is_not_null()).then(None).otherwise(pl.col(c)).alias(c) for c in COMPONENTS),
         )
@@ -333,8 +350,9 @@ def bill(
     return Bill(name, out, notes)
 
 
-def _conflicts(out: pl.DataFrame) -> pl.Expr:
-    """On each holding schedule: what the superseded schedules of its offer would bill, where it differs."""
+def _conflicts(out: pl.DataFrame, per: list[str]) -> pl.DataFrame:
+    """``offer`` (and ``per``), ``conflict``: what the superseded schedules of the offer would bill, where it differs
+    from the holding one."""
     said = (
         pl.when(pl.col("refusal").is_not_null())
         .then(pl.concat_str([pl.lit("refused: "), pl.col("refusal")]))
@@ -343,13 +361,14 @@ def _conflicts(out: pl.DataFrame) -> pl.Expr:
     date_said = pl.when(pl.col("source") == "hand").then(pl.col("from_date")).otherwise(pl.col("snapshot_date"))
     winner = out.filter(pl.col("offer_rank") == 1).select(
         "offer",
+        *per,
         pl.col("cost_usd").alias("_w_cost"),
         pl.col("refusal").alias("_w_refusal"),
         pl.col("price_date").alias("_w_date"),
     )
     losers = (
         out.filter(pl.col("offer_rank") > 1)
-        .join(winner, on="offer")
+        .join(winner, on=["offer", *per])
         .filter(
             (pl.col("refusal").is_null() != pl.col("_w_refusal").is_null())
             | ((pl.col("cost_usd") - pl.col("_w_cost")).abs() > 1e-9 * pl.col("_w_cost").abs() + 1e-12).fill_null(
@@ -371,16 +390,10 @@ def _conflicts(out: pl.DataFrame) -> pl.Expr:
                 .otherwise(pl.lit("authority")),
             ).alias("_c")
         )
-        .group_by("offer")
+        .group_by("offer", *per)
         .agg(pl.col("_c").sort().str.join("; ").alias("conflict"))
     )
-    if losers.height == 0:
-        return pl.lit(None, pl.String).alias("conflict")
-    return (
-        pl.when(pl.col("offer_rank") == 1)
-        .then(pl.col("offer").replace_strict(dict(losers.iter_rows()), default=None, return_dtype=pl.String))
-        .alias("conflict")
-    )
+    return losers
 
 
 def prices_at(history: pl.DataFrame, on: date) -> pl.DataFrame:
@@ -388,18 +401,31 @@ def prices_at(history: pl.DataFrame, on: date) -> pl.DataFrame:
     return history.filter((pl.col("from_date") <= on) & (pl.col("to_date").is_null() | (pl.col("to_date") > on)))
 
 
+BILLED = ("cost_usd", "refusal", "price_row", "note")
+
+
+def bill_each(
+    tables: BillingTables, *, provider: str, model: str, variant: str, requests: pl.DataFrame, source: str | None = None
+) -> list[dict]:
+    """Each request at the holding schedule of one seller (its main offer: no region or tag): ``cost_usd`` (null when
+    refused or unpriced), ``refusal``, ``price_row``, ``note``, in the order of ``requests``; a model the seller does
+    not sell (or retired with no row left) is a refusal with the error's words."""
+    try:
+        result = bill(
+            tables, model=model, requests=requests, provider=provider, source=source, variant=variant, by_request=True
+        )
+    except EconError as e:
+        return [dict.fromkeys(BILLED) | {"refusal": str(e)} for _ in range(requests.height)]
+    held = result.schedules.filter(pl.col("offer_rank") == 1).with_columns(
+        (pl.col("offer").str.split("|").list.get(1) != "").alias("_tagged")
+    )
+    main = held.filter(pl.col("offer") == held.sort("_tagged", "offer")["offer"][0])
+    by_request = {r["request"]: r for r in main.iter_rows(named=True)}
+    return [{k: by_request[i][k] for k in BILLED} for i in requests["request"]]
+
+
 def bill_one(
     tables: BillingTables, *, provider: str, model: str, variant: str, requests: pl.DataFrame, source: str | None = None
 ) -> dict:
-    """The holding schedule of one seller for ``requests``: ``cost_usd`` (null when refused or unpriced),
-    ``refusal``, ``price_row``, ``note``; a model the seller does not sell (or retired with no row left) is a refusal
-    with the error's words."""
-    try:
-        result = bill(tables, model=model, requests=requests, provider=provider, source=source, variant=variant)
-    except EconError as e:
-        return {"cost_usd": None, "refusal": str(e), "price_row": None, "note": None}
-    held = result.schedules.filter(pl.col("offer_rank") == 1).sort(
-        pl.col("offer").str.split("|").list.get(1) != "", "cost_usd", nulls_last=True
-    )
-    row = held.row(0, named=True)
-    return {k: row[k] for k in ("cost_usd", "refusal", "price_row", "note")}
+    """:func:`bill_each` of one request."""
+    return bill_each(tables, provider=provider, model=model, variant=variant, requests=requests, source=source)[0]

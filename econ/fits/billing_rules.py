@@ -80,6 +80,13 @@ def with_rules(rows: pl.DataFrame, rules: pl.DataFrame, *, on: date | str) -> pl
     date). ``rows`` needs ``seller``, ``model``, ``canonical_model`` and ``variant``.
     """
     when = pl.col(on) if isinstance(on, str) else pl.lit(on)
+    sellers = rows["seller"].unique().to_list()
+    rules = rules.filter(pl.col("provider").is_in(["*", *sellers]))  # only the rows that can cover these sellers
+    if not isinstance(on, str):
+        rules = rules.filter(
+            (pl.col("from_date").is_null() | (pl.col("from_date") <= on))
+            & (pl.col("to_date").is_null() | (pl.col("to_date") > on))
+        )
     specific = rules.with_columns(
         (
             (pl.col("provider") != "*").cast(pl.Int8) * 4
@@ -113,7 +120,8 @@ def read_zero_prices(rows: pl.DataFrame) -> pl.DataFrame:
 
 @formula(
     "batch stacks: p_cache,batch = p_cache,std · p_in,batch / p_in,std (when the batch row lists none); "
-    "cache_wins: p_read,batch = p_read,std; write price input: p_write = p_in; single: p_write(ttl) = the one listed",
+    "cache_wins: p_read,batch = p_read,std (when the batch row lists none); write price input: p_write = p_in; "
+    "single: p_write(5m) = p_write(1h) = the one listed",
     "data/billing_rules.csv (Anthropic, xAI batch pages; Google batch and caching pages; OpenAI prompt caching)",
 )
 def effective_prices(rows: pl.DataFrame) -> pl.DataFrame:
@@ -122,8 +130,9 @@ def effective_prices(rows: pl.DataFrame) -> pl.DataFrame:
 
     A batch row's missing cache prices come from the standard row of the same schedule and tier (``source``,
     ``provider``, ``model``, ``tier_min_prompt_tokens``) when ``batch_cache`` is ``stacks`` (times the batch discount)
-    and its cache-read price is the standard one when ``cache_wins``; ``cache_write_price`` ``input`` bills writes at
-    the input price; ``write_ttl`` ``single`` makes the one listed write price serve every retention.
+    and the standard cache-read price, undiscounted, when ``cache_wins`` (a price the batch row lists holds: Google's
+    Batch tab prints it per model); ``cache_write_price`` ``input`` bills writes at the input price; ``write_ttl``
+    ``single`` makes a row's one listed write price (5-minute or 1-hour) serve the other retention too.
     """
     key = ["source", "provider", "model", "tier_min_prompt_tokens"]
     standard = (
@@ -147,29 +156,36 @@ def effective_prices(rows: pl.DataFrame) -> pl.DataFrame:
         for c in CACHE_PRICES
     ]
     out = out.with_columns(
-        pl.concat_str(notes, separator="; ", ignore_nulls=True).alias("_stacked"), *filled
+        pl.concat_str(notes, separator="; ", ignore_nulls=True).alias("_stacked"),
+        (pl.col("cache_read_usd_per_mtok").is_null() & pl.col("_std_cache_read_usd_per_mtok").is_not_null()).alias(
+            "_std_read_filled"
+        ),
+        *filled,
     ).with_columns(
-        pl.when(wins & pl.col("_std_cache_read_usd_per_mtok").is_not_null())
+        pl.when(wins & pl.col("cache_read_usd_per_mtok").is_null())
         .then(pl.col("_std_cache_read_usd_per_mtok"))
         .otherwise(pl.col("cache_read_usd_per_mtok"))
         .alias("cache_read_usd_per_mtok")
     )
     as_input = pl.col(rule_column("cache_write_price")) == "input"
     single = pl.col(rule_column("write_ttl")) == "single"
-    one = pl.coalesce("cache_write_5m_usd_per_mtok", "cache_write_1h_usd_per_mtok")
+    other = {
+        "cache_write_5m_usd_per_mtok": "cache_write_1h_usd_per_mtok",
+        "cache_write_1h_usd_per_mtok": "cache_write_5m_usd_per_mtok",
+    }
     written = {c: pl.when(as_input).then(pl.col("input_usd_per_mtok")) for c in WRITE_PRICES}
     out = out.with_columns(
         (
-            written[c].otherwise(pl.col(c))
-            if c == "cache_write_12h_usd_per_mtok"
-            else written[c].when(single).then(one).otherwise(pl.col(c))
+            written[c].when(single).then(pl.coalesce(c, other[c])).otherwise(pl.col(c))
+            if c in other
+            else written[c].otherwise(pl.col(c))
         ).alias(c)
         for c in WRITE_PRICES
     )
     note = pl.concat_str(
         [
             pl.when(pl.col("_stacked") != "").then(pl.col("_stacked")),
-            pl.when(wins).then(pl.lit("batch cache reads at the standard cache price")),
+            pl.when(wins & pl.col("_std_read_filled")).then(pl.lit("batch cache reads at the standard cache price")),
             pl.when(as_input).then(pl.lit("cache writes at the input price")),
         ],
         separator="; ",
@@ -187,6 +203,8 @@ def window_ratios(pairs: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
     time zone, on its days of the week.
     """
     ratio, which = pl.lit(1.0), pl.lit(None, pl.String)
+    timed = pairs.filter(pl.col("at").is_not_null())
+    windows = windows.filter(pl.col("provider").is_in(["*", *timed["seller"].unique().to_list()]))
     for row in windows.iter_rows(named=True):
         local = pl.col("at").dt.convert_time_zone(row["timezone"])
         minutes = local.dt.hour().cast(pl.Int32) * 60 + local.dt.minute().cast(pl.Int32)

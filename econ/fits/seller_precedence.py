@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from econ.fits.model_identity import model_name
 from econ.formula import formula
 
 SOURCE_AUTHORITY: tuple[str, ...] = ("hand", "litellm", "openrouter")
@@ -55,9 +56,16 @@ def region() -> pl.Expr:
 
 
 def offer() -> pl.Expr:
-    """The offer a row prices: seller, region, model (canonical, else the key) and variant (needs ``seller``)."""
+    """The offer a row prices: seller, region, model and variant (needs ``seller``, ``model``, ``canonical_model``).
+
+    The model is the row's canonical model; a key the naming rules leave unmapped takes the canonical model of another
+    key of the seller with the same name (LiteLLM's ``deepseek-chat`` is the hand-kept ``deepseek-chat``, which names
+    DeepSeek-V3.2 by its Hugging Face id), else its own name.
+    """
+    name = model_name(pl.col("model"))
+    known = pl.col("canonical_model").drop_nulls().first().over(pl.col("seller"), name)
     return pl.concat_str(
-        [pl.col("seller"), region(), pl.coalesce("canonical_model", "model"), pl.col("variant")], separator="|"
+        [pl.col("seller"), region(), pl.coalesce("canonical_model", known, name), pl.col("variant")], separator="|"
     ).alias("offer")
 
 
