@@ -80,3 +80,26 @@ def test_econ_bills_the_case_as_the_page_says(bills, case):
     else:
         assert got["refusal"] is None, got
         assert got["cost_usd"] == pytest.approx(float(case["expected_usd"]), rel=1e-9, abs=1e-12), case["arithmetic"]
+
+
+HELD_OUT = list(csv.DictReader((CASES_DIR / "held_out.csv").read_text(encoding="utf-8").splitlines()))
+
+
+def test_held_out_requests_are_billed_to_the_cent_or_refused_for_the_right_reason(tables_at):
+    """The issue's check: >= 99% of held-out cited requests (other models and sizes, written after the rules were
+    frozen) billed to the cent or refused with the right reason. Measured once before any fix: 80 of 81 (98.8%),
+    the miss a data error (grok-4.20-0309-reasoning's 1M limit where xAI lists 2M), since fixed."""
+    scope = lambda c: (c["as_of"], c["provider"], c["model"], c["variant"])  # noqa: E731
+    misses = []
+    for (as_of, provider, model, variant), group in groupby(sorted(HELD_OUT, key=scope), key=scope):
+        group = list(group)
+        requests = pl.concat(request(c, i) for i, c in enumerate(group))
+        got = bill_each(tables_at(as_of), provider=provider, model=model, variant=variant, requests=requests)
+        for case, bill in zip(group, got):
+            if case["expected_refusal"]:
+                right = bill["cost_usd"] is None and REFUSALS[case["expected_refusal"]] in (bill["refusal"] or "")
+            else:
+                right = bill["cost_usd"] is not None and abs(bill["cost_usd"] - float(case["expected_usd"])) < 0.005
+            if not right:
+                misses.append((case["case_id"], case["class"], case["expected_usd"], bill))
+    assert len(HELD_OUT) >= 80 and len(misses) <= 0.01 * len(HELD_OUT), misses
