@@ -161,7 +161,7 @@ def cost_for(
     workload = requests.height > 1 or int(requests["requests"][0]) > 1
     columns = [*SHOWN]
     columns += ["requests", "cost_usd", "usd_per_request"] if workload else ["tier_min_prompt_tokens", "cost_usd"]
-    columns += [*COMPONENTS, "is_first_party", "price_row", "status", "refusal", "conflict", "note"]
+    columns += [*COMPONENTS, "is_first_party", "max_input_tokens", "price_row", "status", "refusal", "conflict", "note"]
     frame = shown.with_columns((pl.col("cost_usd") / pl.col("requests")).alias("usd_per_request")).select(columns)
     n = int(requests["requests"].sum())
     tokens = {c: int((requests[c] * requests["requests"]).sum()) for c in rc.TOKENS}
@@ -171,9 +171,11 @@ def cost_for(
         f"{tokens['cache_write_tokens']:,} cache-write and {tokens['output_tokens']:,} output tokens"
     )
     billed = out.filter(pl.col("status") == "billed").height
-    notes = [f"{billed} seller{'s' if billed != 1 else ''} billed, cheapest first"]
-    for r in out.filter(pl.col("status") == "refused").iter_rows(named=True):
-        notes.append(f"refused: {r['provider']} {r['model']}: {r['refusal']} ({r['price_row']})")
+    notes = [f"{billed} seller{'s' if billed != 1 else ''} billed, cheapest first"] if billed else []
+    refused = out.filter(pl.col("status") == "refused")
+    for (reason,), group in refused.group_by("refusal", maintain_order=True):
+        who = ", ".join(f"{r['provider']} {r['model']} ({r['price_row']})" for r in group.iter_rows(named=True))
+        notes.append(f"refused, {reason}: {who}")
     superseded = out.filter(pl.col("status") == "superseded").height
     if superseded and not keep_all:
         notes.append(

@@ -196,7 +196,13 @@ def cmd_cost(args) -> int:
     rows = [tuple(r[i] for i in at_) for r in result.rows]
     _out(render_fit(shown, rows, width=width, flexible="model"))
     named = [dict(zip(result.columns, r)) for r in result.rows]
-    details = [f"{r['provider']} {r['model']}: {text}" for r in named for text in (r["conflict"], r["note"]) if text]
+    said: dict[str, list[str]] = {}  # one line per note, naming every seller it is about
+    for r in named:
+        for text in (r["note"] or "").split("; "):
+            if text:
+                said.setdefault(text, []).append(f"{r['provider']} {r['model']}")
+    details = [f"{r['provider']} {r['model']}: {r['conflict']}" for r in named if r["conflict"]]
+    details += [f"{text}: {', '.join(who)}" for text, who in said.items()]
     for line in [*result.notes, *details]:
         _out(textwrap.fill(line, width))
     return 0

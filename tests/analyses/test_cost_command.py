@@ -97,3 +97,44 @@ def test_a_bad_workload_names_file_line_and_column(real_db, capsys, tmp_path):
 def test_errors_say_what_exists(real_db, capsys, extra, message):
     code, _, err = run(capsys, "--db", str(real_db), "--input-tokens", "1", "--output-tokens", "1", *extra)
     assert code == 1 and message in err
+
+
+def readme_costs() -> dict[str, tuple[str, str]]:
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    found = re.findall(
+        r"<!-- readme-cost: (\S+) -->\n```sh\n(econ cost .+?)\n```\n\n```text\n(.*?)\n```", text, flags=re.S
+    )
+    return {name: (command, out) for name, command, out in found}
+
+
+@pytest.mark.parametrize("name", ["sonnet-4.5-beta", "sonnet-4.5"])
+def test_the_readme_shows_what_its_cost_examples_print(real_db, capsys, monkeypatch, name):
+    """Issue 25's check: the README's econ cost example prints Anthropic's real bill ($1.575 while the 1M beta ran; a
+    refusal with its reason after), and no seller whose limit is below the prompt is ranked; the output is what econ
+    cost prints on a build of the shipped data (rebuild and paste when the data change)."""
+    import shlex
+
+    command, shown = readme_costs()[name]
+    monkeypatch.setenv("COLUMNS", "100")
+    code, out, _ = run(capsys, "--db", str(real_db), *shlex.split(command)[2:])
+    assert code == 0 and out.rstrip("\n") == shown
+    if name == "sonnet-4.5-beta":
+        assert "hand    anthropic  claude-sonnet-4-5                  200000     1.575" in out
+
+
+def test_no_seller_below_the_prompt_is_ranked_and_all_lists_them(real_db, capsys):
+    args = ["--db", str(real_db), "--model", "claude-sonnet-4.5", "--input-tokens", "250000", "--output-tokens", "2000"]
+    args += ["--cached-input-tokens", "50000", "--format", "json"]
+    code, out, _ = run(capsys, *args)
+    rows = json.loads(out)
+    assert code == 0 and rows and all(r["status"] == "billed" for r in rows)
+    assert {r["provider"] for r in rows} >= {"openrouter", "bedrock"} and "anthropic" not in {
+        r["provider"] for r in rows
+    }
+    assert all(r["refusal"] is None and (r["max_input_tokens"] or 300_000) >= 300_000 for r in rows)
+    code, out, _ = run(capsys, *args, "--all")
+    refused = [r for r in json.loads(out) if r["status"] == "refused"]
+    assert any(r["provider"] == "anthropic" and "limit of 200000" in r["refusal"] for r in refused)
+    assert all(r["cost_usd"] is None for r in refused)
