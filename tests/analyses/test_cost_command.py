@@ -138,3 +138,61 @@ def test_no_seller_below_the_prompt_is_ranked_and_all_lists_them(real_db, capsys
     refused = [r for r in json.loads(out) if r["status"] == "refused"]
     assert any(r["provider"] == "anthropic" and "limit of 200000" in r["refusal"] for r in refused)
     assert all(r["cost_usd"] is None for r in refused)
+
+
+@pytest.mark.parametrize(
+    ("args", "usd"),
+    [  # issue 25's reports, with the bill the sellers' pages give (data/billing_rules.csv quotes them)
+        (("--model", "grok-4.3", "--provider", "xai", "--input-tokens", "200000", "--output-tokens", "1000"), 0.505),
+        (
+            ("--model", "deepseek-v4-pro", "--provider", "deepseek", "--input-tokens", "2000"),
+            0.04422,
+        ),
+    ],
+)
+def test_the_issues_examples_bill_as_the_sellers_do(real_db, capsys, args, usd):
+    extra = ("--cache-write-tokens", "30000", "--output-tokens", "500") if "deepseek-v4-pro" in args else ()
+    code, out, _ = run(capsys, "--db", str(real_db), *args, *extra, "--format", "json")
+    (row,) = json.loads(out)
+    assert code == 0 and row["cost_usd"] == pytest.approx(usd) and row["price_row"].startswith("prices.csv:")
+
+
+def test_a_time_of_day_prices_the_request_and_a_workload_gives_each_shape_its_time(real_db, capsys, tmp_path):
+    base = ("--db", str(real_db), "--model", "deepseek-v4-pro", "--provider", "deepseek", "--format", "json")
+    tokens = ("--input-tokens", "10000", "--output-tokens", "1000")
+    peak = json.loads(run(capsys, *base, *tokens, "--at", "2026-12-01T02:00Z")[1])[0]  # Tuesday 10:00 in Beijing
+    off = json.loads(run(capsys, *base, *tokens, "--at", "2026-12-01T12:00Z")[1])[0]  # 20:00
+    assert peak["cost_usd"] == pytest.approx(0.01716) and off["cost_usd"] == pytest.approx(0.00858)
+    workload = tmp_path / "requests.csv"
+    workload.write_text("input_tokens,output_tokens,at,requests\n10000,1000,2026-12-01T02:00Z,3\n10000,1000,,1\n")
+    (row,) = json.loads(run(capsys, *base, "--requests", str(workload))[1])
+    assert row["cost_usd"] == pytest.approx(4 * 0.01716)  # the shape without a time pays the listed (peak) price
+    workload.write_text("input_tokens,output_tokens,at\n10000,1000,2026-12-01 02:00\n")
+    code, _, err = run(capsys, *base, "--requests", str(workload))
+    assert code == 1 and "requests.csv:2: column at" in err and "2026-12-01T02:00Z" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--at", "tomorrow"), "--at 'tomorrow' is not a time with a zone"),
+        (
+            ("--model", "claude-sonnet-4", "--provider", "anthropic"),
+            "claude-sonnet-4 was retired by anthropic on 2026-06-15",
+        ),
+    ],
+)
+def test_refusals_and_bad_times_say_why(real_db, capsys, extra, message):
+    args = ("--db", str(real_db), "--model", "gpt-5.4", "--input-tokens", "1", "--output-tokens", "1")
+    code, _, err = run(capsys, *args, *extra)
+    assert code == 1 and message in err
+
+
+def test_a_retired_model_the_seller_redirects_is_billed_as_its_target(real_db, capsys):
+    args = ("--db", str(real_db), "--model", "grok-code-fast-1", "--provider", "xai", "--format", "json")
+    (row,) = json.loads(run(capsys, *args, "--input-tokens", "10000", "--output-tokens", "1000")[1])
+    assert row["cost_usd"] == pytest.approx(0.015) and "bills it as grok-4.3" in row["note"]
+    before = json.loads(
+        run(capsys, *args, "--input-tokens", "10000", "--output-tokens", "1000", "--as-of", "2026-03-01")[1]
+    )
+    assert before[0]["cost_usd"] == pytest.approx(10_000 * 0.2e-6 + 1_000 * 1.5e-6)  # its own price until retired
