@@ -15,7 +15,7 @@ from econ.billing_terms import RULES, clock_minutes, day_set
 from econ.errors import Problem
 from econ.load import ceilings
 from econ.load.price_tables import SOURCES, VARIANTS
-from econ.load.requests import CACHE_TTLS, request_time
+from econ.load.requests import CACHE_TTLS, check_request_times
 from econ.load.spec import FILE, LINE, Column, TableSpec
 
 _SOURCE = (
@@ -131,15 +131,6 @@ def _check_windows(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
     return problems
 
 
-def _check_examples(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
-    """A request time, when given, is an ISO time with its zone."""
-    return [
-        _problem(r, "at", f"{r['at']!r} is not a time with a zone", "write e.g. 2026-12-01T02:00Z")
-        for r in frame.filter(pl.col("at").is_not_null()).to_dicts()
-        if request_time(r["at"]) is None
-    ]
-
-
 BILLING_RULES = TableSpec(
     name="billing_rules",
     grain="one row per billing rule of a seller (or one of its models or variants) over a period",
@@ -215,5 +206,5 @@ BILLING_EXAMPLES = TableSpec(
         Column("refusal", "str", "", "Why the seller refuses it (blank: billed)"),
         Column("arithmetic", "str", "", "The hand arithmetic, with the rates and where they are listed", True),
     ),
-    checks=(_check_examples,),
+    checks=(check_request_times,),
 )

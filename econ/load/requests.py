@@ -27,7 +27,7 @@ def request_time(text: str) -> datetime | None:
     return value if value.tzinfo is not None else None
 
 
-def _check_times(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
+def check_request_times(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
     """A request time, when given, is an ISO time with its zone."""
     if "at" not in frame.columns:
         return []
@@ -108,5 +108,5 @@ REQUESTS = TableSpec(
             optional=True,
         ),
     ),
-    checks=(_check_times,),
+    checks=(check_request_times,),
 )
