@@ -26,6 +26,7 @@ from econ.fits import billing_rules as br
 from econ.fits import request_cost as rc
 from econ.fits import seller_precedence as sp
 from econ.fits.model_identity import match_key, model_name
+from econ.formula import formula
 
 SCHEDULE = ["source", "provider", "model", "variant"]
 COMPONENTS = ("input_usd", "cached_input_usd", "cache_write_usd", "output_usd", "cache_storage_usd")
@@ -404,6 +405,11 @@ def prices_at(history: pl.DataFrame, on: date) -> pl.DataFrame:
 BILLED = ("cost_usd", "refusal", "price_row", "note")
 
 
+@formula(
+    "bill = Σ over the request's lines of tokens × the holding schedule's rate at the tier the prompt reaches, after "
+    "the seller's billing rules and time-of-day windows; null with a reason where the seller refuses the request",
+    "econ.analyses.billing (data/billing_rules.csv, data/billing_windows.csv, the sellers' pages they quote)",
+)
 def bill_each(
     tables: BillingTables, *, provider: str, model: str, variant: str, requests: pl.DataFrame, source: str | None = None
 ) -> list[dict]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from econ.analyses.billing import BillingTables, bill_one, prices_at
+from econ.analyses.billing import BillingTables, bill_each, bill_one, prices_at
 from econ.formula import formula
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
@@ -43,8 +43,8 @@ BILLING_EXAMPLE_BILLS = ResultTable(
         C("request", "str", "", "label", "The request's tokens in words"),
         C("arithmetic", "str", "", "input", "The hand arithmetic with the rates and where they are listed"),
         C("hand_usd", "float", "USD", "check", "The bill by hand (null: the seller refuses the request)"),
-        C("econ_usd", "float", "USD", "derived", "econ's bill (econ.analyses.billing.bill_one)"),
-        C("econ_refusal", "str", "", "derived", "Why econ refuses it (null: billed)"),
+        C("econ_usd", "float", "USD", "derived", "econ's bill (the function econ cost runs)", bill_each),
+        C("econ_refusal", "str", "", "derived", "Why econ refuses it (null: billed)", bill_each),
         C("price_row", "str", "", "label", "The price row econ billed (file line and date, or source and snapshot)"),
         C(
             "matches",
