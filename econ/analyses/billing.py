@@ -30,6 +30,24 @@ from econ.formula import formula
 
 SCHEDULE = ["source", "provider", "model", "variant"]
 COMPONENTS = ("input_usd", "cached_input_usd", "cache_write_usd", "output_usd", "cache_storage_usd")
+PAIR_COLUMNS = (
+    "schedule",
+    "seller",
+    "model",
+    "canonical_model",
+    "tier_min_prompt_tokens",
+    "max_input_tokens",
+    "input_usd_per_mtok",
+    "output_usd_per_mtok",
+    "cache_read_usd_per_mtok",
+    "cache_write_5m_usd_per_mtok",
+    "cache_write_1h_usd_per_mtok",
+    "cache_storage_usd_per_mtok_hour",
+    "rule_tier_boundary",
+    "rule_unlisted_cache_write",
+    "rule_retired",
+    "rule_retired_id",
+)
 
 
 @dataclass(frozen=True)
@@ -288,7 +306,8 @@ def bill(
         if "at" in requests.columns
         else requests.with_columns(pl.lit(None, pl.Datetime("us", "UTC")).alias("at"))
     )
-    pairs = br.window_ratios(rc.billed_tier(reqs, rows), tables.windows)
+    priced = rows.select(PAIR_COLUMNS)  # what a bill reads of a row (a workload repeats each row per request)
+    pairs = br.window_ratios(rc.billed_tier(reqs, priced), tables.windows)
     billed = rc.request_costs(pairs).with_columns(_refusal(pairs))
     scaled = billed.with_columns(pl.col(c) * pl.col("requests") for c in (*COMPONENTS, "cost_usd"))
     keys = ["schedule", "request"] if by_request else ["schedule"]

@@ -202,23 +202,45 @@ def window_ratios(pairs: pl.DataFrame, windows: pl.DataFrame) -> pl.DataFrame:
     ``canonical_model``. A window covers local days ``[from_date, to_date)`` and local times ``[start, end)`` in its
     time zone, on its days of the week.
     """
-    ratio, which = pl.lit(1.0), pl.lit(None, pl.String)
     timed = pairs.filter(pl.col("at").is_not_null())
     windows = windows.filter(pl.col("provider").is_in(["*", *timed["seller"].unique().to_list()]))
+    if windows.height == 0:
+        return pairs.with_columns(pl.lit(1.0).alias("window_ratio"), pl.lit(None, pl.String).alias("window_id"))
+    # whether each distinct time falls in each window, read once (a workload repeats its times over every price row)
+    local = {tz: pl.col("at").dt.convert_time_zone(tz) for tz in windows["timezone"].unique()}
+    inside = []
     for row in windows.iter_rows(named=True):
-        local = pl.col("at").dt.convert_time_zone(row["timezone"])
-        minutes = local.dt.hour().cast(pl.Int32) * 60 + local.dt.minute().cast(pl.Int32)
-        cond = (
-            covers(row["provider"], row["model"])
-            & pl.col("at").is_not_null()
-            & _in_period(row, local.dt.date())
-            & local.dt.weekday().is_in(list(day_set(row["days"]) or ()))
-            & (minutes >= clock_minutes(row["start_time"]))
-            & (minutes < clock_minutes(row["end_time"]))
+        at = local[row["timezone"]]
+        minutes = at.dt.hour().cast(pl.Int32) * 60 + at.dt.minute().cast(pl.Int32)
+        inside.append(
+            (
+                _in_period(row, at.dt.date())
+                & at.dt.weekday().is_in(list(day_set(row["days"]) or ()))
+                & (minutes >= clock_minutes(row["start_time"]))
+                & (minutes < clock_minutes(row["end_time"]))
+            ).alias(f"_in_{row['window_id']}")
         )
+    times = timed.select("at").unique().with_columns(inside)
+    keys = ["seller", "model", "canonical_model"]  # and which rows each window covers, once per distinct key
+    covered = (
+        pairs.select(keys)
+        .unique()
+        .with_columns(
+            covers(row["provider"], row["model"]).alias(f"_covers_{row['window_id']}")
+            for row in windows.iter_rows(named=True)
+        )
+    )
+    ratio, which = pl.lit(1.0), pl.lit(None, pl.String)
+    for row in windows.iter_rows(named=True):
+        cond = pl.col(f"_covers_{row['window_id']}") & pl.col(f"_in_{row['window_id']}")
         ratio = pl.when(cond).then(pl.lit(row["price_ratio"])).otherwise(ratio)
         which = pl.when(cond).then(pl.lit(row["window_id"])).otherwise(which)
-    return pairs.with_columns(ratio.fill_null(1.0).alias("window_ratio"), which.alias("window_id"))
+    return (
+        pairs.join(times, on="at", how="left")
+        .join(covered, on=keys, how="left", nulls_equal=True)
+        .with_columns(ratio.fill_null(1.0).alias("window_ratio"), which.alias("window_id"))
+        .drop(times.columns[1:], covered.columns[3:])
+    )
 
 
 def window_sellers(windows: pl.DataFrame, on: date) -> pl.DataFrame:
