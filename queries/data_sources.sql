@@ -1,6 +1,7 @@
 -- Where every input table's rows come from: each distinct source_url with its row count and the dates the rows carry
 -- (price periods and snapshots for prices, quote dates for rental prices and memory tiers, release dates for hardware and models,
--- publication dates for measured points;
+-- publication dates for measured points, the start of billing rules and windows, the price date of worked billing examples,
+-- whose source is their rule's;
 -- scenarios, scaling-law points, layouts, deployments and the model-identity tables carry no date).
 -- origin says how rows arrived: hand-kept CSV (hand) or an imported price map (litellm, openrouter).
 -- Grain: one row per input table x origin x source_url (models' pre-training token counts are listed as their own table).
@@ -55,6 +56,20 @@ with urls as (
     union all
     select 'deployments', 'hand', source_url, null, null, null
     from deployments
+    union all
+    select 'billing_rules', 'hand', source_url, 'from_date', from_date, from_date
+    from billing_rules
+    union all
+    select 'billing_windows', 'hand', source_url, 'from_date', from_date, from_date
+    from billing_windows
+    union all
+    select 'billing_examples', 'hand', r.source_url, 'as_of', e.as_of, e.as_of
+    from billing_examples as e
+    left join (
+        select rule_id, source_url from billing_rules
+        union all
+        select window_id, source_url from billing_windows
+    ) as r using (rule_id)
 ),
 
 final as (

@@ -28,6 +28,8 @@ final as (
         h.notes,
         h.source_key,
         h.snapshot_date,
+        h.source_line,
+        h.prev_snapshot_date,
         h.canonical_model,
         h.is_first_party,
         h.is_free

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from econ.analyses import (
     attention_crossover,
+    billing_example_bills,
     calibration,
     compute_optimal,
     fast_mode_identity,
@@ -73,6 +74,7 @@ ANALYSES: list = [
     training_fleet,
     price_changes,
     inferred_changes,
+    billing_example_bills,
 ]
 
 

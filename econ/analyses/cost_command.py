@@ -1,31 +1,28 @@
 """``econ cost``: the price of a request, or of a workload of requests, at every seller of a model (read-only).
 
 The model is found by its canonical name (``price_current.canonical_model``, any spelling the naming rules read the
-same way: ``claude-sonnet-4-5``, ``claude-sonnet-4.5``) or, for an unmapped key, by the key itself. Each seller's
-rows of the variant (every tier) are billed by :mod:`econ.fits.request_cost`, cheapest first; free tiers and
-placeholders (``is_free``) are left out unless asked for.
+same way: ``claude-sonnet-4-5``, ``claude-sonnet-4.5``) or, for an unmapped key, by the key itself. The bill is
+:func:`econ.analyses.billing.bill`: one price per seller (by date, then by authority), each seller's billing rules,
+refusals (a prompt above the seller's limit, a retired model) with their reason. Free tiers and placeholders
+(``is_free``) are left out unless asked for; refused and superseded schedules are listed only with ``keep_all``.
 """
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import polars as pl
 
+from econ.analyses.billing import COMPONENTS, BillingTables, bill
 from econ.db import connect_read_only
 from econ.errors import EconError
 from econ.fits import request_cost as rc
-from econ.fits.model_identity import match_key, model_name
 from econ.load import ceilings
-from econ.load.requests import REQUESTS
+from econ.load.requests import REQUESTS, request_time
 from econ.load.spec import FILE, LINE, read_table
-
-SCHEDULE = ["source", "provider", "model", "variant"]
-COMPONENTS = ("input_usd", "cached_input_usd", "cache_write_usd", "output_usd", "cache_storage_usd")
 
 
 @dataclass
@@ -46,6 +43,16 @@ def _tokens(flag: str, value: int) -> int:
     return int(value)
 
 
+def parse_at(text: str | None) -> datetime | None:
+    """``--at``: an ISO 8601 time with a zone, as UTC (None when not given)."""
+    if text is None:
+        return None
+    value = request_time(text)
+    if value is None:
+        raise EconError(f"--at {text!r} is not a time with a zone", "write e.g. --at 2026-12-01T02:00Z")
+    return value.astimezone(UTC)
+
+
 def single_request(
     *,
     input_tokens: int,
@@ -54,6 +61,7 @@ def single_request(
     cache_write_tokens: int = 0,
     cache_ttl: str = "5m",
     cache_storage_hours: float = 0.0,
+    at: datetime | None = None,
 ) -> pl.DataFrame:
     """One request as the frame :func:`cost_for` bills (the command line's token flags)."""
     if cache_ttl not in rc.TTLS:
@@ -73,8 +81,9 @@ def single_request(
             "cache_ttl": [cache_ttl],
             "cache_storage_hours": [float(cache_storage_hours)],
             "requests": [1],
+            "at": [at],
         },
-        schema_overrides={k: pl.Int64 for k in (*counts, "request", "requests")},
+        schema_overrides={k: pl.Int64 for k in (*counts, "request", "requests")} | {"at": pl.Datetime("us", "UTC")},
     )
 
 
@@ -86,8 +95,11 @@ def read_requests(path: Path) -> pl.DataFrame:
     frame = read_table(path, REQUESTS)
     if frame.height == 0:
         raise EconError(f"{path} has no requests", "add one row per request shape")
+    times = (
+        [None if t is None else request_time(t).astimezone(UTC) for t in frame["at"]] if "at" in frame.columns else None
+    )
     return (
-        frame.drop(FILE)
+        frame.drop(FILE, *(["at"] if times is not None else []))
         .rename({LINE: "request"})
         .with_columns(
             pl.col("cached_input_tokens").fill_null(0),
@@ -95,34 +107,24 @@ def read_requests(path: Path) -> pl.DataFrame:
             pl.col("cache_ttl").fill_null("5m"),
             pl.col("cache_storage_hours").fill_null(0.0),
             pl.col("requests").fill_null(1),
+            pl.Series("at", times if times is not None else [None] * frame.height, dtype=pl.Datetime("us", "UTC")),
         )
     )
 
 
-def _resolve(prices: pl.DataFrame, model: str) -> tuple[pl.DataFrame, str]:
-    """The price rows of ``model`` (canonical name in any spelling, else a price key) and the name they go by."""
-    wanted = pl.select(match_key(model_name(pl.lit(model)))).item()
-    canonical = prices.filter(match_key(pl.col("canonical_model")) == wanted)
-    if canonical.height:
-        return canonical, canonical["canonical_model"][0]
-    keyed = prices.filter(
-        (pl.col("model") == model)
-        | (pl.col("canonical_model").is_null() & (match_key(model_name(pl.col("model"))) == wanted))
-    )
-    if keyed.height:
-        return keyed, model
-    names = sorted(set(prices["canonical_model"].drop_nulls()))
-    close = difflib.get_close_matches(model_name_of(model), names, n=3, cutoff=0.6)
-    hint = (
-        f"did you mean {', '.join(close)}?"
-        if close
-        else "select distinct canonical_model from price_current lists them"
-    )
-    raise EconError(f"no current price for a model {model!r}", hint)
+def read_tables(db_path: Path, as_of: date | None) -> BillingTables:
+    """The frames a bill reads from a built database, prices as of ``as_of`` (default: the build's date)."""
+    with connect_read_only(Path(db_path), current=True) as con:
+        as_of = as_of or con.sql("select as_of from build_info").fetchall()[0][0]
+        con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
+        prices = con.sql("select * from price_current").pl()
+        rules = con.sql("select * from billing_rules").pl()
+        windows = con.sql("select * from billing_windows").pl()
+        providers = con.sql("select provider, seller from providers").pl()
+    return BillingTables(prices, rules, windows, providers, as_of)
 
 
-def model_name_of(text: str) -> str:
-    return pl.select(model_name(pl.lit(text))).item() or text
+SHOWN = ["source", "provider", "model", "variant"]
 
 
 def cost_for(
@@ -135,72 +137,50 @@ def cost_for(
     variant: str = "standard",
     as_of: date | None = None,
     include_free: bool = False,
+    keep_all: bool = False,
+    tables: BillingTables | None = None,
 ) -> CostResult:
     """Bill ``requests`` (:func:`single_request` or :func:`read_requests`) at every seller of ``model``.
 
-    One row per seller's schedule (source, provider, price key, variant), cheapest first; a schedule missing a price
-    the requests need has a blank cost and sorts last. ``as_of`` defaults to the date the database was built for.
+    One row per seller that would take the requests, cheapest first; ``keep_all`` adds the sellers that refuse them and
+    the schedules another source supersedes (``status``). ``as_of`` defaults to the date the database was built for;
+    ``tables`` (:func:`read_tables`) skips reading the database.
     """
-    with connect_read_only(Path(db_path), current=True) as con:
-        as_of = as_of or con.sql("select as_of from build_info").fetchall()[0][0]
-        con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
-        prices = con.sql("select * from price_current").pl()
-    rows, name = _resolve(prices, model)
-    if provider is not None:
-        sellers = sorted(set(rows["provider"]))
-        rows = rows.filter(pl.col("provider") == provider)
-        if rows.height == 0:
-            close = difflib.get_close_matches(provider, sellers, n=3, cutoff=0.5)
-            hint = f"did you mean {', '.join(close)}?" if close else f"sellers of {name}: {', '.join(sellers)}"
-            raise EconError(f"{provider} sells no {name} on {as_of}", hint)
-    if source is not None:
-        rows = rows.filter(pl.col("source") == source)
-    variants = sorted(set(rows["variant"]))
-    rows = rows.filter(pl.col("variant") == variant)
-    if rows.height == 0:
-        raise EconError(f"no {variant} price of {name} on {as_of}", f"variants priced: {', '.join(variants) or 'none'}")
-    free = rows.filter(pl.col("is_free")).select(SCHEDULE).unique().height
-    if not include_free:
-        rows = rows.filter(~pl.col("is_free"))
-    if rows.height == 0:
-        raise EconError(f"every {variant} price of {name} on {as_of} is free or a placeholder", "pass --include-free")
-    schedules = rows.with_columns(pl.concat_str(SCHEDULE, separator="|").alias("schedule"))
-    billed = rc.request_costs(rc.billed_tier(requests, schedules))
-    scaled = billed.with_columns(pl.col(c) * pl.col("requests") for c in (*COMPONENTS, "cost_usd"))
-    totals = (
-        scaled.group_by("schedule", *SCHEDULE, "is_first_party")
-        .agg(
-            pl.col("requests").sum(),
-            pl.col("tier_min_prompt_tokens").max().alias("tier_max_tokens"),
-            *(pl.col(c).sum() for c in COMPONENTS),
-            pl.col("cost_usd").sum().alias("cost_usd"),
-            pl.col("cost_usd").is_null().any().alias("_unpriced"),
-            pl.col("note").filter(pl.col("note") != "").unique().sort().str.join("; ").alias("note"),
-        )
-        .with_columns(pl.when(pl.col("_unpriced")).then(None).otherwise(pl.col("cost_usd")).alias("cost_usd"))
-        .sort(pl.col("cost_usd"), "provider", "model", nulls_last=True)
+    tables = tables or read_tables(db_path, as_of)
+    result = bill(
+        tables,
+        model=model,
+        requests=requests,
+        provider=provider,
+        source=source,
+        variant=variant,
+        include_free=include_free,
     )
+    out = result.schedules
+    shown = out if keep_all else out.filter(pl.col("status") == "billed")
     workload = requests.height > 1 or int(requests["requests"][0]) > 1
-    columns = ["source", "provider", "model", "variant"]
+    columns = [*SHOWN]
     columns += ["requests", "cost_usd", "usd_per_request"] if workload else ["tier_min_prompt_tokens", "cost_usd"]
-    columns += [*COMPONENTS, "is_first_party", "note"]
-    frame = totals.with_columns(
-        (pl.col("cost_usd") / pl.col("requests")).alias("usd_per_request"),
-        pl.col("tier_max_tokens").alias("tier_min_prompt_tokens"),
-        pl.when(pl.col("_unpriced"))
-        .then(pl.concat_str([pl.lit("a price these requests need is not published"), pl.col("note")], separator="; "))
-        .otherwise(pl.col("note"))
-        .str.strip_chars("; ")
-        .alias("note"),
-    ).select(columns)
+    columns += [*COMPONENTS, "is_first_party", "max_input_tokens", "price_row", "status", "refusal", "conflict", "note"]
+    frame = shown.with_columns((pl.col("cost_usd") / pl.col("requests")).alias("usd_per_request")).select(columns)
     n = int(requests["requests"].sum())
     tokens = {c: int((requests[c] * requests["requests"]).sum()) for c in rc.TOKENS}
     summary = (
-        f"{name} ({variant}), prices as of {as_of}: {n:,} request{'s' if n != 1 else ''} of "
+        f"{result.name} ({variant}), prices as of {tables.as_of}: {n:,} request{'s' if n != 1 else ''} of "
         f"{tokens['input_tokens']:,} input + {tokens['cached_input_tokens']:,} cached + "
         f"{tokens['cache_write_tokens']:,} cache-write and {tokens['output_tokens']:,} output tokens"
     )
-    notes = [f"{frame.height} seller{'s' if frame.height != 1 else ''}, cheapest first"]
-    if free and not include_free:
-        notes.append(f"{free} free or placeholder price{'s' if free != 1 else ''} left out (--include-free shows them)")
-    return CostResult(summary, columns, frame.rows(), notes)
+    billed = out.filter(pl.col("status") == "billed").height
+    notes = [f"{billed} seller{'s' if billed != 1 else ''} billed, cheapest first"] if billed else []
+    refused = out.filter(pl.col("status") == "refused")
+    for (reason,), group in refused.group_by("refusal", maintain_order=True):
+        who = ", ".join(f"{r['provider']} {r['model']} ({r['price_row']})" for r in group.iter_rows(named=True))
+        notes.append(f"refused, {reason}: {who}")
+    superseded = out.filter(pl.col("status") == "superseded").height
+    if superseded and not keep_all:
+        notes.append(
+            f"{superseded} schedule{'s' if superseded != 1 else ''} of the same sellers superseded (--all lists them)"
+        )
+    if billed == 0 and not keep_all:
+        notes.append("no seller takes these requests (--all lists every schedule with its reason)")
+    return CostResult(summary, columns, frame.rows(), notes + result.notes)

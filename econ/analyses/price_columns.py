@@ -48,4 +48,12 @@ PRICE_VALUE_COLUMNS = (
     C("notes", "str", "", "label", "Caveats (hand-kept rows)"),
     C("source_key", "str", "", "input", "Entry key in the imported price map (null for hand-kept rows)"),
     C("snapshot_date", "date", "", "input", "Newest snapshot that carried this price (null for hand-kept rows)"),
+    C(
+        "source_line",
+        "int",
+        "",
+        "label",
+        "Line of the row in its file (data/prices.csv for hand-kept rows, the newest snapshot that carried it for "
+        "imports)",
+    ),
 )

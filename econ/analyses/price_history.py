@@ -2,6 +2,8 @@
 the canonical model it sells (``price_keys``), whether the seller makes it and whether the row is free.
 
 The arithmetic is :func:`econ.fits.price_ratios.history`; ``price_current`` is this table's rows in effect on a date.
+Prices are read with the sellers' reading rules (``billing_rules``, rule ``zero_cache_price``): a cache price of 0
+that a map writes where the seller lists none is blank here (``prices`` keeps what the map said).
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ import polars as pl
 
 from econ.analyses.model_catalog import CANONICAL, IS_FIRST_PARTY
 from econ.analyses.price_columns import PRICE_KEY_COLUMNS, PRICE_VALUE_COLUMNS
+from econ.fits import billing_rules as br
 from econ.fits import model_identity as mi
 from econ.fits import price_ratios as pr
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
 
 NAME = "price_history"
-INPUTS = ("prices", "price_keys")
+INPUTS = ("prices", "price_keys", "billing_rules", "providers")
 IDENTITY = ("source", "provider", "model", "hugging_face_id")
 
 PRICE_HISTORY = ResultTable(
@@ -45,6 +48,14 @@ PRICE_HISTORY = ResultTable(
             mi.is_free,
         ),
         C("prev_from_date", "date", "", "input", "from_date of the previous period of the same key (null: first)"),
+        C(
+            "prev_snapshot_date",
+            "date",
+            "",
+            "input",
+            "Newest snapshot that still showed the previous period's values (null: hand-kept, or first seen); the "
+            "change happened after it (econ.fits.seller_precedence)",
+        ),
         C("prev_input_usd_per_mtok", "float", "USD/MTok", "input", "Input price of the previous period"),
         C("prev_output_usd_per_mtok", "float", "USD/MTok", "input", "Output price of the previous period"),
         C("prev_cache_read_usd_per_mtok", "float", "USD/MTok", "input", "Cache-read price of the previous period"),
@@ -78,18 +89,27 @@ PRICE_HISTORY = ResultTable(
 TABLES = (PRICE_HISTORY,)
 
 
-def table(prices: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
-    """:func:`econ.fits.price_ratios.history` of ``prices`` with the key's canonical model and the free flag."""
+def table(prices: pl.DataFrame, keys: pl.DataFrame, rules: pl.DataFrame, providers: pl.DataFrame) -> pl.DataFrame:
+    """:func:`econ.fits.price_ratios.history` of ``prices`` (zero cache prices read by the sellers' rules) with the
+    key's canonical model and the free flag."""
     identity = keys.select(*IDENTITY, "canonical_model", "is_first_party")
-    return (
-        pr.history(prices)
-        .join(identity, on=list(IDENTITY), how="left", nulls_equal=True)
-        .with_columns(
-            pl.col("is_first_party").fill_null(False),
-            mi.is_free(pl.col("input_usd_per_mtok"), pl.col("output_usd_per_mtok")),
-        )
+    named = prices.join(identity, on=list(IDENTITY), how="left", nulls_equal=True)
+    ruled = br.with_rules(br.with_sellers(named, providers), rules, on="from_date")
+    read = br.read_zero_prices(ruled).select(named.columns)
+    return pr.history(read).with_columns(
+        pl.col("snapshot_date").shift(1).over(list(pr.PRICE_KEY), order_by="from_date").alias("prev_snapshot_date"),
+        pl.col("is_first_party").fill_null(False),
+        mi.is_free(pl.col("input_usd_per_mtok"), pl.col("output_usd_per_mtok")),
     )
 
 
 def run(ctx) -> None:
-    ctx.write(PRICE_HISTORY, table(ctx.query("select * from prices"), ctx.query("select * from price_keys")))
+    ctx.write(
+        PRICE_HISTORY,
+        table(
+            ctx.query("select * from prices"),
+            ctx.query("select * from price_keys"),
+            ctx.query("select * from billing_rules"),
+            ctx.query("select provider, seller from providers"),
+        ),
+    )

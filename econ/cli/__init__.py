@@ -230,8 +230,11 @@ def parser() -> argparse.ArgumentParser:
         "cost",
         help="what a request (or a workload of requests) costs at every seller of a model, cheapest first",
         description="Price a request as the sellers bill it: a long-context tier bills the whole request once the "
-        "prompt (input + cache reads + cache writes) exceeds its threshold; cache reads and 5m/1h writes at the "
-        "row's cache prices; a variant (batch, flex, priority, fast) at its own rows.",
+        "prompt (input + cache reads + cache writes) exceeds its threshold (reaches it where the seller says so); "
+        "cache reads and 5m/1h writes at the row's cache prices after the seller's billing rules "
+        "(data/billing_rules.csv); a variant (batch, flex, priority, fast) at its own rows; one price per seller "
+        "(by date, then by authority: hand-kept, LiteLLM, OpenRouter). A seller whose limit is below the prompt, or "
+        "that retired the model, is left out with the reason (--all lists it).",
     )
     add_db(c)
     c.add_argument("--model", required=True, help="canonical model (price_current.canonical_model) or a price key")
@@ -252,9 +255,20 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--requests",
         help="CSV of requests (input_tokens, output_tokens, optional cached_input_tokens, cache_write_tokens, "
-        "cache_ttl, cache_storage_hours, requests): prints each seller's total",
+        "cache_ttl, cache_storage_hours, requests, at): prints each seller's total",
+    )
+    c.add_argument(
+        "--at",
+        help="time of the request, ISO 8601 with a zone (2026-12-01T02:00Z): time-of-day prices; its date is the "
+        "prices' date unless --as-of is given",
     )
     c.add_argument("--include-free", action="store_true", help="also list free tiers and placeholder ($0) prices")
+    c.add_argument(
+        "--all",
+        action="store_true",
+        dest="keep_all",
+        help="also list the sellers that refuse the requests and the schedules another source supersedes (status)",
+    )
     c.add_argument("--format", choices=FORMATS, default="table")
     c.add_argument("--as-of", type=_date, default=None, help="date of the prices (default: the build's date)")
     c.set_defaults(func=cmd_cost)

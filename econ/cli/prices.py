@@ -151,13 +151,15 @@ TABLE_COST_COLUMNS = (
     "requests",
     "cost_usd",
     "usd_per_request",
+    "price_row",
 )
-"""What econ cost shows as a table (csv and json add each component and the notes)."""
+"""What econ cost shows as a table (csv and json add each component, the status, refusal, conflict and notes)."""
 
 
 def cmd_cost(args) -> int:
-    from econ.analyses.cost_command import cost_for, read_requests, single_request
+    from econ.analyses.cost_command import cost_for, parse_at, read_requests, single_request
 
+    at = parse_at(args.at)
     if args.requests is not None:
         given = [
             f
@@ -169,6 +171,8 @@ def cmd_cost(args) -> int:
             raise EconError(
                 f"{flags} and --requests both give the tokens", "give the tokens per request or a file, not both"
             )
+        if at is not None:
+            raise EconError("--at and --requests both give the time", "put the time in the file's at column")
         requests = read_requests(Path(args.requests))
     else:
         if args.input_tokens is None or args.output_tokens is None:
@@ -183,6 +187,7 @@ def cmd_cost(args) -> int:
             cache_write_tokens=args.cache_write_tokens or 0,
             cache_ttl=args.cache_ttl,
             cache_storage_hours=args.cache_storage_hours,
+            at=at,
         )
     result = cost_for(
         args.db,
@@ -191,19 +196,27 @@ def cmd_cost(args) -> int:
         provider=args.provider,
         source=args.source,
         variant=args.variant,
-        as_of=args.as_of,
+        as_of=args.as_of or (at.date() if at is not None else None),
         include_free=args.include_free,
+        keep_all=args.keep_all,
     )
     if args.format != "table":
         _out(render(result.columns, result.rows, fmt=args.format))
         return 0
     width = terminal_width()
     _out(textwrap.fill(result.summary, width))
-    shown = [c for c in result.columns if c in TABLE_COST_COLUMNS]
-    at = [result.columns.index(c) for c in shown]
-    rows = [tuple(r[i] for i in at) for r in result.rows]
+    shown = [c for c in result.columns if c in TABLE_COST_COLUMNS] + (["status"] if args.keep_all else [])
+    at_ = [result.columns.index(c) for c in shown]
+    rows = [tuple(r[i] for i in at_) for r in result.rows]
     _out(render_fit(shown, rows, width=width, flexible="model"))
-    notes = [f"{r[1]} {r[2]}: {r[-1]}" for r in result.rows if r[-1]]
-    for line in [*result.notes, *notes]:
+    named = [dict(zip(result.columns, r)) for r in result.rows]
+    said: dict[str, list[str]] = {}  # one line per note, naming every seller it is about
+    for r in named:
+        for text in (r["note"] or "").split("; "):
+            if text:
+                said.setdefault(text, []).append(f"{r['provider']} {r['model']}")
+    details = [f"{r['provider']} {r['model']}: {r['conflict']}" for r in named if r["conflict"]]
+    details += [f"{text}: {', '.join(who)}" for text, who in said.items()]
+    for line in [*result.notes, *details]:
         _out(textwrap.fill(line, width))
     return 0

@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import polars as pl
 
-SOURCE_ORDER = ("hand", "litellm", "openrouter")
-"""Preference among price sources when a model appears in several."""
+from econ.fits.seller_precedence import SOURCE_AUTHORITY
+
+SOURCE_ORDER = SOURCE_AUTHORITY
+"""Preference among price sources when a model appears in several (the billing rule's authority order)."""
 
 FIRST_PARTY_PROVIDERS = (
     "openai",

@@ -39,6 +39,15 @@ PROVIDERS = TableSpec(
             allowed=SELLER_KINDS,
         ),
         Column("source_url", "str", "", "Page that shows who runs the service", required=True),
+        Column(
+            "seller",
+            "str",
+            "",
+            "The storefront this name sells through, shared by its names in every map (gemini is google, "
+            "bedrock_converse is bedrock): one price per seller and model (econ cost), billing rules (billing_rules."
+            "provider). Blank: the provider name itself",
+            optional=True,
+        ),
         Column("notes", "str", "", "Caveats"),
     ),
 )

@@ -126,15 +126,16 @@ def union_prices(hand: pl.DataFrame, snapshots: list[pl.DataFrame]) -> pl.DataFr
     same values for a key merge into one period; a key missing from a later snapshot ends
     at that snapshot's date (the entry was removed).
     """
-    columns = ["source", *PRICES.out_columns[:6], *PRICES.out_columns[6:], "source_key", "snapshot_date"]
+    columns = ["source", *PRICES.out_columns[:6], *PRICES.out_columns[6:], "source_key", "snapshot_date", "source_line"]
     hand = hand.with_columns(
         pl.lit("hand").alias("source"),
         pl.lit(None, pl.String).alias("source_key"),
         pl.lit(None, pl.Date).alias("snapshot_date"),
+        pl.col(LINE).cast(pl.Int64).alias("source_line"),
     )
     if not snapshots:
         return hand.select(columns).sort(PRICE_KEY + ["from_date"])
-    snap = pl.concat(snapshots, how="diagonal_relaxed")
+    snap = pl.concat(snapshots, how="diagonal_relaxed").with_columns(pl.col(LINE).cast(pl.Int64).alias("source_line"))
     dates = (
         snap.select("source", "snapshot_date")
         .unique()
@@ -178,6 +179,8 @@ DERIVED_COMMENTS = {
         "snapshot that changed or dropped it",
         "source_key": "Entry key in the imported price map (null for hand-kept rows)",
         "snapshot_date": "Newest snapshot that carried this price (null for hand-kept rows)",
+        "source_line": "Line of the row in its file: data/prices.csv for hand-kept rows, the newest snapshot that "
+        "carried it for imports",
         "notes": "Caveats (hand-kept rows)",
     },
     "price_snapshots": {

@@ -6,10 +6,37 @@ naming the file, line and column.
 
 from __future__ import annotations
 
+from datetime import datetime
+
+import polars as pl
+
+from econ.errors import Problem
 from econ.load import ceilings
-from econ.load.spec import Column, TableSpec
+from econ.load.spec import FILE, LINE, Column, TableSpec
 
 CACHE_TTLS = ("5m", "1h")
+
+
+def request_time(text: str) -> datetime | None:
+    """The zone-aware time of an ISO 8601 string with a zone (``2026-12-01T02:00Z``, ``…+08:00``); None if it is not
+    one."""
+    try:
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo is not None else None
+
+
+def check_request_times(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
+    """A request time, when given, is an ISO time with its zone."""
+    if "at" not in frame.columns:
+        return []
+    return [
+        Problem(r[FILE], r[LINE], "at", f"{r['at']!r} is not a time with a zone", "write e.g. 2026-12-01T02:00Z")
+        for r in frame.filter(pl.col("at").is_not_null()).to_dicts()
+        if request_time(r["at"]) is None
+    ]
+
 
 REQUESTS = TableSpec(
     name="requests",
@@ -73,5 +100,13 @@ REQUESTS = TableSpec(
             positive=True,
             max=1e12,
         ),
+        Column(
+            "at",
+            "str",
+            "",
+            "When the requests are made, ISO 8601 with a zone (2026-12-01T02:00Z): time-of-day prices (blank: none)",
+            optional=True,
+        ),
     ),
+    checks=(check_request_times,),
 )

@@ -14,6 +14,7 @@ import polars as pl
 from econ import units
 from econ.errors import Problem
 from econ.load import ceilings
+from econ.load.billing_tables import BILLING_EXAMPLES, BILLING_RULES, BILLING_WINDOWS
 from econ.load.catalog_tables import MODEL_ALIASES, MODEL_FAMILIES, PROVIDERS
 from econ.load.hardware_tables import HARDWARE, RENTAL_KINDS, RENTAL_PRICES
 from econ.load.layouts import LAYOUTS
@@ -385,6 +386,9 @@ INPUT_TABLES: dict[str, TableSpec] = {
         PROVIDERS,
         MODEL_FAMILIES,
         MODEL_ALIASES,
+        BILLING_RULES,
+        BILLING_WINDOWS,
+        BILLING_EXAMPLES,
     )
 }
 """Hand-kept tables, one CSV each in data/ (file stem = table name), in load order."""

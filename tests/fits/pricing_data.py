@@ -47,7 +47,12 @@ def frames(data_dir: Path = REAL_DATA) -> dict:
         providers=tables["providers"].select("provider", "organisation", pl.col("kind").alias("seller_kind")),
         aliases=tables["model_aliases"],
     )
-    tables["price_history"] = price_history.table(tables["prices"], tables["price_keys"])
+    tables["price_history"] = price_history.table(
+        tables["prices"],
+        tables["price_keys"],
+        tables["billing_rules"],
+        tables["providers"].select("provider", "seller"),
+    )
     for name, frame in tables.items():
         write_table(con, name, frame, description=name, column_comments={})
     con.execute(f"set variable as_of = date '{AS_OF}'")

@@ -122,9 +122,9 @@ def test_real_anthropic_prices_get_what_the_data_supports():
     consistent one, and every tier is priced on the rental basis."""
     f = frames()
     main, detail = tables(f["price_current"], f["models"], f["memory_tiers"], f["assumptions"], f["serving"])
-    sonnet = main.filter(
+    sonnet = main.filter(  # Haiku 5.5: Sonnet 4.5 has had no long-context tier since its 1M beta ended (2026-04-30)
         (pl.col("provider") == "anthropic")
-        & (pl.col("model") == "claude-sonnet-4-5")
+        & (pl.col("model") == "claude-haiku-5-5")
         & (pl.col("variant") == "standard")
     ).row(0, named=True)
     assert sonnet["kv_method"] == "open models' range" and sonnet["premium_fit_status"] == "exact"

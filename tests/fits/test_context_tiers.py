@@ -275,8 +275,9 @@ def test_every_row_states_its_assumptions(real_table):
 
 
 def test_output_reading_by_hand_at_the_power_law_means(real_table):
-    """b = k*(1-margin)*W*mbu/p for Sonnet 4.5 output (15 -> 22.5 at 200k, max 1M), the tiers at their request-
-    weighted means under the scenario's alpha (closed form by hand), at the scenario's chip (GB200: 8 TB/s)."""
+    """b = k*(1-margin)*W*mbu/p for Gemini 2.5 Pro output (10 -> 15 at 200k, max 1,048,576), the tiers at their
+    request-weighted means under the scenario's alpha (closed form by hand), at the scenario's chip (GB200: 8 TB/s).
+    (Sonnet 4.5, the example before, has had no long-context tier since its 1M beta ended on 2026-04-30.)"""
     a = frames()["assumptions"]
     alpha = a.central["tier_context_density_exponent_ratio"]
 
@@ -289,8 +290,8 @@ def test_output_reading_by_hand_at_the_power_law_means(real_table):
             / (hi ** (1 - alpha) - lo ** (1 - alpha))
         )
 
-    r = row(real_table, "claude-sonnet-4-5")
-    k = 7.5 / (mean(200_000, 1_000_000) - mean(0, 200_000)) * 1e6 / 1e12  # $/token per context token
+    r = row(real_table, "gemini-2.5-pro")
+    k = 5.0 / (mean(200_000, 1_048_576) - mean(0, 200_000)) * 1e6 / 1e12  # $/token per context token
     by_hand = (
         k
         * (1 - a.central["gross_margin_frac"])

@@ -343,7 +343,8 @@ def test_a_database_without_prices_still_gets_an_index_that_says_why(tmp_path):
     result = site.build_site(con, tmp_path / "r", as_of=AS_OF)
     assert sorted(result.pages) == ["index.html"]
     assert result.skipped["prices"] == (
-        "needs prices (missing), price_current (missing), price_history (missing), io_price_ratio (missing)"
+        "needs prices (missing), price_current (missing), price_history (missing), io_price_ratio (missing), "
+        "billing_example_bills (missing)"
     )
     html = (tmp_path / "r" / "index.html").read_text()
     assert "<strong>Prices</strong> — not in this report: needs prices (missing)" in html

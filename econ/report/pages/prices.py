@@ -19,7 +19,7 @@ TITLE = "Prices"
 SUMMARY = (
     "Current API prices (first-party in full, every imported provider aggregated), their history and recent changes."
 )
-REQUIRES = ("prices", "price_current", "price_history", "io_price_ratio")
+REQUIRES = ("prices", "price_current", "price_history", "io_price_ratio", "billing_example_bills")
 
 KEY_ORDER = "source, provider, model, variant, tier_min_prompt_tokens"
 RECENT_CHANGES = 40
@@ -134,6 +134,7 @@ def render(ctx: SiteContext) -> PageContent:
     coverage = ctx.query(COVERAGE)
     sections = [
         _current(ctx, coverage),
+        _billing(ctx),
         _market(ctx),
         _history(ctx),
     ]
@@ -195,6 +196,58 @@ def _current(ctx: SiteContext, coverage) -> Section:
     current_all = ctx.query(f"select * from price_current order by {KEY_ORDER}")
     blocks.append(Download("current-prices", current_all, "Every current price, all sources"))
     return Section("Current prices", blocks)
+
+
+BILLING_EXAMPLES = """
+select rule_id, rule, provider, model, variant, as_of, request, arithmetic, hand_usd, econ_usd,
+       coalesce(econ_refusal, '') as econ_refusal, case when matches then 'yes' else 'no' end as matches, quote,
+       source_url
+from billing_example_bills order by rule_id, example_id
+"""
+
+
+def _billing(ctx: SiteContext) -> Section:
+    examples = ctx.query(BILLING_EXAMPLES)
+    if examples.is_empty():
+        return Section("How a bill is computed", [note("No worked billing examples in this build.", kind="pending")])
+    right = int((examples["matches"] == "yes").sum())
+    columns = [
+        Col("rule_id", "Rule"),
+        Col("rule", "What it says"),
+        Col("provider", "Seller"),
+        Col("model", "Model"),
+        Col("variant", "Variant"),
+        Col("as_of", "Prices of", kind="date"),
+        Col("request", "Request", wrap=True),
+        Col("arithmetic", "By hand, from the seller's rates", wrap=True),
+        Col("hand_usd", "By hand (USD)", kind="num"),
+        Col("econ_usd", "econ cost (USD)", kind="num"),
+        Col("econ_refusal", "econ refuses because", wrap=True),
+        Col("matches", "Same"),
+        Col("quote", "The page's words", wrap=True),
+        Col("source_url", "Page", kind="link"),
+    ]
+    blocks = [
+        note(
+            f"{right} of {examples.height} worked examples: econ cost bills what the hand arithmetic gives, or refuses "
+            "as the seller does.",
+        ),
+        table(
+            examples,
+            columns,
+            caption="One worked request per billing rule of data/billing_rules.csv and time-of-day window of "
+            "data/billing_windows.csv (table billing_example_bills)",
+            id="billing-examples",
+        ),
+    ]
+    return Section(
+        "How a bill is computed",
+        blocks,
+        intro="What a price list leaves open, each seller's page settles: whether a long-context tier bills at or "
+        "only above its threshold, what a cache write costs without a listed price, how batch and cache discounts "
+        "combine, time-of-day prices, retired models. One price holds per seller and model: the one known to have "
+        "taken effect latest, then the most authoritative source (hand-kept pages, then LiteLLM, then OpenRouter).",
+    )
 
 
 def _market(ctx: SiteContext) -> Section:
