@@ -63,8 +63,10 @@ def test_failed_build_leaves_previous_database_byte_identical(data_dir, capsys):
     code, _, err = build(capsys)
     assert code == 1 and "is not a number" in err
     assert sha(Path("out.duckdb")) == before
-    # nothing staged is left; the lock file stays (removing it could let two runs in)
-    assert sorted(p.name for p in Path(".").iterdir() if "out.duckdb" in p.name) == [".out.duckdb.lock", "out.duckdb"]
+    # nothing staged is left; the lock file stays (removing it could let two runs in), and so does the record of the
+    # previous build, which still describes the database that is there
+    left = sorted(p.name for p in Path(".").iterdir() if "out.duckdb" in p.name)
+    assert left == [".out.duckdb.built", ".out.duckdb.lock", "out.duckdb"]
 
 
 def test_failure_after_loading_also_leaves_database_intact(data_dir, capsys, tmp_path):
@@ -239,7 +241,7 @@ def test_failed_report_leaves_no_staged_folder_and_the_old_report(data_dir, caps
 
     monkeypatch.setattr(site, "build_site", broken)
     shutil.rmtree("cache/site")  # nothing stored to restore: the site is drawn again
-    assert main(args) == 1 and capsys.readouterr().err == "Error: simulated report failure\n"
+    assert main([*args, "--force"]) == 1 and capsys.readouterr().err == "Error: simulated report failure\n"
     assert (sha(Path("out.duckdb")), Path("reports/index.html").read_bytes()) == before
     assert sorted(p.name for p in Path(".").iterdir() if p.name.startswith("reports")) == ["reports"]
 
@@ -251,3 +253,26 @@ def test_database_folder_that_cannot_be_made(data_dir, capsys):
     assert code == 1 and "Traceback" not in err
     assert err.startswith("Error: cannot write blocker/out.duckdb: its lock file blocker/.out.duckdb.lock cannot be ")
     assert err.endswith("— check that the folder exists and is writable, or pass another --db, --reports or --data\n")
+
+
+def test_a_rebuild_with_nothing_changed_rebuilds_nothing_until_an_input_or_output_changes(data_dir, capsys):
+    """As make judges, by content: the same code, date, data/, queries/ and libraries, and the database and report
+    byte for byte as that build wrote them, give 'nothing changed'; a changed data file, an edited report page or
+    --force build again."""
+    args = ["build", "--data", "data", "--db", "out.duckdb", "--cache", "cache", "--reports", "reports"]
+    args += ["--as-of", "2026-11-30"]
+    assert main(args) == 0 and capsys.readouterr().out.startswith("wrote out.duckdb")
+    before = sha(Path("out.duckdb"))
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert (
+        out.startswith("nothing changed since out.duckdb and reports/index.html were written")
+        and sha(Path("out.duckdb")) == before
+    )
+    Path("reports/index.html").write_text("edited", encoding="utf-8")
+    assert main(args) == 0 and capsys.readouterr().out.startswith("wrote out.duckdb")
+    assert Path("reports/index.html").read_text(encoding="utf-8") != "edited"
+    assert main([*args, "--force"]) == 0 and capsys.readouterr().out.startswith("wrote out.duckdb")
+    (data_dir / "scenarios.csv").write_text((data_dir / "scenarios.csv").read_text() + "\n")
+    assert main(args) == 0 and capsys.readouterr().out.startswith("wrote out.duckdb")
+    assert main([*args, "--as-of", "2026-12-01"]) == 0 and capsys.readouterr().out.startswith("wrote out.duckdb")

@@ -51,6 +51,9 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--no-report", action="store_true", help="skip writing the HTML report")
     b.add_argument("--cache", type=Path, default=paths.CACHE_DIR, help="analysis cache folder (default: build/cache/)")
     b.add_argument("--as-of", type=_date, default=None, help="date for 'current' prices (default: today)")
+    b.add_argument(
+        "--force", action="store_true", help="rebuild even when nothing it reads changed since the last build"
+    )
     add_wait(b)
     add_quiet(b)
     b.set_defaults(func=cmd_build)

@@ -29,6 +29,7 @@ def cmd_build(args) -> int:
                 reports_dir=None if args.no_report else args.reports,
                 as_of=args.as_of,
                 wait=args.wait,
+                force=args.force,
             )
     finally:
         progress.close()
@@ -54,6 +55,15 @@ def analyses_line(statuses: dict[str, str], progress: Progress) -> str:
 
 def build_summary(result, progress: Progress) -> list[str]:
     """What a build wrote, where, how long it took, what took longest, and the next command to try."""
+    db = "" if Path(result.db_path) == paths.DB_PATH else f" --db {result.db_path}"
+    next_line = f'next: econ tables{db}  (then econ describe NAME, or econ sql "select ...")'
+    if result.current:
+        outputs = f"{result.db_path}" + ("" if result.reports_dir is None else f" and {result.reports_dir}/index.html")
+        return [
+            f"nothing changed since {outputs} were written (same code, date, data/, queries/ and libraries): "
+            f"nothing was rebuilt ({result.elapsed_s:.1f} s; --force rebuilds)",
+            next_line,
+        ]
     tables = sum(1 for o in result.objects if o[1] == "table")
     views = sum(1 for o in result.objects if o[1] == "view")
     size_mb = Path(result.db_path).stat().st_size / 1e6
@@ -64,8 +74,7 @@ def build_summary(result, progress: Progress) -> list[str]:
     lines = [f"{wrote} in {result.elapsed_s:.1f} s"]
     if result.analyses:
         lines.append(f"analyses: {analyses_line(result.analyses, progress)}")
-    db = "" if Path(result.db_path) == paths.DB_PATH else f" --db {result.db_path}"
-    lines.append(f'next: econ tables{db}  (then econ describe NAME, or econ sql "select ...")')
+    lines.append(next_line)
     return lines
 
 

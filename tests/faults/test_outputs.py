@@ -100,7 +100,7 @@ def test_the_database_may_not_live_in_the_data_folder(data_dir, capsys):
     assert (code, err) == (1, f"Error: the database data/econ.duckdb is in the data folder data — {DISTINCT_HINT}\n")
 
 
-def small_site(con, out_dir, *, as_of, cache_dir, **_):
+def small_site(con, out_dir, *, as_of, **_):
     out_dir.mkdir(parents=True)
     (out_dir / "index.html").write_text(f"<p>{as_of}</p>", encoding="utf-8")
 
