@@ -111,6 +111,11 @@ def settings(s: Scenario, pool: str, weight_bytes_per_param, architecture=None) 
         "acceptance_frac": s.speculative_acceptance_frac,
         "hbm_reserve_frac": s.hbm_reserve_frac,
         "usd_per_chip_hour": s.usd_per_chip_hour,
+        "attention_mfu": efficiency(s, "attention_mfu_frac", architecture),
+        "layer_overhead_s": s.layer_overhead_s,
+        "sequence_overhead_s": s.sequence_overhead_s,
+        "expert_imbalance_scale": s.expert_imbalance_scale_ratio,
+        "kernel_serial": 1.0 if s.efficiency_basis == "calibrated" else 0.0,
     }
 
 

@@ -90,7 +90,7 @@ def _rank(jac: np.ndarray, rtol: float = 1e-9) -> tuple[int, np.ndarray]:
     """Numerical rank of the (column-scaled) Jacobian and the null-space basis."""
     scale = np.linalg.norm(jac, axis=0)
     scale[scale == 0] = 1.0
-    _, s, vt = np.linalg.svd(jac / scale, full_matrices=True)
+    _, s, vt = np.linalg.svd(jac / scale, full_matrices=jac.shape[0] < jac.shape[1])  # V whole, U thin
     tol = rtol * max(jac.shape) * (s[0] if s.size else 0.0)
     rank = int(np.sum(s > tol)) if s.size else 0
     return rank, vt[rank:].T
@@ -116,6 +116,8 @@ def fit(
     loss: str = "linear",
     f_scale: float = 1.0,
     tol: float = 1e-8,
+    jac: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+    max_nfev: int | None = None,
 ) -> FitResult:
     """Fit ``y ≈ model(x, params)`` by bounded least squares and classify the result.
 
@@ -135,6 +137,8 @@ def fit(
     loss, f_scale : a robust loss of ``scipy.optimize.least_squares`` (``soft_l1``, ``huber``, …) and the residual
         at which it starts to bend; the covariance then uses the loss-weighted Jacobian the solver returns.
     tol : the solver's ftol, xtol and gtol (nonlinear models).
+    jac : optional ``(x, params) -> d model / d params`` (points × parameters); finite differences without it.
+    max_nfev : optional cap on the solver's function evaluations (a warm-started refit).
     """
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float).ravel()
@@ -170,6 +174,11 @@ def fit(
     def residual(params):
         return (model(x, params) - y) * w
 
+    jac_fn = jac
+
+    def jacobian(params):
+        return jac_fn(x, params) * w[:, None]
+
     if linear:
         # a model linear in its parameters is a bounded linear least-squares problem: solve it directly
         # (lsq_linear, ~50x faster than finite-difference least_squares); its Jacobian is the design matrix
@@ -189,6 +198,8 @@ def fit(
             ftol=tol,
             xtol=tol,
             gtol=tol,
+            jac="2-point" if jac_fn is None else jacobian,
+            max_nfev=max_nfev,
         )
         est, jac = sol.x, sol.jac
     resid = model(x, est) - y
