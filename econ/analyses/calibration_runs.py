@@ -55,18 +55,24 @@ def _f(frame: pl.DataFrame, name: str) -> np.ndarray:
     return frame[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
 
 
+def _optional(c: pl.DataFrame, name: str, default: float) -> np.ndarray:
+    return _f(c, name) if name in c.columns else np.full(c.height, default)
+
+
 def _layout(c: pl.DataFrame, pool: str) -> dict:
-    ones = np.ones(c.height, dtype=bool)
+    """A pool's layout arrays; ``<pool>_replicate`` (0: nothing replicated per data-parallel rank, the lecture's
+    count) and ``<pool>_redundant_expert_slots`` are optional columns (a named layout sets them)."""
+    replicate = _optional(c, f"{pool}_replicate", 1.0) > 0
     return {
         "tensor_parallel": _f(c, f"{pool}_tensor_parallel"),
         "attention_data_parallel": _f(c, f"{pool}_attention_data_parallel"),
         "pipeline_parallel": _f(c, f"{pool}_pipeline_parallel"),
         "expert_tensor_parallel": _f(c, f"{pool}_expert_tensor_parallel"),
-        "replicate_attention": ones,
-        "replicate_shared_experts": ones,
-        "replicate_dense": ones,
-        "replicate_embeddings": ones,
-        "redundant_expert_slots": np.zeros(c.height),
+        "replicate_attention": replicate,
+        "replicate_shared_experts": replicate,
+        "replicate_dense": replicate,
+        "replicate_embeddings": replicate,
+        "redundant_expert_slots": np.nan_to_num(_optional(c, f"{pool}_redundant_expert_slots", 0.0)),
     }
 
 
@@ -100,7 +106,8 @@ def run_inputs(configs: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFra
     chunk = pl.col("engine").replace_strict(
         ENGINE_PREFILL_TOKENS, default=DEFAULT_PREFILL_TOKENS, return_dtype=pl.Float64
     )
-    mean = (1.0 + LENGTH_RATIO) / 2.0
+    ratio = pl.col("length_range_ratio") if "length_range_ratio" in c.columns else pl.lit(LENGTH_RATIO)
+    mean = (1.0 + ratio.fill_null(LENGTH_RATIO)) / 2.0
     kv = (
         pl.when(pl.col("kv_cache_stated"))
         .then(pl.col("kv_cache_format"))
@@ -162,12 +169,14 @@ def runs_problem(c: pl.DataFrame) -> tuple[Runs, dict[str, np.ndarray]]:
     arrays the result tables report (memory per chip, decode batch per worker, chips)."""
     model, chip, run, kv_scale = _arrays(c)
     agg = (c["mode"] == "agg").to_numpy()
-    isl, osl = _f(c, "mean_input_tokens"), _f(c, "mean_output_tokens")
+    prompt, osl = _f(c, "mean_input_tokens"), _f(c, "mean_output_tokens")
+    cached_frac = np.nan_to_num(_optional(c, "cached_input_frac", 0.0))
+    cached, isl = prompt * cached_frac, prompt * (1.0 - cached_frac)
     users = _f(c, "concurrency")
     decode_layout, prefill_layout = _layout(c, "decode"), _layout(c, "prefill")
     w_d, w_p = _f(c, "decode_workers"), _f(c, "prefill_workers")
     batch = users / w_d
-    context = isl + osl / 2.0
+    context = prompt + osl / 2.0
     chunk = np.minimum(_f(c, "chunk_tokens"), isl)
     per_rank = np.maximum(np.floor(_f(c, "chunk_tokens") / isl), 1.0)
 
@@ -187,11 +196,11 @@ def runs_problem(c: pl.DataFrame) -> tuple[Runs, dict[str, np.ndarray]]:
 
     dp_d, dp_p = decode_layout["attention_data_parallel"], prefill_layout["attention_data_parallel"]
     decode = terms(decode_layout, batch, np.where(agg, batch / osl, 0.0), isl)
-    first_agg = terms(decode_layout, batch, 1.0, chunk)
-    first_dis = terms(prefill_layout, 0.0, 1.0, isl)
-    full_agg = terms(decode_layout, batch, per_rank * dp_d, isl)
+    first_agg = terms(decode_layout, batch, 1.0, chunk, cached)
+    first_dis = terms(prefill_layout, 0.0, 1.0, isl, cached)
+    full_agg = terms(decode_layout, batch, per_rank * dp_d, isl, cached)
     base_agg = terms(decode_layout, batch, 0.0, isl)
-    full_dis = terms(prefill_layout, 0.0, per_rank * dp_p, isl)
+    full_dis = terms(prefill_layout, 0.0, per_rank * dp_p, isl, cached)
 
     def pick(a: dict, b: dict | None) -> Step:
         sa = Step.from_terms(a)
@@ -243,6 +252,9 @@ def runs_problem(c: pl.DataFrame) -> tuple[Runs, dict[str, np.ndarray]]:
         "one_sequence_bytes": weights_only,
         "hbm_capacity_bytes": chip["hbm_capacity_bytes"],
         "system_chips": np.where(agg, chips, w_d * chips + w_p * p_chips),
+        "decode_chips": chips,
+        "prefill_chips": np.where(agg, chips, p_chips),
+        "new_input_tokens": isl,
         "bound_tpot_s": _bound(decode) / runs.accepted,
         "bound_first_pass_s": np.where(agg, _bound(first_agg) * runs.first_steps, _bound(first_dis)),
     }

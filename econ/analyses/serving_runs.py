@@ -210,7 +210,7 @@ def configurations(rows: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFr
         pl.when(missing).then(1.0).otherwise(pl.col("decode_workers")).alias("decode_workers"),
     )
     batch = pl.when(agg).then(pl.col("batch_size")).otherwise(pl.col("decode_batch_size")).cast(pl.Float64)
-    from_batch = batch * pl.col("decode_attention_data_parallel") * pl.col("decode_workers")
+    from_batch = batch * pl.col("_decode_attention_dp_size") * pl.col("decode_workers")  # as stored
     r = r.with_columns(pl.coalesce("_stated", from_batch).alias("concurrency"), from_batch.alias("_from_batch"))
     return r.with_columns(_notes().alias("notes"), _reason().alias("reason")).select(
         pl.col("id").alias("run_id"),

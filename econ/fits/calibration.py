@@ -270,6 +270,12 @@ def values(u: np.ndarray) -> dict[str, np.ndarray]:
 )
 def predict_runs(p: dict, runs: Runs) -> tuple[np.ndarray, np.ndarray]:
     """(TTFT, TPOT) of every run at per-row parameters ``p`` [s]."""
+    parts = run_components(p, runs)
+    return parts["ttft_s"], parts["tpot_s"]
+
+
+def run_components(p: dict, runs: Runs) -> dict[str, np.ndarray]:
+    """The parts of each run's prediction [s]: its TPOT, first pass, prefill demand per request, TTFT."""
     tpot = step_seconds(runs.decode, p) / runs.accepted
     first = runs.first_steps * step_seconds(runs.first, p)
     demand = np.maximum(step_seconds(runs.demand, p) - step_seconds(runs.demand_base, p), 0.0)
@@ -286,7 +292,7 @@ def predict_runs(p: dict, runs: Runs) -> tuple[np.ndarray, np.ndarray]:
         queue_wait_frac=p["queue_wait_frac"],
         burst_wait_frac=p["burst_wait_frac"],
     )
-    return ttft, tpot
+    return {"tpot_s": tpot, "first_pass_s": first, "demand_s": demand, "ttft_s": ttft}
 
 
 def _best(chip_s_per_token, step_s, fits, limit):
