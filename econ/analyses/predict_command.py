@@ -261,8 +261,9 @@ def predict_point(db_path: Path, pt: Point) -> dict:
     tpot = pred["predicted_tpot_ms"].to_numpy() / 1e3
     per_chip = _decode_rate(frame, pred)
     if not ok.any():
+        why = pred["reason"].drop_nulls()
         raise EconError(
-            f"does not fit or cannot be timed: {pred['reason'].drop_nulls()[0] if pred['reason'].null_count() < pred.height else ''}",
+            f"cannot predict the decode pool: {why[0] if why.len() else 'no layout tried runs'}",
             "use more chips per worker (--decode-chips), a smaller batch, shorter lengths or a smaller format",
         )
     meets = ok.copy()
@@ -381,7 +382,8 @@ def _result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, pric
     if pt.engine is None and calibrated:
         notes.append("no --engine: the engine-average parameters")
     basis = (
-        f"held-out {r['regime_tpot']} / {r['regime_ttft']} points, {r['distance'].replace('_', ' ')} (calibration_bands)"
+        f"held-out {r['regime_tpot']} / {r['regime_ttft']} points, {r['distance'].replace('_', ' ')} "
+        "(calibration_bands)"
         if calibrated
         else "none: a roofline bound, not a prediction"
     )
