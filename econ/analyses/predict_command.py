@@ -169,6 +169,7 @@ def _rows(pt, model, chip, fmt, efmt, kv, d: Layout, p: Layout, users, w_d, w_p)
                 ("workers", w),
                 ("replicate", 1.0 if lay.replicate else 0.0),
                 ("redundant_expert_slots", lay.redundant_expert_slots),
+                ("overlap_comm", 1.0 if lay.overlap_comm else 0.0),
             )
         },
         "workers_assumed": False,

@@ -56,6 +56,7 @@ class Layout:
     expert_tensor_parallel: int
     replicate: bool = True
     redundant_expert_slots: int = 0
+    overlap_comm: bool = False
     how: str = "stated"
 
     @property
@@ -101,6 +102,7 @@ def named(layouts, name: str, pool: str, domain: int, moe: bool, max_chips: int)
         1,
         replicate=bool(r["replicate_attention"]),
         redundant_expert_slots=int(r["redundant_expert_slots"] or 0),
+        overlap_comm=bool(r.get("overlap_comm") or 0),
         how=f"named layout {name}",
     )
 

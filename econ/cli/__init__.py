@@ -186,6 +186,17 @@ def parser() -> argparse.ArgumentParser:
     fl.add_argument(
         "--ttft-s", type=float, default=None, help="time to first token each prompt must meet (default: the scenario's)"
     )
+    fl.add_argument("--decode-layout", default=None, help="a named decode layout of data/layouts.csv")
+    fl.add_argument("--prefill-layout", default=None, help="a named prefill layout of data/layouts.csv")
+    fl.add_argument(
+        "--input-tokens", type=float, default=None, help="prompt tokens per request (default: the scenario's mix)"
+    )
+    fl.add_argument("--output-tokens", type=float, default=None, help="output tokens per request (with --input-tokens)")
+    fl.add_argument("--cached-input-frac", type=float, default=None, help="share of prompt tokens served from cache")
+    fl.add_argument("--speculative-tokens", type=_whole, default=None, help="MTP / draft tokens per decode step")
+    fl.add_argument("--acceptance", type=float, default=None, help="share of draft tokens accepted")
+    fl.add_argument("--kv-cache-format", choices=("bf16", "fp8"), default=None, help="KV-cache format")
+    fl.add_argument("--usd-per-chip-hour", type=float, default=None, help="the scenario's chip price")
     fl.add_argument("--format", choices=FORMATS, default="table")
     fl.add_argument(
         "--as-of", type=_date, default=None, help="date for current list prices and rental quotes (default: today)"

@@ -24,6 +24,15 @@ def cmd_fleet(args) -> int:
         tokens_per_s_per_user=args.tokens_per_s_per_user,
         ttft_s=args.ttft_s,
         as_of=args.as_of,
+        decode_layout=args.decode_layout,
+        prefill_layout=args.prefill_layout,
+        input_tokens=args.input_tokens,
+        output_tokens=args.output_tokens,
+        cached_input_frac=args.cached_input_frac,
+        speculative_tokens=args.speculative_tokens,
+        acceptance_frac=args.acceptance,
+        kv_cache_format=args.kv_cache_format,
+        usd_per_chip_hour=args.usd_per_chip_hour,
     )
     if args.format == "json":
         _out(render_object(result.as_object()))

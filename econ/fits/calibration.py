@@ -88,6 +88,7 @@ class Step:
     hops: np.ndarray  # latency-bearing collective hops
     layers: np.ndarray
     sequences: np.ndarray  # sequences (and prompts) the rank schedules in the step
+    overlap: np.ndarray  # share of communication the layout hides behind another micro-batch (0 in every run fitted)
 
     @classmethod
     def from_terms(cls, out: dict) -> Step:
@@ -105,13 +106,14 @@ class Step:
             hops=out["collective_hops"] + out["collective_hops_scale_out"],
             layers=np.asarray(out["layers_per_step"], dtype=float),
             sequences=np.asarray(out["sequences_per_step"], dtype=float),
+            overlap=np.asarray(out.get("comm_overlap_frac", 0.0), dtype=float),
         )
 
     def take(self, index) -> Step:
         return Step(**{f.name: np.asarray(getattr(self, f.name))[index] for f in fields(self)})
 
 
-ZERO = Step(*(np.zeros(1) for _ in range(11)))
+ZERO = Step(*(np.zeros(1) for _ in range(12)))
 
 
 def step_seconds(step: Step, p: dict) -> np.ndarray:
@@ -142,6 +144,7 @@ def step_seconds(step: Step, p: dict) -> np.ndarray:
         sequence_overhead_s=p["sequence_overhead_s"],
         step_overhead_s=p["step_overhead_s"],
         expert_imbalance_scale=p["expert_imbalance_scale"],
+        comm_overlap_frac=step.overlap,
     )
 
 

@@ -42,7 +42,10 @@ def _pull(x, s):
 
 
 def step_gradient(step: cal.Step, p: dict) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """(step time, {parameter: d time / d coordinate}) at per-row parameters ``p``."""
+    """(step time, {parameter: d time / d coordinate}) at per-row parameters ``p``: for steps without communication
+    overlap, as every measured run is (a layout that overlaps is predicted, never fitted)."""
+    if np.any(np.asarray(step.overlap) > 0):
+        raise ValueError("step_gradient: the fit's steps state no communication overlap")
     k = {name: 1.0 / np.asarray(p[name], dtype=float) for name in cal.EFFICIENCIES}
     gamma = np.asarray(p["expert_imbalance_scale"], dtype=float)
     busy = 1.0 + gamma * (step.imbalance - 1.0)

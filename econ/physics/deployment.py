@@ -442,6 +442,9 @@ def step_terms(
     out["expert_imbalance_ratio"] = step_time.expert_imbalance_ratio(
         micro_tokens, model["experts_per_token"], np.where(_nz(model["moe_layers"]) > 0, expert_parallel(layout), 1.0)
     )
+    out["comm_overlap_frac"] = np.broadcast_to(
+        _f(layout.get("overlap_comm", 0.0)), np.shape(out["compute_time_s"])
+    ).astype(float)
     out["kernel_step_time_s"] = kernel_time_s(out, s)
     out["replica_chips"] = tp * dp * pp
     out["rank_tokens"] = rank_tokens
@@ -478,6 +481,7 @@ def kernel_time_s(terms: dict, s: dict):
         sequence_overhead_s=s["sequence_overhead_s"],
         step_overhead_s=s["step_overhead_s"],
         expert_imbalance_scale=s["expert_imbalance_scale"],
+        comm_overlap_frac=terms.get("comm_overlap_frac", 0.0),
     )
 
 

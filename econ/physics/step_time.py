@@ -103,10 +103,12 @@ def kernel_step_time_s(
     sequence_overhead_s,
     step_overhead_s,
     expert_imbalance_scale,
+    comm_overlap_frac=0.0,
 ):
     """A step's time as real engines run it [s]: the three kernel classes in sequence, each bound by its own soft
     roofline at its achieved efficiency, plus communication (bandwidth time at ``link_frac``, a latency per hop)
-    and fixed costs per layer, per sequence the rank schedules (the engine's per-request work each step:
+    (``comm_overlap_frac`` of it hidden behind the kernels where the layout overlaps two micro-batches, DeepSeek's
+    dual-batch overlap) and fixed costs per layer, per sequence the rank schedules (the engine's per-request work each step:
     batching, sampling, detokenisation) and per step. The routed experts' FLOPs are the busiest rank's: the mean times
     ``1 + scale·(r − 1)`` (``r`` from :func:`expert_imbalance_ratio`; scale 1 = uniform routing).
 
@@ -118,9 +120,13 @@ def kernel_step_time_s(
     dense = smooth_max(_f(dense_flop) / (_f(peak_flop_per_s) * _f(gemm_mfu)), _f(dense_bytes) / bw)
     experts = smooth_max(busiest * _f(expert_flop) / (_f(peak_flop_per_s) * _f(expert_mfu)), _f(expert_bytes) / bw)
     attention = smooth_max(_f(attention_flop) / (_f(attention_peak_flop_per_s) * _f(attention_mfu)), _f(kv_bytes) / bw)
-    comm = _f(comm_time_at_peak_s) / _f(link_frac) + _f(collective_latency_s) * _f(collective_hops)
+    kernels = dense + experts + attention
+    bandwidth = _f(comm_time_at_peak_s) / _f(link_frac)
+    # a layout that overlaps communication with another micro-batch's kernels shows only what exceeds them
+    hidden = _f(comm_overlap_frac) * np.minimum(bandwidth, kernels)
+    comm = bandwidth - hidden + _f(collective_latency_s) * _f(collective_hops)
     fixed = _f(layer_overhead_s) * _f(layers) + _f(sequence_overhead_s) * _f(sequences) + _f(step_overhead_s)
-    return dense + experts + attention + comm + fixed
+    return kernels + comm + fixed
 
 
 @formula("T_pass = (M + PP − 1)·t_stage", "GPipe (Huang et al. 2019): bubble share (PP − 1)/(M + PP − 1)")
