@@ -109,8 +109,8 @@ def kernel_step_time_s(
     roofline at its achieved efficiency, plus communication (bandwidth time at ``link_frac``, a latency per hop;
     ``comm_overlap_frac`` of it hidden behind the kernels where the layout overlaps two micro-batches, DeepSeek's
     dual-batch overlap) and fixed costs per layer, per sequence the rank schedules (the engine's per-request work
-    each step: batching, sampling, detokenisation) and per step. The routed experts' FLOPs are the busiest rank's: the mean times
-    ``1 + scale·(r − 1)`` (``r`` from :func:`expert_imbalance_ratio`; scale 1 = uniform routing).
+    each step: batching, sampling, detokenisation) and per step. The routed experts' FLOPs are the busiest
+    rank's: the mean times ``1 + scale·(r − 1)`` (``r`` from :func:`expert_imbalance_ratio`; scale 1 = uniform routing).
 
     Every efficiency at 1 and every fixed cost at 0 gives the sum over kernel classes of their rooflines: an upper
     bound of the lecture's ``max(compute, memory)`` and never below it.
