@@ -11,6 +11,8 @@ each model, each chip, each source document and five random folds of configurati
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import polars as pl
 
@@ -87,7 +89,21 @@ def _ideal(n: int) -> dict:
     return {k: np.full(n, 1.0 if k in cal.EFFICIENCIES else 0.0) for k in cal.PARAMETERS}
 
 
-def run(ctx) -> None:
+@dataclass(frozen=True)
+class Inputs:
+    """The calibration's problem and the frames its tables are made from."""
+
+    problem: cal.Problem
+    configs: pl.DataFrame  # every run read (calibration_runs' rows)
+    runs: pl.DataFrame  # the included runs' inputs
+    extra: dict
+    points_all: pl.DataFrame  # every measured point with its reason
+    points: pl.DataFrame  # the included points
+    arch_of: dict
+
+
+def build_problem(ctx) -> Inputs:
+    """Read the measured runs and points of the database being built into the fit's problem."""
     reserve = ctx.scenario("base").hbm_reserve_frac
     models = ctx.query(MODELS_SQL)
     hardware = ctx.query("select * from hardware")
@@ -120,6 +136,12 @@ def run(ctx) -> None:
             "serving": _codes(serving_p, levels["serving"]),
         },
     )
+    return Inputs(problem, configs, c, extra, p, fitted, arch_of)
+
+
+def run(ctx) -> None:
+    i = build_problem(ctx)
+    problem, levels, c, fitted, extra = i.problem, i.problem.levels, i.runs, i.points, i.extra
     result = cal.fit_calibration(problem)
     z = cal.usable(result, levels)
     fitted_pred = cal.predict(z, problem)
@@ -129,12 +151,12 @@ def run(ctx) -> None:
         for basis in ("model_out", "chip_out", "source_out", "random_out")
     }
     bounds = (extra["bound_first_pass_s"], extra["bound_tpot_s"])
-    run_frame = tables.runs_frame(configs, c, extra, fitted_pred, held, bounds)
-    point_frame = tables.points_frame(p, fitted, pts, z, problem, held)
+    run_frame = tables.runs_frame(i.configs, c, extra, fitted_pred, held, bounds)
+    point_frame = tables.points_frame(i.points_all, fitted, problem.points, z, problem, held)
     ctx.write(RUNS, run_frame.select(RUNS.names))
     ctx.write(POINTS, point_frame.select(POINTS.names))
     rows = tables.residual_rows(run_frame, point_frame)
     bands = tables.bands(rows)
     ctx.write(BANDS, bands.select(BANDS.names))
     ctx.write(ERRORS, tables.errors(rows, bands).select(ERRORS.names))
-    ctx.write(PARAMETERS, tables.parameters(result, levels, run_frame, point_frame, arch_of).select(PARAMETERS.names))
+    ctx.write(PARAMETERS, tables.parameters(result, levels, run_frame, point_frame, i.arch_of).select(PARAMETERS.names))

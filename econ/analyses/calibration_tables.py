@@ -252,23 +252,27 @@ def _group_of(distance: str) -> str:
 
 def bands(rows: pl.DataFrame) -> pl.DataFrame:
     """``calibration_bands``: per target × regime × distance, the held-out error factors and their out-of-group
-    coverage; a thin cell takes its target's pooled band at that distance."""
+    coverage. A cell with fewer than :data:`econ.fits.calibration_cv.MIN_BAND_POINTS` rows or from fewer than
+    :data:`~econ.fits.calibration_cv.MIN_BAND_GROUPS` groups is pooled: its factors are the larger of its own and its
+    target's at that distance. Coverage: each row against the band its cell (or, thin, the pooled cells) would
+    have given without its own group (:func:`econ.fits.calibration_cv.claimed_band`)."""
     out = []
     for (target,), t_rows in rows.group_by(["target"], maintain_order=True):
         for distance, basis in DISTANCES:
             r = np.abs(t_rows[basis].cast(pl.Float64).to_numpy())
             if not np.isfinite(r).any():
                 continue
-            group = t_rows[_group_of(distance)].to_numpy()
+            group = t_rows[_group_of(distance)].to_numpy().astype(str)
             regime = t_rows["regime"].to_numpy()
-            band, inside = cv.band_coverage(r, regime, group)
-            pooled_band, pooled_inside = cv.band_coverage(r, np.full(r.size, "all"), group)
+            _, inside = cv.claimed_band(r, regime, group)
             p50_all, p90_all = cv.factors(r)
             for reg in sorted(set(regime)):
                 cell = (regime == reg) & np.isfinite(r)
-                thin = cell.sum() < cv.MIN_BAND_POINTS
-                p50, p90 = (p50_all, p90_all) if thin else cv.factors(r[cell])
-                cov = pooled_inside[cell] if thin else inside[cell]
+                thin = cell.sum() < cv.MIN_BAND_POINTS or np.unique(group[cell]).size < cv.MIN_BAND_GROUPS
+                p50, p90 = cv.factors(r[cell])
+                if thin:
+                    p50, p90 = np.nanmax([p50, p50_all]), np.nanmax([p90, p90_all])
+                cov = inside[cell]
                 cov = cov[np.isfinite(cov)]
                 out.append(
                     {
@@ -296,7 +300,7 @@ def errors(rows: pl.DataFrame, band_table: pl.DataFrame) -> pl.DataFrame:
         for _, idx in rows.with_row_index("_i").group_by(["target"]):
             i = idx["_i"].to_numpy()
             r = np.abs(idx[basis].cast(pl.Float64).to_numpy())
-            _, inside = cv.band_coverage(r, idx["regime"].to_numpy(), idx[_group_of(distance)].to_numpy())
+            _, inside = cv.claimed_band(r, idx["regime"].to_numpy(), idx[_group_of(distance)].to_numpy().astype(str))
             flags[i] = inside
         inside_cols.append(pl.Series(f"_in_{basis}", flags))
     rows = rows.with_columns(inside_cols)

@@ -230,8 +230,8 @@ def _guard(plan: pl.DataFrame, model: str, chip: str) -> None:
         )
     if chips > CHIPS.value:
         raise EconError(
-            f"the plan needs {chips:.3g} chips, above the ceiling of {CHIPS.value:g} ({CHIPS.why})",
-            "ask for less traffic (--tokens-per-s)",
+            f"the plan needs {chips:,.0f} chips, above the ceiling of {CHIPS.value:,.0f} ({CHIPS.why})",
+            "ask for less traffic (--tokens-per-s) or smaller replicas (--decode-chips / --prefill-chips)",
         )
 
 

@@ -133,8 +133,8 @@ def candidates(spec: PoolSpec, *, heads: int, layers: int, moe: bool, domain: in
                     etps = [spec.expert_tensor_parallel]
                 elif spec.expert_parallel is not None:
                     etps = [stage // spec.expert_parallel] if stage % spec.expert_parallel == 0 else []
-                else:
-                    etps = sorted({1, stage})
+                else:  # experts spread over the stage, or split within a node (engines split at most 8 ways)
+                    etps = sorted({1} | ({stage} if stage <= min(domain, 8) else set()))
                 for etp in etps:
                     if etp < 1 or stage % etp:
                         continue

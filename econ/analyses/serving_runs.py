@@ -30,6 +30,8 @@ import re
 
 import polars as pl
 
+from econ.load.serving_run_tables import SERVING_RUNS
+
 FORMATS = {
     "bf16": "bf16",
     "fp16": "bf16",
@@ -95,6 +97,11 @@ def chip_key(system: str | None) -> str:
 
 CONCURRENCY = r"silicon_concurrency=(\d+)"
 
+SPEC_COLUMNS = {
+    c.out_name: {"str": pl.String, "int": pl.Int64, "float": pl.Float64}[c.kind] for c in SERVING_RUNS.columns
+}
+"""Every column of the runs' table (``inferencex_train``'s spec): a frame without one reads it as blank."""
+
 OPTIONAL = {
     "kvcache_quant_mode": pl.String,
     "nextn": pl.Float64,
@@ -132,7 +139,11 @@ def configurations(rows: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFr
     cannot be predicted (null: it can). ``models`` needs ``model``, ``hf_repo``, ``num_routed_experts`` and
     ``num_attention_heads``; ``hardware`` ``chip`` and ``scale_up_domain_chips``. Vectorised: Python touches only
     the distinct model and system names."""
-    rows = rows.with_columns(pl.lit(None, dtype=t).alias(c) for c, t in OPTIONAL.items() if c not in rows.columns)
+    columns = {**SPEC_COLUMNS, **OPTIONAL}
+    rows = rows.with_columns(
+        (pl.col(c).cast(t, strict=False) if c in rows.columns else pl.lit(None, dtype=t)).alias(c)
+        for c, t in columns.items()
+    )
     resolve = model_resolver(models)
     chips = {c.upper(): c for c in hardware["chip"].to_list()}
     r = rows.with_columns(

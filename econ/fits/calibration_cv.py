@@ -35,6 +35,10 @@ QUANTILES = (0.5, 0.9)
 MIN_BAND_POINTS = 8
 """Fewest held-out rows a band is computed from; a thinner cell takes its target's pooled band at that distance."""
 
+MIN_BAND_GROUPS = 3
+"""Fewest distinct groups (models, chips or folds) a band is computed from: a cell one model dominates says how
+that model's rows scatter, not how a new model's will (its band widens to the pooled one)."""
+
 
 def random_groups(config_keys: np.ndarray, folds: int = RANDOM_FOLDS, seed: int = 0) -> np.ndarray:
     """Fold index (0 … folds−1) of every row: distinct configuration keys shuffled (fixed seed) and dealt out."""
@@ -82,7 +86,8 @@ def factors(abs_log: np.ndarray) -> tuple[float, float]:
 @formula("coverage = share of a group's held-out |log ratio| ≤ log(p90 band of the other groups' rows)", "this module")
 def band_coverage(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(p90 band each row would have been given from rows of its cell outside its own group, whether the row falls
-    inside it). A cell with fewer than :data:`MIN_BAND_POINTS` other rows gives NaN."""
+    inside it). Fewer than :data:`MIN_BAND_POINTS` other rows, or from fewer than :data:`MIN_BAND_GROUPS` other
+    groups, give NaN."""
     abs_log = np.asarray(abs_log, dtype=float)
     cell = np.asarray(cell, dtype=object).astype(str)
     group = np.asarray(group, dtype=object).astype(str)
@@ -91,7 +96,16 @@ def band_coverage(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> t
         in_cell = (cell == c) & np.isfinite(abs_log)
         for g in np.unique(group[in_cell]):
             others = in_cell & (group != g)
-            if others.sum() >= MIN_BAND_POINTS:
+            if others.sum() >= MIN_BAND_POINTS and np.unique(group[others]).size >= MIN_BAND_GROUPS:
                 band[in_cell & (group == g)] = np.quantile(abs_log[others], QUANTILES[1])
     inside = np.where(np.isfinite(band), abs_log <= band, np.nan)
     return np.exp(band), inside
+
+
+def claimed_band(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(p90 band each row would have been given without its own group, whether the row falls inside it): its cell's
+    band where the cell has enough rows from enough other groups, else the band of all cells pooled."""
+    band, inside = band_coverage(abs_log, cell, group)
+    pooled, pooled_inside = band_coverage(abs_log, np.full(np.size(abs_log), "all"), group)
+    use_cell = np.isfinite(band)
+    return np.where(use_cell, band, pooled), np.where(use_cell, inside, pooled_inside)

@@ -10,6 +10,8 @@ How a row is read (concurrency, layouts, the file's known defects) is :mod:`econ
 
 from __future__ import annotations
 
+import dataclasses
+
 from econ.load import ceilings
 from econ.load.spec import Column, TableSpec
 
@@ -17,7 +19,7 @@ MODES = ("agg", "disagg")
 
 
 def _degree(name: str, what: str) -> Column:
-    return Column(name, "int", "chips", what, min=0, ceiling=ceilings.CHIPS)
+    return Column(name, "int", "chips", what, min=0, ceiling=ceilings.CHIPS, optional=True)
 
 
 def _pool(prefix: str, pool: str) -> tuple[Column, ...]:
@@ -49,7 +51,7 @@ SERVING_RUNS = TableSpec(
         Column("backend_version", "str", "", "Engine version", optional=True),
         Column("model_path", "str", "", "Hugging Face id of the model (or a quantised re-release)", required=True),
         Column("system", "str", "", "System (h100_sxm, h200_sxm, b200_sxm, gb200, …)", required=True),
-        Column("precision", "str", "", "Checkpoint precision (fp8, fp4; blank: bf16)"),
+        Column("precision", "str", "", "Checkpoint precision (fp8, fp4; blank: bf16)", optional=True),
         Column(
             "mode", "str", "", "agg (one pool) or disagg (prefill and decode workers)", required=True, allowed=MODES
         ),
@@ -82,8 +84,16 @@ SERVING_RUNS = TableSpec(
             ceiling=ceilings.CHIPS,
         ),
         *_pool("", "agg"),
-        Column("prefill_batch_size", "int", "prompts", "Disagg: prompts per prefill pass", min=0),
-        Column("prefill_num_workers", "int", "workers", "Disagg: prefill workers", min=0, ceiling=ceilings.CHIPS),
+        Column("prefill_batch_size", "int", "prompts", "Disagg: prompts per prefill pass", min=0, optional=True),
+        Column(
+            "prefill_num_workers",
+            "int",
+            "workers",
+            "Disagg: prefill workers",
+            min=0,
+            ceiling=ceilings.CHIPS,
+            optional=True,
+        ),
         *_pool("prefill_", "prefill"),
         Column(
             "decode_batch_size",
@@ -114,3 +124,9 @@ SERVING_RUNS = TableSpec(
         _ms("silicon_tpot_ms", "measured_tpot_s", "Measured mean time per output token"),
     ),
 )
+
+SERVING_RUNS = dataclasses.replace(
+    SERVING_RUNS,
+    columns=tuple(c if c.required else dataclasses.replace(c, optional=True) for c in SERVING_RUNS.columns),
+)
+"""Only the required columns must be in a file of runs; any other the file leaves out reads as blank."""

@@ -41,10 +41,10 @@ def expert_parallel(layout: dict):
 
 
 def _all_reduces(model: dict, layout: dict):
-    """TP all-reduces per step of one micro-batch through the stage's layers (0 without TP)."""
+    """TP all-reduces per step of one micro-batch through the stage's layers (0 without TP); the experts' own
+    reduction over their ETP slices is :func:`communication_times_s`' ``etp`` term."""
     tp = _f(layout["tensor_parallel"])
-    etp = _f(layout.get("expert_tensor_parallel", 1.0))
-    moe_split = (_nz(model["num_shared_experts"]) > 0) | (etp > 1)
+    moe_split = _nz(model["num_shared_experts"]) > 0
     ffn = _nz(model["num_dense_layers"]) + _nz(model["moe_layers"]) * moe_split
     dense_model = _nz(model["moe_layers"]) == 0
     count = _f(model["num_layers"]) + np.where(dense_model, _f(model["num_layers"]), ffn)
@@ -82,6 +82,20 @@ def communication_times_s(model: dict, chip: dict, layout: dict, tokens_per_rank
     tp_s = tp_time(tp_link * frac, np.where(tp_inside, a_up, a_out))
     tp_peak = tp_time(tp_link, 0.0)
     tp_hops = all_reduces * 2.0 * np.maximum(tp - 1.0, 0.0)
+    # experts split ETP ways: per MoE layer an all-reduce of the EP group's tokens over its ETP slices
+    etp = np.maximum(_f(layout.get("expert_tensor_parallel", 1.0)), 1.0)
+    moe_layers_all = np.where(etp > 1, _nz(model["moe_layers"]), 0.0)
+    etp_message = _f(tokens_per_rank) * dp / ep_ranks * d * b_act
+    etp_inside = etp <= domain
+    etp_link = np.where(etp_inside, up_full, out_full)
+
+    def etp_time(link, latency):
+        return moe_layers_all * collectives.all_reduce_time_s(etp_message, etp, link, latency)
+
+    tp_s = tp_s + etp_time(etp_link * frac, np.where(etp_inside, a_up, a_out))
+    tp_peak = tp_peak + etp_time(etp_link, 0.0)
+    etp_hops = moe_layers_all * 2.0 * (etp - 1.0)
+    tp_hops = tp_hops + etp_hops
 
     tokens_per_chip = _f(tokens_per_rank) / tp
     remote = collectives.remote_chips_per_token(ep_ranks, model["experts_per_token"])
