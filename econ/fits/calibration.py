@@ -21,20 +21,19 @@ evaluation per parameter, not per offset).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-
 import numpy as np
 
+from econ.fits.calibration_features import Points, Problem, Runs, Step, step_seconds  # noqa: F401  (the fit's inputs)
 from econ.fits.wrapper import FitResult, fit
 from econ.formula import formula
 from econ.physics import step_time
 
 EFFICIENCIES = ("gemm_mfu_frac", "expert_mfu_frac", "attention_mfu_frac", "hbm_bandwidth_frac", "link_bandwidth_frac")
 START = {
-    "gemm_mfu_frac": 0.5,
+    "gemm_mfu_frac": 0.78,
     "expert_mfu_frac": 0.3,
-    "attention_mfu_frac": 0.5,
-    "hbm_bandwidth_frac": 0.8,
+    "attention_mfu_frac": 0.67,
+    "hbm_bandwidth_frac": 0.9,
     "link_bandwidth_frac": 0.5,
     "collective_latency_s": 2e-6,
     "layer_overhead_s": 3e-5,
@@ -47,7 +46,25 @@ START = {
     "burst_wait_frac": 1.0,
 }
 PARAMETERS = tuple(START)
-"""The shared parameters, in this order (efficiencies first, then positive quantities)."""
+"""The shared parameters, in this order (efficiencies first, then positive quantities). Each starts at, and its
+prior is centred on, its value in :data:`START`."""
+
+SOURCED_SPREAD = 1.0
+"""Prior spread (one standard deviation in u) of an efficiency whose centre is a published kernel measurement (90%
+of the prior between ~0.44 and ~0.95 of peak around 0.8): DeepSeek's FlashMLA decode kernel reaches 3,000 GB/s of
+the H800's 3.35 TB/s (0.90, ``hbm_bandwidth_frac``) and 660 of 989 dense BF16 TFLOP/s (0.67,
+``attention_mfu_frac``) (github.com/deepseek-ai/FlashMLA, README); DeepGEMM's dense FP8 GEMM up to 1,550 of 1,979
+TFLOP/s (0.78, ``gemm_mfu_frac``) (github.com/deepseek-ai/DeepGEMM, README). These are the best kernels at their
+best shapes: the data may pull an engine's achieved share below them, and the prior keeps a share the runs
+cannot separate (attention against memory at long context, every efficiency against the fixed costs) near what
+kernels are measured to reach instead of at 0 or 1."""
+
+PRIOR_SPREAD = {
+    "gemm_mfu_frac": SOURCED_SPREAD,
+    "attention_mfu_frac": SOURCED_SPREAD,
+    "hbm_bandwidth_frac": SOURCED_SPREAD,
+}
+"""Parameters whose prior is a sourced measurement (:data:`SOURCED_SPREAD`); the others have :data:`SHARED_SPREAD`."""
 
 OFFSETS = {
     "engine": ("gemm_mfu_frac", "expert_mfu_frac", "hbm_bandwidth_frac", "layer_overhead_s", "sequence_overhead_s"),
@@ -71,140 +88,6 @@ GROUP_SPREAD_LOG = float(np.log(2.0))
 
 TOLERANCE = 1e-5
 FD_STEP = 1e-6
-
-
-@dataclass(frozen=True)
-class Step:
-    """A step's features at peak, arrays that broadcast (rows, or rows × grid)."""
-
-    dense_s: np.ndarray  # dense GEMM FLOPs / peak
-    expert_s: np.ndarray  # routed experts' FLOPs (mean rank) / peak
-    imbalance: np.ndarray  # busiest expert rank / mean under uniform routing
-    attention_s: np.ndarray  # attention FLOPs / attention peak
-    dense_mem_s: np.ndarray  # dense weight bytes / HBM bandwidth
-    expert_mem_s: np.ndarray
-    kv_mem_s: np.ndarray
-    comm_s: np.ndarray  # communication at full link, no latency
-    hops: np.ndarray  # latency-bearing collective hops
-    layers: np.ndarray
-    sequences: np.ndarray  # sequences (and prompts) the rank schedules in the step
-    overlap: np.ndarray  # share of communication the layout hides behind another micro-batch (0 in every run fitted)
-
-    @classmethod
-    def from_terms(cls, out: dict) -> Step:
-        """Features of :func:`econ.physics.deployment.step_terms` output at idealised settings."""
-        peak, attn, bw = out["peak_flop_per_s"], out["attention_peak_flop_per_s"], out["hbm_bandwidth_bytes_per_s"]
-        return cls(
-            dense_s=(out["weight_flop_per_chip"] - out["expert_flop_per_chip"]) / peak,
-            expert_s=out["expert_flop_per_chip"] / peak,
-            imbalance=np.asarray(out["expert_imbalance_ratio"], dtype=float),
-            attention_s=out["attention_flop_per_chip"] / attn,
-            dense_mem_s=out["dense_bytes_read_per_chip"] / bw,
-            expert_mem_s=out["expert_bytes_read_per_chip"] / bw,
-            kv_mem_s=out["kv_bytes_read_per_chip"] / bw,
-            comm_s=np.asarray(out["comm_peak_time_s"], dtype=float),
-            hops=out["collective_hops"] + out["collective_hops_scale_out"],
-            layers=np.asarray(out["layers_per_step"], dtype=float),
-            sequences=np.asarray(out["sequences_per_step"], dtype=float),
-            overlap=np.asarray(out.get("comm_overlap_frac", 0.0), dtype=float),
-        )
-
-    def take(self, index) -> Step:
-        return Step(**{f.name: np.asarray(getattr(self, f.name))[index] for f in fields(self)})
-
-
-ZERO = Step(*(np.zeros(1) for _ in range(12)))
-
-
-def step_seconds(step: Step, p: dict) -> np.ndarray:
-    """Time of a step at parameters ``p`` (arrays per row) [s]: :func:`econ.physics.step_time.kernel_step_time_s`
-    of features already divided by their peaks."""
-    return step_time.kernel_step_time_s(
-        dense_flop=step.dense_s,
-        expert_flop=step.expert_s,
-        attention_flop=step.attention_s,
-        dense_bytes=step.dense_mem_s,
-        expert_bytes=step.expert_mem_s,
-        kv_bytes=step.kv_mem_s,
-        peak_flop_per_s=1.0,
-        attention_peak_flop_per_s=1.0,
-        hbm_bandwidth_bytes_per_s=1.0,
-        comm_time_at_peak_s=step.comm_s,
-        collective_hops=step.hops,
-        layers=step.layers,
-        sequences=step.sequences,
-        expert_imbalance_ratio_=step.imbalance,
-        gemm_mfu=p["gemm_mfu_frac"],
-        expert_mfu=p["expert_mfu_frac"],
-        attention_mfu=p["attention_mfu_frac"],
-        mbu=p["hbm_bandwidth_frac"],
-        link_frac=p["link_bandwidth_frac"],
-        collective_latency_s=p["collective_latency_s"],
-        layer_overhead_s=p["layer_overhead_s"],
-        sequence_overhead_s=p["sequence_overhead_s"],
-        step_overhead_s=p["step_overhead_s"],
-        expert_imbalance_scale=p["expert_imbalance_scale"],
-        comm_overlap_frac=step.overlap,
-    )
-
-
-@dataclass(frozen=True)
-class Runs:
-    """Measured runs (one row each): the steps behind their TTFT and TPOT."""
-
-    users: np.ndarray  # concurrency C
-    output_tokens: np.ndarray  # mean output tokens per request
-    accepted: np.ndarray  # tokens kept per decode step per sequence (speculative decoding)
-    decode: Step  # the TPOT step (aggregated: with its share of prefill)
-    first: Step  # a request's first prefill step (aggregated: beside the decode batch)
-    first_steps: np.ndarray  # chunks of the prompt (steps of ``first``)
-    demand: Step  # a full prefill step (the queue's unit of work)
-    demand_base: Step  # what that step would take without its prompts (aggregated: the decode batch)
-    demand_requests: np.ndarray  # requests one demand step serves across the prefill pool
-    log_ttft: np.ndarray  # measured (NaN: not measured)
-    log_tpot: np.ndarray
-
-    @property
-    def n(self) -> int:
-        return int(np.size(self.users))
-
-
-@dataclass(frozen=True)
-class Points:
-    """Published throughput points on a batch grid (rows × grid), by regime (calibration_points)."""
-
-    regime: np.ndarray
-    decode: Step
-    prefill: Step
-    decode_tokens: np.ndarray  # sequences of a decode step (rows × grid)
-    prefill_tokens: np.ndarray  # prompt tokens of a pass
-    decode_fits: np.ndarray
-    prefill_fits: np.ndarray
-    decode_chips: np.ndarray  # rows × 1
-    prefill_chips: np.ndarray
-    decode_limit_s: np.ndarray  # rows × 1 (inf: none)
-    prefill_limit_s: np.ndarray
-    input_tokens: np.ndarray
-    output_tokens: np.ndarray
-    decode_share: np.ndarray
-    log_measured: np.ndarray
-
-    @property
-    def n(self) -> int:
-        return int(np.size(self.log_measured))
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Runs and points with their group codes (``codes[kind]``: rows' level index, -1 for none)."""
-
-    runs: Runs
-    points: Points
-    levels: dict[str, tuple[str, ...]]
-    run_codes: dict[str, np.ndarray]
-    point_codes: dict[str, np.ndarray]
-    run_mask: np.ndarray = field(default=None)  # rows in the fit (None: all)
-    point_mask: np.ndarray = field(default=None)
 
 
 # ---------------------------------------------------------------------------- parameters
@@ -410,12 +293,11 @@ def finite_difference_jacobian(z, problem: Problem) -> np.ndarray:
 
 
 def _prior_weights(levels) -> np.ndarray:
-    """Pseudo-residual weight of each coordinate's prior (``σ/τ``): shared within :data:`SHARED_SPREAD` of the start,
-    offsets within :data:`GROUP_SPREAD_LOG` of 0."""
-    k, n_off = len(PARAMETERS), len(offset_columns(levels))
-    return np.concatenate(
-        [np.full(k, RESIDUAL_SCALE_LOG / SHARED_SPREAD), np.full(n_off, RESIDUAL_SCALE_LOG / GROUP_SPREAD_LOG)]
-    )
+    """Pseudo-residual weight of each coordinate's prior (``σ/τ``): shared within :data:`PRIOR_SPREAD` (else
+    :data:`SHARED_SPREAD`) of the start, offsets within :data:`GROUP_SPREAD_LOG` of 0."""
+    n_off = len(offset_columns(levels))
+    shared = [RESIDUAL_SCALE_LOG / PRIOR_SPREAD.get(p, SHARED_SPREAD) for p in PARAMETERS]
+    return np.concatenate([shared, np.full(n_off, RESIDUAL_SCALE_LOG / GROUP_SPREAD_LOG)])
 
 
 def _model(problem: Problem):

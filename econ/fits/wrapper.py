@@ -206,7 +206,6 @@ def fit(
     rank, null = _rank(jac)
     identified = np.ones(p, bool) if rank == p else ~np.any(np.abs(null) > 1e-6, axis=1)
     at_bound = _at_bound(est, lower, upper, jac, y * w)
-    ssr = float(np.sum((resid * w) ** 2))
 
     if n < p:
         est = np.where(identified & (rank == p), est, np.nan)
@@ -291,7 +290,7 @@ def fit(
             {"bootstrap": boot},
         )
     dof = n - p
-    cov = np.linalg.inv(jac.T @ jac) * (ssr / dof if sigma is None else 1.0)
+    cov = np.linalg.inv(jac.T @ jac) * (_residual_variance(loss, f_scale, resid * w, dof) if sigma is None else 1.0)
     se = np.sqrt(np.diag(cov))
     t = stdtrit(dof, (1 + level) / 2)  # Student t quantile (scipy.stats.t.ppf)
     return FitResult(
@@ -309,6 +308,31 @@ def fit(
         f"{dof} degrees of freedom",
         {"covariance": cov},
     )
+
+
+def _psi(loss, z) -> np.ndarray:
+    """Influence ``ψ(z) = ρ'(z²)·z`` of scipy's robust ``loss`` at scaled residuals ``z``."""
+    z2 = np.asarray(z, dtype=float) ** 2
+    weight = {
+        "soft_l1": lambda: 1.0 / np.sqrt(1.0 + z2),
+        "huber": lambda: np.where(z2 <= 1.0, 1.0, 1.0 / np.sqrt(np.maximum(z2, 1.0))),
+        "cauchy": lambda: 1.0 / (1.0 + z2),
+        "arctan": lambda: 1.0 / (1.0 + z2**2),
+    }.get(loss, lambda: np.ones_like(z2))
+    return weight() * z
+
+
+def _residual_variance(loss, f_scale: float, r: np.ndarray, dof: int) -> float:
+    """Residual variance that goes with the Jacobian ``least_squares`` returns: ``Σr²/dof`` for ordinary least
+    squares; under a robust loss (whose Jacobian is weighted by ``√ψ'``) Huber's sandwich ``Σψ(r)²/dof / mean ψ'(r)``
+    (Huber, *Robust Statistics*, 1981, §7.6), so a point the loss discounts does not widen every interval by its
+    squared residual."""
+    if not isinstance(loss, str) or loss == "linear":
+        return float(np.sum(r**2) / dof)
+    z, h = r / f_scale, 1e-4
+    psi = _psi(loss, z) * f_scale
+    d_psi = (_psi(loss, z + h) - _psi(loss, z - h)) / (2.0 * h)
+    return float(np.sum(psi**2) / dof / max(float(np.mean(d_psi)), 1e-12))
 
 
 def _at_bound(est, lower, upper, jac, weighted_y) -> np.ndarray:
