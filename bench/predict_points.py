@@ -36,7 +36,9 @@ def main() -> None:
     parser.add_argument("--loop-rows", type=int, default=200)
     args = parser.parse_args()
     with built(ROOT / "data") as con:
-        db = Path(con.sql("select path from duckdb_databases() where database_name = current_database()").fetchone()[0])
+        db = Path(
+            con.sql("select path from duckdb_databases() where database_name = current_database()").fetchall()[0][0]
+        )
         inputs = (
             con.sql(MODELS_SQL).pl(),
             con.sql("select * from hardware").pl(),

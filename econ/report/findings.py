@@ -76,7 +76,7 @@ def validation(ctx: SiteContext) -> list[Finding]:
             ctx.finding(
                 "The p90 bands econ prints covered {t.band_coverage_frac:pct} of the runs held out with their model "
                 "(time per output token; the band computed without that model's runs).",
-                {"t": ("calibration_errors", "basis = 'chip_out' and target = 'tpot' and group_kind = 'overall'")},
+                {"t": ("calibration_errors", "basis = 'model_out' and target = 'tpot' and group_kind = 'overall'")},
                 status="calibrated",
                 evidence=anchor("Error bands and their coverage"),
             ),
