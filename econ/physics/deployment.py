@@ -120,6 +120,7 @@ STEP_TERMS = (
     "comm_time_s",
     "overhead_time_s",
     "step_time_s",
+    "step_time_bound_s",
     "step_time_serial_comm_s",
     "step_time_upper_s",
     "tokens_per_s_per_chip",

@@ -38,6 +38,24 @@ def band(ctx: SiteContext, model: str, chip: str, target: str = "tpot", regime: 
     return ("calibration_bands", f"target = '{target}' and regime = '{regime}' and distance = '{distance}'")
 
 
+def own_error(ctx: SiteContext, model: str, target: str = "tpot"):
+    """The held-out error of ``model``'s own measured runs (random configuration folds), as a finding source; None
+    when the calibration has none of its runs (then only the band of its regime and distance speaks for it)."""
+    where = f"basis = 'random_out' and target = '{target}' and group_kind = 'model' and \"group\" = ?"
+    if not ctx.scalar(f"select count(*) > 0 from calibration_errors where {where}", [model]):
+        return None
+    return ("calibration_errors", where.replace("?", "'" + model.replace("'", "''") + "'"))
+
+
+def _own_clause(own) -> str:
+    return (
+        "; this model's own measured runs, held out by configuration, {o.error_factor:x} "
+        "(9 in 10 within {o.error_factor_p90:x})"
+        if own
+        else ""
+    )
+
+
 def _keep(findings: list[Finding | None]) -> list[Finding]:
     return [f for f in findings if f is not None]
 
@@ -121,6 +139,7 @@ def serving(ctx: SiteContext) -> list[Finding]:
     )
     row = ctx.query(f"select model, chip from {cheapest[0]} where {cheapest[1]}") if ctx.has(cheapest[0]) else None
     error = band(ctx, row["model"][0], row["chip"][0]) if row is not None and row.height else MODEL_OUT_TPOT
+    own = own_error(ctx, row["model"][0]) if row is not None and row.height else None
     return _keep(
         [
             ctx.finding(
@@ -135,9 +154,9 @@ def serving(ctx: SiteContext) -> list[Finding]:
                 "The cheapest decode layout for {c.model:text} on {c.chip:text} in FP8 that meets the speed target "
                 "runs {c.replica_chips:int} chips per replica at a batch of {c.batch_per_replica:int}, for "
                 "{c.usd_per_mtok:usd} per million output tokens at {c.tokens_per_s_per_user:sig3} tokens/s per "
-                "user; decode steps of this model and chip are held out a typical {cv.error_factor_p50:x} off "
-                "(9 in 10 within {cv.error_factor_p90:x}).",
-                {"c": cheapest, "cv": error},
+                "user; decode steps in its regime at its distance from the data are held out a typical "
+                "{cv.error_factor_p50:x} off (9 in 10 within {cv.error_factor_p90:x})" + _own_clause(own) + ".",
+                {"c": cheapest, "cv": error, **({"o": own} if own else {})},
                 status="calibrated",
                 evidence=anchor("Throughput against speed per user"),
             ),
@@ -159,14 +178,16 @@ def fleet(ctx: SiteContext) -> list[Finding]:
     model = ctx.scalar(f"select model from {plan[0]} where {plan[1]}")
     chip = ctx.scalar(f"select chip from {plan[0]} where {plan[1]}")
     error = band(ctx, model, chip)
+    own = own_error(ctx, model)
     return _keep(
         [
             ctx.finding(
                 "Serving {p.model:text} on {p.chip:text} at the stated traffic takes {p.chips:int} chips and costs "
                 "{p.blended_usd_per_mtok:usd} per million tokens at the chip's on-demand rental quote of "
-                "{p.usd_per_chip_hour:usd} per chip-hour (calibrated; this model's decode steps on this chip are "
-                "held out a typical {cv.error_factor_p50:x} off, 9 in 10 within {cv.error_factor_p90:x}).",
-                {"p": plan, "cv": error},
+                "{p.usd_per_chip_hour:usd} per chip-hour (calibrated; decode steps in its regime at its distance "
+                "from the data are held out a typical {cv.error_factor_p50:x} off, 9 in 10 within "
+                "{cv.error_factor_p90:x}" + _own_clause(own) + ").",
+                {"p": plan, "cv": error, **({"o": own} if own else {})},
                 status="calibrated",
                 evidence=anchor("Serving plan"),
             ),
