@@ -3,10 +3,11 @@
 -- publication dates for measured points, the start of billing rules and windows, the price date of worked billing examples,
 -- whose source is their rule's;
 -- scenarios, scaling-law points, layouts, deployments and the model-identity tables carry no date).
--- origin says how rows arrived: hand-kept CSV (hand) or an imported price map (litellm, openrouter).
+-- origin says how rows arrived: hand-kept CSV (hand), an imported price map (litellm, openrouter) or a third-party file
+-- vendored unmodified (vendored: the InferenceX runs, data/README.md).
 -- Grain: one row per input table x origin x source_url (models' pre-training token counts are listed as their own table).
 -- column table_name: Input table the rows are in (models.pretrain_tokens: the models' pre-training token counts)
--- column origin: How the rows arrived: hand (a CSV in data/), litellm or openrouter (an imported price map)
+-- column origin: How the rows arrived: hand (a CSV in data/), litellm or openrouter (an imported price map), vendored (a third-party file kept unmodified in data/)
 -- column source_url: Page the rows were read from ('' when blank)
 -- column row_count: Rows of the table with this origin and source_url [rows]
 -- column date_column: Column the dates come from (null: the table carries no date)
@@ -70,6 +71,13 @@ with urls as (
         union all
         select window_id, source_url from billing_windows
     ) as r using (rule_id)
+    union all
+    select
+        'inferencex_train', 'vendored',
+        'https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/'
+        || 'aic-core/src/aiconfigurator_core/systems/silicon_sample.csv',
+        null, null, null
+    from inferencex_train
 ),
 
 final as (

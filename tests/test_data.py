@@ -336,6 +336,17 @@ HW_EXCEPTIONS = {
         400 * GBIT,
         "filled from the scaling book's 3.6 TB/s node egress per 72 GPUs; reference leaves it blank",
     ),
+    # issue 23: the AMD chips' links, which the reference leaves blank, from the sources hardware.csv's notes cite
+    ("MI325X", "scale_up_bandwidth_bytes_per_s"): (
+        448 * GB,
+        "the MI300X platform's 7 x 128 GB/s Infinity Fabric (a drop-in replacement for it, wiaix.com); reference blank",
+    ),
+    ("MI325X", "scale_out_bandwidth_bytes_per_s"): (400 * GBIT, "the MI300X platform's 400 Gb/s NIC; reference blank"),
+    ("MI355X", "scale_up_bandwidth_bytes_per_s"): (
+        537.6 * GB,
+        "7 Infinity Fabric links x 153.6 GB/s bidirectional / 2 (AMD's MI355X node table); reference blank",
+    ),
+    ("MI355X", "scale_out_bandwidth_bytes_per_s"): (400 * GBIT, "AMD Pollara 400 Gb/s NIC per GPU; reference blank"),
 }
 
 

@@ -35,3 +35,12 @@ def test_vendored_files_are_unmodified(folder):
     path = REPO / folder
     for name, digest in listed(path).items():
         assert hashlib.sha256((path / name).read_bytes()).hexdigest() == digest, name
+
+
+def test_vendored_data_files_are_unmodified():
+    """data/ holds one vendored file (InferenceX runs): data/README.md lists its sha256 and it still matches."""
+    data = Path(__file__).parents[1] / "data"
+    files = listed(data)
+    assert "inferencex_train.csv" in files
+    for name, digest in files.items():
+        assert hashlib.sha256((data / name).read_bytes()).hexdigest() == digest, name

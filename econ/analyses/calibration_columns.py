@@ -1,34 +1,40 @@
-"""Declarations of ``calibration_points``, ``calibration_parameters`` and ``calibration_errors``."""
+"""Declarations of the calibration's tables: points, runs, parameters, errors and bands."""
 
 from __future__ import annotations
 
-from econ.fits import calibration
+from econ.fits import calibration, calibration_cv
 from econ.fits.wrapper import fit
+from econ.physics import step_time
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
+
+BASES = ("model_out", "chip_out", "source_out", "random_out", "calibrated", "bound")
+"""How a prediction saw its point: held out with its model, chip, source (document) or random configuration fold;
+in-sample; or the roofline bound (every efficiency 1, no fixed cost, no queue)."""
 
 POINTS = ResultTable(
     name="calibration_points",
     grain="measured operating point (measured_points.point_id)",
     key=("point_id",),
-    description="Every measured point with the roofline bound, the calibrated prediction and the leave-one-source-out "
-    "prediction of what it measured, or why it is not predicted",
+    description="Every published throughput point with the roofline bound, the calibrated prediction and its "
+    "predictions held out with its model, chip and source, or why it is not predicted",
     columns=(
         C("point_id", "str", "", "key", "measured_points.point_id"),
-        C("source", "str", "", "input", "Source document (the unit held out in cross-validation)"),
+        C("source", "str", "", "input", "Source id"),
+        C("document", "str", "", "input", "The document (revisions of one page are one): held out as one source"),
         C("publisher", "str", "", "input", "Who published it"),
         C("engine", "str", "", "input", "Serving engine"),
         C("model", "str", "", "input", "Model as the source names it"),
         C("arch_model", "str", "", "input", "models.model whose architecture is used"),
         C("chip", "str", "", "input", "Accelerator"),
-        C("architecture", "str", "", "input", "hardware.architecture: the family whose efficiencies apply"),
+        C("architecture", "str", "", "input", "hardware.architecture: the family whose parameters apply"),
         C("regime", "str", "", "input", "How it was measured (measured_points.regime)"),
         C(
             "measured_quantity",
             "str",
             "",
             "label",
-            "What the value counts: output or input tokens/s per chip, or tokens/s per user",
+            "What the value counts: output or input tokens/s per chip, or per user",
         ),
         C("measured_value", "float", "tokens/s", "input", "The measured value per chip (per user for single_stream)"),
         C(
@@ -36,50 +42,51 @@ POINTS = ResultTable(
             "float",
             "tokens/s",
             "bound",
-            "Roofline upper bound of the same quantity (every efficiency 1, no overhead)",
-            calibration.predict,
+            "Roofline bound of the same quantity",
+            calibration.predict_points,
         ),
-        C(
-            "calibrated_value",
-            "float",
-            "tokens/s",
-            "calibrated",
-            "Prediction at the calibrated efficiencies (in-sample)",
-            calibration.predict,
-        ),
+        C("calibrated_value", "float", "tokens/s", "calibrated", "In-sample prediction", calibration.predict_points),
         C(
             "cv_value",
             "float",
             "tokens/s",
             "calibrated",
-            "Prediction from the fit without this point's source",
-            calibration.cross_validate,
+            "Prediction from the fit without this point's source (document)",
+            calibration_cv.cross_validate,
         ),
         C("bound_over_measured_ratio", "float", "", "check", "bound_value / measured_value (≥ 1 for a true bound)"),
         C("calibrated_over_measured_ratio", "float", "", "check", "calibrated_value / measured_value"),
-        C("cv_over_measured_ratio", "float", "", "check", "cv_value / measured_value"),
+        C("cv_over_measured_ratio", "float", "", "check", "cv_value / measured_value (source held out)"),
+        C(
+            "model_out_over_measured_ratio",
+            "float",
+            "",
+            "check",
+            "Predicted / measured with the point's model held out",
+        ),
+        C("chip_out_over_measured_ratio", "float", "", "check", "Predicted / measured with the point's chip held out"),
         C(
             "decode_batch_per_replica",
             "float",
             "sequences",
             "calibrated",
-            "Decode batch behind the calibrated prediction (stated, or the best that fits)",
-            calibration.predict,
+            "Decode batch behind the prediction (stated, or the best that fits)",
+            calibration.predict_points,
         ),
         C(
             "prefill_tokens_per_pass",
             "float",
             "tokens",
             "calibrated",
-            "Prefill pass behind the calibrated prediction (stated, or the best that fits)",
-            calibration.predict,
+            "Prefill pass behind the prediction (stated, or the best that fits)",
+            calibration.predict_points,
         ),
         C(
             "decode_context_tokens",
             "float",
             "tokens",
             "input",
-            "Decode context used: stated KV length, else prompt + half the output",
+            "Decode context: stated KV length, else prompt + half the output",
         ),
         C(
             "limit_met",
@@ -87,7 +94,7 @@ POINTS = ResultTable(
             "",
             "check",
             "The test's TTFT / time-per-token limit is met at the calibrated "
-            "efficiencies (false: the fastest point is used)",
+            "parameters (false: the fastest point is used)",
         ),
         C("assumed", "str", "", "label", "What econ assumed where the source is silent"),
         C("included", "bool", "", "check", "The point is in the fit"),
@@ -95,55 +102,169 @@ POINTS = ResultTable(
     ),
 )
 
+RUNS = ResultTable(
+    name="calibration_runs",
+    grain="measured serving run (inferencex_train.id)",
+    key=("run_id",),
+    description="Every InferenceX run with its measured TTFT and TPOT, the roofline bound, the calibrated "
+    "prediction, and its predictions held out with its model, its chip and a random fold of configurations",
+    columns=(
+        C("run_id", "str", "", "key", "inferencex_train.id"),
+        C("engine", "str", "", "input", "Serving engine (trtllm, sglang, vllm)"),
+        C("model_path", "str", "", "input", "Hugging Face id as the run names it"),
+        C("arch_model", "str", "", "input", "models.model whose architecture is used"),
+        C("chip", "str", "", "input", "hardware.chip"),
+        C("mode", "str", "", "input", "agg (one pool) or disagg (prefill and decode workers)"),
+        C("input_tokens", "float", "tokens", "input", "Nominal prompt length (the client draws 0.8–1.0 of it)"),
+        C("output_tokens", "float", "tokens", "input", "Nominal output length"),
+        C("concurrency", "float", "requests", "input", "Requests in flight (the benchmark's concurrency)"),
+        C("decode_layout", "str", "", "input", "Decode worker: workers x (tp x dp x pp), ep/etp"),
+        C("prefill_layout", "str", "", "input", "Prefill worker (disagg): workers x (tp x dp x pp)"),
+        C("system_chips", "float", "chips", "input", "Chips of the measured system"),
+        C("workers_assumed", "bool", "", "check", "Worker counts not stated: assumed (calibration_runs notes)"),
+        C("regime_ttft", "str", "", "label", "Regime of the TTFT (agg, disagg_prefill, batch_1, …)"),
+        C("regime_tpot", "str", "", "label", "Regime of the TPOT (agg, disagg_decode, batch_1, …)"),
+        C("measured_ttft_s", "float", "s", "input", "Measured mean time to first token"),
+        C("measured_tpot_s", "float", "s", "input", "Measured mean time per output token"),
+        C(
+            "bound_ttft_s",
+            "float",
+            "s",
+            "bound",
+            "Roofline bound of the first pass (no fixed cost, no queue)",
+            calibration.predict_runs,
+        ),
+        C("bound_tpot_s", "float", "s", "bound", "Roofline bound of the decode step", calibration.predict_runs),
+        C("predicted_ttft_s", "float", "s", "calibrated", "In-sample TTFT", step_time.ttft_s),
+        C("predicted_tpot_s", "float", "s", "calibrated", "In-sample TPOT", calibration.predict_runs),
+        *(
+            C(
+                f"{basis}_{target}_ratio",
+                "float",
+                "",
+                "check",
+                f"Predicted / measured {target.upper()} with the run's {what} held out",
+                calibration_cv.cross_validate,
+            )
+            for basis, what in (("model_out", "model"), ("chip_out", "chip"), ("random_out", "configuration fold"))
+            for target in ("ttft", "tpot")
+        ),
+        C("included", "bool", "", "check", "The run is in the fit"),
+        C("reason", "str", "", "label", "Why it is not (blank when included)"),
+        C("notes", "str", "", "label", "How the row was read (repaired layouts, assumed workers, concurrency)"),
+    ),
+)
+
 PARAMETERS = ResultTable(
     name="calibration_parameters",
-    grain="fitted efficiency × architecture family ('' = the shared value)",
-    key=("parameter", "family"),
-    description="The calibrated efficiencies: shared values and each measured architecture's, with intervals and the "
-    "fit's status; scenario calibrated uses them",
+    grain="fitted parameter × group ('' = the shared value)",
+    key=("parameter", "group_kind", "group"),
+    description="The calibrated serving parameters: shared values and each architecture family's, engine's and "
+    "serving mode's, with intervals and the fit's status; scenario calibrated uses them",
     columns=(
-        C("parameter", "str", "", "key", "Efficiency or overhead (a scenario field of the same name or the mbu pair)"),
-        C("family", "str", "", "key", "hardware.architecture the value is for ('' = shared by every other chip)"),
+        C("parameter", "str", "", "key", "Efficiency, fixed cost or queue share (a scenario field of that meaning)"),
+        C("group_kind", "str", "", "key", "'' (shared), architecture, engine or serving (engine/mode)"),
+        C("group", "str", "", "key", "The group ('' for the shared value)"),
+        C(
+            "family",
+            "str",
+            "",
+            "label",
+            "hardware.architecture for a family's value, '' for the shared one, blank for an engine's or mode's",
+        ),
         C(
             "estimate",
             "float",
             "",
             "fit",
-            "Fitted value (a fraction of peak, or seconds for step_overhead_s)",
+            "Fitted value (a fraction, seconds, steps or a ratio)",
             calibration.fit_calibration,
         ),
         C("low", "float", "", "fit", "Interval low (90%)", fit),
         C("high", "float", "", "fit", "Interval high (90%)", fit),
-        C("unit", "str", "", "label", "fraction or s"),
+        C("unit", "str", "", "label", "fraction, s, steps or ratio"),
         C("status", "str", "", "check", "Fit status (econ.fits.wrapper: ok, rank_deficient, …)"),
-        C("interval_kind", "str", "", "check", "covariance (delta method for a family), or none"),
-        C("n_points", "int", "points", "check", "Included points that inform it (the family's, or all)"),
-        C("informed_by", "str", "", "label", "The regimes and sources of those points"),
+        C("interval_kind", "str", "", "check", "covariance (delta method for a group), or none"),
+        C("n_points", "int", "points", "check", "Measured rows that inform it (the group's, or all)"),
+        C("informed_by", "str", "", "label", "The kinds and sources of those rows"),
         C("meaning", "str", "", "label", "What the parameter is"),
     ),
 )
 
 ERRORS = ResultTable(
     name="calibration_errors",
-    grain="basis × grouping × group",
-    key=("basis", "group_kind", "group"),
-    description="How far predictions are from measured points: leave-one-source-out (cv), in-sample (calibrated) and "
-    "the bound, overall and by chip, model, source, publisher and regime",
+    grain="basis × target × grouping × group",
+    key=("basis", "target", "group_kind", "group"),
+    description="How far predictions are from measurements, held out by model, chip, source and random "
+    "configuration fold (and in-sample, and the bound), for TTFT, TPOT and published throughput, overall and by "
+    "regime, chip, model and engine, with the share inside the p90 band the held-out folds give",
     columns=(
-        C("basis", "str", "", "key", "cv (held-out source), calibrated (in-sample) or bound"),
-        C("group_kind", "str", "", "key", "overall, chip, architecture, model, source, publisher or regime"),
+        C("basis", "str", "", "key", "model_out, chip_out, source_out, random_out, calibrated or bound"),
+        C("target", "str", "", "key", "ttft, tpot (InferenceX runs) or throughput (published points)"),
+        C("group_kind", "str", "", "key", "overall, regime, chip, model or engine"),
         C("group", "str", "", "key", "The group ('all' for overall)"),
-        C("n_points", "int", "points", "check", "Included points in the group"),
+        C("n_points", "int", "points", "check", "Measured rows in the group"),
         C("median_abs_log_ratio", "float", "", "fit", "Median |log(predicted / measured)|"),
         C("p90_abs_log_ratio", "float", "", "fit", "90th percentile of |log(predicted / measured)|"),
         C("median_log_ratio", "float", "", "fit", "Median log(predicted / measured): > 0 over-predicts"),
+        C("error_factor", "float", "", "fit", "exp(median |log ratio|): the typical factor"),
+        C("error_factor_p90", "float", "", "fit", "exp(p90 |log ratio|): 9 in 10 rows are within this factor"),
         C(
-            "error_factor",
+            "band_coverage_frac",
+            "float",
+            "",
+            "check",
+            "Share of the group's held-out rows inside the p90 band "
+            "computed from other groups' rows (about 0.9 when the bands hold)",
+            calibration_cv.band_coverage,
+        ),
+    ),
+)
+
+BANDS = ResultTable(
+    name="calibration_bands",
+    grain="target × regime × distance from the data",
+    key=("target", "regime", "distance"),
+    description="The error factors econ claims for a prediction: the held-out error of measured rows like it (its "
+    "target, regime and distance from the calibration data) and how often that p90 band covered rows it was not "
+    "computed from",
+    columns=(
+        C("target", "str", "", "key", "ttft, tpot or throughput"),
+        C(
+            "regime",
+            "str",
+            "",
+            "key",
+            "agg, disagg_prefill, disagg_decode, batch_1 (…_unstated_workers: worker "
+            "counts assumed); for throughput the measured_points regime",
+        ),
+        C("distance", "str", "", "key", "seen (model and chip calibrated), new_model, new_chip or new_model_and_chip"),
+        C(
+            "basis",
+            "str",
+            "",
+            "label",
+            "The held-out predictions behind it (random_out, model_out, chip_out, or the "
+            "larger of model_out and chip_out)",
+        ),
+        C("n_points", "int", "points", "check", "Held-out rows in the cell (pooled over regimes where fewer than 8)"),
+        C("error_factor_p50", "float", "", "fit", "Half of such rows are within this factor", calibration_cv.factors),
+        C(
+            "error_factor_p90",
             "float",
             "",
             "fit",
-            "exp(median |log ratio|): the typical factor between prediction and measurement",
+            "9 in 10 of such rows are within this factor",
+            calibration_cv.factors,
         ),
-        C("error_factor_p90", "float", "", "fit", "exp(p90 |log ratio|): 9 in 10 points are within this factor"),
+        C(
+            "coverage_p90_frac",
+            "float",
+            "",
+            "check",
+            "Share of the cell's rows inside the p90 band computed without their own group",
+            calibration_cv.band_coverage,
+        ),
+        C("pooled", "bool", "", "check", "The cell had too few rows: the band is its target's at that distance"),
     ),
 )

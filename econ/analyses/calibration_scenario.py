@@ -1,10 +1,11 @@
-"""Scenario ``calibrated``: scenario ``base`` with the serving efficiencies the calibration fitted.
+"""Scenario ``calibrated``: scenario ``base`` with the serving parameters the calibration fitted.
 
-The shared values of ``calibration_parameters`` become the scenario's efficiency fields; the values of each
-architecture family the measured points cover go in ``efficiencies_by_architecture`` (a chip of another
-architecture takes the shared values). A parameter the fit could not identify (no finite estimate) keeps base's
-value, the idealised bound. Latencies are set to 0 because the fit has none: its ``step_overhead_s`` holds every
-fixed per-step cost.
+The shared values of ``calibration_parameters`` become the scenario's fields (:data:`FIELDS`); the values of each
+architecture family the measured rows cover go in ``efficiencies_by_architecture`` (a chip of another
+architecture takes the shared values). Engine and serving-mode values stay in the table (``econ predict --engine``
+reads them): the scenario is the engine average. A parameter the fit could not identify (no finite estimate)
+keeps base's value. The calibrated scenario times a step as real engines run it (``kernel_serial``:
+:func:`econ.physics.step_time.kernel_step_time_s`).
 """
 
 from __future__ import annotations
@@ -19,19 +20,29 @@ from econ.analyses.scenario import Scenario, load_scenarios
 NAME = "calibrated"
 
 FIELDS = {
-    "prefill_mfu_frac": ("prefill_mfu_frac",),
-    "decode_mfu_frac": ("decode_mfu_frac",),
+    "gemm_mfu_frac": ("prefill_mfu_frac", "decode_mfu_frac"),
     "expert_mfu_frac": ("expert_mfu_frac",),
+    "attention_mfu_frac": ("attention_mfu_frac",),
     "hbm_bandwidth_frac": ("prefill_mbu_frac", "decode_mbu_frac"),
     "link_bandwidth_frac": ("link_bandwidth_frac",),
+    "collective_latency_s": ("scale_up_latency_s", "scale_out_latency_s"),
+    "layer_overhead_s": ("layer_overhead_s",),
+    "sequence_overhead_s": ("sequence_overhead_s",),
     "step_overhead_s": ("step_overhead_s",),
+    "expert_imbalance_scale": ("expert_imbalance_scale_ratio",),
+    "ttft_overhead_s": ("ttft_overhead_s",),
+    "ttft_stream_steps": ("ttft_stream_steps",),
+    "queue_wait_frac": ("queue_wait_frac",),
+    "burst_wait_frac": ("burst_wait_frac",),
 }
 """Calibration parameter -> the scenario fields it sets."""
 
 
 def calibrated(base: Scenario, parameters: pl.DataFrame) -> Scenario:
     """``base`` with the calibration's efficiencies (``parameters``: the ``calibration_parameters`` table)."""
-    finite = parameters.filter(pl.col("estimate").is_not_null() & pl.col("estimate").is_finite())
+    finite = parameters.filter(
+        pl.col("estimate").is_not_null() & pl.col("estimate").is_finite() & pl.col("parameter").is_in(list(FIELDS))
+    )
     shared = {r["parameter"]: r["estimate"] for r in finite.filter(pl.col("family") == "").iter_rows(named=True)}
     values = {f: float(shared[p]) for p, fields in FIELDS.items() if p in shared for f in fields}
     by_family: dict[str, dict[str, float]] = {}
@@ -39,13 +50,7 @@ def calibrated(base: Scenario, parameters: pl.DataFrame) -> Scenario:
         for f in FIELDS[r["parameter"]]:
             by_family.setdefault(r["family"], {})[f] = float(r["estimate"])
     return dataclasses.replace(
-        base,
-        name=NAME,
-        **values,
-        scale_up_latency_s=0.0,
-        scale_out_latency_s=0.0,
-        efficiencies_by_architecture=by_family,
-        efficiency_basis="calibrated",
+        base, name=NAME, **values, efficiencies_by_architecture=by_family, efficiency_basis="calibrated"
     )
 
 

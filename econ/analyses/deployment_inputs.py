@@ -112,6 +112,11 @@ def settings(s: Scenario, pool: str, weight_bytes_per_param, architecture=None) 
         "acceptance_frac": s.speculative_acceptance_frac,
         "hbm_reserve_frac": s.hbm_reserve_frac,
         "usd_per_chip_hour": s.usd_per_chip_hour,
+        "attention_mfu": efficiency(s, "attention_mfu_frac", architecture),
+        "layer_overhead_s": s.layer_overhead_s,
+        "sequence_overhead_s": s.sequence_overhead_s,
+        "expert_imbalance_scale": s.expert_imbalance_scale_ratio,
+        "kernel_serial": 1.0 if s.efficiency_basis == "calibrated" else 0.0,
     }
 
 
@@ -131,6 +136,7 @@ def grid_layouts(domains: np.ndarray, moe: np.ndarray, max_chips: int) -> pl.Dat
                 pl.lit(is_moe).alias("moe"),
                 pl.lit("grid").alias("layout"),
                 pl.lit(False).alias("idealised"),
+                pl.lit(0.0).alias("overlap_comm"),
             )
         )
     return pl.concat(frames)
@@ -151,6 +157,10 @@ def named_layouts(layouts: pl.DataFrame, pool: str) -> pl.DataFrame:
         ),
         pl.col("redundant_expert_slots").fill_null(0).cast(pl.Float64),
         (pl.col("idealised").fill_null(0) == 1).alias("idealised"),
+        (pl.col("overlap_comm") if "overlap_comm" in rows.columns else pl.lit(0))
+        .fill_null(0)
+        .cast(pl.Float64)
+        .alias("overlap_comm"),
     )
 
 
@@ -189,3 +199,43 @@ def layouts_for(cases: pl.DataFrame, named: pl.DataFrame, pool: str, max_chips: 
         .otherwise(1.0)
         .alias("expert_parallel")
     )
+
+
+def sized_rows(cases: pl.DataFrame, rows: pl.DataFrame, pool: str) -> pl.DataFrame:
+    """Layout rows of a stated replica size the grid lacks (``<pool>_replica_chips`` of 3, 144, 48 …): every case's
+    layouts of exactly that size (:func:`econ.physics.layout_search.sized_layouts`), keyed like the grid's."""
+    size_col = f"{pool}_replica_chips"
+    if size_col not in cases.columns:
+        return rows.clear()
+    wanted = cases.filter(pl.col(size_col).is_not_null())
+    if not wanted.height:
+        return rows.clear()
+    have = rows.filter(pl.col("layout") == "grid").select("_case", "replica_chips").unique()
+    frames = []
+    for case in wanted.iter_rows(named=True):
+        size = float(case[size_col])
+        if have.filter((pl.col("_case") == case["_case"]) & (pl.col("replica_chips") == size)).height:
+            continue
+        moe = case["num_routed_experts"] is not None
+        domain = int(case["scale_up_domain_chips"] or 1)
+        grid = pl.DataFrame(layout_search.sized_layouts(domain, int(size), moe=moe))
+        base = wanted.filter(pl.col("_case") == case["_case"]).drop([c for c in grid.columns if c in wanted.columns])
+        frames.append(
+            base.join(grid, how="cross").with_columns(
+                pl.lit(moe).alias("moe"),
+                pl.col("scale_up_domain_chips").fill_null(1).cast(pl.Float64),
+                pl.lit("grid").alias("layout"),
+                pl.lit(False).alias("idealised"),
+                pl.lit(0.0).alias("overlap_comm"),
+                (pl.col("tensor_parallel") * pl.col("attention_data_parallel") * pl.col("pipeline_parallel")).alias(
+                    "replica_chips"
+                ),
+                pl.when(pl.lit(moe))
+                .then(pl.col("tensor_parallel") * pl.col("attention_data_parallel"))
+                .otherwise(1.0)
+                .alias("expert_parallel"),
+            )
+        )
+    if not frames:
+        return rows.clear()
+    return pl.concat(frames, how="vertical_relaxed").select(rows.columns)

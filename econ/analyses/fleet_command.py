@@ -19,7 +19,7 @@ from econ.analyses.fleet_inputs import CASES_SQL, newest_rental
 from econ.analyses.fleet_plan import build_plan
 from econ.db import connect_read_only
 from econ.errors import EconError
-from econ.load.ceilings import CHIPS
+from econ.load.ceilings import CHIPS, TOKENS, TOKENS_PER_S, USD_PER_CHIP_HOUR
 from econ.output import human
 
 
@@ -45,6 +45,15 @@ def plan_for(
     tokens_per_s_per_user: float | None = None,
     ttft_s: float | None = None,
     as_of: date | None = None,
+    decode_layout: str | None = None,
+    prefill_layout: str | None = None,
+    input_tokens: float | None = None,
+    output_tokens: float | None = None,
+    cached_input_frac: float | None = None,
+    speculative_tokens: int | None = None,
+    acceptance_frac: float | None = None,
+    kv_cache_format: str | None = None,
+    usd_per_chip_hour: float | None = None,
 ) -> FleetPlan:
     """The plan of one model on one chip serving ``tokens_per_s`` under a scenario (:class:`FleetPlan`: rows for
     people or a table, one object of named numbers for JSON).
@@ -52,24 +61,26 @@ def plan_for(
     Reads the built database read-only and plans with :func:`build_plan`, the function the build's
     ``fleet_plan`` table comes from, at the date the database was built for unless ``as_of`` is given
     (so the command and the Fleet page agree); the list price is matched by ``models.hf_repo``.
-    ``prefill_chips`` / ``decode_chips`` fix a pool's replica size (the layout search picks the degrees);
-    ``tokens_per_s_per_user`` / ``ttft_s`` replace the scenario's service targets (a speed target implies the
-    ``speed_target`` batch policy).
+    ``prefill_chips`` / ``decode_chips`` fix a pool's replica size, any size (the layout search picks the degrees);
+    ``decode_layout`` / ``prefill_layout`` name a layout of ``data/layouts.csv``; ``tokens_per_s_per_user`` /
+    ``ttft_s`` replace the scenario's service targets (a speed target implies the ``speed_target`` batch policy);
+    ``input_tokens`` / ``output_tokens`` (per request), ``cached_input_frac``, ``speculative_tokens`` /
+    ``acceptance_frac``, ``kv_cache_format`` and ``usd_per_chip_hour`` replace the scenario's traffic mix and
+    settings.
     """
-
-    if not (math.isfinite(tokens_per_s) and tokens_per_s > 0):
-        raise EconError(
-            f"--tokens-per-s must be a positive number (got {tokens_per_s:g})", "give the traffic in tokens per second"
-        )
-    for flag, value in (("--prefill-chips", prefill_chips), ("--decode-chips", decode_chips)):
-        if value is not None and not 1 <= value <= CHIPS.value:
-            raise EconError(
-                f"{flag} must be between 1 and {CHIPS.value:g} (got {value:g})",
-                f"give the chips per replica, or leave it out to let the layout search choose ({CHIPS.why})",
-            )
-    for flag, value in (("--tokens-per-s-per-user", tokens_per_s_per_user), ("--ttft-s", ttft_s)):
-        if value is not None and not (math.isfinite(value) and value > 0):
-            raise EconError(f"{flag} must be a positive number (got {value:g})", "give the service target")
+    _check(
+        tokens_per_s,
+        prefill_chips,
+        decode_chips,
+        tokens_per_s_per_user,
+        ttft_s,
+        input_tokens,
+        output_tokens,
+        cached_input_frac,
+        speculative_tokens,
+        acceptance_frac,
+        usd_per_chip_hour,
+    )
     with connect_read_only(Path(db_path), current=True) as con:
         as_of_used = as_of or con.sql("select as_of from build_info").fetchall()[0][0]
         con.execute(f"set variable as_of = date '{as_of_used.isoformat()}'")
@@ -85,7 +96,38 @@ def plan_for(
             batch_policy = "speed_target"
         if ttft_s is not None:
             targets["ttft_target_s"] = float(ttft_s)
+        if input_tokens is not None:
+            targets["context_shares"] = ((float(input_tokens), 1.0),)
+            if output_tokens is not None:
+                targets["input_output_token_ratio"] = float(input_tokens) / float(output_tokens)
+        elif output_tokens is not None:
+            raise EconError("--output-tokens needs --input-tokens", "give both lengths of a request")
+        if cached_input_frac is not None:
+            targets["prompt_cache_hit_frac"] = float(cached_input_frac)
+        if speculative_tokens is not None:
+            targets["speculative_tokens"] = float(speculative_tokens)
+        if acceptance_frac is not None:
+            targets["speculative_acceptance_frac"] = float(acceptance_frac)
+        if kv_cache_format is not None:
+            targets["kv_cache_format"] = kv_cache_format
+        if usd_per_chip_hour is not None:
+            targets["usd_per_chip_hour"] = float(usd_per_chip_hour)
         s = dataclasses.replace(s, **targets)
+        layouts = con.sql("select * from layouts order by layout").pl()
+        for flag, name, pool in (
+            ("--decode-layout", decode_layout, "decode"),
+            ("--prefill-layout", prefill_layout, "prefill"),
+        ):
+            if name is not None:
+                row = layouts.filter(pl.col("layout") == name)
+                if not row.height:
+                    raise EconError(
+                        f"no layout {name!r} in data/layouts.csv", f"known: {', '.join(layouts['layout'].to_list())}"
+                    )
+                if row["pool"][0] != pool:
+                    raise EconError(
+                        f"{flag} {name} is a {row['pool'][0]} layout", f"give it as --{row['pool'][0]}-layout"
+                    )
         hardware_derived = con.sql("select * from hardware_derived").pl()
         formats = hardware_derived.filter(pl.col("chip") == chip)["number_format"].to_list()
         if (number_format or s.weight_format) not in formats:
@@ -96,13 +138,23 @@ def plan_for(
             )
         one = (
             "select ? as scenario, 'cli' as deployment, ? as model, ? as chip, ?::varchar as number_format, "
-            "null::varchar as decode_layout, ?::bigint as decode_replica_chips, null::varchar as prefill_layout, "
+            "?::varchar as decode_layout, ?::bigint as decode_replica_chips, ?::varchar as prefill_layout, "
             "?::bigint as prefill_replica_chips, ? as batch_policy, null::double as traffic_share_frac, "
             "null::varchar as price_source, null::varchar as price_provider, null::varchar as price_model"
         )
         cases = con.sql(
             CASES_SQL.format(source=f"({one})"),
-            params=[scenario, model, chip, number_format, decode_chips, prefill_chips, batch_policy],
+            params=[
+                scenario,
+                model,
+                chip,
+                number_format,
+                decode_layout,
+                decode_chips,
+                prefill_layout,
+                prefill_chips,
+                batch_policy,
+            ],
         ).pl()
         cases = cases.with_columns(
             pl.lit(float(tokens_per_s)).alias("tokens_per_s"), pl.lit(scenario).alias("deployment_scenario")
@@ -115,9 +167,72 @@ def plan_for(
             con.sql("select * from price_current").pl(),
             hardware_derived,
             con.sql("select * from model_derived").pl(),
-            con.sql("select * from layouts order by layout").pl(),
+            layouts,
         )
+    _guard(plan, model, chip)
     return FleetPlan(as_of_used, plan)
+
+
+def _check(
+    tokens_per_s,
+    prefill_chips,
+    decode_chips,
+    speed,
+    ttft_s,
+    input_tokens,
+    output_tokens,
+    cached,
+    n_draft,
+    acceptance,
+    price,
+) -> None:
+    """Every input finite, positive and under its ceiling before anything is read."""
+    if not (math.isfinite(tokens_per_s) and 0 < tokens_per_s <= TOKENS_PER_S.value):
+        raise EconError(
+            f"--tokens-per-s must be a positive number up to {TOKENS_PER_S.value:g} (got {tokens_per_s:g})",
+            f"give the traffic in tokens per second ({TOKENS_PER_S.why})",
+        )
+    for flag, value in (("--prefill-chips", prefill_chips), ("--decode-chips", decode_chips)):
+        if value is not None and not 1 <= value <= CHIPS.value:
+            raise EconError(
+                f"{flag} must be between 1 and {CHIPS.value:g} (got {value:g})",
+                f"give the chips per replica, or leave it out to let the layout search choose ({CHIPS.why})",
+            )
+    for flag, value, top in (
+        ("--tokens-per-s-per-user", speed, 1e6),
+        ("--ttft-s", ttft_s, 1e6),
+        ("--input-tokens", input_tokens, TOKENS.value),
+        ("--output-tokens", output_tokens, TOKENS.value),
+        ("--usd-per-chip-hour", price, USD_PER_CHIP_HOUR.value),
+    ):
+        if value is not None and not (math.isfinite(value) and 0 < value <= top):
+            raise EconError(f"{flag} must be a positive number up to {top:g} (got {value:g})", f"give {flag[2:]}")
+    if cached is not None and not (math.isfinite(cached) and 0 <= cached < 1):
+        raise EconError(f"--cached-input-frac must be in [0, 1) (got {cached:g})", "the share of prompts cached")
+    if n_draft is not None and not 0 <= n_draft <= 16:
+        raise EconError(f"--speculative-tokens must be from 0 to 16 (got {n_draft})", "the MTP draft tokens per step")
+    if acceptance is not None and not (math.isfinite(acceptance) and 0 <= acceptance <= 1):
+        raise EconError(f"--acceptance must be in [0, 1] (got {acceptance:g})", "the share of draft tokens accepted")
+
+
+def _guard(plan: pl.DataFrame, model: str, chip: str) -> None:
+    """A plan that cannot be served, or whose derived numbers pass a physical ceiling, is an error naming why."""
+    first = plan.row(0, named=True)
+    chips = first.get("chips")
+    if chips is None or not math.isfinite(chips):
+        why = first.get("batch_status") or ""
+        if not str(why).startswith("not planned"):
+            why = first.get("prefill_status") or why
+        raise EconError(
+            f"cannot plan {model} on {chip}: {why or 'no layout of the pools fits'}",
+            "give more chips per replica (--decode-chips / --prefill-chips), or leave them out to let the layout "
+            "search choose",
+        )
+    if chips > CHIPS.value:
+        raise EconError(
+            f"the plan needs {chips:,.0f} chips, above the ceiling of {CHIPS.value:,.0f} ({CHIPS.why})",
+            "ask for less traffic (--tokens-per-s) or smaller replicas (--decode-chips / --prefill-chips)",
+        )
 
 
 @dataclasses.dataclass
@@ -179,7 +294,7 @@ PLAN_SUMMARY = (  # (column, label, unit, scale)
     ("prefill_ttft_max_s", "longest time to first token", "s", 1),
     ("balance_batch_seqs", "balance batch B*0", "sequences", 1),
     ("decode_batch_seqs", "decode batch", "sequences", 1),
-    ("decode_step_time_s", "decode step (lower bound)", "ms", 1e3),
+    ("decode_step_time_s", "decode step", "ms", 1e3),
     ("decode_comm_time_s", "decode communication", "ms", 1e3),
     ("tokens_per_s_per_user", "speed per user", "tokens/s", 1),
     ("decode_tokens_per_s_per_replica", "decode throughput per replica", "tokens/s", 1),

@@ -68,6 +68,12 @@ def _arrays(cases: pl.DataFrame) -> dict[str, np.ndarray]:
     return {k: cases[k].cast(pl.Float64).fill_null(np.nan).to_numpy() for k in CASE_FLOATS}
 
 
+def _row_max(x: np.ndarray) -> np.ndarray:
+    """Each row's largest finite value (NaN for a row with none: a pool that could not be planned)."""
+    finite = np.isfinite(x)
+    return np.where(finite.any(axis=1), np.max(np.where(finite, x, -np.inf), axis=1), np.nan)
+
+
 def plan_core(
     cases: pl.DataFrame,
     s: Scenario,
@@ -154,7 +160,7 @@ def plan_core(
             "prefill_replica_chips": pre_chips,
             **{f"prefill_{k}": layout_of(pre_rows, pre["row"], k).astype(float) for k in LAYOUT_DEGREES},
             "prefill_prompts_per_pass_mean": np.where(planned, mean_prompts, np.nan),
-            "prefill_ttft_max_s": np.where(planned, np.nanmax(pre["pass_time_by_context"], axis=1), np.nan),
+            "prefill_ttft_max_s": np.where(planned, _row_max(pre["pass_time_by_context"]), np.nan),
             "prefill_tokens_per_s_per_replica": np.where(planned, uncached / pre_needed, np.nan),
             "prefill_replicas_needed": pre_needed,
             **{f"prefill_{k}": v for k, v in hw_pre.items()},

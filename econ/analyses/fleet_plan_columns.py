@@ -12,12 +12,12 @@ FLEET_PLAN = ResultTable(
     key=("scenario", "deployment", "price_kind"),
     description=(
         "Serving fleet per scenario x deployment x rental price kind: disaggregated prefill and decode pools "
-        "(layout, replicas, chips, nodes, racks) from the deployment model's lower bound, power (TDP x server factor "
+        "(layout, replicas, chips, nodes, racks) from the deployment model, power (TDP x server factor "
         "x PUE), $/hour "
         "and $/day, cost per MTok of input and output, revenue at list prices and gross margin, tokens per MWh "
         "(lecture a.6-a.7, b, d; scaling book applied-inference). Scenario calibrated predicts what real systems "
-        "need (efficiencies fitted to measured points, within calibration_errors' factor); scenario base is the "
-        "roofline bound (every efficiency 1: chips and costs are lower bounds, margins upper bounds)"
+        "need (the serving model fitted to measured runs and points, within calibration_errors' factor); scenario "
+        "base is the roofline bound (every efficiency 1: chips and costs are lower bounds, margins upper bounds)"
     ),
     columns=(
         C("scenario", "str", "", "key", "Scenario"),
@@ -151,7 +151,8 @@ FLEET_PLAN = ResultTable(
             "float",
             "s",
             "bound",
-            "Decode step, lower bound max(compute, memory, communication) + overhead",
+            "Decode step: scenario calibrated, the kernels in sequence with their fixed costs (a prediction); "
+            "scenario base, the roofline bound max(compute, memory, communication)",
             deployment.decode_terms,
         ),
         C(

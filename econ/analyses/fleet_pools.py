@@ -33,6 +33,7 @@ def candidates(cases: pl.DataFrame, models: pl.DataFrame, named: pl.DataFrame, p
     joined = cases.drop(overlap).join(models.drop("params_total", "params_active"), on="model", how="left")
     joined = joined.with_columns(pl.int_range(pl.len()).alias("_case"))
     rows = inputs.layouts_for(joined, named, pool, max_chips)
+    rows = pl.concat([rows, inputs.sized_rows(joined, rows, pool)], how="vertical_relaxed")
     name, size = pl.col(f"{pool}_layout"), pl.col(f"{pool}_replica_chips")
     keep = (
         pl.when(name.is_not_null())
@@ -50,7 +51,7 @@ def _evaluate(rows: pl.DataFrame, s: Scenario, pool: str, batch, **kwargs) -> di
 
     model = {k: col(v) for k, v in inputs.model_arrays(rows).items()}
     chip = {k: col(v) for k, v in inputs.chip_arrays(rows, s.kv_cache_format).items()}
-    layout = {k: rows[k].to_numpy()[:, None] for k in deployment.LAYOUT_KEYS}
+    layout = {k: rows[k].to_numpy()[:, None] for k in (*deployment.LAYOUT_KEYS, "overlap_comm") if k in rows.columns}
     run = inputs.settings(
         s, pool, col(rows["weight_bytes_per_param"].to_numpy()), rows["architecture"].to_numpy()[:, None]
     )
@@ -174,7 +175,9 @@ def prefill_choice(rows: pl.DataFrame, s: Scenario, t: TrafficMix, n_cases: int)
 
     model = {k: col(v) for k, v in inputs.model_arrays(rows).items()}
     chip = {k: col(v) for k, v in inputs.chip_arrays(rows, s.kv_cache_format).items()}
-    layout = {k: rows[k].to_numpy()[:, None, None] for k in deployment.LAYOUT_KEYS}
+    layout = {
+        k: rows[k].to_numpy()[:, None, None] for k in (*deployment.LAYOUT_KEYS, "overlap_comm") if k in rows.columns
+    }
     run = inputs.settings(
         s, "prefill", col(rows["weight_bytes_per_param"].to_numpy()), rows["architecture"].to_numpy()[:, None, None]
     )

@@ -1,322 +1,436 @@
-"""``econ predict``: what one stated operating point achieves, from the built database (read-only).
+"""``econ predict``: what one stated serving configuration achieves, from the built database (read-only).
 
-The point is a model on a chip with a decode replica of N chips (and a prefill replica, by default the same
-size), prompts of I tokens (a share F of them cached) and O output tokens, at a decode batch B or the largest
-batch that still gives each user S tokens/s. Of the search grid's layouts of that size
-(:func:`econ.physics.layout_search.layout_grid`) the one with the most tokens/s per chip is used. Decode runs at
-the mean context of the generation, I + O/2; the prefill pass is the largest (in prompts) whose TTFT meets the
-scenario's ``ttft_target_s``, else one prompt per data-parallel rank (then ``ttft_meets_target`` is false). Step
-terms come from :func:`econ.physics.deployment.decode_terms` / :func:`~econ.physics.deployment.prefill_terms` at
-the scenario's efficiencies (``calibrated`` by default); the error factor is the calibration's leave-one-source-out
-error for the chip (≥ 3 held-out points), else its architecture, else overall (``calibration_errors``).
+A configuration is a model on a chip, aggregated (one pool) or disaggregated (prefill and decode workers), each
+pool's layout (:mod:`econ.analyses.predict_layouts`: stated, named or searched), the concurrency (or a decode
+batch per worker, or the speed each user must see), the lengths, the formats, speculative decoding and the engine.
+It is predicted by the calibrated serving model (:func:`econ.analyses.serving_predict.predict_configurations`, the
+function ``econ predict --points`` and the calibration's own tables use), with the roofline bound beside it and
+the error factors of the calibration's held-out points like it (``calibration_bands``).
+
+Where a degree is omitted the layout search picks, over the layouts it allows, the one with the most output
+tokens/s per chip that meets the speed target; a disaggregated system's prefill pool gets the layout and the
+fewest workers that keep TTFT within the target (the scenario's ``ttft_target_s`` unless ``--ttft-s``).
 """
 
 from __future__ import annotations
 
 import difflib
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from econ.analyses import deployment_inputs as inputs
+from econ.analyses import serving_runs
+from econ.analyses.calibration import MODELS_SQL
 from econ.analyses.calibration_scenario import all_scenarios
+from econ.analyses.predict_layouts import Layout, PoolSpec, candidates, check_spec, named
+from econ.analyses.serving_predict import predict_configurations
 from econ.db import connect_read_only
 from econ.errors import EconError
-from econ.load.ceilings import CHIPS
-from econ.physics import deployment, layout_search
-from econ.units import GIGA, MEGA
+from econ.load.ceilings import CHIPS, TOKENS
+from econ.units import MEGA
 
-DECODE_BATCH = np.unique(np.round(np.geomspace(1.0, 65_536.0, 161)))
-PREFILL_PROMPTS = 2.0 ** np.arange(0, 13)  # 1 … 4,096 prompts per pass
-MIN_ERROR_POINTS = 3
-LAYOUT_DEGREES = ("tensor_parallel", "attention_data_parallel", "pipeline_parallel")
+ENGINES = ("trtllm", "sglang", "vllm")
+CONCURRENCY = np.unique(np.round(np.geomspace(1, 16384, 29)))
+PREFILL_WORKERS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+FORMATS = ("bf16", "fp8", "int8", "fp4")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One configuration as ``econ predict`` takes it."""
+
+    model: str
+    chip: str
+    input_tokens: float
+    output_tokens: float
+    mode: str = "disagg"
+    engine: str | None = None
+    decode: PoolSpec = field(default_factory=PoolSpec)
+    prefill: PoolSpec = field(default_factory=PoolSpec)
+    concurrency: float | None = None
+    batch: float | None = None
+    tokens_per_s_per_user: float | None = None
+    ttft_s: float | None = None
+    cached_input_frac: float = 0.0
+    weight_format: str | None = None
+    expert_format: str | None = None
+    kv_cache_format: str | None = None
+    speculative_tokens: int = 0
+    acceptance_frac: float | None = None
+    scenario: str = "calibrated"
+
+
+def _positive(flag: str, value, *, upper: float | None = None, why: str = "") -> None:
+    if value is None:
+        return
+    ok = isinstance(value, int | float) and math.isfinite(value) and value > 0 and (upper is None or value <= upper)
+    if not ok:
+        raise EconError(
+            f"{flag} must be a positive number{f' up to {upper:g}' if upper else ''} (got {value})",
+            f"give {flag[2:].replace('-', ' ')}{f' ({why})' if why else ''}",
+        )
+
+
+def validate(pt: Point) -> None:
+    """Every input in range before anything is read (a clear error, never a traceback or a NaN)."""
+    given = [x is not None for x in (pt.concurrency, pt.batch, pt.tokens_per_s_per_user)]
+    if sum(given) != 1:
+        raise EconError(
+            "give exactly one of --concurrency, --batch and --tokens-per-s-per-user",
+            "the requests in flight, the decode batch per worker, or the speed each user must see",
+        )
+    if pt.mode not in ("agg", "disagg"):
+        raise EconError(f"--mode must be agg or disagg (got {pt.mode!r})", "agg: one pool; disagg: two")
+    if pt.engine is not None and pt.engine not in ENGINES:
+        raise EconError(f"unknown --engine {pt.engine!r}", f"use one of {', '.join(ENGINES)} (or leave it out)")
+    for flag, value in (("--input-tokens", pt.input_tokens), ("--output-tokens", pt.output_tokens)):
+        _positive(flag, value, upper=TOKENS.value, why=TOKENS.why)
+    _positive("--concurrency", pt.concurrency, upper=CHIPS.value * 1e3)
+    _positive("--batch", pt.batch, upper=CHIPS.value * 1e3)
+    _positive("--tokens-per-s-per-user", pt.tokens_per_s_per_user, upper=1e6)
+    _positive("--ttft-s", pt.ttft_s, upper=1e6)
+    if not (isinstance(pt.cached_input_frac, int | float) and 0.0 <= pt.cached_input_frac < 1.0):
+        raise EconError(
+            f"--cached-input-frac must be in [0, 1) (got {pt.cached_input_frac})",
+            "give the share of each prompt served from the prompt cache",
+        )
+    for flag, value in (("--weight-format", pt.weight_format), ("--expert-format", pt.expert_format)):
+        if value is not None and value not in FORMATS:
+            raise EconError(f"unknown {flag} {value!r}", f"use one of {', '.join(FORMATS)}")
+    if pt.kv_cache_format is not None and pt.kv_cache_format not in ("bf16", "fp8"):
+        raise EconError(f"unknown --kv-cache-format {pt.kv_cache_format!r}", "use bf16 or fp8")
+    if not (isinstance(pt.speculative_tokens, int) and 0 <= pt.speculative_tokens <= 16):
+        raise EconError(
+            f"--speculative-tokens must be a whole number from 0 to 16 (got {pt.speculative_tokens})",
+            "give the MTP / draft tokens verified per step",
+        )
+    if pt.speculative_tokens and pt.acceptance_frac is None:
+        raise EconError("--speculative-tokens needs --acceptance", "give the share of draft tokens accepted (0-1)")
+    if pt.acceptance_frac is not None and not (
+        isinstance(pt.acceptance_frac, int | float) and 0.0 <= pt.acceptance_frac <= 1.0
+    ):
+        raise EconError(f"--acceptance must be in [0, 1] (got {pt.acceptance_frac})", "a share of draft tokens")
+    check_spec(pt.decode, "decode", CHIPS.value)
+    check_spec(pt.prefill, "prefill", CHIPS.value)
+
+
+def _resolve(con, pt: Point) -> tuple[str, str]:
+    models = con.sql("select model, hf_repo from models").pl()
+    resolve = serving_runs.model_resolver(models)
+    model = resolve.get(serving_runs.model_key(pt.model))
+    if model is None:
+        known = models["model"].to_list()
+        close = difflib.get_close_matches(pt.model, known, n=1, cutoff=0.4)
+        raise EconError(
+            f"unknown model {pt.model!r} (not in models by name or Hugging Face id)",
+            f"did you mean {close[0]}?" if close else f"known: {', '.join(sorted(known))}",
+        )
+    chips = {c.upper(): c for c in con.sql("select chip from hardware").pl()["chip"].to_list()}
+    chip = chips.get(pt.chip.upper()) or chips.get(serving_runs.chip_key(pt.chip))
+    if chip is None:
+        close = difflib.get_close_matches(pt.chip, list(chips.values()), n=1, cutoff=0.4)
+        raise EconError(
+            f"unknown chip {pt.chip!r} (not in hardware)",
+            f"did you mean {close[0]}?" if close else f"known: {', '.join(sorted(chips.values()))}",
+        )
+    return model, chip
+
+
+def _rows(pt, model, chip, fmt, efmt, kv, d: Layout, p: Layout, users, w_d, w_p) -> dict:
+    return {
+        "run_id": "",
+        "engine": pt.engine or "",
+        "model_path": pt.model,
+        "system": chip,
+        "arch_model": model,
+        "chip": chip,
+        "mode": pt.mode,
+        "input_tokens": float(pt.input_tokens),
+        "output_tokens": float(pt.output_tokens),
+        "concurrency": float(users),
+        "weight_format": fmt,
+        "expert_weight_format": efmt,
+        "kv_cache_format": kv,
+        "kv_cache_stated": True,
+        "speculative_tokens": float(pt.speculative_tokens),
+        "acceptance_frac": float(pt.acceptance_frac or 0.0),
+        **{
+            f"{pool}_{k}": float(v)
+            for pool, lay, w in (("decode", d, w_d), ("prefill", p, w_p))
+            for k, v in (
+                ("tensor_parallel", lay.tensor_parallel),
+                ("attention_data_parallel", lay.data_parallel),
+                ("pipeline_parallel", lay.pipeline_parallel),
+                ("expert_tensor_parallel", lay.expert_tensor_parallel),
+                ("expert_parallel", lay.expert_parallel),
+                ("workers", w),
+                ("replicate", 1.0 if lay.replicate else 0.0),
+                ("redundant_expert_slots", lay.redundant_expert_slots),
+                ("overlap_comm", 1.0 if lay.overlap_comm else 0.0),
+            )
+        },
+        "workers_assumed": False,
+        "length_range_ratio": 1.0,
+        "cached_input_frac": float(pt.cached_input_frac),
+        "measured_ttft_s": None,
+        "measured_tpot_s": None,
+        "notes": None,
+        "reason": None,
+    }
+
+
+def _frame(rows: list[dict]) -> pl.DataFrame:
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    return frame.with_columns(pl.Series("run_id", [str(i) for i in range(frame.height)]))
+
+
+def predict_point(db_path: Path, pt: Point) -> dict:
+    """The prediction for one configuration as {key: value} (see :data:`QUANTITIES`)."""
+    validate(pt)
+    with connect_read_only(Path(db_path), current=True) as con:
+        model, chip = _resolve(con, pt)
+        scenarios = all_scenarios(con)
+        if pt.scenario not in scenarios:
+            raise EconError(f"no scenario {pt.scenario!r}", f"known scenarios: {', '.join(sorted(scenarios))}")
+        s = scenarios[pt.scenario]
+        models = con.sql(MODELS_SQL).pl()
+        if model not in models["model"].to_list():
+            raise EconError(f"{model} has no modelled cache (kv_bytes_per_token)", "pick a model with one")
+        hardware = con.sql("select * from hardware").pl()
+        layouts = con.sql("select * from layouts").pl()
+        calibrated = s.efficiency_basis == "calibrated"
+        params = con.sql("select * from calibration_parameters").pl() if calibrated else None
+        bands = con.sql("select * from calibration_bands").pl() if calibrated else None
+        seen = con.sql(
+            "select arch_model, chip from calibration_runs where included union all "
+            "select arch_model, chip from calibration_points where included"
+        ).pl()
+        price = s.usd_per_chip_hour
+    hw = hardware.filter(pl.col("chip") == chip).row(0, named=True)
+    info = models.filter(pl.col("model") == model).row(0, named=True)
+    moe = info["num_routed_experts"] is not None
+    fmt = pt.weight_format or s.weight_format
+    efmt = pt.expert_format or fmt
+    kv = pt.kv_cache_format or s.kv_cache_format
+    if hw["scale_up_bandwidth_bytes_per_s"] is None or hw["scale_out_bandwidth_bytes_per_s"] is None:
+        missing = (
+            "scale_up_bandwidth_gb_per_s"
+            if hw["scale_up_bandwidth_bytes_per_s"] is None
+            else ("scale_out_bandwidth_gbit_per_s")
+        )
+        raise EconError(
+            f"{chip} has no {missing} in data/hardware.csv: communication cannot be timed",
+            f"add the chip's {missing} with its source to data/hardware.csv",
+        )
+    domain = int(hw["scale_up_domain_chips"] or 1)
+    shape = {
+        "heads": int(info["num_attention_heads"] or 0),
+        "layers": int(info["num_layers"]),
+        "moe": moe,
+        "domain": domain,
+        "max_chips": int(s.max_replica_chips),
+    }
+    decode_options = _options(pt.decode, "decode", layouts, shape)
+    prefill_options = _options(pt.prefill, "prefill", layouts, shape) if pt.mode == "disagg" else [decode_options[0]]
+    w_d = pt.decode.workers or 1
+    seen_models, seen_chips = set(seen["arch_model"].to_list()), set(seen["chip"].to_list())
+
+    def run(rows):
+        frame = _frame(rows)
+        return frame, predict_configurations(
+            frame, models, hardware, params=params, bands=bands, seen_models=seen_models, seen_chips=seen_chips
+        )
+
+    # 1. the decode pool (TPOT does not depend on the prefill pool): layout and concurrency
+    if pt.concurrency is not None:
+        users = [pt.concurrency]
+    elif pt.batch is not None:
+        users = [pt.batch * w_d]
+    else:
+        users = [float(c) for c in CONCURRENCY]
+    probe = prefill_options[0]
+    rows = [
+        _rows(pt, model, chip, fmt, efmt, kv, d, probe, c, w_d, pt.prefill.workers or 1)
+        for d in decode_options
+        for c in users
+    ]
+    frame, pred = run(rows)
+    ok = (pred["status"] == "ok").to_numpy()
+    tpot = pred["predicted_tpot_ms"].to_numpy() / 1e3
+    per_chip = _decode_rate(frame, pred)
+    if not ok.any():
+        why = pred["reason"].drop_nulls()
+        raise EconError(
+            f"cannot predict the decode pool: {why[0] if why.len() else 'no layout tried runs'}",
+            "use more chips per worker (--decode-chips), a smaller batch, shorter lengths or a smaller format",
+        )
+    meets = ok.copy()
+    if pt.tokens_per_s_per_user is not None:
+        meets &= 1.0 / tpot >= pt.tokens_per_s_per_user
+        if not meets.any():
+            fastest = float(np.nanmax(np.where(ok, 1.0 / tpot, np.nan)))
+            raise EconError(
+                f"unreachable: no layout and concurrency tried gives {pt.tokens_per_s_per_user:g} tokens/s per user; "
+                f"the fastest reaches {fastest:,.1f}",
+                "ask for a lower --tokens-per-s-per-user, or give the decode pool more chips",
+            )
+    best = int(np.argmax(np.where(meets, per_chip, -np.inf)))
+    d = decode_options[best // len(users)]
+    c = users[best % len(users)]
+    # 2. the prefill pool (disaggregated): layout and workers meeting the TTFT target with the fewest chips
+    target = pt.ttft_s if pt.ttft_s is not None else s.ttft_target_s
+    if pt.mode == "disagg":
+        w_options = [pt.prefill.workers] if pt.prefill.workers else list(PREFILL_WORKERS)
+        rows = [_rows(pt, model, chip, fmt, efmt, kv, d, p, c, w_d, w) for p in prefill_options for w in w_options]
+        frame, pred = run(rows)
+        ok = (pred["status"] == "ok").to_numpy()
+        ttft = pred["predicted_ttft_ms"].to_numpy() / 1e3
+        chips = np.array([p.chips * w for p in prefill_options for w in w_options], dtype=float)
+        meets = ok & (ttft <= target)
+        cost = np.where(meets, chips + ttft / max(target, 1e-9), np.inf)
+        if not np.isfinite(cost).any():
+            cost = np.where(ok, ttft, np.inf)
+        if not np.isfinite(cost).any():
+            raise EconError(
+                f"the prefill pool cannot run: {pred['reason'].drop_nulls()[0]}",
+                "give the prefill pool more chips (--prefill-chips) or a shorter prompt",
+            )
+        i = int(np.argmin(cost))
+        p, w_p = prefill_options[i // len(w_options)], w_options[i % len(w_options)]
+    else:
+        p, w_p = d, 1
+    frame, pred = run([_rows(pt, model, chip, fmt, efmt, kv, d, p, c, w_d, w_p)])
+    return _result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, price, calibrated, target)
+
+
+def _options(spec: PoolSpec, pool: str, layouts, shape) -> list[Layout]:
+    if spec.layout is not None:
+        return [named(layouts, spec.layout, pool, shape["domain"], shape["moe"], shape["max_chips"])]
+    found = candidates(spec, **shape)
+    if not found:
+        raise EconError(
+            f"no {pool} layout fits what was stated (tensor parallel must divide the model's {shape['heads']} "
+            "attention heads and the chips)",
+            f"change --{pool}-tp / --{pool}-chips, or leave them out to let the layout search choose",
+        )
+    return found
+
+
+def _decode_rate(frame: pl.DataFrame, pred: pl.DataFrame) -> np.ndarray:
+    """Output tokens/s per decode chip: the worker's batch over TPOT and its chips."""
+    chips = (
+        frame["decode_tensor_parallel"] * frame["decode_attention_data_parallel"] * frame["decode_pipeline_parallel"]
+    ).to_numpy()
+    with np.errstate(all="ignore"):
+        return pred["decode_batch_per_worker"].to_numpy() / (pred["predicted_tpot_ms"].to_numpy() / 1e3) / chips
+
 
 QUANTITIES = (  # key, unit, label
     ("model", "", "model"),
     ("chip", "", "chip"),
-    ("number_format", "", "number format"),
+    ("engine", "", "engine"),
+    ("mode", "", "serving"),
     ("scenario", "", "scenario"),
-    ("efficiency_basis", "", "efficiencies"),
-    ("decode_layout", "", "decode layout (TP x DP x PP)"),
-    ("prefill_layout", "", "prefill layout (TP x DP x PP)"),
-    ("decode_batch_per_replica", "sequences", "decode batch per replica"),
-    ("decode_context_tokens", "tokens", "decode context"),
-    ("decode_tokens_per_s_per_chip", "tokens/s", "decode throughput per chip"),
-    ("decode_tokens_per_s_per_user", "tokens/s", "decode speed per user"),
-    ("step_time_s", "s", "decode step time"),
-    ("compute_time_s", "s", "  compute"),
-    ("memory_time_s", "s", "  memory (weights + cache)"),
-    ("weight_time_s", "s", "    weights"),
-    ("kv_time_s", "s", "    cache"),
-    ("comm_time_s", "s", "  communication"),
-    ("overhead_time_s", "s", "  overhead"),
-    ("step_bound", "", "  largest term"),
-    ("memory_per_chip_gb", "GB", "decode memory per chip"),
-    ("prefill_prompts_per_pass", "prompts", "prefill prompts per pass"),
-    ("prefill_tokens_per_s_per_chip", "tokens/s", "prefill throughput per chip (new tokens)"),
+    ("efficiency_basis", "", "parameters"),
+    ("weight_format", "", "weight / matmul format"),
+    ("expert_format", "", "expert format"),
+    ("kv_cache_format", "", "KV-cache format"),
+    ("decode_layout", "", "decode worker layout"),
+    ("decode_layout_chosen_by", "", "  chosen by"),
+    ("decode_workers", "workers", "decode workers"),
+    ("prefill_layout", "", "prefill worker layout"),
+    ("prefill_layout_chosen_by", "", "  chosen by"),
+    ("prefill_workers", "workers", "prefill workers"),
+    ("concurrency", "requests", "requests in flight"),
+    ("decode_batch_per_worker", "sequences", "decode batch per worker"),
+    ("speculative_tokens", "tokens", "draft tokens per step"),
+    ("tpot_s", "s", "time per output token"),
+    ("tpot_bound_s", "s", "  roofline bound"),
+    ("tpot_error_factor_p50", "", "  error factor (p50)"),
+    ("tpot_error_factor_p90", "", "  error factor (p90)"),
     ("ttft_s", "s", "time to first token"),
-    ("ttft_meets_target", "", "TTFT meets the scenario's target"),
+    ("ttft_bound_s", "s", "  roofline bound (first pass)"),
+    ("ttft_error_factor_p50", "", "  error factor (p50)"),
+    ("ttft_error_factor_p90", "", "  error factor (p90)"),
+    ("ttft_meets_target", "", "  meets the TTFT target"),
+    ("decode_tokens_per_s_per_user", "tokens/s", "speed per user"),
+    ("decode_tokens_per_s_per_chip", "tokens/s", "decode throughput per chip"),
+    ("output_tokens_per_s_per_chip", "tokens/s", "system output tokens/s per chip"),
+    ("system_chips", "chips", "chips of the system"),
     ("usd_per_chip_hour", "USD/chip-hour", "chip price (scenario)"),
-    ("usd_per_mtok_input", "USD/MTok", "cost per million input tokens"),
-    ("usd_per_mtok_output", "USD/MTok", "cost per million output tokens"),
-    ("error_factor", "", "typical error factor (held-out median)"),
-    ("error_factor_p90", "", "error factor 9 in 10 points are within"),
-    ("error_basis", "", "error measured on"),
+    ("usd_per_mtok_output", "USD/MTok", "cost per million output tokens (whole system)"),
+    ("error_basis", "", "error factors from"),
+    ("notes", "", "notes"),
 )
 
 
-def _known(con, table: str, column: str, value: str) -> None:
-    known = [r[0] for r in con.sql(f"select {column} from {table} order by 1").fetchall()]
-    if value not in known:
-        close = difflib.get_close_matches(value, known, n=1, cutoff=0.4)
-        hint = f"did you mean {close[0]}?" if close else f"known: {', '.join(known)}"
-        raise EconError(f"unknown {column} {value!r} (not in {table})", hint)
-
-
-def _positive(flag: str, value, *, whole=False, upper=None) -> None:
-    if value is None:
-        return
-    ok = math.isfinite(value) and value > 0 and (upper is None or value <= upper)
-    if not ok:
-        raise EconError(
-            f"{flag} must be a positive number{f' up to {upper:g}' if upper else ''} (got {value:g})",
-            f"give {flag[2:].replace('-', ' ')}",
-        )
-
-
-def _layouts(case: dict, chips: int) -> dict[str, np.ndarray]:
-    grid = layout_search.layout_grid(int(case["scale_up_domain_chips"] or 1), moe=case["moe"], max_chips=chips)
-    size = grid["tensor_parallel"] * grid["attention_data_parallel"] * grid["pipeline_parallel"]
-    keep = size == chips
-    if not keep.any():
-        raise EconError(
-            f"no layout of the search grid has {chips} chips",
-            "give a power of two or a multiple of the chip's scale-up domain",
-        )
-    return {k: np.asarray(v)[keep] for k, v in grid.items()}
-
-
-def _error(con, chip: str, architecture: str) -> tuple[float, float, str]:
-    rows = con.sql(
-        'select group_kind, "group", n_points, error_factor, error_factor_p90 from calibration_errors '
-        "where basis = 'cv' and ((group_kind = 'chip' and \"group\" = ?) or (group_kind = 'architecture' and "
-        "\"group\" = ?) or group_kind = 'overall')",
-        params=[chip, architecture],
-    ).pl()
-    for kind in ("chip", "architecture", "overall"):
-        r = rows.filter(pl.col("group_kind") == kind)
-        if r.height and (kind == "overall" or r["n_points"][0] >= MIN_ERROR_POINTS):
-            n = int(r["n_points"][0])
-            basis = f"{n} held-out points on {r['group'][0]}" if kind != "overall" else f"all {n} held-out points"
-            if kind == "overall":
-                basis += f" (no {chip} or {architecture} points: an extrapolation)"
-            return float(r["error_factor"][0]), float(r["error_factor_p90"][0]), basis
-    return math.nan, math.nan, "no calibration in this database"
-
-
-def _bound(con) -> tuple[float, float, str]:
-    rows = con.sql(
-        "select error_factor from calibration_errors where basis = 'bound' and group_kind = 'overall'"
-    ).fetchall()
-    below = f": measured systems run a median {rows[0][0]:.2f}x below it" if rows else ""
-    return math.nan, math.nan, f"none: a roofline bound, not a prediction{below}"
-
-
-def predict_point(
-    db_path: Path,
-    *,
-    model: str,
-    chip: str,
-    decode_chips: int,
-    input_tokens: float,
-    output_tokens: float,
-    prefill_chips: int | None = None,
-    batch: float | None = None,
-    tokens_per_s_per_user: float | None = None,
-    number_format: str | None = None,
-    cached_input_frac: float = 0.0,
-    scenario: str = "calibrated",
-) -> dict:
-    """The prediction for one operating point as {key: value} (see :data:`QUANTITIES`)."""
-    if (batch is None) == (tokens_per_s_per_user is None):
-        raise EconError(
-            "give exactly one of --batch and --tokens-per-s-per-user",
-            "the decode batch, or the speed each user must see",
-        )
-    for flag, value in (("--decode-chips", decode_chips), ("--prefill-chips", prefill_chips)):
-        _positive(flag, value, upper=CHIPS.value)
-    for flag, value in (
-        ("--input-tokens", input_tokens),
-        ("--output-tokens", output_tokens),
-        ("--batch", batch),
-        ("--tokens-per-s-per-user", tokens_per_s_per_user),
-    ):
-        _positive(flag, value)
-    if not 0.0 <= cached_input_frac < 1.0:
-        raise EconError(
-            f"--cached-input-frac must be in [0, 1) (got {cached_input_frac:g})",
-            "give the share of each prompt served from the prompt cache",
-        )
-    prefill_chips = prefill_chips or decode_chips
-    with connect_read_only(Path(db_path), current=True) as con:
-        _known(con, "models", "model", model)
-        _known(con, "hardware", "chip", chip)
-        scenarios = all_scenarios(con)
-        if scenario not in scenarios:
-            raise EconError(f"no scenario {scenario!r}", f"known scenarios: {', '.join(sorted(scenarios))}")
-        s = scenarios[scenario]
-        fmt = number_format or s.weight_format
-        cases = con.sql(inputs.CASES_SQL).pl().filter((pl.col("model") == model) & (pl.col("chip") == chip))
-        if not cases.height:
-            raise EconError(f"{model} has no modelled cache (kv_bytes_per_token)", "pick a model with one")
-        one = cases.filter(pl.col("number_format") == fmt)
-        if not one.height:
-            raise EconError(f"{chip} has no {fmt} peak", f"pass --number-format {' or '.join(cases['number_format'])}")
-        error = _error(con, chip, one["architecture"][0]) if s.efficiency_basis == "calibrated" else _bound(con)
-    case = one.row(0, named=True)
-    case["moe"] = case["num_routed_experts"] is not None
-    decode = _decode(one, s, _layouts(case, decode_chips), input_tokens, output_tokens, batch, tokens_per_s_per_user)
-    prefill = _prefill(one, s, _layouts(case, prefill_chips), input_tokens, cached_input_frac)
-    price = s.usd_per_chip_hour
-    out = {
+def _result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, price, calibrated, target) -> dict:
+    r = pred.row(0, named=True)
+    if r["status"] != "ok":
+        raise EconError(f"cannot predict: {r['reason']}", "change the layout, lengths or formats")
+    tpot, ttft = r["predicted_tpot_ms"] / 1e3, r["predicted_ttft_ms"] / 1e3
+    chips_d = d.chips
+    per_chip = r["decode_batch_per_worker"] / tpot / chips_d
+    system = r["predicted_output_tokens_per_s_per_gpu"]
+    notes = []
+    if pt.mode == "agg" and pt.prefill.stated:
+        notes.append("aggregated serving: the prefill flags are ignored (one pool does both)")
+    if not calibrated:
+        notes.append("scenario base: the roofline bound with no fixed costs and no queue")
+    if pt.engine is None and calibrated:
+        notes.append("no --engine: the engine-average parameters")
+    basis = (
+        f"held-out {r['regime_tpot']} / {r['regime_ttft']} points, {r['distance'].replace('_', ' ')} "
+        "(calibration_bands)"
+        if calibrated
+        else "none: a roofline bound, not a prediction"
+    )
+    return {
         "model": model,
         "chip": chip,
-        "number_format": fmt,
-        "scenario": scenario,
+        "engine": pt.engine or "engine average",
+        "mode": pt.mode,
+        "scenario": pt.scenario,
         "efficiency_basis": s.efficiency_basis,
-        **decode,
-        **prefill,
+        "weight_format": fmt,
+        "expert_format": efmt,
+        "kv_cache_format": kv,
+        "decode_layout": d.text(),
+        "decode_layout_chosen_by": d.how,
+        "decode_workers": float(w_d),
+        "prefill_layout": p.text() if pt.mode == "disagg" else "(the decode pool: aggregated)",
+        "prefill_layout_chosen_by": (
+            p.how + ("; workers: the fewest meeting the TTFT target" if not pt.prefill.workers else "")
+        )
+        if pt.mode == "disagg"
+        else "",
+        "prefill_workers": float(w_p) if pt.mode == "disagg" else 0.0,
+        "concurrency": float(r["decode_batch_per_worker"] * w_d),
+        "decode_batch_per_worker": float(r["decode_batch_per_worker"]),
+        "speculative_tokens": float(pt.speculative_tokens),
+        "tpot_s": tpot,
+        "tpot_bound_s": r["bound_tpot_ms"] / 1e3,
+        "tpot_error_factor_p50": r["tpot_error_factor_p50"],
+        "tpot_error_factor_p90": r["tpot_error_factor_p90"],
+        "ttft_s": ttft,
+        "ttft_bound_s": r["bound_ttft_ms"] / 1e3,
+        "ttft_error_factor_p50": r["ttft_error_factor_p50"],
+        "ttft_error_factor_p90": r["ttft_error_factor_p90"],
+        "ttft_meets_target": bool(ttft <= target),
+        "decode_tokens_per_s_per_user": 1.0 / tpot,
+        "decode_tokens_per_s_per_chip": per_chip,
+        "output_tokens_per_s_per_chip": system,
+        "system_chips": float(r["system_chips"]),
         "usd_per_chip_hour": price,
-        "usd_per_mtok_input": price
-        / 3600.0
-        / prefill["prefill_tokens_per_s_per_chip"]
-        * (1 - cached_input_frac)
-        * MEGA,
-        "usd_per_mtok_output": price / 3600.0 / decode["decode_tokens_per_s_per_chip"] * MEGA,
-        "error_factor": error[0],
-        "error_factor_p90": error[1],
-        "error_basis": error[2],
-    }
-    return out
-
-
-def _arrays(one: pl.DataFrame, s, layouts: dict, extra_axes: int):
-    shape = (-1,) + (1,) * extra_axes
-    model = {k: v.reshape(1, *([1] * extra_axes)) for k, v in inputs.model_arrays(one).items()}
-    chip = {k: v.reshape(1, *([1] * extra_axes)) for k, v in inputs.chip_arrays(one, s.kv_cache_format).items()}
-    layout = {k: np.asarray(v).reshape(shape) for k, v in layouts.items()}
-    arch = np.asarray(one["architecture"].to_list(), dtype=object).reshape(1, *([1] * extra_axes))
-    run = inputs.settings(s, "decode", one["weight_bytes_per_param"].to_numpy().reshape(1, *([1] * extra_axes)), arch)
-    return model, chip, layout, run
-
-
-def _name(layout: dict, i) -> str:
-    return "x".join(f"{np.ravel(layout[k])[i]:.0f}" for k in LAYOUT_DEGREES)
-
-
-def _decode(one, s, layouts, input_tokens, output_tokens, batch, speed) -> dict:
-    model, chip, layout, run = _arrays(one, s, layouts, 1)
-    context = input_tokens + output_tokens / 2.0
-    b = np.array([float(batch)]) if batch is not None else DECODE_BATCH
-    out = deployment.decode_terms(
-        model, chip, layout, b[None, :], context, kv_scale=inputs.cache_scale(s), settings=run
-    )
-    fits = out["fits"]
-    reserve = f"{s.hbm_reserve_frac:.0%} reserved"
-    if not fits.any():
-        i = int(np.argmin(out["memory_per_chip_bytes"][:, 0]))
-        need = out["memory_per_chip_bytes"][i, 0] / GIGA
-        cap = float(chip["hbm_capacity_bytes"].ravel()[0]) / GIGA
-        raise EconError(
-            f"does not fit: at batch {b[0]:g} and {context:,.0f} tokens of context the best layout "
-            f"({_name(layout, i)}) needs {need:,.1f} GB per chip; a {one['chip'][0]} holds {cap:,.0f} GB ({reserve})",
-            "use more --decode-chips, a smaller --batch, shorter lengths or a smaller --number-format",
-        )
-    ok = fits.copy()
-    if speed is not None:
-        ok &= out["tokens_per_s_per_user"] >= speed
-        if not ok.any():
-            fastest = float(np.nanmax(np.where(fits, out["tokens_per_s_per_user"], np.nan)))
-            chips = deployment.replica_chips(*(np.ravel(layout[k])[0] for k in LAYOUT_DEGREES))
-            raise EconError(
-                f"unreachable: no layout of {chips:.0f} chips gives {speed:g} tokens/s per user; the fastest reaches "
-                f"{fastest:,.1f} at batch 1",
-                "ask for a lower --tokens-per-s-per-user, or use more --decode-chips",
-            )
-    score = np.where(ok, out["tokens_per_s_per_chip"], -np.inf)
-    i, j = np.unravel_index(int(np.argmax(score)), score.shape)
-
-    def at(key):
-        return float(np.broadcast_to(out[key], score.shape)[i, j])
-
-    terms = {
-        k: at(k)
-        for k in (
-            "step_time_s",
-            "compute_time_s",
-            "memory_time_s",
-            "weight_time_s",
-            "kv_time_s",
-            "comm_time_s",
-            "overhead_time_s",
-        )
-    }
-    largest = max(
-        ("compute", terms["compute_time_s"]),
-        ("memory", terms["memory_time_s"]),
-        ("communication", terms["comm_time_s"]),
-        key=lambda t: t[1],
-    )[0]
-    return {
-        "decode_layout": _name(layout, i),
-        "decode_batch_per_replica": float(b[j]),
-        "decode_context_tokens": context,
-        "decode_tokens_per_s_per_chip": at("tokens_per_s_per_chip"),
-        "decode_tokens_per_s_per_user": at("tokens_per_s_per_user"),
-        **terms,
-        "step_bound": largest,
-        "memory_per_chip_gb": at("memory_per_chip_bytes") / GIGA,
-    }
-
-
-def _prefill(one, s, layouts, input_tokens, cached_frac) -> dict:
-    model, chip, layout, run = _arrays(one, s, layouts, 1)
-    run["mfu"] = inputs.efficiency(
-        s, "prefill_mfu_frac", np.asarray(one["architecture"].to_list(), dtype=object).reshape(1, 1)
-    )
-    run["mbu"] = inputs.efficiency(
-        s, "prefill_mbu_frac", np.asarray(one["architecture"].to_list(), dtype=object).reshape(1, 1)
-    )
-    run["speculative_tokens"] = 0.0
-    cached = input_tokens * cached_frac
-    new = input_tokens - cached
-    dp = layout["attention_data_parallel"] * layout["pipeline_parallel"]
-    prompts = np.maximum(PREFILL_PROMPTS[None, :], 1.0) * dp  # whole prompts per rank
-    out = deployment.prefill_terms(
-        model, chip, layout, prompts, new, cached, kv_scale=inputs.cache_scale(s), settings=run
-    )
-    fits = out["fits"]
-    if not fits.any():
-        raise EconError(
-            f"does not fit: one {input_tokens:,.0f}-token prompt per rank does not fit a prefill replica of "
-            f"{int(np.max(layout['tensor_parallel'] * dp))} chips",
-            "use more --prefill-chips, a shorter prompt or a smaller --number-format",
-        )
-    meets = fits & (out["ttft_s"] <= s.ttft_target_s)
-    target_met = bool(meets.any())
-    score = np.where(meets if target_met else fits & (prompts == dp), out["tokens_per_s_per_chip"], -np.inf)
-    i, j = np.unravel_index(int(np.argmax(score)), score.shape)
-    return {
-        "prefill_layout": _name(layout, i),
-        "prefill_prompts_per_pass": float(np.broadcast_to(prompts, score.shape)[i, j]),
-        "prefill_tokens_per_s_per_chip": float(out["tokens_per_s_per_chip"][i, j]),
-        "ttft_s": float(out["ttft_s"][i, j]),
-        "ttft_meets_target": target_met,
+        "usd_per_mtok_output": price / 3600.0 / system * MEGA if system and system > 0 else math.nan,
+        "error_basis": basis,
+        "notes": "; ".join(notes),
     }
 
 
 def rows(result: dict) -> tuple[list[str], list[tuple]]:
     """(columns, rows) of the prediction for table, csv and markdown output."""
-    return ["quantity", "value", "unit"], [(label, result[key], unit) for key, unit, label in QUANTITIES]
+    return ["quantity", "value", "unit"], [(label, result.get(key), unit) for key, unit, label in QUANTITIES]

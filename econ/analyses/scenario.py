@@ -41,6 +41,15 @@ NUMERIC: dict[str, float | None] = {
     "speculative_acceptance_frac": 0.0,
     "hbm_reserve_frac": 0.0,
     "max_replica_chips": 512.0,
+    # the calibrated serving model's further terms (econ.physics.step_time): 0 in the idealised bound
+    "attention_mfu_frac": float("nan"),  # NaN: attention at the pool's mfu
+    "layer_overhead_s": 0.0,
+    "sequence_overhead_s": 0.0,
+    "expert_imbalance_scale_ratio": 0.0,
+    "ttft_overhead_s": 0.0,
+    "ttft_stream_steps": 0.0,
+    "queue_wait_frac": 0.0,
+    "burst_wait_frac": 0.0,
     # traffic and fleet
     "tokens_served_per_s": None,
     "input_output_token_ratio": None,
@@ -130,6 +139,14 @@ class Scenario:
     speculative_acceptance_frac: float
     hbm_reserve_frac: float
     max_replica_chips: float
+    attention_mfu_frac: float
+    layer_overhead_s: float
+    sequence_overhead_s: float
+    expert_imbalance_scale_ratio: float
+    ttft_overhead_s: float
+    ttft_stream_steps: float
+    queue_wait_frac: float
+    burst_wait_frac: float
     # traffic and fleet
     tokens_served_per_s: float
     input_output_token_ratio: float

@@ -54,7 +54,7 @@ def evaluate(rows: pl.DataFrame, s, pool: str, batch: np.ndarray, group_base: in
 
     model = {k: col(v) for k, v in inputs.model_arrays(rows).items()}
     chip = {k: col(v) for k, v in inputs.chip_arrays(rows, s.kv_cache_format).items()}
-    layout = {k: rows[k].to_numpy()[:, None] for k in deployment.LAYOUT_KEYS}
+    layout = {k: rows[k].to_numpy()[:, None] for k in (*deployment.LAYOUT_KEYS, "overlap_comm") if k in rows.columns}
     run = inputs.settings(
         s, pool, col(rows["weight_bytes_per_param"].to_numpy()), rows["architecture"].to_numpy()[:, None]
     )

@@ -195,6 +195,17 @@ def parser() -> argparse.ArgumentParser:
     fl.add_argument(
         "--ttft-s", type=float, default=None, help="time to first token each prompt must meet (default: the scenario's)"
     )
+    fl.add_argument("--decode-layout", default=None, help="a named decode layout of data/layouts.csv")
+    fl.add_argument("--prefill-layout", default=None, help="a named prefill layout of data/layouts.csv")
+    fl.add_argument(
+        "--input-tokens", type=float, default=None, help="prompt tokens per request (default: the scenario's mix)"
+    )
+    fl.add_argument("--output-tokens", type=float, default=None, help="output tokens per request (with --input-tokens)")
+    fl.add_argument("--cached-input-frac", type=float, default=None, help="share of prompt tokens served from cache")
+    fl.add_argument("--speculative-tokens", type=_whole, default=None, help="MTP / draft tokens per decode step")
+    fl.add_argument("--acceptance", type=float, default=None, help="share of draft tokens accepted")
+    fl.add_argument("--kv-cache-format", choices=("bf16", "fp8"), default=None, help="KV-cache format")
+    fl.add_argument("--usd-per-chip-hour", type=float, default=None, help="the scenario's chip price")
     fl.add_argument("--format", choices=FORMATS, default="table")
     fl.add_argument(
         "--as-of", type=_date, default=None, help="date for current list prices and rental quotes (default: today)"
@@ -202,25 +213,54 @@ def parser() -> argparse.ArgumentParser:
     fl.set_defaults(func=cmd_fleet)
 
     pr = sub.add_parser(
-        "predict", help="predict one operating point: throughput, speed, step terms, TTFT, cost, error (read-only)"
+        "predict",
+        help="predict a serving configuration (TTFT, TPOT, throughput, cost, error factors), or a file of runs "
+        "(read-only)",
+        description="Predict one serving configuration: a model on a chip, aggregated or disaggregated, each "
+        "pool's layout (a degree left out is chosen by the layout search, which says so), the concurrency or "
+        "batch or speed target, lengths, formats, MTP and engine. With --points FILE.csv, every row of a file in "
+        "the InferenceX / AIConfigurator schema of data/inferencex_train.csv (csv or json out).",
     )
     add_db(pr)
-    pr.add_argument("--model", required=True, help="model (models.model)")
-    pr.add_argument("--chip", required=True, help="accelerator (hardware.chip)")
-    pr.add_argument("--decode-chips", type=_whole, required=True, help="chips per decode replica")
-    pr.add_argument("--prefill-chips", type=_whole, default=None, help="chips per prefill replica (default: as decode)")
-    pr.add_argument("--input-tokens", type=float, required=True, help="prompt tokens per request")
-    pr.add_argument("--output-tokens", type=float, required=True, help="output tokens per request")
-    speed = pr.add_mutually_exclusive_group(required=True)
-    speed.add_argument("--batch", type=float, help="sequences per decode replica")
-    speed.add_argument("--tokens-per-s-per-user", type=float, help="decode speed each user must see (largest batch)")
+    pr.add_argument("--points", type=Path, default=None, help="a CSV of runs in data/inferencex_train.csv's columns")
+    pr.add_argument("--model", help="model (models.model or a Hugging Face id)")
+    pr.add_argument("--chip", help="accelerator (hardware.chip, or a system name such as h200_sxm)")
+    pr.add_argument("--input-tokens", type=float, help="prompt tokens per request")
+    pr.add_argument("--output-tokens", type=float, help="output tokens per request")
     pr.add_argument(
-        "--number-format",
-        choices=("bf16", "fp8", "int8", "fp4"),
-        default=None,
-        help="format of the math and weights (default: the scenario's weight_format)",
+        "--mode",
+        choices=("agg", "disagg"),
+        default="disagg",
+        help="agg: one pool does prefill and decode; disagg: separate pools (default)",
     )
+    pr.add_argument(
+        "--engine",
+        choices=("trtllm", "sglang", "vllm"),
+        default=None,
+        help="engine whose calibrated values to use (default: the engine average)",
+    )
+    for pool in ("decode", "prefill"):
+        pr.add_argument(f"--{pool}-chips", type=_whole, default=None, help=f"chips per {pool} worker (any size)")
+        pr.add_argument(f"--{pool}-tp", type=_whole, default=None, help=f"{pool} tensor-parallel degree")
+        pr.add_argument(f"--{pool}-dp", type=_whole, default=None, help=f"{pool} attention data-parallel ranks")
+        pr.add_argument(f"--{pool}-pp", type=_whole, default=None, help=f"{pool} pipeline stages")
+        pr.add_argument(f"--{pool}-ep", type=_whole, default=None, help=f"{pool} expert-parallel ranks")
+        pr.add_argument(f"--{pool}-etp", type=_whole, default=None, help=f"{pool} tensor-parallel slices per expert")
+        pr.add_argument(f"--{pool}-workers", type=_whole, default=None, help=f"{pool} workers")
+        pr.add_argument(f"--{pool}-layout", default=None, help=f"a named {pool} layout of data/layouts.csv")
+    load = pr.add_mutually_exclusive_group()
+    load.add_argument("--concurrency", type=float, help="requests in flight (the whole system)")
+    load.add_argument("--batch", type=float, help="sequences per decode worker")
+    load.add_argument("--tokens-per-s-per-user", type=float, help="decode speed each user must see (largest load)")
+    pr.add_argument("--ttft-s", type=float, default=None, help="TTFT target for the prefill pool (default: scenario)")
     pr.add_argument("--cached-input-frac", type=float, default=0.0, help="share of each prompt already cached")
+    formats = ("bf16", "fp8", "int8", "fp4")
+    pr.add_argument("--weight-format", choices=formats, default=None, help="weights and matmul format")
+    pr.add_argument("--number-format", choices=formats, default=None, help=argparse.SUPPRESS)
+    pr.add_argument("--expert-format", choices=formats, default=None, help="routed experts' format (default: weights)")
+    pr.add_argument("--kv-cache-format", choices=("bf16", "fp8"), default=None, help="KV-cache format")
+    pr.add_argument("--speculative-tokens", type=_whole, default=0, help="MTP / draft tokens verified per step")
+    pr.add_argument("--acceptance", type=float, default=None, help="share of draft tokens accepted (0-1)")
     pr.add_argument(
         "--scenario",
         default="calibrated",

@@ -1,194 +1,225 @@
-"""Calibration: the efficiencies at which the deployment model reproduces measured operating points.
+"""Calibration: the efficiencies and fixed costs at which the serving model reproduces measured runs.
 
-Each measured point is predicted from its step terms at peak (:func:`econ.physics.deployment.decode_terms` and
-:func:`~econ.physics.deployment.prefill_terms` at every efficiency 1, no overhead, no latency) over a grid of
-batches, by its regime:
+Two kinds of measurement are fitted together:
 
-- ``decode``: output tokens/s per chip, ``B/(c·t_d(B))``, at the stated batch or the best one that fits (and
-  meets the test's time-per-token limit);
-- ``prefill``: input tokens/s per chip, ``P·ℓ/(c·t_p(P))``, at the stated pass or the best that fits (and meets
-  its TTFT limit);
-- ``single_stream``: tokens/s of one user, ``1/t_d(1)``;
-- ``offline`` (aggregated serving, both phases on the replica): output tokens/s per chip
-  ``O / (ℓ·s_p + O·s_d(B))`` with ``s_p`` the best prefill chip-seconds per prompt token and ``s_d(B)`` the decode
-  chip-seconds per output token, at the best B;
-- ``disaggregated``: the system's output tokens/s per chip, ``min(D/s_d, (C − D)·O/(ℓ·s_p)) / C`` with D of its
-  C chips decoding.
+- **runs** (``inferencex_train``: TTFT and TPOT of a stated configuration at a stated concurrency). TPOT is a step
+  of the decode pool (in aggregated serving the step also carries its share of new prompts' prefill, ``C·I/O``
+  tokens per step) over the accepted tokens per step; TTFT is :func:`econ.physics.step_time.ttft_s` of the
+  request's first pass, the prefill demand per request and the closed loop of C users;
+- **points** (``measured_points``: tokens/s of a system in a regime, at a stated or best batch), as the regimes
+  of :mod:`econ.analyses.calibration_points` read them (:func:`predict_points`).
 
-A limit no grid point meets takes the fastest point (flagged by the caller). The decode context is the stated
-KV length, else the prompt plus half the output (the mean over the generation).
-
-Step time under efficiencies (``lower`` overlap rule, the lecture's ``t_step``): compute by
-:func:`econ.physics.deployment.compute_time_s` (non-expert weight FLOPs and attention at ``mfu``, the routed
-experts' grouped GEMMs at ``expert_mfu``), HBM traffic at ``hbm_bandwidth_frac``, communication at
-``link_bandwidth_frac`` (latencies 0: the fixed per-step cost is ``step_overhead_s``), then
-``max(compute, memory, communication) + overhead``.
-
-Fit (:func:`fit_calibration`): parameters in unbounded coordinates (an efficiency ``η = exp(−e^z) ∈ (0, 1)``,
-the overhead ``e^z``), plus per architecture family log-offsets ``δ_f`` on the three compute efficiencies and the
-HBM efficiency, shrunk toward the shared value by pseudo-residuals ``δ_f·σ/τ`` (prior ``δ ~ N(0, τ²)``, residual
-scale σ); an efficiency with its offset is capped at 1. Robust (soft-L1) least squares on
-``log(predicted / measured)`` through :func:`econ.fits.wrapper.fit`. Leave-one-source-out cross-validation
-(:func:`cross_validate`) refits without each source and predicts it.
+Every step is :func:`econ.physics.step_time.kernel_step_time_s` of features computed once at peak (:class:`Step`:
+each kernel class's compute and memory seconds, communication seconds and hops, layers) and the parameters of
+:data:`PARAMETERS`. An efficiency ``η = 1/(1 + e^u)`` (so a time scales by ``1/η = 1 + e^u ≥ 1``: a calibrated
+step is never faster than the roofline), a positive quantity ``e^u``. Engines, architecture families and the
+serving mode move some parameters by offsets ``δ`` in ``u`` (:data:`OFFSETS`), shrunk toward the shared value by
+pseudo-residuals ``δ·σ/τ`` (prior ``δ ~ N(0, τ²)``). Robust (soft-L1) least squares on ``log(predicted /
+measured)``; the Jacobian is exact in the offsets and finite-difference in each row's physical parameters (one
+evaluation per parameter, not per offset).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from econ.fits.calibration_features import Points, Problem, Runs, Step, step_seconds  # noqa: F401  (the fit's inputs)
 from econ.fits.wrapper import FitResult, fit
 from econ.formula import formula
-from econ.physics.deployment import compute_time_s, overlap_bounds
+from econ.physics import step_time
 
-SHARED = (
-    "prefill_mfu_frac",
-    "decode_mfu_frac",
-    "expert_mfu_frac",
-    "hbm_bandwidth_frac",
-    "link_bandwidth_frac",
-    "step_overhead_s",
-)
-"""The shared parameters, in this order."""
-
-PER_FAMILY = ("prefill_mfu_frac", "decode_mfu_frac", "expert_mfu_frac", "hbm_bandwidth_frac")
-"""The parameters an architecture family may move (log-offset from the shared value)."""
-
-RESIDUAL_SCALE_LOG = float(np.log(1.3))
-"""σ: the residual scale of ``log(predicted/measured)`` the prior is weighed against, and where the soft-L1 loss
-starts to bend (a point more than ~1.3× off counts less than quadratically)."""
-
-FAMILY_SPREAD_LOG = float(np.log(1.5))
-"""τ: a family's efficiency is a priori within ~1.5× of the shared value (one standard deviation)."""
-
+EFFICIENCIES = ("gemm_mfu_frac", "expert_mfu_frac", "attention_mfu_frac", "hbm_bandwidth_frac", "link_bandwidth_frac")
 START = {
-    "prefill_mfu_frac": 0.5,
-    "decode_mfu_frac": 0.5,
-    "expert_mfu_frac": 0.2,
-    "hbm_bandwidth_frac": 0.7,
-    "link_bandwidth_frac": 0.7,
+    "gemm_mfu_frac": 0.78,
+    "expert_mfu_frac": 0.3,
+    "attention_mfu_frac": 0.67,
+    "hbm_bandwidth_frac": 0.9,
+    "link_bandwidth_frac": 0.5,
+    "collective_latency_s": 2e-6,
+    "layer_overhead_s": 3e-5,
+    "sequence_overhead_s": 3e-5,
     "step_overhead_s": 1e-3,
+    "expert_imbalance_scale": 1.0,
+    "ttft_overhead_s": 0.05,
+    "ttft_stream_steps": 2.0,
+    "queue_wait_frac": 0.5,
+    "burst_wait_frac": 1.0,
 }
-TOLERANCE = 1e-4
-"""Solver tolerance (relative change of cost and step): the loss is flat near its optimum (max and min over the
-batch grid), and tighter tolerances move the parameters by < 1% at 20× the time."""
+PARAMETERS = tuple(START)
+"""The shared parameters, in this order (efficiencies first, then positive quantities). Each starts at, and its
+prior is centred on, its value in :data:`START`."""
+
+SOURCED_SPREAD = 1.0
+"""Prior spread (one standard deviation in u) of an efficiency whose centre is a published kernel measurement (90%
+of the prior between ~0.44 and ~0.95 of peak around 0.8): DeepSeek's FlashMLA decode kernel reaches 3,000 GB/s of
+the H800's 3.35 TB/s (0.90, ``hbm_bandwidth_frac``) and 660 of 989 dense BF16 TFLOP/s (0.67,
+``attention_mfu_frac``) (github.com/deepseek-ai/FlashMLA, README); DeepGEMM's dense FP8 GEMM up to 1,550 of 1,979
+TFLOP/s (0.78, ``gemm_mfu_frac``) (github.com/deepseek-ai/DeepGEMM, README). These are the best kernels at their
+best shapes: the data may pull an engine's achieved share below them, and the prior keeps a share the runs
+cannot separate (attention against memory at long context, every efficiency against the fixed costs) near what
+kernels are measured to reach instead of at 0 or 1."""
+
+PRIOR_SPREAD = {
+    "gemm_mfu_frac": SOURCED_SPREAD,
+    "attention_mfu_frac": SOURCED_SPREAD,
+    "hbm_bandwidth_frac": SOURCED_SPREAD,
+}
+"""Parameters whose prior is a sourced measurement (:data:`SOURCED_SPREAD`); the others have :data:`SHARED_SPREAD`."""
+
+OFFSETS = {
+    "engine": ("gemm_mfu_frac", "expert_mfu_frac", "hbm_bandwidth_frac", "layer_overhead_s", "sequence_overhead_s"),
+    "architecture": ("gemm_mfu_frac", "expert_mfu_frac", "hbm_bandwidth_frac"),
+    "serving": ("ttft_overhead_s", "ttft_stream_steps", "burst_wait_frac"),
+}
+"""The parameters each kind of group may move: an engine (trtllm, sglang, vllm) its kernels' efficiencies and fixed
+costs; an architecture family (hardware.architecture) its efficiencies; a way of serving (engine/mode: trtllm/agg,
+sglang/disagg, …) the front end of its TTFT."""
+
+SHARED_SPREAD = 3.0
+"""A shared coordinate's prior spread around its start (one standard deviation in u: an efficiency from 5% to 95%,
+a positive quantity within ~20×): it keeps a parameter the data cannot see finite, and moves none that they can."""
+
+RESIDUAL_SCALE_LOG = float(np.log(1.25))
+"""σ: the residual scale of ``log(predicted/measured)`` the prior is weighed against, and where the soft-L1 loss
+bends (a point more than ~1.25× off counts less than quadratically)."""
+
+GROUP_SPREAD_LOG = float(np.log(2.0))
+"""τ: a group's parameter is a priori within ~2× (in ``e^u``) of the shared value (one standard deviation)."""
+
+TOLERANCE = 1e-5
+FD_STEP = 1e-6
 
 
-@dataclass(frozen=True)
-class Pool:
-    """One pool's terms at peak over a grid: (points × grid) arrays."""
-
-    weight_flop: np.ndarray
-    expert_flop: np.ndarray
-    attention_flop: np.ndarray
-    peak_flop_per_s: np.ndarray
-    attention_peak_flop_per_s: np.ndarray
-    memory_time_s: np.ndarray  # at full HBM bandwidth
-    comm_time_s: np.ndarray  # at full link bandwidth, no latency
-    tokens: np.ndarray  # decode: sequences of the step; prefill: prompt tokens of the pass
-    fits: np.ndarray  # the point fits in HBM
-    replica_chips: np.ndarray  # (points × 1)
-    stated: np.ndarray  # (points,) the grid is one stated batch or pass (else: choose the best)
-    limit_s: np.ndarray  # (points × 1) time limit of a step or pass (inf: none)
+# ---------------------------------------------------------------------------- parameters
 
 
-@dataclass(frozen=True)
-class Problem:
-    """Measured points and their terms."""
-
-    regime: np.ndarray
-    family: np.ndarray  # index into families
-    families: tuple[str, ...]
-    source: np.ndarray
-    log_measured: np.ndarray
-    input_tokens: np.ndarray
-    output_tokens: np.ndarray
-    decode_chips_share: np.ndarray  # disaggregated: decode chips / system chips
-    decode: Pool
-    prefill: Pool
-
-    @property
-    def n(self) -> int:
-        return self.log_measured.size
+def names(levels: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """Fit coordinates: the shared parameters, then ``<parameter>@<kind>=<level>`` offsets."""
+    out = list(PARAMETERS)
+    for kind, params in OFFSETS.items():
+        out += [f"{p}@{kind}={lv}" for p in params for lv in levels.get(kind, ())]
+    return tuple(out)
 
 
-@dataclass(frozen=True)
-class Efficiencies:
-    """Per point (n × 1) efficiencies and the shared link fraction and overhead."""
-
-    prefill_mfu_frac: np.ndarray
-    decode_mfu_frac: np.ndarray
-    expert_mfu_frac: np.ndarray
-    hbm_bandwidth_frac: np.ndarray
-    link_bandwidth_frac: float
-    step_overhead_s: float
-
-
-IDEALISED = {name: (0.0 if name == "step_overhead_s" else 1.0) for name in SHARED}
+def offset_columns(levels) -> list[tuple[int, str, int, int]]:
+    """(shared parameter index, kind, level index, coordinate index) of every offset."""
+    cols, j = [], len(PARAMETERS)
+    for kind, params in OFFSETS.items():
+        for p in params:
+            for lv in range(len(levels.get(kind, ()))):
+                cols.append((PARAMETERS.index(p), kind, lv, j))
+                j += 1
+    return cols
 
 
-@formula("t = max(t_c(mfu, mfu_e), t_m/η_m, t_x/η_l) + t_o", "this module; deployment.compute_time_s")
-def step_time_s(pool: Pool, mfu, expert_mfu, hbm_frac, link_frac, overhead_s) -> np.ndarray:
-    """Step (or pass) time of every grid point at the given efficiencies [s] (the lower overlap rule)."""
-    compute = compute_time_s(
-        pool.weight_flop,
-        pool.expert_flop,
-        pool.attention_flop,
-        pool.peak_flop_per_s,
-        pool.attention_peak_flop_per_s,
-        mfu,
-        expert_mfu,
+def to_value(name: str, u):
+    """A parameter's value from its coordinate: an efficiency ``1/(1 + e^u)``, else ``e^u``."""
+    u = np.minimum(np.asarray(u, dtype=float), 50.0)
+    return 1.0 / (1.0 + np.exp(u)) if name in EFFICIENCIES else np.exp(u)
+
+
+def to_coordinate(name: str, value: float) -> float:
+    return float(np.log(1.0 / value - 1.0)) if name in EFFICIENCIES else float(np.log(value))
+
+
+def start(levels) -> np.ndarray:
+    return np.concatenate([[to_coordinate(k, v) for k, v in START.items()], np.zeros(len(offset_columns(levels)))])
+
+
+def coordinates(z, levels, codes: dict[str, np.ndarray], n: int) -> np.ndarray:
+    """Each row's coordinate of every shared parameter (rows × parameters): shared + its groups' offsets."""
+    z = np.asarray(z, dtype=float)
+    u = np.tile(z[: len(PARAMETERS)], (n, 1))
+    j = len(PARAMETERS)
+    for kind, params in OFFSETS.items():
+        count = len(levels.get(kind, ()))
+        if not count:
+            continue
+        table = np.vstack([z[j : j + len(params) * count].reshape(len(params), count).T, np.zeros(len(params))])
+        code = codes.get(kind)
+        if code is not None:
+            u[:, [PARAMETERS.index(p) for p in params]] += table[np.where(code >= 0, code, count)]
+        j += len(params) * count
+    return u
+
+
+def values(u: np.ndarray) -> dict[str, np.ndarray]:
+    return {name: to_value(name, u[:, i]) for i, name in enumerate(PARAMETERS)}
+
+
+# ---------------------------------------------------------------------------- predictions
+
+
+@formula(
+    "TPOT = t(decode step)/accepted;  TTFT = ttft_s(S₀ = k·t(first), D = (t(full) − t(base))/n_req, C, (O − 1)·TPOT)",
+    "this module; econ.physics.step_time",
+)
+def predict_runs(p: dict, runs: Runs) -> tuple[np.ndarray, np.ndarray]:
+    """(TTFT, TPOT) of every run at per-row parameters ``p`` [s]."""
+    parts = run_components(p, runs)
+    return parts["ttft_s"], parts["tpot_s"]
+
+
+def run_components(p: dict, runs: Runs) -> dict[str, np.ndarray]:
+    """The parts of each run's prediction [s]: its TPOT, first pass, prefill demand per request, TTFT."""
+    tpot = step_seconds(runs.decode, p) / runs.accepted
+    first = runs.first_steps * step_seconds(runs.first, p)
+    demand = np.maximum(step_seconds(runs.demand, p) - step_seconds(runs.demand_base, p), 0.0)
+    demand = demand / runs.demand_requests
+    think = np.maximum(runs.output_tokens - 1.0, 0.0) * tpot
+    ttft = step_time.ttft_s(
+        first,
+        demand,
+        runs.users,
+        think,
+        tpot,
+        ttft_overhead_s=p["ttft_overhead_s"],
+        stream_steps=p["ttft_stream_steps"],
+        queue_wait_frac=p["queue_wait_frac"],
+        burst_wait_frac=p["burst_wait_frac"],
     )
-    lower, _, _ = overlap_bounds(compute, pool.memory_time_s / hbm_frac, pool.comm_time_s / link_frac, overhead_s)
-    return lower
+    return {"tpot_s": tpot, "first_pass_s": first, "demand_s": demand, "ttft_s": ttft}
 
 
-def _best(chip_s_per_token: np.ndarray, step_s: np.ndarray, pool: Pool):
-    """Per point: the chip-seconds per token at the chosen grid point, its index, and whether the limit held."""
-    ok = pool.fits & (step_s <= pool.limit_s)
+def _best(chip_s_per_token, step_s, fits, limit):
+    ok = fits & (step_s <= limit)
     cost = np.where(ok, chip_s_per_token, np.inf)
     pick = np.argmin(cost, axis=1)
-    met = np.isfinite(cost[np.arange(cost.shape[0]), pick])
-    fastest = np.argmin(np.where(pool.fits, step_s, np.inf), axis=1)  # no point meets the limit: the fastest
-    pick = np.where(met, pick, fastest)
     rows = np.arange(cost.shape[0])
-    any_fit = pool.fits.any(axis=1)
-    return np.where(any_fit, chip_s_per_token[rows, pick], np.inf), pick, met
+    met = np.isfinite(cost[rows, pick])
+    fastest = np.argmin(np.where(fits, step_s, np.inf), axis=1)
+    pick = np.where(met, pick, fastest)
+    return np.where(fits.any(axis=1), chip_s_per_token[rows, pick], np.inf), pick, met
 
 
 @formula(
     "offline O/(ℓ·s_p + O·s_d(B)); decode 1/s_d; prefill 1/s_p; single stream 1/t_d(1); "
     "disaggregated min(D/s_d, (C−D)·O/(ℓ·s_p))/C",
-    "this module",
+    "calibration points: the regime's throughput at the stated or best batch",
 )
-def predict(problem: Problem, eff: Efficiencies) -> dict[str, np.ndarray]:
+def predict_points(p: dict, pts: Points) -> dict[str, np.ndarray]:
     """Predicted value of every point (in its own unit) and the batch, pass and limit status behind it."""
-    d, p = problem.decode, problem.prefill
-    link, over = eff.link_bandwidth_frac, eff.step_overhead_s
-    t_d = step_time_s(d, eff.decode_mfu_frac, eff.expert_mfu_frac, eff.hbm_bandwidth_frac, link, over)
-    t_p = step_time_s(p, eff.prefill_mfu_frac, eff.expert_mfu_frac, eff.hbm_bandwidth_frac, link, over)
+    pg = {k: np.asarray(v)[:, None] for k, v in p.items()}
+    t_d = step_seconds(pts.decode, pg)
+    t_p = step_seconds(pts.prefill, pg)
     with np.errstate(divide="ignore", invalid="ignore"):
-        s_d_grid = t_d * d.replica_chips / d.tokens
-        s_p_grid = t_p * p.replica_chips / p.tokens
-    s_d, pick_d, met_d = _best(s_d_grid, t_d, d)
-    s_p, pick_p, met_p = _best(s_p_grid, t_p, p)
-    ell, out_tokens = problem.input_tokens, problem.output_tokens
-    # offline: the decode batch minimises prefill + decode chip-seconds per request (prefill at its best pass)
+        s_d_grid = t_d * pts.decode_chips / pts.decode_tokens
+        s_p_grid = t_p * pts.prefill_chips / pts.prefill_tokens
+    s_d, pick_d, met_d = _best(s_d_grid, t_d, pts.decode_fits, pts.decode_limit_s)
+    s_p, pick_p, met_p = _best(s_p_grid, t_p, pts.prefill_fits, pts.prefill_limit_s)
+    ell, out_tokens, regime = pts.input_tokens, pts.output_tokens, pts.regime
     with np.errstate(divide="ignore", invalid="ignore"):
-        per_request = s_p[:, None] * ell[:, None] + out_tokens[:, None] * np.where(
-            d.fits & (t_d <= d.limit_s), s_d_grid, np.inf
-        )
+        usable = pts.decode_fits & (t_d <= pts.decode_limit_s)
+        per_request = s_p[:, None] * ell[:, None] + out_tokens[:, None] * np.where(usable, s_d_grid, np.inf)
     pick_off = np.argmin(np.where(np.isnan(per_request), np.inf, per_request), axis=1)
-    rows = np.arange(problem.n)
-    regime = problem.regime
-    value = np.full(problem.n, np.nan)
+    rows = np.arange(pts.n)
+    value = np.full(pts.n, np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
         value = np.where(regime == "decode", 1.0 / s_d, value)
         value = np.where(regime == "prefill", 1.0 / s_p, value)
         value = np.where(regime == "single_stream", 1.0 / t_d[:, 0], value)
         value = np.where(regime == "offline", out_tokens / per_request[rows, pick_off], value)
-        share = problem.decode_chips_share
+        share = pts.decode_share
         system = np.minimum(share / s_d, (1.0 - share) * out_tokens / (ell * s_p))
         value = np.where(regime == "disaggregated", system, value)
     pick_d = np.where(regime == "offline", pick_off, pick_d)
@@ -204,145 +235,193 @@ def predict(problem: Problem, eff: Efficiencies) -> dict[str, np.ndarray]:
     }
 
 
-# ---------------------------------------------------------------------------- parameters
+def predict(z, problem: Problem) -> dict[str, np.ndarray]:
+    """log TTFT and log TPOT of every run, log value of every point, at fit coordinates ``z``."""
+    u_r = coordinates(z, problem.levels, problem.run_codes, problem.runs.n)
+    u_p = coordinates(z, problem.levels, problem.point_codes, problem.points.n)
+    return _predict_u(u_r, u_p, problem)
 
 
-def names(families: tuple[str, ...]) -> tuple[str, ...]:
-    """Fit parameter names: the shared ones, then ``<parameter>@<family>`` offsets."""
-    return SHARED + tuple(f"{p}@{f}" for p in PER_FAMILY for f in families)
+def _predict_u(u_r, u_p, problem: Problem) -> dict[str, np.ndarray]:
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ttft, tpot = predict_runs(values(u_r), problem.runs) if problem.runs.n else (np.zeros(0), np.zeros(0))
+        points = predict_points(values(u_p), problem.points)["value"] if problem.points.n else np.zeros(0)
+        return {"ttft": np.log(ttft), "tpot": np.log(tpot), "points": np.log(points)}
 
 
-FLOOR = 1e-6
-"""Smallest efficiency the fit may reach (a fold with few points can push a parameter it barely sees to 0)."""
+# ---------------------------------------------------------------------------- the fit
 
 
-def _efficiency(z):
-    return np.maximum(np.exp(-np.exp(np.minimum(z, 50.0))), FLOOR)
+def _targets(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
+    """(measured log values, which residual rows count): runs' TTFT, runs' TPOT, points."""
+    r, pts = problem.runs, problem.points
+    rm = np.ones(r.n, bool) if problem.run_mask is None else problem.run_mask
+    pm = np.ones(pts.n, bool) if problem.point_mask is None else problem.point_mask
+    y = np.concatenate([r.log_ttft, r.log_tpot, pts.log_measured])
+    use = np.concatenate([rm & np.isfinite(r.log_ttft), rm & np.isfinite(r.log_tpot), pm]) & np.isfinite(y)
+    return y, use
 
 
-def _unconstrained(values: dict) -> np.ndarray:
-    return np.array(
-        [np.log(values[k]) if k == "step_overhead_s" else np.log(-np.log(values[k])) for k in SHARED], dtype=float
-    )
+def _stack(pred: dict) -> np.ndarray:
+    full = np.concatenate([pred["ttft"], pred["tpot"], pred["points"]])
+    return np.where(np.isfinite(full), full, -50.0)  # a point that cannot run counts as far off
 
 
-def efficiencies(z: np.ndarray, problem: Problem) -> Efficiencies:
-    """Per-point efficiencies from fit coordinates (shared value × the point's family offset, capped at 1)."""
-    k = len(SHARED)
-    offsets = np.asarray(z[k:], dtype=float).reshape(len(PER_FAMILY), len(problem.families))
+def finite_difference_jacobian(z, problem: Problem) -> np.ndarray:
+    """d(stacked predictions)/dz by forward differences in each row's physical coordinates (one evaluation per
+    shared parameter; exact in the offsets): the check of :func:`econ.fits.calibration_grad.jacobian`."""
+    lv = problem.levels
+    u_r = coordinates(z, lv, problem.run_codes, problem.runs.n)
+    u_p = coordinates(z, lv, problem.point_codes, problem.points.n)
+    base = _stack(_predict_u(u_r, u_p, problem))
+    k = len(PARAMETERS)
+    d = np.empty((base.size, k))
+    for i in range(k):
+        ur, up = u_r.copy(), u_p.copy()
+        ur[:, i] += FD_STEP
+        up[:, i] += FD_STEP
+        d[:, i] = (_stack(_predict_u(ur, up, problem)) - base) / FD_STEP
+    cols = offset_columns(lv)
+    jac = np.zeros((base.size, k + len(cols)))
+    jac[:, :k] = d
+    for i, kind, level, j in cols:
+        run_code = problem.run_codes.get(kind, np.full(problem.runs.n, -1))
+        point_code = problem.point_codes.get(kind, np.full(problem.points.n, -1))
+        rows = np.concatenate([run_code == level, run_code == level, point_code == level])
+        jac[:, j] = np.where(rows, d[:, i], 0.0)
+    return jac
 
-    def per_point(name):
-        i = SHARED.index(name)
-        log_eta = -np.exp(min(z[i], 50.0)) + offsets[PER_FAMILY.index(name)][problem.family]
-        return np.clip(np.exp(log_eta), FLOOR, 1.0)[:, None]
 
-    return Efficiencies(
-        prefill_mfu_frac=per_point("prefill_mfu_frac"),
-        decode_mfu_frac=per_point("decode_mfu_frac"),
-        expert_mfu_frac=per_point("expert_mfu_frac"),
-        hbm_bandwidth_frac=per_point("hbm_bandwidth_frac"),
-        link_bandwidth_frac=float(_efficiency(z[SHARED.index("link_bandwidth_frac")])),
-        step_overhead_s=float(np.exp(min(z[SHARED.index("step_overhead_s")], 50.0))),
-    )
-
-
-def idealised(problem: Problem) -> Efficiencies:
-    """Every efficiency 1, no overhead: the roofline bound."""
-    one = np.ones((problem.n, 1))
-    return Efficiencies(one, one, one, one, 1.0, 0.0)
+def _prior_weights(levels) -> np.ndarray:
+    """Pseudo-residual weight of each coordinate's prior (``σ/τ``): shared within :data:`PRIOR_SPREAD` (else
+    :data:`SHARED_SPREAD`) of the start, offsets within :data:`GROUP_SPREAD_LOG` of 0."""
+    n_off = len(offset_columns(levels))
+    shared = [RESIDUAL_SCALE_LOG / PRIOR_SPREAD.get(p, SHARED_SPREAD) for p in PARAMETERS]
+    return np.concatenate([shared, np.full(n_off, RESIDUAL_SCALE_LOG / GROUP_SPREAD_LOG)])
 
 
 def _model(problem: Problem):
-    n_off = len(PER_FAMILY) * len(problem.families)
-    weight = RESIDUAL_SCALE_LOG / FAMILY_SPREAD_LOG
+    w = _prior_weights(problem.levels)
+    centre = start(problem.levels)
 
     def model(x, z):
         idx = x[:, 0].astype(int)
-        pred = np.log(predict(problem, efficiencies(z, problem))["value"])
-        pred = np.where(np.isfinite(pred), pred, -50.0)  # a point that cannot run counts as far off
-        prior = np.asarray(z[len(SHARED) :], dtype=float) * weight
-        full = np.concatenate([pred, prior if n_off else np.zeros(0)])
-        return full[idx]
+        prior = (np.asarray(z, dtype=float) - centre) * w
+        return np.concatenate([_stack(predict(z, problem)), prior])[idx]
 
-    return model
+    def jac(x, z):
+        from econ.fits.calibration_grad import jacobian  # the derivatives import this module
+
+        idx = x[:, 0].astype(int)
+        return np.vstack([jacobian(z, problem), np.diag(w)])[idx]
+
+    return model, jac
 
 
-@formula("min Σ ρ(log pred − log meas) + Σ (δ_f·σ/τ)², ρ = soft-L1", "this module")
-def fit_calibration(problem: Problem, mask: np.ndarray | None = None, start: np.ndarray | None = None) -> FitResult:
-    """Fit the shared efficiencies and family offsets to the points of ``mask`` (all by default)."""
-    n_off = len(PER_FAMILY) * len(problem.families)
-    mask = np.ones(problem.n, bool) if mask is None else np.asarray(mask, bool)
-    idx = np.concatenate([np.flatnonzero(mask), problem.n + np.arange(n_off)])
-    y = np.concatenate([problem.log_measured, np.zeros(n_off)])[idx]
-    p0 = np.concatenate([_unconstrained(START), np.zeros(n_off)]) if start is None else start
+def _residual_rows(problem: Problem):
+    """(indices of the residual vector the fit uses, their targets)."""
+    y, use = _targets(problem)
+    n_prior = len(names(problem.levels))
+    idx = np.concatenate([np.flatnonzero(use), y.size + np.arange(n_prior)])
+    return idx, np.concatenate([y, np.zeros(n_prior)])[idx]
+
+
+def refit(problem: Problem, start_at: np.ndarray, iterations: int) -> np.ndarray:
+    """Coordinates of a warm-started refit of the problem's masked rows: a cross-validation fold's fit (no status,
+    no interval: only its predictions are used). Levenberg–Marquardt on the soft-L1 cost with iteratively
+    reweighted Gauss–Newton steps (weights ``ρ'(r²) = 1/√(1 + (r/σ)²)``, scipy's soft-L1), at most ``iterations``
+    Jacobians; a fold starts near its optimum, where Gauss–Newton converges in a few steps."""
+    idx, target = _residual_rows(problem)
+    model, jac = _model(problem)
+    x = idx[:, None].astype(float)
+    f = RESIDUAL_SCALE_LOG
+
+    def cost(z):
+        r = model(x, z) - target
+        return float(np.sum(np.sqrt(1.0 + (r / f) ** 2) - 1.0)), r
+
+    z = np.asarray(start_at, dtype=float)
+    c, r = cost(z)
+    damping = 1e-3
+    for _ in range(iterations):
+        j = jac(x, z)
+        w = 1.0 / np.sqrt(1.0 + (r / f) ** 2)
+        normal = j.T @ (j * w[:, None])
+        grad = j.T @ (w * r)
+        diag = np.where(np.diag(normal) > 0, np.diag(normal), 1.0)
+        for _ in range(10):
+            step = -np.linalg.solve(normal + damping * np.diag(diag), grad)
+            c_new, r_new = cost(z + step)
+            if c_new < c:
+                break
+            damping *= 10.0
+        else:
+            return z
+        z, r, improvement, c = z + step, r_new, c - c_new, c_new
+        damping = max(damping / 10.0, 1e-9)
+        if improvement < TOLERANCE * max(c, 1.0):
+            break
+    return z
+
+
+@formula("min Σ ρ(log pred − log meas) + Σ ((u − u₀)·σ/τ₀)² + Σ (δ·σ/τ)², ρ = soft-L1", "this module")
+def fit_calibration(problem: Problem, start_at: np.ndarray | None = None, max_nfev: int | None = None) -> FitResult:
+    """Fit the shared parameters and group offsets to the problem's masked rows."""
+    idx, target = _residual_rows(problem)
+    model, jac = _model(problem)
     return fit(
-        _model(problem),
+        model,
         idx[:, None].astype(float),
-        y,
-        p0,
-        names=names(problem.families),
+        target,
+        start(problem.levels) if start_at is None else start_at,
+        names=names(problem.levels),
         loss="soft_l1",
         f_scale=RESIDUAL_SCALE_LOG,
         tol=TOLERANCE,
+        jac=jac,
+        max_nfev=max_nfev,
     )
 
 
-def usable(result: FitResult) -> np.ndarray:
+def usable(result: FitResult, levels) -> np.ndarray:
     """Fit coordinates to predict with: an unidentified parameter keeps its starting value."""
-    start = np.concatenate([_unconstrained(START), np.zeros(result.estimate.size - len(SHARED))])
-    return np.where(np.isfinite(result.estimate), result.estimate, start)
+    return np.where(np.isfinite(result.estimate), result.estimate, start(levels))
 
 
-@formula("log(pred/meas) of each source's points from a fit without that source", "leave-one-source-out CV")
-def cross_validate(problem: Problem, full: FitResult) -> np.ndarray:
-    """Held-out ``log(predicted / measured)`` of every point (warm-started from the full fit)."""
-    out = np.full(problem.n, np.nan)
-    start = usable(full)
-    for source in np.unique(problem.source):
-        held = problem.source == source
-        result = fit_calibration(problem, ~held, start)
-        pred = np.log(predict(problem, efficiencies(usable(result), problem))["value"])
-        out[held] = (pred - problem.log_measured)[held]
-    return out
-
-
-def natural(result: FitResult, problem: Problem) -> list[dict]:
-    """Parameter rows in natural units: shared values and each family's effective value, with intervals.
-
-    An efficiency's interval maps the fit coordinate's interval through ``exp(−e^z)``; a family's value is
-    ``min(1, exp(−e^z + δ_f))``, its interval from the covariance of (z, δ_f) (delta method, the wrapper's t
-    quantile). Without a covariance (status not ``ok``) the intervals are unbounded.
-    """
-    z, lo, hi = result.estimate, result.low, result.high
+def natural(result: FitResult, levels) -> list[dict]:
+    """Parameter rows in natural units: the shared values and each group's value, with 90% intervals (the
+    coordinate's interval mapped through the transform; a group's from the covariance of (u, δ)). Without a
+    covariance (status not ``ok``) intervals are unbounded."""
+    z = usable(result, levels)
     cov = result.extra.get("covariance")
-    t = np.where(result.stderr > 0, (hi - z) / result.stderr, np.nan)
+    t = np.where(result.stderr > 0, (result.high - result.estimate) / result.stderr, np.nan)
     t_q = float(np.nanmax(t)) if np.isfinite(t).any() else np.nan
     rows = []
-    for i, name in enumerate(SHARED):
-        if name == "step_overhead_s":
-            est, low, high = np.exp(z[i]), np.exp(lo[i]), np.exp(hi[i])
+
+    def row(name, kind, level, u, grad):
+        if cov is not None and np.isfinite(t_q):
+            half = t_q * float(np.sqrt(max(grad @ cov @ grad, 0.0)))
+            a, b = to_value(name, u - half), to_value(name, u + half)
+            low, high = float(min(a, b)), float(max(a, b))
         else:
-            est, low, high = _efficiency(z[i]), _efficiency(hi[i]), _efficiency(lo[i])
-        rows.append({"parameter": name, "family": "", "estimate": est, "low": low, "high": high})
-    for name in PER_FAMILY:
-        i = SHARED.index(name)
-        for j, fam in enumerate(problem.families):
-            k = len(SHARED) + PER_FAMILY.index(name) * len(problem.families) + j
-            log_eta = -np.exp(z[i]) + z[k]
-            if cov is not None and np.isfinite(t_q):
-                grad = np.zeros(z.size)
-                grad[i], grad[k] = -np.exp(z[i]), 1.0
-                half = t_q * float(np.sqrt(grad @ cov @ grad))
-                low, high = np.exp(log_eta - half), np.exp(log_eta + half)
-            else:
-                low, high = 0.0, np.inf
-            rows.append(
-                {
-                    "parameter": name,
-                    "family": fam,
-                    "estimate": float(np.minimum(1.0, np.exp(log_eta))),
-                    "low": float(np.minimum(1.0, low)),
-                    "high": float(np.minimum(1.0, high)),
-                }
-            )
+            low, high = 0.0, (1.0 if name in EFFICIENCIES else np.inf)
+        rows.append(
+            {
+                "parameter": name,
+                "group_kind": kind,
+                "group": level,
+                "estimate": float(to_value(name, u)),
+                "low": low,
+                "high": high,
+            }
+        )
+
+    for i, name in enumerate(PARAMETERS):
+        grad = np.zeros(z.size)
+        grad[i] = 1.0
+        row(name, "", "", z[i], grad)
+    for i, kind, level, j in offset_columns(levels):
+        grad = np.zeros(z.size)
+        grad[i], grad[j] = 1.0, 1.0
+        row(PARAMETERS[i], kind, levels[kind][level], z[i] + z[j], grad)
     return rows

@@ -90,7 +90,7 @@ def _rank(jac: np.ndarray, rtol: float = 1e-9) -> tuple[int, np.ndarray]:
     """Numerical rank of the (column-scaled) Jacobian and the null-space basis."""
     scale = np.linalg.norm(jac, axis=0)
     scale[scale == 0] = 1.0
-    _, s, vt = np.linalg.svd(jac / scale, full_matrices=True)
+    _, s, vt = np.linalg.svd(jac / scale, full_matrices=jac.shape[0] < jac.shape[1])  # V whole, U thin
     tol = rtol * max(jac.shape) * (s[0] if s.size else 0.0)
     rank = int(np.sum(s > tol)) if s.size else 0
     return rank, vt[rank:].T
@@ -116,6 +116,8 @@ def fit(
     loss: str = "linear",
     f_scale: float = 1.0,
     tol: float = 1e-8,
+    jac: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+    max_nfev: int | None = None,
 ) -> FitResult:
     """Fit ``y ≈ model(x, params)`` by bounded least squares and classify the result.
 
@@ -135,6 +137,8 @@ def fit(
     loss, f_scale : a robust loss of ``scipy.optimize.least_squares`` (``soft_l1``, ``huber``, …) and the residual
         at which it starts to bend; the covariance then uses the loss-weighted Jacobian the solver returns.
     tol : the solver's ftol, xtol and gtol (nonlinear models).
+    jac : optional ``(x, params) -> d model / d params`` (points × parameters); finite differences without it.
+    max_nfev : optional cap on the solver's function evaluations (a warm-started refit).
     """
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float).ravel()
@@ -170,6 +174,11 @@ def fit(
     def residual(params):
         return (model(x, params) - y) * w
 
+    jac_fn = jac
+
+    def jacobian(params):
+        return jac_fn(x, params) * w[:, None]
+
     if linear:
         # a model linear in its parameters is a bounded linear least-squares problem: solve it directly
         # (lsq_linear, ~50x faster than finite-difference least_squares); its Jacobian is the design matrix
@@ -189,13 +198,14 @@ def fit(
             ftol=tol,
             xtol=tol,
             gtol=tol,
+            jac="2-point" if jac_fn is None else jacobian,
+            max_nfev=max_nfev,
         )
         est, jac = sol.x, sol.jac
     resid = model(x, est) - y
     rank, null = _rank(jac)
     identified = np.ones(p, bool) if rank == p else ~np.any(np.abs(null) > 1e-6, axis=1)
     at_bound = _at_bound(est, lower, upper, jac, y * w)
-    ssr = float(np.sum((resid * w) ** 2))
 
     if n < p:
         est = np.where(identified & (rank == p), est, np.nan)
@@ -280,7 +290,7 @@ def fit(
             {"bootstrap": boot},
         )
     dof = n - p
-    cov = np.linalg.inv(jac.T @ jac) * (ssr / dof if sigma is None else 1.0)
+    cov = np.linalg.inv(jac.T @ jac) * (_residual_variance(loss, f_scale, resid * w, dof) if sigma is None else 1.0)
     se = np.sqrt(np.diag(cov))
     t = stdtrit(dof, (1 + level) / 2)  # Student t quantile (scipy.stats.t.ppf)
     return FitResult(
@@ -298,6 +308,31 @@ def fit(
         f"{dof} degrees of freedom",
         {"covariance": cov},
     )
+
+
+def _psi(loss, z) -> np.ndarray:
+    """Influence ``ψ(z) = ρ'(z²)·z`` of scipy's robust ``loss`` at scaled residuals ``z``."""
+    z2 = np.asarray(z, dtype=float) ** 2
+    weight = {
+        "soft_l1": lambda: 1.0 / np.sqrt(1.0 + z2),
+        "huber": lambda: np.where(z2 <= 1.0, 1.0, 1.0 / np.sqrt(np.maximum(z2, 1.0))),
+        "cauchy": lambda: 1.0 / (1.0 + z2),
+        "arctan": lambda: 1.0 / (1.0 + z2**2),
+    }.get(loss, lambda: np.ones_like(z2))
+    return weight() * z
+
+
+def _residual_variance(loss, f_scale: float, r: np.ndarray, dof: int) -> float:
+    """Residual variance that goes with the Jacobian ``least_squares`` returns: ``Σr²/dof`` for ordinary least
+    squares; under a robust loss (whose Jacobian is weighted by ``√ψ'``) Huber's sandwich ``Σψ(r)²/dof / mean ψ'(r)``
+    (Huber, *Robust Statistics*, 1981, §7.6), so a point the loss discounts does not widen every interval by its
+    squared residual."""
+    if not isinstance(loss, str) or loss == "linear":
+        return float(np.sum(r**2) / dof)
+    z, h = r / f_scale, 1e-4
+    psi = _psi(loss, z) * f_scale
+    d_psi = (_psi(loss, z + h) - _psi(loss, z - h)) / (2.0 * h)
+    return float(np.sum(psi**2) / dof / max(float(np.mean(d_psi)), 1e-12))
 
 
 def _at_bound(est, lower, upper, jac, weighted_y) -> np.ndarray:

@@ -70,6 +70,16 @@ LAYOUTS = TableSpec(
             min=0,
             max=1,
         ),
+        Column(
+            "overlap_comm",
+            "int",
+            "",
+            "1 when the layout overlaps expert-parallel communication with another micro-batch's compute "
+            "(DeepSeek's dual-batch overlap), 0 when communication runs between kernels",
+            min=0,
+            max=1,
+            optional=True,
+        ),
         Column("source_url", "str", "", "Where the layout is described", required=True),
         Column("notes", "str", "", "The quoted description and what was assumed"),
     ),

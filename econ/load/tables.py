@@ -22,6 +22,7 @@ from econ.load.measured_tables import MEASURED_POINTS
 from econ.load.model_tables import ATTENTION, MODELS
 from econ.load.physical import check_scenario_ranges
 from econ.load.price_tables import PRICE_SNAPSHOT, PRICES, SOURCES, VARIANTS
+from econ.load.serving_run_tables import SERVING_RUNS
 from econ.load.spec import FILE, LINE, Column, TableSpec
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "RENTAL_PRICES",
     "SCALING_LAW_POINTS",
     "SCENARIOS",
+    "SERVING_RUNS",
     "SOURCES",
     "TIERS",
     "VARIANTS",
@@ -383,6 +385,7 @@ INPUT_TABLES: dict[str, TableSpec] = {
         LAYOUTS,
         DEPLOYMENTS,
         MEASURED_POINTS,
+        SERVING_RUNS,
         PROVIDERS,
         MODEL_FAMILIES,
         MODEL_ALIASES,

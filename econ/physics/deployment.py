@@ -35,7 +35,8 @@ from __future__ import annotations
 import numpy as np
 
 from econ.formula import formula
-from econ.physics import collectives, roofline, weights
+from econ.physics import roofline, step_time, weights
+from econ.physics.pool_comm import communication_times_s, expert_parallel
 from econ.physics.sequence import (
     decode_attention_flop_per_token,
     kv_bytes_held_per_sequence,
@@ -120,6 +121,7 @@ STEP_TERMS = (
     "comm_time_s",
     "overhead_time_s",
     "step_time_s",
+    "step_time_bound_s",
     "step_time_serial_comm_s",
     "step_time_upper_s",
     "tokens_per_s_per_chip",
@@ -144,10 +146,19 @@ SETTINGS = {
     "acceptance_frac": 0.0,
     "hbm_reserve_frac": 0.0,
     "usd_per_chip_hour": np.nan,
+    "attention_mfu": np.nan,
+    "layer_overhead_s": 0.0,
+    "sequence_overhead_s": 0.0,
+    "expert_imbalance_scale": 0.0,
+    "kernel_serial": 0.0,
+    "expert_weight_bytes_per_param": np.nan,
 }
 """Run settings with their idealised defaults (every efficiency 1, no latency, no overhead). ``mfu`` applies to the
-non-expert weight FLOPs and to attention, ``expert_mfu`` to the routed experts' grouped GEMMs, ``mbu`` to HBM
-traffic, ``link_frac`` to link bandwidth."""
+non-expert weight FLOPs (and to attention unless ``attention_mfu`` is set), ``expert_mfu`` to the routed experts'
+grouped GEMMs, ``mbu`` to HBM traffic, ``link_frac`` to link bandwidth. ``kernel_serial`` 1 times a step as real
+engines run it (:func:`econ.physics.step_time.kernel_step_time_s`: kernel classes in sequence, latencies per
+hop, ``layer_overhead_s`` per layer, the busiest expert rank at ``expert_imbalance_scale`` of uniform routing's
+excess); 0 keeps the lecture's lower bound ``max(compute, memory, communication) + overhead``."""
 
 
 def _f(x):
@@ -200,39 +211,43 @@ def _shards(layout: dict) -> dict:
 
 
 @formula(
-    "w_held = (N_rest/sh_a + N_shared/sh_s + N_dense/sh_d + N_emb/sh_e + N_routed·(1 + R/E)/s)·b_w / PP",
+    "w_held = ((N_rest/sh_a + N_shared/sh_s + N_dense/sh_d + N_emb/sh_e)·b_w + N_routed·(1 + R/E)/s·b_e) / PP",
     "layout: replicated classes split over TP, the rest over the stage",
 )
-def weight_bytes_per_chip(model: dict, layout: dict, weight_bytes_per_param):
-    """Weight bytes one chip holds [bytes] (redundant expert slots hold copies of hot experts)."""
+def weight_bytes_per_chip(model: dict, layout: dict, weight_bytes_per_param, expert_weight_bytes_per_param=np.nan):
+    """Weight bytes one chip holds [bytes] (redundant expert slots hold copies of hot experts); the routed experts
+    at ``expert_weight_bytes_per_param`` where their format differs (NaN: the same)."""
     sh = _shards(layout)
     e = _f(model["num_routed_experts"])
+    b_w = _f(weight_bytes_per_param)
+    b_e = np.where(np.isnan(_f(expert_weight_bytes_per_param)), b_w, _f(expert_weight_bytes_per_param))
     with np.errstate(invalid="ignore", divide="ignore"):
         redundancy = np.where(e > 0, 1.0 + _nz(layout["redundant_expert_slots"]) / e, 1.0)
-    params = (
+    rest = (
         _f(model["rest_params"]) / sh["attention"]
         + _f(model["shared_expert_params"]) / sh["shared"]
         + _f(model["dense_ffn_params"]) / sh["dense"]
         + _f(model["embedding_params"]) / sh["embedding"]
-        + _nz(model["routed_expert_params"]) * redundancy / sh["stage"]
     )
-    return params * _f(weight_bytes_per_param) / _f(layout["pipeline_parallel"])
+    experts = _nz(model["routed_expert_params"]) * redundancy / sh["stage"]
+    return (rest * b_w + experts * b_e) / _f(layout["pipeline_parallel"])
 
 
-def _weights_read_per_chip(model, layout, tokens_per_micro_batch, weight_bytes_per_param):
-    """Weight bytes a chip reads for all micro-batches of one step (PP micro-batches, 1/PP of the layers each)."""
+def _weights_read_per_chip(model, layout, tokens_per_micro_batch, weight_bytes_per_param, expert_bytes_per_param):
+    """(dense, routed-expert) weight bytes a chip reads for all micro-batches of one step (PP micro-batches, 1/PP of
+    the layers each): every non-routed class in full, of the experts the distinct ones the tokens touch."""
     sh = _shards(layout)
     touched = _nz(model["moe_layers"]) * weights.distinct_experts(
         tokens_per_micro_batch, model["num_routed_experts"], model["experts_per_token"]
     )
-    params = (
+    dense = (
         _f(model["rest_params"]) / sh["attention"]
         + _f(model["shared_expert_params"]) / sh["shared"]
         + _f(model["dense_ffn_params"]) / sh["dense"]
         + _f(model["head_params"]) / sh["embedding"]
-        + touched * _nz(model["params_per_expert"]) / sh["stage"]
     )
-    return params * _f(weight_bytes_per_param)
+    experts = touched * _nz(model["params_per_expert"]) / sh["stage"]
+    return dense * _f(weight_bytes_per_param), experts * _f(expert_bytes_per_param)
 
 
 def _kv_split(model, layout):
@@ -252,7 +267,9 @@ def _cache(model: dict, scale) -> dict:
 
 
 @formula("m_chip = w_held + ⌈n_r⌉·held(L)/TP_kv", "layout; sequence.kv_bytes_held_per_sequence")
-def memory_per_chip_bytes(model: dict, layout: dict, batch, context_tokens, *, weight_bytes_per_param, kv_scale=1.0):
+def memory_per_chip_bytes(
+    model: dict, layout: dict, batch, context_tokens, *, weight_bytes_per_param, kv_scale=1.0, expert_bytes=np.nan
+):
     """HBM one chip needs for its weights and its rank's cache at a batch and context [bytes]: the busiest rank holds
     the whole sequences ⌈B/(PP·DP)⌉ (step times use the even spread, a lower bound)."""
     held = kv_bytes_held_per_sequence(context_tokens, **_cache(model, kv_scale))
@@ -260,85 +277,30 @@ def memory_per_chip_bytes(model: dict, layout: dict, batch, context_tokens, *, w
     n_r = np.ceil(spread - 1e-9)  # whole sequences: the busiest rank holds the remainder
     # the chip holds 1/PP of the layers for PP micro-batches of n_r sequences: n_r·held over its KV split
     kv = n_r * held / _kv_split(model, layout)
-    return weight_bytes_per_chip(model, layout, weight_bytes_per_param) + kv
+    return weight_bytes_per_chip(model, layout, weight_bytes_per_param, expert_bytes) + kv
 
 
 @formula("B_max = ⌊(C·(1 − reserve) − w_held)·TP_kv / held(L)⌋·DP·PP", "layout")
 def max_batch_per_replica(
-    model: dict, layout: dict, chip: dict, context_tokens, *, weight_bytes_per_param, kv_scale=1.0, hbm_reserve_frac=0.0
+    model: dict,
+    layout: dict,
+    chip: dict,
+    context_tokens,
+    *,
+    weight_bytes_per_param,
+    kv_scale=1.0,
+    hbm_reserve_frac=0.0,
+    expert_bytes=np.nan,
 ):
     """Largest batch per replica whose weights and cache fit every chip [sequences]; 0 if the weights do not."""
     free = _f(chip["hbm_capacity_bytes"]) * (1.0 - _f(hbm_reserve_frac)) - weight_bytes_per_chip(
-        model, layout, weight_bytes_per_param
+        model, layout, weight_bytes_per_param, expert_bytes
     )
     held = kv_bytes_held_per_sequence(context_tokens, **_cache(model, kv_scale))
     with np.errstate(divide="ignore", invalid="ignore"):
         per_rank = np.floor(np.maximum(free, 0.0) * _kv_split(model, layout) / held)
     batch = per_rank * _f(layout["attention_data_parallel"]) * _f(layout["pipeline_parallel"])
     return np.where(free > 0, np.where(held > 0, batch, np.inf), 0.0)
-
-
-# ---------------------------------------------------------------------------- communication
-
-
-@formula(
-    "t_comm = n_AR·T_AR(n_r·q·d·b_act) + moe_layers·T_EP + PP·T_PP",
-    "collectives: TP all-reduce, EP dispatch/combine, pipeline hand-off",
-)
-def communication_times_s(model: dict, chip: dict, layout: dict, tokens_per_rank, settings: dict) -> dict:
-    """Per chip and step: the tensor-parallel, expert-parallel and pipeline communication times [s].
-
-    ``tokens_per_rank`` are one attention rank's tokens per micro-batch. Two all-reduces per layer when TP > 1
-    (after attention, after the FFN; a MoE layer without shared experts only the first). Dispatch + combine
-    per MoE layer when the stage has more than one chip: tokens go to the chips of their experts; the share of
-    destinations outside the scale-up domain crosses scale-out. A pipeline boundary per stage and micro-batch.
-    """
-    tp, dp, pp = _f(layout["tensor_parallel"]), _f(layout["attention_data_parallel"]), _f(layout["pipeline_parallel"])
-    stage = tp * dp
-    domain = _f(chip["scale_up_domain_chips"])
-    up = _f(chip["scale_up_bandwidth_bytes_per_s"]) * settings["link_frac"]
-    out = _f(chip["scale_out_bandwidth_bytes_per_s"]) * settings["link_frac"]
-    a_up, a_out = settings["scale_up_latency_s"], settings["scale_out_latency_s"]
-    d, b_act = _f(model["hidden_size"]), settings["activation_bytes"]
-    message = _f(tokens_per_rank) * d * b_act
-    tp_link = np.where(tp <= domain, up, out)
-    tp_latency = np.where(tp <= domain, a_up, a_out)
-    ffn_all_reduces = _nz(model["num_dense_layers"]) + _nz(model["moe_layers"]) * (_nz(model["num_shared_experts"]) > 0)
-    dense_model = _nz(model["moe_layers"]) == 0
-    all_reduces = _f(model["num_layers"]) + np.where(dense_model, _f(model["num_layers"]), ffn_all_reduces)
-    tp_s = all_reduces * collectives.all_reduce_time_s(message, tp, tp_link, tp_latency)
-
-    tokens_per_chip = _f(tokens_per_rank) / tp
-    remote = collectives.remote_chips_per_token(stage, model["experts_per_token"])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        outside = np.where(stage > domain, (stage - domain) / np.maximum(stage - 1.0, 1.0), 0.0)
-
-    def ep(share, link, latency):
-        return collectives.dispatch_combine_time_s(
-            tokens_per_chip,
-            remote * share,
-            d,
-            link,
-            dispatch_bytes_per_value=settings["dispatch_bytes"],
-            combine_bytes_per_value=b_act,
-            latency_s=latency,
-        )
-
-    per_layer = np.maximum(ep(1.0 - outside, up, a_up), np.where(outside > 0, ep(outside, out, a_out), 0.0))
-    ep_s = np.where(dense_model, 0.0, _nz(model["moe_layers"]) * per_layer)
-
-    replica = stage * pp
-    pp_link = np.where(replica <= domain, up, out)
-    pp_latency = np.where(replica <= domain, a_up, a_out)
-    pp_s = np.where(
-        pp > 1,
-        pp
-        * collectives.pipeline_handoff_time_s(
-            tokens_per_chip, d, pp_link, activation_bytes=b_act, latency_s=pp_latency
-        ),
-        0.0,
-    )
-    return {"tp_comm_time_s": tp_s, "ep_comm_time_s": ep_s, "pp_comm_time_s": pp_s}
 
 
 # ---------------------------------------------------------------------------- steps
@@ -363,25 +325,18 @@ def overlap_bounds(compute_s, memory_s, comm_s, overhead_s):
     return np.maximum(np.maximum(c, m), x) + o, np.maximum(c, m) + x + o, c + m + x + o
 
 
-def _finish(out: dict, layout: dict, settings: dict, tokens_out_per_step, chips):
+def _finish(out: dict, settings: dict, tokens_out_per_step, chips):
     lower, serial, upper = overlap_bounds(
         out["compute_time_s"], out["memory_time_s"], out["comm_time_s"], out["overhead_time_s"]
     )
-    out["step_time_s"], out["step_time_serial_comm_s"], out["step_time_upper_s"] = lower, serial, upper
+    kernel = out["kernel_step_time_s"]
+    step = np.where(np.asarray(settings["kernel_serial"], dtype=float) > 0, kernel, lower)
+    out["step_time_s"], out["step_time_serial_comm_s"], out["step_time_upper_s"] = step, serial, upper
+    out["step_time_bound_s"] = lower
     out["compute_bound"] = out["compute_time_s"] >= np.maximum(out["memory_time_s"], out["comm_time_s"])
-    out["tokens_per_s_per_chip"] = roofline.tokens_per_s(tokens_out_per_step, lower) / chips
-    out["usd_per_mtok"] = (
-        roofline.usd_per_token(lower, tokens_out_per_step, chips, settings["usd_per_chip_hour"]) * MEGA
-    )
+    out["tokens_per_s_per_chip"] = roofline.tokens_per_s(tokens_out_per_step, step) / chips
+    out["usd_per_mtok"] = roofline.usd_per_token(step, tokens_out_per_step, chips, settings["usd_per_chip_hour"]) * MEGA
     return out
-
-
-def _common(model, chip, layout, batch, tokens_per_seq, settings):
-    tp, dp, pp = _f(layout["tensor_parallel"]), _f(layout["attention_data_parallel"]), _f(layout["pipeline_parallel"])
-    chips = tp * dp * pp
-    n_r = rank_sequences(batch, dp, pp)
-    micro_tokens = rank_sequences(batch, 1.0, pp) * _f(tokens_per_seq)
-    return tp, dp, pp, chips, n_r, micro_tokens
 
 
 @formula(
@@ -412,95 +367,222 @@ def expert_flop_per_chip(model: dict, layout: dict, micro_tokens):
     return 2.0 * _f(micro_tokens) * routed / (_f(layout["tensor_parallel"]) * _f(layout["attention_data_parallel"]))
 
 
-@formula("decode step: terms above with t = (B/PP)·(1 + n_draft) tokens per micro-batch", "this module")
-def decode_terms(model: dict, chip: dict, layout: dict, batch, context_tokens, *, kv_scale=1.0, settings=None) -> dict:
-    """One decode step of a replica: every sequence of ``batch`` verifies 1 + n_draft tokens at ``context_tokens``.
+def _attention_flop(model, context_tokens, cached_tokens, prompt_tokens):
+    """(decode FLOPs per new token at context L, prefill FLOPs of one prompt of ℓ new tokens after c cached)."""
+    shared = {
+        "index_slope": model["index_slope"],
+        "sparse_topk_tokens": model["sparse_topk_tokens"],
+        "dense_attention_frac": model.get("dense_attention_frac", 0.0),
+        "window_slope": model["window_slope"],
+        "sliding_window_tokens": model["sliding_window_tokens"],
+        "chunk_slope": model["chunk_slope"],
+        "attention_chunk_tokens": model["attention_chunk_tokens"],
+        "state_flop_per_token": model["state_flop_per_token"],
+    }
+    decode = decode_attention_flop_per_token(context_tokens, full_slope=model["full_slope_decode"], **shared)
+    prefill = prefill_attention_flop(cached_tokens, prompt_tokens, full_slope=model["full_slope_prefill"], **shared)
+    return decode, np.where(np.isnan(_f(prompt_tokens)), 0.0, prefill)
 
-    Arguments broadcast (numpy): ``model``/``chip``/``layout`` are mappings of arrays (``MODEL_KEYS``,
-    ``CHIP_KEYS``, ``LAYOUT_KEYS``), ``settings`` overrides ``SETTINGS``. Returns per-chip bytes, FLOPs and
-    times, the three overlap rules, tokens/s per chip and per user, $/MTok of output and memory per chip.
+
+@formula(
+    "step: B decode sequences × q tokens at context L + P prompts × ℓ new tokens after c cached, over the layout",
+    "this module; a chunked-prefill step of aggregated serving carries both",
+)
+def step_terms(
+    model: dict,
+    chip: dict,
+    layout: dict,
+    *,
+    decode_batch,
+    context_tokens,
+    prefill_prompts=0.0,
+    prompt_tokens=np.nan,
+    cached_tokens=0.0,
+    kv_scale=1.0,
+    settings=None,
+) -> dict:
+    """Every per-chip term of one step that runs ``decode_batch`` sequences' next ``1 + n_draft`` tokens at
+    ``context_tokens`` and ``prefill_prompts`` prompts of ``prompt_tokens`` new tokens (after ``cached_tokens``
+    cached ones) together — a decode step (no prompts), a prefill pass (no sequences) or an aggregated-serving
+    step whose prefill chunks share the step with decode (both; fractional prompts are the average chunk).
+
+    Weights are read once for all the step's tokens; the cache of every decoding sequence is read, and each
+    prompt's read and written; FLOPs add. Arguments broadcast (numpy).
     """
     s = _settings(settings)
-    q = 1.0 + s["speculative_tokens"]
-    tp, dp, pp, chips, n_r, micro_tokens = _common(model, chip, layout, batch, q, s)
-    weights_read = _weights_read_per_chip(model, layout, micro_tokens, s["weight_bytes_per_param"])
+    q = 1.0 + _f(s["speculative_tokens"])
+    tp, dp, pp = _f(layout["tensor_parallel"]), _f(layout["attention_data_parallel"]), _f(layout["pipeline_parallel"])
+    b, p = _f(decode_batch), _f(prefill_prompts)
+    ell = np.where(np.isnan(_f(prompt_tokens)), 0.0, _f(prompt_tokens))
+    n_r, p_r = rank_sequences(b, dp, pp), rank_sequences(p, dp, pp)
+    rank_tokens = n_r * q + p_r * ell
+    micro_tokens = rank_sequences(b, 1.0, pp) * q + rank_sequences(p, 1.0, pp) * ell
+    b_w = _f(s["weight_bytes_per_param"])
+    b_e = np.where(np.isnan(_f(s["expert_weight_bytes_per_param"])), b_w, _f(s["expert_weight_bytes_per_param"]))
+    dense_read, expert_read = _weights_read_per_chip(model, layout, micro_tokens, b_w, b_e)
+    cache = _cache(model, kv_scale)
+    split = _kv_split(model, layout)
+    total = _f(cached_tokens) + ell
     cache_read = (
         n_r
         * kv_bytes_read_per_sequence(
             context_tokens,
             sparse_topk_tokens=model["sparse_topk_tokens"],
             dense_attention_frac=model.get("dense_attention_frac", 0.0),
-            **_cache(model, kv_scale),
+            **cache,
         )
-        / _kv_split(model, layout)
-    )
-    attention = decode_attention_flop_per_token(
-        context_tokens,
-        full_slope=model["full_slope_decode"],
-        index_slope=model["index_slope"],
-        sparse_topk_tokens=model["sparse_topk_tokens"],
-        dense_attention_frac=model.get("dense_attention_frac", 0.0),
-        window_slope=model["window_slope"],
-        sliding_window_tokens=model["sliding_window_tokens"],
-        chunk_slope=model["chunk_slope"],
-        attention_chunk_tokens=model["attention_chunk_tokens"],
-        state_flop_per_token=model["state_flop_per_token"],
-    )
-    # PP micro-batches through 1/PP of the layers: per step, one micro-batch's worth of the whole model
-    weight_flop = weight_flop_per_chip(model, layout, n_r * q, micro_tokens)
+        + p_r * np.where(ell > 0, kv_bytes_held_per_sequence(total, **cache), 0.0)
+    ) / split
+    decode_attention, prefill_attention = _attention_flop(model, context_tokens, cached_tokens, prompt_tokens)
+    weight_flop = weight_flop_per_chip(model, layout, rank_tokens, micro_tokens)
     expert_flop = expert_flop_per_chip(model, layout, micro_tokens)
-    attention_flop = n_r * q * attention / tp
-    out = _pool(model, chip, layout, s, weights_read, cache_read, (weight_flop, expert_flop, attention_flop), n_r * q)
-    accepted = accepted_tokens_per_step(s["speculative_tokens"], s["acceptance_frac"])
-    out = _finish(out, layout, s, _f(batch) * accepted, chips)
-    out["tokens_per_s_per_user"] = accepted / out["step_time_s"]
-    out["memory_per_chip_bytes"] = memory_per_chip_bytes(
-        model, layout, batch, context_tokens, weight_bytes_per_param=s["weight_bytes_per_param"], kv_scale=kv_scale
+    attention_flop = (n_r * q * decode_attention + p_r * prefill_attention) / tp
+    out = _pool(model, chip, layout, s, (dense_read, expert_read), cache_read, weight_flop, expert_flop, attention_flop)
+    out.update(communication_times_s(model, chip, layout, rank_tokens, s))
+    out["comm_time_s"] = out["tp_comm_time_s"] + out["ep_comm_time_s"] + out["pp_comm_time_s"]
+    # PP micro-batches through the chip's 1/PP of the layers: one micro-batch's worth of every layer's kernels
+    out["layers_per_step"] = np.broadcast_to(_f(model["num_layers"]), np.shape(out["compute_time_s"])).astype(float)
+    out["sequences_per_step"] = np.broadcast_to((n_r + p_r) * pp, np.shape(out["compute_time_s"])).astype(float)
+    out["overhead_time_s"] = (
+        _f(s["step_overhead_s"])
+        + _f(s["layer_overhead_s"]) * out["layers_per_step"]
+        + _f(s["sequence_overhead_s"]) * out["sequences_per_step"]
     )
-    out["fits"] = out["memory_per_chip_bytes"] <= _f(chip["hbm_capacity_bytes"]) * (1.0 - s["hbm_reserve_frac"])
-    out["replica_chips"] = chips
+    out["expert_imbalance_ratio"] = step_time.expert_imbalance_ratio(
+        micro_tokens, model["experts_per_token"], np.where(_nz(model["moe_layers"]) > 0, expert_parallel(layout), 1.0)
+    )
+    out["comm_overlap_frac"] = np.broadcast_to(
+        _f(layout.get("overlap_comm", 0.0)), np.shape(out["compute_time_s"])
+    ).astype(float)
+    out["kernel_step_time_s"] = kernel_time_s(out, s)
+    out["replica_chips"] = tp * dp * pp
+    out["rank_tokens"] = rank_tokens
     return out
 
 
-@formula("prefill pass: b prompts of ℓ new tokens after L_c cached; TTFT = pass time", "this module")
+def kernel_time_s(terms: dict, s: dict):
+    """:func:`econ.physics.step_time.kernel_step_time_s` of a step's terms under run settings ``s``."""
+    attention_mfu = np.where(np.isnan(_f(s["attention_mfu"])), _f(s["mfu"]), _f(s["attention_mfu"]))
+    latency = _f(s["scale_up_latency_s"]) * terms["collective_hops"]
+    latency = latency + _f(s["scale_out_latency_s"]) * terms["collective_hops_scale_out"]
+    return step_time.kernel_step_time_s(
+        dense_flop=terms["weight_flop_per_chip"] - terms["expert_flop_per_chip"],
+        expert_flop=terms["expert_flop_per_chip"],
+        attention_flop=terms["attention_flop_per_chip"],
+        dense_bytes=terms["dense_bytes_read_per_chip"],
+        expert_bytes=terms["expert_bytes_read_per_chip"],
+        kv_bytes=terms["kv_bytes_read_per_chip"],
+        peak_flop_per_s=terms["peak_flop_per_s"],
+        attention_peak_flop_per_s=terms["attention_peak_flop_per_s"],
+        hbm_bandwidth_bytes_per_s=terms["hbm_bandwidth_bytes_per_s"],
+        comm_time_at_peak_s=terms["comm_peak_time_s"],
+        collective_hops=1.0,
+        layers=terms["layers_per_step"],
+        sequences=terms["sequences_per_step"],
+        expert_imbalance_ratio_=terms["expert_imbalance_ratio"],
+        gemm_mfu=s["mfu"],
+        expert_mfu=s["expert_mfu"],
+        attention_mfu=attention_mfu,
+        mbu=s["mbu"],
+        link_frac=s["link_frac"],
+        collective_latency_s=latency,
+        layer_overhead_s=s["layer_overhead_s"],
+        sequence_overhead_s=s["sequence_overhead_s"],
+        step_overhead_s=s["step_overhead_s"],
+        expert_imbalance_scale=s["expert_imbalance_scale"],
+        comm_overlap_frac=terms.get("comm_overlap_frac", 0.0),
+    )
+
+
+@formula("decode step: terms above with t = (B/PP)·(1 + n_draft) tokens per micro-batch", "this module")
+def decode_terms(
+    model: dict,
+    chip: dict,
+    layout: dict,
+    batch,
+    context_tokens,
+    *,
+    kv_scale=1.0,
+    settings=None,
+    prefill_tokens=0.0,
+    prompt_tokens=np.nan,
+) -> dict:
+    """One decode step of a replica: every sequence of ``batch`` verifies 1 + n_draft tokens at ``context_tokens``;
+    in aggregated serving ``prefill_tokens`` new prompt tokens (prompts of ``prompt_tokens``) share the step.
+
+    Arguments broadcast (numpy): ``model``/``chip``/``layout`` are mappings of arrays (``MODEL_KEYS``,
+    ``CHIP_KEYS``, ``LAYOUT_KEYS``), ``settings`` overrides ``SETTINGS``. Returns per-chip bytes, FLOPs and
+    times, the three overlap rules, tokens/s per chip and per user, $/MTok of output and memory per chip.
+    """
+    s = _settings(settings)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        prompts = np.where(_f(prefill_tokens) > 0, _f(prefill_tokens) / _f(prompt_tokens), 0.0)
+    out = step_terms(
+        model,
+        chip,
+        layout,
+        decode_batch=batch,
+        context_tokens=context_tokens,
+        prefill_prompts=prompts,
+        prompt_tokens=prompt_tokens,
+        kv_scale=kv_scale,
+        settings=s,
+    )
+    accepted = accepted_tokens_per_step(s["speculative_tokens"], s["acceptance_frac"])
+    out = _finish(out, s, _f(batch) * accepted, out["replica_chips"])
+    out["tokens_per_s_per_user"] = accepted / out["step_time_s"]
+    out["memory_per_chip_bytes"] = memory_per_chip_bytes(
+        model,
+        layout,
+        batch,
+        context_tokens,
+        weight_bytes_per_param=s["weight_bytes_per_param"],
+        kv_scale=kv_scale,
+        expert_bytes=s["expert_weight_bytes_per_param"],
+    )
+    out["fits"] = out["memory_per_chip_bytes"] <= _f(chip["hbm_capacity_bytes"]) * (1.0 - s["hbm_reserve_frac"])
+    return out
+
+
+@formula("prefill pass: b prompts of ℓ new tokens after L_c cached; TTFT = (M + PP − 1)/M · pass", "this module")
 def prefill_terms(
     model: dict, chip: dict, layout: dict, batch, prompt_tokens, cached_tokens=0.0, *, kv_scale=1.0, settings=None
 ) -> dict:
     """One prefill pass of ``batch`` prompts of ``prompt_tokens`` new tokens after ``cached_tokens`` cached ones.
 
     The cache is read and the new tokens' cache written once per layer; attention FLOPs are causal (expanded MLA).
-    ``ttft_s`` is the pass's time: a prompt's first token leaves with its pass. ``usd_per_mtok`` is per prompt token.
+    ``ttft_s`` is the pass's time through every pipeline stage: the chip's step covers its stage for the PP
+    micro-batches, and a prompt's first token leaves after ``M + PP − 1`` stage times (the pipeline bubble,
+    :func:`econ.physics.step_time.pipeline_pass_time_s`). ``usd_per_mtok`` is per prompt token.
     """
-    s = _settings(settings)
-    tp, dp, pp, chips, n_r, micro_tokens = _common(model, chip, layout, batch, prompt_tokens, s)
-    total = _f(cached_tokens) + _f(prompt_tokens)
-    weights_read = _weights_read_per_chip(model, layout, micro_tokens, s["weight_bytes_per_param"])
-    cache_read = n_r * kv_bytes_held_per_sequence(total, **_cache(model, kv_scale)) / _kv_split(model, layout)
-    attention = prefill_attention_flop(
-        cached_tokens,
-        prompt_tokens,
-        full_slope=model["full_slope_prefill"],
-        index_slope=model["index_slope"],
-        sparse_topk_tokens=model["sparse_topk_tokens"],
-        dense_attention_frac=model.get("dense_attention_frac", 0.0),
-        window_slope=model["window_slope"],
-        sliding_window_tokens=model["sliding_window_tokens"],
-        chunk_slope=model["chunk_slope"],
-        attention_chunk_tokens=model["attention_chunk_tokens"],
-        state_flop_per_token=model["state_flop_per_token"],
+    s = {**_settings(settings), "speculative_tokens": 0.0}
+    out = step_terms(
+        model,
+        chip,
+        layout,
+        decode_batch=0.0,
+        context_tokens=0.0,
+        prefill_prompts=batch,
+        prompt_tokens=prompt_tokens,
+        cached_tokens=cached_tokens,
+        kv_scale=kv_scale,
+        settings=s,
     )
-    weight_flop = weight_flop_per_chip(model, layout, n_r * _f(prompt_tokens), micro_tokens)
-    expert_flop = expert_flop_per_chip(model, layout, micro_tokens)
-    attention_flop = n_r * attention / tp
-    flops = (weight_flop, expert_flop, attention_flop)
-    out = _pool(model, chip, layout, s, weights_read, cache_read, flops, n_r * _f(prompt_tokens))
-    out = _finish(out, layout, s, _f(batch) * _f(prompt_tokens), chips)
-    out["ttft_s"] = out["step_time_s"]
+    out = _finish(out, s, _f(batch) * _f(prompt_tokens), out["replica_chips"])
+    pp = _f(layout["pipeline_parallel"])
+    micro = np.minimum(pp, np.maximum(_f(batch), 1.0))  # micro-batches in flight: at most one per prompt
+    # the chip's step is one micro-batch through every layer: a stage takes 1/PP of it per micro-batch
+    out["ttft_s"] = step_time.pipeline_pass_time_s(out["step_time_s"] / pp, micro, pp)
     out["memory_per_chip_bytes"] = memory_per_chip_bytes(
-        model, layout, batch, total, weight_bytes_per_param=s["weight_bytes_per_param"], kv_scale=kv_scale
+        model,
+        layout,
+        batch,
+        _f(cached_tokens) + _f(prompt_tokens),
+        weight_bytes_per_param=s["weight_bytes_per_param"],
+        kv_scale=kv_scale,
+        expert_bytes=s["expert_weight_bytes_per_param"],
     )
     out["fits"] = out["memory_per_chip_bytes"] <= _f(chip["hbm_capacity_bytes"]) * (1.0 - s["hbm_reserve_frac"])
-    out["replica_chips"] = chips
     return out
 
 
@@ -518,24 +600,28 @@ def compute_time_s(
     return dense + experts + _f(attention_flop) / (_f(attention_peak_flop_per_s) * _f(mfu))
 
 
-def _pool(model, chip, layout, s, weights_read, cache_read, flops, tokens_per_rank) -> dict:
-    weight_flop, expert_flop, attention_flop = flops
+def _pool(model, chip, layout, s, weights_read, cache_read, weight_flop, expert_flop, attention_flop) -> dict:
+    dense_read, expert_read = weights_read
     bandwidth = _f(chip["hbm_bandwidth_bytes_per_s"]) * s["mbu"]
     attention_peak = chip.get("attention_peak_flop_per_s", chip["peak_flop_per_s"])
+    attention_mfu = np.where(np.isnan(_f(s["attention_mfu"])), _f(s["mfu"]), _f(s["attention_mfu"]))
+    compute = compute_time_s(weight_flop, expert_flop, 0.0, chip["peak_flop_per_s"], 1.0, s["mfu"], s["expert_mfu"])
+    compute = compute + _f(attention_flop) / (_f(attention_peak) * attention_mfu)
     out = {
-        "weight_bytes_read_per_chip": weights_read,
+        "weight_bytes_read_per_chip": dense_read + expert_read,
+        "dense_bytes_read_per_chip": dense_read,
+        "expert_bytes_read_per_chip": expert_read,
         "kv_bytes_read_per_chip": cache_read,
         "weight_flop_per_chip": weight_flop,
         "expert_flop_per_chip": expert_flop,
         "attention_flop_per_chip": attention_flop,
-        "compute_time_s": compute_time_s(
-            weight_flop, expert_flop, attention_flop, chip["peak_flop_per_s"], attention_peak, s["mfu"], s["expert_mfu"]
-        ),
-        "weight_time_s": weights_read / bandwidth,
+        "compute_time_s": compute,
+        "weight_time_s": (dense_read + expert_read) / bandwidth,
         "kv_time_s": cache_read / bandwidth,
+        "peak_flop_per_s": _f(chip["peak_flop_per_s"]),
+        "attention_peak_flop_per_s": _f(attention_peak),
+        "hbm_bandwidth_bytes_per_s": _f(chip["hbm_bandwidth_bytes_per_s"]),
     }
     out["memory_time_s"] = out["weight_time_s"] + out["kv_time_s"]
-    out.update(communication_times_s(model, chip, layout, tokens_per_rank, s))
-    out["comm_time_s"] = out["tp_comm_time_s"] + out["ep_comm_time_s"] + out["pp_comm_time_s"]
-    out["overhead_time_s"] = np.broadcast_to(_f(s["step_overhead_s"]), np.shape(out["compute_time_s"])).astype(float)
-    return out
+    shape = np.broadcast_shapes(*(np.shape(v) for v in out.values()))
+    return {k: np.broadcast_to(v, shape) for k, v in out.items()}

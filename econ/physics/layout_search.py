@@ -47,6 +47,26 @@ def layout_grid(scale_up_domain_chips: int, *, moe: bool, max_chips: int = 512) 
     return _layout(tp, dp, pp)
 
 
+@formula("c fixed (any size): TP ∈ {1, 2, 4, 8, 16} ≤ S dividing c, PP ∈ {1, 2, 4, 8}, DP = c/(TP·PP)", "this module")
+def sized_layouts(scale_up_domain_chips: int, chips: int, *, moe: bool) -> dict[str, np.ndarray]:
+    """Every layout of exactly ``chips`` chips per replica (a stated size off the grid: 3, 144, 48): the grid's
+    tensor-parallel degrees that divide it within a domain, pipeline stages of what is left; a dense model keeps
+    DP = 1 where some layout allows it, else DP ranks are replicas inside the replica."""
+    domain, c = int(scale_up_domain_chips), int(chips)
+    rows = [
+        (tp, c // (tp * pp), pp)
+        for tp in TENSOR_PARALLEL
+        for pp in (1, 2, 4, 8)
+        if tp <= max(domain, 1) and c % (tp * pp) == 0
+    ]
+    if not moe and any(dp == 1 for _, dp, _ in rows):
+        rows = [r for r in rows if r[1] == 1]
+    if not rows:
+        rows = [(1, c, 1)]
+    tp, dp, pp = (np.array(x, dtype=float) for x in zip(*rows, strict=True))
+    return _layout(tp, dp, pp)
+
+
 @formula("argmin $/MTok over fitting points with speed ≥ s_min and TTFT ≤ t_max", "this module")
 def cheapest_meeting_target(group, usd_per_mtok, feasible) -> np.ndarray:
     """Boolean mask: per group, the one feasible point of lowest cost (ties: the first in input order).

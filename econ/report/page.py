@@ -212,17 +212,21 @@ class SiteContext:
         return Finding(join(parts), first[0], first[1], first[2], status, evidence)
 
     def calibration_error(self) -> str:
-        """The calibration's leave-one-source-out error in words (``calibration_errors``), for captions."""
+        """The calibration's leave-one-model-out error of time per output token in words (``calibration_errors``),
+        for captions."""
         if not self.has("calibration_errors"):
             return "not measured: no calibration in this database"
         row = self.con.execute(
             "select error_factor, error_factor_p90, n_points from calibration_errors "
-            "where basis = 'cv' and group_kind = 'overall'"
+            "where basis = 'model_out' and target = 'tpot' and group_kind = 'overall'"
         ).fetchall()
         if not row:
             return "not measured: no calibration in this database"
         median, p90, n = row[0]
-        return f"a typical factor of {median:.2f}, within {p90:.2f}x for 9 in 10 of {n} measured points"
+        return (
+            f"held out by model, time per output token a typical factor of {median:.2f}, within {p90:.2f}x for 9 in "
+            f"10 of {n} measured runs (econ predict prints the band of each point's regime)"
+        )
 
     def description(self, name: str) -> str:
         """The stored comment of a table or view ("" when none)."""

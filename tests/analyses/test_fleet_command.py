@@ -99,7 +99,8 @@ def test_econ_fleet_scales_with_traffic(db, capsys, k):
         ),
         (
             ["--model", "gpt-oss-120b", "--chip", "B200", "--tokens-per-s", "inf"],
-            "Error: --tokens-per-s must be a positive number (got inf) — give the traffic in tokens per second",
+            "Error: --tokens-per-s must be a positive number up to 1e+15 (got inf) — give the traffic in tokens per "
+            "second (1e15 tokens/s is ~1e5x all the world's inference traffic estimated today)",
         ),
     ],
 )
@@ -182,3 +183,85 @@ def test_econ_fleet_table_reads_in_human_units(db, capsys):
     assert shown_unit == "USD/day" and float(number) * scale == pytest.approx(cost, rel=5e-3)
     assert table["traffic"] == "100 M tokens/s"
     assert "e+" not in "".join(table.values())
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--decode-chips", "3"], "Error: cannot plan DeepSeek-V3 on B200: not planned: nothing fits"),
+        (["--decode-chips", "10000000"], "Error: the plan needs 10,000,"),
+        (["--tokens-per-s", "1e16"], "Error: --tokens-per-s must be a positive number up to 1e+15 (got 1e+16)"),
+        (["--tokens-per-s", "1e300"], "Error: --tokens-per-s must be a positive number up to 1e+15 (got 1e+300)"),
+        (["--prefill-chips", "1"], "Error: cannot plan DeepSeek-V3 on B200: not planned: no prefill layout fits"),
+        (["--decode-layout", "deepseek_prefill_ep32"], "Error: --decode-layout deepseek_prefill_ep32 is a prefill"),
+        (["--cached-input-frac", "1"], "Error: --cached-input-frac must be in [0, 1) (got 1)"),
+        (["--output-tokens", "100"], "Error: --output-tokens needs --input-tokens"),
+    ],
+)
+def test_issue_27s_fleet_inputs_end_in_a_message(real_db, capsys, args, message):
+    """Issue 27: --decode-chips 3 and 10000000 were tracebacks, --tokens-per-s 1e16 was planned, --prefill-chips 1 for a
+    model whose weights do not fit one chip was accepted."""
+    base = ["--db", str(real_db), "--model", "DeepSeek-V3", "--chip", "B200", "--number-format", "fp8"]
+    tokens = [] if any(a == "--tokens-per-s" for a in args) else ["--tokens-per-s", "1e7"]
+    code, out, err = run_cli(capsys, *base, *tokens, *args)
+    assert code == 1 and out == "" and err.startswith(message), err
+
+
+def test_any_replica_size_is_planned(real_db, capsys):
+    base = [
+        "--db",
+        str(real_db),
+        "--model",
+        "DeepSeek-V3",
+        "--chip",
+        "H800",
+        "--number-format",
+        "fp8",
+        "--tokens-per-s",
+        "1e7",
+        "--format",
+        "json",
+    ]
+    code, out, err = run_cli(capsys, *base, "--decode-chips", "144")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["decode_replica_chips"] == 144
+
+
+DEEPSEEK = [
+    "--model",
+    "DeepSeek-V3",
+    "--chip",
+    "H800",
+    "--number-format",
+    "fp8",
+    "--tokens-per-s",
+    "8.98e6",  # (608 B input + 168 B output tokens) / 86,400 s
+    "--input-tokens",
+    "4384",
+    "--output-tokens",
+    "1211",  # 608:168 input:output; 4,384 + 1,211/2 = 4,989 of context
+    "--cached-input-frac",
+    "0.563",  # 56.3% of input tokens hit the on-disk KV cache
+    "--decode-layout",
+    "deepseek_decode_ep144",
+    "--prefill-layout",
+    "deepseek_prefill_ep32",
+    "--speculative-tokens",
+    "1",
+    "--acceptance",
+    "0.85",  # one MTP module, 85-90% accepted (V3 report §5.4.3)
+    "--tokens-per-s-per-user",
+    "20",  # "average output speed 20-22 tps"
+    "--usd-per-chip-hour",
+    "2",  # the post's own price
+]
+
+
+def test_deepseeks_production_system_is_one_command_within_1_3x(real_db, capsys):
+    """DeepSeek's Day-6 post (2025-03-01): 226.75 nodes of 8 H800 on average over a day, $87,072/day at $2/GPU-hour."""
+    code, out, err = run_cli(capsys, "--db", str(real_db), *DEEPSEEK, "--format", "json", "--as-of", "2026-11-30")
+    assert (code, err) == (0, "")
+    plan = json.loads(out)
+    assert 1814 / 1.3 <= plan["chips"] <= 1814 * 1.3
+    assert 87072 / 1.3 <= plan["by_price_kind"]["scenario"]["usd_per_day"] <= 87072 * 1.3
+    assert plan["tokens_per_s_per_user"] >= 20

@@ -140,3 +140,18 @@ def test_exact_count_with_a_parameter_pinned_is_at_bound_without_interval():
     assert r.status == "at_bound" and r.interval_kind == "none"
     assert r["k"] == pytest.approx(0.0, abs=1e-6)
     assert np.all(np.isinf(r.low)) and np.all(np.isinf(r.high))
+
+
+def test_a_robust_fit_sizes_its_interval_without_the_points_it_discounts():
+    """Soft-L1 on a line with one point 1,000 residual scales off: the interval matches the ordinary least-squares
+    interval of the clean points within 25 % (the outlier's squared residual would have widened it ~60×)."""
+    rng = np.random.default_rng(3)
+    x = np.linspace(0.0, 1.0, 60)
+    y = 1.0 + 2.0 * x + rng.normal(0.0, 0.05, x.size)
+    clean = fit(lambda x, p: p[0] + p[1] * x, x, y, [0.0, 0.0], names=("a", "b"))
+    y_bad = y.copy()
+    y_bad[7] += 50.0
+    robust = fit(lambda x, p: p[0] + p[1] * x, x, y_bad, [0.0, 0.0], names=("a", "b"), loss="soft_l1", f_scale=0.05)
+    assert robust.status == "ok"
+    width = robust.high - robust.low
+    assert width == pytest.approx(clean.high - clean.low, rel=0.25)

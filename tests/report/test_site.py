@@ -145,6 +145,7 @@ def test_pages_assets_and_chart_data_exist(built_report):
         "training/sardana",
         "training/tornado",
         "validation/predicted-vs-measured",
+        "validation/runs-predicted-vs-measured",
         "what-changed/changes-over-time",
     ]
     for base in figures:

@@ -99,7 +99,7 @@ def terms(ctx: SiteContext, models: list[str], chips: list[str], number_format: 
             "dispatch and combine). The lower bound is the largest term (they overlap); the upper bound is the "
             f"stack. {int(context_tokens):,} tokens of context.",
             formula=f"{ctx.cite('econ.physics.deployment.overlap_bounds')}; "
-            f"{ctx.cite('econ.physics.deployment.communication_times_s')}",
+            f"{ctx.cite('econ.physics.pool_comm.communication_times_s')}",
             source="serving_curves",
         ),
         Download("step-terms-data", frame, "The step-time terms drawn above"),

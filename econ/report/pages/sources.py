@@ -74,7 +74,7 @@ def _data_sources(ctx: SiteContext) -> Section:
                 Col("last_date", "Latest", kind="date"),
             ],
             caption="Rows and sources per input table (origin hand = kept by hand in data/*.csv; litellm, openrouter = "
-            "imported price maps in data/snapshots/)",
+            "imported price maps in data/snapshots/; vendored = a third-party file kept unmodified in data/)",
             id="source-summary",
         ),
         table(

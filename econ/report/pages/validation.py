@@ -1,5 +1,5 @@
-"""Validation page: the deployment model against published measurements (tables ``calibration_points``,
-``calibration_errors``, ``calibration_parameters``, ``measured_points``)."""
+"""Validation page: the serving model against measured systems (tables ``calibration_runs``,
+``calibration_points``, ``calibration_errors``, ``calibration_bands``, ``calibration_parameters``)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,36 @@ from econ.report.page import Download, PageContent, Section, SiteContext, note
 
 NAME = "validation"
 TITLE = "Validation"
-SUMMARY = "How close the serving model comes to measured systems: the bound, the calibration and its held-out error."
-REQUIRES = ("calibration_points", "calibration_errors", "calibration_parameters")
+SUMMARY = "How close the serving model comes to measured systems: the bound, the calibration, its grouped "
+"cross-validation and the coverage of its error bands."
+REQUIRES = (
+    "calibration_runs",
+    "calibration_points",
+    "calibration_errors",
+    "calibration_bands",
+    "calibration_parameters",
+)
+
+BINS_PER_DECADE = 8
+
+CELLS = f"""
+with r as (
+  select 'ttft' as target, measured_ttft_s * 1e3 as x, measured_ttft_s * model_out_ttft_ratio * 1e3 as y
+  from calibration_runs where included and model_out_ttft_ratio is not null
+  union all
+  select 'tpot', measured_tpot_s * 1e3, measured_tpot_s * model_out_tpot_ratio * 1e3
+  from calibration_runs where included and model_out_tpot_ratio is not null
+), b as (
+  select target, floor(log10(x) * {BINS_PER_DECADE}) as bx, floor(log10(y) * {BINS_PER_DECADE}) as b_y from r
+  where x > 0 and y > 0
+), final as (
+  select target, pow(10, bx / {BINS_PER_DECADE}) as x_low_ms, pow(10, (bx + 1) / {BINS_PER_DECADE}) as x_high_ms,
+         pow(10, b_y / {BINS_PER_DECADE}) as y_low_ms, pow(10, (b_y + 1) / {BINS_PER_DECADE}) as y_high_ms,
+         count(*) as runs
+  from b group by all
+)
+select * from final order by target, x_low_ms, y_low_ms
+"""
 
 POINTS = """
 select 'roofline bound' as basis, point_id, source, chip, engine, arch_model, regime, measured_quantity,
@@ -29,27 +57,29 @@ from calibration_points where included
 order by basis, point_id
 """
 
-OVERALL = """
-select basis, n_points, error_factor, error_factor_p90, median_log_ratio
-from calibration_errors where group_kind = 'overall' order by basis
+CV_TABLE = """
+select target, basis, group_kind, "group", n_points, error_factor, error_factor_p90, exp(median_log_ratio) as bias,
+       band_coverage_frac
+from calibration_errors
+where group_kind in ('overall', 'regime', 'engine', 'chip', 'model')
+  and basis in ('model_out', 'chip_out', 'source_out', 'random_out', 'calibrated', 'bound')
+order by target, group_kind = 'overall' desc, group_kind, "group",
+         list_position(['model_out', 'chip_out', 'source_out', 'random_out', 'calibrated', 'bound'], basis)
 """
 
-GROUPS = """
-select group_kind, "group", n_points, error_factor, error_factor_p90, exp(median_log_ratio) as median_ratio
-from calibration_errors where basis = 'cv' and group_kind in ('chip', 'architecture', 'model', 'source', 'regime')
-order by group_kind, "group"
-"""
+BANDS = "select * from calibration_bands order by target, regime, distance"
 
 PARAMETERS = """
-select parameter, family, estimate, low, high, unit, status, n_points, informed_by, meaning
-from calibration_parameters order by parameter, family
+select parameter, group_kind, "group", estimate, low, high, unit, status, n_points, informed_by, meaning
+from calibration_parameters order by parameter, group_kind, "group"
 """
 
 DETAIL = """
-select c.point_id, c.source, c.publisher, c.engine, c.arch_model, c.chip, c.regime, c.measured_quantity,
+select c.point_id, c.source, c.document, c.publisher, c.engine, c.arch_model, c.chip, c.regime, c.measured_quantity,
        c.measured_value, c.bound_value, c.calibrated_value, c.cv_value, c.cv_over_measured_ratio,
-       c.decode_batch_per_replica, c.prefill_tokens_per_pass, c.decode_context_tokens, c.limit_met, c.assumed,
-       c.included, c.exclusion_reason, m.source_url, m.quote
+       c.model_out_over_measured_ratio, c.chip_out_over_measured_ratio, c.decode_batch_per_replica,
+       c.prefill_tokens_per_pass, c.decode_context_tokens, c.limit_met, c.assumed, c.included, c.exclusion_reason,
+       m.source_url, m.quote
 from calibration_points as c join measured_points as m using (point_id)
 order by c.included desc, c.source, c.point_id
 """
@@ -59,46 +89,128 @@ def _factor(v) -> str:
     return "" if v is None or not math.isfinite(v) else f"{v:.2f}×"
 
 
+def _pct(v) -> str:
+    return "" if v is None or not math.isfinite(v) else f"{v:.0%}"
+
+
 def render(ctx: SiteContext) -> PageContent:
-    overall = {r["basis"]: r for r in ctx.query(OVERALL).iter_rows(named=True)}
-    cv, bound = overall.get("cv"), overall.get("bound")
-    sections = [_scatter(ctx), _errors(ctx), _parameters(ctx), _points(ctx)]
-    if cv is None or bound is None:
-        lead = "No measured point could be predicted: the calibration has no held-out error to report."
+    overall = {
+        (r["basis"], r["target"]): r
+        for r in ctx.query("select * from calibration_errors where group_kind = 'overall'").iter_rows(named=True)
+    }
+    counts = ctx.query("select count(*) filter (where included) as runs, count(*) as total from calibration_runs").row(
+        0, named=True
+    )
+    sections = [_runs(ctx), _cv(ctx), _bands(ctx), _scatter(ctx), _parameters(ctx), _runs_detail(ctx), _points(ctx)]
+    lomo_tpot, lomo_ttft = overall.get(("model_out", "tpot")), overall.get(("model_out", "ttft"))
+    loco_tpot, loco_ttft = overall.get(("chip_out", "tpot")), overall.get(("chip_out", "ttft"))
+    bound = overall.get(("bound", "tpot"))
+    if not (lomo_tpot and lomo_ttft and loco_tpot and loco_ttft and bound):
+        lead = "No measured run could be predicted: the calibration has no held-out error to report."
     else:
-        counts = ctx.query(
-            "select count(distinct source) filter (where included) as sources, count(*) filter (where not included) "
-            "as excluded, count(*) as total from calibration_points"
-        ).row(0, named=True)
         lead = (
-            f"{cv['n_points']} published operating points from {counts['sources']} sources against econ's deployment "
-            f"model ({counts['excluded']} more of the {counts['total']} in measured_points cannot be predicted; the "
-            "reasons are below). The roofline bound alone is a median "
-            f"{_factor(bound['error_factor'])} above what the systems measured. Fitted efficiencies (per architecture, "
-            f"shrunk toward shared values) bring a prediction within {_factor(cv['error_factor'])} of the measurement "
-            f"for the median point and within {_factor(cv['error_factor_p90'])} for 9 in 10, each point predicted by "
-            "a fit that never saw its source (leave-one-source-out)."
+            f"{counts['runs']} of {counts['total']} InferenceX runs (TensorRT-LLM, SGLang and vLLM on H100, H200, "
+            "B200 and GB200) and the published throughputs of measured_points against econ's serving model; every "
+            "run not predicted says why. The roofline bound alone is a median "
+            f"{_factor(bound['error_factor'])} faster than the measured time per output token. Calibrated and held "
+            f"out one model at a time, time per output token is a typical {_factor(lomo_tpot['error_factor'])} off "
+            f"(9 in 10 within {_factor(lomo_tpot['error_factor_p90'])}), time to first token "
+            f"{_factor(lomo_ttft['error_factor'])} ({_factor(lomo_ttft['error_factor_p90'])}); one chip at a time "
+            f"{_factor(loco_tpot['error_factor'])} and {_factor(loco_ttft['error_factor'])}. These held-out "
+            "figures, not the in-sample fit, are what a prediction for a new model or chip should expect."
         )
     return PageContent(title=TITLE, lead=lead, sections=sections, findings=findings.validation(ctx))
+
+
+def _runs(ctx: SiteContext) -> Section:
+    cells = ctx.query(CELLS)
+    if cells.is_empty():
+        return Section("Predicted against measured", [note("No run could be predicted.", kind="pending")])
+    return Section(
+        "Predicted against measured",
+        [
+            Figure(
+                "runs-predicted-vs-measured",
+                charts.runs_density(cells),
+                cells,
+                caption="Each cell counts the InferenceX runs whose measured value (x) and held-out prediction (y: "
+                "from a fit that never saw the run's model) fall in it, for time to first token (left) and time "
+                "per output token (right). A perfect model puts every run on y = x.",
+                formula=f"{ctx.cite('econ.fits.calibration.predict_runs')}; "
+                f"{ctx.cite('econ.fits.calibration_cv.cross_validate')}",
+                source="calibration_runs (inferencex_train)",
+            )
+        ],
+        intro="Time per output token is a decode step: the kernels, the fixed costs and the step's share of new "
+        "prompts. Time to first token adds the engine's front end, its stream interval and the queue of prompts "
+        "the benchmark's concurrency builds: the harder quantity.",
+    )
+
+
+def _cv(ctx: SiteContext) -> Section:
+    frame = ctx.query(CV_TABLE)
+    cols = [
+        Col("target", "Target"),
+        Col("basis", "Held out"),
+        Col("group_kind", "By"),
+        Col("group", "Group"),
+        Col("n_points", "Rows", kind="num"),
+        Col("error_factor", "Typical error", kind="num", fmt=_factor),
+        Col("error_factor_p90", "9 in 10 within", kind="num", fmt=_factor),
+        Col("bias", "Median predicted ÷ measured", kind="num", fmt=lambda v: fmt_num(v, sig=3)),
+        Col("band_coverage_frac", "Inside the p90 band", kind="num", fmt=_pct),
+    ]
+    return Section(
+        "Held-out error by regime, chip, model and engine",
+        [
+            table(frame, cols, caption="Grouped cross-validation (calibration_errors)", id="errors"),
+            note(ctx.description("calibration_errors")),
+        ],
+        intro="model_out leaves out every run and point of a model, chip_out of a chip, source_out a source "
+        "document (InferenceX is one), random_out a fifth of the distinct configurations. 'Inside the p90 band' "
+        "is the share of the held-out rows within the band econ would have printed from the other groups' rows.",
+    )
+
+
+def _bands(ctx: SiteContext) -> Section:
+    frame = ctx.query(BANDS)
+    cols = [
+        Col("target", "Target"),
+        Col("regime", "Regime"),
+        Col("distance", "Distance from the data"),
+        Col("n_points", "Held-out rows", kind="num"),
+        Col("error_factor_p50", "p50 factor", kind="num", fmt=_factor),
+        Col("error_factor_p90", "p90 factor", kind="num", fmt=_factor),
+        Col("coverage_p90_frac", "p90 band covered", kind="num", fmt=_pct),
+        Col("pooled", "Pooled"),
+        Col("basis", "From", wrap=True),
+    ]
+    return Section(
+        "Error bands and their coverage",
+        [
+            table(frame, cols, caption="calibration_bands: what econ predict claims for a point", id="bands"),
+            note(ctx.description("calibration_bands")),
+        ],
+        intro="econ predict and econ predict --points print, for each prediction, the factors of the cell its target, "
+        "regime and distance fall in; a p90 band that holds covers about 90% of rows it was not computed from.",
+    )
 
 
 def _scatter(ctx: SiteContext) -> Section:
     frame = ctx.query(POINTS)
     if frame.is_empty():
-        return Section("Predicted against measured", [note("No point could be predicted.", kind="pending")])
+        return Section("Published throughputs", [note("No published point could be predicted.", kind="pending")])
     return Section(
-        "Predicted against measured",
+        "Published throughputs",
         [
             Figure(
                 "predicted-vs-measured",
                 charts.predicted_vs_measured(frame),
                 frame,
                 caption="Each point is one published measurement (tokens/s per chip, or per user for a single "
-                "stream), at x, and econ's number for the same setting, at y: left the roofline bound (every "
-                "efficiency 1, no overhead), right the calibrated prediction from a fit without the point's source. "
-                "A bound below y = x would be a physics error; the calibrated panel should hug y = x.",
-                formula=f"{ctx.cite('econ.fits.calibration.predict')}; "
-                f"{ctx.cite('econ.fits.calibration.cross_validate')}",
+                "stream), at x, and econ's number for the same setting, at y: left the roofline bound, right the "
+                "calibrated prediction from a fit without the point's source.",
+                formula=f"{ctx.cite('econ.fits.calibration.predict_points')}",
                 source="calibration_points, from measured_points (each row's source_url and quote)",
             )
         ],
@@ -106,54 +218,67 @@ def _scatter(ctx: SiteContext) -> Section:
     )
 
 
-def _errors(ctx: SiteContext) -> Section:
-    frame = ctx.query(GROUPS)
-    cols = [
-        Col("group_kind", "By"),
-        Col("group", "Group"),
-        Col("n_points", "Points", kind="num"),
-        Col("error_factor", "Typical error", kind="num", fmt=_factor),
-        Col("error_factor_p90", "9 in 10 within", kind="num", fmt=_factor),
-        Col("median_ratio", "Median predicted ÷ measured", kind="num", fmt=lambda v: fmt_num(v, sig=3)),
-    ]
-    return Section(
-        "Held-out error by chip, architecture, model, source and regime",
-        [
-            table(frame, cols, caption="Leave-one-source-out error (calibration_errors, basis cv)", id="errors"),
-            note(ctx.description("calibration_errors")),
-        ],
-        intro="A group with few points says little; the median ratio shows whether a group is over- (> 1) or "
-        "under-predicted (< 1).",
-    )
-
-
 def _parameters(ctx: SiteContext) -> Section:
     frame = ctx.query(PARAMETERS)
-    cols = [
-        Col("parameter", "Parameter"),
-        Col("family", "Architecture", fmt=lambda v: v or "shared"),
-        Col("estimate", "Estimate", kind="num", fmt=lambda v: fmt_num(v, sig=3)),
-        Col("low", "90% interval", fmt=lambda v: ""),
-        Col("unit", "Unit"),
-        Col("status", "Fit status"),
-        Col("n_points", "Points", kind="num"),
-        Col("informed_by", "From", wrap=True),
-        Col("meaning", "Meaning", wrap=True),
-    ]
     shown = frame.with_columns(
         pl.struct("low", "high")
         .map_elements(lambda r: fmt_interval(r["low"], r["high"]), return_dtype=pl.String)
-        .alias("low")
+        .alias("interval"),
+        pl.when(pl.col("group_kind") == "")
+        .then(pl.lit("shared"))
+        .otherwise(pl.format("{} {}", pl.col("group_kind"), pl.col("group")))
+        .alias("applies_to"),
     )
-    cols[3] = Col("low", "90% interval")
+    cols = [
+        Col("parameter", "Parameter"),
+        Col("applies_to", "Applies to"),
+        Col("estimate", "Estimate", kind="num", fmt=lambda v: fmt_num(v, sig=3)),
+        Col("interval", "90% interval"),
+        Col("unit", "Unit"),
+        Col("status", "Fit status"),
+        Col("n_points", "Rows", kind="num"),
+        Col("informed_by", "From", wrap=True),
+        Col("meaning", "Meaning", wrap=True),
+    ]
     return Section(
-        "The calibrated efficiencies",
+        "The calibrated parameters",
         [
-            table(shown, cols, caption="calibration_parameters: scenario calibrated uses these", id="parameters"),
+            table(
+                shown,
+                cols,
+                caption="calibration_parameters: scenario calibrated uses the shared and architecture values",
+                id="parameters",
+            ),
             note(ctx.description("calibration_parameters")),
         ],
-        intro="An architecture's value is the shared one moved by its own points, never above 1; chips of an "
-        "architecture without measured points use the shared values (an extrapolation).",
+        intro="A group's value is the shared one moved by its own rows, shrunk toward it; an engine's values apply "
+        "when econ predict is told the engine; a chip of an architecture without measured rows uses the shared "
+        "values (an extrapolation, and its band says so).",
+    )
+
+
+def _runs_detail(ctx: SiteContext) -> Section:
+    frame = ctx.query("select * from calibration_runs order by included desc, run_id")
+    excluded = (
+        frame.filter(~pl.col("included"))
+        .with_columns(pl.col("reason").str.replace(r"tensor parallel \d+ ", "tensor parallel N "))
+        .group_by("reason")
+        .agg(pl.len().alias("runs"))
+        .sort("runs", "reason", descending=[True, False])
+    )
+    return Section(
+        "Every run",
+        [
+            table(
+                excluded,
+                [Col("reason", "Not predicted because", wrap=True), Col("runs", "Runs", kind="num")],
+                caption="InferenceX runs kept but not predicted, by reason",
+                id="runs-excluded",
+            ),
+            Download(
+                "runs", frame, "every InferenceX run with its reading, prediction, held-out ratios and reason (CSV)"
+            ),
+        ],
     )
 
 
@@ -168,7 +293,7 @@ def _points(ctx: SiteContext) -> Section:
         Col("regime", "Regime"),
         Col("measured_value", "Measured", kind="num"),
         Col("bound_value", "Bound", kind="num"),
-        Col("cv_value", "Calibrated (held out)", kind="num"),
+        Col("cv_value", "Calibrated (source held out)", kind="num"),
         Col("cv_over_measured_ratio", "Held out ÷ measured", kind="num", fmt=lambda v: fmt_num(v, sig=3)),
         Col("decode_batch_per_replica", "Decode batch", kind="num"),
         Col("assumed", "Assumed", wrap=True),
@@ -181,13 +306,13 @@ def _points(ctx: SiteContext) -> Section:
         .sort("points", "exclusion_reason", descending=[True, False])
     )
     return Section(
-        "Every point",
+        "Every published point",
         [
             table(
                 included, cols, caption="Predicted points (measured_points joined to calibration_points)", id="points"
             ),
             table(
-                excluded.sort("points", descending=True),
+                excluded,
                 [Col("exclusion_reason", "Not predicted because", wrap=True), Col("points", "Points", kind="num")],
                 caption="Points kept in measured_points but not predicted, by reason",
                 id="excluded",

@@ -1,0 +1,277 @@
+"""The steps behind a serving run's TTFT and TPOT: configurations (:mod:`econ.analyses.serving_runs`) -> features.
+
+For each configuration (vectorised over rows) the deployment terms at peak
+(:func:`econ.physics.deployment.step_terms`, idealised settings) of the steps its TTFT and TPOT are made of
+(:class:`econ.fits.calibration.Runs`):
+
+- the **decode step** of one decode worker at its share of the concurrency, ``B = C / W_d`` sequences at the mean
+  context ``I + O/2``; in aggregated serving the step also carries its share of the new prompts' prefill,
+  ``B/O`` prompts of ``I`` tokens per step (each request's prompt is prefilled once over its O steps: chunked
+  prefill sharing steps with decode);
+- the request's **first pass**: aggregated, one chunk of the prompt beside the decode batch (``⌈I/chunk⌉``
+  steps); disaggregated, one prompt through a prefill worker;
+- the **prefill demand** per request: a full prefill step (``chunk`` tokens of prompts per attention rank) over
+  the requests it serves (aggregated: less the decode batch's own step).
+
+Engine settings the measured runs used (InferenceX's launch scripts; :data:`ENGINE_PREFILL_TOKENS`) and the
+benchmark client's lengths (:data:`LENGTH_RATIO`) are stated assumptions, written in ``assumed``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from econ.analyses import deployment_inputs as inputs
+from econ.fits.calibration import Runs, Step
+from econ.formats import BYTES_PER_VALUE
+from econ.physics import deployment
+
+ENGINE_PREFILL_TOKENS = {"trtllm": 0.0, "sglang": 32768.0, "vllm": 8192.0}
+"""Prompt tokens one attention rank prefills per step, as InferenceX launches each engine (0: one prompt per step).
+TensorRT-LLM: ``--max_num_tokens = CONC + ISL + 64`` (one prompt beside the decode batch); SGLang:
+``--chunked-prefill-size 32768``; vLLM: ``--max-num-batched-tokens 8192`` (InferenceMAX benchmarks/*.sh,
+github.com/InferenceMAX/InferenceMAX). Another engine takes vLLM's."""
+DEFAULT_PREFILL_TOKENS = 8192.0
+
+FP8_CACHE_ENGINES = ("trtllm", "sglang")
+"""Engines InferenceX runs with an FP8 KV cache for FP8/FP4 checkpoints (TensorRT-LLM ``kv_cache_config.dtype:
+fp8``, SGLang ``--kv-cache-dtype fp8_e4m3``); vLLM keeps the default ("auto": BF16)."""
+
+LENGTH_RATIO = 0.8
+"""InferenceX's client (vLLM ``benchmark_serving.py --random-range-ratio 0.8``) draws each prompt and output
+length uniformly from [0.8·L, L]: the mean is 0.9·L."""
+
+DECODE_RANK_BATCH = 64.0
+"""Where a disaggregated run states no worker counts: decode workers enough that no attention rank runs more than
+64 sequences (the upper quartile of the stated rows' decode batch per rank: 8 / 16 / 64), and prefill workers at
+the stated rows' median prefill:decode chip ratio (:data:`PREFILL_CHIP_RATIO`)."""
+PREFILL_CHIP_RATIO = ((4000.0, 0.5), (0.0, 0.2))
+"""(prompt tokens at least, prefill chips per decode chip): the medians of the stated disaggregated rows (0.2 for
+1k-token prompts, 0.5 for 4k and longer)."""
+
+
+def _f(frame: pl.DataFrame, name: str) -> np.ndarray:
+    return frame[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
+
+
+def _optional(c: pl.DataFrame, name: str, default: float) -> np.ndarray:
+    return _f(c, name) if name in c.columns else np.full(c.height, default)
+
+
+def _layout(c: pl.DataFrame, pool: str) -> dict:
+    """A pool's layout arrays; ``<pool>_replicate`` (0: nothing replicated per data-parallel rank, the lecture's
+    count) and ``<pool>_redundant_expert_slots`` are optional columns (a named layout sets them)."""
+    replicate = _optional(c, f"{pool}_replicate", 1.0) > 0
+    return {
+        "tensor_parallel": _f(c, f"{pool}_tensor_parallel"),
+        "attention_data_parallel": _f(c, f"{pool}_attention_data_parallel"),
+        "pipeline_parallel": _f(c, f"{pool}_pipeline_parallel"),
+        "expert_tensor_parallel": _f(c, f"{pool}_expert_tensor_parallel"),
+        "replicate_attention": replicate,
+        "replicate_shared_experts": replicate,
+        "replicate_dense": replicate,
+        "replicate_embeddings": replicate,
+        "redundant_expert_slots": np.nan_to_num(_optional(c, f"{pool}_redundant_expert_slots", 0.0)),
+        "overlap_comm": np.nan_to_num(_optional(c, f"{pool}_overlap_comm", 0.0)),
+    }
+
+
+def _peak(hw: pl.DataFrame, formats: list[str]) -> np.ndarray:
+    """The dense peak of each row's math format, falling back to the next wider format the chip has (FP4 weights
+    on Hopper run their math in FP8)."""
+    ladder = {"fp4": ("fp4", "fp8", "bf16"), "fp8": ("fp8", "bf16"), "int8": ("int8", "fp8", "bf16"), "bf16": ("bf16",)}
+    column = {
+        "fp4": "hw_peak_fp4_flop_per_s",
+        "fp8": "hw_peak_fp8_flop_per_s",
+        "int8": "hw_peak_int8_op_per_s",
+        "bf16": "hw_peak_bf16_flop_per_s",
+    }
+    out = np.full(hw.height, np.nan)
+    peaks = {f: _f(hw, c) for f, c in column.items()}
+    fmt = np.asarray(formats, dtype=object)
+    for f, steps in ladder.items():
+        pick = np.full(hw.height, np.nan)
+        for g in reversed(steps):
+            pick = np.where(np.isfinite(peaks[g]), peaks[g], pick)
+        out = np.where(fmt == f, pick, out)
+    return out
+
+
+def run_inputs(configs: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFrame) -> pl.DataFrame:
+    """The configurations joined to their architecture (``model_derived``) and chip (``hardware``), with the
+    assumptions the steps use: mean lengths, KV format, prefill chunk, worker counts."""
+    c = configs.join(models.rename({"model": "arch_model"}), on="arch_model", how="left", suffix="_m")
+    c = c.join(hardware.select(pl.all().name.prefix("hw_")).rename({"hw_chip": "chip"}), on="chip", how="left")
+    engine = pl.col("engine").fill_null("")
+    chunk = pl.col("engine").replace_strict(
+        ENGINE_PREFILL_TOKENS, default=DEFAULT_PREFILL_TOKENS, return_dtype=pl.Float64
+    )
+    ratio = pl.col("length_range_ratio") if "length_range_ratio" in c.columns else pl.lit(LENGTH_RATIO)
+    mean = (1.0 + ratio.fill_null(LENGTH_RATIO)) / 2.0
+    kv = (
+        pl.when(pl.col("kv_cache_stated"))
+        .then(pl.col("kv_cache_format"))
+        .when(engine.is_in(FP8_CACHE_ENGINES) & pl.col("weight_format").is_in(["fp8", "fp4"]))
+        .then(pl.lit("fp8"))
+        .otherwise(pl.lit("bf16"))
+    )
+    c = c.with_columns(
+        (pl.col("input_tokens") * mean).alias("mean_input_tokens"),
+        (pl.col("output_tokens") * mean).alias("mean_output_tokens"),
+        kv.alias("kv_used"),
+        pl.when(chunk > 0).then(chunk).otherwise(pl.col("input_tokens") * mean).alias("chunk_tokens"),
+    )
+    ratio = pl.when(pl.col("input_tokens") >= PREFILL_CHIP_RATIO[0][0]).then(PREFILL_CHIP_RATIO[0][1])
+    ratio = ratio.otherwise(PREFILL_CHIP_RATIO[1][1])
+    d_chips = pl.col("decode_tensor_parallel") * pl.col("decode_attention_data_parallel")
+    p_chips = pl.col("prefill_tensor_parallel") * pl.col("prefill_attention_data_parallel")
+    d_workers = (pl.col("concurrency") / (pl.col("decode_attention_data_parallel") * DECODE_RANK_BATCH)).ceil().clip(1)
+    c = c.with_columns(
+        pl.when(pl.col("workers_assumed")).then(d_workers).otherwise(pl.col("decode_workers")).alias("decode_workers")
+    )
+    p_workers = (ratio * pl.col("decode_workers") * d_chips / p_chips).round(0).clip(1)
+    return c.with_columns(
+        pl.when(pl.col("workers_assumed")).then(p_workers).otherwise(pl.col("prefill_workers")).alias("prefill_workers")
+    )
+
+
+def _arrays(c: pl.DataFrame):
+    model = inputs.model_arrays(c)
+    kv_fp8 = (c["kv_used"] == "fp8").to_numpy()
+    chip = {
+        "peak_flop_per_s": _peak(c, c["weight_format"].to_list()),
+        "attention_peak_flop_per_s": np.where(
+            kv_fp8 & np.isfinite(_f(c, "hw_peak_fp8_flop_per_s")),
+            _f(c, "hw_peak_fp8_flop_per_s"),
+            _f(c, "hw_peak_bf16_flop_per_s"),
+        ),
+        **{
+            k: _f(c, f"hw_{k}")
+            for k in deployment.CHIP_KEYS
+            if k not in ("peak_flop_per_s", "attention_peak_flop_per_s")
+        },
+    }
+    b_w = np.array([BYTES_PER_VALUE[f] for f in c["weight_format"].to_list()])
+    b_e = np.array([BYTES_PER_VALUE[f] for f in c["expert_weight_format"].to_list()])
+    run = {
+        "weight_bytes_per_param": b_w,
+        "expert_weight_bytes_per_param": b_e,
+        "dispatch_bytes": np.where(b_w < 2.0, 1.0, 2.0),
+        "speculative_tokens": _f(c, "speculative_tokens"),
+        "acceptance_frac": _f(c, "acceptance_frac"),
+    }
+    kv_scale = np.where(kv_fp8, 0.5, 1.0)
+    return model, chip, run, kv_scale
+
+
+def runs_problem(c: pl.DataFrame) -> tuple[Runs, dict[str, np.ndarray]]:
+    """The :class:`~econ.fits.calibration.Runs` of rows of :func:`run_inputs` (every row predictable), and per-row
+    arrays the result tables report (memory per chip, decode batch per worker, chips)."""
+    model, chip, run, kv_scale = _arrays(c)
+    agg = (c["mode"] == "agg").to_numpy()
+    prompt, osl = _f(c, "mean_input_tokens"), _f(c, "mean_output_tokens")
+    cached_frac = np.nan_to_num(_optional(c, "cached_input_frac", 0.0))
+    cached, isl = prompt * cached_frac, prompt * (1.0 - cached_frac)
+    users = _f(c, "concurrency")
+    decode_layout, prefill_layout = _layout(c, "decode"), _layout(c, "prefill")
+    w_d, w_p = _f(c, "decode_workers"), _f(c, "prefill_workers")
+    batch = users / w_d
+    context = prompt + osl / 2.0
+    chunk = np.minimum(_f(c, "chunk_tokens"), isl)
+    per_rank = np.maximum(np.floor(_f(c, "chunk_tokens") / isl), 1.0)
+
+    def terms(layout, decode_batch, prompts, prompt_tokens, cached=0.0):
+        return deployment.step_terms(
+            model,
+            chip,
+            layout,
+            decode_batch=decode_batch,
+            context_tokens=context,
+            prefill_prompts=prompts,
+            prompt_tokens=prompt_tokens,
+            cached_tokens=cached,
+            kv_scale=kv_scale,
+            settings=run,
+        )
+
+    dp_d, dp_p = decode_layout["attention_data_parallel"], prefill_layout["attention_data_parallel"]
+    decode = terms(decode_layout, batch, np.where(agg, batch / osl, 0.0), isl)
+    first_agg = terms(decode_layout, batch, 1.0, chunk, cached)
+    first_dis = terms(prefill_layout, 0.0, 1.0, isl, cached)
+    full_agg = terms(decode_layout, batch, per_rank * dp_d, isl, cached)
+    base_agg = terms(decode_layout, batch, 0.0, isl)
+    full_dis = terms(prefill_layout, 0.0, per_rank * dp_p, isl, cached)
+
+    def pick(a: dict, b: dict | None) -> Step:
+        sa = Step.from_terms(a)
+        sb = Step.from_terms(b) if b is not None else Step(**{k: np.zeros(c.height) for k in Step.__dataclass_fields__})
+        return Step(**{k: np.where(agg, getattr(sa, k), getattr(sb, k)) for k in Step.__dataclass_fields__})
+
+    runs = Runs(
+        users=users,
+        output_tokens=osl,
+        accepted=deployment.accepted_tokens_per_step(run["speculative_tokens"], run["acceptance_frac"]),
+        decode=Step.from_terms(decode),
+        first=pick(first_agg, first_dis),
+        first_steps=np.where(agg, np.ceil(isl / chunk), 1.0),
+        demand=pick(full_agg, full_dis),
+        demand_base=pick(base_agg, None),
+        demand_requests=np.where(agg, per_rank * dp_d, per_rank * dp_p * w_p),
+        log_ttft=np.log(_f(c, "measured_ttft_s")),
+        log_tpot=np.log(_f(c, "measured_tpot_s")),
+    )
+    memory = deployment.memory_per_chip_bytes(
+        model,
+        decode_layout,
+        batch,
+        context,
+        weight_bytes_per_param=run["weight_bytes_per_param"],
+        kv_scale=kv_scale,
+        expert_bytes=run["expert_weight_bytes_per_param"],
+    )
+    weights_only = deployment.memory_per_chip_bytes(
+        model,
+        decode_layout,
+        1.0,
+        context,
+        weight_bytes_per_param=run["weight_bytes_per_param"],
+        kv_scale=kv_scale,
+        expert_bytes=run["expert_weight_bytes_per_param"],
+    )
+    chips = deployment.replica_chips(
+        decode_layout["tensor_parallel"], decode_layout["attention_data_parallel"], decode_layout["pipeline_parallel"]
+    )
+    p_chips = deployment.replica_chips(
+        prefill_layout["tensor_parallel"],
+        prefill_layout["attention_data_parallel"],
+        prefill_layout["pipeline_parallel"],
+    )
+    extra = {
+        "decode_batch_per_worker": batch,
+        "memory_per_chip_bytes": memory,
+        "one_sequence_bytes": weights_only,
+        "hbm_capacity_bytes": chip["hbm_capacity_bytes"],
+        "system_chips": np.where(agg, chips, w_d * chips + w_p * p_chips),
+        "decode_chips": chips,
+        "prefill_chips": np.where(agg, chips, p_chips),
+        "new_input_tokens": isl,
+        "bound_tpot_s": _bound(decode) / runs.accepted,
+        "bound_first_pass_s": np.where(agg, _bound(first_agg) * runs.first_steps, _bound(first_dis)),
+    }
+    return runs, extra
+
+
+def _bound(out: dict) -> np.ndarray:
+    """The lecture's lower bound of a step at peak: max(compute, memory, communication)."""
+    lower, _, _ = deployment.overlap_bounds(out["compute_time_s"], out["memory_time_s"], out["comm_time_s"], 0.0)
+    return lower
+
+
+def take(runs: Runs, keep: np.ndarray) -> Runs:
+    """The runs of ``keep`` (a boolean mask)."""
+
+    def sub(x):
+        return x.take(keep) if isinstance(x, Step) else np.asarray(x)[keep]
+
+    return Runs(**{k: sub(getattr(runs, k)) for k in Runs.__dataclass_fields__})

@@ -1,0 +1,384 @@
+"""The calibration's result frames: runs and points with their held-out predictions, errors, bands, parameters."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from econ.analyses.calibration_points import ENGINES as ENGINE_NAMES
+from econ.fits import calibration as cal
+from econ.fits import calibration_cv as cv
+
+UNITS = {
+    "collective_latency_s": "s",
+    "layer_overhead_s": "s",
+    "sequence_overhead_s": "s",
+    "step_overhead_s": "s",
+    "ttft_overhead_s": "s",
+    "ttft_stream_steps": "steps",
+    "expert_imbalance_scale": "ratio",
+    "queue_wait_frac": "ratio",
+    "burst_wait_frac": "ratio",
+}
+MEANING = {
+    "gemm_mfu_frac": "achieved share of peak FLOP/s of the dense (non-expert) GEMMs",
+    "expert_mfu_frac": "achieved share of peak FLOP/s of the routed experts' grouped GEMMs",
+    "attention_mfu_frac": "achieved share of peak FLOP/s of attention",
+    "hbm_bandwidth_frac": "achieved share of HBM bandwidth (every kernel's weight and cache reads)",
+    "link_bandwidth_frac": "achieved share of scale-up and scale-out link bandwidth",
+    "collective_latency_s": "latency per collective hop (ring all-reduce: 2(N−1) hops; dispatch + combine: 2)",
+    "layer_overhead_s": "fixed time per layer per step (kernel launches, norms, routing)",
+    "sequence_overhead_s": "fixed time per sequence a rank schedules per step (batching, sampling, detokenisation)",
+    "step_overhead_s": "fixed time per step (scheduling)",
+    "expert_imbalance_scale": "busiest expert rank's excess over the mean, as a multiple of uniform routing's",
+    "ttft_overhead_s": "fixed front-end time of a request's first token (request handling, KV hand-off)",
+    "ttft_stream_steps": "decode steps before the first streamed chunk reaches the client",
+    "queue_wait_frac": "share of the closed-loop queueing wait (mean-value analysis) a request meets",
+    "burst_wait_frac": "share of the opening burst's wait the first requests meet",
+}
+BASES = ("model_out", "chip_out", "source_out", "random_out")
+DISTANCES = (
+    ("seen", "random_out"),
+    ("new_model", "model_out"),
+    ("new_chip", "chip_out"),
+    ("new_model_and_chip", "model_and_chip"),
+)
+
+
+def _layout(frame: pl.DataFrame, pool: str) -> pl.Expr:
+    f = [
+        pl.col(f"{pool}_{k}").cast(pl.Int64).cast(pl.String)
+        for k in (
+            "workers",
+            "tensor_parallel",
+            "attention_data_parallel",
+            "pipeline_parallel",
+            "expert_parallel",
+            "expert_tensor_parallel",
+        )
+    ]
+    return pl.format("{} x (tp {} x dp {} x pp {}), ep {} etp {}", *f)
+
+
+def regimes(mode: pl.Expr, users: pl.Expr, assumed: pl.Expr, target: str) -> pl.Expr:
+    """The regime of a run's TTFT or TPOT: batch_1 (one request in flight), agg, or the disaggregated pool that sets
+    it (with ``_unstated_workers`` where the worker counts were assumed)."""
+    pool = "disagg_prefill" if target == "ttft" else "disagg_decode"
+    disagg = pl.when(assumed).then(pl.lit(f"{pool}_unstated_workers")).otherwise(pl.lit(pool))
+    return pl.when(users <= 1).then(pl.lit("batch_1")).when(mode == "agg").then(pl.lit("agg")).otherwise(disagg)
+
+
+def config_key() -> pl.Expr:
+    cols = [
+        "arch_model",
+        "chip",
+        "engine",
+        "weight_format",
+        "mode",
+        "input_tokens",
+        "output_tokens",
+        "concurrency",
+        *(
+            f"{pool}_{k}"
+            for pool in ("prefill", "decode")
+            for k in ("tensor_parallel", "attention_data_parallel", "expert_parallel", "workers")
+        ),
+    ]
+    return pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in cols], separator="|")
+
+
+def fold_labels(c: pl.DataFrame, points: pl.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per basis: (each run's group label, each point's): the model, the chip, the source document (InferenceX is
+    one), a random fold of distinct configurations."""
+    random_r = cv.random_groups(c.select(config_key().alias("k"))["k"].to_numpy())
+    random_p = cv.random_groups(points["point_id"].to_numpy(), seed=1)
+    return {
+        "model_out": (c["arch_model"].to_numpy(), points["arch_model"].to_numpy()),
+        "chip_out": (c["chip"].to_numpy(), points["chip"].to_numpy()),
+        "source_out": (np.full(c.height, "inferencex_train", dtype=object), points["document"].to_numpy()),
+        "random_out": (
+            np.array([f"fold{k}" for k in random_r], dtype=object),
+            np.array([f"fold{k}" for k in random_p], dtype=object),
+        ),
+    }
+
+
+def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
+    """``calibration_runs``: every run, the included ones with their predictions."""
+    users, assumed, mode = pl.col("concurrency"), pl.col("workers_assumed"), pl.col("mode")
+    inc = c.with_columns(
+        pl.Series("system_chips", extra["system_chips"]),
+        pl.Series("bound_ttft_s", bounds[0]),
+        pl.Series("bound_tpot_s", bounds[1]),
+        pl.Series("predicted_ttft_s", np.exp(pred["ttft"])),
+        pl.Series("predicted_tpot_s", np.exp(pred["tpot"])),
+        *(
+            pl.Series(f"{b}_{t}_ratio", np.exp(held[b][t]))
+            for b in ("model_out", "chip_out", "random_out")
+            for t in ("ttft", "tpot")
+        ),
+        pl.lit(True).alias("included"),
+    ).select(
+        "run_id",
+        "system_chips",
+        "bound_ttft_s",
+        "bound_tpot_s",
+        "predicted_ttft_s",
+        "predicted_tpot_s",
+        "decode_workers",
+        "prefill_workers",
+        *(f"{b}_{t}_ratio" for b in ("model_out", "chip_out", "random_out") for t in ("ttft", "tpot")),
+        "included",
+    )
+    out = configs.drop("decode_workers", "prefill_workers").join(inc, on="run_id", how="left")
+    out = out.with_columns(
+        pl.col("decode_workers").fill_null(1.0),
+        pl.col("prefill_workers").fill_null(1.0),
+        pl.col("included").fill_null(False),
+    )
+    return out.with_columns(
+        _layout(out, "decode").alias("decode_layout"),
+        pl.when(mode == "disagg").then(_layout(out, "prefill")).alias("prefill_layout"),
+        regimes(mode, users, assumed, "ttft").alias("regime_ttft"),
+        regimes(mode, users, assumed, "tpot").alias("regime_tpot"),
+    )
+
+
+def points_frame(p, fitted, pts, z, problem, held) -> pl.DataFrame:
+    """``calibration_points``: every published point, the included ones with their predictions."""
+    u = cal.coordinates(z, problem.levels, problem.point_codes, pts.n)
+    predicted = cal.predict_points(cal.values(u), pts)
+    bound = cal.predict_points({k: np.full(pts.n, 1.0 if k in cal.EFFICIENCIES else 0.0) for k in cal.PARAMETERS}, pts)
+    measured = np.exp(pts.log_measured)
+    rows = np.arange(pts.n)
+    regime = pl.col("regime")
+    inc = fitted.select("point_id").with_columns(
+        pl.Series("measured_value_per", measured),
+        pl.Series("bound_value", bound["value"]),
+        pl.Series("calibrated_value", predicted["value"]),
+        pl.Series("cv_value", np.exp(held["source_out"]["points"]) * measured),
+        pl.Series("model_out_over_measured_ratio", np.exp(held["model_out"]["points"])),
+        pl.Series("chip_out_over_measured_ratio", np.exp(held["chip_out"]["points"])),
+        pl.Series("decode_batch_per_replica", pts.decode_tokens[rows, predicted["decode_pick"]]),
+        pl.Series("prefill_tokens_per_pass", pts.prefill_tokens[rows, predicted["prefill_pick"]]),
+        pl.Series("limit_met", predicted["limit_met"]),
+        pl.lit(True).alias("included"),
+    )
+    frame = p.join(inc, on="point_id", how="left").with_columns(pl.col("included").fill_null(False))
+    quantity = {
+        "offline": "output tokens/s per chip",
+        "disaggregated": "output tokens/s per chip",
+        "decode": "output tokens/s per chip",
+        "prefill": "input tokens/s per chip",
+        "single_stream": "output tokens/s per user",
+    }
+    frame = frame.with_columns(
+        regime.replace_strict(quantity, default=None).alias("measured_quantity"),
+        pl.when(pl.col("included"))
+        .then(pl.col("measured_value_per"))
+        .otherwise(
+            pl.col("measured_value") / pl.when(regime == "single_stream").then(1).otherwise(pl.col("value_chips"))
+        )
+        .alias("measured_value"),
+        pl.when(regime == "prefill")
+        .then(None)
+        .otherwise(pl.col("decode_batch_per_replica"))
+        .alias("decode_batch_per_replica"),
+        pl.when(regime.is_in(["prefill", "offline", "disaggregated"]))
+        .then(pl.col("prefill_tokens_per_pass"))
+        .alias("prefill_tokens_per_pass"),
+        pl.col("_reason").alias("exclusion_reason"),
+        pl.coalesce("context_tokens", pl.col("input_tokens") + pl.col("output_tokens").fill_null(0) / 2).alias(
+            "decode_context_tokens"
+        ),
+    )
+    return frame.with_columns(
+        (pl.col("bound_value") / pl.col("measured_value")).alias("bound_over_measured_ratio"),
+        (pl.col("calibrated_value") / pl.col("measured_value")).alias("calibrated_over_measured_ratio"),
+        (pl.col("cv_value") / pl.col("measured_value")).alias("cv_over_measured_ratio"),
+    )
+
+
+def residual_rows(runs: pl.DataFrame, points: pl.DataFrame) -> pl.DataFrame:
+    """One row per included measurement and target: its held-out, in-sample and bound log ratios and its groups."""
+    frames = []
+    inc = runs.filter(pl.col("included"))
+    for target in ("ttft", "tpot"):
+        m = pl.col(f"measured_{target}_s")
+        frames.append(
+            inc.select(
+                pl.lit(target).alias("target"),
+                pl.col(f"regime_{target}").alias("regime"),
+                "arch_model",
+                "chip",
+                "engine",
+                pl.lit("inferencex_train").alias("source"),
+                *(pl.col(f"{b}_{target}_ratio").log().alias(b) for b in ("model_out", "chip_out", "random_out")),
+                pl.lit(None, dtype=pl.Float64).alias("source_out"),
+                (pl.col(f"predicted_{target}_s") / m).log().alias("calibrated"),
+                (pl.col(f"bound_{target}_s") / m).log().alias("bound"),
+                config_key().alias("config"),
+            )
+        )
+    pts = points.filter(pl.col("included"))
+    frames.append(
+        pts.select(
+            pl.lit("throughput").alias("target"),
+            "regime",
+            "arch_model",
+            "chip",
+            "engine",
+            pl.col("document").alias("source"),
+            # throughput over-predicted = time under-predicted: flip the sign so > 0 always means "too slow/long"
+            (-pl.col("model_out_over_measured_ratio").log()).alias("model_out"),
+            (-pl.col("chip_out_over_measured_ratio").log()).alias("chip_out"),
+            pl.lit(None, dtype=pl.Float64).alias("random_out"),
+            (-pl.col("cv_over_measured_ratio").log()).alias("source_out"),
+            (-pl.col("calibrated_over_measured_ratio").log()).alias("calibrated"),
+            (-pl.col("bound_over_measured_ratio").log()).alias("bound"),
+            pl.col("point_id").alias("config"),
+        )
+    )
+    rows = pl.concat(frames, how="vertical_relaxed")
+    return rows.with_columns(
+        pl.max_horizontal(pl.col("model_out").abs(), pl.col("chip_out").abs()).alias("model_and_chip"),
+        pl.Series("fold", cv.random_groups(rows["config"].to_numpy())).cast(pl.String),
+    )
+
+
+def _group_of(distance: str) -> str:
+    return {"seen": "fold", "new_model": "arch_model", "new_chip": "chip", "new_model_and_chip": "arch_model"}[distance]
+
+
+def bands(rows: pl.DataFrame) -> pl.DataFrame:
+    """``calibration_bands``: per target × regime × distance, the held-out error factors and their out-of-group
+    coverage. A cell with fewer than :data:`econ.fits.calibration_cv.MIN_BAND_POINTS` rows or from fewer than
+    :data:`~econ.fits.calibration_cv.MIN_BAND_GROUPS` groups is pooled: its factors are the larger of its own and its
+    target's at that distance. Coverage: each row against the band its cell (or, thin, the pooled cells) would
+    have given without its own group (:func:`econ.fits.calibration_cv.claimed_band`)."""
+    out = []
+    for (target,), t_rows in rows.group_by(["target"], maintain_order=True):
+        for distance, basis in DISTANCES:
+            r = np.abs(t_rows[basis].cast(pl.Float64).to_numpy())
+            if not np.isfinite(r).any():
+                continue
+            group = t_rows[_group_of(distance)].to_numpy().astype(str)
+            regime = t_rows["regime"].to_numpy()
+            _, inside = cv.claimed_band(r, regime, group)
+            p50_all, p90_all = cv.factors(r)
+            for reg in sorted(set(regime)):
+                cell = (regime == reg) & np.isfinite(r)
+                thin = cell.sum() < cv.MIN_BAND_POINTS or np.unique(group[cell]).size < cv.MIN_BAND_GROUPS
+                p50, p90 = cv.factors(r[cell])
+                if thin:
+                    p50, p90 = np.nanmax([p50, p50_all]), np.nanmax([p90, p90_all])
+                cov = inside[cell]
+                cov = cov[np.isfinite(cov)]
+                out.append(
+                    {
+                        "target": target,
+                        "regime": reg,
+                        "distance": distance,
+                        "basis": "larger of model_out and chip_out" if basis == "model_and_chip" else basis,
+                        "n_points": int(cell.sum()),
+                        "error_factor_p50": p50,
+                        "error_factor_p90": p90,
+                        "coverage_p90_frac": float(cov.mean()) if cov.size else np.nan,
+                        "pooled": bool(thin),
+                    }
+                )
+    return pl.DataFrame(out)
+
+
+def errors(rows: pl.DataFrame, band_table: pl.DataFrame) -> pl.DataFrame:
+    """``calibration_errors``: per basis × target × grouping, the error factors and the share of held-out rows
+    inside the p90 band of their cell computed without their group."""
+    distance_of = {"random_out": "seen", "model_out": "new_model", "chip_out": "new_chip"}
+    inside_cols = []
+    for basis, distance in distance_of.items():
+        flags = np.full(rows.height, np.nan)
+        for _, idx in rows.with_row_index("_i").group_by(["target"]):
+            i = idx["_i"].to_numpy()
+            r = np.abs(idx[basis].cast(pl.Float64).to_numpy())
+            _, inside = cv.claimed_band(r, idx["regime"].to_numpy(), idx[_group_of(distance)].to_numpy().astype(str))
+            flags[i] = inside
+        inside_cols.append(pl.Series(f"_in_{basis}", flags))
+    rows = rows.with_columns(inside_cols)
+    out = []
+    for basis in (*BASES, "calibrated", "bound"):
+        r = rows.select(
+            "target",
+            "regime",
+            "chip",
+            "arch_model",
+            "engine",
+            pl.col(basis).alias("r"),
+            (pl.col(f"_in_{basis}") if f"_in_{basis}" in rows.columns else pl.lit(None, dtype=pl.Float64)).alias(
+                "inside"
+            ),
+        ).filter(pl.col("r").is_not_null() & pl.col("r").is_finite())
+        if not r.height:
+            continue
+        for kind, key in (
+            ("overall", None),
+            ("regime", "regime"),
+            ("chip", "chip"),
+            ("model", "arch_model"),
+            ("engine", "engine"),
+        ):
+            g = r.with_columns((pl.lit("all") if key is None else pl.col(key).fill_null("")).alias("_g"))
+            agg = g.group_by("target", "_g").agg(
+                pl.len().alias("n_points"),
+                pl.col("r").abs().median().alias("median_abs_log_ratio"),
+                pl.col("r").abs().quantile(0.9, interpolation="linear").alias("p90_abs_log_ratio"),
+                pl.col("r").median().alias("median_log_ratio"),
+                pl.col("inside").mean().alias("band_coverage_frac"),
+            )
+            out.append(
+                agg.with_columns(
+                    pl.lit(basis).alias("basis"), pl.lit(kind).alias("group_kind"), pl.col("_g").alias("group")
+                )
+            )
+    frame = pl.concat(out).with_columns(
+        pl.col("median_abs_log_ratio").exp().alias("error_factor"),
+        pl.col("p90_abs_log_ratio").exp().alias("error_factor_p90"),
+    )
+    return frame.sort("basis", "target", "group_kind", "group")
+
+
+def parameters(result, levels, runs: pl.DataFrame, points: pl.DataFrame, arch: dict[str, str]) -> pl.DataFrame:
+    """``calibration_parameters`` from the fit's natural rows, each with the rows that inform it (``arch``: chip ->
+    hardware.architecture)."""
+    inc_r, inc_p = runs.filter(pl.col("included")), points.filter(pl.col("included"))
+    rows = []
+    for r in cal.natural(result, levels):
+        kind, group = r["group_kind"], r["group"]
+        if kind == "engine":
+            engine_p = pl.col("engine").str.to_lowercase().replace(ENGINE_NAMES)
+            rr, pp = inc_r.filter(pl.col("engine") == group), inc_p.filter(engine_p == group)
+        elif kind == "architecture":
+            chips = [c for c, a in arch.items() if a == group]
+            rr, pp = inc_r.filter(pl.col("chip").is_in(chips)), inc_p.filter(pl.col("architecture") == group)
+        elif kind == "serving":
+            engine, mode = group.split("/")
+            rr = inc_r.filter((pl.col("engine") == engine) & (pl.col("mode") == mode))
+            regime = "offline" if mode == "agg" else "disaggregated"
+            pp = inc_p.filter(
+                (pl.col("regime") == regime) & (pl.col("engine").str.to_lowercase().replace(ENGINE_NAMES) == engine)
+            )
+        else:
+            rr, pp = inc_r, inc_p
+        sources = pp["document"].n_unique() if pp.height else 0
+        rows.append(
+            {
+                **r,
+                "family": group if kind == "architecture" else ("" if kind == "" else None),
+                "unit": UNITS.get(r["parameter"], "fraction"),
+                "status": result.status,
+                "interval_kind": result.interval_kind,
+                "n_points": rr.height + pp.height,
+                "informed_by": f"{rr.height} InferenceX runs, {pp.height} published points from {sources} sources",
+                "meaning": MEANING[r["parameter"]] + (f" ({kind} {group})" if kind else ""),
+            }
+        )
+    return pl.DataFrame(rows)

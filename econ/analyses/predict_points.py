@@ -1,0 +1,75 @@
+"""``econ predict --points FILE.csv``: every row of a file of serving runs in the measured file's own schema
+(``inferencex_train``: AIConfigurator's ``silicon_sample.csv`` columns) predicted at once.
+
+The file is read and checked by the table spec of ``inferencex_train`` (a bad cell names its file, line and
+column); measured columns are ignored; ``system`` may name any chip econ knows in the file's style (``h100_sxm``,
+``b300_sxm``, ``gb200``, ``mi355x``) and ``model_path`` any Hugging Face id of ``data/models.csv`` or a quantised
+re-release of one. One output row per input row (:data:`econ.analyses.serving_predict.OUTPUT`), in input order:
+``status`` ``ok`` or the kind of problem, ``reason`` the sentence. Vectorised (bench/predict_points.py).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+
+from econ.analyses import serving_runs
+from econ.analyses.calibration import MODELS_SQL
+from econ.analyses.serving_predict import predict_configurations
+from econ.db import connect_read_only
+from econ.load.serving_run_tables import SERVING_RUNS
+from econ.load.spec import FILE, LINE, read_table
+
+STATUS = (
+    (r"^model '", "unknown_model"),
+    (r"^system '", "unknown_chip"),
+    (r"hardware\.csv has no", "no_link_bandwidth"),
+    (r"does not hold the weights", "does_not_fit"),
+    (r"not finite", "not_predicted"),
+)
+"""A reason's status code (anything else: ``bad_input``)."""
+
+
+def read_points(path: Path) -> pl.DataFrame:
+    """The rows of a file of runs, checked and converted by the ``inferencex_train`` spec."""
+    frame = read_table(Path(path), SERVING_RUNS)
+    return frame.drop([c for c in (FILE, LINE) if c in frame.columns])
+
+
+def predict_frame(rows: pl.DataFrame, models, hardware, params, bands, seen_models, seen_chips) -> pl.DataFrame:
+    """Predictions of rows of the spec's frame (see the module)."""
+    configs = serving_runs.configurations(rows, models, hardware)
+    out = predict_configurations(
+        configs, models, hardware, params=params, bands=bands, seen_models=seen_models, seen_chips=seen_chips
+    )
+    code = pl.lit("bad_input")
+    for pattern, name in reversed(STATUS):
+        code = pl.when(pl.col("reason").str.contains(pattern)).then(pl.lit(name)).otherwise(code)
+    return out.with_columns(pl.when(pl.col("reason").is_null()).then(pl.lit("ok")).otherwise(code).alias("status"))
+
+
+def predict_points_file(db_path: Path, points: Path) -> pl.DataFrame:
+    """Every row of ``points`` predicted by the calibrated serving model of the database at ``db_path``."""
+    rows = read_points(points)
+    with connect_read_only(Path(db_path), current=True) as con:
+        models = con.sql(MODELS_SQL).pl()
+        hardware = con.sql("select * from hardware").pl()
+        params = con.sql("select * from calibration_parameters").pl()
+        bands = con.sql("select * from calibration_bands").pl()
+        seen = con.sql(
+            "select arch_model, chip from calibration_runs where included union all "
+            "select arch_model, chip from calibration_points where included"
+        ).pl()
+    return predict_frame(
+        rows, models, hardware, params, bands, set(seen["arch_model"].to_list()), set(seen["chip"].to_list())
+    )
+
+
+def describe(frame: pl.DataFrame) -> str:
+    """One line for stderr: how many rows were predicted and why the others were not."""
+    ok = int((frame["status"] == "ok").sum())
+    others = frame.filter(pl.col("status") != "ok").group_by("status").len().sort("len", descending=True)
+    why = ", ".join(f"{n} {re.sub('_', ' ', s)}" for s, n in others.iter_rows())
+    return f"{ok} of {frame.height} rows predicted" + (f" ({why})" if why else "")

@@ -1,0 +1,207 @@
+"""Predictions of serving configurations from the calibration: TTFT, TPOT and throughput, the roofline bound beside
+each, and the error factors of points like it. The one predictor behind ``econ predict``, ``econ predict
+--points`` and the calibration's own tables (:func:`econ.fits.calibration.predict_runs` at the calibrated
+parameters of each row's engine, architecture and way of serving).
+
+Vectorised over rows: a configuration frame (:func:`econ.analyses.serving_runs.configurations`) becomes features
+(:mod:`econ.analyses.calibration_runs`) and predictions in a handful of array passes, whatever the row count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from econ.analyses import calibration_runs as cr
+from econ.fits import calibration as cal
+
+OUTPUT = (
+    "id",
+    "status",
+    "reason",
+    "predicted_ttft_ms",
+    "predicted_tpot_ms",
+    "predicted_output_tokens_per_s_per_gpu",
+    "ttft_error_factor_p50",
+    "ttft_error_factor_p90",
+    "tpot_error_factor_p50",
+    "tpot_error_factor_p90",
+    "bound_ttft_ms",
+    "bound_tpot_ms",
+    "regime_ttft",
+    "regime_tpot",
+    "distance",
+    "decode_batch_per_worker",
+    "system_chips",
+    "notes",
+)
+"""Columns of ``econ predict --points`` (``id`` … ``tpot_error_factor_p90`` as the issue names them, then the
+roofline bound, the cell of the error bands and how the row was read)."""
+
+
+def _coordinate_offsets(params: pl.DataFrame) -> tuple[dict[str, float], dict[tuple[str, str, str], float]]:
+    """(shared coordinate per parameter, offset per (parameter, group kind, group)) from calibration_parameters."""
+    finite = params.filter(pl.col("estimate").is_not_null() & pl.col("estimate").is_finite())
+    shared = {
+        r["parameter"]: cal.to_coordinate(
+            r["parameter"],
+            min(max(r["estimate"], 1e-12), 1 - 1e-12)
+            if r["parameter"] in cal.EFFICIENCIES
+            else max(r["estimate"], 1e-300),
+        )
+        for r in finite.filter(pl.col("group_kind") == "").iter_rows(named=True)
+    }
+    offsets = {}
+    for r in finite.filter(pl.col("group_kind") != "").iter_rows(named=True):
+        name = r["parameter"]
+        if name not in shared:
+            continue
+        value = min(max(r["estimate"], 1e-12), 1 - 1e-12) if name in cal.EFFICIENCIES else max(r["estimate"], 1e-300)
+        offsets[(name, r["group_kind"], r["group"])] = cal.to_coordinate(name, value) - shared[name]
+    return shared, offsets
+
+
+def row_parameters(params: pl.DataFrame, groups: dict[str, list]) -> dict[str, np.ndarray]:
+    """Each row's calibrated parameters: the shared coordinate plus the offsets of its groups (``groups[kind]``:
+    each row's level, None for none). A parameter the table lacks takes the fit's starting value."""
+    shared, offsets = _coordinate_offsets(params)
+    n = len(next(iter(groups.values()))) if groups else 1
+    out = {}
+    for name in cal.PARAMETERS:
+        u = np.full(n, shared.get(name, cal.to_coordinate(name, cal.START[name])))
+        for kind, levels in groups.items():
+            u = u + np.array([offsets.get((name, kind, lv), 0.0) if lv is not None else 0.0 for lv in levels])
+        out[name] = cal.to_value(name, u)
+    return out
+
+
+def idealised(n: int) -> dict[str, np.ndarray]:
+    """The roofline bound's parameters: every efficiency 1, no fixed cost, no imbalance, no queue."""
+    return {k: np.full(n, 1.0 if k in cal.EFFICIENCIES else 0.0) for k in cal.PARAMETERS}
+
+
+def regime(mode: np.ndarray, users: np.ndarray, assumed: np.ndarray, target: str) -> np.ndarray:
+    """The regime of a TTFT or TPOT (as calibration_runs.regime_*)."""
+    pool = "disagg_prefill" if target == "ttft" else "disagg_decode"
+    disagg = np.where(assumed, f"{pool}_unstated_workers", pool)
+    return np.where(users <= 1, "batch_1", np.where(mode == "agg", "agg", disagg))
+
+
+def distances(arch_model, chip, seen_models: set, seen_chips: set) -> np.ndarray:
+    """How far each row is from the calibration data: seen, new_model, new_chip or new_model_and_chip."""
+    m = np.array([a in seen_models for a in arch_model])
+    c = np.array([x in seen_chips for x in chip])
+    return np.select([m & c, ~m & c, m & ~c], ["seen", "new_model", "new_chip"], "new_model_and_chip")
+
+
+def band_factors(bands: pl.DataFrame, target: str, regimes: np.ndarray, dist: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(p50, p90) error factors of each row's cell; a cell the bands lack takes its target's widest band at that
+    distance (never a narrower one)."""
+    t = bands.filter(pl.col("target") == target)
+    cell = {
+        (r["regime"], r["distance"]): (r["error_factor_p50"], r["error_factor_p90"]) for r in t.iter_rows(named=True)
+    }
+    widest = {}
+    for (_, d), (p50, p90) in cell.items():
+        w = widest.get(d, (np.nan, -np.inf))
+        widest[d] = (max(p50, w[0]) if np.isfinite(w[0]) else p50, max(p90, w[1]))
+    pairs = [cell.get((r, d), widest.get(d, (np.nan, np.nan))) for r, d in zip(regimes, dist)]
+    arr = np.array(pairs, dtype=float).reshape(-1, 2)
+    return arr[:, 0], arr[:, 1]
+
+
+def predict_configurations(
+    configs: pl.DataFrame,
+    models: pl.DataFrame,
+    hardware: pl.DataFrame,
+    *,
+    params: pl.DataFrame | None,
+    bands: pl.DataFrame | None,
+    seen_models: set,
+    seen_chips: set,
+) -> pl.DataFrame:
+    """Predictions of every configuration row (:data:`OUTPUT` columns plus the features' frame columns).
+
+    ``params``/``bands``: ``calibration_parameters`` / ``calibration_bands`` (None: the roofline bound alone, no
+    error factors). Rows with a ``reason`` get status = that reason and no numbers.
+    """
+    ok = configs.filter(pl.col("reason").is_null())
+    frame = configs.select("run_id", "reason", "notes").rename({"run_id": "id"})
+    if not ok.height:
+        return _finish(frame, pl.DataFrame(schema={"id": pl.String}))
+    c = cr.run_inputs(ok, models, hardware)
+    runs, extra = cr.runs_problem(c)
+    fits = extra["one_sequence_bytes"] <= extra["hbm_capacity_bytes"]
+    links = np.isfinite(runs.decode.comm_s) & np.isfinite(runs.demand.comm_s) & np.isfinite(runs.first.comm_s)
+    arch_of = dict(hardware.select("chip", "architecture").iter_rows())
+    arch = [arch_of.get(x) for x in c["chip"].to_list()]
+    engine = c["engine"].to_list()
+    serving = [f"{e}/{m}" for e, m in zip(engine, c["mode"].to_list())]
+    if params is not None:
+        p = row_parameters(params, {"engine": engine, "architecture": arch, "serving": serving})
+    else:
+        p = idealised(c.height)
+    with np.errstate(all="ignore"):
+        ttft, tpot = cal.predict_runs(p, runs)
+    users, osl = runs.users, runs.output_tokens
+    with np.errstate(all="ignore"):
+        per_gpu = users * osl / (ttft + (osl - 1.0) * tpot) / extra["system_chips"]
+    mode = c["mode"].to_numpy()
+    assumed = c["workers_assumed"].to_numpy()
+    reg_ttft, reg_tpot = regime(mode, users, assumed, "ttft"), regime(mode, users, assumed, "tpot")
+    dist = distances(c["arch_model"].to_list(), c["chip"].to_list(), seen_models, seen_chips)
+    if bands is not None and bands.height:
+        t50, t90 = band_factors(bands, "ttft", reg_ttft, dist)
+        p50, p90 = band_factors(bands, "tpot", reg_tpot, dist)
+    else:
+        t50 = t90 = p50 = p90 = np.full(c.height, np.nan)
+    status = np.where(
+        ~links,
+        "data/hardware.csv has no scale_up_bandwidth_gb_per_s / scale_out_bandwidth_gbit_per_s for the chip",
+        np.where(~fits, "the layout does not hold the weights and one sequence in HBM", ""),
+    )
+    bad = (status != "") | ~np.isfinite(ttft) | ~np.isfinite(tpot)
+    status = np.where((status == "") & bad, "the prediction is not finite", status)
+
+    def good(x):
+        return np.where(bad, np.nan, x)
+
+    pred = pl.DataFrame(
+        {
+            "id": c["run_id"],
+            "_status": status.astype(str),
+            "_bad": bad,
+            "predicted_ttft_ms": good(ttft * 1e3),
+            "predicted_tpot_ms": good(tpot * 1e3),
+            "predicted_output_tokens_per_s_per_gpu": good(per_gpu),
+            "ttft_error_factor_p50": good(t50),
+            "ttft_error_factor_p90": good(t90),
+            "tpot_error_factor_p50": good(p50),
+            "tpot_error_factor_p90": good(p90),
+            "bound_ttft_ms": good(extra["bound_first_pass_s"] * 1e3),
+            "bound_tpot_ms": good(extra["bound_tpot_s"] * 1e3),
+            "regime_ttft": reg_ttft,
+            "regime_tpot": reg_tpot,
+            "distance": dist,
+            "decode_batch_per_worker": extra["decode_batch_per_worker"],
+            "system_chips": extra["system_chips"],
+        }
+    )
+    pred = pred.with_columns(pl.when(pl.col("_bad")).then(pl.col("_status")).alias("_why")).drop("_status", "_bad")
+    return _finish(frame, pred)
+
+
+def _finish(frame: pl.DataFrame, pred: pl.DataFrame) -> pl.DataFrame:
+    out = frame.join(pred, on="id", how="left") if pred.height else frame
+    for name in OUTPUT:
+        if name not in out.columns:
+            out = out.with_columns(
+                pl.lit(
+                    None, dtype=pl.Float64 if name not in ("regime_ttft", "regime_tpot", "distance") else pl.String
+                ).alias(name)
+            )
+    reason = pl.coalesce("reason", "_why") if "_why" in out.columns else pl.col("reason")
+    return out.with_columns(
+        reason.alias("reason"),
+        pl.when(reason.is_null()).then(pl.lit("ok")).otherwise(pl.lit("not predicted")).alias("status"),
+    ).select(OUTPUT)

@@ -1,0 +1,338 @@
+"""Serving runs in AIConfigurator's schema (``inferencex_train``, ``econ predict --points``) as configurations.
+
+A row names a model (a Hugging Face id), a system (``h200_sxm``, ``gb200``, …), an engine, formats, lengths,
+a mode (``agg``: one pool does prefill and decode; ``disagg``: prefill and decode workers) and each pool's
+layout. :func:`configurations` turns rows into one configuration each, resolved against ``models`` and
+``hardware``, the way AIConfigurator reads them (its ``silicon_sample.csv`` code at commit 095f58a):
+
+- concurrency ``C``: ``silicon_concurrency=N`` in ``silicon_data_source`` (the benchmark's own figure), else
+  ``batch_size × attention_dp_size`` (agg) or ``decode_batch_size × decode_attention_dp_size ×
+  decode_num_workers`` (disagg);
+- a worker holds ``tp × pp × attention_dp`` chips; attention runs as ``attention_dp`` replicas split ``tp``
+  ways, and the MoE layers over the same chips as ``moe_tp × moe_ep`` (so ``moe_ep`` is the expert-parallel
+  degree and ``moe_tp`` splits each expert).
+
+Known defects of the measured file, repaired and said so in ``notes`` (tests/analyses/test_serving_runs.py):
+
+- an agg row on an 8-chip system stored with more chips than the node (``tp_size=64`` for a ``tp8 ep8`` run):
+  every such row's stored chip count is the square of a real one (8 → 64, 4 → 16), so the worker is taken as
+  the square root, each degree capped by it;
+- a disagg row without worker counts: one prefill and one decode worker are assumed (``workers_assumed``);
+- a batch that does not match the stated concurrency: the stated concurrency wins.
+
+What cannot be predicted gets a ``reason`` (unknown model or chip, no concurrency, a layout whose degrees do
+not multiply out) and is kept, never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from econ.load.serving_run_tables import SERVING_RUNS
+
+FORMATS = {
+    "bf16": "bf16",
+    "fp16": "bf16",
+    "float16": "bf16",
+    "bfloat16": "bf16",
+    "fp8": "fp8",
+    "fp8_block": "fp8",
+    "fp8_static": "fp8",
+    "w8a8": "fp8",
+    "int8": "int8",
+    "int8_wo": "int8",
+    "nvfp4": "fp4",
+    "mxfp4": "fp4",
+    "fp4": "fp4",
+    "w4a8_mxfp4_fp8": "fp4",
+    "w4afp8": "fp4",
+}
+"""AIConfigurator's quantisation modes (``gemm_quant_mode``, ``moe_quant_mode``, ``precision``) -> econ's number
+format (bytes per weight and the peak the math runs at); blank is BF16 (an unquantised checkpoint)."""
+
+KV_FORMATS = {"bf16": "bf16", "fp16": "bf16", "float16": "bf16", "fp8": "fp8", "int8": "fp8", "fp8_e4m3": "fp8"}
+"""``kvcache_quant_mode`` -> econ's KV-cache format."""
+
+DEFAULT_KV_FORMAT = "bf16"
+"""The cache format where a row does not state one: the engines' default ("auto", the activations' dtype) for
+every engine in the measured file."""
+
+QUANT_SUFFIX = re.compile(
+    r"(-(instruct|chat|it|base|hf|fp8|nvfp4|fp4|mxfp4|awq|gptq|int4|int8|w4a16|w8a8|bf16|dynamic))+$"
+)
+
+
+def model_key(name: str | None) -> str:
+    """A model name or Hugging Face id without its organisation, quantisation and tuning suffixes, lower case
+    (``nvidia/DeepSeek-R1-NVFP4`` -> ``deepseek-r1``, ``meta-llama/Meta-Llama-3.1-70B`` -> ``llama-3.1-70b``)."""
+    if not name:
+        return ""
+    base = name.strip().split("/")[-1].lower()
+    base = QUANT_SUFFIX.sub("", base)
+    return base[5:] if base.startswith("meta-") else base
+
+
+def model_resolver(models: pl.DataFrame) -> dict[str, str]:
+    """{key: models.model} for every model's name and Hugging Face id (:func:`model_key`)."""
+    out: dict[str, str] = {}
+    for row in models.select("model", "hf_repo").iter_rows(named=True):
+        for name in (row["hf_repo"], row["model"]):
+            if name:
+                out.setdefault(model_key(name), row["model"])
+    return out
+
+
+def chip_key(system: str | None) -> str:
+    """AIConfigurator's system name -> a ``hardware.chip`` spelling (``h100_sxm`` -> ``H100``, ``gb200`` ->
+    ``GB200``, ``mi355x`` -> ``MI355X``)."""
+    if not system:
+        return ""
+    s = system.strip().lower()
+    for suffix in ("_sxm", "_pcie", "_nvl", "_hgx", "_dgx"):
+        s = s.removesuffix(suffix)
+    return s.replace("_", "-").upper()
+
+
+CONCURRENCY = r"silicon_concurrency=(\d+)"
+
+SPEC_COLUMNS = {
+    c.out_name: {"str": pl.String, "int": pl.Int64, "float": pl.Float64}[c.kind] for c in SERVING_RUNS.columns
+}
+"""Every column of the runs' table (``inferencex_train``'s spec): a frame without one reads it as blank."""
+
+OPTIONAL = {
+    "kvcache_quant_mode": pl.String,
+    "nextn": pl.Float64,
+    "nextn_accept_rate": pl.Float64,
+    "measured_ttft_s": pl.Float64,
+    "measured_tpot_s": pl.Float64,
+    "silicon_data_source": pl.String,
+    "backend_version": pl.String,
+}
+"""Columns a file of runs may leave out (AIConfigurator's speculative-decoding and KV-cache columns, the measured
+values, the provenance)."""
+
+
+def _degree(name: str) -> pl.Expr:
+    """A stored degree: blank or 0 (both appear in the file for an unused dimension) is 1."""
+    c = pl.col(name).cast(pl.Float64)
+    return pl.when(c.is_null() | (c <= 0)).then(1.0).otherwise(c)
+
+
+def _lookup(frame: pl.DataFrame, column: str, mapping) -> pl.Series:
+    """``mapping`` applied to the distinct values of ``column`` (a few), joined back to every row."""
+    distinct = frame.select(pl.col(column).unique())[column].to_list()
+    table = pl.DataFrame(
+        {column: distinct, "_v": [mapping(v) for v in distinct]}, schema={column: pl.String, "_v": pl.String}
+    )
+    return frame.select(column).join(table, on=column, how="left", maintain_order="left")["_v"]
+
+
+def _formats(column: str) -> pl.Expr:
+    return pl.col(column).str.to_lowercase().replace_strict(FORMATS, default=None, return_dtype=pl.String)
+
+
+def configurations(rows: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFrame) -> pl.DataFrame:
+    """One configuration per row of the AIConfigurator schema (columns of :data:`SCHEMA`), with the reason a row
+    cannot be predicted (null: it can). ``models`` needs ``model``, ``hf_repo``, ``num_routed_experts`` and
+    ``num_attention_heads``; ``hardware`` ``chip`` and ``scale_up_domain_chips``. Vectorised: Python touches only
+    the distinct model and system names."""
+    columns = {**SPEC_COLUMNS, **OPTIONAL}
+    rows = rows.with_columns(
+        (pl.col(c).cast(t, strict=False) if c in rows.columns else pl.lit(None, dtype=t)).alias(c)
+        for c, t in columns.items()
+    )
+    resolve = model_resolver(models)
+    chips = {c.upper(): c for c in hardware["chip"].to_list()}
+    r = rows.with_columns(
+        _lookup(rows, "model_path", lambda v: resolve.get(model_key(v))).alias("arch_model"),
+        _lookup(rows, "system", lambda v: chips.get(chip_key(v))).alias("chip"),
+    )
+    info = models.select(
+        pl.col("model").alias("arch_model"),
+        pl.col("num_routed_experts").is_not_null().alias("_moe"),
+        pl.col("num_attention_heads").cast(pl.Float64).alias("_heads"),
+    )
+    domain = hardware.select("chip", pl.col("scale_up_domain_chips").cast(pl.Float64).fill_null(1.0).alias("_domain"))
+    r = r.join(info, on="arch_model", how="left").join(domain, on="chip", how="left")
+    agg = pl.col("mode") == "agg"
+    weight = pl.coalesce(_formats("gemm_quant_mode"), _formats("precision"))
+    weight = (
+        pl.when(pl.col("gemm_quant_mode").is_null() & pl.col("precision").is_null())
+        .then(pl.lit("bf16"))
+        .otherwise(weight)
+    )
+    r = r.with_columns(
+        weight.alias("weight_format"),
+        pl.coalesce(_formats("moe_quant_mode"), weight).alias("expert_weight_format"),
+        pl.col("kvcache_quant_mode")
+        .str.to_lowercase()
+        .replace_strict(KV_FORMATS, default=None, return_dtype=pl.String)
+        .alias("_kv"),
+        pl.col("silicon_data_source").str.extract(CONCURRENCY, 1).cast(pl.Float64).alias("_stated"),
+    )
+    for pool in ("prefill", "decode"):
+        r = r.with_columns(
+            pl.when(agg).then(_degree(k)).otherwise(_degree(f"{pool}_{k}")).alias(f"_{pool}_{k}")
+            for k in ("tp_size", "attention_dp_size", "pp_size", "moe_tp_size", "moe_ep_size")
+        )
+        tp, dp, pp = (pl.col(f"_{pool}_{k}") for k in ("tp_size", "attention_dp_size", "pp_size"))
+        stored = tp * dp * pp
+        root = stored.sqrt().round(0)
+        squared = agg & (stored > pl.col("_domain")) & (root * root == stored) & (root <= pl.col("_domain"))
+        tp_r = pl.when(squared).then(pl.min_horizontal(tp, root)).otherwise(tp)
+        dp_r = pl.when(squared).then(root / pl.min_horizontal(tp, root)).otherwise(dp)
+        pp_r = pl.when(squared).then(1.0).otherwise(pp)
+        r = r.with_columns(
+            tp_r.alias(f"{pool}_tensor_parallel"),
+            dp_r.alias(f"{pool}_attention_data_parallel"),
+            pp_r.alias(f"{pool}_pipeline_parallel"),
+            squared.alias(f"_{pool}_squared"),
+            stored.alias(f"_{pool}_stored"),
+        )
+        stage = pl.col(f"{pool}_tensor_parallel") * pl.col(f"{pool}_attention_data_parallel")
+        ep, etp = pl.col(f"_{pool}_moe_ep_size"), pl.col(f"_{pool}_moe_tp_size")
+        consistent = (etp * ep == stage) & ~pl.col(f"_{pool}_squared")
+        spread = pl.when(ep > 1).then(1.0).otherwise(stage)
+        r = r.with_columns(
+            pl.when(~pl.col("_moe").fill_null(False))
+            .then(1.0)
+            .when(consistent)
+            .then(etp)
+            .otherwise(spread)
+            .alias(f"{pool}_expert_tensor_parallel"),
+            (pl.col("_moe").fill_null(False) & ~consistent & ~pl.col(f"_{pool}_squared")).alias(f"_{pool}_respread"),
+        )
+        r = r.with_columns(
+            (stage / pl.col(f"{pool}_expert_tensor_parallel")).alias(f"{pool}_expert_parallel"),
+            pl.when(agg).then(1.0).otherwise(pl.col(f"{pool}_num_workers").cast(pl.Float64)).alias(f"{pool}_workers"),
+        )
+    missing = ~agg & (
+        pl.col("prefill_workers").is_null()
+        | (pl.col("prefill_workers") <= 0)
+        | pl.col("decode_workers").is_null()
+        | (pl.col("decode_workers") <= 0)
+    )
+    r = r.with_columns(
+        missing.alias("workers_assumed"),
+        pl.when(missing).then(1.0).otherwise(pl.col("prefill_workers")).alias("prefill_workers"),
+        pl.when(missing).then(1.0).otherwise(pl.col("decode_workers")).alias("decode_workers"),
+    )
+    batch = pl.when(agg).then(pl.col("batch_size")).otherwise(pl.col("decode_batch_size")).cast(pl.Float64)
+    from_batch = batch * pl.col("_decode_attention_dp_size") * pl.col("decode_workers")  # as stored
+    r = r.with_columns(pl.coalesce("_stated", from_batch).alias("concurrency"), from_batch.alias("_from_batch"))
+    return r.with_columns(_notes().alias("notes"), _reason().alias("reason")).select(
+        pl.col("id").alias("run_id"),
+        pl.col("backend").alias("engine"),
+        "model_path",
+        "system",
+        "arch_model",
+        "chip",
+        "mode",
+        pl.col("isl").cast(pl.Float64).alias("input_tokens"),
+        pl.col("osl").cast(pl.Float64).alias("output_tokens"),
+        "concurrency",
+        "weight_format",
+        "expert_weight_format",
+        pl.coalesce("_kv", pl.lit(DEFAULT_KV_FORMAT)).alias("kv_cache_format"),
+        pl.col("_kv").is_not_null().alias("kv_cache_stated"),
+        pl.col("nextn").fill_null(0.0).alias("speculative_tokens"),
+        pl.col("nextn_accept_rate").fill_null(0.0).alias("acceptance_frac"),
+        *(
+            pl.col(f"{pool}_{k}")
+            for pool in ("prefill", "decode")
+            for k in (
+                "tensor_parallel",
+                "attention_data_parallel",
+                "pipeline_parallel",
+                "expert_tensor_parallel",
+                "expert_parallel",
+                "workers",
+            )
+        ),
+        "workers_assumed",
+        "measured_ttft_s",
+        "measured_tpot_s",
+        "notes",
+        "reason",
+    )
+
+
+def _notes() -> pl.Expr:
+    parts = (
+        [
+            pl.when(pl.col(f"_{pool}_squared")).then(
+                pl.format(
+                    "{} layout stored with {} chips on a {}-chip system: read as tp {} x dp {}",
+                    pl.lit(pool),
+                    pl.col(f"_{pool}_stored").cast(pl.Int64),
+                    pl.col("_domain").cast(pl.Int64),
+                    pl.col(f"{pool}_tensor_parallel").cast(pl.Int64),
+                    pl.col(f"{pool}_attention_data_parallel").cast(pl.Int64),
+                )
+            )
+            for pool in ("decode", "prefill")
+        ]
+        + [
+            pl.when(pl.col(f"_{pool}_respread")).then(
+                pl.format("{} MoE degrees do not multiply to tp x dp: experts spread over the stage", pl.lit(pool))
+            )
+            for pool in ("decode", "prefill")
+        ]
+        + [
+            pl.when(pl.col("workers_assumed")).then(
+                pl.lit(
+                    "worker counts not stated: decode workers enough for 64 sequences per rank, prefill workers at "
+                    "the median ratio"
+                )
+            ),
+            pl.when(
+                pl.col("_stated").is_not_null()
+                & pl.col("_from_batch").is_not_null()
+                & ((pl.col("_stated") - pl.col("_from_batch")).abs() > 0.5)
+            ).then(
+                pl.format(
+                    "batch implies concurrency {}, the run states {}: the run's used",
+                    pl.col("_from_batch").cast(pl.Int64),
+                    pl.col("_stated").cast(pl.Int64),
+                )
+            ),
+        ]
+    )
+    return pl.concat_str(parts, separator="; ", ignore_nulls=True).replace("", None)
+
+
+def _reason() -> pl.Expr:
+    tp_d, tp_p = pl.col("decode_tensor_parallel"), pl.col("prefill_tensor_parallel")
+    return (
+        pl.when(pl.col("arch_model").is_null())
+        .then(pl.format("model '{}' is not in data/models.csv (by name or Hugging Face id)", pl.col("model_path")))
+        .when(pl.col("chip").is_null())
+        .then(pl.format("system '{}' names no chip of data/hardware.csv", pl.col("system")))
+        .when(~pl.col("mode").is_in(["agg", "disagg"]))
+        .then(pl.format("mode '{}' is neither agg nor disagg", pl.col("mode")))
+        .when(pl.col("weight_format").is_null() | pl.col("expert_weight_format").is_null())
+        .then(
+            pl.format("unknown quantisation mode '{}'", pl.coalesce("gemm_quant_mode", "moe_quant_mode", "precision"))
+        )
+        .when(pl.col("kvcache_quant_mode").is_not_null() & pl.col("_kv").is_null())
+        .then(pl.format("unknown KV-cache format '{}'", pl.col("kvcache_quant_mode")))
+        .when(pl.col("concurrency").is_null() | (pl.col("concurrency") <= 0))
+        .then(pl.lit("no concurrency: neither silicon_concurrency in silicon_data_source nor a batch size"))
+        .when(pl.col("isl").is_null() | pl.col("osl").is_null() | (pl.col("isl") <= 0) | (pl.col("osl") <= 0))
+        .then(pl.lit("isl and osl must be positive token counts"))
+        .when(pl.col("_heads").is_not_null() & ((pl.col("_heads") % tp_d != 0) | (pl.col("_heads") % tp_p != 0)))
+        .then(
+            pl.format(
+                "tensor parallel {} does not divide the model's {} attention heads (no engine runs that: the "
+                "stored layout is not the run's)",
+                tp_d.cast(pl.Int64),
+                pl.col("_heads").cast(pl.Int64),
+            )
+        )
+        .when((pl.col("nextn") > 0) & pl.col("nextn_accept_rate").is_null())
+        .then(pl.lit("nextn (MTP draft tokens) without nextn_accept_rate"))
+        .otherwise(None)
+    )

@@ -1,0 +1,111 @@
+"""Grouped cross-validation of the calibration, and the error bands it gives each kind of prediction.
+
+A fold leaves out a whole group — a model, a chip, a source (revisions of one document are one source), or a
+random share of configurations (duplicated measurements of one configuration fall together) — refits warm-started
+from the full fit, and predicts what it left out. Every measured row thus gets a held-out ``log(predicted /
+measured)`` per basis.
+
+An error band is the held-out error of *points like it*: the rows of the same target (TTFT, TPOT or a published
+throughput), regime and distance from the data (a configuration of a seen model and chip: the random folds; an
+unseen model: leave-one-model-out; an unseen chip: leave-one-chip-out; both unseen: the larger of the two). The
+factor at quantile q is ``exp(q-quantile of |log ratio|)``. Its promise is checked out of group: each model's
+rows are measured against the band computed from the other models' rows (:func:`band_coverage`), so a band that
+only fits its own data shows as low coverage.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from econ.fits import calibration as cal
+from econ.formula import formula
+
+RANDOM_FOLDS = 5
+"""Folds of the random-configuration CV (a seed-fixed shuffle of distinct configurations)."""
+
+FOLD_ITERATIONS = 6
+"""Gauss–Newton iterations a fold may take from the full fit (:func:`econ.fits.calibration.refit`). A fold that
+stops early leaks the full fit into its held-out predictions (they look better than they are): the held-out
+errors at this cap are those of scipy's solver run to convergence (40 evaluations) within 0.3%
+(bench/calibration.py)."""
+
+QUANTILES = (0.5, 0.9)
+MIN_BAND_POINTS = 8
+"""Fewest held-out rows a band is computed from; a thinner cell takes its target's pooled band at that distance."""
+
+MIN_BAND_GROUPS = 3
+"""Fewest distinct groups (models, chips or folds) a band is computed from: a cell one model dominates says how
+that model's rows scatter, not how a new model's will (its band widens to the pooled one)."""
+
+
+def random_groups(config_keys: np.ndarray, folds: int = RANDOM_FOLDS, seed: int = 0) -> np.ndarray:
+    """Fold index (0 … folds−1) of every row: distinct configuration keys shuffled (fixed seed) and dealt out."""
+    keys, inverse = np.unique(np.asarray(config_keys, dtype=object).astype(str), return_inverse=True)
+    order = np.random.default_rng(seed).permutation(keys.size)
+    fold_of_key = np.empty(keys.size, dtype=int)
+    fold_of_key[order] = np.arange(keys.size) % folds
+    return fold_of_key[inverse]
+
+
+@formula("log(pred/meas) of each group's rows from a fit without that group", "grouped cross-validation")
+def cross_validate(
+    problem: cal.Problem, start: np.ndarray, run_groups: np.ndarray, point_groups: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Held-out ``log(predicted / measured)`` of every run (TTFT, TPOT) and point, folding over the distinct
+    values of the group labels (a label shared by runs and points leaves both out together; None: never held
+    out). Each fold is warm-started from ``start`` and capped at :data:`FOLD_EVALUATIONS` evaluations."""
+    run_groups = np.asarray(run_groups, dtype=object)
+    point_groups = np.asarray(point_groups, dtype=object)
+    out = {
+        k: np.full(n, np.nan)
+        for k, n in (("ttft", problem.runs.n), ("tpot", problem.runs.n), ("points", problem.points.n))
+    }
+    labels = sorted({g for g in np.concatenate([run_groups, point_groups]) if g is not None}, key=str)
+    measured = {"ttft": problem.runs.log_ttft, "tpot": problem.runs.log_tpot, "points": problem.points.log_measured}
+    for label in labels:
+        held_r, held_p = run_groups == label, point_groups == label
+        fold = dataclasses.replace(problem, run_mask=~held_r, point_mask=~held_p)
+        pred = cal.predict(cal.refit(fold, start, FOLD_ITERATIONS), problem)
+        for key, held in (("ttft", held_r), ("tpot", held_r), ("points", held_p)):
+            out[key][held] = (pred[key] - measured[key])[held]
+    return out
+
+
+def factors(abs_log: np.ndarray) -> tuple[float, float]:
+    """(p50, p90) error factors of held-out ``|log ratio|`` values (NaN with none)."""
+    x = np.asarray(abs_log, dtype=float)
+    x = x[np.isfinite(x)]
+    if not x.size:
+        return np.nan, np.nan
+    q = np.quantile(x, QUANTILES)
+    return float(np.exp(q[0])), float(np.exp(q[1]))
+
+
+@formula("coverage = share of a group's held-out |log ratio| ≤ log(p90 band of the other groups' rows)", "this module")
+def band_coverage(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(p90 band each row would have been given from rows of its cell outside its own group, whether the row falls
+    inside it). Fewer than :data:`MIN_BAND_POINTS` other rows, or from fewer than :data:`MIN_BAND_GROUPS` other
+    groups, give NaN."""
+    abs_log = np.asarray(abs_log, dtype=float)
+    cell = np.asarray(cell, dtype=object).astype(str)
+    group = np.asarray(group, dtype=object).astype(str)
+    band = np.full(abs_log.size, np.nan)
+    for c in np.unique(cell):
+        in_cell = (cell == c) & np.isfinite(abs_log)
+        for g in np.unique(group[in_cell]):
+            others = in_cell & (group != g)
+            if others.sum() >= MIN_BAND_POINTS and np.unique(group[others]).size >= MIN_BAND_GROUPS:
+                band[in_cell & (group == g)] = np.quantile(abs_log[others], QUANTILES[1])
+    inside = np.where(np.isfinite(band), abs_log <= band, np.nan)
+    return np.exp(band), inside
+
+
+def claimed_band(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(p90 band each row would have been given without its own group, whether the row falls inside it): its cell's
+    band where the cell has enough rows from enough other groups, else the band of all cells pooled."""
+    band, inside = band_coverage(abs_log, cell, group)
+    pooled, pooled_inside = band_coverage(abs_log, np.full(np.size(abs_log), "all"), group)
+    use_cell = np.isfinite(band)
+    return np.where(use_cell, band, pooled), np.where(use_cell, inside, pooled_inside)

@@ -1,0 +1,208 @@
+"""Exact derivatives of the calibration's predictions with respect to each row's parameter coordinates.
+
+The fit's Jacobian is these per-row derivatives (rows × parameters), spread to the shared coordinates and the
+group offsets by :func:`econ.fits.calibration.jacobian` (a row's offset moves only its own coordinate). They are
+the chain rule through the formulas of :mod:`econ.physics.step_time`:
+
+- a soft roofline ``s = (x^p + y^p)^(1/p)`` moves by ``(x/s)^(p−1)`` per unit of x; an efficiency's time factor
+  ``κ = 1/η = 1 + e^u`` by ``e^u = κ − 1``; a positive quantity ``v = e^u`` by ``v``;
+- the closed-loop response ``R = (b + √(b² + 4DZ))/2``, ``b = N·D − Z``: ``∂R/∂D = (N + (b·N + 2Z)/√·)/2``,
+  ``∂R/∂Z = (−1 + (2D − b)/√·)/2``;
+- a point's throughput at its chosen batch (the envelope theorem: the choice does not move to first order).
+
+tests/fits/test_calibration.py checks them against finite differences.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from econ.fits import calibration as cal
+from econ.physics.step_time import SMOOTH_MAX_POWER
+
+STEP_PARAMETERS = (
+    "gemm_mfu_frac",
+    "expert_mfu_frac",
+    "attention_mfu_frac",
+    "hbm_bandwidth_frac",
+    "link_bandwidth_frac",
+    "collective_latency_s",
+    "layer_overhead_s",
+    "sequence_overhead_s",
+    "step_overhead_s",
+    "expert_imbalance_scale",
+)
+WAVES = 10.0
+
+
+def _pull(x, s):
+    """∂smax/∂x = (x/s)^(p−1) (0 where the step is empty)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(s > 0, (x / s) ** (SMOOTH_MAX_POWER - 1.0), 0.0)
+
+
+def step_gradient(step: cal.Step, p: dict) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """(step time, {parameter: d time / d coordinate}) at per-row parameters ``p``: for steps without communication
+    overlap, as every measured run is (a layout that overlaps is predicted, never fitted)."""
+    if np.any(np.asarray(step.overlap) > 0):
+        raise ValueError("step_gradient: the fit's steps state no communication overlap")
+    k = {name: 1.0 / np.asarray(p[name], dtype=float) for name in cal.EFFICIENCIES}
+    gamma = np.asarray(p["expert_imbalance_scale"], dtype=float)
+    busy = 1.0 + gamma * (step.imbalance - 1.0)
+    pairs = (
+        (k["gemm_mfu_frac"] * step.dense_s, k["hbm_bandwidth_frac"] * step.dense_mem_s),
+        (k["expert_mfu_frac"] * busy * step.expert_s, k["hbm_bandwidth_frac"] * step.expert_mem_s),
+        (k["attention_mfu_frac"] * step.attention_s, k["hbm_bandwidth_frac"] * step.kv_mem_s),
+    )
+    smax = [(x**SMOOTH_MAX_POWER + y**SMOOTH_MAX_POWER) ** (1.0 / SMOOTH_MAX_POWER) for x, y in pairs]
+    wx = [_pull(x, s) for (x, _), s in zip(pairs, smax)]
+    wy = [_pull(y, s) for (_, y), s in zip(pairs, smax)]
+    alpha, t_layer, t_seq, t_step = (
+        np.asarray(p[n], dtype=float)
+        for n in ("collective_latency_s", "layer_overhead_s", "sequence_overhead_s", "step_overhead_s")
+    )
+    t = (
+        sum(smax)
+        + k["link_bandwidth_frac"] * step.comm_s
+        + alpha * step.hops
+        + t_layer * step.layers
+        + t_seq * step.sequences
+        + t_step
+    )
+    e_exp = k["expert_mfu_frac"] * busy * step.expert_s
+    with np.errstate(invalid="ignore", divide="ignore"):
+        imbalance = np.where(busy > 0, e_exp * wx[1] * gamma * (step.imbalance - 1.0) / busy, 0.0)
+    grad = {
+        "gemm_mfu_frac": (k["gemm_mfu_frac"] - 1.0) * step.dense_s * wx[0],
+        "expert_mfu_frac": (k["expert_mfu_frac"] - 1.0) * busy * step.expert_s * wx[1],
+        "attention_mfu_frac": (k["attention_mfu_frac"] - 1.0) * step.attention_s * wx[2],
+        "hbm_bandwidth_frac": (k["hbm_bandwidth_frac"] - 1.0)
+        * (step.dense_mem_s * wy[0] + step.expert_mem_s * wy[1] + step.kv_mem_s * wy[2]),
+        "link_bandwidth_frac": (k["link_bandwidth_frac"] - 1.0) * step.comm_s,
+        "collective_latency_s": alpha * step.hops,
+        "layer_overhead_s": t_layer * step.layers,
+        "sequence_overhead_s": t_seq * step.sequences,
+        "step_overhead_s": t_step + 0.0 * t,
+        "expert_imbalance_scale": imbalance,
+    }
+    return t, {name: np.broadcast_to(g, np.shape(t)) for name, g in grad.items()}
+
+
+def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
+    """(d log TTFT / du, d log TPOT / du): rows × :data:`econ.fits.calibration.PARAMETERS`."""
+    t_dec, g_dec = step_gradient(runs.decode, p)
+    t_first, g_first = step_gradient(runs.first, p)
+    t_full, g_full = step_gradient(runs.demand, p)
+    t_base, g_base = step_gradient(runs.demand_base, p)
+    n, users, out = runs.n, runs.users, runs.output_tokens
+    tpot = t_dec / runs.accepted
+    busy = t_full > t_base
+    demand = np.where(busy, t_full - t_base, 0.0) / runs.demand_requests
+    think = np.maximum(out - 1.0, 0.0) * tpot
+    b = users * demand - think
+    root = np.sqrt(b * b + 4.0 * demand * think)
+    response = (b + root) / 2.0
+    queued = response > demand
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d_r_d = np.where(root > 0, (users + (b * users + 2.0 * think) / root) / 2.0, users)
+        d_r_z = np.where(root > 0, (-1.0 + (2.0 * demand - b) / root) / 2.0, 0.0)
+    queue = np.where(queued, response - demand, 0.0)
+    burst = np.maximum(users - 1.0, 0.0) * demand / 2.0
+    omega, beta = p["queue_wait_frac"], p["burst_wait_frac"]
+    sigma, tau0 = p["ttft_stream_steps"], p["ttft_overhead_s"]
+    ttft = runs.first_steps * t_first + tau0 + sigma * tpot + omega * queue + beta * burst / WAVES
+    by_demand = omega * np.where(queued, d_r_d - 1.0, 0.0) + beta * np.maximum(users - 1.0, 0.0) / (2.0 * WAVES)
+    by_tpot = sigma + omega * np.where(queued, d_r_z, 0.0) * np.maximum(out - 1.0, 0.0)
+    d_ttft = np.zeros((n, len(cal.PARAMETERS)))
+    d_tpot = np.zeros((n, len(cal.PARAMETERS)))
+    for name in STEP_PARAMETERS:
+        i = cal.PARAMETERS.index(name)
+        d_demand = np.where(busy, g_full[name] - g_base[name], 0.0) / runs.demand_requests
+        d_tpot_abs = g_dec[name] / runs.accepted
+        d_ttft[:, i] = runs.first_steps * g_first[name] + by_demand * d_demand + by_tpot * d_tpot_abs
+        d_tpot[:, i] = d_tpot_abs / tpot
+    serving = {
+        "ttft_overhead_s": tau0,
+        "ttft_stream_steps": sigma * tpot,
+        "queue_wait_frac": omega * queue,
+        "burst_wait_frac": beta * burst / WAVES,
+    }
+    for name, g in serving.items():
+        d_ttft[:, cal.PARAMETERS.index(name)] = g
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d_ttft = np.where((np.isfinite(ttft) & (ttft > 0))[:, None], d_ttft / ttft[:, None], 0.0)
+        d_tpot = np.where((np.isfinite(tpot) & (tpot > 0))[:, None], d_tpot, 0.0)
+    return d_ttft, d_tpot
+
+
+def points_gradient(p: dict, pts: cal.Points) -> np.ndarray:
+    """d log value / du of every point (rows × parameters), at the batch and pass its prediction chose."""
+    pg = {k: np.asarray(v)[:, None] for k, v in p.items()}
+    pred = cal.predict_points(p, pts)
+    rows = np.arange(pts.n)
+    t_d, g_d = step_gradient(pts.decode, pg)
+    t_p, g_p = step_gradient(pts.prefill, pg)
+    pick_d, pick_p = pred["decode_pick"], pred["prefill_pick"]
+    regime = pts.regime
+    d_col = np.where(regime == "single_stream", 0, pick_d)
+    td, tp = t_d[rows, d_col], t_p[rows, pick_p]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s_d = td * pts.decode_chips[:, 0] / pts.decode_tokens[rows, d_col]
+        s_p = tp * pts.prefill_chips[:, 0] / pts.prefill_tokens[rows, pick_p]
+        ell, out = pts.input_tokens, pts.output_tokens
+        offline_w_p = ell * s_p / (ell * s_p + out * s_d)
+        decode_side = pts.decode_share / s_d <= (1.0 - pts.decode_share) * out / (ell * s_p)
+    grad = np.zeros((pts.n, len(cal.PARAMETERS)))
+    for name in STEP_PARAMETERS:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dlog_d = g_d[name][rows, d_col] / td
+            dlog_p = g_p[name][rows, pick_p] / tp
+        value = np.select(
+            [regime == "prefill", regime == "offline", regime == "disaggregated"],
+            [-dlog_p, -(offline_w_p * dlog_p + (1.0 - offline_w_p) * dlog_d), np.where(decode_side, -dlog_d, -dlog_p)],
+            -dlog_d,
+        )
+        grad[:, cal.PARAMETERS.index(name)] = np.where(np.isfinite(value), value, 0.0)
+    ok = np.isfinite(pred["value"]) & (pred["value"] > 0)
+    return np.where(ok[:, None], grad, 0.0)
+
+
+def spread(d: np.ndarray, problem: cal.Problem) -> np.ndarray:
+    """The Jacobian over fit coordinates from per-row derivatives ``d`` (residual rows × shared parameters): a
+    shared column is ``d``'s, an offset column ``d``'s column on the rows of its group and 0 elsewhere."""
+    k = len(cal.PARAMETERS)
+    cols = cal.offset_columns(problem.levels)
+    jac = np.zeros((d.shape[0], k + len(cols)))
+    jac[:, :k] = d
+    rows = np.arange(d.shape[0])
+    first = {}
+    for i, kind, level, j in cols:
+        first.setdefault((kind, i), j - level)
+    for (kind, i), base in first.items():
+        run_code = problem.run_codes.get(kind, np.full(problem.runs.n, -1))
+        point_code = problem.point_codes.get(kind, np.full(problem.points.n, -1))
+        code = np.concatenate([run_code, run_code, point_code])
+        has = code >= 0
+        jac[rows[has], base + code[has]] = d[has, i]
+    return jac
+
+
+def jacobian(z, problem: cal.Problem) -> np.ndarray:
+    """d(stacked predictions: runs' log TTFT, runs' log TPOT, points' log value)/dz: each row's derivatives in its
+    physical coordinates, on the shared coordinate and on the offsets of the row's groups (a prediction that
+    cannot run, held at a constant, has none)."""
+    lv = problem.levels
+    k = len(cal.PARAMETERS)
+    parts = []
+    if problem.runs.n:
+        u_r = cal.coordinates(z, lv, problem.run_codes, problem.runs.n)
+        parts += list(runs_gradient(cal.values(u_r), problem.runs))
+    else:
+        parts += [np.zeros((0, k)), np.zeros((0, k))]
+    if problem.points.n:
+        u_p = cal.coordinates(z, lv, problem.point_codes, problem.points.n)
+        parts.append(points_gradient(cal.values(u_p), problem.points))
+    else:
+        parts.append(np.zeros((0, k)))
+    d = np.vstack(parts)
+    return spread(np.where(np.isfinite(d), d, 0.0), problem)

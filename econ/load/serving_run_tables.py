@@ -1,0 +1,132 @@
+"""``inferencex_train``: measured serving runs in AIConfigurator's ``silicon_sample.csv`` schema.
+
+The file is vendored unmodified (``data/inferencex_train.csv``, Apache-2.0, data/README.md gives its source and
+sha256): 3,366 InferenceX runs, each a stated configuration (model, system, engine, formats, mode, lengths, each
+pool's parallel layout) with its measured mean TTFT and TPOT. The same spec reads a user's file of runs for
+``econ predict --points``: the measured columns, AIConfigurator's speculative-decoding and KV-cache columns and
+the provenance may be left out. Column names are the source's; the measured milliseconds become seconds here.
+How a row is read (concurrency, layouts, the file's known defects) is :mod:`econ.analyses.serving_runs`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from econ.load import ceilings
+from econ.load.spec import Column, TableSpec
+
+MODES = ("agg", "disagg")
+
+
+def _degree(name: str, what: str) -> Column:
+    return Column(name, "int", "chips", what, min=0, ceiling=ceilings.CHIPS, optional=True)
+
+
+def _pool(prefix: str, pool: str) -> tuple[Column, ...]:
+    return (
+        _degree(f"{prefix}tp_size", f"Tensor-parallel degree of the {pool} worker's attention"),
+        _degree(f"{prefix}pp_size", f"Pipeline stages of the {pool} worker"),
+        _degree(f"{prefix}attention_dp_size", f"Attention data-parallel ranks of the {pool} worker"),
+        _degree(f"{prefix}moe_tp_size", f"Tensor-parallel slices of each expert ({pool})"),
+        _degree(f"{prefix}moe_ep_size", f"Expert-parallel ranks ({pool})"),
+    )
+
+
+def _ms(name: str, db_name: str, what: str) -> Column:
+    return Column(name, "float", "ms", what, positive=True, optional=True, db_name=db_name, factor=1e-3, db_unit="s")
+
+
+SERVING_RUNS = TableSpec(
+    name="inferencex_train",
+    grain="one row per measured serving run (a configuration at one concurrency)",
+    description="InferenceX serving runs (AIConfigurator's accuracy set, training split): configuration, layout, "
+    "lengths, concurrency and the measured mean TTFT and TPOT",
+    key=("id",),
+    columns=(
+        Column("id", "str", "", "The run's identifier", required=True),
+        Column(
+            "silicon_data_source", "str", "", "Dump date, config id, silicon_concurrency=N, engine image", optional=True
+        ),
+        Column("backend", "str", "", "Serving engine (trtllm, sglang, vllm)", required=True),
+        Column("backend_version", "str", "", "Engine version", optional=True),
+        Column("model_path", "str", "", "Hugging Face id of the model (or a quantised re-release)", required=True),
+        Column("system", "str", "", "System (h100_sxm, h200_sxm, b200_sxm, gb200, …)", required=True),
+        Column("precision", "str", "", "Checkpoint precision (fp8, fp4; blank: bf16)", optional=True),
+        Column(
+            "mode", "str", "", "agg (one pool) or disagg (prefill and decode workers)", required=True, allowed=MODES
+        ),
+        Column(
+            "isl",
+            "int",
+            "tokens",
+            "Input sequence length per request",
+            required=True,
+            positive=True,
+            ceiling=ceilings.TOKENS,
+        ),
+        Column(
+            "osl",
+            "int",
+            "tokens",
+            "Output sequence length per request",
+            required=True,
+            positive=True,
+            ceiling=ceilings.TOKENS,
+        ),
+        Column("gemm_quant_mode", "str", "", "Format of the dense GEMMs' weights and math (fp8, fp8_block, nvfp4)"),
+        Column("moe_quant_mode", "str", "", "Format of the routed experts (fp8, fp8_block, nvfp4)"),
+        Column(
+            "batch_size",
+            "int",
+            "sequences",
+            "Agg: requests per attention data-parallel rank",
+            min=0,
+            ceiling=ceilings.CHIPS,
+        ),
+        *_pool("", "agg"),
+        Column("prefill_batch_size", "int", "prompts", "Disagg: prompts per prefill pass", min=0, optional=True),
+        Column(
+            "prefill_num_workers",
+            "int",
+            "workers",
+            "Disagg: prefill workers",
+            min=0,
+            ceiling=ceilings.CHIPS,
+            optional=True,
+        ),
+        *_pool("prefill_", "prefill"),
+        Column(
+            "decode_batch_size",
+            "int",
+            "sequences",
+            "Disagg: sequences per decode attention rank",
+            min=0,
+            ceiling=ceilings.CHIPS,
+        ),
+        Column("decode_num_workers", "int", "workers", "Disagg: decode workers", min=0, ceiling=ceilings.CHIPS),
+        *_pool("decode_", "decode"),
+        Column(
+            "kvcache_quant_mode", "str", "", "KV-cache format (fp8, bf16; blank: the engine's default)", optional=True
+        ),
+        Column(
+            "nextn",
+            "int",
+            "tokens",
+            "Speculative (MTP) draft tokens per step (blank: none)",
+            optional=True,
+            min=0,
+            max=16,
+        ),
+        Column(
+            "nextn_accept_rate", "float", "", "Acceptance rate of each draft token", optional=True, min=0.0, max=1.0
+        ),
+        _ms("silicon_ttft_ms", "measured_ttft_s", "Measured mean time to first token"),
+        _ms("silicon_tpot_ms", "measured_tpot_s", "Measured mean time per output token"),
+    ),
+)
+
+SERVING_RUNS = dataclasses.replace(
+    SERVING_RUNS,
+    columns=tuple(c if c.required else dataclasses.replace(c, optional=True) for c in SERVING_RUNS.columns),
+)
+"""Only the required columns must be in a file of runs; any other the file leaves out reads as blank."""

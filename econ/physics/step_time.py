@@ -1,0 +1,187 @@
+"""What a serving step and a request take on real engines: the terms the idealised roofline leaves out.
+
+The lecture's step time ``max(compute, memory, communication)`` is a lower bound: every byte and FLOP at peak,
+perfectly overlapped. Measured engines (the InferenceX runs of ``data/inferencex_train.csv``) run a step as a
+sequence of kernels, each bound by its own roofline, plus fixed costs no roofline sees. This module holds those
+terms, each a function of arrays (broadcasting), each with its source:
+
+- **kernels in sequence**: a step is the dense GEMMs, the routed experts' grouped GEMMs and attention one after
+  another, each ``smax(FLOPs/(P·η_c), bytes/(W·η_m))`` (a soft roofline: the p-norm of the two times, which is
+  the max far from the ridge and a gradual knee near it, as measured kernels show), plus communication at
+  ``η_l`` of the link, a latency per collective hop, a fixed cost per layer (kernel launches, norms, routing:
+  what sets a large MoE model's speed at batch 1), per sequence scheduled (the engine's per-request work each
+  step) and per step;
+- **expert load imbalance**: the busiest expert-parallel rank, not the mean, sets the grouped GEMMs' time; with
+  uniform routing of ``m`` token-expert pairs per rank over ``n`` ranks the busiest holds ``m + √(2·m·ln n)``
+  (Raab & Steger 1998, "Balls into bins", the heavily loaded case), and real routers are more skewed (a fitted
+  scale of the excess);
+- **pipeline bubbles**: a pass of M micro-batches through PP stages takes ``(M + PP − 1)`` stage times (GPipe,
+  Huang et al. 2019: bubble share ``(PP − 1)/(M + PP − 1)``);
+- **queueing in TTFT**: a benchmark client keeps C requests in flight (a closed loop: each user sends its next
+  request when the last one ends, after its ``Z = (O − 1)·TPOT`` of decoding), so a request waits for the
+  prefill work queued ahead of it. Schweitzer's approximate mean-value analysis of one queue of demand D per
+  request with C users and think time Z gives the response ``R = ((C·D − Z) + √((C·D − Z)² + 4·D·Z))/2``
+  (exact at C = 1 and in both asymptotes: ``D`` unloaded, ``C·D − Z`` saturated); the benchmark's opening burst
+  of C requests adds ``(C − 1)·D/2`` to each of its first requests.
+
+Speculative decoding (:func:`econ.physics.deployment.accepted_tokens_per_step`), the KV-cache format
+(``kv_scale`` of the deployment terms) and prefill chunks sharing decode steps (``prefill_tokens`` of
+:func:`econ.physics.deployment.step_terms`) live with the step terms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from econ.formula import formula
+
+SMOOTH_MAX_POWER = 2.0
+"""p of the soft roofline ``(a^p + b^p)^(1/p)``: at the ridge (a = b) a kernel takes 2^(1/3) = 1.26x the max of its
+two times, 1.01x once one is twice the other. A stated shape, not a fit: p = 2 over-charges memory-bound GEMMs at
+small batch, p = 6 is the hard max within 12% everywhere; both fit the measured runs worse (bench/calibration.py)."""
+
+
+def _f(x):
+    return np.asarray(x, dtype=float)
+
+
+@formula("smax(a, b) = (a^p + b^p)^(1/p)", "soft roofline (p-norm of compute and memory time)")
+def smooth_max(a, b, power: float = SMOOTH_MAX_POWER):
+    """The soft maximum of two non-negative times [s]: ≥ max(a, b), → max(a, b) as one dominates."""
+    a, b = _f(a), _f(b)
+    top = np.maximum(a, b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio_a = np.where(top > 0, a / top, 0.0)
+        ratio_b = np.where(top > 0, b / top, 0.0)
+    return top * (ratio_a**power + ratio_b**power) ** (1.0 / power)
+
+
+@formula("r = min(1 + √(2·ln n / m), n),  m = t·k/n", "Raab & Steger 1998: max load of m·n balls in n bins")
+def expert_imbalance_ratio(tokens, experts_per_token, expert_parallel):
+    """Busiest expert-parallel rank's token-expert pairs over the mean, under uniform routing [ratio].
+
+    ``tokens`` routed tokens each pick ``experts_per_token`` experts spread over ``expert_parallel`` ranks:
+    ``m = t·k/n`` pairs per rank on average, ``m + √(2·m·ln n)`` on the busiest (the heavily loaded case of
+    balls into bins), never more than all of them (n times the mean). 1 for one rank or no experts.
+    """
+    n = np.maximum(_f(expert_parallel), 1.0)
+    m = _f(tokens) * np.nan_to_num(_f(experts_per_token)) / n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        excess = np.sqrt(2.0 * np.log(n) / m)
+    ratio = np.minimum(1.0 + np.where(m > 0, excess, 0.0), n)
+    return np.where((n > 1) & (m > 0), ratio, 1.0)
+
+
+@formula(
+    "t = smax(F_d/(P·η_g), M_d/(W·η_m)) + smax(r_e·F_e/(P·η_e), M_e/(W·η_m)) + smax(F_a/(P_a·η_a), M_kv/(W·η_m))"
+    " + X/η_l + α·hops + τ_L·layers + τ_q·sequences + τ_S",
+    "kernels in sequence, each a soft roofline; α–β collectives; fixed launch costs",
+)
+def kernel_step_time_s(
+    *,
+    dense_flop,
+    expert_flop,
+    attention_flop,
+    dense_bytes,
+    expert_bytes,
+    kv_bytes,
+    peak_flop_per_s,
+    attention_peak_flop_per_s,
+    hbm_bandwidth_bytes_per_s,
+    comm_time_at_peak_s,
+    collective_hops,
+    layers,
+    sequences,
+    expert_imbalance_ratio_,
+    gemm_mfu,
+    expert_mfu,
+    attention_mfu,
+    mbu,
+    link_frac,
+    collective_latency_s,
+    layer_overhead_s,
+    sequence_overhead_s,
+    step_overhead_s,
+    expert_imbalance_scale,
+    comm_overlap_frac=0.0,
+):
+    """A step's time as real engines run it [s]: the three kernel classes in sequence, each bound by its own soft
+    roofline at its achieved efficiency, plus communication (bandwidth time at ``link_frac``, a latency per hop;
+    ``comm_overlap_frac`` of it hidden behind the kernels where the layout overlaps two micro-batches, DeepSeek's
+    dual-batch overlap) and fixed costs per layer, per sequence the rank schedules (the engine's per-request work
+    each step: batching, sampling, detokenisation) and per step. The routed experts' FLOPs are the busiest
+    rank's: the mean times ``1 + scale·(r − 1)`` (``r`` from :func:`expert_imbalance_ratio`; scale 1 = uniform routing).
+
+    Every efficiency at 1 and every fixed cost at 0 gives the sum over kernel classes of their rooflines: an upper
+    bound of the lecture's ``max(compute, memory)`` and never below it.
+    """
+    bw = _f(hbm_bandwidth_bytes_per_s) * _f(mbu)
+    busiest = 1.0 + _f(expert_imbalance_scale) * (_f(expert_imbalance_ratio_) - 1.0)
+    dense = smooth_max(_f(dense_flop) / (_f(peak_flop_per_s) * _f(gemm_mfu)), _f(dense_bytes) / bw)
+    experts = smooth_max(busiest * _f(expert_flop) / (_f(peak_flop_per_s) * _f(expert_mfu)), _f(expert_bytes) / bw)
+    attention = smooth_max(_f(attention_flop) / (_f(attention_peak_flop_per_s) * _f(attention_mfu)), _f(kv_bytes) / bw)
+    kernels = dense + experts + attention
+    bandwidth = _f(comm_time_at_peak_s) / _f(link_frac)
+    # a layout that overlaps communication with another micro-batch's kernels shows only what exceeds them
+    hidden = _f(comm_overlap_frac) * np.minimum(bandwidth, kernels)
+    comm = bandwidth - hidden + _f(collective_latency_s) * _f(collective_hops)
+    fixed = _f(layer_overhead_s) * _f(layers) + _f(sequence_overhead_s) * _f(sequences) + _f(step_overhead_s)
+    return kernels + comm + fixed
+
+
+@formula("T_pass = (M + PP − 1)·t_stage", "GPipe (Huang et al. 2019): bubble share (PP − 1)/(M + PP − 1)")
+def pipeline_pass_time_s(stage_time_s, micro_batches, stages):
+    """Time for ``micro_batches`` to pass all ``stages`` when one stage takes ``stage_time_s`` per micro-batch [s]."""
+    return (_f(micro_batches) + _f(stages) - 1.0) * _f(stage_time_s)
+
+
+@formula("R = ((N·D − Z) + √((N·D − Z)² + 4·D·Z))/2", "Schweitzer's approximate MVA: one queue, N users, think Z")
+def closed_loop_response_s(demand_s, users, think_s):
+    """Mean response time of a queue of demand ``D`` per request shared by ``N`` users who think ``Z`` between
+    requests [s] (Schweitzer 1979; Lazowska et al., *Quantitative System Performance*, ch. 6).
+
+    From ``R = D·(1 + (N − 1)/N·Q)`` and ``Q = N·R/(R + Z)``: ``R² + (Z − N·D)·R − D·Z = 0``. Equals D at N = 1,
+    tends to D with no load and to N·D − Z at saturation (the closed-loop bound ``X ≤ 1/D``).
+    """
+    d, n, z = _f(demand_s), _f(users), _f(think_s)
+    b = n * d - z
+    return (b + np.sqrt(b * b + 4.0 * d * z)) / 2.0
+
+
+@formula("W_burst = (C − 1)·D/2", "C requests arriving at once, served one D apart")
+def burst_wait_s(users, demand_s):
+    """Mean wait of a burst of ``C`` requests that a queue serves one every ``D`` [s] (the benchmark's start)."""
+    return np.maximum(_f(users) - 1.0, 0.0) * _f(demand_s) / 2.0
+
+
+@formula(
+    "TTFT = S₀ + τ₀ + σ·TPOT + ω·(R − D) + β·W_burst/waves",
+    "a request's first pass, fixed front-end costs, the stream interval, queueing (closed loop and opening burst)",
+)
+def ttft_s(
+    first_pass_s,
+    demand_s,
+    users,
+    think_s,
+    tpot_s,
+    *,
+    ttft_overhead_s,
+    stream_steps,
+    queue_wait_frac,
+    burst_wait_frac,
+    waves=10.0,
+):
+    """Mean time to first token [s]: the request's own prefill ``S₀``, a fixed front-end cost ``τ₀`` (request
+    handling, tokenisation, routing; in disaggregated serving the KV hand-off), ``σ`` decode steps before the
+    first chunk is streamed (engines stream every few steps), the closed-loop queueing ``R − D`` of
+    :func:`closed_loop_response_s` and the opening burst (:func:`burst_wait_s`), which the first of ``waves``
+    requests per user meet (InferenceX sends 10 requests per user slot)."""
+    response = closed_loop_response_s(demand_s, users, think_s)
+    queue = np.maximum(response - _f(demand_s), 0.0)
+    return (
+        _f(first_pass_s)
+        + _f(ttft_overhead_s)
+        + _f(stream_steps) * _f(tpot_s)
+        + _f(queue_wait_frac) * queue
+        + _f(burst_wait_frac) * burst_wait_s(users, demand_s) / _f(waves)
+    )

@@ -1,0 +1,139 @@
+"""Reading a run of the InferenceX / AIConfigurator schema: names, concurrency, layouts and the file's known defects."""
+
+from __future__ import annotations
+
+import duckdb
+import polars as pl
+import pytest
+
+from econ.analyses import serving_runs as sr
+from econ.analyses.calibration import MODELS_SQL
+
+
+@pytest.fixture(scope="module")
+def tables(real_db):
+    with duckdb.connect(str(real_db), read_only=True) as con:
+        return con.sql(MODELS_SQL).pl(), con.sql("select * from hardware").pl()
+
+
+BASE = {
+    "id": "r1",
+    "silicon_data_source": "db-dump/2026-04-27; config_id=1; silicon_concurrency=64; image=x",
+    "backend": "sglang",
+    "model_path": "deepseek-ai/DeepSeek-R1",
+    "system": "b200_sxm",
+    "precision": "fp8",
+    "mode": "agg",
+    "isl": 1024,
+    "osl": 1024,
+    "gemm_quant_mode": "fp8",
+    "moe_quant_mode": "fp8_block",
+    "batch_size": 64,
+    "tp_size": 8,
+    "pp_size": 1,
+    "attention_dp_size": 1,
+    "moe_tp_size": 1,
+    "moe_ep_size": 8,
+}
+
+
+def read(tables, **changes):
+    row = {**BASE, **changes}
+    return sr.configurations(pl.DataFrame([row]), *tables).row(0, named=True)
+
+
+@pytest.mark.parametrize(
+    ("hf_id", "model"),
+    [
+        ("deepseek-ai/DeepSeek-R1", "DeepSeek-R1"),
+        ("nvidia/DeepSeek-R1-NVFP4", "DeepSeek-R1"),
+        ("Qwen/Qwen3-235B-A22B-FP8", "Qwen3-235B-A22B"),
+        ("meta-llama/Llama-3.1-8B-Instruct", "Llama-3.1-8B"),
+        ("nvidia/Llama-3.1-8B-Instruct-FP8", "Llama-3.1-8B"),
+        ("meta-llama/Llama-3.1-70B", "Llama-3.1-70B"),
+        ("zai-org/GLM-5-FP8", "GLM-5"),
+        ("openai/gpt-oss-120b", "gpt-oss-120b"),
+    ],
+)
+def test_a_hugging_face_id_or_a_quantised_re_release_names_its_model(tables, hf_id, model):
+    assert read(tables, model_path=hf_id)["arch_model"] == model
+
+
+@pytest.mark.parametrize(
+    ("system", "chip"),
+    [
+        ("h100_sxm", "H100"),
+        ("gb200", "GB200"),
+        ("b300_sxm", "B300"),
+        ("gb300", "GB300"),
+        ("mi355x", "MI355X"),
+        ("h800_sxm", "H800"),
+    ],
+)
+def test_a_system_in_the_files_style_names_its_chip(tables, system, chip):
+    assert read(tables, system=system)["chip"] == chip
+
+
+def test_an_unknown_model_or_system_is_kept_with_its_reason(tables):
+    r = read(tables, model_path="acme/NotAModel-7B")
+    assert r["reason"].startswith("model 'acme/NotAModel-7B' is not in data/models.csv")
+    assert read(tables, system="tpu_v9")["reason"].startswith("system 'tpu_v9' names no chip")
+
+
+def test_the_concurrency_is_the_runs_own_and_a_mismatched_batch_says_so(tables):
+    r = read(tables)
+    assert r["concurrency"] == 64 and r["reason"] is None
+    mismatched = read(tables, batch_size=16, attention_dp_size=1)
+    assert mismatched["concurrency"] == 64 and "batch implies concurrency 16, the run states 64" in mismatched["notes"]
+    no_source = read(tables, silicon_data_source=None, batch_size=32, attention_dp_size=4, tp_size=2, moe_ep_size=8)
+    assert no_source["concurrency"] == 128  # batch x attention_dp, as AIConfigurator reads it
+
+
+def test_a_layout_stored_with_the_square_of_its_chips_is_read_as_the_root(tables):
+    """The README's defect: an 8-GPU "tp8 ep8" run saved as tp_size=64 (and tp4 ep4 as 16)."""
+    r = read(tables, tp_size=64, moe_tp_size=8, moe_ep_size=8)
+    assert (r["decode_tensor_parallel"], r["decode_attention_data_parallel"], r["decode_expert_parallel"]) == (8, 1, 8)
+    assert "stored with 64 chips on a 8-chip system" in r["notes"]
+    dp = read(tables, tp_size=1, attention_dp_size=16, moe_tp_size=4, moe_ep_size=4)
+    assert (dp["decode_tensor_parallel"], dp["decode_attention_data_parallel"]) == (1, 4)
+    genuine = read(tables, system="h100_sxm", tp_size=32, moe_tp_size=1, moe_ep_size=32)
+    assert genuine["decode_tensor_parallel"] == 32  # 32 chips is no square: four nodes, read as stored
+    nvl = read(tables, system="gb200", tp_size=16, moe_tp_size=1, moe_ep_size=16)
+    assert nvl["decode_tensor_parallel"] == 16 and nvl["notes"] is None  # within an NVL72 domain: as stored
+
+
+def test_a_disaggregated_run_without_worker_counts_assumes_them_and_says_so(tables):
+    r = read(
+        tables,
+        mode="disagg",
+        batch_size=None,
+        tp_size=None,
+        pp_size=None,
+        attention_dp_size=None,
+        moe_tp_size=None,
+        moe_ep_size=None,
+        prefill_tp_size=8,
+        prefill_pp_size=1,
+        prefill_attention_dp_size=1,
+        prefill_moe_tp_size=1,
+        prefill_moe_ep_size=8,
+        decode_tp_size=1,
+        decode_pp_size=1,
+        decode_attention_dp_size=8,
+        decode_moe_tp_size=1,
+        decode_moe_ep_size=8,
+    )
+    assert r["workers_assumed"] and "worker counts not stated" in r["notes"]
+    assert r["concurrency"] == 64 and r["decode_attention_data_parallel"] == 8
+
+
+def test_a_tensor_parallel_degree_that_splits_no_head_count_is_refused(tables):
+    r = read(tables, system="gb200", tp_size=36, moe_tp_size=36, moe_ep_size=1)
+    assert "tensor parallel 36 does not divide the model's 128 attention heads" in r["reason"]
+
+
+def test_formats_read_from_the_quantisation_modes(tables):
+    r = read(tables, gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4", precision="fp4")
+    assert (r["weight_format"], r["expert_weight_format"]) == ("fp4", "fp4")
+    bf16 = read(tables, gemm_quant_mode=None, moe_quant_mode=None, precision=None)
+    assert bf16["weight_format"] == "bf16"
