@@ -20,6 +20,7 @@ from econ.db import connect_read_only
 from econ.errors import EconError
 from econ.fits import request_cost as rc
 from econ.fits.model_identity import match_key, model_name
+from econ.names import resolve_model
 from econ.load import ceilings
 from econ.load.requests import REQUESTS
 from econ.load.spec import FILE, LINE, read_table
@@ -142,6 +143,7 @@ def cost_for(
     the requests need has a blank cost and sorts last. ``as_of`` defaults to the date the database was built for.
     """
     with connect_read_only(Path(db_path), current=True) as con:
+        model = resolve_model(con, model).priced_as
         as_of = as_of or con.sql("select as_of from build_info").fetchall()[0][0]
         con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
         prices = con.sql("select * from price_current").pl()

@@ -13,7 +13,6 @@ error for the chip (≥ 3 held-out points), else its architecture, else overall 
 
 from __future__ import annotations
 
-import difflib
 import math
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from econ.analyses.calibration_scenario import all_scenarios
 from econ.db import connect_read_only
 from econ.errors import EconError
 from econ.load.ceilings import CHIPS
+from econ.names import resolve_chip, resolve_model
 from econ.physics import deployment, layout_search
 from econ.units import GIGA, MEGA
 
@@ -65,14 +65,6 @@ QUANTITIES = (  # key, unit, label
     ("error_factor_p90", "", "error factor 9 in 10 points are within"),
     ("error_basis", "", "error measured on"),
 )
-
-
-def _known(con, table: str, column: str, value: str) -> None:
-    known = [r[0] for r in con.sql(f"select {column} from {table} order by 1").fetchall()]
-    if value not in known:
-        close = difflib.get_close_matches(value, known, n=1, cutoff=0.4)
-        hint = f"did you mean {close[0]}?" if close else f"known: {', '.join(known)}"
-        raise EconError(f"unknown {column} {value!r} (not in {table})", hint)
 
 
 def _positive(flag: str, value, *, whole=False, upper=None) -> None:
@@ -161,8 +153,7 @@ def predict_point(
         )
     prefill_chips = prefill_chips or decode_chips
     with connect_read_only(Path(db_path), current=True) as con:
-        _known(con, "models", "model", model)
-        _known(con, "hardware", "chip", chip)
+        model, chip = resolve_model(con, model, need="architecture").arch_model, resolve_chip(con, chip)
         scenarios = all_scenarios(con)
         if scenario not in scenarios:
             raise EconError(f"no scenario {scenario!r}", f"known scenarios: {', '.join(sorted(scenarios))}")
