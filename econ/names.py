@@ -6,8 +6,8 @@ case and in any spelling the naming rules read as one model (:func:`econ.fits.mo
 :func:`~econ.fits.model_identity.match_key`: ``DeepSeek-V3`` = ``deepseek-v3``, ``claude-4.5-sonnet`` =
 ``claude-sonnet-4.5``). A name that matches nothing is an error whose suggestions rank the nearest names first
 (the given name starts or is inside them, else they are close by edit distance) and, among equally near ones, the
-newest (highest version, then release date or first price), so ``claude-sonnet`` suggests the current Sonnets. Chips and tables are
-matched in any case (and a chip without its dashes: ``tpu-v6e`` = ``TPU-v6e`` = ``tpuv6e``).
+newest (highest version, then release date or first price), so ``claude-sonnet`` suggests the current Sonnets.
+Chips and tables are matched in any case (and a chip without its dashes: ``tpu-v6e`` = ``TPU-v6e`` = ``tpuv6e``).
 """
 
 from __future__ import annotations
@@ -135,10 +135,17 @@ def resolve_model(con: duckdb.DuckDBPyConnection, text: str, *, need: str = "any
             _hint(close, 'econ sql "select model from models" lists the models with an architecture'),
         )
     if need == "architecture":
-        close = suggest(names.filter(pl.col("arch_model").is_not_null()), text, columns=("arch_model",))
+        with_arch = names.filter(pl.col("arch_model").is_not_null())
+        close = suggest(with_arch, text, columns=("arch_model",))
+        known = sorted(set(with_arch["arch_model"]))
+        everything = (
+            f"known: {', '.join(known)}"
+            if len(known) <= 2 * SUGGESTIONS
+            else 'econ sql "select model from models" lists the models with an architecture'
+        )
         raise EconError(
             f"unknown model {text!r} (no models.model, canonical model or price key of that name with an architecture)",
-            _hint(close, 'econ sql "select model from models" lists the models with an architecture'),
+            _hint(close, everything),
         )
     close = suggest(names, text)
     raise EconError(
@@ -170,10 +177,10 @@ def suggest(
 
     Near: the match key of ``text`` starts a name's key followed by no more than a version or a size (tier 0:
     ``claude-sonnet`` → ``claude-sonnet-4.5``, ``gpt-oss-120`` → ``gpt-oss-120b``), or by more (tier 1), or is inside
-    it (tier 2), else the keys are close by spelling (tier 3, ratio at least :data:`CLOSE_RATIO`, higher first). Newest: the higher version number (release
-    dates of closed models are unknown, and a first price is no older than the first snapshot), then the later release
-    date or first price. The names are those with one of ``columns`` (price keys no rule maps only when none is
-    near), each shown as the first of ``columns`` it has.
+    it (tier 2), else the keys are close by spelling (tier 3, ratio at least :data:`CLOSE_RATIO`, higher first).
+    Newest: the higher version number (release dates of closed models are unknown, and a first price is no older than
+    the first snapshot), then the later release date or first price. The names are those with one of ``columns``
+    (price keys no rule maps only when none is near), each shown as the first of ``columns`` it has.
     """
     wanted = key_of(text) or text.lower()
     names = names.filter(pl.col("key").is_not_null())

@@ -13,13 +13,14 @@ from decimal import Decimal
 FORMATS = ("table", "csv", "json", "markdown")
 
 
-SI_FROM = 1e4
+SI_FROM = 1e3
 """A float at least this large (in magnitude) reads in a table for people with an SI prefix: ``40 T``, ``17 G``."""
 
 
 def _cell(value) -> str:
-    """A value as a table for people shows it: floats to six significant digits, from :data:`SI_FROM` up with an SI
-    prefix and four (``4e13`` → ``40 T``, ``1.7e10`` → ``17 G``); whole numbers exact; csv and json keep every digit."""
+    """A value as a table for people shows it: floats to six significant digits, from :data:`SI_FROM` up (as
+    :func:`human`) with an SI prefix and four (``4e13`` → ``40 T``, ``1.7e10`` → ``17 G``); whole numbers exact; csv
+    and json keep every digit."""
     if value is None:
         return ""
     if isinstance(value, float):
@@ -233,10 +234,13 @@ PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 def human(value, unit: str = "") -> str:
     """A number and its unit as people read them: three significant digits with a decimal SI prefix from 1,000 up
     (``1.32 M USD/day``), whole numbers below a million exact (``8 chips``, ``131,072 tokens``), a fraction as a
-    percentage (``62.3 %``); text, dates and blanks as they are."""
+    percentage (``62.3 %``), seconds below one in ms or µs (``15.7 ms``), true/false as yes/no; text, dates and blanks
+    as they are."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if not isinstance(value, (int, float, Decimal)):
         return f"{_cell(value)} {unit}".strip() if unit else _cell(value)
     if isinstance(value, float) and math.isinf(value):
         return f"{_cell(value)} {unit}".strip()
@@ -245,6 +249,8 @@ def human(value, unit: str = "") -> str:
     if isinstance(value, int) and abs(value) < 1e6:
         return f"{value:,} {unit}".strip()
     x = float(value)
+    if unit == "s" and 0 < abs(x) < 0.9995:  # 0.0157 s reads as 15.7 ms
+        return f"{x * 1e3:.3g} ms" if abs(x) >= 1e-3 else f"{x * 1e6:.3g} µs"
     for scale, prefix in PREFIXES:
         if abs(x) >= scale * (1 - 5e-4):  # 999,950 shows as 1 M, not 1e+03 k
             return f"{x / scale:.3g} {prefix}{unit}".strip() if not unit else f"{x / scale:.3g} {prefix} {unit}"

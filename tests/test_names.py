@@ -39,7 +39,9 @@ def test_every_spelling_resolves_to_one_model(con, given, canonical, arch):
 
 def test_a_price_key_keeps_its_name(con):
     """A key the user typed is kept (econ cost --model KEY lists that key's schedules), with its canonical model."""
-    key = con.sql("select model from price_keys where canonical_model = 'deepseek-v3' order by model limit 1").fetchall()[0]
+    key = con.sql(
+        "select model from price_keys where canonical_model = 'deepseek-v3' order by model limit 1"
+    ).fetchall()[0]
     found = resolve_model(con, key[0])
     assert found.price_key == key[0] and found.canonical_model == "deepseek-v3"
 

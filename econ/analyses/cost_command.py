@@ -20,10 +20,10 @@ from econ.db import connect_read_only
 from econ.errors import EconError
 from econ.fits import request_cost as rc
 from econ.fits.model_identity import match_key, model_name
-from econ.names import resolve_model
 from econ.load import ceilings
 from econ.load.requests import REQUESTS
 from econ.load.spec import FILE, LINE, read_table
+from econ.names import resolve_model
 
 SCHEDULE = ["source", "provider", "model", "variant"]
 COMPONENTS = ("input_usd", "cached_input_usd", "cache_write_usd", "output_usd", "cache_storage_usd")
