@@ -30,7 +30,9 @@ def cmd_build(args) -> int:
     _out(f"built {result.db_path}: {len(tables)} tables, {len(views)} views in {result.elapsed_s:.2f} s")
     _out(render(["name", "kind", "rows"], [(n, k, r) for n, k, r, _ in result.objects]))
     if result.analyses:
-        _out("analyses: " + ", ".join(f"{n} ({s})" for n, s in result.analyses.items()))
+        _out(
+            textwrap.fill("analyses: " + ", ".join(f"{n} ({s})" for n, s in result.analyses.items()), terminal_width())
+        )
     if result.reports_dir is not None:
         _out(f"report: {Path(result.reports_dir) / 'index.html'}")
     return 0

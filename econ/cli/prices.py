@@ -82,6 +82,7 @@ def _print_diff(diff, fmt: str, *, top: int | None, provider: str | None, model:
 def cmd_refresh(args) -> int:
     from econ.refresh import fetch, refresh
 
+    width = terminal_width()
     if (args.file is None) == (args.fetch is None):
         raise EconError(
             "give either a FILE or --fetch litellm|openrouter", "econ refresh FILE, or econ refresh --fetch litellm"
@@ -104,10 +105,8 @@ def cmd_refresh(args) -> int:
     imp = result.imported
     _out(f"snapshot {imp.path.name}: {imp.status} ({imp.rows} price rows, dated {imp.as_of} from {imp.date_from})")
     if result.built is not None:
-        _out(
-            f"rebuilt {result.built.db_path} in {result.built.elapsed_s:.2f} s; analyses: "
-            + ", ".join(f"{n} ({s})" for n, s in result.built.analyses.items())
-        )
+        ran = ", ".join(f"{n} ({s})" for n, s in result.built.analyses.items())
+        _out(textwrap.fill(f"rebuilt {result.built.db_path} in {result.built.elapsed_s:.2f} s; analyses: {ran}", width))
     else:
         current = f"{args.db}" + ("" if args.no_report else f" and {args.reports}")
         _out(f"nothing new: {current} {'is' if args.no_report else 'are'} current, nothing was rebuilt")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from econ.cli.common import _out
-from econ.output import human, render, render_object
+from econ.output import human, render, render_fit, render_object, terminal_width
 
 
 def cmd_fleet(args) -> int:
@@ -29,8 +29,11 @@ def cmd_fleet(args) -> int:
         _out(render_object(result.as_object()))
     elif args.format == "csv":
         _out(render(["quantity", "value", "unit"], result.rows(), fmt="csv"))
-    else:
-        _out(render(["quantity", "value"], result.human_rows(), fmt=args.format))
+    elif args.format == "markdown":
+        _out(render(["quantity", "value"], result.human_rows(), fmt="markdown"))
+    else:  # the notes wrap in the value column, within the terminal's width
+        rows = result.human_rows()
+        _out(render_fit(["quantity", "value"], rows, width=terminal_width(), flexible="value", wrap=True, count=False))
     return 0
 
 
