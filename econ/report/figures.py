@@ -100,7 +100,7 @@ class Figure:
                 f"figure {self.slug}: " + "; ".join(problems),
                 "give the chart a title, explicit encoding types, axis titles with units and a tooltip",
             )
-        object.__setattr__(self, "_spec", fit_width(spec))
+        object.__setattr__(self, "_spec", fit_width(si_axes(spec)))
 
     @property
     def spec(self) -> dict:
@@ -127,6 +127,42 @@ def fit_width(spec: dict) -> dict:
     if any(k in spec for k in COMPOUND) or faceted or stepped or not isinstance(spec.get("width"), (int, float)):
         return spec
     return {**spec, "width": "container", "autosize": {"type": "fit-x", "contains": "padding"}}
+
+
+SI_LABELS = (
+    "abs(datum.value) >= 1e3 && abs(datum.value) < 1e18 ? format(datum.value, '.3~s') : "
+    "format(datum.value, abs(datum.value) >= 1e18 ? '.2~e' : '~g')"
+)
+"""Axis labels with SI prefixes from 1,000 up to peta (``40T``, ``17G``, ``100k``), plain below, and FLOP-sized
+numbers (10¹⁸ and up) in scientific notation, where prefixes stop being read (``1e+24``)."""
+SI_LOG_LABELS = (
+    "abs(log(abs(datum.value)) / LN10 - round(log(abs(datum.value)) / LN10)) < 1e-6 ? (" + SI_LABELS + ") : ''"
+)
+"""On a log axis, the SI labels of the powers of ten only (the ticks between stay unlabelled, as Vega's own)."""
+SI_FORMATS = (None, "~s", "s", ",", ",.0f", "~g")
+"""Axis formats the SI labels replace (none, or one of these generic ones); a percentage or a date keeps its own."""
+
+
+def si_axes(spec: dict) -> dict:
+    """``spec`` with every quantitative x and y axis labelled by :data:`SI_LABELS` (issue 26: ``4e13`` and
+    ``1,000,000,000`` read as ``40T`` and ``1G``), unless the axis has its own label format."""
+    if isinstance(spec, list):
+        return [si_axes(v) for v in spec]
+    if not isinstance(spec, dict):
+        return spec
+    out = {k: si_axes(v) for k, v in spec.items()}
+    for channel in ("x", "y"):
+        enc = out.get("encoding", {}).get(channel) if isinstance(out.get("encoding"), dict) else None
+        if not isinstance(enc, dict) or enc.get("type") != "quantitative" or enc.get("axis", {}) is None:
+            continue
+        axis = dict(enc.get("axis") or {})
+        if "labelExpr" in axis or axis.get("format") not in SI_FORMATS or axis.get("formatType"):
+            continue
+        axis.pop("format", None)
+        log = (enc.get("scale") or {}).get("type") == "log"
+        labels = SI_LOG_LABELS if log else SI_LABELS
+        out["encoding"] = {**out["encoding"], channel: {**enc, "axis": {**axis, "labelExpr": labels}}}
+    return out
 
 
 def _unit_specs(spec: dict) -> Iterator[dict]:

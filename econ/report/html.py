@@ -179,6 +179,10 @@ class Col:
         return tag("td", text)
 
 
+def _classes(*names: str | None) -> str | None:
+    return " ".join(n for n in names if n) or None
+
+
 def _short_url(url: Any) -> str:
     """``example.org/path…`` for display; the full URL stays in the link."""
     text = str(url)
@@ -189,11 +193,64 @@ def _short_url(url: Any) -> str:
     return text if len(text) <= 48 else text[:47] + "…"
 
 
+MAX_KEYS = 2
+"""Most leading columns a table pins as its key (they stay in view when the table scrolls sideways)."""
+
+
+def key_columns(cols: Sequence[Col]) -> int:
+    """How many leading columns name the row (text or dates, not prose or links), at most :data:`MAX_KEYS`."""
+    n = 0
+    for c in cols[:MAX_KEYS]:
+        if c.kind not in ("text", "date") or c.wrap:
+            break
+        n += 1
+    return n
+
+
+def drop_order(cols: Sequence[Col], keys: int) -> list[int | None]:
+    """Per column, when the page's script hides it to fit a narrow column (1 first; None: never, a key column):
+    prose first, then source links, then the other columns from the right; the full view shows them all."""
+    rest = list(range(keys, len(cols)))
+    ranked = (
+        [i for i in reversed(rest) if cols[i].wrap]
+        + [i for i in reversed(rest) if cols[i].kind == "link" and not cols[i].wrap]
+        + [i for i in reversed(rest) if cols[i].kind != "link" and not cols[i].wrap]
+    )
+    order: list[int | None] = [None] * len(cols)
+    for rank, i in enumerate(ranked[: max(len(rest) - 1, 0)], start=1):  # one column besides the keys stays
+        order[i] = rank
+    return order
+
+
 def table(
-    frame: pl.DataFrame, cols: Sequence[Col], *, sortable: bool = True, caption: Any = None, id: str | None = None
+    frame: pl.DataFrame,
+    cols: Sequence[Col],
+    *,
+    sortable: bool = True,
+    caption: Any = None,
+    id: str | None = None,
+    keys: int | None = None,
 ) -> Markup:
-    """An HTML table of ``frame`` showing ``cols`` (sortable by clicking a header when ``sortable``)."""
-    head = join(tag("th", c.title, class_="n" if c.kind == "num" else None, title=c.help, scope="col") for c in cols)
+    """An HTML table of ``frame`` showing ``cols`` (sortable by clicking a header when ``sortable``).
+
+    The first ``keys`` columns (default :func:`key_columns`; their headers carry ``class="key"``) are the row's key:
+    the page's script pins them when the table scrolls sideways. Where the table is wider than its column, the
+    script hides the other columns in :func:`drop_order` until it fits (a button shows them all, another saves the
+    table as CSV); print shows every column. Without the script the table scrolls in its box.
+    """
+    keys = key_columns(cols) if keys is None else keys
+    order = drop_order(cols, keys)
+    head = join(
+        tag(
+            "th",
+            c.title,
+            class_=_classes("n" if c.kind == "num" else None, "key" if i < keys else None),
+            title=c.help,
+            scope="col",
+            data_drop=order[i],
+        )
+        for i, c in enumerate(cols)
+    )
     rows = []
     for row in frame.select([c.key for c in cols]).iter_rows(named=True):
         rows.append(Markup("<tr>" + join(c.cell(row[c.key]) for c in cols) + "</tr>"))
