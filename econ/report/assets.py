@@ -88,9 +88,15 @@ ECON_JS = r"""/* econ report: render inline Vega-Lite specs offline, record thei
     if (narrow) {
       spec.config = spec.config || {};
       spec.config.legend = Object.assign({}, spec.config.legend || {},
-        {orient: "bottom", direction: "horizontal", columns: Math.max(2, Math.floor(width / 120))});
+        {orient: "bottom", direction: "horizontal", columns: Math.max(2, Math.floor(width / 120)),
+         layout: {bottom: {anchor: "start", direction: "vertical", margin: 4}}});  /* several legends: stacked */
       spec.title = wrapTitle(spec.title, Math.floor(width / 7.5));
       walk(spec, function (unit) {  /* long category labels leave the plot at least 60% of a phone's width */
+        var row = unit.encoding && unit.encoding.row;  /* a row of panels names itself above, not beside */
+        if (row && row.header !== null) {
+          row.header = Object.assign({}, row.header || {}, {labelOrient: "top", labelAnchor: "start", labelAngle: 0,
+                                                            labelAlign: "left", titleOrient: "top"});
+        }
         var y = unit.encoding && unit.encoding.y;
         if (y && y.type !== "quantitative" && y.axis !== null) {
           var limit = Math.min((y.axis && y.axis.labelLimit) || 180, Math.round(width * 0.4));
@@ -131,13 +137,35 @@ ECON_JS = r"""/* econ report: render inline Vega-Lite specs offline, record thei
   function refit(spec, element) {
     var svg = element.querySelector("svg"), width = element.clientWidth;
     var inner = spec.spec, facet = spec.facet;
-    if (!svg || !facet || !inner || typeof inner.width !== "number") { return null; }
+    if (!svg) { return null; }
     var drawn = svg.getBoundingClientRect().width;
     if (drawn <= width + 2) { return null; }
-    var legend = 0;
-    Array.prototype.forEach.call(svg.querySelectorAll("g.role-legend"), function (g) {
-      legend = Math.max(legend, g.getBoundingClientRect().width);
-    });
+    if (spec.hconcat) {  /* side by side does not fit: one above the other */
+      spec.vconcat = spec.hconcat;
+      delete spec.hconcat;
+      return spec;
+    }
+    if (spec.vconcat) {  /* stacked and still too wide: each plot narrower */
+      var changed = false;
+      spec.vconcat.forEach(function (child) {
+        if (typeof child.width === "number" && child.width > 120) {
+          child.width = Math.max(120, Math.floor(child.width - (drawn - width) - 4));
+          changed = true;
+        }
+      });
+      return changed ? spec : null;
+    }
+    if (!facet && typeof spec.width === "number" && spec.width > 120) {  /* rows or bands: a narrower plot */
+      spec.width = Math.max(120, Math.floor(spec.width - (drawn - width) - 4));
+      return spec;
+    }
+    if (!facet || !inner || typeof inner.width !== "number") { return null; }
+    var legend = 0;  /* a legend to the right takes its width from every row of panels; one below, none */
+    if (width >= NARROW_PX) {
+      Array.prototype.forEach.call(svg.querySelectorAll("g.role-legend"), function (g) {
+        legend = Math.max(legend, g.getBoundingClientRect().width);
+      });
+    }
     var columns;
     if (facet.row && facet.column) {
       columns = facetCount(spec, facet.column.field) || 2;
@@ -256,11 +284,11 @@ ECON_JS = r"""/* econ report: render inline Vega-Lite specs offline, record thei
   function cellsOf(table, index) {
     return Array.prototype.map.call(table.rows, function (row) { return row.cells[index]; }).filter(Boolean);
   }
-  function pin(table) {  /* the key columns, as many as leave half the box for the rest */
+  function pin(table) {  /* the first key column, and the next ones while they leave half the box for the rest */
     var left = 0, room = table.parentNode.clientWidth / 2;
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, index) {
       var width = th.getBoundingClientRect().width;
-      var pinned = th.classList.contains("key") && left + width <= room;
+      var pinned = th.classList.contains("key") && (left === 0 || left + width <= room);
       cellsOf(table, index).forEach(function (cell) {
         cell.classList.toggle("key", pinned);
         cell.style.left = pinned ? left + "px" : "";

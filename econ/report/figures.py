@@ -145,23 +145,49 @@ SI_FORMATS = (None, "~s", "s", ",", ",.0f", "~g")
 
 def si_axes(spec: dict) -> dict:
     """``spec`` with every quantitative x and y axis labelled by :data:`SI_LABELS` (issue 26: ``4e13`` and
-    ``1,000,000,000`` read as ``40T`` and ``1G``), unless the axis has its own label format."""
+    ``1,000,000,000`` read as ``40T`` and ``1G``), powers of ten only on a log axis (:data:`SI_LOG_LABELS`), unless the
+    axis has its own label format. The layers of one view share their axes, so they get one expression each."""
     if isinstance(spec, list):
         return [si_axes(v) for v in spec]
     if not isinstance(spec, dict):
         return spec
-    out = {k: si_axes(v) for k, v in spec.items()}
+    if "layer" in spec or "encoding" in spec:
+        units = list(_unit_specs(spec))
+        log = {ch for unit in units for ch, enc in _encodings(unit) if _is_log(enc)}
+        own = {ch for unit in units for ch, enc in _encodings(unit) if _own_labels(enc)}
+        return _label_view(spec, log, own)
+    return {k: si_axes(v) for k, v in spec.items()}
+
+
+def _is_log(enc: dict) -> bool:
+    return enc.get("type") == "quantitative" and (enc.get("scale") or {}).get("type") == "log"
+
+
+def _own_labels(enc: dict) -> bool:
+    axis = enc.get("axis") or {}
+    return "labelExpr" in axis or "formatType" in axis or axis.get("format") not in SI_FORMATS
+
+
+def _label_view(spec: dict, log: set[str], own: set[str]) -> dict:
+    """A view (and its layers) with the SI label expression on its x and y axes (``log``: the log-scale channels;
+    ``own``: channels a layer labels its own way, left as they are)."""
+    out = dict(spec)
+    if "layer" in out:
+        out["layer"] = [_label_view(child, log, own) for child in out["layer"]]
+    encoding = out.get("encoding")
+    if not isinstance(encoding, dict):
+        return out
     for channel in ("x", "y"):
-        enc = out.get("encoding", {}).get(channel) if isinstance(out.get("encoding"), dict) else None
+        enc = encoding.get(channel)
         if not isinstance(enc, dict) or enc.get("type") != "quantitative" or enc.get("axis", {}) is None:
             continue
-        axis = dict(enc.get("axis") or {})
-        if "labelExpr" in axis or axis.get("format") not in SI_FORMATS or axis.get("formatType"):
+        if channel in own:
             continue
+        axis = dict(enc.get("axis") or {})
         axis.pop("format", None)
-        log = (enc.get("scale") or {}).get("type") == "log"
-        labels = SI_LOG_LABELS if log else SI_LABELS
-        out["encoding"] = {**out["encoding"], channel: {**enc, "axis": {**axis, "labelExpr": labels}}}
+        axis["labelExpr"] = SI_LOG_LABELS if channel in log else SI_LABELS
+        encoding = {**encoding, channel: {**enc, "axis": axis}}
+    out["encoding"] = encoding
     return out
 
 

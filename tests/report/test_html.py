@@ -114,7 +114,7 @@ def test_table_escapes_cells_and_marks_numbers():
     )
     assert "<img" not in html and "</script><script>" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
-    assert '<th scope="col">Model &lt;name&gt;</th>' in html
+    assert '<th class="key" scope="col">Model &lt;name&gt;</th>' in html  # the first text column: the row's key
     assert '<td class="n">1.5</td>' in html and '<td class="n"></td>' in html
     assert "<td>javascript:alert(1)</td>" in html and 'href="https://x.org/p"' in html
     assert html.count("<tr>") == 3 and 'class="data sortable"' in html

@@ -75,12 +75,23 @@ select source,
 from price_changes group by source order by source
 """
 
-CHANGED = """
+FIRST_PARTY = (
+    "exists (select 1 from price_keys k where k.is_first_party and k.source = price_changes.source "
+    "and k.provider = price_changes.provider and k.model = price_changes.model)"
+)
+"""A price_changes row of a first-party key: its seller makes the model (price_keys.is_first_party: the hand-kept
+pages and the makers' own keys in the imported maps, such as LiteLLM's anthropic entries)."""
+
+CHANGED = f"""
 select source, provider, model, variant, tier_min_prompt_tokens, replace(component, '_usd_per_mtok', '') as component,
        old_value, new_value, change_frac, change_class
 from price_changes
-where change = 'changed' and (source = 'hand' or ? = 'all')
+where change = 'changed' and ({FIRST_PARTY} or ? = 'all')
 order by source, provider, model, variant, tier_min_prompt_tokens, component
+"""
+
+FIRST_PARTY_KEYS = f"""
+select count(distinct (source, provider, model)) as keys from price_changes where {FIRST_PARTY}
 """
 
 LARGEST = """
@@ -201,18 +212,26 @@ def _diff(ctx: SiteContext, has_changes: bool, dates: list, compared: str) -> Se
             id="diff-summary",
         ),
     ]
-    first_party = ctx.query(CHANGED, ["hand"])
+    first_party = ctx.query(CHANGED, ["first-party"]) if ctx.has("price_keys") else ctx.query(CHANGED, ["none"])
     if first_party.height:
         blocks.append(
             table(
                 first_party,
                 CHANGE_COLS,
-                caption="Every changed component of a first-party (hand-kept) price",
+                caption="Every changed component of a first-party price: the seller makes the model (the hand-kept "
+                "pages and the makers' own keys in the imported maps, price_keys.is_first_party)",
                 id="changed-first-party",
             )
         )
     else:
-        blocks.append(note("No first-party price changed between these dates.", kind="pending"))
+        keys = ctx.scalar(FIRST_PARTY_KEYS) if ctx.has("price_keys") else 0
+        blocks.append(
+            note(
+                f"No first-party price changed between these dates ({fmt_num(keys)} first-party keys were added or "
+                "removed; a first-party key is one whose seller makes the model, price_keys.is_first_party).",
+                kind="pending",
+            )
+        )
     largest = ctx.query(LARGEST, [LARGEST_IMPORTED])
     total = ctx.scalar("select count(*) from price_changes where change = 'changed' and source <> 'hand'")
     if largest.height:

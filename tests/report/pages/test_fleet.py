@@ -105,8 +105,10 @@ def test_econ_fleet_at_the_build_date_prints_what_the_page_shows(fleet_build, ca
             "json",
         ]
     )
-    plan = json.loads(capsys.readouterr().out)
-    assert code == 0 and plan["prices_as_of"] == "2026-11-30"  # the build's as_of (tests/report/conftest.py)
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    plan = json.loads(printed.out)
+    assert plan["prices_as_of"] == "2026-11-30"  # the build's as_of (tests/report/conftest.py)
     scenario = plan["by_price_kind"]["scenario"]
     for value, column in (
         (plan["chips"], "Chips"),
