@@ -75,12 +75,7 @@ select source,
 from price_changes group by source order by source
 """
 
-FIRST_PARTY = (
-    "exists (select 1 from price_keys k where k.is_first_party and k.source = price_changes.source "
-    "and k.provider = price_changes.provider and k.model = price_changes.model)"
-)
-"""A price_changes row of a first-party key: its seller makes the model (price_keys.is_first_party: the hand-kept
-pages and the makers' own keys in the imported maps, such as LiteLLM's anthropic entries)."""
+FIRST_PARTY = findings.FIRST_PARTY_CHANGE
 
 CHANGED = f"""
 select source, provider, model, variant, tier_min_prompt_tokens, replace(component, '_usd_per_mtok', '') as component,
@@ -139,10 +134,10 @@ CHANGE_COLS = [
     Col("model", "Model"),
     Col("variant", "Variant"),
     Col("tier_min_prompt_tokens", "Prompt above (tokens)", kind="num"),
-    Col("component", "Component"),
-    Col("old_value", "Old", kind="num"),
-    Col("new_value", "New", kind="num"),
-    Col("change_frac", "Change (%)", kind="num", fmt=pct),
+    Col("component", "Component", keep=True),
+    Col("old_value", "Old", kind="num", keep=True),
+    Col("new_value", "New", kind="num", keep=True),
+    Col("change_frac", "Change (%)", kind="num", fmt=pct, keep=True),
     Col("change_class", "Class"),
 ]
 

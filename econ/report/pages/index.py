@@ -28,8 +28,8 @@ order by name
 """
 
 CALIBRATED = """
-select case parameter when 'hbm_bandwidth_frac' then unnest(['decode_mbu_frac', 'prefill_mbu_frac'])
-       else parameter end as name,
+select unnest(case parameter when 'hbm_bandwidth_frac' then ['decode_mbu_frac', 'prefill_mbu_frac']
+       else [parameter] end) as name,
        estimate as calibrated_value, low as calibrated_low, high as calibrated_high, n_points
 from calibration_parameters where coalesce(family, '') = '' and status = 'ok'
 """

@@ -69,7 +69,9 @@ def test_calibrated_findings_show_the_efficiencies_they_use(real_db, tmp_path):
         )
     page = tmp_path / "section.html"
     page.write_text("".join(section.blocks), encoding="utf-8")
-    rows = {r["Assumption"]: r for r in read_tables(page)["scenario"]}
+    table = read_tables(page)["scenario"]
+    rows = {r["Assumption"]: r for r in table}
+    assert len(rows) == len(table)  # one row per assumption
     assert section.heading == "Assumptions: scenario base, calibrated where fitted"
     for name in ("decode_mfu_frac", "prefill_mfu_frac", "expert_mfu_frac"):
         assert rows[name]["Value (bound)"] == "1"
