@@ -88,9 +88,11 @@ ECON_JS = r"""/* econ report: render inline Vega-Lite specs offline, record thei
     if (narrow) {
       spec.config = spec.config || {};
       spec.config.legend = Object.assign({}, spec.config.legend || {},
-        {orient: "bottom", direction: "horizontal", columns: Math.max(2, Math.floor(width / 120)),
+        {orient: "bottom", direction: "vertical",
          layout: {bottom: {anchor: "start", direction: "vertical", margin: 4}}});  /* several legends: stacked */
       spec.title = wrapTitle(spec.title, Math.floor(width / 7.5));
+      /* an x-axis title wider than a narrow plot ends at the plot's right edge, under the labels, not past it */
+      spec.config.axisX = Object.assign({}, spec.config.axisX || {}, {titleAnchor: "end"});
       walk(spec, function (unit) {  /* long category labels leave the plot at least 60% of a phone's width */
         var row = unit.encoding && unit.encoding.row;  /* a row of panels names itself above, not beside */
         if (row && row.header !== null) {
@@ -99,8 +101,9 @@ ECON_JS = r"""/* econ report: render inline Vega-Lite specs offline, record thei
         }
         var y = unit.encoding && unit.encoding.y;
         if (y && y.type !== "quantitative" && y.axis !== null) {
-          var limit = Math.min((y.axis && y.axis.labelLimit) || 180, Math.round(width * 0.4));
+          var limit = Math.min((y.axis && y.axis.labelLimit) || 180, Math.round(width * 0.35));
           y.axis = Object.assign({}, y.axis || {}, {labelLimit: limit});
+          if (y.axis.titleAngle === 0 && y.axis.titleX < 0) { y.axis.titleX = -limit; }  /* a title above them */
         }
       });
     }
@@ -434,12 +437,13 @@ details.more > summary { cursor: pointer; color: var(--accent); }
 .status-skipped { color: var(--muted); }
 @media (max-width: 640px) { main, footer.site { padding-left: .75rem; padding-right: .75rem; }
   header.site { padding: .5rem .75rem; } h1 { font-size: 1.4rem; } }
+@page { size: A4 landscape; margin: 12mm; }  /* a wide table keeps its columns on a wide page */
 @media print {
   header.site nav, .downloads, nav.toc, p.table-tools, .vega-embed details { display: none; }
   main { max-width: none; padding: 0; }
   .table-wrap { max-height: none; overflow: visible; border: 0; }
   table.data { width: 100%; font-size: 7.5pt; }
-  table.data th, table.data td { white-space: normal; overflow-wrap: anywhere; position: static !important;
+  table.data th, table.data td { white-space: normal; overflow-wrap: break-word; position: static !important;
     padding: .1rem .25rem; }
   table.data .col-hidden { display: table-cell !important; }
   table.data td.wrap { min-width: 0; }
