@@ -155,9 +155,7 @@ def implied_kv(frame: pl.DataFrame, guides: pl.DataFrame) -> alt.LayerChart:
         "label:N",
         title="Price schedule (source · provider · model)",
         sort=order,
-        axis=alt.Axis(
-            labelLimit=260, titleAngle=0, titleAlign="left", titleX=-260, titleY=-8, titleBaseline="bottom"
-        ),
+        axis=alt.Axis(labelLimit=260, titleAngle=0, titleAlign="left", titleX=-260, titleY=-8, titleBaseline="bottom"),
     )  # the title sits above the labels, from their left edge, never across them
     yoff = alt.YOffset("reading:N", title="Reading", scale=alt.Scale(domain=READING_DOMAIN))
     color = alt.Color("reading:N", title="Reading", scale=alt.Scale(domain=READING_DOMAIN, range=READING_RANGE))
