@@ -404,17 +404,28 @@ def split_comment(text: str | None) -> tuple[str, str, str]:
     return text.strip(), unit, kind
 
 
-def describe(db_path: Path, name: str) -> tuple[str, str, int, list[tuple[str, str, str, str, str]]]:
-    """``econ describe``: (kind, description, rows, [(column, type, unit, kind, meaning)]) of a table or view."""
+class UnknownObject(DatabaseError):
+    """No table or view of that name (``close``: the nearest names)."""
+
+    def __init__(self, message: str, hint: str, close: list[str]):
+        super().__init__(message, hint)
+        self.close = close
+
+
+def describe(db_path: Path, name: str) -> tuple[str, str, str, int, list[tuple[str, str, str, str, str]]]:
+    """``econ describe``: (name, kind, description, rows, [(column, type, unit, kind, meaning)]) of a table or view,
+    named in any case."""
     with connect_read_only(db_path) as con:
         try:
             objects = {n: (k, d) for n, k, _, d in _objects(con)}
+            folded = {n.lower(): n for n in objects}
+            name = name if name in objects else folded.get(name.strip().lower(), name)
             if name not in objects:
                 import difflib
 
-                close = difflib.get_close_matches(name, list(objects), n=3, cutoff=0.5)
+                close = difflib.get_close_matches(name.lower(), list(objects), n=3, cutoff=0.5)
                 hint = f"did you mean {', '.join(close)}?" if close else "econ tables lists the tables and views"
-                raise DatabaseError(f"no table or view {name!r} in {db_path}", hint)
+                raise UnknownObject(f"no table or view {name!r} in {db_path}", hint, close)
             kind, description = objects[name]
             use_build_date(con)
             rows = con.execute(f"select count(*) from {quote_ident(name)}").fetchall()[0][0]
@@ -429,7 +440,7 @@ def describe(db_path: Path, name: str) -> tuple[str, str, int, list[tuple[str, s
     for column, dtype, text in columns:
         meaning, unit, column_kind = split_comment(text)
         out.append((column, dtype.lower(), unit, column_kind, meaning))
-    return kind, description, rows, out
+    return name, kind, description, rows, out
 
 
 def _objects(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, int, str]]:

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from econ.errors import EconError
 from econ.fits.model_identity import match_key, model_name
 from econ.fits.price_changes import CLASSES
 
@@ -61,14 +60,13 @@ def _component(name: pl.Expr) -> pl.Expr:
 
 
 def filtered(changes: pl.DataFrame, implied: pl.DataFrame, names: pl.DataFrame | None, *, provider, model):
-    """``changes`` and ``implied`` of one seller and/or one canonical model (any spelling; a price key also works)."""
+    """``changes`` and ``implied`` of one seller and/or one model (its canonical name or a price key: the command
+    resolves what the user typed with :func:`econ.names.resolve_model` first)."""
     if provider is not None:
         changes = changes.filter(pl.col("provider") == provider)
         implied = implied.filter(pl.col("provider") == provider) if implied.height else implied
     if model is not None:
         wanted = pl.select(match_key(model_name(pl.lit(model)))).item()
-        if names is not None and names.height:
-            _known_model(names, model, wanted)
         keep = (match_key(pl.col("canonical_model")) == wanted).fill_null(False) | (pl.col("model") == model)
         changes = changes.filter(keep | (pl.col("counterpart_model") == model).fill_null(False))
         if implied.height and names is not None:
@@ -81,25 +79,51 @@ def filtered(changes: pl.DataFrame, implied: pl.DataFrame, names: pl.DataFrame |
     return changes, implied
 
 
-def _known_model(names: pl.DataFrame, model: str, wanted: str) -> None:
-    """Raise unless ``model`` names a canonical model (in any spelling) or a price key of ``names``."""
-    import difflib
+KEYED = ("new", "removed", "renamed key")
+"""Classes counted in keys (a seller's price key, whatever its variants and tiers), not in price rows."""
 
-    if names.filter(pl.col("model") == model).height:
-        return
-    canonical = names.select(pl.col("canonical_model").drop_nulls().unique()).with_columns(
-        match_key(pl.col("canonical_model")).alias("key")
+
+def _keys(rows: pl.DataFrame) -> pl.DataFrame:
+    """One row per price key (source, provider, model) of ``rows``: its variants, tiers and the input price of its
+    standard base tier (else its first row)."""
+    first = pl.col("_price").sort_by(pl.col("variant") != "standard", "tier_min_prompt_tokens").first()
+    return (
+        rows.with_columns(pl.coalesce("new_value", "old_value").alias("_price"))
+        .group_by("source", "provider", "model")
+        .agg(
+            pl.col("variant").unique().sort().str.join(", ").alias("variants"),
+            pl.col("tier_min_prompt_tokens").n_unique().alias("tiers"),
+            first.alias("input_usd_per_mtok"),
+            pl.col("counterpart_model").drop_nulls().first().alias("counterpart_model"),
+            pl.col("change").first(),
+        )
+        .sort("provider", "model", "source")
     )
-    if canonical.filter(pl.col("key") == wanted).height:
-        return
-    close = difflib.get_close_matches(model.lower(), sorted(canonical["canonical_model"].to_list()), n=3, cutoff=0.6)
-    hint = f"did you mean {', '.join(close)}?" if close else "the names are in model_catalog.canonical_model"
-    raise EconError(f"unknown model {model!r} (no canonical_model or price key of that name)", hint)
+
+
+def counted(changes: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``changes`` that count one each: every price row and component of a move, fix or limit change; one
+    row per price key (source, provider, model) that is new, removed or renamed (a key removed with its batch variant
+    and two tiers is one removed key; a rename counts on its removed side)."""
+    keyed = pl.col("change_class").is_in(KEYED)
+    rows = changes.filter(~((pl.col("change_class") == "renamed key") & (pl.col("change") != "removed")))
+    return pl.concat(
+        [
+            rows.filter(~keyed),
+            rows.filter(keyed).unique(subset=["change_class", "source", "provider", "model"], maintain_order=True),
+        ]
+    )
+
+
+def key_counts(changes: pl.DataFrame) -> dict[str, int]:
+    """Changes per class (:data:`CLASSES`), as :func:`counted` counts them."""
+    per = dict(counted(changes).group_by("change_class").len().rows())
+    return {c: per.get(c, 0) for c in CLASSES}
 
 
 def view(changes: pl.DataFrame, implied: pl.DataFrame, *, top: int = 20) -> DiffView:
     """The summary, per-provider table and sections (largest moves first) of classified ``changes``."""
-    counts = {c: changes.filter(pl.col("change_class") == c).height for c in CLASSES}
+    counts = key_counts(changes)
     moves = counts["price move up"] + counts["price move down"]
     summary = (
         f"{moves:,} price moves ({counts['price move up']:,} up, {counts['price move down']:,} down), "
@@ -109,7 +133,8 @@ def view(changes: pl.DataFrame, implied: pl.DataFrame, *, top: int = 20) -> Diff
         f"{implied.height:,} inferred quantities moved"
     )
     per = (
-        changes.group_by("provider")
+        counted(changes)
+        .group_by("provider")
         .agg(*(pl.col("change_class").eq(c).sum().alias(SHORT[c]) for c in CLASSES), pl.len().alias("total"))
         .sort("total", "provider", descending=[True, False])
     )
@@ -128,31 +153,36 @@ def view(changes: pl.DataFrame, implied: pl.DataFrame, *, top: int = 20) -> Diff
             rows = rows.filter(pl.col("change") == "removed")
         if rows.height == 0:
             continue
-        if order == "size":
+        if cls in KEYED:
+            rows = _keys(rows)
+        elif order == "size":
             rows = rows.sort(size, "provider", "model", descending=[True, False, False], nulls_last=True)
         else:
             rows = rows.sort("provider", "model", "variant", "tier_min_prompt_tokens")
-        shown = rows.head(top).with_columns(_component(pl.col("component")).alias("component"))
+        shown = rows.head(top)
         if cls == "renamed key":
-            columns = ["provider", "model", "counterpart_model", "variant", "tier_min_prompt_tokens"]
-            frame = shown.select(*columns).rename({"model": "old_key", "counterpart_model": "new_key"})
-        elif cls in ("new", "removed"):
-            price = "new_value" if cls == "new" else "old_value"
-            frame = shown.select(
-                "provider", "model", "variant", "tier_min_prompt_tokens", pl.col(price).alias("input_usd_per_mtok")
+            frame = shown.select("provider", "model", "counterpart_model", "variants").rename(
+                {"model": "old_key", "counterpart_model": "new_key"}
             )
+        elif cls in ("new", "removed"):
+            frame = shown.select("provider", "model", "variants", "tiers", "input_usd_per_mtok")
         else:
             frame = shown.select(
                 "provider",
                 "model",
                 "variant",
                 "tier_min_prompt_tokens",
-                "component",
+                _component(pl.col("component")).alias("component"),
                 "old_value",
                 "new_value",
                 (pl.col("change_frac") * 100).round(1).alias("change_pct"),
             )
-        frame = compact(frame.rename({"tier_min_prompt_tokens": "tier_tokens"}))
+        if (
+            shown["source"].n_unique() > 1
+            and frame.select("provider", "model" if "model" in frame.columns else "old_key").is_duplicated().any()
+        ):
+            frame = frame.insert_column(0, shown["source"])  # one seller's key in two sources (hand-kept, a map)
+        frame = compact(frame.rename({"tier_min_prompt_tokens": "tier_tokens"}, strict=False))
         sections.append(Section(heading, frame.columns, frame.rows(), rows.height))
     return DiffView(summary, by_provider, sections, changes, implied)
 
@@ -171,7 +201,14 @@ def ordered(changes: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-DEFAULTS = {"variant": "standard", "tier_tokens": 0, "tier_min_prompt_tokens": 0, "detail": None}
+DEFAULTS = {
+    "variant": "standard",
+    "variants": "standard",
+    "tier_tokens": 0,
+    "tiers": 1,
+    "tier_min_prompt_tokens": 0,
+    "detail": None,
+}
 """Columns a table for people leaves out when every row shown has this value (the standard variant, the base tier, no
 detail), so the model column gets the room."""
 
@@ -198,6 +235,22 @@ def implied_ordered(implied: pl.DataFrame) -> pl.DataFrame:
         return implied
     size = (pl.col("change_frac") + 1).abs().log10().abs().fill_nan(None)
     return implied.sort(size, "provider", "model", "quantity", descending=[True, False, False, False], nulls_last=True)
+
+
+def nothing_implied(changes: pl.DataFrame) -> str:
+    """Why no inferred quantity moved, when the reason is that no price did (``": …"``), else ``""``.
+
+    Inferred quantities are compared only for schedules whose prices moved: a new key has no older value to move from
+    and a removed one no newer value (what a new key's prices imply is in the fit_* tables of the build)."""
+    counts = key_counts(changes)
+    moves = counts["price move up"] + counts["price move down"] + counts["suspected data fix"]
+    if moves:
+        return ""
+    keys = f"{counts['new']:,} new and {counts['removed']:,} removed keys, {counts['renamed key']:,} renamed"
+    return (
+        f": no price moved ({keys}); inferred quantities are compared only where a price moved, and what a new key's "
+        "prices imply is in the fit_* tables (econ sql \"select * from fit_io_prices where model = '…'\")"
+    )
 
 
 IMPLIED_COLUMNS = ("provider", "model", "variant", "detail", "quantity", "old_value", "new_value")

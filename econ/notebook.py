@@ -15,32 +15,35 @@ import duckdb
 
 from econ import paths
 from econ.db import connect_read_only
-from econ.errors import EconError
 from econ.physics.hardware import Chip
 from econ.physics.model import Model
 
 
-def _row(db, source: str, table: str, key: str, name: str) -> dict:
+def _row(db, name: str, *, chip: bool) -> dict:
+    """The row of the model or chip ``name`` (any spelling :mod:`econ.names` reads: ``deepseek-v3``, ``gb200``)."""
+    from econ.names import resolve_chip, resolve_model
+
     con = db if isinstance(db, duckdb.DuckDBPyConnection) else connect_read_only(Path(db))
     try:
-        cursor = con.execute(f"select * from {source} where {key} = ?", [name])
+        if chip:
+            source, key, found = "hardware", "chip", resolve_chip(con, name)
+        else:
+            source, key = "models join model_derived using (model)", "model"
+            found = resolve_model(con, name, need="architecture").arch_model
+        cursor = con.execute(f"select * from {source} where {key} = ?", [found])
         columns = [d[0] for d in cursor.description]
-        rows = cursor.fetchall()
-        if not rows:
-            known = [r[0] for r in con.execute(f"select {key} from {table} order by 1").fetchall()]
-            raise EconError(f"no {table} row named {name!r}", f"known: {', '.join(known) or 'none'}")
-        return dict(zip(columns, rows[0]))
+        return dict(zip(columns, cursor.fetchall()[0]))
     finally:
         if con is not db:
             con.close()
 
 
 def load_model(name: str, db=paths.DB_PATH) -> Model:
-    """The ``models`` row ``name`` with its ``model_derived`` columns as a :class:`Model` (``db``: path or
-    connection)."""
-    return Model.from_row(_row(db, "models join model_derived using (model)", "models", "model", name))
+    """The ``models`` row ``name`` (or its canonical name, repo or a price key, in any case) with its
+    ``model_derived`` columns as a :class:`Model` (``db``: path or connection)."""
+    return Model.from_row(_row(db, name, chip=False))
 
 
 def load_chip(name: str, db=paths.DB_PATH) -> Chip:
-    """The ``hardware`` row ``name`` as a :class:`Chip` (``db``: a database path or an open connection)."""
-    return Chip.from_row(_row(db, "hardware", "hardware", "chip", name))
+    """The ``hardware`` row ``name`` (any case) as a :class:`Chip` (``db``: a database path or an open connection)."""
+    return Chip.from_row(_row(db, name, chip=True))

@@ -13,12 +13,23 @@ from decimal import Decimal
 FORMATS = ("table", "csv", "json", "markdown")
 
 
+SI_FROM = 1e3
+"""A float at least this large (in magnitude) reads in a table for people with an SI prefix: ``40 T``, ``17 G``."""
+
+
 def _cell(value) -> str:
+    """A value as a table for people shows it: floats to six significant digits, from :data:`SI_FROM` up (as
+    :func:`human`) with an SI prefix and four (``4e13`` → ``40 T``, ``1.7e10`` → ``17 G``); whole numbers exact; csv
+    and json keep every digit."""
     if value is None:
         return ""
     if isinstance(value, float):
         if math.isnan(value):
             return "NaN"
+        if math.isfinite(value) and abs(value) >= SI_FROM:
+            for scale, prefix in PREFIXES:
+                if abs(value) >= scale * (1 - 5e-5):
+                    return f"{value / scale:.4g} {prefix}"
         return f"{value:.6g}"
     if isinstance(value, (date, datetime)):
         return value.isoformat()
@@ -140,32 +151,59 @@ FLEXIBLE_MIN_CHARS = 24
 
 
 def render_fit(
-    columns: list[str], rows: list[tuple], *, width: int, flexible: str, wrap: bool = False, count: bool = True
+    columns: list[str],
+    rows: list[tuple],
+    *,
+    width: int,
+    flexible: str | None = None,
+    keys: tuple[str, ...] = (),
+    wrap: bool = False,
+    count: bool = True,
 ) -> str:
-    """A table (as :func:`render`) whose lines fit ``width`` characters: the ``flexible`` column takes what the
-    others leave, its text cut with "…" (or, with ``wrap``, continued on the lines below in the same column). When
-    the other columns alone leave it less than :data:`FLEXIBLE_MIN_CHARS`, their text is cut too, widest first, down
-    to the width of their header, and then the flexible one below it (numbers are never cut)."""
+    """A table (as :func:`render`) whose lines fit ``width`` characters, cutting text that names nothing before text
+    that does.
+
+    The ``flexible`` column takes what the others leave, its text cut with "…" (or, with ``wrap``, continued on the
+    lines below in the same column). When the other columns alone leave it less than :data:`FLEXIBLE_MIN_CHARS`,
+    their text is cut too, widest first, down to the width of their header, and then the flexible one below it.
+    ``keys`` (the columns that say which row it is: a price key, a provider, a quantity) are never cut: when the
+    table is still too wide, the widest keys continue on the lines below (down to :data:`KEY_MIN_CHARS` a line), whole.
+    Numbers are never cut: a table too narrow for them is wider than ``width``."""
     import textwrap
+    from itertools import zip_longest
 
     cells = [[_cell(v).replace("\n", " ") for v in row] for row in rows]
-    at = columns.index(flexible)
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
     numeric = [
         bool(rows) and all(isinstance(row[i], (int, float, Decimal)) or row[i] is None for row in rows)
         for i in range(len(columns))
     ]
+    at = columns.index(flexible) if flexible is not None else None
+    key_at = [i for i, c in enumerate(columns) if c in keys and not numeric[i] and i != at]
     gaps = 2 * (len(columns) - 1)
-    floor = max(len(flexible), FLEXIBLE_MIN_CHARS)
-    cuttable = [i for i in range(len(columns)) if i != at and not numeric[i]]
-    while sum(w for i, w in enumerate(widths) if i != at) + gaps + min(widths[at], floor) > width:
-        wide = [i for i in cuttable if widths[i] > max(len(columns[i]), 2)]
+    floor = max(len(flexible), FLEXIBLE_MIN_CHARS) if flexible is not None else 0
+    cuttable = [i for i in range(len(columns)) if i != at and not numeric[i] and i not in key_at]
+
+    def others() -> int:
+        return sum(w for i, w in enumerate(widths) if i != at) + gaps
+
+    def shrink(candidates: list[int], least) -> bool:
+        wide = [i for i in candidates if widths[i] > least(i)]
         if not wide:
+            return False
+        widths[max(wide, key=lambda i: widths[i])] -= 1
+        return True
+
+    while others() + (min(widths[at], floor) if at is not None else 0) > width:
+        if not shrink(cuttable, lambda i: max(len(columns[i]), 2)):
             break
-        i = max(wide, key=lambda i: widths[i])
-        widths[i] -= 1
-    others = sum(w for i, w in enumerate(widths) if i != at) + gaps
-    widths[at] = min(widths[at], max(width - others, len(flexible), 6))  # too narrow still: only numbers overflow
+    if at is not None:
+        widths[at] = min(widths[at], max(width - others(), len(columns[at]), 6))  # too narrow still: numbers overflow
+    natural = list(widths)
+    while others() + (widths[at] if at is not None else 0) > width:
+        if not shrink(key_at, lambda i: max(len(columns[i]), KEY_MIN_CHARS)):
+            break
+    wrapped = {i for i in key_at if widths[i] < natural[i]} | ({at} if at is not None and wrap else set())
 
     def cut(text: str, w: int) -> str:
         return text if len(text) <= w else text[: w - 1] + "…"
@@ -175,19 +213,18 @@ def render_fit(
 
     out = [line(columns), "  ".join("-" * w for w in widths)]
     for r in cells:
-        r = [v if i == at else cut(v, widths[i]) for i, v in enumerate(r)]
-        text = r[at]
-        if len(text) <= widths[at]:
-            out.append(line(r))
-        elif wrap:
-            parts = textwrap.wrap(text, widths[at]) or [""]
-            out.append(line([*r[:at], parts[0], *r[at + 1 :]]))
-            out += [line(["" for _ in r[:at]] + [p] + ["" for _ in r[at + 1 :]]) for p in parts[1:]]
-        else:
-            out.append(line([*r[:at], cut(text, widths[at]), *r[at + 1 :]]))
+        parts = [
+            (textwrap.wrap(v, widths[i]) or [""]) if i in wrapped else [v if numeric[i] else cut(v, widths[i])]
+            for i, v in enumerate(r)
+        ]
+        out += [line(list(piece)) for piece in zip_longest(*parts, fillvalue="")]
     if count:
         out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
     return "\n".join(out)
+
+
+KEY_MIN_CHARS = 12
+"""The fewest characters a line :func:`render_fit` gives a key column it continues on the lines below."""
 
 
 PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
@@ -197,10 +234,13 @@ PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 def human(value, unit: str = "") -> str:
     """A number and its unit as people read them: three significant digits with a decimal SI prefix from 1,000 up
     (``1.32 M USD/day``), whole numbers below a million exact (``8 chips``, ``131,072 tokens``), a fraction as a
-    percentage (``62.3 %``); text, dates and blanks as they are."""
+    percentage (``62.3 %``), seconds below one in ms or µs (``15.7 ms``), true/false as yes/no; text, dates and blanks
+    as they are."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if not isinstance(value, (int, float, Decimal)):
         return f"{_cell(value)} {unit}".strip() if unit else _cell(value)
     if isinstance(value, float) and math.isinf(value):
         return f"{_cell(value)} {unit}".strip()
@@ -209,6 +249,8 @@ def human(value, unit: str = "") -> str:
     if isinstance(value, int) and abs(value) < 1e6:
         return f"{value:,} {unit}".strip()
     x = float(value)
+    if unit == "s" and 0 < abs(x) < 0.9995:  # 0.0157 s reads as 15.7 ms
+        return f"{x * 1e3:.3g} ms" if abs(x) >= 1e-3 else f"{x * 1e6:.3g} µs"
     for scale, prefix in PREFIXES:
         if abs(x) >= scale * (1 - 5e-4):  # 999,950 shows as 1 M, not 1e+03 k
             return f"{x / scale:.3g} {prefix}{unit}".strip() if not unit else f"{x / scale:.3g} {prefix} {unit}"

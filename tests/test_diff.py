@@ -57,13 +57,14 @@ CHANGES = pl.DataFrame(
         "change_class",
     ],
     orient="row",
-)
+).with_columns(pl.lit("litellm").alias("source"))
 IMPLIED = pl.DataFrame(schema={"source": pl.String, "provider": pl.String, "model": pl.String})
 
 
 def test_summary_and_sections():
     v = view(CHANGES, IMPLIED, top=1)
-    assert v.summary.startswith("3 price moves (2 up, 1 down), 1 new and 0 removed keys, 2 renamed, 1 suspected")
+    # one rename (old -> new) is one renamed key, not its two rows
+    assert v.summary.startswith("3 price moves (2 up, 1 down), 1 new and 0 removed keys, 1 renamed, 1 suspected")
     assert [(s.heading.split(" (")[0], s.total, len(s.rows)) for s in v.sections] == [
         ("largest price moves", 3, 1),
         ("suspected upstream data fixes", 1, 1),
@@ -87,3 +88,27 @@ def test_compact_drops_only_columns_at_their_default_everywhere():
     frame = pl.DataFrame({"model": ["a", "b"], "variant": ["standard", "standard"], "tier_tokens": [0, 200_000]})
     assert compact(frame).columns == ["model", "tier_tokens"]
     assert compact(frame.with_columns(variant=pl.lit("batch"))).columns == ["model", "variant", "tier_tokens"]
+
+
+def test_a_removed_key_counts_once_whatever_its_variants_and_tiers():
+    """Issue 26: two removed keys, one with a batch variant and a long-context tier on both (four rows) and one with
+    five variants, were "9 removed keys". Counted by hand: 2 keys."""
+    rows = [
+        ("removed", "p", "k1", v, t, "input_usd_per_mtok", 1.0, None, None, "k1", None, "removed")
+        for v in ("standard", "batch")
+        for t in (0, 200_000)
+    ] + [
+        ("removed", "p", "k2", v, 0, "input_usd_per_mtok", 2.0, None, None, "k2", None, "removed")
+        for v in ("standard", "batch", "flex", "priority", "fast")
+    ]
+    changes = pl.DataFrame(rows, schema=CHANGES.drop("source").columns, orient="row").with_columns(
+        pl.lit("litellm").alias("source")
+    )
+    v = view(changes, IMPLIED)
+    assert "0 new and 2 removed keys" in v.summary
+    assert v.by_provider.rows == [("p", 0, 0, 0, 2, 0, 0, 0)]
+    (section,) = v.sections
+    assert section.total == 2 and [r[:3] for r in section.rows] == [
+        ("p", "k1", "batch, standard"),
+        ("p", "k2", "batch, fast, flex, priority, standard"),
+    ]

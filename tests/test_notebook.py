@@ -18,10 +18,12 @@ def test_load_from_path_and_connection(fixture_db):
     assert chip.formats() == ("bf16",) and chip.scale_up_domain_chips == 256
 
 
-def test_unknown_names_list_the_known_ones(fixture_db):
+def test_unknown_names_suggest_the_nearest_and_any_spelling_loads(fixture_db):
     with pytest.raises(
-        EconError, match=r"^no models row named 'GPT-5' — known: DeepSeek-V3, Llama-3.1-70B, gpt-oss-120b$"
+        EconError, match=r"^unknown model 'GPT-5' .* — known: DeepSeek-V3, Llama-3.1-70B, gpt-oss-120b$"
     ):
         load_model("GPT-5", db=fixture_db)
-    with pytest.raises(EconError, match=r"^no hardware row named 'H200' — known: B200, H100, TPU-v5e$"):
-        load_chip("H200", db=fixture_db)
+    with pytest.raises(EconError, match=r"^unknown chip 'H20' \(not in hardware\) — did you mean H100, B200\?$"):
+        load_chip("H20", db=fixture_db)
+    assert load_model("deepseek-ai/deepseek-v3", db=fixture_db) == load_model("DeepSeek-V3", db=fixture_db)
+    assert load_chip("tpu-v5e", db=fixture_db) == load_chip("TPU-v5e", db=fixture_db)

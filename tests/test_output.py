@@ -102,3 +102,35 @@ def test_human(value, unit, expected):
     from econ.output import human
 
     assert human(value, unit) == expected
+
+
+@pytest.mark.parametrize("width", [50, 60, 100])
+def test_render_fit_cuts_text_before_keys_and_never_cuts_a_key(width):
+    """Issue 26: the price key was the column cut to fit. Now other text goes first; a key too wide still continues on
+    the lines below, whole (each key is read back by joining its pieces)."""
+    from econ.output import render_fit
+
+    columns = ["provider", "model", "variants", "old_value"]
+    keys = [("bedrock", "bedrock/ap-northeast-1/deepseek.v3.2", "batch, flex, priority, standard", 0.74),
+            ("fireworks_ai", "fireworks_ai/accounts/fireworks/models/deepseek-v3p2", "standard", 0.56)]  # fmt: skip
+    text = render_fit(columns, keys, width=width, keys=("provider", "model"), count=False)
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= width
+    start = lines[0].index("model")
+    at_end = lines[0].index("variants") - 2
+    pieces = [line[start:at_end].strip() for line in lines[2:]]
+    assert "".join(pieces) == "".join(k[1] for k in keys)  # every key whole, in order
+    if width == 100:
+        assert "…" in text or "batch, flex, priority, standard" in text
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(4e13, "40 T"), (1.7e10, "17 G"), (1048576.0, "1.049 M"), (12345.6, "12.35 k"), (7142.86, "7.143 k"),
+     (999.5, "999.5"), (0.50001, "0.50001"), (-2.5e6, "-2.5 M"), (131072, "131072"), (float("inf"), "inf")],
+)  # fmt: skip
+def test_tables_for_people_read_large_floats_with_si_prefixes(value, shown):
+    """Issue 26: 4e13 and 1.7e10 read as 40 T and 17 G in every table for people (csv and json keep the digits)."""
+    assert render(["x"], [(value,)]).splitlines()[2].strip() == shown
+    if value != float("inf"):
+        assert render(["x"], [(value,)], fmt="csv").splitlines()[1] == str(value)

@@ -30,9 +30,11 @@ def test_formats(fixture_db, capsys):
     _, out, _ = run(capsys, "sql", "--db", str(fixture_db), q, "--format", "json")
     assert json.loads(out)[1] == {"chip": "H100", "hbm_capacity_bytes": 80e9}
     _, out, _ = run(capsys, "sql", "--db", str(fixture_db), q, "--format", "markdown")
-    assert out.splitlines()[:3] == ["| chip | hbm_capacity_bytes |", "|---|---|", "| B200 | 1.8e+11 |"]
+    # tables for people read 1.8e11 as 180 G (csv and json keep every digit)
+    assert out.splitlines()[:3] == ["| chip | hbm_capacity_bytes |", "|---|---|", "| B200 | 180 G |"]
     _, out, _ = run(capsys, "sql", "--db", str(fixture_db), q)
     assert out.splitlines()[0].split() == ["chip", "hbm_capacity_bytes"] and out.splitlines()[-1] == "(3 rows)"
+    assert out.splitlines()[2].split() == ["B200", "180", "G"] and out.splitlines()[4].split() == ["TPU-v5e", "16", "G"]
 
 
 def test_query_from_stdin_and_file(fixture_db, capsys, monkeypatch, tmp_path):

@@ -21,6 +21,7 @@ from econ.analyses import calibration_runs as cr
 from econ.analyses import calibration_tables as tables
 from econ.analyses import serving_runs
 from econ.analyses.calibration_columns import BANDS, ERRORS, PARAMETERS, POINTS, RUNS
+from econ.analyses.calibration_scenario import FIELDS
 from econ.fits import calibration as cal
 from econ.fits import calibration_cv as cv
 
@@ -159,4 +160,12 @@ def run(ctx) -> None:
     bands = tables.bands(rows)
     ctx.write(BANDS, bands.select(BANDS.names))
     ctx.write(ERRORS, tables.errors(rows, bands).select(ERRORS.names))
-    ctx.write(PARAMETERS, tables.parameters(result, levels, run_frame, point_frame, i.arch_of).select(PARAMETERS.names))
+    params = tables.parameters(result, levels, run_frame, point_frame, i.arch_of)
+    sets = {p: ",".join(fields) for p, fields in FIELDS.items()}
+    params = params.with_columns(
+        pl.when(pl.col("group_kind").is_in(["", "architecture"]))
+        .then(pl.col("parameter").replace_strict(sets, default=""))
+        .otherwise(pl.lit(""))
+        .alias("scenario_fields")
+    )
+    ctx.write(PARAMETERS, params.select(PARAMETERS.names))

@@ -188,6 +188,14 @@ PARAMETERS = ResultTable(
         C("n_points", "int", "points", "check", "Measured rows that inform it (the group's, or all)"),
         C("informed_by", "str", "", "label", "The kinds and sources of those rows"),
         C("meaning", "str", "", "label", "What the parameter is"),
+        C(
+            "scenario_fields",
+            "str",
+            "",
+            "label",
+            "The scenario fields the shared or family value sets in scenario calibrated, comma-separated "
+            "(econ.analyses.calibration_scenario.FIELDS; '' for engine and mode offsets)",
+        ),
     ),
 )
 

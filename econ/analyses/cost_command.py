@@ -23,6 +23,7 @@ from econ.fits import request_cost as rc
 from econ.load import ceilings
 from econ.load.requests import REQUESTS, request_time
 from econ.load.spec import FILE, LINE, read_table
+from econ.names import resolve_model_in
 
 
 @dataclass
@@ -146,6 +147,7 @@ def cost_for(
     the schedules another source supersedes (``status``). ``as_of`` defaults to the date the database was built for;
     ``tables`` (:func:`read_tables`) skips reading the database.
     """
+    model = resolve_model_in(db_path, model).priced_as
     tables = tables or read_tables(db_path, as_of)
     result = bill(
         tables,

@@ -7,7 +7,6 @@ from, at the date the database was built for, so the command and the Fleet page 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 from datetime import date
 from pathlib import Path
@@ -20,15 +19,8 @@ from econ.analyses.fleet_plan import build_plan
 from econ.db import connect_read_only
 from econ.errors import EconError
 from econ.load.ceilings import CHIPS, TOKENS, TOKENS_PER_S, USD_PER_CHIP_HOUR
+from econ.names import resolve_chip, resolve_model
 from econ.output import human
-
-
-def _known(con, table: str, column: str, value: str) -> None:
-    known = [r[0] for r in con.sql(f"select {column} from {table} order by 1").fetchall()]
-    if value not in known:
-        close = difflib.get_close_matches(value, known, n=1, cutoff=0.4)
-        hint = f"did you mean {close[0]}?" if close else f"known: {', '.join(known)}"
-        raise EconError(f"unknown {column} {value!r} (not in {table})", hint)
 
 
 def plan_for(
@@ -84,8 +76,7 @@ def plan_for(
     with connect_read_only(Path(db_path), current=True) as con:
         as_of_used = as_of or con.sql("select as_of from build_info").fetchall()[0][0]
         con.execute(f"set variable as_of = date '{as_of_used.isoformat()}'")
-        _known(con, "models", "model", model)
-        _known(con, "hardware", "chip", chip)
+        model, chip = resolve_model(con, model, need="architecture").arch_model, resolve_chip(con, chip)
         known = all_scenarios(con)
         if scenario not in known:
             raise EconError(f"no scenario {scenario!r}", f"known scenarios: {', '.join(sorted(known))}")

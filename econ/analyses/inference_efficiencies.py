@@ -37,7 +37,10 @@ def serving_scenario(scenario: Scenario, chip: str, con) -> Scenario:
     """
     if con is None or not has_calibration(con):
         return scenario
-    params = con.sql("select parameter, family, estimate, low, high from calibration_parameters").pl()
+    params = con.sql(  # the shared values and the chip architectures' (engine and serving-mode offsets left out)
+        "select parameter, family, estimate, low, high from calibration_parameters "
+        "where coalesce(group_kind, '') in ('', 'architecture')"
+    ).pl()
     params = params.filter(params["estimate"].is_not_null() & params["estimate"].is_finite())
     if params.height == 0:
         return scenario

@@ -14,7 +14,6 @@ fewest workers that keep TTFT within the target (the scenario's ``ttft_target_s`
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from econ.analyses.serving_predict import predict_configurations
 from econ.db import connect_read_only
 from econ.errors import EconError
 from econ.load.ceilings import CHIPS, TOKENS
+from econ.names import resolve_chip, resolve_model
 from econ.units import MEGA
 
 ENGINES = ("trtllm", "sglang", "vllm")
@@ -118,24 +118,15 @@ def validate(pt: Point) -> None:
 
 
 def _resolve(con, pt: Point) -> tuple[str, str]:
+    """The model and chip the point names: a Hugging Face id of the measured files' kind (quantised re-releases
+    included, :func:`econ.analyses.serving_runs.model_key`) or a system name (``h100_sxm``), else any name
+    :mod:`econ.names` reads (canonical, models.model, repo, price key; any case), whose errors suggest the nearest."""
     models = con.sql("select model, hf_repo from models").pl()
-    resolve = serving_runs.model_resolver(models)
-    model = resolve.get(serving_runs.model_key(pt.model))
+    model = serving_runs.model_resolver(models).get(serving_runs.model_key(pt.model))
     if model is None:
-        known = models["model"].to_list()
-        close = difflib.get_close_matches(pt.model, known, n=1, cutoff=0.4)
-        raise EconError(
-            f"unknown model {pt.model!r} (not in models by name or Hugging Face id)",
-            f"did you mean {close[0]}?" if close else f"known: {', '.join(sorted(known))}",
-        )
+        model = resolve_model(con, pt.model, need="architecture").arch_model
     chips = {c.upper(): c for c in con.sql("select chip from hardware").pl()["chip"].to_list()}
-    chip = chips.get(pt.chip.upper()) or chips.get(serving_runs.chip_key(pt.chip))
-    if chip is None:
-        close = difflib.get_close_matches(pt.chip, list(chips.values()), n=1, cutoff=0.4)
-        raise EconError(
-            f"unknown chip {pt.chip!r} (not in hardware)",
-            f"did you mean {close[0]}?" if close else f"known: {', '.join(sorted(chips.values()))}",
-        )
+    chip = chips.get(serving_runs.chip_key(pt.chip)) or resolve_chip(con, pt.chip)
     return model, chip
 
 

@@ -10,10 +10,13 @@ reference layout.
 - ``serving_sparsity``: the balance batch at the lecture's round R = 300 by parameters, by experts and
   by the lecture's own figure (b.2).
 
-Scenario fields read: ``usd_per_chip_hour``, ``decode_mfu_frac`` / ``decode_mbu_frac`` (decode steps),
-``prefill_mfu_frac`` / ``prefill_mbu_frac`` (prefill passes), ``context_tokens`` and ``kv_cache_format``.
-Every number is a roofline bound at those efficiencies: step times are lower bounds, throughputs
-upper bounds, costs lower bounds.
+Scenario fields read: ``decode_mfu_frac`` / ``decode_mbu_frac`` (decode steps), ``prefill_mfu_frac`` /
+``prefill_mbu_frac`` (prefill passes), ``context_tokens``, ``kv_cache_format`` and ``usd_per_chip_hour``, the price
+of a chip no rental quote prices: each chip is priced at its own newest on-demand quote (``rental_prices``, the
+median of the newest date's quotes on or before the build's date; ``price_basis`` says which), so costs compare
+chips at what they rent for, not throughput at one flat price. Every number is a roofline bound at those
+efficiencies: step times are lower bounds, throughputs upper bounds, costs lower bounds; a configuration where not
+one sequence fits has no cost.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import numpy as np
 import polars as pl
 
 from econ.analyses import deployment_inputs as inputs
+from econ.analyses.fleet_inputs import newest_rental
 from econ.analyses.inputs import MODELS_SQL
 from econ.analyses.serving_columns import CURVES, SPARSITY, SUMMARY
 from econ.physics import deployment, layout_search, memory, roofline, weights
@@ -29,7 +33,9 @@ from econ.physics.model import kv_window_bytes
 from econ.units import MEGA
 
 NAME = "serving"
-INPUTS = ("models", "model_derived", "hardware", "hardware_derived", "scenarios")
+INPUTS = ("models", "model_derived", "hardware", "hardware_derived", "scenarios", "rental_prices")
+RENTAL_KIND = "on_demand"
+"""The rental quote a chip is priced at: what anyone can rent it for by the hour."""
 TABLES = (CURVES, SUMMARY, SPARSITY)
 
 BATCH_GRID = 2.0 ** np.arange(0, 17)  # 1 … 65,536 sequences
@@ -65,6 +71,38 @@ def default_layouts(cases: pl.DataFrame, s) -> dict[str, np.ndarray]:
     )
 
 
+def with_chip_prices(cases: pl.DataFrame, rental: pl.DataFrame, s, as_of) -> pl.DataFrame:
+    """``cases`` with ``usd_per_chip_hour`` and ``price_basis``: the chip's newest on-demand quote
+    (:func:`econ.analyses.fleet_inputs.newest_rental`: the median of the newest date's quotes on or before
+    ``as_of``), else the scenario's price, said so."""
+    quotes = newest_rental(rental, as_of).filter(pl.col("price_kind") == RENTAL_KIND)
+    return (
+        cases.join(
+            quotes.select(
+                "chip",
+                pl.col("usd_per_chip_hour").alias("_quote"),
+                pl.concat_str(pl.lit(f"{RENTAL_KIND} "), "price_basis").alias("_basis"),
+            ),
+            on="chip",
+            how="left",
+        )
+        .with_columns(
+            pl.coalesce("_quote", pl.lit(float(s.usd_per_chip_hour))).alias("usd_per_chip_hour"),
+            pl.coalesce(
+                "_basis", pl.lit(f"no {RENTAL_KIND} quote for this chip: the scenario's usd_per_chip_hour")
+            ).alias("price_basis"),
+        )
+        .drop("_quote", "_basis")
+    )
+
+
+def _prices(cases: pl.DataFrame, s) -> np.ndarray:
+    """Per case, the $/chip-hour it is priced at (:func:`with_chip_prices`; the scenario's where not joined)."""
+    if "usd_per_chip_hour" in cases.columns:
+        return cases["usd_per_chip_hour"].to_numpy().astype(float)
+    return np.full(cases.height, float(s.usd_per_chip_hour))
+
+
 def _with_layout(cases: pl.DataFrame, s) -> pl.DataFrame:
     layout = default_layouts(cases, s)
     return cases.with_columns(
@@ -85,6 +123,7 @@ def _grid(cases: pl.DataFrame, s, pool: str, batch, context):
     run = inputs.settings(
         s, pool, col(cases["weight_bytes_per_param"].to_numpy()), cases["architecture"].to_numpy()[:, None, None]
     )
+    run["usd_per_chip_hour"] = col(_prices(cases, s))  # each chip at its own price
     b, ctx = np.asarray(batch, dtype=float)[None, :, None], np.asarray(context, dtype=float)[None, None, :]
     if pool == "decode":
         return deployment.decode_terms(model, chip, layout, b, ctx, kv_scale=inputs.cache_scale(s), settings=run)
@@ -117,6 +156,7 @@ def curve_frames(cases: pl.DataFrame, s, *, batch=BATCH_GRID, context_tokens=CON
             pl.Series("decode_upper_bound_time_s", flat(dec["step_time_upper_s"])),
             pl.Series("decode_compute_bound", flat(dec["compute_bound"])),
             pl.Series("decode_tokens_per_s", flat(dec["tokens_per_s_per_chip"] * dec["replica_chips"])),
+            pl.Series("usd_per_chip_hour", flat(col_prices(part, s))),
             pl.Series("output_usd_per_mtok", flat(dec["usd_per_mtok"])),
             pl.Series("prefill_step_time_s", flat(pre["step_time_s"])),
             pl.Series("prefill_compute_bound", flat(pre["compute_bound"])),
@@ -125,6 +165,11 @@ def curve_frames(cases: pl.DataFrame, s, *, batch=BATCH_GRID, context_tokens=CON
             pl.Series("fits_in_memory", flat(dec["fits"])),
             pl.Series("decode_bound", bound),
         )
+
+
+def col_prices(cases: pl.DataFrame, s) -> np.ndarray:
+    """:func:`_prices` shaped (case, 1, 1) to broadcast over a batch × context grid."""
+    return _prices(cases, s)[:, None, None]
 
 
 def _finite(x):
@@ -140,7 +185,7 @@ def summary(cases: pl.DataFrame, s) -> pl.DataFrame:
     b_w = cases["weight_bytes_per_param"].to_numpy()
     peak, bandwidth = chip["peak_flop_per_s"], chip["hbm_bandwidth_bytes_per_s"]
     kv = model["kv_bytes_per_token"] * inputs.cache_scale(s)
-    p, d_mfu, d_mbu = s.usd_per_chip_hour, s.decode_mfu_frac, s.decode_mbu_frac
+    p, d_mfu, d_mbu = _prices(cases, s), s.decode_mfu_frac, s.decode_mbu_frac
     r = roofline.critical_batch_ratio(peak, bandwidth, b_w)
     achieved = roofline.critical_batch_ratio(peak * d_mfu, bandwidth * d_mbu, b_w)
     b0 = roofline.balance_batch(r, a["params_total"], a["params_active"])
@@ -151,12 +196,14 @@ def summary(cases: pl.DataFrame, s) -> pl.DataFrame:
     )
 
     def cost_floor(ctx):
+        """The floor where at least one sequence of ``ctx`` tokens fits the default layout; none where none does."""
         extra = kv_window_bytes(
             ctx, model["kv_window_bytes_per_sequence"] * inputs.cache_scale(s), model["sliding_window_tokens"]
         )
-        return MEGA * roofline.decode_cost_floor_usd_per_token(
+        floor = MEGA * roofline.decode_cost_floor_usd_per_token(
             ctx, kv, a["params_active"], peak, bandwidth, p, mfu=d_mfu, mbu=d_mbu, kv_extra_bytes_per_sequence=extra
         )
+        return np.where(fits(ctx) >= 1, floor, np.nan)
 
     def fits(ctx):
         return deployment.max_batch_per_replica(
@@ -197,9 +244,13 @@ def summary(cases: pl.DataFrame, s) -> pl.DataFrame:
         "max_tokens_per_s_per_sequence": one["tokens_per_s_per_user"],
         "cost_floor_at_8k_usd_per_mtok": cost_floor(CONTEXT_8K),
         "cost_floor_at_128k_usd_per_mtok": cost_floor(CONTEXT_128K),
-        "prefill_cost_floor_usd_per_mtok": MEGA
-        * roofline.prefill_cost_floor_usd_per_token(
-            kv, a["params_active"], peak, bandwidth, p, mfu=s.prefill_mfu_frac, mbu=s.prefill_mbu_frac
+        "prefill_cost_floor_usd_per_mtok": np.where(
+            fits(float(CONTEXT_GRID[0])) >= 1,
+            MEGA
+            * roofline.prefill_cost_floor_usd_per_token(
+                kv, a["params_active"], peak, bandwidth, p, mfu=s.prefill_mfu_frac, mbu=s.prefill_mbu_frac
+            ),
+            np.nan,
         ),
         "scenario_context_tokens": np.full(len(r), s.context_tokens),
         "cost_floor_at_scenario_context_usd_per_mtok": cost_floor(s.context_tokens),
@@ -209,11 +260,16 @@ def summary(cases: pl.DataFrame, s) -> pl.DataFrame:
     }
     base = cases.select("model", "chip", "number_format", "replica_chips", *DEGREES)
     out = base.with_columns(*(pl.Series(k, v, dtype=pl.Float64, nan_to_null=True) for k, v in columns.items()))
+    basis = (
+        cases["price_basis"] if "price_basis" in cases.columns else pl.Series([None] * cases.height, dtype=pl.String)
+    )
     return out.with_columns(
         *(
             pl.lit(float(getattr(s, k))).alias(k)
-            for k in ("decode_mfu_frac", "decode_mbu_frac", "prefill_mfu_frac", "prefill_mbu_frac", "usd_per_chip_hour")
+            for k in ("decode_mfu_frac", "decode_mbu_frac", "prefill_mfu_frac", "prefill_mbu_frac")
         ),
+        pl.Series("usd_per_chip_hour", p),
+        basis.fill_null("the scenario's usd_per_chip_hour").alias("price_basis"),
         pl.lit(s.kv_cache_format).alias("kv_cache_format"),
     )
 
@@ -239,7 +295,9 @@ def sparsity(models: pl.DataFrame) -> pl.DataFrame:
 
 def run(ctx) -> None:
     s = ctx.scenario("base")
-    cases = _with_layout(ctx.query(inputs.CASES_SQL), s)
+    cases = with_chip_prices(
+        _with_layout(ctx.query(inputs.CASES_SQL), s), ctx.query("select * from rental_prices"), s, ctx.as_of
+    )
     ctx.write(CURVES, curve_frames(cases, s))
     ctx.write(SUMMARY, summary(cases, s))
     ctx.write(SPARSITY, sparsity(ctx.query(MODELS_SQL)))

@@ -6,9 +6,6 @@ from econ.physics import deployment, layout_search, memory, roofline, weights
 from econ.results import Identity, ResultTable
 from econ.results import ResultColumn as C
 
-BASE_PRICE = "(select value from scenarios where scenario = 'base' and name = 'usd_per_chip_hour')"
-"""The base scenario's $/chip-hour, for identities (SQL)."""
-
 KEYS = (
     C("model", "str", "", "key", "Model (models.model)"),
     C("chip", "str", "", "key", "Accelerator (hardware.chip)"),
@@ -36,8 +33,9 @@ CURVES = ResultTable(
     description=(
         "Decode and prefill of every model x chip x number format on its default layout (replica_chips, TP, DP, PP) "
         "over batch 1-65,536 and context 1,024-1,048,576 (powers of two), every step-time term (weights touched, "
-        "cache, compute with attention, communication), at the base scenario's $/chip-hour, efficiencies and KV "
-        "format; times are lower bounds unless named upper, so throughputs are upper bounds and costs lower bounds; "
+        "cache, compute with attention, communication), at each chip's rental price (its on-demand quote, else the "
+        "base scenario's) and the base scenario's efficiencies and KV format; times are lower bounds unless named "
+        "upper, so throughputs are upper bounds and costs lower bounds; "
         "models without a KV figure (attention 'other') are left out; rows that do not fit are kept, marked"
     ),
     columns=(
@@ -90,11 +88,18 @@ CURVES = ResultTable(
             roofline.tokens_per_s,
         ),
         C(
+            "usd_per_chip_hour",
+            "float",
+            "USD/chip-hour",
+            "assumption",
+            "Rental price of the chip (serving_summary.usd_per_chip_hour: its on-demand quote, else the scenario's)",
+        ),
+        C(
             "output_usd_per_mtok",
             "float",
             "USD/MTok",
             "bound",
-            "Decode cost per output token at the lower-bound step and the scenario's $/chip-hour (a lower bound)",
+            "Decode cost per output token at the lower-bound step and the chip's $/chip-hour (a lower bound)",
             roofline.usd_per_token,
         ),
         C(
@@ -136,10 +141,12 @@ CURVES = ResultTable(
         ),
         Identity("decode_memory_time_s", "decode_weight_time_s + decode_kv_time_s"),
         Identity("decode_tokens_per_s", "batch_seqs / decode_step_time_s"),
-        Identity("output_usd_per_mtok", f"decode_step_time_s * replica_chips * {BASE_PRICE} / 3600 / batch_seqs * 1e6"),
+        Identity(
+            "output_usd_per_mtok", "decode_step_time_s * replica_chips * usd_per_chip_hour / 3600 / batch_seqs * 1e6"
+        ),
         Identity(
             "input_usd_per_mtok",
-            f"prefill_step_time_s * replica_chips * {BASE_PRICE} / 3600 / (batch_seqs * context_tokens) * 1e6",
+            "prefill_step_time_s * replica_chips * usd_per_chip_hour / 3600 / (batch_seqs * context_tokens) * 1e6",
         ),
     ),
 )
@@ -149,7 +156,15 @@ EFFICIENCY_COLUMNS = (
     C("decode_mbu_frac", "float", "", "assumption", "Achieved fraction of HBM bandwidth in decode (scenario)"),
     C("prefill_mfu_frac", "float", "", "assumption", "Achieved fraction of peak FLOP/s in prefill (scenario)"),
     C("prefill_mbu_frac", "float", "", "assumption", "Achieved fraction of HBM bandwidth in prefill (scenario)"),
-    C("usd_per_chip_hour", "float", "USD/chip-hour", "assumption", "Rental price used (scenario usd_per_chip_hour)"),
+    C(
+        "usd_per_chip_hour",
+        "float",
+        "USD/chip-hour",
+        "assumption",
+        "Rental price of the chip: its newest on-demand quote (median of the newest date's, rental_prices), else the "
+        "scenario's usd_per_chip_hour (price_basis says which)",
+    ),
+    C("price_basis", "str", "", "label", "Where usd_per_chip_hour comes from: the quotes, or the scenario"),
     C("kv_cache_format", "str", "", "assumption", "Format of the KV cache (scenario kv_cache_format)"),
 )
 
@@ -159,7 +174,8 @@ SUMMARY = ResultTable(
     key=("model", "chip", "number_format"),
     description=(
         "Per model x chip x number format: the balance batch, critical context, latency and cost floors and what "
-        "fits (lecture a.3-a.4, b, d.4, d.6), at the base scenario's decode/prefill efficiencies and KV format "
+        "fits (lecture a.3-a.4, b, d.4, d.6), at the base scenario's decode/prefill efficiencies and KV format and "
+        "each chip's rental price (usd_per_chip_hour, price_basis); a cost floor is blank where not one sequence fits "
         "(R, drain time and W_eff per chip are in hardware_derived; sparsity and weight bytes per model in "
         "model_derived)"
     ),
@@ -261,7 +277,7 @@ SUMMARY = ResultTable(
             "float",
             "USD/MTok",
             "bound",
-            "Decode cost as B -> inf at 8,192 context",
+            "Decode cost as B -> inf at 8,192 context, at the chip's price (blank where no sequence fits)",
             roofline.decode_cost_floor_usd_per_token,
         ),
         C(
@@ -269,7 +285,7 @@ SUMMARY = ResultTable(
             "float",
             "USD/MTok",
             "bound",
-            "Decode cost floor at 131,072 context",
+            "Decode cost floor at 131,072 context (blank where no sequence fits)",
             roofline.decode_cost_floor_usd_per_token,
         ),
         C(
@@ -277,7 +293,8 @@ SUMMARY = ResultTable(
             "float",
             "USD/MTok",
             "bound",
-            "Input (prefill) cost as the pass grows (lecture f.3), at the scenario's prefill mfu and mbu",
+            "Input (prefill) cost as the pass grows (lecture f.3), at the scenario's prefill mfu and mbu and the "
+            "chip's price (blank where the weights do not fit)",
             roofline.prefill_cost_floor_usd_per_token,
         ),
         C("scenario_context_tokens", "float", "tokens", "assumption", "The scenario's context_tokens"),
@@ -286,7 +303,7 @@ SUMMARY = ResultTable(
             "float",
             "USD/MTok",
             "bound",
-            "Decode cost floor at the scenario's context",
+            "Decode cost floor at the scenario's context (blank where no sequence fits)",
             roofline.decode_cost_floor_usd_per_token,
         ),
         C(

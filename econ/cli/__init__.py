@@ -17,6 +17,7 @@ from pathlib import Path
 from econ import paths
 from econ.cli.common import VARIANT_CHOICES, _date, _positive, _whole
 from econ.cli.data import cmd_build, cmd_describe, cmd_report, cmd_sql, cmd_sweep, cmd_tables
+from econ.cli.help import BUILD_DATE, subparser
 from econ.cli.prices import cmd_cost, cmd_diff, cmd_import, cmd_refresh
 from econ.cli.serving import cmd_fleet, cmd_predict
 from econ.errors import EconError, EconNotice
@@ -44,13 +45,18 @@ def parser() -> argparse.ArgumentParser:
             help="if another econ run is writing the same outputs, wait for it (default: fail)",
         )
 
-    b = sub.add_parser("build", help="check data/, build the database, run the analyses, write the report")
+    b = subparser(sub, "build", help="check data/, build the database, run the analyses, write the report")
     add_db(b)
     b.add_argument("--data", type=Path, default=paths.DATA_DIR, help="data folder (default: data/)")
     b.add_argument("--reports", type=Path, default=paths.REPORTS_DIR, help="report folder (default: reports/)")
     b.add_argument("--no-report", action="store_true", help="skip writing the HTML report")
     b.add_argument("--cache", type=Path, default=paths.CACHE_DIR, help="analysis cache folder (default: build/cache/)")
-    b.add_argument("--as-of", type=_date, default=None, help="date for 'current' prices (default: today)")
+    b.add_argument(
+        "--as-of",
+        type=_date,
+        default=None,
+        help="date for 'current' prices (default: today, or the date of SOURCE_DATE_EPOCH when it is set)",
+    )
     b.add_argument(
         "--force", action="store_true", help="rebuild even when nothing it reads changed since the last build"
     )
@@ -58,12 +64,12 @@ def parser() -> argparse.ArgumentParser:
     add_quiet(b)
     b.set_defaults(func=cmd_build)
 
-    s = sub.add_parser("sql", help="run SQL on the database (read-only)")
+    s = subparser(sub, "sql", help="run SQL on the database (read-only)")
     add_db(s)
     s.add_argument("query", nargs="?", help='SQL text, or "-" to read it from stdin')
     s.add_argument("-f", "--file", help="read the SQL from this file")
-    s.add_argument("--format", choices=FORMATS, default="table")
-    s.add_argument("--as-of", type=_date, default=None, help="date for price_current (default: today)")
+    s.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+    s.add_argument("--as-of", type=_date, default=None, help=f"date for price_current (default: {BUILD_DATE})")
     s.add_argument(
         "--allow-files",
         action="store_true",
@@ -77,7 +83,7 @@ def parser() -> argparse.ArgumentParser:
     )
     s.set_defaults(func=cmd_sql)
 
-    w = sub.add_parser("sweep", help="evaluate a declared sweep (TOML spec) partition by partition into Parquet")
+    w = subparser(sub, "sweep", help="evaluate a declared sweep (TOML spec) partition by partition into Parquet")
     add_db(w)
     w.add_argument("spec", help="the sweep spec (.toml; see docs/sweeps.md)")
     w.add_argument("--out", type=Path, default=None, help="output folder (default: build/sweeps/<spec name>/)")
@@ -88,18 +94,20 @@ def parser() -> argparse.ArgumentParser:
     add_wait(w)
     w.set_defaults(func=cmd_sweep)
 
-    t = sub.add_parser("tables", help="list tables and views with row counts and descriptions")
+    t = subparser(sub, "tables", help="list tables and views with row counts and descriptions")
     add_db(t)
-    t.add_argument("--format", choices=FORMATS, default="table")
+    t.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     t.set_defaults(func=cmd_tables)
 
-    de = sub.add_parser("describe", help="a table's or view's columns with their types, units and meanings")
+    de = subparser(
+        sub, "describe", help="a table's or view's columns with their types, units and meanings, or what a model is"
+    )
     add_db(de)
-    de.add_argument("name", help="table or view (econ tables lists them)")
-    de.add_argument("--format", choices=FORMATS, default="table")
+    de.add_argument("name", help="table or view (econ tables lists them, any case), or a model (any spelling)")
+    de.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     de.set_defaults(func=cmd_describe)
 
-    r = sub.add_parser("report", help="write the static HTML report from the built database")
+    r = subparser(sub, "report", help="write the static HTML report from the built database")
     add_db(r)
     r.add_argument("--reports", type=Path, default=paths.REPORTS_DIR, help="report folder (default: reports/)")
     r.add_argument("--cache", type=Path, default=paths.CACHE_DIR, help="build cache folder (default: build/cache/)")
@@ -107,7 +115,7 @@ def parser() -> argparse.ArgumentParser:
     add_quiet(r)
     r.set_defaults(func=cmd_report)
 
-    f = sub.add_parser("refresh", help="import a new price snapshot, rebuild, and print what changed")
+    f = subparser(sub, "refresh", help="import a new price snapshot, rebuild, and print what changed")
     add_db(f)
     f.add_argument("file", nargs="?", help="the LiteLLM or OpenRouter JSON file")
     f.add_argument("--source", choices=("litellm", "openrouter"), help="format of FILE (default: detected)")
@@ -130,13 +138,13 @@ def parser() -> argparse.ArgumentParser:
     add_quiet(f)
     f.set_defaults(func=cmd_refresh)
 
-    d = sub.add_parser("diff", help="what changed in prices (and what it implies) between two snapshot dates")
+    d = subparser(sub, "diff", help="what changed in prices (and what it implies) between two snapshot dates")
     add_db(d)
     d.add_argument(
         "--from", dest="from_date", type=_date, default=None, help="older date (default: the snapshot before --to)"
     )
     d.add_argument("--to", dest="to_date", type=_date, default=None, help="newer date (default: the newest snapshot)")
-    d.add_argument("--format", choices=FORMATS, default="table")
+    d.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     d.add_argument(
         "--implied",
         action="store_true",
@@ -144,15 +152,21 @@ def parser() -> argparse.ArgumentParser:
     )
     d.add_argument("--top", type=_positive, default=None, help="rows per list (default 20 in a table; csv/json: all)")
     d.add_argument("--provider", help="only this seller (prices.provider)")
-    d.add_argument("--model", help="only this model (canonical_model in any spelling, or a price key)")
+    d.add_argument(
+        "--model", help="only this model: its canonical name, models.model, repo or a price key, in any case"
+    )
     d.set_defaults(func=cmd_diff)
 
-    fl = sub.add_parser(
-        "fleet", help="size, power and cost the fleet serving a model on a chip at a traffic (read-only)"
+    fl = subparser(
+        sub, "fleet", help="size, power and cost the fleet serving a model on a chip at a traffic (read-only)"
     )
     add_db(fl)
-    fl.add_argument("--model", required=True, help="model (models.model)")
-    fl.add_argument("--chip", required=True, help="accelerator (hardware.chip)")
+    fl.add_argument(
+        "--model",
+        required=True,
+        help="model with an architecture: models.model, its canonical name, repo or a price key, in any case",
+    )
+    fl.add_argument("--chip", required=True, help="accelerator (hardware.chip, in any case)")
     fl.add_argument(
         "--tokens-per-s", type=float, required=True, help="traffic served, input + output tokens per second"
     )
@@ -166,7 +180,8 @@ def parser() -> argparse.ArgumentParser:
         "--batch-policy",
         choices=("balance_multiple", "speed_target"),
         default="balance_multiple",
-        help="decode batch: a multiple of the balance batch, or the largest meeting the speed target",
+        help="decode batch: a multiple of the balance batch (balance_multiple, the default), or the largest meeting "
+        "the speed target",
     )
     fl.add_argument(
         "--number-format",
@@ -206,13 +221,17 @@ def parser() -> argparse.ArgumentParser:
     fl.add_argument("--acceptance", type=float, default=None, help="share of draft tokens accepted")
     fl.add_argument("--kv-cache-format", choices=("bf16", "fp8"), default=None, help="KV-cache format")
     fl.add_argument("--usd-per-chip-hour", type=float, default=None, help="the scenario's chip price")
-    fl.add_argument("--format", choices=FORMATS, default="table")
+    fl.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     fl.add_argument(
-        "--as-of", type=_date, default=None, help="date for current list prices and rental quotes (default: today)"
+        "--as-of",
+        type=_date,
+        default=None,
+        help=f"date for current list prices and rental quotes (default: {BUILD_DATE})",
     )
     fl.set_defaults(func=cmd_fleet)
 
-    pr = sub.add_parser(
+    pr = subparser(
+        sub,
         "predict",
         help="predict a serving configuration (TTFT, TPOT, throughput, cost, error factors), or a file of runs "
         "(read-only)",
@@ -266,10 +285,11 @@ def parser() -> argparse.ArgumentParser:
         default="calibrated",
         help="scenario: calibrated (fitted to measured systems, the default) or base (the roofline bound)",
     )
-    pr.add_argument("--format", choices=FORMATS, default="table")
+    pr.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     pr.set_defaults(func=cmd_predict)
 
-    c = sub.add_parser(
+    c = subparser(
+        sub,
         "cost",
         help="what a request (or a workload of requests) costs at every seller of a model, cheapest first",
         description="Price a request as the sellers bill it: a long-context tier bills the whole request once the "
@@ -280,7 +300,12 @@ def parser() -> argparse.ArgumentParser:
         "that retired the model, is left out with the reason (--all lists it).",
     )
     add_db(c)
-    c.add_argument("--model", required=True, help="canonical model (price_current.canonical_model) or a price key")
+    c.add_argument(
+        "--model",
+        required=True,
+        help="model: its canonical name (price_current.canonical_model), models.model, repo or a price key, in any "
+        "case",
+    )
     c.add_argument("--provider", help="only this seller (prices.provider); default: every seller, cheapest first")
     c.add_argument("--source", choices=("hand", "litellm", "openrouter"), help="only prices from this source")
     c.add_argument("--input-tokens", type=_whole, help="uncached prompt tokens of the request")
@@ -312,11 +337,11 @@ def parser() -> argparse.ArgumentParser:
         dest="keep_all",
         help="also list the sellers that refuse the requests and the schedules another source supersedes (status)",
     )
-    c.add_argument("--format", choices=FORMATS, default="table")
-    c.add_argument("--as-of", type=_date, default=None, help="date of the prices (default: the build's date)")
+    c.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+    c.add_argument("--as-of", type=_date, default=None, help=f"date of the prices (default: {BUILD_DATE})")
     c.set_defaults(func=cmd_cost)
 
-    i = sub.add_parser("import", help="import a LiteLLM or OpenRouter price map as a dated snapshot in data/")
+    i = subparser(sub, "import", help="import a LiteLLM or OpenRouter price map as a dated snapshot in data/")
     i.add_argument("source", choices=("litellm", "openrouter"))
     i.add_argument(
         "file", help="the JSON file (LiteLLM model_prices_and_context_window.json or OpenRouter /api/v1/models)"
@@ -335,15 +360,16 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _notices():
-    """A ``warnings.showwarning`` that prints each distinct library notice (:class:`EconNotice`) once, as one line
-    on stderr; other warnings as Python does."""
+    """A ``warnings.showwarning`` that prints each distinct warning once, as one line on stderr: ``notice: <what>``
+    for a library notice (:class:`EconNotice`), ``notice: <what> (<kind>)`` for any other (a numerical warning
+    the library did not handle where it arose), never a source path or a code line. The warning filters are left as
+    they are, so ``python -W error -m econ …`` still stops at the first."""
     shown: set[str] = set()
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = str(message).splitlines()[0] if str(message) else category.__name__
         if not issubclass(category, EconNotice):
-            sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
-            return
-        text = str(message).splitlines()[0] if str(message) else ""
+            text = f"{text} ({category.__name__})"
         if text not in shown:
             shown.add(text)
             sys.stderr.write(f"notice: {text}\n")

@@ -191,7 +191,7 @@ def cmd_tables(args) -> int:
     objects = list_objects(args.db)
     columns = ["name", "kind", "rows", "description"]
     if args.format == "table":
-        _out(render_fit(columns, objects, width=terminal_width(), flexible="description"))
+        _out(render_fit(columns, objects, width=terminal_width(), flexible="description", keys=("name",)))
         _out("econ describe NAME: its columns, units and meanings")
     else:
         _out(render(columns, objects, fmt=args.format))
@@ -199,18 +199,49 @@ def cmd_tables(args) -> int:
 
 
 def cmd_describe(args) -> int:
-    from econ.db import describe
+    from econ.db import UnknownObject, describe
 
-    kind, description, rows, columns = describe(args.db, args.name)
+    try:
+        name, kind, description, rows, columns = describe(args.db, args.name)
+    except UnknownObject as unknown:
+        return _describe_model(args, unknown)
     header = ["column", "type", "unit", "kind", "meaning"]
     if args.format != "table":
         _out(render(header, columns, fmt=args.format))
         return 0
     width = terminal_width()
-    _out(f"{args.name} ({kind}, {rows:,} rows)")
+    _out(f"{name} ({kind}, {rows:,} rows)")
     _out(textwrap.fill(description, width) if description else "")
     _out("")
-    _out(render_fit(header, columns, width=width, flexible="meaning", wrap=True, count=False))
+    _out(render_fit(header, columns, width=width, flexible="meaning", keys=("column",), wrap=True, count=False))
+    return 0
+
+
+def _describe_model(args, unknown) -> int:
+    """``econ describe MODEL``: a name that is no table or view, read as a model (:func:`econ.names.describe_model`)."""
+    from econ.db import connect_read_only
+    from econ.names import describe_model
+    from econ.output import human
+
+    with connect_read_only(args.db, current=True) as con:
+        try:
+            card = describe_model(con, args.name)
+        except EconError as e:
+            models = e.hint.removeprefix("did you mean ").removesuffix("?") if e.hint.startswith("did you") else ""
+            tables = ", ".join(unknown.close)
+            hint = (
+                f"did you mean the table {tables} or the model {models}?"
+                if tables and models
+                else f"did you mean {tables or models}?"
+                if tables or models
+                else "econ tables lists the tables and views; model_catalog the models"
+            )
+            raise EconError(f"no table, view or model {args.name!r}", hint) from None
+    if args.format != "table":
+        _out(render(["quantity", "value", "unit"], card, fmt=args.format))
+        return 0
+    rows = [(q, human(v, u)) for q, v, u in card]
+    _out(render_fit(["quantity", "value"], rows, width=terminal_width(), flexible="value", wrap=True, count=False))
     return 0
 
 

@@ -37,10 +37,14 @@ def cmd_import(args) -> int:
     return 0
 
 
+DIFF_KEYS = ("provider", "model", "old_key", "new_key", "quantity")
+"""Columns of econ diff's tables that say which row it is: never cut to fit the terminal."""
+
+
 def _print_diff(diff, fmt: str, *, top: int | None, provider: str | None, model: str | None, implied: bool) -> None:
     """A diff for people (table, markdown: summary, per provider, largest moves first, ``top`` rows a list, default
     20) or as one table (csv, json: every row unless ``top``); ``implied``: what the changes imply instead."""
-    from econ.diff import filtered, implied_ordered, implied_section, ordered, view
+    from econ.diff import filtered, implied_ordered, implied_section, nothing_implied, ordered, view
 
     changes, moved = filtered(diff.changes, diff.implied, diff.names, provider=provider, model=model)
     width = terminal_width()
@@ -59,12 +63,11 @@ def _print_diff(diff, fmt: str, *, top: int | None, provider: str | None, model:
         if fmt == "markdown":
             _out(render(columns, rows, fmt="markdown"))
             return
-        flexible = next((c for c in ("model", "old_key") if c in columns), columns[0])
-        _out(render_fit(columns, rows, width=width, flexible=flexible, count=False))
+        _out(render_fit(columns, rows, width=width, keys=DIFF_KEYS, count=False))
 
     if implied:
         section = implied_section(moved, top=top)
-        _out(f"{section.total:,} inferred quantities moved")
+        _out(textwrap.fill(f"{section.total:,} inferred quantities moved" + nothing_implied(changes), width))
         if section.total:
             table(section)
         return
@@ -133,8 +136,10 @@ def _refresh(args, progress: Progress):
 
 
 def cmd_diff(args) -> int:
+    from econ.names import resolve_model_in
     from econ.refresh import diff_database
 
+    args.model = resolve_model_in(args.db, args.model).priced_as if args.model else None
     diff = diff_database(args.db, from_date=args.from_date, to_date=args.to_date)
     if args.format in ("table", "markdown"):
         shown = "".join(f", {k} {v}" for k, v in (("provider", args.provider), ("model", args.model)) if v)
@@ -208,7 +213,7 @@ def cmd_cost(args) -> int:
     shown = [c for c in result.columns if c in TABLE_COST_COLUMNS] + (["status"] if args.keep_all else [])
     at_ = [result.columns.index(c) for c in shown]
     rows = [tuple(r[i] for i in at_) for r in result.rows]
-    _out(render_fit(shown, rows, width=width, flexible="model"))
+    _out(render_fit(shown, rows, width=width, keys=("provider", "model")))
     named = [dict(zip(result.columns, r)) for r in result.rows]
     said: dict[str, list[str]] = {}  # one line per note, naming every seller it is about
     for r in named:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from econ.cli.common import _out
-from econ.output import render, render_object
+from econ.output import human, render, render_fit, render_object, terminal_width
 
 
 def cmd_fleet(args) -> int:
@@ -38,8 +38,11 @@ def cmd_fleet(args) -> int:
         _out(render_object(result.as_object()))
     elif args.format == "csv":
         _out(render(["quantity", "value", "unit"], result.rows(), fmt="csv"))
-    else:
-        _out(render(["quantity", "value"], result.human_rows(), fmt=args.format))
+    elif args.format == "markdown":
+        _out(render(["quantity", "value"], result.human_rows(), fmt="markdown"))
+    else:  # the notes wrap in the value column, within the terminal's width
+        rows = result.human_rows()
+        _out(render_fit(["quantity", "value"], rows, width=terminal_width(), flexible="value", wrap=True, count=False))
     return 0
 
 
@@ -105,9 +108,12 @@ def cmd_predict(args) -> int:
     if args.format == "json":
         clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in result.items()}
         _out(json.dumps(clean, indent=2))
-    else:
+    elif args.format == "csv":
         columns, table = rows(result)
-        _out(render(columns, table, fmt=args.format))
+        _out(render(columns, table, fmt="csv"))
+    else:  # for people: 15.7 ms, 1.53 k tokens/s (csv and json keep the base units)
+        _, table = rows(result)
+        _out(render(["quantity", "value"], [(q, human(v, u)) for q, v, u in table], fmt=args.format))
     return 0
 
 

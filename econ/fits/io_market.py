@@ -170,6 +170,8 @@ def effective_batch_interval(result) -> tuple[float, float, float]:
     """B_eff = 1000·θ_kv/θ_weight [sequences] with its fit interval (log delta method, or bootstrap quantiles)."""
     i_w, i_kv = MARKET_PARAMETERS.index("usd_per_mtok_per_weight_tb"), MARKET_PARAMETERS.index("usd_per_mtok_per_kv_gb")
     th_w, th_kv = result.estimate[i_w], result.estimate[i_kv]
+    if not (np.isfinite(th_w) and np.isfinite(th_kv)):  # too few rows to fit (the status says so): no batch
+        return float("nan"), -np.inf, np.inf
     pinned = th_w <= 1e-9 * np.nanmax(np.abs(result.estimate))  # no weight term: the batch is not bounded above
     with np.errstate(divide="ignore", invalid="ignore"):
         central = np.inf if pinned else 1000.0 * th_kv / th_w
@@ -432,7 +434,8 @@ def market_quantities(
 @formula("observed / predicted, predicted = X·ĉ", "fit_market residuals")
 def market_residuals(rows: pl.DataFrame, result, x: np.ndarray, y: np.ndarray) -> pl.DataFrame:
     """Per price row × component (input, output): the observed price, the regression's prediction and their ratio."""
-    predicted = x @ np.nan_to_num(result.estimate)
+    predicted = x @ np.nan_to_num(result.estimate)  # 0 where the fit has no estimate (too few rows: its status)
+    ratio = np.divide(y, predicted, out=np.full_like(y, np.nan), where=predicted > 0)
     n = rows.height
     ident = rows.select("source", "provider", "model", "arch_model", "arch_match")
     return (
@@ -441,7 +444,7 @@ def market_residuals(rows: pl.DataFrame, result, x: np.ndarray, y: np.ndarray) -
             pl.Series("component", ["input"] * n + ["output"] * n),
             pl.Series("observed_usd_per_mtok", y),
             pl.Series("predicted_usd_per_mtok", predicted),
-            pl.Series("observed_over_predicted_ratio", y / predicted),
+            pl.Series("observed_over_predicted_ratio", ratio),
         )
         .with_columns(pl.col(pl.Float64).fill_nan(None))
         .sort("provider", "arch_model", "model", "component")

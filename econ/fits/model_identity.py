@@ -69,9 +69,22 @@ def model_name(key: pl.Expr) -> pl.Expr:
     return pl.when(e.str.len_chars() > 0).then(e).otherwise(None)
 
 
+_WORDS = r"(?:[a-z]+-)*[a-z]+"
+_VERSION_BEFORE_WORDS = rf"^({_WORDS})-(v?\d+(?:\.\d+)*)-({_WORDS})($|-)"
+"""A version between two runs of words (``claude-4.5-sonnet``, ``nemotron-3.5-content-safety``): sellers write the
+same model with the version after the words (``claude-sonnet-4.5``)."""
+
+
+@formula(
+    "match key = name with a version between two runs of words moved after them (claude-4.5-sonnet → "
+    "claude-sonnet-4.5), without dashes",
+    "econ model-identity rules (econ.fits.model_identity)",
+)
 def match_key(name: pl.Expr) -> pl.Expr:
-    """What two names must share to be one model: the normalised name without its dashes."""
-    return name.str.replace_all("-", "")
+    """What two names must share to be one model: the normalised name with a version that sits between words moved
+    after them (Replicate's ``claude-4.5-sonnet`` is Anthropic's ``claude-sonnet-4.5``; a size or a date is no
+    version word, so ``qwen-3-14b`` and ``gemini-2.5-pro-preview-05-06`` keep their order), without its dashes."""
+    return name.str.replace(_VERSION_BEFORE_WORDS, "${1}-${3}-${2}${4}").str.replace_all("-", "")
 
 
 @formula("is_first_party = seller's organisation (providers) = the model's maker (model_families)", "econ rule")

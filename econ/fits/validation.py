@@ -151,7 +151,7 @@ def left_out(r, *, groups=None, level: float = LEVEL, corrected: bool) -> tuple[
     dof = k - 1 if corrected else k
     with np.errstate(invalid="ignore", divide="ignore"):
         s = np.sqrt(wsq / dof) if dof >= 1 else np.full(n, np.nan)
-        scale = np.sqrt(1 + 1 / k) if corrected else 1.0
+        scale = (np.sqrt(1 + 1 / k) if k > 0 else np.nan) if corrected else 1.0  # one model: no spread
         h_t = np.where(dof >= 1, _t(dof, p) * s * scale, np.inf)
         conf = _weighted_quantile(np.where(others, np.abs(e), np.inf), np.where(others, w[None, :], 0.0), level)
         h_m = np.where(np.isfinite(conf), np.maximum(h_t, conf), h_t)

@@ -86,7 +86,7 @@ class Figure:
                 f"figure {self.slug}: " + "; ".join(problems),
                 "give the chart a title, explicit encoding types, axis titles with units and a tooltip",
             )
-        object.__setattr__(self, "_spec", fit_width(spec))
+        object.__setattr__(self, "_spec", fit_width(si_axes(spec)))
 
     @property
     def spec(self) -> dict:
@@ -113,6 +113,68 @@ def fit_width(spec: dict) -> dict:
     if any(k in spec for k in COMPOUND) or faceted or stepped or not isinstance(spec.get("width"), (int, float)):
         return spec
     return {**spec, "width": "container", "autosize": {"type": "fit-x", "contains": "padding"}}
+
+
+SI_LABELS = (
+    "abs(datum.value) >= 1e3 && abs(datum.value) < 1e18 ? format(datum.value, '.3~s') : "
+    "format(datum.value, abs(datum.value) >= 1e18 ? '.2~e' : '~g')"
+)
+"""Axis labels with SI prefixes from 1,000 up to peta (``40T``, ``17G``, ``100k``), plain below, and FLOP-sized
+numbers (10¹⁸ and up) in scientific notation, where prefixes stop being read (``1e+24``)."""
+SI_LOG_LABELS = (
+    "abs(log(abs(datum.value)) / LN10 - round(log(abs(datum.value)) / LN10)) < 1e-6 ? (" + SI_LABELS + ") : ''"
+)
+"""On a log axis, the SI labels of the powers of ten only (the ticks between stay unlabelled, as Vega's own)."""
+SI_FORMATS = (None, "~s", "s", ",", ",.0f", "~g")
+"""Axis formats the SI labels replace (none, or one of these generic ones); a percentage or a date keeps its own."""
+
+
+def si_axes(spec: dict) -> dict:
+    """``spec`` with every quantitative x and y axis labelled by :data:`SI_LABELS` (issue 26: ``4e13`` and
+    ``1,000,000,000`` read as ``40T`` and ``1G``), powers of ten only on a log axis (:data:`SI_LOG_LABELS`), unless the
+    axis has its own label format. The layers of one view share their axes, so they get one expression each."""
+    if isinstance(spec, list):
+        return [si_axes(v) for v in spec]
+    if not isinstance(spec, dict):
+        return spec
+    if "layer" in spec or "encoding" in spec:
+        units = list(_unit_specs(spec))
+        log = {ch for unit in units for ch, enc in _encodings(unit) if _is_log(enc)}
+        own = {ch for unit in units for ch, enc in _encodings(unit) if _own_labels(enc)}
+        return _label_view(spec, log, own)
+    return {k: si_axes(v) for k, v in spec.items()}
+
+
+def _is_log(enc: dict) -> bool:
+    return enc.get("type") == "quantitative" and (enc.get("scale") or {}).get("type") == "log"
+
+
+def _own_labels(enc: dict) -> bool:
+    axis = enc.get("axis") or {}
+    return "labelExpr" in axis or "formatType" in axis or axis.get("format") not in SI_FORMATS
+
+
+def _label_view(spec: dict, log: set[str], own: set[str]) -> dict:
+    """A view (and its layers) with the SI label expression on its x and y axes (``log``: the log-scale channels;
+    ``own``: channels a layer labels its own way, left as they are)."""
+    out = dict(spec)
+    if "layer" in out:
+        out["layer"] = [_label_view(child, log, own) for child in out["layer"]]
+    encoding = out.get("encoding")
+    if not isinstance(encoding, dict):
+        return out
+    for channel in ("x", "y"):
+        enc = encoding.get(channel)
+        if not isinstance(enc, dict) or enc.get("type") != "quantitative" or enc.get("axis", {}) is None:
+            continue
+        if channel in own:
+            continue
+        axis = dict(enc.get("axis") or {})
+        axis.pop("format", None)
+        axis["labelExpr"] = SI_LOG_LABELS if channel in log else SI_LABELS
+        encoding = {**encoding, channel: {**enc, "axis": axis}}
+    out["encoding"] = encoding
+    return out
 
 
 def _unit_specs(spec: dict) -> Iterator[dict]:

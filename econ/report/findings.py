@@ -259,10 +259,36 @@ def prices(ctx: SiteContext) -> list[Finding]:
     )
 
 
+FIRST_PARTY_CHANGE = (
+    "exists (select 1 from price_keys k where k.is_first_party and k.source = price_changes.source "
+    "and k.provider = price_changes.provider and k.model = price_changes.model)"
+)
+"""A change of a key whose seller makes the model (price_keys.is_first_party), the hand-kept pages and the makers'
+own keys in the imported maps alike."""
+
+
 def what_changed(ctx: SiteContext) -> list[Finding]:
     latest = "to_date = (select max(to_date) from price_changes)"
     return _keep(
         [
+            ctx.finding(
+                "The largest first-party price move in the latest snapshot (the seller makes the model): "
+                "{c.model:text} at {c.provider:text}, {c.component:text} from {c.old_value:sig3} to "
+                "{c.new_value:sig3} USD/MTok ({c.change_frac:pct}).",
+                {
+                    "c": (
+                        "price_changes",
+                        f"change_class in ('price move up', 'price move down') and {latest} "
+                        f"and old_value > 0 and new_value > 0 and {FIRST_PARTY_CHANGE} "
+                        "order by abs(ln(new_value / old_value)) desc, source, provider, model, variant, "
+                        "tier_min_prompt_tokens, component limit 1",
+                    )
+                },
+                status="measured",
+                evidence=anchor("Between the two newest snapshots"),
+            )
+            if ctx.has("price_keys")
+            else None,
             ctx.finding(
                 "The largest price move of at most 10× in the latest snapshot (larger ones may be upstream fixes): "
                 "{c.model:text} at {c.provider:text}, "

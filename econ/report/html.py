@@ -102,11 +102,17 @@ def source_link(url: Any, text: Any = None) -> Markup:
 # ---------------------------------------------------------------------------- numbers
 
 
+SI_FROM, SI_UNTIL = 1e6, 1e18
+"""Floats from a million up to (not including) 10¹⁸ read with an SI prefix; beyond, FLOP counts keep an exponent."""
+SI_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"))
+
+
 def fmt_num(value: Any, *, sig: int = 4) -> str:
     """Short, stable text for a number: thousands separators, ``sig`` significant digits, no float noise.
 
-    ``None`` and NaN give ``""``; integers keep every digit; very large or very small floats use
-    an exponent (``1.23e+15``).
+    ``None`` and NaN give ``""``; integers keep every digit; floats from :data:`SI_FROM` up take an SI prefix
+    (``40 T``, ``17 G``); very small floats and those from :data:`SI_UNTIL` up use an exponent (``2.5e-7``,
+    ``1e24``).
     """
     if value is None:
         return ""
@@ -124,7 +130,11 @@ def fmt_num(value: Any, *, sig: int = 4) -> str:
         if value == 0:
             return "0"
         magnitude = abs(value)
-        if magnitude >= 1e9 or magnitude < 1e-4:
+        if SI_FROM <= magnitude < SI_UNTIL:  # 4e13 -> 40 T, 1.7e10 -> 17 G (issue 26)
+            for scale, prefix in SI_PREFIXES:
+                if magnitude >= scale * (1 - 0.5 * 10 ** (1 - sig)):
+                    return f"{fmt_num(value / scale, sig=sig)} {prefix}"
+        if magnitude >= SI_UNTIL or magnitude < 1e-4:
             mantissa, exponent = f"{value:.{sig - 1}e}".split("e")
             mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
             return f"{mantissa}e{int(exponent)}"
@@ -163,6 +173,7 @@ class Col:
     fmt: Callable[[Any], str] | None = None
     help: str | None = None
     wrap: bool = False  # long prose (descriptions, rationale): wrap instead of keeping the cell on one line
+    keep: bool = False  # the narrow view of a wide table hides this column last (the numbers a reader came for)
 
     def cell(self, value: Any) -> Markup:
         if self.kind == "link":
@@ -179,6 +190,10 @@ class Col:
         return tag("td", text)
 
 
+def _classes(*names: str | None) -> str | None:
+    return " ".join(n for n in names if n) or None
+
+
 def _short_url(url: Any) -> str:
     """``example.org/path…`` for display; the full URL stays in the link."""
     text = str(url)
@@ -189,11 +204,69 @@ def _short_url(url: Any) -> str:
     return text if len(text) <= 48 else text[:47] + "…"
 
 
+MAX_KEYS = 3
+"""Most leading columns a table pins as its key (they stay in view when the table scrolls sideways)."""
+
+
+def key_columns(cols: Sequence[Col]) -> int:
+    """How many leading columns name the row (text or dates, not prose or links), at most :data:`MAX_KEYS`."""
+    n = 0
+    for c in cols[:MAX_KEYS]:
+        if c.kind not in ("text", "date") or c.wrap or c.keep:
+            break
+        n += 1
+    return n
+
+
+def drop_order(cols: Sequence[Col], keys: int, constant: Sequence[bool] = ()) -> list[int | None]:
+    """Per column, when the page's script hides it to fit a narrow column (1 first; None: never, a key column):
+    prose first, then source links, then columns that hold one value in every row, then the others from the right,
+    the ``keep`` columns last; the full view shows them all."""
+    constant = list(constant) or [False] * len(cols)
+    rest = [i for i in reversed(range(keys, len(cols)))]
+    ranked = (
+        [i for i in rest if cols[i].wrap]
+        + [i for i in rest if cols[i].kind == "link" and not cols[i].wrap]
+        + [i for i in rest if constant[i] and cols[i].kind != "link" and not cols[i].wrap]
+        + [i for i in rest if not constant[i] and cols[i].kind != "link" and not cols[i].wrap and not cols[i].keep]
+        + [i for i in rest if not constant[i] and cols[i].kind != "link" and not cols[i].wrap and cols[i].keep]
+    )
+    order: list[int | None] = [None] * len(cols)
+    for rank, i in enumerate(ranked[: max(len(rest) - 1, 0)], start=1):  # one column besides the keys stays
+        order[i] = rank
+    return order
+
+
 def table(
-    frame: pl.DataFrame, cols: Sequence[Col], *, sortable: bool = True, caption: Any = None, id: str | None = None
+    frame: pl.DataFrame,
+    cols: Sequence[Col],
+    *,
+    sortable: bool = True,
+    caption: Any = None,
+    id: str | None = None,
+    keys: int | None = None,
 ) -> Markup:
-    """An HTML table of ``frame`` showing ``cols`` (sortable by clicking a header when ``sortable``)."""
-    head = join(tag("th", c.title, class_="n" if c.kind == "num" else None, title=c.help, scope="col") for c in cols)
+    """An HTML table of ``frame`` showing ``cols`` (sortable by clicking a header when ``sortable``).
+
+    The first ``keys`` columns (default :func:`key_columns`; their headers carry ``class="key"``) are the row's key:
+    the page's script pins them when the table scrolls sideways. Where the table is wider than its column, the
+    script hides the other columns in :func:`drop_order` until it fits (a button shows them all, another saves the
+    table as CSV); print shows every column. Without the script the table scrolls in its box.
+    """
+    keys = key_columns(cols) if keys is None else keys
+    constant = [frame.height > 1 and frame[c.key].n_unique() == 1 for c in cols]
+    order = drop_order(cols, keys, constant)
+    head = join(
+        tag(
+            "th",
+            c.title,
+            class_=_classes("n" if c.kind == "num" else None, "key" if i < keys else None),
+            title=c.help,
+            scope="col",
+            data_drop=order[i],
+        )
+        for i, c in enumerate(cols)
+    )
     rows = []
     for row in frame.select([c.key for c in cols]).iter_rows(named=True):
         rows.append(Markup("<tr>" + join(c.cell(row[c.key]) for c in cols) + "</tr>"))

@@ -89,7 +89,11 @@ def test_a_bad_workload_names_file_line_and_column(real_db, capsys, tmp_path):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (("--model", "gpt-5.44"), "no current price for a model 'gpt-5.44'"),
+        (
+            ("--model", "gpt-5.44"),
+            "unknown model 'gpt-5.44' (no canonical model, models.model or price key of that name) "
+            "— did you mean gpt-5.4,",
+        ),
         (("--model", "gpt-5.4", "--provider", "opena1"), "opena1 sells no gpt-5.4"),
         (("--model", "gpt-5.4", "--variant", "fast"), "no fast price of gpt-5.4"),
     ],

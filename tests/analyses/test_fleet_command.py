@@ -77,8 +77,9 @@ def test_econ_fleet_scales_with_traffic(db, capsys, k):
     ("args", "message"),
     [
         (
-            ["--model", "Llama-3.1-70b", "--chip", "H100"],
-            "Error: unknown model 'Llama-3.1-70b' (not in models) — did you mean Llama-3.1-70B?",
+            ["--model", "Llama-3.1-7", "--chip", "H100"],
+            "Error: unknown model 'Llama-3.1-7' (no models.model, canonical model or price key of that name with an "
+            "architecture) — did you mean Llama-3.1-70B?",
         ),
         (
             ["--model", "DeepSeek-V3", "--chip", "B20"],

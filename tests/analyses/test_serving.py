@@ -45,7 +45,13 @@ def test_a_curve_point_equals_the_notebook_api(fixture_db):
     # 671 GB fp8 > one 640 GB HGX: experts over two domains (EP16 over scale-out), attention replicated per chip
     assert (row["replica_chips"], row["tensor_parallel"], row["attention_data_parallel"]) == (16, 1, 16)
     step = decode_step(
-        model, chip, batch=256, context_tokens=8192, number_format="fp8", usd_per_chip_hour=2.0, layout=layout_of(row)
+        model,
+        chip,
+        batch=256,
+        context_tokens=8192,
+        number_format="fp8",
+        usd_per_chip_hour=row["usd_per_chip_hour"],  # the chip's own rental price (test below)
+        layout=layout_of(row),
     )
     assert row["decode_step_time_s"] == pytest.approx(step.step_time_s, rel=1e-12)
     assert row["output_usd_per_mtok"] == pytest.approx(step.usd_per_mtok, rel=1e-12)
@@ -165,3 +171,39 @@ def test_decode_and_prefill_efficiencies_are_applied_separately(tmp_path):
     per_seq_kv = 4096 * 327_680 / 2 / (3.35e12 * 0.8)
     turn = (read / (3.35e12 * 0.8)) / (per_seq_compute - per_seq_kv)
     assert [b for b, bound in bounds.rows() if bound == "compute"] == [b for b in 2.0 ** np.arange(17) if b >= turn]
+
+
+def test_each_chip_is_priced_at_its_own_rental_quote_and_nothing_that_does_not_fit_has_a_cost(real_db):
+    """Issue 26: every chip was priced at a flat 2 USD/chip-hour, so cross-chip costs were throughput comparisons,
+    and a cost floor was printed where not one sequence fits. Independent reading: the median of each chip's newest
+    on-demand quotes on or before the build's date, in SQL on rental_prices; the scenario's price where none."""
+    expected = dict(
+        q(
+            real_db,
+            """
+            with quotes as (
+                select chip, usd_per_chip_hour, as_of from rental_prices
+                where kind = 'on_demand' and as_of <= (select as_of from build_info)
+            )
+            select chip, median(usd_per_chip_hour) as p from quotes
+            where (chip, as_of) in (select (chip, max(as_of)) from quotes group by chip) group by chip
+            """,
+        ).rows()
+    )
+    flat = q(real_db, "select value from scenarios where scenario = 'base' and name = 'usd_per_chip_hour'").item()
+    priced = q(real_db, "select distinct chip, usd_per_chip_hour, price_basis from serving_summary")
+    assert priced["chip"].n_unique() == priced.height  # one price per chip
+    assert len(expected) >= 3 and len(set(expected.values())) >= 3  # the shipped quotes differ between chips
+    for chip, price, basis in priced.iter_rows():
+        assert price == pytest.approx(expected.get(chip, flat)), chip
+        assert basis.startswith("on_demand median of" if chip in expected else "no on_demand quote"), basis
+    curves = q(real_db, "select distinct chip, usd_per_chip_hour from serving_curves")
+    assert dict(curves.rows()) == dict(priced.select("chip", "usd_per_chip_hour").rows())
+    nothing_fits = q(
+        real_db,
+        "select count(*) filter (where max_batch_at_128k_seqs < 1) as none_128k, "
+        "count(*) filter (where max_batch_at_128k_seqs < 1 and cost_floor_at_128k_usd_per_mtok is not null) as priced, "
+        "count(*) filter (where max_batch_at_8k_seqs >= 1 and cost_floor_at_8k_usd_per_mtok is null) as lost "
+        "from serving_summary",
+    ).row(0)
+    assert nothing_fits[0] > 0 and nothing_fits[1:] == (0, 0)

@@ -188,3 +188,17 @@ def test_the_measured_decode_batch_comes_from_the_measured_points():
     assert mk.measured_decode(points.filter(pl.col("regime") == "prefill")) == mk.DEEPSEEK_DECODE
     label = mk.batch_check(np.array([10.0]), m.per_replica, what="per replica")[0]
     assert label.startswith("far below measured systems (256-13,200 sequences per replica")
+
+
+def test_a_market_of_one_row_says_it_is_underdetermined_and_warns_nothing():
+    """Issue 26: econ refresh and econ diff refit the market on the few rows that changed; one row (two prices, three
+    parameters) printed numpy RuntimeWarnings (All-NaN slice, divide by zero). Now the status says why there is no
+    number, and nothing warns (pytest turns every warning into an error)."""
+    rows = priced(design(providers=1), np.random.default_rng(1)).head(1)
+    result, x, y = mk.fit_market(rows)
+    assert result.status == "underdetermined" and result.message == "2 point(s) for 3 parameters"
+    assert np.isnan(mk.effective_batch_interval(result)[0])
+    q = mk.market_quantities(result, assumptions_at(MARGIN))
+    assert set(q["status"]) == {"underdetermined"} and q["estimate"].drop_nans().drop_nulls().len() == 0
+    residuals = mk.market_residuals(rows, result, x, y)
+    assert residuals["observed_over_predicted_ratio"].null_count() == residuals.height

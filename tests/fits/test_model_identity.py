@@ -154,3 +154,52 @@ def test_the_catalog_links_the_architecture_and_says_open_weights():
 def test_free_rows(inp, out, free):
     frame = pl.DataFrame({"i": [inp], "o": [out]}, schema={"i": pl.Float64, "o": pl.Float64})
     assert frame.select(mi.is_free(pl.col("i"), pl.col("o"))).item() is free
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("claude-4.5-sonnet", "claude-sonnet-4.5", True),  # Replicate's order and Anthropic's
+        ("claude-3.5-sonnet", "claude-sonnet-3.5", True),
+        ("nemotron-3.5-content-safety", "nemotron-content-safety-3.5", True),
+        ("qwen-3-14b", "qwen3-14b", True),  # dashes never matter
+        ("qwen-3-14b", "qwen-14b-3", False),  # a size is no word: nothing moves
+        ("gemini-2.5-pro-preview-05-06", "gemini-2.5-pro-preview-06-05", False),  # dates keep their order
+        ("claude-sonnet-4.5", "claude-sonnet-4.6", False),
+    ],
+)
+def test_a_version_written_before_or_after_the_words_is_one_model(a, b, same):
+    keys = pl.select(mi.match_key(pl.lit(a)).alias("a"), mi.match_key(pl.lit(b)).alias("b")).row(0)
+    assert (keys[0] == keys[1]) is same
+
+
+def _signature(name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """An independent reading of "the same words and numbers, only the version moved": the word tokens in order and
+    the other tokens (versions, sizes, dates) in order."""
+    import re
+
+    tokens = name.replace("_", "-").split("-")
+    words = tuple(t for t in tokens if re.fullmatch("[a-z]+", t))
+    return words, tuple(t for t in tokens if t not in words)
+
+
+def test_no_identity_split_is_left_in_the_shipped_maps(real_db):
+    """Every key of the shipped price maps (data/prices.csv and data/snapshots, built into real_db): no two canonical
+    models are one name with its version moved (claude-4.5-sonnet beside claude-sonnet-4.5 was one), and the keys a
+    naming rule maps (not an override or a repo id) that read as one name map to one canonical model."""
+    import duckdb
+
+    with duckdb.connect(str(real_db), read_only=True) as con:
+        canonical = [n for (n,) in con.sql("select canonical_model from model_catalog").fetchall()]
+        keys = con.sql(
+            "select model_name, canonical_model from price_keys where model_name is not null and match_rule in "
+            "('name', 'first_party', 'hand', 'openrouter', 'hf_path', 'unmapped')"
+        ).fetchall()
+    assert len(canonical) > 500 and len(keys) > 4000
+    seen: dict[tuple, str] = {}
+    for name in canonical:
+        assert seen.setdefault(_signature(name), name) == name, f"{name} and {seen[_signature(name)]} are one model"
+    by_signature: dict[tuple, set] = {}
+    for name, model in keys:
+        by_signature.setdefault(_signature(name), set()).add(model)
+    assert {k: v for k, v in by_signature.items() if len(v) > 1} == {}

@@ -61,3 +61,13 @@ def read_tables(path: Path) -> dict[str, list[dict[str, str]]]:
     parser = _Tables()
     parser.feed(Path(path).read_text(encoding="utf-8"))
     return {name: [dict(zip(parser.headers[name], row)) for row in rows] for name, rows in parser.tables.items()}
+
+
+SI = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+
+
+def number(text: str) -> float:
+    """A number as a page shows it, read back: thousands separators, and an SI prefix after a space (``50 M``)."""
+    text = text.replace(",", "").strip()
+    value, _, prefix = text.partition(" ")
+    return float(value) * SI[prefix] if prefix else float(value)

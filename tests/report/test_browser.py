@@ -189,3 +189,80 @@ def test_every_findings_number_is_the_one_in_the_table_it_names(browser, built_r
                 assert float(n["value"]) == pytest.approx(float(stored), rel=1e-12), n
                 shown, half_unit = shown_number(n["text"])
                 assert abs(shown - float(stored)) <= half_unit, n
+
+
+TABLES_AND_CHARTS = """
+(() => {
+  const out = {clipped: [], tall: [], unfit: [], unpinned: [], charts: [], tables: 0, hidden: 0};
+  const visible = el => getComputedStyle(el).display !== 'none';
+  for (const wrap of document.querySelectorAll('.table-wrap')) {
+    const table = wrap.querySelector('table.data');
+    if (!table || !wrap.getClientRects().length) continue;  // inside a closed <details>
+    out.tables += 1;
+    out.hidden += Number(table.getAttribute('data-hidden-columns') || 0);
+    const overflows = wrap.scrollWidth > wrap.clientWidth + 1;
+    if (overflows) {
+      out.unfit.push(table.id);
+      const key = table.querySelector('tbody td.key');
+      if (!key || getComputedStyle(key).position !== 'sticky') out.unpinned.push(table.id);
+    }
+    for (const row of table.rows) {
+      let need = 0;
+      for (const cell of row.cells) {
+        if (!visible(cell)) continue;
+        const style = getComputedStyle(cell);
+        if (cell.scrollWidth > cell.clientWidth + 1) out.clipped.push(`${table.id}: ${cell.textContent.slice(0, 40)}`);
+        const range = document.createRange();
+        range.selectNodeContents(cell);
+        const lines = new Set([...range.getClientRects()].filter(r => r.height > 0).map(r => Math.round(r.top))).size;
+        const content = lines * parseFloat(style.lineHeight);  // lines of text, each a line-height tall
+        need = Math.max(need, content + parseFloat(style.paddingTop) + parseFloat(style.paddingBottom)
+                              + parseFloat(style.borderBottomWidth) + parseFloat(style.borderTopWidth));
+      }
+      const height = row.getBoundingClientRect().height;
+      if (height > need + 3) out.tall.push(`${table.id}: ${Math.round(height)} px for ${Math.round(need)} px`);
+    }
+  }
+  for (const el of document.querySelectorAll('figure.chart .vega')) {
+    const svg = el.querySelector('svg.marks');
+    if (svg && svg.getBoundingClientRect().width > el.clientWidth + 2) {
+      out.charts.push(`${el.dataset.spec}: ${Math.round(svg.getBoundingClientRect().width)} px in ${el.clientWidth}`);
+    }
+  }
+  out.clipped = out.clipped.slice(0, 5); out.tall = out.tall.slice(0, 5);
+  return out;
+})()
+"""
+
+
+@pytest.mark.parametrize("width_px", WIDTHS_PX)
+@pytest.mark.parametrize("page", RENDERED)
+def test_tables_and_charts_fit_and_rows_are_as_tall_as_their_content(browser, built_report, page, width_px):
+    """Issue 26: wide tables were cut at the right edge of their box, rows were 100-170 px tall for one line of
+    visible text (a wrapped cell out of view), and faceted charts lost their last column. Now no cell's text is cut,
+    no row is taller than its tallest visible cell needs, no chart is wider than its column, and every table fits
+    its column at a laptop's width; on a phone one that still does not fit scrolls with its key column pinned."""
+    check = browser.check(built_report / page, width_px=width_px)
+    assert check.problems() == []
+    found = browser.evaluate(TABLES_AND_CHARTS)
+    assert (found["clipped"], found["tall"], found["charts"], found["unpinned"]) == ([], [], [], [])
+    if width_px >= 1000:
+        assert found["unfit"] == []
+
+
+def test_print_keeps_every_column(browser, built_report):
+    """The print style sheet shows the columns the narrow view hid, unpinned, and the page prints to PDF."""
+    browser.check(built_report / "serving.html", width_px=1400)
+    hidden = browser.evaluate("document.querySelectorAll('table.data .col-hidden').length")
+    assert hidden > 0  # the screen view hid some (the serving summary is wide)
+    browser.call("Emulation.setEmulatedMedia", {"media": "print"}, session=True)
+    try:
+        shown = browser.evaluate(
+            "[...document.querySelectorAll('table.data .col-hidden')].filter(c => getComputedStyle(c).display "
+            "!== 'none' && getComputedStyle(c).position === 'static').length"
+        )
+        assert shown == hidden
+    finally:
+        browser.call("Emulation.setEmulatedMedia", {"media": ""}, session=True)
+    pdf = browser.call("Page.printToPDF", {"printBackground": True}, session=True, timeout_s=60)
+    assert len(pdf["data"]) > 10_000

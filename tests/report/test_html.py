@@ -83,8 +83,13 @@ def test_only_web_urls_become_links(url, expected):
         (1234567, "1,234,567"),
         (1234.5678, "1,235"),
         (2.5e-7, "2.5e-7"),
-        (1e9, "1e9"),
-        (1.2345e15, "1.234e15"),
+        (1e9, "1 G"),  # issue 26: SI prefixes from a million up
+        (1.2345e15, "1.234 P"),
+        (4e13, "40 T"),
+        (1.7e10, "17 G"),
+        (999_999.0, "999,999"),  # below a million: every whole digit
+        (1_999_999.0, "2 M"),
+        (2.5e24, "2.5e24"),  # FLOP counts keep their exponent
         (-0.5, "-0.5"),
         (0.0, "0"),
         (None, ""),
@@ -98,7 +103,7 @@ def test_fmt_num(value, expected):
 
 @pytest.mark.parametrize(
     ("low", "high", "expected"),
-    [(1.5, 4.0, "1.5–4"), (292.1, 292.2, ""), (None, 3.0, ""), (100.0, 1e9, "100–1e9")],
+    [(1.5, 4.0, "1.5–4"), (292.1, 292.2, ""), (None, 3.0, ""), (100.0, 1e9, "100–1 G")],
 )
 def test_fmt_interval(low, high, expected):
     assert fmt_interval(low, high) == expected
@@ -114,7 +119,7 @@ def test_table_escapes_cells_and_marks_numbers():
     )
     assert "<img" not in html and "</script><script>" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
-    assert '<th scope="col">Model &lt;name&gt;</th>' in html
+    assert '<th class="key" scope="col">Model &lt;name&gt;</th>' in html  # the first text column: the row's key
     assert '<td class="n">1.5</td>' in html and '<td class="n"></td>' in html
     assert "<td>javascript:alert(1)</td>" in html and 'href="https://x.org/p"' in html
     assert html.count("<tr>") == 3 and 'class="data sortable"' in html

@@ -9,6 +9,7 @@ carries its rows as named datasets (:mod:`econ.report.charts.data`).
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
 
 from econ.report.charts.data import named
 
@@ -25,9 +26,13 @@ CHIP_DOMAIN = [
 """The shipped chips in a fixed order: a chip keeps its colour on every chart of the site (a chip not listed takes
 the next colour)."""
 CHIP_RANGE = [
-    "#4e79a7", "#1f5fa8", "#76b7b2", "#59a14f", "#8cd17d", "#e15759", "#b6992d", "#ff9d9a", "#f28e2b", "#9c755f",
-    "#d4a6c8", "#b07aa1", "#499894", "#86bcb6", "#f1ce63", "#79706e", "#d37295", "#bab0ac",
+    "#7f7f7f", "#1f5fa8", "#17becf", "#6baed6", "#08306b", "#d62728", "#ff7f0e", "#8c1d18", "#fdae6b", "#2ca02c",
+    "#98df8a", "#006d2c", "#c5b0d5", "#9467bd", "#5e3c99", "#e377c2", "#8c564b", "#bcbd22",
 ]  # fmt: skip
+"""One hue per vendor family (NVIDIA Hopper blues, Blackwell reds and oranges, AMD greens, TPU purples, Trainium
+browns), every two at least :data:`MIN_DELTA_E` apart (three near-identical pinks were B300, MI355X and Trainium2)."""
+MIN_DELTA_E = 15.0
+"""The least CIE76 colour difference between any two colours of a palette (tests/report/charts/test_palette.py)."""
 PROVIDER_DOMAIN = [
     "anthropic",
     "openai",
@@ -40,12 +45,12 @@ PROVIDER_DOMAIN = [
     "zai",
     "minimax",
 ]
-PROVIDER_RANGE = ["#c15f3c", "#10a37f", "#4285f4", "#444444", "#4d6bfe", "#ff6a00", "#fa520f", "#7e57c2", "#2e7d32",
+PROVIDER_RANGE = ["#c15f3c", "#10a37f", "#4285f4", "#444444", "#4d6bfe", "#ff6a00", "#e6b800", "#7e57c2", "#2e7d32",
                   "#e91e63"]  # fmt: skip
 """The first-party labs' colours, the same on every chart (other sellers take the next colours)."""
 
 
-SPARE_RANGE = ["#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a"]
+SPARE_RANGE = ["#393b79", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a"]
 
 
 def fixed_color(field: str, title: str, present, domain: list[str], colours: list[str]) -> alt.Color:
@@ -87,3 +92,17 @@ def guide_rule(dataset: str, position: alt.X | alt.Y, *tooltip: alt.Tooltip) -> 
         .mark_rule(strokeDash=[4, 4], color="#333")
         .encode(position, tooltip=[alt.Tooltip("label:N", title="Guide"), *tooltip])
     )
+
+
+LABEL_GAP_PX = 12
+"""Least vertical distance between two line-end labels of one panel (a 10 px font and a little air)."""
+
+
+def spread(px: np.ndarray, *, gap: float = LABEL_GAP_PX, low: float = 0.0, high: float = float("inf")) -> np.ndarray:
+    """Vertical label positions (pixels from the top, sorted ascending) moved apart to at least ``gap``, as little as
+    possible and within ``[low, high]``: pushed down where they crowd, then up from the bottom edge."""
+    px = np.maximum(np.asarray(px, dtype=float), low)
+    step = gap * np.arange(px.size)
+    down = np.maximum.accumulate(px - step) + step
+    up = step[::-1]
+    return np.maximum(np.minimum.accumulate(np.minimum(down + up, high)[::-1])[::-1] - up, low)

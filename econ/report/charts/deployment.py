@@ -21,44 +21,39 @@ def frontier_by_chip(frontier: pl.DataFrame, *, models: list[str]) -> ChartWithD
     usd_per_mtok,
     replica_chips, tensor_parallel, attention_data_parallel, batch_per_replica, layout.
     """
+    x = alt.X("tokens_per_s_per_user:Q", title=axis_title("Speed per user", "tokens/s"), scale=alt.Scale(type="log"))
+    y = alt.Y(
+        "tokens_per_s_per_chip:Q", title=axis_title("Throughput per chip", "tokens/s"), scale=alt.Scale(type="log")
+    )
+    tooltip = [
+        alt.Tooltip("model:N", title="Model"),
+        alt.Tooltip("chip:N", title="Chip"),
+        alt.Tooltip("number_format:N", title="Format"),
+        alt.Tooltip("efficiency_basis:N", title="Efficiencies"),
+        alt.Tooltip("layout:N", title="Layout"),
+        alt.Tooltip("replica_chips:Q", title="Chips per replica", format=","),
+        alt.Tooltip("tensor_parallel:Q", title="TP"),
+        alt.Tooltip("attention_data_parallel:Q", title="DP"),
+        alt.Tooltip("batch_per_replica:Q", title="Batch per replica", format=","),
+        alt.Tooltip("tokens_per_s_per_user:Q", title="Speed (tokens/s/user)", format=",.3~g"),
+        alt.Tooltip("tokens_per_s_per_chip:Q", title="Throughput (tokens/s/chip)", format=",.3~g"),
+        alt.Tooltip("usd_per_mtok:Q", title="Cost (USD/MTok)", format=",.3~g"),
+    ]
+    color = chip_color(frontier["chip"].unique())
+    base = alt.Chart().encode(x=x, y=y, color=color, detail="efficiency_basis:N", tooltip=tooltip)
+    lines = base.mark_line(strokeWidth=1.5).encode(
+        strokeDash=alt.StrokeDash(
+            "efficiency_basis:N",
+            title="Efficiencies",
+            sort=["calibrated", "bound"],
+            scale=alt.Scale(domain=["calibrated", "bound"], range=[[1, 0], [4, 3]]),
+            legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2, symbolSize=500),
+        ),  # a line layer of its own: the legend draws each line style (solid: calibrated, dashed: bound)
+        order="tokens_per_s_per_user:Q",
+    )
+    points = base.mark_point(filled=True, size=18)
     chart = (
-        alt.Chart(named("frontier"))
-        .mark_line(point=alt.OverlayMarkDef(size=18), strokeWidth=1.5)
-        .encode(
-            x=alt.X(
-                "tokens_per_s_per_user:Q",
-                title=axis_title("Speed per user", "tokens/s"),
-                scale=alt.Scale(type="log"),
-            ),
-            y=alt.Y(
-                "tokens_per_s_per_chip:Q",
-                title=axis_title("Throughput per chip", "tokens/s"),
-                scale=alt.Scale(type="log"),
-            ),
-            color=chip_color(frontier["chip"].unique()),
-            detail="efficiency_basis:N",
-            strokeDash=alt.StrokeDash(
-                "efficiency_basis:N",
-                title="Efficiencies",
-                sort=["calibrated", "bound"],
-                scale=alt.Scale(domain=["calibrated", "bound"], range=[[1, 0], [4, 3]]),
-            ),
-            order="tokens_per_s_per_user:Q",
-            tooltip=[
-                alt.Tooltip("model:N", title="Model"),
-                alt.Tooltip("chip:N", title="Chip"),
-                alt.Tooltip("number_format:N", title="Format"),
-                alt.Tooltip("efficiency_basis:N", title="Efficiencies"),
-                alt.Tooltip("layout:N", title="Layout"),
-                alt.Tooltip("replica_chips:Q", title="Chips per replica", format=","),
-                alt.Tooltip("tensor_parallel:Q", title="TP"),
-                alt.Tooltip("attention_data_parallel:Q", title="DP"),
-                alt.Tooltip("batch_per_replica:Q", title="Batch per replica", format=","),
-                alt.Tooltip("tokens_per_s_per_user:Q", title="Speed (tokens/s/user)", format=",.3~g"),
-                alt.Tooltip("tokens_per_s_per_chip:Q", title="Throughput (tokens/s/chip)", format=",.3~g"),
-                alt.Tooltip("usd_per_mtok:Q", title="Cost (USD/MTok)", format=",.3~g"),
-            ],
-        )
+        alt.layer(lines, points, data=named("frontier"))
         .properties(width=300, height=260)
         .facet(column=alt.Column("model:N", title="Model", sort=models))
         .properties(title="Throughput per chip against speed per user: the best layout and batch at each speed")

@@ -5,9 +5,10 @@ costs against memory tiers, and fast-mode multiples with the batches they imply.
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
 import polars as pl
 
-from econ.report.charts import HEIGHT, WIDTH, axis_title, guide_rule, provider_color
+from econ.report.charts import HEIGHT, WIDTH, axis_title, guide_rule, provider_color, spread
 from econ.report.charts.data import equals, named, with_datasets
 
 LOG = alt.Scale(type="log")
@@ -38,16 +39,21 @@ def tier_prices(frame: pl.DataFrame, *, columns: int = 3) -> alt.FacetChart:
     ``frame``: provider, model, kind (tier or fit), context_tokens, usd_per_mtok, plus for tier rows
     tier_min_prompt_tokens and for fit rows status and slope_usd_per_mtok_per_mtok_context.
     """
-    x = alt.X("context_tokens:Q", title=axis_title("Prompt length", "tokens"), axis=alt.Axis(format="~s"))
-    y = alt.Y("usd_per_mtok:Q", title=axis_title("Input price", "USD/MTok"))
+    x = alt.X("context_tokens:Q", title=axis_title("Prompt length", "tokens"))
+    price_title = axis_title("Input price", "USD/MTok")
+    y = alt.Y("usd_per_mtok:Q", title=price_title, scale=alt.Scale(zero=True, nice=False))
     color = alt.Color("model:N", title="Model", legend=None)  # each line is labelled at its end instead
     labels = (
         alt.Chart()
-        .transform_filter(equals("kind", "tier"))
-        .transform_joinaggregate(last_tokens="max(context_tokens)", groupby=["model"])
-        .transform_filter("datum.context_tokens == datum.last_tokens")
+        .transform_filter(equals("kind", "label"))
         .mark_text(align="right", dx=-4, dy=-7, fontSize=10)
-        .encode(x=x, y=y, color=color, text="model:N", tooltip=[alt.Tooltip("model:N", title="Model")])
+        .encode(
+            x=x,
+            y=alt.Y("label_usd_per_mtok:Q", title=price_title),
+            color=color,
+            text="model:N",
+            tooltip=[alt.Tooltip("model:N", title="Model")],
+        )
     )
     steps = (
         alt.Chart()
@@ -88,7 +94,7 @@ def tier_prices(frame: pl.DataFrame, *, columns: int = 3) -> alt.FacetChart:
     )
     chart = (
         alt.layer(steps, fit, labels, data=named("tiers"))
-        .properties(width=340, height=190)
+        .properties(width=TIER_WIDTH, height=TIER_HEIGHT)
         .facet(
             facet=alt.Facet("provider:N", title="Provider"),
             columns=columns,
@@ -96,7 +102,40 @@ def tier_prices(frame: pl.DataFrame, *, columns: int = 3) -> alt.FacetChart:
         .resolve_scale(y="independent")
         .properties(title="Long-context tiers: input price against prompt length, with the fitted cost line")
     )
-    return with_datasets(chart, tiers=frame)
+    return with_datasets(chart, tiers=pl.concat([frame, tier_labels(frame)], how="diagonal_relaxed"))
+
+
+TIER_WIDTH, TIER_HEIGHT = 300, 190
+
+
+def tier_labels(frame: pl.DataFrame) -> pl.DataFrame:
+    """One label row per model (``kind = "label"``) at the end of its steps, moved up or down so no two labels of a
+    provider's panel overlap (:func:`~econ.report.charts.spread`; the panel's price axis runs from 0 to its largest
+    price, unrounded, so the pixel positions are known)."""
+    ends = (
+        frame.filter(pl.col("kind") == "tier")
+        .sort("context_tokens")
+        .group_by("provider", "model", maintain_order=True)
+        .last()
+        .join(frame.group_by("provider").agg(pl.col("usd_per_mtok").max().alias("_top")), on="provider")
+        .sort("provider", "usd_per_mtok", "model", descending=[False, True, False])
+    )
+    if ends.is_empty():
+        return ends.select("provider", "model", "kind", "context_tokens").with_columns(
+            pl.lit(None, pl.Float64).alias("label_usd_per_mtok")
+        )
+    px = (1 - ends["usd_per_mtok"] / ends["_top"]).to_numpy() * TIER_HEIGHT
+    moved = np.concatenate(
+        [spread(px[idx], low=10, high=TIER_HEIGHT) for idx in ends.with_row_index().group_by(
+            "provider", maintain_order=True).agg("index")["index"].to_list()]
+    )  # fmt: skip
+    return ends.select(
+        "provider",
+        "model",
+        pl.lit("label").alias("kind"),
+        "context_tokens",
+        pl.Series("label_usd_per_mtok", (1 - moved / TIER_HEIGHT) * ends["_top"].to_numpy()),
+    )
 
 
 def implied_kv(frame: pl.DataFrame, guides: pl.DataFrame) -> alt.LayerChart:
@@ -112,7 +151,12 @@ def implied_kv(frame: pl.DataFrame, guides: pl.DataFrame) -> alt.LayerChart:
     )
     order = list(dict.fromkeys(order))
     x_title = axis_title("KV cache per context token", "bytes/token")
-    y = alt.Y("label:N", title="Price schedule (source · provider · model)", sort=order, axis=alt.Axis(labelLimit=260))
+    y = alt.Y(
+        "label:N",
+        title="Price schedule (source · provider · model)",
+        sort=order,
+        axis=alt.Axis(labelLimit=260, titleAngle=0, titleAlign="left", titleX=-260, titleY=-8, titleBaseline="bottom"),
+    )  # the title sits above the labels, from their left edge, never across them
     yoff = alt.YOffset("reading:N", title="Reading", scale=alt.Scale(domain=READING_DOMAIN))
     color = alt.Color("reading:N", title="Reading", scale=alt.Scale(domain=READING_DOMAIN, range=READING_RANGE))
     tooltip = [

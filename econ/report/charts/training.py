@@ -5,6 +5,7 @@ optimum against the equal-cost heuristic, and a tornado of the token balance's s
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
 import polars as pl
 
 from econ.report.charts import HEIGHT, WIDTH, axis_title, guide_rule
@@ -92,6 +93,33 @@ def isoflop(points: pl.DataFrame, curves: pl.DataFrame, optimum: pl.DataFrame, *
     )
 
 
+LABEL_CLEAR_DECADES = (1.5, 0.3)
+"""Two labels of the compute-optimal chart overlap when their points are closer than this in log10 compute (a label
+is about 1.5 decades wide) and in log10 parameters (a line of text is about 0.3 decades tall)."""
+
+
+def labelled_models(models: pl.DataFrame) -> pl.DataFrame:
+    """``models`` with ``labelled``: the few that matter, in this order (the largest run, the two most and the least
+    over-trained), each kept only where its label clears the ones kept before (:data:`LABEL_CLEAR_DECADES`)."""
+    if models.is_empty():
+        return models.with_columns(pl.lit(False).alias("labelled"))
+    ranked = models.with_row_index("_i")
+    wanted = [
+        *ranked.sort("training_flop", descending=True, nulls_last=True)["_i"].head(1),
+        *ranked.sort("overtraining_active_ratio", descending=True, nulls_last=True)["_i"].head(2),
+        *ranked.sort("overtraining_active_ratio", nulls_last=True)["_i"].head(1),
+    ]
+    x = np.log10(ranked["training_flop"].to_numpy().astype(float))
+    y = np.log10(ranked["params_active"].to_numpy().astype(float))
+    kept: list[int] = []
+    for i in dict.fromkeys(wanted):  # a handful of candidates, in order of importance
+        clear = all(abs(x[i] - x[k]) >= LABEL_CLEAR_DECADES[0] or abs(y[i] - y[k]) >= LABEL_CLEAR_DECADES[1]
+                    for k in kept)  # fmt: skip
+        if clear and np.isfinite(x[i]) and np.isfinite(y[i]):
+            kept.append(i)
+    return ranked.with_columns(pl.col("_i").is_in(kept).alias("labelled")).drop("_i")
+
+
 def compute_optimal(lines: pl.DataFrame, models: pl.DataFrame) -> alt.LayerChart:
     """Compute-optimal N against budget for each law (refit with its bootstrap band) and where real models sit.
 
@@ -100,12 +128,7 @@ def compute_optimal(lines: pl.DataFrame, models: pl.DataFrame) -> alt.LayerChart
     """
     laws = lines["law"].unique().to_list()
     x = alt.X("compute_flop:Q", title=axis_title("Training compute C", "FLOP"), scale=LOG, axis=alt.Axis(format=".0e"))
-    y = alt.Y(
-        "params:Q",
-        title=axis_title("Model size N (active for MoE)", "parameters"),
-        scale=LOG,
-        axis=alt.Axis(format="~s"),
-    )
+    y = alt.Y("params:Q", title=axis_title("Model size N (active for MoE)", "parameters"), scale=LOG)
     band = (
         alt.Chart(named("lines"))
         .transform_filter("isValid(datum.params_low)")
@@ -152,11 +175,8 @@ def compute_optimal(lines: pl.DataFrame, models: pl.DataFrame) -> alt.LayerChart
             "architecture:N", title="Model", scale=alt.Scale(domain=["dense", "MoE"], range=["circle", "diamond"])
         )
     )
-    labels = (  # the few that matter (most and least over-trained, the largest run); the rest in the tooltip
-        real.transform_window(over="rank()", sort=[alt.SortField("overtraining_active_ratio", order="descending")])
-        .transform_window(under="rank()", sort=[alt.SortField("overtraining_active_ratio", order="ascending")])
-        .transform_window(largest="rank()", sort=[alt.SortField("training_flop", order="descending")])
-        .transform_filter("datum.over <= 2 || datum.under <= 1 || datum.largest <= 1")
+    labels = (  # the few that matter, none over another (labelled_models); the rest in the tooltip
+        real.transform_filter("datum.labelled")
         .mark_text(align="left", dx=6, dy=-4, fontSize=10, color="#5b6575")
         .encode(text="model:N")
     )
@@ -166,8 +186,14 @@ def compute_optimal(lines: pl.DataFrame, models: pl.DataFrame) -> alt.LayerChart
     return with_datasets(
         chart,
         lines=lines.select("law", "compute_flop", "params", "tokens_per_param_ratio", "params_low", "params_high"),
-        models=models.select(
-            "model", "params_active", "pretrain_tokens", "training_flop", "overtraining_active_ratio", "architecture"
+        models=labelled_models(models).select(
+            "model",
+            "params_active",
+            "pretrain_tokens",
+            "training_flop",
+            "overtraining_active_ratio",
+            "architecture",
+            "labelled",
         ),
     )
 

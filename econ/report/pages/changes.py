@@ -76,12 +76,18 @@ select source,
 from price_changes group by source order by source
 """
 
-CHANGED = """
+FIRST_PARTY = findings.FIRST_PARTY_CHANGE
+
+CHANGED = f"""
 select source, provider, model, variant, tier_min_prompt_tokens, replace(component, '_usd_per_mtok', '') as component,
        old_value, new_value, change_frac, change_class
 from price_changes
-where change = 'changed' and (source = 'hand' or ? = 'all')
+where change = 'changed' and ({FIRST_PARTY} or ? = 'all')
 order by source, provider, model, variant, tier_min_prompt_tokens, component
+"""
+
+FIRST_PARTY_KEYS = f"""
+select count(distinct (source, provider, model)) as keys from price_changes where {FIRST_PARTY}
 """
 
 LARGEST = """
@@ -129,10 +135,10 @@ CHANGE_COLS = [
     Col("model", "Model"),
     Col("variant", "Variant"),
     Col("tier_min_prompt_tokens", "Prompt above (tokens)", kind="num"),
-    Col("component", "Component"),
-    Col("old_value", "Old", kind="num"),
-    Col("new_value", "New", kind="num"),
-    Col("change_frac", "Change (%)", kind="num", fmt=pct),
+    Col("component", "Component", keep=True),
+    Col("old_value", "Old", kind="num", keep=True),
+    Col("new_value", "New", kind="num", keep=True),
+    Col("change_frac", "Change (%)", kind="num", fmt=pct, keep=True),
     Col("change_class", "Class"),
 ]
 
@@ -202,18 +208,26 @@ def _diff(ctx: SiteContext, has_changes: bool, dates: list, compared: str) -> Se
             id="diff-summary",
         ),
     ]
-    first_party = ctx.query(CHANGED, ["hand"])
+    first_party = ctx.query(CHANGED, ["first-party"]) if ctx.has("price_keys") else ctx.query(CHANGED, ["none"])
     if first_party.height:
         blocks.append(
             table(
                 first_party,
                 CHANGE_COLS,
-                caption="Every changed component of a first-party (hand-kept) price",
+                caption="Every changed component of a first-party price: the seller makes the model (the hand-kept "
+                "pages and the makers' own keys in the imported maps, price_keys.is_first_party)",
                 id="changed-first-party",
             )
         )
     else:
-        blocks.append(note("No first-party price changed between these dates.", kind="pending"))
+        keys = ctx.scalar(FIRST_PARTY_KEYS) if ctx.has("price_keys") else 0
+        blocks.append(
+            note(
+                f"No first-party price changed between these dates ({fmt_num(keys)} first-party keys were added or "
+                "removed; a first-party key is one whose seller makes the model, price_keys.is_first_party).",
+                kind="pending",
+            )
+        )
     largest = ctx.query(LARGEST, [LARGEST_IMPORTED])
     total = ctx.scalar("select count(*) from price_changes where change = 'changed' and source <> 'hand'")
     if largest.height:

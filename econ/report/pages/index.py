@@ -1,4 +1,5 @@
-"""Index page: every page's findings (each linking to its evidence), the scenario used, and every page.
+"""Index page: every page's findings (each linking to its evidence), the assumptions behind them (the scenario, and
+the calibrated efficiencies that replace its bounds in calibrated findings), and every page.
 
 The findings are those the rendered pages open with, in the site's order; a skipped page has none and the page
 list says why it is missing.
@@ -25,6 +26,14 @@ from scenarios where scenario in ('base', ?)
 qualify row_number() over (partition by name order by (scenario = ?) desc) = 1
 order by name
 """
+
+CALIBRATED = """
+select unnest(string_split(scenario_fields, ',')) as name,
+       estimate as calibrated_value, low as calibrated_low, high as calibrated_high, n_points
+from calibration_parameters where coalesce(group_kind, '') = '' and status = 'ok' and scenario_fields <> ''
+"""
+"""The pooled fitted values (calibration_parameters) by the scenario fields each sets (the HBM share sets both pools'
+bandwidth use, the GEMM efficiency both pools' MFU)."""
 
 
 def render(ctx: SiteContext, statuses: list[PageStatus], findings: dict[str, tuple[str, list[Finding]]]) -> PageContent:
@@ -54,28 +63,55 @@ def _scenario(ctx: SiteContext) -> Section:
     frame = ctx.query(SCENARIO, [ctx.scenario, ctx.scenario])
     if frame.is_empty():
         return Section(
-            "Scenario", [note(f"Scenario {ctx.scenario} has no assumptions in this database.", kind="pending")]
+            "Assumptions", [note(f"Scenario {ctx.scenario} has no assumptions in this database.", kind="pending")]
         )
     shown = [text or fmt_num(value) for text, value in zip(frame["text"].to_list(), frame["value"].to_list())]
     frame = frame.with_columns(pl.Series("shown", shown, dtype=pl.String))
+    cols = [
+        Col("name", "Assumption"),
+        Col("shown", "Value (bound)"),
+        Col("unit", "Unit"),
+        Col("low", "Low", kind="num"),
+        Col("high", "High", kind="num"),
+        Col("defined_in", "Defined in scenario"),
+    ]
+    calibrated = ctx.query(CALIBRATED) if ctx.has("calibration_parameters") else pl.DataFrame()
+    if calibrated.height:
+        frame = frame.join(calibrated, on="name", how="left")
+        cols.insert(
+            2,
+            Col(
+                "calibrated_value",
+                "Calibrated (fitted)",
+                kind="num",
+                help="the efficiency fitted to measured systems (calibration_parameters, all chips pooled); per chip "
+                "family on the Validation page",
+            ),
+        )
+        intro = (
+            f"The findings use scenario {ctx.scenario}. Those marked bound take its idealised efficiencies (every "
+            "share of peak 1, no overhead); those marked calibrated replace them with the efficiencies fitted to "
+            f"{fmt_num(calibrated['n_points'].max())} measured operating points (the calibrated scenario: the column "
+            "Calibrated, pooled over chips; the fit per chip family is on the Validation page). Every other "
+            "assumption is the same for both."
+        )
+        heading = f"Assumptions: scenario {ctx.scenario}, calibrated where fitted"
+    else:
+        intro = f"The findings use scenario {ctx.scenario}; this database has no calibration, so every one is a bound."
+        heading = f"Assumptions: scenario {ctx.scenario}"
     return Section(
-        f"Scenario used: {ctx.scenario}",
+        heading,
         [
             table(
                 frame,
-                [
-                    Col("name", "Assumption"),
-                    Col("shown", "Value"),
-                    Col("unit", "Unit"),
-                    Col("low", "Low", kind="num"),
-                    Col("high", "High", kind="num"),
-                    Col("defined_in", "Defined in scenario"),
-                ],
+                cols,
                 caption="The stated assumptions behind the analyses; the rationale and source of each are on the "
                 "Sources page",
                 id="scenario",
             ),
         ],
+        intro=intro,
+        anchor="assumptions",
     )
 
 

@@ -125,8 +125,8 @@ order by provider, model, variant, tier_min_prompt_tokens, component, from_date
 """
 
 PRICE_COLS = [
-    Col("input_usd_per_mtok", "Input (USD/MTok)", kind="num"),
-    Col("output_usd_per_mtok", "Output (USD/MTok)", kind="num"),
+    Col("input_usd_per_mtok", "Input (USD/MTok)", kind="num", keep=True),
+    Col("output_usd_per_mtok", "Output (USD/MTok)", kind="num", keep=True),
 ]
 
 

@@ -185,9 +185,11 @@ def _assumptions(summary: pl.DataFrame) -> str:
     if summary.is_empty():
         return ""
     row = summary.row(0, named=True)
+    prices = summary.select("chip", "usd_per_chip_hour").unique().sort("chip")
+    priced = ", ".join(f"{c} {fmt_num(p)}" for c, p in prices.iter_rows())
     return (
-        f"at {fmt_num(row['usd_per_chip_hour'])} USD/chip-hour, mfu {fmt_num(row['mfu_frac'])}, "
-        f"mbu {fmt_num(row['mbu_frac'])}"
+        f"at each chip's on-demand rental price where one is quoted, else the scenario's (USD/chip-hour: {priced}; "
+        f"serving_summary.price_basis), mfu {fmt_num(row['mfu_frac'])}, mbu {fmt_num(row['mbu_frac'])}"
     )
 
 

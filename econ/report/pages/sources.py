@@ -189,9 +189,9 @@ def _formulas(ctx: SiteContext) -> Section:
             table(
                 frame,
                 [
+                    Col("function", "Function"),  # the key: the function each formula is written beside
                     Col("formula", "Formula", wrap=True),
                     Col("source", "Source", wrap=True),
-                    Col("function", "Function"),
                     Col("used_in", "Result columns", wrap=True),
                 ],
                 caption="Symbols: B batch (sequences), L context (tokens), N_tot / N_act total / active parameters, "

@@ -56,7 +56,7 @@ def test_an_unidentified_fit_interval_says_so(low, high, text):
 
 def test_interval_column_reads_each_row_like_finite_interval():
     frame = pl.DataFrame({"lo": [1.0, float("-inf"), None, 1500.0], "hi": [2.0, float("inf"), 2.0, 2.5e6]})
-    assert frame.select(interval_text("lo", "hi"))["lo"].to_list() == ["1–2", "not identified", "", "1,500–2,500,000"]
+    assert frame.select(interval_text("lo", "hi"))["lo"].to_list() == ["1–2", "not identified", "", "1,500–2.5 M"]
 
 
 def test_a_missing_column_becomes_a_note_and_any_other_error_still_fails():

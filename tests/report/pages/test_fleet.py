@@ -13,7 +13,7 @@ from econ.cli import main
 from econ.report.html import fmt_num
 
 from ..conftest import build_report
-from ..html_tables import read_tables
+from ..html_tables import number, read_tables
 from ..test_site import PAGE_LIMIT_BYTES, Balance
 
 
@@ -54,7 +54,7 @@ def test_plan_table_lists_every_deployment_with_its_traffic(fleet_report, report
         if r["scenario"] == "base" and r["name"] == "tokens_served_per_s"
     )
     table = read_tables(fleet_report / "fleet.html")["fleet-plan"]
-    shown = {r["Deployment"]: float(r["Traffic (tokens/s)"].replace(",", "")) for r in table}
+    shown = {r["Deployment"]: number(r["Traffic (tokens/s)"]) for r in table}
     assert shown == {d["deployment"]: pytest.approx(float(d["traffic_share_frac"]) * served) for d in deployments}
 
 
@@ -94,7 +94,7 @@ def test_econ_fleet_at_the_build_date_prints_what_the_page_shows(fleet_build, ca
             "--chip",
             "H100",
             "--tokens-per-s",
-            shown["Traffic (tokens/s)"].replace(",", ""),
+            repr(number(shown["Traffic (tokens/s)"])),
             "--decode-chips",
             shown["Decode chips per replica"],
             "--prefill-chips",
@@ -105,8 +105,10 @@ def test_econ_fleet_at_the_build_date_prints_what_the_page_shows(fleet_build, ca
             "json",
         ]
     )
-    plan = json.loads(capsys.readouterr().out)
-    assert code == 0 and plan["prices_as_of"] == "2026-11-30"  # the build's as_of (tests/report/conftest.py)
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    plan = json.loads(printed.out)
+    assert plan["prices_as_of"] == "2026-11-30"  # the build's as_of (tests/report/conftest.py)
     scenario = plan["by_price_kind"]["scenario"]
     for value, column in (
         (plan["chips"], "Chips"),
