@@ -30,15 +30,17 @@ from econ.faults import boundary
 from econ.files import staging_path
 from econ.fits.price_changes import CHANGE_SCHEMA, default_dates, price_changes, summary
 from econ.journal import Transaction, journal_path
-from econ.load.importers import ImportResult, file_date, import_parsed
+from econ.load.importers import ImportResult, file_date, import_parsed, targets
 from econ.load.importers.common import read_json
-from econ.load.loader import snapshot_path
+from econ.load.importers.llm_prices import is_llm_prices
 from econ.lock import Locks
 from econ.outputs import prepare_run
 
 FETCH_URLS = {
     "litellm": "https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json",
     "openrouter": "https://openrouter.ai/api/v1/models",
+    "genai_prices": "https://raw.githubusercontent.com/pydantic/genai-prices/main/prices/new_data/v2/data.json",
+    "llm_prices": "https://www.llm-prices.com/historical-v1.json",
 }
 FETCH_TIMEOUT_S = 30.0
 
@@ -68,8 +70,13 @@ class RefreshResult:
 
 
 def detect_source(obj) -> str:
-    """``openrouter`` for a parsed ``{"data": [...]}`` API response, else ``litellm``."""
-    return "openrouter" if isinstance(obj, dict) and isinstance(obj.get("data"), list) else "litellm"
+    """``openrouter`` for a parsed ``{"data": [...]}`` API response, ``genai_prices`` for a list of providers with
+    models, ``llm_prices`` for llm-prices data, else ``litellm``."""
+    if isinstance(obj, dict) and isinstance(obj.get("data"), list):
+        return "openrouter"
+    if isinstance(obj, list) and obj and all(isinstance(p, dict) and "models" in p and "id" in p for p in obj):
+        return "genai_prices"
+    return "llm_prices" if is_llm_prices(obj) else "litellm"
 
 
 def fetch(source: str, folder: Path, *, today: date, timeout_s: float = FETCH_TIMEOUT_S) -> Path:
@@ -118,7 +125,7 @@ def refresh(
     obj = read_json(path)  # a missing, unreadable or truncated file stops here, before anything is written
     source = source or detect_source(obj)
     when, _, _ = file_date(path, as_of)  # its notice, if any, comes from the import (none if the content is known)
-    target = snapshot_path(data_dir, source, when)
+    written = targets(source, data_dir, when)
     with Locks(command="econ refresh") as locks:
         prepare_run(
             locks,
@@ -131,10 +138,10 @@ def refresh(
         )
         txn = Transaction(journal_path(db_path), locks=locks.held)
         try:
-            staged = txn.stage(target)
+            staged = {target: txn.stage(target) for target in written}
             imported = import_parsed(source, obj, path, data_dir=data_dir, as_of=as_of, stage_at=staged)
             if imported.status == "unchanged":
-                txn.moves.pop()
+                del txn.moves[-len(written) :]
                 if _current(db_path, reports_dir, data_dir=data_dir, as_of=build_as_of):
                     txn.abort()
                     return RefreshResult(imported, None, None)
@@ -147,7 +154,7 @@ def refresh(
                 cache_dir=cache_dir,
                 reports_dir=reports_dir,
                 as_of=build_as_of,
-                pending={} if imported.status == "unchanged" else {target: staged},
+                pending={} if imported.status == "unchanged" else staged,
             )
             txn.commit()
             elapsed_s = time.perf_counter() - started

@@ -10,7 +10,8 @@ PRICE_KEY_COLUMNS = (
         "str",
         "",
         "key",
-        "Where the row comes from: hand (data/prices.csv), litellm or openrouter (snapshots)",
+        "Where the row comes from: hand (data/prices.csv), litellm or openrouter (snapshots), genai_prices or "
+        "llm_prices (replayed histories)",
     ),
     C("provider", "str", "", "key", "Seller of the tokens at this price (LiteLLM's litellm_provider for imports)"),
     C("model", "str", "", "key", "Model id as the seller names it"),
@@ -48,4 +49,19 @@ PRICE_VALUE_COLUMNS = (
     C("notes", "str", "", "label", "Caveats (hand-kept rows)"),
     C("source_key", "str", "", "input", "Entry key in the imported price map (null for hand-kept rows)"),
     C("snapshot_date", "date", "", "input", "Newest snapshot that carried this price (null for hand-kept rows)"),
+    C(
+        "source_commit",
+        "str",
+        "",
+        "input",
+        "Commit of the source repository whose snapshot first showed this price (replayed histories)",
+    ),
+    C("last_commit", "str", "", "input", "Commit whose snapshot last showed this price (replayed histories)"),
+    C(
+        "declared",
+        "bool",
+        "",
+        "input",
+        "from_date is the source's own date (a hand-kept row or a dated price), not the first snapshot showing it",
+    ),
 )

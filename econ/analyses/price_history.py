@@ -62,6 +62,15 @@ PRICE_HISTORY = ResultTable(
             "input",
             "1-hour cache-write price of the previous period",
         ),
+        C(
+            "prev_snapshot_date",
+            "date",
+            "",
+            "input",
+            "Newest snapshot that carried the previous period's price: with from_date, the window in which the "
+            "change happened (exact when declared)",
+        ),
+        C("prev_last_commit", "str", "", "input", "Commit of that snapshot (replayed histories)"),
         C("period_number", "int", "", "label", "1 for the key's first period, 2 for the next, ..."),
         C("input_change_frac", "float", "", "derived", "Relative change of the input price", pr.price_change_frac),
         C("output_change_frac", "float", "", "derived", "Relative change of the output price", pr.price_change_frac),

@@ -15,9 +15,9 @@ import warnings
 from pathlib import Path
 
 from econ import paths
-from econ.cli.common import VARIANT_CHOICES, _date, _positive, _whole
+from econ.cli.common import HISTORY_CHOICES, PRICE_SOURCES, VARIANT_CHOICES, _date, _positive, _whole
 from econ.cli.data import cmd_build, cmd_describe, cmd_report, cmd_sql, cmd_sweep, cmd_tables
-from econ.cli.prices import cmd_cost, cmd_diff, cmd_import, cmd_refresh
+from econ.cli.prices import cmd_cost, cmd_diff, cmd_history_replay, cmd_import, cmd_refresh
 from econ.cli.serving import cmd_fleet, cmd_predict
 from econ.errors import EconError, EconNotice
 from econ.files import source_date
@@ -101,11 +101,9 @@ def parser() -> argparse.ArgumentParser:
 
     f = sub.add_parser("refresh", help="import a new price snapshot, rebuild, and print what changed")
     add_db(f)
-    f.add_argument("file", nargs="?", help="the LiteLLM or OpenRouter JSON file")
-    f.add_argument("--source", choices=("litellm", "openrouter"), help="format of FILE (default: detected)")
-    f.add_argument(
-        "--fetch", choices=("litellm", "openrouter"), help="download the current public file instead of FILE"
-    )
+    f.add_argument("file", nargs="?", help="the LiteLLM, OpenRouter, genai-prices or llm-prices JSON file")
+    f.add_argument("--source", choices=PRICE_SOURCES, help="format of FILE (default: detected)")
+    f.add_argument("--fetch", choices=PRICE_SOURCES, help="download the current public file instead of FILE")
     f.add_argument(
         "--as-of",
         type=_date,
@@ -230,7 +228,7 @@ def parser() -> argparse.ArgumentParser:
     add_db(c)
     c.add_argument("--model", required=True, help="canonical model (price_current.canonical_model) or a price key")
     c.add_argument("--provider", help="only this seller (prices.provider); default: every seller, cheapest first")
-    c.add_argument("--source", choices=("hand", "litellm", "openrouter"), help="only prices from this source")
+    c.add_argument("--source", choices=("hand", *PRICE_SOURCES), help="only prices from this source")
     c.add_argument("--input-tokens", type=_whole, help="uncached prompt tokens of the request")
     c.add_argument("--output-tokens", type=_whole, help="output tokens of the request")
     c.add_argument("--cached-input-tokens", type=_whole, help="prompt tokens read from the cache (default 0)")
@@ -253,10 +251,12 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--as-of", type=_date, default=None, help="date of the prices (default: the build's date)")
     c.set_defaults(func=cmd_cost)
 
-    i = sub.add_parser("import", help="import a LiteLLM or OpenRouter price map as a dated snapshot in data/")
-    i.add_argument("source", choices=("litellm", "openrouter"))
+    i = sub.add_parser("import", help="import a price map as a dated snapshot in data/")
+    i.add_argument("source", choices=PRICE_SOURCES)
     i.add_argument(
-        "file", help="the JSON file (LiteLLM model_prices_and_context_window.json or OpenRouter /api/v1/models)"
+        "file",
+        help="the JSON file (LiteLLM model_prices_and_context_window.json, OpenRouter /api/v1/models, genai-prices "
+        "prices/data.json, llm-prices data/<vendor>.json or historical-v1.json)",
     )
     i.add_argument(
         "--as-of",
@@ -268,6 +268,24 @@ def parser() -> argparse.ArgumentParser:
     i.add_argument("--data", type=Path, default=paths.DATA_DIR, help="data folder (default: data/)")
     add_wait(i)
     i.set_defaults(func=cmd_import)
+
+    h = sub.add_parser("history", help="price histories kept in git (genai-prices, llm-prices)")
+    hs = h.add_subparsers(dest="history_command", required=True, metavar="ACTION")
+    hr = hs.add_parser(
+        "replay",
+        help="replay a price database's git history into data/history/: every commit that changed its data "
+        "becomes a dated snapshot",
+    )
+    hr.add_argument("source", choices=HISTORY_CHOICES)
+    hr.add_argument(
+        "--repo",
+        type=Path,
+        required=True,
+        help="a local clone (bare or not) of github.com/pydantic/genai-prices or github.com/simonw/llm-prices",
+    )
+    hr.add_argument("--data", type=Path, default=paths.DATA_DIR, help="data folder (default: data/)")
+    add_wait(hr)
+    hr.set_defaults(func=cmd_history_replay)
     return p
 
 

@@ -36,6 +36,24 @@ def cmd_import(args) -> int:
     return 0
 
 
+def cmd_history_replay(args) -> int:
+    from econ.load.replay import replay_into
+
+    result = replay_into(args.source, args.repo, data_dir=args.data, wait=args.wait)
+    replayed, store = result.replayed, result.store
+    first, last = store.commits.row(0, named=True), store.commits.row(-1, named=True)
+    _out(
+        f"replayed {len(replayed.snapshots)} snapshots of {args.source} from {replayed.commits_read} commits of "
+        f"{args.repo} ({first['snapshot_date']} {first['commit'][:12]} to {last['snapshot_date']} "
+        f"{last['commit'][:12]}): {store.changes.height:,} changed rows ({result.status})"
+    )
+    for path, size in result.files.items():
+        _out(f"  {path}: {size:,} bytes")
+    for commit, reason in replayed.skipped:
+        _out(f"skipped {commit[:12]}: {reason}")
+    return 0
+
+
 def _print_diff(diff, fmt: str, *, top: int | None, provider: str | None, model: str | None, implied: bool) -> None:
     """A diff for people (table, markdown: summary, per provider, largest moves first, ``top`` rows a list, default
     20) or as one table (csv, json: every row unless ``top``); ``implied``: what the changes imply instead."""
@@ -80,9 +98,7 @@ def cmd_refresh(args) -> int:
     from econ.refresh import fetch, refresh
 
     if (args.file is None) == (args.fetch is None):
-        raise EconError(
-            "give either a FILE or --fetch litellm|openrouter", "econ refresh FILE, or econ refresh --fetch litellm"
-        )
+        raise EconError("give either a FILE or --fetch SOURCE", "econ refresh FILE, or econ refresh --fetch litellm")
     path = (
         fetch(args.fetch, paths.ROOT / "build" / "downloads", today=args.as_of or date.today())
         if args.fetch

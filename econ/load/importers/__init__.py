@@ -1,4 +1,8 @@
-"""``econ import litellm|openrouter FILE``: a public price map becomes a dated snapshot CSV.
+"""``econ import SOURCE FILE``: a public price map becomes a dated snapshot.
+
+LiteLLM and OpenRouter files become ``data/snapshots/<source>_<YYYY-MM-DD>.csv``; a genai-prices data file or
+llm-prices data becomes the newest snapshot of that source's replayed history in ``data/history/``
+(:mod:`econ.load.history`; ``econ history replay`` writes the whole history from the source's git repository).
 
 :func:`import_file` is the I/O edge: it reads and parses the file, checks its top-level
 shape, normalises it with the pure ``litellm.normalise`` / ``openrouter.normalise``, checks
@@ -14,12 +18,13 @@ date (in its name), else ``--as-of``, else its modification time with a notice.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import os
 import re
 import warnings
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 
 import polars as pl
@@ -27,16 +32,17 @@ import polars as pl
 from econ import paths
 from econ.errors import SHOWN_PROBLEMS, DataError, EconError, EconNotice
 from econ.files import clean_stale, staging_path
-from econ.load.importers import litellm, openrouter
+from econ.load import history
+from econ.load.importers import genai_prices, litellm, llm_prices, openrouter
 from econ.load.importers.common import Normalised, read_json, shape_error
 from econ.load.loader import SNAPSHOT_DIR, snapshot_path
+from econ.load.price_tables import DATED_SNAPSHOT, FILE_SOURCES, HISTORY_SOURCES, PRICE_SNAPSHOT
 from econ.load.spec import display_path, read_table
-from econ.load.tables import PRICE_SNAPSHOT
 from econ.lock import Locks
 
 __all__ = ["ImportResult", "file_date", "import_file", "import_parsed", "normalise", "snapshot_date", "SOURCES"]
 
-SOURCES = ("litellm", "openrouter")
+SOURCES = (*FILE_SOURCES, *HISTORY_SOURCES)
 DATE_IN_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})")
 
 
@@ -139,6 +145,24 @@ def normalise(source: str, obj, path: Path) -> Normalised:
                 path, f'is not an OpenRouter models response (expected {{"data": [...]}}, found {found})', hint
             )
         result = openrouter.normalise(obj)
+    elif source == "genai_prices":
+        if not isinstance(obj, list) or not all(isinstance(p, dict) and "models" in p for p in obj):
+            raise shape_error(
+                path,
+                "is not a genai-prices data file (expected a JSON list of providers with models, found a "
+                f"{_kind(obj)})",
+                "give genai-prices' prices/data.json or prices/new_data/v2/data.json",
+            )
+        result = genai_prices.normalise(obj)
+    elif source == "llm_prices":
+        if not llm_prices.is_llm_prices(obj):
+            raise shape_error(
+                path,
+                'is not llm-prices data (expected a vendor file {"vendor", "models"}, a list of them, or '
+                '{"prices": [...]})',
+                "give a file of llm-prices' data/ folder, or https://www.llm-prices.com/historical-v1.json",
+            )
+        result = llm_prices.normalise(obj)
     else:
         raise EconError(f"unknown import source {source!r}", f"use one of: {', '.join(SOURCES)}")
     if result.imported == 0:
@@ -179,6 +203,7 @@ def import_file(
     with Locks(command="econ import") as locks:
         locks.acquire([data_dir], wait=wait)  # one writer of data/ at a time (econ refresh takes the same lock)
         clean_stale(Path(data_dir) / SNAPSHOT_DIR)
+        clean_stale(Path(data_dir) / history.HISTORY_DIR)
         return import_parsed(source, obj, Path(path), data_dir=data_dir, as_of=as_of)
 
 
@@ -189,13 +214,14 @@ def import_parsed(
     *,
     data_dir: Path = paths.DATA_DIR,
     as_of: date | None = None,
-    stage_at: Path | None = None,
+    stage_at: dict[Path, Path] | None = None,
 ) -> ImportResult:
     """:func:`import_file` for a file already parsed with :func:`~econ.load.importers.common.read_json` (``econ
     refresh``).
 
-    With ``stage_at`` the checked snapshot is written there and not moved onto its target (``econ refresh``
-    moves it in with the database); nothing is written when it is ``unchanged``.
+    With ``stage_at`` (target path -> staging path, :func:`targets`) the checked snapshot is written to the staging
+    paths and not moved onto its targets (``econ refresh`` moves them in with the database); nothing is written when
+    it is ``unchanged``.
     """
     if source not in SOURCES:
         raise EconError(f"unknown import source {source!r}", f"use one of: {', '.join(SOURCES)}")
@@ -206,6 +232,8 @@ def import_parsed(
             f"no data folder at {display_path(data_dir)}", "run econ from the project folder or pass --data"
         )
     when, date_from, notice = file_date(Path(path), as_of)
+    if source in HISTORY_SOURCES:
+        return _import_history(source, result, Path(path), data_dir, when, date_from, notice, stage_at=stage_at)
     target = snapshot_path(data_dir, source, when)
     text = result.frame.write_csv(line_terminator="\n").encode("utf-8")
     twin = same_content(data_dir, source, text)
@@ -222,7 +250,7 @@ def import_parsed(
     else:
         if notice:
             warnings.warn(notice, EconNotice, stacklevel=2)
-        status = _write_checked(target, text, stage_at=stage_at)
+        status = _write_checked(target, text, stage_at=(stage_at or {}).get(target))
     return ImportResult(
         source,
         path,
@@ -238,6 +266,88 @@ def import_parsed(
         status,
         result.examples,
     )
+
+
+def targets(source: str, data_dir: Path, when: date) -> list[Path]:
+    """The files an import of ``source`` dated ``when`` writes: its snapshot, or its history's two files."""
+    if source in HISTORY_SOURCES:
+        return list(history.store_paths(data_dir, source))
+    return [snapshot_path(data_dir, source, when)]
+
+
+def _import_history(
+    source: str,
+    result: Normalised,
+    path: Path,
+    data_dir: Path,
+    when: date,
+    date_from: str,
+    notice: str | None,
+    *,
+    stage_at: dict[Path, Path] | None,
+) -> ImportResult:
+    """Add the file as the snapshot of ``source``'s history dated ``when`` (its end of day, UTC), named by the file's
+    SHA-256; a file already in the history (same bytes) adds nothing."""
+    commits_path, changes_path = history.store_paths(data_dir, source)
+    store = history.read_store(data_dir, source) or history.empty_store()
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    _check_rows(result.frame, changes_path)
+    snapshot = history.Snapshot(
+        f"sha256:{digest}",
+        datetime.combine(when, time(23, 59, 59), tzinfo=UTC),
+        path.name,
+        digest,
+        f"econ import {source} {path.name}",
+        result.frame,
+    )
+    store, status = history.append(store, snapshot)
+    if status == "new":
+        if notice:
+            warnings.warn(notice, EconNotice, stacklevel=3)
+        for target, frame in ((commits_path, store.commits), (changes_path, store.changes)):
+            staged = (stage_at or {}).get(target)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = staged if staged is not None else staging_path(target)
+            tmp.write_bytes(history.write_csv(frame))
+            if staged is None:
+                os.replace(tmp, target)
+    else:
+        date_from = "the same file, already in the history"
+        known = store.commits.filter(pl.col("input_sha256") == digest)
+        when = known["snapshot_date"][0] if known.height else when
+    return ImportResult(
+        source,
+        path,
+        changes_path,
+        when,
+        date_from,
+        result.entries,
+        result.imported,
+        result.frame.height,
+        result.skipped,
+        result.ignored_keys,
+        result.dropped_rows,
+        status,
+        result.examples,
+    )
+
+
+def _check_rows(frame: pl.DataFrame, shown: Path) -> None:
+    """Check a dated snapshot's rows with :data:`DATED_SNAPSHOT` (the normalisers skip what the spec refuses, so a
+    failure is a bug), in a scratch file beside the target."""
+    shown.parent.mkdir(parents=True, exist_ok=True)
+    tmp = staging_path(shown)
+    try:
+        text = frame.write_csv(line_terminator="\n").encode("utf-8")
+        tmp.write_bytes(text)
+        read_table(tmp, DATED_SNAPSHOT, shown=shown)
+    except DataError as e:
+        raise EconError(
+            "the import produced rows that fail the snapshot checks, so nothing was written:\n" + _by_entry(e, text),
+            "check those entries of the input file; if they look valid, please report it to econ with the file",
+        ) from None
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def same_content(data_dir: Path, source: str, text: bytes) -> Path | None:
@@ -305,7 +415,9 @@ def _by_entry(error: DataError, text: bytes) -> str:
     for p in error.problems[:SHOWN_PROBLEMS]:
         key = None
         if p.line is not None and 1 < p.line <= len(rows) and "source_key" in header:
-            key = next(csv.reader([rows[p.line - 1]]), [None])[-1]
+            cells = next(csv.reader([rows[p.line - 1]]), [])
+            at = header.index("source_key")
+            key = cells[at] if at < len(cells) else None
         where = f"entry {key}" if key else "the snapshot"
         lines.append(f"{where}:{f' column {p.column}:' if p.column else ''} {p.what}")
     rest = len(error.problems) - len(lines)
