@@ -71,10 +71,15 @@ def history_periods(store: Store, source: str) -> pl.DataFrame:
             rows.select("version", pl.col("declared_to_date").alias("t"), pl.lit(True).alias("dated"), "w", "d_next"),
         ],
         how="diagonal_relaxed",
-    ).filter(
+    ).filter(  # a declared day counts inside the version's window; its snapshot day always does
         pl.col("t").is_not_null()
-        & (pl.col("w").is_null() | (pl.col("t") > pl.col("w")))
-        & (pl.col("d_next").is_null() | (pl.col("t") < pl.col("d_next")))
+        & (
+            ~pl.col("dated")
+            | (
+                (pl.col("w").is_null() | (pl.col("t") > pl.col("w")))
+                & (pl.col("d_next").is_null() | (pl.col("t") < pl.col("d_next")))
+            )
+        )
     )
     times = bounds.group_by("version", "t").agg(pl.col("dated").any())  # a day the source itself names
     active = (
@@ -108,29 +113,44 @@ def history_periods(store: Store, source: str) -> pl.DataFrame:
         .sort("version", "t")
         .with_columns(pl.col("t").shift(-1).over("version").alias("_next_t"))
         .with_columns(pl.min_horizontal(pl.coalesce("_next_t", FAR), pl.coalesce("end", FAR)).alias("_to"))
-        .filter(pl.col("_to") > pl.col("t"), pl.col("source_key").is_not_null())  # no price that day: a gap
+        .filter(pl.col("_to") >= pl.col("t"), pl.col("source_key").is_not_null())  # no price that day: a gap
         .with_columns(
             (pl.col("dated") & (pl.col("t") != pl.col("d"))).alias("declared"),
             pl.coalesce(pl.col("next_snapshot") - 1, pl.lit(last)).alias("_seen"),
         )
     )
-    return _merged(segments.sort(*KEY, "t"), commits, source)
+    # a value that lasted less than a day (two commits on one date) is the later one's, but the commit that first
+    # showed the day's value is kept: merge, drop what lasted no day, merge again
+    segments = segments.sort(*KEY, "t", "snapshot").select(
+        *KEY, "t", "_to", *PRICE_VALUE_COLUMNS, *CARRIED, "commit", "declared", "_seen"
+    )
+    merged = _merged(_merged(segments).filter(pl.col("_to") > pl.col("t")))
+    return _named(merged, commits, source)
 
 
-def _merged(segments: pl.DataFrame, commits: pl.DataFrame, source: str) -> pl.DataFrame:
-    """Consecutive segments of a key with the same values and no gap between them become one period."""
+def _merged(segments: pl.DataFrame) -> pl.DataFrame:
+    """Consecutive segments of a key with the same values and no gap between them become one segment."""
     same = pl.all_horizontal(pl.col(c).eq_missing(pl.col(c).shift(1).over(KEY)) for c in PRICE_VALUE_COLUMNS)
     touching = pl.col("t") == pl.col("_to").shift(1).over(KEY)
     runs = segments.with_columns((~(same & touching).fill_null(False)).cast(pl.Int32).cum_sum().over(KEY).alias("_run"))
-    periods = runs.group_by(*KEY, "_run", maintain_order=True).agg(
-        pl.col("t").first().alias("from_date"),
-        pl.col("_to").last().alias("to_date"),
-        *(pl.col(c).first() for c in PRICE_VALUE_COLUMNS),
-        *(pl.col(c).last() for c in CARRIED),
-        pl.col("commit").first().alias("source_commit"),
-        pl.col("declared").first(),
-        pl.col("_seen").last(),
+    return (
+        runs.group_by(*KEY, "_run", maintain_order=True)
+        .agg(
+            pl.col("t").first(),
+            pl.col("_to").last(),
+            *(pl.col(c).last() for c in PRICE_VALUE_COLUMNS),
+            *(pl.col(c).last() for c in CARRIED),
+            pl.col("commit").first(),
+            pl.col("declared").first(),
+            pl.col("_seen").last(),
+        )
+        .drop("_run")
     )
+
+
+def _named(merged: pl.DataFrame, commits: pl.DataFrame, source: str) -> pl.DataFrame:
+    """The merged segments as ``prices`` periods, with the snapshot that last carried each."""
+    periods = merged.rename({"t": "from_date", "_to": "to_date", "commit": "source_commit"})
     seen = commits.select(
         pl.col("snapshot").alias("_seen"), pl.col("d").alias("snapshot_date"), pl.col("commit").alias("last_commit")
     )
@@ -140,5 +160,5 @@ def _merged(segments: pl.DataFrame, commits: pl.DataFrame, source: str) -> pl.Da
             pl.lit(source).alias("source"),
             pl.when(pl.col("to_date") == FAR).then(None).otherwise(pl.col("to_date")).alias("to_date"),
         )
-        .drop("_run", "_seen")
+        .drop("_seen")
     )

@@ -10,7 +10,9 @@ The file is a JSON list of providers (https://github.com/pydantic/genai-prices, 
 * ``constraint.start_date``: active from that day (the file's own dated price change, such as OpenAI's gpt-5.6
   luna/terra cut of 2026-07-30); a set is in effect from its start until the next later start, which becomes the
   row's ``declared_from_date`` / ``declared_to_date``;
-* ``constraint.start_time``/``end_time``: a time-of-day (off-peak) window, which no column holds: counted in
+* ``constraint.start_time``/``end_time``: a time-of-day window. One covering most of the day (at least
+  :data:`STANDARD_WINDOW_HOURS`, DeepSeek's 00:30-16:30 UTC) is the standard price and the set it overrides the
+  off-peak discount; a shorter one is an off-peak discount. No column holds off-peak prices: counted in
   ``ignored_keys``.
 
 A price set maps ``input_mtok``, ``output_mtok``, ``cache_read_mtok``, ``cache_write_mtok`` (the default, 5-minute
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from datetime import date
+from datetime import date, datetime
 
 from econ.load import ceilings
 from econ.load.importers.common import (
@@ -68,6 +70,9 @@ COMPONENTS = {
 }
 USD_PER_MTOK_CEILING = ceilings.USD_PER_MTOK.value
 PER_MTOK = 1e-6  # the file's USD per million tokens -> the collector's USD per token
+STANDARD_WINDOW_HOURS = 12.0
+"""A time-of-day price set covering at least this many hours a day is the standard price (the rest of the day is the
+off-peak discount): genai-prices files DeepSeek's standard price as the 00:30-16:30 UTC window over an off-peak base."""
 
 NOT_A_PROVIDER = "not a provider entry"
 NOT_A_MODEL = "not a model entry"
@@ -152,8 +157,13 @@ def _price_sets(prices, ignored: list[str]) -> tuple[list[tuple[date | None, dat
             except ValueError:
                 return [], INVALID_DATE
             sets.append((start, item["prices"]))
+        elif _window_hours(constraint) >= STANDARD_WINDOW_HOURS:
+            # the price of most of the day (DeepSeek's 00:30-16:30 UTC): the standard price; the set it overrides
+            # outside that window is the off-peak discount, which no column holds
+            ignored.append("off-peak price (outside a time-of-day window)")
+            sets.append((None, item["prices"]))
         else:
-            ignored.append("time-of-day price (constraint start_time/end_time)")
+            ignored.append("off-peak price (constraint start_time/end_time)")
     out = []
     for i, (start, price_set) in enumerate(sets):
         later = [s for s, _ in sets[i + 1 :]]
@@ -165,6 +175,19 @@ def _price_sets(prices, ignored: list[str]) -> tuple[list[tuple[date | None, dat
             continue  # a later set starting no later overrides it from its start on
         out.append((start, end, price_set))
     return out, None
+
+
+def _window_hours(constraint) -> float:
+    """Hours of the day a time-of-day constraint covers (0 when it is not one)."""
+    if not isinstance(constraint, dict):
+        return 0.0
+    try:
+        start, end = (
+            datetime.strptime(str(constraint[k]).rstrip("Z")[:8], "%H:%M:%S") for k in ("start_time", "end_time")
+        )
+    except (KeyError, ValueError):
+        return 0.0
+    return ((end - start).total_seconds() / 3600) % 24
 
 
 def _component_prices(price_set: dict, ignored: list[str]) -> tuple[dict[int, dict[str, float]], str | None]:
