@@ -56,6 +56,18 @@ class DiffView:
     implied: pl.DataFrame
 
 
+def window_label() -> pl.Expr:
+    """When a change happened, as its source allows: ``2026-07-24…2026-07-30`` (after the last snapshot with the old
+    value, by the first with the new), or the one day the source dates it (``2026-07-30``)."""
+    start, end = pl.col("window_from_date").cast(pl.String), pl.col("window_to_date").cast(pl.String)
+    return (
+        pl.when(pl.col("exact") | (start == end))
+        .then(end)
+        .otherwise(pl.concat_str(start.fill_null(""), pl.lit("…"), end.fill_null("")))
+        .alias("window")
+    )
+
+
 def _component(name: pl.Expr) -> pl.Expr:
     return name.str.replace(r"_usd_per_mtok(_hour)?$", "")
 
@@ -133,16 +145,24 @@ def view(changes: pl.DataFrame, implied: pl.DataFrame, *, top: int = 20) -> Diff
         else:
             rows = rows.sort("provider", "model", "variant", "tier_min_prompt_tokens")
         shown = rows.head(top).with_columns(_component(pl.col("component")).alias("component"))
+        dated = [window_label()] if "window_to_date" in shown.columns else []
         if cls == "renamed key":
             columns = ["provider", "model", "counterpart_model", "variant", "tier_min_prompt_tokens"]
             frame = shown.select(*columns).rename({"model": "old_key", "counterpart_model": "new_key"})
         elif cls in ("new", "removed"):
             price = "new_value" if cls == "new" else "old_value"
             frame = shown.select(
-                "provider", "model", "variant", "tier_min_prompt_tokens", pl.col(price).alias("input_usd_per_mtok")
+                "source",
+                "provider",
+                "model",
+                "variant",
+                "tier_min_prompt_tokens",
+                pl.col(price).alias("input_usd_per_mtok"),
+                *dated,
             )
         else:
             frame = shown.select(
+                "source",
                 "provider",
                 "model",
                 "variant",
@@ -151,6 +171,7 @@ def view(changes: pl.DataFrame, implied: pl.DataFrame, *, top: int = 20) -> Diff
                 "old_value",
                 "new_value",
                 (pl.col("change_frac") * 100).round(1).alias("change_pct"),
+                *dated,
             )
         frame = compact(frame.rename({"tier_min_prompt_tokens": "tier_tokens"}))
         sections.append(Section(heading, frame.columns, frame.rows(), rows.height))

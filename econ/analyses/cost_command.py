@@ -19,6 +19,7 @@ import polars as pl
 from econ.db import connect_read_only
 from econ.errors import EconError
 from econ.fits import request_cost as rc
+from econ.fits import source_precedence as sp
 from econ.fits.model_identity import match_key, model_name
 from econ.load import ceilings
 from econ.load.requests import REQUESTS
@@ -121,6 +122,37 @@ def _resolve(prices: pl.DataFrame, model: str) -> tuple[pl.DataFrame, str]:
     raise EconError(f"no current price for a model {model!r}", hint)
 
 
+def _with_conflicts(frame: pl.DataFrame, conflicts: pl.DataFrame | None) -> pl.DataFrame:
+    """``note`` plus, per schedule, what the sources left out say where they price it differently (``conflict:
+    litellm 2026-11-20 says input 3, output 15``)."""
+    if conflicts is None or conflicts.height == 0:
+        return frame
+    said = conflicts.group_by("source", "provider", "model", "variant").agg(
+        pl.concat_str(
+            pl.lit("conflict: "),
+            pl.col("other_source"),
+            pl.lit(" "),
+            pl.col("other_evidence_date").cast(pl.String).fill_null(""),
+            pl.lit(" says input "),
+            pl.col("other_input_usd_per_mtok").round_sig_figs(6).cast(pl.String).fill_null("none"),
+            pl.lit(", output "),
+            pl.col("other_output_usd_per_mtok").round_sig_figs(6).cast(pl.String).fill_null("none"),
+        )
+        .sort()
+        .str.join("; ")
+        .alias("_conflict")
+    )
+    return (
+        frame.join(said, on=["source", "provider", "model", "variant"], how="left")
+        .with_columns(
+            pl.concat_str([pl.col("note"), pl.col("_conflict")], separator="; ", ignore_nulls=True)
+            .str.strip_chars("; ")
+            .alias("note")
+        )
+        .drop("_conflict")
+    )
+
+
 def model_name_of(text: str) -> str:
     return pl.select(model_name(pl.lit(text))).item() or text
 
@@ -145,7 +177,16 @@ def cost_for(
         as_of = as_of or con.sql("select as_of from build_info").fetchall()[0][0]
         con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
         prices = con.sql("select * from price_current").pl()
-    rows, name = _resolve(prices, model)
+        first = con.sql("select min(snapshot_date) from price_snapshots").fetchall()[0][0]
+    try:
+        rows, name = _resolve(prices, model)
+    except EconError as e:
+        if first is not None and as_of < first:
+            raise EconError(
+                f"no price of a model {model!r} on {as_of}: the price history starts on {first}",
+                f"give --as-of {first} or later (select min(snapshot_date) from price_snapshots)",
+            ) from None
+        raise e
     if provider is not None:
         sellers = sorted(set(rows["provider"]))
         rows = rows.filter(pl.col("provider") == provider)
@@ -153,8 +194,11 @@ def cost_for(
             close = difflib.get_close_matches(provider, sellers, n=3, cutoff=0.5)
             hint = f"did you mean {', '.join(close)}?" if close else f"sellers of {name}: {', '.join(sellers)}"
             raise EconError(f"{provider} sells no {name} on {as_of}", hint)
+    conflicts = None
     if source is not None:
         rows = rows.filter(pl.col("source") == source)
+    else:  # one price per seller: the precedence stand-in (econ.fits.source_precedence), conflicts noted
+        rows, conflicts = sp.one_source_per_seller(rows)
     variants = sorted(set(rows["variant"]))
     rows = rows.filter(pl.col("variant") == variant)
     if rows.height == 0:
@@ -192,7 +236,8 @@ def cost_for(
         .otherwise(pl.col("note"))
         .str.strip_chars("; ")
         .alias("note"),
-    ).select(columns)
+    ).pipe(_with_conflicts, conflicts)
+    frame = frame.select(columns)
     n = int(requests["requests"].sum())
     tokens = {c: int((requests[c] * requests["requests"]).sum()) for c in rc.TOKENS}
     summary = (

@@ -91,7 +91,11 @@ def _print_diff(diff, fmt: str, *, top: int | None, provider: str | None, model:
         return
     for section in (v.by_provider, *v.sections):
         table(section)
-    _out("\ncsv and json list every change, largest first; --implied lists what they imply")
+    _out(
+        "\nwindow: when each change happened, as its source allows (after the last snapshot that had the old value, "
+        "by the first that had the new one; one day where the source dates the price itself)"
+    )
+    _out("csv and json list every change, largest first; --implied lists what they imply")
 
 
 def cmd_refresh(args) -> int:

@@ -294,7 +294,13 @@ def windows(changes: pl.DataFrame, prices: pl.DataFrame, from_date: date, to_dat
         .unique()
         .sort("_new_from")
         .join_asof(
-            seen, left_on="_new_from", right_on="_seen", by="source", strategy="backward", allow_exact_matches=False
+            seen,
+            left_on="_new_from",
+            right_on="_seen",
+            by="source",
+            strategy="backward",
+            allow_exact_matches=False,
+            check_sortedness=False,  # both sorted by date, as join_asof needs within each source
         )
         .rename({"_seen": "_before_new"})
     )

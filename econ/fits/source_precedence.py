@@ -136,3 +136,50 @@ def conflicts(ranked: pl.DataFrame) -> pl.DataFrame:
         .drop("_run")
         .sort(*GROUP, "from_date", "other_source", "other_model")
     )
+
+
+def one_source_per_seller(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The price rows of one day (``price_current``) with one source per seller's model and variant: the source
+    :func:`prevailing` would pick (newest evidence, then authority), all its keys and tiers; and the sources left out
+    whose base-tier prices differ (``source``/``provider``/``model``/``variant`` of the kept schedule, the other
+    ``other_source``, ``other_evidence_date``, ``other_input_usd_per_mtok``, ``other_output_usd_per_mtok``). Rows of a
+    key no rule maps to a canonical model are each their own seller's model."""
+    seller = ["provider", "_identity", "variant"]
+    keyed = rows.with_columns(pl.coalesce("canonical_model", "model").alias("_identity"))
+    evidence = keyed.group_by(*seller, "source").agg(
+        evidence_date(keyed.columns).max().alias("evidence_date"),
+        pl.col("model").sort_by(pl.col("model").str.len_chars(), "model").first().alias("_model"),
+    )
+    ranked = evidence.with_columns(authority_rank(pl.col("source")).alias("_a")).sort(
+        *seller, "evidence_date", "_a", descending=[False, False, False, True, False], nulls_last=True
+    )
+    best = ranked.group_by(*seller, maintain_order=True).first().select(*seller, "source", "_model")
+    kept = keyed.join(best.drop("_model"), on=[*seller, "source"], how="semi", nulls_equal=True)
+    base = keyed.filter(pl.col("tier_min_prompt_tokens") == 0)
+    top = base.join(best, left_on=[*seller, "source", "model"], right_on=[*seller, "source", "_model"], how="semi")
+    others = (
+        base.join(best.select(*seller, pl.col("source").alias("_kept")), on=seller, how="inner", nulls_equal=True)
+        .filter(pl.col("source") != pl.col("_kept"))
+        .join(
+            ranked.select(*seller, "source", "_model"),
+            left_on=[*seller, "source", "model"],
+            right_on=[*seller, "source", "_model"],
+            how="semi",
+        )  # fmt: skip
+        .select(
+            *seller,
+            pl.col("source").alias("other_source"),
+            evidence_date(keyed.columns).alias("other_evidence_date"),
+            *(pl.col(c).alias(f"other_{c}") for c in COMPARED),
+        )
+    )
+    differ = top.select(*seller, "source", "model", *COMPARED).join(others, on=seller, nulls_equal=True)
+    differ = differ.filter(
+        pl.any_horizontal(
+            ((pl.col(c) - pl.col(f"other_{c}")).abs() > SAME_PRICE_RTOL * pl.col(c).abs()).fill_null(
+                pl.col(c).is_null() != pl.col(f"other_{c}").is_null()
+            )
+            for c in COMPARED
+        )
+    )
+    return kept.drop("_identity"), differ.drop("_identity", *COMPARED).sort("provider", "model", "other_source")

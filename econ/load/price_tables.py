@@ -18,6 +18,11 @@ HISTORY_SOURCES = ("genai_prices", "llm_prices")
 """Price databases that keep their own history in git, kept as a replayed history (``data/history/``): every commit
 that changed the data is a dated snapshot, stored as the rows that changed (``econ.load.history``)."""
 SOURCES = ("hand", *FILE_SOURCES, *HISTORY_SOURCES)
+HISTORY_REPOSITORIES = {
+    "genai_prices": "https://github.com/pydantic/genai-prices",
+    "llm_prices": "https://github.com/simonw/llm-prices",
+}
+"""Where each replayed history comes from (its commits are ``<repository>/commit/<id>``)."""
 
 
 def _rows(frame: pl.DataFrame, mask: pl.Expr) -> list[dict]:

@@ -25,7 +25,7 @@ from econ.files import clean_stale, staging_path
 from econ.load.history import Snapshot, Store, encode, store_paths, write_csv
 from econ.load.importers import genai_prices, llm_prices
 from econ.load.importers.common import Normalised, parse_json
-from econ.load.price_tables import DATED_SNAPSHOT, HISTORY_SOURCES
+from econ.load.price_tables import DATED_SNAPSHOT, HISTORY_REPOSITORIES, HISTORY_SOURCES
 from econ.load.spec import read_table
 from econ.lock import Locks
 
@@ -36,10 +36,6 @@ INPUTS = {
 """What each source's importer reads, in order of preference at a commit: genai-prices' v2 feed once it exists (v1
 froze on 2026-07-25), else ``prices/data.json``; llm-prices' ``data/*.json`` once they exist (2025-10-10), else the
 ``presets`` object of ``index.html``."""
-REPOSITORIES = {
-    "genai_prices": "https://github.com/pydantic/genai-prices",
-    "llm_prices": "https://github.com/simonw/llm-prices",
-}
 
 
 @dataclass
@@ -103,7 +99,7 @@ def replay_into(source: str, repo: Path, *, data_dir: Path, wait: bool = False) 
     if not replayed.snapshots:
         raise EconError(
             f"no commit of {repo} changed {source}'s data ({' or '.join(INPUTS[source])})",
-            f"is this a clone of {REPOSITORIES[source]}?",
+            f"is this a clone of {HISTORY_REPOSITORIES[source]}?",
         )
     if not Path(data_dir).is_dir():
         raise EconError(f"no data folder at {data_dir}", "run econ from the project folder or pass --data")

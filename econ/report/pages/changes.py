@@ -17,6 +17,7 @@ from econ.report.charts import changes as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, Markup, details, fmt_num, table, tag
 from econ.report.page import Download, PageContent, Section, SiteContext, note
+from econ.report.pages import changes_history as history
 from econ.report.pages.common import guarded, pct
 
 NAME = "what-changed"
@@ -77,7 +78,7 @@ from price_changes group by source order by source
 
 CHANGED = """
 select source, provider, model, variant, tier_min_prompt_tokens, replace(component, '_usd_per_mtok', '') as component,
-       old_value, new_value, change_frac, change_class
+       old_value, new_value, change_frac, change_class, window_from_date, window_to_date, exact
 from price_changes
 where change = 'changed' and (source = 'hand' or ? = 'all')
 order by source, provider, model, variant, tier_min_prompt_tokens, component
@@ -85,7 +86,7 @@ order by source, provider, model, variant, tier_min_prompt_tokens, component
 
 LARGEST = """
 select source, provider, model, variant, tier_min_prompt_tokens, replace(component, '_usd_per_mtok', '') as component,
-       old_value, new_value, change_frac, change_class
+       old_value, new_value, change_frac, change_class, window_from_date, window_to_date, exact
 from price_changes
 where change = 'changed' and source <> 'hand'
 order by abs(coalesce(change_frac, 0)) desc nulls last, source, provider, model, variant, tier_min_prompt_tokens,
@@ -133,6 +134,12 @@ CHANGE_COLS = [
     Col("new_value", "New", kind="num"),
     Col("change_frac", "Change (%)", kind="num", fmt=pct),
     Col("change_class", "Class"),
+    Col(
+        "window",
+        "When (window)",
+        help="after the last snapshot of the source with the old value … by the first "
+        "with the new; one day where the source dates it",
+    ),  # fmt: skip
 ]
 
 
@@ -155,7 +162,10 @@ def render(ctx: SiteContext) -> PageContent:
     sections = [
         guarded("Between the two newest snapshots", lambda: _diff(ctx, has_changes, dates, compared)),
         guarded("What the changes imply", lambda: _inferred(ctx)),
+        guarded("Every first-party price change since 2024", lambda: history.first_party_section(ctx)),
+        guarded("First-party price over time, by model family", lambda: history.family_section(ctx)),
         guarded("Price changes over time", lambda: _over_time(ctx)),
+        guarded("Where the sources disagree", lambda: history.conflicts_section(ctx)),
     ]
     return PageContent(
         title=TITLE,
@@ -201,7 +211,7 @@ def _diff(ctx: SiteContext, has_changes: bool, dates: list, compared: str) -> Se
             id="diff-summary",
         ),
     ]
-    first_party = ctx.query(CHANGED, ["hand"])
+    first_party = ctx.query(CHANGED, ["hand"]).with_columns(history.window_text())
     if first_party.height:
         blocks.append(
             table(
@@ -213,7 +223,7 @@ def _diff(ctx: SiteContext, has_changes: bool, dates: list, compared: str) -> Se
         )
     else:
         blocks.append(note("No first-party price changed between these dates.", kind="pending"))
-    largest = ctx.query(LARGEST, [LARGEST_IMPORTED])
+    largest = ctx.query(LARGEST, [LARGEST_IMPORTED]).with_columns(history.window_text())
     total = ctx.scalar("select count(*) from price_changes where change = 'changed' and source <> 'hand'")
     if largest.height:
         blocks.append(
