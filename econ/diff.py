@@ -146,13 +146,14 @@ def view(changes: pl.DataFrame, implied: pl.DataFrame, *, top: int = 20) -> Diff
             rows = rows.sort("provider", "model", "variant", "tier_min_prompt_tokens")
         shown = rows.head(top).with_columns(_component(pl.col("component")).alias("component"))
         dated = [window_label()] if "window_to_date" in shown.columns else []
+        by = ["source"] if "source" in shown.columns else []
         if cls == "renamed key":
             columns = ["provider", "model", "counterpart_model", "variant", "tier_min_prompt_tokens"]
             frame = shown.select(*columns).rename({"model": "old_key", "counterpart_model": "new_key"})
         elif cls in ("new", "removed"):
             price = "new_value" if cls == "new" else "old_value"
             frame = shown.select(
-                "source",
+                *by,
                 "provider",
                 "model",
                 "variant",
@@ -162,7 +163,7 @@ def view(changes: pl.DataFrame, implied: pl.DataFrame, *, top: int = 20) -> Diff
             )
         else:
             frame = shown.select(
-                "source",
+                *by,
                 "provider",
                 "model",
                 "variant",
@@ -173,9 +174,18 @@ def view(changes: pl.DataFrame, implied: pl.DataFrame, *, top: int = 20) -> Diff
                 (pl.col("change_frac") * 100).round(1).alias("change_pct"),
                 *dated,
             )
-        frame = compact(frame.rename({"tier_min_prompt_tokens": "tier_tokens"}))
-        sections.append(Section(heading, frame.columns, frame.rows(), rows.height))
+        frame, shared = _shared(compact(frame.rename({"tier_min_prompt_tokens": "tier_tokens"})))
+        sections.append(Section(heading + shared, frame.columns, frame.rows(), rows.height))
     return DiffView(summary, by_provider, sections, changes, implied)
+
+
+def _shared(frame: pl.DataFrame) -> tuple[pl.DataFrame, str]:
+    """``frame`` without its ``source`` and ``window`` columns when every row shown has the same ones (a diff of one
+    source's two snapshots), and the heading's note that says them instead."""
+    said = [c for c in ("source", "window") if c in frame.columns and frame.height and frame[c].n_unique() == 1]
+    if said != [c for c in ("source", "window") if c in frame.columns] or not said:
+        return frame, ""
+    return frame.drop(said), " (" + ", ".join(str(frame[c][0]) for c in said) + ")"
 
 
 def ordered(changes: pl.DataFrame) -> pl.DataFrame:

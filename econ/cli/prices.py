@@ -92,8 +92,12 @@ def _print_diff(diff, fmt: str, *, top: int | None, provider: str | None, model:
     for section in (v.by_provider, *v.sections):
         table(section)
     _out(
-        "\nwindow: when each change happened, as its source allows (after the last snapshot that had the old value, "
-        "by the first that had the new one; one day where the source dates the price itself)"
+        "\n"
+        + textwrap.fill(
+            "window: when each change happened, as its source allows (after the last snapshot that had the old "
+            "value, by the first that had the new one; one day where the source dates the price itself)",
+            width,
+        )
     )
     _out("csv and json list every change, largest first; --implied lists what they imply")
 

@@ -218,4 +218,5 @@ class _Git:
         if self.batch is not None:
             self.batch.stdin.close()
             self.batch.wait()
+            self.batch.stdout.close()
             self.batch = None
