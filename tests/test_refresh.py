@@ -371,7 +371,10 @@ def test_cli_diff_fits_the_terminal(refreshed, capsys, monkeypatch, width):
     out = capsys.readouterr().out
     n_up = second.changes.filter(change_class="price move up").height
     assert f"({n_up:,} up," in " ".join(out.split("\n\n")[0].splitlines())
-    assert "\nlargest price moves (20 of " in out and "\nsuspected upstream data fixes" in out
+    assert (
+        "\nlargest price moves (litellm, 2025-09-01…2026-11-20) (20 of " in out
+        and "\nsuspected upstream data fixes" in out
+    )
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "csv", "json"])

@@ -49,8 +49,16 @@ SNAPSHOTS = [
     snap("a", "2026-01-01", rows(("m1", 0, 1.0, 2.0, None, None), ("m2", 0, 3.0, 4.0, None, None))),
     snap("b", "2026-01-05", rows(("m1", 0, 1.0, 2.0, None, None), ("m2", 0, 3.0, 4.0, None, None))),  # no change
     snap("c", "2026-01-09", rows(("m1", 0, 0.5, 1.0, None, None), ("m3", 0, 9.0, 9.0, None, None))),  # cut, drop, new
-    snap("d", "2026-02-01", rows(("m1", 0, 0.5, 1.0, None, date(2026, 3, 1)), ("m1", 0, 0.4, 0.8, date(2026, 3, 1), None),
-                                 ("m1", 200000, 1.0, 2.0, None, None), ("m3", 0, 9.0, 9.0, None, None))),  # fmt: skip
+    snap(
+        "d",
+        "2026-02-01",
+        rows(
+            ("m1", 0, 0.5, 1.0, None, date(2026, 3, 1)),
+            ("m1", 0, 0.4, 0.8, date(2026, 3, 1), None),
+            ("m1", 200000, 1.0, 2.0, None, None),
+            ("m3", 0, 9.0, 9.0, None, None),
+        ),
+    ),  # fmt: skip
 ]
 
 
@@ -124,7 +132,8 @@ def test_out_of_order_import_gives_the_same_prices(data_dir):
 
     fixtures = REPO / "tests" / "fixtures" / "importers"
     older = data_dir.parent / "older.json"
-    older.write_text((fixtures / "genai_prices_slice.json").read_text().replace('"input_mtok": 1.25', '"input_mtok": 2'))
+    text = (fixtures / "genai_prices_slice.json").read_text()
+    older.write_text(text.replace('"input_mtok": 1.25', '"input_mtok": 2'))
     prices = []
     for order in ((older, fixtures / "genai_prices_slice.json"), (fixtures / "genai_prices_slice.json", older)):
         for f in (data_dir / "history").glob("*") if (data_dir / "history").exists() else []:

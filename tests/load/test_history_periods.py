@@ -16,24 +16,45 @@ SNAPSHOTS = [
     snap("b", "2026-01-05", rows(("m1", 0, 1.0, 2.0, None, None), ("m2", 0, 3.0, 4.0, None, None))),
     snap("c", "2026-01-09", rows(("m1", 0, 0.5, 1.0, None, None), ("m3", 0, 9.0, 9.0, None, None))),
     # announces a cut of m1 for 2026-03-01
-    snap("d", "2026-02-01", rows(("m1", 0, 0.5, 1.0, None, D(2026, 3, 1)), ("m1", 0, 0.4, 0.8, D(2026, 3, 1), None),
-                                 ("m3", 0, 9.0, 9.0, None, None))),  # fmt: skip
+    snap(
+        "d",
+        "2026-02-01",
+        rows(
+            ("m1", 0, 0.5, 1.0, None, D(2026, 3, 1)),
+            ("m1", 0, 0.4, 0.8, D(2026, 3, 1), None),
+            ("m3", 0, 9.0, 9.0, None, None),
+        ),
+    ),  # fmt: skip
     # dates m3's rise to 2026-04-05, after the last snapshot with the old price (d, 2026-02-01)
-    snap("e", "2026-04-10", rows(("m1", 0, 0.5, 1.0, None, D(2026, 3, 1)), ("m1", 0, 0.4, 0.8, D(2026, 3, 1), None),
-                                 ("m3", 0, 9.0, 9.0, None, D(2026, 4, 5)), ("m3", 0, 12.0, 12.0, D(2026, 4, 5), None))),  # fmt: skip
+    snap(
+        "e",
+        "2026-04-10",
+        rows(
+            ("m1", 0, 0.5, 1.0, None, D(2026, 3, 1)),
+            ("m1", 0, 0.4, 0.8, D(2026, 3, 1), None),
+            ("m3", 0, 9.0, 9.0, None, D(2026, 4, 5)),
+            ("m3", 0, 12.0, 12.0, D(2026, 4, 5), None),
+        ),
+    ),  # fmt: skip
     # two commits on one day: m3 cut in place, then its history written down the same day
     snap("f", "2026-05-01", rows(("m1", 0, 0.4, 0.8, None, None), ("m3", 0, 6.0, 6.0, None, None)), hour=10),
-    snap("g", "2026-05-01", rows(("m1", 0, 0.4, 0.8, None, None), ("m3", 0, 12.0, 12.0, None, D(2026, 5, 1)),
-                                 ("m3", 0, 6.0, 6.0, D(2026, 5, 1), None)), hour=18),  # fmt: skip
+    snap(
+        "g",
+        "2026-05-01",
+        rows(
+            ("m1", 0, 0.4, 0.8, None, None),
+            ("m3", 0, 12.0, 12.0, None, D(2026, 5, 1)),
+            ("m3", 0, 6.0, 6.0, D(2026, 5, 1), None),
+        ),
+        hour=18,
+    ),  # fmt: skip
 ]
 
 
 def periods(model: str) -> list[tuple]:
     frame = history_periods(h.encode(SNAPSHOTS), "genai_prices").filter(pl.col("model") == model)
     cols = ["from_date", "to_date", "input_usd_per_mtok", "declared", "source_commit", "snapshot_date", "last_commit"]
-    return [
-        (f, t, i, d, sc[0], sd, lc[0]) for f, t, i, d, sc, sd, lc in frame.sort("from_date").select(cols).rows()
-    ]
+    return [(f, t, i, d, sc[0], sd, lc[0]) for f, t, i, d, sc, sd, lc in frame.sort("from_date").select(cols).rows()]
 
 
 def test_a_change_is_dated_to_the_first_snapshot_with_the_new_price():

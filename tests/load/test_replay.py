@@ -93,7 +93,8 @@ def test_replaying_twice_gives_byte_identical_snapshots(repos, tmp_path, source)
     first, replayed = history_store(source, repos[source])
     again, _ = history_store(source, repos[source])
     assert (write_csv(first.commits), write_csv(first.changes)) == (write_csv(again.commits), write_csv(again.changes))
-    assert [snapshot_bytes(first, i) for i in range(first.size)] == [snapshot_bytes(again, i) for i in range(again.size)]
+    snapshots = [snapshot_bytes(first, i) for i in range(first.size)]
+    assert snapshots == [snapshot_bytes(again, i) for i in range(again.size)]
     rebuilt = (llm_prices_repo if source == "llm_prices" else genai_prices_repo)(tmp_path)  # the same history again
     third, _ = history_store(source, rebuilt)
     assert write_csv(third.changes) == write_csv(first.changes)

@@ -12,7 +12,7 @@ import polars as pl
 from econ.load.price_tables import HISTORY_REPOSITORIES
 from econ.report.charts import changes as charts
 from econ.report.figures import Figure
-from econ.report.html import Col, Markup, details, esc, fmt_num, source_link, table, tag
+from econ.report.html import Col, Markup, details, fmt_num, source_link, table, tag
 from econ.report.page import Download, Section, SiteContext, note
 from econ.report.pages.common import pct
 
@@ -65,11 +65,15 @@ def window_text() -> pl.Expr:
     )
 
 
-def commit_link(source: str, commit: str | None) -> Markup | str:
-    """The short commit id, linked to the commit in its repository (replayed histories)."""
-    if not commit or source not in HISTORY_REPOSITORIES:
-        return ""
-    return source_link(f"{HISTORY_REPOSITORIES[source]}/commit/{commit}", commit[:8])
+def commit_url(column: str) -> pl.Expr:
+    """The commit ``column`` names, as its URL in the source's repository (replayed histories; else null)."""
+    repo = pl.col("source").replace_strict(HISTORY_REPOSITORIES, default=None, return_dtype=pl.String)
+    return pl.concat_str(repo, pl.lit("/commit/"), pl.col(column))
+
+
+def commit_cell(url) -> Markup | str:
+    """A commit URL shown as its short id, linked."""
+    return source_link(url, url.rsplit("/", 1)[-1][:8]) if url else ""
 
 
 def coverage(ctx: SiteContext) -> Markup:
@@ -94,10 +98,11 @@ def first_party_section(ctx: SiteContext) -> Section:
     frame = ctx.query(FIRST_PARTY)
     if not frame.height:
         return Section(heading, [coverage(ctx), note("No first-party price moved in this history.")])
-    rows = frame.with_columns(window_text()).to_dicts()
-    for row in rows:
-        row["commit"] = commit_link(row["source"], row["window_to_commit"])
-        row["from_commit"] = commit_link(row["source"], row["window_from_commit"])
+    shown = frame.with_columns(
+        window_text(),
+        commit_url("window_to_commit").alias("commit"),
+        commit_url("window_from_commit").alias("from_commit"),
+    )
     columns = [
         Col("window", "When (window)", help="after the last snapshot with the old price … by the first with the new"),
         Col("status", "Status"),
@@ -109,8 +114,8 @@ def first_party_section(ctx: SiteContext) -> Section:
         Col("new_usd_per_mtok", "New (USD/MTok)", kind="num"),
         Col("change_frac", "Change (%)", kind="num", fmt=pct),
         Col("source", "Source"),
-        Col("from_commit", "Last old (commit)", fmt=_markup),
-        Col("commit", "First new (commit)", fmt=_markup),
+        Col("from_commit", "Last old (commit)", fmt=commit_cell),
+        Col("commit", "First new (commit)", fmt=commit_cell),
         Col("agreeing_sources", "Sources showing it", kind="num"),
     ]
     moves = frame.select("provider", "canonical_model", "variant", "tier_min_prompt_tokens", "component",
@@ -118,7 +123,7 @@ def first_party_section(ctx: SiteContext) -> Section:
     blocks = [
         coverage(ctx),
         table(
-            pl.DataFrame(rows, infer_schema_length=None),
+            shown,
             columns,
             caption=f"{moves} first-party price moves (the seller makes the model) as {frame['source'].n_unique()} "
             f"sources date them ({frame.height} rows: one per source that shows a move), oldest first; 'announced' "
@@ -128,10 +133,6 @@ def first_party_section(ctx: SiteContext) -> Section:
         Download("first-party-changes", frame, "Every first-party price change with its window and commits"),
     ]
     return Section(heading, blocks)
-
-
-def _markup(value) -> Markup | str:
-    return value if isinstance(value, Markup) else esc(value or "")
 
 
 def family_section(ctx: SiteContext) -> Section:

@@ -102,8 +102,10 @@ def test_rows_pass_the_dated_snapshot_spec(sliced, tmp_path):
         ({"input_mtok": -1, "output_mtok": 2}, "invalid price value"),
         ({"input_mtok": "x", "output_mtok": 2}, "invalid price value"),
         ({"input_mtok": 1e9, "output_mtok": 2}, "price above 100000 USD/MTok"),
-        ([{"prices": {"input_mtok": 1, "output_mtok": 2}}, {"constraint": {"start_date": "soon"}, "prices": {}}],
-         "invalid start_date in a price constraint"),  # fmt: skip
+        (
+            [{"prices": {"input_mtok": 1, "output_mtok": 2}}, {"constraint": {"start_date": "soon"}, "prices": {}}],
+            "invalid start_date in a price constraint",
+        ),  # fmt: skip
     ],
 )
 def test_a_bad_value_skips_its_entry_and_names_it(prices, reason):
