@@ -14,8 +14,9 @@ commit, each cutting one price by 1% (in-process, through the history store); th
 * ``rebuild_no_change_time``: ``econ build`` when nothing changed (best of 3);
 * ``import_dependencies_time``: ``python -c "import polars, duckdb, scipy.optimize, altair"`` (best of 5),
 
-and the two ratios (issue 28's targets: refresh <= 2x, no-change rebuild <= 1.5x the import), the load time of the
-history alone, and the sizes of the database and the report.
+the two ratios (issue 28's targets: refresh <= 2x, no-change rebuild <= 1.5x the import), the load time of the
+history alone, and the sizes of the database and the report; beside each, the same run on data/ without the
+histories (three snapshot files, refreshed with a LiteLLM map with one price cut, as bench/refresh.py does).
 """
 
 from __future__ import annotations
@@ -94,42 +95,62 @@ def grow(data: Path, target: int) -> tuple[int, datetime]:
     return load_all(data)["price_snapshots"].height, when
 
 
+def scenario(tmp: Path, data: Path, new_snapshot: Path, source: str) -> tuple[float, float, int, int]:
+    """(refresh time, no-change rebuild time, database bytes, report bytes) of ``data`` in fresh processes, the build
+    cache warmed first."""
+    common = ["--data", str(data), "--db", str(tmp / "econ.duckdb"), "--cache", str(tmp / "cache"),
+              "--reports", str(tmp / "reports")]  # fmt: skip
+    econ = [sys.executable, "-m", "econ"]
+    subprocess.run([*econ, "build", *common], cwd=ROOT, check=True, capture_output=True)
+    refresh_s = wall_s([*econ, "refresh", str(new_snapshot), "--source", source, *common])
+    rebuild_s = wall_s([*econ, "build", *common], repeat=3)
+    report = sum(p.stat().st_size for p in (tmp / "reports").rglob("*") if p.is_file())
+    return refresh_s, rebuild_s, (tmp / "econ.duckdb").stat().st_size, report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--snapshots", type=int, default=300)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        data = tmp / "data"
+        # without the histories: the three snapshot files, refreshed with a LiteLLM map with one price cut
+        bare = tmp / "bare"
+        shutil.copytree(ROOT / "data", bare / "data", ignore=shutil.ignore_patterns("history"))
+        litellm = json.loads((ROOT / "tests" / "fixtures" / "external" / "litellm_model_prices.json").read_text())
+        litellm["gemini/gemini-2.5-pro"]["input_cost_per_token"] *= 0.8
+        litellm_file = tmp / "litellm_2026-11-21.json"
+        litellm_file.write_text(json.dumps(litellm))
+        bare_refresh, bare_rebuild, bare_db, bare_report = scenario(bare, bare / "data", litellm_file, "litellm")
+        # with the histories grown to --snapshots, refreshed with one more llm-prices snapshot
+        full = tmp / "full"
+        data = full / "data"
         shutil.copytree(ROOT / "data", data)
         snapshots, last = grow(data, args.snapshots)
         start = time.perf_counter()
         load_all(data)
         load_s = time.perf_counter() - start
-        common = ["--data", str(data), "--db", str(tmp / "econ.duckdb"), "--cache", str(tmp / "cache"),
-                  "--reports", str(tmp / "reports")]  # fmt: skip
-        econ = [sys.executable, "-m", "econ"]
-        subprocess.run([*econ, "build", *common], cwd=ROOT, check=True, capture_output=True)
         store = h.read_store(data, "llm_prices")
-        state = h.state_at(store, store.size - 1)
-        new = published(state)
+        new = published(h.state_at(store, store.size - 1))
         new["prices"][0]["input"] = round(new["prices"][0]["input"] * 0.5, 9)
         day = (last + timedelta(days=1)).astimezone(UTC).date()
         path = tmp / f"historical-v1_{day.isoformat()}.json"
         path.write_text(json.dumps(new))
-        refresh_s = wall_s([*econ, "refresh", str(path), "--source", "llm_prices", *common])
-        rebuild_s = wall_s([*econ, "build", *common], repeat=3)
+        refresh_s, rebuild_s, db_bytes, report_bytes = scenario(full, data, path, "llm_prices")
         import_s = wall_s([sys.executable, "-c", IMPORTS], repeat=5)
         print(f"snapshots: {snapshots + 1} snapshots")
         print(f"history_load_time: {load_s:.3f} s")
         print(f"import_dependencies_time: {import_s:.3f} s")
+        print(f"refresh_one_snapshot_time_without_history: {bare_refresh:.3f} s")
         print(f"refresh_one_snapshot_time: {refresh_s:.3f} s")
+        print(f"rebuild_no_change_time_without_history: {bare_rebuild:.3f} s")
         print(f"rebuild_no_change_time: {rebuild_s:.3f} s")
         print(f"refresh_over_import_ratio: {refresh_s / import_s:.2f} x")
         print(f"rebuild_over_import_ratio: {rebuild_s / import_s:.2f} x")
-        print(f"database_size: {(tmp / 'econ.duckdb').stat().st_size:,} bytes")
-        report = sum(p.stat().st_size for p in (tmp / "reports").rglob("*") if p.is_file())
-        print(f"report_size: {report:,} bytes")
+        print(f"database_size_without_history: {bare_db:,} bytes")
+        print(f"database_size: {db_bytes:,} bytes")
+        print(f"report_size_without_history: {bare_report:,} bytes")
+        print(f"report_size: {report_bytes:,} bytes")
         history = sum(p.stat().st_size for p in (data / "history").glob("*.csv"))
         print(f"history_store_size: {history:,} bytes")
 

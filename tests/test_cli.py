@@ -16,3 +16,12 @@ def test_version_is_the_package_version(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["--version"])
     assert stop.value.code == 0 and capsys.readouterr().out == f"econ {declared}\n"
+
+
+def test_the_parser_names_the_importers_sources():
+    """The command line spells the sources itself (it loads no data library to parse); they agree with the loader's."""
+    from econ.cli.common import HISTORY_CHOICES, PRICE_SOURCES
+    from econ.load.importers import SOURCES
+    from econ.load.price_tables import HISTORY_SOURCES
+
+    assert (PRICE_SOURCES, HISTORY_CHOICES) == (SOURCES, HISTORY_SOURCES)

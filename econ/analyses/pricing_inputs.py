@@ -11,12 +11,11 @@ import polars as pl
 from econ.analyses.inference_efficiencies import serving_scenario
 from econ.analyses.inputs import MODELS_SQL
 from econ.fits.assumptions import Assumptions, from_scenario
-from econ.fits.price_selection import SOURCE_ORDER
 
 SCHEDULE = ["source", "provider", "model"]
 ARCH_KEEP = ("arch_model", "arch_match", "params_total", "params_active", "kv_bytes_per_token")
 INPUTS = (
-    "price_current",
+    "inference_prices",
     "models",
     "model_derived",
     "hardware",
@@ -26,13 +25,9 @@ INPUTS = (
 )
 """What the price inferences read (prices, architectures, chips for the deployment model, the scenario)."""
 
-PRICES_SQL = (
-    "select * from price_current where source in ({}) order by source, provider, model, variant, "
-    "tier_min_prompt_tokens".format(", ".join(f"'{s}'" for s in SOURCE_ORDER))
-)
-"""The current prices the inferences read: the sources they choose among (hand, LiteLLM, OpenRouter). The replayed
-histories (genai-prices, llm-prices) date prices and changes; their newest snapshots are older than the LiteLLM map's
-and repeat its sellers, so they do not add schedules to the fits."""
+PRICES_SQL = "select * from inference_prices order by source, provider, model, variant, tier_min_prompt_tokens"
+"""The current prices the inferences read (``queries/inference_prices.sql``: price_current without the replayed
+histories, which date prices and changes and repeat the maps' sellers)."""
 
 ASSUMPTION_FIELDS = (
     "decode_mbu_frac",

@@ -12,6 +12,7 @@ models: ambiguous, left as the naming rules had it; none: the rule names nothing
 from __future__ import annotations
 
 import json
+from functools import cache
 
 import polars as pl
 
@@ -31,6 +32,8 @@ def compile_rule(rule, name: pl.Expr) -> pl.Expr:
     if kind not in CLAUSES or not isinstance(value, str):
         return pl.lit(False)
     text = value if kind == "regex" else value.lower()
+    if kind == "regex" and not _valid_regex(text):
+        return pl.lit(False)  # a pattern the engine cannot compile names nothing (the rest of the rule still counts)
     return {
         "equals": lambda: name == text,
         "starts_with": lambda: name.str.starts_with(text),
@@ -38,6 +41,15 @@ def compile_rule(rule, name: pl.Expr) -> pl.Expr:
         "contains": lambda: name.str.contains(text, literal=True),
         "regex": lambda: name.str.contains(text),
     }[kind]()
+
+
+@cache
+def _valid_regex(pattern: str) -> bool:
+    try:
+        pl.select(pl.lit("").str.contains(pattern))
+    except pl.exceptions.PolarsError:
+        return False
+    return True
 
 
 def rule_matches(rules: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
@@ -48,7 +60,7 @@ def rule_matches(rules: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
     (genai-prices' ``google`` sells what LiteLLM files under ``gemini`` and ``vertex_ai-…``); without it the provider
     is the seller. A key matches when its id or its last ``/`` segment does (lower-cased). Returns ``provider``,
     ``model`` (the rule's), ``matched_source``, ``matched_provider``, ``matched_model``, ``canonical_model``. A regex
-    the engine cannot compile matches nothing.
+    clause the engine cannot compile matches nothing (the rule's other clauses still count).
     """
     out = []
     rules, keys = (
@@ -70,10 +82,7 @@ def rule_matches(rules: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
             exprs[(provider, model)] = compile_rule(rule, pl.col("_id")) | compile_rule(rule, pl.col("_tail"))
         if not exprs:
             continue
-        try:
-            hits = candidates.select(*(e.alias(f"r{i}") for i, e in enumerate(exprs.values())))
-        except pl.exceptions.ComputeError:  # a regex the engine cannot compile: evaluate those rules one by one
-            hits = pl.DataFrame({f"r{i}": _safe(candidates, e) for i, e in enumerate(exprs.values())})
+        hits = candidates.select(*(e.alias(f"r{i}") for i, e in enumerate(exprs.values())))
         rule_names = pl.DataFrame(
             {
                 "_rule": [f"r{i}" for i in range(len(exprs))],
@@ -101,13 +110,6 @@ def rule_matches(rules: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
     columns = ("provider", "model", "matched_source", "matched_provider", "matched_model", "canonical_model")
     schema = {c: pl.String for c in columns}
     return pl.concat(out) if out else pl.DataFrame(schema=schema)
-
-
-def _safe(frame: pl.DataFrame, expr: pl.Expr) -> pl.Series:
-    try:
-        return frame.select(expr).to_series()
-    except pl.exceptions.ComputeError:
-        return pl.Series([False] * frame.height)
 
 
 @formula(

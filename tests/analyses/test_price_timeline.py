@@ -123,3 +123,12 @@ def test_econ_diff_says_each_change_s_window(real_db, capsys):
     )
     hand = luna[("hand", "input_usd_per_mtok", "0")]
     assert (hand["window_from_date"], hand["window_to_date"], hand["exact"]) == ("2026-07-30", "2026-07-30", "True")
+
+
+def test_the_inferences_read_the_current_prices_without_the_replayed_histories(con):
+    """A new commit of genai-prices or llm-prices changes no inference: the fits read inference_prices."""
+    con.execute("set variable as_of = date '2026-11-30'")
+    by_source = dict(con.execute("select source, count(*) from price_current group by all").fetchall())
+    inferred = dict(con.execute("select source, count(*) from inference_prices group by all").fetchall())
+    assert set(by_source) == {"hand", "litellm", "openrouter", "genai_prices", "llm_prices"}
+    assert inferred == {s: n for s, n in by_source.items() if s not in ("genai_prices", "llm_prices")}

@@ -160,3 +160,16 @@ def test_a_folder_that_is_not_the_repository_is_an_error(tmp_path):
     commit(other, {"README.md": "hello"}, "2026-01-01T00:00:00Z", "init")
     with pytest.raises(EconError, match="no commit of .* changed genai_prices's data"):
         replay_into("genai_prices", other, data_dir=tmp_path)
+
+
+def test_econ_history_replay_says_what_it_wrote(repos, tmp_path, capsys):
+    from econ.cli import main
+
+    (tmp_path / "data").mkdir()
+    assert (
+        main(["history", "replay", "llm_prices", "--repo", str(repos["llm_prices"]), "--data", str(tmp_path / "data")])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert out.startswith("replayed 6 snapshots of llm_prices from 8 commits of ")
+    assert "llm_prices_changes.csv: " in out and "skipped " in out and "invalid JSON" in out
