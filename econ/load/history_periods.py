@@ -23,18 +23,8 @@ from __future__ import annotations
 import polars as pl
 
 from econ.load.history import KEY, Store
+from econ.load.price_tables import PRICE_VALUE_COLUMNS
 
-PRICE_VALUE_COLUMNS = [
-    "input_usd_per_mtok",
-    "output_usd_per_mtok",
-    "cache_read_usd_per_mtok",
-    "cache_write_5m_usd_per_mtok",
-    "cache_write_1h_usd_per_mtok",
-    "cache_write_12h_usd_per_mtok",
-    "cache_storage_usd_per_mtok_hour",
-    "max_input_tokens",
-    "speed_ratio",
-]
 CARRIED = ["hugging_face_id", "source_url", "source_key"]
 FAR = pl.date(9999, 12, 31)
 

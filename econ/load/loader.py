@@ -15,23 +15,13 @@ import polars as pl
 from econ.errors import DataError, Problem
 from econ.load.history import Store, read_store, store_paths
 from econ.load.history_periods import history_periods
+from econ.load.price_tables import PRICE_VALUE_COLUMNS
 from econ.load.references import check_references
 from econ.load.spec import FILE, LINE, check_refs, display_path, read_table
 from econ.load.tables import FILE_SOURCES, HISTORY_SOURCES, INPUT_TABLES, PRICE_SNAPSHOT, PRICES
 
 SNAPSHOT_DIR = "snapshots"
 SNAPSHOT_NAME = re.compile(r"^(?P<source>[a-z]+)_(?P<date>\d{4}-\d{2}-\d{2})\.csv$")
-PRICE_VALUE_COLUMNS = [
-    "input_usd_per_mtok",
-    "output_usd_per_mtok",
-    "cache_read_usd_per_mtok",
-    "cache_write_5m_usd_per_mtok",
-    "cache_write_1h_usd_per_mtok",
-    "cache_write_12h_usd_per_mtok",
-    "cache_storage_usd_per_mtok_hour",
-    "max_input_tokens",
-    "speed_ratio",
-]
 PRICE_KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
 
 

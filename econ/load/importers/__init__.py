@@ -77,6 +77,27 @@ class ImportResult:
     status: str = "new"
     examples: dict[str, list[str]] = field(default_factory=dict)
 
+    @classmethod
+    def of(
+        cls, source: str, path: Path, target: Path, when: date, date_from: str, result: Normalised, status: str
+    ) -> ImportResult:
+        """What an import of ``result`` (the normalised file) did."""
+        return cls(
+            source,
+            path,
+            target,
+            when,
+            date_from,
+            result.entries,
+            result.imported,
+            result.frame.height,
+            result.skipped,
+            result.ignored_keys,
+            result.dropped_rows,
+            status,
+            result.examples,
+        )
+
 
 def snapshot_date(path: Path, as_of: date | None = None) -> tuple[date, str]:
     """The snapshot date and where it came from: the file's own date (a YYYY-MM-DD in its name, the last valid one),
@@ -251,21 +272,7 @@ def import_parsed(
         if notice:
             warnings.warn(notice, EconNotice, stacklevel=2)
         status = _write_checked(target, text, stage_at=(stage_at or {}).get(target))
-    return ImportResult(
-        source,
-        path,
-        target,
-        when,
-        date_from,
-        result.entries,
-        result.imported,
-        result.frame.height,
-        result.skipped,
-        result.ignored_keys,
-        result.dropped_rows,
-        status,
-        result.examples,
-    )
+    return ImportResult.of(source, path, target, when, date_from, result, status)
 
 
 def targets(source: str, data_dir: Path, when: date) -> list[Path]:
@@ -315,21 +322,7 @@ def _import_history(
         date_from = "the same file, already in the history"
         known = store.commits.filter(pl.col("input_sha256") == digest)
         when = known["snapshot_date"][0] if known.height else when
-    return ImportResult(
-        source,
-        path,
-        changes_path,
-        when,
-        date_from,
-        result.entries,
-        result.imported,
-        result.frame.height,
-        result.skipped,
-        result.ignored_keys,
-        result.dropped_rows,
-        status,
-        result.examples,
-    )
+    return ImportResult.of(source, path, changes_path, when, date_from, result, status)
 
 
 def _check_rows(frame: pl.DataFrame, shown: Path) -> None:

@@ -100,6 +100,38 @@ class Normalised:
     examples: dict[str, list[str]] = field(default_factory=dict)  # problem reason -> first entry keys
 
 
+class Tally:
+    """The entry counts of one normalisation: every entry imported or skipped with a reason, the first
+    :data:`EXAMPLES` names of each problem reason (``problems``)."""
+
+    def __init__(self, problems: tuple[str, ...]):
+        self.problems, self.entries, self.imported = problems, 0, 0
+        self.skipped: Counter = Counter()
+        self.examples: dict[str, list[str]] = {}
+
+    def add(self, reason: str | None, name: str) -> None:
+        """One entry: imported (``reason`` None) or skipped for ``reason``."""
+        self.entries += 1
+        if reason is None:
+            self.imported += 1
+            return
+        self.skipped[reason] += 1
+        if reason in self.problems and len(self.examples.setdefault(reason, [])) < EXAMPLES:
+            self.examples[reason].append(name)
+
+    def result(self, rows: RowCollector) -> Normalised:
+        frame = rows.frame()
+        return Normalised(
+            frame,
+            self.entries,
+            self.imported,
+            dict(self.skipped),
+            dict(rows.ignored),
+            dict(rows.dropped),
+            self.examples,
+        )
+
+
 def parse_price(value, *, ceiling: float = USD_PER_TOKEN_CEILING):
     """A price as a float (USD per token), ``None`` when absent, :data:`INVALID` or :data:`TOO_HIGH`.
 

@@ -33,18 +33,17 @@ Hugging Face repo, kept as ``hugging_face_id``.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from datetime import date, datetime
 
 from econ.load import ceilings
 from econ.load.importers.common import (
-    EXAMPLES,
     INVALID,
     INVISIBLE,
     PRICE_TOO_HIGH,
     TOO_HIGH,
     Normalised,
     RowCollector,
+    Tally,
     has_invisible,
     parse_price,
     parse_tokens,
@@ -92,30 +91,21 @@ def normalise(obj: list) -> Normalised:
     Entries are the models of every provider (a provider that is not an object counts as one skipped entry).
     """
     rows = RowCollector(dated=True)
-    skipped: Counter = Counter()
-    examples: dict[str, list[str]] = {}
-    imported = entries = 0
+    tally = Tally(PROBLEMS)
     for provider in obj:
         if not isinstance(provider, dict) or not isinstance(provider.get("id"), str):
-            entries += 1
-            skipped[NOT_A_PROVIDER] += 1
+            tally.add(NOT_A_PROVIDER, str(provider)[:40])
             continue
         models = provider.get("models")
         seen: set[str] = set()
         for model in models if isinstance(models, list) else []:
-            entries += 1
             reason = _model_reason(provider, model, seen)
             if reason is None:
                 reason = _add_model(provider, model, rows)
             if reason is None:
-                imported += 1
                 seen.add(model["id"])
-                continue
-            skipped[reason] += 1
-            if reason in PROBLEMS and len(examples.setdefault(reason, [])) < EXAMPLES:
-                examples[reason].append(f"{provider['id']}:{model.get('id') if isinstance(model, dict) else model}")
-    frame = rows.frame()
-    return Normalised(frame, entries, imported, dict(skipped), dict(rows.ignored), dict(rows.dropped), examples)
+            tally.add(reason, f"{provider['id']}:{model.get('id') if isinstance(model, dict) else model}")
+    return tally.result(rows)
 
 
 def provider_name(genai_id: str) -> str:

@@ -23,12 +23,10 @@ only the price facts (ids, prices, dates), normalised, with the commit each came
 from __future__ import annotations
 
 import re
-from collections import Counter
 from datetime import date
 
 from econ.load import ceilings
 from econ.load.importers.common import (
-    EXAMPLES,
     INVALID,
     INVISIBLE,
     ORPHAN_TIER,
@@ -36,6 +34,7 @@ from econ.load.importers.common import (
     TOO_HIGH,
     Normalised,
     RowCollector,
+    Tally,
     has_invisible,
     parse_price,
 )
@@ -107,9 +106,7 @@ def is_llm_prices(obj) -> bool:
 def normalise(obj) -> Normalised:
     """Normalise parsed llm-prices data (see the module docstring); entries are the models of every vendor."""
     rows = RowCollector(dated=True)
-    skipped: Counter = Counter()
-    examples: dict[str, list[str]] = {}
-    imported = entries = 0
+    tally = Tally(PROBLEMS)
     for vendor_file in vendor_files(obj):
         vendor = vendor_file.get("vendor") if isinstance(vendor_file, dict) else None
         models = vendor_file.get("models") if isinstance(vendor_file, dict) else None
@@ -117,19 +114,13 @@ def normalise(obj) -> Normalised:
         names = {m.get("id") for m in models if isinstance(m, dict)}
         seen: set[str] = set()
         for model in models:
-            entries += 1
             reason = _reason(vendor, model, seen)
             if reason is None:
                 reason = _add_model(str(vendor), model, names, rows)
             if reason is None:
-                imported += 1
                 seen.add(model["id"])
-                continue
-            skipped[reason] += 1
-            if reason in PROBLEMS and len(examples.setdefault(reason, [])) < EXAMPLES:
-                examples[reason].append(f"{vendor}:{model.get('id') if isinstance(model, dict) else model}")
-    frame = rows.frame()
-    return Normalised(frame, entries, imported, dict(skipped), dict(rows.ignored), dict(rows.dropped), examples)
+            tally.add(reason, f"{vendor}:{model.get('id') if isinstance(model, dict) else model}")
+    return tally.result(rows)
 
 
 def _reason(vendor, model, seen: set[str]) -> str | None:

@@ -17,6 +17,8 @@ from econ.report.page import Download, Section, SiteContext, note
 from econ.report.pages.common import pct
 
 FAMILY_MODELS_SHOWN = 10  # models per family chart (those with the most periods); the rest are in the CSV
+FAMILIES_SHOWN = 8  # family charts on the page (those with the most price periods); every family is in the CSV
+PAGE_COMPONENTS = ("input", "output")  # the page's table; the CSV has every component
 CONFLICTS_SHOWN = 40
 
 COVERAGE = """
@@ -126,8 +128,9 @@ def first_party_section(ctx: SiteContext) -> Section:
             shown,
             columns,
             caption=f"{moves} first-party price moves (the seller makes the model) as {frame['source'].n_unique()} "
-            f"sources date them ({frame.height} rows: one per source that shows a move), oldest first; 'announced' "
-            "moves take effect after the report's date",
+            f"sources date them, oldest first: input and output prices here ({shown.height} rows, one per source "
+            f"that shows a move), every component in the CSV ({frame.height} rows); 'announced' moves take effect "
+            "after the report's date",
             id="first-party-changes",
         ),
         Download("first-party-changes", frame, "Every first-party price change with its window and commits"),
@@ -142,15 +145,17 @@ def family_section(ctx: SiteContext) -> Section:
     frame = ctx.query(TIMELINE)
     periods = frame.group_by("family", "canonical_model").len()
     changed = periods.filter(pl.col("len") > 1)
-    families = changed.group_by("family").agg(pl.col("len").sum()).sort("len", "family", descending=[True, False])
+    every = changed.group_by("family").agg(pl.col("len").sum()).sort("len", "family", descending=[True, False])
+    families = every.head(FAMILIES_SHOWN)
     blocks = [
         tag(
             "p",
             f"The list price a model's maker charges for it (standard, base tier), as the sources that price it "
             f"say on each day (where they disagree, the precedence rule's choice: the newest evidence, then the "
-            f"most authoritative source). One chart per family in which a price moved ({families.height} of "
-            f"{periods['family'].n_unique()} families); each shows its {FAMILY_MODELS_SHOWN} models with the most "
-            "price periods, solid input and dashed output.",
+            f"most authoritative source). One chart per family in which a price moved, the {families.height} with "
+            f"the most price periods of {every.height} such families ({periods['family'].n_unique()} in all; every "
+            f"one is in the CSV); each shows its {FAMILY_MODELS_SHOWN} models with the most price periods, solid "
+            "input and dashed output.",
         )
     ]
     for family in families["family"].to_list():
