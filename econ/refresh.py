@@ -22,7 +22,7 @@ from pathlib import Path
 import polars as pl
 
 from econ import paths
-from econ.analyses.inferred_changes import inference_inputs, inferred_between
+from econ.analyses.inferred_changes import INFERENCE_PRICES_SQL, inference_inputs, inferred_between
 from econ.build import BuildResult, default_as_of, stage_build
 from econ.db import connect_read_only, table_summary
 from econ.errors import EconError, EconNotice
@@ -212,6 +212,7 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
     with connect_read_only(db_path, current=True) as con:
         dates = [d for (d,) in con.execute("select distinct snapshot_date from price_snapshots").fetchall()]
         prices = con.sql("select * from prices order by all").pl()
+        inferred = con.sql(INFERENCE_PRICES_SQL + " order by all").pl()
         names = con.sql("select * from price_keys").pl()
         models, tiers, a, deployed = inference_inputs(con)
     start, end = default_dates(dates, from_date, to_date)
@@ -231,5 +232,5 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
             stacklevel=2,
         )
     changes = price_changes(prices, start, end, names=names)
-    implied = inferred_between(prices, start, end, models, tiers, a, deployed)
+    implied = inferred_between(inferred, start, end, models, tiers, a, deployed)
     return Diff(start, end, changes, implied, names)

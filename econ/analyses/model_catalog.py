@@ -156,7 +156,7 @@ MODEL_CATALOG = ResultTable(
 PRICE_KEY_MATCHES = ResultTable(
     name="price_key_matches",
     grain="genai-prices entry x price key of the same seller that its match rule names",
-    key=("provider", "model", "matched_source", "matched_provider", "matched_model"),
+    key=("provider", "model", "matched_source", "matched_provider", "matched_model", "canonical_model"),
     description="genai-prices' match rules resolved to econ's price keys: every key of the same seller in the other "
     "sources that an entry's rule names, and the key's canonical model (one model for all of them gives the entry "
     "its canonical model in price_keys, match_rule = genai_match)",
@@ -166,7 +166,14 @@ PRICE_KEY_MATCHES = ResultTable(
         C("matched_source", "str", "", "key", "Source of the price key the rule names"),
         C("matched_provider", "str", "", "key", "Its seller (the same organisation as the entry's: providers)"),
         C("matched_model", "str", "", "key", "The price key the rule names (prices.model)", mr.rule_matches),
-        C("canonical_model", "str", "", "input", "Canonical model of that key (price_keys; null: unmapped)"),
+        C(
+            "canonical_model",
+            "str",
+            "",
+            "key",
+            "Canonical model of that key (price_keys; null: unmapped; a key whose rows name two repos over time has "
+            "one row per model)",
+        ),
     ),
 )
 TABLES = (MODEL_CATALOG, PRICE_KEYS, PRICE_KEY_MATCHES)

@@ -232,7 +232,7 @@ def what_changed(ctx: SiteContext) -> list[Finding]:
                 {
                     "f": (
                         "first_party_price_changes",
-                        "change_date <= getvariable('as_of')::date and tier_min_prompt_tokens = 0 "
+                        "change_date <= (select max(as_of) from build_info) and tier_min_prompt_tokens = 0 "
                         "and variant = 'standard' and component in ('input', 'output') "
                         "order by change_date desc, exact desc, window_days, abs(change_frac) desc, canonical_model, "
                         "component, source limit 1",
