@@ -41,6 +41,17 @@ _PRICES = (
     C("change_frac", "float", "", "derived", "new / old - 1", cl.change_log),
 )
 
+_SELLER_MODEL = (
+    C("provider", "str", "", "key", "Seller"),
+    C("canonical_model", "str", "", "key", "Canonical model (the price key where it has none)"),
+    C("variant", "str", "", "key", "Service variant"),
+    C("tier_min_prompt_tokens", "int", "tokens", "key", "Long-context tier (0 = base)"),
+)
+_PRICE_PAIR = (
+    C("input_usd_per_mtok", "float", "USD/MTok", "input", "Input price"),
+    C("output_usd_per_mtok", "float", "USD/MTok", "input", "Output price"),
+)
+
 PRICE_CHANGE_LOG = ResultTable(
     name="price_change_log",
     grain="price key x effective period x price component that moved from the previous period",
@@ -92,10 +103,7 @@ FIRST_PARTY_PRICE_CHANGES = ResultTable(
     "per source the best-dated price key (exact first, then the narrowest window), its window and commits, and how "
     "many sources show the same move",
     columns=(
-        C("provider", "str", "", "key", "Seller (a maker's own API)"),
-        C("canonical_model", "str", "", "key", "Canonical model (the price key where it has none)"),
-        C("variant", "str", "", "key", "Service variant"),
-        C("tier_min_prompt_tokens", "int", "tokens", "key", "Long-context tier (0 = base)"),
+        *_SELLER_MODEL,
         *_PRICES,
         *_WINDOW,
         C(
@@ -136,16 +144,12 @@ PRICE_CONFLICTS = ResultTable(
     "prevails by the precedence rule (newest evidence, then authority: a stand-in for the billing issue's rule) and "
     "the one it overrides",
     columns=(
-        C("provider", "str", "", "key", "Seller"),
-        C("canonical_model", "str", "", "key", "Canonical model"),
-        C("variant", "str", "", "key", "Service variant"),
-        C("tier_min_prompt_tokens", "int", "tokens", "key", "Long-context tier (0 = base)"),
+        *_SELLER_MODEL,
         C("from_date", "date", "", "key", "First day of the disagreement"),
         C("to_date", "date", "", "input", "First day it no longer holds (null: still)"),
         C("source", "str", "", "derived", "Source that prevails", sp.prevailing),
         C("model", "str", "", "input", "Its price key"),
-        C("input_usd_per_mtok", "float", "USD/MTok", "input", "Its input price"),
-        C("output_usd_per_mtok", "float", "USD/MTok", "input", "Its output price"),
+        *_PRICE_PAIR,
         C("evidence_date", "date", "", "input", "Its newest evidence (last snapshot carrying it; a hand row's date)"),
         C("other_source", "str", "", "key", "Source it overrides"),
         C("other_model", "str", "", "key", "That source's price key"),
@@ -167,8 +171,7 @@ FIRST_PARTY_PRICE_TIMELINE = ResultTable(
         C("canonical_model", "str", "", "key", "Canonical model"),
         C("from_date", "date", "", "key", "First day of the period"),
         C("to_date", "date", "", "input", "First day after it (null: current)"),
-        C("input_usd_per_mtok", "float", "USD/MTok", "input", "Input price"),
-        C("output_usd_per_mtok", "float", "USD/MTok", "input", "Output price"),
+        *_PRICE_PAIR,
         C("source", "str", "", "derived", "Source that prevails", sp.prevailing),
         C("sources", "int", "", "check", "Sources in effect over the period (most on any day)"),
     ),
