@@ -17,26 +17,25 @@ date (in its name), else ``--as-of``, else its modification time with a notice.
 
 from __future__ import annotations
 
-import csv
-import hashlib
 import io
 import os
 import re
 import warnings
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time
+from datetime import date, datetime
 from pathlib import Path
 
 import polars as pl
 
 from econ import paths
-from econ.errors import SHOWN_PROBLEMS, DataError, EconError, EconNotice
+from econ.errors import DataError, EconError, EconNotice
 from econ.files import clean_stale, staging_path
 from econ.load import history
 from econ.load.importers import genai_prices, litellm, llm_prices, openrouter
 from econ.load.importers.common import Normalised, read_json, shape_error
+from econ.load.importers.history_import import import_history
+from econ.load.importers.result import ImportResult, by_entry
 from econ.load.loader import SNAPSHOT_DIR, snapshot_path
-from econ.load.price_tables import DATED_SNAPSHOT, FILE_SOURCES, HISTORY_SOURCES, PRICE_SNAPSHOT
+from econ.load.price_tables import FILE_SOURCES, HISTORY_SOURCES, PRICE_SNAPSHOT
 from econ.load.spec import display_path, read_table
 from econ.lock import Locks
 
@@ -44,59 +43,6 @@ __all__ = ["ImportResult", "file_date", "import_file", "import_parsed", "normali
 
 SOURCES = (*FILE_SOURCES, *HISTORY_SOURCES)
 DATE_IN_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})")
-
-
-@dataclass
-class ImportResult:
-    """What one import did.
-
-    ``entries`` counts every entry of the file, ``imported_entries`` those that gave price
-    rows, ``skipped`` the others by reason (``imported_entries + sum(skipped.values()) ==
-    entries``). ``rows`` is the number of price rows written (an entry gives one row per
-    variant and long-context tier). ``ignored_keys`` counts, by family, price keys of
-    imported entries that no column holds; ``dropped_rows`` counts rows left out, by
-    reason. ``as_of`` is the snapshot date and ``date_from`` says where it came from
-    (``the file name``, ``--as-of``, ``the file's modification date``, or ``the same content as
-    <snapshot>``). ``examples`` names the first entries skipped for an invalid or impossible price, by
-    reason. ``status`` is ``new``, ``replaced`` (a snapshot of that source and date existed with other
-    rows) or ``unchanged`` (a snapshot of that source, of any date, holds the same rows: nothing was
-    written, and ``path`` and ``as_of`` are that snapshot's).
-    """
-
-    source: str
-    input_path: Path
-    path: Path
-    as_of: date
-    date_from: str
-    entries: int
-    imported_entries: int
-    rows: int
-    skipped: dict[str, int] = field(default_factory=dict)
-    ignored_keys: dict[str, int] = field(default_factory=dict)
-    dropped_rows: dict[str, int] = field(default_factory=dict)
-    status: str = "new"
-    examples: dict[str, list[str]] = field(default_factory=dict)
-
-    @classmethod
-    def of(
-        cls, source: str, path: Path, target: Path, when: date, date_from: str, result: Normalised, status: str
-    ) -> ImportResult:
-        """What an import of ``result`` (the normalised file) did."""
-        return cls(
-            source,
-            path,
-            target,
-            when,
-            date_from,
-            result.entries,
-            result.imported,
-            result.frame.height,
-            result.skipped,
-            result.ignored_keys,
-            result.dropped_rows,
-            status,
-            result.examples,
-        )
 
 
 def snapshot_date(path: Path, as_of: date | None = None) -> tuple[date, str]:
@@ -254,7 +200,7 @@ def import_parsed(
         )
     when, date_from, notice = file_date(Path(path), as_of)
     if source in HISTORY_SOURCES:
-        return _import_history(source, result, Path(path), data_dir, when, date_from, notice, stage_at=stage_at)
+        return import_history(source, result, Path(path), data_dir, when, date_from, notice, stage_at=stage_at)
     target = snapshot_path(data_dir, source, when)
     text = result.frame.write_csv(line_terminator="\n").encode("utf-8")
     twin = same_content(data_dir, source, text)
@@ -280,67 +226,6 @@ def targets(source: str, data_dir: Path, when: date) -> list[Path]:
     if source in HISTORY_SOURCES:
         return list(history.store_paths(data_dir, source))
     return [snapshot_path(data_dir, source, when)]
-
-
-def _import_history(
-    source: str,
-    result: Normalised,
-    path: Path,
-    data_dir: Path,
-    when: date,
-    date_from: str,
-    notice: str | None,
-    *,
-    stage_at: dict[Path, Path] | None,
-) -> ImportResult:
-    """Add the file as the snapshot of ``source``'s history dated ``when`` (its end of day, UTC), named by the file's
-    SHA-256; a file already in the history (same bytes) adds nothing."""
-    commits_path, changes_path = history.store_paths(data_dir, source)
-    store = history.read_store(data_dir, source) or history.empty_store()
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    _check_rows(result.frame, changes_path)
-    snapshot = history.Snapshot(
-        f"sha256:{digest}",
-        datetime.combine(when, time(23, 59, 59), tzinfo=UTC),
-        path.name,
-        digest,
-        f"econ import {source} {path.name}",
-        result.frame,
-    )
-    store, status = history.append(store, snapshot)
-    if status == "new":
-        if notice:
-            warnings.warn(notice, EconNotice, stacklevel=3)
-        for target, frame in ((commits_path, store.commits), (changes_path, store.changes)):
-            staged = (stage_at or {}).get(target)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = staged if staged is not None else staging_path(target)
-            tmp.write_bytes(history.write_csv(frame))
-            if staged is None:
-                os.replace(tmp, target)
-    else:
-        date_from = "the same file, already in the history"
-        known = store.commits.filter(pl.col("input_sha256") == digest)
-        when = known["snapshot_date"][0] if known.height else when
-    return ImportResult.of(source, path, changes_path, when, date_from, result, status)
-
-
-def _check_rows(frame: pl.DataFrame, shown: Path) -> None:
-    """Check a dated snapshot's rows with :data:`DATED_SNAPSHOT` (the normalisers skip what the spec refuses, so a
-    failure is a bug), in a scratch file beside the target."""
-    shown.parent.mkdir(parents=True, exist_ok=True)
-    tmp = staging_path(shown)
-    try:
-        text = frame.write_csv(line_terminator="\n").encode("utf-8")
-        tmp.write_bytes(text)
-        read_table(tmp, DATED_SNAPSHOT, shown=shown)
-    except DataError as e:
-        raise EconError(
-            "the import produced rows that fail the snapshot checks, so nothing was written:\n" + _by_entry(e, text),
-            "check those entries of the input file; if they look valid, please report it to econ with the file",
-        ) from None
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def same_content(data_dir: Path, source: str, text: bytes) -> Path | None:
@@ -388,8 +273,7 @@ def _write_checked(target: Path, text: bytes, *, stage_at: Path | None = None) -
             read_table(tmp, PRICE_SNAPSHOT, shown=target)
         except DataError as e:  # the normalisers skip entries whose values the spec refuses, so this is a bug
             raise EconError(
-                "the import produced rows that fail the snapshot checks, so nothing was written:\n"
-                + _by_entry(e, text),
+                "the import produced rows that fail the snapshot checks, so nothing was written:\n" + by_entry(e, text),
                 "check those entries of the input file; if they look valid, please report it to econ with the file",
             ) from None
         if stage_at is None:
@@ -398,23 +282,6 @@ def _write_checked(target: Path, text: bytes, *, stage_at: Path | None = None) -
         tmp.unlink(missing_ok=True)
         raise
     return "new" if old is None else "replaced"
-
-
-def _by_entry(error: DataError, text: bytes) -> str:
-    """The problems of a refused snapshot, each named by the entry (source_key) of the input it came from."""
-    rows = text.decode("utf-8").splitlines()
-    header = next(csv.reader(rows[:1]), [])
-    lines = []
-    for p in error.problems[:SHOWN_PROBLEMS]:
-        key = None
-        if p.line is not None and 1 < p.line <= len(rows) and "source_key" in header:
-            cells = next(csv.reader([rows[p.line - 1]]), [])
-            at = header.index("source_key")
-            key = cells[at] if at < len(cells) else None
-        where = f"entry {key}" if key else "the snapshot"
-        lines.append(f"{where}:{f' column {p.column}:' if p.column else ''} {p.what}")
-    rest = len(error.problems) - len(lines)
-    return "\n".join(lines + ([f"… and {rest:,} more"] if rest else []))
 
 
 def _kind(obj) -> str:
