@@ -20,7 +20,7 @@ from econ.results import ResultColumn as C
 from econ.results import ResultTable
 
 NAME = "price_timeline"
-INPUTS = ("price_history", "model_catalog")
+INPUTS = ("price_history", "model_catalog", "price_snapshots")
 
 _WINDOW = (
     C("window_from_date", "date", "", "derived", "Newest snapshot of the source that still had the old price (the "
@@ -75,14 +75,22 @@ PRICE_CHANGE_LOG = ResultTable(
             cl.change_log,
         ),  # fmt: skip
         C(
+            "format_change",
+            "bool",
+            "",
+            "check",
+            "First seen at the snapshot where its source started reading another file (genai-prices' v2 feed)",
+            cl.change_log,
+        ),
+        C(
             "change_class",
             "str",
             "",
             "derived",
-            "price move up, price move down or suspected data fix (a unit slip "
-            "or revert of more than 10x, or a move the other sources contradict)",
+            "price move up, price move down or suspected data fix (a unit slip or revert of more than 10x, a move "
+            "first seen where the source changed its file, or a move the other sources contradict)",
             cl.change_log,
-        ),  # fmt: skip
+        ),
     ),
 )
 
@@ -179,6 +187,15 @@ FIRST_PARTY_PRICE_TIMELINE = ResultTable(
 TABLES = (PRICE_CHANGE_LOG, FIRST_PARTY_PRICE_CHANGES, PRICE_CONFLICTS, FIRST_PARTY_PRICE_TIMELINE)
 
 
+FORMAT_SWITCHES = """
+select commit from (
+    select commit, input_path, lag(input_path) over (partition by source order by committed_at, commit) as previous
+    from price_snapshots where commit is not null
+) where previous is not null and input_path <> previous
+"""
+"""The snapshots at which a replayed history started reading another file."""
+
+
 def timeline(ranked: pl.DataFrame, families: pl.DataFrame) -> pl.DataFrame:
     """The prevailing rows of first-party standard base-tier prices, consecutive days with one price merged."""
     top = ranked.filter(pl.col("rank") == 1).sort("provider", "canonical_model", "piece_from")
@@ -200,7 +217,8 @@ def timeline(ranked: pl.DataFrame, families: pl.DataFrame) -> pl.DataFrame:
 
 def run(ctx) -> None:
     history = ctx.query("select * from price_history")
-    log = cl.change_log(history)
+    switches = ctx.query(FORMAT_SWITCHES)["commit"].to_list()
+    log = cl.change_log(history, format_commits=switches)
     ctx.write(PRICE_CHANGE_LOG, log.select(PRICE_CHANGE_LOG.names))
     ctx.write(FIRST_PARTY_PRICE_CHANGES, cl.first_party_changes(log).select(FIRST_PARTY_PRICE_CHANGES.names))
     ranked = sp.prevailing(history.filter(~pl.col("is_free")))

@@ -5,9 +5,10 @@ A change is one price component of one key moving from one effective period to t
 happened after ``window_from_date`` (the newest snapshot of its source that had the old price) and by
 ``window_to_date`` (the first that had the new one), or on the day its source names (``exact``: a hand-kept row or a
 dated price of a replayed history). Each is classified as a price move up or down or a suspected upstream data fix:
-a unit slip or revert of more than 10x (:func:`econ.fits.price_changes.suspected_fix`), or a move the other sources
-contradict (during the old period another source had the new price and none had the old, or during the new period
-another had the old price and none the new: one database's error, not the seller's change).
+a unit slip or revert of more than 10x (:func:`econ.fits.price_changes.suspected_fix`), a move first seen where the
+source changed the file it is read from (genai-prices' v2 feed counts image output apart from text output), or a move
+the other sources contradict (during the old period another source had the new price and none had the old, or during
+the new period another had the old price and none the new: one database's error, not the seller's change).
 """
 
 from __future__ import annotations
@@ -43,11 +44,13 @@ def _same(a: pl.Expr, b: pl.Expr) -> pl.Expr:
     "exact when the source dates it",
     "price_history (econ.fits.change_log)",
 )
-def change_log(history: pl.DataFrame) -> pl.DataFrame:
+def change_log(history: pl.DataFrame, *, format_commits: list[str] | None = None) -> pl.DataFrame:
     """One row per key x period x price component that moved from the previous period (both prices published).
 
     ``history``: ``price_history`` rows (periods with ``prev_*``, ``canonical_model``, ``is_first_party``,
-    ``declared``, ``source_commit``, ``prev_snapshot_date``, ``prev_last_commit``).
+    ``declared``, ``source_commit``, ``prev_snapshot_date``, ``prev_last_commit``). ``format_commits``: the snapshots
+    at which a source started reading another file (genai-prices' v2 feed counts image output apart from text
+    output): a move first seen there is ``format_change``, a suspected data fix.
     """
     ordered = history.sort(*KEY, "from_date")
     parts = []
@@ -81,8 +84,11 @@ def change_log(history: pl.DataFrame) -> pl.DataFrame:
         fix.alias("_fix"),
     )
     frame = _contradicted(frame, history)
+    frame = frame.with_columns(
+        pl.col("window_to_commit").is_in(format_commits or []).fill_null(False).alias("format_change")
+    )
     cls = (
-        pl.when(pl.col("_fix") | pl.col("contradicted"))
+        pl.when(pl.col("_fix") | pl.col("contradicted") | pl.col("format_change"))
         .then(pl.lit("suspected data fix"))
         .when(pl.col("new_usd_per_mtok") > pl.col("old_usd_per_mtok"))
         .then(pl.lit("price move up"))
@@ -105,6 +111,7 @@ def change_log(history: pl.DataFrame) -> pl.DataFrame:
             "canonical_model",
             "is_first_party",
             "contradicted",
+            "format_change",
             "change_class",
         )
         .sort(*KEY, "change_date", "component")

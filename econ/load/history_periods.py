@@ -15,7 +15,8 @@ the last old one as the old period's ``snapshot_date``. The rows of a version ca
 
 Consecutive days with the same values are one period (the values of :data:`PRICE_VALUE_COLUMNS`); a day on which a
 version lasted less than a day (two commits on one date) is the later one's. Each period names the commit that first
-showed it (``source_commit``) and the last that still did (``last_commit``, on ``snapshot_date``).
+showed it (``source_commit``; for a price the source dates ahead, the commit that announced it) and the last that still
+did (``last_commit``, on ``snapshot_date``).
 """
 
 from __future__ import annotations
@@ -108,6 +109,22 @@ def history_periods(store: Store, source: str) -> pl.DataFrame:
             (pl.col("dated") & (pl.col("t") != pl.col("d"))).alias("declared"),
             pl.coalesce(pl.col("next_snapshot") - 1, pl.lit(last)).alias("_seen"),
         )
+    )
+    # a dated price was first shown by the earliest version that carried the same dated row (announced ahead)
+    announced = (
+        rows.filter(pl.col("declared_from_date").is_not_null())
+        .group_by(*KEY, "declared_from_date", *PRICE_VALUE_COLUMNS)
+        .agg(pl.col("snapshot").min().alias("_first"))
+        .join(commits.select(pl.col("snapshot").alias("_first"), pl.col("commit").alias("_announced")), on="_first")
+        .drop("_first")
+    )
+    segments = segments.join(
+        announced, on=[*KEY, "declared_from_date", *PRICE_VALUE_COLUMNS], how="left", nulls_equal=True
+    ).with_columns(
+        pl.when(pl.col("declared"))
+        .then(pl.coalesce("_announced", "commit"))
+        .otherwise(pl.col("commit"))
+        .alias("commit")
     )
     # a value that lasted less than a day (two commits on one date) is the later one's, but the commit that first
     # showed the day's value is kept: merge, drop what lasted no day, merge again

@@ -220,9 +220,10 @@ def snapshot_index(
         "commit": pl.String,
         "committed_at": pl.String,
         "subject": pl.String,
+        "input_path": pl.String,
     }
     rows = [
-        (s["source"][0], s["snapshot_date"][0], s.height, Path(s[FILE][0]).name, None, None, None)
+        (s["source"][0], s["snapshot_date"][0], s.height, Path(s[FILE][0]).name, None, None, None, None)
         for s in snapshots
         if s.height
     ]
@@ -238,6 +239,7 @@ def snapshot_index(
                 "commit",
                 "committed_at",
                 "subject",
+                "input_path",
             )
         )
     return pl.concat(frames, how="vertical_relaxed").sort("source", "snapshot_date", "committed_at", nulls_last=False)
@@ -277,6 +279,8 @@ DERIVED_COMMENTS = {
         "commit": "Commit of the source repository (replayed histories), or sha256:<digest> of an imported file",
         "committed_at": "Commit time, UTC (replayed histories)",
         "subject": "First line of the commit message (replayed histories)",
+        "input_path": "The source file(s) the snapshot was read from (replayed histories: genai-prices moved from "
+        "prices/data.json to its v2 feed on 2026-07-30)",
     },
 }
 """Comments for columns the loader adds (the spec columns carry their own)."""
