@@ -55,6 +55,18 @@ class DiffView:
     implied: pl.DataFrame
 
 
+def window_label() -> pl.Expr:
+    """When a change happened, as its source allows: ``2026-07-24…2026-07-30`` (after the last snapshot with the old
+    value, by the first with the new), or the one day the source dates it (``2026-07-30``)."""
+    start, end = pl.col("window_from_date").cast(pl.String), pl.col("window_to_date").cast(pl.String)
+    return (
+        pl.when(pl.col("exact") | (start == end))
+        .then(end)
+        .otherwise(pl.concat_str(start.fill_null(""), pl.lit("…"), end.fill_null("")))
+        .alias("window")
+    )
+
+
 def _component(name: pl.Expr) -> pl.Expr:
     return name.str.replace(r"_usd_per_mtok(_hour)?$", "")
 
@@ -83,10 +95,15 @@ KEYED = ("new", "removed", "renamed key")
 """Classes counted in keys (a seller's price key, whatever its variants and tiers), not in price rows."""
 
 
+WINDOW = ("window_from_date", "window_to_date", "exact")
+"""The columns of a change's window (:func:`window_label`)."""
+
+
 def _keys(rows: pl.DataFrame) -> pl.DataFrame:
-    """One row per price key (source, provider, model) of ``rows``: its variants, tiers and the input price of its
-    standard base tier (else its first row)."""
-    first = pl.col("_price").sort_by(pl.col("variant") != "standard", "tier_min_prompt_tokens").first()
+    """One row per price key (source, provider, model) of ``rows``: its variants, tiers, the input price of its
+    standard base tier (else its first row) and that row's window."""
+    base = (pl.col("variant") != "standard", "tier_min_prompt_tokens")
+    first = pl.col("_price").sort_by(*base).first()
     return (
         rows.with_columns(pl.coalesce("new_value", "old_value").alias("_price"))
         .group_by("source", "provider", "model")
@@ -96,6 +113,7 @@ def _keys(rows: pl.DataFrame) -> pl.DataFrame:
             first.alias("input_usd_per_mtok"),
             pl.col("counterpart_model").drop_nulls().first().alias("counterpart_model"),
             pl.col("change").first(),
+            *(pl.col(c).sort_by(*base).first() for c in WINDOW if c in rows.columns),
         )
         .sort("provider", "model", "source")
     )
@@ -160,12 +178,13 @@ def view(changes: pl.DataFrame, implied: pl.DataFrame, *, top: int = 20) -> Diff
         else:
             rows = rows.sort("provider", "model", "variant", "tier_min_prompt_tokens")
         shown = rows.head(top)
+        dated = [window_label()] if "window_to_date" in shown.columns else []
         if cls == "renamed key":
-            frame = shown.select("provider", "model", "counterpart_model", "variants").rename(
+            frame = shown.select("provider", "model", "counterpart_model", "variants", *dated).rename(
                 {"model": "old_key", "counterpart_model": "new_key"}
             )
         elif cls in ("new", "removed"):
-            frame = shown.select("provider", "model", "variants", "tiers", "input_usd_per_mtok")
+            frame = shown.select("provider", "model", "variants", "tiers", "input_usd_per_mtok", *dated)
         else:
             frame = shown.select(
                 "provider",
@@ -176,15 +195,21 @@ def view(changes: pl.DataFrame, implied: pl.DataFrame, *, top: int = 20) -> Diff
                 "old_value",
                 "new_value",
                 (pl.col("change_frac") * 100).round(1).alias("change_pct"),
+                *dated,
             )
-        if (
-            shown["source"].n_unique() > 1
-            and frame.select("provider", "model" if "model" in frame.columns else "old_key").is_duplicated().any()
-        ):
-            frame = frame.insert_column(0, shown["source"])  # one seller's key in two sources (hand-kept, a map)
-        frame = compact(frame.rename({"tier_min_prompt_tokens": "tier_tokens"}, strict=False))
-        sections.append(Section(heading, frame.columns, frame.rows(), rows.height))
+        frame = frame.insert_column(0, shown["source"])
+        frame, shared = _shared(compact(frame.rename({"tier_min_prompt_tokens": "tier_tokens"}, strict=False)))
+        sections.append(Section(heading + shared, frame.columns, frame.rows(), rows.height))
     return DiffView(summary, by_provider, sections, changes, implied)
+
+
+def _shared(frame: pl.DataFrame) -> tuple[pl.DataFrame, str]:
+    """``frame`` without its ``source`` and ``window`` columns when every row shown has the same ones (a diff of one
+    source's two snapshots), and the heading's note that says them instead."""
+    said = [c for c in ("source", "window") if c in frame.columns and frame.height and frame[c].n_unique() == 1]
+    if said != [c for c in ("source", "window") if c in frame.columns] or not said:
+        return frame, ""
+    return frame.drop(said), " (" + ", ".join(str(frame[c][0]) for c in said) + ")"
 
 
 def ordered(changes: pl.DataFrame) -> pl.DataFrame:

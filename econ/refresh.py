@@ -22,7 +22,7 @@ from pathlib import Path
 import polars as pl
 
 from econ import paths
-from econ.analyses.inferred_changes import inference_inputs, inferred_between
+from econ.analyses.inferred_changes import INFERENCE_PRICES_SQL, inference_inputs, inferred_between
 from econ.build import BuildResult, default_as_of, stage_build
 from econ.db import connect_read_only, table_summary
 from econ.errors import EconError, EconNotice
@@ -30,9 +30,9 @@ from econ.faults import boundary
 from econ.files import staging_path
 from econ.fits.price_changes import CHANGE_SCHEMA, default_dates, price_changes, summary
 from econ.journal import Transaction, journal_path
-from econ.load.importers import ImportResult, file_date, import_parsed
+from econ.load.importers import ImportResult, file_date, import_parsed, targets
 from econ.load.importers.common import read_json
-from econ.load.loader import snapshot_path
+from econ.load.importers.llm_prices import is_llm_prices
 from econ.lock import Locks
 from econ.outputs import prepare_run
 from econ.progress import step
@@ -40,6 +40,8 @@ from econ.progress import step
 FETCH_URLS = {
     "litellm": "https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json",
     "openrouter": "https://openrouter.ai/api/v1/models",
+    "genai_prices": "https://raw.githubusercontent.com/pydantic/genai-prices/main/prices/new_data/v2/data.json",
+    "llm_prices": "https://www.llm-prices.com/historical-v1.json",
 }
 FETCH_TIMEOUT_S = 30.0
 
@@ -69,8 +71,13 @@ class RefreshResult:
 
 
 def detect_source(obj) -> str:
-    """``openrouter`` for a parsed ``{"data": [...]}`` API response, else ``litellm``."""
-    return "openrouter" if isinstance(obj, dict) and isinstance(obj.get("data"), list) else "litellm"
+    """``openrouter`` for a parsed ``{"data": [...]}`` API response, ``genai_prices`` for a list of providers with
+    models, ``llm_prices`` for llm-prices data, else ``litellm``."""
+    if isinstance(obj, dict) and isinstance(obj.get("data"), list):
+        return "openrouter"
+    if isinstance(obj, list) and obj and all(isinstance(p, dict) and "models" in p and "id" in p for p in obj):
+        return "genai_prices"
+    return "llm_prices" if is_llm_prices(obj) else "litellm"
 
 
 def fetch(source: str, folder: Path, *, today: date, timeout_s: float = FETCH_TIMEOUT_S) -> Path:
@@ -119,7 +126,7 @@ def refresh(
     obj = read_json(path)  # a missing, unreadable or truncated file stops here, before anything is written
     source = source or detect_source(obj)
     when, _, _ = file_date(path, as_of)  # its notice, if any, comes from the import (none if the content is known)
-    target = snapshot_path(data_dir, source, when)
+    written = targets(source, data_dir, when)
     with Locks(command="econ refresh") as locks:
         prepare_run(
             locks,
@@ -132,11 +139,11 @@ def refresh(
         )
         txn = Transaction(journal_path(db_path), locks=locks.held)
         try:
-            staged = txn.stage(target)
+            staged = {target: txn.stage(target) for target in written}
             step("import", path.name, 0, 1)
             imported = import_parsed(source, obj, path, data_dir=data_dir, as_of=as_of, stage_at=staged)
             if imported.status == "unchanged":
-                txn.moves.pop()
+                del txn.moves[-len(written) :]
                 if _current(db_path, reports_dir, data_dir=data_dir, as_of=build_as_of):
                     txn.abort()
                     return RefreshResult(imported, None, None)
@@ -149,7 +156,7 @@ def refresh(
                 cache_dir=cache_dir,
                 reports_dir=reports_dir,
                 as_of=build_as_of,
-                pending={} if imported.status == "unchanged" else {target: staged},
+                pending={} if imported.status == "unchanged" else staged,
             )
             step("commit", Path(db_path).name, 0, 1)
             txn.commit()
@@ -208,6 +215,7 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
     with connect_read_only(db_path, current=True) as con:
         dates = [d for (d,) in con.execute("select distinct snapshot_date from price_snapshots").fetchall()]
         prices = con.sql("select * from prices order by all").pl()
+        inferred = con.sql(INFERENCE_PRICES_SQL + " order by all").pl()
         names = con.sql("select * from price_keys").pl()
         models, tiers, a, deployed = inference_inputs(con)
     start, end = default_dates(dates, from_date, to_date)
@@ -227,5 +235,5 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
             stacklevel=2,
         )
     changes = price_changes(prices, start, end, names=names)
-    implied = inferred_between(prices, start, end, models, tiers, a, deployed)
+    implied = inferred_between(inferred, start, end, models, tiers, a, deployed)
     return Diff(start, end, changes, implied, names)

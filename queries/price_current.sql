@@ -29,7 +29,12 @@ final as (
         h.source_key,
         h.snapshot_date,
         h.source_line,
+        h.source_commit,
+        h.last_commit,
+        h.declared,
         h.prev_snapshot_date,
+        h.price_change,
+        h.price_date,
         h.canonical_model,
         h.is_first_party,
         h.is_free

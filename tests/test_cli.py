@@ -110,3 +110,12 @@ def test_a_warning_reaches_the_user_as_one_notice_line(monkeypatch, capsys):
         warnings.simplefilter("error")
         with pytest.raises(RuntimeWarning):
             main(["tables"])
+
+
+def test_the_parser_names_the_importers_sources():
+    """The command line spells the sources itself (it loads no data library to parse); they agree with the loader's."""
+    from econ.cli.common import HISTORY_CHOICES, PRICE_SOURCES
+    from econ.load.importers import SOURCES
+    from econ.load.price_tables import HISTORY_SOURCES
+
+    assert (PRICE_SOURCES, HISTORY_CHOICES) == (SOURCES, HISTORY_SOURCES)

@@ -32,6 +32,7 @@ RUN_ELSEWHERE = {
     "build": "tests/test_build.py runs econ build",
     "report": "tests/report/test_site.py writes the report",
     "refresh": "test_the_readme_refresh_prints_what_the_readme_shows (slow) runs it",
+    "history": "needs a clone of the source's git repository: tests/load/test_replay.py replays a scratch one",
 }
 NOT_ECON = ("python3.11", "python", ".venv/bin/pip", ".venv/bin/pytest", "pip", "pytest", "duckdb")
 """Setup, test and benchmark commands: the CI runs them (the benchmarks in tests/test_bench.py)."""

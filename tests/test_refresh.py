@@ -282,11 +282,12 @@ def test_cli_diff_between_real_snapshots(refreshed, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (
         "change,source,provider,model,variant,tier_min_prompt_tokens,component,old_value,new_value,change_frac,"
-        "canonical_model,counterpart_model,change_class"
+        "window_from_date,window_to_date,window_from_commit,window_to_commit,exact,canonical_model,counterpart_model,"
+        "change_class"
     )
-    assert (
+    assert (  # the snapshot dates of its source: the old value last seen in 2025-09-01's, the new first in the next
         "changed,litellm,gemini,gemini/gemini-2.5-pro,standard,0,cache_read_usd_per_mtok,0.3125,0.125,-0.6,"
-        "gemini-2.5-pro,,price move down"
+        "2025-09-01,2026-11-20,,,False,gemini-2.5-pro,,price move down"
     ) in lines
 
 
@@ -371,7 +372,10 @@ def test_cli_diff_fits_the_terminal(refreshed, capsys, monkeypatch, width):
     out = capsys.readouterr().out
     n_up = second.changes.filter(change_class="price move up").height
     assert f"({n_up:,} up," in " ".join(out.split("\n\n")[0].splitlines())
-    assert "\nlargest price moves (20 of " in out and "\nsuspected upstream data fixes" in out
+    assert (
+        "\nlargest price moves (litellm, 2025-09-01…2026-11-20) (20 of " in out
+        and "\nsuspected upstream data fixes" in out
+    )
 
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "csv", "json"])

@@ -7,7 +7,8 @@ on the same frames: ``price_current`` at the date, ``billing_rules``, ``billing_
    at the target's rows of that seller;
 2. the rules of each row (:func:`econ.fits.billing_rules.with_rules`) and the prices they imply
    (:func:`~econ.fits.billing_rules.effective_prices`);
-3. one schedule per offer holds (:func:`econ.fits.seller_precedence.rank_schedules`: by date, then by authority);
+3. one schedule per offer holds (:func:`econ.fits.seller_precedence.rank_schedules`: by date, then by authority;
+   the replayed histories of genai-prices and llm-prices are sources like the others);
 4. each request is billed at each schedule (:mod:`econ.fits.request_cost`, with the time-of-day windows); a schedule
    that would refuse a request (prompt above ``max_input_tokens``, a retired model) is refused, with the reason.
 """
@@ -202,7 +203,9 @@ def _rows(tables: BillingTables, model: str, provider: str | None, source: str |
 
 
 def _price_row_label() -> pl.Expr:
-    """Where a schedule's price is written: ``prices.csv:12 from 2026-04-30`` or ``litellm 2026-11-20``."""
+    """Where a schedule's price is written: ``prices.csv:12 from 2026-04-30``, ``litellm 2026-11-20`` (the newest
+    snapshot that carried it) or, for a replayed history, ``llm_prices 2026-08-06 b163763f`` (that snapshot's
+    commit)."""
     hand = pl.concat_str(
         [
             pl.lit("prices.csv:"),
@@ -211,7 +214,15 @@ def _price_row_label() -> pl.Expr:
             pl.col("from_date").cast(pl.String),
         ]
     )
-    observed = pl.concat_str([pl.col("source"), pl.lit(" "), pl.col("snapshot_date").cast(pl.String)])
+    observed = pl.concat_str(
+        [
+            pl.col("source"),
+            pl.lit(" "),
+            pl.col("snapshot_date").cast(pl.String),
+            pl.when(pl.col("last_commit").is_not_null()).then(pl.lit(" ") + pl.col("last_commit").str.slice(0, 8)),
+        ],
+        ignore_nulls=True,
+    )
     return pl.when(pl.col("source") == "hand").then(hand).otherwise(observed).alias("price_row")
 
 
@@ -227,7 +238,8 @@ def _schedules(rows: pl.DataFrame) -> pl.DataFrame:
                 "from_date",
                 "snapshot_date",
                 "source_line",
-                "prev_snapshot_date",
+                "last_commit",
+                "price_date",
                 "is_first_party",
                 "redirect_note",
                 "rule_retired",
@@ -237,7 +249,31 @@ def _schedules(rows: pl.DataFrame) -> pl.DataFrame:
         ),
         pl.col("max_input_tokens").max(),
     )
-    return sp.rank_schedules(per.with_columns(sp.price_date(), _price_row_label()))
+    return sp.rank_schedules(per.with_columns(_price_row_label()))  # price_date: price_history's
+
+
+def _offer_limits(schedules: pl.DataFrame) -> pl.DataFrame:
+    """Per offer, the context limit of the first schedule by the rule that publishes one, and its source: the limit is
+    the seller's, whichever source lists the price (the replayed histories list none)."""
+    return (
+        schedules.filter(pl.col("max_input_tokens").is_not_null())
+        .sort("offer_rank")
+        .group_by("offer", maintain_order=True)
+        .agg(pl.col("max_input_tokens").first().alias("_limit"), pl.col("source").first().alias("_limit_source"))
+    )
+
+
+def _with_offer_limit(frame: pl.DataFrame, limits: pl.DataFrame) -> pl.DataFrame:
+    """Rows of ``frame`` without a context limit take their offer's (:func:`_offer_limits`), said in ``limit_note``."""
+    taken = pl.col("max_input_tokens").is_null() & pl.col("_limit").is_not_null()
+    return (
+        frame.join(limits, on="offer", how="left")
+        .with_columns(
+            pl.when(taken).then(pl.format("context limit from {}", "_limit_source")).alias("limit_note"),
+            pl.coalesce("max_input_tokens", "_limit").alias("max_input_tokens"),
+        )
+        .drop("_limit", "_limit_source")
+    )
 
 
 def _refusal(pairs: pl.DataFrame) -> pl.Expr:
@@ -300,6 +336,8 @@ def bill(
         )
     rows = rows.with_columns(pl.concat_str(SCHEDULE, separator="|").alias("schedule"), sp.offer())
     schedules = _schedules(rows)
+    limits = _offer_limits(schedules)
+    rows, schedules = (_with_offer_limit(f, limits) for f in (rows, schedules))
     timed = "at" in requests.columns and requests["at"].is_not_null().any()
     reqs = (
         requests
@@ -352,6 +390,7 @@ def bill(
                         pl.concat_str([pl.lit("time-of-day window "), pl.col("windows")])
                     ),
                     pl.col("redirect_note"),
+                    pl.col("limit_note"),
                     pl.when(pl.col("max_input_tokens").is_null()).then(pl.lit("no published context limit")),
                     pl.when(pl.col("status") == "superseded").then(
                         pl.concat_str([pl.lit("superseded by "), pl.col("held_by_row")])
@@ -391,8 +430,11 @@ def _conflicts(out: pl.DataFrame, per: list[str]) -> pl.DataFrame:
         .join(winner, on=["offer", *per])
         .filter(
             (pl.col("refusal").is_null() != pl.col("_w_refusal").is_null())
-            | ((pl.col("cost_usd") - pl.col("_w_cost")).abs() > 1e-9 * pl.col("_w_cost").abs() + 1e-12).fill_null(
-                pl.col("cost_usd").is_null() != pl.col("_w_cost").is_null()
+            | (
+                pl.col("refusal").is_null()  # both refuse: they agree, whatever they would have billed
+                & ((pl.col("cost_usd") - pl.col("_w_cost")).abs() > 1e-9 * pl.col("_w_cost").abs() + 1e-12).fill_null(
+                    pl.col("cost_usd").is_null() != pl.col("_w_cost").is_null()
+                )
             )
         )
         .with_columns(

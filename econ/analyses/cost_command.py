@@ -125,6 +125,12 @@ def read_tables(db_path: Path, as_of: date | None) -> BillingTables:
     return BillingTables(prices, rules, windows, providers, as_of)
 
 
+def history_start(db_path: Path) -> date | None:
+    """The first day any price snapshot holds (the replayed histories start in 2024-10): before it, no price."""
+    with connect_read_only(Path(db_path), current=True) as con:
+        return con.sql("select min(snapshot_date) from price_snapshots").fetchall()[0][0]
+
+
 SHOWN = ["source", "provider", "model", "variant"]
 
 
@@ -149,15 +155,24 @@ def cost_for(
     """
     model = resolve_model_in(db_path, model).priced_as
     tables = tables or read_tables(db_path, as_of)
-    result = bill(
-        tables,
-        model=model,
-        requests=requests,
-        provider=provider,
-        source=source,
-        variant=variant,
-        include_free=include_free,
-    )
+    try:
+        result = bill(
+            tables,
+            model=model,
+            requests=requests,
+            provider=provider,
+            source=source,
+            variant=variant,
+            include_free=include_free,
+        )
+    except EconError:
+        first = history_start(db_path)
+        if first is not None and tables.as_of < first:
+            raise EconError(
+                f"no price of a model {model!r} on {tables.as_of}: the price history starts on {first}",
+                f"give --as-of {first} or later (select min(snapshot_date) from price_snapshots)",
+            ) from None
+        raise
     out = result.schedules
     shown = out if keep_all else out.filter(pl.col("status") == "billed")
     workload = requests.height > 1 or int(requests["requests"][0]) > 1

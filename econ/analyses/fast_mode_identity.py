@@ -14,7 +14,7 @@ from econ.results import Identity, ResultTable
 from econ.results import ResultColumn as C
 
 NAME = "fast_mode_identity"
-INPUTS = ("price_current",)
+INPUTS = ("inference_prices",)
 
 KEY = ["source", "provider", "model", "tier_min_prompt_tokens"]
 
@@ -72,4 +72,4 @@ def identity(prices: pl.DataFrame) -> pl.DataFrame:
 
 
 def run(ctx) -> None:
-    ctx.write(FAST_MODE_IDENTITY, identity(ctx.query("select * from price_current")))
+    ctx.write(FAST_MODE_IDENTITY, identity(ctx.query("select * from inference_prices")))

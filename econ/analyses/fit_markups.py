@@ -24,7 +24,8 @@ from econ.results import ResultTable
 NAME = "fit_markups"
 INPUTS = (
     "prices",
-    "price_current",
+    "price_snapshots",
+    "inference_prices",
     "price_keys",
     "model_catalog",
     "models",
@@ -39,10 +40,12 @@ from prices as p
 join price_keys as k using (source, provider, model)
 join model_catalog as c on c.canonical_model = k.canonical_model
 where c.arch_model is not null and p.variant = 'standard' and p.tier_min_prompt_tokens = 0
+  and p.source not in (select distinct source from price_snapshots where commit is not null)
 order by p.source, p.provider, p.model, p.from_date
 """
 """Every standard base-tier price of an open model: the catalog's canonical model (price_keys, model_aliases) names
-its architecture; first-party where the seller's organisation makes it."""
+its architecture; first-party where the seller's organisation makes it. The sources the fits read: the hand-kept
+pages and the imported maps, not the replayed histories (as queries/inference_prices.sql)."""
 
 PRICE_COLUMNS = {  # price column -> (component, hold time in s for the cache cost; 0: none)
     "input_usd_per_mtok": ("input", 0.0),
@@ -393,7 +396,7 @@ def tables(open_rows, current, models, costs, context) -> tuple[pl.DataFrame, pl
 def run(ctx) -> None:
     markups_table, rows = tables(
         ctx.query(OPEN_SQL),
-        ctx.query("select * from price_current"),
+        ctx.query("select * from inference_prices"),
         ctx.query(MODELS_SQL),
         ctx.query("select * from markup_costs"),
         ctx.query("select * from fit_context_tiers"),

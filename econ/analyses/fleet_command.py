@@ -155,7 +155,7 @@ def plan_for(
             cases,
             s,
             rental,
-            con.sql("select * from price_current").pl(),
+            con.sql("select * from inference_prices").pl(),
             hardware_derived,
             con.sql("select * from model_derived").pl(),
             layouts,

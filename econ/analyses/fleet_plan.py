@@ -37,7 +37,7 @@ INPUTS = (
     "hardware_derived",
     "layouts",
     "rental_prices",
-    "price_current",
+    "inference_prices",
     "scenarios",
     "calibration_parameters",
 )
@@ -284,7 +284,7 @@ def plans(ctx) -> pl.DataFrame:
     """Every scenario's plan (a scenario without deployments of its own uses base's)."""
     all_cases = ctx.query(CASES_SQL.format(source="deployments"))
     rental = newest_rental(ctx.query("select * from rental_prices"), ctx.as_of)
-    prices = ctx.query("select * from price_current")
+    prices = ctx.query("select * from inference_prices")
     hardware_derived = ctx.query("select * from hardware_derived")
     models = ctx.query("select * from model_derived")
     layouts = ctx.query("select * from layouts order by layout")

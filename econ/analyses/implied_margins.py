@@ -1,7 +1,8 @@
 """``implied_margins``: every seller's implied margin on every open model it sells, over the chips it could run on.
 
 Per current standard base-tier price of an open model the deployment model serves (its canonical model names the
-architecture, ``model_catalog``; one source per seller and price key: hand, else litellm, else openrouter) and per
+architecture, ``model_catalog``; one source per seller and price key: hand, else litellm, else openrouter; the prices
+the fits read, ``inference_prices``: not the replayed histories) and per
 component (input, output): margin = 1 − C/P
 (:func:`econ.fits.markups.implied_margin`) with C the calibrated cost on the scenario's serving chip, and its range over
 every chip with a rental quote (``markup_costs``: the chip's median rental, its calibrated efficiencies, the same
@@ -20,7 +21,7 @@ from econ.results import ResultColumn as C
 from econ.results import ResultTable
 
 NAME = "implied_margins"
-INPUTS = ("price_current", "model_catalog", "markup_costs", "fit_markups")
+INPUTS = ("inference_prices", "model_catalog", "markup_costs", "fit_markups")
 
 CURRENT_SQL = """
 with rows as (
@@ -28,7 +29,7 @@ with rows as (
            row_number() over (
                partition by p.provider, p.model
                order by case p.source when 'hand' then 0 when 'litellm' then 1 else 2 end) as pick
-    from price_current as p join model_catalog as c using (canonical_model)
+    from inference_prices as p join model_catalog as c using (canonical_model)
     where c.arch_model is not null and p.variant = 'standard' and p.tier_min_prompt_tokens = 0
 )
 select * exclude (pick) from rows where pick = 1 order by source, provider, model

@@ -226,6 +226,13 @@ def inferred_between(
     return inferred_changes(*pc.states_on(prices, start, end), models, tiers, a, deployed)
 
 
+INFERENCE_PRICES_SQL = (
+    "select * from prices where source not in (select distinct source from price_snapshots where commit is not null)"
+)
+"""The price periods whose inferences are compared: those of the sources the fits read (queries/inference_prices.sql:
+not the replayed histories)."""
+
+
 def inference_inputs(con: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, pl.DataFrame, Assumptions, Serving]:
     """What the pricing fits read besides prices: architectures, memory tiers, scenario base's assumptions (its
     efficiencies through :func:`serving_scenario`) and the open models' deployments."""
@@ -243,5 +250,5 @@ def run(ctx) -> None:
     if start is None:
         ctx.write(INFERRED_CHANGES, INFERRED_CHANGES.empty_frame())
         return
-    implied = inferred_between(ctx.query("select * from prices"), start, end, *inference_inputs(ctx.con))
+    implied = inferred_between(ctx.query(INFERENCE_PRICES_SQL), start, end, *inference_inputs(ctx.con))
     ctx.write(INFERRED_CHANGES, dated(implied, start, end))

@@ -9,15 +9,24 @@ know is hand-kept in ``data/providers.csv``, ``data/model_families.csv`` and ``d
 
 from __future__ import annotations
 
+import polars as pl
+
+from econ.fits import match_rules as mr
 from econ.fits import model_identity as mi
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
 
 NAME = "model_catalog"
-INPUTS = ("prices", "models", "providers", "model_families", "model_aliases")
+INPUTS = ("prices", "models", "providers", "model_families", "model_aliases", "price_match_rules")
 
 KEY_COLUMNS = (
-    C("source", "str", "", "key", "Where the price rows come from: hand, litellm or openrouter"),
+    C(
+        "source",
+        "str",
+        "",
+        "key",
+        "Where the price rows come from: hand, litellm, openrouter, genai_prices or llm_prices",
+    ),
     C("provider", "str", "", "key", "Seller of the tokens (prices.provider)"),
     C("model", "str", "", "key", "Model id as the seller names it (prices.model)"),
     C(
@@ -73,7 +82,8 @@ PRICE_KEYS = ResultTable(
             "",
             "check",
             "Which rule decided: override, hugging_face_id, hand, first_party, openrouter, hf_path (key ends in a "
-            "Hugging Face org/repo), name (equals a canonical model's name); override_unmapped, moving_alias "
+            "Hugging Face org/repo), name (equals a canonical model's name), genai_match (a genai-prices entry whose "
+            "match rule names keys of one canonical model, price_key_matches); override_unmapped, moving_alias "
             "(-latest without a version), unmapped",
             mi.map_price_keys,
         ),
@@ -94,6 +104,15 @@ PRICE_KEYS = ResultTable(
             mi.family_of,
         ),
         IS_FIRST_PARTY,
+        C(
+            "rule_matched_keys",
+            "int",
+            "",
+            "check",
+            "genai-prices entries: price keys of the same seller in the other sources that the entry's match rule "
+            "names (price_key_matches; null: no rule)",
+            mr.resolve,
+        ),
     ),
 )
 
@@ -134,7 +153,30 @@ MODEL_CATALOG = ResultTable(
         C("first_party_seller_count", "int", "", "check", "Sellers of those that make the model"),
     ),
 )
-TABLES = (MODEL_CATALOG, PRICE_KEYS)
+PRICE_KEY_MATCHES = ResultTable(
+    name="price_key_matches",
+    grain="genai-prices entry x price key of the same seller that its match rule names",
+    key=("provider", "model", "matched_source", "matched_provider", "matched_model", "canonical_model"),
+    description="genai-prices' match rules resolved to econ's price keys: every key of the same seller in the other "
+    "sources that an entry's rule names, and the key's canonical model (one model for all of them gives the entry "
+    "its canonical model in price_keys, match_rule = genai_match)",
+    columns=(
+        C("provider", "str", "", "key", "Seller (prices.provider)"),
+        C("model", "str", "", "key", "The genai-prices entry's model id"),
+        C("matched_source", "str", "", "key", "Source of the price key the rule names"),
+        C("matched_provider", "str", "", "key", "Its seller (the same organisation as the entry's: providers)"),
+        C("matched_model", "str", "", "key", "The price key the rule names (prices.model)", mr.rule_matches),
+        C(
+            "canonical_model",
+            "str",
+            "",
+            "key",
+            "Canonical model of that key (price_keys; null: unmapped; a key whose rows name two repos over time has "
+            "one row per model)",
+        ),
+    ),
+)
+TABLES = (MODEL_CATALOG, PRICE_KEYS, PRICE_KEY_MATCHES)
 
 
 def run(ctx) -> None:
@@ -144,5 +186,12 @@ def run(ctx) -> None:
     providers = ctx.query("select provider, organisation, kind as seller_kind from providers")
     aliases = ctx.query("select * from model_aliases")
     mapping = mi.map_price_keys(keys, models=models, families=families, providers=providers, aliases=aliases)
+    rules = ctx.query("select * from price_match_rules where source = 'genai_prices'")
+    mapping = mr.apply(mapping, rules)
+    others = mapping.filter(pl.col("source") != "genai_prices").select(
+        "source", "provider", "model", "canonical_model", pl.col("seller_organisation").alias("seller")
+    )
+    pairs = mr.rule_matches(mr.with_sellers(rules, mapping, "genai_prices"), others)
+    ctx.write(PRICE_KEY_MATCHES, pairs.unique().sort("provider", "model", "matched_provider", "matched_model"))
     ctx.write(PRICE_KEYS, mapping)
     ctx.write(MODEL_CATALOG, mi.model_catalog(mapping, models=models, families=families))

@@ -52,6 +52,34 @@ PRICE_CHANGES = ResultTable(
             pc.classify,
         ),
         C(
+            "window_from_date",
+            "date",
+            "",
+            "derived",
+            "Newest snapshot of the row's source that still had the old value (or no key): the change happened after "
+            "it; the change day itself when exact",
+            pc.windows,
+        ),
+        C(
+            "window_to_date",
+            "date",
+            "",
+            "derived",
+            "First snapshot of the source with the new value (or the day a removed key left), or the day the source "
+            "names: the change happened by it",
+            pc.windows,
+        ),
+        C("window_from_commit", "str", "", "input", "Commit of the snapshot at window_from_date (replayed histories)"),
+        C("window_to_commit", "str", "", "input", "Commit that first showed the new value (replayed histories)"),
+        C(
+            "exact",
+            "bool",
+            "",
+            "derived",
+            "The source dates the change itself (hand-kept row, dated price)",
+            pc.windows,
+        ),
+        C(
             "counterpart_model",
             "str",
             "",

@@ -10,7 +10,8 @@ PRICE_KEY_COLUMNS = (
         "str",
         "",
         "key",
-        "Where the row comes from: hand (data/prices.csv), litellm or openrouter (snapshots)",
+        "Where the row comes from: hand (data/prices.csv), litellm or openrouter (snapshots), genai_prices or "
+        "llm_prices (replayed histories)",
     ),
     C("provider", "str", "", "key", "Seller of the tokens at this price (LiteLLM's litellm_provider for imports)"),
     C("model", "str", "", "key", "Model id as the seller names it"),
@@ -54,6 +55,21 @@ PRICE_VALUE_COLUMNS = (
         "",
         "label",
         "Line of the row in its file (data/prices.csv for hand-kept rows, the newest snapshot that carried it for "
-        "imports)",
+        "imports; null for the replayed histories)",
+    ),
+    C(
+        "source_commit",
+        "str",
+        "",
+        "input",
+        "Commit of the source repository whose snapshot first showed this price (replayed histories)",
+    ),
+    C("last_commit", "str", "", "input", "Commit whose snapshot last showed this price (replayed histories)"),
+    C(
+        "declared",
+        "bool",
+        "",
+        "input",
+        "from_date is the source's own date (a hand-kept row or a dated price), not the first snapshot showing it",
     ),
 )

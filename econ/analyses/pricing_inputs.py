@@ -15,7 +15,7 @@ from econ.fits.assumptions import Assumptions, from_scenario
 SCHEDULE = ["source", "provider", "model"]
 ARCH_KEEP = ("arch_model", "arch_match", "params_total", "params_active", "kv_bytes_per_token")
 INPUTS = (
-    "price_current",
+    "inference_prices",
     "models",
     "model_derived",
     "hardware",
@@ -25,7 +25,9 @@ INPUTS = (
 )
 """What the price inferences read (prices, architectures, chips for the deployment model, the scenario)."""
 
-PRICES_SQL = "select * from price_current order by source, provider, model, variant, tier_min_prompt_tokens"
+PRICES_SQL = "select * from inference_prices order by source, provider, model, variant, tier_min_prompt_tokens"
+"""The current prices the inferences read (``queries/inference_prices.sql``: price_current without the replayed
+histories, which date prices and changes and repeat the maps' sellers)."""
 
 ASSUMPTION_FIELDS = (
     "decode_mbu_frac",

@@ -15,10 +15,10 @@ import warnings
 from pathlib import Path
 
 from econ import paths
-from econ.cli.common import VARIANT_CHOICES, _date, _positive, _whole
+from econ.cli.common import HISTORY_CHOICES, PRICE_SOURCES, VARIANT_CHOICES, _date, _positive, _whole
 from econ.cli.data import cmd_build, cmd_describe, cmd_report, cmd_sql, cmd_sweep, cmd_tables
 from econ.cli.help import BUILD_DATE, subparser
-from econ.cli.prices import cmd_cost, cmd_diff, cmd_import, cmd_refresh
+from econ.cli.prices import cmd_cost, cmd_diff, cmd_history_replay, cmd_import, cmd_refresh
 from econ.cli.serving import cmd_fleet, cmd_predict
 from econ.errors import EconError, EconNotice
 from econ.files import source_date
@@ -117,11 +117,9 @@ def parser() -> argparse.ArgumentParser:
 
     f = subparser(sub, "refresh", help="import a new price snapshot, rebuild, and print what changed")
     add_db(f)
-    f.add_argument("file", nargs="?", help="the LiteLLM or OpenRouter JSON file")
-    f.add_argument("--source", choices=("litellm", "openrouter"), help="format of FILE (default: detected)")
-    f.add_argument(
-        "--fetch", choices=("litellm", "openrouter"), help="download the current public file instead of FILE"
-    )
+    f.add_argument("file", nargs="?", help="the LiteLLM, OpenRouter, genai-prices or llm-prices JSON file")
+    f.add_argument("--source", choices=PRICE_SOURCES, help="format of FILE (default: detected)")
+    f.add_argument("--fetch", choices=PRICE_SOURCES, help="download the current public file instead of FILE")
     f.add_argument(
         "--as-of",
         type=_date,
@@ -296,8 +294,8 @@ def parser() -> argparse.ArgumentParser:
         "prompt (input + cache reads + cache writes) exceeds its threshold (reaches it where the seller says so); "
         "cache reads and 5m/1h writes at the row's cache prices after the seller's billing rules "
         "(data/billing_rules.csv); a variant (batch, flex, priority, fast) at its own rows; one price per seller "
-        "(by date, then by authority: hand-kept, LiteLLM, OpenRouter). A seller whose limit is below the prompt, or "
-        "that retired the model, is left out with the reason (--all lists it).",
+        "(by date, then by authority: hand-kept, LiteLLM, OpenRouter, genai-prices, llm-prices). A seller whose "
+        "limit is below the prompt, or that retired the model, is left out with the reason (--all lists it).",
     )
     add_db(c)
     c.add_argument(
@@ -307,7 +305,7 @@ def parser() -> argparse.ArgumentParser:
         "case",
     )
     c.add_argument("--provider", help="only this seller (prices.provider); default: every seller, cheapest first")
-    c.add_argument("--source", choices=("hand", "litellm", "openrouter"), help="only prices from this source")
+    c.add_argument("--source", choices=("hand", *PRICE_SOURCES), help="only prices from this source")
     c.add_argument("--input-tokens", type=_whole, help="uncached prompt tokens of the request")
     c.add_argument("--output-tokens", type=_whole, help="output tokens of the request")
     c.add_argument("--cached-input-tokens", type=_whole, help="prompt tokens read from the cache (default 0)")
@@ -338,13 +336,24 @@ def parser() -> argparse.ArgumentParser:
         help="also list the sellers that refuse the requests and the schedules another source supersedes (status)",
     )
     c.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
-    c.add_argument("--as-of", type=_date, default=None, help=f"date of the prices (default: {BUILD_DATE})")
+    c.add_argument(
+        "--as-of",
+        type=_date,
+        default=None,
+        help=f"date of the prices, any day since the first snapshot of the price history (default: {BUILD_DATE})",
+    )
     c.set_defaults(func=cmd_cost)
 
-    i = subparser(sub, "import", help="import a LiteLLM or OpenRouter price map as a dated snapshot in data/")
-    i.add_argument("source", choices=("litellm", "openrouter"))
+    i = subparser(
+        sub,
+        "import",
+        help="import a LiteLLM, OpenRouter, genai-prices or llm-prices price map as a dated snapshot in data/",
+    )
+    i.add_argument("source", choices=PRICE_SOURCES)
     i.add_argument(
-        "file", help="the JSON file (LiteLLM model_prices_and_context_window.json or OpenRouter /api/v1/models)"
+        "file",
+        help="the JSON file (LiteLLM model_prices_and_context_window.json, OpenRouter /api/v1/models, genai-prices "
+        "prices/data.json, llm-prices data/<vendor>.json or historical-v1.json)",
     )
     i.add_argument(
         "--as-of",
@@ -356,6 +365,24 @@ def parser() -> argparse.ArgumentParser:
     i.add_argument("--data", type=Path, default=paths.DATA_DIR, help="data folder (default: data/)")
     add_wait(i)
     i.set_defaults(func=cmd_import)
+
+    h = subparser(sub, "history", help="price histories kept in git (genai-prices, llm-prices)")
+    hs = h.add_subparsers(dest="history_command", required=True, metavar="ACTION")
+    hr = hs.add_parser(
+        "replay",
+        help="replay a price database's git history into data/history/: every commit that changed its data "
+        "becomes a dated snapshot",
+    )
+    hr.add_argument("source", choices=HISTORY_CHOICES)
+    hr.add_argument(
+        "--repo",
+        type=Path,
+        required=True,
+        help="a local clone (bare or not) of github.com/pydantic/genai-prices or github.com/simonw/llm-prices",
+    )
+    hr.add_argument("--data", type=Path, default=paths.DATA_DIR, help="data folder (default: data/)")
+    add_wait(hr)
+    hr.set_defaults(func=cmd_history_replay)
     return p
 
 

@@ -7,6 +7,10 @@ import sys
 from datetime import date
 
 VARIANT_CHOICES = ("standard", "batch", "flex", "priority", "fast")
+HISTORY_CHOICES = ("genai_prices", "llm_prices")
+"""econ.load.price_tables.HISTORY_SOURCES, spelled here so parsing the command line loads no data library."""
+PRICE_SOURCES = ("litellm", "openrouter", *HISTORY_CHOICES)
+"""econ.load.importers.SOURCES (tests/test_cli.py checks they agree)."""
 
 
 def _date(text: str) -> date:

@@ -57,7 +57,11 @@ EXAMPLES = {
     ),
     "import": (
         "econ import openrouter examples/openrouter_models_2026-12-01.json   # a dated snapshot in data/snapshots/",
-        "econ import litellm model_prices_and_context_window.json --as-of 2026-12-01",
+        "econ import genai_prices data.json --as-of 2026-12-01   # a snapshot of the genai-prices history",
+    ),
+    "history": (
+        "econ history replay genai_prices --repo ../genai-prices   # a clone of github.com/pydantic/genai-prices",
+        "econ history replay llm_prices --repo ../llm-prices       # a clone of github.com/simonw/llm-prices",
     ),
 }
 """Two examples per command, the last lines of its ``--help``."""

@@ -37,6 +37,24 @@ def cmd_import(args) -> int:
     return 0
 
 
+def cmd_history_replay(args) -> int:
+    from econ.load.replay import replay_into
+
+    result = replay_into(args.source, args.repo, data_dir=args.data, wait=args.wait)
+    replayed, store = result.replayed, result.store
+    first, last = store.commits.row(0, named=True), store.commits.row(-1, named=True)
+    _out(
+        f"replayed {len(replayed.snapshots)} snapshots of {args.source} from {replayed.commits_read} commits of "
+        f"{args.repo} ({first['snapshot_date']} {first['commit'][:12]} to {last['snapshot_date']} "
+        f"{last['commit'][:12]}): {store.changes.height:,} changed rows ({result.status})"
+    )
+    for path, size in result.files.items():
+        _out(f"  {path}: {size:,} bytes")
+    for commit, reason in replayed.skipped:
+        _out(f"skipped {commit[:12]}: {reason}")
+    return 0
+
+
 DIFF_KEYS = ("provider", "model", "old_key", "new_key", "quantity")
 """Columns of econ diff's tables that say which row it is: never cut to fit the terminal."""
 
@@ -77,7 +95,15 @@ def _print_diff(diff, fmt: str, *, top: int | None, provider: str | None, model:
         return
     for section in (v.by_provider, *v.sections):
         table(section)
-    _out("\ncsv and json list every change, largest first; --implied lists what they imply")
+    _out(
+        "\n"
+        + textwrap.fill(
+            "window: when each change happened, as its source allows (after the last snapshot that had the old "
+            "value, by the first that had the new one; one day where the source dates the price itself)",
+            width,
+        )
+    )
+    _out("csv and json list every change, largest first; --implied lists what they imply")
 
 
 def cmd_refresh(args) -> int:
@@ -114,9 +140,7 @@ def _refresh(args, progress: Progress):
     from econ.refresh import fetch, refresh
 
     if (args.file is None) == (args.fetch is None):
-        raise EconError(
-            "give either a FILE or --fetch litellm|openrouter", "econ refresh FILE, or econ refresh --fetch litellm"
-        )
+        raise EconError("give either a FILE or --fetch SOURCE", "econ refresh FILE, or econ refresh --fetch litellm")
     path = (
         fetch(args.fetch, paths.ROOT / "build" / "downloads", today=args.as_of or date.today())
         if args.fetch

@@ -37,7 +37,7 @@ ten times below the cheapest metered price in the shipped maps) is a free tier o
 NAMED_BY = ("override", "models", "hugging_face_id", "hand", "first_party", "openrouter", "hf_path")
 """Where a canonical model's name comes from, in order of precedence when spellings differ."""
 
-_REGION = r"^(?:(?:us|eu|apac|ap|global|jp|au|ca|us-gov|uk|in|sa|me|af)\.)+"
+_REGION = r"^(?:(?:us|eu|apac|ap|global|regional|jp|au|ca|us-gov|uk|in|sa|me|af)\.)+"
 _VENDOR = (
     r"^(?:anthropic|meta|amazon|ai21|cohere|mistral|deepseek|qwen|openai|moonshot|moonshotai|minimax|writer|"
     r"twelvelabs|google|nvidia|zai|xai|stability|kimi)\."

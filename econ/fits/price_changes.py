@@ -66,6 +66,8 @@ def price_changes(
     (``price_keys``) each row is classified (:func:`classify`, reverts seen in ``prices``' periods).
     """
     changes = changes_between(*states_on(prices, from_date, to_date))
+    if "declared" in prices.columns:  # the periods say where each change was seen (a built database's prices)
+        changes = windows(changes, prices, from_date, to_date)
     if names is None:
         return changes
     return classify(changes, names=names, history=neighbours(prices, from_date, to_date))
@@ -215,17 +217,7 @@ def classify(changes: pl.DataFrame, *, names: pl.DataFrame, history: pl.DataFram
         frame = frame.with_columns(
             pl.lit(None, pl.Float64).alias("before_value"), pl.lit(None, pl.Float64).alias("after_value")
         )
-    ratio = pl.col("new_value") / pl.col("old_value")
-    size = ratio.abs().log10().abs()
-    slip = pl.any_horizontal(
-        ((size - pl.lit(s).log10()).abs() <= pl.lit(SLIP_TOLERANCE_RATIO).log10()) for s in UNIT_SLIPS
-    )
-
-    def same(a: str, b: str) -> pl.Expr:
-        return (pl.col(a) - pl.col(b)).abs() <= 1e-9 * pl.max_horizontal(pl.col(a).abs(), pl.col(b).abs())
-
-    reverts = same("new_value", "before_value") | same("old_value", "after_value")
-    big = (pl.col("old_value") > 0) & (pl.col("new_value") > 0) & (size > pl.lit(DATA_FIX_RATIO).log10())
+    fix = suspected_fix(pl.col("old_value"), pl.col("new_value"), pl.col("before_value"), pl.col("after_value"))
     cls = (
         pl.when(pl.col("counterpart_model").is_not_null())
         .then(pl.lit("renamed key"))
@@ -235,13 +227,101 @@ def classify(changes: pl.DataFrame, *, names: pl.DataFrame, history: pl.DataFram
         .then(pl.lit("removed"))
         .when(~pl.col("component").is_in(PRICE_COMPONENTS))
         .then(pl.lit("limit change"))
-        .when(big & (slip | reverts.fill_null(False)))
+        .when(fix)
         .then(pl.lit("suspected data fix"))
         .when(pl.col("new_value").fill_null(0.0) >= pl.col("old_value").fill_null(0.0))
         .then(pl.lit("price move up"))
         .otherwise(pl.lit("price move down"))
     )
     return frame.with_columns(cls.alias("change_class")).drop("before_value", "after_value", "model_name")
+
+
+def suspected_fix(old: pl.Expr, new: pl.Expr, before: pl.Expr, after: pl.Expr) -> pl.Expr:
+    """A move of more than :data:`DATA_FIX_RATIO` that is a unit slip (within :data:`SLIP_TOLERANCE_RATIO` of 10³ or
+    10⁶) or a revert (the new value is the one before the old, or the old the one after the new)."""
+    size = (new / old).abs().log10().abs()
+    slip = pl.any_horizontal(
+        ((size - pl.lit(s).log10()).abs() <= pl.lit(SLIP_TOLERANCE_RATIO).log10()) for s in UNIT_SLIPS
+    )
+
+    def same(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+        return (a - b).abs() <= 1e-9 * pl.max_horizontal(a.abs(), b.abs())
+
+    reverts = (same(new, before) | same(old, after)).fill_null(False)
+    big = (old > 0) & (new > 0) & (size > pl.lit(DATA_FIX_RATIO).log10())
+    return (big & (slip | reverts)).fill_null(False)
+
+
+WINDOW_SCHEMA = {
+    "window_from_date": pl.Date,
+    "window_to_date": pl.Date,
+    "window_from_commit": pl.String,
+    "window_to_commit": pl.String,
+    "exact": pl.Boolean,
+}
+
+
+@formula(
+    "window = (last snapshot with the old value, first with the new]; exact = the source's own date for the new price",
+    "price periods (econ.fits.price_changes)",
+)
+def windows(changes: pl.DataFrame, prices: pl.DataFrame, from_date: date, to_date: date) -> pl.DataFrame:
+    """``changes`` with the window each change happened in, per source (not the dates compared).
+
+    A changed or added key moved after ``window_from_date`` (the newest snapshot of its source that still had the old
+    value, or no key) and by ``window_to_date`` (the first that had the new one); ``exact`` when the source dates the
+    new price itself (a hand-kept row, a dated price of a replayed history): then both are that day. A removed key
+    left after its last snapshot and by the one after. Commits name the snapshots of a replayed history.
+    """
+    old = state_on(prices, from_date).select(
+        *KEY,
+        pl.col("snapshot_date").alias("_old_seen"),
+        pl.col("last_commit").alias("_old_commit"),
+        pl.col("to_date").alias("_old_to"),
+        pl.col("declared").alias("_old_declared"),
+    )
+    new = state_on(prices, to_date).select(
+        *KEY,
+        pl.col("from_date").alias("_new_from"),
+        pl.col("source_commit").alias("_new_commit"),
+        pl.col("declared").alias("_new_declared"),
+    )
+    seen = prices.select("source", pl.col("snapshot_date").alias("_seen")).drop_nulls().unique().sort("_seen")
+    frame = changes.join(old, on=KEY, how="left", nulls_equal=True).join(new, on=KEY, how="left", nulls_equal=True)
+    before_new = (
+        frame.filter(pl.col("change") == "added")
+        .select("source", "_new_from")
+        .unique()
+        .sort("_new_from")
+        .join_asof(
+            seen,
+            left_on="_new_from",
+            right_on="_seen",
+            by="source",
+            strategy="backward",
+            allow_exact_matches=False,
+            check_sortedness=False,  # both sorted by date, as join_asof needs within each source
+        )
+        .rename({"_seen": "_before_new"})
+    )
+    frame = frame.join(before_new, on=["source", "_new_from"], how="left", nulls_equal=True)
+    removed = pl.col("change") == "removed"
+    exact = pl.when(removed).then(pl.col("_old_declared")).otherwise(pl.col("_new_declared")).fill_null(False)
+    end = pl.when(removed).then(pl.col("_old_to")).otherwise(pl.col("_new_from"))
+    start = (
+        pl.when(exact)
+        .then(end)
+        .when(pl.col("change") == "added")
+        .then(pl.col("_before_new"))
+        .otherwise(pl.col("_old_seen"))
+    )
+    return frame.with_columns(
+        start.alias("window_from_date"),
+        end.alias("window_to_date"),
+        pl.when(exact).then(None).otherwise(pl.col("_old_commit")).alias("window_from_commit"),
+        pl.when(removed).then(None).otherwise(pl.col("_new_commit")).alias("window_to_commit"),
+        exact.alias("exact"),
+    ).drop(pl.selectors.starts_with("_"))
 
 
 def summary(changes: pl.DataFrame) -> dict[str, int]:

@@ -109,8 +109,10 @@ def history(prices: pl.DataFrame) -> pl.DataFrame:
             "cache_write_1h_usd_per_mtok",
         )
     }
+    seen = {c: pl.col(c).shift(1).over(list(PRICE_KEY), order_by="from_date") for c in ("snapshot_date", "last_commit")}
     out = ordered.with_columns(
         *(expr.alias(f"prev_{c}") for c, expr in prev.items()),
+        *(expr.alias(f"prev_{c}") for c, expr in seen.items() if c in prices.columns),
         pl.int_range(1, pl.len() + 1).over(list(PRICE_KEY), order_by="from_date").alias("period_number"),
     )
     return out.with_columns(

@@ -13,23 +13,15 @@ from pathlib import Path
 import polars as pl
 
 from econ.errors import DataError, Problem
+from econ.load.history import Store, read_store, store_paths
+from econ.load.history_periods import history_periods
+from econ.load.price_tables import PRICE_VALUE_COLUMNS
 from econ.load.references import check_references
 from econ.load.spec import FILE, LINE, check_refs, display_path, read_table
-from econ.load.tables import INPUT_TABLES, PRICE_SNAPSHOT, PRICES, SOURCES
+from econ.load.tables import FILE_SOURCES, HISTORY_SOURCES, INPUT_TABLES, PRICE_SNAPSHOT, PRICES
 
 SNAPSHOT_DIR = "snapshots"
 SNAPSHOT_NAME = re.compile(r"^(?P<source>[a-z]+)_(?P<date>\d{4}-\d{2}-\d{2})\.csv$")
-PRICE_VALUE_COLUMNS = [
-    "input_usd_per_mtok",
-    "output_usd_per_mtok",
-    "cache_read_usd_per_mtok",
-    "cache_write_5m_usd_per_mtok",
-    "cache_write_1h_usd_per_mtok",
-    "cache_write_12h_usd_per_mtok",
-    "cache_storage_usd_per_mtok_hour",
-    "max_input_tokens",
-    "speed_ratio",
-]
 PRICE_KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
 
 
@@ -46,9 +38,10 @@ def list_snapshots(data_dir: Path, *, pending: dict[Path, Path] | None = None) -
     folder = Path(data_dir) / SNAPSHOT_DIR
     found, problems = [], []
     present = sorted(folder.glob("*.csv")) if folder.is_dir() else []
-    for path in sorted(set(present) | {folder / Path(p).name for p in pending or {}}):
+    staged = {folder / Path(p).name for p in pending or {} if Path(p).parent.name == SNAPSHOT_DIR}
+    for path in sorted(set(present) | staged):
         m = SNAPSHOT_NAME.match(path.name)
-        ok = m is not None and m["source"] in SOURCES and m["source"] != "hand"
+        ok = m is not None and m["source"] in FILE_SOURCES
         try:
             when = date.fromisoformat(m["date"]) if ok else None
         except ValueError:
@@ -77,7 +70,7 @@ def load_all(data_dir: Path, *, pending: dict[Path, Path] | None = None) -> dict
     stages the snapshot and moves it in with the database): it is read as if it were in place.
     """
     data_dir = Path(data_dir)
-    staged = {Path(data_dir) / SNAPSHOT_DIR / Path(k).name: Path(v) for k, v in (pending or {}).items()}
+    staged = {Path(data_dir) / Path(k).parent.name / Path(k).name: Path(v) for k, v in (pending or {}).items()}
     frames: dict[str, pl.DataFrame] = {}
     problems: list[Problem] = []
     for name, spec in INPUT_TABLES.items():
@@ -98,6 +91,15 @@ def load_all(data_dir: Path, *, pending: dict[Path, Path] | None = None) -> dict
         except DataError as e:
             problems += e.problems
     snapshots = []
+    histories: dict[str, Store] = {}
+    for source in HISTORY_SOURCES:
+        try:
+            store = read_store(data_dir, source, staged=staged)
+        except DataError as e:
+            problems += e.problems
+            continue
+        if store is not None and store.size:
+            histories[source] = store
     try:
         for source, when, path in list_snapshots(data_dir, pending=pending):
             extra = {"source": source, "snapshot_date": when}
@@ -113,28 +115,56 @@ def load_all(data_dir: Path, *, pending: dict[Path, Path] | None = None) -> dict
     problems += check_references(frames, snapshots)
     if problems:
         raise DataError(problems)
-    frames["prices"] = union_prices(frames["prices"], snapshots)
-    frames["price_snapshots"] = snapshot_index(snapshots)
+    frames["prices"] = union_prices(frames["prices"], snapshots, histories)
+    frames["price_match_rules"] = match_rules(histories)
+    frames["price_snapshots"] = snapshot_index(snapshots, histories, data_dir)
     return {name: frame.drop([c for c in (FILE, LINE) if c in frame.columns]) for name, frame in frames.items()}
 
 
-def union_prices(hand: pl.DataFrame, snapshots: list[pl.DataFrame]) -> pl.DataFrame:
-    """Hand-kept rows plus snapshot rows, with from/to dates derived from snapshot order.
+def union_prices(
+    hand: pl.DataFrame, snapshots: list[pl.DataFrame], histories: dict[str, Store] | None = None
+) -> pl.DataFrame:
+    """Hand-kept rows, snapshot rows with from/to dates derived from snapshot order, and the periods of each
+    replayed history (:func:`econ.load.history_periods.history_periods`).
 
     A snapshot row holds from its snapshot's date until the next snapshot of the same source
     (exclusive), or stays open if it is in the newest one. Consecutive snapshots with the
     same values for a key merge into one period; a key missing from a later snapshot ends
     at that snapshot's date (the entry was removed).
     """
-    columns = ["source", *PRICES.out_columns[:6], *PRICES.out_columns[6:], "source_key", "snapshot_date", "source_line"]
+    columns = [
+        "source",
+        *PRICES.out_columns[:6],
+        *PRICES.out_columns[6:],
+        "source_key",
+        "snapshot_date",
+        "source_line",
+        "source_commit",
+        "last_commit",
+        "declared",
+    ]
     hand = hand.with_columns(
         pl.lit("hand").alias("source"),
         pl.lit(None, pl.String).alias("source_key"),
         pl.lit(None, pl.Date).alias("snapshot_date"),
         pl.col(LINE).cast(pl.Int64).alias("source_line"),
+        pl.lit(None, pl.String).alias("source_commit"),
+        pl.lit(None, pl.String).alias("last_commit"),
+        pl.lit(True).alias("declared"),
     )
-    if not snapshots:
-        return hand.select(columns).sort(PRICE_KEY + ["from_date"])
+    parts = [hand.select(columns)]
+    if snapshots:
+        parts.append(_snapshot_periods(snapshots).select(columns))
+    for source, store in sorted((histories or {}).items()):
+        periods = history_periods(store, source).with_columns(
+            pl.lit(None, pl.String).alias("notes"), pl.lit(None, pl.Int64).alias("source_line")
+        )
+        parts.append(periods.select(columns))
+    return pl.concat(parts, how="vertical_relaxed").sort(PRICE_KEY + ["from_date"])
+
+
+def _snapshot_periods(snapshots: list[pl.DataFrame]) -> pl.DataFrame:
+    """The periods of the dated snapshot files (one full price map per file)."""
     snap = pl.concat(snapshots, how="diagonal_relaxed").with_columns(pl.col(LINE).cast(pl.Int64).alias("source_line"))
     dates = (
         snap.select("source", "snapshot_date")
@@ -160,34 +190,103 @@ def union_prices(hand: pl.DataFrame, snapshots: list[pl.DataFrame]) -> pl.DataFr
         pl.all().exclude("snapshot_date", "_next_snapshot", "_prev_to").last(),
         pl.col("snapshot_date").max().alias("snapshot_date"),
     )
-    snap_rows = periods.with_columns(pl.lit(None, pl.String).alias("notes")).select(columns)
-    return pl.concat([hand.select(columns), snap_rows], how="vertical_relaxed").sort(PRICE_KEY + ["from_date"])
+    return periods.with_columns(
+        pl.lit(None, pl.String).alias("notes"),
+        pl.lit(None, pl.String).alias("source_commit"),
+        pl.lit(None, pl.String).alias("last_commit"),
+        pl.lit(False).alias("declared"),
+    )
 
 
-def snapshot_index(snapshots: list[pl.DataFrame]) -> pl.DataFrame:
-    """One row per imported snapshot: source, date, rows, file."""
-    schema = {"source": pl.String, "snapshot_date": pl.Date, "rows": pl.Int64, "file": pl.String}
-    rows = [(s["source"][0], s["snapshot_date"][0], s.height, Path(s[FILE][0]).name) for s in snapshots if s.height]
-    return pl.DataFrame(rows, schema=schema, orient="row").sort("source", "snapshot_date")
+def match_rules(histories: dict[str, Store]) -> pl.DataFrame:
+    """The newest match rule of every history key that has one (genai-prices names the ids an entry prices)."""
+    frames = [
+        store.changes.filter(pl.col("match_rule").is_not_null())
+        .sort("snapshot")
+        .group_by("provider", "model", maintain_order=True)
+        .agg(pl.col("match_rule").last(), pl.col("snapshot").last())
+        .select(pl.lit(source).alias("source"), "provider", "model", "match_rule")
+        for source, store in sorted(histories.items())
+    ]
+    schema = {"source": pl.String, "provider": pl.String, "model": pl.String, "match_rule": pl.String}
+    return pl.concat(frames) if frames else pl.DataFrame(schema=schema)
+
+
+def snapshot_index(
+    snapshots: list[pl.DataFrame], histories: dict[str, Store] | None = None, data_dir: Path | None = None
+) -> pl.DataFrame:
+    """One row per snapshot: source, date, rows, file, and for a replayed history the commit and its subject."""
+    schema = {
+        "source": pl.String,
+        "snapshot_date": pl.Date,
+        "rows": pl.Int64,
+        "file": pl.String,
+        "commit": pl.String,
+        "committed_at": pl.String,
+        "subject": pl.String,
+        "input_path": pl.String,
+    }
+    rows = [
+        (s["source"][0], s["snapshot_date"][0], s.height, Path(s[FILE][0]).name, None, None, None, None)
+        for s in snapshots
+        if s.height
+    ]
+    frames = [pl.DataFrame(rows, schema=schema, orient="row")]
+    for source, store in sorted((histories or {}).items()):
+        changes_file = store_paths(data_dir or Path("data"), source)[1].name
+        frames.append(
+            store.commits.select(
+                pl.lit(source).alias("source"),
+                "snapshot_date",
+                "rows",
+                pl.lit(changes_file).alias("file"),
+                "commit",
+                "committed_at",
+                "subject",
+                "input_path",
+            )
+        )
+    return pl.concat(frames, how="vertical_relaxed").sort("source", "snapshot_date", "committed_at", nulls_last=False)
 
 
 DERIVED_COMMENTS = {
     "prices": {
-        "source": "Where the row comes from: hand (data/prices.csv), litellm or openrouter (data/snapshots/)",
+        "source": "Where the row comes from: hand (data/prices.csv), litellm or openrouter (data/snapshots/), "
+        "genai_prices or llm_prices (the replayed histories in data/history/)",
         "from_date": "First day the price applies (inclusive); for imports, the snapshot it first appeared in",
         "to_date": "First day the price no longer applies (exclusive; null = current); for imports, the next "
         "snapshot that changed or dropped it",
         "source_key": "Entry key in the imported price map (null for hand-kept rows)",
-        "snapshot_date": "Newest snapshot that carried this price (null for hand-kept rows)",
+        "snapshot_date": "Newest snapshot that carried this price (null for hand-kept rows): the old end of the window "
+        "in which a change to the next period happened",
         "source_line": "Line of the row in its file: data/prices.csv for hand-kept rows, the newest snapshot that "
-        "carried it for imports",
+        "carried it for imports (null for the replayed histories: their commits name the rows)",
+        "source_commit": "Commit of the source repository whose snapshot first showed this price (replayed "
+        "histories; null otherwise)",
+        "last_commit": "Commit whose snapshot (on snapshot_date) last showed this price (replayed histories)",
+        "declared": "from_date is the source's own date for the price (a hand-kept row, or a dated price in a "
+        "replayed history), not the first snapshot that showed it",
         "notes": "Caveats (hand-kept rows)",
     },
+    "price_match_rules": {
+        "source": "Price database of the rule (genai_prices)",
+        "provider": "Seller (prices.provider)",
+        "model": "The entry's model id (prices.model)",
+        "match_rule": "The newest rule naming the model ids the entry prices (compact JSON: equals, starts_with, "
+        "ends_with, contains, regex, or, and; on the lower-cased id)",
+    },
     "price_snapshots": {
-        "source": "Price map the snapshot was imported from (litellm, openrouter)",
-        "snapshot_date": "Date of the snapshot (from --as-of, the file name or its modification date)",
+        "source": "Price map the snapshot was imported from (litellm, openrouter) or the price database whose "
+        "history it is (genai_prices, llm_prices)",
+        "snapshot_date": "Date of the snapshot (from --as-of, the file name or its modification date; a commit's UTC "
+        "date)",
         "rows": "Price rows in the snapshot [rows]",
-        "file": "Snapshot file name in data/snapshots/",
+        "file": "Snapshot file name in data/snapshots/, or the history's change log in data/history/",
+        "commit": "Commit of the source repository (replayed histories), or sha256:<digest> of an imported file",
+        "committed_at": "Commit time, UTC (replayed histories)",
+        "subject": "First line of the commit message (replayed histories)",
+        "input_path": "The source file(s) the snapshot was read from (replayed histories: genai-prices moved from "
+        "prices/data.json to its v2 feed on 2026-07-30)",
     },
 }
 """Comments for columns the loader adds (the spec columns carry their own)."""
@@ -204,11 +303,20 @@ def table_description(table: str) -> str:
     """Description and grain of a loaded input table, as stored in the database."""
     if table == "prices":
         return (
-            "API prices: hand-kept first-party rows (data/prices.csv) and imported LiteLLM/OpenRouter snapshots "
-            "(data/snapshots/), with effective periods. Grain: one row per source x provider x model x variant x "
+            "API prices: hand-kept first-party rows (data/prices.csv), imported LiteLLM/OpenRouter snapshots "
+            "(data/snapshots/) and the replayed genai-prices/llm-prices histories (data/history/), with effective "
+            "periods. Grain: one row per source x provider x model x variant x "
             "context tier x effective period."
         )
+    if table == "price_match_rules":
+        return (
+            "genai-prices' match rules: which model ids each entry prices (resolved to price keys in "
+            "price_key_matches). Grain: one row per source x provider x model."
+        )
     if table == "price_snapshots":
-        return "Imported price-map snapshots (data/snapshots/). Grain: one row per source x snapshot date."
+        return (
+            "Price snapshots: imported price maps (data/snapshots/) and every commit of a replayed history "
+            "(data/history/). Grain: one row per source x snapshot (snapshot date; commit for a history)."
+        )
     spec = INPUT_TABLES[table]
     return f"{spec.description}. Grain: {spec.grain}."

@@ -12,7 +12,29 @@ from econ.load import ceilings
 from econ.load.spec import FILE, LINE, Column, TableSpec
 
 VARIANTS = ("standard", "batch", "flex", "priority", "fast")
-SOURCES = ("hand", "litellm", "openrouter")
+FILE_SOURCES = ("litellm", "openrouter")
+"""Price maps kept as one dated snapshot file each (``data/snapshots/<source>_<date>.csv``)."""
+HISTORY_SOURCES = ("genai_prices", "llm_prices")
+"""Price databases that keep their own history in git, kept as a replayed history (``data/history/``): every commit
+that changed the data is a dated snapshot, stored as the rows that changed (``econ.load.history``)."""
+SOURCES = ("hand", *FILE_SOURCES, *HISTORY_SOURCES)
+PRICE_VALUE_COLUMNS = [
+    "input_usd_per_mtok",
+    "output_usd_per_mtok",
+    "cache_read_usd_per_mtok",
+    "cache_write_5m_usd_per_mtok",
+    "cache_write_1h_usd_per_mtok",
+    "cache_write_12h_usd_per_mtok",
+    "cache_storage_usd_per_mtok_hour",
+    "max_input_tokens",
+    "speed_ratio",
+]
+"""The values of a price row: consecutive snapshots with the same values are one effective period."""
+HISTORY_REPOSITORIES = {
+    "genai_prices": "https://github.com/pydantic/genai-prices",
+    "llm_prices": "https://github.com/simonw/llm-prices",
+}
+"""Where each replayed history comes from (its commits are ``<repository>/commit/<id>``)."""
 
 
 def _rows(frame: pl.DataFrame, mask: pl.Expr) -> list[dict]:
@@ -157,7 +179,7 @@ def _check_price_periods(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
 def _check_tiers(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
     """Within one model, variant and period, tiers start at 0 and thresholds increase down the file."""
     problems = []
-    group = ["provider", "model", "variant"] + (["from_date"] if "from_date" in frame.columns else [])
+    group = ["provider", "model", "variant"] + [c for c in ("from_date", "declared_from_date") if c in frame.columns]
     ordered = frame.sort(LINE).with_columns(
         pl.col("tier_min_prompt_tokens").shift(1).over(group).alias("_prev_tier"),
         pl.col("tier_min_prompt_tokens").min().over(group).alias("_min_tier"),
@@ -224,4 +246,131 @@ PRICE_SNAPSHOT = TableSpec(
         Column("source_key", "str", "", "Entry key in the imported file", required=True),
     ),
     checks=(_check_tiers,),
+)
+
+# ---------------------------------------------------------------------------- dated snapshots and the history store
+
+_DECLARED = (
+    Column(
+        "declared_from_date",
+        "date",
+        "",
+        "First day of the row's price by the source's own dating (inclusive; blank: as far back as the source knows)",
+    ),
+    Column(
+        "declared_to_date",
+        "date",
+        "",
+        "First day the row's price no longer applies by the source's own dating (exclusive; blank: open)",
+    ),
+    Column(
+        "match_rule",
+        "str",
+        "",
+        "genai-prices' rule naming the model ids the entry prices (compact JSON: equals, starts_with, contains, "
+        "regex, or, and)",
+        optional=True,
+    ),
+)
+
+
+def _check_declared(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
+    """A declared period ends after it starts."""
+    bad = pl.col("declared_to_date") <= pl.col("declared_from_date")
+    return [
+        Problem(
+            row[FILE],
+            row[LINE],
+            "declared_to_date",
+            f"declared_to_date {row['declared_to_date']} is not after declared_from_date {row['declared_from_date']}",
+            "the end is exclusive and must be later than the start",
+        )
+        for row in _rows(frame, bad)
+    ]
+
+
+DATED_SNAPSHOT = TableSpec(
+    name="dated_price_snapshot",
+    grain="one row per provider x model x variant x context tier x declared period, in one dated snapshot of a "
+    "price database with its own history",
+    description="Normalised rows of one genai-prices or llm-prices snapshot, with the source's own dated periods",
+    key=("provider", "model", "variant", "tier_min_prompt_tokens", "declared_from_date"),
+    columns=(*PRICE_SNAPSHOT.columns, *_DECLARED),
+    checks=(_check_tiers, _check_declared),
+)
+
+CHANGES = ("set", "drop")
+
+HISTORY_COMMITS = TableSpec(
+    name="history_commits",
+    grain="one row per snapshot (a commit that changed the data, or an imported file) of one price database",
+    description="The snapshots of a replayed price history, oldest first",
+    key=("snapshot",),
+    columns=(
+        Column("snapshot", "int", "", "Position of the snapshot, oldest first (0, 1, 2, ...)", required=True, min=0),
+        Column(
+            "commit",
+            "str",
+            "",
+            "Git commit of the source repository (40 hex digits), or sha256:<digest of the file> for an imported file",
+            required=True,
+        ),
+        Column("committed_at", "str", "", "Commit time in UTC (YYYY-MM-DDTHH:MM:SSZ)", required=True),
+        Column("snapshot_date", "date", "", "UTC date of committed_at: the snapshot's date", required=True),
+        Column("rows", "int", "rows", "Price rows in the snapshot", required=True, min=0),
+        Column("input_path", "str", "", "The source file(s) read at that commit", required=True),
+        Column("input_sha256", "str", "", "SHA-256 of the bytes read (files in path order)", required=True),
+        Column("subject", "str", "", "First line of the commit message"),
+    ),
+)
+
+
+def _check_changes(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
+    """A ``set`` row names its source and entry; a ``drop`` row (the key left the source) carries no price."""
+    problems = []
+    for column in ("source_url", "source_key"):
+        for row in _rows(frame, (pl.col("change") == "set") & pl.col(column).is_null()):
+            problems.append(Problem(row[FILE], row[LINE], column, "is blank", f"a set row needs its {column}"))
+    priced = pl.any_horizontal(pl.col(c).is_not_null() for c in ("input_usd_per_mtok", "output_usd_per_mtok"))
+    for row in _rows(frame, (pl.col("change") == "drop") & priced):
+        problems.append(
+            Problem(row[FILE], row[LINE], "change", "a drop row carries a price", "a key that left holds no price")
+        )
+    return problems
+
+
+HISTORY_CHANGES = TableSpec(
+    name="history_changes",
+    grain="one row per snapshot x price key x declared period whose rows changed from the snapshot before",
+    description="The rows of a replayed price history that changed: at each snapshot, every row of each price key "
+    "whose rows differ from the previous snapshot (set), or one drop row for a key that left",
+    key=("snapshot", "provider", "model", "variant", "tier_min_prompt_tokens", "declared_from_date"),
+    columns=(
+        Column("snapshot", "int", "", "The snapshot (history_commits.snapshot) the rows are new in", required=True),
+        Column(
+            "change",
+            "str",
+            "",
+            "set: the key's rows from this snapshot on; drop: the key left",
+            required=True,
+            allowed=CHANGES,
+        ),  # fmt: skip
+        *(
+            Column(
+                c.name,
+                c.kind,
+                c.unit,
+                c.description,
+                optional=c.optional,
+                min=c.min,
+                positive=c.positive,
+                allowed=c.allowed,
+                ceiling=c.ceiling,
+                required=c.name in PRICE_SNAPSHOT.key,
+            )  # fmt: skip
+            for c in PRICE_SNAPSHOT.columns
+        ),
+        *_DECLARED,
+    ),
+    checks=(_check_changes, _check_declared),
 )

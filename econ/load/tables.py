@@ -21,13 +21,15 @@ from econ.load.layouts import LAYOUTS
 from econ.load.measured_tables import MEASURED_POINTS
 from econ.load.model_tables import ATTENTION, MODELS
 from econ.load.physical import check_scenario_ranges
-from econ.load.price_tables import PRICE_SNAPSHOT, PRICES, SOURCES, VARIANTS
+from econ.load.price_tables import FILE_SOURCES, HISTORY_SOURCES, PRICE_SNAPSHOT, PRICES, SOURCES, VARIANTS
 from econ.load.serving_run_tables import SERVING_RUNS
 from econ.load.spec import FILE, LINE, Column, TableSpec
 
 __all__ = [
     "ATTENTION",
     "DEPLOYMENTS",
+    "FILE_SOURCES",
+    "HISTORY_SOURCES",
     "HARDWARE",
     "INPUT_TABLES",
     "LAYOUTS",

@@ -274,7 +274,8 @@ def what_changed(ctx: SiteContext) -> list[Finding]:
             ctx.finding(
                 "The largest first-party price move in the latest snapshot (the seller makes the model): "
                 "{c.model:text} at {c.provider:text}, {c.component:text} from {c.old_value:sig3} to "
-                "{c.new_value:sig3} USD/MTok ({c.change_frac:pct}).",
+                "{c.new_value:sig3} USD/MTok ({c.change_frac:pct}); its source, {c.source:text}, last showed the old "
+                "price on {c.window_from_date:date} and first the new one on {c.window_to_date:date}.",
                 {
                     "c": (
                         "price_changes",
@@ -292,8 +293,9 @@ def what_changed(ctx: SiteContext) -> list[Finding]:
             ctx.finding(
                 "The largest price move of at most 10× in the latest snapshot (larger ones may be upstream fixes): "
                 "{c.model:text} at {c.provider:text}, "
-                "{c.component:text} from {c.old_value:sig3} to {c.new_value:sig3} USD/MTok ({c.change_frac:pct}), "
-                "between {c.from_date:date} and {c.to_date:date}.",
+                "{c.component:text} from {c.old_value:sig3} to {c.new_value:sig3} USD/MTok ({c.change_frac:pct}); "
+                "its source, {c.source:text}, last showed the old price on {c.window_from_date:date} and first the "
+                "new one on {c.window_to_date:date}.",
                 {
                     "c": (
                         "price_changes",
@@ -318,6 +320,23 @@ def what_changed(ctx: SiteContext) -> list[Finding]:
                 },
                 status="measured",
                 evidence=anchor("Between the two newest snapshots"),
+            ),
+            ctx.finding(
+                "The latest first-party price move in effect: {f.canonical_model:text} at {f.provider:text}, "
+                "{f.component:text} from {f.old_usd_per_mtok:sig3} to {f.new_usd_per_mtok:sig3} USD/MTok "
+                "({f.change_frac:pct}), dated {f.window_to_date:date} by {f.source:text} (its old price last seen "
+                "{f.window_from_date:date}).",
+                {
+                    "f": (
+                        "first_party_price_changes",
+                        "change_date <= (select max(as_of) from build_info) and tier_min_prompt_tokens = 0 "
+                        "and variant = 'standard' and component in ('input', 'output') "
+                        "order by change_date desc, exact desc, window_days, abs(change_frac) desc, canonical_model, "
+                        "component, source limit 1",
+                    )
+                },
+                status="measured",
+                evidence=anchor("Every first-party price change since 2024"),
             ),
         ]
     )

@@ -27,13 +27,14 @@ def q(con, sql: str) -> pl.DataFrame:
 
 
 def test_every_open_model_with_a_calibrated_cost_has_its_sellers_margins(con):
-    """Independent count: the distinct sellers of each open model's current standard base-tier prices."""
+    """Independent count: the distinct sellers of each open model's current standard base-tier prices (those the fits
+    read, inference_prices: not the replayed histories)."""
     costed = set(q(con, "select distinct arch_model from markup_costs where input_cost_usd_per_mtok > 0")["arch_model"])
     sellers = q(
         con,
         """
         select c.arch_model, count(distinct p.provider) as sellers
-        from price_current p join model_catalog c using (canonical_model)
+        from inference_prices p join model_catalog c using (canonical_model)
         where c.arch_model is not null and p.variant = 'standard' and p.tier_min_prompt_tokens = 0
           and p.input_usd_per_mtok > 0
         group by 1

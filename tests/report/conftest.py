@@ -1,7 +1,8 @@
 """Fixtures for the report: a data set with thousands of real price rows and hostile names, built once.
 
 ``report_data`` is the tiny fixture data set plus the real LiteLLM (2025-09-01, 2026-11-20)
-and OpenRouter (2026-08-19) price maps as snapshots, plus hand-kept price rows whose
+and OpenRouter (2026-08-19) price maps as snapshots, the replayed genai-prices and llm-prices histories shipped in
+``data/history``, plus hand-kept price rows whose
 provider, model and source URL try to break out of HTML and inline JSON. ``built_report``
 is ``econ build`` of it (database and report) with ``SOURCE_DATE_EPOCH`` set.
 """
@@ -43,6 +44,7 @@ def make_report_data(target: Path) -> Path:
     text = prices.read_text(encoding="utf-8")
     prices.write_text(text.rstrip("\n") + "\n" + "\n".join([EARLIER_PERIOD, *HOSTILE_ROWS]) + "\n", encoding="utf-8")
     write_real_snapshots(target)
+    shutil.copytree(Path(__file__).resolve().parents[2] / "data" / "history", target / "history")
     return target
 
 

@@ -1,4 +1,8 @@
-"""``econ import litellm|openrouter FILE``: a public price map becomes a dated snapshot CSV.
+"""``econ import SOURCE FILE``: a public price map becomes a dated snapshot.
+
+LiteLLM and OpenRouter files become ``data/snapshots/<source>_<YYYY-MM-DD>.csv``; a genai-prices data file or
+llm-prices data becomes the newest snapshot of that source's replayed history in ``data/history/``
+(:mod:`econ.load.history`; ``econ history replay`` writes the whole history from the source's git repository).
 
 :func:`import_file` is the I/O edge: it reads and parses the file, checks its top-level
 shape, normalises it with the pure ``litellm.normalise`` / ``openrouter.normalise``, checks
@@ -13,63 +17,32 @@ date (in its name), else ``--as-of``, else its modification time with a notice.
 
 from __future__ import annotations
 
-import csv
 import io
 import os
 import re
 import warnings
-from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
 import polars as pl
 
 from econ import paths
-from econ.errors import SHOWN_PROBLEMS, DataError, EconError, EconNotice
+from econ.errors import DataError, EconError, EconNotice
 from econ.files import clean_stale, staging_path
-from econ.load.importers import litellm, openrouter
+from econ.load import history
+from econ.load.importers import genai_prices, litellm, llm_prices, openrouter
 from econ.load.importers.common import Normalised, read_json, shape_error
+from econ.load.importers.history_import import import_history
+from econ.load.importers.result import ImportResult, by_entry
 from econ.load.loader import SNAPSHOT_DIR, snapshot_path
+from econ.load.price_tables import FILE_SOURCES, HISTORY_SOURCES, PRICE_SNAPSHOT
 from econ.load.spec import display_path, read_table
-from econ.load.tables import PRICE_SNAPSHOT
 from econ.lock import Locks
 
 __all__ = ["ImportResult", "file_date", "import_file", "import_parsed", "normalise", "snapshot_date", "SOURCES"]
 
-SOURCES = ("litellm", "openrouter")
+SOURCES = (*FILE_SOURCES, *HISTORY_SOURCES)
 DATE_IN_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})")
-
-
-@dataclass
-class ImportResult:
-    """What one import did.
-
-    ``entries`` counts every entry of the file, ``imported_entries`` those that gave price
-    rows, ``skipped`` the others by reason (``imported_entries + sum(skipped.values()) ==
-    entries``). ``rows`` is the number of price rows written (an entry gives one row per
-    variant and long-context tier). ``ignored_keys`` counts, by family, price keys of
-    imported entries that no column holds; ``dropped_rows`` counts rows left out, by
-    reason. ``as_of`` is the snapshot date and ``date_from`` says where it came from
-    (``the file name``, ``--as-of``, ``the file's modification date``, or ``the same content as
-    <snapshot>``). ``examples`` names the first entries skipped for an invalid or impossible price, by
-    reason. ``status`` is ``new``, ``replaced`` (a snapshot of that source and date existed with other
-    rows) or ``unchanged`` (a snapshot of that source, of any date, holds the same rows: nothing was
-    written, and ``path`` and ``as_of`` are that snapshot's).
-    """
-
-    source: str
-    input_path: Path
-    path: Path
-    as_of: date
-    date_from: str
-    entries: int
-    imported_entries: int
-    rows: int
-    skipped: dict[str, int] = field(default_factory=dict)
-    ignored_keys: dict[str, int] = field(default_factory=dict)
-    dropped_rows: dict[str, int] = field(default_factory=dict)
-    status: str = "new"
-    examples: dict[str, list[str]] = field(default_factory=dict)
 
 
 def snapshot_date(path: Path, as_of: date | None = None) -> tuple[date, str]:
@@ -139,6 +112,24 @@ def normalise(source: str, obj, path: Path) -> Normalised:
                 path, f'is not an OpenRouter models response (expected {{"data": [...]}}, found {found})', hint
             )
         result = openrouter.normalise(obj)
+    elif source == "genai_prices":
+        if not isinstance(obj, list) or not all(isinstance(p, dict) and "models" in p for p in obj):
+            raise shape_error(
+                path,
+                "is not a genai-prices data file (expected a JSON list of providers with models, found a "
+                f"{_kind(obj)})",
+                "give genai-prices' prices/data.json or prices/new_data/v2/data.json",
+            )
+        result = genai_prices.normalise(obj)
+    elif source == "llm_prices":
+        if not llm_prices.is_llm_prices(obj):
+            raise shape_error(
+                path,
+                'is not llm-prices data (expected a vendor file {"vendor", "models"}, a list of them, or '
+                '{"prices": [...]})',
+                "give a file of llm-prices' data/ folder, or https://www.llm-prices.com/historical-v1.json",
+            )
+        result = llm_prices.normalise(obj)
     else:
         raise EconError(f"unknown import source {source!r}", f"use one of: {', '.join(SOURCES)}")
     if result.imported == 0:
@@ -179,6 +170,7 @@ def import_file(
     with Locks(command="econ import") as locks:
         locks.acquire([data_dir], wait=wait)  # one writer of data/ at a time (econ refresh takes the same lock)
         clean_stale(Path(data_dir) / SNAPSHOT_DIR)
+        clean_stale(Path(data_dir) / history.HISTORY_DIR)
         return import_parsed(source, obj, Path(path), data_dir=data_dir, as_of=as_of)
 
 
@@ -189,13 +181,14 @@ def import_parsed(
     *,
     data_dir: Path = paths.DATA_DIR,
     as_of: date | None = None,
-    stage_at: Path | None = None,
+    stage_at: dict[Path, Path] | None = None,
 ) -> ImportResult:
     """:func:`import_file` for a file already parsed with :func:`~econ.load.importers.common.read_json` (``econ
     refresh``).
 
-    With ``stage_at`` the checked snapshot is written there and not moved onto its target (``econ refresh``
-    moves it in with the database); nothing is written when it is ``unchanged``.
+    With ``stage_at`` (target path -> staging path, :func:`targets`) the checked snapshot is written to the staging
+    paths and not moved onto its targets (``econ refresh`` moves them in with the database); nothing is written when
+    it is ``unchanged``.
     """
     if source not in SOURCES:
         raise EconError(f"unknown import source {source!r}", f"use one of: {', '.join(SOURCES)}")
@@ -206,6 +199,8 @@ def import_parsed(
             f"no data folder at {display_path(data_dir)}", "run econ from the project folder or pass --data"
         )
     when, date_from, notice = file_date(Path(path), as_of)
+    if source in HISTORY_SOURCES:
+        return import_history(source, result, Path(path), data_dir, when, date_from, notice, stage_at=stage_at)
     target = snapshot_path(data_dir, source, when)
     text = result.frame.write_csv(line_terminator="\n").encode("utf-8")
     twin = same_content(data_dir, source, text)
@@ -222,22 +217,15 @@ def import_parsed(
     else:
         if notice:
             warnings.warn(notice, EconNotice, stacklevel=2)
-        status = _write_checked(target, text, stage_at=stage_at)
-    return ImportResult(
-        source,
-        path,
-        target,
-        when,
-        date_from,
-        result.entries,
-        result.imported,
-        result.frame.height,
-        result.skipped,
-        result.ignored_keys,
-        result.dropped_rows,
-        status,
-        result.examples,
-    )
+        status = _write_checked(target, text, stage_at=(stage_at or {}).get(target))
+    return ImportResult.of(source, path, target, when, date_from, result, status)
+
+
+def targets(source: str, data_dir: Path, when: date) -> list[Path]:
+    """The files an import of ``source`` dated ``when`` writes: its snapshot, or its history's two files."""
+    if source in HISTORY_SOURCES:
+        return list(history.store_paths(data_dir, source))
+    return [snapshot_path(data_dir, source, when)]
 
 
 def same_content(data_dir: Path, source: str, text: bytes) -> Path | None:
@@ -285,8 +273,7 @@ def _write_checked(target: Path, text: bytes, *, stage_at: Path | None = None) -
             read_table(tmp, PRICE_SNAPSHOT, shown=target)
         except DataError as e:  # the normalisers skip entries whose values the spec refuses, so this is a bug
             raise EconError(
-                "the import produced rows that fail the snapshot checks, so nothing was written:\n"
-                + _by_entry(e, text),
+                "the import produced rows that fail the snapshot checks, so nothing was written:\n" + by_entry(e, text),
                 "check those entries of the input file; if they look valid, please report it to econ with the file",
             ) from None
         if stage_at is None:
@@ -295,21 +282,6 @@ def _write_checked(target: Path, text: bytes, *, stage_at: Path | None = None) -
         tmp.unlink(missing_ok=True)
         raise
     return "new" if old is None else "replaced"
-
-
-def _by_entry(error: DataError, text: bytes) -> str:
-    """The problems of a refused snapshot, each named by the entry (source_key) of the input it came from."""
-    rows = text.decode("utf-8").splitlines()
-    header = next(csv.reader(rows[:1]), [])
-    lines = []
-    for p in error.problems[:SHOWN_PROBLEMS]:
-        key = None
-        if p.line is not None and 1 < p.line <= len(rows) and "source_key" in header:
-            key = next(csv.reader([rows[p.line - 1]]), [None])[-1]
-        where = f"entry {key}" if key else "the snapshot"
-        lines.append(f"{where}:{f' column {p.column}:' if p.column else ''} {p.what}")
-    rest = len(error.problems) - len(lines)
-    return "\n".join(lines + ([f"… and {rest:,} more"] if rest else []))
 
 
 def _kind(obj) -> str:

@@ -18,6 +18,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -42,6 +43,9 @@ PRICE_COLUMNS = {
 SIGNIFICANT_DIGITS = 12
 EXAMPLES = 3
 KEY = ["provider", "model", "variant", "tier_min_prompt_tokens"]
+DATED_COLUMNS = ("declared_from_date", "declared_to_date", "match_rule")
+"""Columns of the price databases that keep their own dated history (genai-prices, llm-prices): the source's own
+effective period of a row and, for genai-prices, the entry's match rule (see ``econ.load.price_tables``)."""
 
 # row-level reasons (a row dropped from an entry that is otherwise imported)
 DUPLICATE_ROW = "duplicate row (same provider, model, variant, tier; kept the first)"
@@ -94,6 +98,38 @@ class Normalised:
     ignored_keys: dict[str, int] = field(default_factory=dict)
     dropped_rows: dict[str, int] = field(default_factory=dict)
     examples: dict[str, list[str]] = field(default_factory=dict)  # problem reason -> first entry keys
+
+
+class Tally:
+    """The entry counts of one normalisation: every entry imported or skipped with a reason, the first
+    :data:`EXAMPLES` names of each problem reason (``problems``)."""
+
+    def __init__(self, problems: tuple[str, ...]):
+        self.problems, self.entries, self.imported = problems, 0, 0
+        self.skipped: Counter = Counter()
+        self.examples: dict[str, list[str]] = {}
+
+    def add(self, reason: str | None, name: str) -> None:
+        """One entry: imported (``reason`` None) or skipped for ``reason``."""
+        self.entries += 1
+        if reason is None:
+            self.imported += 1
+            return
+        self.skipped[reason] += 1
+        if reason in self.problems and len(self.examples.setdefault(reason, [])) < EXAMPLES:
+            self.examples[reason].append(name)
+
+    def result(self, rows: RowCollector) -> Normalised:
+        frame = rows.frame()
+        return Normalised(
+            frame,
+            self.entries,
+            self.imported,
+            dict(self.skipped),
+            dict(rows.ignored),
+            dict(rows.dropped),
+            self.examples,
+        )
 
 
 def parse_price(value, *, ceiling: float = USD_PER_TOKEN_CEILING):
@@ -149,10 +185,11 @@ class RowCollector:
     counts keys and values of imported entries that no column holds, by family.
     """
 
-    def __init__(self):
+    def __init__(self, *, dated: bool = False):
         self.rows: list[tuple] = []
         self.dropped: Counter = Counter()
         self.ignored: Counter = Counter()
+        self.dated = dated  # rows carry DATED_COLUMNS (a source with its own dated price history)
 
     def add_entry(
         self,
@@ -164,8 +201,13 @@ class RowCollector:
         *,
         max_input_tokens: int | None,
         hugging_face_id: str | None = None,
+        declared: tuple[date | None, date | None] = (None, None),
+        match_rule: str | None = None,
     ) -> int:
         """Add the rows of one entry; returns how many were added (0: the entry has no price).
+
+        ``declared`` is the source's own effective period of these prices (from inclusive, to exclusive; None: open)
+        and ``match_rule`` the model names the entry prices; both only for a ``dated`` collector.
 
         A row without any price is not a row. A tier row whose variant has no base-tier
         (0) price is dropped and counted. When a tier starts at or above the entry's
@@ -179,7 +221,7 @@ class RowCollector:
         for (variant, tier), p in prices.items():
             if not p:
                 continue
-            if tier > 0 and variant not in bases:
+            if tier > 0 and variant not in bases and not self.dated:  # a dated source's tiers are checked in frame()
                 orphans += 1
                 continue
             rows.append((provider, model, variant, tier, *(p.get(c) for c in COMPONENTS)))
@@ -191,6 +233,8 @@ class RowCollector:
             self.ignored[MAX_BELOW_TIER] += 1
             max_input_tokens = None
         tail = (max_input_tokens, hugging_face_id, source_url, source_key)
+        if self.dated:
+            tail += (*declared, match_rule)
         self.rows.extend(r + tail for r in rows)
         return len(rows)
 
@@ -207,11 +251,24 @@ class RowCollector:
             "source_url": pl.String,
             "source_key": pl.String,
         }
+        key, columns = KEY, [c.name for c in PRICE_SNAPSHOT.columns]
+        if self.dated:
+            schema |= {"declared_from_date": pl.Date, "declared_to_date": pl.Date, "match_rule": pl.String}
+            key, columns = [*KEY, "declared_from_date"], [*columns, *DATED_COLUMNS]
         raw = pl.DataFrame(self.rows, schema=schema, orient="row")
         before = raw.height
-        raw = raw.unique(subset=KEY, keep="first", maintain_order=True)
+        raw = raw.unique(subset=key, keep="first", maintain_order=True)
         if raw.height < before:
             self.dropped[DUPLICATE_ROW] += before - raw.height
+        if self.dated:  # a tier entry (llm-prices lists it apart) needs a base-tier row of its model and period
+            group = ["provider", "model", "variant", "declared_from_date"]
+            bases = raw.filter(pl.col("tier_min_prompt_tokens") == 0).select(group).unique()
+            kept = raw.filter(pl.col("tier_min_prompt_tokens") == 0).vstack(
+                raw.filter(pl.col("tier_min_prompt_tokens") > 0).join(bases, on=group, how="semi", nulls_equal=True)
+            )
+            if kept.height < raw.height:
+                self.dropped[ORPHAN_TIER] += raw.height - kept.height
+            raw = kept
         rank = pl.col("variant").replace_strict(list(VARIANTS), list(range(len(VARIANTS))), return_dtype=pl.Int32)
         converted = raw.with_columns(
             *[
@@ -221,9 +278,8 @@ class RowCollector:
             pl.lit(None, pl.Float64).alias("cache_storage_usd_per_mtok_hour"),
             pl.lit(None, pl.Float64).alias("speed_ratio"),
         )
-        return converted.sort(["provider", "model", rank, "tier_min_prompt_tokens"]).select(
-            [c.name for c in PRICE_SNAPSHOT.columns]
-        )
+        order = ["provider", "model", rank, "tier_min_prompt_tokens"] + (["declared_from_date"] if self.dated else [])
+        return converted.sort(order, nulls_last=False).select(columns)
 
 
 def read_json(path: Path):
@@ -241,6 +297,11 @@ def read_json(path: Path):
         what="a price map",
         hint="check the path of the file to import",
     )
+    return parse_json(raw, shown)
+
+
+def parse_json(raw: bytes, shown: str):
+    """:func:`read_json` of bytes already read (``shown`` names them in errors)."""
     text = decode_utf8(
         raw,
         shown,

@@ -15,8 +15,8 @@ from econ.report.charts.data import named
 
 WIDTH = 620
 HEIGHT = 320
-SOURCE_DOMAIN = ["hand", "litellm", "openrouter"]
-SOURCE_RANGE = ["#1f5fa8", "#e4892b", "#3b9c5a"]
+SOURCE_DOMAIN = ["hand", "litellm", "openrouter", "genai_prices", "llm_prices"]
+SOURCE_RANGE = ["#1f5fa8", "#e4892b", "#3b9c5a", "#b07aa1", "#9c755f"]
 
 
 CHIP_DOMAIN = [

@@ -55,3 +55,39 @@ def changes_over_time(frame: pl.DataFrame) -> alt.LayerChart:
         title="Every price change over time (above 1: raised; below: cut)", width=WIDTH, height=HEIGHT
     )
     return with_datasets(chart, changes=frame, guide=guide)
+
+
+PRICE_COMPONENTS = ["input", "output"]
+
+
+def family_prices_over_time(frame: pl.DataFrame, family: str) -> alt.Chart:
+    """The first-party list price of each model of one family over time, as steps on a log axis.
+
+    ``frame``: one row per model x component x period end point: ``date`` (the period's first day, then the day
+    before its end), canonical_model, provider, component (input, output), usd_per_mtok, source (prevailing),
+    period (a number per period, so a gap breaks the line).
+    """
+    y_title = axis_title("List price, log scale", "USD/MTok")
+    chart = (
+        alt.Chart(named("prices"))
+        .mark_line(interpolate="step-after", point=alt.OverlayMarkDef(size=18, filled=True))
+        .encode(
+            x=alt.X("date:T", title="Date", axis=alt.Axis(format="%b %Y")),
+            y=alt.Y("usd_per_mtok:Q", title=y_title, scale=alt.Scale(type="log")),
+            color=alt.Color("canonical_model:N", title="Model", legend=alt.Legend(columns=2, labelLimit=160)),
+            strokeDash=alt.StrokeDash(
+                "component:N", title="Component", scale=alt.Scale(domain=PRICE_COMPONENTS, range=[[1, 0], [5, 3]])
+            ),
+            detail="period:N",
+            tooltip=[
+                alt.Tooltip("canonical_model:N", title="Model"),
+                alt.Tooltip("provider:N", title="Seller"),
+                alt.Tooltip("component:N", title="Component"),
+                alt.Tooltip("date:T", title="Date"),
+                alt.Tooltip("usd_per_mtok:Q", title="Price (USD/MTok)", format=",.4~g"),
+                alt.Tooltip("source:N", title="Source (prevailing)"),
+            ],
+        )
+        .properties(title=f"{family}: first-party list price over time", width=WIDTH, height=HEIGHT)
+    )
+    return with_datasets(chart, prices=frame)

@@ -17,6 +17,7 @@ from econ.report.charts import changes as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, Markup, details, fmt_num, table, tag
 from econ.report.page import Download, PageContent, Section, SiteContext, note
+from econ.report.pages import changes_history as history
 from econ.report.pages.common import guarded, pct
 
 NAME = "what-changed"
@@ -80,7 +81,7 @@ FIRST_PARTY = findings.FIRST_PARTY_CHANGE
 
 CHANGED = f"""
 select source, provider, model, variant, tier_min_prompt_tokens, replace(component, '_usd_per_mtok', '') as component,
-       old_value, new_value, change_frac, change_class
+       old_value, new_value, change_frac, change_class, window_from_date, window_to_date, exact
 from price_changes
 where change = 'changed' and ({FIRST_PARTY} or ? = 'all')
 order by source, provider, model, variant, tier_min_prompt_tokens, component
@@ -92,7 +93,7 @@ select count(distinct (source, provider, model)) as keys from price_changes wher
 
 LARGEST = """
 select source, provider, model, variant, tier_min_prompt_tokens, replace(component, '_usd_per_mtok', '') as component,
-       old_value, new_value, change_frac, change_class
+       old_value, new_value, change_frac, change_class, window_from_date, window_to_date, exact
 from price_changes
 where change = 'changed' and source <> 'hand'
 order by abs(coalesce(change_frac, 0)) desc nulls last, source, provider, model, variant, tier_min_prompt_tokens,
@@ -140,6 +141,12 @@ CHANGE_COLS = [
     Col("new_value", "New", kind="num", keep=True),
     Col("change_frac", "Change (%)", kind="num", fmt=pct, keep=True),
     Col("change_class", "Class"),
+    Col(
+        "window",
+        "When (window)",
+        help="after the last snapshot of the source with the old value … by the first "
+        "with the new; one day where the source dates it",
+    ),  # fmt: skip
 ]
 
 
@@ -162,7 +169,10 @@ def render(ctx: SiteContext) -> PageContent:
     sections = [
         guarded("Between the two newest snapshots", lambda: _diff(ctx, has_changes, dates, compared)),
         guarded("What the changes imply", lambda: _inferred(ctx)),
+        guarded("Every first-party price change since 2024", lambda: history.first_party_section(ctx)),
+        guarded("First-party price over time, by model family", lambda: history.family_section(ctx)),
         guarded("Price changes over time", lambda: _over_time(ctx)),
+        guarded("Where the sources disagree", lambda: history.conflicts_section(ctx)),
     ]
     return PageContent(
         title=TITLE,
@@ -208,7 +218,9 @@ def _diff(ctx: SiteContext, has_changes: bool, dates: list, compared: str) -> Se
             id="diff-summary",
         ),
     ]
-    first_party = ctx.query(CHANGED, ["first-party"]) if ctx.has("price_keys") else ctx.query(CHANGED, ["none"])
+    first_party = ctx.query(CHANGED, ["first-party" if ctx.has("price_keys") else "none"]).with_columns(
+        history.window_text()
+    )
     if first_party.height:
         blocks.append(
             table(
@@ -228,7 +240,7 @@ def _diff(ctx: SiteContext, has_changes: bool, dates: list, compared: str) -> Se
                 kind="pending",
             )
         )
-    largest = ctx.query(LARGEST, [LARGEST_IMPORTED])
+    largest = ctx.query(LARGEST, [LARGEST_IMPORTED]).with_columns(history.window_text())
     total = ctx.scalar("select count(*) from price_changes where change = 'changed' and source <> 'hand'")
     if largest.height:
         blocks.append(

@@ -176,3 +176,34 @@ def read_tables_from(html: str) -> dict:
         path = Path(tmp) / "page.html"
         path.write_text(html, encoding="utf-8")
         return read(path)
+
+
+def test_the_luna_cut_is_dated_to_its_commit_s_window(built_report):
+    """simonw's llm-prices: gpt-5.6 luna's input went from $1 to $0.20 in the commit "Price drops for GPT-5.6 Luna and
+    Terra" (b163763, 2026-07-30); the commit before (014a62d, 2026-07-24) last showed $1. The page dates the change to
+    that window and links both commits."""
+    page = built_report / "what-changed.html"
+    table = read_tables(page)["first-party-changes"]
+    rows = [
+        r
+        for r in table
+        if r["Model"] == "gpt-5.6-luna" and r["Source"] == "llm_prices" and r["Component"] == "input"
+        and r["Prompt above (tokens)"] == "0"
+    ]  # fmt: skip
+    assert [(r["When (window)"], r["Last old (commit)"], r["First new (commit)"]) for r in rows] == [
+        ("2026-07-24…2026-07-30", "014a62da", "b163763f")
+    ]
+    html = page.read_text(encoding="utf-8")
+    assert "https://github.com/simonw/llm-prices/commit/b163763f7dd81344478b3cd0b75aac8fc994c902" in html
+    assert (
+        "gpt: first-party list price over time" in figure_text(page, "family-gpt")
+        or 'id="fig-what-changed-family-gpt"' in html
+    )
+
+
+def test_first_party_changes_and_conflicts_are_downloads(built_report):
+    changes = pl.read_csv(built_report / "what-changed" / "first-party-changes.csv.gz", infer_schema_length=None)
+    assert changes.height >= 30 and {"window_from_commit", "window_to_commit", "source"} <= set(changes.columns)
+    assert changes.filter((pl.col("source") == "llm_prices") & (pl.col("canonical_model") == "gpt-5.6-luna")).height
+    conflicts = pl.read_csv(built_report / "what-changed" / "price-conflicts.csv.gz", infer_schema_length=None)
+    assert conflicts.height > 0 and {"source", "other_source"} <= set(conflicts.columns)

@@ -98,5 +98,6 @@ def test_a_cut_of_the_makers_own_price_is_a_first_party_change(cut_db, tmp_path)
         for r in read_tables(out)["changed-first-party"]
     }
     assert shown == expected  # the reseller's unchanged row is not there, and no other row either
-    (finding,) = [f for f in page.findings if "first-party price move" in f.html]
+    (finding,) = [f for f in page.findings if "largest first-party price move" in f.html]
     assert "claude-sonnet-4-5 at anthropic" in finding.html and "−20%" in findings_html([finding]).replace("-", "−")
+    assert "2026-08-20" in finding.html and "2026-11-20" in finding.html  # its window: the two snapshots

@@ -1,0 +1,96 @@
+"""The change log: every move dated to its window, classified; the first-party moves per source."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import polars as pl
+
+from econ.fits.change_log import change_log, first_party_changes
+from econ.fits.price_ratios import history
+
+D = date
+
+
+def prices(*rows) -> pl.DataFrame:
+    """(source, model, from, to, input, output, snapshot_date, declared, source_commit, last_commit) rows of the
+    first-party seller ``acme``'s model ``m`` (canonical ``m``)."""
+    frame = pl.DataFrame(
+        [
+            {
+                "source": s,
+                "provider": "acme",
+                "model": k,
+                "variant": "standard",
+                "tier_min_prompt_tokens": 0,
+                "from_date": f,
+                "to_date": t,
+                "input_usd_per_mtok": i,
+                "output_usd_per_mtok": o,
+                "cache_read_usd_per_mtok": None,
+                "cache_write_5m_usd_per_mtok": None,
+                "cache_write_1h_usd_per_mtok": None,
+                "snapshot_date": seen,
+                "declared": dec,
+                "source_commit": c1,
+                "last_commit": c2,
+            }  # fmt: skip
+            for s, k, f, t, i, o, seen, dec, c1, c2 in rows
+        ]
+    )
+    return history(frame).with_columns(pl.lit("m").alias("canonical_model"), pl.lit(True).alias("is_first_party"))
+
+
+def test_a_move_is_dated_between_the_last_snapshot_with_the_old_price_and_the_first_with_the_new():
+    log = change_log(
+        prices(
+            ("llm_prices", "m", D(2026, 6, 26), D(2026, 7, 30), 1.0, 6.0, D(2026, 7, 24), False, "c1", "c3"),
+            ("llm_prices", "m", D(2026, 7, 30), None, 0.2, 1.2, D(2026, 8, 6), False, "c4", "c9"),
+            ("hand", "m", D(2026, 1, 1), D(2026, 7, 30), 1.0, 6.0, None, True, None, None),
+            ("hand", "m", D(2026, 7, 30), None, 0.2, 1.2, None, True, None, None),
+        )
+    )
+    rows = log.filter(pl.col("component") == "input").sort("source")
+    assert rows.select(
+        "source",
+        "window_from_date",
+        "window_to_date",
+        "exact",
+        "window_from_commit",
+        "window_to_commit",
+        "change_class",
+    ).rows() == [  # fmt: skip
+        ("hand", D(2026, 7, 30), D(2026, 7, 30), True, None, None, "price move down"),
+        ("llm_prices", D(2026, 7, 24), D(2026, 7, 30), False, "c3", "c4", "price move down"),
+    ]
+    assert rows["change_frac"].to_list() == [-0.8, -0.8]
+    merged = first_party_changes(log).filter(pl.col("component") == "input")
+    assert merged["agreeing_sources"].to_list() == [2, 2]
+
+
+def test_a_move_the_other_sources_contradict_is_a_data_fix():
+    """genai-prices showed DeepSeek's chat at $0.014 for two weeks while llm-prices had $0.27 throughout: the move to
+    $0.27 is genai-prices' own fix, not DeepSeek's price change."""
+    log = change_log(
+        prices(
+            ("genai_prices", "m", D(2025, 6, 22), D(2025, 7, 4), 0.014, 0.028, D(2025, 7, 3), False, "a", "b"),
+            ("genai_prices", "m", D(2025, 7, 4), None, 0.27, 1.1, D(2026, 8, 21), False, "c", "d"),
+            ("llm_prices", "m", D(2025, 2, 8), None, 0.27, 1.1, D(2026, 8, 6), True, "e", "f"),
+        )
+    )
+    fix = log.filter((pl.col("source") == "genai_prices") & (pl.col("component") == "input"))
+    assert fix.select("contradicted", "change_class").rows() == [(True, "suspected data fix")]
+    assert first_party_changes(log).filter(pl.col("source") == "genai_prices").height == 0
+
+
+def test_a_lagging_source_is_not_a_contradiction():
+    """A source that saw the cut later than another still saw the old price before it: a real move, dated wider."""
+    log = change_log(
+        prices(
+            ("genai_prices", "m", D(2026, 1, 1), D(2026, 3, 10), 2.0, 8.0, D(2026, 3, 9), False, "a", "b"),
+            ("genai_prices", "m", D(2026, 3, 10), None, 1.0, 4.0, D(2026, 8, 21), False, "c", "d"),
+            ("litellm", "m", D(2025, 9, 1), D(2026, 3, 1), 2.0, 8.0, D(2025, 9, 1), False, None, None),
+            ("litellm", "m", D(2026, 3, 1), None, 1.0, 4.0, D(2026, 11, 20), False, None, None),
+        )
+    )
+    assert set(log["change_class"]) == {"price move down"} and not log["contradicted"].any()
