@@ -29,7 +29,7 @@ from econ.db import connect_read_only, create_views, damaged, staged_database, t
 from econ.faults import boundary
 from econ.files import remove, source_date
 from econ.fingerprint import code_fingerprint
-from econ.journal import Transaction, journal_path
+from econ.journal import Transaction
 from econ.load.loader import column_comments, load_all, table_description
 from econ.lock import Locks
 from econ.outputs import prepare_run, write_marker
@@ -64,7 +64,7 @@ def build(
     started = time.perf_counter()
     with Locks(command="econ build") as locks:
         prepare_run(locks, db_path=db_path, data_dir=data_dir, reports_dir=reports_dir, cache_dir=cache_dir, wait=wait)
-        txn = Transaction(journal_path(db_path), locks=locks.held)
+        txn = Transaction(db_path, locks=locks)
         try:
             status = stage_build(
                 txn,
@@ -103,8 +103,8 @@ def stage_build(
     as_of = as_of or default_as_of()
     frames = load_all(Path(data_dir), pending=pending)
     boundary("build:loaded")
-    staged_db = txn.stage(db_path, companions=(".wal",))
-    staged_reports = None if reports_dir is None else txn.stage(reports_dir)
+    staged_db = txn.stage(db_path, kind="database", companions=(".wal",))
+    staged_reports = None if reports_dir is None else txn.stage(reports_dir, kind="reports")
     with staged_database(staged_db, shown=Path(db_path)) as con:
         code_hash = code_fingerprint()
         for name, frame in frames.items():
@@ -161,10 +161,10 @@ def report(
     from econ.report.site import write_report  # altair and vl-convert load only when pages are drawn
 
     with Locks(command="econ report") as locks:
-        prepare_run(locks, db_path=db_path, reports_dir=reports_dir, cache_dir=cache_dir, wait=wait)
-        txn = Transaction(journal_path(db_path), locks=locks.held)
+        prepare_run(locks, db_path=db_path, reports_dir=reports_dir, cache_dir=cache_dir, wait=wait, writes_db=False)
+        txn = Transaction(db_path, locks=locks)
         try:
-            staged = txn.stage(reports_dir)
+            staged = txn.stage(reports_dir, kind="reports")
             try:
                 write_report(db_path, staged, as_of=as_of, cache_dir=cache_dir)
             except duckdb.Error as e:

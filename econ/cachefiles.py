@@ -99,15 +99,19 @@ def begin_entry(final: Path) -> Path:
 
 
 def commit_entry(staged: Path, final: Path, *, drop_siblings: bool = True) -> None:
-    """Write the manifest of ``staged`` and rename it to ``final`` (other keys in the folder are dropped)."""
+    """Write the manifest of ``staged`` and rename it to ``final`` (other entries in the folder are dropped)."""
     staged, final = Path(staged), Path(final)
     write_manifest(staged)
-    if drop_siblings:
+    if drop_siblings:  # older entries of the same name: folders econ wrote (they carry a manifest), nothing else
         for sibling in final.parent.iterdir():
-            if sibling != staged and not sibling.name.startswith("."):
+            if sibling != staged and not sibling.name.startswith(".") and _is_entry(sibling):
                 remove(sibling)
     remove(final)
     os.rename(staged, final)
+
+
+def _is_entry(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink() and (path / MANIFEST).is_file()
 
 
 def store_copy(source: Path, final: Path, *, root: Path) -> None:
