@@ -63,6 +63,8 @@ def _component(name: pl.Expr) -> pl.Expr:
 def filtered(changes: pl.DataFrame, implied: pl.DataFrame, names: pl.DataFrame | None, *, provider, model):
     """``changes`` and ``implied`` of one seller and/or one canonical model (any spelling; a price key also works)."""
     if provider is not None:
+        if names is not None and names.height:
+            _known_provider(names, provider)
         changes = changes.filter(pl.col("provider") == provider)
         implied = implied.filter(pl.col("provider") == provider) if implied.height else implied
     if model is not None:
@@ -79,6 +81,33 @@ def filtered(changes: pl.DataFrame, implied: pl.DataFrame, names: pl.DataFrame |
                 implied.join(canon, on=["source", "provider", "model"], how="left").filter(keep).drop("canonical_model")
             )
     return changes, implied
+
+
+def check_filters(names: pl.DataFrame | None, *, provider: str | None, model: str | None) -> None:
+    """Raise :class:`EconError` for a seller or a model no price row names (before anything is printed)."""
+    if names is None or not names.height:
+        return
+    if provider is not None:
+        _known_provider(names, provider)
+    if model is not None:
+        _known_model(names, model, pl.select(match_key(model_name(pl.lit(model)))).item())
+
+
+def _known_provider(names: pl.DataFrame, provider: str) -> None:
+    """Raise unless ``provider`` sells at least one price row (an empty diff of a misspelt seller says nothing)."""
+    import difflib
+
+    sellers = sorted(set(names["provider"].drop_nulls().to_list()))
+    if provider in sellers:
+        return
+    close = difflib.get_close_matches(provider.lower(), sellers, n=3, cutoff=0.6)
+    hint = (
+        f"did you mean {', '.join(close)}?"
+        if close
+        else f"sellers are {', '.join(sellers[:12])}"
+        + (", … (select distinct provider from prices)" if len(sellers) > 12 else "")
+    )
+    raise EconError(f"unknown provider {provider!r} (no price row of that seller)", hint)
 
 
 def _known_model(names: pl.DataFrame, model: str, wanted: str) -> None:

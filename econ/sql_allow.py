@@ -196,6 +196,12 @@ def _check_statement(kind: str, text: str, *, allow_files: bool, sweep: bool) ->
             raise EconError(f"file access is refused: {kind} with --sweep", FILES_HINT)
     elif kind in WRITES:
         raise EconError(f"write statements are refused: {_first_words(text)} …", READ_ONLY_HINT)
+    elif kind == "CALL":  # CALL f(…) is SELECT * FROM f(…): allowed for the functions a query may call
+        m = re.match(r"^\s*call\s+(?:[A-Za-z_][A-Za-z0-9_]*\.)*\"?([A-Za-z_][A-Za-z0-9_]*)\"?\s*\(", text, re.I)
+        if m is None or m.group(1).lower() not in TABLE_FUNCTIONS:
+            name = m.group(1).lower() if m else _first_words(text, 2)
+            raise _refused(f"CALL {name}(…)", "it changes settings, writes files or runs SQL of its own; " + READING)
+        _check_calls(text)
     elif kind == "MULTI":  # a PIVOT whose columns DuckDB must find first: it runs several statements
         raise _refused(
             f"`{_first_words(text)}` (a PIVOT without its columns)",

@@ -325,7 +325,7 @@ def _failed(e: BaseException) -> int:
         return 0
     if isinstance(e, OSError):  # a file or folder that cannot be read or written (permissions, full disk)
         if e.errno in _FULL:
-            where = f" while writing {e.filename}" if e.filename else ""
+            where = f" while writing {e.filename}" if e.filename else " while writing the output"
             sys.stderr.write(
                 f"Error: {e.strerror}{where} — free some disk space (or raise the file-size limit, ulimit -f) and "
                 "run again; nothing was replaced\n"
@@ -334,6 +334,17 @@ def _failed(e: BaseException) -> int:
             sys.stderr.write(f"Error: {e} — check the path and its permissions\n")
         return 1
     raise e
+
+
+def _flushed(code: int) -> int:
+    """``code``, once what was printed is written: output that cannot be written (a full disk) is a failure."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return code
+    except OSError as e:
+        return _failed(e)
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -349,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("always", EconNotice)
             warnings.showwarning = _notices()
             source_date()  # numpy reads SOURCE_DATE_EPOCH when it is imported: check it before anything is
-            return args.func(args)
+            return _flushed(args.func(args))
     except BaseException as e:  # noqa: BLE001 (every ending becomes an exit code; unexpected ones are re-raised)
         if _SIGNALLED:  # stopped: whatever a library made of the signal (DuckDB's interrupt, a half-read file)
             return _stopped()

@@ -119,9 +119,11 @@ def cmd_refresh(args) -> int:
 
 
 def cmd_diff(args) -> int:
+    from econ.diff import check_filters
     from econ.refresh import diff_database
 
     diff = diff_database(args.db, from_date=args.from_date, to_date=args.to_date)
+    check_filters(diff.names, provider=args.provider, model=args.model)
     if args.format in ("table", "markdown"):
         shown = "".join(f", {k} {v}" for k, v in (("provider", args.provider), ("model", args.model)) if v)
         _out(f"price changes from {diff.from_date} to {diff.to_date}{shown}")
