@@ -77,7 +77,7 @@ def check_database_path(db_path: Path) -> None:
     hint = "give --db a new file path (such as build/econ.duckdb) or a database econ built"
     try:
         st = os.lstat(db_path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a new path (a folder that cannot be made is said when locking)
         return
     except OSError as e:
         raise OutputError(f"cannot read the database path {shown}: {e.strerror}", hint) from None
