@@ -172,7 +172,8 @@ def _read_manifest(path: Path) -> dict:
     else:
         if isinstance(body, dict):
             return body
-        why = f"holds a JSON {type(body).__name__}, not the object econ writes"
+        kind = {"list": "list", "str": "string", "int": "number", "float": "number", "bool": "boolean"}
+        why = f"holds a JSON {kind.get(type(body).__name__, 'null')}, not the object econ writes"
     folder = shown_path(path.parent)
     raise EconError(
         f"the sweep manifest {shown} {why}; econ cannot tell which spec, code and inputs its partitions were made with",
