@@ -109,16 +109,29 @@ def _identity(folder: Path) -> dict:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM back until the block is done (they are delivered right after)."""
+    """Hold SIGINT and SIGTERM back until the block is done (they are delivered right after).
+
+    Blocking them at the kernel is not enough: a signal that arrived just before the block has already tripped
+    Python's flag, and its handler would run at the next bytecode inside the block. So the handlers are swapped for
+    one that only records the signal, and each recorded signal is raised again once the block is done.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    held = {signal.SIGINT, signal.SIGTERM}
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    received: list[int] = []
+
+    def record(signum, frame) -> None:
+        received.append(signum)
+
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.signal(s, record) for s in held}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        for s in dict.fromkeys(received):
+            signal.raise_signal(s)
 
 
 class Transaction:
@@ -165,9 +178,13 @@ class Transaction:
             body["moves"] = [m.to_json(base) for m in self.moves]
             tmp = staging_path(self.journal)
             self.locks.record(tmp, output=self.db_path)
-            tmp.write_text(json.dumps(body, indent=1), encoding="utf-8")
-            fsync_file(tmp)
-            os.replace(tmp, self.journal)
+            try:
+                tmp.write_text(json.dumps(body, indent=1), encoding="utf-8")
+                fsync_file(tmp)
+                os.replace(tmp, self.journal)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
             fsync_dir(self.journal.parent)
             self.committed = True
             boundary("commit:journal")

@@ -24,7 +24,7 @@ from econ.cli import main
 from econ.sweep.run import sweep
 from tests.sweep.conftest import parquet_bytes, write_spec
 
-from .conftest import BUILD, REFRESH, REPO, econ, leftovers, ok, signature, tree, workdir
+from .conftest import BUILD, REFRESH, REPO, SOURCE_DATE_EPOCH, econ, leftovers, ok, signature, tree, workdir
 
 pytestmark = pytest.mark.slow
 
@@ -50,7 +50,8 @@ context_tokens = { min = 1024, max = 131072, points = 400 }
 count = 20
 per_partition = 1
 """
-ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+ENV = {k: v for k, v in os.environ.items() if not k.startswith("ECON_FAULT")}
+ENV |= {"PYTHONPATH": str(REPO), "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH}
 
 
 def run(capsys, *args) -> tuple[int, str, str]:
@@ -268,20 +269,25 @@ def kill_at_random(project, folder: Path, seed: int, successor: str):
 
 def test_stopped_or_killed_at_any_step_old_or_new_and_nothing_outside_touched(project, tmp_path):
     """1 in 15 SIGTERMs during a build gave a traceback (or DuckDB's 130): now the exit code of the signal at each
-    step (build:loaded is test_kill's), the old state and nothing staged left. A refresh killed at a random moment
-    (snapshot, database and report move together) is all old or all new after the next reading command, and a
-    rerun gives the new state. Files beside the project (one named like a dead run's staging path) stay as they
-    were. The three runs go at once."""
-    interrupted = [("build:tables", signal.SIGINT), ("build:analyses", signal.SIGTERM)]
+    step (build:loaded is test_kill's), the old state and nothing staged left; a signal during the commit lands
+    after it (the new state, whole). A refresh killed at a random moment (snapshot, database and report move
+    together) is all old or all new after the next reading command, and a rerun gives the new state. Files beside
+    the project (one named like a dead run's staging path) stay as they were. The four runs go at once."""
+    interrupted = [
+        ("build:tables", signal.SIGINT),
+        ("build:analyses", signal.SIGTERM),
+        ("commit:journal", signal.SIGINT),
+    ]
     *stopped, killed = parallel(
-        *[lambda b=b, s=s: interrupt_at(project, tmp_path / b[6:], b, s) for b, s in interrupted],
+        *[lambda b=b, s=s: interrupt_at(project, tmp_path / b.replace(":", "-"), b, s) for b, s in interrupted],
         lambda: kill_at_random(project, tmp_path / "refresh", 27, "refreshed"),
     )
     old = replace(project.old_state, data=project.new_state.data)
     for (boundary, sig), (returncode, err, state, left, sentinel) in zip(interrupted, stopped):
         expected = (130, "interrupted\n") if sig == signal.SIGINT else (143, "")
         assert (returncode, err) == expected, (boundary, err)
-        assert state == old and left == [] and sentinel == SENTINEL, boundary
+        whole = project.new_state if boundary.startswith("commit:") else old
+        assert state == whole and left == [] and sentinel == SENTINEL, boundary
     err, state, final, left, untouched = killed
     assert state in (project.old_state, project.refreshed_state), err
     assert final == project.refreshed_state and left == [] and untouched
