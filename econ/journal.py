@@ -44,7 +44,7 @@ from pathlib import Path
 
 from econ.errors import EconError, EconNotice
 from econ.faults import boundary
-from econ.files import backup_path, fsync_dir, fsync_file, remove, shown_path, staging_path
+from econ.files import backup_path, fsync_dir, fsync_file, read_json_bounded, remove, shown_path, staging_path
 from econ.lock import BusyError, Locks, lock_path
 from econ.markers import is_duckdb_file, is_our_report
 from econ.paths import SNAPSHOT_DIR, SNAPSHOT_NAME
@@ -234,12 +234,8 @@ def _refused(journal: Path, what: str) -> JournalError:
 
 def _load(journal: Path) -> dict:
     try:
-        with open(journal, "rb") as f:
-            raw = f.read(MAX_JOURNAL_BYTES + 1)
-        if len(raw) > MAX_JOURNAL_BYTES:
-            raise ValueError(f"larger than {MAX_JOURNAL_BYTES // 2**20} MiB")
-        body = json.loads(raw.decode("utf-8"))
-    except (OSError, ValueError, RecursionError) as e:
+        body = read_json_bounded(journal, max_bytes=MAX_JOURNAL_BYTES)
+    except (OSError, ValueError) as e:
         raise JournalError(
             f"the journal {shown_path(journal)} of an interrupted run cannot be read ({e})",
             "it is written whole and renamed into place, so something else changed it; look at the files it names, "

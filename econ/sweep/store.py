@@ -27,7 +27,7 @@ from pathlib import Path
 
 from econ.cachefiles import digest
 from econ.errors import EconError, EconNotice
-from econ.files import clean_stale, fsync_dir, shown_path, staging_path
+from econ.files import clean_stale, fsync_dir, read_json_bounded, shown_path, staging_path
 
 MARKER = ".econ-sweep"
 MARKER_TEXT = (
@@ -162,12 +162,8 @@ def _read_manifest(path: Path) -> dict:
     """The manifest of an earlier run, or an :class:`EconError` saying it is damaged."""
     shown = shown_path(path)
     try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_MANIFEST_BYTES + 1)
-        if len(raw) > MAX_MANIFEST_BYTES:
-            raise ValueError(f"larger than {MAX_MANIFEST_BYTES // 2**20} MiB")
-        body = json.loads(raw.decode("utf-8"))
-    except (OSError, ValueError, RecursionError) as e:
+        body = read_json_bounded(path, max_bytes=MAX_MANIFEST_BYTES)
+    except (OSError, ValueError) as e:
         why = f"cannot be read ({str(e).splitlines()[0][:120]})"
     else:
         if isinstance(body, dict):

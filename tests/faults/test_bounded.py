@@ -22,7 +22,7 @@ import pytest
 
 from econ.cli import main
 from econ.sweep.run import sweep
-from tests.sweep.conftest import parquet_bytes, write_spec
+from tests.sweep.conftest import SMALL, parquet_bytes, write_spec
 
 from .conftest import BUILD, REFRESH, REPO, SOURCE_DATE_EPOCH, econ, leftovers, ok, signature, tree, workdir
 
@@ -37,19 +37,8 @@ formats = ["fp8"]
 batch = { min = 1, max = 256, points = 5 }
 context_tokens = { min = 1024, max = 8192, points = 2 }
 """
-SLOW = """
-[select]
-models = ["DeepSeek-V3", "Llama-3.1-70B"]
-chips = ["H100", "B200"]
-formats = ["fp8"]
-layouts = "all"
-[grid]
-batch = { min = 1, max = 4096, points = 13 }
-context_tokens = { min = 1024, max = 131072, points = 400 }
-[draws]
-count = 20
-per_partition = 1
-"""
+SLOW = SMALL.replace("points = 4 }", "points = 400 }").replace("per_partition = 3", "per_partition = 1")
+"""The small sweep with partitions of ~0.5 s: a worker is inside one when the driver is stopped."""
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("ECON_FAULT")}
 ENV |= {"PYTHONPATH": str(REPO), "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH}
 
