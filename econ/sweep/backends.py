@@ -80,18 +80,30 @@ def run_local(fn: Callable, tasks: Iterable, *, workers: int | None = None) -> I
                     for t in islice(tasks, 1):
                         pending.add(pool.submit(fn, t))
         except BaseException:  # Ctrl-C, SIGTERM or a failed partition: stop now, not after the running partitions
-            for future in pending:
-                future.cancel()
             _stop_workers(pool)
             raise
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:
-    """End the pool's worker processes (their partitions are lost: nothing of them was written yet)."""
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
+    """End the pool's worker processes now (their partitions are lost: nothing of them was written yet).
+
+    The pool's manager thread sees its workers gone and fails their futures itself (cancelling or shutting the pool
+    down at the same time races with it: a traceback from its thread, 1 stop in 60). A worker killed while it sent
+    a result leaves half a message in the result pipe, and that thread would wait for the rest forever (so would the
+    interpreter's exit, which joins it): once the workers are gone the driver closes its own end of that pipe (it
+    never writes there), and the wait ends at end-of-file.
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
         with contextlib.suppress(OSError, AttributeError, ValueError):
-            process.terminate()
-    pool.shutdown(wait=False, cancel_futures=True)
+            process.kill()
+    for process in processes:
+        with contextlib.suppress(OSError, AttributeError, ValueError, AssertionError):
+            process.join(timeout=5)
+    writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+    if writer is not None:
+        with contextlib.suppress(OSError):
+            writer.close()
 
 
 def run_ray(fn: Callable, tasks: Iterable, *, workers: int | None = None, address: str | None = None) -> Iterator:
