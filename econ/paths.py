@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 
@@ -17,3 +18,8 @@ QUERIES_DIR = ROOT / "queries"
 DB_PATH = ROOT / "build" / "econ.duckdb"
 CACHE_DIR = ROOT / "build" / "cache"
 REPORTS_DIR = ROOT / "reports"
+
+SNAPSHOT_DIR = "snapshots"
+"""The folder of data/ that holds the imported price snapshots."""
+SNAPSHOT_NAME = re.compile(r"^(?P<source>[a-z]+)_(?P<date>\d{4}-\d{2}-\d{2})\.csv$")
+"""A snapshot's file name: ``<source>_<YYYY-MM-DD>.csv``."""

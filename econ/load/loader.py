@@ -6,7 +6,7 @@ raises one :class:`DataError` listing every problem in every file.
 
 from __future__ import annotations
 
-import re
+import os
 from datetime import date
 from pathlib import Path
 
@@ -16,9 +16,8 @@ from econ.errors import DataError, Problem
 from econ.load.references import check_references
 from econ.load.spec import FILE, LINE, check_refs, display_path, read_table
 from econ.load.tables import INPUT_TABLES, PRICE_SNAPSHOT, PRICES, SOURCES
+from econ.paths import SNAPSHOT_DIR, SNAPSHOT_NAME
 
-SNAPSHOT_DIR = "snapshots"
-SNAPSHOT_NAME = re.compile(r"^(?P<source>[a-z]+)_(?P<date>\d{4}-\d{2}-\d{2})\.csv$")
 PRICE_VALUE_COLUMNS = [
     "input_usd_per_mtok",
     "output_usd_per_mtok",
@@ -38,6 +37,20 @@ def snapshot_path(data_dir: Path, source: str, as_of: date) -> Path:
     return Path(data_dir) / SNAPSHOT_DIR / f"{source}_{as_of.isoformat()}.csv"
 
 
+def snapshot_folder_problem(data_dir: Path) -> Problem | None:
+    """The problem of a ``snapshots`` path that is not a folder (a file, a link to nowhere), else None."""
+    folder = Path(data_dir) / SNAPSHOT_DIR
+    if not os.path.lexists(folder) or (folder.is_dir() and not folder.is_symlink()):
+        return None
+    return Problem(
+        display_path(folder),
+        None,
+        None,
+        "is not a folder (econ keeps the imported price snapshots in this folder)",
+        f"move it away (econ import creates the folder), or put the snapshot CSVs in a folder {SNAPSHOT_DIR}/",
+    )
+
+
 def list_snapshots(data_dir: Path, *, pending: dict[Path, Path] | None = None) -> list[tuple[str, date, Path]]:
     """(source, date, path) of every snapshot file, oldest first; bad names raise DataError.
 
@@ -45,6 +58,9 @@ def list_snapshots(data_dir: Path, *, pending: dict[Path, Path] | None = None) -
     """
     folder = Path(data_dir) / SNAPSHOT_DIR
     found, problems = [], []
+    problem = snapshot_folder_problem(data_dir)
+    if problem is not None:
+        raise DataError([problem])
     present = sorted(folder.glob("*.csv")) if folder.is_dir() else []
     for path in sorted(set(present) | {folder / Path(p).name for p in pending or {}}):
         m = SNAPSHOT_NAME.match(path.name)

@@ -18,6 +18,7 @@ import io
 import os
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -26,10 +27,10 @@ import polars as pl
 
 from econ import paths
 from econ.errors import SHOWN_PROBLEMS, DataError, EconError, EconNotice
-from econ.files import clean_stale, staging_path
+from econ.files import staging_path
 from econ.load.importers import litellm, openrouter
-from econ.load.importers.common import Normalised, read_json, shape_error
-from econ.load.loader import SNAPSHOT_DIR, snapshot_path
+from econ.load.importers.common import Normalised, read_json, shape_error, shown_name
+from econ.load.loader import SNAPSHOT_DIR, snapshot_folder_problem, snapshot_path
 from econ.load.spec import display_path, read_table
 from econ.load.tables import PRICE_SNAPSHOT
 from econ.lock import Locks
@@ -142,9 +143,15 @@ def normalise(source: str, obj, path: Path) -> Normalised:
     else:
         raise EconError(f"unknown import source {source!r}", f"use one of: {', '.join(SOURCES)}")
     if result.imported == 0:
+        reasons = sorted(result.skipped.items(), key=lambda kv: -kv[1])[:3]
+        said = "; ".join(
+            f"{n:,} skipped for {reason}"
+            + (f": {', '.join(result.examples[reason])}" if result.examples.get(reason) else "")
+            for reason, n in reasons
+        )
         raise shape_error(
             path,
-            f"has no text-generation price among its {result.entries} entries",
+            f"has no text-generation price among its {result.entries:,} entries" + (f" ({said})" if said else ""),
             f"is this the right file for econ import {source}?",
         )
     return result
@@ -178,8 +185,12 @@ def import_file(
     obj = read_json(Path(path))
     with Locks(command="econ import") as locks:
         locks.acquire([data_dir], wait=wait)  # one writer of data/ at a time (econ refresh takes the same lock)
-        clean_stale(Path(data_dir) / SNAPSHOT_DIR)
-        return import_parsed(source, obj, Path(path), data_dir=data_dir, as_of=as_of)
+        locks.remove_inherited()  # what a killed import or refresh staged in data/snapshots/
+
+        def record(staged: Path) -> None:
+            locks.record(staged, output=data_dir)
+
+        return import_parsed(source, obj, Path(path), data_dir=data_dir, as_of=as_of, record=record)
 
 
 def import_parsed(
@@ -190,12 +201,14 @@ def import_parsed(
     data_dir: Path = paths.DATA_DIR,
     as_of: date | None = None,
     stage_at: Path | None = None,
+    record: Callable[[Path], None] | None = None,
 ) -> ImportResult:
     """:func:`import_file` for a file already parsed with :func:`~econ.load.importers.common.read_json` (``econ
     refresh``).
 
     With ``stage_at`` the checked snapshot is written there and not moved onto its target (``econ refresh``
-    moves it in with the database); nothing is written when it is ``unchanged``.
+    moves it in with the database); nothing is written when it is ``unchanged``. ``record`` is called with the
+    staging path before it is made (:meth:`econ.lock.Locks.record`).
     """
     if source not in SOURCES:
         raise EconError(f"unknown import source {source!r}", f"use one of: {', '.join(SOURCES)}")
@@ -205,6 +218,9 @@ def import_parsed(
         raise EconError(
             f"no data folder at {display_path(data_dir)}", "run econ from the project folder or pass --data"
         )
+    problem = snapshot_folder_problem(data_dir)
+    if problem is not None:
+        raise DataError([problem])
     when, date_from, notice = file_date(Path(path), as_of)
     target = snapshot_path(data_dir, source, when)
     text = result.frame.write_csv(line_terminator="\n").encode("utf-8")
@@ -222,7 +238,7 @@ def import_parsed(
     else:
         if notice:
             warnings.warn(notice, EconNotice, stacklevel=2)
-        status = _write_checked(target, text, stage_at=stage_at)
+        status = _write_checked(target, text, stage_at=stage_at, record=record)
     return ImportResult(
         source,
         path,
@@ -271,7 +287,9 @@ def _date_of(snapshot: Path) -> date:
     return date.fromisoformat(DATE_IN_NAME.findall(snapshot.name)[-1])
 
 
-def _write_checked(target: Path, text: bytes, *, stage_at: Path | None = None) -> str:
+def _write_checked(
+    target: Path, text: bytes, *, stage_at: Path | None = None, record: Callable[[Path], None] | None = None
+) -> str:
     """Check ``text`` with the snapshot spec and put it at ``target`` atomically (or leave it at ``stage_at``);
     returns the status."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -279,6 +297,8 @@ def _write_checked(target: Path, text: bytes, *, stage_at: Path | None = None) -
     if old == text:
         return "unchanged"
     tmp = stage_at if stage_at is not None else staging_path(target)
+    if stage_at is None and record is not None:
+        record(tmp)
     try:
         tmp.write_bytes(text)
         try:
@@ -305,7 +325,10 @@ def _by_entry(error: DataError, text: bytes) -> str:
     for p in error.problems[:SHOWN_PROBLEMS]:
         key = None
         if p.line is not None and 1 < p.line <= len(rows) and "source_key" in header:
-            key = next(csv.reader([rows[p.line - 1]]), [None])[-1]
+            try:
+                key = shown_name(next(csv.reader([rows[p.line - 1]]), [None])[-1])
+            except csv.Error:  # a cell beyond the csv module's field limit
+                key = None
         where = f"entry {key}" if key else "the snapshot"
         lines.append(f"{where}:{f' column {p.column}:' if p.column else ''} {p.what}")
     rest = len(error.problems) - len(lines)
