@@ -119,8 +119,10 @@ def parse_price(value, *, ceiling: float = USD_PER_TOKEN_CEILING):
     """A price as a float (USD per token), ``None`` when absent, :data:`INVALID` or :data:`TOO_HIGH`.
 
     Numbers and numeric strings (OpenRouter writes prices as strings) are accepted; booleans,
-    containers, non-finite (also integers too large for a float) and negative values are invalid;
-    a value above ``ceiling`` (the snapshot spec's 1e5 USD/MTok) is too high.
+    containers, non-finite (also integers too large for a float) and negative values are invalid,
+    and so is a non-zero value below the snapshot spec's smallest magnitude (``ceilings.TINY``
+    USD/MTok: a subnormal is a typo the loader would refuse); a value above ``ceiling`` (the
+    snapshot spec's 1e5 USD/MTok) is too high.
     """
     if value is None:
         return None
@@ -138,7 +140,7 @@ def parse_price(value, *, ceiling: float = USD_PER_TOKEN_CEILING):
             return INVALID
     except (ValueError, OverflowError):
         return INVALID
-    if not math.isfinite(x) or x < 0:
+    if not math.isfinite(x) or x < 0 or 0 < x * units.MTOK < ceilings.TINY:
         return INVALID
     return TOO_HIGH if x > ceiling else x
 
