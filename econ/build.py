@@ -27,7 +27,7 @@ from econ.db import connect_read_only, create_views, damaged, staged_database, t
 from econ.faults import boundary
 from econ.files import remove, source_date
 from econ.fingerprint import code_fingerprint
-from econ.journal import Transaction, journal_path
+from econ.journal import Transaction
 from econ.lock import Locks
 from econ.outputs import prepare_run, write_marker
 from econ.progress import step
@@ -72,7 +72,7 @@ def build(
             with connect_read_only(Path(db_path)) as ro:
                 objects = table_summary(ro)
             return BuildResult(Path(db_path), objects, {}, time.perf_counter() - started, reports_dir, current=True)
-        txn = Transaction(journal_path(db_path), locks=locks.held)
+        txn = Transaction(db_path, locks=locks)
         try:
             status = stage_build(
                 txn,
@@ -122,8 +122,8 @@ def stage_build(
     step("load", f"{Path(data_dir).name}/", 0, 1)
     frames = load_all(Path(data_dir), pending=pending)
     boundary("build:loaded")
-    staged_db = txn.stage(db_path, companions=(".wal",))
-    staged_reports = None if reports_dir is None else txn.stage(reports_dir)
+    staged_db = txn.stage(db_path, kind="database", companions=(".wal",))
+    staged_reports = None if reports_dir is None else txn.stage(reports_dir, kind="reports")
     with staged_database(staged_db, shown=Path(db_path)) as con:
         code_hash = code_fingerprint()
         for name, frame in frames.items():
@@ -181,10 +181,10 @@ def report(
     from econ.report.site import write_report  # altair loads only when pages are drawn
 
     with Locks(command="econ report") as locks:
-        prepare_run(locks, db_path=db_path, reports_dir=reports_dir, cache_dir=cache_dir, wait=wait)
-        txn = Transaction(journal_path(db_path), locks=locks.held)
+        prepare_run(locks, db_path=db_path, reports_dir=reports_dir, cache_dir=cache_dir, wait=wait, writes_db=False)
+        txn = Transaction(db_path, locks=locks)
         try:
-            staged = txn.stage(reports_dir)
+            staged = txn.stage(reports_dir, kind="reports")
             try:
                 write_report(db_path, staged, as_of=as_of)
                 step("commit", Path(reports_dir).name, 0, 1)

@@ -42,10 +42,29 @@ def notice(text: str) -> None:
     warnings.warn(text, EconNotice, stacklevel=3)
 
 
+OS_REASONS = (
+    "No space left on device",
+    "File too large",
+    "Disk quota exceeded",
+    "Read-only file system",
+    "Permission denied",
+    "Not a directory",
+    "Is a directory",
+    "No such file or directory",
+)
+"""The operating system's words a library's write error may wrap (DuckDB 2: 'IO Error: Async write failed for range
+…: {"exception_message": "…: No space left on device", "errno": "28"}')."""
+
+
 def cannot_store(root: Path, error: Exception) -> None:
-    """The notice for a cache that cannot be written; the run goes on without storing."""
-    reason = getattr(error, "strerror", None) or str(error).strip().splitlines()[0]
-    notice(f"the cache {shown_path(root)} cannot be written ({reason}); going on without caching")
+    """The notice for a cache that cannot be written (one per cause: the OS's reason, not the file's); the run goes
+    on without storing."""
+    text = str(error)
+    reason = getattr(error, "strerror", None) or next((r for r in OS_REASONS if r in text), None)
+    notice(
+        f"the cache {shown_path(root)} cannot be written ({reason or text.strip().splitlines()[0]}); going on "
+        "without caching"
+    )
 
 
 def _files(folder: Path) -> list[Path]:
@@ -95,15 +114,19 @@ def begin_entry(final: Path) -> Path:
 
 
 def commit_entry(staged: Path, final: Path, *, drop_siblings: bool = True) -> None:
-    """Write the manifest of ``staged`` and rename it to ``final`` (other keys in the folder are dropped)."""
+    """Write the manifest of ``staged`` and rename it to ``final`` (other entries in the folder are dropped)."""
     staged, final = Path(staged), Path(final)
     write_manifest(staged)
-    if drop_siblings:
+    if drop_siblings:  # older entries of the same name: folders econ wrote (they carry a manifest), nothing else
         for sibling in final.parent.iterdir():
-            if sibling != staged and not sibling.name.startswith("."):
+            if sibling != staged and not sibling.name.startswith(".") and _is_entry(sibling):
                 remove(sibling)
     remove(final)
     os.rename(staged, final)
+
+
+def _is_entry(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink() and (path / MANIFEST).is_file()
 
 
 def store_copy(source: Path, final: Path, *, root: Path) -> None:

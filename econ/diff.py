@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from econ.errors import EconError
 from econ.fits.model_identity import match_key, model_name
 from econ.fits.price_changes import CLASSES
 
@@ -75,6 +76,8 @@ def filtered(changes: pl.DataFrame, implied: pl.DataFrame, names: pl.DataFrame |
     """``changes`` and ``implied`` of one seller and/or one model (its canonical name or a price key: the command
     resolves what the user typed with :func:`econ.names.resolve_model` first)."""
     if provider is not None:
+        if names is not None and names.height:
+            _known_provider(names, provider)
         changes = changes.filter(pl.col("provider") == provider)
         implied = implied.filter(pl.col("provider") == provider) if implied.height else implied
     if model is not None:
@@ -97,6 +100,32 @@ KEYED = ("new", "removed", "renamed key")
 
 WINDOW = ("window_from_date", "window_to_date", "exact")
 """The columns of a change's window (:func:`window_label`)."""
+
+
+def check_filters(names: pl.DataFrame | None, *, provider: str | None) -> None:
+    """Raise :class:`EconError` for a seller no price row names (before anything is printed; a model name is
+    :mod:`econ.names`' to resolve)."""
+    if names is None or not names.height:
+        return
+    if provider is not None:
+        _known_provider(names, provider)
+
+
+def _known_provider(names: pl.DataFrame, provider: str) -> None:
+    """Raise unless ``provider`` sells at least one price row (an empty diff of a misspelt seller says nothing)."""
+    import difflib
+
+    sellers = sorted(set(names["provider"].drop_nulls().to_list()))
+    if provider in sellers:
+        return
+    close = difflib.get_close_matches(provider.lower(), sellers, n=3, cutoff=0.6)
+    hint = (
+        f"did you mean {', '.join(close)}?"
+        if close
+        else f"sellers are {', '.join(sellers[:12])}"
+        + (", … (select distinct provider from prices)" if len(sellers) > 12 else "")
+    )
+    raise EconError(f"unknown provider {provider!r} (no price row of that seller)", hint)
 
 
 def _keys(rows: pl.DataFrame) -> pl.DataFrame:

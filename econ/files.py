@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import secrets
@@ -222,3 +223,18 @@ def read_bounded(path: Path, *, max_bytes: int, shown: str, what: str, hint: str
     if len(data) > max_bytes:
         raise too_big
     return data
+
+
+def read_json_bounded(path: Path, *, max_bytes: int):
+    """The JSON value of a file econ wrote itself (a journal, a manifest) of at most ``max_bytes``.
+
+    Raises ``OSError`` or ``ValueError`` (not UTF-8, not JSON, too large, nested beyond what Python parses).
+    """
+    with open(path, "rb") as f:
+        raw = f.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise ValueError(f"larger than {max_bytes / 2**20:g} MiB")
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise ValueError("nested deeper than it can be read") from None

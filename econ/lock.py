@@ -8,6 +8,12 @@ second run fails at once with a "busy" message naming the holder, or queues behi
 ``--wait``. Locks are taken in one order (sorted lock paths), so two waiting runs cannot deadlock,
 and the kernel releases them when a process dies, so a killed run never leaves a stale lock.
 Lock files stay in place (removing a lock file that another run has open would let two runs in).
+
+A lock file is also the record of what its holder creates beside the output: before a run makes a staging
+or backup path it appends ``staged <path>`` (relative to the lock's folder) to the lock and fsyncs it. The
+next holder inherits those lines, keeps them while it works and removes the paths they name
+(:meth:`Locks.remove_inherited`): clean-up removes only what a run of econ recorded, never a file because of
+its name alone.
 """
 
 from __future__ import annotations
@@ -15,11 +21,15 @@ from __future__ import annotations
 import fcntl
 import os
 import warnings
+from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
 from econ.errors import EconError, EconNotice
-from econ.files import shown_path
+from econ.files import remove, shown_path
+
+RECORD = "staged "
+MAX_LOCK_BYTES = 1 << 20  # a lock file holds one holder line and a few records; more is not ours to read
 
 
 class BusyError(EconError):
@@ -29,6 +39,11 @@ class BusyError(EconError):
 def lock_path(target: Path) -> Path:
     """The lock file of an output: ``.<name>.lock`` in the output's folder."""
     target = Path(os.path.abspath(target))
+    if not target.name:
+        raise EconError(
+            f"{target} is the root folder; econ writes each output in a folder of its own",
+            "give a file or folder below it",
+        )
     return target.with_name(f".{target.name}.lock")
 
 
@@ -50,6 +65,8 @@ class Locks:
     def __init__(self, *, command: str = "econ"):
         self.command = command
         self._held: dict[Path, int] = {}
+        self._inherited: dict[Path, list[str]] = defaultdict(list)  # recorded by earlier holders, not removed yet
+        self._own: dict[Path, list[str]] = defaultdict(list)  # recorded by this run
 
     def __enter__(self) -> Locks:
         return self
@@ -95,15 +112,68 @@ class Locks:
                     ) from None
                 warnings.warn(f"waiting for {holder} to finish with {path.name[1:-5]}", EconNotice, stacklevel=3)
                 fcntl.flock(fd, fcntl.LOCK_EX)
-            holder = f"{self.command} (pid {os.getpid()})\n".encode()
-            os.pwrite(fd, holder, 0)  # then cut what an earlier holder left: a reader never sees an empty file
-            os.ftruncate(fd, len(holder))
+            self._inherited[path] = _records(fd)
+            self._write(path, fd)
         except BaseException:
             os.close(fd)
             raise
         return fd
 
+    def _write(self, path: Path, fd: int) -> None:
+        """The holder line, then every record not yet cleaned (an earlier holder's and this run's)."""
+        lines = [f"{self.command} (pid {os.getpid()})\n"]
+        lines += [f"{RECORD}{name}\n" for name in [*self._inherited[path], *self._own[path]]]
+        text = "".join(lines).encode()
+        os.pwrite(fd, text, 0)  # then cut what an earlier holder left: a reader never sees an empty file
+        os.ftruncate(fd, len(text))
+        os.fsync(fd)
+
+    def record(self, path: Path, *, output: Path) -> None:
+        """Record ``path`` (which this run is about to create beside ``output``) in the lock of ``output``.
+
+        The path must lie in the lock's folder or below it; the lock must be held.
+        """
+        lock = lock_path(output)
+        fd = self._held.get(lock)
+        if fd is None:
+            raise RuntimeError(f"{lock} is not held: lock {output} before staging beside it")
+        name = os.path.relpath(os.path.abspath(path), lock.parent)
+        if Path(name).parts[0] == "..":
+            raise RuntimeError(f"{path} is not beside {output}")
+        self._own[lock].append(name)
+        self._write(lock, fd)
+
+    def remove_inherited(self) -> list[Path]:
+        """Remove the paths earlier holders of the held locks recorded (runs that died before cleaning up)."""
+        removed = []
+        for lock, names in self._inherited.items():
+            if not names or lock not in self._held:
+                continue
+            for name in names:
+                path = lock.parent / name
+                if os.path.lexists(path):
+                    remove(path)
+                    removed.append(path)
+            names.clear()
+            self._write(lock, self._held[lock])
+        return removed
+
     def release(self) -> None:
         for fd in self._held.values():
             os.close(fd)
         self._held = {}
+
+
+def _records(fd: int) -> list[str]:
+    """The paths recorded in a lock file (relative to its folder; anything else in it is ignored)."""
+    try:
+        text = os.pread(fd, MAX_LOCK_BYTES, 0).decode("utf-8", "replace")
+    except OSError:
+        return []
+    names = []
+    for line in text.splitlines()[1:]:
+        name = line[len(RECORD) :] if line.startswith(RECORD) else ""
+        parts = Path(name).parts
+        if name and not os.path.isabs(name) and ".." not in parts and name not in names:
+            names.append(name)
+    return names

@@ -4,43 +4,47 @@
   :data:`MARKER` (every report econ writes has one; a report written by econ before the marker
   existed is recognised by its ``assets/econ.js``). Anything else — a user's folder, a regular
   file, a link — is an error naming the path, and nothing is touched.
-- The data folder, the database's folder and the report folder must be different folders, and
-  none may hold another (``--reports .`` would replace the project; ``--reports data`` the inputs).
+- The database is replaced whole too: ``--db`` must be a new path or a database econ built (a DuckDB
+  file with econ's ``build_info``); a folder, a link or any other file is an error.
+- The cache folder must be new, empty, or carry :data:`~econ.markers.CACHE_MARKER` (a cache written
+  before the marker existed is recognised by its entry folders); econ marks it.
+- The data folder, the database, the report folder and the cache are four different places, and
+  none may hold another (``--reports .`` would replace the project, ``--db data`` the inputs,
+  ``--cache data`` would write among them).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from econ.errors import EconError
-from econ.files import clean_stale, shown_path
-from econ.journal import finish_interrupted, journal_path
-from econ.load.loader import SNAPSHOT_DIR
+from econ.files import shown_path
+from econ.journal import finish_interrupted
 from econ.lock import Locks
-
-MARKER = ".econ-report"
-MARKER_TEXT = (
-    "This folder is written by econ (econ build, econ report) and replaced whole by every run.\n"
-    "Keep no files of your own here: they would be removed with it.\n"
+from econ.markers import (
+    CACHE_MARKER,
+    CACHE_MARKER_TEXT,
+    REPORT_MARKER,
+    REPORT_MARKER_TEXT,
+    database_owner,
+    is_our_report,
+    write_report_marker,
 )
-_LEGACY_SCRIPT = "/* econ report: "  # first line of assets/econ.js in every report econ has written
+
+MARKER = REPORT_MARKER
+MARKER_TEXT = REPORT_MARKER_TEXT
+write_marker = write_report_marker
+
+
+DISTINCT_HINT = (
+    "give the data (--data), the database (--db), the report (--reports) and the cache (--cache) places of their own"
+)
 
 
 class OutputError(EconError):
     """An output path points at something econ must not replace."""
-
-
-def is_our_report(folder: Path) -> bool:
-    """Whether ``folder`` is a report folder econ wrote (it has the marker, or the script of an older econ)."""
-    folder = Path(folder)
-    if (folder / MARKER).is_file():
-        return True
-    try:
-        with open(folder / "assets" / "econ.js", encoding="utf-8") as f:
-            return f.read(len(_LEGACY_SCRIPT)) == _LEGACY_SCRIPT and (folder / "index.html").is_file()
-    except (OSError, UnicodeDecodeError):
-        return False
 
 
 def check_report_folder(folder: Path) -> None:
@@ -67,9 +71,76 @@ def check_report_folder(folder: Path) -> None:
         )
 
 
-def write_marker(folder: Path) -> None:
-    """Mark a staged report folder as econ's."""
-    (Path(folder) / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
+def check_database_path(db_path: Path) -> None:
+    """Raise :class:`OutputError` unless ``db_path`` is new or a database econ built (it is replaced whole)."""
+    shown = shown_path(db_path)
+    hint = "give --db a new file path (such as build/econ.duckdb) or a database econ built"
+    try:
+        st = os.lstat(db_path)
+    except (FileNotFoundError, NotADirectoryError):  # a new path (a folder that cannot be made is said when locking)
+        return
+    except OSError as e:
+        raise OutputError(f"cannot read the database path {shown}: {e.strerror}", hint) from None
+    if stat.S_ISLNK(st.st_mode):
+        raise OutputError(f"the database {shown} is a symbolic link; econ replaces the database whole", hint)
+    if stat.S_ISDIR(st.st_mode):
+        raise OutputError(f"the database {shown} is a folder; econ writes the database as one file", hint)
+    if not stat.S_ISREG(st.st_mode):
+        raise OutputError(f"the database {shown} is not a regular file (a pipe, a device or a socket)", hint)
+    why = database_owner(Path(db_path))
+    if why is not None:
+        raise OutputError(
+            f"the database {shown} is a file econ did not write ({why}); econ replaces its database whole, so it "
+            "will not use this one",
+            hint,
+        )
+
+
+_CACHE_NAMES = {"site", "report"}  # besides one folder per analysis, named like a Python module
+
+
+def _looks_like_cache(folder: Path, entries: list[Path]) -> bool:
+    """A cache written before the marker existed: only entry folders (``<name>/<key>/manifest.json``) and the
+    report's files."""
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if not entry.is_dir() or entry.is_symlink() or not entry.name.replace("_", "").isalnum():
+            return False
+        if entry.name not in _CACHE_NAMES and not all((key / "manifest.json").is_file() for key in entry.iterdir()):
+            return False
+    return True
+
+
+def claim_cache_folder(cache_dir: Path | None) -> None:
+    """Check the cache folder and mark it as econ's (see the module docstring).
+
+    A folder that cannot be created or marked is left to the cache's own notice (a cache that cannot be
+    written only costs time); a folder of someone else's files is an :class:`OutputError`.
+    """
+    if cache_dir is None:
+        return
+    folder = Path(cache_dir)
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        return  # the cache says "cannot be written" and the run goes on without it
+    try:
+        entries = list(folder.iterdir()) if folder.exists() else []
+    except OSError:
+        return
+    if (folder / CACHE_MARKER).is_file():
+        return
+    if entries and not _looks_like_cache(folder, entries):
+        listed = ", ".join(sorted(p.name for p in entries)[:3]) + (", …" if len(entries) > 3 else "")
+        raise OutputError(
+            f"the cache folder {shown_path(folder)} holds files econ did not write ({listed}) and no {CACHE_MARKER} "
+            "marker; econ replaces the entries of its cache, so it will not use this one",
+            "give --cache a new or empty folder, or a cache folder econ wrote",
+        )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / CACHE_MARKER).write_text(CACHE_MARKER_TEXT, encoding="utf-8")
+    except OSError:
+        pass
 
 
 def _real(path: Path) -> Path:
@@ -87,31 +158,31 @@ def check_distinct(
     reports_dir: Path | None = None,
     cache_dir: Path | None = None,
 ) -> None:
-    """Raise :class:`OutputError` unless the data folder, the database's folder and the report folder differ.
-
-    The report folder (replaced whole) may not hold or be the data folder, the database or the
-    cache; the database may not sit in the data folder (its write-ahead log and staging files
-    would land among the inputs).
-    """
-    data = _real(data_dir) if data_dir is not None else None
-    db = _real(db_path) if db_path is not None else None
-    reports = _real(reports_dir) if reports_dir is not None else None
-    cache = _real(cache_dir) if cache_dir is not None else None
-    hint = "give the data (--data), the database (--db) and the report (--reports) folders of their own"
-    if reports is not None:
-        for name, path, flag in (
-            ("data folder", data, "--data"),
-            ("database", db, "--db"),
-            ("cache", cache, "--cache"),
-        ):
-            if path is not None and (_inside(path, reports) or _inside(reports, path)):
-                raise OutputError(
-                    f"the report folder {shown_path(reports_dir)} and the {name} {shown_path(path)} ({flag}) "
-                    "overlap; econ replaces the report folder whole",
-                    hint,
-                )
-    if data is not None and db is not None and _inside(db.parent, data):
-        raise OutputError(f"the database {shown_path(db_path)} is in the data folder {shown_path(data_dir)}", hint)
+    """Raise :class:`OutputError` unless the data folder, the database, the report folder and the cache are
+    four places of their own: none is or holds another. The database may not sit in the data folder either (its
+    write-ahead log and staging files would land among the inputs)."""
+    given = [
+        ("report folder", "--reports", reports_dir),
+        ("data folder", "--data", data_dir),
+        ("database", "--db", db_path),
+        ("cache", "--cache", cache_dir),
+    ]
+    places = [(name, flag, path, _real(path)) for name, flag, path in given if path is not None]
+    if data_dir is not None and db_path is not None and _inside(_real(db_path).parent, _real(data_dir)):
+        raise OutputError(
+            f"the database {shown_path(db_path)} is in the data folder {shown_path(data_dir)}", DISTINCT_HINT
+        )
+    for i, (name_a, flag_a, shown_a, a) in enumerate(places):
+        for name_b, flag_b, shown_b, b in places[i + 1 :]:
+            if not (_inside(a, b) or _inside(b, a)):
+                continue
+            if name_a == "report folder":
+                first, why = f"the report folder {shown_path(shown_a)}", "econ replaces the report folder whole"
+            else:
+                first, why = f"the {name_a} {shown_path(shown_a)} ({flag_a})", "econ keeps its inputs and outputs apart"
+            raise OutputError(
+                f"{first} and the {name_b} {shown_path(shown_b)} ({flag_b}) overlap; {why}", DISTINCT_HINT
+            )
 
 
 def prepare_run(
@@ -123,25 +194,24 @@ def prepare_run(
     cache_dir: Path | None = None,
     wait: bool = False,
     writes_data: bool = False,
+    writes_db: bool = True,
 ) -> None:
     """Everything a writing run does before it stages anything.
 
-    Check that the outputs may be written (distinct folders, a report folder that is ours), lock
-    the database, the report folder and (``writes_data``: ``econ refresh``) the data folder, finish
-    the commit of a run that died in it (``econ.journal``), and remove the staging paths that dead
-    runs left beside each output. A build only reads data/: each snapshot moves in with one rename,
-    so it reads every file old or new and never locks (or writes beside) the data folder.
+    Check that the outputs may be written (four places of their own, a database and a report folder that are
+    econ's or new, a cache folder that is), lock the database, the report folder and (``writes_data``:
+    ``econ refresh``) the data folder, finish the commit of a run that died in it (``econ.journal``), and remove
+    the staging paths that dead runs recorded in those locks. A build only reads data/: each snapshot moves in
+    with one rename, so it reads every file old or new and never locks (or writes beside) the data folder.
     """
     check_distinct(data_dir=data_dir, db_path=db_path, reports_dir=reports_dir, cache_dir=cache_dir)
+    if writes_db:
+        check_database_path(db_path)
     if reports_dir is not None:
         check_report_folder(reports_dir)  # before waiting for a lock: a wrong folder is said at once
+    claim_cache_folder(cache_dir)
     locks.acquire([p for p in (data_dir if writes_data else None, db_path, reports_dir) if p is not None], wait=wait)
     finish_interrupted(db_path, locks)
-    db_path = Path(os.path.abspath(db_path))
-    clean_stale(db_path.parent, names={db_path.name, journal_path(db_path).name})
+    locks.remove_inherited()
     if reports_dir is not None:
-        reports_dir = Path(os.path.abspath(reports_dir))
-        clean_stale(reports_dir.parent, names={reports_dir.name})
         check_report_folder(reports_dir)
-    if writes_data:
-        clean_stale(Path(data_dir) / SNAPSHOT_DIR)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 
@@ -17,3 +18,12 @@ QUERIES_DIR = ROOT / "queries"
 DB_PATH = ROOT / "build" / "econ.duckdb"
 CACHE_DIR = ROOT / "build" / "cache"
 REPORTS_DIR = ROOT / "reports"
+
+SNAPSHOT_DIR = "snapshots"
+"""The folder of data/ that holds the imported price snapshots."""
+SNAPSHOT_NAME = re.compile(r"^(?P<source>[a-z]+)_(?P<date>\d{4}-\d{2}-\d{2})\.csv$")
+"""A snapshot's file name: ``<source>_<YYYY-MM-DD>.csv``."""
+HISTORY_DIR = "history"
+"""The folder of data/ that holds the replayed price histories (:mod:`econ.load.history`)."""
+HISTORY_NAME = re.compile(r"^(?P<source>[a-z_]+)_(?:commits|changes)\.csv$")
+"""A history's file name: ``<source>_commits.csv`` or ``<source>_changes.csv``."""

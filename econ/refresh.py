@@ -29,7 +29,7 @@ from econ.errors import EconError, EconNotice
 from econ.faults import boundary
 from econ.files import staging_path
 from econ.fits.price_changes import CHANGE_SCHEMA, default_dates, price_changes, summary
-from econ.journal import Transaction, journal_path
+from econ.journal import Transaction
 from econ.load.importers import ImportResult, file_date, import_parsed, targets
 from econ.load.importers.common import read_json
 from econ.load.importers.llm_prices import is_llm_prices
@@ -137,9 +137,9 @@ def refresh(
             wait=wait,
             writes_data=True,
         )
-        txn = Transaction(journal_path(db_path), locks=locks.held)
+        txn = Transaction(db_path, locks=locks)
         try:
-            staged = {target: txn.stage(target) for target in written}
+            staged = {target: txn.stage(target, kind="snapshot", output=data_dir) for target in written}
             step("import", path.name, 0, 1)
             imported = import_parsed(source, obj, path, data_dir=data_dir, as_of=as_of, stage_at=staged)
             if imported.status == "unchanged":

@@ -22,20 +22,12 @@ import duckdb
 
 from econ.db import connect_read_only, quote_ident
 from econ.errors import EconError
+from econ.sql_allow import FILES_HINT, READ_ONLY_HINT, check_query
 from econ.sweep.store import views_sql as sweep_views
 
 BATCH_ROWS = 2000
 MAX_SQL_BYTES = 16 * 2**20
 """Largest query text ``econ sql -f`` reads."""
-
-READ_ONLY_HINT = (
-    "econ sql opens the database read-only; change data/*.csv or queries/*.sql and run econ build, "
-    "or copy results out with --format csv > file.csv"
-)
-FILES_HINT = (
-    "econ sql reads and writes nothing but the database; write results with --format csv > file.csv, "
-    "or pass --allow-files to let this query read or write files"
-)
 
 
 def build_as_of(con: duckdb.DuckDBPyConnection) -> date | None:
@@ -121,22 +113,6 @@ def _interrupt_on_ctrl_c(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         os.close(read_fd)
 
 
-WRITING = ("COPY", "EXPORT", "ATTACH", "DETACH", "INSTALL", "LOAD")
-"""Statement types refused while a sweep folder is readable (DuckDB's ``allowed_directories`` would let them write
-there): the sweep's files are read, never replaced."""
-
-
-def _refuse_writes(sql: str) -> None:
-    try:
-        statements = duckdb.extract_statements(sql)
-    except duckdb.Error as e:
-        raise _failed(e) from None
-    for statement in statements:
-        kind = statement.type.name
-        if kind in WRITING:
-            raise EconError(f"file access is refused: {kind} with --sweep", FILES_HINT)
-
-
 @contextmanager
 def open_query(
     db_path: Path,
@@ -155,9 +131,8 @@ def open_query(
     """
     if not sql.strip():
         raise EconError("the query is empty", "pass a SELECT statement")
+    check_query(sql, allow_files=allow_files, sweep=sweep is not None)
     views = sweep_views(Path(sweep)) if sweep is not None else []
-    if sweep is not None and not allow_files:
-        _refuse_writes(sql)
     database = None if sweep is not None and not Path(db_path).exists() else db_path
     readable = [Path(sweep)] if sweep is not None else []
     with (

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
@@ -33,24 +35,42 @@ def data_dir(tmp_path, monkeypatch) -> Path:
     return target
 
 
+def shared_folder(tmp_path_factory, name: str, make: Callable[[Path], object]) -> Path:
+    """A folder ``make`` fills once per test run, whichever pytest-xdist worker asks first: the others wait for it
+    (a lock in the run's shared temporary folder) and read it. Whatever is in it must only be read or copied."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder, done = root / f"shared-{name}", root / f"shared-{name}.done"
+    with (root / f"shared-{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
+def _build_into(data_dir: Path) -> Callable[[Path], object]:
+    def make(folder: Path) -> None:
+        from econ.build import build
+
+        build(data_dir=data_dir, db_path=folder / "econ.duckdb", cache_dir=None, reports_dir=None, as_of=AS_OF)
+
+    return make
+
+
 @pytest.fixture(scope="session")
 def fixture_db(tmp_path_factory) -> Path:
-    """The fixture data set built once into a database (no report, no cache)."""
-    from econ.build import build
-
-    db = tmp_path_factory.mktemp("db") / "econ.duckdb"
-    build(data_dir=FIXTURE_DATA, db_path=db, cache_dir=None, reports_dir=None, as_of=AS_OF)
-    return db
+    """The fixture data set built once into a database (no report, no cache), shared by the xdist workers."""
+    return shared_folder(tmp_path_factory, "fixture-db", _build_into(FIXTURE_DATA)) / "econ.duckdb"
 
 
 @pytest.fixture(scope="session")
 def real_db(tmp_path_factory) -> Path:
-    """The shipped data/ built once into a database with every analysis (no report, no cache)."""
-    from econ.build import build
-
-    db = tmp_path_factory.mktemp("real") / "econ.duckdb"
-    build(data_dir=REPO / "data", db_path=db, cache_dir=None, reports_dir=None, as_of=AS_OF)
-    return db
+    """The shipped data/ built once into a database with every analysis (no report, no cache), shared by the xdist
+    workers (it takes ~15 s to build)."""
+    return shared_folder(tmp_path_factory, "real-db", _build_into(REPO / "data")) / "econ.duckdb"
 
 
 # ---------------------------------------------------------------------------- nothing outside the repository

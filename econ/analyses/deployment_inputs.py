@@ -62,8 +62,12 @@ order by d.model, h.chip, h.format_order
 
 def arrays(frame: pl.DataFrame, columns) -> dict[str, np.ndarray]:
     """Float arrays of ``frame`` columns (null -> NaN), keyed as given: a mapping of key -> column, or names."""
-    pairs = columns.items() if isinstance(columns, dict) else ((c, c) for c in columns)
-    return {k: frame[c].cast(pl.Float64).fill_null(np.nan).to_numpy() for k, c in pairs}
+    pairs = list(columns.items()) if isinstance(columns, dict) else [(c, c) for c in columns]
+    # one select for all columns: polars 2 runs every Series operation as a query of its own (~0.2 ms each)
+    floats = frame.select(
+        [pl.col(c).cast(pl.Float64).fill_null(np.nan).alias(f"_{i}") for i, (_, c) in enumerate(pairs)]
+    )
+    return {k: floats[f"_{i}"].to_numpy() for i, (k, _) in enumerate(pairs)}
 
 
 def model_arrays(frame: pl.DataFrame) -> dict[str, np.ndarray]:

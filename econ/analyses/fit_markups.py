@@ -272,6 +272,8 @@ def price_rows(open_rows: pl.DataFrame, current: pl.DataFrame, models: pl.DataFr
     closed = choose_sources(current.filter(base)).pipe(attach_architecture, models)
     closed = closed.filter(pl.col("arch_model").is_null()).with_columns(provider_kind())
     parts = [_long(open_rows, reference), _long(closed, None), slope_rows(context)]
+    if not any(p.height for p in parts):  # a data set without one priced model (the smallest one that builds)
+        return parts[0].head(0)
     frame = pl.concat([p for p in parts if p.height], how="vertical_relaxed")
     frame = frame.filter(pl.col("arch_model").is_null() | (pl.col("cost_value") > 0))
     return frame.unique(subset=list(KEY), keep="first").sort(KEY, nulls_last=True)

@@ -404,40 +404,44 @@ def _notices():
     return show
 
 
+_SIGNALLED: list[int] = []
+"""The signals (SIGINT, SIGTERM) this run received: whatever a library raises after one, the run exits as stopped."""
+
+
 def _terminate(signum, frame) -> None:
+    _SIGNALLED.append(signum)
     raise SystemExit(128 + signum)  # cleanup handlers run; exit 143 like a shell
+
+
+def _interrupt(signum, frame) -> None:
+    _SIGNALLED.append(signum)
+    raise KeyboardInterrupt
 
 
 _FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    previous = (
-        signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() else None
-    )
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("always", EconNotice)
-            warnings.showwarning = _notices()
-            source_date()  # numpy reads SOURCE_DATE_EPOCH when it is imported: check it before anything is
-            return args.func(args)
-    except EconError as e:
+def _stopped() -> int:
+    """The exit of a run stopped by a signal: 130 with "interrupted" for Ctrl-C, 128 + N for another."""
+    signum = _SIGNALLED[0]
+    if signum == signal.SIGINT:
+        sys.stderr.write("interrupted\n")
+    return 128 + signum
+
+
+def _failed(e: BaseException) -> int:
+    """The exit code (and message on stderr) of a run that raised ``e``; anything unexpected is re-raised."""
+    if isinstance(e, EconError):
         sys.stderr.write(f"Error: {e}\n")
         return 1
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
+    if isinstance(e, KeyboardInterrupt) or (isinstance(e, RuntimeError) and str(e) == "Query interrupted"):
+        sys.stderr.write("interrupted\n")  # (DuckDB's answer to Ctrl-C during a statement)
         return 130
-    except BrokenPipeError:
+    if isinstance(e, BrokenPipeError):
         return 0
-    except RuntimeError as e:
-        if str(e) != "Query interrupted":  # DuckDB's answer to Ctrl-C during a statement
-            raise
-        sys.stderr.write("interrupted\n")
-        return 130
-    except OSError as e:  # a file or folder that cannot be read or written (permissions, missing folder, full disk)
+    if isinstance(e, OSError):  # a file or folder that cannot be read or written (permissions, full disk)
         if e.errno in _FULL:
-            where = f" while writing {e.filename}" if e.filename else ""
+            where = f" while writing {e.filename}" if e.filename else " while writing the output"
             sys.stderr.write(
                 f"Error: {e.strerror}{where} — free some disk space (or raise the file-size limit, ulimit -f) and "
                 "run again; nothing was replaced\n"
@@ -445,9 +449,41 @@ def main(argv: list[str] | None = None) -> int:
         else:
             sys.stderr.write(f"Error: {e} — check the path and its permissions\n")
         return 1
+    raise e
+
+
+def _flushed(code: int) -> int:
+    """``code``, once what was printed is written: output that cannot be written (a full disk) is a failure."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return code
+    except OSError as e:
+        return _failed(e)
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        _SIGNALLED.clear()
+        handlers = {signal.SIGTERM: signal.signal(signal.SIGTERM, _terminate)}
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            handlers[signal.SIGINT] = signal.signal(signal.SIGINT, _interrupt)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", EconNotice)
+            warnings.showwarning = _notices()
+            source_date()  # numpy reads SOURCE_DATE_EPOCH when it is imported: check it before anything is
+            return _flushed(args.func(args))
+    except BaseException as e:  # noqa: BLE001 (every ending becomes an exit code; unexpected ones are re-raised)
+        if _SIGNALLED:  # stopped: whatever a library made of the signal (DuckDB's interrupt, a half-read file)
+            return _stopped()
+        return _failed(e)
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, previous in handlers.items():
+            signal.signal(signum, previous)
 
 
 if __name__ == "__main__":

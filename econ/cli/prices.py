@@ -160,11 +160,13 @@ def _refresh(args, progress: Progress):
 
 
 def cmd_diff(args) -> int:
+    from econ.diff import check_filters
     from econ.names import resolve_model_in
     from econ.refresh import diff_database
 
     args.model = resolve_model_in(args.db, args.model).priced_as if args.model else None
     diff = diff_database(args.db, from_date=args.from_date, to_date=args.to_date)
+    check_filters(diff.names, provider=args.provider)
     if args.format in ("table", "markdown"):
         shown = "".join(f", {k} {v}" for k, v in (("provider", args.provider), ("model", args.model)) if v)
         _out(f"price changes from {diff.from_date} to {diff.to_date}{shown}")

@@ -148,7 +148,7 @@ def fit(
         raise FitError(f"{len(names)} parameter names for {p0.size} starting values", "give one name per parameter")
     if x.shape[0] != y.size:
         raise FitError(f"{x.shape[0]} x values for {y.size} y values", "x and y need one entry per point")
-    keep = np.isfinite(y) & np.all(np.isfinite(x.reshape(x.shape[0], -1)), axis=1)
+    keep = np.isfinite(y) & np.all(np.isfinite(x.reshape(x.shape[0], int(np.prod(x.shape[1:])))), axis=1)
     x, y = x[keep], y[keep]
     w = np.ones_like(y) if sigma is None else 1.0 / np.asarray(sigma, dtype=float).ravel()[keep]
     n, p = y.size, p0.size

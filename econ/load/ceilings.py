@@ -1,4 +1,4 @@
-"""Physical ceilings of the inputs: the largest value a table (or an imported price map) may hold.
+"""Physical ceilings (and floors) of the inputs: the largest (smallest) value a table or an imported price map may hold.
 
 Each ceiling is far above anything sold or published today (the factor is stated), so a real
 value never meets it, while a typo in the exponent, a unit slip (TB/s written as GB/s the other
@@ -44,3 +44,25 @@ TIER_BYTES = Ceiling(1e18, "bytes", "an exabyte in one memory device is ~1,000x 
 TIER_USD_PER_HOUR = Ceiling(1e5, "USD/hour", "100,000 USD per hour for one memory device is beyond any price list")
 SPEED_RATIO = Ceiling(1e3, "ratio", "a variant 1,000x faster than standard is ~400x the fastest fast mode (~2.5x)")
 TOKENS_PER_S = Ceiling(1e15, "tokens/s", "1e15 tokens/s is ~1e5x all the world's inference traffic estimated today")
+
+# Floors: the smallest value of a quantity the serving model divides by (a peak, a bandwidth, a capacity). Far below
+# anything real too, so that a lost minus sign in an exponent (1e-320 TB/s) is refused instead of giving times and
+# ratios that overflow to infinity or become null.
+FLOP_PER_S_FLOOR = Ceiling(1e9, "FLOP/s", "1 GFLOP/s is ~10,000x below the slowest accelerator tracked (~1e13)")
+HBM_BYTES_FLOOR = Ceiling(1e6, "bytes", "1 MB of HBM is ~16,000x below the smallest accelerator memory (16 GB)")
+HBM_BANDWIDTH_FLOOR = Ceiling(1e9, "bytes/s", "1 GB/s of memory bandwidth is ~800x below a TPU v5e's 819 GB/s")
+LINK_BANDWIDTH_FLOOR = Ceiling(1e6, "bytes/s", "1 MB/s per chip is ~10,000x below a 100 Gbit/s NIC")
+TIER_BYTES_FLOOR = Ceiling(1e3, "bytes", "a kilobyte is far below any memory device sold")
+TIER_BANDWIDTH_FLOOR = Ceiling(1e3, "bytes/s", "1 kB/s is ~100,000x below a hard disk")
+TINY = 1e-30
+"""The smallest magnitude of any other non-zero number in an input (a subnormal such as 1e-320 is a typo)."""
+
+# Scenario quantities of other units (multipliers and counts): far above every stated value, so that an overflowing
+# multiplier (a PUE of 1e308) is refused instead of turning power and cost into infinity.
+RATIO = Ceiling(1e4, "ratio", "a ratio of 10,000 is 250x the largest a scenario states (input/output tokens, ~40)")
+FLOP_PER_PARAM_TOKEN = Ceiling(1e3, "FLOP/(param*token)", "1,000 FLOP per parameter and token is ~150x training's 6")
+MODELS = Ceiling(1e6, "models", "a million models per family is beyond any lab's release history")
+MONTHS = Ceiling(1200, "months", "a century")
+SECONDS = Ceiling(1e6, "s", "11 days for one step or first token is beyond any serving target")
+TOKENS_PER_PARAM = Ceiling(1e6, "tokens/param", "a million tokens per parameter is ~50,000x Chinchilla's 20")
+ANY_SCENARIO_VALUE = Ceiling(1e30, "", "a quantity beyond 1e30 is not a stated assumption")

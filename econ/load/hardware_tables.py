@@ -43,6 +43,7 @@ HARDWARE = TableSpec(
             factor=units.TFLOP_PER_S,
             db_unit="FLOP/s",
             ceiling=ceilings.FLOP_PER_S,
+            floor=ceilings.FLOP_PER_S_FLOOR,
         ),
         Column(
             "peak_fp8_tflop_per_s",
@@ -54,6 +55,7 @@ HARDWARE = TableSpec(
             factor=units.TFLOP_PER_S,
             db_unit="FLOP/s",
             ceiling=ceilings.FLOP_PER_S,
+            floor=ceilings.FLOP_PER_S_FLOOR,
         ),
         Column(
             "peak_fp4_tflop_per_s",
@@ -65,6 +67,7 @@ HARDWARE = TableSpec(
             factor=units.TFLOP_PER_S,
             db_unit="FLOP/s",
             ceiling=ceilings.FLOP_PER_S,
+            floor=ceilings.FLOP_PER_S_FLOOR,
         ),
         Column(
             "peak_int8_tera_op_per_s",
@@ -77,6 +80,7 @@ HARDWARE = TableSpec(
             factor=units.TERA,
             db_unit="OP/s",
             ceiling=ceilings.FLOP_PER_S,
+            floor=ceilings.FLOP_PER_S_FLOOR,
         ),
         Column(
             "hbm_capacity_gb",
@@ -89,6 +93,7 @@ HARDWARE = TableSpec(
             factor=units.GB,
             db_unit="bytes",
             ceiling=ceilings.HBM_BYTES,
+            floor=ceilings.HBM_BYTES_FLOOR,
         ),
         Column(
             "hbm_bandwidth_tb_per_s",
@@ -101,6 +106,7 @@ HARDWARE = TableSpec(
             factor=units.TB_PER_S,
             db_unit="bytes/s",
             ceiling=ceilings.HBM_BANDWIDTH,
+            floor=ceilings.HBM_BANDWIDTH_FLOOR,
         ),
         Column(
             "scale_up_domain_chips",
@@ -120,6 +126,7 @@ HARDWARE = TableSpec(
             factor=units.GB_PER_S,
             db_unit="bytes/s",
             ceiling=ceilings.SCALE_UP_BANDWIDTH,
+            floor=ceilings.LINK_BANDWIDTH_FLOOR,
         ),
         Column(
             "scale_out_bandwidth_gbit_per_s",
@@ -131,6 +138,7 @@ HARDWARE = TableSpec(
             factor=units.GBIT_PER_S,
             db_unit="bytes/s",
             ceiling=ceilings.SCALE_OUT_BANDWIDTH,
+            floor=ceilings.LINK_BANDWIDTH_FLOOR,
         ),
         Column(
             "chips_per_node",

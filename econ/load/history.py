@@ -25,11 +25,12 @@ from pathlib import Path
 
 import polars as pl
 
+from econ import paths
 from econ.errors import SHOWN_PROBLEMS, DataError, Problem
 from econ.load.price_tables import DATED_SNAPSHOT, HISTORY_CHANGES, HISTORY_COMMITS
 from econ.load.spec import FILE, LINE, read_table
 
-HISTORY_DIR = "history"
+HISTORY_DIR = paths.HISTORY_DIR
 KEY = ["provider", "model", "variant", "tier_min_prompt_tokens"]
 ROW_KEY = [*KEY, "declared_from_date"]
 ROW_COLUMNS = DATED_SNAPSHOT.out_columns

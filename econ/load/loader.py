@@ -6,7 +6,7 @@ raises one :class:`DataError` listing every problem in every file.
 
 from __future__ import annotations
 
-import re
+import os
 from datetime import date
 from pathlib import Path
 
@@ -19,15 +19,28 @@ from econ.load.price_tables import PRICE_VALUE_COLUMNS
 from econ.load.references import check_references
 from econ.load.spec import FILE, LINE, check_refs, display_path, read_table
 from econ.load.tables import FILE_SOURCES, HISTORY_SOURCES, INPUT_TABLES, PRICE_SNAPSHOT, PRICES
+from econ.paths import SNAPSHOT_DIR, SNAPSHOT_NAME
 
-SNAPSHOT_DIR = "snapshots"
-SNAPSHOT_NAME = re.compile(r"^(?P<source>[a-z]+)_(?P<date>\d{4}-\d{2}-\d{2})\.csv$")
 PRICE_KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
 
 
 def snapshot_path(data_dir: Path, source: str, as_of: date) -> Path:
     """Where the import of ``source`` dated ``as_of`` is kept."""
     return Path(data_dir) / SNAPSHOT_DIR / f"{source}_{as_of.isoformat()}.csv"
+
+
+def snapshot_folder_problem(data_dir: Path) -> Problem | None:
+    """The problem of a ``snapshots`` path that is not a folder (a file, a link to nowhere), else None."""
+    folder = Path(data_dir) / SNAPSHOT_DIR
+    if not os.path.lexists(folder) or (folder.is_dir() and not folder.is_symlink()):
+        return None
+    return Problem(
+        display_path(folder),
+        None,
+        None,
+        "is not a folder (econ keeps the imported price snapshots in this folder)",
+        f"move it away (econ import creates the folder), or put the snapshot CSVs in a folder {SNAPSHOT_DIR}/",
+    )
 
 
 def list_snapshots(data_dir: Path, *, pending: dict[Path, Path] | None = None) -> list[tuple[str, date, Path]]:
@@ -37,6 +50,9 @@ def list_snapshots(data_dir: Path, *, pending: dict[Path, Path] | None = None) -
     """
     folder = Path(data_dir) / SNAPSHOT_DIR
     found, problems = [], []
+    problem = snapshot_folder_problem(data_dir)
+    if problem is not None:
+        raise DataError([problem])
     present = sorted(folder.glob("*.csv")) if folder.is_dir() else []
     staged = {folder / Path(p).name for p in pending or {} if Path(p).parent.name == SNAPSHOT_DIR}
     for path in sorted(set(present) | staged):

@@ -71,7 +71,14 @@ SCENARIO_CEILINGS = {
     "chips": ceilings.CHIPS,
     "params": ceilings.PARAMS,
     "tokens": ceilings.TOKENS,
+    "ratio": ceilings.RATIO,
+    "FLOP/(param*token)": ceilings.FLOP_PER_PARAM_TOKEN,
+    "models": ceilings.MODELS,
+    "months": ceilings.MONTHS,
+    "s": ceilings.SECONDS,
+    "tokens/param": ceilings.TOKENS_PER_PARAM,
 }
+"""The ceiling of a scenario value by its unit; a unit not listed has :data:`econ.load.ceilings.ANY_SCENARIO_VALUE`."""
 
 
 def check_scenario_ranges(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
@@ -88,11 +95,19 @@ def check_scenario_ranges(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]
             (~efficiency & fraction & ((x < 0) | (x > 1)), "a fraction must be in [0, 1]"),
             (~efficiency & ~fraction & ~zero_ok & (x <= 0), "must be greater than 0 (a rate, price, count or size)"),
             (zero_ok & (x < 0), "must be 0 or more (an overhead, a latency, a count of draft tokens or an exponent)"),
+            ((x != 0) & (x.abs() < ceilings.TINY), f"a non-zero value is at least {ceilings.TINY:g} (a typo?)"),
         ]
         for unit, ceiling in SCENARIO_CEILINGS.items():
             rules.append(
                 ((pl.col("unit") == unit) & (x > ceiling.value), f"must be at most {ceiling.value:g}: {ceiling.why}")
             )
+        top = ceilings.ANY_SCENARIO_VALUE
+        rules.append(
+            (
+                ~pl.col("unit").is_in(list(SCENARIO_CEILINGS)).fill_null(False) & (x.abs() > top.value),
+                f"must be at most {top.value:g}: {top.why}",
+            )
+        )
         for mask, hint in rules:
             for row in _rows(frame, x.is_not_null() & mask):
                 problems.append(

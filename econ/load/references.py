@@ -12,10 +12,11 @@ Each problem names the file, line and column of the reference and says how to fi
 from __future__ import annotations
 
 import difflib
+import warnings
 
 import polars as pl
 
-from econ.errors import Problem
+from econ.errors import EconNotice, Problem
 from econ.load.spec import FILE, LINE
 from econ.load.tables import NUMBER_FORMATS
 
@@ -36,11 +37,14 @@ def _price_mappings(deployments: pl.DataFrame, hand: pl.DataFrame, snapshots: li
     rows += [s.select("source", "provider", "model", "variant") for s in snapshots if s.height]
     offered = pl.concat(rows).filter(pl.col("variant") == "standard").unique()
     mapped = deployments.filter(pl.col("price_provider").is_not_null() & pl.col("price_model").is_not_null())
-    problems = []
+    problems, unpriced = [], []
     for row in mapped.iter_rows(named=True):
         source = row["price_source"]
         pool = offered if source is None else offered.filter(pl.col("source") == source)
         if pool.filter((pl.col("provider") == row["price_provider"]) & (pl.col("model") == row["price_model"])).height:
+            continue
+        if not pool.height:  # no price of that source at all (an empty prices.csv): nothing to match, not a typo
+            unpriced.append(row)
             continue
         sold = pool.filter(pl.col("provider") == row["price_provider"])["model"].to_list()
         close = difflib.get_close_matches(row["price_model"], sold, n=1)
@@ -60,6 +64,15 @@ def _price_mappings(deployments: pl.DataFrame, hand: pl.DataFrame, snapshots: li
                 f"in {where}",
                 hint,
             )
+        )
+    if unpriced:
+        where = ", ".join(f"{r[FILE]}:{r[LINE]}" for r in unpriced[:5]) + (", …" if len(unpriced) > 5 else "")
+        sources = sorted({r["price_source"] or "any" for r in unpriced})
+        warnings.warn(
+            f"no {' or '.join(sources)} price is kept, so the price mappings of {where} match nothing: those "
+            "deployments are planned without a list price to compare",
+            EconNotice,
+            stacklevel=2,
         )
     return problems
 

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 
 from econ.errors import DataError, EconError
-from econ.files import clean_stale, staging_path
+from econ.files import staging_path
 from econ.load.history import Snapshot, Store, encode, store_paths, write_csv
 from econ.load.importers import genai_prices, llm_prices
 from econ.load.importers.common import Normalised, parse_json
@@ -107,13 +107,14 @@ def replay_into(source: str, repo: Path, *, data_dir: Path, wait: bool = False) 
     status = "unchanged"
     with Locks(command="econ history replay") as locks:
         locks.acquire([Path(data_dir)], wait=wait)
+        locks.remove_inherited()  # what a killed import, refresh or replay staged in data/
         for target, text in texts.items():
             target.parent.mkdir(parents=True, exist_ok=True)
-            clean_stale(target.parent)
             if target.exists() and target.read_bytes() == text:
                 continue
             status = "new"
             tmp = staging_path(target)
+            locks.record(tmp, output=Path(data_dir))
             try:
                 tmp.write_bytes(text)
                 os.replace(tmp, target)

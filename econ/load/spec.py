@@ -22,7 +22,7 @@ import polars as pl
 
 from econ.errors import DataError, Problem
 from econ.files import read_bounded
-from econ.load.ceilings import Ceiling
+from econ.load.ceilings import TINY, Ceiling
 
 LINE = "_line"  # hidden column: the physical line of each row in its file
 FILE = "_file"  # hidden column: the file a row came from
@@ -60,6 +60,7 @@ class Column:
     allowed: tuple[str, ...] | None = None
     ref: tuple[str, str] | None = None  # (table, db column) the value must exist in
     ceiling: Ceiling | None = None  # physical ceiling of value * factor (base units), see econ.load.ceilings
+    floor: Ceiling | None = None  # physical floor of a non-zero value * factor (a quantity the model divides by)
     db_name: str | None = None
     factor: float = 1.0
     db_unit: str | None = None
@@ -314,6 +315,15 @@ def convert_frame(raw: pl.DataFrame, spec: TableSpec, shown: str) -> tuple[pl.Da
             if c.ceiling is not None:
                 top = c.ceiling.value / c.factor
                 checks.append((value > top, f"must be at most {top:g}{unit}: {c.ceiling.why}"))
+            if c.floor is not None:
+                bottom = c.floor.value / c.factor
+                checks.append(
+                    ((value != 0) & (value.abs() < bottom), f"must be at least {bottom:g}{unit}: {c.floor.why}")
+                )
+            elif c.kind == "float":
+                checks.append(
+                    ((value != 0) & (value.abs() < TINY), f"a non-zero value is at least {TINY:g}{unit} (a typo?)")
+                )
             for bad, hint in checks:
                 bad = bad.fill_null(False)
                 for line, cell in zip(lines.filter(bad), original.filter(bad)):

@@ -80,6 +80,7 @@ MEMORY_TIERS = TableSpec(
             factor=units.GB,
             db_unit="bytes",
             ceiling=ceilings.TIER_BYTES,
+            floor=ceilings.TIER_BYTES_FLOOR,
         ),
         Column(
             "bandwidth_gb_per_s",
@@ -92,6 +93,7 @@ MEMORY_TIERS = TableSpec(
             factor=units.GB_PER_S,
             db_unit="bytes/s",
             ceiling=ceilings.HBM_BANDWIDTH,
+            floor=ceilings.TIER_BANDWIDTH_FLOOR,
         ),
         Column(
             "usd_per_hour",

@@ -5,7 +5,9 @@ tasks are made as they are needed, so the driver never holds the whole sweep) an
 finishes, in whatever order. They run the same function on the same tasks; which of them ran a partition
 changes nothing in its output.
 
-- ``local``: a ``ProcessPoolExecutor`` of ``workers`` spawned processes (default: the machine's cores).
+- ``local``: a ``ProcessPoolExecutor`` of ``workers`` spawned processes (default and most: the machine's cores).
+  Each worker dies with its driver (``PR_SET_PDEATHSIG`` where Linux has it, and a watchdog thread that exits
+  the worker once its parent is gone), so ``kill -9`` of the driver leaves no worker computing on.
 - ``ray``: one Ray task per partition (``num_cpus=1``) on the cluster ``ray.init`` connects to: ``address`` (or
   the ``RAY_ADDRESS`` variable) for a running cluster, else a local Ray instance of ``workers`` CPUs, which this
   run starts and stops. ``workers`` caps the tasks in flight (default: the cluster's CPUs).
@@ -13,23 +15,53 @@ changes nothing in its output.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import multiprocessing
 import os
 import re
 import signal
+import threading
+import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from itertools import islice
 
 from econ.errors import EconError
+from econ.machine import cores
 
 BACKENDS = ("local", "ray")
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 IN_FLIGHT_PER_WORKER = 2
 
 
 def default_workers() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+    return cores()
+
+
+WATCH_S = 0.2
+"""How often a worker checks that its driver is alive."""
+
+
+def _die_with_parent(parent: int) -> None:
+    """End this process when ``parent`` (its driver) is gone: the kernel's parent-death signal, and a watchdog."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # gone before the signal was asked for
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(WATCH_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="econ-sweep-watchdog", daemon=True).start()
+
+
+def _worker_init(parent: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the driver alone (its pool stops the workers)
+    _die_with_parent(parent)
 
 
 def run_local(fn: Callable, tasks: Iterable, *, workers: int | None = None) -> Iterator:
@@ -38,8 +70,8 @@ def run_local(fn: Callable, tasks: Iterable, *, workers: int | None = None) -> I
     tasks = iter(tasks)
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no database handle or lock inherited
     with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN)
-    ) as pool:  # Ctrl-C reaches the driver alone: it stops submitting, the running partitions finish
+        max_workers=workers, mp_context=context, initializer=_worker_init, initargs=(os.getpid(),)
+    ) as pool:  # Ctrl-C reaches the driver alone: it stops submitting
         pending = {pool.submit(fn, t) for t in islice(tasks, workers * IN_FLIGHT_PER_WORKER)}
         try:
             while pending:
@@ -48,10 +80,31 @@ def run_local(fn: Callable, tasks: Iterable, *, workers: int | None = None) -> I
                     yield future.result()
                     for t in islice(tasks, 1):
                         pending.add(pool.submit(fn, t))
-        except BaseException:
-            for future in pending:
-                future.cancel()
+        except BaseException:  # Ctrl-C, SIGTERM or a failed partition: stop now, not after the running partitions
+            _stop_workers(pool)
             raise
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """End the pool's worker processes now (their partitions are lost: nothing of them was written yet).
+
+    The pool's manager thread sees its workers gone and fails their futures itself (cancelling or shutting the pool
+    down at the same time races with it: a traceback from its thread, 1 stop in 60). A worker killed while it sent
+    a result leaves half a message in the result pipe, and that thread would wait for the rest forever (so would the
+    interpreter's exit, which joins it): once the workers are gone the driver closes its own end of that pipe (it
+    never writes there), and the wait ends at end-of-file.
+    """
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        with contextlib.suppress(OSError, AttributeError, ValueError):
+            process.kill()
+    for process in processes:
+        with contextlib.suppress(OSError, AttributeError, ValueError, AssertionError):
+            process.join(timeout=5)
+    writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+    if writer is not None:
+        with contextlib.suppress(OSError):
+            writer.close()
 
 
 def _use_token_if_the_cluster_has_one() -> None:
@@ -139,6 +192,16 @@ def runner(backend: str, *, workers: int | None = None, address: str | None = No
     """``(fn, tasks) -> results`` for a backend name."""
     if workers is not None and workers < 1:
         raise EconError(f"--workers {workers} is not a number of workers", "give 1 or more")
+    cores = default_workers()
+    if (
+        workers is not None
+        and workers > cores
+        and not (backend == "ray" and (address or os.environ.get("RAY_ADDRESS")))
+    ):
+        raise EconError(
+            f"--workers {workers} is more than the {cores} cores of this machine (more processes only share them)",
+            f"give at most {cores}",
+        )
     if backend == "local":
         if address:
             raise EconError("--ray-address is for the ray backend", "add --backend ray, or drop --ray-address")

@@ -32,6 +32,9 @@ from econ.physics.reductions import log_grid
 from econ.sweep.partition import PartitionTask, bytes_per_point
 from econ.sweep.spec import VARIABLE, SweepSpec
 
+MAX_POINTS = 10**11
+"""The largest sweep econ plans: 10^11 points is 100x the 10^9-point benchmark (233 s on two cores), checked before
+the draws are made, so a runaway spec is refused at once instead of planned for minutes."""
 WHOLE = ("speculative_tokens",)
 """Assumptions that take whole values: a drawn value is rounded."""
 
@@ -241,6 +244,14 @@ def make_plan(spec: SweepSpec, scenarios: dict[str, Scenario], cases: pl.DataFra
         )
     batch = log_grid(spec.batch.min, spec.batch.max, spec.batch.points)
     context = log_grid(spec.context_tokens.min, spec.context_tokens.max, spec.context_tokens.points)
+    points = rows.height * batch.size * context.size * spec.draws
+    if points > MAX_POINTS:
+        raise EconError(
+            f"{spec.path}: the sweep is {points:.3g} points ({rows.height:,} layouts × {batch.size} batches × "
+            f"{context.size} contexts × {spec.draws:,} draws), more than the {MAX_POINTS:.0e} points econ sweep runs",
+            "give fewer draws (draws.count), grid points or layouts (select.layouts, max_replica_chips), or split it "
+            "into sweeps of fewer models or chips",
+        )
     per_point = bytes_per_point(spec.keep)
     max_points = max(1, int(spec.memory_per_worker_mb * 1e6 // per_point))
     widest = int(rows.group_by("_case").len()["len"].max()) * batch.size

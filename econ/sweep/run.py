@@ -19,8 +19,10 @@ import polars as pl
 from econ.analyses import deployment_inputs as inputs
 from econ.analyses.calibration_scenario import all_scenarios
 from econ.db import connect_read_only
+from econ.errors import EconError
 from econ.fingerprint import code_fingerprint
 from econ.lock import Locks
+from econ.machine import memory_bytes
 from econ.sweep import backends
 from econ.sweep.partition import PartitionResult, bytes_per_point, run_partition
 from econ.sweep.plan import Plan, make_plan, partition_path, task_digest
@@ -110,6 +112,13 @@ def sweep(
     spec = read_spec(spec_path)
     out_dir = Path(out_dir) if out_dir is not None else Path(db_path).parent / "sweeps" / Path(spec_path).stem
     run = backends.runner(backend, workers=workers, address=ray_address)
+    at_once = workers or backends.default_workers()
+    if backend == "local" and at_once * spec.memory_per_worker_mb * 1e6 > memory_bytes():
+        raise EconError(
+            f"{spec_path}: limits.memory_per_worker_mb = {spec.memory_per_worker_mb:g} for {at_once} workers is more "
+            f"than this machine's memory ({memory_bytes() / 1e9:.3g} GB)",
+            f"give at most {memory_bytes() / 1e6 / at_once:,.0f}, or fewer --workers",
+        )
     plan = load_plan(spec, db_path)
     header = {
         "format_version": FORMAT_VERSION,

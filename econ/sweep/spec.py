@@ -36,7 +36,8 @@ import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from econ.errors import EconError
+from econ.errors import DataError, EconError
+from econ.files import read_bounded
 
 POOLS = ("decode",)
 KEEP = ("points", "frontier", "argmin")
@@ -59,7 +60,7 @@ VARIABLE = (
 
 MAX_SPEC_BYTES = 1 << 20
 MAX_GRID_POINTS = 10_000
-MAX_DRAWS = 10_000_000
+MAX_DRAWS = 1_000_000  # the driver holds every draw's values: ~100 MB at most
 
 _TOP = {"scenario", "pool", "keep", "select", "grid", "draws", "limits"}
 _TABLES = {
@@ -189,18 +190,22 @@ class _Reader:
 
 
 def read_spec(path: Path) -> SweepSpec:
-    """Read and check a sweep spec file."""
+    """Read and check a sweep spec file: a regular file of at most :data:`MAX_SPEC_BYTES` (a FIFO, a device or a
+    runaway file is refused before it is read), UTF-8 TOML nested at most as deep as Python can parse."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise EconError(f"no sweep spec at {path}", "check the path (a .toml file)") from None
-    except IsADirectoryError:
-        raise EconError(f"{path} is a folder, not a sweep spec", "give the path of a .toml file") from None
-    except OSError as e:
-        raise EconError(f"cannot read {path}: {e.strerror}", "check the path and its permissions") from None
-    if len(raw) > MAX_SPEC_BYTES:
-        raise EconError(f"{path} is larger than 1 MiB, the most econ reads for a sweep spec", "is this the right file?")
+        raw = read_bounded(
+            path,
+            max_bytes=MAX_SPEC_BYTES,
+            shown=str(path),
+            what="a sweep spec",
+            hint="check the path (a .toml file)",
+        )
+    except DataError as e:
+        problem = e.problems[0]
+        if problem.what == "does not exist":
+            raise EconError(f"no sweep spec at {path}", "check the path (a .toml file)") from None
+        raise EconError(f"{problem.file}: {problem.what}", problem.hint) from None
     try:
         text = raw.decode("utf-8-sig")
         data = tomllib.loads(text)
@@ -208,6 +213,11 @@ def read_spec(path: Path) -> SweepSpec:
         raise EconError(f"{path} is not UTF-8 text", "save the spec as UTF-8") from None
     except tomllib.TOMLDecodeError as e:
         raise EconError(f"{path}: not valid TOML: {e}", "fix the line it names (see toml.io for the syntax)") from None
+    except RecursionError:
+        raise EconError(
+            f"{path}: is nested deeper than econ reads (a sweep spec nests 3 levels: a table, a key, an axis)",
+            "is this the right file? see docs/sweeps.md for the spec",
+        ) from None
     return parse_spec(data, path=path, text=text)
 
 

@@ -21,11 +21,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from econ.errors import EconError
-from econ.files import clean_stale, fsync_dir, shown_path, staging_path
+from econ.cachefiles import digest
+from econ.errors import EconError, EconNotice
+from econ.files import clean_stale, fsync_dir, read_json_bounded, shown_path, staging_path
 
 MARKER = ".econ-sweep"
 MARKER_TEXT = (
@@ -38,6 +40,7 @@ FILE_NAME = "part.parquet"
 DRAWS = "sweep_draws"
 FORMAT_VERSION = 1
 CHECKED = ("spec_sha256", "code_fingerprint", "inputs_sha256")
+MAX_MANIFEST_BYTES = 256 * 2**20
 
 
 def _atomic_write(target: Path, data: bytes) -> None:
@@ -76,7 +79,7 @@ class Store:
                 listed = ", ".join(entries[:3]) + (", …" if len(entries) > 3 else "")
                 raise EconError(f"{shown} holds files econ did not write ({listed}) and no {MARKER} marker", hint)
             if MARKER in entries and (folder / MANIFEST).is_file():
-                old = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+                old = _read_manifest(folder / MANIFEST)
                 differ = [k for k in CHECKED if old.get(k) != header[k]]
                 if differ:
                     what = {
@@ -105,25 +108,42 @@ class Store:
         _atomic_write(self.folder / MANIFEST, (json.dumps({**self.header, **extra}, indent=1) + "\n").encode())
 
     def finished(self) -> dict[str, dict]:
-        """Partition path -> its record, for every logged partition whose files are all there at their size.
+        """Partition path -> its record, for every logged partition whose files are all there with the SHA-256
+        the log gives (a file altered, truncated or replaced in place makes its partition run again).
 
-        A last line cut short by a kill is ignored (its partition runs again)."""
+        A line that is not a record (cut short by a kill, or damaged) is ignored: its partition runs again."""
         log = self.folder / LOG
         if not log.exists():
             return {}
-        done = {}
-        for line in log.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            files = record.get("files", {})
-            if all(
-                (self.folder / f["path"]).is_file() and (self.folder / f["path"]).stat().st_size == f["bytes"]
-                for f in files.values()
-            ):
-                done[record["partition"]] = record
+        done, damaged = {}, []
+        with open(log, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                record = _record(line)
+                if record is None:
+                    continue
+                if all(self._intact(f) for f in record["files"].values()):
+                    done[record["partition"]] = record
+                else:
+                    damaged.append(record["partition"])
+        damaged = sorted(set(damaged) - set(done))
+        if damaged:
+            warnings.warn(
+                f"{len(damaged):,} finished partition(s) of {shown_path(self.folder)} no longer match the SHA-256 "
+                f"their log gives (altered, truncated or removed: {damaged[0]}{', …' if len(damaged) > 1 else ''}); "
+                "they run again",
+                EconNotice,
+                stacklevel=2,
+            )
         return done
+
+    def _intact(self, entry: dict) -> bool:
+        path = self.folder / entry["path"]
+        try:
+            if not path.is_file() or path.is_symlink() or path.stat().st_size != entry["bytes"]:
+                return False
+            return digest(path) == entry["sha256"]
+        except OSError:
+            return False
 
     def write_table_file(self, relative: str, data: bytes) -> dict:
         _atomic_write(self.folder / relative, data)
@@ -136,6 +156,49 @@ class Store:
             f.write(json.dumps(record, sort_keys=True) + "\n")
             f.flush()
             os.fsync(f.fileno())
+
+
+def _read_manifest(path: Path) -> dict:
+    """The manifest of an earlier run, or an :class:`EconError` saying it is damaged."""
+    shown = shown_path(path)
+    try:
+        body = read_json_bounded(path, max_bytes=MAX_MANIFEST_BYTES)
+    except (OSError, ValueError) as e:
+        why = f"cannot be read ({str(e).splitlines()[0][:120]})"
+    else:
+        if isinstance(body, dict):
+            return body
+        kind = {"list": "list", "str": "string", "int": "number", "float": "number", "bool": "boolean"}
+        why = f"holds a JSON {kind.get(type(body).__name__, 'null')}, not the object econ writes"
+    folder = shown_path(path.parent)
+    raise EconError(
+        f"the sweep manifest {shown} {why}; econ cannot tell which spec, code and inputs its partitions were made with",
+        f"remove {folder} to run the sweep again, or give --out another folder",
+    )
+
+
+_RECORD_KEYS = {"partition": str, "digest": str, "files": dict, "rows": dict, "points": int}
+
+
+def _record(line: str) -> dict | None:
+    """A finished partition's record from one line of ``partitions.jsonl``; None for anything else."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict) or not all(isinstance(record.get(k), t) for k, t in _RECORD_KEYS.items()):
+        return None
+    for entry in record["files"].values():
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("path"), str)
+            and isinstance(entry.get("bytes"), int)
+            and isinstance(entry.get("sha256"), str)
+            and ".." not in Path(entry["path"]).parts
+            and not Path(entry["path"]).is_absolute()
+        ):
+            return None
+    return record
 
 
 def views_sql(folder: Path) -> list[tuple[str, str]]:

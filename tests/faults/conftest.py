@@ -22,6 +22,7 @@ import duckdb
 import pytest
 
 from econ.files import staging_owner
+from tests.conftest import shared_folder
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_DATA = REPO / "tests" / "fixtures" / "data"
@@ -114,9 +115,7 @@ class Project:
     refreshed_state: State
 
 
-@pytest.fixture(scope="session")
-def project(tmp_path_factory) -> Project:
-    root = tmp_path_factory.mktemp("faults")
+def _make_project(root: Path) -> None:
     old = root / "old"
     old.mkdir()
     shutil.copytree(FIXTURE_DATA, old / "data")
@@ -129,6 +128,14 @@ def project(tmp_path_factory) -> Project:
     refreshed = root / "refreshed"
     shutil.copytree(old, refreshed)
     ok(econ(refreshed, *REFRESH))
+
+
+@pytest.fixture(scope="session")
+def project(tmp_path_factory) -> Project:
+    """Three states of a small project (built, rebuilt with new data, refreshed), made once for all xdist workers and
+    only ever copied (:func:`workdir`)."""
+    root = shared_folder(tmp_path_factory, "faults-project", _make_project)
+    old, new, refreshed = root / "old", root / "new", root / "refreshed"
     states = [signature(p) for p in (old, new, refreshed)]
     assert len({s.db for s in states}) == 3 and len({json.dumps(s.reports) for s in states}) == 3, "states must differ"
     assert states[0].data != states[2].data

@@ -19,7 +19,9 @@ from .conftest import BUILD, econ, leftovers, ok, signature, tree, workdir
 pytestmark = pytest.mark.slow
 
 REFUSED_HINT = "give --reports a new or empty folder, or a report folder econ wrote"
-DISTINCT_HINT = "give the data (--data), the database (--db) and the report (--reports) folders of their own"
+DISTINCT_HINT = (
+    "give the data (--data), the database (--db), the report (--reports) and the cache (--cache) places of their own"
+)
 
 
 def run(capsys, *args) -> tuple[int, str]:
@@ -169,23 +171,28 @@ def dead_pid() -> int:
     return proc.pid
 
 
-def test_stale_staging_paths_of_dead_runs_are_removed_and_live_ones_kept(project, tmp_path):
+def test_staging_paths_a_killed_run_recorded_are_removed_and_look_alikes_kept(project, tmp_path):
+    """Clean-up removes what a run recorded in its lock before making it, never a file for its name alone: a user's
+    files named like econ's staging paths (a dead pid, the old fixed names) stay."""
     root = workdir(project, tmp_path)
+    killed = econ(root, *BUILD, env={"ECON_FAULT_AT": "build:report"})
+    assert killed.returncode == -9
+    staged = leftovers(root)
+    assert len(set(staged)) == 3 and all(".stage-" in p for p in staged), staged  # the database, its WAL, the report
     pid = dead_pid()
-    stale = [
+    look_alikes = [
         f"build/.econ.duckdb.stage-{pid}-0123abcd",
-        f"build/.econ.duckdb.stage-{pid}-0123abcd.wal",
-        f"build/.econ.duckdb.tmp-{pid}",  # the fixed names of econ before this change
-        f"build/.econ.duckdb.tmp-{pid}.wal",
+        f"build/.econ.duckdb.tmp-{pid}",  # the fixed names of econ before the record
         f".reports.old-{pid}/index.html",
-        f".reports.stage-{pid}-89abcdef/index.html",
+        f".reports.{pid}.tmp",
     ]
-    live = f"build/.econ.duckdb.stage-{os.getpid()}-fedcba98"  # this test process: alive, started before the file
-    for name in [*stale, live]:
+    for name in look_alikes:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_bytes(b"x" * 1000)
+        (root / name).write_bytes(b"the user's" * 100)
     ok(econ(root, *BUILD))
-    assert leftovers(root) == [live]
+    assert signature(root) == project.new_state
+    assert [p for p in leftovers(root) if str(pid) not in p] == []  # what the killed run staged is gone
+    assert all((root / name).read_bytes() == b"the user's" * 100 for name in look_alikes)
 
 
 BLOCK = 262_144  # DuckDB's block size; blocks start after a 12,288-byte header and each carries a checksum

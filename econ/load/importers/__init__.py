@@ -21,6 +21,7 @@ import io
 import os
 import re
 import warnings
+from collections.abc import Callable
 from datetime import date, datetime
 from pathlib import Path
 
@@ -28,13 +29,13 @@ import polars as pl
 
 from econ import paths
 from econ.errors import DataError, EconError, EconNotice
-from econ.files import clean_stale, staging_path
+from econ.files import staging_path
 from econ.load import history
 from econ.load.importers import genai_prices, litellm, llm_prices, openrouter
 from econ.load.importers.common import Normalised, read_json, shape_error
 from econ.load.importers.history_import import import_history
 from econ.load.importers.result import ImportResult, by_entry
-from econ.load.loader import SNAPSHOT_DIR, snapshot_path
+from econ.load.loader import SNAPSHOT_DIR, snapshot_folder_problem, snapshot_path
 from econ.load.price_tables import FILE_SOURCES, HISTORY_SOURCES, PRICE_SNAPSHOT
 from econ.load.spec import display_path, read_table
 from econ.lock import Locks
@@ -133,9 +134,15 @@ def normalise(source: str, obj, path: Path) -> Normalised:
     else:
         raise EconError(f"unknown import source {source!r}", f"use one of: {', '.join(SOURCES)}")
     if result.imported == 0:
+        reasons = sorted(result.skipped.items(), key=lambda kv: -kv[1])[:3]
+        said = "; ".join(
+            f"{n:,} skipped for {reason}"
+            + (f": {', '.join(result.examples[reason])}" if result.examples.get(reason) else "")
+            for reason, n in reasons
+        )
         raise shape_error(
             path,
-            f"has no text-generation price among its {result.entries} entries",
+            f"has no text-generation price among its {result.entries:,} entries" + (f" ({said})" if said else ""),
             f"is this the right file for econ import {source}?",
         )
     return result
@@ -169,9 +176,12 @@ def import_file(
     obj = read_json(Path(path))
     with Locks(command="econ import") as locks:
         locks.acquire([data_dir], wait=wait)  # one writer of data/ at a time (econ refresh takes the same lock)
-        clean_stale(Path(data_dir) / SNAPSHOT_DIR)
-        clean_stale(Path(data_dir) / history.HISTORY_DIR)
-        return import_parsed(source, obj, Path(path), data_dir=data_dir, as_of=as_of)
+        locks.remove_inherited()  # what a killed import or refresh staged in data/snapshots/ or data/history/
+
+        def record(staged: Path) -> None:
+            locks.record(staged, output=data_dir)
+
+        return import_parsed(source, obj, Path(path), data_dir=data_dir, as_of=as_of, record=record)
 
 
 def import_parsed(
@@ -182,13 +192,14 @@ def import_parsed(
     data_dir: Path = paths.DATA_DIR,
     as_of: date | None = None,
     stage_at: dict[Path, Path] | None = None,
+    record: Callable[[Path], None] | None = None,
 ) -> ImportResult:
     """:func:`import_file` for a file already parsed with :func:`~econ.load.importers.common.read_json` (``econ
     refresh``).
 
     With ``stage_at`` (target path -> staging path, :func:`targets`) the checked snapshot is written to the staging
     paths and not moved onto its targets (``econ refresh`` moves them in with the database); nothing is written when
-    it is ``unchanged``.
+    it is ``unchanged``. ``record`` is called with each staging path before it is made (:meth:`econ.lock.Locks.record`).
     """
     if source not in SOURCES:
         raise EconError(f"unknown import source {source!r}", f"use one of: {', '.join(SOURCES)}")
@@ -198,9 +209,14 @@ def import_parsed(
         raise EconError(
             f"no data folder at {display_path(data_dir)}", "run econ from the project folder or pass --data"
         )
+    problem = snapshot_folder_problem(data_dir)
+    if problem is not None:
+        raise DataError([problem])
     when, date_from, notice = file_date(Path(path), as_of)
     if source in HISTORY_SOURCES:
-        return import_history(source, result, Path(path), data_dir, when, date_from, notice, stage_at=stage_at)
+        return import_history(
+            source, result, Path(path), data_dir, when, date_from, notice, stage_at=stage_at, record=record
+        )
     target = snapshot_path(data_dir, source, when)
     text = result.frame.write_csv(line_terminator="\n").encode("utf-8")
     twin = same_content(data_dir, source, text)
@@ -217,7 +233,7 @@ def import_parsed(
     else:
         if notice:
             warnings.warn(notice, EconNotice, stacklevel=2)
-        status = _write_checked(target, text, stage_at=(stage_at or {}).get(target))
+        status = _write_checked(target, text, stage_at=(stage_at or {}).get(target), record=record)
     return ImportResult.of(source, path, target, when, date_from, result, status)
 
 
@@ -259,7 +275,9 @@ def _date_of(snapshot: Path) -> date:
     return date.fromisoformat(DATE_IN_NAME.findall(snapshot.name)[-1])
 
 
-def _write_checked(target: Path, text: bytes, *, stage_at: Path | None = None) -> str:
+def _write_checked(
+    target: Path, text: bytes, *, stage_at: Path | None = None, record: Callable[[Path], None] | None = None
+) -> str:
     """Check ``text`` with the snapshot spec and put it at ``target`` atomically (or leave it at ``stage_at``);
     returns the status."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -267,6 +285,8 @@ def _write_checked(target: Path, text: bytes, *, stage_at: Path | None = None) -
     if old == text:
         return "unchanged"
     tmp = stage_at if stage_at is not None else staging_path(target)
+    if stage_at is None and record is not None:
+        record(tmp)
     try:
         tmp.write_bytes(text)
         try:

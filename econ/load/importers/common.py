@@ -53,7 +53,26 @@ ORPHAN_TIER = "long-context tier without a base-tier price in its variant"
 MAX_BELOW_TIER = "max_input_tokens (not above a tier threshold; left blank)"
 
 INVISIBLE = "name with a control or line-separator character"
+MAX_NAME_CHARS = 1000
+NAME_TOO_LONG = f"name longer than {MAX_NAME_CHARS:,} characters (model keys are at most ~150)"
+TIER_TOO_HIGH = f"long-context tier above {ceilings.TOKENS.value:g} tokens ({ceilings.TOKENS.why})"
+SHOWN_NAME_CHARS = 80
 _INVISIBLE = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def name_reason(*names: str) -> str | None:
+    """Why an entry's names (key, provider) cannot be a model's: a refused character or a runaway length; else None."""
+    if has_invisible(*names):
+        return INVISIBLE
+    if any(isinstance(n, str) and len(n) > MAX_NAME_CHARS for n in names):
+        return NAME_TOO_LONG
+    return None
+
+
+def shown_name(name) -> str:
+    """A name as a message shows it: at most :data:`SHOWN_NAME_CHARS` characters."""
+    text = str(name)
+    return text if len(text) <= SHOWN_NAME_CHARS else f"{text[:SHOWN_NAME_CHARS]}… ({len(text):,} characters)"
 
 
 def has_invisible(*texts: str) -> bool:
@@ -136,8 +155,10 @@ def parse_price(value, *, ceiling: float = USD_PER_TOKEN_CEILING):
     """A price as a float (USD per token), ``None`` when absent, :data:`INVALID` or :data:`TOO_HIGH`.
 
     Numbers and numeric strings (OpenRouter writes prices as strings) are accepted; booleans,
-    containers, non-finite (also integers too large for a float) and negative values are invalid;
-    a value above ``ceiling`` (the snapshot spec's 1e5 USD/MTok) is too high.
+    containers, non-finite (also integers too large for a float) and negative values are invalid,
+    and so is a non-zero value below the snapshot spec's smallest magnitude (``ceilings.TINY``
+    USD/MTok: a subnormal is a typo the loader would refuse); a value above ``ceiling`` (the
+    snapshot spec's 1e5 USD/MTok) is too high.
     """
     if value is None:
         return None
@@ -155,7 +176,7 @@ def parse_price(value, *, ceiling: float = USD_PER_TOKEN_CEILING):
             return INVALID
     except (ValueError, OverflowError):
         return INVALID
-    if not math.isfinite(x) or x < 0:
+    if not math.isfinite(x) or x < 0 or 0 < x * units.MTOK < ceilings.TINY:
         return INVALID
     return TOO_HIGH if x > ceiling else x
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import warnings
+from collections.abc import Callable
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 
@@ -30,13 +31,15 @@ def import_history(
     notice: str | None,
     *,
     stage_at: dict[Path, Path] | None,
+    record: Callable[[Path], None] | None = None,
 ) -> ImportResult:
     """Add the file as the snapshot of ``source``'s history dated ``when`` (its end of day, UTC), named by the file's
-    SHA-256; a file already in the history (same bytes) adds nothing."""
+    SHA-256; a file already in the history (same bytes) adds nothing. ``record`` is called with each staging path
+    before it is made (:meth:`econ.lock.Locks.record`), so a killed import leaves nothing behind."""
     commits_path, changes_path = history.store_paths(data_dir, source)
     store = history.read_store(data_dir, source) or history.empty_store()
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    _check_rows(result.frame, changes_path)
+    _check_rows(result.frame, changes_path, record)
     snapshot = history.Snapshot(
         f"sha256:{digest}",
         datetime.combine(when, time(23, 59, 59), tzinfo=UTC),
@@ -53,6 +56,8 @@ def import_history(
             staged = (stage_at or {}).get(target)
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = staged if staged is not None else staging_path(target)
+            if staged is None and record is not None:
+                record(tmp)
             tmp.write_bytes(history.write_csv(frame))
             if staged is None:
                 os.replace(tmp, target)
@@ -63,11 +68,13 @@ def import_history(
     return ImportResult.of(source, path, changes_path, when, date_from, result, status)
 
 
-def _check_rows(frame: pl.DataFrame, shown: Path) -> None:
+def _check_rows(frame: pl.DataFrame, shown: Path, record: Callable[[Path], None] | None) -> None:
     """Check a dated snapshot's rows with :data:`DATED_SNAPSHOT` (the normalisers skip what the spec refuses, so a
     failure is a bug), in a scratch file beside the target."""
     shown.parent.mkdir(parents=True, exist_ok=True)
     tmp = staging_path(shown)
+    if record is not None:
+        record(tmp)
     try:
         text = frame.write_csv(line_terminator="\n").encode("utf-8")
         tmp.write_bytes(text)

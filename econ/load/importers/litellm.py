@@ -42,16 +42,18 @@ from econ.load.importers.common import (
     DUPLICATE_ROW,
     EXAMPLES,
     INVALID,
-    INVISIBLE,
     MULTIPLIER_CEILING,
+    NAME_TOO_LONG,
     PRICE_TOO_HIGH,
+    TIER_TOO_HIGH,
     TOO_HIGH,
     USD_PER_TOKEN_CEILING,
     Normalised,
     RowCollector,
-    has_invisible,
+    name_reason,
     parse_price,
     parse_tokens,
+    shown_name,
 )
 
 REPO_URL = "https://github.com/BerriAI/litellm/blob/main/model_prices_and_context_window.json"
@@ -63,7 +65,7 @@ ALIAS = "alias of another entry (no prices of its own)"
 NO_PROVIDER = "no litellm_provider"
 NO_PRICE = "no per-token text price"
 INVALID_PRICE = "invalid price value"
-PROBLEMS = (INVALID_PRICE, PRICE_TOO_HIGH)
+PROBLEMS = (INVALID_PRICE, PRICE_TOO_HIGH, TIER_TOO_HIGH, NAME_TOO_LONG)
 """Skip reasons that are a problem of the input's values (the import names the first entries)."""
 
 _COMPONENT = {
@@ -158,7 +160,7 @@ def normalise(obj: dict) -> Normalised:
                 continue
         skipped[reason] += 1
         if reason in PROBLEMS and len(examples.setdefault(reason, [])) < EXAMPLES:
-            examples[reason].append(key)
+            examples[reason].append(shown_name(key))
     frame = rows.frame()
     return Normalised(frame, len(obj), imported, dict(skipped), dict(rows.ignored), dict(rows.dropped), examples)
 
@@ -172,8 +174,9 @@ def _entry_reason(key: str, entry) -> str | None:
     provider = entry.get("litellm_provider")
     if not isinstance(provider, str) or not provider.strip():
         return NO_PROVIDER
-    if has_invisible(key, provider):
-        return INVISIBLE
+    reason = name_reason(key, provider)
+    if reason is not None:
+        return reason
     mode = entry_mode(entry)
     if mode is not None and (not isinstance(mode, str) or mode not in TEXT_MODES):
         return f"mode {mode} is not text generation"
@@ -187,6 +190,8 @@ def _add_entry(key: str, entry: dict, rows: RowCollector) -> str | None:
     for name, value in entry.items():
         kind = classify_key(name)
         if kind[0] == "price":
+            if kind[2] > TOKENS.value:
+                return TIER_TOO_HIGH
             x = parse_price(value)
             if x is INVALID or x is TOO_HIGH:
                 return INVALID_PRICE if x is INVALID else PRICE_TOO_HIGH
@@ -227,7 +232,7 @@ def _add_entry(key: str, entry: dict, rows: RowCollector) -> str | None:
         return NO_PRICE
     source = entry.get("source")
     source_url = (
-        source.strip() if isinstance(source, str) and source.strip() and not has_invisible(source) else REPO_URL
+        source.strip() if isinstance(source, str) and source.strip() and name_reason(source) is None else REPO_URL
     )
     max_input = parse_tokens(entry.get("max_input_tokens"))
     if max_input is None and entry.get("max_input_tokens") is not None:

@@ -32,14 +32,15 @@ from econ.load.importers.common import (
     DUPLICATE_ROW,
     EXAMPLES,
     INVALID,
-    INVISIBLE,
+    NAME_TOO_LONG,
     PRICE_TOO_HIGH,
     TOO_HIGH,
     Normalised,
     RowCollector,
-    has_invisible,
+    name_reason,
     parse_price,
     parse_tokens,
+    shown_name,
 )
 
 PROVIDER = "openrouter"
@@ -59,7 +60,7 @@ DUPLICATE_ID = "duplicate model id (kept the first)"
 NO_PRICE = "no per-token text price"
 INVALID_PRICE = "invalid price value"
 VARIABLE_PRICE = "variable price (router)"
-PROBLEMS = (INVALID_PRICE, PRICE_TOO_HIGH)
+PROBLEMS = (INVALID_PRICE, PRICE_TOO_HIGH, NAME_TOO_LONG)
 """Skip reasons that are a problem of the input's values (the import names the first entries)."""
 
 
@@ -92,7 +93,7 @@ def normalise(obj: dict) -> Normalised:
         else:
             skipped[reason] += 1
             if reason in PROBLEMS and len(examples.setdefault(reason, [])) < EXAMPLES:
-                examples[reason].append(str(model.get("id")))
+                examples[reason].append(shown_name(model.get("id")))
     frame = rows.frame()
     return Normalised(frame, len(models), imported, dict(skipped), dict(rows.ignored), dict(rows.dropped), examples)
 
@@ -104,8 +105,9 @@ def _model_reason(model, seen: set[str]) -> str | None:
     mid = model.get("id")
     if not isinstance(mid, str) or not mid.strip():
         return NO_ID
-    if has_invisible(mid):
-        return INVISIBLE
+    reason = name_reason(mid)
+    if reason is not None:
+        return reason
     if mid in seen:
         return DUPLICATE_ID
     architecture = model.get("architecture")
@@ -178,7 +180,7 @@ def _add_model(model: dict, rows: RowCollector) -> str | None:
     name, variant = (mid[: -len(BATCH_SUFFIX)], "batch") if mid.endswith(BATCH_SUFFIX) else (mid, "standard")
     prices = {(variant, tier): p for (_, tier), p in prices.items()}
     hf = model.get("hugging_face_id")
-    hf = hf.strip() if isinstance(hf, str) and hf.strip() and not has_invisible(hf) else None
+    hf = hf.strip() if isinstance(hf, str) and hf.strip() and name_reason(hf) is None else None
     max_input = parse_tokens(model.get("context_length"))
     if max_input is None and model.get("context_length") is not None:
         ignored.append("context_length (not a positive whole number)")

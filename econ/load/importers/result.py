@@ -8,7 +8,7 @@ from datetime import date
 from pathlib import Path
 
 from econ.errors import SHOWN_PROBLEMS, DataError
-from econ.load.importers.common import Normalised
+from econ.load.importers.common import Normalised, shown_name
 
 
 @dataclass
@@ -72,9 +72,12 @@ def by_entry(error: DataError, text: bytes) -> str:
     for p in error.problems[:SHOWN_PROBLEMS]:
         key = None
         if p.line is not None and 1 < p.line <= len(rows) and "source_key" in header:
-            cells = next(csv.reader([rows[p.line - 1]]), [])
+            try:
+                cells = next(csv.reader([rows[p.line - 1]]), [])
+            except csv.Error:  # a cell beyond the csv module's field limit
+                cells = []
             at = header.index("source_key")
-            key = cells[at] if at < len(cells) else None
+            key = shown_name(cells[at]) if at < len(cells) else None
         where = f"entry {key}" if key else "the snapshot"
         lines.append(f"{where}:{f' column {p.column}:' if p.column else ''} {p.what}")
     rest = len(error.problems) - len(lines)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import altair as alt
 import numpy as np
+import polars as pl
 
 from econ.report.charts.data import named
+from econ.report.figures import MAX_SERIES
 
 WIDTH = 620
 HEIGHT = 320
@@ -72,6 +74,26 @@ def chip_color(present, field: str = "chip", title: str = "Chip") -> alt.Color:
 def provider_color(present, field: str = "provider", title: str = "Provider") -> alt.Color:
     """A fixed colour per first-party lab (:data:`PROVIDER_DOMAIN`), so a provider looks the same on every page."""
     return fixed_color(field, title, present, PROVIDER_DOMAIN, PROVIDER_RANGE)
+
+
+OTHER = "other"
+LEGEND_PROVIDER = "legend_provider"
+
+
+def fold_series(frame: pl.DataFrame, field: str = "provider", into: str = LEGEND_PROVIDER) -> pl.DataFrame:
+    """``frame`` with ``into``: the value of ``field``, or "other" beyond the :data:`MAX_SERIES` − 1 values with the
+    most rows, so a legend never holds more series than a reader tells apart whatever sellers the data holds (the
+    rows keep their own ``field``, shown in the tooltip and the download). A frame that already has ``into`` is
+    returned as it is."""
+    if into in frame.columns:
+        return frame
+    counts = frame.group_by(field).len().sort(["len", field], descending=[True, False])
+    if counts.height <= MAX_SERIES:
+        return frame.with_columns(pl.col(field).alias(into))
+    kept = counts[field].head(MAX_SERIES - 1).to_list()
+    return frame.with_columns(
+        pl.when(pl.col(field).is_in(kept)).then(pl.col(field)).otherwise(pl.lit(OTHER)).alias(into)
+    )
 
 
 def axis_title(quantity: str, unit: str) -> str:

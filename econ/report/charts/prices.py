@@ -5,7 +5,16 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from econ.report.charts import HEIGHT, WIDTH, axis_title, guide_rule, provider_color, source_color
+from econ.report.charts import (
+    HEIGHT,
+    LEGEND_PROVIDER,
+    WIDTH,
+    axis_title,
+    fold_series,
+    guide_rule,
+    provider_color,
+    source_color,
+)
 from econ.report.charts.data import ChartWithData, named, with_datasets
 
 LECTURE_RATIOS = (1.0, 5.0)  # equal prices, and the lecture's "use 5" output/input ratio (section f.3)
@@ -17,6 +26,7 @@ def io_price_scatter(frame: pl.DataFrame) -> ChartWithData:
     ``frame``: provider, model, variant, tier_min_prompt_tokens, input_usd_per_mtok,
     output_usd_per_mtok, output_over_input_ratio (positive prices only).
     """
+    frame = fold_series(frame)
     low = float(frame["input_usd_per_mtok"].min()) / 1.5
     high = float(frame["input_usd_per_mtok"].max()) * 1.5
     guides = pl.DataFrame(
@@ -47,7 +57,7 @@ def io_price_scatter(frame: pl.DataFrame) -> ChartWithData:
         .encode(
             x=x,
             y=y,
-            color=provider_color(frame["provider"].unique()),
+            color=provider_color(frame[LEGEND_PROVIDER].unique(), field=LEGEND_PROVIDER),
             shape=alt.Shape("variant:N", title="Variant"),
             tooltip=[
                 alt.Tooltip("provider:N", title="Provider"),

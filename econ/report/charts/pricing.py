@@ -8,7 +8,16 @@ import altair as alt
 import numpy as np
 import polars as pl
 
-from econ.report.charts import HEIGHT, WIDTH, axis_title, guide_rule, provider_color, spread
+from econ.report.charts import (
+    HEIGHT,
+    LEGEND_PROVIDER,
+    WIDTH,
+    axis_title,
+    fold_series,
+    guide_rule,
+    provider_color,
+    spread,
+)
 from econ.report.charts.data import equals, named, with_datasets
 
 LOG = alt.Scale(type="log")
@@ -241,6 +250,7 @@ def io_batch(frame: pl.DataFrame, guides: pl.DataFrame) -> alt.LayerChart:
     ``frame``: provider, model, variant, output_over_input_ratio, batch_over_balance_ratio and its scenario
     low/high, regime, lecture_f3_check. ``guides``: label, batch_over_balance_ratio (horizontal rules).
     """
+    frame = fold_series(frame)
     x = alt.X("output_over_input_ratio:Q", title=axis_title("Output price / input price ρ", "ratio"), scale=LOG)
     y_title = axis_title("Implied decode batch B / B*0", "ratio")
     tooltip = [
@@ -263,7 +273,7 @@ def io_batch(frame: pl.DataFrame, guides: pl.DataFrame) -> alt.LayerChart:
             x=x,
             y=alt.Y("batch_over_balance_scenario_low_ratio:Q", title=y_title, scale=LOG),
             y2="batch_over_balance_scenario_high_ratio:Q",
-            color=provider_color(frame["provider"].unique()),
+            color=provider_color(frame[LEGEND_PROVIDER].unique(), field=LEGEND_PROVIDER),
             tooltip=tooltip,
         )
     )
@@ -273,7 +283,7 @@ def io_batch(frame: pl.DataFrame, guides: pl.DataFrame) -> alt.LayerChart:
         .encode(
             x=x,
             y=alt.Y("batch_over_balance_ratio:Q", title=y_title, scale=LOG),
-            color=provider_color(frame["provider"].unique()),
+            color=provider_color(frame[LEGEND_PROVIDER].unique(), field=LEGEND_PROVIDER),
             tooltip=tooltip,
         )
     )

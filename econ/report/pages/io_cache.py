@@ -7,6 +7,7 @@ from __future__ import annotations
 import polars as pl
 
 from econ.report import findings
+from econ.report.charts import fold_series
 from econ.report.charts import pricing as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, details, fmt_num, table
@@ -110,7 +111,9 @@ def _io(ctx: SiteContext) -> Section:
     frame = ctx.query(IO_FIRST_PARTY)
     assumptions = ctx.query(IO_ASSUMPTIONS)
     blocks = []
-    charted = frame.filter(pl.col("batch_over_balance_ratio").is_not_null() & (pl.col("output_over_input_ratio") > 0))
+    charted = fold_series(
+        frame.filter(pl.col("batch_over_balance_ratio").is_not_null() & (pl.col("output_over_input_ratio") > 0))
+    )
     if charted.height:
         a = assumptions.row(0, named=True) if assumptions.height else {}
         m = a.get("batch_multiple_over_balance_ratio")

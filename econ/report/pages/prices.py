@@ -8,6 +8,7 @@ the full tables as CSV downloads.
 from __future__ import annotations
 
 from econ.report import findings
+from econ.report.charts import fold_series
 from econ.report.charts import prices as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, Markup, details, fmt_num, table
@@ -252,7 +253,7 @@ def _billing(ctx: SiteContext) -> Section:
 
 def _market(ctx: SiteContext) -> Section:
     blocks = []
-    scatter = ctx.query(SCATTER)
+    scatter = fold_series(ctx.query(SCATTER))
     if scatter.height:
         blocks.append(
             Figure(

@@ -256,8 +256,8 @@ def _truncated(work: Path) -> Path:
         (
             "litellm",
             lambda w: _write(w, "x.json", b'{"sample_spec": {}, "e": {"mode": "embedding", "litellm_provider": "a"}}'),
-            "x.json: has no text-generation price among its 2 entries — is this the right file for econ import "
-            "litellm?",
+            "x.json: has no text-generation price among its 2 entries (1 skipped for not a model entry; 1 skipped "
+            "for mode embedding is not text generation) — is this the right file for econ import litellm?",
         ),
         (
             "openrouter",
@@ -402,4 +402,7 @@ def test_cli_unwritable_snapshot_folder_is_an_error_without_traceback(work, caps
     code = main(["import", "litellm", str(LITELLM_SLICE), "--data", "data", "--as-of", "2026-11-20"])
     err = capsys.readouterr().err
     assert code == 1 and "Traceback" not in err
-    assert err == "Error: [Errno 17] File exists: 'data/snapshots' — check the path and its permissions\n"
+    assert err == (
+        "Error: data/snapshots: is not a folder (econ keeps the imported price snapshots in this folder) — move it "
+        "away (econ import creates the folder), or put the snapshot CSVs in a folder snapshots/\n"
+    )

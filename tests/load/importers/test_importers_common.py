@@ -37,6 +37,8 @@ from econ.load.tables import PRICE_SNAPSHOT
         ([1e-6], INVALID),
         (float("nan"), INVALID),
         (float("inf"), INVALID),
+        (8e-184, INVALID),  # a subnormal-scale price the snapshot loader refuses (below 1e-30 USD/MTok)
+        (2e-36, 2e-36),  # 2e-30 USD/MTok: the smallest magnitude the loader keeps
     ],
 )
 def test_parse_price(value, expected):

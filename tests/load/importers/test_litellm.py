@@ -447,6 +447,7 @@ _entry = st.one_of(
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.text(min_size=1, max_size=6), _entry, max_size=6))
 @example({"0": {"litellm_provider": "acme", "input_cost_per_token": 1.8e302}})  # x 1e6 was inf in the snapshot
+@example({"0": {"litellm_provider": "acme", "input_cost_per_token": 8.08e-184}})  # under the 1e-30 floor
 @example({"0": {"litellm_provider": "acme", "input_cost_per_token": 10**400, "max_input_tokens": 10**30}})
 def test_never_crashes_and_accounts_for_every_entry(tmp_path_factory, obj):
     result = normalise(obj)
