@@ -197,10 +197,13 @@ from econ.lock import Locks
 from econ.markers import write_report_marker
 
 root, new_db = Path(sys.argv[1]), Path(sys.argv[2])
-db, reports = root / "build" / "econ.duckdb", root / "reports"
+db, reports, data = root / "build" / "econ.duckdb", root / "reports", root / "data"
+price_files = [data / name for name in sys.argv[3:]]  # data/snapshots/... or data/history/...
 with Locks(command="test commit") as locks:
-    locks.acquire([db, reports])
+    locks.acquire([db, reports] + ([data] if price_files else []))
     txn = Transaction(db, locks=locks)
+    for target in price_files:
+        txn.stage(target, kind="snapshot", output=data).write_text("new")
     shutil.copy(new_db, txn.stage(db, kind="database", companions=(".wal",)))
     staged = txn.stage(reports, kind="reports")
     staged.mkdir()
@@ -219,11 +222,14 @@ def project(root: Path) -> Path:
     return root
 
 
-def interrupted_commit(root: Path, tmp_path: Path) -> Path:
-    """``root`` with a commit of a new database and report killed right after its journal was written."""
+def interrupted_commit(root: Path, tmp_path: Path, *price_files: str) -> Path:
+    """``root`` with a commit of a new database and report (and ``price_files`` of data/, each to hold ``new``)
+    killed right after its journal was written."""
     new_db = make_database(tmp_path / "new.duckdb", "new")
     env = {**os.environ, "PYTHONPATH": str(REPO), "ECON_FAULT_AT": "commit:journal"}
-    killed = subprocess.run([sys.executable, "-c", COMMIT, str(root), str(new_db)], env=env, capture_output=True)
+    killed = subprocess.run(
+        [sys.executable, "-c", COMMIT, str(root), str(new_db), *price_files], env=env, capture_output=True
+    )
     assert killed.returncode == -9, killed.stderr
     assert (root / "build" / ".econ.duckdb.journal").is_file()
     return root
@@ -267,6 +273,24 @@ def test_a_moved_project_finishes_its_own_commit(tmp_path, capsys, monkeypatch):
     code, _, err = run(capsys, "tables", "--db", "build/econ.duckdb", "--format", "csv")
     assert code == 0 and err.startswith("notice: finished the commit of an interrupted run (pid ")
     assert what(moved / "build" / "econ.duckdb") == "new" and (moved / "reports" / "index.html").read_text() == "new"
+
+
+def test_a_refresh_of_a_replayed_history_killed_at_its_commit_is_finished(tmp_path, capsys, monkeypatch):
+    """econ refresh of a genai-prices or llm-prices file moves the history's two files in with the database: the
+    journal names them as price files (kind snapshot) of data/history/, and the next command finishes the commit."""
+    root = project(tmp_path / "p")
+    history = root / "data" / "history"
+    history.mkdir(parents=True)
+    names = ["llm_prices_commits.csv", "llm_prices_changes.csv"]
+    for name in names:
+        (history / name).write_text("old")
+    interrupted_commit(root, tmp_path, *(f"history/{n}" for n in names))
+    monkeypatch.chdir(root)
+    code, _, err = run(capsys, "tables", "--db", "build/econ.duckdb", "--format", "csv")
+    assert code == 0 and err.startswith("notice: finished the commit of an interrupted run (pid "), err
+    assert [(history / n).read_text() for n in names] == ["new", "new"]
+    assert what(root / "build" / "econ.duckdb") == "new"
+    assert sorted(p.name for p in history.iterdir()) == sorted(names)  # no staging or backup copy left
 
 
 def _identity(folder: Path) -> dict:
@@ -343,6 +367,22 @@ JOURNAL_CASES = {
         },
         "names {root}/victim/b.txt as the database (its database is {root}/build/econ.duckdb): that is not an output "
         "econ writes for build/econ.duckdb",
+    ),
+    "a-users-file-in-history": (
+        lambda root: {
+            "version": 2,
+            "project": _identity(root / "build"),
+            "moves": [
+                {
+                    "kind": "snapshot",
+                    "staged": "../data/history/.notes.txt.stage-1-0123abcd",
+                    "target": "../data/history/notes.txt",
+                    "backup": "../data/history/.notes.txt.old-1-0123abcd",
+                }
+            ],
+        },
+        "names {root}/data/history/notes.txt as a price snapshot: that is not an output econ writes for "
+        "build/econ.duckdb",
     ),
     "v1-of-another-project": (
         lambda root: {
