@@ -130,3 +130,46 @@ def test_import_adds_the_newest_snapshot_of_the_history(data_dir):
     assert commits[1].startswith("0,sha256:") and ",2026-08-22T23:59:59Z,2026-08-22,17," in commits[1]
     again = import_file("genai_prices", SLICE, data_dir=data_dir, as_of=date(2026, 8, 23))
     assert (again.status, again.as_of) == ("unchanged", date(2026, 8, 22))
+
+
+KILLED_IMPORT = """
+import os, signal, sys
+from pathlib import Path
+from econ.files import staging_path
+from econ.lock import Locks
+
+data = Path(sys.argv[1])
+target = data / "history" / "genai_prices_changes.csv"
+with Locks(command="econ import") as locks:
+    locks.acquire([data])
+    staged = staging_path(target)
+    locks.record(staged, output=data)
+    staged.write_text("half of a history")
+    print(staged, flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_an_import_removes_what_a_killed_import_staged_in_the_history_and_nothing_else(data_dir):
+    """A run that died after staging a history file recorded it in the data folder's lock: the next import removes
+    it; a file that only looks like a staging copy (no run recorded it) is the user's and stays."""
+    import subprocess
+    import sys
+
+    (data_dir / "history").mkdir(exist_ok=True)
+    lookalike = data_dir / "history" / ".genai_prices_changes.csv.stage-1-0123abcd"
+    lookalike.write_text("the user's")
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_IMPORT, str(data_dir)],
+        env={"PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+    )
+    staged = Path(killed.stdout.strip())
+    assert killed.returncode == -9 and staged.is_file(), killed.stderr
+    assert import_file("genai_prices", SLICE, data_dir=data_dir, as_of=date(2026, 8, 22)).status == "new"
+    assert not staged.exists() and lookalike.read_text() == "the user's"
+    assert sorted(p.name for p in (data_dir / "history").iterdir() if not p.name.startswith(".")) == [
+        "genai_prices_changes.csv",
+        "genai_prices_commits.csv",
+    ]
