@@ -25,6 +25,8 @@ from econ.analyses.fleet_inputs import (
 from econ.analyses.fleet_plan_columns import FLEET_PLAN
 from econ.analyses.scenario import Scenario
 from econ.analyses.traffic import TrafficMix, traffic_mix
+from econ.errors import EconError
+from econ.load.ceilings import CHIPS
 from econ.physics import fleet
 from econ.units import HOURS_PER_DAY, SECONDS_PER_DAY
 
@@ -296,8 +298,24 @@ def plans(ctx) -> pl.DataFrame:
         if cases.height:
             cases = cases.with_columns((pl.col("traffic_share_frac") * s.tokens_served_per_s).alias("tokens_per_s"))
             plan = build_plan(cases, s, rental, prices, hardware_derived, models, layouts)
+            _check_ceiling(plan, name)
             out.append(plan.with_columns(pl.lit(s.efficiency_basis).alias("efficiency_basis")))
     return pl.concat(out, how="diagonal_relaxed") if out else FLEET_PLAN.empty_frame()
+
+
+def _check_ceiling(plan: pl.DataFrame, scenario: str) -> None:
+    """A deployment whose plan needs more chips than :data:`~econ.load.ceilings.CHIPS` is an error naming it: the
+    inputs are each within their own ceilings, but their product (the scenario's traffic x the deployment's share /
+    one replica's throughput) is not a fleet anyone can build (and its power and cost would follow it)."""
+    over = plan.filter(pl.col("chips") > CHIPS.value).sort("chips", descending=True)
+    if over.height:
+        row = over.row(0, named=True)
+        raise EconError(
+            f"deployment {row['deployment']} of scenario {scenario} needs {row['chips']:,.0f} chips, above the ceiling "
+            f"of {CHIPS.value:,.0f} ({CHIPS.why})",
+            "lower the scenario's tokens_served_per_s (data/scenarios.csv) or the deployment's traffic_share_frac "
+            "(data/deployments.csv)",
+        )
 
 
 def run(ctx) -> None:

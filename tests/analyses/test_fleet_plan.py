@@ -197,6 +197,23 @@ def test_bad_deployments_are_reported(tmp_path, monkeypatch, capsys, line, messa
     assert (code, capsys.readouterr().err.strip()) == (1, message)
 
 
+def test_a_plan_beyond_the_chip_ceiling_is_an_error_naming_its_inputs(tmp_path, monkeypatch, capsys):
+    """Traffic of 1e15 tokens/s is within the input's own ceiling, but no fleet serves it: the build stops, naming the
+    deployment and what to lower, instead of tabulating ~1e11 chips."""
+    data = copy_data(tmp_path)
+    append(data / "scenarios.csv", "huge,tokens_served_per_s,1e15,,tokens/s,,,,x,https://example.org")
+    monkeypatch.chdir(tmp_path)
+    code = main(["build", "--data", "data", "--db", "out.duckdb", "--no-report", "--cache", "cache"])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and err.startswith("Error: deployment "), err
+    assert " of scenario huge needs " in err and err.endswith(
+        "chips, above the ceiling of 10,000,000 (10 million chips is ~50x the largest clusters announced) — lower the "
+        "scenario's tokens_served_per_s (data/scenarios.csv) or the deployment's traffic_share_frac "
+        "(data/deployments.csv)"
+    )
+    assert not (tmp_path / "out.duckdb").exists()
+
+
 def test_context_shares_must_add_up_to_one(tmp_path, monkeypatch, capsys):
     data = copy_data(tmp_path)
     append(data / "scenarios.csv", "base,context_share_8192_tokens_frac,0.1,,fraction,,,,x,https://example.org")
