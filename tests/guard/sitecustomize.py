@@ -15,5 +15,9 @@ if _log and _repo:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     from tests.guard.outside import install
 
-    install(_repo, lambda path: open(_log, "a", encoding="utf-8").write(path + "\n"))
+    def _record(path: str) -> None:
+        with open(_log, "a", encoding="utf-8") as log:  # closed at once: an open handle is a ResourceWarning
+            log.write(path + "\n")
+
+    install(_repo, _record)
     sys.path.pop(0)
