@@ -262,6 +262,17 @@ def test_pages_are_small(built_report, page):
     assert (built_report / page).stat().st_size < PAGE_LIMIT_BYTES
 
 
+@pytest.mark.slow
+def test_the_shipped_datas_pages_are_small(real_db, tmp_path, monkeypatch):
+    """The report of the shipped data (thousands of validation and history rows, not the fixture's dozens) keeps every
+    page under the limit: long tables show their first-party or newest rows and link the whole CSV."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
+    reports = report(real_db, tmp_path / "reports", as_of=AS_OF, cache_dir=None).parent
+    sizes = {p.name: p.stat().st_size for p in reports.glob("*.html")}
+    assert sorted(sizes) == sorted(RENDERED)
+    assert {n: b for n, b in sizes.items() if b >= PAGE_LIMIT_BYTES} == {}
+
+
 @pytest.mark.parametrize("page", RENDERED)
 def test_no_section_fell_back_to_a_schema_note(built_report, page):
     """guarded() turns a missing column into a note; on the full data set that can only be a bug in the page's SQL."""

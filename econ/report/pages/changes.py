@@ -103,7 +103,9 @@ limit ?
 
 ADDED_REMOVED = """
 select change, source, provider, count(distinct model) as models,
-       string_agg(distinct model, ', ' order by model) as model_list
+       array_to_string(list_slice(list_sort(list(distinct model)), 1, 3), ', ')
+       || case when count(distinct model) > 3 then format(', … and {:d} more', count(distinct model) - 3) else '' end
+       as model_list
 from price_changes where change in ('added', 'removed')
 group by change, source, provider order by change, models desc, source, provider
 """
@@ -263,18 +265,17 @@ def _diff(ctx: SiteContext, has_changes: bool, dates: list, compared: str) -> Se
     )
     moved = ctx.query(ADDED_REMOVED)
     if moved.height:
-        shown = moved.with_columns(pl.col("model_list").str.slice(0, 300).alias("model_list"))
         blocks.append(
             details(
                 f"Models added and removed, per provider ({moved.height} rows)",
                 table(
-                    shown,
+                    moved,
                     [
                         Col("change", "Change"),
                         Col("source", "Source"),
                         Col("provider", "Provider"),
                         Col("models", "Models", kind="num"),
-                        Col("model_list", "Models (first 300 characters)", wrap=True),
+                        Col("model_list", "Models (the first three)", wrap=True),
                     ],
                     caption="Models added or removed per provider (the full list is the CSV download)",
                     id="added-removed",
