@@ -221,15 +221,16 @@ def key_columns(cols: Sequence[Col]) -> int:
 def drop_order(cols: Sequence[Col], keys: int, constant: Sequence[bool] = ()) -> list[int | None]:
     """Per column, when the page's script hides it to fit a narrow column (1 first; None: never, a key column):
     prose first, then source links, then columns that hold one value in every row, then the others from the right,
-    the ``keep`` columns last; the full view shows them all."""
+    the ``keep`` columns last (even one value in every row: a status the reader must see); the full view shows them
+    all."""
     constant = list(constant) or [False] * len(cols)
     rest = [i for i in reversed(range(keys, len(cols)))]
     ranked = (
         [i for i in rest if cols[i].wrap]
         + [i for i in rest if cols[i].kind == "link" and not cols[i].wrap]
-        + [i for i in rest if constant[i] and cols[i].kind != "link" and not cols[i].wrap]
+        + [i for i in rest if constant[i] and cols[i].kind != "link" and not cols[i].wrap and not cols[i].keep]
         + [i for i in rest if not constant[i] and cols[i].kind != "link" and not cols[i].wrap and not cols[i].keep]
-        + [i for i in rest if not constant[i] and cols[i].kind != "link" and not cols[i].wrap and cols[i].keep]
+        + [i for i in rest if cols[i].kind != "link" and not cols[i].wrap and cols[i].keep]
     )
     order: list[int | None] = [None] * len(cols)
     for rank, i in enumerate(ranked[: max(len(rest) - 1, 0)], start=1):  # one column besides the keys stays

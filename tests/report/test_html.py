@@ -8,7 +8,18 @@ import math
 import polars as pl
 import pytest
 
-from econ.report.html import Col, Markup, esc, fmt_interval, fmt_num, json_for_script, source_link, table, tag
+from econ.report.html import (
+    Col,
+    Markup,
+    drop_order,
+    esc,
+    fmt_interval,
+    fmt_num,
+    json_for_script,
+    source_link,
+    table,
+    tag,
+)
 
 HOSTILE = [
     "<img src=x onerror=alert(1)>",
@@ -140,3 +151,20 @@ def test_markup_plus_text_escapes_the_text_and_details_closes():
         details("More", Markup("<table></table>"))
         == '<details class="more"><summary>More</summary><table></table></details>'
     )
+
+
+def test_the_narrow_view_hides_prose_links_constants_then_the_rest_and_a_kept_column_last():
+    """A kept column holding one value in every row (a reading's status) is still hidden last: the closed models'
+    'uninformative' beside their implied parameters used to go first, as a constant column."""
+    cols = [
+        Col("model", "Model"),
+        Col("params", "Params", kind="num"),
+        Col("status", "Status", keep=True),
+        Col("why", "Why", wrap=True),
+        Col("url", "Source", kind="link"),
+        Col("unit", "Unit"),
+        Col("other", "Other", kind="num"),
+    ]
+    constant = [False, False, True, False, False, True, False]
+    # prose, link, the constant unit, then the others from the right; the kept status is the one column that stays
+    assert drop_order(cols, keys=1, constant=constant) == [None, 5, None, 1, 2, 3, 4]

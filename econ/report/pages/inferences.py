@@ -222,9 +222,9 @@ def _closed(ctx: SiteContext) -> Section:
                     Col("model", "Model"),
                     Col("implied_active_params", "Implied active parameters", kind="num", fmt=sig3),
                     Col("active_interval", "Validated interval"),
-                    Col("active_params_status", "Status"),
+                    Col("active_params_status", "Status (active parameters)", keep=True),
                     Col("implied_kv_held_bytes_per_token", "Implied KV bytes held per token", kind="num", fmt=sig3),
-                    Col("kv_held_status", "Status"),
+                    Col("kv_held_status", "Status (KV held)"),
                     Col("decode_batch_status", "Decode batch", wrap=True),
                 ],
                 caption="Hand-kept first-party prices of closed models through the markup model "

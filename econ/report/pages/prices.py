@@ -163,7 +163,7 @@ def _current(ctx: SiteContext, coverage) -> Section:
                 Col("newest_date", "Newest price or snapshot", kind="date"),
             ],
             caption="Current price rows per source (hand = first-party pages kept by hand; litellm, openrouter = "
-            "imported price maps)",
+            "imported price maps; genai_prices, llm_prices = the replayed git histories of those price lists)",
         )
     ]
     first_party = ctx.query(FIRST_PARTY)
