@@ -23,19 +23,10 @@ import polars as pl
 from econ.errors import EconError
 from econ.fits.price_ratios import price_change_frac
 from econ.formula import formula
+from econ.price_values import PRICE_VALUE_COLUMNS
 
 KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
-COMPONENTS = [
-    "input_usd_per_mtok",
-    "output_usd_per_mtok",
-    "cache_read_usd_per_mtok",
-    "cache_write_5m_usd_per_mtok",
-    "cache_write_1h_usd_per_mtok",
-    "cache_write_12h_usd_per_mtok",
-    "cache_storage_usd_per_mtok_hour",
-    "max_input_tokens",
-    "speed_ratio",
-]
+COMPONENTS = PRICE_VALUE_COLUMNS
 CHANGE_SCHEMA = {
     "change": pl.String,
     "source": pl.String,

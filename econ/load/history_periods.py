@@ -24,7 +24,7 @@ from __future__ import annotations
 import polars as pl
 
 from econ.load.history import KEY, Store
-from econ.load.price_tables import PRICE_VALUE_COLUMNS
+from econ.price_values import PRICE_VALUE_COLUMNS
 
 CARRIED = ["hugging_face_id", "source_url", "source_key"]
 FAR = pl.date(9999, 12, 31)

@@ -18,18 +18,6 @@ HISTORY_SOURCES = ("genai_prices", "llm_prices")
 """Price databases that keep their own history in git, kept as a replayed history (``data/history/``): every commit
 that changed the data is a dated snapshot, stored as the rows that changed (``econ.load.history``)."""
 SOURCES = ("hand", *FILE_SOURCES, *HISTORY_SOURCES)
-PRICE_VALUE_COLUMNS = [
-    "input_usd_per_mtok",
-    "output_usd_per_mtok",
-    "cache_read_usd_per_mtok",
-    "cache_write_5m_usd_per_mtok",
-    "cache_write_1h_usd_per_mtok",
-    "cache_write_12h_usd_per_mtok",
-    "cache_storage_usd_per_mtok_hour",
-    "max_input_tokens",
-    "speed_ratio",
-]
-"""The values of a price row: consecutive snapshots with the same values are one effective period."""
 HISTORY_REPOSITORIES = {
     "genai_prices": "https://github.com/pydantic/genai-prices",
     "llm_prices": "https://github.com/simonw/llm-prices",
