@@ -113,7 +113,7 @@ def stage_build(
     # The analyses, the catalog and the loader import SciPy and every analysis module: only a build that runs pays
     # for them (a build that finds its outputs current answers in a fraction of the import time).
     from econ import catalog
-    from econ.analyses import ANALYSES
+    from econ.analyses import analyses
     from econ.analyses.runner import run_analyses
     from econ.load.loader import column_comments, load_all, table_description
     from econ.results import CATALOG_COLUMNS, CATALOG_DESCRIPTIONS
@@ -145,7 +145,7 @@ def stage_build(
         boundary("build:tables")
         status = run_analyses(
             con,
-            ANALYSES,
+            analyses(),
             as_of=as_of,
             cache_dir=cache_dir,
             code_hash=code_hash,

@@ -30,8 +30,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize
-from scipy.special import stdtrit
 
 from econ.errors import FitError
 from econ.formula import formula
@@ -140,6 +138,9 @@ def fit(
     jac : optional ``(x, params) -> d model / d params`` (points × parameters); finite differences without it.
     max_nfev : optional cap on the solver's function evaluations (a warm-started refit).
     """
+    from scipy import optimize  # imported when a fit runs: a command that reads fitted values does not pay for it
+    from scipy.special import stdtrit
+
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float).ravel()
     p0 = np.asarray(p0, dtype=float).ravel()
@@ -350,6 +351,8 @@ def _at_bound(est, lower, upper, jac, weighted_y) -> np.ndarray:
 
 def _bootstrap(model, x, y, w, est, bounds, linear, n_bootstrap, seed) -> np.ndarray:
     """Parameter draws from resampling points with replacement (n_bootstrap x p)."""
+    from scipy import optimize
+
     rng = np.random.default_rng(seed)
     n = y.size
     idx = rng.integers(0, n, size=(n_bootstrap, n))
