@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from econ.report import findings
+from econ.report import inference_findings
 from econ.report.charts import pricing as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, details, fmt_num, table
@@ -172,7 +172,7 @@ def render(ctx: SiteContext) -> PageContent:
             "measure how far each reading is off; that error widens every interval on this page."
         ),
         sections=sections,
-        findings=findings.context_pricing(ctx),
+        findings=inference_findings.context_pricing(ctx),
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from econ.report import findings
+from econ.report import inference_findings
 from econ.report.charts import pricing as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, fmt_num, table
@@ -58,7 +58,7 @@ def render(ctx: SiteContext) -> PageContent:
             "markup the fast mode carries over standard."
         ),
         sections=sections,
-        findings=findings.fast_mode(ctx),
+        findings=inference_findings.fast_mode(ctx),
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from econ.report import findings
+from econ.report import inference_findings
 from econ.report.html import Col, table
 from econ.report.page import Download, PageContent, Section, SiteContext, note
 from econ.report.pages.common import guarded, interval_text, sig3
@@ -65,7 +65,7 @@ def render(ctx: SiteContext) -> PageContent:
             "pass are headlined; the others are listed with the reason their check gives."
         ),
         sections=sections,
-        findings=findings.inferences(ctx),
+        findings=inference_findings.inferences(ctx),
     )
 
 

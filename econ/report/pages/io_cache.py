@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from econ.report import findings
+from econ.report import inference_findings
 from econ.report.charts import fold_series
 from econ.report.charts import pricing as charts
 from econ.report.figures import Figure
@@ -103,7 +103,7 @@ def render(ctx: SiteContext) -> PageContent:
             "cache, and so which memory tier it sits in (section g)."
         ),
         sections=sections,
-        findings=findings.io_cache(ctx),
+        findings=inference_findings.io_cache(ctx),
     )
 
 
