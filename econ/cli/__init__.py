@@ -19,7 +19,7 @@ from econ.cli.common import HISTORY_CHOICES, PRICE_SOURCES, VARIANT_CHOICES, _da
 from econ.cli.data import cmd_build, cmd_describe, cmd_report, cmd_sql, cmd_sweep, cmd_tables
 from econ.cli.help import BUILD_DATE, subparser
 from econ.cli.prices import cmd_cost, cmd_diff, cmd_history_replay, cmd_import, cmd_refresh
-from econ.cli.serving import cmd_fleet, cmd_predict
+from econ.cli.serving import add_fleet, add_predict
 from econ.errors import EconError, EconNotice
 from econ.files import source_date
 from econ.output import FORMATS
@@ -155,136 +155,8 @@ def parser() -> argparse.ArgumentParser:
     )
     d.set_defaults(func=cmd_diff)
 
-    fl = subparser(
-        sub, "fleet", help="size, power and cost the fleet serving a model on a chip at a traffic (read-only)"
-    )
-    add_db(fl)
-    fl.add_argument(
-        "--model",
-        required=True,
-        help="model with an architecture: models.model, its canonical name, repo or a price key, in any case",
-    )
-    fl.add_argument("--chip", required=True, help="accelerator (hardware.chip, in any case)")
-    fl.add_argument(
-        "--tokens-per-s", type=float, required=True, help="traffic served, input + output tokens per second"
-    )
-    fl.add_argument(
-        "--scenario",
-        default="calibrated",
-        help="scenario of the traffic mix and fleet assumptions: calibrated (efficiencies fitted to measured "
-        "systems, the default) or base (the roofline bound), or another of data/scenarios.csv",
-    )
-    fl.add_argument(
-        "--batch-policy",
-        choices=("balance_multiple", "speed_target"),
-        default="balance_multiple",
-        help="decode batch: a multiple of the balance batch (balance_multiple, the default), or the largest meeting "
-        "the speed target",
-    )
-    fl.add_argument(
-        "--number-format",
-        choices=("bf16", "fp8", "int8", "fp4"),
-        default=None,
-        help="format of the math and weights (default: the scenario's weight_format)",
-    )
-    fl.add_argument(
-        "--decode-chips",
-        type=_whole,
-        default=None,
-        help="chips per decode replica (default: the layout search chooses)",
-    )
-    fl.add_argument(
-        "--prefill-chips",
-        type=_whole,
-        default=None,
-        help="chips per prefill replica (default: the layout search chooses)",
-    )
-    fl.add_argument(
-        "--tokens-per-s-per-user",
-        type=float,
-        default=None,
-        help="decode speed each user must see (default: the scenario's; implies --batch-policy speed_target)",
-    )
-    fl.add_argument(
-        "--ttft-s", type=float, default=None, help="time to first token each prompt must meet (default: the scenario's)"
-    )
-    fl.add_argument("--decode-layout", default=None, help="a named decode layout of data/layouts.csv")
-    fl.add_argument("--prefill-layout", default=None, help="a named prefill layout of data/layouts.csv")
-    fl.add_argument(
-        "--input-tokens", type=float, default=None, help="prompt tokens per request (default: the scenario's mix)"
-    )
-    fl.add_argument("--output-tokens", type=float, default=None, help="output tokens per request (with --input-tokens)")
-    fl.add_argument("--cached-input-frac", type=float, default=None, help="share of prompt tokens served from cache")
-    fl.add_argument("--speculative-tokens", type=_whole, default=None, help="MTP / draft tokens per decode step")
-    fl.add_argument("--acceptance", type=float, default=None, help="share of draft tokens accepted")
-    fl.add_argument("--kv-cache-format", choices=("bf16", "fp8"), default=None, help="KV-cache format")
-    fl.add_argument("--usd-per-chip-hour", type=float, default=None, help="the scenario's chip price")
-    fl.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
-    fl.add_argument(
-        "--as-of",
-        type=_date,
-        default=None,
-        help=f"date for current list prices and rental quotes (default: {BUILD_DATE})",
-    )
-    fl.set_defaults(func=cmd_fleet)
-
-    pr = subparser(
-        sub,
-        "predict",
-        help="predict a serving configuration (TTFT, TPOT, throughput, cost, error factors), or a file of runs "
-        "(read-only)",
-        description="Predict one serving configuration: a model on a chip, aggregated or disaggregated, each "
-        "pool's layout (a degree left out is chosen by the layout search, which says so), the concurrency or "
-        "batch or speed target, lengths, formats, MTP and engine. With --points FILE.csv, every row of a file in "
-        "the InferenceX / AIConfigurator schema of data/inferencex_train.csv (csv or json out).",
-    )
-    add_db(pr)
-    pr.add_argument("--points", type=Path, default=None, help="a CSV of runs in data/inferencex_train.csv's columns")
-    pr.add_argument("--model", help="model (models.model or a Hugging Face id)")
-    pr.add_argument("--chip", help="accelerator (hardware.chip, or a system name such as h200_sxm)")
-    pr.add_argument("--input-tokens", type=float, help="prompt tokens per request")
-    pr.add_argument("--output-tokens", type=float, help="output tokens per request")
-    pr.add_argument(
-        "--mode",
-        choices=("agg", "disagg"),
-        default="disagg",
-        help="agg: one pool does prefill and decode; disagg: separate pools (default)",
-    )
-    pr.add_argument(
-        "--engine",
-        choices=("trtllm", "sglang", "vllm"),
-        default=None,
-        help="engine whose calibrated values to use (default: the engine average)",
-    )
-    for pool in ("decode", "prefill"):
-        pr.add_argument(f"--{pool}-chips", type=_whole, default=None, help=f"chips per {pool} worker (any size)")
-        pr.add_argument(f"--{pool}-tp", type=_whole, default=None, help=f"{pool} tensor-parallel degree")
-        pr.add_argument(f"--{pool}-dp", type=_whole, default=None, help=f"{pool} attention data-parallel ranks")
-        pr.add_argument(f"--{pool}-pp", type=_whole, default=None, help=f"{pool} pipeline stages")
-        pr.add_argument(f"--{pool}-ep", type=_whole, default=None, help=f"{pool} expert-parallel ranks")
-        pr.add_argument(f"--{pool}-etp", type=_whole, default=None, help=f"{pool} tensor-parallel slices per expert")
-        pr.add_argument(f"--{pool}-workers", type=_whole, default=None, help=f"{pool} workers")
-        pr.add_argument(f"--{pool}-layout", default=None, help=f"a named {pool} layout of data/layouts.csv")
-    load = pr.add_mutually_exclusive_group()
-    load.add_argument("--concurrency", type=float, help="requests in flight (the whole system)")
-    load.add_argument("--batch", type=float, help="sequences per decode worker")
-    load.add_argument("--tokens-per-s-per-user", type=float, help="decode speed each user must see (largest load)")
-    pr.add_argument("--ttft-s", type=float, default=None, help="TTFT target for the prefill pool (default: scenario)")
-    pr.add_argument("--cached-input-frac", type=float, default=0.0, help="share of each prompt already cached")
-    formats = ("bf16", "fp8", "int8", "fp4")
-    pr.add_argument("--weight-format", choices=formats, default=None, help="weights and matmul format")
-    pr.add_argument("--number-format", choices=formats, default=None, help=argparse.SUPPRESS)
-    pr.add_argument("--expert-format", choices=formats, default=None, help="routed experts' format (default: weights)")
-    pr.add_argument("--kv-cache-format", choices=("bf16", "fp8"), default=None, help="KV-cache format")
-    pr.add_argument("--speculative-tokens", type=_whole, default=0, help="MTP / draft tokens verified per step")
-    pr.add_argument("--acceptance", type=float, default=None, help="share of draft tokens accepted (0-1)")
-    pr.add_argument(
-        "--scenario",
-        default="calibrated",
-        help="scenario: calibrated (fitted to measured systems, the default) or base (the roofline bound)",
-    )
-    pr.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
-    pr.set_defaults(func=cmd_predict)
+    add_fleet(sub, add_db)
+    add_predict(sub, add_db)
 
     c = subparser(
         sub,
