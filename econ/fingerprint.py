@@ -9,10 +9,11 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 def code_fingerprint() -> str:
-    """SHA-256 of every source file of the package (and the report's vendored JavaScript): a code change invalidates
-    every cache and database."""
+    """SHA-256 of every source file of the package (and the report's own and vendored JavaScript and CSS): a code
+    change invalidates every cache and database."""
     h = hashlib.sha256()
-    for path in sorted([*PACKAGE_DIR.rglob("*.py"), *(PACKAGE_DIR / "report" / "vendor").glob("*.js")]):
+    report = PACKAGE_DIR / "report"
+    for path in sorted([*PACKAGE_DIR.rglob("*.py"), *(report / "vendor").glob("*.js"), *(report / "static").glob("*")]):
         h.update(path.relative_to(PACKAGE_DIR).as_posix().encode())
         h.update(path.read_bytes())
     return h.hexdigest()
