@@ -293,7 +293,8 @@ INFERENCE_QUANTITIES = ResultTable(
             "str",
             "",
             "check",
-            "The uncorrected reading: falsified (its bias is significant and beyond its own interval) or consistent",
+            "The uncorrected reading: falsified (its bias is significant and beyond the side of its own interval that "
+            "faces the truth) or consistent; null without an own interval",
             validation.hypothesis_verdict,
         ),
         C(

@@ -199,15 +199,18 @@ def covers(low, high, true):
 
 
 @formula("falsified when b is significant and |b| exceeds the median own half-width on its side", "econ validation")
-def hypothesis_verdict(implied, own_low, own_high, bias, significant: bool) -> str:
-    """``falsified`` or ``consistent``: does the uncorrected value miss the truth beyond its own interval?"""
+def hypothesis_verdict(implied, own_low, own_high, bias, significant: bool) -> str | None:
+    """``falsified`` or ``consistent``: does the uncorrected value miss the truth beyond its own interval? The side
+    that must reach the truth is the low one when the reading is above it (b > 0) and the high one below it; None
+    where no row has an own interval (nothing to be consistent with)."""
     x = np.asarray(implied, dtype=float)
-    side = np.asarray(own_high if bias > 0 else own_low, dtype=float)
+    side = np.asarray(own_low if bias > 0 else own_high, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         half = np.abs(np.log(np.where((side > 0) & (x > 0), side / x, np.nan)))
-    half = np.where(np.isfinite(half), half, 0.0)
-    width = float(np.median(half)) if half.size else 0.0
-    return "falsified" if significant and abs(bias) > width else "consistent"
+    half = half[np.isfinite(half)]
+    if not half.size:
+        return None
+    return "falsified" if significant and abs(bias) > float(np.median(half)) else "consistent"
 
 
 def _col(frame: pl.DataFrame, name: str) -> np.ndarray:

@@ -121,6 +121,21 @@ def test_a_hypothesis_off_beyond_its_own_interval_is_falsified_and_never_correct
     assert s["hypothesis_status"] == "consistent"
 
 
+def test_the_verdict_reads_the_side_of_the_own_interval_that_faces_the_truth():
+    """A reading twice the truth with an own interval of x0.1-x1.1 around it covers the truth on its low side: it is
+    consistent (the high side, 10% above, faced away from the truth and used to make it falsified); the mirror image
+    below the truth likewise; a reading without an own interval has no verdict."""
+    above = 2.0 * TRUE
+    _, s = v.validate(frame(TRUE, above, low=above * 0.1, high=above * 1.1), role="hypothesis")
+    assert s["hypothesis_status"] == "consistent" and s["status"] != "falsified"
+    below = 0.5 * TRUE
+    _, s = v.validate(frame(TRUE, below, low=below / 1.1, high=below * 10), role="hypothesis")
+    assert s["hypothesis_status"] == "consistent"
+    _, s = v.validate(frame(TRUE, above, low=above / 1.1, high=above * 10), role="hypothesis")  # faces away: misses
+    assert (s["hypothesis_status"], s["status"]) == ("falsified", "falsified")
+    assert v.hypothesis_verdict(above, np.full(TRUE.size, np.nan), np.full(TRUE.size, np.nan), 0.69, True) is None
+
+
 def test_fewer_than_five_models_is_too_few_and_one_model_is_one_vote():
     out, s = v.validate(frame([1.0] * 5, [2.0, 8.0, 2.0, 2.0, 2.2], keys=["a", "a", "b", "c", "d"]))
     assert (s["n_models"], s["n_rows"], s["status"]) == (4, 5, "too_few_open_models")
