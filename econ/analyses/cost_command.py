@@ -153,7 +153,10 @@ def cost_for(
     the schedules another source supersedes (``status``). ``as_of`` defaults to the date the database was built for;
     ``tables`` (:func:`read_tables`) skips reading the database.
     """
-    model = resolve_model_in(db_path, model).priced_as
+    name = resolve_model_in(db_path, model)
+    # A seller's own key (deepseek-chat) bills that key's rows: its canonical model moved (V3, then V3.1, V3.2), and
+    # the billing resolver reads every spelling of a canonical name itself.
+    model = name.price_key or name.priced_as
     tables = tables or read_tables(db_path, as_of)
     try:
         result = bill(

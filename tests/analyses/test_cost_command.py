@@ -146,6 +146,20 @@ def test_no_seller_below_the_prompt_is_ranked_and_all_lists_them(real_db, capsys
     assert all(r["cost_usd"] is None for r in refused)
 
 
+def test_a_sellers_key_bills_what_that_key_named_on_the_date(real_db, capsys):
+    """deepseek-reasoner on 2026-01-01 was DeepSeek-V3.2 at 0.28/0.42 USD/MTok (prices.csv, DeepSeek's page):
+    10,000 + 1,000 tokens cost $0.00322. Resolving the key to its canonical model first billed R1's $0.00769."""
+    code, out, _ = run(
+        capsys,
+        "--db",
+        str(real_db),
+        *("--model", "deepseek-reasoner", "--provider", "deepseek", "--as-of", "2026-01-01"),
+        *("--input-tokens", "10000", "--output-tokens", "1000", "--format", "json"),
+    )
+    (row,) = json.loads(out)
+    assert code == 0 and row["cost_usd"] == pytest.approx(10_000 * 0.28e-6 + 1_000 * 0.42e-6)
+
+
 @pytest.mark.parametrize(
     ("args", "usd"),
     [  # issue 25's reports, with the bill the sellers' pages give (data/billing_rules.csv quotes them)
