@@ -105,6 +105,11 @@ def plan_for(
             targets["usd_per_chip_hour"] = float(usd_per_chip_hour)
         s = dataclasses.replace(s, **targets)
         layouts = con.sql("select * from layouts order by layout").pl()
+        moe = bool(
+            con.execute("select coalesce(num_routed_experts, 0) > 0 from models where model = ?", [model]).fetchall()[
+                0
+            ][0]
+        )
         for flag, name, pool in (
             ("--decode-layout", decode_layout, "decode"),
             ("--prefill-layout", prefill_layout, "prefill"),
@@ -118,6 +123,11 @@ def plan_for(
                 if row["pool"][0] != pool:
                     raise EconError(
                         f"{flag} {name} is a {row['pool'][0]} layout", f"give it as --{row['pool'][0]}-layout"
+                    )
+                if row["applies_to"][0] == "moe" and not moe:
+                    raise EconError(
+                        f"{flag} {name} is for MoE models and {model} is dense",
+                        "pick a layout that applies to this model, or leave it out to let the layout search choose",
                     )
         hardware_derived = con.sql("select * from hardware_derived").pl()
         formats = hardware_derived.filter(pl.col("chip") == chip)["number_format"].to_list()

@@ -208,6 +208,18 @@ def test_issue_27s_fleet_inputs_end_in_a_message(real_db, capsys, args, message)
     assert code == 1 and out == "" and err.startswith(message), err
 
 
+def test_a_moe_layout_for_a_dense_model_is_a_message(real_db, capsys):
+    """--decode-layout deepseek_decode_ep144 (applies_to moe) for Llama-3.1-70B was an IndexError traceback."""
+    for flag, layout in (("--decode-layout", "deepseek_decode_ep144"), ("--prefill-layout", "deepseek_prefill_ep32")):
+        code, out, err = run_cli(
+            capsys, "--db", str(real_db), "--model", "Llama-3.1-70B", "--chip", "H100", "--tokens-per-s", "1e6",
+            flag, layout,
+        )  # fmt: skip
+        assert (code, out) == (1, "") and err.startswith(
+            f"Error: {flag} {layout} is for MoE models and Llama-3.1-70B is dense — pick a layout"
+        ), err
+
+
 def test_any_replica_size_is_planned(real_db, capsys):
     base = [
         "--db",
