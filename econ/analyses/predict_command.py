@@ -195,10 +195,7 @@ def predict_point(db_path: Path, pt: Point) -> dict:
         calibrated = s.efficiency_basis == "calibrated"
         params = con.sql("select * from calibration_parameters").pl() if calibrated else None
         bands = con.sql("select * from calibration_bands").pl() if calibrated else None
-        seen = con.sql(
-            "select arch_model, chip from calibration_runs where included union all "
-            "select arch_model, chip from calibration_points where included"
-        ).pl()
+        seen = con.sql("select arch_model, chip from calibration_seen").pl()
         price = s.usd_per_chip_hour
     hw = hardware.filter(pl.col("chip") == chip).row(0, named=True)
     info = models.filter(pl.col("model") == model).row(0, named=True)

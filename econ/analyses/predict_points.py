@@ -58,10 +58,7 @@ def predict_points_file(db_path: Path, points: Path) -> pl.DataFrame:
         hardware = con.sql("select * from hardware").pl()
         params = con.sql("select * from calibration_parameters").pl()
         bands = con.sql("select * from calibration_bands").pl()
-        seen = con.sql(
-            "select arch_model, chip from calibration_runs where included union all "
-            "select arch_model, chip from calibration_points where included"
-        ).pl()
+        seen = con.sql("select arch_model, chip from calibration_seen").pl()
     return predict_frame(
         rows, models, hardware, params, bands, set(seen["arch_model"].to_list()), set(seen["chip"].to_list())
     )

@@ -23,16 +23,8 @@ CHIP_OUT_TPOT = ("calibration_errors", "basis = 'chip_out' and target = 'tpot' a
 def band(ctx: SiteContext, model: str, chip: str, target: str = "tpot", regime: str = "disagg_decode"):
     """The ``calibration_bands`` row of a prediction for ``model`` on ``chip``: its target and regime at its distance
     from the calibration data (seen, a new model, a new chip or both), as a finding source."""
-    seen_model = ctx.scalar(
-        "select count(*) > 0 from (select arch_model from calibration_runs where included union all "
-        "select arch_model from calibration_points where included) where arch_model = ?",
-        [model],
-    )
-    seen_chip = ctx.scalar(
-        "select count(*) > 0 from (select chip from calibration_runs where included union all "
-        "select chip from calibration_points where included) where chip = ?",
-        [chip],
-    )
+    seen_model = ctx.scalar("select count(*) > 0 from calibration_seen where arch_model = ?", [model])
+    seen_chip = ctx.scalar("select count(*) > 0 from calibration_seen where chip = ?", [chip])
     distance = {(True, True): "seen", (False, True): "new_model", (True, False): "new_chip"}.get(
         (bool(seen_model), bool(seen_chip)), "new_model_and_chip"
     )
