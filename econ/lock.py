@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from econ.errors import EconError, EconNotice
-from econ.files import remove, shown_path
+from econ.files import remove, shown_path, staging_owner
 
 RECORD = "staged "
 MAX_LOCK_BYTES = 1 << 20  # a lock file holds one holder line and a few records; more is not ours to read
@@ -165,7 +165,8 @@ class Locks:
 
 
 def _records(fd: int) -> list[str]:
-    """The paths recorded in a lock file (relative to its folder; anything else in it is ignored)."""
+    """The paths recorded in a lock file (relative to its folder, with econ's staging or backup names; anything else
+    in it is ignored, so a lock file someone edited cannot name a folder to remove)."""
     try:
         text = os.pread(fd, MAX_LOCK_BYTES, 0).decode("utf-8", "replace")
     except OSError:
@@ -174,6 +175,7 @@ def _records(fd: int) -> list[str]:
     for line in text.splitlines()[1:]:
         name = line[len(RECORD) :] if line.startswith(RECORD) else ""
         parts = Path(name).parts
-        if name and not os.path.isabs(name) and ".." not in parts and name not in names:
+        ours = name and staging_owner(Path(name)) is not None  # only econ's staging and backup names, never data/
+        if ours and not os.path.isabs(name) and ".." not in parts and name not in names:
             names.append(name)
     return names

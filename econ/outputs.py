@@ -121,7 +121,12 @@ def claim_cache_folder(cache_dir: Path | None) -> None:
     if cache_dir is None:
         return
     folder = Path(cache_dir)
-    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+    if folder.is_symlink():  # its entries would be dropped and written in the folder it points to, someone's
+        raise OutputError(
+            f"the cache folder {shown_path(folder)} is a symbolic link; econ drops and writes entries inside it",
+            "give --cache a folder of its own (not a link), or leave it out for build/cache/",
+        )
+    if folder.exists() and not folder.is_dir():
         return  # the cache says "cannot be written" and the run goes on without it
     try:
         entries = list(folder.iterdir()) if folder.exists() else []
@@ -177,7 +182,10 @@ def check_distinct(
             if not (_inside(a, b) or _inside(b, a)):
                 continue
             if name_a == "report folder":
-                first, why = f"the report folder {shown_path(shown_a)}", "econ replaces the report folder whole"
+                first, why = (
+                    f"the report folder {shown_path(shown_a)} ({flag_a})",
+                    "econ replaces the report folder whole",
+                )
             else:
                 first, why = f"the {name_a} {shown_path(shown_a)} ({flag_a})", "econ keeps its inputs and outputs apart"
             raise OutputError(

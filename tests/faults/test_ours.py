@@ -91,6 +91,13 @@ def _nothing(root: Path) -> None:
     pass
 
 
+def _linked_cache(root: Path) -> None:
+    (root / "theirs").mkdir()
+    (root / "theirs" / "notes.txt").write_text("theirs", encoding="utf-8")
+    (root / "theirs" / "site").mkdir()
+    (root / "cachelink").symlink_to("theirs")
+
+
 OUTPUT_CASES = {
     "db-is-data": (
         _nothing,
@@ -129,7 +136,8 @@ OUTPUT_CASES = {
     "cache-holds-data": (
         _nothing,
         ["--cache", "."],
-        "the report folder reports and the cache . (--cache) overlap; econ replaces the report folder whole — "
+        "the report folder reports (--reports) and the cache . (--cache) "
+        "overlap; econ replaces the report folder whole — "
         f"{DISTINCT_HINT}",
     ),
     "cache-holds-the-database": (
@@ -145,10 +153,17 @@ OUTPUT_CASES = {
         "the entries of its cache, so it will not use this one — give --cache a new or empty folder, or a cache "
         "folder econ wrote",
     ),
+    "cache-is-a-link": (  # its entries were written into the folder it points to and a look-alike entry dropped
+        _linked_cache,
+        ["--cache", "cachelink"],
+        "the cache folder cachelink is a symbolic link; econ drops and writes entries inside it — give --cache a "
+        "folder of its own (not a link), or leave it out for build/cache/",
+    ),
     "reports-is-the-cache": (
         _nothing,
         ["--reports", "cache"],
-        f"the report folder cache and the cache cache (--cache) overlap; econ replaces the report folder whole — "
+        f"the report folder cache (--reports) and the cache cache (--cache) "
+        f"overlap; econ replaces the report folder whole — "
         f"{DISTINCT_HINT}",
     ),
 }
@@ -428,3 +443,22 @@ def test_a_journal_naming_a_users_file_as_a_lock_never_writes_it(tmp_path, capsy
     assert code == 0 and err.startswith("notice: finished the commit")
     assert (original / "victim" / "a.txt").read_text() == "a: the user's"
     assert (original / "victim" / "b.txt").read_text() == "b: the user's"
+
+
+def test_a_lock_file_naming_a_folder_never_removes_it(tmp_path):
+    """Clean-up removes what a dead run recorded, and only paths with econ's staging or backup names: a lock file
+    edited to say 'staged data' used to make the next run delete the data folder."""
+    from econ.lock import Locks, lock_path
+
+    project = tmp_path / "p"
+    (project / "data").mkdir(parents=True)
+    (project / "data" / "prices.csv").write_text("the user's", encoding="utf-8")
+    staged = project / ".e.duckdb.stage-1-0123abcd"
+    staged.write_text("a dead run's", encoding="utf-8")
+    lock_path(project / "e.duckdb").write_text(
+        "pid 1 started 0 by econ build\nstaged data\nstaged .e.duckdb.stage-1-0123abcd\n", encoding="utf-8"
+    )
+    with Locks(command="test") as locks:
+        locks.acquire([project / "e.duckdb"])
+        removed = locks.remove_inherited()
+    assert removed == [staged] and (project / "data" / "prices.csv").read_text() == "the user's"

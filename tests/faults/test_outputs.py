@@ -51,7 +51,8 @@ def test_econ_report_refuses_it_too(fixture_db, data_dir, capsys):
     docs.mkdir()
     (docs / "a.txt").write_text("a")
     (docs / "b.txt").write_text("b")
-    code, err = run(capsys, "report", "--db", str(fixture_db), "--reports", "docs", "--cache", "cache")
+    db = shutil.copy(fixture_db, "econ.duckdb")  # econ report locks its database: the shared one stays the workers'
+    code, err = run(capsys, "report", "--db", str(db), "--reports", "docs", "--cache", "cache")
     assert code == 1 and err.startswith("Error: the report folder docs holds files econ did not write (a.txt, b.txt)")
     assert sorted(p.name for p in docs.iterdir()) == ["a.txt", "b.txt"] and (docs / "a.txt").read_text() == "a"
 
@@ -72,19 +73,22 @@ def test_econ_report_refuses_it_too(fixture_db, data_dir, capsys):
         (
             lambda: None,
             ".",
-            "Error: the report folder . and the data folder data (--data) overlap; econ replaces the report folder "
+            "Error: the report folder . (--reports) and the data folder data (--data) "
+            "overlap; econ replaces the report folder "
             f"whole — {DISTINCT_HINT}\n",
         ),
         (
             lambda: None,
             "data",
-            "Error: the report folder data and the data folder data (--data) overlap; econ replaces the report folder "
+            "Error: the report folder data (--reports) and the data folder data (--data) "
+            "overlap; econ replaces the report folder "
             f"whole — {DISTINCT_HINT}\n",
         ),
         (
             lambda: None,
             "out",
-            "Error: the report folder out and the database out/econ.duckdb (--db) overlap; econ replaces the report "
+            "Error: the report folder out (--reports) and the database out/econ.duckdb (--db) "
+            "overlap; econ replaces the report "
             f"folder whole — {DISTINCT_HINT}\n",
         ),
     ],
@@ -121,7 +125,8 @@ def test_an_empty_or_econ_report_folder_is_replaced(fixture_db, data_dir, capsys
         (target / "assets").mkdir()
         (target / "assets" / "econ.js").write_text("/* econ report: render inline Vega-Lite specs */")
         (target / "index.html").write_text("old")
-    code, err = run(capsys, "report", "--db", str(fixture_db), "--reports", "site", "--cache", "cache")
+    db = shutil.copy(fixture_db, "econ.duckdb")  # econ report locks its database: the shared one stays the workers'
+    code, err = run(capsys, "report", "--db", str(db), "--reports", "site", "--cache", "cache")
     assert (code, err) == (0, "")
     assert sorted(p.name for p in target.iterdir()) == [MARKER, "index.html"]
 
