@@ -172,6 +172,11 @@ FUNCTION = "it changes settings, writes files or runs SQL of its own; " + READIN
             f"the table function enable_logging() is refused: {FUNCTION} — {SELECT_HINT}",
         ),
         ("select * from query('set threads = 7')", f"the table function query() is refused: {FUNCTION}"),
+        # literals that a pattern of our own misread, hiding the call behind them (DuckDB's tokenizer reads them)
+        ("select $a$'$a$ as s, * from enable_logging(level='trace') --'", "the table function enable_logging() is"),
+        ("select E'\\'' as s, * from query('select 43 as y') --'", "the table function query() is refused"),
+        ("select $a$'$a$ as s, * from query_table('prices') --' limit 1", "the table function query_table() is"),
+        ("set variable x = (select count(*) from enable_logging())", "the table function enable_logging() is"),
         ("select 1; select * from checkpoint()", "the table function checkpoint() is refused"),
         ('select * from "force_checkpoint"()', "the table function force_checkpoint() is refused"),
         (
