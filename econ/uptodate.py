@@ -59,7 +59,11 @@ def record(db_path: Path, reports_dir: Path | None, key: str) -> None:
 
 
 def is_current(db_path: Path, reports_dir: Path | None, key: str) -> bool:
-    """Whether the database (and, if one is asked for, the report) are what a build with ``key`` wrote."""
+    """Whether the database (and, if one is asked for, the report) are what a build with ``key`` wrote. A write-ahead
+    log beside the database means someone wrote to it after the build (DuckDB keeps those writes in the .wal until a
+    checkpoint, so the database file's own bytes did not change): not current."""
+    if os.path.lexists(f"{db_path}.wal"):
+        return False
     try:
         stored = json.loads(record_path(db_path).read_text(encoding="utf-8"))
         if stored["build_key"] != key or stored["database_sha256"] != _sha256(Path(db_path)):

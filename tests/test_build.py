@@ -276,3 +276,14 @@ def test_a_rebuild_with_nothing_changed_rebuilds_nothing_until_an_input_or_outpu
     (data_dir / "scenarios.csv").write_text((data_dir / "scenarios.csv").read_text() + "\n")
     assert main(args) == 0 and capsys.readouterr().out.startswith("wrote out.duckdb")
     assert main([*args, "--as-of", "2026-12-01"]) == 0 and capsys.readouterr().out.startswith("wrote out.duckdb")
+    # a write to the database leaves its bytes alone until a checkpoint: the write-ahead log beside it says so
+    assert main(args) == 0 and capsys.readouterr().out.startswith("wrote out.duckdb")
+    assert main(args) == 0 and capsys.readouterr().out.startswith("nothing changed")
+    built = sha(Path("out.duckdb"))
+    edit = (  # a DuckDB session that wrote and died before a checkpoint, as the DuckDB CLI killed would
+        "import duckdb, os; c = duckdb.connect('out.duckdb'); c.execute(\"set checkpoint_threshold = '1GB'\"); "
+        "c.execute('create table hand_edit as select 42 as x'); os._exit(0)"
+    )
+    subprocess.run([sys.executable, "-c", edit], check=True)
+    assert Path("out.duckdb.wal").exists() and sha(Path("out.duckdb")) == built  # the file alone looks untouched
+    assert main(args) == 0 and capsys.readouterr().out.startswith("wrote out.duckdb")
