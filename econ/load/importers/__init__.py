@@ -130,6 +130,16 @@ def normalise(source: str, obj, path: Path) -> Normalised:
                 '{"prices": [...]})',
                 "give a file of llm-prices' data/ folder, or https://www.llm-prices.com/historical-v1.json",
             )
+        if not (isinstance(obj, dict) and isinstance(obj.get("prices"), list)):
+            # an import is the source's whole price list at one moment: a vendor file (or a few) would end every
+            # other vendor's prices in the history from that day
+            raise shape_error(
+                path,
+                "is one or a few of llm-prices' vendor files, not its whole price list; importing it would end every "
+                "other vendor's prices",
+                "give https://www.llm-prices.com/current-v1.json or historical-v1.json, or replay the repository "
+                "(econ history replay llm_prices --repo CLONE)",
+            )
         result = llm_prices.normalise(obj)
     else:
         raise EconError(f"unknown import source {source!r}", f"use one of: {', '.join(SOURCES)}")

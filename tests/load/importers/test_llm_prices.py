@@ -110,3 +110,19 @@ def test_a_bad_date_skips_its_model_and_names_it():
 def test_a_wrong_shape_is_an_error(tmp_path):
     with pytest.raises(DataError, match="is not llm-prices data"):
         normalise("llm_prices", {"data": []}, tmp_path / "x.json")
+
+
+def test_a_vendor_file_alone_is_refused_for_an_import(tmp_path):
+    """An import is the whole price list at a moment: one vendor's file would end every other vendor's prices (a
+    google.json import wrote 135 'drop' rows for openai, xai, anthropic …). The published list is taken."""
+    vendor = {"vendor": "google", "models": [{"id": "gemini-x", "name": "Gemini X", "price_history": []}]}
+    for partial in (vendor, [vendor]):
+        with pytest.raises(DataError, match="is one or a few of llm-prices' vendor files, not its whole price list"):
+            normalise("llm_prices", partial, tmp_path / "google.json")
+    records = [
+        {"id": model["id"], "vendor": f["vendor"], "name": model["name"], **p}
+        for f in json.loads(SLICE.read_text(encoding="utf-8"))
+        for model in f["models"]
+        for p in model["price_history"]
+    ]
+    assert normalise("llm_prices", {"prices": records}, tmp_path / "historical-v1.json").imported > 0
