@@ -85,7 +85,11 @@ def change_log(history: pl.DataFrame, *, format_commits: list[str] | None = None
     )
     frame = _contradicted(frame, history)
     frame = frame.with_columns(
-        pl.col("window_to_commit").is_in(format_commits or []).fill_null(False).alias("format_change")
+        # a change first seen where a history changed its file format, unless the source dates it itself (then the
+        # old and the new price stand in the same file: a real move the new file announced)
+        (~pl.col("exact") & pl.col("window_to_commit").is_in(format_commits or []).fill_null(False)).alias(
+            "format_change"
+        )
     )
     cls = (
         pl.when(pl.col("_fix") | pl.col("contradicted") | pl.col("format_change"))

@@ -94,3 +94,20 @@ def test_a_lagging_source_is_not_a_contradiction():
         )
     )
     assert set(log["change_class"]) == {"price move down"} and not log["contradicted"].any()
+
+
+def test_a_change_first_seen_at_a_format_switch_is_a_data_fix_unless_the_source_dates_it():
+    """genai-prices' switch to its v2 feed (commit v2) changed what some columns mean, so an undated move first seen
+    there is a suspected data fix; a price the new file dates itself (Sonnet 5's 2 -> 3 from 2026-09-01, old and new
+    in the same file) is a real move."""
+    rows = prices(
+        ("genai_prices", "m", D(2026, 1, 1), D(2026, 7, 30), 2.0, 10.0, D(2026, 7, 25), False, "a", "v1"),
+        ("genai_prices", "m", D(2026, 7, 30), None, 20.0, 10.0, D(2026, 8, 21), False, "v2", "z"),
+        ("genai_prices", "n", D(2026, 1, 1), D(2026, 9, 1), 2.0, 10.0, D(2026, 8, 21), True, "a", "z"),
+        ("genai_prices", "n", D(2026, 9, 1), None, 3.0, 15.0, D(2026, 8, 21), True, "v2", "z"),
+    )
+    log = change_log(rows, format_commits=["v2"]).filter(pl.col("component") == "input").sort("model")
+    assert log.select("model", "exact", "format_change", "change_class").rows() == [
+        ("m", False, True, "suspected data fix"),
+        ("n", True, False, "price move up"),
+    ]
