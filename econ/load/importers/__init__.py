@@ -117,8 +117,8 @@ def normalise(source: str, obj, path: Path) -> Normalised:
         if not isinstance(obj, list) or not all(isinstance(p, dict) and "models" in p for p in obj):
             raise shape_error(
                 path,
-                "is not a genai-prices data file (expected a JSON list of providers with models, found a "
-                f"{_kind(obj)})",
+                "is not a genai-prices data file (expected a JSON list of providers with models, found "
+                + ("a list whose items are not providers)" if isinstance(obj, list) else f"{_a(_kind(obj))})"),
                 "give genai-prices' prices/data.json or prices/new_data/v2/data.json",
             )
         result = genai_prices.normalise(obj)
@@ -314,7 +314,17 @@ def _write_checked(
     return "new" if old is None else "replaced"
 
 
+def _a(noun: str) -> str:
+    return f"an {noun}" if noun[0] in "aeiou" else f"a {noun}"
+
+
 def _kind(obj) -> str:
-    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}.get(
-        type(obj), "value"
-    )
+    return {
+        dict: "object",
+        list: "list",
+        str: "string",
+        int: "number",
+        float: "number",
+        bool: "boolean",
+        type(None): "null",
+    }.get(type(obj), "value")

@@ -174,6 +174,8 @@ def _add_model(vendor: str, model: dict, ids: set, rows: RowCollector) -> str | 
             declared = (_day(record.get("from_date")), _day(record.get("to_date")))
         except ValueError:
             return INVALID_DATE
+        if None not in declared and declared[1] <= declared[0]:  # a period that ends before it starts
+            return INVALID_DATE
         if prices:
             periods.append((declared, prices))
     if not periods:

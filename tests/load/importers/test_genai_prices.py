@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import date
 from pathlib import Path
 
@@ -114,6 +115,14 @@ def test_a_bad_value_skips_its_entry_and_names_it(prices, reason):
     assert result.imported == 0
     assert [k for k in result.skipped if k.startswith(reason)]
     assert list(result.examples.values()) == [["acme:m1"]]
+
+
+@pytest.mark.parametrize(
+    ("obj", "found"), [({"models": []}, "found an object)"), ([1, 2], "found a list whose items are not providers)")]
+)
+def test_a_wrong_shape_says_what_the_file_holds(tmp_path, obj, found):
+    with pytest.raises(DataError, match=re.escape(found)):
+        normalise("genai_prices", obj, tmp_path / "data.json")
 
 
 def test_a_wrong_shape_is_an_error_naming_the_file(tmp_path):

@@ -98,9 +98,14 @@ def test_a_page_without_presets_has_none():
     assert legacy_presets("<html>fetch('current-v1.json')</html>") == []
 
 
-def test_a_bad_date_skips_its_model_and_names_it():
+@pytest.mark.parametrize(
+    ("start", "end"), [("someday", None), ("2025-03-01", "2025-03-01"), ("2025-03-02", "2025-03-01")]
+)
+def test_a_bad_date_skips_its_model_and_names_it(start, end):
+    """An unreadable date, or a period that ends on or before its start (which the snapshot spec refuses, stopping a
+    whole replay with 'please report it'), skips its model, named."""
     obj = {"vendor": "openai", "models": [{"id": "m", "name": "M", "price_history": [
-        {"input": 1, "output": 2, "from_date": "someday", "to_date": None}]}]}  # fmt: skip
+        {"input": 1, "output": 2, "from_date": start, "to_date": end}]}]}  # fmt: skip
     result = llm_normalise(obj)
     assert result.skipped == {"invalid from_date or to_date": 1} and result.examples == {
         "invalid from_date or to_date": ["openai:m"]
