@@ -18,11 +18,21 @@ NAME = "billing_example_bills"
 INPUTS = ("price_history", "billing_rules", "billing_windows", "billing_examples", "providers")
 
 
-@formula("matches = |econ - hand| <= 1e-9 · max(1, hand) (or both refuse)", "data/billing_examples.csv arithmetic")
-def matches(econ_usd: pl.Expr, hand_usd: pl.Expr, econ_refused: pl.Expr, hand_refused: pl.Expr) -> pl.Expr:
-    """Whether econ bills the worked example as the hand arithmetic does (or refuses it as the page says)."""
+@formula(
+    "matches = |econ - hand| <= 1e-9 · max(1, hand) (or econ refuses for the example's reason)",
+    "data/billing_examples.csv arithmetic",
+)
+def matches(econ_usd: pl.Expr, hand_usd: pl.Expr, econ_refusal: pl.Expr, hand_refusal: pl.Expr) -> pl.Expr:
+    """Whether econ bills the worked example as the hand arithmetic does, or refuses it for the reason the page gives
+    (the example's ``refusal`` word in econ's refusal: a refusal for another reason, a misspelt seller say, is not a
+    match)."""
     close = (econ_usd - hand_usd).abs() <= 1e-9 * pl.max_horizontal(pl.lit(1.0), hand_usd.abs())
-    return pl.when(hand_refused).then(econ_refused).otherwise(close.fill_null(False) & ~econ_refused)
+    for_the_reason = econ_refusal.str.contains(hand_refusal, literal=True).fill_null(False)
+    return (
+        pl.when(hand_refusal.is_not_null())
+        .then(for_the_reason)
+        .otherwise(close.fill_null(False) & econ_refusal.is_null())
+    )
 
 
 BILLING_EXAMPLE_BILLS = ResultTable(
@@ -51,7 +61,7 @@ BILLING_EXAMPLE_BILLS = ResultTable(
             "bool",
             "",
             "check",
-            "econ bills what the hand arithmetic gives (or refuses as the page says)",
+            "econ bills what the hand arithmetic gives (or refuses for the reason the page gives)",
             matches,
         ),
         C("source_url", "str", "", "input", "Page that states the rule"),
@@ -132,8 +142,8 @@ def table(history, rules, windows, examples, providers) -> pl.DataFrame:
         matches(
             pl.col("econ_usd"),
             pl.col("hand_usd"),
-            pl.col("econ_refusal").is_not_null(),
-            pl.col("hand_refusal").is_not_null(),
+            pl.col("econ_refusal"),
+            pl.col("hand_refusal"),
         ).alias("matches")
     ).drop("hand_refusal")
 

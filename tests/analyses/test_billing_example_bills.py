@@ -17,3 +17,23 @@ def test_every_rule_and_window_has_a_worked_example_that_econ_bills_as_the_page_
     assert wrong.height == 0, wrong.rows()
     refused = examples.filter(examples["hand_usd"].is_null())
     assert refused.height >= 2 and refused["econ_refusal"].str.contains("retired").all()
+
+
+def test_a_refusal_for_another_reason_is_not_a_match():
+    """A worked example the seller refuses (retired) matches only a refusal for that reason: with its seller misspelt,
+    econ refused 'anthropik sells no claude-opus-4' and the example used to count as billed right."""
+    import polars as pl
+
+    from econ.analyses.billing_example_bills import matches
+
+    frame = pl.DataFrame(
+        {
+            "econ_usd": [None, None, 0.5, 0.5],
+            "hand_usd": [None, None, 0.5, 0.5],
+            "econ_refusal": ["retired (billing rule r)", "anthropik sells no claude-opus-4", None, "retired"],
+            "hand_refusal": ["retired", "retired", None, None],
+        },
+        schema={"econ_usd": pl.Float64, "hand_usd": pl.Float64, "econ_refusal": pl.String, "hand_refusal": pl.String},
+    )
+    got = frame.select(matches(*(pl.col(c) for c in frame.columns))).to_series().to_list()
+    assert got == [True, False, True, False]
