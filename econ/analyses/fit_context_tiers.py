@@ -96,8 +96,9 @@ FIT_CONTEXT_TIERS = ResultTable(
         "never a headline). Open-weight models: one schedule per seller (provider_kind first_party or reseller), "
         "priced by the deployment model at the scenario chip, with the architecture's true value and implied/true. "
         "Closed models: one price source per model (hand, else litellm, else openrouter). Default-rule readings "
-        "carry the validated interval (scenario interval widened by the cross-validated error on open models; "
-        "inference_quantities). Pooled rows fit one relative slope per provider. " + INTERVALS
+        "carry the validated interval (the bias-corrected value times exp(+-h), h the left-out prediction "
+        "half-width of the open models' errors; inference_quantities). Pooled rows fit one relative slope per "
+        "provider. " + INTERVALS
     ),
     columns=columns(
         "source",

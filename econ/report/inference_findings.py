@@ -109,7 +109,8 @@ def io_cache(ctx: SiteContext) -> list[Finding]:
         [
             ctx.finding(
                 "Across the market, with every FLOP class at its calibrated efficiency, FLOP prices imply "
-                "{f.estimate:usd} per chip-hour and byte prices {b.estimate:usd}; their ratio {r.estimate:sig3} "
+                "{f.estimate:usd} per chip-hour ({f.combined_low:usd}–{f.combined_high:usd}) and byte prices "
+                "{b.estimate:usd} ({b.combined_low:usd}–{b.combined_high:usd}); their ratio {r.estimate:sig3} "
                 "({r.combined_low:sig3}–{r.combined_high:sig3}, efficiencies varied)"
                 + (
                     " excludes 1, so one chip-hour cannot cost both."

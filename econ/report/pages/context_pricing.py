@@ -3,9 +3,10 @@
 Each tiered first-party schedule is charted as steps with the fitted cost line c(L) = a + k·L. The output-price
 slope is read as the bytes a decode step reads per context token, the input-price slope as prefill attention FLOPs
 per context token, the cache-read uplift as a billing rule; the lecture's crossover reading (first threshold = L*)
-is shown only as the hypothesis it is, with its measured bias. Every number carries its validated interval (scenario
-interval widened by the error measured on open models, ``inference_validation``) and its status where that is not
-ok; the validation itself is a section of the page. Every row of ``fit_context_tiers`` is a download.
+is shown only as the hypothesis it is, with its measured bias. Every number carries its validated interval (the
+bias-corrected value times exp(±h), h the left-out prediction half-width of the open models' errors,
+``inference_validation``) and its status where that is not ok; the validation itself is a section of the page.
+Every row of ``fit_context_tiers`` is a download.
 """
 
 from __future__ import annotations
@@ -169,7 +170,7 @@ def render(ctx: SiteContext) -> PageContent:
             "Providers charge more per token once a prompt passes a threshold. Read backwards per price "
             "component, the output price's extra per token of context is the cost of the KV cache a decode step "
             "reads, and the input price's is prefill attention. The open models, whose architecture is known, "
-            "measure how far each reading is off; that error widens every interval on this page."
+            "measure how far each reading is off; that error sets every validated interval on this page."
         ),
         sections=sections,
         findings=inference_findings.context_pricing(ctx),
