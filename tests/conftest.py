@@ -125,7 +125,8 @@ def pytest_sessionfinish(session, exitstatus):
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is None or session.config.getoption("collectonly"):
         return
-    reports = [r for key in ("passed", "failed", "error", "skipped") for r in reporter.stats.get(key, [])]
+    # "" holds the setup and teardown reports of passing tests (a session fixture's build, a cluster's shutdown)
+    reports = [r for key in ("passed", "failed", "error", "skipped", "") for r in reporter.stats.get(key, [])]
     problems = budget.over_budget(budget.seconds_per_test(reports), budget.read_budget(REPO / "pyproject.toml"))
     if problems:
         writer.line("\nOver the test-time budget ([tool.econ.test-budget] in pyproject.toml):", red=True)

@@ -59,8 +59,8 @@ def head():
         yield f"127.0.0.1:{port}", env
     finally:
         os.killpg(proc.pid, signal.SIGTERM)  # --block: the head stops the processes it started
-        try:
-            proc.wait(timeout=30)
+        try:  # Ray 2.60's `ray start --block` does not end on SIGTERM: the group's SIGKILL follows (it waited 30 s)
+            proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
