@@ -41,6 +41,11 @@ def upper_bound(requirement: Requirement) -> Version | None:
     return min(bounds) if bounds else None
 
 
+def lower_bound(requirement: Requirement) -> Version | None:
+    bounds = [Version(s.version) for s in requirement.specifier if s.operator in (">", ">=", "==", "~=")]
+    return max(bounds) if bounds else None
+
+
 def next_major(version: Version) -> Version:
     """The release a bound must stay below: the next major, or for 0.x the next minor (0.x minors break)."""
     return Version(f"0.{version.minor + 1}") if version.major == 0 else Version(f"{version.major + 1}")
@@ -56,6 +61,11 @@ def test_every_dependency_is_locked_and_bounded_below_the_next_major_after_the_l
     bound = upper_bound(requirement)
     assert bound is not None, f"{requirement} has no upper bound"
     assert bound <= next_major(pinned), f"{requirement} admits a major release after the locked {pinned}: untested"
+    lower = lower_bound(requirement)
+    locked_minor = Version(f"{pinned.major}.{pinned.minor}")
+    assert lower is not None and lower >= locked_minor, (
+        f"{requirement} admits releases before the locked {pinned} that no job tests: start it at {locked_minor}"
+    )
 
 
 def test_the_lock_names_no_package_twice_and_only_exact_versions():
