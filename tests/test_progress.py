@@ -56,6 +56,21 @@ def test_piped_progress_is_a_line_per_stage_with_its_count_and_time():
     assert [name for name, _ in progress.slowest("analyses")] and len(progress.slowest("analyses", 2)) == 2
 
 
+def test_a_stage_an_error_stops_is_said_to_have_stopped_not_finished():
+    """Piped, a bad data file used to print 'checked and loaded the data in 0.1 s' and then its error."""
+    out = io.StringIO()
+    progress = Progress("econ build", stream=out)
+    with pytest.raises(EconError):
+        try:
+            progress("analyses", "a", 0, 2)
+            progress("analyses", "calibration", 1, 2)
+            raise EconError("data/hardware.csv:3: column peak_bf16_flop_per_s: …", "fix it")
+        finally:
+            progress.close()
+    (line,) = out.getvalue().splitlines()
+    assert line.startswith("econ build: stopped during analyses (calibration) after ") and "ran the" not in line
+
+
 def test_a_terminal_gets_a_bar_from_the_start_naming_stage_item_count_and_eta():
     out = Terminal()
     progress = Progress("econ build", stream=out)

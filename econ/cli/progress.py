@@ -92,8 +92,19 @@ class Progress:
         return sorted(items, key=lambda kv: -kv[1])[:n]
 
     def close(self) -> None:
+        """End the bar; piped, say how the last stage ended (closed in a ``finally`` while an error propagates, it
+        stopped: it did not finish)."""
         now = time.perf_counter()
+        item = self.item[1] if self.item is not None else None
         self._finish_item(now)
+        if sys.exc_info()[0] is not None and self.stage is not None:
+            if not (self.tty or self.quiet):
+                at = f" ({item})" if item else ""
+                self.stream.write(
+                    f"{self.command}: stopped during {self.stage}{at} after {now - self.stage_started:.1f} s\n"
+                )
+                self.stream.flush()
+            self.stage = None
         self._end_stage(now)
         self.stage = None
         if self.bar is not None:
