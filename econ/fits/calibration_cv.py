@@ -55,7 +55,7 @@ def cross_validate(
 ) -> dict[str, np.ndarray]:
     """Held-out ``log(predicted / measured)`` of every run (TTFT, TPOT) and point, folding over the distinct
     values of the group labels (a label shared by runs and points leaves both out together; None: never held
-    out). Each fold is warm-started from ``start`` and capped at :data:`FOLD_EVALUATIONS` evaluations."""
+    out). Each fold is warm-started from ``start`` and capped at :data:`FOLD_ITERATIONS` iterations."""
     run_groups = np.asarray(run_groups, dtype=object)
     point_groups = np.asarray(point_groups, dtype=object)
     out = {

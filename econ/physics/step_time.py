@@ -36,9 +36,9 @@ import numpy as np
 from econ.formula import formula
 
 SMOOTH_MAX_POWER = 2.0
-"""p of the soft roofline ``(a^p + b^p)^(1/p)``: at the ridge (a = b) a kernel takes 2^(1/3) = 1.26x the max of its
-two times, 1.01x once one is twice the other. A stated shape, not a fit: p = 2 over-charges memory-bound GEMMs at
-small batch, p = 6 is the hard max within 12% everywhere; both fit the measured runs worse (bench/calibration.py)."""
+"""p of the soft roofline ``(a^p + b^p)^(1/p)``: at the ridge (a = b) a kernel takes 2^(1/2) = 1.41x the max of its
+two times, 1.12x once one is twice the other, 1.005x at ten times. A stated shape (the Euclidean norm of the compute
+and memory times), not a fitted constant; the calibration's efficiencies absorb what it over- or under-charges."""
 
 
 def _f(x):
