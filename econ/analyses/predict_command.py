@@ -339,10 +339,12 @@ QUANTITIES = (  # key, unit, label
     ("tpot_bound_s", "s", "  roofline bound"),
     ("tpot_error_factor_p50", "", "  error factor (p50)"),
     ("tpot_error_factor_p90", "", "  error factor (p90)"),
+    ("tpot_band_coverage_frac", "", "  held-out runs inside that p90 band"),
     ("ttft_s", "s", "time to first token"),
     ("ttft_bound_s", "s", "  roofline bound (first pass)"),
     ("ttft_error_factor_p50", "", "  error factor (p50)"),
     ("ttft_error_factor_p90", "", "  error factor (p90)"),
+    ("ttft_band_coverage_frac", "", "  held-out runs inside that p90 band"),
     ("ttft_meets_target", "", "  meets the TTFT target"),
     ("decode_tokens_per_s_per_user", "tokens/s", "speed per user"),
     ("decode_tokens_per_s_per_chip", "tokens/s", "decode throughput per chip"),
@@ -353,6 +355,10 @@ QUANTITIES = (  # key, unit, label
     ("error_basis", "", "error factors from"),
     ("notes", "", "notes"),
 )
+
+
+WEAK_COVERAGE = 0.8
+"""A p90 band whose out-of-group coverage is below this is said to miss its promise (a note beside it)."""
 
 
 def _result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, price, calibrated, target) -> dict:
@@ -370,6 +376,13 @@ def _result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, pric
         notes.append("scenario base: the roofline bound with no fixed costs and no queue")
     if pt.engine is None and calibrated:
         notes.append("no --engine: the engine-average parameters")
+    for measure in ("tpot", "ttft"):
+        cov = r[f"{measure}_band_coverage_frac"]
+        if cov is not None and math.isfinite(cov) and cov < WEAK_COVERAGE:
+            notes.append(
+                f"the {measure.upper()} p90 band covered only {cov:.0%} of held-out runs like this one: not the 90% "
+                "its name says"
+            )
     basis = (
         f"held-out {r['regime_tpot']} / {r['regime_ttft']} points, {r['distance'].replace('_', ' ')} "
         "(calibration_bands)"
@@ -403,10 +416,12 @@ def _result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, pric
         "tpot_bound_s": r["bound_tpot_ms"] / 1e3,
         "tpot_error_factor_p50": r["tpot_error_factor_p50"],
         "tpot_error_factor_p90": r["tpot_error_factor_p90"],
+        "tpot_band_coverage_frac": r["tpot_band_coverage_frac"],
         "ttft_s": ttft,
         "ttft_bound_s": r["bound_ttft_ms"] / 1e3,
         "ttft_error_factor_p50": r["ttft_error_factor_p50"],
         "ttft_error_factor_p90": r["ttft_error_factor_p90"],
+        "ttft_band_coverage_frac": r["ttft_band_coverage_frac"],
         "ttft_meets_target": bool(ttft <= target),
         "decode_tokens_per_s_per_user": 1.0 / tpot,
         "decode_tokens_per_s_per_chip": per_chip,

@@ -26,6 +26,8 @@ OUTPUT = (
     "ttft_error_factor_p90",
     "tpot_error_factor_p50",
     "tpot_error_factor_p90",
+    "ttft_band_coverage_frac",
+    "tpot_band_coverage_frac",
     "bound_ttft_ms",
     "bound_tpot_ms",
     "regime_ttft",
@@ -35,8 +37,10 @@ OUTPUT = (
     "system_chips",
     "notes",
 )
-"""Columns of ``econ predict --points`` (``id`` … ``tpot_error_factor_p90`` as the issue names them, then the
-roofline bound, the cell of the error bands and how the row was read)."""
+"""Columns of ``econ predict --points`` (``id`` … ``tpot_error_factor_p90`` as the issue names them, then the share
+of held-out runs each p90 band covered out of group (``calibration_bands.coverage_p90_frac``: a band that covered
+far fewer than 90% is not the promise its name makes), the roofline bound, the cell of the error bands and how
+the row was read)."""
 
 
 def _coordinate_offsets(params: pl.DataFrame) -> tuple[dict[str, float], dict[tuple[str, str, str], float]]:
@@ -95,19 +99,21 @@ def distances(arch_model, chip, seen_models: set, seen_chips: set) -> np.ndarray
 
 
 def band_factors(bands: pl.DataFrame, target: str, regimes: np.ndarray, dist: np.ndarray) -> tuple[np.ndarray, ...]:
-    """(p50, p90) error factors of each row's cell; a cell the bands lack takes its target's widest band at that
-    distance (never a narrower one)."""
+    """(p50, p90, coverage of the p90 band out of group) of each row's cell; a cell the bands lack takes its target's
+    widest band at that distance (never a narrower one) and its lowest coverage."""
     t = bands.filter(pl.col("target") == target)
     cell = {
-        (r["regime"], r["distance"]): (r["error_factor_p50"], r["error_factor_p90"]) for r in t.iter_rows(named=True)
+        (r["regime"], r["distance"]): (r["error_factor_p50"], r["error_factor_p90"], r["coverage_p90_frac"])
+        for r in t.iter_rows(named=True)
     }
     widest = {}
-    for (_, d), (p50, p90) in cell.items():
-        w = widest.get(d, (np.nan, -np.inf))
-        widest[d] = (max(p50, w[0]) if np.isfinite(w[0]) else p50, max(p90, w[1]))
-    pairs = [cell.get((r, d), widest.get(d, (np.nan, np.nan))) for r, d in zip(regimes, dist)]
-    arr = np.array(pairs, dtype=float).reshape(-1, 2)
-    return arr[:, 0], arr[:, 1]
+    for (_, d), (p50, p90, cov) in cell.items():
+        w = widest.get(d, (np.nan, -np.inf, np.inf))
+        widest[d] = (max(p50, w[0]) if np.isfinite(w[0]) else p50, max(p90, w[1]), np.nanmin([cov, w[2]]))
+    rows = [cell.get((r, d), widest.get(d, (np.nan, np.nan, np.nan))) for r, d in zip(regimes, dist)]
+    arr = np.array(rows, dtype=float).reshape(-1, 3)
+    arr[~np.isfinite(arr)] = np.nan
+    return arr[:, 0], arr[:, 1], arr[:, 2]
 
 
 def predict_configurations(
@@ -151,10 +157,10 @@ def predict_configurations(
     reg_ttft, reg_tpot = regime(mode, users, assumed, "ttft"), regime(mode, users, assumed, "tpot")
     dist = distances(c["arch_model"].to_list(), c["chip"].to_list(), seen_models, seen_chips)
     if bands is not None and bands.height:
-        t50, t90 = band_factors(bands, "ttft", reg_ttft, dist)
-        p50, p90 = band_factors(bands, "tpot", reg_tpot, dist)
+        t50, t90, t_cov = band_factors(bands, "ttft", reg_ttft, dist)
+        p50, p90, p_cov = band_factors(bands, "tpot", reg_tpot, dist)
     else:
-        t50 = t90 = p50 = p90 = np.full(c.height, np.nan)
+        t50 = t90 = t_cov = p50 = p90 = p_cov = np.full(c.height, np.nan)
     status = np.where(
         ~links,
         "data/hardware.csv has no scale_up_bandwidth_gb_per_s / scale_out_bandwidth_gbit_per_s for the chip",
@@ -176,8 +182,10 @@ def predict_configurations(
             "predicted_output_tokens_per_s_per_gpu": good(per_gpu),
             "ttft_error_factor_p50": good(t50),
             "ttft_error_factor_p90": good(t90),
+            "ttft_band_coverage_frac": good(t_cov),
             "tpot_error_factor_p50": good(p50),
             "tpot_error_factor_p90": good(p90),
+            "tpot_band_coverage_frac": good(p_cov),
             "bound_ttft_ms": good(extra["bound_first_pass_s"] * 1e3),
             "bound_tpot_ms": good(extra["bound_tpot_s"] * 1e3),
             "regime_ttft": reg_ttft,

@@ -293,6 +293,11 @@ def test_a_file_of_runs_is_predicted_row_for_row_as_the_calibration_did(real_db,
     ]
     from tests.analyses.helpers import q
 
+    # each p90 band comes with the share of held-out runs it covered, as calibration_bands measured it
+    coverage = q(real_db, "select min(coverage_p90_frac) as low, max(coverage_p90_frac) as high from calibration_bands")
+    for column in ("ttft_band_coverage_frac", "tpot_band_coverage_frac"):
+        shown = rows.filter(pl.col("status") == "ok")[column]
+        assert shown.null_count() == 0 and coverage["low"][0] <= shown.min() <= shown.max() <= coverage["high"][0]
     table = q(real_db, "select run_id as id, predicted_tpot_s, predicted_ttft_s from calibration_runs where included")
     both = rows.filter(pl.col("status") == "ok").join(table, on="id")
     assert both.height > 250
