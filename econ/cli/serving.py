@@ -68,6 +68,7 @@ def cmd_predict(args) -> int:
     import json
 
     if args.points is not None:
+        _only_the_file(args)
         return _predict_points(args)
     from econ.analyses.predict_command import Point, predict_point, rows
     from econ.errors import EconError
@@ -142,6 +143,25 @@ def _predict_points(args) -> int:
 
 
 # ---------------------------------------------------------------------------- parser
+
+
+def _only_the_file(args) -> None:
+    """--points reads every setting from its file: a single point's flag beside it would be ignored, so it is an
+    error naming the flags (the defaults are the parser's, so an unset flag is never named)."""
+    from econ.cli import parser
+    from econ.errors import EconError
+
+    defaults = vars(parser().parse_args(["predict", "--points", str(args.points)]))
+    given = sorted(
+        f"--{k.replace('_', '-')}"
+        for k, v in vars(args).items()
+        if k not in ("db", "points", "format", "func", "command") and k in defaults and v != defaults[k]
+    )
+    if given:
+        raise EconError(
+            f"econ predict --points reads every setting from its file; {', '.join(given)} would be ignored",
+            "drop them, or predict one point without --points",
+        )
 
 
 def add_fleet(sub, add_db) -> None:

@@ -335,3 +335,13 @@ def test_a_bad_cell_in_the_file_names_its_line_and_column(real_db, capsys, tmp_p
     code, out, err = predict(capsys, real_db, "--points", str(path))
     assert code == 1 and out == ""
     assert "bad.csv:2" in err and "isl" in err and "is not a whole number" in err
+
+
+def test_a_single_points_flag_beside_points_is_an_error_not_ignored(real_db, capsys, tmp_path):
+    """--points reads every setting from its file: --model, --concurrency and --engine beside it were ignored."""
+    path = tmp_path / "runs.csv"
+    path.write_text("id\n", encoding="utf-8")
+    code, out, err = predict(capsys, real_db, "--points", str(path), "--model", "X", "--concurrency", "3")
+    assert (code, out) == (1, "") and err.startswith(
+        "Error: econ predict --points reads every setting from its file; --concurrency, --model would be ignored"
+    ), err
