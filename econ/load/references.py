@@ -5,6 +5,9 @@
   snapshot); one that matches nothing would silently fall back to the scenario's $/chip-hour.
 - A categorical scenario value names something that exists: a chip (``unit = chip``) is a
   ``hardware.chip``, a number format (``unit = format``) one of the formats econ knows.
+- A billing rule or time-of-day window does not name a misspelt seller (one spelt like a seller of ``providers``
+  but not one: its rule applied to nobody, silently); a worked billing example names a rule or window that exists
+  and gives either its bill or its refusal.
 
 Each problem names the file, line and column of the reference and says how to fix it.
 """
@@ -29,6 +32,63 @@ def check_references(frames: dict[str, pl.DataFrame], snapshots: list[pl.DataFra
         problems += _price_mappings(frames["deployments"], frames["prices"], snapshots)
     if "scenarios" in frames:
         problems += _scenario_choices(frames["scenarios"], frames.get("hardware"))
+    problems += _billing_references(frames)
+    return problems
+
+
+def _billing_references(frames: dict[str, pl.DataFrame]) -> list[Problem]:
+    problems = []
+    if "providers" in frames:
+        sellers = sorted(
+            set(frames["providers"]["provider"].drop_nulls()) | set(frames["providers"]["seller"].drop_nulls())
+        )
+        for table in ("billing_rules", "billing_windows"):
+            if table not in frames:
+                continue
+            unknown = frames[table].filter((pl.col("provider") != "*") & ~pl.col("provider").is_in(sellers))
+            for row in unknown.iter_rows(named=True):
+                # a seller spelt like one that exists is a typo; one like none is a seller without prices here yet
+                # (its rule waits for them, as in a data set that keeps a few sellers)
+                close = difflib.get_close_matches(row["provider"], sellers, n=1, cutoff=0.6)
+                if close:
+                    problems.append(
+                        Problem(
+                            row[FILE],
+                            row[LINE],
+                            "provider",
+                            f"names no seller of providers.csv ({row['provider']!r})",
+                            f"did you mean {close[0]}? (or add the seller to providers.csv)",
+                        )
+                    )
+    if "billing_examples" in frames:
+        examples = frames["billing_examples"]
+        known = set(frames["billing_rules"]["rule_id"]) if "billing_rules" in frames else set()
+        known |= set(frames["billing_windows"]["window_id"]) if "billing_windows" in frames else set()
+        if known:
+            for row in examples.filter(~pl.col("rule_id").is_in(sorted(known))).iter_rows(named=True):
+                close = difflib.get_close_matches(row["rule_id"], sorted(known), n=1)
+                problems.append(
+                    Problem(
+                        row[FILE],
+                        row[LINE],
+                        "rule_id",
+                        f"names no billing rule or window ({row['rule_id']!r})",
+                        f"did you mean {close[0]}?" if close else "give a billing_rules.rule_id or window_id",
+                    )
+                )
+        both = pl.col("expected_usd").is_null() == pl.col("refusal").is_null()
+        for row in examples.filter(both).iter_rows(named=True):
+            problems.append(
+                Problem(
+                    row[FILE],
+                    row[LINE],
+                    "expected_usd",
+                    "gives both a bill and a refusal"
+                    if row["refusal"] is not None
+                    else "gives neither a bill nor a refusal",
+                    "fill expected_usd for a billed request or refusal for a refused one, not both",
+                )
+            )
     return problems
 
 

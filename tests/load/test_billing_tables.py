@@ -69,3 +69,28 @@ def test_a_request_time_without_a_zone_is_an_error(tmp_path):
     path.write_text(header + "\ne,r,deepseek,deepseek-v4-pro,standard,,2026-12-01,2026-12-01 02:00,1,0,0,5m,1,1,,x\n")
     with pytest.raises(DataError, match=r"billing_examples.csv:2: column at: .*2026-12-01T02:00Z"):
         read_table(path, BILLING_EXAMPLES)
+
+
+def test_references_between_the_billing_tables_are_checked(tmp_path):
+    """A rule of a misspelt seller applied to nobody (xai's 'reaches' boundary billed half the 200k request); a worked
+    example of no rule, or with both a bill and a refusal, passed the build."""
+    import shutil
+
+    from econ.load.loader import load_all
+
+    data = Path(shutil.copytree(DATA, tmp_path / "data"))
+    rules = (data / "billing_rules.csv").read_text(encoding="utf-8")
+    line = next(i for i, x in enumerate(rules.splitlines(), 1) if x.startswith("xai-tier-reaches,xai,"))
+    (data / "billing_rules.csv").write_text(rules.replace("xai-tier-reaches,xai,", "xai-tier-reaches,xia,"))
+    examples = (data / "billing_examples.csv").read_text(encoding="utf-8").splitlines()
+    first = examples[1].split(",")
+    first[1] = "xai-tier-reachs"
+    (data / "billing_examples.csv").write_text("\n".join([examples[0], ",".join(first), *examples[2:]]) + "\n")
+    with pytest.raises(DataError) as e:
+        load_all(data)
+    text = str(e.value)
+    assert (
+        f"billing_rules.csv:{line}: column provider: names no seller of providers.csv ('xia') — did you mean xai?"
+        in (text)
+    )
+    assert "billing_examples.csv:2: column rule_id: names no billing rule or window ('xai-tier-reachs')" in text
