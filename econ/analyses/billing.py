@@ -113,7 +113,7 @@ def _billed_as(tables: BillingTables, seller: str, target: str, rule_id: str) ->
     """``target``'s rows at ``seller`` (with their own rules), noted as billed in place of a retired model."""
     found, _ = _matching(tables, target)
     found = br.with_rules(br.with_sellers(found, tables.providers), tables.rules, on=tables.as_of)
-    note = f"retired; {seller} bills it as {target} (billing rule {rule_id})"
+    note = f"retired: {seller} bills it as {target} (billing rule {rule_id})"
     return found.filter(pl.col("seller") == seller).with_columns(pl.lit(note).alias("redirect_note"))
 
 
