@@ -182,6 +182,7 @@ class Transaction:
             try:
                 tmp.write_text(json.dumps(body, indent=1), encoding="utf-8")
                 fsync_file(tmp)
+                self.locks.note_journal(self.journal)  # a clean-up of the data folder's lock must wait for it
                 os.replace(tmp, self.journal)
             except BaseException:
                 tmp.unlink(missing_ok=True)

@@ -29,6 +29,9 @@ from econ.errors import EconError, EconNotice
 from econ.files import remove, shown_path, staging_owner
 
 RECORD = "staged "
+JOURNAL = "journal "
+"""A lock line naming the journal of a commit this lock's holder made (absolute path): while that journal exists the
+commit is not finished, and what the holder staged is part of it, not litter."""
 MAX_LOCK_BYTES = 1 << 20  # a lock file holds one holder line and a few records; more is not ours to read
 
 
@@ -67,6 +70,7 @@ class Locks:
         self._held: dict[Path, int] = {}
         self._inherited: dict[Path, list[str]] = defaultdict(list)  # recorded by earlier holders, not removed yet
         self._own: dict[Path, list[str]] = defaultdict(list)  # recorded by this run
+        self._journals: dict[Path, list[str]] = defaultdict(list)  # journals of commits (earlier holders' and ours)
 
     def __enter__(self) -> Locks:
         return self
@@ -113,6 +117,7 @@ class Locks:
                 warnings.warn(f"waiting for {holder} to finish with {path.name[1:-5]}", EconNotice, stacklevel=3)
                 fcntl.flock(fd, fcntl.LOCK_EX)
             self._inherited[path] = _records(fd)
+            self._journals[path] = [j for j in _journals(fd) if os.path.lexists(j)]  # a finished one is gone
             self._write(path, fd)
         except BaseException:
             os.close(fd)
@@ -123,6 +128,7 @@ class Locks:
         """The holder line, then every record not yet cleaned (an earlier holder's and this run's)."""
         lines = [f"{self.command} (pid {os.getpid()})\n"]
         lines += [f"{RECORD}{name}\n" for name in [*self._inherited[path], *self._own[path]]]
+        lines += [f"{JOURNAL}{name}\n" for name in self._journals[path]]
         text = "".join(lines).encode()
         os.pwrite(fd, text, 0)  # then cut what an earlier holder left: a reader never sees an empty file
         os.ftruncate(fd, len(text))
@@ -143,8 +149,23 @@ class Locks:
         self._own[lock].append(name)
         self._write(lock, fd)
 
+    def note_journal(self, journal: Path) -> None:
+        """Name ``journal`` in every held lock before it is written (the commit point): a run that takes one of these
+        locks before the commit is finished must not clean up what the commit still moves in."""
+        for lock, fd in self._held.items():
+            self._journals[lock].append(os.path.abspath(journal))
+            self._write(lock, fd)
+
     def remove_inherited(self) -> list[Path]:
-        """Remove the paths earlier holders of the held locks recorded (runs that died before cleaning up)."""
+        """Remove the paths earlier holders of the held locks recorded (runs that died before cleaning up); refused
+        while a commit they made is unfinished (its journal exists: those paths are part of it)."""
+        pending = sorted({j for lock in self._held for j in self._journals[lock] if os.path.lexists(j)})
+        if pending:
+            raise EconError(
+                f"an interrupted commit is not finished (its journal {shown_path(Path(pending[0]))}); econ touched "
+                "nothing",
+                "run any econ command on that database first (econ tables --db DB finishes it), then this again",
+            )
         removed = []
         for lock, names in self._inherited.items():
             if not names or lock not in self._held:
@@ -162,6 +183,15 @@ class Locks:
         for fd in self._held.values():
             os.close(fd)
         self._held = {}
+
+
+def _journals(fd: int) -> list[str]:
+    """The journals named in a lock file (:data:`JOURNAL` lines)."""
+    try:
+        text = os.pread(fd, MAX_LOCK_BYTES, 0).decode("utf-8", "replace")
+    except OSError:
+        return []
+    return [line[len(JOURNAL) :] for line in text.splitlines()[1:] if line.startswith(JOURNAL) and line[len(JOURNAL) :]]
 
 
 def _records(fd: int) -> list[str]:

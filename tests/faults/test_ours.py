@@ -462,3 +462,24 @@ def test_a_lock_file_naming_a_folder_never_removes_it(tmp_path):
         locks.acquire([project / "e.duckdb"])
         removed = locks.remove_inherited()
     assert removed == [staged] and (project / "data" / "prices.csv").read_text() == "the user's"
+
+
+def test_an_import_never_undoes_a_refresh_killed_after_its_commit_point(tmp_path, capsys, monkeypatch):
+    """A refresh killed after its journal was written has committed; an econ import that took the data folder's lock
+    next removed the refresh's staged snapshot, and the next command undid the refresh ('had vanished'). Now the
+    import refuses until the commit is finished, and then runs."""
+    root = project(tmp_path / "p")
+    (root / "data" / "snapshots").mkdir(parents=True)
+    interrupted_commit(root, tmp_path, "snapshots/openrouter_2026-12-05.csv")
+    staged = [p for p in (root / "data" / "snapshots").iterdir() if p.name.startswith(".")]
+    assert len(staged) == 1
+    monkeypatch.chdir(root)
+    example = REPO / "examples" / "openrouter_models_2026-12-01.json"
+    code, _, err = run(capsys, "import", "openrouter", str(example), "--data", "data")
+    assert code == 1 and err.startswith("Error: an interrupted commit is not finished (its journal "), err
+    assert staged[0].exists()
+    code, _, err = run(capsys, "tables", "--db", "build/econ.duckdb", "--format", "csv")
+    assert code == 0 and err.startswith("notice: finished the commit of an interrupted run (pid ")
+    assert (root / "data" / "snapshots" / "openrouter_2026-12-05.csv").read_text() == "new"
+    code, _, err = run(capsys, "import", "openrouter", str(example), "--data", "data")
+    assert code == 0, err
