@@ -106,20 +106,24 @@ def _or_empty(chunks: Iterable[pl.DataFrame], table: ResultTable) -> Iterable[pl
         yield table.empty_frame()
 
 
-def input_fingerprint(con: duckdb.DuckDBPyConnection, names: Iterable[str]) -> str:
+def input_fingerprint(con: duckdb.DuckDBPyConnection, names: Iterable[str], seen: dict[str, str] | None = None) -> str:
     """Hash of the full contents of the named tables/views, computed inside DuckDB.
 
     Each row is hashed as a whole (``hash(t)`` of the row struct) and the row hashes are
     summed, so the key is independent of row order and of the undefined bytes that Arrow
-    keeps under null values; the column names and types are hashed too.
+    keeps under null values; the column names and types are hashed too. ``seen`` keeps each relation's line for
+    the next call (a build writes each table once, so ``price_history`` is hashed once, not by each of its readers).
     """
+    seen = {} if seen is None else seen
     h = hashlib.sha256()
     for name in names:
-        schema = con.execute(f"describe select * from {quote_ident(name)}").fetchall()
-        rows, total = con.execute(
-            f"select count(*), coalesce(sum(hash(t)::hugeint), 0) from {quote_ident(name)} as t"
-        ).fetchall()[0]
-        h.update(f"{name}|{schema}|{rows}|{total}".encode())
+        if name not in seen:
+            schema = con.execute(f"describe select * from {quote_ident(name)}").fetchall()
+            rows, total = con.execute(
+                f"select count(*), coalesce(sum(hash(t)::hugeint), 0) from {quote_ident(name)} as t"
+            ).fetchall()[0]
+            seen[name] = f"{name}|{schema}|{rows}|{total}"
+        h.update(seen[name].encode())
     return h.hexdigest()
 
 
@@ -139,11 +143,12 @@ def run_analyses(
     """
     code_hash = code_hash or code_fingerprint()
     scenarios = _Scenarios(con)
-    status = {}
+    status: dict[str, str] = {}
+    hashed: dict[str, str] = {}  # every relation is complete before an analysis reads it, and never rewritten
     for done, module in enumerate(modules):
         step("analyses", module.NAME, done, len(modules))
         key = hashlib.sha256(
-            f"{code_hash}|{module.NAME}|{as_of.isoformat()}|{input_fingerprint(con, module.INPUTS)}".encode()
+            f"{code_hash}|{module.NAME}|{as_of.isoformat()}|{input_fingerprint(con, module.INPUTS, hashed)}".encode()
         ).hexdigest()[:24]
         folder = Path(cache_dir) / module.NAME / key if cache_dir else None
         if folder is not None and _restore(con, folder, module.NAME, module.TABLES):

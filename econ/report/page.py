@@ -119,15 +119,17 @@ class SiteContext:
     generated_on: date
     scenario: str = "base"
     objects: dict[str, str] = field(default_factory=dict)
+    comments: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         if not self.objects:
             rows = self.con.sql(
-                "select table_name, 'table' from duckdb_tables() where database_name = current_database() "
-                "union all select view_name, 'view' from duckdb_views() "
+                "select table_name, 'table', comment from duckdb_tables() where database_name = current_database() "
+                "union all select view_name, 'view', comment from duckdb_views() "
                 "where database_name = current_database() and not internal order by 1"
             ).fetchall()
-            self.objects = dict(rows)
+            self.objects = {name: kind for name, kind, _ in rows}
+            self.comments = {name: text or "" for name, _, text in rows}
 
     def query(self, sql: str, params: list | None = None) -> pl.DataFrame:
         """Run a read-only query; returns a polars frame."""
@@ -230,15 +232,7 @@ class SiteContext:
 
     def description(self, name: str) -> str:
         """The stored comment of a table or view ("" when none)."""
-        return (
-            self.scalar(
-                "select comment from duckdb_tables() where database_name = current_database() and table_name = ? "
-                "union all select comment from duckdb_views() where database_name = current_database() and view_name "
-                "= ?",
-                [name, name],
-            )
-            or ""
-        )
+        return self.comments.get(name, "")
 
 
 def first_value(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> Any:
