@@ -28,7 +28,7 @@ import polars as pl  # noqa: E402
 
 from bench._db import AS_OF, best_of  # noqa: E402
 from econ.analyses.billing import bill  # noqa: E402
-from econ.analyses.cost_command import cost_for, read_tables, single_request  # noqa: E402
+from econ.analyses.cost_command import cost_for, read_billing, single_request  # noqa: E402
 from econ.build import build  # noqa: E402
 
 SHAPES = 10_000
@@ -61,7 +61,7 @@ def main() -> None:
         db = Path(name) / "bench.duckdb"
         build(data_dir=args.data, db_path=db, cache_dir=None, reports_dir=None, as_of=AS_OF)
         full_s, _ = best_of(lambda: cost_for(db, model="claude-sonnet-4.5", requests=one))
-        tables = read_tables(db, AS_OF)
+        tables = read_billing(db).on(AS_OF)
     bill_s, _ = best_of(lambda: bill(tables, model="claude-sonnet-4.5", requests=one))
     shapes = workload()
     work_s, result = best_of(lambda: bill(tables, model="deepseek-v4-pro", requests=shapes))

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import polars as pl
 
-from econ.analyses.billing import COMPONENTS, BillingTables, bill
+from econ.analyses import cost_periods as cp
+from econ.analyses.billing import COMPONENTS, Bill, BillingTables, bill, prices_at
 from econ.db import connect_read_only
 from econ.errors import EconError
 from econ.fits import request_cost as rc
@@ -113,16 +114,31 @@ def read_requests(path: Path) -> pl.DataFrame:
     )
 
 
-def read_tables(db_path: Path, as_of: date | None) -> BillingTables:
-    """The frames a bill reads from a built database, prices as of ``as_of`` (default: the build's date)."""
+@dataclass(frozen=True)
+class BillingData:
+    """What ``econ cost`` reads of a built database, once: every price row with its period, and the billing tables."""
+
+    history: pl.DataFrame
+    rules: pl.DataFrame
+    windows: pl.DataFrame
+    providers: pl.DataFrame
+    built_for: date
+
+    def on(self, day: date) -> BillingTables:
+        """The tables a bill reads on ``day`` (the rows ``price_current`` gives for that date)."""
+        return BillingTables(prices_at(self.history, day), self.rules, self.windows, self.providers, day)
+
+
+def read_billing(db_path: Path) -> BillingData:
+    """The price history and billing tables of a built database (and the date it was built for)."""
     with connect_read_only(Path(db_path), current=True) as con:
-        as_of = as_of or con.sql("select as_of from build_info").fetchall()[0][0]
-        con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
-        prices = con.sql("select * from price_current").pl()
-        rules = con.sql("select * from billing_rules").pl()
-        windows = con.sql("select * from billing_windows").pl()
-        providers = con.sql("select provider, seller from providers").pl()
-    return BillingTables(prices, rules, windows, providers, as_of)
+        return BillingData(
+            con.sql("select * from price_history").pl(),
+            con.sql("select * from billing_rules").pl(),
+            con.sql("select * from billing_windows").pl(),
+            con.sql("select provider, seller from providers").pl(),
+            con.sql("select as_of from build_info").fetchall()[0][0],
+        )
 
 
 def history_start(db_path: Path) -> date | None:
@@ -145,38 +161,42 @@ def cost_for(
     as_of: date | None = None,
     include_free: bool = False,
     keep_all: bool = False,
-    tables: BillingTables | None = None,
+    data: BillingData | None = None,
 ) -> CostResult:
     """Bill ``requests`` (:func:`single_request` or :func:`read_requests`) at every seller of ``model``.
 
     One row per seller that would take the requests, cheapest first; ``keep_all`` adds the sellers that refuse them and
-    the schedules another source supersedes (``status``). ``as_of`` defaults to the date the database was built for;
-    ``tables`` (:func:`read_tables`) skips reading the database.
+    the schedules another source supersedes (``status``). Prices are those of ``as_of`` when given; else each request
+    with a time (``at``) is billed at the prices of its own date (:mod:`econ.analyses.cost_periods`) and one without
+    at those of the date the database was built for. ``data`` (:func:`read_billing`) skips reading the database.
     """
     name = resolve_model_in(db_path, model)
     # A seller's own key (deepseek-chat) bills that key's rows: its canonical model moved (V3, then V3.1, V3.2), and
     # the billing resolver reads every spelling of a canonical name itself.
     model = name.price_key or name.priced_as
-    tables = tables or read_tables(db_path, as_of)
-    try:
-        result = bill(
-            tables,
-            model=model,
-            requests=requests,
-            provider=provider,
-            source=source,
-            variant=variant,
-            include_free=include_free,
-        )
-    except EconError:
-        first = history_start(db_path)
-        if first is not None and tables.as_of < first:
-            raise EconError(
-                f"no price of a model {model!r} on {tables.as_of}: the price history starts on {first}",
-                f"give --as-of {first} or later (select min(snapshot_date) from price_snapshots)",
-            ) from None
-        raise
-    out = result.schedules
+    data = data or read_billing(db_path)
+    timed = "at" in requests.columns and requests["at"].is_not_null().any()
+    days = (
+        pl.Series([as_of or data.built_for] * requests.height, dtype=pl.Date)
+        if as_of is not None or not timed
+        else requests["at"].dt.date().fill_null(data.built_for)
+    )
+    periods = cp.period_starts(days, data.history, data.rules)
+    kwargs = {"model": model, "provider": provider, "source": source, "variant": variant, "include_free": include_free}
+    parts, bill_notes = [], []
+    for period in periods.unique(maintain_order=True):
+        mask = periods == period
+        result = _bill_on(db_path, data.on(period), requests.filter(mask), **kwargs)
+        parts.append((days.filter(mask).min(), days.filter(mask).max(), result.schedules))
+        bill_notes += [n for n in result.notes if n not in bill_notes]
+    out = parts[0][2] if len(parts) == 1 else cp.combine(parts, int(requests["requests"].sum()))
+    first_day, last_day = days.min(), days.max()
+    when = (
+        f"prices as of {first_day}"
+        if first_day == last_day
+        else f"prices of each request's date, {first_day} to {last_day} ({len(parts)} price period"
+        + ("s)" if len(parts) != 1 else ")")
+    )
     shown = out if keep_all else out.filter(pl.col("status") == "billed")
     workload = requests.height > 1 or int(requests["requests"][0]) > 1
     columns = [*SHOWN]
@@ -186,7 +206,7 @@ def cost_for(
     n = int(requests["requests"].sum())
     tokens = {c: int((requests[c] * requests["requests"]).sum()) for c in rc.TOKENS}
     summary = (
-        f"{result.name} ({variant}), prices as of {tables.as_of}: {n:,} request{'s' if n != 1 else ''} of "
+        f"{result.name} ({variant}), {when}: {n:,} request{'s' if n != 1 else ''} of "
         f"{tokens['input_tokens']:,} input + {tokens['cached_input_tokens']:,} cached + "
         f"{tokens['cache_write_tokens']:,} cache-write and {tokens['output_tokens']:,} output tokens"
     )
@@ -203,4 +223,22 @@ def cost_for(
         )
     if billed == 0 and not keep_all:
         notes.append("no seller takes these requests (--all lists every schedule with its reason)")
-    return CostResult(summary, columns, frame.rows(), notes + result.notes)
+    if as_of is not None and timed:
+        notes.append(f"every request is priced as of {as_of} (--as-of); their times pick only time-of-day windows")
+    elif timed and requests["at"].is_null().any():
+        notes.append(f"requests without a time are priced as of {data.built_for}, the date the database was built for")
+    return CostResult(summary, columns, frame.rows(), notes + bill_notes)
+
+
+def _bill_on(db_path: Path, tables: BillingTables, requests: pl.DataFrame, **kwargs) -> Bill:
+    """:func:`econ.analyses.billing.bill` on one date; before the price history starts, the error says so."""
+    try:
+        return bill(tables, requests=requests, **kwargs)
+    except EconError:
+        first = history_start(db_path)
+        if first is not None and tables.as_of < first:
+            raise EconError(
+                f"no price of a model {kwargs['model']!r} on {tables.as_of}: the price history starts on {first}",
+                f"give --as-of {first} or later (select min(snapshot_date) from price_snapshots)",
+            ) from None
+        raise

@@ -193,7 +193,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--requests",
         help="CSV of requests (input_tokens, output_tokens, optional cached_input_tokens, cache_write_tokens, "
-        "cache_ttl, cache_storage_hours, requests, at): prints each seller's total",
+        "cache_ttl, cache_storage_hours, requests, at): prints each seller's total; a request with a time is priced on "
+        "its own date unless --as-of is given",
     )
     c.add_argument(
         "--at",
@@ -212,7 +213,8 @@ def parser() -> argparse.ArgumentParser:
         "--as-of",
         type=_date,
         default=None,
-        help=f"date of the prices, any day since the first snapshot of the price history (default: {BUILD_DATE})",
+        help="date of the prices of every request, any day since the first snapshot of the price history; without it a "
+        f"request with a time (--at, or the at column) is priced on its own date (default: {BUILD_DATE})",
     )
     c.set_defaults(func=cmd_cost)
 

@@ -227,7 +227,7 @@ def cmd_cost(args) -> int:
         provider=args.provider,
         source=args.source,
         variant=args.variant,
-        as_of=args.as_of or (at.date() if at is not None else None),
+        as_of=args.as_of,
         include_free=args.include_free,
         keep_all=args.keep_all,
     )

@@ -202,18 +202,18 @@ def test_a_retired_model_says_so_whether_or_not_a_source_still_lists_it(real_db,
     """genai-prices' last snapshot (2026-08-21) still lists claude-sonnet-4-0, two months after Anthropic retired
     Claude Sonnet 4: that schedule is listed as refused, with the retirement rule as its reason, and nothing is billed;
     where no source lists it any more, the error names the retirement."""
-    from econ.analyses.cost_command import cost_for, read_tables, single_request
+    from econ.analyses.cost_command import cost_for, read_billing, single_request
     from econ.errors import EconError
 
     args = ("--db", str(real_db), "--model", "claude-sonnet-4", "--provider", "anthropic")
     code, out, _ = run(capsys, *args, "--input-tokens", "1", "--output-tokens", "1")
     assert code == 0 and "refused, retired (billing rule anthropic-sonnet-4-retired): anthropic" in out
     assert "no seller takes these requests" in out
-    tables = read_tables(real_db, None)
-    maps = replace(tables, prices=tables.prices.filter(pl.col("source") != "genai_prices"))
+    data = read_billing(real_db)
+    maps = replace(data, history=data.history.filter(pl.col("source") != "genai_prices"))
     with pytest.raises(EconError, match="claude-sonnet-4 was retired by anthropic on 2026-06-15"):
         cost_for(real_db, model="claude-sonnet-4", provider="anthropic", requests=single_request(input_tokens=1,
-                 output_tokens=1), tables=maps)  # fmt: skip
+                 output_tokens=1), data=maps)  # fmt: skip
 
 
 def test_a_retired_model_the_seller_redirects_is_billed_as_its_target(real_db, capsys):
@@ -224,3 +224,37 @@ def test_a_retired_model_the_seller_redirects_is_billed_as_its_target(real_db, c
         run(capsys, *args, "--input-tokens", "10000", "--output-tokens", "1000", "--as-of", "2026-03-01")[1]
     )
     assert before[0]["cost_usd"] == pytest.approx(10_000 * 0.2e-6 + 1_000 * 1.5e-6)  # its own price until retired
+
+
+def test_a_workload_with_times_pays_each_requests_own_dates_prices(real_db, capsys, tmp_path):
+    """OpenAI cut gpt-5.6-luna from $1/$6 to $0.20/$1.20 per MTok on 2026-07-30 (data/prices.csv rows 95 and 113, from
+    simonw/llm-prices and PromptFuel): two requests before the cut and three after pay 2 x $0.016 + 3 x $0.0032 (the
+    arithmetic of those list prices), whatever date the database was built for; --as-of prices every request alike."""
+    workload = tmp_path / "requests.csv"
+    workload.write_text(
+        "input_tokens,output_tokens,at,requests\n10000,1000,2026-07-20T10:00Z,2\n10000,1000,2026-08-05T10:00Z,3\n"
+    )
+    base = ("--db", str(real_db), "--model", "gpt-5.6-luna", "--provider", "openai", "--requests", str(workload))
+    code, out, _ = run(capsys, *base)
+    assert code == 0 and "prices of each request's date, 2026-07-20 to 2026-08-05 (2 price periods)" in out
+    (row,) = json.loads(run(capsys, *base, "--format", "json")[1])
+    before, after = 10_000 * 1e-6 + 1_000 * 6e-6, 10_000 * 0.2e-6 + 1_000 * 1.2e-6
+    assert row["cost_usd"] == pytest.approx(2 * before + 3 * after) and row["requests"] == 5
+    assert "priced 2026-07-20 by prices.csv:95" in row["note"]
+    code, out, _ = run(capsys, *base, "--as-of", "2026-08-01")
+    assert "every request is priced as of 2026-08-01 (--as-of)" in out
+    (row,) = json.loads(run(capsys, *base, "--as-of", "2026-08-01", "--format", "json")[1])
+    assert row["cost_usd"] == pytest.approx(5 * after)
+
+
+def test_a_seller_with_no_price_on_some_of_the_dates_cannot_bill_the_workload(real_db, capsys, tmp_path):
+    """OpenRouter's first price of deepseek-v4-pro is from 2026-06-15 (DeepSeek's own from 2026-04-24): a workload with
+    requests on 2026-05-01 and 2026-07-01 is billed by DeepSeek, and OpenRouter is refused with the dates it priced."""
+    workload = tmp_path / "requests.csv"
+    workload.write_text("input_tokens,output_tokens,at\n10000,1000,2026-05-01T10:00Z\n10000,1000,2026-07-01T10:00Z\n")
+    args = ("--db", str(real_db), "--model", "deepseek-v4-pro", "--requests", str(workload), "--format", "json")
+    rows = {r["provider"]: r for r in json.loads(run(capsys, *args, "--all")[1]) if r["status"] != "superseded"}
+    assert rows["deepseek"]["status"] == "billed" and rows["deepseek"]["requests"] == 2
+    assert rows["openrouter"]["status"] == "refused" and rows["openrouter"]["cost_usd"] is None
+    assert rows["openrouter"]["refusal"] == "no price for 1 of the 2 requests (priced only 2026-07-01)"
+    assert "openrouter" not in {r["provider"] for r in json.loads(run(capsys, *args)[1])}
