@@ -122,6 +122,7 @@ def _check_store(commits: pl.DataFrame, changes: pl.DataFrame) -> list[Problem]:
     for mask, column, what, hint in checks:
         for row in ordered.filter(mask.fill_null(False)).iter_rows(named=True):
             problems.append(Problem(row[FILE], row[LINE], column, f"{row[column]} {what}", hint))
+    problems += _check_counts(ordered, changes)
     known = commits["snapshot"].to_list()
     for row in changes.filter(~pl.col("snapshot").is_in(known)).head(SHOWN_PROBLEMS).iter_rows(named=True):
         problems.append(
@@ -134,6 +135,34 @@ def _check_store(commits: pl.DataFrame, changes: pl.DataFrame) -> list[Problem]:
             )  # fmt: skip
         )
     return problems
+
+
+def _check_counts(commits: pl.DataFrame, changes: pl.DataFrame) -> list[Problem]:
+    """Each snapshot's ``rows`` is the number of rows its changes give (:func:`state_at`), so a changes file cut short
+    or edited by hand does not load as a shorter history. All snapshots at once: a key's change at ``s`` replaces the
+    rows it held (its change before) with its ``set`` rows (none for a ``drop``), so the count at ``k`` is the running
+    sum of those differences over ``s <= k``."""
+    per = (
+        changes.group_by([*KEY, "snapshot"])
+        .agg((pl.col("change") == "set").sum().cast(pl.Int64).alias("_n"))
+        .sort("snapshot")
+        .with_columns((pl.col("_n") - pl.col("_n").shift(1, fill_value=0).over(KEY)).alias("_delta"))
+    )
+    counted = (
+        commits.join(per.group_by("snapshot").agg(pl.col("_delta").sum()), on="snapshot", how="left")
+        .sort("snapshot")
+        .with_columns(pl.col("_delta").fill_null(0).cum_sum().alias("_counted"))
+    )
+    return [
+        Problem(
+            row[FILE],
+            row[LINE],
+            "rows",
+            f"snapshot {row['snapshot']} says {row['rows']} rows; the changes file gives it {row['_counted']}",
+            "the two files of a history are written together; re-run econ history replay (never edit them by hand)",
+        )
+        for row in counted.filter(pl.col("rows") != pl.col("_counted")).head(SHOWN_PROBLEMS).iter_rows(named=True)
+    ]
 
 
 def write_csv(frame: pl.DataFrame) -> bytes:

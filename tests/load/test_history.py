@@ -148,3 +148,21 @@ def test_out_of_order_import_gives_the_same_prices(data_dir):
         (date(2026, 8, 1), date(2026, 8, 22), 2.0),
         (date(2026, 8, 22), None, 1.25),
     ]
+
+
+def test_a_changes_file_cut_short_does_not_load_as_a_shorter_history(tmp_path):
+    """Each snapshot's row count (commits file) must be what its changes give: the last row of the vendored history
+    removed, or a snapshot's count edited, is an error naming the snapshot."""
+    store = h.encode(SNAPSHOTS)
+    commits, changes = h.store_paths(tmp_path, "genai_prices")
+    commits.parent.mkdir()
+    commits.write_bytes(h.write_csv(store.commits))
+    lines = h.write_csv(store.changes).decode().splitlines(keepends=True)
+    changes.write_text("".join(lines[:-1]))  # snapshot 3 loses one of m1's rows
+    with pytest.raises(DataError, match="genai_prices_commits.csv:5: column rows: snapshot 3 says 4 rows; the changes "
+                       "file gives it 3"):  # fmt: skip
+        h.read_store(tmp_path, "genai_prices")
+    changes.write_bytes(h.write_csv(store.changes))
+    commits.write_text(h.write_csv(store.commits).decode().replace(",2,data.json", ",3,data.json", 1))
+    with pytest.raises(DataError, match="snapshot 0 says 3 rows; the changes file gives it 2"):
+        h.read_store(tmp_path, "genai_prices")
