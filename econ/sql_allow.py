@@ -196,11 +196,15 @@ def check_query(sql: str, *, allow_files: bool = False, sweep: bool = False) -> 
         _check_statement(kind, statement.query, allow_files=allow_files, sweep=sweep)
 
 
+EXPLAIN = r"^(?:\s+|--[^\n]*|/\*.*?\*/)*explain(?:\s+analy[sz]e\b)?(?:\s*\([^()]*\))?"
+"""``EXPLAIN``, ``EXPLAIN ANALYZE`` and their options (``EXPLAIN (FORMAT JSON)``), before the query they explain."""
+
+
 def _check_statement(kind: str, text: str, *, allow_files: bool, sweep: bool) -> None:
     if kind == "SELECT":
         _check_calls(text)
     elif kind == "EXPLAIN":
-        inner = re.sub(r"^(?:\s+|--[^\n]*|/\*.*?\*/)*explain(?:\s+analy[sz]e)?\b", "", text, count=1, flags=re.I | re.S)
+        inner = re.sub(EXPLAIN, "", text, count=1, flags=re.I | re.S)
         if inner.strip():
             check_query(inner, allow_files=allow_files, sweep=sweep)
     elif kind == "PRAGMA":
