@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+import econ  # noqa: F401  (before anything loads NumPy: econ sets its BLAS threads)
 from tests.guard import budget
 from tests.guard.outside import install
 

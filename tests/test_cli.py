@@ -119,3 +119,19 @@ def test_the_parser_names_the_importers_sources():
     from econ.load.price_tables import HISTORY_SOURCES
 
     assert (PRICE_SOURCES, HISTORY_CHOICES) == (SOURCES, HISTORY_SOURCES)
+
+
+def test_econ_runs_numpy_on_one_blas_thread_unless_the_user_chose():
+    """A busy machine made OpenBLAS's spinning threads cost the calibration 4-8x (econ/__init__.py): importing econ
+    sets one thread before NumPy loads, and a user's own setting stands."""
+    import os
+    import subprocess
+    import sys
+
+    probe = "import econ, os; print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['MKL_NUM_THREADS'])"
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["1", "1"]
+    env["OPENBLAS_NUM_THREADS"] = "4"
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["4", "1"]
