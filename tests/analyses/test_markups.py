@@ -59,13 +59,33 @@ def test_a_margin_recomputes_from_its_price_and_cost_and_the_chip_range_brackets
 
 
 def test_the_output_cost_is_at_the_largest_batch_that_meets_the_speed_target():
-    """By hand on a made-up cost curve: 2 chips at $3.6/h, costs per token at batches 1, 10, 100; tokens/s per user
-    = chips*p/(c*B): 2e-3/(c*B) -> 100, 20, 0.4 with c = 2e-5, 1e-5, 5e-5... the target 10 picks batch 10."""
+    """By hand on a made-up cost curve: 2 chips at $3.6/h ($2e-3 a second for the replica), costs per token at
+    batches 1, 10, 100 of 2e-5, 1e-5, 5e-5 $: tokens/s per user = 2e-3/(c*B) = 100, 20, 0.4; the target 10 picks
+    batch 10; a target of 1e6 is met by no batch, so the output is not costed (no batch-1 fallback) and the
+    fastest speed (100 tokens/s at batch 1) says why."""
     cost = np.array([[2e-5, 1e-5, 5e-5]])
-    c, b = markup_costs.output_cost_at_speed(cost, np.array([1.0, 10.0, 100.0]), [2.0], 3.6, 10.0)
+    c, b, fastest = markup_costs.output_cost_at_speed(cost, np.array([1.0, 10.0, 100.0]), [2.0], 3.6, 10.0)
     assert (c[0], b[0]) == (1e-5, 10.0)
-    c, b = markup_costs.output_cost_at_speed(cost, np.array([1.0, 10.0, 100.0]), [2.0], 3.6, 1e6)  # none meets it
-    assert b[0] == 1.0
+    assert fastest[0] == pytest.approx(100.0)
+    c, b, fastest = markup_costs.output_cost_at_speed(cost, np.array([1.0, 10.0, 100.0]), [2.0], 3.6, 1e6)
+    assert np.isnan(c[0]) and np.isnan(b[0]) and fastest[0] == pytest.approx(100.0)
+
+
+def test_no_output_cost_is_at_a_speed_below_the_target(con):
+    """Every costed output meets the scenario's per-user speed target; the rows that cannot are flagged and
+    null (Llama-3.1-405B on the fewest chips that hold it), so no margin is read off a batch-1 cost."""
+    rows = q(con, "select * from markup_costs")
+    target = float(
+        q(con, "select value from scenarios where scenario = 'base' and name = 'user_speed_target_tokens_per_s'")[
+            "value"
+        ][0]
+    )
+    costed = rows.filter(pl.col("output_cost_usd_per_mtok").is_not_null())
+    assert costed.height and costed["speed_target_met"].all()
+    assert (costed["fastest_tokens_per_s_per_user"] >= target * (1 - 1e-9)).all()
+    unmet = rows.filter(~pl.col("speed_target_met"))
+    assert unmet["output_cost_usd_per_mtok"].is_null().all() and unmet["output_batch_seqs"].is_null().all()
+    assert (unmet["fastest_tokens_per_s_per_user"].fill_null(0.0) < target).all()
 
 
 def test_the_markup_model_reads_every_source_and_snapshot_and_states_one_status(con):
