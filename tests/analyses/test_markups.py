@@ -50,9 +50,38 @@ def test_every_open_model_with_a_calibrated_cost_has_its_sellers_margins(con):
     assert sum(n >= 5 for n in got.values()) >= 25
 
 
-def test_a_margin_recomputes_from_its_price_and_cost_and_the_chip_range_brackets_it(con):
+def test_a_margin_reads_its_price_and_cost_from_their_own_tables_and_the_chip_range_brackets_it(con):
+    """Not the table's own 1 - c/p again: the price is the seller's current list price read here from price_current,
+    the cost the reference chip's row of markup_costs, and the margin agrees with the markup model's second path,
+    price_over_market = price/(cost x market markup), so 1 - margin = 1/(price_over_market x market markup)."""
     m = q(con, "select * from implied_margins")
-    assert (m["margin_frac"] - (1 - m["cost_usd_per_mtok"] / m["price_usd_per_mtok"])).abs().max() < 1e-9
+    prices = q(
+        con,
+        """
+        select source, provider, model, 'input' as component, input_usd_per_mtok as listed from inference_prices
+        where variant = 'standard' and tier_min_prompt_tokens = 0
+        union all
+        select source, provider, model, 'output', output_usd_per_mtok from inference_prices
+        where variant = 'standard' and tier_min_prompt_tokens = 0
+        """,
+    ).unique(subset=["source", "provider", "model", "component"])
+    costs = q(
+        con,
+        "select arch_model, 'input' as component, input_cost_usd_per_mtok as reference_cost from markup_costs "
+        "where reference union all select arch_model, 'output', output_cost_usd_per_mtok from markup_costs "
+        "where reference",
+    )
+    joined = m.join(prices, on=["source", "provider", "model", "component"], how="left").join(
+        costs, on=["arch_model", "component"], how="left"
+    )
+    assert joined["listed"].is_not_null().all()
+    assert (joined["price_usd_per_mtok"] == joined["listed"]).all()
+    assert (joined["cost_usd_per_mtok"] == joined["reference_cost"]).all()
+    both = m.filter(pl.col("price_over_market_ratio").is_not_null())
+    assert both.height
+    assert (1 - both["margin_frac"]).to_list() == pytest.approx(
+        (1 / (both["price_over_market_ratio"] * both["market_markup_ratio"])).to_list(), rel=1e-9
+    )
     ok = m.filter(pl.col("n_chips") > 1)
     assert ok.height and (ok["margin_low_frac"] <= ok["margin_frac"] + 1e-12).all()
     assert (ok["margin_frac"] <= ok["margin_high_frac"] + 1e-12).all()
