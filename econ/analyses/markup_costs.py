@@ -10,6 +10,9 @@ traffic_costs`):
 - **input**: prefill cost per uncached prompt token;
 - **output**: decode cost per generated token at the largest batch of the grid whose tokens/s per user meet the
   scenario's ``user_speed_target_tokens_per_s`` (t/s/user = chips·p/(c·B): the step time from the cost), within memory;
+  not costed (null, ``speed_target_met`` false) where even the replica's fastest batch is slower than the target: the
+  default layout is the fewest chips that hold the weights, and a dense 405B model on 4 GB200s cannot decode 50
+  tokens/s per user, so the batch-1 cost ($46/MTok) would be a cost no seller pays;
 - **cache read / write / storage** (reference chip): the ``ddr`` tier of ``memory_tier_costs`` — read back from host
   memory (its retrieve cost), a write = computing the prompt (input cost) + holding it for the duration sold, storage
   = holding for an hour.
@@ -56,8 +59,10 @@ CACHE_TIER = "ddr"
 
 @formula("B_ref = max B with chips·p/(c(B)·B) ≥ target tokens/s per user; c_out = c(B_ref)", "deployment model")
 def output_cost_at_speed(decode_usd_per_token, batch, replica_chips, usd_per_chip_hour, target_tokens_per_s):
-    """(decode cost per token [$/token], batch [sequences]) at the largest grid batch meeting the per-user speed
-    target (batch 1 where none does), inf-free: NaN where no batch fits."""
+    """(decode cost per token [$/token], batch [sequences], best tokens/s per user of the replica) at the largest grid
+    batch meeting the per-user speed target. NaN cost and batch where no batch of the replica meets it (its fastest
+    batch is slower than the target): no seller serves at that speed on that replica, and the batch-1 cost would be
+    a cost nobody pays (Llama-3.1-405B on 4 GB200s: $46/MTok), so it is not costed."""
     cost = np.asarray(decode_usd_per_token, dtype=float)
     b = np.broadcast_to(np.asarray(batch, dtype=float), cost.shape)
     chips = np.asarray(replica_chips, dtype=float)[:, None]
@@ -65,10 +70,12 @@ def output_cost_at_speed(decode_usd_per_token, batch, replica_chips, usd_per_chi
         speed = chips * (usd_per_chip_hour / SECONDS_PER_HOUR) / (cost * b)
     ok = np.isfinite(cost) & (speed >= target_tokens_per_s)
     last = cost.shape[1] - 1 - np.argmax(ok[:, ::-1], axis=1)
-    pick = np.where(ok.any(axis=1), last, 0)
+    met = ok.any(axis=1)
     rows = np.arange(cost.shape[0])
-    chosen = cost[rows, pick]
-    return np.where(np.isfinite(chosen), chosen, np.nan), np.where(np.isfinite(chosen), b[rows, pick], np.nan)
+    chosen = np.where(met, cost[rows, last], np.nan)
+    fastest = np.nanmax(np.where(np.isfinite(speed), speed, np.nan), axis=1, initial=-np.inf)
+    fastest = np.where(np.isfinite(fastest), fastest, np.nan)
+    return chosen, np.where(np.isfinite(chosen), b[rows, last], np.nan), fastest
 
 
 @formula("c_in = prefill $/token at the mix; c_out at the speed-target batch; × chip rental / scenario $/h", "module")
@@ -88,7 +95,7 @@ def chip_costs(con, base, as_of=None) -> pl.DataFrame:
         costs = traffic_costs(deployed)
         p = scenario.usd_per_chip_hour if chip == base.serving_chip else price[chip]
         scale = p / scenario.usd_per_chip_hour  # costs are linear in the chip-hour price
-        out, batch = output_cost_at_speed(
+        out, batch, fastest = output_cost_at_speed(
             costs.decode,
             costs.batch,
             costs.frame["replica_chips"].fill_null(np.nan).to_numpy(),
@@ -104,6 +111,8 @@ def chip_costs(con, base, as_of=None) -> pl.DataFrame:
                 (pl.col("prefill_usd_per_input_token") * MEGA * scale).alias("input_cost_usd_per_mtok"),
                 pl.Series("output_cost_usd_per_mtok", out * MEGA * scale),
                 pl.Series("output_batch_seqs", batch),
+                pl.Series("fastest_tokens_per_s_per_user", fastest),
+                pl.Series("speed_target_met", np.isfinite(out)),
             )
         )
     if not frames:
@@ -116,6 +125,8 @@ def chip_costs(con, base, as_of=None) -> pl.DataFrame:
                 "input_cost_usd_per_mtok": pl.Float64,
                 "output_cost_usd_per_mtok": pl.Float64,
                 "output_batch_seqs": pl.Float64,
+                "fastest_tokens_per_s_per_user": pl.Float64,
+                "speed_target_met": pl.Boolean,
             }
         )
     return pl.concat(frames).with_columns(pl.col(pl.Float64).fill_nan(None))
@@ -139,8 +150,9 @@ MARKUP_COSTS = ResultTable(
     description=(
         "The calibrated serving cost of each price component of an open model on each chip it could run on: "
         "prefill per uncached prompt token and decode per generated token at the largest batch meeting the "
-        "scenario's tokens/s per user (the fleet's traffic mix, the chip's calibrated efficiencies, the default "
-        "layout, the chip's median rental quote or the scenario's $/chip-hour on its serving chip); the cache "
+        "scenario's tokens/s per user, null where the default replica's fastest batch is slower (the fleet's "
+        "traffic mix, the chip's calibrated efficiencies, the default layout, the chip's median rental quote or "
+        "the scenario's $/chip-hour on its serving chip); the cache "
         "components on the ddr tier of memory_tier_costs (retrieve, and hold per second)"
     ),
     columns=(
@@ -177,6 +189,22 @@ MARKUP_COSTS = ResultTable(
             "calibrated",
             "The decode batch that cost is at",
             output_cost_at_speed,
+        ),
+        C(
+            "fastest_tokens_per_s_per_user",
+            "float",
+            "tokens/s",
+            "calibrated",
+            "The replica's fastest decode per user (its smallest batch); below the scenario's target the output is "
+            "not costed",
+            output_cost_at_speed,
+        ),
+        C(
+            "speed_target_met",
+            "bool",
+            "",
+            "check",
+            "Some batch of the default replica meets the per-user speed target (false: output cost left null)",
         ),
         C(
             "cache_retrieve_usd_per_mtok",

@@ -43,6 +43,11 @@ NOT_IN_REFERENCE = {
         "added for its Model Studio tiered prices (issue 24): 12 full GQA layers of 2 KV heads x 256 grow with context "
         "(36 Gated DeltaNet layers hold a fixed state)",
     ),
+    "Qwen3.5-27B": (
+        2 * 16 * 4 * 256 * 2,
+        "added for its Model Studio tiered prices: dense; layer_types of its config.json (aiconfigurator copy) list 16 "
+        "full_attention layers of 64 (4 KV heads x head_dim 256) and 48 linear_attention layers of fixed state",
+    ),
 }
 
 # Deliberate differences: model -> (econ bytes/token, reference bytes/token, why)
