@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from econ.analyses.billing import BillingTables, bill_each, bill_one, prices_at
+from econ.analyses.billing import bill_each, bill_one
+from econ.analyses.billing_rows import BillingTables, prices_at
 from econ.formula import formula
 from econ.results import ResultColumn as C
 from econ.results import ResultTable

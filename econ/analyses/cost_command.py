@@ -17,7 +17,8 @@ from pathlib import Path
 import polars as pl
 
 from econ.analyses import cost_periods as cp
-from econ.analyses.billing import COMPONENTS, Bill, BillingTables, bill, prices_at
+from econ.analyses.billing import COMPONENTS, Bill, bill
+from econ.analyses.billing_rows import BillingTables, prices_at
 from econ.db import connect_read_only
 from econ.errors import EconError
 from econ.fits import request_cost as rc

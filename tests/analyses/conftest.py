@@ -17,7 +17,7 @@ def tables_at(real_db):
     """What a bill reads from the shipped data on a date (``price_history`` read once; the billing tables)."""
     from datetime import date
 
-    from econ.analyses.billing import BillingTables, prices_at
+    from econ.analyses.billing_rows import BillingTables, prices_at
     from econ.db import connect_read_only
 
     with connect_read_only(real_db) as con:

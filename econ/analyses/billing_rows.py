@@ -1,0 +1,168 @@
+"""Which price rows a bill reads: the model's rows (canonical name in any spelling, else a price key), a retired
+model's redirect to the model its seller bills in its place, one seller's or source's rows, and the rows in effect on a
+date (:mod:`econ.analyses.billing` bills them)."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from datetime import date
+from functools import cached_property
+
+import polars as pl
+
+from econ.errors import EconError
+from econ.fits import billing_rules as br
+from econ.fits.model_identity import match_key, model_name
+
+
+@dataclass(frozen=True)
+class BillingTables:
+    """What a bill reads: price rows in effect on ``as_of`` and the billing tables."""
+
+    prices: pl.DataFrame
+    rules: pl.DataFrame
+    windows: pl.DataFrame
+    providers: pl.DataFrame
+    as_of: date
+
+    @cached_property
+    def name_keys(self) -> pl.DataFrame:
+        """Each price row's canonical model and key read as a name (match_key), computed once per date."""
+        return self.prices.select(
+            match_key(pl.col("canonical_model")).alias("_canonical_key"),
+            match_key(model_name(pl.col("model"))).alias("_model_key"),
+        )
+
+
+def prices_at(history: pl.DataFrame, on: date) -> pl.DataFrame:
+    """The rows of ``price_history`` in effect on ``on`` (what the view ``price_current`` gives for that date)."""
+    return history.filter((pl.col("from_date") <= on) & (pl.col("to_date").is_null() | (pl.col("to_date") > on)))
+
+
+def _name(text: str) -> str:
+    return pl.select(model_name(pl.lit(text))).item() or text
+
+
+def _matching(tables: BillingTables, model: str) -> tuple[pl.DataFrame, str]:
+    wanted = pl.select(match_key(model_name(pl.lit(model)))).item()
+    keys = tables.name_keys
+    canonical = tables.prices.filter(keys["_canonical_key"] == wanted)
+    if canonical.height:
+        return canonical, canonical["canonical_model"][0]
+    keyed = tables.prices.filter(
+        (tables.prices["model"] == model)
+        | (tables.prices["canonical_model"].is_null() & (keys["_model_key"] == wanted))
+    )
+    return keyed, model
+
+
+def _retirements(rules: pl.DataFrame, model: str, as_of: date) -> list[dict]:
+    """The retirement rules that name ``model`` (by canonical name or key) and are in force on ``as_of``."""
+    probe = pl.DataFrame({"seller": [None], "model": [model], "canonical_model": [_name(model)], "variant": [None]})
+    return [
+        row
+        for row in rules.filter(pl.col("rule") == "retired").iter_rows(named=True)
+        if (row["from_date"] is None or row["from_date"] <= as_of)
+        and (row["to_date"] is None or row["to_date"] > as_of)
+        and row["model"]
+        and probe.select(br.covers("*", row["model"])).item()
+    ]
+
+
+def _billed_as(tables: BillingTables, seller: str, target: str, rule_id: str) -> pl.DataFrame:
+    """``target``'s rows at ``seller`` (with their own rules), noted as billed in place of a retired model."""
+    found, _ = _matching(tables, target)
+    found = br.with_rules(br.with_sellers(found, tables.providers), tables.rules, on=tables.as_of)
+    note = f"retired: {seller} bills it as {target} (billing rule {rule_id})"
+    return found.filter(pl.col("seller") == seller).with_columns(pl.lit(note).alias("redirect_note"))
+
+
+def resolve(tables: BillingTables, model: str) -> tuple[pl.DataFrame, str]:
+    """The price rows of ``model`` (canonical name in any spelling, else a price key) and the name they go by; a
+    model no seller lists any more but one bills as another (``retired`` ``billed_as``) is that model's rows there."""
+    rows, name = _matching(tables, model)
+    if rows.height:
+        return rows, name
+    retired = _retirements(tables.rules, model, tables.as_of)
+    moved = [
+        _billed_as(tables, r["provider"], r["value"].split(":", 1)[1], r["rule_id"])
+        for r in retired
+        if r["value"].startswith("billed_as:")
+    ]
+    if any(m.height for m in moved):
+        return pl.concat(moved, how="diagonal_relaxed"), model
+    if retired:
+        r = retired[0]
+        raise EconError(
+            f"{model} was retired by {r['provider']} on {r['from_date']} (billing rule {r['rule_id']}) and no "
+            f"seller lists it on {tables.as_of}",
+            f"the rule quotes {r['source_url']}",
+        )
+    names = sorted(set(tables.prices["canonical_model"].drop_nulls()))
+    close = difflib.get_close_matches(_name(model), names, n=3, cutoff=0.6)
+    hint = (
+        f"did you mean {', '.join(close)}?"
+        if close
+        else "select distinct canonical_model from price_current lists them"
+    )
+    raise EconError(f"no current price for a model {model!r}", hint)
+
+
+def _redirect(tables: BillingTables, rows: pl.DataFrame, model: str) -> pl.DataFrame:
+    """Sellers that retired the model and bill another in its place: their rows replaced by that model's rows there
+    (also for a seller whose own rows of the model are gone)."""
+    moved = {
+        (r["provider"], r["value"].split(":", 1)[1], r["rule_id"])
+        for r in _retirements(tables.rules, model, tables.as_of)
+        if r["value"].startswith("billed_as:")
+    }
+    moved |= {
+        (seller, value.split(":", 1)[1], rule_id)
+        for seller, value, rule_id in rows.filter(pl.col("rule_retired").str.starts_with("billed_as:"))
+        .select("seller", "rule_retired", "rule_retired_id")
+        .unique()
+        .iter_rows()
+    }
+    if not moved:
+        return rows
+    kept = rows.filter(~pl.col("seller").is_in([m[0] for m in moved]))
+    return pl.concat([kept, *(_billed_as(tables, *m) for m in sorted(moved))], how="diagonal_relaxed")
+
+
+def seller_rows(
+    tables: BillingTables, model: str, provider: str | None, source: str | None, variant: str
+) -> tuple[pl.DataFrame, str]:
+    """The rows a bill of ``model`` reads: at ``provider`` (seller or key provider) when given, from ``source``
+    when given, of ``variant``, with their sellers, billing rules and effective prices, and the name they go by.
+    A seller that sells none, a retirement and a variant not priced are errors saying what there is."""
+    rows, name = resolve(tables, model)
+    sellers = sorted(set(rows["provider"]))
+    chosen = pl.lit(True) if provider is None else (pl.col("provider") == provider) | (pl.col("seller") == provider)
+    if "redirect_note" not in rows.columns:
+        rows = br.with_sellers(rows, tables.providers).with_columns(pl.lit(None, pl.String).alias("redirect_note"))
+        rows = br.with_rules(rows if provider is None else rows.filter(chosen), tables.rules, on=tables.as_of)
+        rows = _redirect(tables, rows, model)
+    if provider is not None:
+        rows = rows.filter(chosen)
+        if rows.height == 0:
+            for r in _retirements(tables.rules, model, tables.as_of):
+                if r["provider"] == provider and r["value"] == "refused":
+                    raise EconError(
+                        f"{name} was retired by {provider} on {r['from_date']}: requests fail (billing rule "
+                        f"{r['rule_id']})",
+                        f"the rule quotes {r['source_url']}",
+                    )
+            close = difflib.get_close_matches(provider, sellers, n=3, cutoff=0.5)
+            hint = f"did you mean {', '.join(close)}?" if close else f"sellers of {name}: {', '.join(sellers)}"
+            raise EconError(f"{provider} sells no {name} on {tables.as_of}", hint)
+    if source is not None:
+        rows = rows.filter(pl.col("source") == source)
+    rows = br.effective_prices(rows)
+    variants = sorted(set(rows["variant"]))
+    rows = rows.filter(pl.col("variant") == variant)
+    if rows.height == 0:
+        raise EconError(
+            f"no {variant} price of {name} on {tables.as_of}", f"variants priced: {', '.join(variants) or 'none'}"
+        )
+    return rows, name
