@@ -87,13 +87,24 @@ def config_key() -> pl.Expr:
     return pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in cols], separator="|")
 
 
-def fold_labels(c: pl.DataFrame, points: pl.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per basis: (each run's group label, each point's): the model, the chip, the source document (InferenceX is
-    one), a random fold of distinct configurations."""
+def architecture_of(frame: pl.DataFrame, groups: dict[str, str]) -> pl.Expr:
+    """Each row's architecture group (``model_derived.architecture_group`` of its ``arch_model``; a model without a
+    row is its own group)."""
+    return pl.col("arch_model").replace_strict(groups, default=pl.col("arch_model"), return_dtype=pl.String)
+
+
+def fold_labels(
+    c: pl.DataFrame, points: pl.DataFrame, groups: dict[str, str]
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per basis: (each run's group label, each point's): the model's architecture group (a model and its re-releases
+    or fine-tunes, ``groups``: arch_model -> model_derived.architecture_group, are left out together: DeepSeek-V3
+    with DeepSeek-R1), the chip, the source document (InferenceX is one), a random fold of distinct
+    configurations."""
     random_r = cv.random_groups(c.select(config_key().alias("k"))["k"].to_numpy())
     random_p = cv.random_groups(points["point_id"].to_numpy(), seed=1)
+    arch = architecture_of(c, groups).alias("g")
     return {
-        "model_out": (c["arch_model"].to_numpy(), points["arch_model"].to_numpy()),
+        "model_out": (c.select(arch)["g"].to_numpy(), points.select(arch)["g"].to_numpy()),
         "chip_out": (c["chip"].to_numpy(), points["chip"].to_numpy()),
         "source_out": (np.full(c.height, "inferencex_train", dtype=object), points["document"].to_numpy()),
         "random_out": (
@@ -199,8 +210,9 @@ def points_frame(p, fitted, pts, z, problem, held) -> pl.DataFrame:
     )
 
 
-def residual_rows(runs: pl.DataFrame, points: pl.DataFrame) -> pl.DataFrame:
-    """One row per included measurement and target: its held-out, in-sample and bound log ratios and its groups."""
+def residual_rows(runs: pl.DataFrame, points: pl.DataFrame, groups: dict[str, str]) -> pl.DataFrame:
+    """One row per included measurement and target: its held-out, in-sample and bound log ratios and its groups
+    (``groups``: arch_model -> architecture group, as :func:`fold_labels`)."""
     frames = []
     inc = runs.filter(pl.col("included"))
     for target in ("ttft", "tpot"):
@@ -240,14 +252,24 @@ def residual_rows(runs: pl.DataFrame, points: pl.DataFrame) -> pl.DataFrame:
         )
     )
     rows = pl.concat(frames, how="vertical_relaxed")
+    # the random fold each row was held out in (as fold_labels deals them: runs by configuration, points by id)
+    run_fold = cv.random_groups(inc.select(config_key().alias("k"))["k"].to_numpy())
+    point_fold = cv.random_groups(pts["point_id"].to_numpy(), seed=1)
+    fold = np.concatenate([run_fold, run_fold, point_fold]).astype(str)
     return rows.with_columns(
+        pl.Series("fold", fold),
+        architecture_of(rows, groups).alias("architecture_group"),
         pl.max_horizontal(pl.col("model_out").abs(), pl.col("chip_out").abs()).alias("model_and_chip"),
-        pl.Series("fold", cv.random_groups(rows["config"].to_numpy())).cast(pl.String),
     )
 
 
 def _group_of(distance: str) -> str:
-    return {"seen": "fold", "new_model": "arch_model", "new_chip": "chip", "new_model_and_chip": "arch_model"}[distance]
+    return {
+        "seen": "fold",
+        "new_model": "architecture_group",
+        "new_chip": "chip",
+        "new_model_and_chip": "architecture_group",
+    }[distance]
 
 
 def bands(rows: pl.DataFrame) -> pl.DataFrame:
@@ -265,13 +287,17 @@ def bands(rows: pl.DataFrame) -> pl.DataFrame:
             group = t_rows[_group_of(distance)].to_numpy().astype(str)
             regime = t_rows["regime"].to_numpy()
             _, inside = cv.claimed_band(r, regime, group)
-            p50_all, p90_all = cv.factors(r)
+            finite = np.isfinite(r)
+            p50_all, p90_all = cv.band_factors(r, group)
+            level_all = cv.calibrated_levels(r[finite], group[finite])[1]
             for reg in sorted(set(regime)):
-                cell = (regime == reg) & np.isfinite(r)
-                thin = cell.sum() < cv.MIN_BAND_POINTS or np.unique(group[cell]).size < cv.MIN_BAND_GROUPS
-                p50, p90 = cv.factors(r[cell])
+                cell = (regime == reg) & finite
+                thin = cell.sum() < cv.MIN_BAND_POINTS or cv.counted_groups(group[cell]) < cv.MIN_BAND_GROUPS
+                p50, p90 = cv.band_factors(r[cell], group[cell])
+                level = cv.calibrated_levels(r[cell], group[cell])[1] if cell.any() else np.nan
                 if thin:
                     p50, p90 = np.nanmax([p50, p50_all]), np.nanmax([p90, p90_all])
+                    level = level_all if p90 == p90_all else level
                 cov = inside[cell]
                 cov = cov[np.isfinite(cov)]
                 out.append(
@@ -283,6 +309,7 @@ def bands(rows: pl.DataFrame) -> pl.DataFrame:
                         "n_points": int(cell.sum()),
                         "error_factor_p50": p50,
                         "error_factor_p90": p90,
+                        "p90_level_frac": float(level),
                         "coverage_p90_frac": float(cov.mean()) if cov.size else np.nan,
                         "pooled": bool(thin),
                     }
