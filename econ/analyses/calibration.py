@@ -159,9 +159,9 @@ def run(ctx) -> None:
     ctx.write(RUNS, run_frame.select(RUNS.names))
     ctx.write(POINTS, point_frame.select(POINTS.names))
     rows = tables.residual_rows(run_frame, point_frame, i.groups)
-    bands = tables.bands(rows)
-    ctx.write(BANDS, bands.select(BANDS.names))
-    ctx.write(ERRORS, tables.errors(rows, bands).select(ERRORS.names))
+    inside = tables.held_inside(rows)
+    ctx.write(BANDS, tables.bands(rows, inside).select(BANDS.names))
+    ctx.write(ERRORS, tables.errors(rows, inside).select(ERRORS.names))
     params = tables.parameters(result, levels, run_frame, point_frame, i.arch_of)
     sets = {p: ",".join(fields) for p, fields in FIELDS.items()}
     params = params.with_columns(

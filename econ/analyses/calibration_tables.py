@@ -272,13 +272,28 @@ def _group_of(distance: str) -> str:
     }[distance]
 
 
-def bands(rows: pl.DataFrame) -> pl.DataFrame:
+def held_inside(rows: pl.DataFrame) -> dict[str, np.ndarray]:
+    """Per distance: whether each row falls inside the p90 band its cell (or, thin, the pooled cells) would have
+    given without its own group (:func:`econ.fits.calibration_cv.claimed_band`; NaN: no band), rows in order."""
+    out = {}
+    for distance, basis in DISTANCES:
+        flags = np.full(rows.height, np.nan)
+        for _, idx in rows.with_row_index("_i").group_by(["target"]):
+            r = np.abs(idx[basis].cast(pl.Float64).to_numpy())
+            if np.isfinite(r).any():
+                group = idx[_group_of(distance)].to_numpy().astype(str)
+                flags[idx["_i"].to_numpy()] = cv.claimed_band(r, idx["regime"].to_numpy(), group)[1]
+        out[distance] = flags
+    return out
+
+
+def bands(rows: pl.DataFrame, inside_of: dict[str, np.ndarray]) -> pl.DataFrame:
     """``calibration_bands``: per target × regime × distance, the held-out error factors and their out-of-group
     coverage. A cell with fewer than :data:`econ.fits.calibration_cv.MIN_BAND_POINTS` rows or from fewer than
     :data:`~econ.fits.calibration_cv.MIN_BAND_GROUPS` groups is pooled: its factors are the larger of its own and its
-    target's at that distance. Coverage: each row against the band its cell (or, thin, the pooled cells) would
-    have given without its own group (:func:`econ.fits.calibration_cv.claimed_band`)."""
+    target's at that distance. Coverage: ``inside_of`` (:func:`held_inside`)."""
     out = []
+    rows = rows.with_row_index("_i")
     for (target,), t_rows in rows.group_by(["target"], maintain_order=True):
         for distance, basis in DISTANCES:
             r = np.abs(t_rows[basis].cast(pl.Float64).to_numpy())
@@ -286,7 +301,7 @@ def bands(rows: pl.DataFrame) -> pl.DataFrame:
                 continue
             group = t_rows[_group_of(distance)].to_numpy().astype(str)
             regime = t_rows["regime"].to_numpy()
-            _, inside = cv.claimed_band(r, regime, group)
+            inside = inside_of[distance][t_rows["_i"].to_numpy()]
             finite = np.isfinite(r)
             p50_all, p90_all = cv.band_factors(r, group)
             level_all = cv.calibrated_levels(r[finite], group[finite])[1]
@@ -317,20 +332,11 @@ def bands(rows: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(out)
 
 
-def errors(rows: pl.DataFrame, band_table: pl.DataFrame) -> pl.DataFrame:
+def errors(rows: pl.DataFrame, inside_of: dict[str, np.ndarray]) -> pl.DataFrame:
     """``calibration_errors``: per basis × target × grouping, the error factors and the share of held-out rows
-    inside the p90 band of their cell computed without their group."""
+    inside the p90 band of their cell computed without their group (``inside_of``: :func:`held_inside`)."""
     distance_of = {"random_out": "seen", "model_out": "new_model", "chip_out": "new_chip"}
-    inside_cols = []
-    for basis, distance in distance_of.items():
-        flags = np.full(rows.height, np.nan)
-        for _, idx in rows.with_row_index("_i").group_by(["target"]):
-            i = idx["_i"].to_numpy()
-            r = np.abs(idx[basis].cast(pl.Float64).to_numpy())
-            _, inside = cv.claimed_band(r, idx["regime"].to_numpy(), idx[_group_of(distance)].to_numpy().astype(str))
-            flags[i] = inside
-        inside_cols.append(pl.Series(f"_in_{basis}", flags))
-    rows = rows.with_columns(inside_cols)
+    rows = rows.with_columns(pl.Series(f"_in_{b}", inside_of[d]) for b, d in distance_of.items())
     out = []
     for basis in (*BASES, "calibrated", "bound"):
         r = rows.select(

@@ -97,23 +97,33 @@ def factors(abs_log: np.ndarray) -> tuple[float, float]:
     return float(np.exp(q[0])), float(np.exp(q[1]))
 
 
-LEVELS = np.linspace(0.0, 1.0, 401)
-"""The quantile levels a band's level is chosen from (steps of 0.0025)."""
-
 MIN_LEVEL_GROUPS = 3
 """Fewest groups a band's level is calibrated over (a leave-one-group-out among them, each inner band from at least
 two groups); with fewer the level is the nominal quantile itself."""
 
 
+def needed_levels(held: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """The smallest quantile level of ``others`` (linear interpolation, numpy's default) that reaches each value of
+    ``held``: 0 at or below the smallest, ``inf`` above the largest."""
+    s = np.sort(others)
+    k = np.searchsorted(s, held, side="left")  # first order statistic ≥ the value
+    below = s[np.maximum(k - 1, 0)]
+    above = s[np.minimum(k, s.size - 1)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        step = np.where(above > below, (held - below) / (above - below), 1.0)
+    level = (k - 1 + step) / max(s.size - 1, 1)
+    return np.where(k == 0, 0.0, np.where(k >= s.size, np.inf, level))
+
+
 def calibrated_levels(abs_log: np.ndarray, group: np.ndarray, nominal=QUANTILES) -> np.ndarray:
-    """The quantile level of these rows' ``|log ratio|`` to claim each ``nominal`` coverage at: the smallest level of
-    :data:`LEVELS` at which bands from the other groups' rows (each group left out in turn) cover ``nominal`` of
-    the rows left out (split conformal over groups, the level checked by leaving groups out rather than assumed).
-    Groups that differ more than their rows scatter need a level above nominal: rows of one group share its error,
-    so the q-quantile of the others' rows covers fewer than q of a new group's. Fewer than
-    :data:`MIN_LEVEL_GROUPS` groups of :data:`MIN_GROUP_ROWS` rows (smaller groups take no part): the nominal
-    levels; no level reaching a nominal: 1 (the largest error seen). Never below nominal: the plain quantile of
-    held-out errors is the least a band claims."""
+    """The quantile level of these rows' ``|log ratio|`` to claim each ``nominal`` coverage at: the smallest level at
+    which bands from the other groups' rows (each group left out in turn) cover ``nominal`` of the rows left out
+    (split conformal over groups, the level checked by leaving groups out rather than assumed). Groups that differ
+    more than their rows scatter need a level above nominal: rows of one group share its error, so the q-quantile of
+    the others' rows covers fewer than q of a new group's. Fewer than :data:`MIN_LEVEL_GROUPS` groups of
+    :data:`MIN_GROUP_ROWS` rows (smaller groups take no part): the nominal levels; no level reaching a nominal: 1
+    (the largest error seen). Never below nominal: the plain quantile of held-out errors is the least a band
+    claims."""
     nominal = np.asarray(nominal, dtype=float)
     groups, n = np.unique(group, return_counts=True)
     groups = groups[n >= MIN_GROUP_ROWS]
@@ -121,20 +131,14 @@ def calibrated_levels(abs_log: np.ndarray, group: np.ndarray, nominal=QUANTILES)
     abs_log, group = abs_log[keep], group[keep]
     if groups.size < MIN_LEVEL_GROUPS:
         return nominal
-    covered, counted = np.zeros(LEVELS.size), 0
-    for h in groups:
-        others = group != h
-        if others.sum() < MIN_BAND_POINTS:
-            continue
-        q = np.quantile(abs_log[others], LEVELS)
-        held = abs_log[~others]
-        covered += (held[:, None] <= q[None, :]).sum(axis=0)
-        counted += held.size
-    if not counted:
+    needed = [
+        needed_levels(abs_log[group == h], abs_log[group != h]) for h in groups if (group != h).sum() >= MIN_BAND_POINTS
+    ]
+    if not needed:
         return nominal
-    coverage = covered / counted  # non-decreasing in the level
-    reach = (coverage[None, :] >= nominal[:, None]) & (LEVELS[None, :] >= nominal[:, None])
-    return np.where(reach.any(axis=1), LEVELS[np.argmax(reach, axis=1)], 1.0)
+    needed = np.sort(np.concatenate(needed))  # a level ℓ covers the rows whose needed level is ≤ ℓ
+    at = needed[np.ceil(nominal * needed.size).astype(int) - 1]
+    return np.where(np.isfinite(at), np.clip(at, nominal, 1.0), 1.0)
 
 
 def band_factors(abs_log: np.ndarray, group: np.ndarray) -> tuple[float, float]:
