@@ -32,6 +32,17 @@ class PoolSpec:
     workers: int | None = None
     layout: str | None = None
 
+    def degrees(self) -> tuple[tuple[str, int | None], ...]:
+        """(flag suffix, stated value or None) of each layout degree."""
+        return (
+            ("chips", self.chips),
+            ("tp", self.tensor_parallel),
+            ("dp", self.data_parallel),
+            ("pp", self.pipeline_parallel),
+            ("ep", self.expert_parallel),
+            ("etp", self.expert_tensor_parallel),
+        )
+
     @property
     def stated(self) -> bool:
         return any(
@@ -152,16 +163,16 @@ def candidates(spec: PoolSpec, *, heads: int, layers: int, moe: bool, domain: in
 
 
 def contradictions(spec: PoolSpec, layout: Layout) -> list[str]:
-    """The stated degrees ``layout`` does not have, as ``"tp 4 (the layout has 8)"`` (empty: it honours them all)."""
-    pairs = (
-        ("chips", spec.chips, layout.chips),
-        ("tp", spec.tensor_parallel, layout.tensor_parallel),
-        ("dp", spec.data_parallel, layout.data_parallel),
-        ("pp", spec.pipeline_parallel, layout.pipeline_parallel),
-        ("ep", spec.expert_parallel, layout.expert_parallel),
-        ("etp", spec.expert_tensor_parallel, layout.expert_tensor_parallel),
-    )
-    return [f"{name} {want:g} (it has {got})" for name, want, got in pairs if want is not None and want != got]
+    """The stated degrees ``layout`` does not have, as ``"tp 4 (it has 8)"`` (empty: it honours them all)."""
+    has = {
+        "chips": layout.chips,
+        "tp": layout.tensor_parallel,
+        "dp": layout.data_parallel,
+        "pp": layout.pipeline_parallel,
+        "ep": layout.expert_parallel,
+        "etp": layout.expert_tensor_parallel,
+    }
+    return [f"{name} {want:g} (it has {has[name]})" for name, want in spec.degrees() if want not in (None, has[name])]
 
 
 def pool_layouts(
@@ -193,18 +204,7 @@ def pool_layouts(
         if not contradictions(spec, lay)
     ]
     if not found:
-        stated = ", ".join(
-            f"{n} {v:g}"
-            for n, v in (
-                ("chips", spec.chips),
-                ("tp", spec.tensor_parallel),
-                ("dp", spec.data_parallel),
-                ("pp", spec.pipeline_parallel),
-                ("ep", spec.expert_parallel),
-                ("etp", spec.expert_tensor_parallel),
-            )
-            if v is not None
-        )
+        stated = ", ".join(f"{n} {v:g}" for n, v in spec.degrees() if v is not None)
         raise EconError(
             f"no {pool} layout has {stated}: chips = tp x dp x pp, tp divides the model's {heads} attention heads "
             f"and the chips, pp is at most {min(MAX_STAGES, layers)}, and ep x etp = tp x dp",
@@ -215,15 +215,7 @@ def pool_layouts(
 
 def check_spec(spec: PoolSpec, flag: str, ceiling: float) -> None:
     """Every stated degree a whole number from 1 to the chips ceiling; chips consistent with the degrees."""
-    for name, value in (
-        ("chips", spec.chips),
-        ("tp", spec.tensor_parallel),
-        ("dp", spec.data_parallel),
-        ("pp", spec.pipeline_parallel),
-        ("ep", spec.expert_parallel),
-        ("etp", spec.expert_tensor_parallel),
-        ("workers", spec.workers),
-    ):
+    for name, value in (*spec.degrees(), ("workers", spec.workers)):
         if value is not None and not 1 <= value <= ceiling:
             raise EconError(
                 f"--{flag}-{name} must be a whole number from 1 to {ceiling:g} (got {value:g})",
