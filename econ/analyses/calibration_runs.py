@@ -239,6 +239,15 @@ def runs_problem(c: pl.DataFrame) -> tuple[Runs, dict[str, np.ndarray]]:
         kv_scale=kv_scale,
         expert_bytes=run["expert_weight_bytes_per_param"],
     )
+    prefill_only = deployment.memory_per_chip_bytes(
+        model,
+        prefill_layout,
+        1.0,
+        context,
+        weight_bytes_per_param=run["weight_bytes_per_param"],
+        kv_scale=kv_scale,
+        expert_bytes=run["expert_weight_bytes_per_param"],
+    )
     chips = deployment.replica_chips(
         decode_layout["tensor_parallel"], decode_layout["attention_data_parallel"], decode_layout["pipeline_parallel"]
     )
@@ -250,7 +259,7 @@ def runs_problem(c: pl.DataFrame) -> tuple[Runs, dict[str, np.ndarray]]:
     extra = {
         "decode_batch_per_worker": batch,
         "memory_per_chip_bytes": memory,
-        "one_sequence_bytes": weights_only,
+        "one_sequence_bytes": np.where(agg, weights_only, np.maximum(weights_only, prefill_only)),  # either pool
         "hbm_capacity_bytes": chip["hbm_capacity_bytes"],
         "system_chips": np.where(agg, chips, w_d * chips + w_p * p_chips),
         "decode_chips": chips,

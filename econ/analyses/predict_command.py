@@ -246,9 +246,10 @@ def predict_point(db_path: Path, pt: Point) -> dict:
         users = [pt.batch * w_d]
     else:
         users = [float(c) for c in CONCURRENCY]
-    probe = prefill_options[0]
+    # TPOT does not depend on the prefill pool: each decode layout is tried with itself as the prefill layout (one
+    # that holds the weights), and the prefill pool is chosen in step 2
     rows = [
-        _rows(pt, model, chip, fmt, efmt, kv, d, probe, c, w_d, pt.prefill.workers or 1)
+        _rows(pt, model, chip, fmt, efmt, kv, d, d, c, w_d, pt.prefill.workers or 1)
         for d in decode_options
         for c in users
     ]

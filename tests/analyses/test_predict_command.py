@@ -423,3 +423,14 @@ def test_a_named_layout_with_the_degrees_it_has_is_accepted(real_db, capsys):
     assert code == 0, err
     r = json.loads(out)
     assert _degrees(r["decode_layout"])["ep"] == 144 and r["decode_workers"] == 2
+
+
+def test_the_prefill_pool_holds_the_weights_too(real_db, capsys):
+    """DeepSeek-V3's 671 GB of FP8 weights need at least 5 H200s (141 GB each) in the prefill worker as in the decode
+    one; the search once gave the prefill pool 1 chip (only the decode layout's memory was checked)."""
+    code, out, err = predict(capsys, real_db, *DS, "--concurrency", "64", "--weight-format", "fp8", "--format", "json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert _degrees(r["prefill_layout"])["chips"] * 141e9 >= 671e9
+    code, out, err = predict(capsys, real_db, *DS, "--prefill-chips", "1", "--concurrency", "64")
+    assert code == 1 and err.startswith("Error: the prefill pool cannot run: the layout does not hold the weights"), err
