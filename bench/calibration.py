@@ -59,7 +59,7 @@ def main() -> None:
         t, result = best_of(lambda: cal.fit_calibration(problem))
         print(f"calibration_fit: {t:.3f} s")
         z = cal.usable(result, problem.levels)
-        labels = tables.fold_labels(inputs.runs, inputs.points)
+        labels = tables.fold_labels(inputs.runs, inputs.points, inputs.groups)
         for basis in ("model_out", "chip_out", "source_out", "random_out"):
             t, _ = best_of(lambda b=basis: cv.cross_validate(problem, z, *labels[b]), repeat=1)
             print(f"calibration_cv_{basis}: {t:.3f} s")

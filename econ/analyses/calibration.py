@@ -101,6 +101,7 @@ class Inputs:
     points_all: pl.DataFrame  # every measured point with its reason
     points: pl.DataFrame  # the included points
     arch_of: dict
+    groups: dict  # arch_model -> model_derived.architecture_group: what leave-one-model-out leaves out together
 
 
 def build_problem(ctx) -> Inputs:
@@ -137,7 +138,8 @@ def build_problem(ctx) -> Inputs:
             "serving": _codes(serving_p, levels["serving"]),
         },
     )
-    return Inputs(problem, configs, c, extra, p, fitted, arch_of)
+    groups = dict(models.select("model", "architecture_group").iter_rows())
+    return Inputs(problem, configs, c, extra, p, fitted, arch_of, groups)
 
 
 def run(ctx) -> None:
@@ -146,7 +148,7 @@ def run(ctx) -> None:
     result = cal.fit_calibration(problem)
     z = cal.usable(result, levels)
     fitted_pred = cal.predict(z, problem)
-    labels = tables.fold_labels(c, fitted)
+    labels = tables.fold_labels(c, fitted, i.groups)
     held = {
         basis: cv.cross_validate(problem, z, labels[basis][0], labels[basis][1])
         for basis in ("model_out", "chip_out", "source_out", "random_out")
@@ -156,10 +158,10 @@ def run(ctx) -> None:
     point_frame = tables.points_frame(i.points_all, fitted, problem.points, z, problem, held)
     ctx.write(RUNS, run_frame.select(RUNS.names))
     ctx.write(POINTS, point_frame.select(POINTS.names))
-    rows = tables.residual_rows(run_frame, point_frame)
-    bands = tables.bands(rows)
-    ctx.write(BANDS, bands.select(BANDS.names))
-    ctx.write(ERRORS, tables.errors(rows, bands).select(ERRORS.names))
+    rows = tables.residual_rows(run_frame, point_frame, i.groups)
+    inside = tables.held_inside(rows)
+    ctx.write(BANDS, tables.bands(rows, inside).select(BANDS.names))
+    ctx.write(ERRORS, tables.errors(rows, inside).select(ERRORS.names))
     params = tables.parameters(result, levels, run_frame, point_frame, i.arch_of)
     sets = {p: ",".join(fields) for p, fields in FIELDS.items()}
     params = params.with_columns(

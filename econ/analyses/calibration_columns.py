@@ -9,8 +9,9 @@ from econ.results import ResultColumn as C
 from econ.results import ResultTable
 
 BASES = ("model_out", "chip_out", "source_out", "random_out", "calibrated", "bound")
-"""How a prediction saw its point: held out with its model, chip, source (document) or random configuration fold;
-in-sample; or the roofline bound (every efficiency 1, no fixed cost, no queue)."""
+"""How a prediction saw its point: held out with its model (model_out: the model's whole architecture group,
+model_derived.architecture_group, so DeepSeek-V3 and DeepSeek-R1 leave together), chip, source (document) or random
+configuration fold; in-sample; or the roofline bound (every efficiency 1, no fixed cost, no queue)."""
 
 POINTS = ResultTable(
     name="calibration_points",
@@ -62,7 +63,7 @@ POINTS = ResultTable(
             "float",
             "",
             "check",
-            "Predicted / measured with the point's model held out",
+            "Predicted / measured with the point's model held out (with every model of its architecture group)",
         ),
         C("chip_out_over_measured_ratio", "float", "", "check", "Predicted / measured with the point's chip held out"),
         C(
@@ -146,7 +147,11 @@ RUNS = ResultTable(
                 f"Predicted / measured {target.upper()} with the run's {what} held out",
                 calibration_cv.cross_validate,
             )
-            for basis, what in (("model_out", "model"), ("chip_out", "chip"), ("random_out", "configuration fold"))
+            for basis, what in (
+                ("model_out", "model (its whole architecture group)"),
+                ("chip_out", "chip"),
+                ("random_out", "configuration fold"),
+            )
             for target in ("ttft", "tpot")
         ),
         C("included", "bool", "", "check", "The run is in the fit"),
@@ -203,11 +208,18 @@ ERRORS = ResultTable(
     name="calibration_errors",
     grain="basis × target × grouping × group",
     key=("basis", "target", "group_kind", "group"),
-    description="How far predictions are from measurements, held out by model, chip, source and random "
+    description="How far predictions are from measurements, held out by model (a model's architecture group, "
+    "model_derived.architecture_group, leaves whole: DeepSeek-V3 with DeepSeek-R1), chip, source and random "
     "configuration fold (and in-sample, and the bound), for TTFT, TPOT and published throughput, overall and by "
     "regime, chip, model and engine, with the share inside the p90 band the held-out folds give",
     columns=(
-        C("basis", "str", "", "key", "model_out, chip_out, source_out, random_out, calibrated or bound"),
+        C(
+            "basis",
+            "str",
+            "",
+            "key",
+            "model_out (architecture group held out), chip_out, source_out, random_out, calibrated or bound",
+        ),
         C("target", "str", "", "key", "ttft, tpot (InferenceX runs) or throughput (published points)"),
         C("group_kind", "str", "", "key", "overall, regime, chip, model or engine"),
         C("group", "str", "", "key", "The group ('all' for overall)"),
@@ -266,11 +278,21 @@ BANDS = ResultTable(
             calibration_cv.factors,
         ),
         C(
+            "p90_level_frac",
+            "float",
+            "",
+            "fit",
+            "The quantile of the cell's held-out |log ratio| the p90 band is: the level at which bands from all groups "
+            "but one cover 90% of the group left out (above 0.9 where groups differ more than their rows scatter)",
+            calibration_cv.calibrated_levels,
+        ),
+        C(
             "coverage_p90_frac",
             "float",
             "",
             "check",
-            "Share of the cell's rows inside the p90 band computed without their own group",
+            "Share of the cell's rows inside the p90 band built, level included, without their own group (model: "
+            "architecture group; chip; random fold)",
             calibration_cv.band_coverage,
         ),
         C("pooled", "bool", "", "check", "The cell had too few rows: the band is its target's at that distance"),

@@ -221,24 +221,19 @@ def runs_problem(c: pl.DataFrame) -> tuple[Runs, dict[str, np.ndarray]]:
         log_ttft=np.log(_f(c, "measured_ttft_s")),
         log_tpot=np.log(_f(c, "measured_tpot_s")),
     )
-    memory = deployment.memory_per_chip_bytes(
-        model,
-        decode_layout,
-        batch,
-        context,
-        weight_bytes_per_param=run["weight_bytes_per_param"],
-        kv_scale=kv_scale,
-        expert_bytes=run["expert_weight_bytes_per_param"],
-    )
-    weights_only = deployment.memory_per_chip_bytes(
-        model,
-        decode_layout,
-        1.0,
-        context,
-        weight_bytes_per_param=run["weight_bytes_per_param"],
-        kv_scale=kv_scale,
-        expert_bytes=run["expert_weight_bytes_per_param"],
-    )
+
+    def memory(layout, sequences):
+        return deployment.memory_per_chip_bytes(
+            model,
+            layout,
+            sequences,
+            context,
+            weight_bytes_per_param=run["weight_bytes_per_param"],
+            kv_scale=kv_scale,
+            expert_bytes=run["expert_weight_bytes_per_param"],
+        )
+
+    weights_only, prefill_only = memory(decode_layout, 1.0), memory(prefill_layout, 1.0)
     chips = deployment.replica_chips(
         decode_layout["tensor_parallel"], decode_layout["attention_data_parallel"], decode_layout["pipeline_parallel"]
     )
@@ -249,8 +244,8 @@ def runs_problem(c: pl.DataFrame) -> tuple[Runs, dict[str, np.ndarray]]:
     )
     extra = {
         "decode_batch_per_worker": batch,
-        "memory_per_chip_bytes": memory,
-        "one_sequence_bytes": weights_only,
+        "memory_per_chip_bytes": memory(decode_layout, batch),
+        "one_sequence_bytes": np.where(agg, weights_only, np.maximum(weights_only, prefill_only)),  # either pool
         "hbm_capacity_bytes": chip["hbm_capacity_bytes"],
         "system_chips": np.where(agg, chips, w_d * chips + w_p * p_chips),
         "decode_chips": chips,

@@ -87,13 +87,24 @@ def config_key() -> pl.Expr:
     return pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in cols], separator="|")
 
 
-def fold_labels(c: pl.DataFrame, points: pl.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per basis: (each run's group label, each point's): the model, the chip, the source document (InferenceX is
-    one), a random fold of distinct configurations."""
+def architecture_of(frame: pl.DataFrame, groups: dict[str, str]) -> pl.Expr:
+    """Each row's architecture group (``model_derived.architecture_group`` of its ``arch_model``; a model without a
+    row is its own group)."""
+    return pl.col("arch_model").replace_strict(groups, default=pl.col("arch_model"), return_dtype=pl.String)
+
+
+def fold_labels(
+    c: pl.DataFrame, points: pl.DataFrame, groups: dict[str, str]
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per basis: (each run's group label, each point's): the model's architecture group (a model and its re-releases
+    or fine-tunes, ``groups``: arch_model -> model_derived.architecture_group, are left out together: DeepSeek-V3
+    with DeepSeek-R1), the chip, the source document (InferenceX is one), a random fold of distinct
+    configurations."""
     random_r = cv.random_groups(c.select(config_key().alias("k"))["k"].to_numpy())
     random_p = cv.random_groups(points["point_id"].to_numpy(), seed=1)
+    arch = architecture_of(c, groups).alias("g")
     return {
-        "model_out": (c["arch_model"].to_numpy(), points["arch_model"].to_numpy()),
+        "model_out": (c.select(arch)["g"].to_numpy(), points.select(arch)["g"].to_numpy()),
         "chip_out": (c["chip"].to_numpy(), points["chip"].to_numpy()),
         "source_out": (np.full(c.height, "inferencex_train", dtype=object), points["document"].to_numpy()),
         "random_out": (
@@ -199,8 +210,9 @@ def points_frame(p, fitted, pts, z, problem, held) -> pl.DataFrame:
     )
 
 
-def residual_rows(runs: pl.DataFrame, points: pl.DataFrame) -> pl.DataFrame:
-    """One row per included measurement and target: its held-out, in-sample and bound log ratios and its groups."""
+def residual_rows(runs: pl.DataFrame, points: pl.DataFrame, groups: dict[str, str]) -> pl.DataFrame:
+    """One row per included measurement and target: its held-out, in-sample and bound log ratios and its groups
+    (``groups``: arch_model -> architecture group, as :func:`fold_labels`)."""
     frames = []
     inc = runs.filter(pl.col("included"))
     for target in ("ttft", "tpot"):
@@ -240,23 +252,48 @@ def residual_rows(runs: pl.DataFrame, points: pl.DataFrame) -> pl.DataFrame:
         )
     )
     rows = pl.concat(frames, how="vertical_relaxed")
+    # the random fold each row was held out in (as fold_labels deals them: runs by configuration, points by id)
+    run_fold = cv.random_groups(inc.select(config_key().alias("k"))["k"].to_numpy())
+    point_fold = cv.random_groups(pts["point_id"].to_numpy(), seed=1)
+    fold = np.concatenate([run_fold, run_fold, point_fold]).astype(str)
     return rows.with_columns(
+        pl.Series("fold", fold),
+        architecture_of(rows, groups).alias("architecture_group"),
         pl.max_horizontal(pl.col("model_out").abs(), pl.col("chip_out").abs()).alias("model_and_chip"),
-        pl.Series("fold", cv.random_groups(rows["config"].to_numpy())).cast(pl.String),
     )
 
 
 def _group_of(distance: str) -> str:
-    return {"seen": "fold", "new_model": "arch_model", "new_chip": "chip", "new_model_and_chip": "arch_model"}[distance]
+    return {
+        "seen": "fold",
+        "new_model": "architecture_group",
+        "new_chip": "chip",
+        "new_model_and_chip": "architecture_group",
+    }[distance]
 
 
-def bands(rows: pl.DataFrame) -> pl.DataFrame:
+def held_inside(rows: pl.DataFrame) -> dict[str, np.ndarray]:
+    """Per distance: whether each row falls inside the p90 band its cell (or, thin, the pooled cells) would have
+    given without its own group (:func:`econ.fits.calibration_cv.claimed_band`; NaN: no band), rows in order."""
+    out = {}
+    for distance, basis in DISTANCES:
+        flags = np.full(rows.height, np.nan)
+        for _, idx in rows.with_row_index("_i").group_by(["target"]):
+            r = np.abs(idx[basis].cast(pl.Float64).to_numpy())
+            if np.isfinite(r).any():
+                group = idx[_group_of(distance)].to_numpy().astype(str)
+                flags[idx["_i"].to_numpy()] = cv.claimed_band(r, idx["regime"].to_numpy(), group)[1]
+        out[distance] = flags
+    return out
+
+
+def bands(rows: pl.DataFrame, inside_of: dict[str, np.ndarray]) -> pl.DataFrame:
     """``calibration_bands``: per target × regime × distance, the held-out error factors and their out-of-group
     coverage. A cell with fewer than :data:`econ.fits.calibration_cv.MIN_BAND_POINTS` rows or from fewer than
     :data:`~econ.fits.calibration_cv.MIN_BAND_GROUPS` groups is pooled: its factors are the larger of its own and its
-    target's at that distance. Coverage: each row against the band its cell (or, thin, the pooled cells) would
-    have given without its own group (:func:`econ.fits.calibration_cv.claimed_band`)."""
+    target's at that distance. Coverage: ``inside_of`` (:func:`held_inside`)."""
     out = []
+    rows = rows.with_row_index("_i")
     for (target,), t_rows in rows.group_by(["target"], maintain_order=True):
         for distance, basis in DISTANCES:
             r = np.abs(t_rows[basis].cast(pl.Float64).to_numpy())
@@ -264,14 +301,18 @@ def bands(rows: pl.DataFrame) -> pl.DataFrame:
                 continue
             group = t_rows[_group_of(distance)].to_numpy().astype(str)
             regime = t_rows["regime"].to_numpy()
-            _, inside = cv.claimed_band(r, regime, group)
-            p50_all, p90_all = cv.factors(r)
+            inside = inside_of[distance][t_rows["_i"].to_numpy()]
+            finite = np.isfinite(r)
+            p50_all, p90_all = cv.band_factors(r, group)
+            level_all = cv.calibrated_levels(r[finite], group[finite])[1]
             for reg in sorted(set(regime)):
-                cell = (regime == reg) & np.isfinite(r)
-                thin = cell.sum() < cv.MIN_BAND_POINTS or np.unique(group[cell]).size < cv.MIN_BAND_GROUPS
-                p50, p90 = cv.factors(r[cell])
+                cell = (regime == reg) & finite
+                thin = cell.sum() < cv.MIN_BAND_POINTS or cv.counted_groups(group[cell]) < cv.MIN_BAND_GROUPS
+                p50, p90 = cv.band_factors(r[cell], group[cell])
+                level = cv.calibrated_levels(r[cell], group[cell])[1] if cell.any() else np.nan
                 if thin:
                     p50, p90 = np.nanmax([p50, p50_all]), np.nanmax([p90, p90_all])
+                    level = level_all if p90 == p90_all else level
                 cov = inside[cell]
                 cov = cov[np.isfinite(cov)]
                 out.append(
@@ -283,6 +324,7 @@ def bands(rows: pl.DataFrame) -> pl.DataFrame:
                         "n_points": int(cell.sum()),
                         "error_factor_p50": p50,
                         "error_factor_p90": p90,
+                        "p90_level_frac": float(level),
                         "coverage_p90_frac": float(cov.mean()) if cov.size else np.nan,
                         "pooled": bool(thin),
                     }
@@ -290,20 +332,11 @@ def bands(rows: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(out)
 
 
-def errors(rows: pl.DataFrame, band_table: pl.DataFrame) -> pl.DataFrame:
+def errors(rows: pl.DataFrame, inside_of: dict[str, np.ndarray]) -> pl.DataFrame:
     """``calibration_errors``: per basis × target × grouping, the error factors and the share of held-out rows
-    inside the p90 band of their cell computed without their group."""
+    inside the p90 band of their cell computed without their group (``inside_of``: :func:`held_inside`)."""
     distance_of = {"random_out": "seen", "model_out": "new_model", "chip_out": "new_chip"}
-    inside_cols = []
-    for basis, distance in distance_of.items():
-        flags = np.full(rows.height, np.nan)
-        for _, idx in rows.with_row_index("_i").group_by(["target"]):
-            i = idx["_i"].to_numpy()
-            r = np.abs(idx[basis].cast(pl.Float64).to_numpy())
-            _, inside = cv.claimed_band(r, idx["regime"].to_numpy(), idx[_group_of(distance)].to_numpy().astype(str))
-            flags[i] = inside
-        inside_cols.append(pl.Series(f"_in_{basis}", flags))
-    rows = rows.with_columns(inside_cols)
+    rows = rows.with_columns(pl.Series(f"_in_{b}", inside_of[d]) for b, d in distance_of.items())
     out = []
     for basis in (*BASES, "calibrated", "bound"):
         r = rows.select(

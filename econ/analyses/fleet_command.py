@@ -110,9 +110,9 @@ def plan_for(
                 0
             ][0]
         )
-        for flag, name, pool in (
-            ("--decode-layout", decode_layout, "decode"),
-            ("--prefill-layout", prefill_layout, "prefill"),
+        for flag, name, pool, size in (
+            ("--decode-layout", decode_layout, "decode", decode_chips),
+            ("--prefill-layout", prefill_layout, "prefill", prefill_chips),
         ):
             if name is not None:
                 row = layouts.filter(pl.col("layout") == name)
@@ -128,6 +128,13 @@ def plan_for(
                     raise EconError(
                         f"{flag} {name} is for MoE models and {model} is dense",
                         "pick a layout that applies to this model, or leave it out to let the layout search choose",
+                    )
+                replica = row["replica_chips"][0]
+                if size is not None and (replica is None or int(replica) != int(size)):
+                    sized = f"{int(replica)} chips" if replica is not None else "one scale-up domain"
+                    raise EconError(
+                        f"{flag} {name} sets its replica ({sized}), not the stated --{pool}-chips {size:g}",
+                        f"leave out --{pool}-chips (the named layout sets it) or the layout",
                     )
         hardware_derived = con.sql("select * from hardware_derived").pl()
         formats = hardware_derived.filter(pl.col("chip") == chip)["number_format"].to_list()

@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 
 from econ.formats import bytes_per_value
+from econ.formula import formula
 from econ.physics import attention, kv_cache, memory, model, token_balance, weights
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
@@ -64,6 +65,27 @@ SPLIT_COLUMNS = (
     "expert_ffn_matrices",
 )
 
+SHAPE_COLUMNS = tuple(dict.fromkeys((*ARCHITECTURE_COLUMNS, *SPLIT_COLUMNS[2:], "q_lora_rank", "num_mtp_layers")))
+"""The columns that fix a model's weights shape and serving cost (every architecture and size column of ``models``;
+not the reported parameter counts, rounded differently between re-releases, nor names, dates or sources)."""
+
+
+@formula("group = models whose every shape column is equal; named by its earliest-released model", "this module")
+def architecture_groups(models: pl.DataFrame) -> pl.Series:
+    """Each model's architecture group: the models whose :data:`SHAPE_COLUMNS` are all equal (a model and its
+    re-releases or fine-tunes: DeepSeek-V3 and DeepSeek-R1), named by the group's earliest-released model (ties and
+    undated: alphabetical). Cross-validation leaves a group out whole: one member teaches the fit the other's
+    every kernel."""
+    key = pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in SHAPE_COLUMNS], separator="|")
+    first = (
+        pl.col("model")
+        .sort_by([pl.col("release_date").is_null(), pl.col("release_date"), pl.col("model")])
+        .first()
+        .over(key)
+    )
+    return models.select(first.alias("architecture_group"))["architecture_group"]
+
+
 MODEL_DERIVED = ResultTable(
     name="model_derived",
     grain="model",
@@ -77,6 +99,15 @@ MODEL_DERIVED = ResultTable(
     columns=(
         C("model", "str", "", "key", "Model (models.model)"),
         C("lab", "str", "", "input", "Lab that released the model (models.lab)"),
+        C(
+            "architecture_group",
+            "str",
+            "",
+            "derived",
+            "The models of identical architecture and size (a model and its re-releases or fine-tunes), named by the "
+            "earliest released: grouped cross-validation leaves them out together",
+            architecture_groups,
+        ),
         C("attention", "str", "", "input", "Attention of the full-context layers (models.attention)"),
         C("params_total", "float", "params", "input", "Total parameters N_tot (models.params_total)"),
         C("params_active", "float", "params", "input", "Parameters active per token N_act (models.params_active)"),
@@ -326,6 +357,7 @@ def derived(models: pl.DataFrame) -> pl.DataFrame:
         return pl.Series(name, values, dtype=pl.Float64, nan_to_null=True)
 
     return models.select("model", "lab", "attention", "params_total", "params_active", "pretrain_tokens").with_columns(
+        architecture_groups(models),
         f("sparsity_param_ratio", model.sparsity_param_ratio(num["params_total"], num["params_active"])),
         f("sparsity_expert_ratio", model.sparsity_expert_ratio(num["num_routed_experts"], num["experts_per_token"])),
         f("gqa_group_ratio", model.gqa_group_ratio(num["num_attention_heads"], num["num_kv_heads"])),

@@ -24,7 +24,7 @@ import polars as pl
 from econ.analyses import serving_runs
 from econ.analyses.calibration import MODELS_SQL
 from econ.analyses.calibration_scenario import all_scenarios
-from econ.analyses.predict_layouts import Layout, PoolSpec, candidates, check_spec, named
+from econ.analyses.predict_layouts import Layout, PoolSpec, check_spec, pool_layouts
 from econ.analyses.serving_predict import predict_configurations
 from econ.db import connect_read_only
 from econ.errors import EconError
@@ -115,6 +115,11 @@ def validate(pt: Point) -> None:
         raise EconError(f"--acceptance must be in [0, 1] (got {pt.acceptance_frac})", "a share of draft tokens")
     check_spec(pt.decode, "decode", CHIPS.value)
     check_spec(pt.prefill, "prefill", CHIPS.value)
+    if pt.mode == "agg" and (pt.prefill.stated or pt.prefill.workers is not None):
+        raise EconError(
+            "--mode agg serves prefill and decode in one pool: the --prefill-* layout flags do not apply",
+            "give the pool's layout as --decode-* flags, or use --mode disagg for a separate prefill pool",
+        )
 
 
 def _resolve(con, pt: Point) -> tuple[str, str]:
@@ -221,8 +226,10 @@ def predict_point(db_path: Path, pt: Point) -> dict:
         "domain": domain,
         "max_chips": int(s.max_replica_chips),
     }
-    decode_options = _options(pt.decode, "decode", layouts, shape)
-    prefill_options = _options(pt.prefill, "prefill", layouts, shape) if pt.mode == "disagg" else [decode_options[0]]
+    decode_options = pool_layouts(pt.decode, "decode", layouts, **shape)
+    prefill_options = (
+        pool_layouts(pt.prefill, "prefill", layouts, **shape) if pt.mode == "disagg" else [decode_options[0]]
+    )
     w_d = pt.decode.workers or 1
     seen_models, seen_chips = set(seen["arch_model"].to_list()), set(seen["chip"].to_list())
 
@@ -239,9 +246,10 @@ def predict_point(db_path: Path, pt: Point) -> dict:
         users = [pt.batch * w_d]
     else:
         users = [float(c) for c in CONCURRENCY]
-    probe = prefill_options[0]
+    # TPOT does not depend on the prefill pool: each decode layout is tried with itself as the prefill layout (one
+    # that holds the weights), and the prefill pool is chosen in step 2
     rows = [
-        _rows(pt, model, chip, fmt, efmt, kv, d, probe, c, w_d, pt.prefill.workers or 1)
+        _rows(pt, model, chip, fmt, efmt, kv, d, d, c, w_d, pt.prefill.workers or 1)
         for d in decode_options
         for c in users
     ]
@@ -292,19 +300,6 @@ def predict_point(db_path: Path, pt: Point) -> dict:
         p, w_p = d, 1
     frame, pred = run([_rows(pt, model, chip, fmt, efmt, kv, d, p, c, w_d, w_p)])
     return _result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, price, calibrated, target)
-
-
-def _options(spec: PoolSpec, pool: str, layouts, shape) -> list[Layout]:
-    if spec.layout is not None:
-        return [named(layouts, spec.layout, pool, shape["domain"], shape["moe"], shape["max_chips"])]
-    found = candidates(spec, **shape)
-    if not found:
-        raise EconError(
-            f"no {pool} layout fits what was stated (tensor parallel must divide the model's {shape['heads']} "
-            "attention heads and the chips)",
-            f"change --{pool}-tp / --{pool}-chips, or leave them out to let the layout search choose",
-        )
-    return found
 
 
 def _decode_rate(frame: pl.DataFrame, pred: pl.DataFrame) -> np.ndarray:

@@ -32,6 +32,17 @@ class PoolSpec:
     workers: int | None = None
     layout: str | None = None
 
+    def degrees(self) -> tuple[tuple[str, int | None], ...]:
+        """(flag suffix, stated value or None) of each layout degree."""
+        return (
+            ("chips", self.chips),
+            ("tp", self.tensor_parallel),
+            ("dp", self.data_parallel),
+            ("pp", self.pipeline_parallel),
+            ("ep", self.expert_parallel),
+            ("etp", self.expert_tensor_parallel),
+        )
+
     @property
     def stated(self) -> bool:
         return any(
@@ -151,17 +162,60 @@ def candidates(spec: PoolSpec, *, heads: int, layers: int, moe: bool, domain: in
     return out
 
 
+def contradictions(spec: PoolSpec, layout: Layout) -> list[str]:
+    """The stated degrees ``layout`` does not have, as ``"tp 4 (it has 8)"`` (empty: it honours them all)."""
+    has = {
+        "chips": layout.chips,
+        "tp": layout.tensor_parallel,
+        "dp": layout.data_parallel,
+        "pp": layout.pipeline_parallel,
+        "ep": layout.expert_parallel,
+        "etp": layout.expert_tensor_parallel,
+    }
+    return [f"{name} {want:g} (it has {has[name]})" for name, want in spec.degrees() if want not in (None, has[name])]
+
+
+def pool_layouts(
+    spec: PoolSpec, pool: str, layouts, *, heads: int, layers: int, moe: bool, domain: int, max_chips: int
+):
+    """The layouts a pool may take: the named one, else every searched layout with each stated degree. A stated
+    degree is honoured or refused, never replaced: a named layout beside degrees it does not have, expert degrees
+    for a dense model, or degrees no layout has together are errors saying why."""
+    if spec.layout is not None:
+        found = named(layouts, spec.layout, pool, domain, moe, max_chips)
+        bad = contradictions(spec, found)
+        if bad:
+            raise EconError(
+                f"--{pool}-layout {spec.layout} sets {found.text()}, not the stated " + ", ".join(bad),
+                f"leave out the {pool} degrees (the named layout sets them; --{pool}-workers may be given) or the "
+                "layout",
+            )
+        return [found]
+    if not moe:
+        for name, value in (("ep", spec.expert_parallel), ("etp", spec.expert_tensor_parallel)):
+            if value is not None and value != 1:
+                raise EconError(
+                    f"--{pool}-{name} {value:g}: the model is dense, it has no routed experts to spread or split",
+                    f"leave out --{pool}-{name} (only MoE models take expert parallel degrees)",
+                )
+    found = [
+        lay
+        for lay in candidates(spec, heads=heads, layers=layers, moe=moe, domain=domain, max_chips=max_chips)
+        if not contradictions(spec, lay)
+    ]
+    if not found:
+        stated = ", ".join(f"{n} {v:g}" for n, v in spec.degrees() if v is not None)
+        raise EconError(
+            f"no {pool} layout has {stated}: chips = tp x dp x pp, tp divides the model's {heads} attention heads "
+            f"and the chips, pp is at most {min(MAX_STAGES, layers)}, and ep x etp = tp x dp",
+            f"change the --{pool}-* degrees, or leave some out to let the layout search choose",
+        )
+    return found
+
+
 def check_spec(spec: PoolSpec, flag: str, ceiling: float) -> None:
     """Every stated degree a whole number from 1 to the chips ceiling; chips consistent with the degrees."""
-    for name, value in (
-        ("chips", spec.chips),
-        ("tp", spec.tensor_parallel),
-        ("dp", spec.data_parallel),
-        ("pp", spec.pipeline_parallel),
-        ("ep", spec.expert_parallel),
-        ("etp", spec.expert_tensor_parallel),
-        ("workers", spec.workers),
-    ):
+    for name, value in (*spec.degrees(), ("workers", spec.workers)):
         if value is not None and not 1 <= value <= ceiling:
             raise EconError(
                 f"--{flag}-{name} must be a whole number from 1 to {ceiling:g} (got {value:g})",

@@ -7,10 +7,13 @@ measured)`` per basis.
 
 An error band is the held-out error of *points like it*: the rows of the same target (TTFT, TPOT or a published
 throughput), regime and distance from the data (a configuration of a seen model and chip: the random folds; an
-unseen model: leave-one-model-out; an unseen chip: leave-one-chip-out; both unseen: the larger of the two). The
-factor at quantile q is ``exp(q-quantile of |log ratio|)``. Its promise is checked out of group: each model's
-rows are measured against the band computed from the other models' rows (:func:`band_coverage`), so a band that
-only fits its own data shows as low coverage.
+unseen model: leave-one-model-out, a model's architecture group left out whole; an unseen chip: leave-one-chip-out;
+both unseen: the larger of the two). The factor claimed at quantile q is ``exp(ℓ-quantile of |log ratio|)`` at a
+level ℓ calibrated so that bands from all groups but one cover q of the group left out (:func:`calibrated_levels`:
+rows of one model share its error, so the plain q-quantile of other models' rows covers fewer than q of a new
+model's). Its promise is checked out of group at both levels: each group's rows are measured against the band
+built, level included, from the other groups' rows alone (:func:`band_coverage`), so a band that only fits its
+own data shows as low coverage.
 """
 
 from __future__ import annotations
@@ -36,8 +39,19 @@ MIN_BAND_POINTS = 8
 """Fewest held-out rows a band is computed from; a thinner cell takes its target's pooled band at that distance."""
 
 MIN_BAND_GROUPS = 3
-"""Fewest distinct groups (models, chips or folds) a band is computed from: a cell one model dominates says how
-that model's rows scatter, not how a new model's will (its band widens to the pooled one)."""
+"""Fewest distinct groups (models, chips or folds) a band is computed from, counting only groups with at least
+:data:`MIN_GROUP_ROWS` rows in it: a cell one model dominates says how that model's rows scatter, not how a new
+model's will (its band widens to the pooled one)."""
+
+MIN_GROUP_ROWS = 8
+"""Fewest rows a group has in a cell to count as one of its groups: two rows of a model say nothing about how a
+model scatters (they still count among the cell's rows)."""
+
+
+def counted_groups(group: np.ndarray) -> int:
+    """How many groups have at least :data:`MIN_GROUP_ROWS` rows."""
+    _, n = np.unique(group, return_counts=True)
+    return int((n >= MIN_GROUP_ROWS).sum())
 
 
 def random_groups(config_keys: np.ndarray, folds: int = RANDOM_FOLDS, seed: int = 0) -> np.ndarray:
@@ -83,11 +97,73 @@ def factors(abs_log: np.ndarray) -> tuple[float, float]:
     return float(np.exp(q[0])), float(np.exp(q[1]))
 
 
-@formula("coverage = share of a group's held-out |log ratio| ≤ log(p90 band of the other groups' rows)", "this module")
+MIN_LEVEL_GROUPS = 3
+"""Fewest groups a band's level is calibrated over (a leave-one-group-out among them, each inner band from at least
+two groups); with fewer the level is the nominal quantile itself."""
+
+
+def needed_levels(held: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """The smallest quantile level of ``others`` (linear interpolation, numpy's default) that reaches each value of
+    ``held``: 0 at or below the smallest, ``inf`` above the largest."""
+    s = np.sort(others)
+    k = np.searchsorted(s, held, side="left")  # first order statistic ≥ the value
+    below = s[np.maximum(k - 1, 0)]
+    above = s[np.minimum(k, s.size - 1)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        step = np.where(above > below, (held - below) / (above - below), 1.0)
+    level = (k - 1 + step) / max(s.size - 1, 1)
+    return np.where(k == 0, 0.0, np.where(k >= s.size, np.inf, level))
+
+
+def calibrated_levels(abs_log: np.ndarray, group: np.ndarray, nominal=QUANTILES) -> np.ndarray:
+    """The quantile level of these rows' ``|log ratio|`` to claim each ``nominal`` coverage at: the smallest level at
+    which bands from the other groups' rows (each group left out in turn) cover ``nominal`` of the rows left out
+    (split conformal over groups, the level checked by leaving groups out rather than assumed). Groups that differ
+    more than their rows scatter need a level above nominal: rows of one group share its error, so the q-quantile of
+    the others' rows covers fewer than q of a new group's. Fewer than :data:`MIN_LEVEL_GROUPS` groups of
+    :data:`MIN_GROUP_ROWS` rows (smaller groups take no part): the nominal levels; no level reaching a nominal: 1
+    (the largest error seen). Never below nominal: the plain quantile of held-out errors is the least a band
+    claims."""
+    nominal = np.asarray(nominal, dtype=float)
+    groups, n = np.unique(group, return_counts=True)
+    groups = groups[n >= MIN_GROUP_ROWS]
+    keep = np.isin(group, groups)
+    abs_log, group = abs_log[keep], group[keep]
+    if groups.size < MIN_LEVEL_GROUPS:
+        return nominal
+    needed = [
+        needed_levels(abs_log[group == h], abs_log[group != h]) for h in groups if (group != h).sum() >= MIN_BAND_POINTS
+    ]
+    if not needed:
+        return nominal
+    needed = np.sort(np.concatenate(needed))  # a level ℓ covers the rows whose needed level is ≤ ℓ
+    at = needed[np.ceil(nominal * needed.size).astype(int) - 1]
+    return np.where(np.isfinite(at), np.clip(at, nominal, 1.0), 1.0)
+
+
+def band_factors(abs_log: np.ndarray, group: np.ndarray) -> tuple[float, float]:
+    """(p50, p90) error factors a band claims from held-out ``|log ratio|`` values of several groups: the quantiles
+    at :func:`calibrated_levels` (NaN with none)."""
+    x = np.asarray(abs_log, dtype=float)
+    ok = np.isfinite(x)
+    if not ok.any():
+        return np.nan, np.nan
+    x, g = x[ok], np.asarray(group, dtype=object).astype(str)[ok]
+    q = np.quantile(x, calibrated_levels(x, g))
+    return float(np.exp(q[0])), float(np.exp(q[1]))
+
+
+@formula(
+    "coverage = share of a group's held-out |log ratio| ≤ p90 band of the other groups' rows, at the level "
+    "calibrated on those other groups alone (nested leave-one-group-out)",
+    "this module",
+)
 def band_coverage(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(p90 band each row would have been given from rows of its cell outside its own group, whether the row falls
-    inside it). Fewer than :data:`MIN_BAND_POINTS` other rows, or from fewer than :data:`MIN_BAND_GROUPS` other
-    groups, give NaN."""
+    inside it). The band is built exactly as :func:`band_factors` builds a published one (its level calibrated by
+    leaving out each of the other groups), never seeing the row's group: the check is out of fold at both levels.
+    Fewer than :data:`MIN_BAND_POINTS` other rows, or from fewer than :data:`MIN_BAND_GROUPS` other groups, give
+    NaN."""
     abs_log = np.asarray(abs_log, dtype=float)
     cell = np.asarray(cell, dtype=object).astype(str)
     group = np.asarray(group, dtype=object).astype(str)
@@ -96,8 +172,9 @@ def band_coverage(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> t
         in_cell = (cell == c) & np.isfinite(abs_log)
         for g in np.unique(group[in_cell]):
             others = in_cell & (group != g)
-            if others.sum() >= MIN_BAND_POINTS and np.unique(group[others]).size >= MIN_BAND_GROUPS:
-                band[in_cell & (group == g)] = np.quantile(abs_log[others], QUANTILES[1])
+            if others.sum() >= MIN_BAND_POINTS and counted_groups(group[others]) >= MIN_BAND_GROUPS:
+                level = calibrated_levels(abs_log[others], group[others])[1]
+                band[in_cell & (group == g)] = np.quantile(abs_log[others], level)
     inside = np.where(np.isfinite(band), abs_log <= band, np.nan)
     return np.exp(band), inside
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import polars as pl
 import pytest
 
 from tests.analyses.helpers import q
@@ -59,6 +60,25 @@ def test_the_p90_bands_cover_about_90_percent_of_rows_they_were_not_computed_fro
     assert (bands["coverage_p90_frac"] >= 0.75).all() and (bands["coverage_p90_frac"] <= 0.98).all()
     overall = _overall(real_db, "chip_out", "tpot")["c"]
     assert 0.85 <= overall <= 0.95
+
+
+def test_a_model_out_fold_leaves_a_whole_architecture_group_out(real_db):
+    """DeepSeek-R1 and DeepSeek-V3 share one architecture: one fold leaves both out (else each would teach the fit the
+    other's every kernel), the bands say so, and a model of a seen architecture counts as seen."""
+    from econ.analyses import calibration_tables as tables
+
+    runs = q(real_db, "select arch_model, chip from calibration_runs where included")
+    points = q(real_db, "select point_id, arch_model, chip, document from calibration_points where included")
+    groups = dict(q(real_db, "select model, architecture_group from model_derived").iter_rows())
+    config = [c for c in tables.config_key().meta.root_names() if c not in runs.columns]
+    runs = runs.with_columns(*(pl.lit(None).alias(c) for c in config))
+    labels, _ = tables.fold_labels(runs, points, groups)["model_out"]
+    deepseek = runs["arch_model"].is_in(["DeepSeek-R1", "DeepSeek-V3"]).to_numpy()
+    assert set(labels[deepseek]) == {"DeepSeek-V3"} and "DeepSeek-V3" not in set(labels[~deepseek])
+    seen = q(real_db, "select distinct arch_model, architecture_group from calibration_seen")
+    assert {"DeepSeek-R1", "DeepSeek-V3"} <= set(seen["arch_model"])
+    levels = q(real_db, "select p90_level_frac from calibration_bands")["p90_level_frac"]
+    assert (levels >= 0.9).all() and (levels <= 1.0).all()  # never narrower than the plain held-out p90
 
 
 def test_parameters_are_in_range_with_groups(real_db):

@@ -278,3 +278,27 @@ def test_deepseeks_production_system_is_one_command_within_1_3x(real_db, capsys)
     assert 1814 / 1.3 <= plan["chips"] <= 1814 * 1.3
     assert 87072 / 1.3 <= plan["by_price_kind"]["scenario"]["usd_per_day"] <= 87072 * 1.3
     assert plan["tokens_per_s_per_user"] >= 20
+
+
+def test_a_named_layout_beside_another_replica_size_is_refused_not_overridden(real_db, capsys):
+    """--decode-layout deepseek_decode_ep144 --decode-chips 72 planned EP144 and dropped the 72 without a word."""
+    base = ["--db", str(real_db), "--model", "DeepSeek-V3", "--chip", "H800", "--number-format", "fp8"]
+    for args, message in (
+        (
+            ["--decode-layout", "deepseek_decode_ep144", "--decode-chips", "72"],
+            "Error: --decode-layout deepseek_decode_ep144 sets its replica (144 chips), not the stated --decode-chips",
+        ),
+        (
+            ["--prefill-layout", "deepseek_prefill_ep32", "--prefill-chips", "16"],
+            "Error: --prefill-layout deepseek_prefill_ep32 sets its replica (32 chips), not the stated",
+        ),
+    ):
+        code, out, err = run_cli(capsys, *base, "--tokens-per-s", "1e7", *args)
+        assert code == 1 and out == "" and err.startswith(message), err
+    code, out, err = run_cli(
+        capsys, *base, "--tokens-per-s", "1e7", "--decode-layout", "deepseek_decode_ep144", "--decode-chips", "144",
+        "--prefill-chips", "16", "--format", "json",
+    )  # fmt: skip
+    assert (code, err) == (0, "")
+    plan = json.loads(out)
+    assert (plan["decode_replica_chips"], plan["prefill_replica_chips"]) == (144, 16)

@@ -21,3 +21,13 @@ def test_sparsity_and_weights(fixture_db):
 
 def test_gqa_group_of_llama(fixture_db):
     assert q(fixture_db, "select gqa_group_ratio from model_derived where model = 'Llama-3.1-70B'").item() == 8
+
+
+def test_a_model_and_its_re_releases_share_one_architecture_group(real_db):
+    """DeepSeek-R1 is DeepSeek-V3's architecture retrained (its config.json has the same shape: 61 layers, 7168 wide,
+    256 routed experts, MLA 512/64), so leave-one-model-out must leave both out; Llama-3.1-8B and -70B differ."""
+    group = dict(q(real_db, "select model, architecture_group from model_derived").iter_rows())
+    assert group["DeepSeek-R1"] == group["DeepSeek-V3"] == "DeepSeek-V3"  # named by the earlier release
+    assert group["Llama-3.1-8B"] != group["Llama-3.1-70B"]
+    assert group["DeepSeek-V3.2"] != group["DeepSeek-V3"]  # its sparse-attention indexer is a different shape
+    assert group["Qwen3-32B"] == "Qwen3-32B"  # a model alone is its own group

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 
 import polars as pl
 import pytest
@@ -156,7 +157,10 @@ def test_a_speed_target_picks_the_most_throughput_that_meets_it(real_db, capsys)
             "Error: cannot predict the decode pool: the layout does not hold",
         ),
         ((*POINT, *STATED, "--tokens-per-s-per-user", "5000"), "Error: unreachable: no layout and concurrency tried"),
-        ((*POINT, "--decode-chips", "4", "--decode-tp", "3", "--batch", "8"), "Error: no decode layout fits"),
+        (
+            (*POINT, "--decode-chips", "4", "--decode-tp", "3", "--batch", "8"),
+            "Error: no decode layout has chips 4, tp 3",
+        ),
         (
             (*POINT, "--decode-chips", "4", "--decode-tp", "2", "--decode-dp", "1", "--decode-pp", "1", "--batch", "8"),
             "Error: --decode-chips 4 is not tp x dp x pp = 2",
@@ -345,3 +349,88 @@ def test_a_single_points_flag_beside_points_is_an_error_not_ignored(real_db, cap
     assert (code, out) == (1, "") and err.startswith(
         "Error: econ predict --points reads every setting from its file; --concurrency, --model would be ignored"
     ), err
+
+
+DS = ("--model", "DeepSeek-V3", "--chip", "H200", "--input-tokens", "2000", "--output-tokens", "500")
+LAYOUT = re.compile(r"tp (\d+) x dp (\d+) x pp (\d+) \((\d+) chips\), ep (\d+) etp (\d+)")
+
+
+def _degrees(text: str) -> dict[str, int]:
+    tp, dp, pp, chips, ep, etp = (int(x) for x in LAYOUT.fullmatch(text).groups())
+    return {"tp": tp, "dp": dp, "pp": pp, "chips": chips, "ep": ep, "etp": etp}
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {"tp": 8},
+        {"dp": 8},
+        {"pp": 2},
+        {"ep": 8},
+        {"etp": 2},
+        {"chips": 16, "ep": 16},
+        {"tp": 4, "ep": 4, "etp": 2},  # ep x etp = tp x dp: dp 2
+        {"chips": 16, "tp": 8, "dp": 2, "pp": 1, "ep": 4, "etp": 4},
+    ],
+    ids=str,
+)
+def test_every_stated_degree_of_either_pool_is_the_one_predicted(real_db, capsys, flags):
+    """A degree the user states is the degree of the layout predicted, in both pools; the search fills only the rest
+    (the layout search once replaced a stated --decode-ep when --decode-etp was given beside it)."""
+    args = [a for pool in ("decode", "prefill") for k, v in flags.items() for a in (f"--{pool}-{k}", str(v))]
+    workers = ("--decode-workers", "3", "--prefill-workers", "2")
+    code, out, err = predict(capsys, real_db, *DS, *args, *workers, "--concurrency", "96", "--format", "json")
+    assert code == 0, err
+    r = json.loads(out)
+    for pool in ("decode", "prefill"):
+        got = _degrees(r[f"{pool}_layout"])
+        assert {k: got[k] for k in flags} == flags, (pool, r[f"{pool}_layout"])
+        assert got["chips"] == got["tp"] * got["dp"] * got["pp"] and got["ep"] * got["etp"] == got["tp"] * got["dp"]
+    assert (r["decode_workers"], r["prefill_workers"]) == (3, 2)
+    assert "fewest" not in r["prefill_layout_chosen_by"]  # the stated workers, not the search's
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((*POINT, "--decode-ep", "8", "--batch", "8"), "Error: --decode-ep 8: the model is dense"),
+        ((*POINT, "--mode", "disagg", "--prefill-etp", "2", "--batch", "8"), "Error: --prefill-etp 2: the model is"),
+        ((*POINT, "--mode", "agg", "--prefill-tp", "4", "--batch", "8"), "Error: --mode agg serves prefill and decode"),
+        ((*POINT, "--mode", "agg", "--prefill-workers", "2", "--batch", "8"), "Error: --mode agg serves prefill"),
+        (
+            (*DS, "--decode-layout", "deepseek_decode_ep144", "--decode-tp", "4", "--batch", "8"),
+            "Error: --decode-layout deepseek_decode_ep144 sets tp 1 x dp 144 x pp 1 (144 chips), ep 144 etp 1, not "
+            "the stated tp 4 (it has 1)",
+        ),
+        (
+            (*DS, "--prefill-layout", "deepseek_prefill_ep32", "--prefill-chips", "64", "--batch", "8"),
+            "Error: --prefill-layout deepseek_prefill_ep32 sets",
+        ),
+        (
+            (*DS, "--decode-tp", "8", "--decode-dp", "1", "--decode-ep", "4", "--decode-etp", "4", "--batch", "8"),
+            "Error: no decode layout has tp 8, dp 1, ep 4, etp 4",
+        ),
+    ],
+)
+def test_a_stated_degree_the_prediction_cannot_honour_is_refused_with_why(real_db, capsys, args, message):
+    code, out, err = predict(capsys, real_db, *args)
+    assert code == 1 and out == "" and err.startswith(message), err
+
+
+def test_a_named_layout_with_the_degrees_it_has_is_accepted(real_db, capsys):
+    args = (*DS, "--decode-layout", "deepseek_decode_ep144", "--decode-chips", "144", "--decode-ep", "144")
+    code, out, err = predict(capsys, real_db, *args, "--decode-workers", "2", "--batch", "8", "--format", "json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert _degrees(r["decode_layout"])["ep"] == 144 and r["decode_workers"] == 2
+
+
+def test_the_prefill_pool_holds_the_weights_too(real_db, capsys):
+    """DeepSeek-V3's 671 GB of FP8 weights need at least 5 H200s (141 GB each) in the prefill worker as in the decode
+    one; the search once gave the prefill pool 1 chip (only the decode layout's memory was checked)."""
+    code, out, err = predict(capsys, real_db, *DS, "--concurrency", "64", "--weight-format", "fp8", "--format", "json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert _degrees(r["prefill_layout"])["chips"] * 141e9 >= 671e9
+    code, out, err = predict(capsys, real_db, *DS, "--prefill-chips", "1", "--concurrency", "64")
+    assert code == 1 and err.startswith("Error: the prefill pool cannot run: the layout does not hold the weights"), err
