@@ -86,8 +86,8 @@ def validation(ctx: SiteContext) -> list[Finding]:
                 evidence=evidence,
             ),
             ctx.finding(
-                "The p90 bands econ prints covered {t.band_coverage_frac:pct} of the runs held out with their model "
-                "(time per output token; the band computed without that model's runs).",
+                "The p90 bands econ prints covered {t.band_coverage_frac:pct} of the runs held out with their model's "
+                "architecture group (time per output token; the band computed without that group's runs).",
                 {"t": ("calibration_errors", "basis = 'model_out' and target = 'tpot' and group_kind = 'overall'")},
                 status="calibrated",
                 evidence=anchor("Error bands and their coverage"),
@@ -114,8 +114,8 @@ def validation(ctx: SiteContext) -> list[Finding]:
             ),
             ctx.finding(
                 ("Weak spot: " if weak else "Hardest regime: ")
-                + "held out with their model, the {w.n_points:int} {w.group:text} runs' time to first token is off "
-                "by a typical {w.error_factor:x}"
+                + "held out with their model's architecture group, the {w.n_points:int} {w.group:text} runs' time to "
+                "first token is off by a typical {w.error_factor:x}"
                 + (", more than the report's 1.5× bar for a calibrated number." if weak else "."),
                 {"w": worst},
                 status="weak" if weak else "calibrated",

@@ -181,6 +181,7 @@ def _bands(ctx: SiteContext) -> Section:
         Col("n_points", "Held-out rows", kind="num"),
         Col("error_factor_p50", "p50 factor", kind="num", fmt=_factor),
         Col("error_factor_p90", "p90 factor", kind="num", fmt=_factor),
+        Col("p90_level_frac", "Quantile used", kind="num", fmt=_pct),
         Col("coverage_p90_frac", "p90 band covered", kind="num", fmt=_pct),
         Col("pooled", "Pooled"),
         Col("basis", "From", wrap=True),
@@ -192,7 +193,9 @@ def _bands(ctx: SiteContext) -> Section:
             note(ctx.description("calibration_bands")),
         ],
         intro="econ predict and econ predict --points print, for each prediction, the factors of the cell its target, "
-        "regime and distance fall in; a p90 band that holds covers about 90% of rows it was not computed from.",
+        "regime and distance fall in; a p90 band that holds covers about 90% of rows it was not computed from. The "
+        "band is the held-out errors' quantile at the level that covered 90% of each group left out in turn (never "
+        "below 90%: 'Quantile used').",
     )
 
 
