@@ -32,7 +32,16 @@ INPUTS = (
     "model_derived",
     "markup_costs",
     "fit_context_tiers",
+    "calibration_errors",
 )
+
+COST_ERROR_SQL = """
+select any_value(exp(abs(median_log_ratio))) from calibration_errors
+where basis = 'model_out' and target = 'throughput' and group_kind = 'overall'
+"""
+"""The calibrated cost's error shared by every model: a cost per token is a chip-hour price over a throughput, and the
+published throughputs held out by model are the calibration's check of exactly that; their median log ratio is what
+it gets wrong on every model alike (the spread around it is already in each reading's own spread)."""
 
 OPEN_SQL = """
 select p.*, c.arch_model, case when k.is_first_party then 'first_party' else 'reseller' end as provider_kind
@@ -107,6 +116,15 @@ FIT_MARKUP_ROWS = ResultTable(
             "calibrated",
             "Calibrated serving cost (markup_costs)",
             markup_costs.chip_costs,
+        ),
+        C(
+            "cost_shared_error_ratio",
+            "float",
+            "",
+            "calibrated",
+            "The calibrated cost's error shared by every model: exp|median held-out log ratio| of the published "
+            "throughputs (calibration_errors: throughput, model_out); the reading's interval holds it too "
+            "(econ.fits.validation.widened); null: not measured in this database, left out",
         ),
         C("log_markup_ratio", "float", "", "derived", "ln(price/cost)", markups.fit),
         C(
@@ -279,7 +297,7 @@ def price_rows(open_rows: pl.DataFrame, current: pl.DataFrame, models: pl.DataFr
     return frame.unique(subset=list(KEY), keep="first").sort(KEY, nulls_last=True)
 
 
-def fitted(frame: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
+def fitted(frame: pl.DataFrame, cost_shared_error: float | None = None) -> tuple[pl.DataFrame, dict]:
     """The rows with the markup model's predictions and validated readings, and each component's summary."""
     comp = {c: i for i, c in enumerate(markups.COMPONENTS)}
     c = frame["component"].replace_strict(comp, return_dtype=pl.Int64).to_numpy()
@@ -298,6 +316,7 @@ def fitted(frame: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
         np.log(price[is_open]), y[is_open], c[is_open], reseller[is_open], group[is_open], n_components=n_c
     )
     out = frame.with_columns(
+        pl.lit(cost_shared_error, pl.Float64).alias("cost_shared_error_ratio"),
         pl.Series("log_markup_ratio", y, nan_to_null=True),
         pl.Series("predicted_markup_ratio", price / np.exp(log_cost), nan_to_null=True),
         pl.Series("_read", np.exp(log_cost), nan_to_null=True),
@@ -315,6 +334,7 @@ def fitted(frame: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
                 pl.lit(None, pl.Float64).alias("scenario_low"),
                 pl.lit(None, pl.Float64).alias("scenario_high"),
                 pl.col("cost_value").alias("true"),
+                pl.col("cost_shared_error_ratio").log().alias("truth_error_log"),
             ),
             role="reading",
         )
@@ -383,15 +403,18 @@ def validation_rows(frame: pl.DataFrame, component: str) -> pl.DataFrame:
         pl.lit(None, pl.Float64).alias("scenario_low"),
         pl.lit(None, pl.Float64).alias("scenario_high"),
         pl.col("cost_value").alias("true"),
+        pl.col("cost_shared_error_ratio").log().alias("truth_error_log"),
     )
 
 
-def tables(open_rows, current, models, costs, context) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(``fit_markups``, ``fit_markup_rows``)."""
+def tables(
+    open_rows, current, models, costs, context, cost_shared_error: float | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(``fit_markups``, ``fit_markup_rows``); ``cost_shared_error``: :data:`COST_ERROR_SQL`'s factor."""
     frame = price_rows(open_rows, current, models, costs, context)
     if frame.height == 0 or frame["arch_model"].is_null().all():
         return summary_table({}), FIT_MARKUP_ROWS.empty_frame()
-    rows, summaries = fitted(frame)
+    rows, summaries = fitted(frame, cost_shared_error)
     return summary_table(summaries), rows.select(FIT_MARKUP_ROWS.names).sort(KEY, nulls_last=True)
 
 
@@ -402,6 +425,7 @@ def run(ctx) -> None:
         ctx.query(MODELS_SQL),
         ctx.query("select * from markup_costs"),
         ctx.query("select * from fit_context_tiers"),
+        ctx.con.sql(COST_ERROR_SQL).fetchall()[0][0],
     )
     ctx.write(FIT_MARKUPS, markups_table)
     ctx.write(FIT_MARKUP_ROWS, rows)

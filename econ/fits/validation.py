@@ -21,6 +21,14 @@ is published **bias-corrected**: x_c = x·exp(−b), with b estimated with the m
 wider (heavy tails; Barber et al. 2021). The RMS counts a bias as error, so a reading off by the same factor on
 every model would be "covered" by construction; around a corrected centre only the spread counts.
 
+**A truth that is itself a prediction.** Where the true value of an open model is a calibrated prediction (its
+serving cost) rather than arithmetic on its architecture, the reading is validated against that prediction. The
+prediction's error on each model is already in the spread of r (the price follows the real cost, the truth the
+predicted one); an error it makes on every model alike is not: the bias correction absorbs it and passes it to every
+published value. With ``e`` that shared error in log (the predictor's median held-out log ratio), the interval for
+the real quantity is h' = √(h² + e²), the two taken as independent; the baseline's interval is widened alike (it
+predicts the same truth).
+
 **Skill.** Each open model's left-out interval is scored by the interval score of Gneiting & Raftery (2007, eq. 43)
 in log space, IS = (u − l) + (2/α)·(l − y)⁺ + (2/α)·(y − u)⁺ with α = 1 − level, and compared with the
 **no-price baseline**: the geometric mean of the other open models' true values with the prediction interval of
@@ -190,6 +198,14 @@ def baseline_interval(model_keys, true, *, level: float = LEVEL) -> tuple[np.nda
         return np.exp(c), np.exp(c - w), np.exp(c + w)
 
 
+@formula("h' = √(h² + e²), e = the truth's shared log error", "independent errors add in quadrature")
+def widened(half_log, truth_error_log):
+    """The log half-width of an interval for the real quantity, when the truth it was validated against is a
+    prediction that is off by ``truth_error_log`` (in log) on every model alike (0 for a true value from the
+    architecture)."""
+    return np.sqrt(np.square(half_log) + np.square(truth_error_log))
+
+
 @formula("covered = x_lo ≤ true ≤ x_hi", "econ validation")
 def covers(low, high, true):
     """Whether the interval covers the true value (False where there is none)."""
@@ -225,7 +241,9 @@ def validate(frame: pl.DataFrame, *, level: float = LEVEL, role: str = "reading"
     ``implied``, ``scenario_low``, ``scenario_high`` (the reading's own interval) and ``true`` (null for a closed
     model). Returns the frame with ``log_ratio``, ``correction_log``, ``corrected``, ``half_width_log``,
     ``validated_low``, ``validated_high``, ``covers_true``, ``baseline_value``, ``baseline_low``,
-    ``baseline_high``, ``interval_score_log`` and ``baseline_interval_score_log``, and :func:`summary`'s dict.
+    ``baseline_high``, ``interval_score_log`` and ``baseline_interval_score_log``, and :func:`summary`'s dict. An
+    optional ``truth_error_log`` (where the truth is a prediction: its error shared by every model, in log) widens
+    both intervals (:func:`widened`).
     """
     if role not in ROLES:
         raise ValueError(f"role {role!r} is not one of {', '.join(ROLES)}")
@@ -240,6 +258,8 @@ def validate(frame: pl.DataFrame, *, level: float = LEVEL, role: str = "reading"
     at = np.maximum(row, 0)
     correction = np.where(mine, b_m[at] if names else 0.0, b_all if names else 0.0)
     half = np.where(mine, h_m[at] if names else np.inf, h_all if names else np.inf)
+    shared = np.nan_to_num(_col(frame, "truth_error_log"), nan=0.0) if "truth_error_log" in frame.columns else 0.0
+    half = widened(half, shared)
     with np.errstate(over="ignore", invalid="ignore"):
         centre = implied * np.exp(-correction)
         low = np.where(np.isinf(half), 0.0, centre * np.exp(-half))
@@ -247,6 +267,9 @@ def validate(frame: pl.DataFrame, *, level: float = LEVEL, role: str = "reading"
     ok = np.isfinite(implied) & (implied > 0)
     low, high, centre = (np.where(ok, v, np.nan) for v in (low, high, centre))
     base, base_lo, base_hi = baseline_interval(keys, np.where(mine, true, np.nan), level=level)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        base_half = widened(np.log(base_hi / base), shared)
+        base_lo, base_hi = base * np.exp(-base_half), base * np.exp(base_half)
     out = frame.with_columns(
         pl.Series("log_ratio", r, dtype=pl.Float64),
         pl.Series("correction_log", correction, dtype=pl.Float64),
@@ -269,7 +292,7 @@ def validate(frame: pl.DataFrame, *, level: float = LEVEL, role: str = "reading"
         "t_stat": t_stat,
         "significant": significant,
         "corrected": corrected,
-        "full_half_width": h_all,
+        "full_half_width": float(widened(h_all, np.max(shared, initial=0.0))),
         "full_correction": b_all,
         "hypothesis_status": verdict,
         "role": role,
