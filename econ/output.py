@@ -227,6 +227,13 @@ KEY_MIN_CHARS = 12
 """The fewest characters a line :func:`render_fit` gives a key column it continues on the lines below."""
 
 
+SINGULAR = {
+    plural: plural[:-1]
+    for plural in ("chips", "ranks", "stages", "workers", "replicas", "requests", "nodes", "racks", "sequences",
+                   "tokens", "prompts", "points", "runs", "layers", "experts")
+}  # fmt: skip
+"""Count units :func:`human` writes in the singular for exactly one (``1 chip``, not ``1 chips``)."""
+
 PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 """Decimal SI prefixes :func:`human` writes before a unit."""
 
@@ -244,6 +251,8 @@ def human(value, unit: str = "") -> str:
         return f"{_cell(value)} {unit}".strip() if unit else _cell(value)
     if isinstance(value, float) and math.isinf(value):
         return f"{_cell(value)} {unit}".strip()
+    if unit in SINGULAR and value == 1:
+        unit = SINGULAR[unit]
     if unit == "frac":
         return f"{float(value) * 100:.3g} %"
     if isinstance(value, int) and abs(value) < 1e6:
