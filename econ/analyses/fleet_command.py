@@ -16,6 +16,7 @@ import polars as pl
 from econ.analyses.calibration_scenario import all_scenarios
 from econ.analyses.fleet_inputs import CASES_SQL, newest_rental
 from econ.analyses.fleet_plan import build_plan
+from econ.analyses.serving_predict import band_factors, distances
 from econ.db import connect_read_only
 from econ.errors import EconError
 from econ.load.ceilings import CHIPS, TOKENS, TOKENS_PER_S, USD_PER_CHIP_HOUR
@@ -177,8 +178,27 @@ def plan_for(
             con.sql("select * from model_derived").pl(),
             layouts,
         )
+        errors = _errors(con, model, chip) if s.efficiency_basis == "calibrated" else {}
     _guard(plan, model, chip)
-    return FleetPlan(as_of_used, plan)
+    return FleetPlan(as_of_used, plan, errors)
+
+
+def _errors(con, model: str, chip: str) -> dict[str, float | str]:
+    """The calibration's held-out error factors for this plan's pools: the decode step as a disaggregated decode
+    pool's time per output token, the prefill as its pool's time to first token, at the plan's distance from the
+    calibration data (``calibration_bands``, read as ``econ predict`` reads them)."""
+    seen = con.sql("select arch_model, chip from calibration_seen").pl()
+    dist = distances([model], [chip], set(seen["arch_model"].to_list()), set(seen["chip"].to_list()))
+    bands = con.sql("select * from calibration_bands").pl()
+    out: dict[str, float | str] = {"error_distance": str(dist[0])}
+    for pool, target, regime in (("decode_step", "tpot", "disagg_decode"), ("prefill_ttft", "ttft", "disagg_prefill")):
+        p50, p90, covered = band_factors(bands, target, [regime], dist)
+        out |= {
+            f"{pool}_error_factor_p50": float(p50[0]),
+            f"{pool}_error_factor_p90": float(p90[0]),
+            f"{pool}_band_coverage_frac": float(covered[0]),
+        }
+    return out
 
 
 def _check(
@@ -249,10 +269,13 @@ class FleetPlan:
 
     as_of: date
     plan: pl.DataFrame
+    errors: dict = dataclasses.field(default_factory=dict)
+    """The calibration's error factors of the plan's decode step and time to first token (:func:`_errors`; none for a
+    roofline scenario, which is a bound)."""
 
     def rows(self) -> list[tuple]:
         """(quantity, value, unit) rows, values in the display units of :data:`PLAN_SUMMARY` (csv)."""
-        return [("prices as of", self.as_of.isoformat(), "date"), *plan_rows(self.plan)]
+        return [("prices as of", self.as_of.isoformat(), "date"), *plan_rows(self.plan, self.errors)]
 
     def human_rows(self) -> list[tuple]:
         """(quantity, value) rows for people: ``1.32 M USD/day`` (:func:`econ.output.human`)."""
@@ -271,6 +294,7 @@ class FleetPlan:
             }
             for kind in self.plan.iter_rows(named=True)
         }
+        out |= self.errors
         out["notes"] = first.get("notes") or ""
         return out
 
@@ -331,13 +355,35 @@ PLAN_PER_KIND = (
 )
 
 
-def plan_rows(plan: pl.DataFrame) -> list[tuple]:
-    """A plan (the rows of one deployment, one per price kind) as readable (quantity, value, unit) rows."""
+ERROR_ROWS = {  # after the row of this column: the calibration's held-out error of that quantity
+    "prefill_ttft_max_s": "prefill_ttft",
+    "decode_step_time_s": "decode_step",
+}
+
+
+def plan_rows(plan: pl.DataFrame, errors: dict | None = None) -> list[tuple]:
+    """A plan (the rows of one deployment, one per price kind) as readable (quantity, value, unit) rows; ``errors``
+    (:func:`_errors`) adds the calibration's error factors under the decode step and the time to first token."""
     first = plan.row(0, named=True)
+    errors = errors or {}
     rows = []
     for column, label, unit, scale in PLAN_SUMMARY:
         value = first.get(column)
         rows.append((label, value * scale if scale is not None and value is not None else value, unit))
+        if column in ERROR_ROWS and errors:
+            pool = ERROR_ROWS[column]
+            rows.append(("  error factor (p50)", errors[f"{pool}_error_factor_p50"], ""))
+            rows.append(("  error factor (p90)", errors[f"{pool}_error_factor_p90"], ""))
+            rows.append(("  held-out runs inside that p90 band", errors[f"{pool}_band_coverage_frac"], "frac"))
+    if errors:
+        rows.append(
+            (
+                "error factors from",
+                f"held-out disagg_decode / disagg_prefill runs, {errors['error_distance'].replace('_', ' ')} "
+                "(calibration_bands); the chips and costs scale with the decode step and the prefill time",
+                "",
+            )
+        )
     for kind in plan.iter_rows(named=True):
         for column, label, unit in PLAN_PER_KIND:
             rows.append((f"{label} ({kind['price_kind']})", kind[column], unit))
