@@ -187,8 +187,16 @@ def cost_for(
     parts, bill_notes = [], []
     for period in periods.unique(maintain_order=True):
         mask = periods == period
-        result = _bill_on(db_path, data.on(period), requests.filter(mask), **kwargs)
-        parts.append((days.filter(mask).min(), days.filter(mask).max(), result.schedules))
+        first, last = days.filter(mask).min(), days.filter(mask).max()
+        # any day of a period bills alike: its first request's day, the one an error names
+        try:
+            result = _bill_on(db_path, data.on(first), requests.filter(mask), **kwargs)
+        except EconError as e:
+            if first == days.min() and last == days.max():
+                raise
+            span = first.isoformat() if first == last else f"{first}…{last}"
+            raise EconError(f"{e.message} (the workload's requests of {span})", e.hint) from None
+        parts.append((first, last, result.schedules))
         bill_notes += [n for n in result.notes if n not in bill_notes]
     out = parts[0][2] if len(parts) == 1 else cp.combine(parts, int(requests["requests"].sum()))
     first_day, last_day = days.min(), days.max()

@@ -258,3 +258,11 @@ def test_a_seller_with_no_price_on_some_of_the_dates_cannot_bill_the_workload(re
     assert rows["openrouter"]["status"] == "refused" and rows["openrouter"]["cost_usd"] is None
     assert rows["openrouter"]["refusal"] == "no price for 1 of the 2 requests (priced only 2026-07-01)"
     assert "openrouter" not in {r["provider"] for r in json.loads(run(capsys, *args)[1])}
+
+
+def test_a_seller_that_sold_nothing_on_some_of_the_workloads_dates_is_an_error_naming_them(real_db, capsys, tmp_path):
+    workload = tmp_path / "requests.csv"
+    workload.write_text("input_tokens,output_tokens,at\n10000,1000,2026-05-10T10:00Z\n10000,1000,2026-07-01T10:00Z\n")
+    args = ("--db", str(real_db), "--model", "deepseek-v4-pro", "--provider", "openrouter", "--requests", str(workload))
+    code, _, err = run(capsys, *args)
+    assert code == 1 and "sells no deepseek-v4-pro on 2026-05-10 (the workload's requests of 2026-05-10)" in err
