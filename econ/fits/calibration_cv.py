@@ -158,12 +158,19 @@ def band_factors(abs_log: np.ndarray, group: np.ndarray) -> tuple[float, float]:
     "calibrated on those other groups alone (nested leave-one-group-out)",
     "this module",
 )
-def band_coverage(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def band_coverage(
+    abs_log: np.ndarray,
+    cell: np.ndarray,
+    group: np.ndarray,
+    *,
+    min_points: int = MIN_BAND_POINTS,
+    min_groups: int = MIN_BAND_GROUPS,
+) -> tuple[np.ndarray, np.ndarray]:
     """(p90 band each row would have been given from rows of its cell outside its own group, whether the row falls
     inside it). The band is built exactly as :func:`band_factors` builds a published one (its level calibrated by
     leaving out each of the other groups), never seeing the row's group: the check is out of fold at both levels.
-    Fewer than :data:`MIN_BAND_POINTS` other rows, or from fewer than :data:`MIN_BAND_GROUPS` other groups, give
-    NaN."""
+    Fewer than ``min_points`` other rows (:data:`MIN_BAND_POINTS`), or from fewer than ``min_groups`` other groups
+    (:data:`MIN_BAND_GROUPS`), give NaN."""
     abs_log = np.asarray(abs_log, dtype=float)
     cell = np.asarray(cell, dtype=object).astype(str)
     group = np.asarray(group, dtype=object).astype(str)
@@ -172,7 +179,7 @@ def band_coverage(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> t
         in_cell = (cell == c) & np.isfinite(abs_log)
         for g in np.unique(group[in_cell]):
             others = in_cell & (group != g)
-            if others.sum() >= MIN_BAND_POINTS and counted_groups(group[others]) >= MIN_BAND_GROUPS:
+            if others.sum() >= min_points and counted_groups(group[others]) >= min_groups:
                 level = calibrated_levels(abs_log[others], group[others])[1]
                 band[in_cell & (group == g)] = np.quantile(abs_log[others], level)
     inside = np.where(np.isfinite(band), abs_log <= band, np.nan)
@@ -181,8 +188,15 @@ def band_coverage(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> t
 
 def claimed_band(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(p90 band each row would have been given without its own group, whether the row falls inside it): its cell's
-    band where the cell has enough rows from enough other groups, else the band of all cells pooled."""
-    band, inside = band_coverage(abs_log, cell, group)
-    pooled, pooled_inside = band_coverage(abs_log, np.full(np.size(abs_log), "all"), group)
-    use_cell = np.isfinite(band)
-    return np.where(use_cell, band, pooled), np.where(use_cell, inside, pooled_inside)
+    band where the cell has enough rows from enough other groups; else the band a thin cell is published with
+    (``calibration_tables.bands``): the larger of all cells pooled and whatever rows of its cell the other groups
+    have. The check had used the pooled band alone, narrower than the published one where the cell's other rows
+    scatter more than the pool (a new model's disaggregated cells: the pool is mostly aggregated rows)."""
+    abs_log = np.asarray(abs_log, dtype=float)
+    band, _ = band_coverage(abs_log, cell, group)
+    pooled, _ = band_coverage(abs_log, np.full(np.size(abs_log), "all"), group)
+    own, _ = band_coverage(abs_log, cell, group, min_points=1, min_groups=0)
+    claimed = np.where(np.isfinite(band), band, np.fmax(pooled, own))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        inside = np.where(np.isfinite(claimed) & np.isfinite(abs_log), abs_log <= np.log(claimed), np.nan)
+    return claimed, inside

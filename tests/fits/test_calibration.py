@@ -172,3 +172,21 @@ def test_calibrated_predictions_are_never_faster_than_the_bound(shipped):
         }
         ttft, tpot = cal.predict_runs({k: np.full(shipped.runs.n, v) for k, v in values.items()}, shipped.runs)
         assert np.all(tpot >= bound[1] * (1 - 1e-12)) and np.all(ttft >= bound[0] * (1 - 1e-12))
+
+
+def test_a_thin_cell_is_checked_with_the_band_it_is_published_with():
+    """A cell with too few groups is published with the larger of its own rows' band and the pooled one
+    (calibration_tables.bands); its out-of-group check must use that band, not the pooled one alone. Here the pool
+    (four groups of tight rows) is narrower than the thin cell (two widely scattered groups): against the pool alone
+    the thin cell's rows would look uncovered, against the published band they are covered."""
+    rng = np.random.default_rng(9)
+    tight = np.abs(rng.normal(0, 0.05, 400))
+    wide = np.abs(rng.normal(0, 1.0, 40))
+    r = np.concatenate([tight, wide])
+    cell = np.array(["agg"] * 400 + ["disagg"] * 40)
+    group = np.array([f"t{i % 4}" for i in range(400)] + ["w0"] * 20 + ["w1"] * 20)
+    band, inside = cv.claimed_band(r, cell, group)
+    pooled, _ = cv.band_coverage(r, np.full(r.size, "all"), group)
+    thin = cell == "disagg"
+    assert np.all(band[thin] >= pooled[thin]) and np.nanmean(inside[thin]) > 0.8
+    assert np.nanmean(r[thin] <= np.log(pooled[thin])) < 0.3  # the pooled band alone misses most of them
