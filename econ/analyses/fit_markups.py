@@ -36,7 +36,7 @@ INPUTS = (
 )
 
 COST_ERROR_SQL = """
-select any_value(exp(abs(median_log_ratio))) from calibration_errors
+select any_value(median_log_ratio) from calibration_errors
 where basis = 'model_out' and target = 'throughput' and group_kind = 'overall'
 """
 """The calibrated cost's error shared by every model: a cost per token is a chip-hour price over a throughput, and the
@@ -297,7 +297,7 @@ def price_rows(open_rows: pl.DataFrame, current: pl.DataFrame, models: pl.DataFr
     return frame.unique(subset=list(KEY), keep="first").sort(KEY, nulls_last=True)
 
 
-def fitted(frame: pl.DataFrame, cost_shared_error: float | None = None) -> tuple[pl.DataFrame, dict]:
+def fitted(frame: pl.DataFrame, cost_median_log_ratio: float | None = None) -> tuple[pl.DataFrame, dict]:
     """The rows with the markup model's predictions and validated readings, and each component's summary."""
     comp = {c: i for i, c in enumerate(markups.COMPONENTS)}
     c = frame["component"].replace_strict(comp, return_dtype=pl.Int64).to_numpy()
@@ -316,7 +316,7 @@ def fitted(frame: pl.DataFrame, cost_shared_error: float | None = None) -> tuple
         np.log(price[is_open]), y[is_open], c[is_open], reseller[is_open], group[is_open], n_components=n_c
     )
     out = frame.with_columns(
-        pl.lit(cost_shared_error, pl.Float64).alias("cost_shared_error_ratio"),
+        pl.lit(np.exp(validation.shared_truth_error_log(cost_median_log_ratio))).alias("cost_shared_error_ratio"),
         pl.Series("log_markup_ratio", y, nan_to_null=True),
         pl.Series("predicted_markup_ratio", price / np.exp(log_cost), nan_to_null=True),
         pl.Series("_read", np.exp(log_cost), nan_to_null=True),
@@ -408,13 +408,13 @@ def validation_rows(frame: pl.DataFrame, component: str) -> pl.DataFrame:
 
 
 def tables(
-    open_rows, current, models, costs, context, cost_shared_error: float | None = None
+    open_rows, current, models, costs, context, cost_median_log_ratio: float | None = None
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(``fit_markups``, ``fit_markup_rows``); ``cost_shared_error``: :data:`COST_ERROR_SQL`'s factor."""
+    """(``fit_markups``, ``fit_markup_rows``); ``cost_median_log_ratio``: :data:`COST_ERROR_SQL`'s ratio."""
     frame = price_rows(open_rows, current, models, costs, context)
     if frame.height == 0 or frame["arch_model"].is_null().all():
         return summary_table({}), FIT_MARKUP_ROWS.empty_frame()
-    rows, summaries = fitted(frame, cost_shared_error)
+    rows, summaries = fitted(frame, cost_median_log_ratio)
     return summary_table(summaries), rows.select(FIT_MARKUP_ROWS.names).sort(KEY, nulls_last=True)
 
 

@@ -198,6 +198,15 @@ def baseline_interval(model_keys, true, *, level: float = LEVEL) -> tuple[np.nda
         return np.exp(c), np.exp(c - w), np.exp(c + w)
 
 
+@formula("e = |median held-out log ratio| of the truth's predictor", "econ validation (a truth that is a prediction)")
+def shared_truth_error_log(median_log_ratio: float | None) -> float:
+    """The error a predicted truth makes on every model alike, in log: its median log ratio on data it did not fit,
+    in size (0 where it is not measured)."""
+    if median_log_ratio is None or not np.isfinite(median_log_ratio):
+        return 0.0
+    return float(abs(median_log_ratio))
+
+
 @formula("h' = √(h² + e²), e = the truth's shared log error", "independent errors add in quadrature")
 def widened(half_log, truth_error_log):
     """The log half-width of an interval for the real quantity, when the truth it was validated against is a
