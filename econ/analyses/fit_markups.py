@@ -124,7 +124,8 @@ FIT_MARKUP_ROWS = ResultTable(
             "calibrated",
             "The calibrated cost's error shared by every model: exp|median held-out log ratio| of the published "
             "throughputs (calibration_errors: throughput, model_out); the reading's interval holds it too "
-            "(econ.fits.validation.widened); null: not measured in this database, left out",
+            "(econ.fits.validation.widened); 1 where not measured in this database",
+            validation.shared_truth_error_log,
         ),
         C("log_markup_ratio", "float", "", "derived", "ln(price/cost)", markups.fit),
         C(
