@@ -299,7 +299,7 @@ def predict_point(db_path: Path, pt: Point) -> dict:
     else:
         p, w_p = d, 1
     frame, pred = run([_rows(pt, model, chip, fmt, efmt, kv, d, p, c, w_d, w_p)])
-    return _result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, price, calibrated, target)
+    return _result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, price, calibrated, target, moe=moe)
 
 
 def _decode_rate(frame: pl.DataFrame, pred: pl.DataFrame) -> np.ndarray:
@@ -356,7 +356,7 @@ WEAK_COVERAGE = 0.8
 """A p90 band whose out-of-group coverage is below this is said to miss its promise (a note beside it)."""
 
 
-def _result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, price, calibrated, target) -> dict:
+def _result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, price, calibrated, target, *, moe) -> dict:
     r = pred.row(0, named=True)
     if r["status"] != "ok":
         raise EconError(f"cannot predict: {r['reason']}", "change the layout, lengths or formats")
@@ -394,10 +394,10 @@ def _result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, pric
         "weight_format": fmt,
         "expert_format": efmt,
         "kv_cache_format": kv,
-        "decode_layout": d.text(),
+        "decode_layout": d.text(moe),
         "decode_layout_chosen_by": d.how,
         "decode_workers": float(w_d),
-        "prefill_layout": p.text() if pt.mode == "disagg" else "(the decode pool: aggregated)",
+        "prefill_layout": p.text(moe) if pt.mode == "disagg" else "(the decode pool: aggregated)",
         "prefill_layout_chosen_by": (
             p.how + ("; workers: the fewest meeting the TTFT target" if not pt.prefill.workers else "")
         )

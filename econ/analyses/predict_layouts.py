@@ -78,11 +78,11 @@ class Layout:
     def expert_parallel(self) -> int:
         return max(self.tensor_parallel * self.data_parallel // self.expert_tensor_parallel, 1)
 
-    def text(self) -> str:
-        return (
-            f"tp {self.tensor_parallel} x dp {self.data_parallel} x pp {self.pipeline_parallel} "
-            f"({self.chips} chips), ep {self.expert_parallel} etp {self.expert_tensor_parallel}"
-        )
+    def text(self, moe: bool = True) -> str:
+        """``tp 4 x dp 1 x pp 1 (4 chips)``, and the expert degrees for a MoE model (a dense one has no experts)."""
+        chips = f"{self.chips} chip{'s' if self.chips != 1 else ''}"
+        dense = f"tp {self.tensor_parallel} x dp {self.data_parallel} x pp {self.pipeline_parallel} ({chips})"
+        return f"{dense}, ep {self.expert_parallel} etp {self.expert_tensor_parallel}" if moe else dense
 
 
 def _divisors(n: int) -> list[int]:
@@ -186,7 +186,7 @@ def pool_layouts(
         bad = contradictions(spec, found)
         if bad:
             raise EconError(
-                f"--{pool}-layout {spec.layout} sets {found.text()}, not the stated " + ", ".join(bad),
+                f"--{pool}-layout {spec.layout} sets {found.text(moe)}, not the stated " + ", ".join(bad),
                 f"leave out the {pool} degrees (the named layout sets them; --{pool}-workers may be given) or the "
                 "layout",
             )

@@ -434,3 +434,16 @@ def test_the_prefill_pool_holds_the_weights_too(real_db, capsys):
     assert _degrees(r["prefill_layout"])["chips"] * 141e9 >= 671e9
     code, out, err = predict(capsys, real_db, *DS, "--prefill-chips", "1", "--concurrency", "64")
     assert code == 1 and err.startswith("Error: the prefill pool cannot run: the layout does not hold the weights"), err
+
+
+def test_a_dense_models_layout_names_no_expert_degrees(real_db, capsys):
+    """Llama-3.1-70B has no experts: its layout reads 'tp 4 x dp 1 x pp 1 (4 chips)', with no 'ep 4 etp 1'; a MoE
+    model's layout keeps them."""
+    from econ.cli import main
+
+    args = ["predict", "--db", str(real_db), "--chip", "H100", "--input-tokens", "3000", "--output-tokens", "700"]
+    assert main([*args, "--model", "Llama-3.1-70B", "--decode-chips", "4", "--batch", "96", "--format", "json"]) == 0
+    dense = json.loads(capsys.readouterr().out)
+    assert dense["decode_layout"] == "tp 4 x dp 1 x pp 1 (4 chips)" and " ep " not in dense["prefill_layout"]
+    assert main([*args, "--model", "DeepSeek-V3", "--decode-chips", "16", "--batch", "64", "--format", "json"]) == 0
+    assert ", ep " in json.loads(capsys.readouterr().out)["decode_layout"]
