@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from datetime import date
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import polars as pl
 
@@ -40,12 +40,19 @@ def prices_at(history: pl.DataFrame, on: date) -> pl.DataFrame:
     return history.filter((pl.col("from_date") <= on) & (pl.col("to_date").is_null() | (pl.col("to_date") > on)))
 
 
+@lru_cache(maxsize=1024)
 def _name(text: str) -> str:
     return pl.select(model_name(pl.lit(text))).item() or text
 
 
+@lru_cache(maxsize=1024)
+def _key(model: str) -> str | None:
+    """The match key of a name (a pure function of the text: the worked examples ask for the same models often)."""
+    return pl.select(match_key(model_name(pl.lit(model)))).item()
+
+
 def _matching(tables: BillingTables, model: str) -> tuple[pl.DataFrame, str]:
-    wanted = pl.select(match_key(model_name(pl.lit(model)))).item()
+    wanted = _key(model)
     keys = tables.name_keys
     canonical = tables.prices.filter(keys["_canonical_key"] == wanted)
     if canonical.height:
@@ -59,15 +66,18 @@ def _matching(tables: BillingTables, model: str) -> tuple[pl.DataFrame, str]:
 
 def _retirements(rules: pl.DataFrame, model: str, as_of: date) -> list[dict]:
     """The retirement rules that name ``model`` (by canonical name or key) and are in force on ``as_of``."""
-    probe = pl.DataFrame({"seller": [None], "model": [model], "canonical_model": [_name(model)], "variant": [None]})
-    return [
+    in_force = [
         row
         for row in rules.filter(pl.col("rule") == "retired").iter_rows(named=True)
         if (row["from_date"] is None or row["from_date"] <= as_of)
         and (row["to_date"] is None or row["to_date"] > as_of)
         and row["model"]
-        and probe.select(br.covers("*", row["model"])).item()
     ]
+    if not in_force:
+        return []
+    probe = pl.DataFrame({"seller": [None], "model": [model], "canonical_model": [_name(model)], "variant": [None]})
+    named = probe.select(br.covers("*", row["model"]).alias(str(i)) for i, row in enumerate(in_force)).row(0)
+    return [row for row, hit in zip(in_force, named, strict=True) if hit]
 
 
 def _billed_as(tables: BillingTables, seller: str, target: str, rule_id: str) -> pl.DataFrame:
