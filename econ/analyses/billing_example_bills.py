@@ -10,7 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from econ.analyses.billing import bill_each
-from econ.analyses.billing_rows import BillingTables, prices_at
+from econ.analyses.billing_rows import BillingTables
 from econ.formula import formula
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
@@ -118,10 +118,10 @@ def table(history, rules, windows, examples, providers) -> pl.DataFrame:
     for i, key in enumerate(seller_of):
         together.setdefault(key, []).append(i)
     got: dict[int, dict] = {}
-    by_date: dict = {}
+    tables_at, by_date = BillingTables.on_each_date(history, rules, windows, providers), {}
     for (when, provider, model, variant, source), members in together.items():
         if when not in by_date:
-            by_date[when] = BillingTables(prices_at(history, when), rules, windows, providers, when)
+            by_date[when] = tables_at(when)
         requests = pl.concat([_request(rows[i]) for i in members]).with_columns(
             pl.int_range(len(members), dtype=pl.Int64).alias("request")
         )

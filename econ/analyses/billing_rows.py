@@ -5,6 +5,7 @@ date (:mod:`econ.analyses.billing` bills them)."""
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from functools import cached_property, lru_cache
@@ -29,15 +30,40 @@ class BillingTables:
     @cached_property
     def name_keys(self) -> pl.DataFrame:
         """Each price row's canonical model and key read as a name (match_key), computed once per date."""
-        return self.prices.select(
-            match_key(pl.col("canonical_model")).alias("_canonical_key"),
-            match_key(model_name(pl.col("model"))).alias("_model_key"),
-        )
+        return name_keys(self.prices)
+
+    @classmethod
+    def on_each_date(
+        cls, history: pl.DataFrame, rules: pl.DataFrame, windows: pl.DataFrame, providers: pl.DataFrame
+    ) -> Callable[[date], BillingTables]:
+        """The tables of any date from one ``price_history``: its rows' name keys are read once, for every date (each
+        date's are the rows in effect then), not once a date."""
+        keys = name_keys(history)
+
+        def at(on: date) -> BillingTables:
+            in_effect = history.select(_in_effect(on)).to_series()
+            tables = cls(history.filter(in_effect), rules, windows, providers, on)
+            tables.__dict__["name_keys"] = keys.filter(in_effect)  # what the cached property gives on these rows
+            return tables
+
+        return at
+
+
+def name_keys(prices: pl.DataFrame) -> pl.DataFrame:
+    """Each price row's canonical model and key read as a name (match_key)."""
+    return prices.select(
+        match_key(pl.col("canonical_model")).alias("_canonical_key"),
+        match_key(model_name(pl.col("model"))).alias("_model_key"),
+    )
+
+
+def _in_effect(on: date) -> pl.Expr:
+    return (pl.col("from_date") <= on) & (pl.col("to_date").is_null() | (pl.col("to_date") > on))
 
 
 def prices_at(history: pl.DataFrame, on: date) -> pl.DataFrame:
     """The rows of ``price_history`` in effect on ``on`` (what the view ``price_current`` gives for that date)."""
-    return history.filter((pl.col("from_date") <= on) & (pl.col("to_date").is_null() | (pl.col("to_date") > on)))
+    return history.filter(_in_effect(on))
 
 
 @lru_cache(maxsize=1024)
