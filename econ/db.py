@@ -202,9 +202,9 @@ def write_table(
 ) -> int:
     """Create (or replace) table ``name`` from one frame or a stream of frames; returns rows written.
 
-    A stream is written chunk by chunk, so a result larger than memory still lands.
+    A stream is written a few chunks at a time (:func:`_batched`), so a result larger than memory still lands.
     """
-    chunks = [frames] if isinstance(frames, pl.DataFrame) else frames
+    chunks = [frames] if isinstance(frames, pl.DataFrame) else _batched(frames)
     rows, created = 0, False
     for chunk in chunks:
         arrow = chunk.to_arrow()
@@ -220,6 +220,25 @@ def write_table(
         raise ValueError(f"table {name}: no frames to write")
     comment(con, name, description, column_comments or {})
     return rows
+
+
+WRITE_BATCH_BYTES = 256 * 2**20
+"""Chunks of a stream gathered before one insert: each insert into a table on disk is a commit, and sixteen inserts of
+serving_curves' ~21,000-row chunks took 0.59 s against 0.33 s for one of all 336,000 rows."""
+
+
+def _batched(chunks: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+    """The chunks, consecutive ones concatenated (in order) up to :data:`WRITE_BATCH_BYTES` of memory."""
+    held: list[pl.DataFrame] = []
+    size = 0
+    for chunk in chunks:
+        held.append(chunk)
+        size += chunk.estimated_size()
+        if size >= WRITE_BATCH_BYTES:
+            yield pl.concat(held) if len(held) > 1 else held[0]
+            held, size = [], 0
+    if held:
+        yield pl.concat(held) if len(held) > 1 else held[0]
 
 
 def comment(

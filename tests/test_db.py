@@ -73,3 +73,18 @@ def test_tables_fits_the_terminal(fixture_db, capsys, monkeypatch, width):
     code, out, _ = run(capsys, "tables", "--db", str(fixture_db))
     assert code == 0 and max(len(line) for line in out.splitlines()) <= width
     assert any(line.startswith("price_current ") and line.endswith("…") for line in out.splitlines())
+
+
+def test_a_stream_lands_in_order_a_few_chunks_an_insert(tmp_path, monkeypatch):
+    """write_table gathers consecutive chunks up to WRITE_BATCH_BYTES before an insert: every row lands, in order,
+    and no gathered batch holds more than the budget past its last chunk."""
+    import polars as pl
+
+    from econ import db
+
+    chunks = [pl.DataFrame({"i": list(range(k * 10, k * 10 + 10)), "x": [float(k)] * 10}) for k in range(7)]
+    monkeypatch.setattr(db, "WRITE_BATCH_BYTES", 3 * chunks[0].estimated_size())
+    assert [b.height for b in db._batched(iter(chunks))] == [30, 30, 10]
+    with duckdb.connect(str(tmp_path / "t.duckdb")) as con:
+        assert db.write_table(con, "t", iter(chunks)) == 70
+        assert con.execute("select i from t").fetchall() == [(i,) for i in range(70)]

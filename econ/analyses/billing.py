@@ -365,10 +365,3 @@ def bill_each(
     main = held.filter(pl.col("offer") == held.sort("_tagged", "offer")["offer"][0])
     by_request = {r["request"]: r for r in main.iter_rows(named=True)}
     return [{k: by_request[i][k] for k in BILLED} for i in requests["request"]]
-
-
-def bill_one(
-    tables: BillingTables, *, provider: str, model: str, variant: str, requests: pl.DataFrame, source: str | None = None
-) -> dict:
-    """:func:`bill_each` of one request."""
-    return bill_each(tables, provider=provider, model=model, variant=variant, requests=requests, source=source)[0]

@@ -1,7 +1,7 @@
 """``billing_example_bills``: each worked request of ``data/billing_examples.csv`` billed by econ beside the hand
 arithmetic, with the rule it illustrates and the page that states the rule (the report's Prices page shows them).
 
-The bill is :func:`econ.analyses.billing.bill_one` at the example's date (``price_history`` rows in effect then), the
+The bill is :func:`econ.analyses.billing.bill_each` at the example's date (``price_history`` rows in effect then), the
 same function ``econ cost`` runs.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from econ.analyses.billing import bill_each, bill_one
-from econ.analyses.billing_rows import BillingTables, prices_at
+from econ.analyses.billing import bill_each
+from econ.analyses.billing_rows import BillingTables
 from econ.formula import formula
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
@@ -96,7 +96,9 @@ def _words(row: dict) -> str:
 
 
 def table(history, rules, windows, examples, providers) -> pl.DataFrame:
-    """Bill every example at its date (one bill per example: a loop over the few examples, not over price rows)."""
+    """Bill every example at its date: one bill of the requests of the examples of each seller's model on a date (a
+    loop over the few sellers' models, not over price rows; a bill's requests are billed each on its own, and what
+    refuses a bill, a seller that sells no such model, refuses every one of its requests alike)."""
     cited = pl.concat(
         [
             rules.select("rule_id", pl.format("{} = {}", "rule", "value").alias("rule"), "source_url", "quote"),
@@ -110,34 +112,38 @@ def table(history, rules, windows, examples, providers) -> pl.DataFrame:
             ),
         ]
     )
-    out = []
-    by_date: dict = {}
-    for row in examples.iter_rows(named=True):
-        when = row["as_of"]
+    rows = list(examples.iter_rows(named=True))
+    seller_of = [tuple(row[k] for k in ("as_of", "provider", "model", "variant", "source")) for row in rows]
+    together: dict[tuple, list[int]] = {}  # the examples of one seller's model on one date: one bill of their requests
+    for i, key in enumerate(seller_of):
+        together.setdefault(key, []).append(i)
+    got: dict[int, dict] = {}
+    tables_at, by_date = BillingTables.on_each_date(history, rules, windows, providers), {}
+    for (when, provider, model, variant, source), members in together.items():
         if when not in by_date:
-            by_date[when] = BillingTables(prices_at(history, when), rules, windows, providers, when)
-        got = bill_one(
-            by_date[when],
-            provider=row["provider"],
-            model=row["model"],
-            variant=row["variant"],
-            requests=_request(row),
-            source=row["source"],
+            by_date[when] = tables_at(when)
+        requests = pl.concat([_request(rows[i]) for i in members]).with_columns(
+            pl.int_range(len(members), dtype=pl.Int64).alias("request")
         )
-        out.append(
-            {
-                **{
-                    k: row[k]
-                    for k in ("example_id", "rule_id", "provider", "model", "variant", "as_of", "at", "arithmetic")
-                },
-                "request": _words(row),
-                "hand_usd": row["expected_usd"],
-                "hand_refusal": row["refusal"],
-                "econ_usd": got["cost_usd"],
-                "econ_refusal": got["refusal"],
-                "price_row": got["price_row"],
-            }
+        billed = bill_each(
+            by_date[when], provider=provider, model=model, variant=variant, requests=requests, source=source
         )
+        got.update(zip(members, billed, strict=True))
+    out = [
+        {
+            **{
+                k: row[k]
+                for k in ("example_id", "rule_id", "provider", "model", "variant", "as_of", "at", "arithmetic")
+            },
+            "request": _words(row),
+            "hand_usd": row["expected_usd"],
+            "hand_refusal": row["refusal"],
+            "econ_usd": got[i]["cost_usd"],
+            "econ_refusal": got[i]["refusal"],
+            "price_row": got[i]["price_row"],
+        }
+        for i, row in enumerate(rows)
+    ]
     frame = pl.DataFrame(out, infer_schema_length=None).join(cited, on="rule_id", how="left")
     return frame.with_columns(
         matches(

@@ -5,9 +5,10 @@ date (:mod:`econ.analyses.billing` bills them)."""
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import polars as pl
 
@@ -29,23 +30,55 @@ class BillingTables:
     @cached_property
     def name_keys(self) -> pl.DataFrame:
         """Each price row's canonical model and key read as a name (match_key), computed once per date."""
-        return self.prices.select(
-            match_key(pl.col("canonical_model")).alias("_canonical_key"),
-            match_key(model_name(pl.col("model"))).alias("_model_key"),
-        )
+        return name_keys(self.prices)
+
+    @classmethod
+    def on_each_date(
+        cls, history: pl.DataFrame, rules: pl.DataFrame, windows: pl.DataFrame, providers: pl.DataFrame
+    ) -> Callable[[date], BillingTables]:
+        """The tables of any date from one ``price_history``: its rows' name keys are read once, for every date (each
+        date's are the rows in effect then), not once a date."""
+        keys = name_keys(history)
+
+        def at(on: date) -> BillingTables:
+            in_effect = history.select(_in_effect(on)).to_series()
+            tables = cls(history.filter(in_effect), rules, windows, providers, on)
+            tables.__dict__["name_keys"] = keys.filter(in_effect)  # what the cached property gives on these rows
+            return tables
+
+        return at
+
+
+def name_keys(prices: pl.DataFrame) -> pl.DataFrame:
+    """Each price row's canonical model and key read as a name (match_key)."""
+    return prices.select(
+        match_key(pl.col("canonical_model")).alias("_canonical_key"),
+        match_key(model_name(pl.col("model"))).alias("_model_key"),
+    )
+
+
+def _in_effect(on: date) -> pl.Expr:
+    return (pl.col("from_date") <= on) & (pl.col("to_date").is_null() | (pl.col("to_date") > on))
 
 
 def prices_at(history: pl.DataFrame, on: date) -> pl.DataFrame:
     """The rows of ``price_history`` in effect on ``on`` (what the view ``price_current`` gives for that date)."""
-    return history.filter((pl.col("from_date") <= on) & (pl.col("to_date").is_null() | (pl.col("to_date") > on)))
+    return history.filter(_in_effect(on))
 
 
+@lru_cache(maxsize=1024)
 def _name(text: str) -> str:
     return pl.select(model_name(pl.lit(text))).item() or text
 
 
+@lru_cache(maxsize=1024)
+def _key(model: str) -> str | None:
+    """The match key of a name (a pure function of the text: the worked examples ask for the same models often)."""
+    return pl.select(match_key(model_name(pl.lit(model)))).item()
+
+
 def _matching(tables: BillingTables, model: str) -> tuple[pl.DataFrame, str]:
-    wanted = pl.select(match_key(model_name(pl.lit(model)))).item()
+    wanted = _key(model)
     keys = tables.name_keys
     canonical = tables.prices.filter(keys["_canonical_key"] == wanted)
     if canonical.height:
@@ -59,15 +92,18 @@ def _matching(tables: BillingTables, model: str) -> tuple[pl.DataFrame, str]:
 
 def _retirements(rules: pl.DataFrame, model: str, as_of: date) -> list[dict]:
     """The retirement rules that name ``model`` (by canonical name or key) and are in force on ``as_of``."""
-    probe = pl.DataFrame({"seller": [None], "model": [model], "canonical_model": [_name(model)], "variant": [None]})
-    return [
+    in_force = [
         row
         for row in rules.filter(pl.col("rule") == "retired").iter_rows(named=True)
         if (row["from_date"] is None or row["from_date"] <= as_of)
         and (row["to_date"] is None or row["to_date"] > as_of)
         and row["model"]
-        and probe.select(br.covers("*", row["model"])).item()
     ]
+    if not in_force:
+        return []
+    probe = pl.DataFrame({"seller": [None], "model": [model], "canonical_model": [_name(model)], "variant": [None]})
+    named = probe.select(br.covers("*", row["model"]).alias(str(i)) for i, row in enumerate(in_force)).row(0)
+    return [row for row, hit in zip(in_force, named, strict=True) if hit]
 
 
 def _billed_as(tables: BillingTables, seller: str, target: str, rule_id: str) -> pl.DataFrame:

@@ -91,8 +91,9 @@ def efficiency(s: Scenario, name: str, architecture=None):
     if not s.efficiencies_by_architecture or architecture is None:
         return shared
     by_family = s.efficiencies_by_architecture
-    values = [by_family.get(a, {}).get(name, shared) for a in np.asarray(architecture, dtype=object).ravel()]
-    return np.asarray(values, dtype=float).reshape(np.shape(architecture))
+    flat = np.asarray(architecture, dtype=object).ravel()
+    value_of = {a: by_family.get(a, {}).get(name, shared) for a in set(flat)}  # a few families, many cases
+    return np.fromiter(map(value_of.__getitem__, flat), dtype=float, count=flat.size).reshape(np.shape(architecture))
 
 
 def settings(s: Scenario, pool: str, weight_bytes_per_param, architecture=None) -> dict:

@@ -20,6 +20,7 @@ family); the frontier is also given at the roofline bound (scenario ``base``, ev
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -43,9 +44,78 @@ CHART_STRIDE = 2
 TERMS = deployment.STEP_TERMS
 
 
-def evaluate(rows: pl.DataFrame, s, pool: str, batch: np.ndarray, group_base: int = 0) -> pl.DataFrame:
-    """Every row (case × layout) at every batch of ``batch``: the pool's step terms, as a frame of the points that
-    fit. Inputs broadcast as (rows, 1) against (1, batches); ``group`` numbers the model × chip × format cases."""
+@dataclass
+class Points:
+    """The fitting points of every row (case × layout) at every batch of a pool, as the step terms' arrays: the
+    answers are chosen on a few flat columns, and a frame is built only for the points kept (:meth:`frame`)."""
+
+    rows: pl.DataFrame
+    pool: str
+    shape: tuple[int, int]
+    out: dict
+    batch: np.ndarray
+    context: np.ndarray
+    prompt: float
+    meets: np.ndarray
+    keep: np.ndarray  # flat indices (row × batch) of the points that fit
+    group_base: int
+
+    def flat(self, x, at: np.ndarray | None = None) -> np.ndarray:
+        """``x`` broadcast over rows × batches, at the fitting points (or those of them at positions ``at``)."""
+        keep = self.keep if at is None else self.keep[at]
+        return np.broadcast_to(np.asarray(x, dtype=float), self.shape).ravel()[keep]
+
+    def row_values(self, name: str) -> np.ndarray:
+        """Column ``name`` of each fitting point's row."""
+        return self.rows[name].to_numpy()[self.keep // self.shape[1]]
+
+    def group(self) -> np.ndarray:
+        return self.group_base + self.row_values("_case")
+
+    def frame(self, at: np.ndarray | None = None) -> pl.DataFrame:
+        """The fitting points (or those at positions ``at``) as a frame: keys, step terms, targets, ``_group``."""
+        keep = self.keep if at is None else self.keep[at]
+        index = keep // self.shape[1]
+        out, size, decode = self.out, keep.size, self.pool == "decode"
+
+        def flat(x):
+            return self.flat(x, at)
+
+        keys = self.rows.select(
+            "model",
+            "chip",
+            "number_format",
+            "layout",
+            "replica_chips",
+            "tensor_parallel",
+            "attention_data_parallel",
+            "pipeline_parallel",
+            "expert_parallel",
+        )[index]
+        compute_bound = np.broadcast_to(out["compute_bound"], self.shape).ravel()[keep]
+        comm_over_memory = flat(out["comm_time_s"]) > flat(out["memory_time_s"])
+        bound = np.where(compute_bound, "compute", np.where(comm_over_memory, "communication", "memory"))
+        speed = flat(out["tokens_per_s_per_user"]) if decode else np.full(size, np.nan)
+        ttft = flat(out["ttft_s"]) if not decode else np.full(size, np.nan)
+        return keys.with_columns(
+            pl.lit(self.pool).alias("pool"),
+            pl.Series("batch_per_replica", flat(self.batch)),
+            pl.Series("context_tokens", flat(self.context)),
+            pl.Series("prompt_tokens", np.full(size, self.prompt), nan_to_null=True),
+            *(pl.Series(k, flat(out[k])) for k in TERMS),
+            pl.Series("tokens_per_s_per_user", speed, nan_to_null=True),
+            pl.Series("ttft_s", ttft, nan_to_null=True),
+            pl.Series("bound", bound),
+            pl.Series("fits", np.ones(size, dtype=bool)),
+            pl.Series("meets_target", np.broadcast_to(self.meets, self.shape).ravel()[keep]),
+            pl.Series("_group", self.group_base + self.rows["_case"].to_numpy()[index]),
+            pl.Series("_idealised", self.rows["idealised"].to_numpy()[index]),
+        )
+
+
+def points(rows: pl.DataFrame, s, pool: str, batch: np.ndarray, group_base: int = 0) -> Points:
+    """Every row (case × layout) at every batch of ``batch``: the pool's step terms and which points fit. Inputs
+    broadcast as (rows, 1) against (1, batches); ``group`` numbers the model × chip × format cases."""
     t = traffic_mix(s)
     n, m = rows.height, len(batch)
 
@@ -71,94 +141,96 @@ def evaluate(rows: pl.DataFrame, s, pool: str, batch: np.ndarray, group_base: in
         context = np.full((1, 1), t.mean_prompt_tokens)
         out = deployment.prefill_terms(model, chip, layout, b, prompt, cached, kv_scale=scale, settings=run)
         meets = out["ttft_s"] <= s.ttft_target_s
-    shape = (n, m)
-    fits = (out["fits"] & np.isfinite(out["step_time_s"])).ravel()
-    keep = np.flatnonzero(fits)
-    index = keep // m
-
-    def flat(x):
-        return np.broadcast_to(np.asarray(x, dtype=float), shape).ravel()[keep]
-
-    keys = rows.select(
-        "model",
-        "chip",
-        "number_format",
-        "layout",
-        "replica_chips",
-        "tensor_parallel",
-        "attention_data_parallel",
-        "pipeline_parallel",
-        "expert_parallel",
-    )[index]
-    compute_bound = np.broadcast_to(out["compute_bound"], shape).ravel()[keep]
-    comm_over_memory = flat(out["comm_time_s"]) > flat(out["memory_time_s"])
-    bound = np.where(compute_bound, "compute", np.where(comm_over_memory, "communication", "memory"))
-    speed = flat(out["tokens_per_s_per_user"]) if pool == "decode" else np.full(keep.size, np.nan)
-    ttft = flat(out["ttft_s"]) if pool == "prefill" else np.full(keep.size, np.nan)
-    return keys.with_columns(
-        pl.lit(pool).alias("pool"),
-        pl.Series("batch_per_replica", flat(b)),
-        pl.Series("context_tokens", flat(context)),
-        pl.Series("prompt_tokens", np.full(keep.size, prompt), nan_to_null=True),
-        *(pl.Series(k, flat(out[k])) for k in TERMS),
-        pl.Series("tokens_per_s_per_user", speed, nan_to_null=True),
-        pl.Series("ttft_s", ttft, nan_to_null=True),
-        pl.Series("bound", bound),
-        pl.Series("fits", np.ones(keep.size, dtype=bool)),
-        pl.Series("meets_target", np.broadcast_to(meets, shape).ravel()[keep]),
-        pl.Series("_group", group_base + rows["_case"].to_numpy()[index]),
-        pl.Series("_idealised", rows["idealised"].to_numpy()[index]),
-    )
+    keep = np.flatnonzero((out["fits"] & np.isfinite(out["step_time_s"])).ravel())
+    return Points(rows, pool, (n, m), out, b, context, prompt, meets, keep, group_base)
 
 
-def marked(frame: pl.DataFrame) -> pl.DataFrame:
-    """``cheapest_meeting_target`` per model × chip × format × pool (``_group``)."""
-    eligible = frame["meets_target"].to_numpy() & ~frame["_idealised"].to_numpy()
-    mark = layout_search.cheapest_meeting_target(frame["_group"].to_numpy(), frame["usd_per_mtok"].to_numpy(), eligible)
-    return frame.with_columns(pl.Series("cheapest_meeting_target", mark))
+def evaluate(rows: pl.DataFrame, s, pool: str, batch: np.ndarray, group_base: int = 0) -> pl.DataFrame:
+    """Every fitting point of :func:`points`, as a frame."""
+    return points(rows, s, pool, batch, group_base).frame()
 
 
 def on_frontier(frame: pl.DataFrame) -> np.ndarray:
     """Decode points on their model × chip × format's frontier (idealised layouts and prefill points never are)."""
-    eligible = (frame["pool"] == "decode").to_numpy() & ~frame["_idealised"].to_numpy()
-    optimal = np.zeros(frame.height, dtype=bool)
+    return _frontier_mask(
+        (frame["pool"] == "decode").to_numpy() & ~frame["_idealised"].to_numpy(),
+        frame["_group"].to_numpy(),
+        frame["tokens_per_s_per_user"].to_numpy(),
+        frame["tokens_per_s_per_chip"].to_numpy(),
+    )
+
+
+def _frontier_mask(eligible, group, speed, throughput) -> np.ndarray:
+    optimal = np.zeros(eligible.size, dtype=bool)
     if eligible.any():
-        optimal[eligible] = pareto_optimal(
-            frame["_group"].to_numpy()[eligible],
-            frame["tokens_per_s_per_user"].to_numpy()[eligible],
-            frame["tokens_per_s_per_chip"].to_numpy()[eligible],
-        )
+        optimal[eligible] = pareto_optimal(group[eligible], speed[eligible], throughput[eligible])
     return optimal
+
+
+def _points_on_frontier(p: Points) -> np.ndarray:
+    if p.pool != "decode":
+        return np.zeros(p.keep.size, dtype=bool)
+    speed, throughput = p.flat(p.out["tokens_per_s_per_user"]), p.flat(p.out["tokens_per_s_per_chip"])
+    return _frontier_mask(~p.row_values("idealised"), p.group(), speed, throughput)
 
 
 def best_of_replica_size(frame: pl.DataFrame) -> np.ndarray:
     """The lowest-$/MTok grid layout of each model × chip × format × pool × replica size × batch."""
-    grid = (frame["layout"] == "grid").to_numpy()
-    keys = frame.select("_group", "replica_chips", "batch_per_replica").with_columns(
-        pl.struct(pl.all()).rank("dense").alias("_cell")
-    )["_cell"]
-    return layout_search.cheapest_meeting_target(keys.to_numpy(), frame["usd_per_mtok"].to_numpy(), grid)
-
-
-def thinned(frame: pl.DataFrame, batch: np.ndarray) -> pl.DataFrame:
-    """The answers (cheapest meeting the target, frontier) and the chart grid: at every :data:`CHART_STRIDE`-th batch,
-    the cheapest grid layout of each replica size and every named layout."""
-    chart = frame["batch_per_replica"].is_in(list(batch[::CHART_STRIDE])).to_numpy()
-    front, best = on_frontier(frame), best_of_replica_size(frame)
-    named = (frame["layout"] != "grid").to_numpy()
-    keep = frame["cheapest_meeting_target"].to_numpy() | front | (chart & (best | named))
-    return frame.with_columns(pl.Series("on_frontier", front), pl.Series("best_of_replica_size", best)).filter(
-        pl.Series(keep)
+    return _cheapest_per_cell(
+        _codes(frame["_group"].to_numpy()),
+        _codes(frame["replica_chips"].to_numpy()),
+        _codes(frame["batch_per_replica"].to_numpy()),
+        frame["usd_per_mtok"].to_numpy(),
+        (frame["layout"] == "grid").to_numpy(),
     )
 
 
-def frontier(decode: pl.DataFrame, basis: str) -> pl.DataFrame:
+def _points_best_of_replica_size(p: Points, group: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """:func:`best_of_replica_size` of :class:`Points` (their batch numbered by its place in the grid)."""
+    grid = p.row_values("layout") == "grid"
+    return _cheapest_per_cell(group, _codes(p.row_values("replica_chips")), p.keep % p.shape[1], cost, grid)
+
+
+def _codes(values: np.ndarray) -> np.ndarray:
+    """Each value's place among the distinct values (0, 1, …)."""
+    return np.unique(values, return_inverse=True)[1].reshape(-1)
+
+
+def _cheapest_per_cell(group, size, batch, cost, grid) -> np.ndarray:
+    """The cheapest grid point of each cell group × replica size × batch, the cells numbered from the three codes (non-
+    negative integers) in one integer."""
+    if not group.size:
+        return np.zeros(0, dtype=bool)
+    group = group.astype(np.int64) - group.min()  # numbered from 0: the cells stay few enough for a scatter
+    cell = (group * (size.max() + 1) + size) * (batch.max() + 1) + batch
+    return layout_search.cheapest_meeting_target(cell, cost, grid)
+
+
+def thinned(p: Points, basis: str, front: np.ndarray) -> pl.DataFrame:
+    """The answers (cheapest meeting the target, frontier) and the chart grid: at every :data:`CHART_STRIDE`-th batch,
+    the cheapest grid layout of each replica size and every named layout."""
+    group, cost = p.group(), p.flat(p.out["usd_per_mtok"])
+    meets = np.broadcast_to(p.meets, p.shape).ravel()[p.keep]
+    cheapest = layout_search.cheapest_meeting_target(group, cost, meets & ~p.row_values("idealised"))
+    best = _points_best_of_replica_size(p, group, cost)
+    chart = np.isin(p.flat(p.batch), p.batch[0, ::CHART_STRIDE])
+    named = p.row_values("layout") != "grid"
+    at = np.flatnonzero(cheapest | front | (chart & (best | named)))
+    return p.frame(at).with_columns(
+        pl.Series("cheapest_meeting_target", cheapest[at]),
+        pl.Series("on_frontier", front[at]),
+        pl.Series("best_of_replica_size", best[at]),
+        pl.lit(basis).alias("efficiency_basis"),
+    )
+
+
+def frontier(p: Points, basis: str, front: np.ndarray) -> pl.DataFrame:
     """The decode points on their model × chip × format's frontier of throughput per chip against speed per user."""
-    decode = decode.with_columns(pl.lit(basis).alias("efficiency_basis"))
-    if not decode.height:
+    if not p.keep.size:
         return FRONTIER.empty_frame()
     return (
-        decode.filter(pl.Series(on_frontier(decode)))
+        p.frame(np.flatnonzero(front))
+        .with_columns(pl.lit(basis).alias("efficiency_basis"))
         .select(FRONTIER.names)
         .sort("efficiency_basis", "model", "chip", "number_format", "tokens_per_s_per_user")
     )
@@ -175,15 +247,20 @@ def chunks(ctx, s, bound) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
     for start in range(0, cases.height, CASES_PER_CHUNK):
         part = cases.slice(start, CASES_PER_CHUNK)
         rows = inputs.layouts_for(part, named, "decode", max_chips)
-        decode = marked(evaluate(rows, s, "decode", DECODE_BATCH))
-        prefill = evaluate(
+        decode = points(rows, s, "decode", DECODE_BATCH)
+        prefill = points(
             inputs.layouts_for(part, named, "prefill", max_chips), s, "prefill", PREFILL_BATCH, cases.height
         )
-        fronts = [frontier(decode, s.efficiency_basis)]
+        front = _points_on_frontier(decode)
+        fronts = [frontier(decode, s.efficiency_basis, front)]
         if bound is not None:
-            fronts.append(frontier(evaluate(rows, bound, "decode", DECODE_BATCH), bound.efficiency_basis))
-        kept = pl.concat([thinned(decode, DECODE_BATCH), thinned(marked(prefill), PREFILL_BATCH)]).with_columns(
-            pl.lit(s.efficiency_basis).alias("efficiency_basis")
+            roofline = points(rows, bound, "decode", DECODE_BATCH)
+            fronts.append(frontier(roofline, bound.efficiency_basis, _points_on_frontier(roofline)))
+        kept = pl.concat(
+            [
+                thinned(decode, s.efficiency_basis, front),
+                thinned(prefill, s.efficiency_basis, _points_on_frontier(prefill)),
+            ]
         )
         yield kept.select(LAYOUTS.names), pl.concat(fronts)
 

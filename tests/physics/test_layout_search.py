@@ -74,6 +74,22 @@ def test_cheapest_meeting_target_is_what_a_loop_over_the_grid_finds(target):
         assert cost[chosen] == expected[3] and ROWS[chosen][:2] == expected[:2]
 
 
+COSTS = st.sampled_from([1.0, 2.0, 3.0, np.inf, np.nan, -np.inf])  # ties, never-finite and NaN costs
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), COSTS, st.booleans()), max_size=40))
+def test_integer_groups_mark_what_the_sort_marks(points):
+    """Integer groups take the scatter path; the same groups as floats take the sort: the marks agree, ties and NaN
+    included."""
+    group = np.array([p[0] for p in points], dtype=np.int64)
+    cost = np.array([p[1] for p in points], dtype=float)
+    feasible = np.array([p[2] for p in points], dtype=bool)
+    by_scatter = layout_search.cheapest_meeting_target(group, cost, feasible)
+    by_sort = layout_search.cheapest_meeting_target(group.astype(float), cost, feasible)
+    assert by_scatter.tolist() == by_sort.tolist()
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.floats(1.0, 300.0), st.floats(1.0, 300.0))
 def test_a_tighter_speed_target_never_lowers_the_cheapest_cost(a, b):
