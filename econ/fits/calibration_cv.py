@@ -190,8 +190,8 @@ def claimed_band(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> tu
     """(p90 band each row would have been given without its own group, whether the row falls inside it): its cell's
     band where the cell has enough rows from enough other groups; else the band a thin cell is published with
     (``calibration_tables.bands``): the larger of all cells pooled and whatever rows of its cell the other groups
-    have. The check had used the pooled band alone, narrower than the published one where the cell's other rows
-    scatter more than the pool (a new model's disaggregated cells: the pool is mostly aggregated rows)."""
+    have: the pooled band alone is narrower than that where the cell's other rows scatter more than the pool (a new
+    model's disaggregated cells: the pool is mostly aggregated rows)."""
     abs_log = np.asarray(abs_log, dtype=float)
     band, _ = band_coverage(abs_log, cell, group)
     pooled, _ = band_coverage(abs_log, np.full(np.size(abs_log), "all"), group)
