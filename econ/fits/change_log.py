@@ -52,19 +52,29 @@ def change_log(history: pl.DataFrame, *, format_commits: list[str] | None = None
     at which a source started reading another file (genai-prices' v2 feed counts image output apart from text
     output): a move first seen there is ``format_change``, a suspected data fix.
     """
+    # sorted by key then date, a shift within a key is a plain shift where the row that many places away has the same
+    # key (null keys are one key, as in a window over them): the same rows as shift().over(KEY), grouped once
     ordered = history.sort(*KEY, "from_date")
+
+    def within(n: int) -> pl.Expr:
+        return pl.all_horizontal(pl.col(k).eq_missing(pl.col(k).shift(n)) for k in KEY)
+
+    ordered = ordered.with_columns(within(1).alias("_k1"), within(2).alias("_k2"), within(-1).alias("_k_1"))
+
+    def shifted(column: str, n: int) -> pl.Expr:
+        return pl.when(pl.col(f"_k{n}" if n > 0 else "_k_1")).then(pl.col(column).shift(n))
+
     parts = []
     for name, column in COMPONENTS.items():
-        prev = pl.col(column).shift(1).over(KEY)
         parts.append(
             ordered.with_columns(
                 pl.lit(name).alias("component"),
-                prev.alias("old_usd_per_mtok"),
+                shifted(column, 1).alias("old_usd_per_mtok"),
                 pl.col(column).alias("new_usd_per_mtok"),
-                pl.col(column).shift(2).over(KEY).alias("_before"),
-                pl.col(column).shift(-1).over(KEY).alias("_after"),
-                pl.col("from_date").shift(1).over(KEY).alias("old_from_date"),
-            )
+                shifted(column, 2).alias("_before"),
+                shifted(column, -1).alias("_after"),
+                shifted("from_date", 1).alias("old_from_date"),
+            ).drop("_k1", "_k2", "_k_1")
         )
     long = pl.concat(parts).filter(
         pl.col("prev_from_date").is_not_null()
