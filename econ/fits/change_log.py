@@ -17,7 +17,7 @@ from datetime import date
 
 import polars as pl
 
-from econ.fits.price_changes import suspected_fix
+from econ.fits.price_changes import shift_within, suspected_fix, with_same_key
 from econ.formula import formula
 
 KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
@@ -52,29 +52,20 @@ def change_log(history: pl.DataFrame, *, format_commits: list[str] | None = None
     at which a source started reading another file (genai-prices' v2 feed counts image output apart from text
     output): a move first seen there is ``format_change``, a suspected data fix.
     """
-    # sorted by key then date, a shift within a key is a plain shift where the row that many places away has the same
-    # key (null keys are one key, as in a window over them): the same rows as shift().over(KEY), grouped once
-    ordered = history.sort(*KEY, "from_date")
-
-    def within(n: int) -> pl.Expr:
-        return pl.all_horizontal(pl.col(k).eq_missing(pl.col(k).shift(n)) for k in KEY)
-
-    ordered = ordered.with_columns(within(1).alias("_k1"), within(2).alias("_k2"), within(-1).alias("_k_1"))
-
-    def shifted(column: str, n: int) -> pl.Expr:
-        return pl.when(pl.col(f"_k{n}" if n > 0 else "_k_1")).then(pl.col(column).shift(n))
-
+    # sorted by key then date: a shift within a key is a plain shift where the row that many places away has the same
+    # key (the same rows as shift().over(KEY), without grouping the history once per expression)
+    ordered = with_same_key(history.sort(*KEY, "from_date"), KEY, (1, 2, -1))
     parts = []
     for name, column in COMPONENTS.items():
         parts.append(
             ordered.with_columns(
                 pl.lit(name).alias("component"),
-                shifted(column, 1).alias("old_usd_per_mtok"),
+                shift_within(column, 1).alias("old_usd_per_mtok"),
                 pl.col(column).alias("new_usd_per_mtok"),
-                shifted(column, 2).alias("_before"),
-                shifted(column, -1).alias("_after"),
-                shifted("from_date", 1).alias("old_from_date"),
-            ).drop("_k1", "_k2", "_k_1")
+                shift_within(column, 2).alias("_before"),
+                shift_within(column, -1).alias("_after"),
+                shift_within("from_date", 1).alias("old_from_date"),
+            ).drop("_same_key_1", "_same_key_2", "_same_key_-1")
         )
     long = pl.concat(parts).filter(
         pl.col("prev_from_date").is_not_null()
