@@ -9,8 +9,6 @@ know is hand-kept in ``data/providers.csv``, ``data/model_families.csv`` and ``d
 
 from __future__ import annotations
 
-import polars as pl
-
 from econ.fits import match_rules as mr
 from econ.fits import model_identity as mi
 from econ.results import ResultColumn as C
@@ -187,11 +185,8 @@ def run(ctx) -> None:
     aliases = ctx.query("select * from model_aliases")
     mapping = mi.map_price_keys(keys, models=models, families=families, providers=providers, aliases=aliases)
     rules = ctx.query("select * from price_match_rules where source = 'genai_prices'")
-    mapping = mr.apply(mapping, rules)
-    others = mapping.filter(pl.col("source") != "genai_prices").select(
-        "source", "provider", "model", "canonical_model", pl.col("seller_organisation").alias("seller")
-    )
-    pairs = mr.rule_matches(mr.with_sellers(rules, mapping, "genai_prices"), others)
+    pairs = mr.matches(mapping, rules)  # read once: applying the rules changes none of the keys they are read against
+    mapping = mr.apply(mapping, rules, pairs=pairs)
     ctx.write(PRICE_KEY_MATCHES, pairs.unique().sort("provider", "model", "matched_provider", "matched_model"))
     ctx.write(PRICE_KEYS, mapping)
     ctx.write(MODEL_CATALOG, mi.model_catalog(mapping, models=models, families=families))

@@ -17,7 +17,7 @@ from datetime import date
 
 import polars as pl
 
-from econ.fits.price_changes import suspected_fix
+from econ.fits.price_changes import shift_within, suspected_fix, with_same_key
 from econ.formula import formula
 
 KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
@@ -52,19 +52,20 @@ def change_log(history: pl.DataFrame, *, format_commits: list[str] | None = None
     at which a source started reading another file (genai-prices' v2 feed counts image output apart from text
     output): a move first seen there is ``format_change``, a suspected data fix.
     """
-    ordered = history.sort(*KEY, "from_date")
+    # sorted by key then date: a shift within a key is a plain shift where the row that many places away has the same
+    # key (the same rows as shift().over(KEY), without grouping the history once per expression)
+    ordered = with_same_key(history.sort(*KEY, "from_date"), KEY, (1, 2, -1))
     parts = []
     for name, column in COMPONENTS.items():
-        prev = pl.col(column).shift(1).over(KEY)
         parts.append(
             ordered.with_columns(
                 pl.lit(name).alias("component"),
-                prev.alias("old_usd_per_mtok"),
+                shift_within(column, 1).alias("old_usd_per_mtok"),
                 pl.col(column).alias("new_usd_per_mtok"),
-                pl.col(column).shift(2).over(KEY).alias("_before"),
-                pl.col(column).shift(-1).over(KEY).alias("_after"),
-                pl.col("from_date").shift(1).over(KEY).alias("old_from_date"),
-            )
+                shift_within(column, 2).alias("_before"),
+                shift_within(column, -1).alias("_after"),
+                shift_within("from_date", 1).alias("old_from_date"),
+            ).drop("_same_key_1", "_same_key_2", "_same_key_-1")
         )
     long = pl.concat(parts).filter(
         pl.col("prev_from_date").is_not_null()

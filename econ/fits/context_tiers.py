@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from econ.fits.tier_lines import LEVEL, fit_lines, joined, ols_slope, pack_left
 from econ.fits.wrapper import FitResult, fit
 from econ.formula import formula
 from econ.physics.context_mix import MIN_PROMPT_TOKENS, tier_mean_context_tokens
@@ -49,7 +50,6 @@ EXPONENT_GRID = tuple(round(0.25 * i, 2) for i in range(13))
 """α values (0 … 3) at which every ``power_law`` slope is also fitted, for the scenario interval over α."""
 
 COMPONENTS = {"input": "input_usd_per_mtok", "output": "output_usd_per_mtok", "cache_read": "cache_read_usd_per_mtok"}
-LEVEL = 0.9
 POOL_PLAUSIBLE_SPREAD_RATIO = 1.25
 """A pool is called plausible when its members' own relative slopes differ by at most this factor."""
 
@@ -96,18 +96,6 @@ def context_column(rule: str, component: str) -> str:
     return f"context_{rule}_tokens"
 
 
-def ols_slope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Least-squares slope of y on x along the last axis (unbounded; NaN where x does not vary)."""
-    xm = x - x.mean(axis=-1, keepdims=True)
-    ym = y - y.mean(axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (xm * ym).sum(axis=-1) / (xm * xm).sum(axis=-1)
-
-
-def _line(x, p):
-    return p[0] + p[1] * x[:, 0]
-
-
 def _through_origin(x, p):
     return p[0] * x[:, 0]
 
@@ -123,35 +111,6 @@ class _Memo:
         if key not in self.cache:
             self.cache[key] = fit(model, x, y, p0, names=names, bounds=bounds, linear=True, level=LEVEL, seed=0)
         return self.cache[key]
-
-
-def _fit_schedule(memo: _Memo, contexts_tokens: np.ndarray, prices: np.ndarray) -> dict:
-    """One schedule × component × rule: the line through (L/1e6, p/p_base); returns slope/intercept in $/MTok units."""
-    keep = np.isfinite(contexts_tokens) & np.isfinite(prices)
-    x = contexts_tokens[keep] / MEGA
-    base = prices[0] if prices.size and np.isfinite(prices[0]) and prices[0] > 0 else np.nan
-    y = prices[keep] / base
-    if not np.isfinite(base):
-        return {
-            "status": "not_fitted",
-            "fit_interval_kind": "none",
-            "n_points": int(keep.sum()),
-            "fit_message": "no positive base-tier price",
-        }
-    r = memo.fit(_line, x[:, None], y, [1.0, 0.0], ("intercept", "slope"), ([0.0, 0.0], [np.inf, np.inf]))
-    lo, hi = r.interval("slope")
-    return {
-        "status": r.status,
-        "fit_interval_kind": r.interval_kind,
-        "n_points": r.n_points,
-        "fit_message": r.message,
-        "intercept_usd_per_mtok": base * r["intercept"],
-        "slope_usd_per_mtok_per_mtok_context": base * r["slope"],
-        "slope_fit_low_usd_per_mtok_per_mtok_context": base * lo,
-        "slope_fit_high_usd_per_mtok_per_mtok_context": base * hi,
-        "uplift_per_mtok_context_frac": r["slope"] / r["intercept"] if r["intercept"] > 0 else np.nan,
-        "max_abs_residual_frac": float(np.max(np.abs(r.residuals))) if r.residuals.size else np.nan,
-    }
 
 
 BILLING_RULE_RTOL = 0.01
@@ -193,63 +152,96 @@ def fit_schedules(tiers: pl.DataFrame, *, rules: tuple[str, ...] = RULES, expone
         return pl.DataFrame()
     ids = frame.select(pl.struct(key).rank("dense").alias("_id"))["_id"].to_numpy()
     starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-    ends = np.r_[starts[1:], ids.size]
-    labels = frame.select(key).rows()
-    threshold = frame["tier_min_prompt_tokens"].to_numpy()
+    n_tiers = np.diff(np.r_[starts, ids.size])
+    width = int(n_tiers.max())
+    tier = np.arange(width)[None, :]
+    present = tier < n_tiers[:, None]  # schedule x tier: the padded grid every array below is read on
+    at = np.where(present, starts[:, None] + tier, 0)
+
+    def grid(values: np.ndarray) -> np.ndarray:
+        return np.where(present.reshape(present.shape + (1,) * (values.ndim - 1)), values[at], np.nan)
+
     lows = frame["tier_lower_tokens"].to_numpy().astype(float)
     highs = frame["tier_upper_tokens"].fill_null(np.nan).to_numpy()
-    price = {c: frame[col].cast(pl.Float64).fill_null(np.nan).to_numpy() for c, col in COMPONENTS.items()}
-    columns = {context_column(r, c) for r in rules for c in COMPONENTS}
-    context = {name: frame[name].fill_null(np.nan).to_numpy() for name in columns}
-    grid = np.asarray(EXPONENT_GRID)
-    memo, rows = _Memo(), []
-    for start, end in zip(starts, ends):
-        if end - start < 2:
-            continue
-        head = {
-            **dict(zip(key, labels[start])),
-            "n_tiers": int(end - start),
-            "tier_thresholds_tokens": ",".join(str(int(t)) for t in threshold[start:end]),
-            "crossover_threshold_tokens": float(threshold[start + 1]),
-        }
-        ratios, rule_text = billing_rule(price["input"][start:end], price["cache_read"][start:end])
-        for component in COMPONENTS:
-            prices = price[component][start:end]
-            if not (np.isfinite(prices[0]) and prices[0] > 0) or np.isfinite(prices).sum() < 2:
-                continue
-            weighted = component in TOKEN_WEIGHTED
-            at_grid = tier_mean_context_tokens(
-                lows[start:end, None], highs[start:end, None], grid[None, :], token_weighted=weighted
-            )
-            keep = np.isfinite(prices)
-            for rule in rules:
-                contexts = context[context_column(rule, component)][start:end]
-                ratio_grid = np.ones(grid.size)
-                if rule == "power_law":
-                    at_exponent = tier_mean_context_tokens(
-                        lows[start:end], highs[start:end], exponent, token_weighted=weighted
-                    )
-                    ok = keep & np.isfinite(at_exponent) & np.all(np.isfinite(at_grid), axis=1)
-                    base = ols_slope(at_exponent[ok], prices[ok])
-                    with np.errstate(invalid="ignore", divide="ignore"):
-                        ratio_grid = ols_slope(at_grid[ok].T, np.broadcast_to(prices[ok], (grid.size, ok.sum()))) / base
-                rows.append(
-                    {
-                        **head,
-                        "component": component,
-                        "rule": rule,
-                        "representative_contexts_tokens": ",".join(
-                            "" if not np.isfinite(c) else str(int(round(c))) for c in contexts
-                        ),
-                        "base_price_usd_per_mtok": float(prices[0]),
-                        **_fit_schedule(memo, contexts, prices),
-                        "cache_read_over_input_ratios": ratios if component == "cache_read" else None,
-                        "billing_rule": rule_text if component == "cache_read" else None,
-                        "_contexts": [float(c) for c in contexts],
-                        "_slope_ratio_grid": [float(g) for g in np.nan_to_num(ratio_grid, nan=1.0)],
-                    }
+    price = {c: grid(frame[col].cast(pl.Float64).fill_null(np.nan).to_numpy()) for c, col in COMPONENTS.items()}
+    context = {
+        name: grid(frame[name].fill_null(np.nan).to_numpy())
+        for name in {context_column(r, c) for r in rules for c in COMPONENTS}
+    }
+    alphas = np.asarray(EXPONENT_GRID)
+    blocks = []  # one per component x rule: the rows of the schedules that component is fitted for
+    for order_component, component in enumerate(COMPONENTS):
+        prices = price[component]
+        keep = np.isfinite(prices)
+        fitted = (n_tiers > 1) & np.isfinite(prices[:, 0]) & (prices[:, 0] > 0) & (keep.sum(axis=1) >= 2)
+        weighted = component in TOKEN_WEIGHTED
+        at_exponent = grid(tier_mean_context_tokens(lows, highs, exponent, token_weighted=weighted))
+        at_alphas = grid(
+            tier_mean_context_tokens(lows[:, None], highs[:, None], alphas[None, :], token_weighted=weighted)
+        )
+        ok = keep & np.isfinite(at_exponent) & np.all(np.isfinite(at_alphas), axis=2)
+        x_ok, n_ok = pack_left(at_exponent, ok)
+        y_ok, _ = pack_left(prices, ok)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            slope_ratios = (
+                ols_slope(
+                    np.stack([pack_left(at_alphas[:, :, g], ok)[0] for g in range(alphas.size)], axis=1),
+                    np.broadcast_to(y_ok[:, None, :], (y_ok.shape[0], alphas.size, width)),
+                    np.broadcast_to(n_ok[:, None], (n_ok.size, alphas.size)),
                 )
-    return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
+                / ols_slope(x_ok, y_ok, n_ok)[:, None]
+            )
+        for order_rule, rule in enumerate(rules):
+            blocks.append(
+                {
+                    "schedule": np.flatnonzero(fitted),
+                    "order": np.full(fitted.sum(), order_component * len(rules) + order_rule),
+                    "component": component,
+                    "rule": rule,
+                    "contexts": context[context_column(rule, component)][fitted],
+                    "prices": prices[fitted],
+                    "ratio_grid": slope_ratios[fitted] if rule == "power_law" else np.ones((fitted.sum(), alphas.size)),
+                }
+            )
+    schedule = np.concatenate([b["schedule"] for b in blocks])
+    if schedule.size == 0:
+        return pl.DataFrame()
+    rows = np.lexsort((np.concatenate([b["order"] for b in blocks]), schedule))  # schedule, component, rule
+    schedule = schedule[rows]
+    component = np.concatenate([np.full(b["schedule"].size, b["component"], dtype=object) for b in blocks])[rows]
+    rule = np.concatenate([np.full(b["schedule"].size, b["rule"], dtype=object) for b in blocks])[rows]
+    contexts, prices, ratio_grid = (
+        np.concatenate([b[name] for b in blocks])[rows] for name in ("contexts", "prices", "ratio_grid")
+    )
+    keep = np.isfinite(contexts) & np.isfinite(prices)
+    x, count = pack_left(contexts / MEGA, keep)
+    base = prices[:, 0]
+    y, _ = pack_left(prices / base[:, None], keep)
+    n = n_tiers[schedule]
+    cache = component == "cache_read"
+    said = np.full((starts.size, 2), None, dtype=object)  # per schedule: the cache-read ratios and what they say
+    for s_ in np.unique(schedule[cache]):  # one formula call per schedule with cache prices (its text is per schedule)
+        said[s_] = billing_rule(price["input"][s_, : n_tiers[s_]], price["cache_read"][s_, : n_tiers[s_]])
+    said = np.where(cache[:, None], said[schedule], None)
+    threshold = frame.select(pl.col("tier_min_prompt_tokens").cast(pl.Int64))["tier_min_prompt_tokens"].to_numpy()
+    labels = frame.select(key)[starts[schedule].tolist()]
+    in_row = tier < n[:, None]
+    return labels.with_columns(
+        pl.Series("n_tiers", n, dtype=pl.Int64),
+        joined("tier_thresholds_tokens", grid(threshold.astype(float))[schedule], in_row),
+        pl.Series("crossover_threshold_tokens", threshold[starts[schedule] + 1].astype(float)),
+        pl.Series("component", component, dtype=pl.String),
+        pl.Series("rule", rule, dtype=pl.String),
+        joined("representative_contexts_tokens", contexts, in_row),
+        pl.Series("base_price_usd_per_mtok", base),
+        *(pl.Series(name, values) for name, values in fit_lines(x, y, count, base).items()),
+        pl.Series("cache_read_over_input_ratios", said[:, 0].tolist(), dtype=pl.String),
+        pl.Series("billing_rule", said[:, 1].tolist(), dtype=pl.String),
+        pl.DataFrame({"row": np.nonzero(in_row)[0], "_contexts": contexts[in_row]})
+        .group_by("row", maintain_order=True)
+        .agg("_contexts")["_contexts"],
+        pl.Series("_slope_ratio_grid", np.nan_to_num(ratio_grid, nan=1.0).tolist(), dtype=pl.List(pl.Float64)),
+    )
 
 
 @formula("y − 1 = κ·(L − y·L₀), one κ per provider", "econ pooled reading of lecture f.1")

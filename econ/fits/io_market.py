@@ -216,14 +216,19 @@ def efficiency_ratio_draws(rows: pl.DataFrame, efficiencies: dict, weights: np.n
     ranges = {k: (v[1], v[2]) for k, v in efficiencies.items() if v[1] < v[2]}
     sample = draw(ranges, n, seed=0)
 
-    def ratio(eff) -> float:
-        x, y = market_design(rows, eff)
-        beta, *_ = np.linalg.lstsq(x * weights[:, None], y * weights, rcond=None)
-        flop, byte = beta[0], beta[2]
-        return flop * eff["prefill_mfu_frac"] / byte if byte > 0 and flop > 0 else np.nan
-
-    base = ratio(central)
-    out = np.array([ratio({k: sample[k][i] if k in sample else central[k] for k in central}) for i in range(n)])
+    # every draw's design at once (the central one first): the same elementwise arithmetic as market_design's
+    every = {k: np.r_[central[k], sample[k]] if k in sample else np.full(n + 1, central[k]) for k in central}
+    f_in, f_out = equivalent_flops(rows, {k: every[k][:, None] for k in EFFICIENCIES})
+    x, y = market_design(rows)
+    designs = np.repeat(x[None], n + 1, axis=0)
+    designs[:, : rows.height, 0] = f_in / 1e12
+    designs[:, rows.height :, 0] = f_out / 1e12
+    # one least-squares solve per draw: a batched solver would not give lstsq's numbers bit for bit
+    beta = np.array([np.linalg.lstsq(d * weights[:, None], y * weights, rcond=None)[0] for d in designs])
+    flop, byte = beta[:, 0], beta[:, 2]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratios = np.where((byte > 0) & (flop > 0), flop * every["prefill_mfu_frac"] / byte, np.nan)
+    base, out = ratios[0], ratios[1:]
     return out / base
 
 

@@ -116,10 +116,11 @@ def rule_matches(rules: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
     "canonical(entry) = the one canonical model of the other sources' keys its match rule names at the same seller",
     "genai-prices match rules (econ.fits.match_rules)",
 )
-def resolve(rules: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
+def resolve(rules: pl.DataFrame, keys: pl.DataFrame, *, pairs: pl.DataFrame | None = None) -> pl.DataFrame:
     """Per rule key: ``matched_keys`` (how many price keys of its seller it names), ``matched_models`` (how many
-    canonical models those are) and ``canonical_model`` (the one model, else null)."""
-    pairs = rule_matches(rules, keys)
+    canonical models those are) and ``canonical_model`` (the one model, else null). ``pairs``: the rules' matches
+    (:func:`rule_matches`) when the caller has them already."""
+    pairs = rule_matches(rules, keys) if pairs is None else pairs
     per = pairs.group_by("provider", "model").agg(
         pl.len().alias("matched_keys"),
         pl.col("canonical_model").drop_nulls().n_unique().alias("matched_models"),
@@ -144,14 +145,29 @@ RESOLVABLE = ("unmapped", "moving_alias")
 """The naming rules' outcomes a genai-prices entry's match rule may resolve (an entry they map keeps its model)."""
 
 
-def apply(mapping: pl.DataFrame, rules: pl.DataFrame, *, source: str = "genai_prices") -> pl.DataFrame:
-    """``price_keys`` rows (:func:`econ.fits.model_identity.map_price_keys`) with ``source``'s unmapped and
-    moving-alias keys given the one canonical model their match rule names (``match_rule = 'genai_match'``), and
-    ``rule_matched_keys`` (keys of the seller the entry's rule names; null for keys without a rule)."""
-    others = mapping.filter(pl.col("source") != source).select(
+def other_keys(mapping: pl.DataFrame, source: str = "genai_prices") -> pl.DataFrame:
+    """The price keys of every other source, with their seller: what ``source``'s match rules are read against."""
+    return mapping.filter(pl.col("source") != source).select(
         "source", "provider", "model", "canonical_model", pl.col("seller_organisation").alias("seller")
     )
-    resolved = resolve(with_sellers(rules, mapping, source), others).with_columns(pl.lit(source).alias("source"))
+
+
+def matches(mapping: pl.DataFrame, rules: pl.DataFrame, *, source: str = "genai_prices") -> pl.DataFrame:
+    """:func:`rule_matches` of ``source``'s rules against the other sources' keys of ``mapping``. :func:`apply`
+    changes only ``source``'s rows, so the matches read before it and after it are the same."""
+    return rule_matches(with_sellers(rules, mapping, source), other_keys(mapping, source))
+
+
+def apply(
+    mapping: pl.DataFrame, rules: pl.DataFrame, *, source: str = "genai_prices", pairs: pl.DataFrame | None = None
+) -> pl.DataFrame:
+    """``price_keys`` rows (:func:`econ.fits.model_identity.map_price_keys`) with ``source``'s unmapped and
+    moving-alias keys given the one canonical model their match rule names (``match_rule = 'genai_match'``), and
+    ``rule_matched_keys`` (keys of the seller the entry's rule names; null for keys without a rule). ``pairs``:
+    :func:`matches` of ``mapping`` when the caller has them already."""
+    resolved = resolve(with_sellers(rules, mapping, source), other_keys(mapping, source), pairs=pairs).with_columns(
+        pl.lit(source).alias("source")
+    )
     out = mapping.join(
         resolved.select("source", "provider", "model", "matched_keys", pl.col("canonical_model").alias("_via_rule")),
         on=["source", "provider", "model"],

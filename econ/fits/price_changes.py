@@ -135,14 +135,28 @@ CLASSES = ("price move up", "price move down", "new", "removed", "renamed key", 
 PRICE_COMPONENTS = [c for c in COMPONENTS if c.endswith(("_usd_per_mtok", "_usd_per_mtok_hour"))]
 
 
+def with_same_key(frame: pl.DataFrame, key: list[str], shifts: tuple[int, ...]) -> pl.DataFrame:
+    """``frame`` (sorted by ``key``, then by date) with one flag per shift n: whether the row n places away has the
+    same key, null-safe (a window over the key puts null keys in one group). Read with :func:`shift_within`."""
+    return frame.with_columns(
+        pl.all_horizontal(pl.col(k).eq_missing(pl.col(k).shift(n)) for k in key).alias(f"_same_key_{n}") for n in shifts
+    )
+
+
+def shift_within(column: str, n: int) -> pl.Expr:
+    """``pl.col(column).shift(n).over(key)`` on a frame of :func:`with_same_key`: a plain shift where the row n places
+    away has the same key, null elsewhere (the same rows, without grouping the frame once per expression)."""
+    return pl.when(pl.col(f"_same_key_{n}")).then(pl.col(column).shift(n))
+
+
 def neighbours(prices: pl.DataFrame, from_date: date, to_date: date) -> pl.DataFrame:
     """Per key and price component, the value of the period before the one in effect on ``from_date``
     (``before_value``) and of the period after the one in effect on ``to_date`` (``after_value``)."""
-    ordered = prices.sort(*KEY, "from_date")
+    ordered = with_same_key(prices.sort(*KEY, "from_date"), KEY, (1, -1))
     shifted = ordered.with_columns(
-        *(pl.col(c).shift(1).over(KEY).alias(f"_before_{c}") for c in PRICE_COMPONENTS),
-        *(pl.col(c).shift(-1).over(KEY).alias(f"_after_{c}") for c in PRICE_COMPONENTS),
-    )
+        *(shift_within(c, 1).alias(f"_before_{c}") for c in PRICE_COMPONENTS),
+        *(shift_within(c, -1).alias(f"_after_{c}") for c in PRICE_COMPONENTS),
+    ).drop("_same_key_1", "_same_key_-1")
     before = state_on(shifted, from_date).select(*KEY, *(f"_before_{c}" for c in PRICE_COMPONENTS))
     after = state_on(shifted, to_date).select(*KEY, *(f"_after_{c}" for c in PRICE_COMPONENTS))
 

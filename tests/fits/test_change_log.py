@@ -111,3 +111,20 @@ def test_a_change_first_seen_at_a_format_switch_is_a_data_fix_unless_the_source_
         ("m", False, True, "suspected data fix"),
         ("n", True, False, "price move up"),
     ]
+
+
+def test_a_change_is_read_within_one_key_only_and_a_null_tier_is_one_key():
+    """Two keys in a row (the second with a null tier): each key's first period has no previous one and its last no
+    next one, so the only changes are each key's own moves, and a's 30x move is a move (read across keys, b's first
+    price 1.0 would look like a's move being reverted: a suspected data fix)."""
+    rows = prices(
+        ("llm_prices", "a", D(2026, 1, 1), D(2026, 2, 1), 1.0, 2.0, D(2026, 1, 5), False, "c1", "c1"),
+        ("llm_prices", "a", D(2026, 2, 1), None, 30.0, 2.0, D(2026, 2, 5), False, "c2", "c2"),
+        ("llm_prices", "b", D(2026, 1, 1), D(2026, 2, 1), 1.0, 2.0, D(2026, 1, 5), False, "c1", "c1"),
+        ("llm_prices", "b", D(2026, 2, 1), None, 1.0, 7.0, D(2026, 2, 5), False, "c2", "c2"),
+    ).with_columns(pl.when(pl.col("model") == "b").then(None).otherwise(0).alias("tier_min_prompt_tokens"))
+    log = change_log(rows)
+    assert sorted(log.select("model", "component", "old_usd_per_mtok", "new_usd_per_mtok", "change_class").rows()) == [
+        ("a", "input", 1.0, 30.0, "price move up"),
+        ("b", "output", 2.0, 7.0, "price move up"),
+    ]

@@ -7,7 +7,7 @@ import json
 import polars as pl
 import pytest
 
-from econ.fits.match_rules import apply, compile_rule, resolve, rule_matches
+from econ.fits.match_rules import apply, compile_rule, matches, resolve, rule_matches
 
 # genai-prices' own examples (packages/python/genai_prices/types.py: every clause compares the lower-cased id; regex
 # searches it)
@@ -109,3 +109,8 @@ def test_only_unmapped_and_moving_keys_take_the_rule_s_model():
         ("claude-3-5-haiku-20241022", "claude-3.5-haiku", "first_party", None),
         ("claude-3-5-haiku-latest", "claude-3.5-haiku", "genai_match", 1),
     ]
+    # the model catalog reads the matches once and hands them to apply: applying the rules changes none of the
+    # keys the rules are read against, so the matches read after it are the same, and apply gives the same rows
+    pairs = matches(mapping, rules)
+    assert matches(out, rules).sort(pl.all()).equals(pairs.sort(pl.all()))
+    assert apply(mapping, rules, pairs=pairs).sort("model").equals(out)
