@@ -27,7 +27,7 @@ import polars as pl
 
 from econ.analyses import deployment_inputs as inputs
 from econ.analyses.calibration_scenario import predictive
-from econ.analyses.serving_layout_columns import FRONTIER, LAYOUTS
+from econ.analyses.serving_layout_columns import FRONTIER, KEYS, LAYOUTS
 from econ.analyses.traffic import traffic_mix
 from econ.physics import deployment, layout_search
 from econ.physics.layout_search import pareto_optimal
@@ -42,6 +42,8 @@ CASES_PER_CHUNK = 256
 CHART_STRIDE = 2
 """The thinned grid keeps every other batch of the log-spaced grid (decode 1, 4, 16 … 16,384; prefill 1, 4, 16, 64)."""
 TERMS = deployment.STEP_TERMS
+ROW_KEYS = (*(c.name for c in KEYS if c.name != "pool"), "expert_parallel")
+"""What a stored point keeps of its case and layout row (the pool is the pass's own)."""
 
 
 @dataclass
@@ -81,17 +83,7 @@ class Points:
         def flat(x):
             return self.flat(x, at)
 
-        keys = self.rows.select(
-            "model",
-            "chip",
-            "number_format",
-            "layout",
-            "replica_chips",
-            "tensor_parallel",
-            "attention_data_parallel",
-            "pipeline_parallel",
-            "expert_parallel",
-        )[index]
+        keys = self.rows.select(*ROW_KEYS)[index]
         compute_bound = np.broadcast_to(out["compute_bound"], self.shape).ravel()[keep]
         comm_over_memory = flat(out["comm_time_s"]) > flat(out["memory_time_s"])
         bound = np.where(compute_bound, "compute", np.where(comm_over_memory, "communication", "memory"))
