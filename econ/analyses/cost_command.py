@@ -12,13 +12,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from functools import cached_property
 from pathlib import Path
 
 import polars as pl
 
 from econ.analyses import cost_periods as cp
 from econ.analyses.billing import COMPONENTS, Bill, bill
-from econ.analyses.billing_rows import BillingTables, prices_at
+from econ.analyses.billing_rows import BillingTables
 from econ.db import connect_read_only
 from econ.errors import EconError
 from econ.fits import request_cost as rc
@@ -125,9 +126,14 @@ class BillingData:
     providers: pl.DataFrame
     built_for: date
 
+    @cached_property
+    def _tables_at(self):
+        return BillingTables.on_each_date(self.history, self.rules, self.windows, self.providers)
+
     def on(self, day: date) -> BillingTables:
-        """The tables a bill reads on ``day`` (the rows ``price_current`` gives for that date)."""
-        return BillingTables(prices_at(self.history, day), self.rules, self.windows, self.providers, day)
+        """The tables a bill reads on ``day`` (the rows ``price_current`` gives for that date; the rows' name keys read
+        once for every date, as the worked examples read them)."""
+        return self._tables_at(day)
 
 
 def read_billing(db_path: Path) -> BillingData:

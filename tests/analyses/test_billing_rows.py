@@ -15,7 +15,8 @@ from econ.errors import EconError
 
 @pytest.mark.parametrize("day", [date(2025, 3, 1), date(2026, 7, 29), date(2026, 7, 30), date(2026, 11, 30)])
 def test_the_rows_in_effect_on_a_day_are_price_currents(real_db, day):
-    """prices_at (polars, what econ cost and the worked examples bill) against the SQL view users query."""
+    """BillingTables.on_each_date (polars, what econ cost and the worked examples bill) against the SQL view users
+    query."""
     data = read_billing(real_db)
     with duckdb.connect(str(real_db), read_only=True) as con:
         con.execute(f"set variable as_of = date '{day.isoformat()}'")
