@@ -233,14 +233,6 @@ def resolve_chip(con: duckdb.DuckDBPyConnection, text: str) -> str:
     raise EconError(f"unknown chip {text!r} (not in hardware)", hint)
 
 
-def resolve_table(objects: list[str], text: str) -> str | None:
-    """The table or view of ``objects`` that ``text`` names in any case, else None."""
-    if text in objects:
-        return text
-    hits = [o for o in objects if o.lower() == text.strip().lower()]
-    return hits[0] if len(hits) == 1 else None
-
-
 MODEL_CARD = (  # (table, column, label, unit)
     ("model_catalog", "canonical_model", "canonical model", ""),
     ("model_catalog", "family", "family", ""),

@@ -156,14 +156,6 @@ def open_query(
         yield QueryResult([d[0] for d in cursor.description], cursor)
 
 
-def run_query(
-    db_path: Path, sql: str, *, as_of: date | None = None, allow_files: bool = False, sweep: Path | None = None
-) -> tuple[list[str], list[tuple]]:
-    """:func:`open_query` with every row in memory (for small results and tests)."""
-    with open_query(db_path, sql, as_of=as_of, allow_files=allow_files, sweep=sweep) as result:
-        return result.columns, [row for batch in result.batches() for row in batch]
-
-
 def query_text(raw: bytes, shown: str) -> str:
     """The SQL text of a file's or stdin's bytes: at most :data:`MAX_SQL_BYTES`, UTF-8 (a BOM is accepted)."""
     if len(raw) > MAX_SQL_BYTES:

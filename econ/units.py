@@ -39,16 +39,6 @@ SECONDS_PER_MONTH = 30.0 * SECONDS_PER_DAY  # the lecture's month (5e8 tok/s x 2
 SECONDS_PER_YEAR = 365.0 * SECONDS_PER_DAY
 
 
-def usd_per_mtok_to_usd_per_token(x):
-    """$/MTok -> $/token."""
-    return x / MTOK
-
-
 def usd_per_token_to_usd_per_mtok(x):
     """$/token (LiteLLM, OpenRouter) -> $/MTok."""
     return x * MTOK
-
-
-def usd_per_hour_to_usd_per_s(x):
-    """$/hour -> $/s."""
-    return x / SECONDS_PER_HOUR

@@ -21,8 +21,6 @@ latency-neutral and buys only capacity. ``pipeline_stages=1`` is the issue's for
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from econ.formula import formula
@@ -114,42 +112,12 @@ def memory_time_s(
     return (weight_bytes + kv_bytes) / np.multiply(np.multiply(chips, hbm_bandwidth_bytes_per_s), mbu)
 
 
-class StepTimes(NamedTuple):
-    """One pass's roofline: the two times, both bounds and which resource binds.
-
-    ``step_time_s`` is the **lower bound** (max, perfect overlap; the lecture's t_step).
-    """
-
-    compute_time_s: np.ndarray
-    memory_time_s: np.ndarray
-    lower_bound_s: np.ndarray
-    upper_bound_s: np.ndarray
-    compute_bound: np.ndarray
-
-    @property
-    def step_time_s(self):
-        """The reported step time: the lower bound max(compute, memory)."""
-        return self.lower_bound_s
-
-    @property
-    def bound(self):
-        """'compute' or 'memory' per point (ties count as compute-bound)."""
-        return np.where(self.compute_bound, "compute", "memory")
-
-
-@formula("max(t_compute, t_mem) ≤ t_step ≤ t_compute + t_mem", "lecture a.2; scaling book T_lower/T_upper")
-def step_bounds(compute_s, memory_s) -> StepTimes:
-    """Lower bound max(t_c, t_m) and upper bound t_c + t_m of a pass (scaling book T_lower/T_upper)."""
-    compute_s, memory_s = np.broadcast_arrays(np.asarray(compute_s, dtype=float), np.asarray(memory_s, dtype=float))
-    return StepTimes(compute_s, memory_s, np.maximum(compute_s, memory_s), compute_s + memory_s, compute_s >= memory_s)
-
-
 @formula("t_step = t_KV + max(t_compute, t_weights)", "scaling book, inference.md")
 def book_step_time_s(compute_s, weight_memory_s, kv_memory_s):
     """The scaling book's decode step form (inference.md): t = KV/W + max(2·B·N/F, weights/W) [s].
 
     It overlaps the weight fetch with compute but not the KV fetch, so it lies between
-    :func:`step_bounds`'s lower and upper bounds.
+    the lower bound max(t_c, t_m) and the upper bound t_c + t_m.
     """
     return np.add(kv_memory_s, np.maximum(compute_s, weight_memory_s))
 

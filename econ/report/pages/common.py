@@ -25,18 +25,6 @@ select value, text, alternatives from scenarios where scenario in ('base', ?) an
 order by (scenario = ?) desc limit 1
 """
 
-FORMATS_WIDEST_FIRST = ("bf16", "fp16", "fp8", "int8", "fp6", "fp4")
-
-DENSE_BALANCE = """
-select chip,
-       max(critical_batch_ratio) filter (where number_format = ?) as chosen_ratio,
-       max(critical_batch_ratio) filter (where number_format = 'bf16') as bf16_ratio,
-       min(critical_batch_ratio) as low_ratio, max(critical_batch_ratio) as high_ratio,
-       string_agg(number_format, ', ' order by weight_bytes_per_param desc, number_format) as formats
-from hardware_derived where list_contains(?, number_format)
-group by chip order by chip
-"""
-
 
 def setting(ctx: SiteContext, name: str) -> tuple[float | None, str | None, str | None]:
     """The scenario's (value, text, alternatives) of assumption ``name`` (``base`` when the scenario does not set
@@ -45,30 +33,6 @@ def setting(ctx: SiteContext, name: str) -> tuple[float | None, str | None, str 
         return None, None, None
     rows = ctx.con.sql(SETTING, params=[ctx.scenario, name, ctx.scenario]).fetchall()
     return rows[0] if rows else (None, None, None)
-
-
-def weight_formats(ctx: SiteContext) -> tuple[str, list[str]]:
-    """The scenario's weight format (bf16 when it sets none) and the formats of its range: it and its alternatives."""
-    _, chosen, alternatives = setting(ctx, "weight_format")
-    chosen = chosen or "bf16"
-    formats = {chosen, *(a.strip() for a in (alternatives or "").split("|") if a.strip())}
-    widest_first = {f: i for i, f in enumerate(FORMATS_WIDEST_FIRST)}
-    return chosen, sorted(formats, key=lambda f: (widest_first.get(f, len(widest_first)), f))
-
-
-def dense_balance(ctx: SiteContext) -> tuple[str, list[str], pl.DataFrame]:
-    """A dense model's balance batch B*₀ = R per chip: (weight format, its range's formats, frame).
-
-    The frame (from ``hardware_derived``) has chip, ``value_ratio`` (R at the scenario's weight format,
-    at bf16 where the chip has no such format, ``chosen`` false then), low_ratio and high_ratio over
-    the formats of the scenario's range, and ``formats`` (those the chip has, widest first).
-    """
-    chosen, formats = weight_formats(ctx)
-    frame = ctx.query(DENSE_BALANCE, [chosen, formats]).with_columns(
-        pl.col("chosen_ratio").is_not_null().alias("chosen"),
-        pl.coalesce("chosen_ratio", "bf16_ratio").alias("value_ratio"),
-    )
-    return chosen, formats, frame
 
 
 def pick(available: Iterable[str], preferred: Iterable[str], n: int) -> list[str]:

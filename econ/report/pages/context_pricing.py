@@ -413,9 +413,3 @@ def _pooled(ctx: SiteContext) -> Section:
             )
         ],
     )
-
-
-def _thresholds(text: str | None) -> str:
-    """``"256000, 32000"`` as ``"first thresholds 32,000 and 256,000"``."""
-    values = sorted(int(v) for v in (text or "").split(",") if v.strip())
-    return ("first thresholds " if len(values) > 1 else "first threshold ") + " and ".join(f"{v:,}" for v in values)
