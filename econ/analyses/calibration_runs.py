@@ -25,7 +25,7 @@ import polars as pl
 from econ.analyses import deployment_inputs as inputs
 from econ.fits.calibration import Runs, Step
 from econ.formats import BYTES_PER_VALUE
-from econ.physics import deployment
+from econ.physics import deployment, sharding
 
 ENGINE_PREFILL_TOKENS = {"trtllm": 0.0, "sglang": 32768.0, "vllm": 8192.0}
 """Prompt tokens one attention rank prefills per step, as InferenceX launches each engine (0: one prompt per step).
@@ -223,7 +223,7 @@ def runs_problem(c: pl.DataFrame) -> tuple[Runs, dict[str, np.ndarray]]:
     )
 
     def memory(layout, sequences):
-        return deployment.memory_per_chip_bytes(
+        return sharding.memory_per_chip_bytes(
             model,
             layout,
             sequences,
@@ -234,10 +234,10 @@ def runs_problem(c: pl.DataFrame) -> tuple[Runs, dict[str, np.ndarray]]:
         )
 
     weights_only, prefill_only = memory(decode_layout, 1.0), memory(prefill_layout, 1.0)
-    chips = deployment.replica_chips(
+    chips = sharding.replica_chips(
         decode_layout["tensor_parallel"], decode_layout["attention_data_parallel"], decode_layout["pipeline_parallel"]
     )
-    p_chips = deployment.replica_chips(
+    p_chips = sharding.replica_chips(
         prefill_layout["tensor_parallel"],
         prefill_layout["attention_data_parallel"],
         prefill_layout["pipeline_parallel"],

@@ -25,7 +25,7 @@ import numpy as np
 
 from econ.analyses.inference_serving import Serving
 from econ.formula import formula
-from econ.physics import deployment, layout_search
+from econ.physics import deployment, layout_search, sharding
 from econ.physics.fast_mode import EXPLANATIONS
 
 BATCH = np.unique(np.round(np.geomspace(1.0, 65_536.0, 65)))
@@ -94,7 +94,7 @@ def points(deployed: Serving, context_tokens: float) -> Points:
     pick = np.where(np.isfinite(flat_c).any(axis=1), flat_c.argmin(axis=1), flat_v.argmax(axis=1))
     g0, b0, _ = np.unravel_index(pick, (n_g, n_b, n_d))
     rows = np.arange(m)
-    chips = deployment.replica_chips(g["tensor_parallel"], g["attention_data_parallel"], g["pipeline_parallel"])
+    chips = sharding.replica_chips(g["tensor_parallel"], g["attention_data_parallel"], g["pipeline_parallel"])
     same_g = np.arange(n_g)[None, :] == g0[:, None]
     same_b = np.arange(n_b)[None, :] == b0[:, None]
     wider = chips[None, :] >= chips[g0][:, None]

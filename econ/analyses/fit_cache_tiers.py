@@ -22,7 +22,7 @@ from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
 from econ.analyses.traffic import traffic_mix
 from econ.fits import cache_tiers
 from econ.fits.price_selection import attach_architecture, choose_schedules
-from econ.physics import deployment
+from econ.physics import sharding
 from econ.physics.sequence import kv_bytes_held_per_sequence
 from econ.results import ResultTable
 
@@ -136,7 +136,7 @@ def held_bytes(deployed: Serving | None) -> pl.DataFrame:
         "kv_chunk_bytes_per_token",
         "state_bytes_per_sequence",
     )
-    parts = {k: model[k] * (scale if k in scaled else 1.0) for k in deployment.CACHE_KEYS}
+    parts = {k: model[k] * (scale if k in scaled else 1.0) for k in sharding.CACHE_KEYS}
     held = kv_bytes_held_per_sequence(mean, **parts) / mean
     return pl.DataFrame({"arch_model": deployed.cases["model"], "held": held})
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from econ.analyses.fit_columns import vocabulary
 from econ.fits import io_market, io_prices, price_ratios, validation
-from econ.physics import deployment, traffic_cost
+from econ.physics import sharding, traffic_cost
 from econ.results import ResultColumn as C
 
 columns = vocabulary(
@@ -328,7 +328,7 @@ columns = vocabulary(
         "chips",
         "derived",
         "Chips of the open model's default layout at the scenario chip",
-        deployment.replica_chips,
+        sharding.replica_chips,
     ),
     *(
         C(name, "float", unit, "derived", meaning, traffic_cost.prefill_at_mix)

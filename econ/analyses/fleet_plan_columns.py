@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from econ.physics import deployment, fleet, layout_search, roofline
+from econ.physics import deployment, fleet, layout_search, roofline, sharding
 from econ.results import Identity, ResultTable
 from econ.results import ResultColumn as C
 
@@ -103,7 +103,7 @@ FLEET_PLAN = ResultTable(
             "chips",
             "derived",
             "Chips per decode replica (TP x DP x PP of the decode layout)",
-            deployment.replica_chips,
+            sharding.replica_chips,
         ),
         C("decode_tensor_parallel", "float", "chips", "derived", "TP of the decode layout", layout_search.layout_grid),
         C(
@@ -136,7 +136,7 @@ FLEET_PLAN = ResultTable(
             "sequences",
             "derived",
             "Largest batch whose weights + KV fit the decode layout at the decode context",
-            deployment.max_batch_per_replica,
+            sharding.max_batch_per_replica,
         ),
         C(
             "decode_batch_seqs",
@@ -221,7 +221,7 @@ FLEET_PLAN = ResultTable(
             "chips",
             "derived",
             "Chips per prefill replica (TP x DP x PP of the prefill layout)",
-            deployment.replica_chips,
+            sharding.replica_chips,
         ),
         C(
             "prefill_tensor_parallel",

@@ -17,7 +17,7 @@ import polars as pl
 from econ.analyses import deployment_inputs as inputs
 from econ.analyses.scenario import Scenario
 from econ.analyses.traffic import TrafficMix
-from econ.physics import deployment, fleet, roofline
+from econ.physics import deployment, fleet, roofline, sharding
 
 DECODE_BATCH = np.unique(np.round(np.geomspace(1.0, 65_536.0, 161)))
 PREFILL_PROMPTS = 2.0 ** np.arange(0, 9)  # 1 … 256 prompts per pass
@@ -97,7 +97,7 @@ def decode_choice(rows: pl.DataFrame, s: Scenario, t: TrafficMix, n_cases: int) 
     target = np.maximum(np.round(fleet.balance_multiple_batch(b0, s.batch_multiple_over_balance_ratio)), 1.0)
     model = inputs.model_arrays(rows)
     layout = {k: rows[k].to_numpy() for k in deployment.LAYOUT_KEYS}
-    cap = deployment.max_batch_per_replica(
+    cap = sharding.max_batch_per_replica(
         model,
         layout,
         inputs.chip_arrays(rows, s.kv_cache_format),

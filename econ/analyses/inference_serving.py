@@ -17,7 +17,7 @@ from econ.analyses import deployment_inputs
 from econ.analyses.inference_efficiencies import serving_scenario
 from econ.analyses.scenario import Scenario
 from econ.analyses.traffic import TrafficMix, traffic_mix
-from econ.physics import deployment, layout_search, roofline, traffic_cost
+from econ.physics import deployment, layout_search, roofline, sharding, traffic_cost
 
 INPUTS = ("models", "model_derived", "hardware", "hardware_derived", "scenarios", "calibration_parameters")
 """What :func:`serving` reads (an analysis that calls it lists these among its own INPUTS)."""
@@ -127,7 +127,7 @@ def traffic_costs(deployed: Serving) -> TrafficCosts:
         kv_scale=deployed.kv_scale,
         settings=deployed.settings("decode", b_w),
     )
-    cap = deployment.max_batch_per_replica(
+    cap = sharding.max_batch_per_replica(
         model,
         layout,
         chip,
@@ -153,7 +153,7 @@ def traffic_costs(deployed: Serving) -> TrafficCosts:
                 r, deployed.cases["params_total"].to_numpy(), model["params_active"]
             ),
             "decode_memory_cap_seqs": cap,
-            "replica_chips": deployment.replica_chips(
+            "replica_chips": sharding.replica_chips(
                 layout["tensor_parallel"], layout["attention_data_parallel"], layout["pipeline_parallel"]
             ),
         }

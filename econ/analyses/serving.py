@@ -28,7 +28,7 @@ from econ.analyses import deployment_inputs as inputs
 from econ.analyses.fleet_inputs import newest_rental
 from econ.analyses.inputs import MODELS_SQL
 from econ.analyses.serving_columns import CURVES, SPARSITY, SUMMARY
-from econ.physics import deployment, layout_search, memory, roofline, weights
+from econ.physics import deployment, layout_search, memory, roofline, sharding, weights
 from econ.physics.model import kv_window_bytes
 from econ.units import MEGA
 
@@ -107,7 +107,7 @@ def _with_layout(cases: pl.DataFrame, s) -> pl.DataFrame:
     layout = default_layouts(cases, s)
     return cases.with_columns(
         *(pl.Series(k, layout[k]) for k in deployment.LAYOUT_KEYS),
-        pl.Series("replica_chips", deployment.replica_chips(*(layout[k] for k in DEGREES))),
+        pl.Series("replica_chips", sharding.replica_chips(*(layout[k] for k in DEGREES))),
     ).filter(pl.col("tensor_parallel").is_not_nan())
 
 
@@ -206,7 +206,7 @@ def summary(cases: pl.DataFrame, s) -> pl.DataFrame:
         return np.where(fits(ctx) >= 1, floor, np.nan)
 
     def fits(ctx):
-        return deployment.max_batch_per_replica(
+        return sharding.max_batch_per_replica(
             model,
             layout,
             chip,

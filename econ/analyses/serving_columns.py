@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from econ.physics import deployment, layout_search, memory, roofline, weights
+from econ.physics import deployment, layout_search, memory, roofline, sharding, weights
 from econ.results import Identity, ResultTable
 from econ.results import ResultColumn as C
 
@@ -125,7 +125,7 @@ CURVES = ResultTable(
             "bytes",
             "derived",
             "HBM one chip needs: its weight shard and its rank's cache at the batch and context",
-            deployment.memory_per_chip_bytes,
+            sharding.memory_per_chip_bytes,
         ),
         C("fits_in_memory", "bool", "", "check", "Fits every chip within the scenario's hbm_reserve_frac"),
         C("decode_bound", "str", "", "check", "compute, memory or communication: the largest term"),
@@ -312,7 +312,7 @@ SUMMARY = ResultTable(
             "sequences",
             "derived",
             "Largest batch that fits the default layout at 8,192 context",
-            deployment.max_batch_per_replica,
+            sharding.max_batch_per_replica,
         ),
         C(
             "max_batch_at_128k_seqs",
@@ -320,7 +320,7 @@ SUMMARY = ResultTable(
             "sequences",
             "derived",
             "Largest batch that fits the default layout at 131,072 context",
-            deployment.max_batch_per_replica,
+            sharding.max_batch_per_replica,
         ),
         C("replica_hbm_bytes", "float", "bytes", "derived", "HBM of the replica", memory.replica_hbm_bytes),
         *EFFICIENCY_COLUMNS,

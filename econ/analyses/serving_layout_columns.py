@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from econ.physics import collectives, deployment, layout_search, roofline, sequence, weights
+from econ.physics import collectives, deployment, layout_search, roofline, sequence, sharding, weights
 from econ.physics.layout_search import pareto_optimal
 from econ.results import Identity, ResultTable
 from econ.results import ResultColumn as C
@@ -13,7 +13,7 @@ KEYS = (
     C("number_format", "str", "", "key", "Format of the math and the weights"),
     C("pool", "str", "", "key", "prefill or decode"),
     C("layout", "str", "", "key", "layouts.layout of a named layout, 'grid' for the search's own"),
-    C("replica_chips", "float", "chips", "key", "Chips per replica c = TP·DP·PP", deployment.replica_chips),
+    C("replica_chips", "float", "chips", "key", "Chips per replica c = TP·DP·PP", sharding.replica_chips),
     C("tensor_parallel", "float", "chips", "key", "Tensor-parallel chips of an attention rank (TP)"),
     C("attention_data_parallel", "float", "ranks", "key", "Attention data-parallel ranks per stage (DP)"),
     C("pipeline_parallel", "float", "stages", "key", "Pipeline stages (PP)"),
@@ -25,7 +25,7 @@ POINT = (
         "chips",
         "derived",
         "Chips the routed experts of a stage spread over (TP·DP; 1 dense)",
-        deployment.replica_chips,
+        sharding.replica_chips,
     ),
     C("batch_per_replica", "float", "sequences", "key", "Sequences per decode step, or prompts per prefill pass"),
     C("context_tokens", "float", "tokens", "key", "Context each sequence attends to (prefill: cached + new)"),
@@ -55,7 +55,7 @@ TERMS = (
         "FLOP",
         "bound",
         "Weight FLOPs per chip per step (2·N_act per token)",
-        deployment.weight_flop_per_chip,
+        sharding.weight_flop_per_chip,
     ),
     C(
         "attention_flop_per_chip",
@@ -124,7 +124,7 @@ TERMS = (
         "Rental cost per million tokens out (prefill: prompt tokens) at the scenario's $/chip-hour",
         roofline.usd_per_token,
     ),
-    C("memory_per_chip_bytes", "float", "bytes", "bound", "HBM one chip needs", deployment.memory_per_chip_bytes),
+    C("memory_per_chip_bytes", "float", "bytes", "bound", "HBM one chip needs", sharding.memory_per_chip_bytes),
     C(
         "tokens_per_s_per_user",
         "float",

@@ -4,7 +4,7 @@ Notebook entry points: :class:`Model`, :class:`Chip`, :func:`decode_step`, :func
 :func:`balance`, :func:`replica`; :func:`econ.notebook.load_model` / :func:`econ.notebook.load_chip`
 read them from a built database (this package does no I/O). The formula modules (``roofline``, ``memory``,
 ``network``, ``attention``, ``fast_mode``, ``memory_tiers``, ``kv_cache``, ``weights``, ``sequence``,
-``collectives``, ``deployment``, ``layout_search``, ``fleet``,
+``collectives``, ``sharding``, ``deployment``, ``layout_search``, ``fleet``,
 ``fleet_training``, ``scaling_laws``, ``token_balance``) take and return arrays.
 """
 

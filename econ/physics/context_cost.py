@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from econ.formula import formula
-from econ.physics import deployment
+from econ.physics import deployment, sharding
 from econ.physics.sequence import kv_bytes_read_per_sequence, prefill_attention_flop
 from econ.units import SECONDS_PER_HOUR
 
@@ -67,7 +67,7 @@ def decode_kv_bytes_read(model: dict, context_tokens, *, kv_scale):
         "kv_chunk_bytes_per_token",
         "state_bytes_per_sequence",
     )
-    parts = {k: m[k] * (kv_scale if k in scaled else 1.0) for k in deployment.CACHE_KEYS}
+    parts = {k: m[k] * (kv_scale if k in scaled else 1.0) for k in sharding.CACHE_KEYS}
     return kv_bytes_read_per_sequence(
         np.asarray(context_tokens, dtype=float),
         sparse_topk_tokens=m["sparse_topk_tokens"],

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from econ.formula import formula
-from econ.physics.deployment import memory_per_chip_bytes
+from econ.physics import sharding
 
 TENSOR_PARALLEL = (1, 2, 4, 8, 16)
 PIPELINE_PARALLEL = (1, 2)
@@ -153,7 +153,7 @@ def default_layout(
         layout = _layout(tp, chips / (tp * p), np.full(shape, p))
         one_per_rank = layout["attention_data_parallel"] * layout["pipeline_parallel"]
         with np.errstate(invalid="ignore", divide="ignore"):
-            need = memory_per_chip_bytes(
+            need = sharding.memory_per_chip_bytes(
                 model,
                 layout,
                 one_per_rank,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from econ.formula import formula
-from econ.physics import deployment
+from econ.physics import deployment, sharding
 from econ.physics.sequence import kv_bytes_read_per_sequence
 
 PREFILL_PROMPTS = 2.0 ** np.arange(0, 9)
@@ -89,7 +89,7 @@ def decode_at_context(model, chip, layout, context_tokens, *, kv_scale, settings
     flop = (out["weight_flop_per_chip"] + out["attention_flop_per_chip"]) * per_token
     expert = np.broadcast_to(out["expert_flop_per_chip"] * per_token, flop.shape)
     attention = np.broadcast_to(out["attention_flop_per_chip"] * per_token, flop.shape)
-    cache = {k: np.asarray(model[k], dtype=float) for k in deployment.CACHE_KEYS}
+    cache = {k: np.asarray(model[k], dtype=float) for k in sharding.CACHE_KEYS}
     for k in (
         "kv_bytes_per_token",
         "kv_window_bytes_per_sequence",
