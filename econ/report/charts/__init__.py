@@ -128,3 +128,17 @@ def spread(px: np.ndarray, *, gap: float = LABEL_GAP_PX, low: float = 0.0, high:
     down = np.maximum.accumulate(px - step) + step
     up = step[::-1]
     return np.maximum(np.minimum.accumulate(np.minimum(down + up, high)[::-1])[::-1] - up, low)
+
+
+LOG = alt.Scale(type="log")
+BOTH_ENDS = "isValid(datum.{low}) && isValid(datum.{high}) && datum.{low} > 0"  # a range bar needs two ends (log axis)
+
+
+def if_any_interval(frame: pl.DataFrame, low: str, high: str, layer: alt.Chart) -> list[alt.Chart]:
+    """``[layer]`` when some row has both ends of the interval (finite, low > 0), else ``[]``.
+
+    Vega warns about an infinite extent when a layer's filter leaves no row, so a chart whose
+    intervals are all unidentified (an exact fit) leaves the layer out.
+    """
+    ok = frame.filter(pl.col(low).is_finite() & pl.col(high).is_finite() & (pl.col(low) > 0))
+    return [layer] if ok.height else []

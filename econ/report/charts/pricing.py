@@ -1,6 +1,6 @@
 """Charts of the price-inference pages: long-context tiers with their fitted cost line, the KV bytes per token
-they imply, output/input ratios and the decode batch, the open-weight market regression, prompt-cache hold
-costs against memory tiers, and fast-mode multiples with the batches they imply."""
+they imply, output/input ratios and the decode batch, and the open-weight market regression (prompt-cache charts:
+:mod:`econ.report.charts.cache`; fast mode: :mod:`econ.report.charts.fast_mode`)."""
 
 from __future__ import annotations
 
@@ -9,37 +9,22 @@ import numpy as np
 import polars as pl
 
 from econ.report.charts import (
+    BOTH_ENDS,
     HEIGHT,
     LEGEND_PROVIDER,
+    LOG,
     WIDTH,
     axis_title,
     fold_series,
     guide_rule,
+    if_any_interval,
     provider_color,
     spread,
 )
 from econ.report.charts.data import equals, named, with_datasets
 
-LOG = alt.Scale(type="log")
 READING_DOMAIN = ["slope", "crossover", "architecture (true)"]
 READING_RANGE = ["#1f5fa8", "#e4892b", "#111111"]
-TIER_DOMAIN = ["hbm", "ddr", "flash", "disk", "recompute"]
-TIER_RANGE = ["#c4424b", "#e4892b", "#3b9c5a", "#7a5aa8", "#1f5fa8"]
-KV_METHOD_DOMAIN = ["architecture", "implied_kv_read"]
-KV_METHOD_RANGE = ["#111111", "#1f5fa8"]
-ITEM_DOMAIN = ["write_5m", "write_1h", "write_12h", "storage_1h"]
-ITEM_RANGE = ["#1f5fa8", "#e4892b", "#3b9c5a", "#7a5aa8"]
-BOTH_ENDS = "isValid(datum.{low}) && isValid(datum.{high}) && datum.{low} > 0"  # a range bar needs two ends (log axis)
-
-
-def if_any_interval(frame: pl.DataFrame, low: str, high: str, layer: alt.Chart) -> list[alt.Chart]:
-    """``[layer]`` when some row has both ends of the interval (finite, low > 0), else ``[]``.
-
-    Vega warns about an infinite extent when a layer's filter leaves no row, so a chart whose
-    intervals are all unidentified (an exact fit) leaves the layer out.
-    """
-    ok = frame.filter(pl.col(low).is_finite() & pl.col(high).is_finite() & (pl.col(low) > 0))
-    return [layer] if ok.height else []
 
 
 def tier_prices(frame: pl.DataFrame, *, columns: int = 3) -> alt.FacetChart:
@@ -364,227 +349,3 @@ def market(frame: pl.DataFrame) -> alt.LayerChart:
         title="Open-weight market: published prices against the FLOP + byte regression", width=WIDTH, height=HEIGHT
     )
     return with_datasets(chart, market=frame, diagonal=diagonal)
-
-
-def cache_hold(frame: pl.DataFrame, tiers: pl.DataFrame) -> alt.LayerChart:
-    """What a prompt cache charges to hold a GB of KV for an hour (after margin) against each memory tier's cost.
-
-    ``frame``: label, kv_method (where b_kv came from), hold_cost_usd_per_gb_hour, hold_cost_low/high (its interval:
-    premium fit, margin and KV bytes), tier (the identified tier or the status naming those that remain).
-    ``tiers``: tier, device, usd_per_gb_hour (vertical rules).
-    """
-    order = frame.sort("hold_cost_usd_per_gb_hour", descending=True)["label"].unique(maintain_order=True).to_list()
-    x_title = axis_title("Hold cost of KV after margin", "USD per GB-hour")
-    y = alt.Y("label:N", title="Cached prompt (provider · model)", sort=order, axis=alt.Axis(labelLimit=220))
-    color = alt.Color(
-        "kv_method:N", title="KV bytes from", scale=alt.Scale(domain=KV_METHOD_DOMAIN, range=KV_METHOD_RANGE)
-    )
-    tooltip = [
-        alt.Tooltip("label:N", title="Model"),
-        alt.Tooltip("kv_method:N", title="b_kv from"),
-        alt.Tooltip("hold_cost_usd_per_gb_hour:Q", title="Hold cost (USD/GB-hour)", format=".3~g"),
-        alt.Tooltip("hold_cost_low_usd_per_gb_hour:Q", title="Interval low", format=".3~g"),
-        alt.Tooltip("hold_cost_high_usd_per_gb_hour:Q", title="Interval high", format=".3~g"),
-        alt.Tooltip("tier:N", title="Memory tier"),
-    ]
-    yoff = alt.YOffset("kv_method:N", title="KV bytes from", scale=alt.Scale(domain=KV_METHOD_DOMAIN))
-    bars = (
-        alt.Chart(named("hold"))
-        .transform_filter(BOTH_ENDS.format(low="hold_cost_low_usd_per_gb_hour", high="hold_cost_high_usd_per_gb_hour"))
-        .mark_rule(opacity=0.6)
-        .encode(
-            x=alt.X("hold_cost_low_usd_per_gb_hour:Q", title=x_title, scale=LOG),
-            x2="hold_cost_high_usd_per_gb_hour:Q",
-            y=y,
-            yOffset=yoff,
-            color=color,
-            tooltip=tooltip,
-        )
-    )
-    dots = (
-        alt.Chart(named("hold"))
-        .mark_point(filled=True, size=40)
-        .encode(
-            x=alt.X("hold_cost_usd_per_gb_hour:Q", title=x_title, scale=LOG),
-            y=y,
-            yOffset=yoff,
-            color=color,
-            tooltip=tooltip,
-        )
-    )
-    tier_tip = [
-        alt.Tooltip("tier:N", title="Tier"),
-        alt.Tooltip("device:N", title="Device"),
-        alt.Tooltip("usd_per_gb_hour:Q", title="Cost (USD/GB-hour)", format=".3~g"),
-    ]
-    rules = (
-        alt.Chart(named("tiers"))
-        .mark_rule(strokeDash=[4, 4], strokeWidth=1.5)
-        .encode(
-            x=alt.X("usd_per_gb_hour:Q", title=x_title, scale=LOG),
-            stroke=alt.Stroke("tier:N", title="Memory tier", scale=alt.Scale(domain=TIER_DOMAIN, range=TIER_RANGE)),
-            tooltip=tier_tip,
-        )
-    )
-    bars = if_any_interval(frame, "hold_cost_low_usd_per_gb_hour", "hold_cost_high_usd_per_gb_hour", bars)
-    chart = alt.layer(rules, *bars, dots).properties(
-        title="Prompt-cache hold prices against memory-tier hold costs",
-        width=WIDTH - 100,
-        height=max(200, 18 * len(order)),
-    )
-    return with_datasets(chart, hold=frame, tiers=tiers)
-
-
-def tier_costs(frame: pl.DataFrame, marks: pl.DataFrame, *, model: str) -> alt.LayerChart:
-    """Cost of keeping one token's KV for a hold time and reading it back, per mechanism, with drain times.
-
-    ``frame``: mechanism, device, hold_time_s, cost_usd_per_mtok, cheapest (bool as text).
-    ``marks``: label, hold_time_s, kind (drain time or cache duration) for vertical rules.
-    """
-    x = alt.X("hold_time_s:Q", title=axis_title("Hold time T", "s"), scale=LOG)
-    y = alt.Y("cost_usd_per_mtok:Q", title=axis_title("Retrieve + hold cost", "USD/MTok"), scale=LOG)
-    lines = (
-        alt.Chart(named("costs"))
-        .mark_line()
-        .encode(
-            x=x,
-            y=y,
-            color=alt.Color("mechanism:N", title="Mechanism", scale=alt.Scale(domain=TIER_DOMAIN, range=TIER_RANGE)),
-            detail="device:N",
-            tooltip=[
-                alt.Tooltip("mechanism:N", title="Mechanism"),
-                alt.Tooltip("device:N", title="Device"),
-                alt.Tooltip("hold_time_s:Q", title="T (s)", format=",.3~g"),
-                alt.Tooltip("cost_usd_per_mtok:Q", title="Cost (USD/MTok)", format=",.3~g"),
-                alt.Tooltip("cheapest:N", title="Cheapest at T"),
-            ],
-        )
-    )
-    best = (
-        alt.Chart(named("costs"))
-        .transform_filter(equals("cheapest", "cheapest"))
-        .mark_point(filled=True, size=30, color="#111")
-        .encode(
-            x=x,
-            y=y,
-            tooltip=[
-                alt.Tooltip("mechanism:N", title="Cheapest"),
-                alt.Tooltip("hold_time_s:Q", title="T (s)", format=",.3~g"),
-                alt.Tooltip("cost_usd_per_mtok:Q", title="Cost (USD/MTok)", format=",.3~g"),
-            ],
-        )
-    )
-    rules = (
-        alt.Chart(named("marks"))
-        .mark_rule(opacity=0.7)
-        .encode(
-            x=alt.X("hold_time_s:Q", title=axis_title("Hold time T", "s"), scale=LOG),
-            strokeDash=alt.StrokeDash(
-                "kind:N",
-                title="Marks",
-                scale=alt.Scale(domain=["drain time", "cache duration"], range=[[2, 2], [6, 3]]),
-            ),
-            tooltip=[alt.Tooltip("label:N", title="Mark"), alt.Tooltip("hold_time_s:Q", title="T (s)", format=",.3~g")],
-        )
-    )
-    chart = alt.layer(rules, lines, best).properties(
-        title=f"Keeping a token's KV cache for a time T: recompute or a memory tier ({model})",
-        width=WIDTH,
-        height=HEIGHT,
-    )
-    return with_datasets(chart, costs=frame, marks=marks)
-
-
-def fast_multiples(frame: pl.DataFrame, guides: pl.DataFrame) -> alt.LayerChart:
-    """Price multiple m against published speed multiple s of fast variants, with lines of constant m·s.
-
-    ``frame``: provider, model, tier_min_prompt_tokens, speed_ratio, output_price_ratio, batch_ratio.
-    ``guides``: speed_ratio, output_price_ratio, batch_ratio (points along m·s = const).
-    """
-    x = alt.X("speed_ratio:Q", title=axis_title("Speed multiple s", "× standard"), scale=LOG)
-    y_title = axis_title("Output price multiple m", "× standard")
-    lines = (
-        alt.Chart(named("guides"))
-        .mark_line(strokeDash=[4, 4], color="#8a94a3")
-        .encode(
-            x=x,
-            y=alt.Y("output_price_ratio:Q", title=y_title, scale=LOG),
-            detail="batch_ratio:Q",
-            tooltip=[alt.Tooltip("batch_ratio:Q", title="m·s = B0/B1", format=".3~g")],
-        )
-    )
-    dots = (
-        alt.Chart(named("fast"))
-        .mark_point(filled=True, size=90)
-        .encode(
-            x=x,
-            y=alt.Y("output_price_ratio:Q", title=y_title, scale=LOG),
-            color=alt.Color("model:N", title="Model"),
-            shape=alt.Shape("provider:N", title="Provider"),
-            tooltip=[
-                alt.Tooltip("provider:N", title="Provider"),
-                alt.Tooltip("model:N", title="Model"),
-                alt.Tooltip("tier_min_prompt_tokens:Q", title="Tier above (tokens)", format=","),
-                alt.Tooltip("output_price_ratio:Q", title="m", format=".3~g"),
-                alt.Tooltip("speed_ratio:Q", title="s", format=".3~g"),
-                alt.Tooltip("batch_ratio:Q", title="m·s = B0/B1", format=".3~g"),
-            ],
-        )
-    )
-    labels = (
-        alt.Chart(named("guides"))
-        .transform_filter("datum.label_here")
-        .mark_text(align="left", dx=4, dy=-4, fontSize=10, color="#5b6575")
-        .encode(
-            x=x,
-            y=alt.Y("output_price_ratio:Q", title=y_title, scale=LOG),
-            text="label:N",
-            tooltip=[alt.Tooltip("batch_ratio:Q", title="m·s", format=".3~g")],
-        )
-    )
-    chart = alt.layer(lines, labels, dots).properties(
-        title="Fast modes: price multiple against speed multiple (dashed: constant batch ratio m·s)",
-        width=WIDTH - 100,
-        height=HEIGHT - 40,
-    )
-    return with_datasets(chart, fast=frame, guides=guides)
-
-
-def fast_batches(frame: pl.DataFrame) -> alt.LayerChart:
-    """Baseline and fast batch relative to B*₀ implied by the roofline for each fast variant, with scenario intervals.
-
-    ``frame``: label, batch (baseline, fast), batch_over_balance_ratio, scenario_low, scenario_high.
-    """
-    x_title = axis_title("Decode batch / balance batch B*0", "ratio")
-    y = alt.Y("label:N", title="Fast variant (provider · model · tier)", axis=alt.Axis(labelLimit=260))
-    color = alt.Color(
-        "batch:N", title="Batch", scale=alt.Scale(domain=["baseline", "fast"], range=["#1f5fa8", "#c4424b"])
-    )
-    tooltip = [
-        alt.Tooltip("label:N", title="Variant"),
-        alt.Tooltip("batch:N", title="Batch"),
-        alt.Tooltip("batch_over_balance_ratio:Q", title="B/B*₀", format=".3~g"),
-        alt.Tooltip("scenario_low:Q", title="Scenario low", format=".3~g"),
-        alt.Tooltip("scenario_high:Q", title="Scenario high", format=".3~g"),
-    ]
-    ranges = (
-        alt.Chart(named("batches"))
-        .transform_filter(BOTH_ENDS.format(low="scenario_low", high="scenario_high"))
-        .mark_rule(strokeWidth=2, opacity=0.6)
-        .encode(
-            x=alt.X("scenario_low:Q", title=x_title, scale=LOG), x2="scenario_high:Q", y=y, color=color, tooltip=tooltip
-        )
-    )
-    dots = (
-        alt.Chart(named("batches"))
-        .mark_point(filled=True, size=70)
-        .encode(x=alt.X("batch_over_balance_ratio:Q", title=x_title, scale=LOG), y=y, color=color, tooltip=tooltip)
-    )
-    one = pl.DataFrame({"batch_over_balance_ratio": [1.0], "label": ["B = B*₀"]})
-    rule = guide_rule("one", alt.X("batch_over_balance_ratio:Q", title=x_title, scale=LOG))
-    chart = alt.layer(rule, *if_any_interval(frame, "scenario_low", "scenario_high", ranges), dots).properties(
-        title="Batches behind fast mode: baseline and fast, relative to B*0",
-        width=WIDTH - 100,
-        height=max(120, 34 * frame["label"].n_unique()),
-    )
-    return with_datasets(chart, batches=frame, one=one)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from econ.report import inference_findings
-from econ.report.charts import pricing as charts
+from econ.report.charts import fast_mode as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, fmt_num, table
 from econ.report.page import Download, PageContent, Section, SiteContext, note

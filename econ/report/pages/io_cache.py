@@ -7,6 +7,7 @@ from __future__ import annotations
 import polars as pl
 
 from econ.report import inference_findings
+from econ.report.charts import cache as cache_charts
 from econ.report.charts import fold_series
 from econ.report.charts import pricing as charts
 from econ.report.figures import Figure
@@ -327,7 +328,7 @@ def _cache(ctx: SiteContext) -> Section:
         blocks.append(
             Figure(
                 "cache-hold",
-                charts.cache_hold(hold, tiers.select("tier", "device", "usd_per_gb_hour")),
+                cache_charts.cache_hold(hold, tiers.select("tier", "device", "usd_per_gb_hour")),
                 hold,
                 caption="What each first-party cache price charges to hold a GB of KV cache for an hour after the "
                 "scenario's margin (hold of premium(T) = write + hold·T over the durations sold, per GB of the "
@@ -407,7 +408,7 @@ def _cache(ctx: SiteContext) -> Section:
         blocks.append(
             Figure(
                 "tier-costs",
-                charts.tier_costs(
+                cache_charts.tier_costs(
                     costs.drop("drain_time_s", "retrieve_usd_per_mtok", "hold_usd_per_mtok_s"), marks, model=model
                 ),
                 costs,

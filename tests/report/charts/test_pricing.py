@@ -6,6 +6,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from econ.report.charts import BOTH_ENDS
 from econ.report.charts import pricing as charts
 from econ.report.figures import _unit_specs, chart_problems
 
@@ -59,78 +60,13 @@ MARKET = pl.DataFrame(
         "observed_high_usd_per_mtok": [0.9, 2.5],
     }
 )
-HOLD = pl.DataFrame(
-    {
-        "label": ["anthropic · claude-opus-4-6", "deepseek · deepseek-chat"],
-        "kv_method": ["implied_kv_read", "architecture"],
-        "hold_cost_usd_per_gb_hour": [4.69, 1.56],
-        "hold_cost_low_usd_per_gb_hour": [0.95, 0.32],
-        "hold_cost_high_usd_per_gb_hour": [12.5, 4.16],
-        "tier": ["not identified: consistent with hbm,ddr", "hbm"],
-    }
-)
 # memory_tiers: H100 HBM $2/h for 80 GB; DDR5 2 TB at $0.5/h (fixture rows)
-TIER_RATES = pl.DataFrame(
-    {"tier": ["hbm", "ddr"], "device": ["H100 HBM3", "DDR5 host memory 2TB"], "usd_per_gb_hour": [2.0 / 80, 0.5 / 2000]}
-)
-COSTS = pl.DataFrame(
-    [
-        {
-            "mechanism": m,
-            "device": m,
-            "hold_time_s": t,
-            "cost_usd_per_mtok": c * t + r,
-            "cheapest": "cheapest" if m == "ddr" else "",
-        }
-        for m, c, r in (("hbm", 1e-3, 0.0), ("ddr", 1e-5, 0.01), ("recompute", 0.0, 0.5))
-        for t in (1.0, 60.0, 3600.0)
-    ]
-)
-MARKS = pl.DataFrame(
-    {
-        "label": ["drain time of hbm", "cache duration 5 min"],
-        "hold_time_s": [0.024, 300.0],
-        "kind": ["drain time", "cache duration"],
-    }
-)
-FAST = pl.DataFrame(
-    {
-        "provider": ["anthropic"],
-        "model": ["claude-opus-4-6"],
-        "tier_min_prompt_tokens": [0],
-        "speed_ratio": [2.5],
-        "output_price_ratio": [6.0],
-        "batch_ratio": [15.0],
-    }
-)
-FAST_GUIDES = pl.DataFrame(
-    {
-        "batch_ratio": [15.0, 15.0],
-        "speed_ratio": [1.0, 3.75],
-        "output_price_ratio": [15.0, 4.0],
-        "label": ["m·s = 15", "m·s = 15"],
-        "label_here": [False, True],
-    }
-)
-BATCHES = pl.DataFrame(
-    {
-        "label": ["anthropic · claude-opus-4-6"] * 2,
-        "batch": ["baseline", "fast"],
-        "batch_over_balance_ratio": [2.57, 0.171],
-        "scenario_low": [2.5, 0.144],
-        "scenario_high": [2.6, 0.184],
-    }
-)
 
 CHARTS = [
     pytest.param(lambda: charts.tier_prices(TIERS), id="tier-prices"),
     pytest.param(lambda: charts.implied_kv(KV, LECTURE), id="implied-kv"),
     pytest.param(lambda: charts.io_batch(IO, IO_GUIDES), id="io-batch"),
     pytest.param(lambda: charts.market(MARKET), id="market"),
-    pytest.param(lambda: charts.cache_hold(HOLD, TIER_RATES), id="cache-hold"),
-    pytest.param(lambda: charts.tier_costs(COSTS, MARKS, model="DeepSeek-V3"), id="tier-costs"),
-    pytest.param(lambda: charts.fast_multiples(FAST, FAST_GUIDES), id="fast-multiples"),
-    pytest.param(lambda: charts.fast_batches(BATCHES), id="fast-batches"),
 ]
 
 
@@ -165,19 +101,12 @@ def test_tier_prices_facet_by_provider_with_steps_and_the_fitted_line():
             "batch_over_balance_scenario_low_ratio",
             "batch_over_balance_scenario_high_ratio",
         ),
-        (
-            lambda: charts.cache_hold(HOLD, TIER_RATES),
-            1,
-            "hold_cost_low_usd_per_gb_hour",
-            "hold_cost_high_usd_per_gb_hour",
-        ),
-        (lambda: charts.fast_batches(BATCHES), 1, "scenario_low", "scenario_high"),
     ],
 )
 def test_interval_bars_are_drawn_only_where_both_ends_exist(chart, layer, low, high):
     """A not-identified fit interval (±inf, null in the page) must not draw a bar to NaN (Chromium logs an error)."""
     bar = chart().to_dict()["layer"][layer]
-    assert bar["transform"] == [{"filter": charts.BOTH_ENDS.format(low=low, high=high)}]
+    assert bar["transform"] == [{"filter": BOTH_ENDS.format(low=low, high=high)}]
     assert bar["encoding"]["x" if "x2" in bar["encoding"] else "y"]["field"] == low
 
 
@@ -196,22 +125,8 @@ def test_implied_kv_keeps_the_fit_and_scenario_intervals_apart_and_shows_true_va
     assert spec["datasets"]["guides"] == [{"label": "lecture f.1", "bytes_per_token": 1667.0}]
 
 
-def test_cache_hold_tier_rules_are_device_price_over_capacity():
-    spec = charts.cache_hold(HOLD, TIER_RATES).to_dict()
-    assert [r["usd_per_gb_hour"] for r in spec["datasets"]["tiers"]] == pytest.approx([0.025, 0.00025])
-    assert spec["layer"][2]["encoding"]["x"]["scale"]["type"] == "log"
-
-
 def test_market_diagonal_spans_every_point():
     spec = charts.market(MARKET).to_dict()
     diagonal = spec["datasets"]["diagonal"]
     assert diagonal[0]["predicted_usd_per_mtok"] < 0.2 and diagonal[1]["predicted_usd_per_mtok"] > 2.5
     assert all(d["predicted_usd_per_mtok"] == d["observed_median_usd_per_mtok"] for d in diagonal)
-
-
-def test_fast_multiples_put_opus_at_six_times_the_price_for_two_and_a_half_times_the_speed():
-    spec = charts.fast_multiples(FAST, FAST_GUIDES).to_dict()
-    (row,) = spec["datasets"]["fast"]
-    assert (row["output_price_ratio"], row["speed_ratio"], row["batch_ratio"]) == (6.0, 2.5, 15.0)  # lecture a.5
-    lines, labels, dots = spec["layer"]
-    assert dots["encoding"]["x"]["scale"]["type"] == "log" and labels["transform"] == [{"filter": "datum.label_here"}]
