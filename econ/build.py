@@ -23,7 +23,8 @@ import polars as pl
 
 from econ import __version__, paths
 from econ.cachefiles import restore_copy, store_copy
-from econ.db import connect_read_only, create_views, damaged, staged_database, table_summary, write_table
+from econ.db import connect_read_only, create_views, damaged, staged_database, write_table
+from econ.db.objects import table_summary
 from econ.faults import boundary
 from econ.files import remove, source_date
 from econ.fingerprint import code_fingerprint

@@ -24,7 +24,8 @@ import polars as pl
 from econ import paths
 from econ.analyses.inferred_changes import INFERENCE_PRICES_SQL, inference_inputs, inferred_between
 from econ.build import BuildResult, default_as_of, stage_build
-from econ.db import connect_read_only, table_summary
+from econ.db import connect_read_only
+from econ.db.objects import table_summary
 from econ.errors import EconError, EconNotice
 from econ.faults import boundary
 from econ.files import staging_path

@@ -7,7 +7,8 @@ import duckdb
 import pytest
 
 from econ.cli import main
-from econ.db import split_comment, view_column_notes, view_header
+from econ.db import view_column_notes, view_header
+from econ.db.objects import split_comment
 
 
 def run(capsys, *args) -> tuple[int, str, str]:

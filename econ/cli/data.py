@@ -186,7 +186,7 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_tables(args) -> int:
-    from econ.db import list_objects
+    from econ.db.objects import list_objects
 
     objects = list_objects(args.db)
     columns = ["name", "kind", "rows", "description"]
@@ -199,7 +199,7 @@ def cmd_tables(args) -> int:
 
 
 def cmd_describe(args) -> int:
-    from econ.db import UnknownObject, describe
+    from econ.db.objects import UnknownObject, describe
 
     try:
         name, kind, description, rows, columns = describe(args.db, args.name)
