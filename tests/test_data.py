@@ -214,6 +214,58 @@ def test_gemini_3_1_pro_long_context_tier(hand, tier, inp, out, read):
     assert (r["input_usd_per_mtok"], r["output_usd_per_mtok"], r["cache_read_usd_per_mtok"]) == (inp, out, read)
 
 
+BIGMODEL_CNY_PER_USD = 7.0  # data/prices.csv's bigmodel rows (their notes): the LiteLLM map's own bigmodel rate
+GENAI_PRICES_CNY_PER_USD = 7.25  # genai-prices' zhipuai entries: GLM-5's 4 CNY input as 0.552 USD
+MODEL_STUDIO_CNY_PER_USD = 6.98  # models.dev's alibaba-cn copy behind the alibaba_cn rows (their notes)
+
+
+def _genai_prices_row(provider, model):
+    """The newest row genai-prices' replayed history sets for a key (data/history/genai_prices_changes.csv)."""
+    rows = [
+        r
+        for r in read_csv(DATA / "history" / "genai_prices_changes.csv")
+        if r["provider"] == provider and r["model"] == model and r["change"] == "set"
+    ]
+    return max(rows, key=lambda r: int(r["snapshot"]))
+
+
+def _cny(row, rate):
+    return [float(row[c]) * rate for c in ("input_usd_per_mtok", "output_usd_per_mtok", "cache_read_usd_per_mtok")]
+
+
+@pytest.mark.parametrize("model", ["glm-5", "glm-5.1"])
+def test_bigmodel_base_tier_agrees_with_genai_prices_in_cny(hand, model):
+    """Zhipu's bigmodel.cn base tier as two copies of the page give it, back in CNY: the hand rows (the page quoted in
+    opencodex PR #4444, 2026-09-13) and genai-prices' zhipuai entries (a separate reading, its own exchange rate);
+    0.5% is their rounding to 3-4 digits."""
+    ours = price(hand.filter(pl.col("provider") == "bigmodel"), model, on=date(2026, 11, 30))
+    theirs = _genai_prices_row("bigmodel", model.upper())
+    assert _cny(ours, BIGMODEL_CNY_PER_USD) == pytest.approx(_cny(theirs, GENAI_PRICES_CNY_PER_USD), rel=5e-3)
+
+
+def test_bigmodel_glm_5_tiers_are_what_model_studio_resells(hand):
+    """Alibaba's Model Studio (China) resells GLM-5 at Zhipu's list input and output prices, both tiers (models.dev's
+    alibaba-cn copy): 4/18 CNY below 32k input tokens, 6/22 above."""
+    on = date(2026, 11, 30)
+    for tier in (0, 32_000):
+        ours = price(hand.filter(pl.col("provider") == "bigmodel"), "glm-5", tier=tier, on=on)
+        studio = price(hand.filter(pl.col("provider") == "alibaba_cn"), "glm-5", tier=tier, on=on)
+        assert _cny(ours, BIGMODEL_CNY_PER_USD)[:2] == pytest.approx(
+            _cny(studio, MODEL_STUDIO_CNY_PER_USD)[:2], rel=5e-3
+        )
+
+
+def test_bigmodel_glm_4_7_keeps_the_long_reply_row(hand):
+    """bigmodel.cn splits GLM-4.7's base tier by reply length; the rows keep the 200+-token reply's 3/14 CNY and name
+    the dropped short-reply row, which is the one genai-prices lists (its base tier, 2/8 CNY, cache hit 0.4)."""
+    on = date(2026, 11, 30)
+    base = price(hand.filter(pl.col("provider") == "bigmodel"), "glm-4.7", on=on)
+    short = _cny(_genai_prices_row("bigmodel", "GLM-4.7"), GENAI_PRICES_CNY_PER_USD)
+    assert short == pytest.approx([2, 8, 0.4], rel=5e-3)
+    assert _cny(base, BIGMODEL_CNY_PER_USD)[:2] > short[:2]
+    assert "2/8 (0.4)" in base["notes"] and "not representable" in base["notes"]
+
+
 def test_gpt_5_6_price_cut_has_dated_periods(hand):
     before = price(hand, "gpt-5.6-luna", on=date(2026, 7, 29))
     after = price(hand, "gpt-5.6-luna", on=date(2026, 7, 30))
