@@ -69,9 +69,13 @@ def render(ctx: SiteContext) -> PageContent:
     )
 
 
-def _columns() -> list[Col]:
+def _columns(*, status_first: bool = False) -> list[Col]:
+    """The readings' columns; where they fail (``status_first``) the status comes second and the narrow view keeps it
+    to the last, so a reader sees why a reading is not headlined without widening the table."""
+    status = [Col("status", "Status", keep=True)] if status_first else []
     return [
         Col("quantity", "Quantity"),
+        *status,
         Col("reading", "Read from", wrap=True),
         Col("n_models", "Open models", kind="num"),
         Col("coverage", "Left-out coverage"),
@@ -80,7 +84,7 @@ def _columns() -> list[Col]:
         Col("skill_score_frac", "Skill (frac)", kind="num", fmt=sig3),
         Col("interval_width_ratio", "Width, high/low (ratio)", kind="num", fmt=sig3),
         Col("geometric_mean_ratio", "Bias (ratio)", kind="num", fmt=sig3),
-        Col("status", "Status"),
+        *([] if status_first else [Col("status", "Status")]),
         Col("status_reason", "Why", wrap=True),
     ]
 
@@ -127,7 +131,7 @@ def _not_told(frame: pl.DataFrame) -> Section:
         [
             table(
                 rest,
-                _columns(),
+                _columns(status_first=True),
                 caption="Readings that fail their check: too_few_open_models (fewer than 5 open models with the "
                 "price and a true value), falsified (a hypothesis that misses the truth beyond its own interval, "
                 "e.g. the lecture's crossover), uninformative (no skill against the no-price baseline, or an "
