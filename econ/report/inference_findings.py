@@ -26,7 +26,7 @@ def _validated(row: dict | None) -> bool:
 
 PASSING = (
     "Read from {q.reading:text}, {q.quantity:text} passes its check on {q.n_models:int} open models: left-out "
-    "coverage {q.coverage_models_frac:pct} at {q.level_frac:pct}, interval score {q.interval_score_log:sig2} against "
+    "coverage {q.coverage_groups_frac:pct} at {q.level_frac:pct}, interval score {q.interval_score_log:sig2} against "
     "the no-price baseline's {q.baseline_interval_score_log:sig2} (skill {q.skill_score_frac:pct}), intervals "
     "{q.interval_width_ratio:x} wide."
 )

@@ -62,7 +62,7 @@ def test_a_reading_off_by_a_constant_factor_is_published_corrected_and_ok():
     s = summary.filter(pl.col("quantity") == PREFILL).row(0, named=True)
     assert (s["status"], s["bias_corrected"], s["n_models"]) == ("ok", True, 12)
     assert s["geometric_mean_ratio"] == pytest.approx(8, rel=0.1) and s["skill_score_frac"] > 0.5
-    assert s["interval_width_ratio"] < 10 and s["coverage_models_frac"] >= 0.75
+    assert s["interval_width_ratio"] < 10 and s["coverage_groups_frac"] >= 0.75
     assert "left-out coverage" in s["status_reason"] and "baseline" in s["status_reason"]
     # quantities with no rows are listed, with the status that says why
     kv = summary.filter(pl.col("quantity") == KV).row(0, named=True)
@@ -106,7 +106,7 @@ def test_no_ok_reading_is_wider_than_10x_or_less_skilful_than_the_baseline(real)
     ok = summary.filter(pl.col("status") == "ok")
     assert (ok["interval_width_ratio"] <= validation.MAX_WIDTH_RATIO).all()
     assert (ok["interval_score_log"] < ok["baseline_interval_score_log"]).all()
-    assert ok["coverage_models_frac"].is_not_null().all() and (ok["n_models"] >= validation.MIN_MODELS).all()
+    assert ok["coverage_groups_frac"].is_not_null().all() and (ok["n_models"] >= validation.MIN_MODELS).all()
 
 
 def test_the_ratio_agrees_with_the_cost_slopes_of_fit_context_tiers(real):

@@ -89,7 +89,7 @@ def test_a_biased_reading_is_corrected_with_its_own_model_left_out_and_is_ok():
     r = np.log(10 * noise)
     loo = np.array([np.delete(r, i).mean() for i in range(r.size)])
     assert out["corrected"].to_numpy() == pytest.approx(10 * TRUE * noise * np.exp(-loo))
-    assert s["interval_width_ratio"] < 2 and s["skill_score_frac"] > 0.5 and s["coverage_models_frac"] >= 0.8
+    assert s["interval_width_ratio"] < 2 and s["skill_score_frac"] > 0.5 and s["coverage_groups_frac"] >= 0.8
     closed, _ = v.validate(
         pl.concat([frame(TRUE, 10 * TRUE * noise), frame([None], [5e4], keys=[None])], how="vertical_relaxed")
     )

@@ -51,7 +51,7 @@ SOURCE = (
 )
 
 QUANTITY_STATUS = """
-select quantity, status, n_models, coverage_models_frac, level_frac, median_abs_log_ratio,
+select quantity, status, n_models, coverage_groups_frac, level_frac, median_abs_log_ratio,
        median_error_factor_ratio, geometric_mean_ratio, bias_corrected, interval_width_ratio, interval_score_log,
        baseline_interval_score_log, skill_score_frac, hypothesis_status, status_reason
 from inference_quantities
@@ -141,10 +141,10 @@ def _evidence(q: dict | None) -> str:
     """The validation in words, for a caption or a headline: status, left-out coverage, skill, width, bias."""
     if not q:
         return "not validated (no inference_quantities table in this database)"
-    if q["status"] == "too_few_open_models" or q["coverage_models_frac"] is None:
+    if q["status"] == "too_few_open_models" or q["coverage_groups_frac"] is None:
         return f"status {q['status']}: {q['status_reason']}"
     return (
-        f"status {q['status']} on {q['n_models']} open models: left-out coverage {q['coverage_models_frac']:.0%} "
+        f"status {q['status']} on {q['n_models']} open models: left-out coverage {q['coverage_groups_frac']:.0%} "
         f"at {q['level_frac']:.0%}; interval score {fmt_num(q['interval_score_log'], sig=3)} against the no-price "
         f"baseline's {fmt_num(q['baseline_interval_score_log'], sig=3)}; interval "
         f"×{fmt_num(q['interval_width_ratio'], sig=3)} wide; bias ×{fmt_num(q['geometric_mean_ratio'], sig=3)}"
@@ -304,7 +304,7 @@ def _validation(ctx: SiteContext, quantities: dict) -> Section:
     if not quantities:
         return Section("Checked on open models", [note("No validation table in this database.", kind="pending")])
     summary = ctx.query("select * from inference_quantities order by role, quantity").with_columns(
-        (pl.col("coverage_models_frac") * 100).round(0).alias("coverage_pct"),
+        (pl.col("coverage_groups_frac") * 100).round(0).alias("coverage_pct"),
         (pl.col("scenario_coverage_rows_frac") * 100).round(0).alias("scenario_coverage_pct"),
     )
     blocks = [

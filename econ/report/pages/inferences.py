@@ -23,7 +23,7 @@ SUMMARY = (
 REQUIRES = ("inference_quantities",)
 
 QUANTITIES = """
-select quantity, role, reading, unit, n_models, n_rows, coverage_models_frac, level_frac, geometric_mean_ratio,
+select quantity, role, reading, unit, n_models, n_rows, coverage_groups_frac, level_frac, geometric_mean_ratio,
        bias_corrected, correction_factor_ratio, interval_score_log, baseline_interval_score_log, skill_score_frac,
        interval_width_ratio, hypothesis_status, status, status_reason
 from inference_quantities order by quantity
@@ -87,11 +87,11 @@ def _columns() -> list[Col]:
 
 def _with_coverage(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(
-        pl.when(pl.col("coverage_models_frac").is_not_null())
+        pl.when(pl.col("coverage_groups_frac").is_not_null())
         .then(
             pl.format(
                 "{}% at {}%",
-                (pl.col("coverage_models_frac") * 100).round(0).cast(pl.Int64),
+                (pl.col("coverage_groups_frac") * 100).round(0).cast(pl.Int64),
                 (pl.col("level_frac") * 100).round(0).cast(pl.Int64),
             )
         )
