@@ -86,7 +86,28 @@ def test_a_reading_noisier_than_the_truths_spread_is_uninformative_and_few_model
 def real():
     f = frames()
     fits = pricing_tables(f["price_current"], f["models"], f["memory_tiers"], f["assumptions"], f["serving"])
+    fits["model_derived"] = f["models"]  # MODELS_SQL: each model's architecture_group
     return fits, *inference_validation.tables(fits)
+
+
+def test_a_models_re_release_leaves_with_it_on_the_shipped_data(real):
+    """A model and its re-release (GLM-5 and GLM-5.1: one architecture, one true value) are left out together, so
+    every row of one architecture group gets one correction and one interval width (left out one at a time, each
+    model's fold kept its twin and the two differed); the 5 is counted in groups."""
+    _, rows, summary = real
+    per_group = rows.group_by("quantity", "architecture_group").agg(
+        pl.col("model").n_unique().alias("models"),
+        pl.col("correction_factor_ratio").round(12).n_unique().alias("corrections"),
+        (pl.col("validated_high_value") / pl.col("published_value")).round(9).n_unique().alias("widths"),
+        pl.col("baseline_value").round(6).n_unique().alias("baselines"),
+    )
+    twins = per_group.filter(pl.col("models") > 1)
+    assert twins.height > 0 and set(twins["quantity"]) >= {KV, PREFILL}
+    assert (twins["corrections"] == 1).all() and (twins["widths"] == 1).all() and (twins["baselines"] == 1).all()
+    counted = rows.group_by("quantity").agg(pl.col("architecture_group").n_unique().alias("groups"))
+    joined = summary.join(counted, on="quantity")
+    assert (joined["n_architecture_groups"] == joined["groups"]).all()
+    assert (joined["n_architecture_groups"] < joined["n_models"]).any()
 
 
 def test_the_crossover_is_falsified_on_the_shipped_data(real):
