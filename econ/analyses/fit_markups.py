@@ -171,9 +171,9 @@ FIT_MARKUPS = ResultTable(
     key=("component",),
     description=(
         "The markup model ln(price/cost) = mu_component + gamma*[reseller] over every price of the open models the "
-        "deployment model serves (each model x component weighing 1): the maker's markup per component, the "
-        "resellers' factor, the prediction interval a new model's markup gets (from the left-out spread), and the "
-        "validation of the costs it reads back from prices"
+        "deployment model serves (each architecture group x component weighing 1, left out whole): the maker's "
+        "markup per component, the resellers' factor, the prediction interval a new model's markup gets (from the "
+        "left-out spread), and the validation of the costs it reads back from prices"
     ),
     columns=(
         C("component", "str", "", "key", "Price component"),

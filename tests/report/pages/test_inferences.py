@@ -39,12 +39,12 @@ def hand_db() -> duckdb.DuckDBPyConnection:
     con.execute(
         """
         create table inference_quantities as select * from (values
-          ('good_reading', 'reading', 'the good price', 'ok', 6, 0.83, 0.9, 0.41, 1.2, 2.0, 4.5, 'passes'),
-          ('flashy_reading', 'reading', 'the flashy price', 'uninformative', 30, 0.97, 0.9, -0.2, 0.5, 0.4, 1.1,
+          ('good_reading', 'reading', 'the good price', 'ok', 6, 5, 0.83, 0.9, 0.41, 1.2, 2.0, 4.5, 'passes'),
+          ('flashy_reading', 'reading', 'the flashy price', 'uninformative', 30, 26, 0.97, 0.9, -0.2, 0.5, 0.4, 1.1,
            'no skill against the no-price baseline'),
-          ('crossover', 'hypothesis', 'the threshold', 'falsified', 9, 0.0, 0.9, null, 9.0, 2.0, 900.0, 'misses')
-        ) as t(quantity, role, reading, status, n_models, coverage_groups_frac, level_frac, skill_score_frac,
-               interval_score_log, baseline_interval_score_log, interval_width_ratio, status_reason)
+          ('crossover', 'hypothesis', 'the threshold', 'falsified', 9, 8, 0.0, 0.9, null, 9.0, 2.0, 900.0, 'misses')
+        ) as t(quantity, role, reading, status, n_models, n_architecture_groups, coverage_groups_frac, level_frac,
+               skill_score_frac, interval_score_log, baseline_interval_score_log, interval_width_ratio, status_reason)
         """
     )
     return con
