@@ -163,6 +163,20 @@ def test_the_fit_tables_carry_the_published_value_and_the_status(real):
     kv = fits["fit_context_tiers"].filter(pl.col("kv_read_validation_status").is_not_null())
     assert set(kv["kv_read_validation_status"]) == {status[KV]}
     open_rows = rows.filter(pl.col("quantity") == PREFILL)
+    same = open_rows.join(  # the fit row's published value is this table's, its group left out alike
+        fits["fit_io_prices"].select(
+            pl.col("source").alias("price_source"),
+            pl.col("provider").alias("price_provider"),
+            pl.col("model").alias("price_model"),
+            "variant",
+            "prefill_flop_published_per_input_token",
+        ),
+        on=["price_source", "price_provider", "price_model", "variant"],
+    )
+    assert same.height == open_rows.height
+    assert same["prefill_flop_published_per_input_token"].to_list() == pytest.approx(
+        same["published_value"].to_list(), rel=1e-9
+    )
     factor = (open_rows["published_value"] / open_rows["implied_value"]).to_numpy()
     assert factor == pytest.approx(open_rows["correction_factor_ratio"].to_numpy())
     assert math.isfinite(float(factor.mean()))
