@@ -6,6 +6,7 @@ import numpy as np
 import polars as pl
 
 from econ.analyses.calibration_points import ENGINES as ENGINE_NAMES
+from econ.analyses.inputs import architecture_of
 from econ.fits import calibration as cal
 from econ.fits import calibration_cv as cv
 
@@ -87,12 +88,6 @@ def config_key() -> pl.Expr:
     return pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in cols], separator="|")
 
 
-def architecture_of(frame: pl.DataFrame, groups: dict[str, str]) -> pl.Expr:
-    """Each row's architecture group (``model_derived.architecture_group`` of its ``arch_model``; a model without a
-    row is its own group)."""
-    return pl.col("arch_model").replace_strict(groups, default=pl.col("arch_model"), return_dtype=pl.String)
-
-
 def fold_labels(
     c: pl.DataFrame, points: pl.DataFrame, groups: dict[str, str]
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -102,7 +97,7 @@ def fold_labels(
     configurations."""
     random_r = cv.random_groups(c.select(config_key().alias("k"))["k"].to_numpy())
     random_p = cv.random_groups(points["point_id"].to_numpy(), seed=1)
-    arch = architecture_of(c, groups).alias("g")
+    arch = architecture_of(groups).alias("g")
     return {
         "model_out": (c.select(arch)["g"].to_numpy(), points.select(arch)["g"].to_numpy()),
         "chip_out": (c["chip"].to_numpy(), points["chip"].to_numpy()),
@@ -258,7 +253,7 @@ def residual_rows(runs: pl.DataFrame, points: pl.DataFrame, groups: dict[str, st
     fold = np.concatenate([run_fold, run_fold, point_fold]).astype(str)
     return rows.with_columns(
         pl.Series("fold", fold),
-        architecture_of(rows, groups).alias("architecture_group"),
+        architecture_of(groups).alias("architecture_group"),
         pl.max_horizontal(pl.col("model_out").abs(), pl.col("chip_out").abs()).alias("model_and_chip"),
     )
 

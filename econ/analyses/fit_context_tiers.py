@@ -16,6 +16,7 @@ import polars as pl
 from econ.analyses.fit_columns import INTERVALS
 from econ.analyses.fit_context_tiers_columns import columns
 from econ.analyses.inference_serving import Serving, serving
+from econ.analyses.inputs import architecture_groups, architecture_of
 from econ.analyses.pricing_inputs import ARCH_KEEP, assumption_columns, assumptions, inputs, with_declared
 from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
 from econ.fits import context_readings, context_tiers, validation
@@ -290,11 +291,12 @@ def spread_readings(per: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def validation_rows(frame: pl.DataFrame, quantity: str) -> pl.DataFrame:
+def validation_rows(frame: pl.DataFrame, quantity: str, groups: dict[str, str] | None = None) -> pl.DataFrame:
     """The default-rule rows of one validated quantity in the layout :func:`econ.fits.validation.validate` reads.
 
-    ``model_key`` is the open model on standard-variant rows with a true value (those are validated); every other
-    row (closed models, other variants) gets the full-sample factor.
+    ``model_key`` is the open model on standard-variant rows with a true value (those are validated), ``group_key``
+    its architecture group (``groups``: model -> ``model_derived.architecture_group``, left out together); every
+    other row (closed models, other variants) gets the full-sample factor.
     """
     implied, low, high, true, _, _ = VALIDATED[quantity]
     rows = frame.filter(pl.col("default_rule") & ~pl.col("pooled"))
@@ -309,6 +311,7 @@ def validation_rows(frame: pl.DataFrame, quantity: str) -> pl.DataFrame:
         "component",
         "provider_kind",
         pl.when(validated).then(pl.col("arch_model")).alias("model_key"),
+        pl.when(validated).then(architecture_of(groups or {})).alias("group_key"),
         pl.col(implied).alias("implied"),
         pl.col(low).alias("scenario_low"),
         pl.col(high).alias("scenario_high"),
@@ -316,14 +319,14 @@ def validation_rows(frame: pl.DataFrame, quantity: str) -> pl.DataFrame:
     )
 
 
-def with_validated(frame: pl.DataFrame) -> pl.DataFrame:
+def with_validated(frame: pl.DataFrame, groups: dict[str, str] | None = None) -> pl.DataFrame:
     """Each default-rule reading's published value, validated interval and status (:func:`econ.fits.validation.
-    validate`, per quantity)."""
+    validate`, per quantity; ``groups``: each open model's architecture group, the unit left out)."""
     key = list(context_tiers.SCHEDULE_KEY)
     for quantity, (*_, low, high) in VALIDATED.items():
         published, status = PUBLISHED[quantity]
         names = (published, low, high)
-        rows = validation_rows(frame, quantity)
+        rows = validation_rows(frame, quantity, groups)
         if rows.height == 0:
             frame = frame.with_columns(
                 *(pl.lit(None, pl.Float64).alias(n) for n in names), pl.lit(None, pl.String).alias(status)
@@ -371,7 +374,9 @@ def table(prices: pl.DataFrame, models: pl.DataFrame, a, deployed: Serving | Non
     out = out.with_columns(
         (pl.col("rule") == context_tiers.DEFAULT_RULE).alias("default_rule"), *assumption_columns(a, NAMES)
     )
-    out = with_validated(out).sort("pooled", "provider", "model", "variant", "component", "rule")
+    out = with_validated(out, architecture_groups(models)).sort(
+        "pooled", "provider", "model", "variant", "component", "rule"
+    )
     return with_declared(out.drop("_contexts", "_slope_ratio_grid", strict=False), FIT_CONTEXT_TIERS)
 
 

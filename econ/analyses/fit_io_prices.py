@@ -15,6 +15,7 @@ import polars as pl
 from econ.analyses.fit_columns import INTERVALS
 from econ.analyses.fit_io_columns import columns
 from econ.analyses.inference_serving import TrafficCosts, serving, traffic_costs
+from econ.analyses.inputs import architecture_groups, architecture_of
 from econ.analyses.pricing_inputs import ARCH_KEEP, assumption_columns, assumptions, inputs, with_declared
 from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
 from econ.fits import io_market, io_prices, validation
@@ -144,10 +145,11 @@ def batch_checks(frame: pl.DataFrame, measured: io_market.MeasuredDecode = io_ma
     return frame.with_columns(pl.Series("implied_decode_batch_check", labels, dtype=pl.String).replace("", None))
 
 
-def with_validated(frame: pl.DataFrame) -> pl.DataFrame:
+def with_validated(frame: pl.DataFrame, groups: dict[str, str] | None = None) -> pl.DataFrame:
     """The prefill reading's published value, validated interval and status (:func:`econ.fits.validation.validate`):
-    open standard rows with a true value are validated (each leaving its model out), every other row gets the
-    correction and interval of every open model."""
+    open standard rows with a true value are validated (each leaving its model's architecture group out, ``groups``:
+    model -> ``model_derived.architecture_group``), every other row gets the correction and interval of every open
+    model."""
     names = (
         "prefill_flop_published_per_input_token",
         "prefill_flop_validated_low_per_input_token",
@@ -158,15 +160,16 @@ def with_validated(frame: pl.DataFrame) -> pl.DataFrame:
             *(pl.lit(None, pl.Float64).alias(n) for n in names),
             pl.lit(None, pl.String).alias("prefill_flop_validation_status"),
         )
-    checked, summary = validation.validate(validation_rows(frame), role="reading")
+    checked, summary = validation.validate(validation_rows(frame, groups), role="reading")
     return frame.with_columns(
         *(checked[c].alias(n) for c, n in zip(("corrected", "validated_low", "validated_high"), names)),
         pl.lit(summary["status"]).alias("prefill_flop_validation_status"),
     )
 
 
-def validation_rows(frame: pl.DataFrame) -> pl.DataFrame:
-    """This table's rows in the layout :func:`econ.fits.validation.validate` reads (same order)."""
+def validation_rows(frame: pl.DataFrame, groups: dict[str, str] | None = None) -> pl.DataFrame:
+    """This table's rows in the layout :func:`econ.fits.validation.validate` reads (same order; ``group_key``: the
+    architecture group of ``groups``, left out together)."""
     validated = (
         (pl.col("variant") == "standard")
         & pl.col("true_prefill_flop_per_input_token").is_not_null()
@@ -179,6 +182,7 @@ def validation_rows(frame: pl.DataFrame) -> pl.DataFrame:
         "variant",
         "provider_kind",
         pl.when(validated).then(pl.col("arch_model")).alias("model_key"),
+        pl.when(validated).then(architecture_of(groups or {})).alias("group_key"),
         pl.col("prefill_flop_per_input_token").alias("implied"),
         pl.col("prefill_flop_scenario_low_per_input_token").alias("scenario_low"),
         pl.col("prefill_flop_scenario_high_per_input_token").alias("scenario_high"),
@@ -218,7 +222,7 @@ def table(
         )
         .sort("provider", "model", "variant")
     )
-    return with_declared(with_validated(frame), FIT_IO_PRICES)
+    return with_declared(with_validated(frame, architecture_groups(models)), FIT_IO_PRICES)
 
 
 def run(ctx) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 
 from econ.analyses import markup_costs
-from econ.analyses.inputs import MODELS_SQL
+from econ.analyses.inputs import MODELS_SQL, architecture_groups, architecture_of
 from econ.fits import markups, validation
 from econ.fits.price_selection import attach_architecture, choose_sources, provider_kind
 from econ.results import ResultColumn as C
@@ -171,9 +171,9 @@ FIT_MARKUPS = ResultTable(
     key=("component",),
     description=(
         "The markup model ln(price/cost) = mu_component + gamma*[reseller] over every price of the open models the "
-        "deployment model serves (each model x component weighing 1): the maker's markup per component, the "
-        "resellers' factor, the prediction interval a new model's markup gets (from the left-out spread), and the "
-        "validation of the costs it reads back from prices"
+        "deployment model serves (each architecture group x component weighing 1, left out whole): the maker's "
+        "markup per component, the resellers' factor, the prediction interval a new model's markup gets (from the "
+        "left-out spread), and the validation of the costs it reads back from prices"
     ),
     columns=(
         C("component", "str", "", "key", "Price component"),
@@ -205,10 +205,24 @@ FIT_MARKUPS = ResultTable(
         ),
         C("markup_high_ratio", "float", "", "fit", "The same, high", validation.left_out),
         C("n_models", "int", "", "check", "Open models with a price of the component"),
+        C(
+            "n_architecture_groups",
+            "int",
+            "",
+            "check",
+            "Their architecture groups (model_derived.architecture_group): the unit left out, weighed and counted",
+        ),
         C("n_rows", "int", "", "check", "Price rows (sellers x sources x snapshots)"),
         C("n_sellers", "int", "", "check", "Distinct sellers of the open models"),
         C("quantity", "str", "", "label", "The cost reading's name in inference_quantities"),
-        C("coverage_models_frac", "float", "", "check", "Left-out coverage of the cost reading", validation.summary),
+        C(
+            "coverage_groups_frac",
+            "float",
+            "",
+            "check",
+            "Left-out coverage of the cost reading, each architecture group weighing 1",
+            validation.summary,
+        ),
         C(
             "skill_score_frac",
             "float",
@@ -298,16 +312,22 @@ def price_rows(open_rows: pl.DataFrame, current: pl.DataFrame, models: pl.DataFr
     return frame.unique(subset=list(KEY), keep="first").sort(KEY, nulls_last=True)
 
 
-def fitted(frame: pl.DataFrame, cost_median_log_ratio: float | None = None) -> tuple[pl.DataFrame, dict]:
-    """The rows with the markup model's predictions and validated readings, and each component's summary."""
+def fitted(
+    frame: pl.DataFrame, cost_median_log_ratio: float | None = None, groups: dict[str, str] | None = None
+) -> tuple[pl.DataFrame, dict]:
+    """The rows with the markup model's predictions and validated readings, and each component's summary. The unit
+    weighed and left out is the open model's architecture group (``groups``: model ->
+    ``model_derived.architecture_group``; a model and its re-release share their cost, so one left in would read
+    the other's)."""
     comp = {c: i for i, c in enumerate(markups.COMPONENTS)}
     c = frame["component"].replace_strict(comp, return_dtype=pl.Int64).to_numpy()
     reseller = (frame["provider_kind"] == "reseller").fill_null(False).to_numpy().astype(float)
     price = frame["price_value"].to_numpy()
     cost = frame["cost_value"].fill_null(np.nan).to_numpy()
     is_open = frame["arch_model"].is_not_null().to_numpy()
-    names = sorted(set(frame.filter(pl.col("arch_model").is_not_null())["arch_model"]))
-    group = np.array([names.index(m) if m is not None else -1 for m in frame["arch_model"].to_list()])
+    keys = frame.select(architecture_of(groups or {}))["arch_model"].to_list()
+    names = sorted({k for k in keys if k is not None})
+    group = np.array([names.index(k) if k is not None else -1 for k in keys])
     y = np.log(price / np.where(is_open, cost, np.nan))
     n_c = len(markups.COMPONENTS)
     w = markups.model_weights(group[is_open], c[is_open])
@@ -326,11 +346,17 @@ def fitted(frame: pl.DataFrame, cost_median_log_ratio: float | None = None) -> t
     for component in markups.COMPONENTS:
         rows = out.filter(pl.col("component") == component)
         if rows.height == 0:
-            summaries[component] = {"n_models": 0, "n_rows": 0, "status": "too_few_open_models"}
+            summaries[component] = {
+                "n_models": 0,
+                "n_architecture_groups": 0,
+                "n_rows": 0,
+                "status": "too_few_open_models",
+            }
             continue
         checked, summary = validation.validate(
             rows.select(
                 pl.col("arch_model").alias("model_key"),
+                architecture_of(groups or {}).alias("group_key"),
                 pl.col("_read").alias("implied"),
                 pl.lit(None, pl.Float64).alias("scenario_low"),
                 pl.lit(None, pl.Float64).alias("scenario_high"),
@@ -373,10 +399,11 @@ def summary_table(summaries: dict) -> pl.DataFrame:
                 "markup_low_ratio": markup / half if markup else None,
                 "markup_high_ratio": markup * half if markup and np.isfinite(half) else None,
                 "n_models": s.get("n_models", 0),
+                "n_architecture_groups": s.get("n_architecture_groups", 0),
                 "n_rows": s.get("n_rows", 0),
                 "n_sellers": s.get("n_sellers", 0),
                 "quantity": quantity(component),
-                "coverage_models_frac": s.get("coverage_models_frac"),
+                "coverage_groups_frac": s.get("coverage_groups_frac"),
                 "skill_score_frac": s.get("skill_score_frac"),
                 "interval_width_ratio": width if width is not None and np.isfinite(width) else None,
                 "status": s.get("status", "too_few_open_models"),
@@ -387,9 +414,10 @@ def summary_table(summaries: dict) -> pl.DataFrame:
     )
 
 
-def validation_rows(frame: pl.DataFrame, component: str) -> pl.DataFrame:
+def validation_rows(frame: pl.DataFrame, component: str, groups: dict[str, str] | None = None) -> pl.DataFrame:
     """One component's rows of ``fit_markup_rows`` in the layout :func:`econ.fits.validation.validate` reads (the
-    read cost = price over the predicted markup, before the rule's own correction)."""
+    read cost = price over the predicted markup, before the rule's own correction; ``group_key``: the architecture
+    group of ``groups``)."""
     rows = frame.filter(pl.col("component") == component)
     return rows.select(
         "source",
@@ -400,6 +428,7 @@ def validation_rows(frame: pl.DataFrame, component: str) -> pl.DataFrame:
         pl.lit("standard").alias("variant"),
         "provider_kind",
         pl.col("arch_model").alias("model_key"),
+        architecture_of(groups or {}).alias("group_key"),
         (pl.col("price_value") / pl.col("predicted_markup_ratio")).alias("implied"),
         pl.lit(None, pl.Float64).alias("scenario_low"),
         pl.lit(None, pl.Float64).alias("scenario_high"),
@@ -415,7 +444,7 @@ def tables(
     frame = price_rows(open_rows, current, models, costs, context)
     if frame.height == 0 or frame["arch_model"].is_null().all():
         return summary_table({}), FIT_MARKUP_ROWS.empty_frame()
-    rows, summaries = fitted(frame, cost_median_log_ratio)
+    rows, summaries = fitted(frame, cost_median_log_ratio, architecture_groups(models))
     return summary_table(summaries), rows.select(FIT_MARKUP_ROWS.names).sort(KEY, nulls_last=True)
 
 

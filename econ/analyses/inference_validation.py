@@ -5,9 +5,10 @@ The readings are those of ``fit_context_tiers`` (default rule: output slope → 
 input slope → prefill attention FLOPs per context token, the lecture's crossover hypothesis) and ``fit_io_prices``
 (input price → prefill FLOPs per prompt token). One row per quantity × open-model price schedule (first-party and
 reseller sellers apart), checked by the rule of :func:`econ.fits.validation.validate`: a significant bias is
-corrected with the row's own model left out, the interval is the left-out prediction interval of the other open
-models' errors around it, and each interval is scored against the no-price baseline (the geometric mean of the
-other open models' true values), so ``interval_covers_true`` and the interval scores are cross-validated, not fits
+corrected with the row's own architecture group left out (``model_derived.architecture_group``: GLM-5 leaves with
+GLM-5.1, whose true value is its own), the interval is the left-out prediction interval of the other groups' errors
+around it, and each interval is scored against the no-price baseline (the geometric mean of the other groups' true
+values), so ``interval_covers_true`` and the interval scores are cross-validated, not fits
 to themselves. ``inference_quantities`` is the evidence each reported number cites: models, left-out coverage at
 the stated level, bias and its test, the interval score beside the baseline's, the interval width and one status
 (ok, uninformative, falsified, too_few_open_models) that the report shows everywhere.
@@ -20,10 +21,11 @@ import polars as pl
 
 from econ.analyses import fit_context_tiers, fit_io_prices, fit_markups, markup_inversions
 from econ.analyses.inference_validation_tables import INFERENCE_QUANTITIES, INFERENCE_VALIDATION, KEY
+from econ.analyses.inputs import architecture_groups
 from econ.fits import context_readings, markups, validation
 
 NAME = "inference_validation"
-INPUTS = ("fit_context_tiers", "fit_io_prices", "fit_markup_rows", "markup_inversions")
+INPUTS = ("fit_context_tiers", "fit_io_prices", "fit_markup_rows", "markup_inversions", "model_derived")
 
 QUANTITIES = {
     context_readings.QUANTITIES["output"]: (
@@ -80,37 +82,38 @@ COMPONENT_OF = {fit_markups.quantity(c): c for c in markups.COMPONENTS}
 TABLES = (INFERENCE_VALIDATION, INFERENCE_QUANTITIES)
 
 
-def _rows(tables: dict[str, pl.DataFrame], quantity: str) -> pl.DataFrame:
+def _rows(tables: dict[str, pl.DataFrame], quantity: str, groups: dict[str, str]) -> pl.DataFrame:
     source = QUANTITIES[quantity][0]
     frame = tables.get(source)
     if frame is None or frame.height == 0:
         return pl.DataFrame()
     if source == "fit_context_tiers":
-        return fit_context_tiers.validation_rows(frame, quantity)
+        return fit_context_tiers.validation_rows(frame, quantity, groups)
     if source == "fit_markup_rows":
-        return fit_markups.validation_rows(frame, COMPONENT_OF[quantity])
+        return fit_markups.validation_rows(frame, COMPONENT_OF[quantity], groups)
     if source == "markup_inversions":
-        return markup_inversions.validation_rows(frame, quantity)
-    return fit_io_prices.validation_rows(frame)
+        return markup_inversions.validation_rows(frame, quantity, groups)
+    return fit_io_prices.validation_rows(frame, groups)
 
 
 def reason(s: dict) -> str:
     """The status of one quantity in words, with the numbers it rests on."""
-    n = s.get("n_models") or 0
+    n, g = s.get("n_models") or 0, s.get("n_architecture_groups") or 0
+    models = f"{g} architecture group(s) of open models ({n} models)"
     if s["status"] == "too_few_open_models":
-        return f"{n} open model(s) with a true value; at least {validation.MIN_MODELS} are needed"
+        return f"{models} with a true value; at least {validation.MIN_MODELS} groups are needed"
     bias = (
         f"bias x{s['geometric_mean_ratio']:.3g} (t = {s['bias_t_stat']:.2g}, "
         + ("significant" if s["bias_significant"] else "not significant")
         + ")"
     )
     if s["status"] == "falsified":
-        return f"the hypothesis misses the truth beyond its own interval on {n} open models: {bias}"
+        return f"the hypothesis misses the truth beyond its own interval on {models}: {bias}"
     skill = (
         f"interval score {s['interval_score_log']:.3g} against the no-price baseline's "
         f"{s['baseline_interval_score_log']:.3g} (skill {s['skill_score_frac']:.2f})"
     )
-    coverage = f"left-out coverage {s['coverage_models_frac']:.0%} at {s['level_frac']:.0%}"
+    coverage = f"left-out coverage {s['coverage_groups_frac']:.0%} of groups at {s['level_frac']:.0%}"
     width = f"interval x{s['interval_width_ratio']:.3g} wide (high/low)"
     corrected = "; bias-corrected" if s["bias_corrected"] else ""
     if s["status"] == "uninformative":
@@ -120,15 +123,17 @@ def reason(s: dict) -> str:
         if s["interval_width_ratio"] > validation.MAX_WIDTH_RATIO:
             why.append(f"wider than {validation.MAX_WIDTH_RATIO:g}x")
         return f"{' and '.join(why)}: {skill}; {width}; {coverage}; {bias}{corrected}"
-    return f"{n} open models; {coverage}; {skill}; {width}; {bias}{corrected}"
+    return f"{models}; {coverage}; {skill}; {width}; {bias}{corrected}"
 
 
 def tables(fits: dict[str, pl.DataFrame]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(``inference_validation``, ``inference_quantities``) from the fit_* tables (``fits``: name -> frame)."""
+    """(``inference_validation``, ``inference_quantities``) from the fit_* tables (``fits``: name -> frame; with
+    ``model_derived``, each open model's architecture group is the unit left out, else each model is its own)."""
     rows, summaries = [], []
+    groups = architecture_groups(fits.get("model_derived", pl.DataFrame()))
     for quantity, (source, unit, reading, role) in QUANTITIES.items():
-        found = _rows(fits, quantity)
-        summary = {"n_models": 0, "n_rows": 0, "status": "too_few_open_models"}
+        found = _rows(fits, quantity, groups)
+        summary = {"n_models": 0, "n_architecture_groups": 0, "n_rows": 0, "status": "too_few_open_models"}
         if found.height:
             checked, summary = validation.validate(found, role=role)
             open_rows = checked.filter(pl.col("log_ratio").is_not_null() & pl.col("model_key").is_not_null())
@@ -142,6 +147,7 @@ def tables(fits: dict[str, pl.DataFrame]) -> tuple[pl.DataFrame, pl.DataFrame]:
                 open_rows.select(
                     pl.lit(quantity).alias("quantity"),
                     pl.col("model_key").alias("model"),
+                    pl.col("group_key").alias("architecture_group"),
                     pl.col("source").alias("price_source"),  # price_*: the table's own model is the open model
                     pl.col("provider").alias("price_provider"),
                     pl.col("model").alias("price_model"),

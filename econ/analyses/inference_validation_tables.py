@@ -25,13 +25,22 @@ INFERENCE_VALIDATION = ResultTable(
     description=(
         "Every price inference on the open-weight models whose architecture gives the true value: implied and true "
         "value, their ratio, the published (bias-corrected where the bias is significant, the correction estimated "
-        "with the model itself left out) value and its left-out prediction interval, whether it covers the truth, "
-        "and its interval score beside the no-price baseline's (the geometric mean of the other open models' true "
-        "values). The evidence every inferred number of the report cites (inference_quantities)"
+        "with the model's whole architecture group left out) value and its left-out prediction interval, whether it "
+        "covers the truth, and its interval score beside the no-price baseline's (the geometric mean of the other "
+        "architecture groups' true values). The unit left out is the architecture group (a model and its "
+        "re-releases share their true value; one left in would leak it). The evidence every inferred number of the "
+        "report cites (inference_quantities)"
     ),
     columns=(
         C("quantity", "str", "", "key", "Inferred quantity (inference_quantities.quantity)"),
         C("model", "str", "", "key", "Open-weights model whose architecture gives the truth (models.model)"),
+        C(
+            "architecture_group",
+            "str",
+            "",
+            "input",
+            "The model's architecture group (model_derived.architecture_group): the unit left out together",
+        ),
         C("price_source", "str", "", "key", "Price source of the schedule (hand, litellm, openrouter)"),
         C("price_provider", "str", "", "key", "Seller"),
         C("price_model", "str", "", "key", "Model id as the seller names it"),
@@ -109,7 +118,7 @@ INFERENCE_VALIDATION = ResultTable(
             "float",
             "(unit column)",
             "inference",
-            "Validated interval, low: the published value's prediction interval from the other open models' errors",
+            "Validated interval, low: the published value's prediction interval from the other groups' errors",
             validation.left_out,
         ),
         C(
@@ -125,7 +134,7 @@ INFERENCE_VALIDATION = ResultTable(
             "bool",
             "",
             "check",
-            "Whether the validated interval covers the truth (cross-validated: the model was left out)",
+            "Whether the validated interval covers the truth (cross-validated: its architecture group left out)",
             validation.covers,
         ),
         C(
@@ -133,7 +142,7 @@ INFERENCE_VALIDATION = ResultTable(
             "float",
             "(unit column)",
             "check",
-            "No-price baseline: the geometric mean of the other open models' true values",
+            "No-price baseline: the geometric mean of the other architecture groups' true values",
             validation.baseline_interval,
         ),
         C(
@@ -175,11 +184,15 @@ INFERENCE_QUANTITIES = ResultTable(
     grain="inferred quantity",
     key=("quantity",),
     description=(
-        "What the check on open models earns each price inference: models and rows checked, the bias and its t "
-        "test, the correction applied, left-out coverage of the validated interval at the stated level, the "
-        "interval score beside the no-price baseline's (skill), the interval a closed model gets (width), the "
-        "uncorrected hypothesis's verdict and one status (econ.fits.validation): too_few_open_models (< 5), "
-        "falsified (a hypothesis missing beyond its own interval), uninformative (no skill, or wider than 10x), ok"
+        "What the check on open models earns each price inference: models, architecture groups and rows checked, "
+        "the bias and its t test, the correction applied, left-out coverage of the validated interval at the stated "
+        "level, the interval score beside the no-price baseline's (skill), the interval a closed model gets (width), "
+        "the uncorrected hypothesis's verdict and one status (econ.fits.validation): too_few_open_models (< 5 "
+        "architecture groups), falsified (a hypothesis missing beyond its own interval), uninformative (no skill, or "
+        "wider than 10x), ok. The unit is the architecture group (model_derived.architecture_group): it is left out "
+        "whole, counted for the 5, and weighs 1 in the bias, coverage and skill (its rows averaged first), because a "
+        "model and its re-release share one true value and are one piece of evidence; coverage_rows_frac is the "
+        "row-weighted share beside it"
     ),
     columns=(
         C("quantity", "str", "", "key", "Inferred quantity"),
@@ -187,14 +200,22 @@ INFERENCE_QUANTITIES = ResultTable(
         C("unit", "str", "", "label", "Unit of the quantity"),
         C("reading", "str", "", "label", "What is read from which price"),
         C("role", "str", "", "label", "reading (bias-corrected where needed) or hypothesis (tested as stated)"),
-        C("n_models", "int", "", "check", "Open models with a true value (one vote each)"),
+        C("n_models", "int", "", "check", "Open models with a true value"),
+        C(
+            "n_architecture_groups",
+            "int",
+            "",
+            "check",
+            "Their architecture groups (model_derived.architecture_group; one vote each, the count the 5 is on)",
+            validation.summary,
+        ),
         C("n_rows", "int", "", "check", "Validated schedules (first-party and reseller rows apart)"),
         C(
-            "coverage_models_frac",
+            "coverage_groups_frac",
             "float",
             "",
             "check",
-            "Left-out coverage: mean over open models of the share of their rows the validated interval covers",
+            "Left-out coverage: mean over architecture groups of the share of their rows the validated interval covers",
             validation.summary,
         ),
         C("coverage_rows_frac", "float", "", "check", "Share of schedules covered", validation.summary),
@@ -227,7 +248,7 @@ INFERENCE_QUANTITIES = ResultTable(
             "float",
             "",
             "check",
-            "exp(b), b the mean over models of ln ratio: the bias (1 = none)",
+            "exp(b), b the mean over architecture groups of ln ratio: the bias (1 = none)",
             validation.bias_test,
         ),
         C("bias_t_stat", "float", "", "check", "t = b*sqrt(n)/s of the bias", validation.bias_test),
@@ -268,7 +289,7 @@ INFERENCE_QUANTITIES = ResultTable(
             "float",
             "",
             "check",
-            "Mean over open models of the left-out interval score of the validated interval, in ln (lower is better)",
+            "Mean over architecture groups of the validated interval's left-out interval score, in ln (lower: better)",
             validation.interval_score,
         ),
         C(
@@ -276,7 +297,7 @@ INFERENCE_QUANTITIES = ResultTable(
             "float",
             "",
             "check",
-            "The same for the no-price baseline (geometric mean of the other open models' true values)",
+            "The same for the no-price baseline (geometric mean of the other groups' true values)",
             validation.interval_score,
         ),
         C(
@@ -303,7 +324,7 @@ INFERENCE_QUANTITIES = ResultTable(
             "",
             "check",
             "ok | uninformative (no skill against the baseline, or wider than 10x) | falsified (a hypothesis missing "
-            "beyond its own interval) | too_few_open_models (< 5)",
+            "beyond its own interval) | too_few_open_models (< 5 architecture groups)",
             validation.summary,
         ),
         C("status_reason", "str", "", "label", "Why the status is what it is, in words"),

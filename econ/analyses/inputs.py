@@ -11,11 +11,26 @@ import polars as pl
 from econ.physics import kv_cache, memory
 
 MODELS_SQL = """
-select m.*, d.kv_bytes_per_token, d.kv_window_bytes_per_sequence
+select m.*, d.kv_bytes_per_token, d.kv_window_bytes_per_sequence, d.architecture_group
 from models as m join model_derived as d using (model)
 order by m.model
 """
-"""Every architecture with its KV bytes per token and window KV (at BF16, ``model_derived``)."""
+"""Every architecture with its KV bytes per token and window KV (at BF16, ``model_derived``) and its architecture
+group (the models a cross-validation leaves out together)."""
+
+
+def architecture_groups(models: pl.DataFrame) -> dict[str, str]:
+    """model -> ``model_derived.architecture_group`` (empty where ``models`` has no such column: each model is then
+    its own group)."""
+    if "architecture_group" not in models.columns:
+        return {}
+    return dict(models.select("model", "architecture_group").iter_rows())
+
+
+def architecture_of(groups: dict[str, str], column: str = "arch_model") -> pl.Expr:
+    """Each row's architecture group (``groups`` of its ``column``; a model without an entry is its own group, a null
+    model none): what leave-one-model-out leaves out together (DeepSeek-V3 with DeepSeek-R1, GLM-5 with GLM-5.1)."""
+    return pl.col(column).replace_strict(groups, default=pl.col(column), return_dtype=pl.String)
 
 
 def models_at(ctx, kv_format: str) -> pl.DataFrame:

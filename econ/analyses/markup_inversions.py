@@ -24,7 +24,7 @@ import polars as pl
 
 from econ.analyses.inference_serving import INPUTS as SERVING_INPUTS
 from econ.analyses.inference_serving import serving, traffic_costs
-from econ.analyses.inputs import MODELS_SQL
+from econ.analyses.inputs import MODELS_SQL, architecture_groups, architecture_of
 from econ.fits import validation
 from econ.formula import formula
 from econ.physics import traffic_cost
@@ -41,10 +41,11 @@ KEY = ("source", "provider", "model", "from_date")
 HOLD_COLUMNS = ("cache_write_5m_usd_per_mtok", "cache_write_1h_usd_per_mtok", "cache_write_12h_usd_per_mtok")
 
 
-@formula("ū = exp(mean over the other open models of ln(C_in/N_act))", "leave one model out")
+@formula("ū = exp(mean over the other open models of ln(C_in/N_act))", "leave one architecture group out")
 def unit_cost_left_out(model_keys, cost, quantity) -> tuple[np.ndarray, float]:
-    """Per row: the geometric-mean cost per unit of the other open models (its own model left out; every open model
-    for a row without one), and that over every open model."""
+    """Per row: the geometric-mean cost per unit of the other open models (``model_keys``: the unit left out, the
+    row's architecture group, one vote each; every open model for a row without one), and that over every open
+    model."""
     names, per, row = validation.model_means(model_keys, np.log(np.asarray(cost, float) / np.asarray(quantity, float)))
     n = len(names)
     if n == 0:
@@ -158,10 +159,11 @@ MARKUP_INVERSIONS = ResultTable(
 TABLES = (MARKUP_INVERSIONS,)
 
 
-def _validated(frame: pl.DataFrame, implied, true, role: str = "reading") -> tuple[pl.DataFrame, dict]:
+def _validated(frame: pl.DataFrame, implied, true, groups: dict[str, str]) -> tuple[pl.DataFrame, dict]:
     rows = pl.DataFrame(
         {
             "model_key": frame["arch_model"],
+            "group_key": frame.select(architecture_of(groups))["arch_model"],
             "implied": implied,
             "scenario_low": [None] * frame.height,
             "scenario_high": [None] * frame.height,
@@ -169,10 +171,11 @@ def _validated(frame: pl.DataFrame, implied, true, role: str = "reading") -> tup
         },
         schema={
             "model_key": pl.String,
+            "group_key": pl.String,
             **{c: pl.Float64 for c in ("implied", "scenario_low", "scenario_high", "true")},
         },
     )
-    return validation.validate(rows, role=role)
+    return validation.validate(rows, role="reading")
 
 
 def active_rows(markup_rows: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame:
@@ -185,9 +188,9 @@ def active_rows(markup_rows: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame
     )
 
 
-def validation_rows(frame: pl.DataFrame, quantity: str) -> pl.DataFrame:
+def validation_rows(frame: pl.DataFrame, quantity: str, groups: dict[str, str] | None = None) -> pl.DataFrame:
     """``markup_inversions`` rows of one quantity in the layout of :func:`econ.fits.validation.validate`, the
-    implied value before the rule's own correction."""
+    implied value before the rule's own correction (``group_key``: the architecture group of ``groups``)."""
     implied, true = {
         ACTIVE: ("active_params_raw", "true_active_params"),
         HELD: ("kv_held_raw_bytes_per_token", "true_kv_held_bytes_per_token"),
@@ -200,6 +203,7 @@ def validation_rows(frame: pl.DataFrame, quantity: str) -> pl.DataFrame:
         pl.lit("standard").alias("variant"),
         "provider_kind",
         pl.col("arch_model").alias("model_key"),
+        architecture_of(groups or {}).alias("group_key"),
         pl.col(implied).alias("implied"),
         pl.lit(None, pl.Float64).alias("scenario_low"),
         pl.lit(None, pl.Float64).alias("scenario_high"),
@@ -217,13 +221,14 @@ def table(markup_rows, prices, models, costs, kv_scale, decode=None) -> pl.DataF
         ref.select("arch_model", "input_cost_usd_per_mtok", "cache_hold_usd_per_mtok_s"), on="arch_model", how="left"
     )
     read = (rows["price_value"] / rows["predicted_markup_ratio"]).to_numpy()
+    groups = architecture_groups(models)
     unit, _ = unit_cost_left_out(
-        rows["arch_model"].to_list(),
+        rows.select(architecture_of(groups))["arch_model"].to_list(),
         rows["input_cost_usd_per_mtok"].fill_null(np.nan).to_numpy(),
         rows["true_active_params"].fill_null(np.nan).to_numpy(),
     )
     raw_active = read / unit
-    checked, s_active = _validated(rows, raw_active, rows["true_active_params"].fill_null(np.nan).to_numpy())
+    checked, s_active = _validated(rows, raw_active, rows["true_active_params"].fill_null(np.nan).to_numpy(), groups)
     out = rows.select("source", "provider", "model", "from_date", "arch_model", "provider_kind", "true_active_params")
     out = out.with_columns(
         pl.Series("active_params_raw", raw_active, nan_to_null=True),
@@ -256,9 +261,11 @@ def held(prices: pl.DataFrame, models: pl.DataFrame, costs: pl.DataFrame, kv_sca
         schema = {**{k: prices.schema[k] for k in KEY}, **dict.fromkeys(floats, pl.Float64)}
         return pl.DataFrame(schema={**schema, "kv_held_status": pl.String})
     per_byte = (rows["cache_hold_usd_per_mtok_s"] / rows["_kv"]).fill_null(np.nan).to_numpy()
-    unit, full = unit_cost_left_out(rows["arch_model"].to_list(), per_byte, np.ones(rows.height))
+    groups = architecture_groups(models)
+    keys = rows.select(architecture_of(groups))["arch_model"].to_list()
+    unit, full = unit_cost_left_out(keys, per_byte, np.ones(rows.height))
     raw = rows["hold_price_usd_per_mtok_s"].to_numpy() / np.where(np.isfinite(unit), unit, full)
-    checked, s = _validated(rows, raw, rows["_kv"].fill_null(np.nan).to_numpy())
+    checked, s = _validated(rows, raw, rows["_kv"].fill_null(np.nan).to_numpy(), groups)
     return rows.select(
         *KEY,
         "hold_price_usd_per_mtok_s",

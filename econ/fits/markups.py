@@ -78,7 +78,8 @@ def fit(log_ratio, component, reseller, weights, *, n_components: int) -> tuple[
 @formula("ln Ĉ_i = ln P_i − μ̂_c^(−m) − γ̂^(−m)·[reseller], the fit without model m", "leave one model out")
 def left_out(log_price, log_ratio, component, reseller, groups, *, n_components: int) -> np.ndarray:
     """Each row's cost read from its price with its own model left out of the fit (ln USD/MTok-like units of the
-    price; NaN where the other models give its component no markup)."""
+    price; NaN where the other models give its component no markup). ``groups``: the unit left out (econ passes the
+    architecture group, so a model's re-release, whose cost is its own, leaves with it)."""
     g = np.asarray(groups, dtype=int)
     c = np.asarray(component, dtype=int)
     res = np.asarray(reseller, dtype=float)

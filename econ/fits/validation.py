@@ -5,9 +5,14 @@ a price under stated assumptions. On an open-weight model the architecture gives
 error is measured, not assumed:
 
     r = ln(implied / true)                        per validation row (model × seller schedule)
-    r_m = mean of r over the rows of model m      (one vote per model; its rows are left out together)
+    r_m = mean of r over the rows of group m      (one vote per group; its rows are left out together)
 
-**Bias.** b = mean of r_m over the n models, tested against 0 with Student's t (t = b·√n/s, s the standard
+**The unit left out is an architecture group**, not a model: models of identical architecture and size (a model and
+its re-releases or fine-tunes, ``model_derived.architecture_group``: GLM-5 and GLM-5.1) share their true value, so
+leaving one out while its twin stays in the fit leaks the truth into the correction and the spread and flatters
+coverage and skill. Below, "model m" reads "architecture group m"; a row without a group is its model's own group.
+
+**Bias.** b = mean of r_m over the n groups, tested against 0 with Student's t (t = b·√n/s, s the standard
 deviation of r_m; significant when |t| > t_{1−α/2, n−1}, α = :data:`BIAS_ALPHA`). A reading with a significant bias
 is published **bias-corrected**: x_c = x·exp(−b), with b estimated with the model itself left out for an open model
 (b₋ₘ) and from every open model for a closed one.
@@ -34,11 +39,16 @@ in log space, IS = (u − l) + (2/α)·(l − y)⁺ + (2/α)·(y − u)⁺ with 
 **no-price baseline**: the geometric mean of the other open models' true values with the prediction interval of
 their spread (same formula on ln y). Lower is better; skill = 1 − IS/IS_baseline.
 
-**Status** of a quantity, in order: ``too_few_open_models`` (n < :data:`MIN_MODELS`); ``falsified`` (a hypothesis
-whose uncorrected value misses the truth beyond its own interval: the bias is significant and lies outside the
-median own log half-width on its side); ``uninformative`` (no skill against the baseline, or the interval a closed
-model gets is wider than :data:`MAX_WIDTH_RATIO` high over low); else ``ok``. A reading (not a hypothesis) is
-never falsified: its uncorrected hypothesis's verdict is reported beside the status (``hypothesis_status``).
+**Coverage and skill are counted per architecture group**: each group's rows are averaged first and every group
+weighs 1, because two models of one architecture are one piece of evidence, not two (a row-weighted share is
+reported beside it).
+
+**Status** of a quantity, in order: ``too_few_open_models`` (n < :data:`MIN_MODELS` architecture groups);
+``falsified`` (a hypothesis whose uncorrected value misses the truth beyond its own interval: the bias is
+significant and lies outside the median own log half-width on its side); ``uninformative`` (no skill against the
+baseline, or the interval a closed model gets is wider than :data:`MAX_WIDTH_RATIO` high over low); else ``ok``. A
+reading (not a hypothesis) is never falsified: its uncorrected hypothesis's verdict is reported beside the status
+(``hypothesis_status``).
 """
 
 from __future__ import annotations
@@ -51,7 +61,8 @@ from econ.formula import formula
 
 LEVEL = 0.9
 MIN_MODELS = 5
-"""Open models a reading needs before it is validated (with fewer there is no spread to measure)."""
+"""Distinct architecture groups of open models a reading needs before it is validated (with fewer there is no spread
+to measure; a model's re-release is not a second one)."""
 BIAS_ALPHA = 0.05
 """Two-sided significance level of the bias test."""
 MAX_WIDTH_RATIO = 10.0
@@ -123,7 +134,8 @@ def _weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> np.
 def left_out(r, *, groups=None, level: float = LEVEL, corrected: bool) -> tuple[np.ndarray, np.ndarray, float, float]:
     """Per model m with m left out: (correction b₋ₘ, log half-width h₋ₘ); and those with every model (closed rows).
 
-    ``r``: ln(implied/true) per row, ``groups``: each row's model index 0…n−1 (default: one row per model). The
+    ``r``: ln(implied/true) per row, ``groups``: each row's unit index 0…n−1 (the architecture group in
+    :func:`validate`, whose rows leave together; default: one row per unit). The
     bias is the mean of the model means; the interval is for one row of a new model, so it is read from the other
     models' rows, each model weighing 1 in all: their residuals r_ji − b (b fitted without j and without m when
     ``corrected``, 0 otherwise). The half-width is the larger of Student's t prediction interval on their spread
@@ -188,7 +200,8 @@ def interval_score(low, high, true, *, level: float = LEVEL):
 
 @formula("baseline = exp(mean of the others' ln true) · exp(±t_{(1+level)/2,k−1}·s·√(1+1/k))", "no-price baseline")
 def baseline_interval(model_keys, true, *, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row of an open model: the no-price prediction from the other open models' true values (centre, low, high)."""
+    """Per row of an open model: the no-price prediction from the other open models' true values (centre, low, high);
+    ``model_keys``: the unit left out (the architecture group in :func:`validate`: a twin's truth is the model's)."""
     names, y_m, row = model_means(model_keys, log_ratio(true, np.ones(len(model_keys))))
     centre, h, _, _ = left_out(y_m, level=level, corrected=True)
     mine = row >= 0
@@ -248,18 +261,21 @@ def validate(frame: pl.DataFrame, *, level: float = LEVEL, role: str = "reading"
 
     ``frame``: one row per reading with ``model_key`` (the open model, or null for a row without truth),
     ``implied``, ``scenario_low``, ``scenario_high`` (the reading's own interval) and ``true`` (null for a closed
-    model). Returns the frame with ``log_ratio``, ``correction_log``, ``corrected``, ``half_width_log``,
-    ``validated_low``, ``validated_high``, ``covers_true``, ``baseline_value``, ``baseline_low``,
-    ``baseline_high``, ``interval_score_log`` and ``baseline_interval_score_log``, and :func:`summary`'s dict. An
-    optional ``truth_error_log`` (where the truth is a prediction: its error shared by every model, in log) widens
-    both intervals (:func:`widened`).
+    model); an optional ``group_key`` (the model's architecture group, ``model_derived.architecture_group``) is the
+    unit left out together and counted (default: the model). Returns the frame with ``group_key``,
+    ``log_ratio``, ``correction_log``, ``corrected``, ``half_width_log``, ``validated_low``, ``validated_high``,
+    ``covers_true``, ``baseline_value``, ``baseline_low``, ``baseline_high``, ``interval_score_log`` and
+    ``baseline_interval_score_log``, and :func:`summary`'s dict. An optional ``truth_error_log`` (where the truth
+    is a prediction: its error shared by every model, in log) widens both intervals (:func:`widened`).
     """
     if role not in ROLES:
         raise ValueError(f"role {role!r} is not one of {', '.join(ROLES)}")
-    keys = frame["model_key"].to_list()
+    frame = with_groups(frame)
+    keys = frame["group_key"].to_list()
     implied, true = _col(frame, "implied"), _col(frame, "true")
     r = log_ratio(implied, true)
     names, r_m, row = model_means(keys, r)
+    n_models = frame.filter(pl.Series(row >= 0))["model_key"].n_unique()
     bias, t_stat, significant = bias_test(r_m)
     corrected = significant and role == "reading"
     mine = row >= 0
@@ -306,21 +322,30 @@ def validate(frame: pl.DataFrame, *, level: float = LEVEL, role: str = "reading"
         "hypothesis_status": verdict,
         "role": role,
     }
-    return out, summary(out, n_models=len(names), level=level, **facts)
+    return out, summary(out, n_models=n_models, n_groups=len(names), level=level, **facts)
 
 
-@formula("too_few_open_models (n < 5) | falsified | uninformative (no skill, or wider than 10x) | ok", "module")
-def summary(validated: pl.DataFrame, *, n_models: int, level: float = LEVEL, **facts) -> dict:
-    """Per-quantity evidence and status (module docstring): coverage, bias, skill against the baseline, width."""
-    rows = validated.filter(pl.col("log_ratio").is_not_null() & pl.col("model_key").is_not_null())
-    per_model = (  # sorted: sums over models are the same to the last bit on every run
-        rows.group_by("model_key")
+def with_groups(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with ``group_key``: its own where given, else the row's model (null where there is no model)."""
+    own = pl.col("group_key") if "group_key" in frame.columns else pl.lit(None, pl.String)
+    return frame.with_columns(
+        pl.when(pl.col("model_key").is_not_null()).then(own.fill_null(pl.col("model_key"))).alias("group_key")
+    )
+
+
+@formula("too_few_open_models (< 5 groups) | falsified | uninformative (no skill, or wider than 10x) | ok", "module")
+def summary(validated: pl.DataFrame, *, n_models: int, n_groups: int, level: float = LEVEL, **facts) -> dict:
+    """Per-quantity evidence and status (module docstring): coverage, bias, skill against the baseline, width, each
+    architecture group weighing 1."""
+    rows = validated.filter(pl.col("log_ratio").is_not_null() & pl.col("group_key").is_not_null())
+    per_model = (  # sorted: sums over groups are the same to the last bit on every run
+        rows.group_by("group_key")
         .agg(
             pl.col("covers_true").mean().alias("covered"),
             pl.col("interval_score_log").mean().alias("score"),
             pl.col("baseline_interval_score_log").mean().alias("baseline"),
         )
-        .sort("model_key")
+        .sort("group_key")
     )
 
     def mean(name):
@@ -332,7 +357,7 @@ def summary(validated: pl.DataFrame, *, n_models: int, level: float = LEVEL, **f
     width = float(np.exp(2 * facts["full_half_width"])) if np.isfinite(facts["full_half_width"]) else float("inf")
     abs_r = np.abs(rows["log_ratio"].to_numpy()) if rows.height else np.zeros(0)
     median_abs = float(np.median(abs_r)) if abs_r.size else float("nan")
-    if n_models < MIN_MODELS:
+    if n_groups < MIN_MODELS:
         status = "too_few_open_models"
     elif facts["role"] == "hypothesis" and facts["hypothesis_status"] == "falsified":
         status = "falsified"
@@ -342,8 +367,9 @@ def summary(validated: pl.DataFrame, *, n_models: int, level: float = LEVEL, **f
         status = "ok"
     return {
         "n_models": n_models,
+        "n_architecture_groups": n_groups,
         "n_rows": rows.height,
-        "coverage_models_frac": mean("covered"),
+        "coverage_groups_frac": mean("covered"),
         "coverage_rows_frac": float(rows["covers_true"].mean()) if rows.height else float("nan"),
         "median_abs_log_ratio": median_abs,
         "median_error_factor_ratio": float(np.exp(median_abs)) if np.isfinite(median_abs) else float("nan"),

@@ -25,10 +25,10 @@ def _validated(row: dict | None) -> bool:
 
 
 PASSING = (
-    "Read from {q.reading:text}, {q.quantity:text} passes its check on {q.n_models:int} open models: left-out "
-    "coverage {q.coverage_models_frac:pct} at {q.level_frac:pct}, interval score {q.interval_score_log:sig2} against "
-    "the no-price baseline's {q.baseline_interval_score_log:sig2} (skill {q.skill_score_frac:pct}), intervals "
-    "{q.interval_width_ratio:x} wide."
+    "Read from {q.reading:text}, {q.quantity:text} passes its check on {q.n_architecture_groups:int} architectures "
+    "({q.n_models:int} open models), each left out whole: left-out coverage {q.coverage_groups_frac:pct} at "
+    "{q.level_frac:pct}, interval score {q.interval_score_log:sig2} against the no-price baseline's "
+    "{q.baseline_interval_score_log:sig2} (skill {q.skill_score_frac:pct}), intervals {q.interval_width_ratio:x} wide."
 )
 """The one sentence a passing reading is headlined with: its left-out coverage and skill in it (issue 24)."""
 
@@ -58,7 +58,7 @@ def _not_told(ctx: SiteContext, quantities: list[str], what: str, evidence: str)
     where = f"quantity = '{first['quantity']}'"
     return ctx.finding(
         f"Not every one of the {what} passes its check: {{q.quantity:text}} is {{q.status:text}} on "
-        "{q.n_models:int} open models ({q.status_reason:text}), so it is not headlined.",
+        "{q.n_architecture_groups:int} architectures ({q.status_reason:text}), so it is not headlined.",
         {"q": ("inference_quantities", where)},
         status="weak",
         evidence=evidence,
@@ -80,8 +80,8 @@ def context_pricing(ctx: SiteContext) -> list[Finding]:
             *_passing(ctx, CONTEXT_QUANTITIES, anchor("Checked on open models")),
             ctx.finding(
                 "The lecture's crossover reading (a tier threshold taken as the roofline crossover) is off by "
-                "{c.geometric_mean_ratio:x} on average on {c.n_models:int} open models, beyond its own interval: "
-                "{c.status:text}.",
+                "{c.geometric_mean_ratio:x} on average on {c.n_architecture_groups:int} architectures, beyond its "
+                "own interval: {c.status:text}.",
                 {"c": crossover},
                 status="weak",
                 evidence=anchor("Checked on open models"),

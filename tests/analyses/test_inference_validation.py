@@ -62,7 +62,7 @@ def test_a_reading_off_by_a_constant_factor_is_published_corrected_and_ok():
     s = summary.filter(pl.col("quantity") == PREFILL).row(0, named=True)
     assert (s["status"], s["bias_corrected"], s["n_models"]) == ("ok", True, 12)
     assert s["geometric_mean_ratio"] == pytest.approx(8, rel=0.1) and s["skill_score_frac"] > 0.5
-    assert s["interval_width_ratio"] < 10 and s["coverage_models_frac"] >= 0.75
+    assert s["interval_width_ratio"] < 10 and s["coverage_groups_frac"] >= 0.75
     assert "left-out coverage" in s["status_reason"] and "baseline" in s["status_reason"]
     # quantities with no rows are listed, with the status that says why
     kv = summary.filter(pl.col("quantity") == KV).row(0, named=True)
@@ -86,7 +86,28 @@ def test_a_reading_noisier_than_the_truths_spread_is_uninformative_and_few_model
 def real():
     f = frames()
     fits = pricing_tables(f["price_current"], f["models"], f["memory_tiers"], f["assumptions"], f["serving"])
+    fits["model_derived"] = f["models"]  # MODELS_SQL: each model's architecture_group
     return fits, *inference_validation.tables(fits)
+
+
+def test_a_models_re_release_leaves_with_it_on_the_shipped_data(real):
+    """A model and its re-release (GLM-5 and GLM-5.1: one architecture, one true value) are left out together, so
+    every row of one architecture group gets one correction and one interval width (left out one at a time, each
+    model's fold kept its twin and the two differed); the 5 is counted in groups."""
+    _, rows, summary = real
+    per_group = rows.group_by("quantity", "architecture_group").agg(
+        pl.col("model").n_unique().alias("models"),
+        pl.col("correction_factor_ratio").round(12).n_unique().alias("corrections"),
+        (pl.col("validated_high_value") / pl.col("published_value")).round(9).n_unique().alias("widths"),
+        pl.col("baseline_value").round(6).n_unique().alias("baselines"),
+    )
+    twins = per_group.filter(pl.col("models") > 1)
+    assert twins.height > 0 and set(twins["quantity"]) >= {KV, PREFILL}
+    assert (twins["corrections"] == 1).all() and (twins["widths"] == 1).all() and (twins["baselines"] == 1).all()
+    counted = rows.group_by("quantity").agg(pl.col("architecture_group").n_unique().alias("groups"))
+    joined = summary.join(counted, on="quantity")
+    assert (joined["n_architecture_groups"] == joined["groups"]).all()
+    assert (joined["n_architecture_groups"] < joined["n_models"]).any()
 
 
 def test_the_crossover_is_falsified_on_the_shipped_data(real):
@@ -106,7 +127,7 @@ def test_no_ok_reading_is_wider_than_10x_or_less_skilful_than_the_baseline(real)
     ok = summary.filter(pl.col("status") == "ok")
     assert (ok["interval_width_ratio"] <= validation.MAX_WIDTH_RATIO).all()
     assert (ok["interval_score_log"] < ok["baseline_interval_score_log"]).all()
-    assert ok["coverage_models_frac"].is_not_null().all() and (ok["n_models"] >= validation.MIN_MODELS).all()
+    assert ok["coverage_groups_frac"].is_not_null().all() and (ok["n_models"] >= validation.MIN_MODELS).all()
 
 
 def test_the_ratio_agrees_with_the_cost_slopes_of_fit_context_tiers(real):
@@ -142,6 +163,20 @@ def test_the_fit_tables_carry_the_published_value_and_the_status(real):
     kv = fits["fit_context_tiers"].filter(pl.col("kv_read_validation_status").is_not_null())
     assert set(kv["kv_read_validation_status"]) == {status[KV]}
     open_rows = rows.filter(pl.col("quantity") == PREFILL)
+    same = open_rows.join(  # the fit row's published value is this table's, its group left out alike
+        fits["fit_io_prices"].select(
+            pl.col("source").alias("price_source"),
+            pl.col("provider").alias("price_provider"),
+            pl.col("model").alias("price_model"),
+            "variant",
+            "prefill_flop_published_per_input_token",
+        ),
+        on=["price_source", "price_provider", "price_model", "variant"],
+    )
+    assert same.height == open_rows.height
+    assert same["prefill_flop_published_per_input_token"].to_list() == pytest.approx(
+        same["published_value"].to_list(), rel=1e-9
+    )
     factor = (open_rows["published_value"] / open_rows["implied_value"]).to_numpy()
     assert factor == pytest.approx(open_rows["correction_factor_ratio"].to_numpy())
     assert math.isfinite(float(factor.mean()))

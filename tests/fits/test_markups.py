@@ -71,7 +71,7 @@ def test_round_trip_costs_are_read_back_and_their_intervals_cover_at_the_stated_
                     schema_overrides={"scenario_low": pl.Float64, "scenario_high": pl.Float64},
                 )
             )
-            coverage.append(s["coverage_models_frac"])
+            coverage.append(s["coverage_groups_frac"])
             bias.append(np.log(s["geometric_mean_ratio"]))
             statuses.append(s["status"])
     assert np.mean(coverage) == pytest.approx(0.9, abs=0.1)

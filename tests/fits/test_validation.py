@@ -10,9 +10,9 @@ import pytest
 from econ.fits import validation as v
 
 
-def frame(true, implied, keys=None, low=None, high=None):
+def frame(true, implied, keys=None, low=None, high=None, groups=None):
     n = len(true)
-    return pl.DataFrame(
+    out = pl.DataFrame(
         {
             "model_key": keys if keys is not None else [f"m{i}" for i in range(n)],
             "implied": implied,
@@ -25,6 +25,7 @@ def frame(true, implied, keys=None, low=None, high=None):
             **{c: pl.Float64 for c in ("implied", "scenario_low", "scenario_high", "true")},
         },
     )
+    return out if groups is None else out.with_columns(pl.Series("group_key", groups, dtype=pl.String))
 
 
 @pytest.mark.parametrize("corrected, bias", [(True, 1.3), (False, 0.0)])
@@ -89,7 +90,7 @@ def test_a_biased_reading_is_corrected_with_its_own_model_left_out_and_is_ok():
     r = np.log(10 * noise)
     loo = np.array([np.delete(r, i).mean() for i in range(r.size)])
     assert out["corrected"].to_numpy() == pytest.approx(10 * TRUE * noise * np.exp(-loo))
-    assert s["interval_width_ratio"] < 2 and s["skill_score_frac"] > 0.5 and s["coverage_models_frac"] >= 0.8
+    assert s["interval_width_ratio"] < 2 and s["skill_score_frac"] > 0.5 and s["coverage_groups_frac"] >= 0.8
     closed, _ = v.validate(
         pl.concat([frame(TRUE, 10 * TRUE * noise), frame([None], [5e4], keys=[None])], how="vertical_relaxed")
     )
@@ -141,6 +142,56 @@ def test_fewer_than_five_models_is_too_few_and_one_model_is_one_vote():
     assert (s["n_models"], s["n_rows"], s["status"]) == (4, 5, "too_few_open_models")
     _, s = v.validate(frame([1.0] * 5, [2.0, 2.1, 1.9, 2.0, 2.2]))
     assert s["n_models"] == 5 and s["status"] != "too_few_open_models"
+
+
+SINGLES = [f"m{i}" for i in range(4)]
+TWINS = ["GLM-5", "GLM-5.1"]  # one architecture: one true value
+
+
+def twin_world():
+    """Four architectures read x e (bias 1 in ln, spread 0.05) and a model with its re-release (identical truth and
+    reading) read x e^2: off the others' bias by 1 in ln. Five architecture groups: enough to be validated."""
+    true = np.array([*np.geomspace(1e3, 1e5, 4), 3e4, 3e4])
+    r = np.array([*(1.0 + np.random.default_rng(5).normal(0, 0.05, 4)), 2.0, 2.0])
+    return true, true * np.exp(r)
+
+
+def test_a_twin_left_in_covers_its_twin_by_leak_and_leaving_the_group_out_does_not():
+    """The leak of issue 24's follow-up: left out alone, GLM-5's fold keeps GLM-5.1, whose error is GLM-5's own, so
+    the spread stretches to reach it and the interval 'covers'. Left out with its group, the other architectures say
+    x e with a spread of 0.05, and GLM-5's reading (off by 1 in ln) is not covered: coverage falls, as it should.
+    (With model-out the twin is one of five others, at 0.8 from their mean; the interval stretches to 1.04.)"""
+    true, implied = twin_world()
+    by_model, leaky = v.validate(frame(true, implied, keys=SINGLES + TWINS))
+    by_group, honest = v.validate(frame(true, implied, keys=SINGLES + TWINS, groups=SINGLES + [TWINS[0]] * 2))
+    assert leaky["bias_corrected"] and honest["bias_corrected"]
+    assert by_model["covers_true"].to_list()[-2:] == [True, True]  # covered by its twin's error in the fit
+    assert by_group["covers_true"].to_list()[-2:] == [False, False]
+    assert honest["coverage_groups_frac"] == pytest.approx(4 / 5)  # one vote per architecture, not 4/6
+    assert (honest["n_models"], honest["n_architecture_groups"], honest["status"]) == (6, 5, "ok")
+    assert (leaky["coverage_groups_frac"], leaky["n_architecture_groups"]) == (1.0, 6)
+
+
+def test_a_left_out_group_is_read_as_if_it_were_never_seen():
+    """Leaving a group out means its published value and interval are those a closed model gets from the other
+    groups alone (the twins' rows made closed: no model, no truth), and its baseline is the geometric mean of the
+    other groups' true values (its twin's truth, equal to its own, is not in it)."""
+    true, implied = twin_world()
+    out, _ = v.validate(frame(true, implied, keys=SINGLES + TWINS, groups=SINGLES + [TWINS[0]] * 2))
+    unseen, _ = v.validate(frame([*true[:4], None, None], implied, keys=[*SINGLES, None, None]))
+    for column in ("corrected", "validated_low", "validated_high"):
+        assert out[column].to_list()[-2:] == pytest.approx(unseen[column].to_list()[-2:], rel=1e-12), column
+    assert out["baseline_value"][-1] == pytest.approx(np.exp(np.log(true[:4]).mean()))
+
+
+def test_the_five_rule_counts_architecture_groups_not_models():
+    """Six models in four architectures are four votes: too few; a fifth architecture makes five."""
+    true, implied = [1.0] * 7, [2.0, 2.1, 1.9, 2.0, 2.2, 2.2, 1.8]
+    keys = [f"m{i}" for i in range(7)]
+    _, s = v.validate(frame(true[:6], implied[:6], keys=keys[:6], groups=["a", "a", "b", "b", "c", "d"]))
+    assert (s["n_models"], s["n_architecture_groups"], s["status"]) == (6, 4, "too_few_open_models")
+    _, s = v.validate(frame(true, implied, keys=keys, groups=["a", "a", "b", "b", "c", "d", "e"]))
+    assert s["n_architecture_groups"] == 5 and s["status"] != "too_few_open_models"
 
 
 def test_an_unknown_role_is_refused():

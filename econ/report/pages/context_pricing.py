@@ -51,7 +51,7 @@ SOURCE = (
 )
 
 QUANTITY_STATUS = """
-select quantity, status, n_models, coverage_models_frac, level_frac, median_abs_log_ratio,
+select quantity, status, n_models, n_architecture_groups, coverage_groups_frac, level_frac, median_abs_log_ratio,
        median_error_factor_ratio, geometric_mean_ratio, bias_corrected, interval_width_ratio, interval_score_log,
        baseline_interval_score_log, skill_score_frac, hypothesis_status, status_reason
 from inference_quantities
@@ -141,14 +141,14 @@ def _evidence(q: dict | None) -> str:
     """The validation in words, for a caption or a headline: status, left-out coverage, skill, width, bias."""
     if not q:
         return "not validated (no inference_quantities table in this database)"
-    if q["status"] == "too_few_open_models" or q["coverage_models_frac"] is None:
+    if q["status"] == "too_few_open_models" or q["coverage_groups_frac"] is None:
         return f"status {q['status']}: {q['status_reason']}"
     return (
-        f"status {q['status']} on {q['n_models']} open models: left-out coverage {q['coverage_models_frac']:.0%} "
-        f"at {q['level_frac']:.0%}; interval score {fmt_num(q['interval_score_log'], sig=3)} against the no-price "
-        f"baseline's {fmt_num(q['baseline_interval_score_log'], sig=3)}; interval "
-        f"×{fmt_num(q['interval_width_ratio'], sig=3)} wide; bias ×{fmt_num(q['geometric_mean_ratio'], sig=3)}"
-        + (" (corrected)" if q["bias_corrected"] else "")
+        f"status {q['status']} on {q['n_architecture_groups']} architectures ({q['n_models']} open models): "
+        f"left-out coverage {q['coverage_groups_frac']:.0%} at {q['level_frac']:.0%}; interval score "
+        f"{fmt_num(q['interval_score_log'], sig=3)} against the no-price baseline's "
+        f"{fmt_num(q['baseline_interval_score_log'], sig=3)}; interval ×{fmt_num(q['interval_width_ratio'], sig=3)} "
+        f"wide; bias ×{fmt_num(q['geometric_mean_ratio'], sig=3)}" + (" (corrected)" if q["bias_corrected"] else "")
     )
 
 
@@ -304,7 +304,7 @@ def _validation(ctx: SiteContext, quantities: dict) -> Section:
     if not quantities:
         return Section("Checked on open models", [note("No validation table in this database.", kind="pending")])
     summary = ctx.query("select * from inference_quantities order by role, quantity").with_columns(
-        (pl.col("coverage_models_frac") * 100).round(0).alias("coverage_pct"),
+        (pl.col("coverage_groups_frac") * 100).round(0).alias("coverage_pct"),
         (pl.col("scenario_coverage_rows_frac") * 100).round(0).alias("scenario_coverage_pct"),
     )
     blocks = [
@@ -315,8 +315,9 @@ def _validation(ctx: SiteContext, quantities: dict) -> Section:
                 Col("role", "Role"),
                 Col("reading", "Read from", wrap=True),
                 Col("n_models", "Open models", kind="num"),
+                Col("n_architecture_groups", "Architectures", kind="num"),
                 Col("n_rows", "Schedules", kind="num"),
-                Col("coverage_pct", "Left-out coverage at 90% (% of models)", kind="num"),
+                Col("coverage_pct", "Left-out coverage at 90% (% of architectures)", kind="num"),
                 Col("scenario_coverage_pct", "Own interval alone covers (% of schedules)", kind="num"),
                 Col("geometric_mean_ratio", "Bias, geometric mean (ratio)", kind="num", fmt=sig3),
                 Col("bias_t_stat", "Bias t", kind="num", fmt=sig3),
@@ -330,12 +331,13 @@ def _validation(ctx: SiteContext, quantities: dict) -> Section:
                 Col("status_reason", "Why", wrap=True),
             ],
             caption="Each price inference checked on the open-weight models whose architecture gives the true "
-            "value, each model left out of its own check. A significant bias (t test, 5%) is corrected with the "
-            "model left out and the interval is the prediction interval of the other models' errors around it (not "
-            "their RMS); each interval is scored (Gneiting-Raftery interval score in ln, lower is better) against "
-            "the no-price baseline, the geometric mean of the other open models' true values. Status: "
-            "too_few_open_models under 5; falsified when a hypothesis misses beyond its own interval; uninformative "
-            "with no skill against the baseline or an interval wider than 10x; ok otherwise",
+            "value, each architecture (a model with its re-releases: GLM-5 with GLM-5.1) left out of its own check "
+            "whole and weighing 1 in the bias, coverage and skill. A significant bias (t test, 5%) is corrected with "
+            "the architecture left out and the interval is the prediction interval of the other architectures' "
+            "errors around it (not their RMS); each interval is scored (Gneiting-Raftery interval score in ln, lower "
+            "is better) against the no-price baseline, the geometric mean of the other architectures' true values. "
+            "Status: too_few_open_models under 5 architectures; falsified when a hypothesis misses beyond its own "
+            "interval; uninformative with no skill against the baseline or an interval wider than 10x; ok otherwise",
             id="inference-quantities",
         )
     ]

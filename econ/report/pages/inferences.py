@@ -23,9 +23,9 @@ SUMMARY = (
 REQUIRES = ("inference_quantities",)
 
 QUANTITIES = """
-select quantity, role, reading, unit, n_models, n_rows, coverage_models_frac, level_frac, geometric_mean_ratio,
-       bias_corrected, correction_factor_ratio, interval_score_log, baseline_interval_score_log, skill_score_frac,
-       interval_width_ratio, hypothesis_status, status, status_reason
+select quantity, role, reading, unit, n_models, n_architecture_groups, n_rows, coverage_groups_frac, level_frac,
+       geometric_mean_ratio, bias_corrected, correction_factor_ratio, interval_score_log, baseline_interval_score_log,
+       skill_score_frac, interval_width_ratio, hypothesis_status, status, status_reason
 from inference_quantities order by quantity
 """
 
@@ -78,7 +78,8 @@ def _columns(*, status_first: bool = False) -> list[Col]:
         *status,
         Col("reading", "Read from", wrap=True),
         Col("n_models", "Open models", kind="num"),
-        Col("coverage", "Left-out coverage"),
+        Col("n_architecture_groups", "Architectures", kind="num"),
+        Col("coverage", "Left-out coverage (of architectures)"),
         Col("interval_score_log", "Interval score (ln)", kind="num", fmt=sig3),
         Col("baseline_interval_score_log", "No-price baseline's (ln)", kind="num", fmt=sig3),
         Col("skill_score_frac", "Skill (frac)", kind="num", fmt=sig3),
@@ -91,11 +92,11 @@ def _columns(*, status_first: bool = False) -> list[Col]:
 
 def _with_coverage(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(
-        pl.when(pl.col("coverage_models_frac").is_not_null())
+        pl.when(pl.col("coverage_groups_frac").is_not_null())
         .then(
             pl.format(
                 "{}% at {}%",
-                (pl.col("coverage_models_frac") * 100).round(0).cast(pl.Int64),
+                (pl.col("coverage_groups_frac") * 100).round(0).cast(pl.Int64),
                 (pl.col("level_frac") * 100).round(0).cast(pl.Int64),
             )
         )
@@ -113,8 +114,9 @@ def _passing(frame: pl.DataFrame) -> Section:
             table(
                 ok,
                 _columns(),
-                caption="Status ok: at least 5 open models, skill against the no-price baseline by the interval "
-                "score (Gneiting-Raftery, in ln, each model left out), an interval at most 10x wide, and (a "
+                caption="Status ok: at least 5 architectures of open models (a model and its re-releases are one), "
+                "skill against the no-price baseline by the interval score (Gneiting-Raftery, in ln, each architecture "
+                "left out whole), an interval at most 10x wide, and (a "
                 "hypothesis) not missing the truth beyond its own interval; left-out coverage at the stated level",
                 id="passing",
             )
@@ -132,10 +134,10 @@ def _not_told(frame: pl.DataFrame) -> Section:
             table(
                 rest,
                 _columns(status_first=True),
-                caption="Readings that fail their check: too_few_open_models (fewer than 5 open models with the "
-                "price and a true value), falsified (a hypothesis that misses the truth beyond its own interval, "
-                "e.g. the lecture's crossover), uninformative (no skill against the no-price baseline, or an "
-                "interval wider than 10x). Their numbers stay in the tables, never in a headline",
+                caption="Readings that fail their check: too_few_open_models (fewer than 5 architectures of open "
+                "models with the price and a true value), falsified (a hypothesis that misses the truth beyond its "
+                "own interval, e.g. the lecture's crossover), uninformative (no skill against the no-price "
+                "baseline, or an interval wider than 10x). Their numbers stay in the tables, never in a headline",
                 id="not-told",
             )
         ],
@@ -161,14 +163,15 @@ def _markups(ctx: SiteContext) -> Section:
                     Col("gross_margin_frac", "Maker's gross margin (frac)", kind="num", fmt=sig3),
                     Col("interval", "A new model's markup (validated interval)"),
                     Col("n_models", "Open models", kind="num"),
+                    Col("n_architecture_groups", "Architectures", kind="num"),
                     Col("n_rows", "Prices", kind="num"),
                     Col("n_sellers", "Sellers", kind="num"),
                     Col("status", "Status of the cost reading"),
                 ],
                 caption="ln(price / calibrated serving cost) = mu_component + gamma*[reseller], every seller, source "
-                "and snapshot of the open models the deployment model serves, each model x component weighing 1 "
-                "(fit_markups). The cost each price reads back to is validated like every other reading "
-                "(inference_quantities: serving_cost_from_<component>_price)",
+                "and snapshot of the open models the deployment model serves, each architecture x component "
+                "weighing 1 and left out whole (fit_markups). The cost each price reads back to is validated like "
+                "every other reading (inference_quantities: serving_cost_from_<component>_price)",
                 id="markups",
             ),
             Download("fit-markup-rows", ctx.query("select * from fit_markup_rows order by all"), "Every price row"),

@@ -39,12 +39,12 @@ def hand_db() -> duckdb.DuckDBPyConnection:
     con.execute(
         """
         create table inference_quantities as select * from (values
-          ('good_reading', 'reading', 'the good price', 'ok', 6, 0.83, 0.9, 0.41, 1.2, 2.0, 4.5, 'passes'),
-          ('flashy_reading', 'reading', 'the flashy price', 'uninformative', 30, 0.97, 0.9, -0.2, 0.5, 0.4, 1.1,
+          ('good_reading', 'reading', 'the good price', 'ok', 6, 5, 0.83, 0.9, 0.41, 1.2, 2.0, 4.5, 'passes'),
+          ('flashy_reading', 'reading', 'the flashy price', 'uninformative', 30, 26, 0.97, 0.9, -0.2, 0.5, 0.4, 1.1,
            'no skill against the no-price baseline'),
-          ('crossover', 'hypothesis', 'the threshold', 'falsified', 9, 0.0, 0.9, null, 9.0, 2.0, 900.0, 'misses')
-        ) as t(quantity, role, reading, status, n_models, coverage_models_frac, level_frac, skill_score_frac,
-               interval_score_log, baseline_interval_score_log, interval_width_ratio, status_reason)
+          ('crossover', 'hypothesis', 'the threshold', 'falsified', 9, 8, 0.0, 0.9, null, 9.0, 2.0, 900.0, 'misses')
+        ) as t(quantity, role, reading, status, n_models, n_architecture_groups, coverage_groups_frac, level_frac,
+               skill_score_frac, interval_score_log, baseline_interval_score_log, interval_width_ratio, status_reason)
         """
     )
     return con
@@ -62,14 +62,14 @@ def test_only_the_ok_reading_is_headlined_with_its_coverage_and_skill_by_hand():
     numbers = cited(headlines[0])
     assert {q for _, q, _, _ in numbers} == {"good_reading"}
     columns = {c: v for _, _, c, v in numbers}
-    assert columns["coverage_models_frac"] == 0.83 and columns["skill_score_frac"] == 0.41  # in the sentence
+    assert columns["coverage_groups_frac"] == 0.83 and columns["skill_score_frac"] == 0.41  # in the sentence
     assert "83%" in str(headlines[0].html) and "41%" in str(headlines[0].html)
     others = [f for f in findings if f.status not in HEADLINE]
     assert others and all(f.status == "weak" for f in others)
     for f in others:
         for _, q, column, _ in cited(f):
             assert q != "good_reading"
-            assert column not in {"coverage_models_frac", "skill_score_frac", "interval_width_ratio"}, (q, column)
+            assert column not in {"coverage_groups_frac", "skill_score_frac", "interval_width_ratio"}, (q, column)
 
 
 def test_nothing_is_headlined_when_no_reading_passes():
