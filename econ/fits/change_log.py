@@ -4,11 +4,12 @@ sources (pure: frames in, frames out).
 A change is one price component of one key moving from one effective period to the next (``price_history``): it
 happened after ``window_from_date`` (the newest snapshot of its source that had the old price) and by
 ``window_to_date`` (the first that had the new one), or on the day its source names (``exact``: a hand-kept row or a
-dated price of a replayed history). Each is classified as a price move up or down or a suspected upstream data fix:
-a unit slip or revert of more than 10x (:func:`econ.fits.price_changes.suspected_fix`), a move first seen where the
-source changed the file it is read from (genai-prices' v2 feed counts image output apart from text output), or a move
-the other sources contradict (during the old period another source had the new price and none had the old, or during
-the new period another had the old price and none the new: one database's error, not the seller's change).
+dated price of a replayed history). Each is classified as a price move up or down or a suspected upstream data fix
+(:func:`econ.fits.price_changes.fix_reason`, the rule ``econ diff`` reads from this log too): a unit slip or revert
+of more than 10x, a move first seen where the source changed the file it is read from (genai-prices' v2 feed counts
+image output apart from text output), or a move the other sources contradict (during the old period another source
+had the new price and none had the old, or during the new period another had the old price and none the new: one
+database's error, not the seller's change).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from datetime import date
 
 import polars as pl
 
-from econ.fits.price_changes import shift_within, suspected_fix, with_same_key
+from econ.fits.price_changes import fix_reason, shift_within, slip_and_revert, step_class, with_same_key
 from econ.formula import formula
 
 KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
@@ -74,7 +75,9 @@ def change_log(history: pl.DataFrame, *, format_commits: list[str] | None = None
         & ~_same(pl.col("old_usd_per_mtok"), pl.col("new_usd_per_mtok"))
     )
     exact = pl.col("declared").fill_null(False)
-    fix = suspected_fix(pl.col("old_usd_per_mtok"), pl.col("new_usd_per_mtok"), pl.col("_before"), pl.col("_after"))
+    slip, revert = slip_and_revert(
+        pl.col("old_usd_per_mtok"), pl.col("new_usd_per_mtok"), pl.col("_before"), pl.col("_after")
+    )
     frame = long.with_columns(
         exact.alias("exact"),
         pl.when(exact).then(pl.col("from_date")).otherwise(pl.col("prev_snapshot_date")).alias("window_from_date"),
@@ -82,7 +85,8 @@ def change_log(history: pl.DataFrame, *, format_commits: list[str] | None = None
         pl.when(exact).then(None).otherwise(pl.col("prev_last_commit")).alias("window_from_commit"),
         pl.col("source_commit").alias("window_to_commit"),
         (pl.col("new_usd_per_mtok") / pl.col("old_usd_per_mtok") - 1).alias("change_frac"),
-        fix.alias("_fix"),
+        slip.alias("_slip"),
+        revert.alias("_revert"),
     )
     frame = _contradicted(frame, history)
     frame = frame.with_columns(
@@ -92,15 +96,11 @@ def change_log(history: pl.DataFrame, *, format_commits: list[str] | None = None
             "format_change"
         )
     )
-    cls = (
-        pl.when(pl.col("_fix") | pl.col("contradicted") | pl.col("format_change"))
-        .then(pl.lit("suspected data fix"))
-        .when(pl.col("new_usd_per_mtok") > pl.col("old_usd_per_mtok"))
-        .then(pl.lit("price move up"))
-        .otherwise(pl.lit("price move down"))
-    )
+    reason = fix_reason(pl.col("_slip"), pl.col("_revert"), pl.col("contradicted"), pl.col("format_change"))
+    cls = step_class(pl.col("fix_reason"), pl.col("old_usd_per_mtok"), pl.col("new_usd_per_mtok"))
     return (
-        frame.with_columns(cls.alias("change_class"))
+        frame.with_columns(reason.alias("fix_reason"))
+        .with_columns(cls.alias("change_class"))
         .select(
             *KEY,
             "component",
@@ -118,6 +118,7 @@ def change_log(history: pl.DataFrame, *, format_commits: list[str] | None = None
             "contradicted",
             "format_change",
             "change_class",
+            "fix_reason",
         )
         .sort(*KEY, "change_date", "component")
     )
