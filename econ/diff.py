@@ -18,7 +18,7 @@ SECTIONS = (  # (class, heading, order)
     ("price move", "largest price moves", "size"),
     (
         "suspected data fix",
-        "suspected upstream data fixes, not the seller's move (reason: a unit slip or revert of more than 10x, "
+        "suspected upstream data fixes (not the seller's move; reason: a unit slip or revert of more than 10x, "
         "contradicted by the other sources, or first seen where its source changed file; as in price_change_log)",
         "size",
     ),
