@@ -74,7 +74,8 @@ PRICE_CHANGE_LOG = ResultTable(
             "",
             "check",
             "Another source contradicts the move (had the new price during the "
-            "old period and never the old, or the old during the new and never the new)",
+            "old period and never the old, or the old during the new and never the new; a source's current price "
+            "counts up to its newest snapshot, a dated or hand-kept one until changed)",
             cl.change_log,
         ),  # fmt: skip
         C(

@@ -9,7 +9,9 @@ dated price of a replayed history). Each is classified as a price move up or dow
 of more than 10x, a move first seen where the source changed the file it is read from (genai-prices' v2 feed counts
 image output apart from text output), or a move the other sources contradict (during the old period another source
 had the new price and none had the old, or during the new period another had the old price and none the new: one
-database's error, not the seller's change).
+database's error, not the seller's change). Another source's current price witnesses only up to the day after its
+newest snapshot that had it (a map not read since a move says nothing of it), unless it is a price the source dates
+itself or a hand-kept row, which hold until changed.
 """
 
 from __future__ import annotations
@@ -127,12 +129,20 @@ def change_log(history: pl.DataFrame, *, format_commits: list[str] | None = None
 def _contradicted(frame: pl.DataFrame, history: pl.DataFrame) -> pl.DataFrame:
     """``contradicted``: another source covering the same seller's model (canonical, else the same key) said the new
     price during this source's old period and none said the old one, or said the old price during its new period and
-    none said the new one."""
+    none said the new one. A current period the other source does not date says so up to the day after its newest
+    snapshot that had it (``snapshot_date``), not beyond."""
     others = history.with_columns(pl.coalesce("canonical_model", "model").alias("canonical_model")).select(
         *GROUP,
         pl.col("source").alias("_other"),
         pl.col("from_date").alias("_of"),
-        pl.coalesce("to_date", FAR).alias("_ot"),
+        # a current period witnesses up to its source's last look at it, not beyond: a source not refreshed since says
+        # nothing of the days after its newest snapshot (a price the source dates itself, or a hand-kept row, holds
+        # until changed)
+        pl.coalesce(
+            "to_date",
+            pl.when(~pl.col("declared").fill_null(False)).then(pl.col("snapshot_date") + pl.duration(days=1)),
+            FAR,
+        ).alias("_ot"),
         *(pl.col(c).alias(f"_o_{n}") for n, c in COMPONENTS.items()),
     )
     value = pl.coalesce(*(pl.when(pl.col("component") == n).then(pl.col(f"_o_{n}")) for n in COMPONENTS))

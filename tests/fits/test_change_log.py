@@ -128,3 +128,24 @@ def test_a_change_is_read_within_one_key_only_and_a_null_tier_is_one_key():
         ("a", "input", 1.0, 30.0, "price move up"),
         ("b", "output", 2.0, 7.0, "price move up"),
     ]
+
+
+def test_a_source_not_read_since_the_move_does_not_contradict_it():
+    """LiteLLM cuts m on 2026-11-20; genai-prices, last read on 2026-08-21, still had the old price then: that says
+    nothing of the days after, so the cut is a move. A hand-kept row (the maker's page, holding until changed) that
+    still has the old price does contradict it, and so does a price a source dates itself."""
+    base = [
+        ("litellm", "m", D(2025, 9, 1), D(2026, 11, 20), 2.0, 8.0, D(2025, 9, 1), False, None, None),
+        ("litellm", "m", D(2026, 11, 20), None, 1.0, 4.0, D(2026, 11, 20), False, None, None),
+    ]
+    genai = ("genai_prices", "m", D(2026, 1, 1), None, 2.0, 8.0, D(2026, 8, 21), False, "a", "b")
+    hand = ("hand", "m", D(2026, 1, 1), None, 2.0, 8.0, None, True, None, None)
+    dated = ("genai_prices", "m", D(2026, 1, 1), None, 2.0, 8.0, D(2026, 8, 21), True, "a", "b")
+
+    def verdict(*others):
+        log = change_log(prices(*base, *others)).filter(pl.col("source") == "litellm")
+        return set(log.select("change_class", "fix_reason").rows())
+
+    assert verdict(genai) == {("price move down", None)}
+    assert verdict(genai, hand) == {("suspected data fix", "contradicted")}
+    assert verdict(dated) == {("suspected data fix", "contradicted")}
