@@ -14,8 +14,15 @@ D = date
 
 def prices(*rows) -> pl.DataFrame:
     """(source, model, from, to, input, output, snapshot_date, declared, source_commit, last_commit) rows of the
-    first-party seller ``acme``'s model ``m`` (canonical ``m``)."""
-    frame = pl.DataFrame(
+    first-party seller ``acme``'s model ``m`` (canonical ``m``), as ``price_history``."""
+    return history(periods(*rows)).with_columns(
+        pl.lit("m").alias("canonical_model"), pl.lit(True).alias("is_first_party")
+    )
+
+
+def periods(*rows) -> pl.DataFrame:
+    """The same rows as ``prices`` periods of the seller ``acme``."""
+    return pl.DataFrame(
         [
             {
                 "source": s,
@@ -38,7 +45,6 @@ def prices(*rows) -> pl.DataFrame:
             for s, k, f, t, i, o, seen, dec, c1, c2 in rows
         ]
     )
-    return history(frame).with_columns(pl.lit("m").alias("canonical_model"), pl.lit(True).alias("is_first_party"))
 
 
 def test_a_move_is_dated_between_the_last_snapshot_with_the_old_price_and_the_first_with_the_new():

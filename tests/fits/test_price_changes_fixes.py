@@ -12,6 +12,7 @@ from econ.fits.change_log import change_log
 from econ.fits.price_changes import price_changes
 from econ.fits.price_ratios import history
 from econ.price_values import PRICE_VALUE_COLUMNS
+from tests.fits.test_change_log import periods
 
 D = date
 BLANK = [c for c in PRICE_VALUE_COLUMNS if c not in ("input_usd_per_mtok", "output_usd_per_mtok")]
@@ -41,27 +42,7 @@ ROWS = [  # source, model, from, to, input, output, snapshot_date, declared, sou
 
 def _prices() -> pl.DataFrame:
     """The rows above as ``prices`` periods of the first-party seller ``acme`` (every value column, blank but two)."""
-    frame = pl.DataFrame(
-        [
-            {
-                "source": s,
-                "provider": "acme",
-                "model": k,
-                "variant": "standard",
-                "tier_min_prompt_tokens": 0,
-                "from_date": f,
-                "to_date": t,
-                "input_usd_per_mtok": i,
-                "output_usd_per_mtok": o,
-                "snapshot_date": seen,
-                "declared": dec,
-                "source_commit": c1,
-                "last_commit": c2,
-            }  # fmt: skip
-            for s, k, f, t, i, o, seen, dec, c1, c2 in ROWS
-        ]
-    )
-    return frame.with_columns(pl.lit(None, pl.Float64).alias(c) for c in BLANK)
+    return periods(*ROWS).with_columns(pl.lit(None, pl.Float64).alias(c) for c in BLANK)
 
 
 def _log(prices: pl.DataFrame) -> pl.DataFrame:
