@@ -18,7 +18,8 @@ SECTIONS = (  # (class, heading, order)
     ("price move", "largest price moves", "size"),
     (
         "suspected data fix",
-        "suspected upstream data fixes (a move of more than 10x that is a unit slip or a revert)",
+        "suspected upstream data fixes (not the seller's move; reason: a unit slip or revert of more than 10x, "
+        "contradicted by the other sources, or first seen where its source changed file; as in price_change_log)",
         "size",
     ),
     ("renamed key", "renamed keys (one key removed and one added for the same model)", "name"),
@@ -225,6 +226,11 @@ def view(changes: pl.DataFrame, implied: pl.DataFrame, *, top: int = 20) -> Diff
                 "new_value",
                 (pl.col("change_frac") * 100).round(1).alias("change_pct"),
                 *dated,
+                *(
+                    [pl.col("fix_reason").alias("reason")]
+                    if cls == "suspected data fix" and "fix_reason" in shown.columns
+                    else []
+                ),
             )
         frame = frame.insert_column(0, shown["source"])
         frame, shared = _shared(compact(frame.rename({"tier_min_prompt_tokens": "tier_tokens"}, strict=False)))

@@ -218,6 +218,7 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
         prices = con.sql("select * from prices order by all").pl()
         inferred = con.sql(INFERENCE_PRICES_SQL + " order by all").pl()
         names = con.sql("select * from price_keys").pl()
+        log = con.sql("select * from price_change_log").pl()
         models, tiers, a, deployed = inference_inputs(con)
     start, end = default_dates(dates, from_date, to_date)
     if not any(start < d <= end for d in dates):
@@ -235,6 +236,6 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
             EconNotice,
             stacklevel=2,
         )
-    changes = price_changes(prices, start, end, names=names)
+    changes = price_changes(prices, start, end, names=names, log=log)
     implied = inferred_between(inferred, start, end, models, tiers, a, deployed)
     return Diff(start, end, changes, implied, names)

@@ -1,6 +1,7 @@
 """``price_changes``: what changed between the two newest price snapshots (``econ diff``'s default).
 
-Every model added or removed and every price component that moved (:mod:`econ.fits.price_changes`).
+Every model added or removed and every price component that moved (:mod:`econ.fits.price_changes`), classified with
+the change log's verdict on each step (``price_change_log``: a suspected upstream data fix there is one here).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from econ.results import ResultColumn as C
 from econ.results import ResultTable
 
 NAME = "price_changes"
-INPUTS = ("prices", "price_snapshots", "price_keys")
+INPUTS = ("prices", "price_snapshots", "price_keys", "price_change_log")
 
 DATES = (
     C("from_date", "date", "", "key", "Older date compared (the snapshot before the newest)"),
@@ -47,9 +48,19 @@ PRICE_CHANGES = ResultTable(
             "str",
             "",
             "derived",
-            "price move up, price move down, new, removed, renamed key, suspected data fix (a move of more than 10x "
-            "that is a unit slip or a revert) or limit change (max_input_tokens, speed_ratio)",
+            "price move up, price move down, new, removed, renamed key, suspected data fix (every step it spans is "
+            "one in price_change_log: a unit slip or revert of more than 10x, contradicted by the other sources, or "
+            "first seen at a format switch; or old -> new is a slip or revert itself) or limit change "
+            "(max_input_tokens, speed_ratio)",
             pc.classify,
+        ),
+        C(
+            "fix_reason",
+            "str",
+            "",
+            "derived",
+            "Why a suspected data fix is one (price_change_log.fix_reason of the steps it spans); null otherwise",
+            pc.fix_reason,
         ),
         C(
             "window_from_date",
@@ -108,5 +119,6 @@ def run(ctx) -> None:
         ctx.write(PRICE_CHANGES, PRICE_CHANGES.empty_frame())
         return
     names = ctx.query("select * from price_keys")
-    changes = pc.price_changes(ctx.query("select * from prices"), start, end, names=names)
+    log = ctx.query("select * from price_change_log")
+    changes = pc.price_changes(ctx.query("select * from prices"), start, end, names=names, log=log)
     ctx.write(PRICE_CHANGES, dated(changes, start, end))

@@ -17,6 +17,7 @@ from econ.analyses.price_columns import PRICE_KEY_COLUMNS
 from econ.analyses.price_history import FORMAT_SWITCHES
 from econ.fits import billing_rules as br
 from econ.fits import change_log as cl
+from econ.fits import price_changes as pc
 from econ.fits import seller_precedence as sp
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
@@ -73,7 +74,8 @@ PRICE_CHANGE_LOG = ResultTable(
             "",
             "check",
             "Another source contradicts the move (had the new price during the "
-            "old period and never the old, or the old during the new and never the new)",
+            "old period and never the old, or the old during the new and never the new; a source's current price "
+            "counts up to its newest snapshot, a dated or hand-kept one until changed)",
             cl.change_log,
         ),  # fmt: skip
         C(
@@ -92,6 +94,16 @@ PRICE_CHANGE_LOG = ResultTable(
             "price move up, price move down or suspected data fix (a unit slip or revert of more than 10x, a move "
             "first seen where the source changed its file, or a move the other sources contradict)",
             cl.change_log,
+        ),
+        C(
+            "fix_reason",
+            "str",
+            "",
+            "derived",
+            "Why a suspected data fix is one: unit slip or revert (of more than 10x), contradicted (by the other "
+            "sources), format switch (first seen there); several joined by '; '; null for a price move. econ diff "
+            "and price_changes read it",
+            pc.fix_reason,
         ),
     ),
 )

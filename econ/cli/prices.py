@@ -55,8 +55,9 @@ def cmd_history_replay(args) -> int:
     return 0
 
 
-DIFF_KEYS = ("provider", "model", "old_key", "new_key", "quantity")
-"""Columns of econ diff's tables that say which row it is: never cut to fit the terminal."""
+DIFF_KEYS = ("provider", "model", "old_key", "new_key", "quantity", "reason")
+"""Columns of econ diff's tables that say which row it is, and why a suspected data fix is one: never cut to fit the
+terminal."""
 
 
 def _print_diff(diff, fmt: str, *, top: int | None, provider: str | None, model: str | None, implied: bool) -> None:

@@ -4,11 +4,14 @@ sources (pure: frames in, frames out).
 A change is one price component of one key moving from one effective period to the next (``price_history``): it
 happened after ``window_from_date`` (the newest snapshot of its source that had the old price) and by
 ``window_to_date`` (the first that had the new one), or on the day its source names (``exact``: a hand-kept row or a
-dated price of a replayed history). Each is classified as a price move up or down or a suspected upstream data fix:
-a unit slip or revert of more than 10x (:func:`econ.fits.price_changes.suspected_fix`), a move first seen where the
-source changed the file it is read from (genai-prices' v2 feed counts image output apart from text output), or a move
-the other sources contradict (during the old period another source had the new price and none had the old, or during
-the new period another had the old price and none the new: one database's error, not the seller's change).
+dated price of a replayed history). Each is classified as a price move up or down or a suspected upstream data fix
+(:func:`econ.fits.price_changes.fix_reason`, the rule ``econ diff`` reads from this log too): a unit slip or revert
+of more than 10x, a move first seen where the source changed the file it is read from (genai-prices' v2 feed counts
+image output apart from text output), or a move the other sources contradict (during the old period another source
+had the new price and none had the old, or during the new period another had the old price and none the new: one
+database's error, not the seller's change). Another source's current price witnesses only up to the day after its
+newest snapshot that had it (a map not read since a move says nothing of it), unless it is a price the source dates
+itself or a hand-kept row, which hold until changed.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from datetime import date
 
 import polars as pl
 
-from econ.fits.price_changes import shift_within, suspected_fix, with_same_key
+from econ.fits.price_changes import fix_reason, shift_within, slip_and_revert, step_class, with_same_key
 from econ.formula import formula
 
 KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
@@ -74,7 +77,9 @@ def change_log(history: pl.DataFrame, *, format_commits: list[str] | None = None
         & ~_same(pl.col("old_usd_per_mtok"), pl.col("new_usd_per_mtok"))
     )
     exact = pl.col("declared").fill_null(False)
-    fix = suspected_fix(pl.col("old_usd_per_mtok"), pl.col("new_usd_per_mtok"), pl.col("_before"), pl.col("_after"))
+    slip, revert = slip_and_revert(
+        pl.col("old_usd_per_mtok"), pl.col("new_usd_per_mtok"), pl.col("_before"), pl.col("_after")
+    )
     frame = long.with_columns(
         exact.alias("exact"),
         pl.when(exact).then(pl.col("from_date")).otherwise(pl.col("prev_snapshot_date")).alias("window_from_date"),
@@ -82,7 +87,8 @@ def change_log(history: pl.DataFrame, *, format_commits: list[str] | None = None
         pl.when(exact).then(None).otherwise(pl.col("prev_last_commit")).alias("window_from_commit"),
         pl.col("source_commit").alias("window_to_commit"),
         (pl.col("new_usd_per_mtok") / pl.col("old_usd_per_mtok") - 1).alias("change_frac"),
-        fix.alias("_fix"),
+        slip.alias("_slip"),
+        revert.alias("_revert"),
     )
     frame = _contradicted(frame, history)
     frame = frame.with_columns(
@@ -92,15 +98,11 @@ def change_log(history: pl.DataFrame, *, format_commits: list[str] | None = None
             "format_change"
         )
     )
-    cls = (
-        pl.when(pl.col("_fix") | pl.col("contradicted") | pl.col("format_change"))
-        .then(pl.lit("suspected data fix"))
-        .when(pl.col("new_usd_per_mtok") > pl.col("old_usd_per_mtok"))
-        .then(pl.lit("price move up"))
-        .otherwise(pl.lit("price move down"))
-    )
+    reason = fix_reason(pl.col("_slip"), pl.col("_revert"), pl.col("contradicted"), pl.col("format_change"))
+    cls = step_class(pl.col("fix_reason"), pl.col("old_usd_per_mtok"), pl.col("new_usd_per_mtok"))
     return (
-        frame.with_columns(cls.alias("change_class"))
+        frame.with_columns(reason.alias("fix_reason"))
+        .with_columns(cls.alias("change_class"))
         .select(
             *KEY,
             "component",
@@ -118,6 +120,7 @@ def change_log(history: pl.DataFrame, *, format_commits: list[str] | None = None
             "contradicted",
             "format_change",
             "change_class",
+            "fix_reason",
         )
         .sort(*KEY, "change_date", "component")
     )
@@ -126,12 +129,20 @@ def change_log(history: pl.DataFrame, *, format_commits: list[str] | None = None
 def _contradicted(frame: pl.DataFrame, history: pl.DataFrame) -> pl.DataFrame:
     """``contradicted``: another source covering the same seller's model (canonical, else the same key) said the new
     price during this source's old period and none said the old one, or said the old price during its new period and
-    none said the new one."""
+    none said the new one. A current period the other source does not date says so up to the day after its newest
+    snapshot that had it (``snapshot_date``), not beyond."""
     others = history.with_columns(pl.coalesce("canonical_model", "model").alias("canonical_model")).select(
         *GROUP,
         pl.col("source").alias("_other"),
         pl.col("from_date").alias("_of"),
-        pl.coalesce("to_date", FAR).alias("_ot"),
+        # a current period witnesses up to its source's last look at it, not beyond: a source not refreshed since says
+        # nothing of the days after its newest snapshot (a price the source dates itself, or a hand-kept row, holds
+        # until changed)
+        pl.coalesce(
+            "to_date",
+            pl.when(~pl.col("declared").fill_null(False)).then(pl.col("snapshot_date") + pl.duration(days=1)),
+            FAR,
+        ).alias("_ot"),
         *(pl.col(c).alias(f"_o_{n}") for n, c in COMPONENTS.items()),
     )
     value = pl.coalesce(*(pl.when(pl.col("component") == n).then(pl.col(f"_o_{n}")) for n in COMPONENTS))

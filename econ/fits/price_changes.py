@@ -47,21 +47,28 @@ def state_on(prices: pl.DataFrame, day: date) -> pl.DataFrame:
 
 
 def price_changes(
-    prices: pl.DataFrame, from_date: date, to_date: date, *, names: pl.DataFrame | None = None
+    prices: pl.DataFrame,
+    from_date: date,
+    to_date: date,
+    *,
+    names: pl.DataFrame | None = None,
+    log: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Every added/removed model and every changed price component between two dates.
 
     Returns one row per change: ``change`` is ``added`` or ``removed`` (one row per model,
     variant and tier, showing its input price) or ``changed`` (one row per component that moved;
     ``change_frac`` = new / old - 1, null where either side is blank or the old value is 0). With ``names``
-    (``price_keys``) each row is classified (:func:`classify`, reverts seen in ``prices``' periods).
+    (``price_keys``) each row is classified (:func:`classify`, reverts seen in ``prices``' periods, and with ``log``,
+    ``price_change_log``, the suspected data fixes among the steps the change spans: :func:`logged_fixes`).
     """
     changes = changes_between(*states_on(prices, from_date, to_date))
     if "declared" in prices.columns:  # the periods say where each change was seen (a built database's prices)
         changes = windows(changes, prices, from_date, to_date)
     if names is None:
         return changes
-    return classify(changes, names=names, history=neighbours(prices, from_date, to_date))
+    steps = None if log is None else logged_fixes(log, from_date, to_date)
+    return classify(changes, names=names, history=neighbours(prices, from_date, to_date), steps=steps)
 
 
 def states_on(prices: pl.DataFrame, from_date: date, to_date: date) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -171,16 +178,28 @@ def neighbours(prices: pl.DataFrame, from_date: date, to_date: date) -> pl.DataF
 
 
 @formula(
-    "renamed key = removed + new key of one seller, variant, tier and model name; data fix = |log10 new/old| > 1 "
-    "and (within 1.5x of 10³ or 10⁶, or new = the value before); else price move up/down, new, removed",
+    "renamed key = removed + new key of one seller, variant, tier and model name; data fix = every step it spans is "
+    "one in price_change_log (fix_reason), or old -> new is a unit slip or revert of more than 10x; else price move "
+    "up/down, new, removed",
     "econ rule (econ.fits.price_changes)",
 )
-def classify(changes: pl.DataFrame, *, names: pl.DataFrame, history: pl.DataFrame | None = None) -> pl.DataFrame:
-    """``changes`` (:func:`changes_between`) with ``canonical_model``, ``change_class`` (:data:`CLASSES`) and
-    ``counterpart_model`` (a renamed key's other name).
+def classify(
+    changes: pl.DataFrame,
+    *,
+    names: pl.DataFrame,
+    history: pl.DataFrame | None = None,
+    steps: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """``changes`` (:func:`changes_between`) with ``canonical_model``, ``change_class`` (:data:`CLASSES`),
+    ``fix_reason`` (why a suspected data fix is one, :func:`fix_reason`) and ``counterpart_model`` (a renamed key's
+    other name).
 
     ``names``: ``source``, ``provider``, ``model``, ``canonical_model`` and ``model_name`` of the keys
-    (``price_keys``); ``history``: :func:`neighbours` (without it no revert is seen, only unit slips).
+    (``price_keys``); ``history``: :func:`neighbours` (without it no revert is seen, only unit slips); ``steps``:
+    :func:`logged_fixes`, the change log's verdict on the steps each change spans (without it no move contradicted
+    by the other sources or first seen at a format switch is seen). A change of one step gets the log's class and
+    reason; a change over several is a data fix when every step is one (their reasons) or when it is a slip or revert
+    itself.
     """
     names = (
         names.select("source", "provider", "model", "canonical_model", "model_name")
@@ -222,7 +241,17 @@ def classify(changes: pl.DataFrame, *, names: pl.DataFrame, history: pl.DataFram
         frame = frame.with_columns(
             pl.lit(None, pl.Float64).alias("before_value"), pl.lit(None, pl.Float64).alias("after_value")
         )
-    fix = suspected_fix(pl.col("old_value"), pl.col("new_value"), pl.col("before_value"), pl.col("after_value"))
+    if steps is not None and steps.height:
+        frame = frame.join(steps, on=[*KEY, "component"], how="left", nulls_equal=True)
+    else:
+        frame = frame.with_columns(pl.lit(None, pl.String).alias("steps_fix_reason"))
+    slip, revert = slip_and_revert(
+        pl.col("old_value"), pl.col("new_value"), pl.col("before_value"), pl.col("after_value")
+    )
+    price = pl.col("change").eq("changed") & pl.col("component").is_in(PRICE_COMPONENTS)
+    reason = pl.when(price).then(
+        pl.coalesce("steps_fix_reason", fix_reason(slip, revert, pl.lit(False), pl.lit(False)))
+    )
     cls = (
         pl.when(pl.col("counterpart_model").is_not_null())
         .then(pl.lit("renamed key"))
@@ -232,18 +261,19 @@ def classify(changes: pl.DataFrame, *, names: pl.DataFrame, history: pl.DataFram
         .then(pl.lit("removed"))
         .when(~pl.col("component").is_in(PRICE_COMPONENTS))
         .then(pl.lit("limit change"))
-        .when(fix)
-        .then(pl.lit("suspected data fix"))
-        .when(pl.col("new_value").fill_null(0.0) >= pl.col("old_value").fill_null(0.0))
-        .then(pl.lit("price move up"))
-        .otherwise(pl.lit("price move down"))
+        .otherwise(step_class(pl.col("fix_reason"), pl.col("old_value"), pl.col("new_value")))
     )
-    return frame.with_columns(cls.alias("change_class")).drop("before_value", "after_value", "model_name")
+    return (
+        frame.with_columns(reason.alias("fix_reason"))
+        .with_columns(cls.alias("change_class"))
+        .drop("before_value", "after_value", "steps_fix_reason", "model_name")
+        .select(pl.exclude("fix_reason"), "fix_reason")
+    )
 
 
-def suspected_fix(old: pl.Expr, new: pl.Expr, before: pl.Expr, after: pl.Expr) -> pl.Expr:
-    """A move of more than :data:`DATA_FIX_RATIO` that is a unit slip (within :data:`SLIP_TOLERANCE_RATIO` of 10³ or
-    10⁶) or a revert (the new value is the one before the old, or the old the one after the new)."""
+def slip_and_revert(old: pl.Expr, new: pl.Expr, before: pl.Expr, after: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """Whether a move of more than :data:`DATA_FIX_RATIO` is a unit slip (within :data:`SLIP_TOLERANCE_RATIO` of 10³
+    or 10⁶) and whether it is a revert (the new value is the one before the old, or the old the one after the new)."""
     size = (new / old).abs().log10().abs()
     slip = pl.any_horizontal(
         ((size - pl.lit(s).log10()).abs() <= pl.lit(SLIP_TOLERANCE_RATIO).log10()) for s in UNIT_SLIPS
@@ -254,7 +284,57 @@ def suspected_fix(old: pl.Expr, new: pl.Expr, before: pl.Expr, after: pl.Expr) -
 
     reverts = (same(new, before) | same(old, after)).fill_null(False)
     big = (old > 0) & (new > 0) & (size > pl.lit(DATA_FIX_RATIO).log10())
-    return (big & (slip | reverts)).fill_null(False)
+    return (big & slip).fill_null(False), (big & reverts).fill_null(False)
+
+
+FIX_REASONS = ("unit slip", "revert", "contradicted", "format switch")
+"""Why a price step is a suspected upstream data fix (:func:`fix_reason`), in the order a reason lists them: a unit
+slip or a revert of more than 10x, a move the other sources contradict, a move first seen at a format switch."""
+
+
+@formula(
+    "data fix = (|log10 new/old| > 1 and (within 1.5x of 10³ or 10⁶, or a revert)) or contradicted by the other "
+    "sources or first seen at a format switch (and not dated by its source)",
+    "econ rule (econ.fits.price_changes)",
+)
+def fix_reason(slip: pl.Expr, revert: pl.Expr, contradicted: pl.Expr, format_change: pl.Expr) -> pl.Expr:
+    """Why one price step (a component of one key moving from one period to the next) is a suspected upstream data
+    fix rather than the seller's price move: the :data:`FIX_REASONS` that hold, joined by "; ", or null when none
+    does. The one rule of ``price_change_log`` (:func:`econ.fits.change_log.change_log`, per step) and of ``econ
+    diff`` / ``price_changes`` (:func:`classify`, which reads the log's steps)."""
+    flags = (slip, revert, contradicted, format_change)
+    text = pl.concat_str(
+        [pl.when(f.fill_null(False)).then(pl.lit(r)) for f, r in zip(flags, FIX_REASONS, strict=True)],
+        separator="; ",
+        ignore_nulls=True,
+    )
+    return pl.when(text != "").then(text)
+
+
+def step_class(reason: pl.Expr, old: pl.Expr, new: pl.Expr) -> pl.Expr:
+    """A price step's class: a suspected data fix where :func:`fix_reason` gives a reason, else a move up or down."""
+    return (
+        pl.when(reason.is_not_null())
+        .then(pl.lit("suspected data fix"))
+        .when(new.fill_null(0.0) >= old.fill_null(0.0))
+        .then(pl.lit("price move up"))
+        .otherwise(pl.lit("price move down"))
+    )
+
+
+def logged_fixes(log: pl.DataFrame, from_date: date, to_date: date) -> pl.DataFrame:
+    """Per key and price component (``prices``' column name), the steps of ``log`` (``price_change_log``, the change
+    log of :func:`econ.fits.change_log.change_log`) dated after ``from_date`` and by ``to_date`` (the steps a diff
+    between the two dates spans): ``steps_fix_reason``, every reason any of them has when each one is a suspected
+    data fix, else null (one step that is the seller's move makes the diff a move)."""
+    spanned = log.filter((pl.col("change_date") > from_date) & (pl.col("change_date") <= to_date))
+    reason = pl.col("fix_reason").fill_null("")
+    flags = [reason.str.contains(r, literal=True).any() for r in FIX_REASONS]
+    return (
+        spanned.group_by(*KEY, "component")
+        .agg(pl.when(pl.col("fix_reason").is_not_null().all()).then(fix_reason(*flags)).alias("steps_fix_reason"))
+        .with_columns((pl.col("component") + "_usd_per_mtok").alias("component"))
+    )
 
 
 WINDOW_SCHEMA = {

@@ -303,8 +303,8 @@ def what_changed(ctx: SiteContext) -> list[Finding]:
             ),
             ctx.finding(
                 "Not counted as a move: {f.model:text} at {f.provider:text} went from {f.old_value:sig3} to "
-                "{f.new_value:sig3} USD/MTok ({f.component:text}), a change of more than 10× that reads as an "
-                "upstream unit fix.",
+                "{f.new_value:sig3} USD/MTok ({f.component:text}), a suspected upstream data fix "
+                "({f.fix_reason:text}), not the seller's move.",
                 {
                     "f": (
                         "price_changes",

@@ -132,3 +132,50 @@ def test_the_inferences_read_the_current_prices_without_the_replayed_histories(c
     inferred = dict(con.execute("select source, count(*) from inference_prices group by all").fetchall())
     assert set(by_source) == {"hand", "litellm", "openrouter", "genai_prices", "llm_prices"}
     assert inferred == {s: n for s, n in by_source.items() if s not in ("genai_prices", "llm_prices")}
+
+
+def test_econ_diff_calls_litellms_stale_gpt_35_turbo_a_data_fix_as_the_change_log_does(con, real_db, capsys):
+    """LiteLLM's 2025-09-01 map priced openai's gpt-3.5-turbo at $1.50/$2 (the -0301 model's price); its 2026-11-20 map
+    has $0.50/$1.50, the -0125 price OpenAI's alias has charged since 2024, which genai-prices has shown since
+    2025-07-04. So the step is LiteLLM fixing stale data, not OpenAI cutting in November 2026: econ diff says so, with
+    the reason, as price_change_log does."""
+    genai = con.sql(
+        "select input_usd_per_mtok, output_usd_per_mtok from price_history where source = 'genai_prices' and "
+        "provider = 'openai' and model = 'gpt-3.5-turbo' and from_date = date '2025-07-04' and to_date is null"
+    )
+    assert genai.fetchall() == [(0.5, 1.5)]
+    args = ["--from", "2026-08-19", "--to", "2026-11-20", "--provider", "openai", "--model", "gpt-3.5-turbo"]
+    assert main(["diff", "--db", str(real_db), *args, "--format", "csv"]) == 0
+    rows = [r for r in csv.DictReader(capsys.readouterr().out.splitlines()) if r["change"] == "changed"]
+    assert sorted(
+        (r["component"], r["old_value"], r["new_value"], r["change_class"], r["fix_reason"]) for r in rows
+    ) == [
+        ("input_usd_per_mtok", "1.5", "0.5", "suspected data fix", "contradicted"),
+        ("output_usd_per_mtok", "2.0", "1.5", "suspected data fix", "contradicted"),
+    ]
+    assert main(["diff", "--db", str(real_db), *args]) == 0
+    out = capsys.readouterr().out
+    assert "0 price moves" in out and "2 suspected upstream data fixes" in out and "contradicted by the other" in out
+
+
+def test_price_changes_and_the_change_log_agree_on_every_step(con):
+    """The What-changed page's table (price_changes, the two newest snapshots) and price_change_log: no step of a key
+    that one calls a suspected data fix and the other a price move (53 such rows before they shared one rule)."""
+    disagree = con.sql(
+        """
+        select c.source, c.model, c.component, c.change_class, l.change_class
+        from price_changes c join price_change_log l
+          on (c.source, c.provider, c.model, c.variant, c.tier_min_prompt_tokens)
+           = (l.source, l.provider, l.model, l.variant, l.tier_min_prompt_tokens)
+         and c.component = l.component || '_usd_per_mtok' and l.change_date > c.from_date and l.change_date <= c.to_date
+        where c.change = 'changed'
+          and (c.change_class = 'suspected data fix') <> (l.change_class = 'suspected data fix')
+        """
+    ).fetchall()
+    assert disagree == []
+    reasons = dict(
+        con.sql(
+            "select fix_reason, count(*) from price_changes where change_class = 'suspected data fix' group by all"
+        ).fetchall()
+    )
+    assert reasons.get("contradicted", 0) > 0 and None not in reasons

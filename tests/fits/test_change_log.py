@@ -14,8 +14,15 @@ D = date
 
 def prices(*rows) -> pl.DataFrame:
     """(source, model, from, to, input, output, snapshot_date, declared, source_commit, last_commit) rows of the
-    first-party seller ``acme``'s model ``m`` (canonical ``m``)."""
-    frame = pl.DataFrame(
+    first-party seller ``acme``'s model ``m`` (canonical ``m``), as ``price_history``."""
+    return history(periods(*rows)).with_columns(
+        pl.lit("m").alias("canonical_model"), pl.lit(True).alias("is_first_party")
+    )
+
+
+def periods(*rows) -> pl.DataFrame:
+    """The same rows as ``prices`` periods of the seller ``acme``."""
+    return pl.DataFrame(
         [
             {
                 "source": s,
@@ -38,7 +45,6 @@ def prices(*rows) -> pl.DataFrame:
             for s, k, f, t, i, o, seen, dec, c1, c2 in rows
         ]
     )
-    return history(frame).with_columns(pl.lit("m").alias("canonical_model"), pl.lit(True).alias("is_first_party"))
 
 
 def test_a_move_is_dated_between_the_last_snapshot_with_the_old_price_and_the_first_with_the_new():
@@ -128,3 +134,24 @@ def test_a_change_is_read_within_one_key_only_and_a_null_tier_is_one_key():
         ("a", "input", 1.0, 30.0, "price move up"),
         ("b", "output", 2.0, 7.0, "price move up"),
     ]
+
+
+def test_a_source_not_read_since_the_move_does_not_contradict_it():
+    """LiteLLM cuts m on 2026-11-20; genai-prices, last read on 2026-08-21, still had the old price then: that says
+    nothing of the days after, so the cut is a move. A hand-kept row (the maker's page, holding until changed) that
+    still has the old price does contradict it, and so does a price a source dates itself."""
+    base = [
+        ("litellm", "m", D(2025, 9, 1), D(2026, 11, 20), 2.0, 8.0, D(2025, 9, 1), False, None, None),
+        ("litellm", "m", D(2026, 11, 20), None, 1.0, 4.0, D(2026, 11, 20), False, None, None),
+    ]
+    genai = ("genai_prices", "m", D(2026, 1, 1), None, 2.0, 8.0, D(2026, 8, 21), False, "a", "b")
+    hand = ("hand", "m", D(2026, 1, 1), None, 2.0, 8.0, None, True, None, None)
+    dated = ("genai_prices", "m", D(2026, 1, 1), None, 2.0, 8.0, D(2026, 8, 21), True, "a", "b")
+
+    def verdict(*others):
+        log = change_log(prices(*base, *others)).filter(pl.col("source") == "litellm")
+        return set(log.select("change_class", "fix_reason").rows())
+
+    assert verdict(genai) == {("price move down", None)}
+    assert verdict(genai, hand) == {("suspected data fix", "contradicted")}
+    assert verdict(dated) == {("suspected data fix", "contradicted")}
