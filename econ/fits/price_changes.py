@@ -10,7 +10,7 @@ on both dates, so a price map first imported after ``from`` does not show as tho
 Each change is then classified (:func:`classify`): a *price move* up or down; a *new* or *removed*
 key; a *renamed key* (a removed and a new key of one seller, variant and tier naming the same model);
 a *suspected upstream data fix* (a price moving by more than :data:`DATA_FIX_RATIO` that is a unit slip,
-x1,000 or x1,000,000, or returns to the value the key had before); or a *limit change*
+x100, x1,000 or x1,000,000, or returns to the value the key had before); or a *limit change*
 (``max_input_tokens``, ``speed_ratio``).
 """
 
@@ -134,8 +134,9 @@ def changes_between(old: pl.DataFrame, new: pl.DataFrame) -> pl.DataFrame:
 
 DATA_FIX_RATIO = 10.0
 """A price moving by more than this factor is a suspected upstream data fix when it is a unit slip or a revert."""
-UNIT_SLIPS = (1e3, 1e6)
-"""Factors a per-token, per-thousand and per-million price differ by."""
+UNIT_SLIPS = (1e2, 1e3, 1e6)
+"""Factors a price in cents and in dollars (x100), and a per-token, per-thousand and per-million price (x1,000 and
+x1,000,000) differ by."""
 SLIP_TOLERANCE_RATIO = 1.5
 """A move within this factor of a unit slip counts as one (3,200 -> 3.5 is a slip with a price change)."""
 CLASSES = ("price move up", "price move down", "new", "removed", "renamed key", "suspected data fix", "limit change")
@@ -272,8 +273,9 @@ def classify(
 
 
 def slip_and_revert(old: pl.Expr, new: pl.Expr, before: pl.Expr, after: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
-    """Whether a move of more than :data:`DATA_FIX_RATIO` is a unit slip (within :data:`SLIP_TOLERANCE_RATIO` of 10³
-    or 10⁶) and whether it is a revert (the new value is the one before the old, or the old the one after the new)."""
+    """Whether a move of more than :data:`DATA_FIX_RATIO` is a unit slip (within :data:`SLIP_TOLERANCE_RATIO` of
+    10², 10³ or 10⁶) and whether it is a revert (the new value is the one before the old, or the old the one after
+    the new)."""
     size = (new / old).abs().log10().abs()
     slip = pl.any_horizontal(
         ((size - pl.lit(s).log10()).abs() <= pl.lit(SLIP_TOLERANCE_RATIO).log10()) for s in UNIT_SLIPS
@@ -293,7 +295,7 @@ slip or a revert of more than 10x, a move the other sources contradict, a move f
 
 
 @formula(
-    "data fix = (|log10 new/old| > 1 and (within 1.5x of 10³ or 10⁶, or a revert)) or contradicted by the other "
+    "data fix = (|log10 new/old| > 1 and (within 1.5x of 10², 10³ or 10⁶, or a revert)) or contradicted by the other "
     "sources or first seen at a format switch (and not dated by its source)",
     "econ rule (econ.fits.price_changes)",
 )
