@@ -9,7 +9,11 @@ dated price of a replayed history). Each is classified as a price move up or dow
 of more than 10x, a move first seen where the source changed the file it is read from (genai-prices' v2 feed counts
 image output apart from text output), or a move the other sources contradict (during the old period another source
 had the new price and none had the old, or during the new period another had the old price and none the new: one
-database's error, not the seller's change). Another source's current price witnesses only up to the day after its
+database's error, not the seller's change). A seller moves a key's prices together, so a key's moves on one day are
+one event: contradicted when some component it moved is and no other source confirms any of them (shows the same
+move: the old price during the old period and the new during the new). Claude Sonnet 5's input and output rise,
+which llm-prices shows too, makes its cache prices' rise a move, though llm-prices lists no cache price and the
+other maps still showed the old one. Another source's current price witnesses only up to the day after its
 newest snapshot that had it (a map not read since a move says nothing of it), unless it is a price the source dates
 itself or a hand-kept row, which hold until changed.
 """
@@ -90,7 +94,10 @@ def change_log(history: pl.DataFrame, *, format_commits: list[str] | None = None
         slip.alias("_slip"),
         revert.alias("_revert"),
     )
-    frame = _contradicted(frame, history)
+    frame = _contradicted(frame, history).with_columns(
+        # one event per key and day: contradicted where a component is and no component is confirmed
+        (pl.col("contradicted").any() & ~pl.col("_confirmed").any()).over(*KEY, "from_date").alias("contradicted")
+    )
     frame = frame.with_columns(
         # a change first seen where a history changed its file format, unless the source dates it itself (then the
         # old and the new price stand in the same file: a real move the new file announced)
@@ -130,7 +137,8 @@ def _contradicted(frame: pl.DataFrame, history: pl.DataFrame) -> pl.DataFrame:
     """``contradicted``: another source covering the same seller's model (canonical, else the same key) said the new
     price during this source's old period and none said the old one, or said the old price during its new period and
     none said the new one. A current period the other source does not date says so up to the day after its newest
-    snapshot that had it (``snapshot_date``), not beyond."""
+    snapshot that had it (``snapshot_date``), not beyond. ``_confirmed``: another source shows the same move (the old
+    price during the old period and the new during the new)."""
     others = history.with_columns(pl.coalesce("canonical_model", "model").alias("canonical_model")).select(
         *GROUP,
         pl.col("source").alias("_other"),
@@ -176,7 +184,10 @@ def _contradicted(frame: pl.DataFrame, history: pl.DataFrame) -> pl.DataFrame:
     flag = (pl.col("_new_in_old") & ~pl.col("_old_in_old")) | (pl.col("_old_in_new") & ~pl.col("_new_in_new"))
     return (
         rows.join(said, on="_row", how="left")
-        .with_columns(flag.fill_null(False).alias("contradicted"))
+        .with_columns(
+            flag.fill_null(False).alias("contradicted"),
+            (pl.col("_old_in_old") & pl.col("_new_in_new")).fill_null(False).alias("_confirmed"),
+        )
         .drop("_row", "_new_in_old", "_old_in_old", "_old_in_new", "_new_in_new")
     )
 

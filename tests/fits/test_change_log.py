@@ -155,3 +155,24 @@ def test_a_source_not_read_since_the_move_does_not_contradict_it():
     assert verdict(genai) == {("price move down", None)}
     assert verdict(genai, hand) == {("suspected data fix", "contradicted")}
     assert verdict(dated) == {("suspected data fix", "contradicted")}
+
+
+def test_a_keys_moves_on_one_day_are_one_event():
+    """genai-prices raises input and output on 2026-09-01; llm-prices shows the same input rise but lists no output
+    price, and the hand-kept page still says the old output. The confirmed input rise makes the output rise a move
+    too (one event of the seller); without llm-prices both are contradicted by the page, both data fixes."""
+    genai = [
+        ("genai_prices", "m", D(2026, 6, 1), D(2026, 9, 1), 2.0, 10.0, D(2026, 8, 21), True, "a", "b"),
+        ("genai_prices", "m", D(2026, 9, 1), None, 3.0, 15.0, D(2026, 9, 2), True, "c", "d"),
+        ("hand", "m", D(2026, 1, 1), None, 2.0, 10.0, None, True, None, None),
+    ]
+    llm = [
+        ("llm_prices", "m", D(2026, 2, 1), D(2026, 9, 1), 2.0, None, D(2026, 8, 30), True, "e", "f"),
+        ("llm_prices", "m", D(2026, 9, 1), None, 3.0, None, D(2026, 9, 3), True, "g", "h"),
+    ]
+
+    def classes(log):
+        return dict(log.filter(pl.col("source") == "genai_prices").select("component", "change_class").rows())
+
+    assert classes(change_log(prices(*genai, *llm))) == {"input": "price move up", "output": "price move up"}
+    assert classes(change_log(prices(*genai))) == {"input": "suspected data fix", "output": "suspected data fix"}
