@@ -12,6 +12,12 @@ values), so ``interval_covers_true`` and the interval scores are cross-validated
 to themselves. ``inference_quantities`` is the evidence each reported number cites: models, left-out coverage at
 the stated level, bias and its test, the interval score beside the baseline's, the interval width and one status
 (ok, uninformative, falsified, too_few_open_models) that the report shows everywhere.
+
+**Nothing is validated here.** Each quantity is validated once, by the analysis that reads it (its fit table
+publishes every row's value, closed models' too, and the markup model's cost interval feeds the decode batch); that
+analysis keeps the call's per-row evidence on its open rows and the summary in its ``*_quantities`` table
+(:mod:`econ.analyses.validation_evidence`). These two tables put them in one layout, with the labels, the reason in
+words and the scenario interval's coverage (computed here only).
 """
 
 from __future__ import annotations
@@ -22,10 +28,21 @@ import polars as pl
 from econ.analyses import fit_context_tiers, fit_io_prices, fit_markups, markup_inversions
 from econ.analyses.inference_validation_tables import INFERENCE_QUANTITIES, INFERENCE_VALIDATION, KEY
 from econ.analyses.inputs import architecture_groups
+from econ.analyses.validation_evidence import EVIDENCE
 from econ.fits import context_readings, markups, validation
 
 NAME = "inference_validation"
-INPUTS = ("fit_context_tiers", "fit_io_prices", "fit_markup_rows", "markup_inversions", "model_derived")
+INPUTS = (
+    "fit_context_tiers",
+    "fit_io_prices",
+    "fit_markup_rows",
+    "markup_inversions",
+    "model_derived",
+    "fit_context_tier_quantities",
+    "fit_io_price_quantities",
+    "fit_markup_quantities",
+    "markup_inversion_quantities",
+)
 
 QUANTITIES = {
     context_readings.QUANTITIES["output"]: (
@@ -78,6 +95,13 @@ QUANTITIES = {
 }
 """quantity -> (table it is read in, unit, what is read from what, role: a reading or the lecture's hypothesis)."""
 COMPONENT_OF = {fit_markups.quantity(c): c for c in markups.COMPONENTS}
+SUMMARIES = {
+    "fit_context_tiers": fit_context_tiers.FIT_CONTEXT_TIER_QUANTITIES.name,
+    "fit_io_prices": fit_io_prices.FIT_IO_PRICE_QUANTITIES.name,
+    "fit_markup_rows": fit_markups.FIT_MARKUP_QUANTITIES.name,
+    "markup_inversions": markup_inversions.MARKUP_INVERSION_QUANTITIES.name,
+}
+"""Source table -> the table its analysis keeps its validations' summaries in."""
 
 TABLES = (INFERENCE_VALIDATION, INFERENCE_QUANTITIES)
 
@@ -88,12 +112,26 @@ def _rows(tables: dict[str, pl.DataFrame], quantity: str, groups: dict[str, str]
     if frame is None or frame.height == 0:
         return pl.DataFrame()
     if source == "fit_context_tiers":
-        return fit_context_tiers.validation_rows(frame, quantity, groups)
-    if source == "fit_markup_rows":
-        return fit_markups.validation_rows(frame, COMPONENT_OF[quantity], groups)
-    if source == "markup_inversions":
-        return markup_inversions.validation_rows(frame, quantity, groups)
-    return fit_io_prices.validation_rows(frame, groups)
+        rows = fit_context_tiers.validation_rows(frame, quantity, groups, with_published=True)
+    elif source == "fit_markup_rows":
+        rows = fit_markups.validation_rows(frame, COMPONENT_OF[quantity], groups, with_published=True)
+    elif source == "markup_inversions":
+        rows = markup_inversions.validation_rows(frame, quantity, groups, with_published=True)
+    else:
+        rows = fit_io_prices.validation_rows(frame, groups, with_published=True)
+    r = validation.log_ratio(*(rows[c].cast(pl.Float64).fill_null(np.nan).to_numpy() for c in ("implied", "true")))
+    return rows.with_columns(pl.Series("log_ratio", r).fill_nan(None))
+
+
+def _summary(tables: dict[str, pl.DataFrame], quantity: str) -> dict | None:
+    """The summary the quantity's own analysis kept of its validation (None where it validated nothing), floats
+    NaN where unknown (as :func:`econ.fits.validation.summary` gives them)."""
+    frame = tables.get(SUMMARIES[QUANTITIES[quantity][0]])
+    found = frame.filter(pl.col("quantity") == quantity) if frame is not None and frame.height else None
+    if found is None or found.height == 0:
+        return None
+    floats = {c for c, t in found.schema.items() if t == pl.Float64}
+    return {k: (np.nan if v is None and k in floats else v) for k, v in found.row(0, named=True).items()}
 
 
 def reason(s: dict) -> str:
@@ -127,15 +165,16 @@ def reason(s: dict) -> str:
 
 
 def tables(fits: dict[str, pl.DataFrame]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(``inference_validation``, ``inference_quantities``) from the fit_* tables (``fits``: name -> frame; with
-    ``model_derived``, each open model's architecture group is the unit left out, else each model is its own)."""
+    """(``inference_validation``, ``inference_quantities``) from the fit_* tables and the summaries their analyses
+    kept of their validations (``fits``: name -> frame; with ``model_derived``, each open model's architecture
+    group): a reshaping, nothing is validated here."""
     rows, summaries = [], []
     groups = architecture_groups(fits.get("model_derived", pl.DataFrame()))
     for quantity, (source, unit, reading, role) in QUANTITIES.items():
-        found = _rows(fits, quantity, groups)
-        summary = {"n_models": 0, "n_architecture_groups": 0, "n_rows": 0, "status": "too_few_open_models"}
-        if found.height:
-            checked, summary = validation.validate(found, role=role)
+        checked, summary = _rows(fits, quantity, groups), _summary(fits, quantity)
+        if summary is None:
+            summary = {"n_models": 0, "n_architecture_groups": 0, "n_rows": 0, "status": "too_few_open_models"}
+        elif checked.height:
             open_rows = checked.filter(pl.col("log_ratio").is_not_null() & pl.col("model_key").is_not_null())
             scenario_covers = validation.covers(
                 open_rows["scenario_low"].cast(pl.Float64).fill_null(np.nan).to_numpy(),
@@ -168,15 +207,9 @@ def tables(fits: dict[str, pl.DataFrame]) -> tuple[pl.DataFrame, pl.DataFrame]:
                     pl.col("scenario_high").alias("scenario_high_value"),
                     pl.Series("scenario_interval_covers_true", scenario_covers, dtype=pl.Boolean),
                     pl.col("corrected").alias("published_value"),
-                    (-pl.col("correction_log")).exp().alias("correction_factor_ratio"),
                     pl.col("validated_low").alias("validated_low_value"),
                     pl.col("validated_high").alias("validated_high_value"),
-                    pl.col("covers_true").alias("interval_covers_true"),
-                    "baseline_value",
-                    pl.col("baseline_low").alias("baseline_low_value"),
-                    pl.col("baseline_high").alias("baseline_high_value"),
-                    "interval_score_log",
-                    "baseline_interval_score_log",
+                    *EVIDENCE,
                 )
             )
         summaries.append(

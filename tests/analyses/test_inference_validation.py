@@ -9,19 +9,27 @@ skilful than the baseline.
 
 from __future__ import annotations
 
-import math
+import shutil
+from importlib import import_module
 
+import duckdb
 import numpy as np
 import polars as pl
 import pytest
 from fits.pricing_data import frames
+from polars.testing import assert_frame_equal
 
-from econ.analyses import inference_validation
+from econ.analyses import fit_io_prices, inference_validation
+from econ.analyses.inference_validation import SUMMARIES
 from econ.analyses.inferred_changes import pricing_tables
+from econ.analyses.runner import run_analyses
+from econ.analyses.validation_evidence import summary_frame
 from econ.fits import context_readings, validation
+from tests.conftest import AS_OF
 
 KV = context_readings.QUANTITIES["output"]
 PREFILL = "prefill_flop_per_input_token"
+INFERENCE = ("inference_validation", "inference_quantities")
 
 
 def io_rows(implied, true, models, *, variant="standard"):
@@ -43,6 +51,16 @@ def io_rows(implied, true, models, *, variant="standard"):
     )
 
 
+def validated(frame: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """The tables fit_io_prices' analysis writes from these rows: the rows with their published values and evidence,
+    and the reading's summary (the one validation inference_validation reshapes)."""
+    rows, summaries = fit_io_prices.with_validated(frame)
+    return {
+        "fit_io_prices": rows,
+        "fit_io_price_quantities": summary_frame(summaries, fit_io_prices.FIT_IO_PRICE_QUANTITIES),
+    }
+
+
 def test_a_reading_off_by_a_constant_factor_is_published_corrected_and_ok():
     """Twelve open models spanning three decades read x8 high with 10% noise: the bias is significant, each published
     value is divided by the other models' bias (close to the truth), the intervals beat the baseline and cover; a
@@ -51,7 +69,7 @@ def test_a_reading_off_by_a_constant_factor_is_published_corrected_and_ok():
     noise = np.exp(np.random.default_rng(3).normal(0, 0.1, 12))
     models = [f"M{i:02d}" for i in range(12)]
     closed = io_rows([8e11], [None], [None])
-    fits = {"fit_io_prices": pl.concat([io_rows(list(8 * true * noise), list(true), models), closed], how="vertical")}
+    fits = validated(pl.concat([io_rows(list(8 * true * noise), list(true), models), closed], how="vertical"))
     rows, summary = inference_validation.tables(fits)
     mine = rows.filter(pl.col("quantity") == PREFILL).sort("model")
     assert mine["model"].to_list() == models  # the closed row has no truth: not a validation row
@@ -72,12 +90,10 @@ def test_a_reading_off_by_a_constant_factor_is_published_corrected_and_ok():
 def test_a_reading_noisier_than_the_truths_spread_is_uninformative_and_few_models_too_few():
     true = np.geomspace(1e10, 3e10, 12)
     noise = np.exp(np.random.default_rng(5).normal(0, 1.5, 12))
-    _, summary = inference_validation.tables(
-        {"fit_io_prices": io_rows(list(true * noise), list(true), list("ABCDEFGHIJKL"))}
-    )
+    _, summary = inference_validation.tables(validated(io_rows(list(true * noise), list(true), list("ABCDEFGHIJKL"))))
     s = summary.filter(pl.col("quantity") == PREFILL).row(0, named=True)
     assert s["status"] == "uninformative" and "no skill" in s["status_reason"]
-    _, summary = inference_validation.tables({"fit_io_prices": io_rows([1e10] * 4, [1e10] * 4, list("ABCD"))})
+    _, summary = inference_validation.tables(validated(io_rows([1e10] * 4, [1e10] * 4, list("ABCD"))))
     s = summary.filter(pl.col("quantity") == PREFILL).row(0, named=True)
     assert s["status"] == "too_few_open_models" and f"at least {validation.MIN_MODELS}" in s["status_reason"]
 
@@ -153,30 +169,27 @@ def test_the_ratio_agrees_with_the_cost_slopes_of_fit_context_tiers(real):
     )
 
 
-def test_the_fit_tables_carry_the_published_value_and_the_status(real):
-    """One status everywhere: fit_io_prices and fit_context_tiers rows carry the status of inference_quantities and
-    the published (corrected) value x*exp(-b) with b the other models' bias."""
-    fits, rows, summary = real
-    status = dict(zip(summary["quantity"], summary["status"]))
-    io = fits["fit_io_prices"].filter(pl.col("prefill_flop_validation_status").is_not_null())
-    assert set(io["prefill_flop_validation_status"]) == {status[PREFILL]}
-    kv = fits["fit_context_tiers"].filter(pl.col("kv_read_validation_status").is_not_null())
-    assert set(kv["kv_read_validation_status"]) == {status[KV]}
-    open_rows = rows.filter(pl.col("quantity") == PREFILL)
-    same = open_rows.join(  # the fit row's published value is this table's, its group left out alike
-        fits["fit_io_prices"].select(
-            pl.col("source").alias("price_source"),
-            pl.col("provider").alias("price_provider"),
-            pl.col("model").alias("price_model"),
-            "variant",
-            "prefill_flop_published_per_input_token",
-        ),
-        on=["price_source", "price_provider", "price_model", "variant"],
-    )
-    assert same.height == open_rows.height
-    assert same["prefill_flop_published_per_input_token"].to_list() == pytest.approx(
-        same["published_value"].to_list(), rel=1e-9
-    )
-    factor = (open_rows["published_value"] / open_rows["implied_value"]).to_numpy()
-    assert factor == pytest.approx(open_rows["correction_factor_ratio"].to_numpy())
-    assert math.isfinite(float(factor.mean()))
+def test_a_build_validates_each_quantity_once(real_db, tmp_path, monkeypatch):
+    """One home per number: the analyses that read quantities from prices, rerun on a copy of the shipped build,
+    call validate once per quantity (the summaries they keep: one row per call), and inference_validation /
+    inference_quantities only reshape what those calls left, so they come out as the build wrote them. Before,
+    inference_validation validated every quantity a second time (2 calls per quantity)."""
+    db = tmp_path / "econ.duckdb"
+    shutil.copy(real_db, db)
+    calls = []
+    original = validation.validate
+
+    def counted(frame, **kw):
+        calls.append(frame.height)
+        return original(frame, **kw)
+
+    monkeypatch.setattr(validation, "validate", counted)
+    names = ("fit_context_tiers", "fit_io_prices", "fit_markups", "markup_inversions", "inference_validation")
+    with duckdb.connect(str(db)) as con:
+        before = {t: con.sql(f"select * from {t} order by all").pl() for t in INFERENCE}
+        run_analyses(con, [import_module(f"econ.analyses.{n}") for n in names], as_of=AS_OF, cache_dir=None)
+        kept = sum(con.sql(f"select count(*) from {t}").fetchall()[0][0] for t in SUMMARIES.values())
+        after = {t: con.sql(f"select * from {t} order by all").pl() for t in INFERENCE}
+    assert len(calls) == kept == len(inference_validation.QUANTITIES)  # the old code made 26 calls here
+    for t in INFERENCE:
+        assert_frame_equal(after[t], before[t])
