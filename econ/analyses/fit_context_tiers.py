@@ -14,13 +14,13 @@ import numpy as np
 import polars as pl
 
 from econ.analyses.fit_columns import INTERVALS
-from econ.analyses.fit_context_tiers_columns import EVIDENCE, columns
+from econ.analyses.fit_context_tiers_columns import EVIDENCE, LABELS, columns
 from econ.analyses.inference_serving import Serving, serving
 from econ.analyses.inputs import architecture_groups, architecture_of
 from econ.analyses.pricing_inputs import ARCH_KEEP, assumption_columns, assumptions, inputs, with_declared
 from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
-from econ.analyses.validation_evidence import empty_evidence, evidence, published, quantities_table, summary_frame
-from econ.fits import context_readings, context_tiers, validation
+from econ.analyses.validation_evidence import empty_evidence, evidence, quantities_table, summary_frame, validate
+from econ.fits import context_readings, context_tiers
 from econ.fits.price_selection import attach_architecture, choose_schedules
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
@@ -288,15 +288,12 @@ def spread_readings(per: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def validation_rows(
-    frame: pl.DataFrame, quantity: str, groups: dict[str, str] | None = None, *, with_published: bool = False
-) -> pl.DataFrame:
+def validation_rows(frame: pl.DataFrame, quantity: str, groups: dict[str, str] | None = None) -> pl.DataFrame:
     """The default-rule rows of one validated quantity in the layout :func:`econ.fits.validation.validate` reads.
 
     ``model_key`` is the open model on standard-variant rows with a true value (those are validated), ``group_key``
     its architecture group (``groups``: model -> ``model_derived.architecture_group``, left out together); every
-    other row (closed models, other variants) gets the full-sample factor. ``with_published``: also the published
-    value, validated interval and evidence this table keeps (:func:`econ.analyses.validation_evidence.published`).
+    other row (closed models, other variants) gets the full-sample factor.
     """
     implied, low, high, true, validated_low, validated_high = VALIDATED[quantity]
     rows = frame.filter(pl.col("default_rule") & ~pl.col("pooled"))
@@ -316,7 +313,6 @@ def validation_rows(
         pl.col(low).alias("scenario_low"),
         pl.col(high).alias("scenario_high"),
         pl.col(true).alias("true"),
-        *(published(PUBLISHED[quantity], validated_low, validated_high, EVIDENCE[quantity]) if with_published else ()),
     )
 
 
@@ -334,7 +330,7 @@ def with_validated(frame: pl.DataFrame, groups: dict[str, str] | None = None) ->
                 *(pl.lit(None, pl.Float64).alias(n) for n in names), *empty_evidence(EVIDENCE[quantity])
             )
             continue
-        checked, summaries[quantity] = validation.validate(rows, role=ROLES[quantity])
+        checked, summaries[quantity] = validate(rows, role=ROLES[quantity])
         found = checked.select(
             *key,
             "component",
@@ -368,7 +364,7 @@ def tables(
     exponent = a.central["tier_context_density_exponent_ratio"]
     fits = context_tiers.fit_schedules(selected, exponent=exponent)
     if fits.height == 0:
-        return FIT_CONTEXT_TIERS.empty_frame(), FIT_CONTEXT_TIER_QUANTITIES.empty_frame()
+        return FIT_CONTEXT_TIERS.empty_frame(), summary_frame({}, FIT_CONTEXT_TIER_QUANTITIES, LABELS)
     arch = selected.select(*context_tiers.SCHEDULE_KEY, "name_key", "provider_kind", *ARCH_KEEP).unique(
         subset=list(context_tiers.SCHEDULE_KEY), keep="first"
     )
@@ -389,7 +385,7 @@ def tables(
     out = out.sort("pooled", "provider", "model", "variant", "component", "rule")
     return (
         with_declared(out.drop("_contexts", "_slope_ratio_grid", strict=False), FIT_CONTEXT_TIERS),
-        summary_frame(summaries, FIT_CONTEXT_TIER_QUANTITIES),
+        summary_frame(summaries, FIT_CONTEXT_TIER_QUANTITIES, LABELS),
     )
 
 

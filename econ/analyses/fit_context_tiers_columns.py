@@ -21,6 +21,28 @@ EVIDENCE = {
     context_readings.CROSSOVER: evidence_names("kv_crossover", "bytes_per_token"),
 }
 """Each validated quantity's evidence columns (:mod:`econ.analyses.validation_evidence`), on its rows."""
+LABELS = {
+    context_readings.QUANTITIES["output"]: (
+        "fit_context_tiers",
+        "bytes/token",
+        "output-price slope of the long-context tiers -> bytes a decode step reads per context token",
+        "reading",
+    ),
+    context_readings.QUANTITIES["input"]: (
+        "fit_context_tiers",
+        "FLOP/token",
+        "input-price slope of the long-context tiers -> prefill attention FLOPs per context token",
+        "reading",
+    ),
+    context_readings.CROSSOVER: (
+        "fit_context_tiers",
+        "bytes/token",
+        "first tier threshold taken as the roofline crossover L* -> KV bytes per token (lecture f.1)",
+        "hypothesis",
+    ),
+}
+"""quantity -> (table it is read in, unit, what is read from what, role): the labels of its
+``fit_context_tier_quantities`` row."""
 READINGS = (
     C(
         "quantity",

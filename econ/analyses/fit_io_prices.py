@@ -19,8 +19,8 @@ from econ.analyses.inference_serving import TrafficCosts, serving, traffic_costs
 from econ.analyses.inputs import architecture_groups, architecture_of
 from econ.analyses.pricing_inputs import ARCH_KEEP, assumption_columns, assumptions, inputs, with_declared
 from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
-from econ.analyses.validation_evidence import empty_evidence, evidence, published, quantities_table, summary_frame
-from econ.fits import io_market, io_prices, validation
+from econ.analyses.validation_evidence import empty_evidence, evidence, quantities_table, summary_frame, validate
+from econ.fits import io_market, io_prices
 from econ.fits.price_selection import attach_architecture, choose_schedules
 from econ.physics import traffic_cost
 from econ.results import ResultTable
@@ -31,6 +31,15 @@ INPUTS = (*PRICING_INPUTS, "measured_points")
 NAMES = ("usd_per_chip_hour", "prefill_mfu_frac", "decode_mbu_frac", "batch_multiple_over_balance_ratio")
 QUANTITY = "prefill_flop_per_input_token"
 """The validated quantity of this table: the input price read as prefill FLOPs per uncached prompt token."""
+LABELS = {
+    QUANTITY: (
+        "fit_io_prices",
+        "FLOP/token",
+        "base-tier input price -> prefill FLOPs per uncached prompt token (compute-bound prefill)",
+        "reading",
+    )
+}
+"""quantity -> (table, unit, what is read from what, role): the labels of its ``fit_io_price_quantities`` row."""
 KEEP = (
     "source",
     "provider",
@@ -160,24 +169,16 @@ def with_validated(frame: pl.DataFrame, groups: dict[str, str] | None = None) ->
     )
     if frame.height == 0:
         return frame.with_columns(*(pl.lit(None, pl.Float64).alias(n) for n in names), *empty_evidence(EVIDENCE)), {}
-    checked, summary = validation.validate(validation_rows(frame, groups), role="reading")
+    checked, summary = validate(validation_rows(frame, groups), role="reading")
     return frame.with_columns(
         *(checked[c].alias(n) for c, n in zip(("corrected", "validated_low", "validated_high"), names)),
         *evidence(checked, EVIDENCE),
     ), {QUANTITY: summary}
 
 
-def validation_rows(
-    frame: pl.DataFrame, groups: dict[str, str] | None = None, *, with_published: bool = False
-) -> pl.DataFrame:
+def validation_rows(frame: pl.DataFrame, groups: dict[str, str] | None = None) -> pl.DataFrame:
     """This table's rows in the layout :func:`econ.fits.validation.validate` reads (same order; ``group_key``: the
-    architecture group of ``groups``, left out together); ``with_published``: also the published value, validated
-    interval and evidence this table keeps (:func:`econ.analyses.validation_evidence.published`)."""
-    kept = (
-        "prefill_flop_published_per_input_token",
-        "prefill_flop_validated_low_per_input_token",
-        "prefill_flop_validated_high_per_input_token",
-    )
+    architecture group of ``groups``, left out together)."""
     validated = (
         (pl.col("variant") == "standard")
         & pl.col("true_prefill_flop_per_input_token").is_not_null()
@@ -195,7 +196,6 @@ def validation_rows(
         pl.col("prefill_flop_scenario_low_per_input_token").alias("scenario_low"),
         pl.col("prefill_flop_scenario_high_per_input_token").alias("scenario_high"),
         pl.col("true_prefill_flop_per_input_token").alias("true"),
-        *(published(*kept, EVIDENCE) if with_published else ()),
     )
 
 
@@ -226,7 +226,7 @@ def tables(
         & (pl.col("output_usd_per_mtok") > 0)
     )
     if base.height == 0:
-        return FIT_IO_PRICES.empty_frame(), FIT_IO_PRICE_QUANTITIES.empty_frame()
+        return FIT_IO_PRICES.empty_frame(), summary_frame({}, FIT_IO_PRICE_QUANTITIES, LABELS)
     rows = choose_schedules(attach_architecture(base, models))
     context = costs.mix.decode_context_tokens if costs is not None else a.central["context_tokens"]
     out = io_prices.model_ratios(rows, a, context_tokens=context)
@@ -244,7 +244,7 @@ def tables(
         .sort("provider", "model", "variant")
     )
     frame, summaries = with_validated(frame, architecture_groups(models))
-    return with_declared(frame, FIT_IO_PRICES), summary_frame(summaries, FIT_IO_PRICE_QUANTITIES)
+    return with_declared(frame, FIT_IO_PRICES), summary_frame(summaries, FIT_IO_PRICE_QUANTITIES, LABELS)
 
 
 def run(ctx) -> None:

@@ -16,7 +16,7 @@ import polars as pl
 
 from econ.analyses import markup_costs
 from econ.analyses.inputs import MODELS_SQL, architecture_groups, architecture_of
-from econ.analyses.validation_evidence import evidence, evidence_columns, published, quantities_table, summary_frame
+from econ.analyses.validation_evidence import evidence, evidence_columns, quantities_table, summary_frame, validate
 from econ.fits import markups, validation
 from econ.fits.price_selection import attach_architecture, choose_sources, provider_kind
 from econ.results import ResultColumn as C
@@ -83,6 +83,11 @@ COST_BASIS = {
 }
 KEY = ("source", "provider", "model", "from_date", "price_column")
 EVIDENCE = {
+    "architecture_group": "architecture_group",
+    "implied_value": "read_cost_value",
+    "log_ratio": "log_ratio",
+    "implied_over_true_ratio": "implied_over_true_ratio",
+    "scenario_interval_covers_true": "scenario_interval_covers_true",
     "correction_factor_ratio": "correction_factor_ratio",
     "interval_covers_true": "interval_covers_true",
     "baseline_value": "baseline_cost_value",
@@ -231,6 +236,16 @@ FIT_MARKUPS = ResultTable(
         C("quantity", "str", "", "label", "The cost reading's name in inference_quantities"),
     ),
 )
+LABELS = {
+    quantity(c): (
+        "fit_markup_rows",
+        UNITS.get(c, "USD/MTok"),
+        f"{c.replace('_', ' ')} price over the markup model's markup (left out) -> serving cost ({COST_BASIS[c]})",
+        "reading",
+    )
+    for c in markups.COMPONENTS
+}
+"""quantity -> (table, unit, what is read from what, role): the labels of its ``fit_markup_quantities`` row."""
 FIT_MARKUP_QUANTITIES = quantities_table("fit_markup_quantities", "fit_markup_rows")
 TABLES = (FIT_MARKUPS, FIT_MARKUP_ROWS, FIT_MARKUP_QUANTITIES)
 
@@ -350,7 +365,7 @@ def fitted(
                 "status": "too_few_open_models",
             }
             continue
-        checked, summary = validation.validate(
+        checked, summary = validate(
             rows.select(
                 pl.col("arch_model").alias("model_key"),
                 architecture_of(groups or {}).alias("group_key"),
@@ -407,34 +422,6 @@ def summary_table(summaries: dict) -> pl.DataFrame:
     )
 
 
-def validation_rows(
-    frame: pl.DataFrame, component: str, groups: dict[str, str] | None = None, *, with_published: bool = False
-) -> pl.DataFrame:
-    """One component's rows of ``fit_markup_rows`` in the layout :func:`econ.fits.validation.validate` reads (the
-    read cost = price over the predicted markup, before the rule's own correction; ``group_key``: the architecture
-    group of ``groups``); ``with_published``: also the published cost, its interval and the evidence this table keeps
-    (:func:`econ.analyses.validation_evidence.published`)."""
-    rows = frame.filter(pl.col("component") == component)
-    kept = ("implied_cost_value", "implied_cost_low_value", "implied_cost_high_value")
-    return rows.select(
-        "source",
-        "provider",
-        "model",
-        "from_date",
-        "price_column",
-        pl.lit("standard").alias("variant"),
-        "provider_kind",
-        pl.col("arch_model").alias("model_key"),
-        architecture_of(groups or {}).alias("group_key"),
-        (pl.col("price_value") / pl.col("predicted_markup_ratio")).alias("implied"),
-        pl.lit(None, pl.Float64).alias("scenario_low"),
-        pl.lit(None, pl.Float64).alias("scenario_high"),
-        pl.col("cost_value").alias("true"),
-        pl.col("cost_shared_error_ratio").log().alias("truth_error_log"),
-        *(published(*kept, EVIDENCE) if with_published else ()),
-    )
-
-
 def tables(
     open_rows, current, models, costs, context, cost_median_log_ratio: float | None = None
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
@@ -442,13 +429,13 @@ def tables(
     :data:`COST_ERROR_SQL`'s ratio."""
     frame = price_rows(open_rows, current, models, costs, context)
     if frame.height == 0 or frame["arch_model"].is_null().all():
-        return summary_table({}), FIT_MARKUP_ROWS.empty_frame(), FIT_MARKUP_QUANTITIES.empty_frame()
+        return summary_table({}), FIT_MARKUP_ROWS.empty_frame(), summary_frame({}, FIT_MARKUP_QUANTITIES, LABELS)
     rows, summaries = fitted(frame, cost_median_log_ratio, architecture_groups(models))
     validated = {quantity(c): s for c, s in summaries.items() if "level_frac" in s}  # validated, not a stub
     return (
         summary_table(summaries),
         rows.select(FIT_MARKUP_ROWS.names).sort(KEY, nulls_last=True),
-        summary_frame(validated, FIT_MARKUP_QUANTITIES),
+        summary_frame(validated, FIT_MARKUP_QUANTITIES, LABELS),
     )
 
 

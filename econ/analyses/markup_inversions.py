@@ -30,9 +30,9 @@ from econ.analyses.validation_evidence import (
     evidence,
     evidence_columns,
     evidence_names,
-    published,
     quantities_table,
     summary_frame,
+    validate,
 )
 from econ.fits import validation
 from econ.formula import formula
@@ -49,6 +49,10 @@ HELD = "kv_held_bytes_per_token_from_cache_price"
 KEY = ("source", "provider", "model", "from_date")
 HOLD_COLUMNS = ("cache_write_5m_usd_per_mtok", "cache_write_1h_usd_per_mtok", "cache_write_12h_usd_per_mtok")
 ACTIVE_EVIDENCE = {
+    "architecture_group": "active_params_architecture_group",
+    "log_ratio": "active_params_log_ratio",
+    "implied_over_true_ratio": "active_params_implied_over_true_ratio",
+    "scenario_interval_covers_true": "active_params_scenario_interval_covers_true",
     "correction_factor_ratio": "active_params_correction_factor_ratio",
     "interval_covers_true": "active_params_interval_covers_true",
     "baseline_value": "baseline_active_params",
@@ -59,23 +63,8 @@ ACTIVE_EVIDENCE = {
 }
 HELD_EVIDENCE = evidence_names("kv_held", "bytes_per_token")
 EVIDENCE = {ACTIVE: ACTIVE_EVIDENCE, HELD: HELD_EVIDENCE}
-"""Each reading's validation evidence on the open rows (:mod:`econ.analyses.validation_evidence`)."""
-COLUMNS = {  # quantity -> (raw reading, truth, published value, validated low, validated high)
-    ACTIVE: (
-        "active_params_raw",
-        "true_active_params",
-        "implied_active_params",
-        "active_params_low",
-        "active_params_high",
-    ),
-    HELD: (
-        "kv_held_raw_bytes_per_token",
-        "true_kv_held_bytes_per_token",
-        "implied_kv_held_bytes_per_token",
-        "kv_held_low_bytes_per_token",
-        "kv_held_high_bytes_per_token",
-    ),
-}
+"""Each reading's validation evidence on the open rows (:mod:`econ.analyses.validation_evidence`; the
+``inference_validation`` view reads it there)."""
 
 
 @formula("ū = exp(mean over the other open models of ln(C_in/N_act))", "leave one architecture group out")
@@ -194,6 +183,22 @@ MARKUP_INVERSIONS = ResultTable(
         C("decode_batch_status", "str", "", "label", "Where the batch lands, or why there is none"),
     ),
 )
+LABELS = {
+    ACTIVE: (
+        "markup_inversions",
+        "params",
+        "input price -> serving cost (markup model) -> active parameters at the other open models' cost per one",
+        "reading",
+    ),
+    HELD: (
+        "markup_inversions",
+        "bytes/token",
+        "price of holding a cached prompt (storage, or a write's premium per second) -> KV bytes held per token at "
+        "the cache tier's cost of holding a byte",
+        "reading",
+    ),
+}
+"""quantity -> (table, unit, what is read from what, role): the labels of its ``markup_inversion_quantities`` row."""
 MARKUP_INVERSION_QUANTITIES = quantities_table("markup_inversion_quantities", "markup_inversions")
 TABLES = (MARKUP_INVERSIONS, MARKUP_INVERSION_QUANTITIES)
 
@@ -214,7 +219,7 @@ def _validated(frame: pl.DataFrame, implied, true, groups: dict[str, str]) -> tu
             **{c: pl.Float64 for c in ("implied", "scenario_low", "scenario_high", "true")},
         },
     )
-    return validation.validate(rows, role="reading")
+    return validate(rows, role="reading")
 
 
 def active_rows(markup_rows: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame:
@@ -227,31 +232,6 @@ def active_rows(markup_rows: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame
     )
 
 
-def validation_rows(
-    frame: pl.DataFrame, quantity: str, groups: dict[str, str] | None = None, *, with_published: bool = False
-) -> pl.DataFrame:
-    """``markup_inversions`` rows of one quantity in the layout of :func:`econ.fits.validation.validate`, the
-    implied value before the rule's own correction (``group_key``: the architecture group of ``groups``);
-    ``with_published``: also the published value, its interval and the evidence this table keeps
-    (:func:`econ.analyses.validation_evidence.published`)."""
-    implied, true, value, low, high = COLUMNS[quantity]
-    return frame.select(
-        "source",
-        "provider",
-        "model",
-        "from_date",
-        pl.lit("standard").alias("variant"),
-        "provider_kind",
-        pl.col("arch_model").alias("model_key"),
-        architecture_of(groups or {}).alias("group_key"),
-        pl.col(implied).alias("implied"),
-        pl.lit(None, pl.Float64).alias("scenario_low"),
-        pl.lit(None, pl.Float64).alias("scenario_high"),
-        pl.col(true).alias("true"),
-        *(published(value, low, high, EVIDENCE[quantity]) if with_published else ()),
-    ).filter(pl.col("implied").is_not_null())
-
-
 def table(markup_rows, prices, models, costs, kv_scale, decode=None) -> pl.DataFrame:
     """``markup_inversions`` (:func:`tables`)."""
     return tables(markup_rows, prices, models, costs, kv_scale, decode)[0]
@@ -261,7 +241,7 @@ def tables(markup_rows, prices, models, costs, kv_scale, decode=None) -> tuple[p
     """(``markup_inversions``, ``markup_inversion_quantities``) (module docstring)."""
     rows = active_rows(markup_rows, models)
     if rows.height == 0:
-        return MARKUP_INVERSIONS.empty_frame(), MARKUP_INVERSION_QUANTITIES.empty_frame()
+        return MARKUP_INVERSIONS.empty_frame(), summary_frame({}, MARKUP_INVERSION_QUANTITIES, LABELS)
     ref = costs.filter(pl.col("reference"))
     rows = rows.join(
         ref.select("arch_model", "input_cost_usd_per_mtok", "cache_hold_usd_per_mtok_s"), on="arch_model", how="left"
@@ -288,7 +268,7 @@ def tables(markup_rows, prices, models, costs, kv_scale, decode=None) -> tuple[p
     summaries = {ACTIVE: s_active, **({HELD: s_held} if s_held else {})}
     return (
         out.join(decode if decode is not None else _no_decode(out), on=list(KEY), how="left"),
-        summary_frame(summaries, MARKUP_INVERSION_QUANTITIES),
+        summary_frame(summaries, MARKUP_INVERSION_QUANTITIES, LABELS),
     )
 
 
