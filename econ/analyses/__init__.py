@@ -33,7 +33,6 @@ ORDER: tuple[str, ...] = (
     "fit_markups",
     "implied_margins",
     "markup_inversions",
-    "inference_validation",
     "scaling_law_fits",
     "compute_optimal",
     "token_balance",

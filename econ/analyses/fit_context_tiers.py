@@ -14,12 +14,13 @@ import numpy as np
 import polars as pl
 
 from econ.analyses.fit_columns import INTERVALS
-from econ.analyses.fit_context_tiers_columns import columns
+from econ.analyses.fit_context_tiers_columns import EVIDENCE, LABELS, columns
 from econ.analyses.inference_serving import Serving, serving
 from econ.analyses.inputs import architecture_groups, architecture_of
 from econ.analyses.pricing_inputs import ARCH_KEEP, assumption_columns, assumptions, inputs, with_declared
 from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
-from econ.fits import context_readings, context_tiers, validation
+from econ.analyses.validation_evidence import empty_evidence, evidence, quantities_table, summary_frame, validate
+from econ.fits import context_readings, context_tiers
 from econ.fits.price_selection import attach_architecture, choose_schedules
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
@@ -63,18 +64,13 @@ VALIDATED = {  # quantity -> (implied, scenario low, scenario high, true, valida
     ),
 }
 """Each validated quantity's columns in this table (the crossover is read once per schedule, on its input row)."""
-PUBLISHED = {  # quantity -> (published value column, validation status column)
-    context_readings.QUANTITIES["output"]: (
-        "kv_read_published_bytes_per_context_token",
-        "kv_read_validation_status",
-    ),
-    context_readings.QUANTITIES["input"]: (
-        "attention_published_flop_per_context_token",
-        "attention_validation_status",
-    ),
-    context_readings.CROSSOVER: ("kv_crossover_published_bytes_per_token", "kv_crossover_validation_status"),
+PUBLISHED = {  # quantity -> published value column
+    context_readings.QUANTITIES["output"]: "kv_read_published_bytes_per_context_token",
+    context_readings.QUANTITIES["input"]: "attention_published_flop_per_context_token",
+    context_readings.CROSSOVER: "kv_crossover_published_bytes_per_token",
 }
-"""Each validated quantity's published value (bias-corrected where its bias is significant) and status columns."""
+"""Each validated quantity's published value (bias-corrected where its bias is significant); its evidence columns are
+:data:`econ.analyses.fit_context_tiers_columns.EVIDENCE`, its status ``fit_context_tier_quantities``."""
 ROLES = {
     context_readings.QUANTITIES["output"]: "reading",
     context_readings.QUANTITIES["input"]: "reading",
@@ -135,7 +131,7 @@ FIT_CONTEXT_TIERS = ResultTable(
         "kv_read_published_bytes_per_context_token",
         "kv_read_validated_low_bytes_per_context_token",
         "kv_read_validated_high_bytes_per_context_token",
-        "kv_read_validation_status",
+        *EVIDENCE[context_readings.QUANTITIES["output"]].values(),
         "true_kv_read_bytes_per_context_token",
         "attention_flop_per_context_token",
         "attention_fit_low_flop_per_context_token",
@@ -145,7 +141,7 @@ FIT_CONTEXT_TIERS = ResultTable(
         "attention_published_flop_per_context_token",
         "attention_validated_low_flop_per_context_token",
         "attention_validated_high_flop_per_context_token",
-        "attention_validation_status",
+        *EVIDENCE[context_readings.QUANTITIES["input"]].values(),
         "true_attention_flop_per_context_token",
         "implied_over_true_ratio",
         "implied_over_true_scenario_low_ratio",
@@ -161,7 +157,7 @@ FIT_CONTEXT_TIERS = ResultTable(
         "kv_crossover_published_bytes_per_token",
         "kv_crossover_validated_low_bytes_per_token",
         "kv_crossover_validated_high_bytes_per_token",
-        "kv_crossover_validation_status",
+        *EVIDENCE[context_readings.CROSSOVER].values(),
         "params_active_used",
         "params_active_source",
         "kv_true_bytes_per_token",
@@ -222,7 +218,8 @@ FIT_CONTEXT_TIER_STEPS = ResultTable(
         ),
     ),
 )
-TABLES = (FIT_CONTEXT_TIERS, FIT_CONTEXT_TIER_STEPS)
+FIT_CONTEXT_TIER_QUANTITIES = quantities_table("fit_context_tier_quantities", "fit_context_tiers")
+TABLES = (FIT_CONTEXT_TIERS, FIT_CONTEXT_TIER_STEPS, FIT_CONTEXT_TIER_QUANTITIES)
 
 
 def with_deployment(per: pl.DataFrame, deployed: Serving | None) -> pl.DataFrame:
@@ -298,7 +295,7 @@ def validation_rows(frame: pl.DataFrame, quantity: str, groups: dict[str, str] |
     its architecture group (``groups``: model -> ``model_derived.architecture_group``, left out together); every
     other row (closed models, other variants) gets the full-sample factor.
     """
-    implied, low, high, true, _, _ = VALIDATED[quantity]
+    implied, low, high, true, validated_low, validated_high = VALIDATED[quantity]
     rows = frame.filter(pl.col("default_rule") & ~pl.col("pooled"))
     rows = (
         rows.filter(pl.col("component") == "input")
@@ -319,45 +316,55 @@ def validation_rows(frame: pl.DataFrame, quantity: str, groups: dict[str, str] |
     )
 
 
-def with_validated(frame: pl.DataFrame, groups: dict[str, str] | None = None) -> pl.DataFrame:
-    """Each default-rule reading's published value, validated interval and status (:func:`econ.fits.validation.
-    validate`, per quantity; ``groups``: each open model's architecture group, the unit left out)."""
+def with_validated(frame: pl.DataFrame, groups: dict[str, str] | None = None) -> tuple[pl.DataFrame, dict]:
+    """Each default-rule reading's published value, validated interval and evidence, and {quantity: summary}
+    (:func:`econ.fits.validation.validate`, once per quantity; ``groups``: each open model's architecture group, the
+    unit left out)."""
     key = list(context_tiers.SCHEDULE_KEY)
+    summaries = {}
     for quantity, (*_, low, high) in VALIDATED.items():
-        published, status = PUBLISHED[quantity]
-        names = (published, low, high)
+        names = (PUBLISHED[quantity], low, high)
         rows = validation_rows(frame, quantity, groups)
         if rows.height == 0:
             frame = frame.with_columns(
-                *(pl.lit(None, pl.Float64).alias(n) for n in names), pl.lit(None, pl.String).alias(status)
+                *(pl.lit(None, pl.Float64).alias(n) for n in names), *empty_evidence(EVIDENCE[quantity])
             )
             continue
-        checked, summary = validation.validate(rows, role=ROLES[quantity])
+        checked, summaries[quantity] = validate(rows, role=ROLES[quantity])
         found = checked.select(
             *key,
             "component",
-            pl.col("corrected").alias(published),
+            pl.col("corrected").alias(names[0]),
             pl.col("validated_low").alias(low),
             pl.col("validated_high").alias(high),
-            pl.lit(summary["status"]).alias(status),
-        ).with_columns(pl.lit(True).alias("default_rule"), pl.lit(False).alias("pooled"))
+        ).with_columns(
+            *evidence(checked, EVIDENCE[quantity]), pl.lit(True).alias("default_rule"), pl.lit(False).alias("pooled")
+        )
         if quantity == context_readings.CROSSOVER:  # read once per schedule, shown on each of its components
             found = found.drop("component")
             frame = frame.join(found, on=[*key, "default_rule", "pooled"], how="left")
         else:
             frame = frame.join(found, on=[*key, "component", "default_rule", "pooled"], how="left")
-    return frame
+    return frame, summaries
 
 
 def table(prices: pl.DataFrame, models: pl.DataFrame, a, deployed: Serving | None = None) -> pl.DataFrame:
-    """``fit_context_tiers``: per-schedule rows (one per closed model, one per open model × seller) and pooled
-    rows; open models priced by ``deployed`` (none: the one-read-per-unit formula for every row)."""
+    """``fit_context_tiers`` (:func:`tables`)."""
+    return tables(prices, models, a, deployed)[0]
+
+
+def tables(
+    prices: pl.DataFrame, models: pl.DataFrame, a, deployed: Serving | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(``fit_context_tiers``, ``fit_context_tier_quantities``): per-schedule rows (one per closed model, one per
+    open model × seller) and pooled rows, open models priced by ``deployed`` (none: the one-read-per-unit formula for
+    every row); and the summary of each validated quantity."""
     tiered = prices.filter(pl.len().over("source", "provider", "model", "variant") > 1)
     selected = choose_schedules(attach_architecture(tiered, models))
     exponent = a.central["tier_context_density_exponent_ratio"]
     fits = context_tiers.fit_schedules(selected, exponent=exponent)
     if fits.height == 0:
-        return FIT_CONTEXT_TIERS.empty_frame()
+        return FIT_CONTEXT_TIERS.empty_frame(), summary_frame({}, FIT_CONTEXT_TIER_QUANTITIES, LABELS)
     arch = selected.select(*context_tiers.SCHEDULE_KEY, "name_key", "provider_kind", *ARCH_KEEP).unique(
         subset=list(context_tiers.SCHEDULE_KEY), keep="first"
     )
@@ -374,10 +381,12 @@ def table(prices: pl.DataFrame, models: pl.DataFrame, a, deployed: Serving | Non
     out = out.with_columns(
         (pl.col("rule") == context_tiers.DEFAULT_RULE).alias("default_rule"), *assumption_columns(a, NAMES)
     )
-    out = with_validated(out, architecture_groups(models)).sort(
-        "pooled", "provider", "model", "variant", "component", "rule"
+    out, summaries = with_validated(out, architecture_groups(models))
+    out = out.sort("pooled", "provider", "model", "variant", "component", "rule")
+    return (
+        with_declared(out.drop("_contexts", "_slope_ratio_grid", strict=False), FIT_CONTEXT_TIERS),
+        summary_frame(summaries, FIT_CONTEXT_TIER_QUANTITIES, LABELS),
     )
-    return with_declared(out.drop("_contexts", "_slope_ratio_grid", strict=False), FIT_CONTEXT_TIERS)
 
 
 def steps(prices: pl.DataFrame, fits: pl.DataFrame) -> pl.DataFrame:
@@ -405,6 +414,7 @@ def steps(prices: pl.DataFrame, fits: pl.DataFrame) -> pl.DataFrame:
 
 def run(ctx) -> None:
     prices, models = inputs(ctx)
-    fits = table(prices, models, assumptions(ctx), serving(ctx))
+    fits, quantities = tables(prices, models, assumptions(ctx), serving(ctx))
     ctx.write(FIT_CONTEXT_TIERS, fits)
+    ctx.write(FIT_CONTEXT_TIER_QUANTITIES, quantities)
     ctx.write(FIT_CONTEXT_TIER_STEPS, steps(prices, fits))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from econ.analyses.fit_columns import vocabulary
+from econ.analyses.validation_evidence import evidence_columns, evidence_names
 from econ.fits import cache_tiers, context_readings, context_tiers, validation
 from econ.physics import context_cost, kv_cache
 from econ.results import ResultColumn as C
@@ -14,6 +15,34 @@ def _reading(name, unit, meaning, function, kind="inference"):
 
 
 BYTES, FLOPS = "bytes/token per context token", "FLOP/token per context token"
+EVIDENCE = {
+    context_readings.QUANTITIES["output"]: evidence_names("kv_read", "bytes_per_context_token"),
+    context_readings.QUANTITIES["input"]: evidence_names("attention", "flop_per_context_token"),
+    context_readings.CROSSOVER: evidence_names("kv_crossover", "bytes_per_token"),
+}
+"""Each validated quantity's evidence columns (:mod:`econ.analyses.validation_evidence`), on its rows."""
+LABELS = {
+    context_readings.QUANTITIES["output"]: (
+        "fit_context_tiers",
+        "bytes/token",
+        "output-price slope of the long-context tiers -> bytes a decode step reads per context token",
+        "reading",
+    ),
+    context_readings.QUANTITIES["input"]: (
+        "fit_context_tiers",
+        "FLOP/token",
+        "input-price slope of the long-context tiers -> prefill attention FLOPs per context token",
+        "reading",
+    ),
+    context_readings.CROSSOVER: (
+        "fit_context_tiers",
+        "bytes/token",
+        "first tier threshold taken as the roofline crossover L* -> KV bytes per token (lecture f.1)",
+        "hypothesis",
+    ),
+}
+"""quantity -> (table it is read in, unit, what is read from what, role): the labels of its
+``fit_context_tier_quantities`` row."""
 READINGS = (
     C(
         "quantity",
@@ -57,15 +86,7 @@ READINGS = (
         "Validated interval, high (inf where too few open models measure the error)",
         validation.left_out,
     ),
-    C(
-        "kv_read_validation_status",
-        "str",
-        "",
-        "check",
-        "Status of the reading on open models (inference_quantities.status: ok, uninformative, falsified, "
-        "too_few_open_models)",
-        validation.summary,
-    ),
+    *evidence_columns(EVIDENCE[context_readings.QUANTITIES["output"]], BYTES, "KV read reading"),
     _reading(
         "true_kv_read_bytes_per_context_token",
         BYTES,
@@ -107,14 +128,7 @@ READINGS = (
         "Validated interval, high (default rule)",
         validation.left_out,
     ),
-    C(
-        "attention_validation_status",
-        "str",
-        "",
-        "check",
-        "Status of the reading on open models (inference_quantities.status)",
-        validation.summary,
-    ),
+    *evidence_columns(EVIDENCE[context_readings.QUANTITIES["input"]], FLOPS, "Prefill attention reading"),
     _reading(
         "true_attention_flop_per_context_token",
         FLOPS,
@@ -207,14 +221,7 @@ READINGS = (
         "Validated interval of the crossover hypothesis, high (default rule)",
         validation.left_out,
     ),
-    C(
-        "kv_crossover_validation_status",
-        "str",
-        "",
-        "check",
-        "Status of the crossover hypothesis on open models (falsified when it misses beyond its own interval)",
-        validation.summary,
-    ),
+    *evidence_columns(EVIDENCE[context_readings.CROSSOVER], "bytes/token", "Crossover hypothesis"),
 )
 
 columns = vocabulary(

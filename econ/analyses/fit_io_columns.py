@@ -4,9 +4,14 @@
 from __future__ import annotations
 
 from econ.analyses.fit_columns import vocabulary
+from econ.analyses.validation_evidence import evidence_columns, evidence_names
 from econ.fits import io_market, io_prices, price_ratios, validation
 from econ.physics import sharding, traffic_cost
 from econ.results import ResultColumn as C
+
+PREFILL_EVIDENCE = evidence_names("prefill_flop", "per_input_token")
+"""The prefill reading's validation evidence on ``fit_io_prices``' open rows
+(:mod:`econ.analyses.validation_evidence`)."""
 
 columns = vocabulary(
     C(
@@ -256,14 +261,7 @@ columns = vocabulary(
         "Validated interval of the published reading, high",
         validation.left_out,
     ),
-    C(
-        "prefill_flop_validation_status",
-        "str",
-        "",
-        "check",
-        "Status of the prefill reading on open models (inference_quantities.status)",
-        validation.summary,
-    ),
+    *evidence_columns(PREFILL_EVIDENCE, "FLOP/token", "Prefill reading"),
     C(
         "true_prefill_flop_per_input_token",
         "float",

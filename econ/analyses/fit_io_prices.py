@@ -13,12 +13,14 @@ import numpy as np
 import polars as pl
 
 from econ.analyses.fit_columns import INTERVALS
+from econ.analyses.fit_io_columns import PREFILL_EVIDENCE as EVIDENCE
 from econ.analyses.fit_io_columns import columns
 from econ.analyses.inference_serving import TrafficCosts, serving, traffic_costs
 from econ.analyses.inputs import architecture_groups, architecture_of
 from econ.analyses.pricing_inputs import ARCH_KEEP, assumption_columns, assumptions, inputs, with_declared
 from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
-from econ.fits import io_market, io_prices, validation
+from econ.analyses.validation_evidence import empty_evidence, evidence, quantities_table, summary_frame, validate
+from econ.fits import io_market, io_prices
 from econ.fits.price_selection import attach_architecture, choose_schedules
 from econ.physics import traffic_cost
 from econ.results import ResultTable
@@ -29,6 +31,15 @@ INPUTS = (*PRICING_INPUTS, "measured_points")
 NAMES = ("usd_per_chip_hour", "prefill_mfu_frac", "decode_mbu_frac", "batch_multiple_over_balance_ratio")
 QUANTITY = "prefill_flop_per_input_token"
 """The validated quantity of this table: the input price read as prefill FLOPs per uncached prompt token."""
+LABELS = {
+    QUANTITY: (
+        "fit_io_prices",
+        "FLOP/token",
+        "base-tier input price -> prefill FLOPs per uncached prompt token (compute-bound prefill)",
+        "reading",
+    )
+}
+"""quantity -> (table, unit, what is read from what, role): the labels of its ``fit_io_price_quantities`` row."""
 KEEP = (
     "source",
     "provider",
@@ -85,7 +96,7 @@ FIT_IO_PRICES = ResultTable(
         "prefill_flop_published_per_input_token",
         "prefill_flop_validated_low_per_input_token",
         "prefill_flop_validated_high_per_input_token",
-        "prefill_flop_validation_status",
+        *EVIDENCE.values(),
         "true_prefill_flop_per_input_token",
         "prefill_flop_over_true_ratio",
         "chip",
@@ -102,7 +113,8 @@ FIT_IO_PRICES = ResultTable(
         "assumptions_defaulted",
     ),
 )
-TABLES = (FIT_IO_PRICES,)
+FIT_IO_PRICE_QUANTITIES = quantities_table("fit_io_price_quantities", "fit_io_prices")
+TABLES = (FIT_IO_PRICES, FIT_IO_PRICE_QUANTITIES)
 
 
 def with_deployment(rows: pl.DataFrame, costs: TrafficCosts | None) -> pl.DataFrame:
@@ -145,26 +157,23 @@ def batch_checks(frame: pl.DataFrame, measured: io_market.MeasuredDecode = io_ma
     return frame.with_columns(pl.Series("implied_decode_batch_check", labels, dtype=pl.String).replace("", None))
 
 
-def with_validated(frame: pl.DataFrame, groups: dict[str, str] | None = None) -> pl.DataFrame:
-    """The prefill reading's published value, validated interval and status (:func:`econ.fits.validation.validate`):
-    open standard rows with a true value are validated (each leaving its model's architecture group out, ``groups``:
-    model -> ``model_derived.architecture_group``), every other row gets the correction and interval of every open
-    model."""
+def with_validated(frame: pl.DataFrame, groups: dict[str, str] | None = None) -> tuple[pl.DataFrame, dict]:
+    """The prefill reading's published value, validated interval and evidence, and {quantity: summary}
+    (:func:`econ.fits.validation.validate`, once): open standard rows with a true value are validated (each leaving
+    its model's architecture group out, ``groups``: model -> ``model_derived.architecture_group``), every other row
+    gets the correction and interval of every open model."""
     names = (
         "prefill_flop_published_per_input_token",
         "prefill_flop_validated_low_per_input_token",
         "prefill_flop_validated_high_per_input_token",
     )
     if frame.height == 0:
-        return frame.with_columns(
-            *(pl.lit(None, pl.Float64).alias(n) for n in names),
-            pl.lit(None, pl.String).alias("prefill_flop_validation_status"),
-        )
-    checked, summary = validation.validate(validation_rows(frame, groups), role="reading")
+        return frame.with_columns(*(pl.lit(None, pl.Float64).alias(n) for n in names), *empty_evidence(EVIDENCE)), {}
+    checked, summary = validate(validation_rows(frame, groups), role="reading")
     return frame.with_columns(
         *(checked[c].alias(n) for c, n in zip(("corrected", "validated_low", "validated_high"), names)),
-        pl.lit(summary["status"]).alias("prefill_flop_validation_status"),
-    )
+        *evidence(checked, EVIDENCE),
+    ), {QUANTITY: summary}
 
 
 def validation_rows(frame: pl.DataFrame, groups: dict[str, str] | None = None) -> pl.DataFrame:
@@ -197,15 +206,27 @@ def table(
     costs: TrafficCosts | None = None,
     measured: io_market.MeasuredDecode = io_market.DEEPSEEK_DECODE,
 ) -> pl.DataFrame:
-    """Base-tier rows with positive input and output prices: one source per closed model, one per open model ×
-    seller; open models priced by the deployment model at the traffic mix (``costs``)."""
+    """``fit_io_prices`` (:func:`tables`)."""
+    return tables(prices, models, a, costs, measured)[0]
+
+
+def tables(
+    prices: pl.DataFrame,
+    models: pl.DataFrame,
+    a,
+    costs: TrafficCosts | None = None,
+    measured: io_market.MeasuredDecode = io_market.DEEPSEEK_DECODE,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(``fit_io_prices``, ``fit_io_price_quantities``): base-tier rows with positive input and output prices, one
+    source per closed model, one per open model × seller; open models priced by the deployment model at the traffic
+    mix (``costs``)."""
     base = prices.filter(
         (pl.col("tier_min_prompt_tokens") == 0)
         & (pl.col("input_usd_per_mtok") > 0)
         & (pl.col("output_usd_per_mtok") > 0)
     )
     if base.height == 0:
-        return FIT_IO_PRICES.empty_frame()
+        return FIT_IO_PRICES.empty_frame(), summary_frame({}, FIT_IO_PRICE_QUANTITIES, LABELS)
     rows = choose_schedules(attach_architecture(base, models))
     context = costs.mix.decode_context_tokens if costs is not None else a.central["context_tokens"]
     out = io_prices.model_ratios(rows, a, context_tokens=context)
@@ -222,10 +243,13 @@ def table(
         )
         .sort("provider", "model", "variant")
     )
-    return with_declared(with_validated(frame, architecture_groups(models)), FIT_IO_PRICES)
+    frame, summaries = with_validated(frame, architecture_groups(models))
+    return with_declared(frame, FIT_IO_PRICES), summary_frame(summaries, FIT_IO_PRICE_QUANTITIES, LABELS)
 
 
 def run(ctx) -> None:
     prices, models = inputs(ctx)
     measured = io_market.measured_decode(ctx.query("select * from measured_points"))
-    ctx.write(FIT_IO_PRICES, table(prices, models, assumptions(ctx), traffic_costs(serving(ctx)), measured))
+    frame, quantities = tables(prices, models, assumptions(ctx), traffic_costs(serving(ctx)), measured)
+    ctx.write(FIT_IO_PRICES, frame)
+    ctx.write(FIT_IO_PRICE_QUANTITIES, quantities)

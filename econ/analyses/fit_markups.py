@@ -16,6 +16,7 @@ import polars as pl
 
 from econ.analyses import markup_costs
 from econ.analyses.inputs import MODELS_SQL, architecture_groups, architecture_of
+from econ.analyses.validation_evidence import evidence, evidence_columns, quantities_table, summary_frame, validate
 from econ.fits import markups, validation
 from econ.fits.price_selection import attach_architecture, choose_sources, provider_kind
 from econ.results import ResultColumn as C
@@ -81,6 +82,22 @@ COST_BASIS = {
     "long_context_output": "the deployment model's decode KV cost slope over the tiers' contexts",
 }
 KEY = ("source", "provider", "model", "from_date", "price_column")
+EVIDENCE = {
+    "architecture_group": "architecture_group",
+    "implied_value": "read_cost_value",
+    "log_ratio": "log_ratio",
+    "implied_over_true_ratio": "implied_over_true_ratio",
+    "scenario_interval_covers_true": "scenario_interval_covers_true",
+    "correction_factor_ratio": "correction_factor_ratio",
+    "interval_covers_true": "interval_covers_true",
+    "baseline_value": "baseline_cost_value",
+    "baseline_low_value": "baseline_cost_low_value",
+    "baseline_high_value": "baseline_cost_high_value",
+    "interval_score_log": "interval_score_log",
+    "baseline_interval_score_log": "baseline_interval_score_log",
+}
+"""The cost reading's validation evidence on ``fit_markup_rows``' open rows
+(:mod:`econ.analyses.validation_evidence`)."""
 
 
 def quantity(component: str) -> str:
@@ -96,7 +113,8 @@ FIT_MARKUP_ROWS = ResultTable(
         "Every price of every open model the deployment model serves (all sellers, sources and snapshots) and every "
         "closed model's current first-party price, per component: the price, the calibrated cost it is set against "
         "(open models), ln(price/cost), the cost read back from the price by the markup model (open models: their "
-        "own model left out) and its validated interval and status (econ.fits.validation)"
+        "own model left out) and its validated interval (econ.fits.validation) with, on open rows, the evidence of "
+        "that check (the status: fit_markup_quantities, inference_quantities)"
     ),
     columns=(
         C("source", "str", "", "key", "Price source (hand, litellm, openrouter)"),
@@ -161,7 +179,7 @@ FIT_MARKUP_ROWS = ResultTable(
             "Validated interval, high",
             validation.left_out,
         ),
-        C("validation_status", "str", "", "check", "Status of the component's cost reading", validation.summary),
+        *evidence_columns(EVIDENCE, "(unit column)", "The cost reading"),
     ),
 )
 
@@ -173,7 +191,8 @@ FIT_MARKUPS = ResultTable(
         "The markup model ln(price/cost) = mu_component + gamma*[reseller] over every price of the open models the "
         "deployment model serves (each architecture group x component weighing 1, left out whole): the maker's "
         "markup per component, the resellers' factor, the prediction interval a new model's markup gets (from the "
-        "left-out spread), and the validation of the costs it reads back from prices"
+        "left-out spread); the validation of the costs it reads back from prices is fit_markup_quantities "
+        "(inference_quantities)"
     ),
     columns=(
         C("component", "str", "", "key", "Price component"),
@@ -215,27 +234,20 @@ FIT_MARKUPS = ResultTable(
         C("n_rows", "int", "", "check", "Price rows (sellers x sources x snapshots)"),
         C("n_sellers", "int", "", "check", "Distinct sellers of the open models"),
         C("quantity", "str", "", "label", "The cost reading's name in inference_quantities"),
-        C(
-            "coverage_groups_frac",
-            "float",
-            "",
-            "check",
-            "Left-out coverage of the cost reading, each architecture group weighing 1",
-            validation.summary,
-        ),
-        C(
-            "skill_score_frac",
-            "float",
-            "",
-            "check",
-            "Skill of the cost reading against the baseline",
-            validation.summary,
-        ),
-        C("interval_width_ratio", "float", "", "check", "Width of a closed model's interval", validation.left_out),
-        C("status", "str", "", "check", "Status of the cost reading (inference_quantities.status)", validation.summary),
     ),
 )
-TABLES = (FIT_MARKUPS, FIT_MARKUP_ROWS)
+LABELS = {
+    quantity(c): (
+        "fit_markup_rows",
+        UNITS.get(c, "USD/MTok"),
+        f"{c.replace('_', ' ')} price over the markup model's markup (left out) -> serving cost ({COST_BASIS[c]})",
+        "reading",
+    )
+    for c in markups.COMPONENTS
+}
+"""quantity -> (table, unit, what is read from what, role): the labels of its ``fit_markup_quantities`` row."""
+FIT_MARKUP_QUANTITIES = quantities_table("fit_markup_quantities", "fit_markup_rows")
+TABLES = (FIT_MARKUPS, FIT_MARKUP_ROWS, FIT_MARKUP_QUANTITIES)
 
 
 def _long(rows: pl.DataFrame, costs: pl.DataFrame | None) -> pl.DataFrame:
@@ -353,7 +365,7 @@ def fitted(
                 "status": "too_few_open_models",
             }
             continue
-        checked, summary = validation.validate(
+        checked, summary = validate(
             rows.select(
                 pl.col("arch_model").alias("model_key"),
                 architecture_of(groups or {}).alias("group_key"),
@@ -373,7 +385,7 @@ def fitted(
                 checked["corrected"].alias("implied_cost_value"),
                 checked["validated_low"].alias("implied_cost_low_value"),
                 checked["validated_high"].alias("implied_cost_high_value"),
-                pl.lit(summary["status"]).alias("validation_status"),
+                *evidence(checked, EVIDENCE),
             )
         )
     rows = pl.concat(pieces, how="vertical_relaxed").drop("_read") if pieces else FIT_MARKUP_ROWS.empty_frame()
@@ -403,10 +415,6 @@ def summary_table(summaries: dict) -> pl.DataFrame:
                 "n_rows": s.get("n_rows", 0),
                 "n_sellers": s.get("n_sellers", 0),
                 "quantity": quantity(component),
-                "coverage_groups_frac": s.get("coverage_groups_frac"),
-                "skill_score_frac": s.get("skill_score_frac"),
-                "interval_width_ratio": width if width is not None and np.isfinite(width) else None,
-                "status": s.get("status", "too_few_open_models"),
             }
         )
     return pl.DataFrame(records, schema=FIT_MARKUPS.schema, strict=False).with_columns(
@@ -414,42 +422,25 @@ def summary_table(summaries: dict) -> pl.DataFrame:
     )
 
 
-def validation_rows(frame: pl.DataFrame, component: str, groups: dict[str, str] | None = None) -> pl.DataFrame:
-    """One component's rows of ``fit_markup_rows`` in the layout :func:`econ.fits.validation.validate` reads (the
-    read cost = price over the predicted markup, before the rule's own correction; ``group_key``: the architecture
-    group of ``groups``)."""
-    rows = frame.filter(pl.col("component") == component)
-    return rows.select(
-        "source",
-        "provider",
-        "model",
-        "from_date",
-        "price_column",
-        pl.lit("standard").alias("variant"),
-        "provider_kind",
-        pl.col("arch_model").alias("model_key"),
-        architecture_of(groups or {}).alias("group_key"),
-        (pl.col("price_value") / pl.col("predicted_markup_ratio")).alias("implied"),
-        pl.lit(None, pl.Float64).alias("scenario_low"),
-        pl.lit(None, pl.Float64).alias("scenario_high"),
-        pl.col("cost_value").alias("true"),
-        pl.col("cost_shared_error_ratio").log().alias("truth_error_log"),
+def tables(
+    open_rows, current, models, costs, context, cost_median_log_ratio: float | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """(``fit_markups``, ``fit_markup_rows``, ``fit_markup_quantities``); ``cost_median_log_ratio``:
+    :data:`COST_ERROR_SQL`'s ratio."""
+    frame = price_rows(open_rows, current, models, costs, context)
+    if frame.height == 0 or frame["arch_model"].is_null().all():
+        return summary_table({}), FIT_MARKUP_ROWS.empty_frame(), summary_frame({}, FIT_MARKUP_QUANTITIES, LABELS)
+    rows, summaries = fitted(frame, cost_median_log_ratio, architecture_groups(models))
+    validated = {quantity(c): s for c, s in summaries.items() if "level_frac" in s}  # validated, not a stub
+    return (
+        summary_table(summaries),
+        rows.select(FIT_MARKUP_ROWS.names).sort(KEY, nulls_last=True),
+        summary_frame(validated, FIT_MARKUP_QUANTITIES, LABELS),
     )
 
 
-def tables(
-    open_rows, current, models, costs, context, cost_median_log_ratio: float | None = None
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(``fit_markups``, ``fit_markup_rows``); ``cost_median_log_ratio``: :data:`COST_ERROR_SQL`'s ratio."""
-    frame = price_rows(open_rows, current, models, costs, context)
-    if frame.height == 0 or frame["arch_model"].is_null().all():
-        return summary_table({}), FIT_MARKUP_ROWS.empty_frame()
-    rows, summaries = fitted(frame, cost_median_log_ratio, architecture_groups(models))
-    return summary_table(summaries), rows.select(FIT_MARKUP_ROWS.names).sort(KEY, nulls_last=True)
-
-
 def run(ctx) -> None:
-    markups_table, rows = tables(
+    markups_table, rows, quantities = tables(
         ctx.query(OPEN_SQL),
         ctx.query("select * from inference_prices"),
         ctx.query(MODELS_SQL),
@@ -459,3 +450,4 @@ def run(ctx) -> None:
     )
     ctx.write(FIT_MARKUPS, markups_table)
     ctx.write(FIT_MARKUP_ROWS, rows)
+    ctx.write(FIT_MARKUP_QUANTITIES, quantities)

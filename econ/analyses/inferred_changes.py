@@ -128,14 +128,18 @@ IMPLIED_SCHEMA = {k: v for k, v in INFERRED_CHANGES.schema.items() if k not in (
 def pricing_tables(
     prices: pl.DataFrame, models: pl.DataFrame, tiers: pl.DataFrame, a: Assumptions, deployed: Serving | None = None
 ) -> dict:
-    """Every fit_* table of the pricing analyses (pure), the way the build computes them (open models priced by
-    ``deployed``, the deployment model of :func:`econ.analyses.inference_serving.serving`)."""
-    context = fit_context_tiers.table(prices, models, a, deployed)
+    """Every fit_* table of the pricing analyses (pure) and the summaries of their validations, the way the build
+    computes them (open models priced by ``deployed``, the deployment model of
+    :func:`econ.analyses.inference_serving.serving`)."""
+    context, context_checks = fit_context_tiers.tables(prices, models, a, deployed)
     cache, _detail = fit_cache_tiers.tables(prices, models, tiers, a, deployed)
     costs = traffic_costs(deployed) if deployed is not None else None
+    io, io_checks = fit_io_prices.tables(prices, models, a, costs)
     return {
         "fit_context_tiers": context,
-        "fit_io_prices": fit_io_prices.table(prices, models, a, costs),
+        "fit_context_tier_quantities": context_checks,
+        "fit_io_prices": io,
+        "fit_io_price_quantities": io_checks,
         "fit_io_market": fit_io_market.tables(
             prices, models, a, costs, efficiencies=fit_io_market.efficiencies_of(deployed.scenario)
         )[0]

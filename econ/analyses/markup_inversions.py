@@ -25,6 +25,15 @@ import polars as pl
 from econ.analyses.inference_serving import INPUTS as SERVING_INPUTS
 from econ.analyses.inference_serving import serving, traffic_costs
 from econ.analyses.inputs import MODELS_SQL, architecture_groups, architecture_of
+from econ.analyses.validation_evidence import (
+    empty_evidence,
+    evidence,
+    evidence_columns,
+    evidence_names,
+    quantities_table,
+    summary_frame,
+    validate,
+)
 from econ.fits import validation
 from econ.formula import formula
 from econ.physics import traffic_cost
@@ -39,6 +48,23 @@ ACTIVE = "active_params_from_input_price"
 HELD = "kv_held_bytes_per_token_from_cache_price"
 KEY = ("source", "provider", "model", "from_date")
 HOLD_COLUMNS = ("cache_write_5m_usd_per_mtok", "cache_write_1h_usd_per_mtok", "cache_write_12h_usd_per_mtok")
+ACTIVE_EVIDENCE = {
+    "architecture_group": "active_params_architecture_group",
+    "log_ratio": "active_params_log_ratio",
+    "implied_over_true_ratio": "active_params_implied_over_true_ratio",
+    "scenario_interval_covers_true": "active_params_scenario_interval_covers_true",
+    "correction_factor_ratio": "active_params_correction_factor_ratio",
+    "interval_covers_true": "active_params_interval_covers_true",
+    "baseline_value": "baseline_active_params",
+    "baseline_low_value": "baseline_active_params_low",
+    "baseline_high_value": "baseline_active_params_high",
+    "interval_score_log": "active_params_interval_score_log",
+    "baseline_interval_score_log": "active_params_baseline_interval_score_log",
+}
+HELD_EVIDENCE = evidence_names("kv_held", "bytes_per_token")
+EVIDENCE = {ACTIVE: ACTIVE_EVIDENCE, HELD: HELD_EVIDENCE}
+"""Each reading's validation evidence on the open rows (:mod:`econ.analyses.validation_evidence`; the
+``inference_validation`` view reads it there)."""
 
 
 @formula("ū = exp(mean over the other open models of ln(C_in/N_act))", "leave one architecture group out")
@@ -64,8 +90,9 @@ MARKUP_INVERSIONS = ResultTable(
     description=(
         "The markup model read backwards: implied active parameters from the input price, KV bytes held per token "
         "from the price of holding a cached prompt, and (open models) the decode batch whose calibrated decode cost "
-        "equals the output cost the price reads back to, each with its validated (left-out) interval and status; "
-        "open models with their truth"
+        "equals the output cost the price reads back to, each with its validated (left-out) interval; open models "
+        "with their truth and the evidence of the check (the status: markup_inversion_quantities, "
+        "inference_quantities)"
     ),
     columns=(
         C("source", "str", "", "key", "Price source"),
@@ -86,7 +113,7 @@ MARKUP_INVERSIONS = ResultTable(
         C("active_params_low", "float", "params", "inference", "Validated interval, low", validation.left_out),
         C("active_params_high", "float", "params", "inference", "Validated interval, high", validation.left_out),
         C("true_active_params", "float", "params", "input", "Open models: the architecture's active parameters"),
-        C("active_params_status", "str", "", "check", "inference_quantities status", validation.summary),
+        *evidence_columns(ACTIVE_EVIDENCE, "params", "Active parameters"),
         C(
             "hold_price_usd_per_mtok_s",
             "float",
@@ -128,7 +155,7 @@ MARKUP_INVERSIONS = ResultTable(
             validation.left_out,
         ),
         C("true_kv_held_bytes_per_token", "float", "bytes/token", "input", "Open models: KV bytes per token"),
-        C("kv_held_status", "str", "", "check", "inference_quantities status", validation.summary),
+        *evidence_columns(HELD_EVIDENCE, "bytes/token", "KV held"),
         C(
             "implied_decode_batch_seqs",
             "float",
@@ -156,7 +183,24 @@ MARKUP_INVERSIONS = ResultTable(
         C("decode_batch_status", "str", "", "label", "Where the batch lands, or why there is none"),
     ),
 )
-TABLES = (MARKUP_INVERSIONS,)
+LABELS = {
+    ACTIVE: (
+        "markup_inversions",
+        "params",
+        "input price -> serving cost (markup model) -> active parameters at the other open models' cost per one",
+        "reading",
+    ),
+    HELD: (
+        "markup_inversions",
+        "bytes/token",
+        "price of holding a cached prompt (storage, or a write's premium per second) -> KV bytes held per token at "
+        "the cache tier's cost of holding a byte",
+        "reading",
+    ),
+}
+"""quantity -> (table, unit, what is read from what, role): the labels of its ``markup_inversion_quantities`` row."""
+MARKUP_INVERSION_QUANTITIES = quantities_table("markup_inversion_quantities", "markup_inversions")
+TABLES = (MARKUP_INVERSIONS, MARKUP_INVERSION_QUANTITIES)
 
 
 def _validated(frame: pl.DataFrame, implied, true, groups: dict[str, str]) -> tuple[pl.DataFrame, dict]:
@@ -175,7 +219,7 @@ def _validated(frame: pl.DataFrame, implied, true, groups: dict[str, str]) -> tu
             **{c: pl.Float64 for c in ("implied", "scenario_low", "scenario_high", "true")},
         },
     )
-    return validation.validate(rows, role="reading")
+    return validate(rows, role="reading")
 
 
 def active_rows(markup_rows: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame:
@@ -188,34 +232,16 @@ def active_rows(markup_rows: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame
     )
 
 
-def validation_rows(frame: pl.DataFrame, quantity: str, groups: dict[str, str] | None = None) -> pl.DataFrame:
-    """``markup_inversions`` rows of one quantity in the layout of :func:`econ.fits.validation.validate`, the
-    implied value before the rule's own correction (``group_key``: the architecture group of ``groups``)."""
-    implied, true = {
-        ACTIVE: ("active_params_raw", "true_active_params"),
-        HELD: ("kv_held_raw_bytes_per_token", "true_kv_held_bytes_per_token"),
-    }[quantity]
-    return frame.select(
-        "source",
-        "provider",
-        "model",
-        "from_date",
-        pl.lit("standard").alias("variant"),
-        "provider_kind",
-        pl.col("arch_model").alias("model_key"),
-        architecture_of(groups or {}).alias("group_key"),
-        pl.col(implied).alias("implied"),
-        pl.lit(None, pl.Float64).alias("scenario_low"),
-        pl.lit(None, pl.Float64).alias("scenario_high"),
-        pl.col(true).alias("true"),
-    ).filter(pl.col("implied").is_not_null())
-
-
 def table(markup_rows, prices, models, costs, kv_scale, decode=None) -> pl.DataFrame:
-    """``markup_inversions`` (module docstring)."""
+    """``markup_inversions`` (:func:`tables`)."""
+    return tables(markup_rows, prices, models, costs, kv_scale, decode)[0]
+
+
+def tables(markup_rows, prices, models, costs, kv_scale, decode=None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(``markup_inversions``, ``markup_inversion_quantities``) (module docstring)."""
     rows = active_rows(markup_rows, models)
     if rows.height == 0:
-        return MARKUP_INVERSIONS.empty_frame()
+        return MARKUP_INVERSIONS.empty_frame(), summary_frame({}, MARKUP_INVERSION_QUANTITIES, LABELS)
     ref = costs.filter(pl.col("reference"))
     rows = rows.join(
         ref.select("arch_model", "input_cost_usd_per_mtok", "cache_hold_usd_per_mtok_s"), on="arch_model", how="left"
@@ -235,14 +261,22 @@ def table(markup_rows, prices, models, costs, kv_scale, decode=None) -> pl.DataF
         checked["corrected"].alias("implied_active_params"),
         checked["validated_low"].alias("active_params_low"),
         checked["validated_high"].alias("active_params_high"),
-        pl.lit(s_active["status"]).alias("active_params_status"),
+        *evidence(checked, ACTIVE_EVIDENCE),
     )
-    out = out.join(held(prices, models, costs, kv_scale), on=list(KEY), how="left")
-    return out.join(decode if decode is not None else _no_decode(out), on=list(KEY), how="left")
+    kv, s_held = held(prices, models, costs, kv_scale)
+    out = out.join(kv, on=list(KEY), how="left")
+    summaries = {ACTIVE: s_active, **({HELD: s_held} if s_held else {})}
+    return (
+        out.join(decode if decode is not None else _no_decode(out), on=list(KEY), how="left"),
+        summary_frame(summaries, MARKUP_INVERSION_QUANTITIES, LABELS),
+    )
 
 
-def held(prices: pl.DataFrame, models: pl.DataFrame, costs: pl.DataFrame, kv_scale: float) -> pl.DataFrame:
-    """Per price row with a hold price: the implied KV bytes held per token, validated on open models."""
+def held(
+    prices: pl.DataFrame, models: pl.DataFrame, costs: pl.DataFrame, kv_scale: float
+) -> tuple[pl.DataFrame, dict | None]:
+    """Per price row with a hold price: the implied KV bytes held per token, validated on open models; and the
+    validation's summary (None without a row)."""
     hold = pl.col("cache_storage_usd_per_mtok_hour") / 3600.0
     for column, seconds in zip(HOLD_COLUMNS[::-1], (43_200.0, 3_600.0, 300.0)):
         premium = (pl.col(column) - pl.col("input_usd_per_mtok")) / seconds
@@ -259,7 +293,7 @@ def held(prices: pl.DataFrame, models: pl.DataFrame, costs: pl.DataFrame, kv_sca
     if rows.height == 0:
         floats = (*names, "true_kv_held_bytes_per_token", "kv_held_raw_bytes_per_token", "hold_price_usd_per_mtok_s")
         schema = {**{k: prices.schema[k] for k in KEY}, **dict.fromkeys(floats, pl.Float64)}
-        return pl.DataFrame(schema={**schema, "kv_held_status": pl.String})
+        return pl.DataFrame(schema=schema).with_columns(empty_evidence(HELD_EVIDENCE)), None
     per_byte = (rows["cache_hold_usd_per_mtok_s"] / rows["_kv"]).fill_null(np.nan).to_numpy()
     groups = architecture_groups(models)
     keys = rows.select(architecture_of(groups))["arch_model"].to_list()
@@ -272,8 +306,8 @@ def held(prices: pl.DataFrame, models: pl.DataFrame, costs: pl.DataFrame, kv_sca
         *(checked[c].alias(n) for c, n in zip(("corrected", "validated_low", "validated_high"), names)),
         pl.col("_kv").alias("true_kv_held_bytes_per_token"),
         pl.Series("kv_held_raw_bytes_per_token", raw, nan_to_null=True),
-        pl.lit(s["status"]).alias("kv_held_status"),
-    ).unique(subset=list(KEY), keep="first")
+        *evidence(checked, HELD_EVIDENCE),
+    ).unique(subset=list(KEY), keep="first"), s
 
 
 def _no_decode(frame: pl.DataFrame) -> pl.DataFrame:
@@ -326,7 +360,7 @@ def run(ctx) -> None:
     prices = markup_rows.filter(pl.col("component") == "input").select(*KEY, "arch_model", "provider_kind")
     raw = ctx.query("select * from prices where variant = 'standard' and tier_min_prompt_tokens = 0")
     prices = prices.join(raw, on=list(KEY), how="inner")
-    frame = table(
+    frame, quantities = tables(
         markup_rows,
         prices,
         models,
@@ -335,3 +369,4 @@ def run(ctx) -> None:
         decode_batches(markup_rows, traffic_costs(deployed) if deployed.cases.height else None),
     )
     ctx.write(MARKUP_INVERSIONS, frame.select(MARKUP_INVERSIONS.names))
+    ctx.write(MARKUP_INVERSION_QUANTITIES, quantities)

@@ -29,6 +29,10 @@ select quantity, role, reading, unit, n_models, n_architecture_groups, n_rows, c
 from inference_quantities order by quantity
 """
 
+MARKUPS = """
+select m.*, q.status from fit_markups as m left join inference_quantities as q using (quantity) order by component
+"""
+
 MARGINS = """
 select arch_model, component, count(distinct provider) as sellers, median(margin_frac) as median_margin_frac,
        min(margin_frac) as low_margin_frac, max(margin_frac) as high_margin_frac,
@@ -38,8 +42,13 @@ from implied_margins group by all order by arch_model, component
 """
 
 CLOSED = """
-select provider, model, implied_active_params, active_params_low, active_params_high, active_params_status,
-       implied_kv_held_bytes_per_token, kv_held_status, decode_batch_status
+select provider, model, implied_active_params, active_params_low, active_params_high,
+       (select status from inference_quantities where quantity = 'active_params_from_input_price')
+           as active_params_status,
+       implied_kv_held_bytes_per_token,
+       (select status from inference_quantities where quantity = 'kv_held_bytes_per_token_from_cache_price')
+           as kv_held_status,
+       decode_batch_status
 from markup_inversions
 where arch_model is null and source = 'hand'
 qualify row_number() over (partition by provider, model order by from_date desc) = 1
@@ -147,9 +156,7 @@ def _not_told(frame: pl.DataFrame) -> Section:
 def _markups(ctx: SiteContext) -> Section:
     if not ctx.has("fit_markups"):
         return Section("Markups by price component", [note("No markup model in this database.", kind="pending")])
-    frame = ctx.query("select * from fit_markups order by component").with_columns(
-        interval_text("markup_low_ratio", "markup_high_ratio").alias("interval")
-    )
+    frame = ctx.query(MARKUPS).with_columns(interval_text("markup_low_ratio", "markup_high_ratio").alias("interval"))
     return Section(
         "Markups by price component",
         [
