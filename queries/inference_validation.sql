@@ -46,7 +46,6 @@ checked as (
         select
             'decode_kv_read_bytes_per_context_token' as quantity,
             arch_model as model,
-            kv_read_architecture_group as architecture_group,
             source as price_source,
             provider as price_provider,
             model as price_model,
@@ -56,7 +55,7 @@ checked as (
             provider_kind,
             kv_read_bytes_per_context_token as implied_value,
             true_kv_read_bytes_per_context_token as true_value,
-            kv_read_implied_over_true_ratio as implied_over_true_ratio,
+            implied_over_true_ratio as implied_over_true_ratio,
             kv_read_log_ratio as log_ratio,
             kv_read_scenario_low_bytes_per_context_token as scenario_low_value,
             kv_read_scenario_high_bytes_per_context_token as scenario_high_value,
@@ -79,7 +78,6 @@ checked as (
         select
             'prefill_attention_flop_per_context_token' as quantity,
             arch_model as model,
-            attention_architecture_group as architecture_group,
             source as price_source,
             provider as price_provider,
             model as price_model,
@@ -89,7 +87,7 @@ checked as (
             provider_kind,
             attention_flop_per_context_token as implied_value,
             true_attention_flop_per_context_token as true_value,
-            attention_implied_over_true_ratio as implied_over_true_ratio,
+            implied_over_true_ratio as implied_over_true_ratio,
             attention_log_ratio as log_ratio,
             attention_scenario_low_flop_per_context_token as scenario_low_value,
             attention_scenario_high_flop_per_context_token as scenario_high_value,
@@ -112,7 +110,6 @@ checked as (
         select
             'kv_bytes_per_token_crossover' as quantity,
             arch_model as model,
-            kv_crossover_architecture_group as architecture_group,
             source as price_source,
             provider as price_provider,
             model as price_model,
@@ -122,7 +119,7 @@ checked as (
             provider_kind,
             kv_crossover_bytes_per_token as implied_value,
             kv_true_bytes_per_token as true_value,
-            kv_crossover_implied_over_true_ratio as implied_over_true_ratio,
+            kv_crossover_over_true_ratio as implied_over_true_ratio,
             kv_crossover_log_ratio as log_ratio,
             kv_crossover_scenario_low_bytes_per_token as scenario_low_value,
             kv_crossover_scenario_high_bytes_per_token as scenario_high_value,
@@ -145,7 +142,6 @@ checked as (
         select
             'prefill_flop_per_input_token' as quantity,
             arch_model as model,
-            prefill_flop_architecture_group as architecture_group,
             source as price_source,
             provider as price_provider,
             model as price_model,
@@ -155,7 +151,7 @@ checked as (
             provider_kind,
             prefill_flop_per_input_token as implied_value,
             true_prefill_flop_per_input_token as true_value,
-            prefill_flop_implied_over_true_ratio as implied_over_true_ratio,
+            prefill_flop_over_true_ratio as implied_over_true_ratio,
             prefill_flop_log_ratio as log_ratio,
             prefill_flop_scenario_low_per_input_token as scenario_low_value,
             prefill_flop_scenario_high_per_input_token as scenario_high_value,
@@ -178,7 +174,6 @@ checked as (
         select
             quantity as quantity,
             arch_model as model,
-            architecture_group as architecture_group,
             source as price_source,
             provider as price_provider,
             model as price_model,
@@ -211,7 +206,6 @@ checked as (
         select
             'active_params_from_input_price' as quantity,
             arch_model as model,
-            active_params_architecture_group as architecture_group,
             source as price_source,
             provider as price_provider,
             model as price_model,
@@ -244,7 +238,6 @@ checked as (
         select
             'kv_held_bytes_per_token_from_cache_price' as quantity,
             arch_model as model,
-            kv_held_architecture_group as architecture_group,
             source as price_source,
             provider as price_provider,
             model as price_model,
@@ -277,7 +270,7 @@ final as (
     select
         c.quantity,
         c.model,
-        c.architecture_group,
+        d.architecture_group,
         c.price_source,
         c.price_provider,
         c.price_model,
@@ -305,6 +298,7 @@ final as (
         c.baseline_interval_score_log
     from checked as c
     inner join inference_quantities as q on c.quantity = q.quantity
+    left join model_derived as d on c.model = d.model
 )
 
 select * from final

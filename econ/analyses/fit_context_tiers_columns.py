@@ -16,11 +16,12 @@ def _reading(name, unit, meaning, function, kind="inference"):
 
 BYTES, FLOPS = "bytes/token per context token", "FLOP/token per context token"
 EVIDENCE = {
-    context_readings.QUANTITIES["output"]: evidence_names("kv_read", "bytes_per_context_token"),
-    context_readings.QUANTITIES["input"]: evidence_names("attention", "flop_per_context_token"),
-    context_readings.CROSSOVER: evidence_names("kv_crossover", "bytes_per_token"),
+    context_readings.QUANTITIES["output"]: evidence_names("kv_read", "bytes_per_context_token", ratio_stored=True),
+    context_readings.QUANTITIES["input"]: evidence_names("attention", "flop_per_context_token", ratio_stored=True),
+    context_readings.CROSSOVER: evidence_names("kv_crossover", "bytes_per_token", ratio_stored=True),
 }
-"""Each validated quantity's evidence columns (:mod:`econ.analyses.validation_evidence`), on its rows."""
+"""Each validated quantity's evidence columns (:mod:`econ.analyses.validation_evidence`), on its rows; the implied/true
+ratios are the readings' own (``implied_over_true_ratio``, ``kv_crossover_over_true_ratio``)."""
 LABELS = {
     context_readings.QUANTITIES["output"]: (
         "fit_context_tiers",

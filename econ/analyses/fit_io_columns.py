@@ -9,7 +9,7 @@ from econ.fits import io_market, io_prices, price_ratios, validation
 from econ.physics import sharding, traffic_cost
 from econ.results import ResultColumn as C
 
-PREFILL_EVIDENCE = evidence_names("prefill_flop", "per_input_token")
+PREFILL_EVIDENCE = evidence_names("prefill_flop", "per_input_token", ratio_stored=True)  # prefill_flop_over_true_ratio
 """The prefill reading's validation evidence on ``fit_io_prices``' open rows
 (:mod:`econ.analyses.validation_evidence`)."""
 

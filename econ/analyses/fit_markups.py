@@ -83,7 +83,6 @@ COST_BASIS = {
 }
 KEY = ("source", "provider", "model", "from_date", "price_column")
 EVIDENCE = {
-    "architecture_group": "architecture_group",
     "implied_value": "read_cost_value",
     "log_ratio": "log_ratio",
     "implied_over_true_ratio": "implied_over_true_ratio",

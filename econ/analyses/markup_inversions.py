@@ -49,7 +49,6 @@ HELD = "kv_held_bytes_per_token_from_cache_price"
 KEY = ("source", "provider", "model", "from_date")
 HOLD_COLUMNS = ("cache_write_5m_usd_per_mtok", "cache_write_1h_usd_per_mtok", "cache_write_12h_usd_per_mtok")
 ACTIVE_EVIDENCE = {
-    "architecture_group": "active_params_architecture_group",
     "log_ratio": "active_params_log_ratio",
     "implied_over_true_ratio": "active_params_implied_over_true_ratio",
     "scenario_interval_covers_true": "active_params_scenario_interval_covers_true",

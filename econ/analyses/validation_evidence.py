@@ -20,7 +20,6 @@ from econ.results import ResultColumn as C
 from econ.results import ResultTable
 
 EVIDENCE = (
-    "architecture_group",
     "implied_value",
     "log_ratio",
     "implied_over_true_ratio",
@@ -68,7 +67,6 @@ def evidence(checked: pl.DataFrame, names: dict[str, str]) -> list[pl.Series]:
         checked[c].cast(pl.Float64).fill_null(np.nan).to_numpy() for c in ("scenario_low", "scenario_high", "true")
     )
     source = {
-        "architecture_group": pl.col("group_key"),
         "implied_value": pl.col("implied"),
         "log_ratio": pl.col("log_ratio"),
         "implied_over_true_ratio": pl.col("log_ratio").exp(),
@@ -106,19 +104,19 @@ def empty_evidence(names: dict[str, str]) -> list[pl.Expr]:
 
 
 _DTYPES = {
-    "architecture_group": pl.String,
     "scenario_interval_covers_true": pl.Boolean,
     "interval_covers_true": pl.Boolean,
 }
 
 
-def evidence_names(prefix: str, unit_suffix: str) -> dict[str, str]:
-    """The evidence columns of one quantity in a wide table: ``<prefix>_<what>[_<unit suffix>]`` (the implied value
-    is the table's own reading column, not repeated)."""
+def evidence_names(prefix: str, unit_suffix: str, *, ratio_stored: bool = False) -> dict[str, str]:
+    """The evidence columns of one quantity in a wide table: ``<prefix>_<what>[_<unit suffix>]``. Not repeated: the
+    implied value (the table's own reading column), the architecture group (``model_derived``'s, which the
+    ``inference_validation`` view joins) and, where the table already stores the reading's implied/true ratio
+    (``ratio_stored``), that ratio."""
     return {
-        "architecture_group": f"{prefix}_architecture_group",
         "log_ratio": f"{prefix}_log_ratio",
-        "implied_over_true_ratio": f"{prefix}_implied_over_true_ratio",
+        **({} if ratio_stored else {"implied_over_true_ratio": f"{prefix}_implied_over_true_ratio"}),
         "scenario_interval_covers_true": f"{prefix}_scenario_interval_covers_true",
         "correction_factor_ratio": f"{prefix}_correction_factor_ratio",
         "interval_covers_true": f"{prefix}_interval_covers_true",
@@ -133,13 +131,6 @@ def evidence_names(prefix: str, unit_suffix: str) -> dict[str, str]:
 def evidence_columns(names: dict[str, str], unit: str, what: str) -> tuple[C, ...]:
     """Declarations of the :data:`EVIDENCE` columns ``names`` of the reading ``what`` (values in ``unit``)."""
     meaning = {
-        "architecture_group": (
-            "str",
-            "",
-            f"{what}, open rows checked: the model's architecture group (model_derived.architecture_group), the unit "
-            "left out together",
-            None,
-        ),
         "implied_value": (
             "float",
             unit,
