@@ -69,9 +69,10 @@ def render(ctx: SiteContext) -> PageContent:
         title=TITLE,
         lead=(
             "A price inference is published only where open models, whose architecture gives the true value, check "
-            "it: each model left out of its own check, a bias corrected when it is significant, the interval scored "
-            "against a no-price guess (the geometric mean of the other open models' true values). The readings that "
-            "pass are headlined; the others are listed with the reason their check gives."
+            "it: each architecture (a model with its re-releases) left out of its own check, a bias corrected when it "
+            "is significant, the interval scored against a no-price guess (the geometric mean of the other "
+            "architectures' true values). The readings that pass are headlined; the others are listed with the reason "
+            "their check gives."
         ),
         sections=sections,
         findings=inference_findings.inferences(ctx),
