@@ -142,16 +142,6 @@ def evaluate(rows: pl.DataFrame, s, pool: str, batch: np.ndarray, group_base: in
     return points(rows, s, pool, batch, group_base).frame()
 
 
-def on_frontier(frame: pl.DataFrame) -> np.ndarray:
-    """Decode points on their model × chip × format's frontier (idealised layouts and prefill points never are)."""
-    return _frontier_mask(
-        (frame["pool"] == "decode").to_numpy() & ~frame["_idealised"].to_numpy(),
-        frame["_group"].to_numpy(),
-        frame["tokens_per_s_per_user"].to_numpy(),
-        frame["tokens_per_s_per_chip"].to_numpy(),
-    )
-
-
 def _frontier_mask(eligible, group, speed, throughput) -> np.ndarray:
     optimal = np.zeros(eligible.size, dtype=bool)
     if eligible.any():
@@ -166,19 +156,9 @@ def _points_on_frontier(p: Points) -> np.ndarray:
     return _frontier_mask(~p.row_values("idealised"), p.group(), speed, throughput)
 
 
-def best_of_replica_size(frame: pl.DataFrame) -> np.ndarray:
-    """The lowest-$/MTok grid layout of each model × chip × format × pool × replica size × batch."""
-    return _cheapest_per_cell(
-        _codes(frame["_group"].to_numpy()),
-        _codes(frame["replica_chips"].to_numpy()),
-        _codes(frame["batch_per_replica"].to_numpy()),
-        frame["usd_per_mtok"].to_numpy(),
-        (frame["layout"] == "grid").to_numpy(),
-    )
-
-
 def _points_best_of_replica_size(p: Points, group: np.ndarray, cost: np.ndarray) -> np.ndarray:
-    """:func:`best_of_replica_size` of :class:`Points` (their batch numbered by its place in the grid)."""
+    """The lowest-$/MTok grid layout of each model × chip × format × pool × replica size × batch among :class:`Points`
+    (``serving_layouts.best_of_replica_size``; their batch numbered by its place in the grid)."""
     grid = p.row_values("layout") == "grid"
     return _cheapest_per_cell(group, _codes(p.row_values("replica_chips")), p.keep % p.shape[1], cost, grid)
 

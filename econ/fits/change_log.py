@@ -48,7 +48,9 @@ def _same(a: pl.Expr, b: pl.Expr) -> pl.Expr:
 
 @formula(
     "change = component of consecutive periods of one key that differs; window = (prev_snapshot_date, from_date], "
-    "exact when the source dates it",
+    "exact when the source dates it; contradicted = another source had the new price in the old period and none the "
+    "old, or the old in the new and none the new (an undated current price until the day after its newest snapshot), "
+    "judged per key and day: some component contradicted and no source showing any moving the same way",
     "price_history (econ.fits.change_log)",
 )
 def change_log(history: pl.DataFrame, *, format_commits: list[str] | None = None) -> pl.DataFrame:

@@ -63,15 +63,6 @@ def kv_bytes_from_slope(
     return cost / usd_per_token_per_kv_byte(usd_per_chip_hour, hbm_bandwidth_bytes_per_s, mbu)
 
 
-@formula("f = k·(1 − margin)·F·mfu/p", "lecture f.3, h.1")
-def attention_flop_from_slope(
-    slope_usd_per_mtok_per_mtok_context, gross_margin_frac, usd_per_chip_hour, peak_flop_per_s, mfu
-):
-    """Prefill attention FLOPs per prompt token per context token [FLOP/token] from the input slope."""
-    cost = np.divide(slope_usd_per_mtok_per_mtok_context, MEGA * MEGA) * np.subtract(1.0, gross_margin_frac)
-    return cost / usd_per_token_per_flop(usd_per_chip_hour, peak_flop_per_s, mfu)
-
-
 @formula("b_kv = b_w·N_act / (R·L*)", "lecture f.1")
 def kv_bytes_at_crossover(critical_ratio, weight_bytes_per_param, params_active, crossover_tokens):
     """The lecture's crossover reading: b_kv = b_w·N_act/(R·L*) [bytes/token] (a hypothesis; see module docstring).

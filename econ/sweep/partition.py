@@ -186,8 +186,9 @@ def _frontier(task: PartitionTask, p: dict) -> dict:
 
 
 def _best_of_replica_size(task: PartitionTask, p: dict) -> np.ndarray:
-    """Flat mask: per group × replica size × batch, the lowest-$/MTok fitting grid layout (first on ties), as
-    ``serving_layouts.best_of_replica_size`` marks it. One vectorised argmin per replica size (a dozen or so)."""
+    """Flat mask: per group × replica size × batch, the lowest-$/MTok fitting grid layout (first on ties), as the
+    build's ``serving_layouts.best_of_replica_size`` column marks it. One vectorised argmin per replica size (a dozen
+    or so)."""
     groups, n_layouts, n_batch = p["shape"]
     grid = np.asarray(task.layouts["layout"]) == "grid"
     cost = np.where(p["valid"] & grid[None, :, None], np.broadcast_to(p["out"]["usd_per_mtok"], p["shape"]), np.inf)

@@ -149,19 +149,34 @@ def test_a_piece_stays_within_its_stated_memory(plan, keep):
 
 
 def test_points_carry_the_flags_the_build_table_has(plan):
-    """on_frontier and best_of_replica_size of every point equal what serving_layouts' own functions mark on the
-    same points (polars ranks and flat sorts: a second method)."""
+    """on_frontier and best_of_replica_size of every point equal the build's rules worked a second way on the rows
+    (polars sorts and a pairwise dominance check, not the sweep's blocked arrays): a decode point of a non-idealised
+    layout that no other such point of its draw x context beats on both speed per user and throughput per chip, and
+    per draw x context x replica size x batch the first cheapest grid layout."""
     import polars as pl
 
-    from econ.analyses import serving_layouts
-
     task = dataclasses.replace(plan.task(0, 1), keep=("points",))
-    frame = pl.DataFrame(table(partition.run_partition(task).files["serving_layouts"]))
+    frame = pl.DataFrame(table(partition.run_partition(task).files["serving_layouts"])).with_row_index("_row")
     idealised = dict(zip(task.layouts["layout"], task.layouts["idealised"]))
     frame = frame.with_columns(
         (pl.col("draw") * 10**6 + pl.col("context_tokens").rank("dense")).alias("_group"),
         pl.col("layout").replace_strict(idealised, return_dtype=pl.Boolean).alias("_idealised"),
     )
-    assert frame["on_frontier"].to_list() == serving_layouts.on_frontier(frame).tolist()
-    assert frame["best_of_replica_size"].to_list() == serving_layouts.best_of_replica_size(frame).tolist()
+    eligible = frame.filter((pl.col("pool") == "decode") & ~pl.col("_idealised"))
+    speed, throughput = "tokens_per_s_per_user", "tokens_per_s_per_chip"
+    other = eligible.select("_group", _r="_row", _s=speed, _t=throughput)
+    pairs = eligible.select("_row", "_group", speed, throughput).join(other, on="_group")
+    beaten = pairs.filter(  # another point as fast with as much throughput, better in one, or the same and earlier
+        (pl.col("_s") >= pl.col(speed)) & (pl.col("_t") >= pl.col(throughput))
+        & ((pl.col("_s") > pl.col(speed)) | (pl.col("_t") > pl.col(throughput)) | (pl.col("_r") < pl.col("_row")))
+    )["_row"]  # fmt: skip
+    frontier = set(eligible["_row"]) - set(beaten)
+    assert frame["on_frontier"].to_list() == [r in frontier for r in frame["_row"]]
+    cheapest = set(
+        frame.filter((pl.col("layout") == "grid") & pl.col("usd_per_mtok").is_finite())
+        .sort("usd_per_mtok", "_row")
+        .group_by("_group", "replica_chips", "batch_per_replica", maintain_order=True)
+        .first()["_row"]
+    )
+    assert frame["best_of_replica_size"].to_list() == [r in cheapest for r in frame["_row"]]
     assert 0 < frame["best_of_replica_size"].sum() < frame.height
