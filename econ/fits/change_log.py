@@ -5,7 +5,7 @@ A change is one price component of one key moving from one effective period to t
 happened after ``window_from_date`` (the newest snapshot of its source that had the old price) and by
 ``window_to_date`` (the first that had the new one), or on the day its source names (``exact``: a hand-kept row or a
 dated price of a replayed history). Each is classified as a price move up or down or a suspected upstream data fix
-(:func:`econ.fits.price_changes.fix_reason`, the rule ``econ diff`` reads from this log too): a unit slip or revert
+(:func:`econ.fits.data_fixes.fix_reason`, the rule ``econ diff`` reads from this log too): a unit slip or revert
 of more than 10x, a move first seen where the source changed the file it is read from (genai-prices' v2 feed counts
 image output apart from text output), or a move the other sources contradict (during the old period another source
 had the new price and none had the old, or during the new period another had the old price and none the new: one
@@ -24,7 +24,8 @@ from datetime import date
 
 import polars as pl
 
-from econ.fits.price_changes import fix_reason, shift_within, slip_and_revert, step_class, with_same_key
+from econ.fits.data_fixes import fix_reason, slip_and_revert, step_class
+from econ.fits.price_changes import shift_within, with_same_key
 from econ.formula import formula
 
 KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
