@@ -151,6 +151,7 @@ def stage_build(
             cache_dir=cache_dir,
             code_hash=code_hash,
             after_each=lambda: create_views(con, Path(queries_dir), allow_pending=True),
+            queries_dir=Path(queries_dir),
         )
         step("views", "catalog and views", 0, 1)
         for name, frame in catalog.frames().items():

@@ -25,6 +25,14 @@ def step(stage: str, item: str, done: int, total: int) -> None:
         reporter(stage, item, done, total)
 
 
+def took(stage: str, item: str, seconds: float) -> None:
+    """Say how long ``item`` of ``stage`` took, where items overlap (analyses run side by side) and the time between
+    two :func:`step` calls is not one item's (no-op without a reporter, or one that does not record it)."""
+    record = getattr(_REPORTER.get(), "took", None)
+    if record is not None:
+        record(stage, item, seconds)
+
+
 @contextmanager
 def reporting(reporter: Reporter) -> Iterator[None]:
     """Send every :func:`step` inside the block to ``reporter``."""

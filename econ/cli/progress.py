@@ -43,6 +43,7 @@ class Progress:
         self.stage_total = 0
         self.item: tuple[str, str, float] | None = None  # (stage, item, started)
         self.seconds: dict[tuple[str, str], float] = {}
+        self.took_s: dict[tuple[str, str], float] = {}  # stated by econ.progress.took: overrides ``seconds``
         self.bar = None
         if self.tty:
             from tqdm import tqdm
@@ -72,6 +73,10 @@ class Progress:
             self.bar.n = done
             self.bar.refresh()
 
+    def took(self, stage: str, item: str, seconds: float) -> None:
+        """Record how long an item took where items overlap (:func:`econ.progress.took`)."""
+        self.took_s[(stage, item)] = seconds
+
     def _finish_item(self, now: float) -> None:
         if self.item is not None:
             stage, item, started = self.item
@@ -88,7 +93,7 @@ class Progress:
 
     def slowest(self, stage: str, n: int = 3) -> list[tuple[str, float]]:
         """The ``n`` slowest items of ``stage`` with their seconds."""
-        items = [(item, s) for (st, item), s in self.seconds.items() if st == stage]
+        items = [(item, s) for (st, item), s in (self.seconds | self.took_s).items() if st == stage]
         return sorted(items, key=lambda kv: -kv[1])[:n]
 
     def close(self) -> None:

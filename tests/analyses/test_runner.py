@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 import types
 from datetime import date
 
 import duckdb
 import pytest
 
-from econ.analyses.runner import input_fingerprint, run_analyses
+from econ.analyses import analyses
+from econ.analyses.runner import dependencies, input_fingerprint, run_analyses
 from econ.results import ResultColumn, ResultTable
 
 RESULT = ResultTable(
@@ -71,3 +73,74 @@ def test_a_module_that_writes_other_tables_than_it_declares_is_a_bug(tmp_path):
     module = types.SimpleNamespace(NAME="demo", INPUTS=("src",), TABLES=(RESULT,), run=lambda ctx: None)
     with pytest.raises(RuntimeError, match=r"analysis demo wrote \[\], declared \['result'\]"):
         run_analyses(con, [module], as_of=date(2026, 1, 1), cache_dir=None, code_hash="c")
+
+
+def _module(name, inputs, tables, run):
+    return types.SimpleNamespace(NAME=name, INPUTS=inputs, TABLES=tables, run=run)
+
+
+def _table(name):
+    return ResultTable(
+        name=name, grain="database", key=(), description=name, columns=(ResultColumn("x", "int", "", "derived", "x"),)
+    )
+
+
+def test_independent_analyses_run_side_by_side_and_a_reader_waits_for_its_writer(tmp_path):
+    """Two analyses that read nothing of each other's start together (each waits at a barrier the other must reach:
+    run one after the other they would time out); one that reads a view over their table starts after both."""
+    con = duckdb.connect()
+    (tmp_path / "over_a.sql").write_text("select x from a\n")
+    barrier, events = threading.Barrier(2, timeout=20), []
+
+    def writer(name):
+        def run(ctx):
+            events.append(f"start {name}")
+            barrier.wait()
+            ctx.write(_table(name), ctx.query("select 1 as x"))
+            events.append(f"end {name}")
+
+        return run
+
+    def reader(ctx):
+        events.append("start c")
+        ctx.write(_table("c"), ctx.query("select x + 1 as x from over_a"))
+
+    modules = [
+        _module("a", (), (_table("a"),), writer("a")),
+        _module("b", (), (_table("b"),), writer("b")),
+        _module("c", ("over_a",), (_table("c"),), reader),
+    ]
+    views = lambda: con.execute("create or replace view over_a as select x from a") if "end a" in events else None  # noqa: E731
+    status = run_analyses(
+        con, modules, as_of=date(2026, 1, 1), cache_dir=None, code_hash="c", after_each=views,
+        queries_dir=tmp_path, workers=2,
+    )  # fmt: skip
+    assert status == {"a": "ran", "b": "ran", "c": "ran"}
+    assert set(events[:2]) == {"start a", "start b"} and events.index("start c") > events.index("end a")
+    assert con.execute("select x from c").fetchall() == [(2,)]
+
+
+def test_a_failing_analysis_stops_the_schedule_and_raises_its_error(tmp_path):
+    con = duckdb.connect()
+    ran = []
+
+    def fail(ctx):
+        raise ValueError("bad input row")
+
+    def later(ctx):
+        ran.append("later")
+        ctx.write(_table("later"), ctx.query("select 1 as x"))
+
+    modules = [_module("bad", (), (_table("bad"),), fail), _module("later", ("bad",), (_table("later"),), later)]
+    with pytest.raises(ValueError, match="bad input row"):
+        run_analyses(con, modules, as_of=date(2026, 1, 1), cache_dir=None, code_hash="c", workers=2)
+    assert ran == []
+
+
+def test_the_build_order_reads_only_what_earlier_analyses_write():
+    """Every analysis's INPUTS that some analysis writes are written by an earlier one (the order is a schedule)."""
+    modules = analyses()
+    deps = dependencies(modules)
+    position = {m.NAME: i for i, m in enumerate(modules)}
+    assert all(position[d] < position[name] for name, ds in deps.items() for d in ds)
+    assert deps["price_timeline"] >= {"price_history"} and deps["serving_layouts"] >= {"calibration"}
