@@ -10,7 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from econ.analyses.billing import bill_each
-from econ.analyses.billing_rows import BillingTables
+from econ.analyses.billing_rows import BillingTables, read_names
 from econ.formula import formula
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
@@ -113,6 +113,8 @@ def table(history, rules, windows, examples, providers) -> pl.DataFrame:
         ]
     )
     rows = list(examples.iter_rows(named=True))
+    moved = rules.filter(pl.col("value").str.starts_with("billed_as:"))["value"].str.split(":").list.get(1)
+    read_names([*examples["model"], *moved])  # every name the bills read, in one query
     seller_of = [tuple(row[k] for k in ("as_of", "provider", "model", "variant", "source")) for row in rows]
     together: dict[tuple, list[int]] = {}  # the examples of one seller's model on one date: one bill of their requests
     for i, key in enumerate(seller_of):

@@ -8,7 +8,7 @@ import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 import polars as pl
 
@@ -66,15 +66,34 @@ def prices_at(history: pl.DataFrame, on: date) -> pl.DataFrame:
     return history.filter(_in_effect(on))
 
 
-@lru_cache(maxsize=1024)
+_READ: dict[str, tuple[str | None, str | None]] = {}
+"""Each name asked for: (its normalised name, its match key), pure functions of the text, read once."""
+
+
+def read_names(texts) -> None:
+    """Read the normalised name and match key of every text not read yet, in one query (the worked examples bill ~40
+    models: one query each took a tenth of their time)."""
+    new = sorted({t for t in texts if t not in _READ})
+    if not new:
+        return
+    if len(_READ) > 4096:
+        _READ.clear()
+    text = pl.col("text")
+    got = pl.DataFrame({"text": new}, schema={"text": pl.String}).select(
+        text, model_name(text).alias("name"), match_key(model_name(text)).alias("key")
+    )
+    _READ.update((t, (n, k)) for t, n, k in got.iter_rows())
+
+
 def _name(text: str) -> str:
-    return pl.select(model_name(pl.lit(text))).item() or text
+    read_names([text])
+    return _READ[text][0] or text
 
 
-@lru_cache(maxsize=1024)
 def _key(model: str) -> str | None:
-    """The match key of a name (a pure function of the text: the worked examples ask for the same models often)."""
-    return pl.select(match_key(model_name(pl.lit(model)))).item()
+    """The match key of a name."""
+    read_names([model])
+    return _READ[model][1]
 
 
 def _matching(tables: BillingTables, model: str) -> tuple[pl.DataFrame, str]:
