@@ -86,7 +86,7 @@ class Points:
         keys = self.rows.select(*ROW_KEYS)[index]
         compute_bound = np.broadcast_to(out["compute_bound"], self.shape).ravel()[keep]
         comm_over_memory = flat(out["comm_time_s"]) > flat(out["memory_time_s"])
-        bound = np.where(compute_bound, "compute", np.where(comm_over_memory, "communication", "memory"))
+        bound = inputs.bound_series("bound", compute_bound, comm_over_memory)
         speed = flat(out["tokens_per_s_per_user"]) if decode else np.full(size, np.nan)
         ttft = flat(out["ttft_s"]) if not decode else np.full(size, np.nan)
         return keys.with_columns(
@@ -97,7 +97,7 @@ class Points:
             *(pl.Series(k, flat(out[k])) for k in TERMS),
             pl.Series("tokens_per_s_per_user", speed, nan_to_null=True),
             pl.Series("ttft_s", ttft, nan_to_null=True),
-            pl.Series("bound", bound),
+            bound,
             pl.Series("fits", np.ones(size, dtype=bool)),
             pl.Series("meets_target", np.broadcast_to(self.meets, self.shape).ravel()[keep]),
             pl.Series("_group", self.group_base + self.rows["_case"].to_numpy()[index]),
