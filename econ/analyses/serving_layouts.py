@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import polars as pl
@@ -67,9 +68,23 @@ class Points:
         keep = self.keep if at is None else self.keep[at]
         return np.broadcast_to(np.asarray(x, dtype=float), self.shape).ravel()[keep]
 
+    @cached_property
+    def index(self) -> np.ndarray:
+        """Each fitting point's row."""
+        return self.keep // self.shape[1]
+
     def row_values(self, name: str) -> np.ndarray:
         """Column ``name`` of each fitting point's row."""
-        return self.rows[name].to_numpy()[self.keep // self.shape[1]]
+        return self.rows[name].to_numpy()[self.index]
+
+    def on_grid(self) -> np.ndarray:
+        """Whether each fitting point's layout is the grid's (not a named one): compared on the rows, not as ~150,000
+        Python strings."""
+        return (self.rows["layout"] == "grid").fill_null(False).to_numpy()[self.index]
+
+    def row_codes(self, name: str) -> np.ndarray:
+        """Column ``name`` of each fitting point's row as codes (its place among the rows' distinct values)."""
+        return np.unique(self.rows[name].to_numpy(), return_inverse=True)[1].reshape(-1)[self.index]
 
     def group(self) -> np.ndarray:
         return self.group_base + self.row_values("_case")
@@ -159,13 +174,7 @@ def _points_on_frontier(p: Points) -> np.ndarray:
 def _points_best_of_replica_size(p: Points, group: np.ndarray, cost: np.ndarray) -> np.ndarray:
     """The lowest-$/MTok grid layout of each model × chip × format × pool × replica size × batch among :class:`Points`
     (``serving_layouts.best_of_replica_size``; their batch numbered by its place in the grid)."""
-    grid = p.row_values("layout") == "grid"
-    return _cheapest_per_cell(group, _codes(p.row_values("replica_chips")), p.keep % p.shape[1], cost, grid)
-
-
-def _codes(values: np.ndarray) -> np.ndarray:
-    """Each value's place among the distinct values (0, 1, …)."""
-    return np.unique(values, return_inverse=True)[1].reshape(-1)
+    return _cheapest_per_cell(group, p.row_codes("replica_chips"), p.keep % p.shape[1], cost, p.on_grid())
 
 
 def _cheapest_per_cell(group, size, batch, cost, grid) -> np.ndarray:
@@ -186,7 +195,7 @@ def thinned(p: Points, basis: str, front: np.ndarray) -> pl.DataFrame:
     cheapest = layout_search.cheapest_meeting_target(group, cost, meets & ~p.row_values("idealised"))
     best = _points_best_of_replica_size(p, group, cost)
     chart = np.isin(p.flat(p.batch), p.batch[0, ::CHART_STRIDE])
-    named = p.row_values("layout") != "grid"
+    named = ~p.on_grid()
     at = np.flatnonzero(cheapest | front | (chart & (best | named)))
     return p.frame(at).with_columns(
         pl.Series("cheapest_meeting_target", cheapest[at]),
