@@ -63,15 +63,23 @@ class Points:
     keep: np.ndarray  # flat indices (row × batch) of the points that fit
     group_base: int
 
-    def flat(self, x, at: np.ndarray | None = None) -> np.ndarray:
+    def flat(self, x, at: np.ndarray | None = None, dtype=float) -> np.ndarray:
         """``x`` broadcast over rows × batches, at the fitting points (or those of them at positions ``at``)."""
-        keep = self.keep if at is None else self.keep[at]
-        return np.broadcast_to(np.asarray(x, dtype=float), self.shape).ravel()[keep]
+        x = np.asarray(x, dtype=dtype)
+        if x.shape == self.shape:
+            return x.ravel()[self.keep if at is None else self.keep[at]]
+        x = np.broadcast_to(x, self.shape)  # a value per row or per batch: read it there, not over the whole grid
+        return x[self.index, self.batch_index] if at is None else x[self.index[at], self.batch_index[at]]
 
     @cached_property
     def index(self) -> np.ndarray:
         """Each fitting point's row."""
         return self.keep // self.shape[1]
+
+    @cached_property
+    def batch_index(self) -> np.ndarray:
+        """Each fitting point's place on the batch axis."""
+        return self.keep % self.shape[1]
 
     def row_values(self, name: str) -> np.ndarray:
         """Column ``name`` of each fitting point's row."""
@@ -91,15 +99,14 @@ class Points:
 
     def frame(self, at: np.ndarray | None = None) -> pl.DataFrame:
         """The fitting points (or those at positions ``at``) as a frame: keys, step terms, targets, ``_group``."""
-        keep = self.keep if at is None else self.keep[at]
-        index = keep // self.shape[1]
-        out, size, decode = self.out, keep.size, self.pool == "decode"
+        index = self.index if at is None else self.index[at]
+        out, size, decode = self.out, index.size, self.pool == "decode"
 
         def flat(x):
             return self.flat(x, at)
 
         keys = self.rows.select(*ROW_KEYS)[index]
-        compute_bound = np.broadcast_to(out["compute_bound"], self.shape).ravel()[keep]
+        compute_bound = self.flat(out["compute_bound"], at, bool)
         comm_over_memory = flat(out["comm_time_s"]) > flat(out["memory_time_s"])
         bound = inputs.bound_series("bound", compute_bound, comm_over_memory)
         speed = flat(out["tokens_per_s_per_user"]) if decode else np.full(size, np.nan)
@@ -114,7 +121,7 @@ class Points:
             pl.Series("ttft_s", ttft, nan_to_null=True),
             bound,
             pl.Series("fits", np.ones(size, dtype=bool)),
-            pl.Series("meets_target", np.broadcast_to(self.meets, self.shape).ravel()[keep]),
+            pl.Series("meets_target", self.flat(self.meets, at, bool)),
             pl.Series("_group", self.group_base + self.rows["_case"].to_numpy()[index]),
             pl.Series("_idealised", self.rows["idealised"].to_numpy()[index]),
         )
@@ -174,7 +181,7 @@ def _points_on_frontier(p: Points) -> np.ndarray:
 def _points_best_of_replica_size(p: Points, group: np.ndarray, cost: np.ndarray) -> np.ndarray:
     """The lowest-$/MTok grid layout of each model × chip × format × pool × replica size × batch among :class:`Points`
     (``serving_layouts.best_of_replica_size``; their batch numbered by its place in the grid)."""
-    return _cheapest_per_cell(group, p.row_codes("replica_chips"), p.keep % p.shape[1], cost, p.on_grid())
+    return _cheapest_per_cell(group, p.row_codes("replica_chips"), p.batch_index, cost, p.on_grid())
 
 
 def _cheapest_per_cell(group, size, batch, cost, grid) -> np.ndarray:
@@ -191,7 +198,7 @@ def thinned(p: Points, basis: str, front: np.ndarray) -> pl.DataFrame:
     """The answers (cheapest meeting the target, frontier) and the chart grid: at every :data:`CHART_STRIDE`-th batch,
     the cheapest grid layout of each replica size and every named layout."""
     group, cost = p.group(), p.flat(p.out["usd_per_mtok"])
-    meets = np.broadcast_to(p.meets, p.shape).ravel()[p.keep]
+    meets = p.flat(p.meets, dtype=bool)
     cheapest = layout_search.cheapest_meeting_target(group, cost, meets & ~p.row_values("idealised"))
     best = _points_best_of_replica_size(p, group, cost)
     chart = np.isin(p.flat(p.batch), p.batch[0, ::CHART_STRIDE])
