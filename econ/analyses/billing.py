@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from econ.analyses.billing_conflicts import conflicts
-from econ.analyses.billing_rows import BillingTables, seller_rows
+from econ.analyses.billing_rows import BillingTables, seller_rows, seller_rows_many
 from econ.errors import EconError
 from econ.fits import billing_rules as br
 from econ.fits import request_cost as rc
@@ -198,6 +198,12 @@ def _billable(
     """The rows a bill reads (:func:`~econ.analyses.billing_rows.seller_rows`, free ones left out unless asked for),
     the name they go by and how many free schedules were left out; an error where none is left."""
     rows, name = seller_rows(tables, model, provider, source, variant)
+    return _without_free(rows, name, tables, variant, include_free)
+
+
+def _without_free(
+    rows: pl.DataFrame, name: str, tables: BillingTables, variant: str, include_free: bool
+) -> tuple[pl.DataFrame, str, int]:
     free = rows.filter(pl.col("is_free")).select(SCHEDULE).unique().height
     if not include_free:
         rows = rows.filter(~pl.col("is_free"))
@@ -344,16 +350,19 @@ def bill_each(
 def bill_asks(asks: list[Ask]) -> list[list[dict]]:
     """:func:`bill_each` of every ask, in one pass over their rows (the worked examples bill ~30 sellers' models, each
     on its own date: one pass of the bill's ~100 frame operations each was most of their time). Each ask's rows are
-    its own (:func:`_billable` at its date, with its rules), its schedule and offer ids prefixed by its place, and a
-    request meets only its own ask's rows, so each bill is the one :func:`bill` gives alone. The asks share one
-    ``billing_windows`` frame."""
+    its own (:func:`~econ.analyses.billing_rows.seller_rows_many`: at its date, with its rules), its schedule and
+    offer ids prefixed by its place, and a request meets only its own ask's rows, so each bill is the one
+    :func:`bill` gives alone. The asks share one ``billing_rules`` and one ``billing_windows`` frame."""
     got: list[list[dict] | None] = [None] * len(asks)
     rows, requests = [], []
-    for i, a in enumerate(asks):
+    found = seller_rows_many([(a.tables, a.model, a.provider, a.source, a.variant) for a in asks])
+    for i, (a, sold) in enumerate(zip(asks, found, strict=True)):
         if a.tables.windows is not asks[0].tables.windows:
             raise ValueError("bill_asks: the asks read different billing_windows")
         try:
-            mine, _, _ = _billable(a.tables, a.model, a.provider, a.source, a.variant, include_free=False)
+            if isinstance(sold, EconError):
+                raise sold
+            mine, _, _ = _without_free(*sold, a.tables, a.variant, include_free=False)
         except EconError as e:
             got[i] = [dict.fromkeys(BILLED) | {"refusal": str(e)} for _ in range(a.requests.height)]
             continue

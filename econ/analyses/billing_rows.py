@@ -191,33 +191,92 @@ def seller_rows(
     """The rows a bill of ``model`` reads: at ``provider`` (seller or key provider) when given, from ``source``
     when given, of ``variant``, with their sellers, billing rules and effective prices, and the name they go by.
     A seller that sells none, a retirement and a variant not priced are errors saying what there is."""
-    rows, name = resolve(tables, model)
-    sellers = sorted(set(rows["provider"]))
-    chosen = pl.lit(True) if provider is None else (pl.col("provider") == provider) | (pl.col("seller") == provider)
-    if "redirect_note" not in rows.columns:
-        rows = br.with_sellers(rows, tables.providers).with_columns(pl.lit(None, pl.String).alias("redirect_note"))
-        rows = br.with_rules(rows if provider is None else rows.filter(chosen), tables.rules, on=tables.as_of)
-        rows = _redirect(tables, rows, model)
-    if provider is not None:
-        rows = rows.filter(chosen)
-        if rows.height == 0:
-            for r in _retirements(tables.rules, model, tables.as_of):
-                if r["provider"] == provider and r["value"] == "refused":
-                    raise EconError(
-                        f"{name} was retired by {provider} on {r['from_date']}: requests fail (billing rule "
-                        f"{r['rule_id']})",
-                        f"the rule quotes {r['source_url']}",
-                    )
-            close = difflib.get_close_matches(provider, sellers, n=3, cutoff=0.5)
-            hint = f"did you mean {', '.join(close)}?" if close else f"sellers of {name}: {', '.join(sellers)}"
-            raise EconError(f"{provider} sells no {name} on {tables.as_of}", hint)
-    if source is not None:
-        rows = rows.filter(pl.col("source") == source)
-    rows = br.effective_prices(rows)
-    variants = sorted(set(rows["variant"]))
-    rows = rows.filter(pl.col("variant") == variant)
-    if rows.height == 0:
-        raise EconError(
-            f"no {variant} price of {name} on {tables.as_of}", f"variants priced: {', '.join(variants) or 'none'}"
-        )
-    return rows, name
+    got = seller_rows_many([(tables, model, provider, source, variant)])[0]
+    if isinstance(got, EconError):
+        raise got
+    return got
+
+
+def _chosen(provider: str | None) -> pl.Expr:
+    return pl.lit(True) if provider is None else (pl.col("provider") == provider) | (pl.col("seller") == provider)
+
+
+def seller_rows_many(asks: list[tuple]) -> list[tuple[pl.DataFrame, str] | EconError]:
+    """:func:`seller_rows` of each ask ``(tables, model, provider, source, variant)``, or the error it raises. The
+    billing rules of every ask's rows are read in one query (each row at its ask's date) and so are their
+    effective prices (a batch row's standard row looked up within its own ask): one query each per ask was most
+    of the worked examples' time. The asks share one ``billing_rules`` frame."""
+    out: list = [None] * len(asks)
+    found: dict[int, tuple[pl.DataFrame, str, list[str]]] = {}
+    to_rule, rule_ids = [], []
+    for i, (tables, model, provider, _, _) in enumerate(asks):
+        if tables.rules is not asks[0][0].rules:
+            raise ValueError("seller_rows_many: the asks read different billing_rules")
+        try:
+            rows, name = resolve(tables, model)
+        except EconError as e:
+            out[i] = e
+            continue
+        found[i] = (rows, name, sorted(set(rows["provider"])))
+        if "redirect_note" not in rows.columns:  # else a retired model's rows at its target, already with rules
+            rows = br.with_sellers(rows, tables.providers).with_columns(pl.lit(None, pl.String).alias("redirect_note"))
+            to_rule.append(rows.filter(_chosen(provider)).with_columns(_ask(i), pl.lit(tables.as_of).alias("_on")))
+            rule_ids.append(i)
+    if to_rule:
+        dates = {asks[i][0].as_of for i in rule_ids}
+        ruled = br.with_rules(pl.concat(to_rule), asks[0][0].rules, on=dates.pop() if len(dates) == 1 else "_on")
+        for i, part in _parts(ruled.drop("_on"), rule_ids).items():
+            tables, model = asks[i][:2]
+            found[i] = (_redirect(tables, part, model), *found[i][1:])
+    priced, price_ids = [], []
+    for i, (rows, name, sellers) in found.items():
+        tables, model, provider, source, _ = asks[i]
+        if provider is not None:
+            rows = rows.filter(_chosen(provider))
+            if rows.height == 0:
+                out[i] = _sells_none(tables, model, provider, name, sellers)
+                continue
+        if source is not None:
+            rows = rows.filter(pl.col("source") == source)
+        priced.append(rows.with_columns(_ask(i)))
+        price_ids.append(i)
+    if priced:
+        effective = br.effective_prices(pl.concat(priced, how="diagonal_relaxed"), by=("_ask",))
+        for i, rows in _parts(effective, price_ids).items():
+            tables, _, _, _, variant = asks[i]
+            name = found[i][1]
+            variants = sorted(set(rows["variant"]))
+            rows = rows.filter(pl.col("variant") == variant)
+            out[i] = (
+                (rows, name)
+                if rows.height
+                else EconError(
+                    f"no {variant} price of {name} on {tables.as_of}",
+                    f"variants priced: {', '.join(variants) or 'none'}",
+                )
+            )
+    return out
+
+
+def _ask(i: int) -> pl.Expr:
+    return pl.lit(i, pl.Int64).alias("_ask")
+
+
+def _parts(frame: pl.DataFrame, asks: list[int]) -> dict[int, pl.DataFrame]:
+    """``frame``'s rows of each ask (in order; an ask without rows: none), without the ``_ask`` column."""
+    parts = frame.partition_by("_ask", as_dict=True, include_key=False, maintain_order=True)
+    empty = frame.clear().drop("_ask")
+    return {i: parts.get((i,), empty) for i in asks}
+
+
+def _sells_none(tables: BillingTables, model: str, provider: str, name: str, sellers: list[str]) -> EconError:
+    """Why ``provider`` has no row of the model: it retired it (requests fail), or it never sold it."""
+    for r in _retirements(tables.rules, model, tables.as_of):
+        if r["provider"] == provider and r["value"] == "refused":
+            return EconError(
+                f"{name} was retired by {provider} on {r['from_date']}: requests fail (billing rule {r['rule_id']})",
+                f"the rule quotes {r['source_url']}",
+            )
+    close = difflib.get_close_matches(provider, sellers, n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(close)}?" if close else f"sellers of {name}: {', '.join(sellers)}"
+    return EconError(f"{provider} sells no {name} on {tables.as_of}", hint)
