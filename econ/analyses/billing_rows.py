@@ -197,16 +197,18 @@ def seller_rows(
     return got
 
 
-def _chosen(provider: str | None) -> pl.Expr:
-    return pl.lit(True) if provider is None else (pl.col("provider") == provider) | (pl.col("seller") == provider)
+def _chosen(provider: str) -> pl.Expr:
+    return (pl.col("provider") == provider) | (pl.col("seller") == provider)
 
 
 def seller_rows_many(asks: list[tuple]) -> list[tuple[pl.DataFrame, str] | EconError]:
     """:func:`seller_rows` of each ask ``(tables, model, provider, source, variant)``, or the error it raises. The
     billing rules of every ask's rows are read in one query (each row at its ask's date) and so are their
     effective prices (a batch row's standard row looked up within its own ask): one query each per ask was most
-    of the worked examples' time. The asks share one ``billing_rules`` frame."""
+    of the worked examples' time. The asks share one ``billing_rules`` frame; one ask (``econ cost``) is read
+    untagged, as before."""
     out: list = [None] * len(asks)
+    tag = _Tags(len(asks) > 1)
     found: dict[int, tuple[pl.DataFrame, str, list[str]]] = {}
     to_rule, rule_ids = [], []
     for i, (tables, model, provider, _, _) in enumerate(asks):
@@ -220,12 +222,13 @@ def seller_rows_many(asks: list[tuple]) -> list[tuple[pl.DataFrame, str] | EconE
         found[i] = (rows, name, sorted(set(rows["provider"])))
         if "redirect_note" not in rows.columns:  # else a retired model's rows at its target, already with rules
             rows = br.with_sellers(rows, tables.providers).with_columns(pl.lit(None, pl.String).alias("redirect_note"))
-            to_rule.append(rows.filter(_chosen(provider)).with_columns(_ask(i), pl.lit(tables.as_of).alias("_on")))
+            rows = rows if provider is None else rows.filter(_chosen(provider))
+            to_rule.append(tag.on(rows, i, tables.as_of))
             rule_ids.append(i)
     if to_rule:
         dates = {asks[i][0].as_of for i in rule_ids}
         ruled = br.with_rules(pl.concat(to_rule), asks[0][0].rules, on=dates.pop() if len(dates) == 1 else "_on")
-        for i, part in _parts(ruled.drop("_on"), rule_ids).items():
+        for i, part in tag.parts(ruled, rule_ids).items():
             tables, model = asks[i][:2]
             found[i] = (_redirect(tables, part, model), *found[i][1:])
     priced, price_ids = [], []
@@ -238,11 +241,11 @@ def seller_rows_many(asks: list[tuple]) -> list[tuple[pl.DataFrame, str] | EconE
                 continue
         if source is not None:
             rows = rows.filter(pl.col("source") == source)
-        priced.append(rows.with_columns(_ask(i)))
+        priced.append(tag.on(rows, i))
         price_ids.append(i)
     if priced:
-        effective = br.effective_prices(pl.concat(priced, how="diagonal_relaxed"), by=("_ask",))
-        for i, rows in _parts(effective, price_ids).items():
+        effective = br.effective_prices(pl.concat(priced, how="diagonal_relaxed"), by=tag.key)
+        for i, rows in tag.parts(effective, price_ids).items():
             tables, _, _, _, variant = asks[i]
             name = found[i][1]
             variants = sorted(set(rows["variant"]))
@@ -258,15 +261,29 @@ def seller_rows_many(asks: list[tuple]) -> list[tuple[pl.DataFrame, str] | EconE
     return out
 
 
-def _ask(i: int) -> pl.Expr:
-    return pl.lit(i, pl.Int64).alias("_ask")
+@dataclass(frozen=True)
+class _Tags:
+    """Which ask (``_ask``) and date (``_on``) each row of several asks' rows is read for; with one ask, none."""
 
+    many: bool
 
-def _parts(frame: pl.DataFrame, asks: list[int]) -> dict[int, pl.DataFrame]:
-    """``frame``'s rows of each ask (in order; an ask without rows: none), without the ``_ask`` column."""
-    parts = frame.partition_by("_ask", as_dict=True, include_key=False, maintain_order=True)
-    empty = frame.clear().drop("_ask")
-    return {i: parts.get((i,), empty) for i in asks}
+    @property
+    def key(self) -> tuple[str, ...]:
+        return ("_ask",) if self.many else ()
+
+    def on(self, rows: pl.DataFrame, ask: int, day: date | None = None) -> pl.DataFrame:
+        if not self.many:
+            return rows
+        return rows.with_columns(pl.lit(ask, pl.Int64).alias("_ask"), *([pl.lit(day).alias("_on")] if day else []))
+
+    def parts(self, frame: pl.DataFrame, asks: list[int]) -> dict[int, pl.DataFrame]:
+        """``frame``'s rows of each ask (in order; an ask without rows: none), without the tags."""
+        frame = frame.drop("_on", strict=False)
+        if not self.many:
+            return {asks[0]: frame}
+        parts = frame.partition_by("_ask", as_dict=True, include_key=False, maintain_order=True)
+        empty = frame.clear().drop("_ask")
+        return {i: parts.get((i,), empty) for i in asks}
 
 
 def _sells_none(tables: BillingTables, model: str, provider: str, name: str, sellers: list[str]) -> EconError:
