@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from econ.analyses.billing_rows import BillingTables, seller_rows
+from econ.analyses.billing_conflicts import conflicts
+from econ.analyses.billing_rows import BillingTables, seller_rows, seller_rows_many
 from econ.errors import EconError
 from econ.fits import billing_rules as br
 from econ.fits import request_cost as rc
@@ -181,7 +182,28 @@ def bill(
     ``model``; see the module docstring. One row per schedule with the workload's totals, or with ``by_request`` one
     per schedule and request (column ``request``). Raises :class:`EconError` for an unknown model, seller or
     variant."""
+    rows, name, free = _billable(tables, model, provider, source, variant, include_free)
+    rows = rows.with_columns(pl.concat_str(SCHEDULE, separator="|").alias("schedule"), sp.offer())
+    timed = "at" in requests.columns and requests["at"].is_not_null().any()
+    out = _billed(rows, requests, tables.windows, by_request)
+    notes = _window_note(rows, tables, timed)
+    if free and not include_free:
+        notes.append(f"{free} free or placeholder price{'s' if free != 1 else ''} left out (--include-free shows them)")
+    return Bill(name, out, notes)
+
+
+def _billable(
+    tables: BillingTables, model: str, provider: str | None, source: str | None, variant: str, include_free: bool
+) -> tuple[pl.DataFrame, str, int]:
+    """The rows a bill reads (:func:`~econ.analyses.billing_rows.seller_rows`, free ones left out unless asked for),
+    the name they go by and how many free schedules were left out; an error where none is left."""
     rows, name = seller_rows(tables, model, provider, source, variant)
+    return _without_free(rows, name, tables, variant, include_free)
+
+
+def _without_free(
+    rows: pl.DataFrame, name: str, tables: BillingTables, variant: str, include_free: bool
+) -> tuple[pl.DataFrame, str, int]:
     free = rows.filter(pl.col("is_free")).select(SCHEDULE).unique().height
     if not include_free:
         rows = rows.filter(~pl.col("is_free"))
@@ -189,19 +211,27 @@ def bill(
         raise EconError(
             f"every {variant} price of {name} on {tables.as_of} is free or a placeholder", "pass --include-free"
         )
-    rows = rows.with_columns(pl.concat_str(SCHEDULE, separator="|").alias("schedule"), sp.offer())
+    return rows, name, free
+
+
+def _billed(
+    rows: pl.DataFrame, requests: pl.DataFrame, windows: pl.DataFrame, by_request: bool, ask: str | None = None
+) -> pl.DataFrame:
+    """Every schedule of ``rows`` (with ``schedule`` and ``offer``) with its status, cost and note for ``requests``
+    (per request with ``by_request``). With ``ask`` (a column of both frames), several bills at once: a request meets
+    only the rows of its own ask, whose schedule and offer ids the caller made distinct."""
     schedules = _schedules(rows)
     limits = _offer_limits(schedules)
     rows, schedules = (_with_offer_limit(f, limits) for f in (rows, schedules))
-    timed = "at" in requests.columns and requests["at"].is_not_null().any()
     reqs = (
         requests
         if "at" in requests.columns
         else requests.with_columns(pl.lit(None, pl.Datetime("us", "UTC")).alias("at"))
     )
-    priced = rows.select(PAIR_COLUMNS)  # what a bill reads of a row (a workload repeats each row per request)
+    # what a bill reads of a row (a workload repeats each row per request)
+    priced = rows.select(*PAIR_COLUMNS, *([ask] if ask else []))
     keys = ["schedule", "request"] if by_request else ["schedule"]
-    parts = [_totals(chunk, priced, tables.windows, keys) for chunk in reqs.iter_slices(CHUNK_REQUESTS)]
+    parts = [_totals(chunk, priced, windows, keys, ask) for chunk in reqs.iter_slices(CHUNK_REQUESTS)]
     totals = pl.concat(parts)
     if len(parts) > 1 and not by_request:  # a request is in one chunk: only a schedule's totals span chunks
         totals = (
@@ -232,7 +262,7 @@ def bill(
     )
     out = out.join(held, on="held_by", how="left")
     out = (
-        out.join(_conflicts(out, keys[1:]), on=["offer", *keys[1:]], how="left")
+        out.join(conflicts(out, keys[1:]), on=["offer", *keys[1:]], how="left")
         .with_columns(
             pl.when(pl.col("offer_rank") == 1).then(pl.col("conflict")).alias("conflict"),
             pl.when(pl.col("refusal").is_not_null()).then(None).otherwise(pl.col("cost_usd")).alias("cost_usd"),
@@ -260,11 +290,7 @@ def bill(
         )
     )
     order = pl.col("status").replace_strict({"billed": 0, "refused": 1, "superseded": 2}, return_dtype=pl.Int8)
-    out = out.sort(order, pl.col("cost_usd"), "provider", "model", nulls_last=True)
-    notes = _window_note(rows, tables, timed)
-    if free and not include_free:
-        notes.append(f"{free} free or placeholder price{'s' if free != 1 else ''} left out (--include-free shows them)")
-    return Bill(name, out, notes)
+    return out.sort(order, pl.col("cost_usd"), "provider", "model", nulls_last=True)
 
 
 CHUNK_REQUESTS = 20_000
@@ -272,9 +298,11 @@ CHUNK_REQUESTS = 20_000
 1.6 GB in one piece; in pieces of this size the memory stays flat and the time is the same."""
 
 
-def _totals(requests: pl.DataFrame, priced: pl.DataFrame, windows: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+def _totals(
+    requests: pl.DataFrame, priced: pl.DataFrame, windows: pl.DataFrame, keys: list[str], ask: str | None = None
+) -> pl.DataFrame:
     """Each schedule's (or schedule and request's) totals of ``requests``, its notes and windows as lists."""
-    pairs = br.window_ratios(rc.billed_tier(requests, priced), windows)
+    pairs = br.window_ratios(rc.billed_tier(requests, priced, on=ask), windows)
     billed = rc.request_costs(pairs).with_columns(_refusal(pairs))
     scaled = billed.with_columns(pl.col(c) * pl.col("requests") for c in (*COMPONENTS, "cost_usd"))
     return scaled.group_by(keys, maintain_order=True).agg(
@@ -290,56 +318,19 @@ def _totals(requests: pl.DataFrame, priced: pl.DataFrame, windows: pl.DataFrame,
     )
 
 
-def _conflicts(out: pl.DataFrame, per: list[str]) -> pl.DataFrame:
-    """``offer`` (and ``per``), ``conflict``: what the superseded schedules of the offer would bill, where it differs
-    from the holding one."""
-    said = (
-        pl.when(pl.col("refusal").is_not_null())
-        .then(pl.concat_str([pl.lit("refused: "), pl.col("refusal")]))
-        .otherwise(pl.format("${}", pl.col("cost_usd").round_sig_figs(6)))
-    )
-    date_said = pl.when(pl.col("source") == "hand").then(pl.col("from_date")).otherwise(pl.col("snapshot_date"))
-    winner = out.filter(pl.col("offer_rank") == 1).select(
-        "offer",
-        *per,
-        pl.col("cost_usd").alias("_w_cost"),
-        pl.col("refusal").alias("_w_refusal"),
-        pl.col("price_date").alias("_w_date"),
-    )
-    losers = (
-        out.filter(pl.col("offer_rank") > 1)
-        .join(winner, on=["offer", *per])
-        .filter(
-            (pl.col("refusal").is_null() != pl.col("_w_refusal").is_null())
-            | (
-                pl.col("refusal").is_null()  # both refuse: they agree, whatever they would have billed
-                & ((pl.col("cost_usd") - pl.col("_w_cost")).abs() > 1e-9 * pl.col("_w_cost").abs() + 1e-12).fill_null(
-                    pl.col("cost_usd").is_null() != pl.col("_w_cost").is_null()
-                )
-            )
-        )
-        .with_columns(
-            pl.format(
-                "conflict: {} {} says {} ({}); held by {}",
-                pl.col("source"),
-                date_said,
-                said,
-                pl.col("model"),
-                pl.when(
-                    pl.col("_w_date").is_not_null()
-                    & (pl.col("price_date").is_null() | (pl.col("_w_date") > pl.col("price_date")))
-                )
-                .then(pl.lit("date"))
-                .otherwise(pl.lit("authority")),
-            ).alias("_c")
-        )
-        .group_by("offer", *per)
-        .agg(pl.col("_c").sort().str.join("; ").alias("conflict"))
-    )
-    return losers
-
-
 BILLED = ("cost_usd", "refusal", "price_row", "note")
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One seller's bill of some requests (:func:`bill_each`'s arguments)."""
+
+    tables: BillingTables
+    provider: str
+    model: str
+    variant: str
+    requests: pl.DataFrame
+    source: str | None = None
 
 
 @formula(
@@ -353,15 +344,51 @@ def bill_each(
     """Each request at the holding schedule of one seller (its main offer: no region or tag): ``cost_usd`` (null when
     refused or unpriced), ``refusal``, ``price_row``, ``note``, in the order of ``requests``; a model the seller does
     not sell (or retired with no row left) is a refusal with the error's words."""
-    try:
-        result = bill(
-            tables, model=model, requests=requests, provider=provider, source=source, variant=variant, by_request=True
+    return bill_asks([Ask(tables, provider, model, variant, requests, source)])[0]
+
+
+def bill_asks(asks: list[Ask]) -> list[list[dict]]:
+    """:func:`bill_each` of every ask, in one pass over their rows (the worked examples bill ~30 sellers' models, each
+    on its own date: one pass of the bill's ~100 frame operations each was most of their time). Each ask's rows are
+    its own (:func:`~econ.analyses.billing_rows.seller_rows_many`: at its date, with its rules), its schedule and
+    offer ids prefixed by its place, and a request meets only its own ask's rows, so each bill is the one
+    :func:`bill` gives alone. The asks share one ``billing_rules`` and one ``billing_windows`` frame."""
+    got: list[list[dict] | None] = [None] * len(asks)
+    rows, requests = [], []
+    found = seller_rows_many([(a.tables, a.model, a.provider, a.source, a.variant) for a in asks])
+    for i, (a, sold) in enumerate(zip(asks, found, strict=True)):
+        if a.tables.windows is not asks[0].tables.windows:
+            raise ValueError("bill_asks: the asks read different billing_windows")
+        try:
+            if isinstance(sold, EconError):
+                raise sold
+            mine, _, _ = _without_free(*sold, a.tables, a.variant, include_free=False)
+        except EconError as e:
+            got[i] = [dict.fromkeys(BILLED) | {"refusal": str(e)} for _ in range(a.requests.height)]
+            continue
+        place = pl.lit(str(i))
+        rows.append(
+            mine.with_columns(
+                pl.concat_str([place, *SCHEDULE], separator="|").alias("schedule"), sp.offer(), pl.lit(i).alias("_ask")
+            ).with_columns(pl.concat_str([place, "offer"], separator="|").alias("offer"))
         )
-    except EconError as e:
-        return [dict.fromkeys(BILLED) | {"refusal": str(e)} for _ in range(requests.height)]
-    held = result.schedules.filter(pl.col("offer_rank") == 1).with_columns(
-        (pl.col("offer").str.split("|").list.get(1) != "").alias("_tagged")
-    )
-    main = held.filter(pl.col("offer") == held.sort("_tagged", "offer")["offer"][0])
-    by_request = {r["request"]: r for r in main.iter_rows(named=True)}
-    return [{k: by_request[i][k] for k in BILLED} for i in requests["request"]]
+        requests.append(a.requests.with_columns(pl.lit(i).alias("_ask")))
+    if rows:
+        out = _billed(
+            pl.concat(rows, how="diagonal_relaxed"),
+            pl.concat(requests, how="diagonal_relaxed"),
+            asks[0].tables.windows,
+            by_request=True,
+            ask="_ask",
+        )
+        parts = pl.col("offer").str.split("|")  # the ask's place, then the offer: seller, region, model, variant
+        held = out.filter(pl.col("offer_rank") == 1).with_columns(
+            parts.list.first().cast(pl.Int64).alias("_ask"), (parts.list.get(2) != "").alias("_tagged")
+        )
+        main = held.sort("_ask", "_tagged", "offer").group_by("_ask", maintain_order=True).agg(pl.col("offer").first())
+        kept = held.join(main, on=["_ask", "offer"])
+        by_request = {(r["_ask"], r["request"]): r for r in kept.iter_rows(named=True)}
+        for i, a in enumerate(asks):
+            if got[i] is None:
+                got[i] = [{k: by_request[i, r][k] for k in BILLED} for r in a.requests["request"]]
+    return got

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from econ.analyses.billing import bill_each
-from econ.analyses.billing_rows import BillingTables
+from econ.analyses.billing import Ask, bill_asks, bill_each
+from econ.analyses.billing_rows import BillingTables, read_names
 from econ.formula import formula
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
@@ -96,9 +96,9 @@ def _words(row: dict) -> str:
 
 
 def table(history, rules, windows, examples, providers) -> pl.DataFrame:
-    """Bill every example at its date: one bill of the requests of the examples of each seller's model on a date (a
-    loop over the few sellers' models, not over price rows; a bill's requests are billed each on its own, and what
-    refuses a bill, a seller that sells no such model, refuses every one of its requests alike)."""
+    """Bill every example at its date: one bill of the requests of the examples of each seller's model on a date, all
+    the bills in one pass (:func:`~econ.analyses.billing.bill_asks`); a bill's requests are billed each on its own,
+    and what refuses a bill, a seller that sells no such model, refuses every one of its requests alike."""
     cited = pl.concat(
         [
             rules.select("rule_id", pl.format("{} = {}", "rule", "value").alias("rule"), "source_url", "quote"),
@@ -113,21 +113,23 @@ def table(history, rules, windows, examples, providers) -> pl.DataFrame:
         ]
     )
     rows = list(examples.iter_rows(named=True))
+    moved = rules.filter(pl.col("value").str.starts_with("billed_as:"))["value"].str.split(":").list.get(1)
+    read_names([*examples["model"], *moved])  # every name the bills read, in one query
     seller_of = [tuple(row[k] for k in ("as_of", "provider", "model", "variant", "source")) for row in rows]
     together: dict[tuple, list[int]] = {}  # the examples of one seller's model on one date: one bill of their requests
     for i, key in enumerate(seller_of):
         together.setdefault(key, []).append(i)
-    got: dict[int, dict] = {}
     tables_at, by_date = BillingTables.on_each_date(history, rules, windows, providers), {}
+    asks = []
     for (when, provider, model, variant, source), members in together.items():
         if when not in by_date:
             by_date[when] = tables_at(when)
         requests = pl.concat([_request(rows[i]) for i in members]).with_columns(
             pl.int_range(len(members), dtype=pl.Int64).alias("request")
         )
-        billed = bill_each(
-            by_date[when], provider=provider, model=model, variant=variant, requests=requests, source=source
-        )
+        asks.append(Ask(by_date[when], provider, model, variant, requests, source))
+    got: dict[int, dict] = {}
+    for members, billed in zip(together.values(), bill_asks(asks), strict=True):
         got.update(zip(members, billed, strict=True))
     out = [
         {

@@ -70,6 +70,17 @@ def arrays(frame: pl.DataFrame, columns) -> dict[str, np.ndarray]:
     return {k: floats[f"_{i}"].to_numpy() for i, (k, _) in enumerate(pairs)}
 
 
+BOUNDS = ("compute", "communication", "memory")
+
+
+def bound_series(name: str, compute_bound: np.ndarray, comm_over_memory: np.ndarray) -> pl.Series:
+    """What bounds each point's step (:data:`BOUNDS`): compute where the step is compute bound, else communication
+    where it takes longer than memory, else memory. Gathered from the three words by code: a numpy array of strings
+    took ~80 ms to become a column of serving_curves' 336,000 rows."""
+    code = np.where(compute_bound, 0, np.where(comm_over_memory, 1, 2)).astype(np.uint32)
+    return pl.Series(BOUNDS).gather(code).alias(name)
+
+
 def model_arrays(frame: pl.DataFrame) -> dict[str, np.ndarray]:
     return arrays(frame, MODEL_COLUMNS)
 

@@ -144,10 +144,8 @@ def curve_frames(cases: pl.DataFrame, s, *, batch=BATCH_GRID, context_tokens=CON
         keys = part.select("model", "chip", "number_format", "replica_chips", *DEGREES)[
             np.repeat(np.arange(part.height), per_case)
         ]
-        bound = np.where(
-            flat(dec["compute_bound"]),
-            "compute",
-            np.where(flat(dec["comm_time_s"]) > flat(dec["memory_time_s"]), "communication", "memory"),
+        bound = inputs.bound_series(
+            "decode_bound", flat(dec["compute_bound"]), flat(dec["comm_time_s"]) > flat(dec["memory_time_s"])
         )
         yield keys.with_columns(
             pl.Series("batch_seqs", flat(np.asarray(batch)[None, :, None]).astype(np.int64)),
@@ -163,7 +161,7 @@ def curve_frames(cases: pl.DataFrame, s, *, batch=BATCH_GRID, context_tokens=CON
             pl.Series("input_usd_per_mtok", flat(pre["usd_per_mtok"])),
             pl.Series("memory_per_chip_bytes", flat(dec["memory_per_chip_bytes"])),
             pl.Series("fits_in_memory", flat(dec["fits"])),
-            pl.Series("decode_bound", bound),
+            bound,
         )
 
 

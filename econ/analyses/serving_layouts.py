@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import polars as pl
@@ -62,31 +63,52 @@ class Points:
     keep: np.ndarray  # flat indices (row × batch) of the points that fit
     group_base: int
 
-    def flat(self, x, at: np.ndarray | None = None) -> np.ndarray:
+    def flat(self, x, at: np.ndarray | None = None, dtype=float) -> np.ndarray:
         """``x`` broadcast over rows × batches, at the fitting points (or those of them at positions ``at``)."""
-        keep = self.keep if at is None else self.keep[at]
-        return np.broadcast_to(np.asarray(x, dtype=float), self.shape).ravel()[keep]
+        x = np.asarray(x, dtype=dtype)
+        if x.shape == self.shape:
+            return x.ravel()[self.keep if at is None else self.keep[at]]
+        x = np.broadcast_to(x, self.shape)  # a value per row or per batch: read it there, not over the whole grid
+        return x[self.index, self.batch_index] if at is None else x[self.index[at], self.batch_index[at]]
+
+    @cached_property
+    def index(self) -> np.ndarray:
+        """Each fitting point's row."""
+        return self.keep // self.shape[1]
+
+    @cached_property
+    def batch_index(self) -> np.ndarray:
+        """Each fitting point's place on the batch axis."""
+        return self.keep % self.shape[1]
 
     def row_values(self, name: str) -> np.ndarray:
         """Column ``name`` of each fitting point's row."""
-        return self.rows[name].to_numpy()[self.keep // self.shape[1]]
+        return self.rows[name].to_numpy()[self.index]
+
+    def on_grid(self) -> np.ndarray:
+        """Whether each fitting point's layout is the grid's (not a named one): compared on the rows, not as ~150,000
+        Python strings."""
+        return (self.rows["layout"] == "grid").fill_null(False).to_numpy()[self.index]
+
+    def row_codes(self, name: str) -> np.ndarray:
+        """Column ``name`` of each fitting point's row as codes (its place among the rows' distinct values)."""
+        return np.unique(self.rows[name].to_numpy(), return_inverse=True)[1].reshape(-1)[self.index]
 
     def group(self) -> np.ndarray:
         return self.group_base + self.row_values("_case")
 
     def frame(self, at: np.ndarray | None = None) -> pl.DataFrame:
         """The fitting points (or those at positions ``at``) as a frame: keys, step terms, targets, ``_group``."""
-        keep = self.keep if at is None else self.keep[at]
-        index = keep // self.shape[1]
-        out, size, decode = self.out, keep.size, self.pool == "decode"
+        index = self.index if at is None else self.index[at]
+        out, size, decode = self.out, index.size, self.pool == "decode"
 
         def flat(x):
             return self.flat(x, at)
 
         keys = self.rows.select(*ROW_KEYS)[index]
-        compute_bound = np.broadcast_to(out["compute_bound"], self.shape).ravel()[keep]
+        compute_bound = self.flat(out["compute_bound"], at, bool)
         comm_over_memory = flat(out["comm_time_s"]) > flat(out["memory_time_s"])
-        bound = np.where(compute_bound, "compute", np.where(comm_over_memory, "communication", "memory"))
+        bound = inputs.bound_series("bound", compute_bound, comm_over_memory)
         speed = flat(out["tokens_per_s_per_user"]) if decode else np.full(size, np.nan)
         ttft = flat(out["ttft_s"]) if not decode else np.full(size, np.nan)
         return keys.with_columns(
@@ -97,9 +119,9 @@ class Points:
             *(pl.Series(k, flat(out[k])) for k in TERMS),
             pl.Series("tokens_per_s_per_user", speed, nan_to_null=True),
             pl.Series("ttft_s", ttft, nan_to_null=True),
-            pl.Series("bound", bound),
+            bound,
             pl.Series("fits", np.ones(size, dtype=bool)),
-            pl.Series("meets_target", np.broadcast_to(self.meets, self.shape).ravel()[keep]),
+            pl.Series("meets_target", self.flat(self.meets, at, bool)),
             pl.Series("_group", self.group_base + self.rows["_case"].to_numpy()[index]),
             pl.Series("_idealised", self.rows["idealised"].to_numpy()[index]),
         )
@@ -159,13 +181,7 @@ def _points_on_frontier(p: Points) -> np.ndarray:
 def _points_best_of_replica_size(p: Points, group: np.ndarray, cost: np.ndarray) -> np.ndarray:
     """The lowest-$/MTok grid layout of each model × chip × format × pool × replica size × batch among :class:`Points`
     (``serving_layouts.best_of_replica_size``; their batch numbered by its place in the grid)."""
-    grid = p.row_values("layout") == "grid"
-    return _cheapest_per_cell(group, _codes(p.row_values("replica_chips")), p.keep % p.shape[1], cost, grid)
-
-
-def _codes(values: np.ndarray) -> np.ndarray:
-    """Each value's place among the distinct values (0, 1, …)."""
-    return np.unique(values, return_inverse=True)[1].reshape(-1)
+    return _cheapest_per_cell(group, p.row_codes("replica_chips"), p.batch_index, cost, p.on_grid())
 
 
 def _cheapest_per_cell(group, size, batch, cost, grid) -> np.ndarray:
@@ -182,11 +198,11 @@ def thinned(p: Points, basis: str, front: np.ndarray) -> pl.DataFrame:
     """The answers (cheapest meeting the target, frontier) and the chart grid: at every :data:`CHART_STRIDE`-th batch,
     the cheapest grid layout of each replica size and every named layout."""
     group, cost = p.group(), p.flat(p.out["usd_per_mtok"])
-    meets = np.broadcast_to(p.meets, p.shape).ravel()[p.keep]
+    meets = p.flat(p.meets, dtype=bool)
     cheapest = layout_search.cheapest_meeting_target(group, cost, meets & ~p.row_values("idealised"))
     best = _points_best_of_replica_size(p, group, cost)
     chart = np.isin(p.flat(p.batch), p.batch[0, ::CHART_STRIDE])
-    named = p.row_values("layout") != "grid"
+    named = ~p.on_grid()
     at = np.flatnonzero(cheapest | front | (chart & (best | named)))
     return p.frame(at).with_columns(
         pl.Series("cheapest_meeting_target", cheapest[at]),

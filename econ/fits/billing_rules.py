@@ -124,7 +124,7 @@ def read_zero_prices(rows: pl.DataFrame) -> pl.DataFrame:
     "single: p_write(5m) = p_write(1h) = the one listed",
     "data/billing_rules.csv (Anthropic, xAI batch pages; Google batch and caching pages; OpenAI prompt caching)",
 )
-def effective_prices(rows: pl.DataFrame) -> pl.DataFrame:
+def effective_prices(rows: pl.DataFrame, by: tuple[str, ...] = ()) -> pl.DataFrame:
     """The prices each row bills at after its rules (needs :func:`with_rules`); adds ``derived_note`` (what a rule
     filled or replaced, empty when nothing).
 
@@ -134,7 +134,7 @@ def effective_prices(rows: pl.DataFrame) -> pl.DataFrame:
     Batch tab prints it per model); ``cache_write_price`` ``input`` bills writes at the input price; ``write_ttl``
     ``single`` makes a row's one listed write price (5-minute or 1-hour) serve the other retention too.
     """
-    key = ["source", "provider", "model", "tier_min_prompt_tokens"]
+    key = [*by, "source", "provider", "model", "tier_min_prompt_tokens"]  # by: several bills' rows at once
     standard = (
         rows.filter(pl.col("variant") == "standard")
         .select(*key, *(pl.col(c).alias(f"_std_{c}") for c in ("input_usd_per_mtok", *CACHE_PRICES)))

@@ -300,20 +300,33 @@ def _prior_weights(levels) -> np.ndarray:
     return np.concatenate([shared, np.full(n_off, RESIDUAL_SCALE_LOG / GROUP_SPREAD_LOG)])
 
 
-def _model(problem: Problem):
+def at_point(z, problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(z, stacked predictions, Jacobian) at ``z`` over every row of the problem, whatever its masks: the folds of a
+    cross-validation all start at the full fit, where these are the same for every fold (:func:`refit`'s ``known``)."""
+    from econ.fits.calibration_grad import jacobian  # the derivatives import this module
+
+    z = np.asarray(z, dtype=float)
+    return z, _stack(predict(z, problem)), jacobian(z, problem)
+
+
+def _model(problem: Problem, known: tuple | None = None):
+    """The fit's model and Jacobian of the residual rows ``x``; at ``known``'s point (:func:`at_point`, the same
+    array), its predictions and Jacobian instead of computing them again."""
     w = _prior_weights(problem.levels)
     centre = start(problem.levels)
 
     def model(x, z):
         idx = x[:, 0].astype(int)
         prior = (np.asarray(z, dtype=float) - centre) * w
-        return np.concatenate([_stack(predict(z, problem)), prior])[idx]
+        stacked = known[1] if known is not None and z is known[0] else _stack(predict(z, problem))
+        return np.concatenate([stacked, prior])[idx]
 
     def jac(x, z):
         from econ.fits.calibration_grad import jacobian  # the derivatives import this module
 
         idx = x[:, 0].astype(int)
-        return np.vstack([jacobian(z, problem), np.diag(w)])[idx]
+        d = known[2] if known is not None and z is known[0] else jacobian(z, problem)
+        return np.vstack([d, np.diag(w)])[idx]
 
     return model, jac
 
@@ -326,13 +339,16 @@ def _residual_rows(problem: Problem):
     return idx, np.concatenate([y, np.zeros(n_prior)])[idx]
 
 
-def refit(problem: Problem, start_at: np.ndarray, iterations: int) -> np.ndarray:
+def refit(problem: Problem, start_at: np.ndarray, iterations: int, known: tuple | None = None) -> np.ndarray:
     """Coordinates of a warm-started refit of the problem's masked rows: a cross-validation fold's fit (no status,
     no interval: only its predictions are used). Levenberg–Marquardt on the soft-L1 cost with iteratively
     reweighted Gauss–Newton steps (weights ``ρ'(r²) = 1/√(1 + (r/σ)²)``, scipy's soft-L1), at most ``iterations``
-    Jacobians; a fold starts near its optimum, where Gauss–Newton converges in a few steps."""
+    Jacobians; a fold starts near its optimum, where Gauss–Newton converges in a few steps. ``known``
+    (:func:`at_point` of ``start_at`` on any masks of the same rows) saves the start's predictions and Jacobian."""
     idx, target = _residual_rows(problem)
-    model, jac = _model(problem)
+    if known is not None and not np.array_equal(known[0], start_at):
+        raise ValueError("refit: known is at another point than start_at")
+    model, jac = _model(problem, known)
     x = idx[:, None].astype(float)
     f = RESIDUAL_SCALE_LOG
 
@@ -340,7 +356,8 @@ def refit(problem: Problem, start_at: np.ndarray, iterations: int) -> np.ndarray
         r = model(x, z) - target
         return float(np.sum(np.sqrt(1.0 + (r / f) ** 2) - 1.0)), r
 
-    z = np.asarray(start_at, dtype=float)
+    z = start_at if known is None else known[0]  # that array: _model recognises it
+    z = np.asarray(z, dtype=float)
     c, r = cost(z)
     damping = 1e-3
     for _ in range(iterations):

@@ -104,19 +104,48 @@ def objective_and_gradient(theta, log_params, log_tokens, log_loss, weights, del
     -------
     (f (K,), gradient (K, 5)).
     """
-    t1 = theta[:, 0:1] - theta[:, 3:4] * log_params
-    t2 = theta[:, 1:2] - theta[:, 4:5] * log_tokens
-    t3 = theta[:, 2:3]
-    m = np.maximum(np.maximum(t1, t2), t3)
+    # The same arithmetic, in the same order, as LSE and Huber written out (bit for bit: tests/fits/test_chinchilla.py),
+    # in place on five (K, n) buffers: the first halving round calls it on 4,500 starts × every point, and fresh
+    # arrays for each of ~30 intermediate results took a quarter of the fit's time.
     with np.errstate(over="ignore", invalid="ignore"):
-        e1, e2, e3 = np.exp(t1 - m), np.exp(t2 - m), np.exp(t3 - m)
-        s = e1 + e2 + e3
-        r = m + np.log(s) - log_loss
-        f = (weights * huber(r, delta)).sum(axis=1)
-        psi = np.clip(r, -delta, delta) * weights / s
-        g1, g2 = psi * e1, psi * e2
+        e1 = theta[:, 3:4] * log_params
+        np.subtract(theta[:, 0:1], e1, out=e1)  # t1 = a − α·lnN
+        e2 = theta[:, 4:5] * log_tokens
+        np.subtract(theta[:, 1:2], e2, out=e2)  # t2 = b − β·lnD
+        m = np.maximum(e1, e2)
+        np.maximum(m, theta[:, 2:3], out=m)  # m = max(t1, t2, t3), t3 = e
+        e1 -= m
+        np.exp(e1, out=e1)
+        e2 -= m
+        np.exp(e2, out=e2)
+        e3 = theta[:, 2:3] - m
+        np.exp(e3, out=e3)
+        s = e1 + e2
+        s += e3
+        r = np.log(s)
+        np.add(m, r, out=r)
+        r -= log_loss  # r = LSE − ln L
+        size = np.abs(r, out=m)
+        loss = np.minimum(size, delta)  # q = min(|r|, δ): Huber = q·(|r| − q/2), ½r² in the core, δ(|r| − ½δ) beyond
+        size -= 0.5 * loss
+        loss *= size
+        loss *= weights
+        f = loss.sum(axis=1)
+        psi = np.clip(r, -delta, delta, out=r)
+        psi *= weights
+        psi /= s
+        e1 *= psi  # g1
+        e2 *= psi  # g2
+        e3 *= psi
         grad = np.stack(
-            [g1.sum(1), g2.sum(1), (psi * e3).sum(1), -(g1 * log_params).sum(1), -(g2 * log_tokens).sum(1)], axis=1
+            [
+                e1.sum(1),
+                e2.sum(1),
+                e3.sum(1),
+                -np.multiply(e1, log_params, out=s).sum(1),
+                -np.multiply(e2, log_tokens, out=loss).sum(1),
+            ],
+            axis=1,
         )
     return f, grad
 

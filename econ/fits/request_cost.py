@@ -37,16 +37,18 @@ TTLS = ("5m", "1h")
     "prompt = input + cache read + cache write; tier = max{t : prompt > t} (prompt >= t where the boundary reaches)",
     "Anthropic pricing page (long context pricing); OpenAI and Google price the full request alike; xAI's >= 200k",
 )
-def billed_tier(requests: pl.DataFrame, schedules: pl.DataFrame) -> pl.DataFrame:
+def billed_tier(requests: pl.DataFrame, schedules: pl.DataFrame, on: str | None = None) -> pl.DataFrame:
     """Each request × each schedule (a seller's rows of one model and variant) with the tier row it is billed at.
 
     ``requests``: ``request`` (id) and :data:`TOKENS`; ``schedules``: price rows with ``schedule`` (id),
     ``tier_min_prompt_tokens`` and optionally ``rule_tier_boundary`` (``exceeds`` when absent). Returns one row per
     request × schedule with the columns of both and ``prompt_tokens``; a schedule whose base tier the request does not
-    reach (none: every schedule has tier 0) is absent.
+    reach (none: every schedule has tier 0) is absent. With ``on`` (a column of both), a request meets only the
+    schedules of its own value of it (several bills at once).
     """
     prompt = pl.col("input_tokens") + pl.col("cached_input_tokens") + pl.col("cache_write_tokens")
-    pairs = requests.with_columns(prompt.alias("prompt_tokens")).join(schedules, how="cross")
+    with_prompt = requests.with_columns(prompt.alias("prompt_tokens"))
+    pairs = with_prompt.join(schedules, on=on) if on else with_prompt.join(schedules, how="cross")
     reaches = pl.col("rule_tier_boundary") == "reaches" if "rule_tier_boundary" in pairs.columns else pl.lit(False)
     threshold = pl.col("tier_min_prompt_tokens")
     reached = pairs.filter(

@@ -47,3 +47,57 @@ def test_a_workload_billed_in_pieces_is_the_bill_in_one_piece(real_db, monkeypat
         # sums added in another order: equal to rounding; everything else exactly
         assert_frame_equal(a.schedules.sort(key), b.schedules.sort(key), rel_tol=1e-12, abs_tol=0.0)
         assert a.notes == b.notes
+
+
+def _alone(ask: billing.Ask) -> list[dict]:
+    """:func:`econ.analyses.billing.bill_each` of one ask through :func:`~econ.analyses.billing.bill` (what
+    ``econ cost`` runs): the holding schedule of the seller's main offer, per request."""
+    try:
+        result = billing.bill(
+            ask.tables,
+            model=ask.model,
+            requests=ask.requests,
+            provider=ask.provider,
+            source=ask.source,
+            variant=ask.variant,
+            by_request=True,
+        )
+    except billing.EconError as e:
+        return [dict.fromkeys(billing.BILLED) | {"refusal": str(e)} for _ in range(ask.requests.height)]
+    held = result.schedules.filter(pl.col("offer_rank") == 1)
+    main = held.sort(pl.col("offer").str.split("|").list.get(1) != "", "offer")["offer"][0]
+    by_request = {r["request"]: r for r in held.filter(pl.col("offer") == main).iter_rows(named=True)}
+    return [{k: by_request[i][k] for k in billing.BILLED} for i in ask.requests["request"]]
+
+
+def test_bills_asked_together_are_each_the_bill_alone(real_db):
+    """The worked examples' sellers on their dates (time-of-day windows, tiers, retirements that refuse), a misspelt
+    seller and a workload of forty requests, billed in one pass: each ask's bill is the one ``econ cost`` gives it
+    alone, request by request, exactly (no ask sees another's rows, dates or requests)."""
+    from econ.analyses.billing_example_bills import _request
+    from econ.db import connect_read_only
+
+    billing_tables = read_billing(real_db)
+    with connect_read_only(real_db) as con:
+        examples = con.sql("select * from billing_examples order by example_id").pl()
+    asks = [
+        billing.Ask(
+            billing_tables.on(row["as_of"]),
+            row["provider"],
+            row["model"],
+            row["variant"],
+            _request(row).with_columns(pl.lit(0, pl.Int64).alias("request")),
+            row["source"],
+        )
+        for row in examples.iter_rows(named=True)
+    ]
+    today = billing_tables.on(date(2026, 11, 30))
+    asks += [
+        billing.Ask(today, "anthropik", "claude-sonnet-4.5", "standard", asks[0].requests),
+        billing.Ask(today, "deepseek", "deepseek-v4-pro", "standard", _workload(40)),
+    ]
+    together = billing.bill_asks(asks)
+    alone = [_alone(a) for a in asks]
+    assert together == alone
+    assert any(r["refusal"] for bills in together for r in bills)
+    assert sum(r["cost_usd"] is not None for bills in together for r in bills) > 30

@@ -98,6 +98,11 @@ def test_a_zero_cache_price_beside_an_input_price_reads_as_unlisted():
 
 
 def schedule(variant_rows, rule_rows) -> pl.DataFrame:
+    return br.effective_prices(ruled(variant_rows, rule_rows))
+
+
+def ruled(variant_rows, rule_rows) -> pl.DataFrame:
+    """One schedule's rows (variant, input, cache read, 5-minute and 1-hour write prices) with the rules read."""
     cols = (
         "variant",
         "input_usd_per_mtok",
@@ -115,7 +120,7 @@ def schedule(variant_rows, rule_rows) -> pl.DataFrame:
         pl.lit(0).alias("tier_min_prompt_tokens"),
         pl.lit(None, pl.Float64).alias("cache_write_12h_usd_per_mtok"),
     )
-    return br.effective_prices(br.with_rules(frame, rule_rows, on=date(2026, 11, 30)))
+    return br.with_rules(frame, rule_rows, on=date(2026, 11, 30))
 
 
 def test_batch_stacks_with_the_cache_multipliers():
@@ -131,6 +136,18 @@ def test_cache_wins_fills_only_a_batch_row_without_a_cache_price():
     listed = schedule([("standard", 0.75, 0.075, None, None), ("batch", 0.375, 0.0375, None, None)], wins)
     assert missing.filter(pl.col("variant") == "batch")["cache_read_usd_per_mtok"].item() == 0.125
     assert listed.filter(pl.col("variant") == "batch")["cache_read_usd_per_mtok"].item() == 0.0375
+
+
+def test_several_bills_look_up_a_batch_rows_standard_row_within_their_own_bill():
+    """Two bills of one schedule key at once (two dates: the input price doubled, the cache read did not), kept
+    apart by ``by``: each batch row stacks on its own bill's standard row, as it does billed alone; without ``by``
+    the later bill's batch row would read the earlier standard row."""
+    early = ruled([("standard", 3, 0.3, 3.75, 6), ("batch", 1.5, None, None, None)], RULES)
+    late = ruled([("standard", 6, 0.3, 7.5, 12), ("batch", 3.0, None, None, None)], RULES)
+    alone = pl.concat([br.effective_prices(early), br.effective_prices(late)])
+    both = pl.concat([early.with_columns(pl.lit(0).alias("_ask")), late.with_columns(pl.lit(1).alias("_ask"))])
+    assert br.effective_prices(both, by=("_ask",)).drop("_ask").equals(alone)
+    assert not br.effective_prices(both).drop("_ask").equals(alone)
 
 
 def test_writes_at_the_input_price_and_one_write_price_for_both_retentions():

@@ -113,6 +113,19 @@ def test_a_fold_refit_converges_to_the_solvers_answer(shipped):
         assert np.median(np.abs(quick[target] - solved[target])[held]) < 0.01
 
 
+def test_a_fold_started_from_the_shared_start_point_is_the_fold_alone(shipped):
+    """Cross-validation evaluates the start once for all folds (cal.at_point on the unmasked problem); a fold's refit
+    from it is the refit that evaluates the start itself, bit for bit, and a start point of another z is refused."""
+    problem = _measured_at(shipped, _coords(TRUE, shipped), noise=0.1, seed=4)
+    start = cal.start(problem.levels) + 0.1
+    held = problem.run_mask & (np.arange(problem.runs.n) % 4 == 1)
+    fold = dataclasses.replace(problem, run_mask=problem.run_mask & ~held)
+    known = cal.at_point(start, problem)
+    assert np.array_equal(cal.refit(fold, start, 3, known), cal.refit(fold, start, 3))
+    with pytest.raises(ValueError, match="another point"):
+        cal.refit(fold, start + 1e-3, 3, known)
+
+
 def test_clean_data_cross_validates_near_exact_from_a_start_away_from_the_truth(shipped):
     """Each fold starts 0.5 off the truth in every shared coordinate (efficiencies ~10 points lower, fixed costs 1.65x)
     and must find its way back within the fold's capped refit: the held-out errors of noise-free data are then near

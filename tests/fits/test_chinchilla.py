@@ -195,3 +195,33 @@ def test_highest_loss_mask(loss, n_drop, kept):
 def test_huber_has_a_quadratic_core_and_linear_tails():
     r = np.array([0.0, 5e-4, 1e-3, 2e-3, -0.1])
     assert ch.huber(r) == pytest.approx([0.0, 0.5 * 25e-8, 0.5e-6, 1e-3 * 1.5e-3, 1e-3 * 0.0995])
+
+
+def _written_out(theta, log_params, log_tokens, log_loss, weights, delta=ch.HUBER_DELTA):
+    """The objective and gradient as the formulas read (LSE with its max taken out, :func:`econ.fits.chinchilla.huber`),
+    one fresh array per step: what the in-place version must equal bit for bit."""
+    t1 = theta[:, 0:1] - theta[:, 3:4] * log_params
+    t2 = theta[:, 1:2] - theta[:, 4:5] * log_tokens
+    t3 = theta[:, 2:3]
+    m = np.maximum(np.maximum(t1, t2), t3)
+    e1, e2, e3 = np.exp(t1 - m), np.exp(t2 - m), np.exp(t3 - m)
+    s = e1 + e2 + e3
+    r = m + np.log(s) - log_loss
+    f = (weights * ch.huber(r, delta)).sum(axis=1)
+    psi = np.clip(r, -delta, delta) * weights / s
+    g1, g2 = psi * e1, psi * e2
+    grad = np.stack([g1.sum(1), g2.sum(1), (psi * e3).sum(1), -(g1 * log_params).sum(1), -(g2 * log_tokens).sum(1)], 1)
+    return f, grad
+
+
+@pytest.mark.parametrize("per_start_weights", [False, True])
+def test_the_in_place_objective_is_the_written_out_one_bit_for_bit(per_start_weights):
+    n, d, loss = epoch_points()
+    rng = np.random.default_rng(7)
+    theta = ch._start_grid()[rng.choice(len(ch._start_grid()), 300, replace=False)]
+    theta[:5] = EPOCH_LOG_PARAMS  # residuals inside the Huber core as well as in its tails
+    weights = ch.bootstrap_counts(n.size, theta.shape[0], 3) if per_start_weights else np.ones(n.size)
+    args = (np.log(n), np.log(d), np.log(loss), weights)
+    f, grad = ch.objective_and_gradient(theta, *args)
+    f_ref, grad_ref = _written_out(theta, *args)
+    assert np.array_equal(f, f_ref) and np.array_equal(grad, grad_ref)

@@ -29,6 +29,24 @@ def test_pareto_optimal_keeps_the_upper_envelope():
     assert layout_search.pareto_optimal(group, speed, throughput).tolist() == [True, True, False, True, True, True]
 
 
+@pytest.mark.parametrize("nan", [False, True])
+def test_the_frontier_order_is_the_lexsort_ties_and_all(nan):
+    """The complex-key and radix sort gives the permutation of ``lexsort((-throughput, -speed, group))``, ties in
+    input order (which of two equal points is on the frontier), on integer groups with repeated speeds and
+    throughputs; a NaN (or a group numpy cannot code in 16 bits) takes the lexsort itself."""
+    rng = np.random.default_rng(5)
+    group = rng.integers(3, 40, 5_000).astype(float)
+    speed, throughput = rng.integers(0, 30, 5_000).astype(float), rng.integers(0, 30, 5_000).astype(float)
+    speed[::7] = 0.0
+    if nan:
+        throughput[11] = np.nan
+    got = layout_search._frontier_order(group, speed, throughput)
+    assert np.array_equal(got, np.lexsort((-throughput, -speed, group)))
+    assert np.array_equal(
+        layout_search._frontier_order(group * 1e5, speed, throughput), np.lexsort((-throughput, -speed, group * 1e5))
+    )
+
+
 DENSE = Model("dense-70b", params_total=70.6e9, params_active=70.6e9, kv_bytes_per_token=327_680.0, num_kv_heads=8)
 H100 = Chip(
     "H100", 80e9, 3.35e12, peak_bf16_flop_per_s=989.4e12, scale_up_domain_chips=8, scale_up_bandwidth_bytes_per_s=450e9
