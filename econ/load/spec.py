@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import csv
 import difflib
+import functools
 import io
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import polars as pl
 
@@ -37,6 +39,11 @@ MAX_CELL_CHARS = 128 * 1024
 # viewers); in names and keys tab, newline and carriage return too
 _INVISIBLE = r"[\x{0}-\x{8}\x{b}\x{c}\x{e}-\x{1f}\x{7f}\x{85}\x{2028}\x{2029}]"
 _BREAKS = r"[\t\n\r]"
+WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+"""The characters Python's ``str.strip()`` removes (``str.isspace``): a cell is stripped of these at both ends."""
 
 
 @dataclass(frozen=True)
@@ -166,7 +173,8 @@ def read_csv_rows(path: Path, *, shown: Path | None = None) -> tuple[list[str], 
         header = [h.strip() for h in next(reader)]
         start = reader.line_num + 1
         for row in reader:
-            if row and any(cell.strip() for cell in row):
+            joined = "".join(row)
+            if joined and not joined.isspace():  # a cell that is not blank
                 rows.append(row)
                 lines.append(start)
             start = reader.line_num + 1
@@ -219,10 +227,10 @@ def read_table(
             )
     if problems:
         raise DataError(problems)
+    columns = zip(*rows) if rows else ([] for _ in header)  # every row has the header's width (checked above)
     raw = pl.DataFrame(
-        {h: [r[i].strip() for r in rows] for i, h in enumerate(header)} | {LINE: lines},
-        schema={h: pl.String for h in header} | {LINE: pl.Int64},
-    )
+        [pl.Series(h, cells, pl.String) for h, cells in zip(header, columns)] + [pl.Series(LINE, lines, pl.Int64)]
+    ).with_columns(pl.col(header).str.strip_chars(WHITESPACE))
     frame, problems = convert_frame(raw, spec, shown)
     if problems:
         raise DataError(problems)
@@ -258,103 +266,128 @@ def _check_header(shown: str, header: list[str], spec: TableSpec) -> list[Proble
     return problems
 
 
+_VALUE = "_value."  # prefix of a column's converted values beside its text while it is checked
+
+
+class _CellCheck(NamedTuple):
+    """Cells of ``column`` where ``mask`` holds are problems: ``what(cell)`` and ``hint``."""
+
+    column: str
+    mask: pl.Expr
+    what: Callable[[str], str]
+    hint: str
+
+
 def convert_frame(raw: pl.DataFrame, spec: TableSpec, shown: str) -> tuple[pl.DataFrame, list[Problem]]:
-    """Cast string cells to their kinds, check ranges and allowed values, convert units."""
+    """Cast string cells to their kinds, check ranges and allowed values, convert units.
+
+    One pass converts every column (beside its text, as ``_value.<name>``) and one evaluates every cell check on
+    the converted values; only a check that some cell fails reads its rows (a clean table costs three passes, not
+    one per column and check).
+    """
+    typed, checks, out = _plan(spec, tuple(c for c in raw.columns if c != LINE))
+    wide = raw.with_columns(typed)
     problems: list[Problem] = []
-    exprs = []
+    if checks and raw.height:
+        failed = wide.select([check.mask.any().alias(str(i)) for i, check in enumerate(checks)]).row(0)
+        for check in (check for check, fails in zip(checks, failed) if fails):
+            bad = wide.filter(check.mask)
+            for line, cell in zip(bad[LINE], bad[check.column]):
+                problems.append(Problem(shown, line, check.column, check.what(cell), check.hint))
+    return wide.select(out), problems
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(spec: TableSpec, header: tuple[str, ...]) -> tuple[list[pl.Expr], list[_CellCheck], list[pl.Expr]]:
+    """The expressions that convert and check a file of ``spec`` with columns ``header`` (built once per spec and
+    header: building them took longer than running them): the converted value of each column present, the cell
+    checks in the order their problems are listed, and the output columns."""
+    present = [c for c in spec.columns if c.name in header]
+    typed = [_typed(c).alias(_VALUE + c.name) for c in present]
+    checks = [_invisible(c, strict=c.name in spec.key or c.ref is not None) for c in present if c.kind == "str"]
+    checks += [check for c in present for check in _cell_checks(c, pl.col(_VALUE + c.name))]
+    out = []
     for c in spec.columns:
-        if c.name not in raw.columns:
-            exprs.append(pl.lit(None, dtype=_DTYPES[c.kind]).alias(c.out_name))
-            continue
-        text = pl.when(pl.col(c.name) == "").then(None).otherwise(pl.col(c.name))
-        if c.kind == "str":
-            value = text
-            text_problems = _invisible(raw, c, shown, strict=c.name in spec.key or c.ref is not None)
-            problems += text_problems
-        elif c.kind == "date":
-            value = text.str.strptime(pl.Date, "%Y-%m-%d", strict=False)
-        elif c.kind == "int":
-            as_float = text.str.replace_all("_", "").cast(pl.Float64, strict=False)
-            value = pl.when(as_float == as_float.round(0)).then(as_float).otherwise(None).cast(pl.Int64, strict=False)
-        else:  # "nan", "inf" and "1e999" cast to non-finite floats; a value in a data file is finite or it is an error
-            as_float = text.cast(pl.Float64, strict=False)
-            value = pl.when(as_float.is_finite()).then(as_float)
-        exprs.append(value.alias(c.out_name))
-    typed = raw.select([pl.col(LINE), *exprs])
-
-    for c in spec.columns:
-        if c.name not in raw.columns:
-            continue
-        original = raw[c.name]
-        value = typed[c.out_name]
-        blank = original == ""
-        lines = raw[LINE]
-        if c.kind in _EXPECT:
-            what, hint = _EXPECT[c.kind]
-            bad = (~blank) & value.is_null()
-            for line, cell in zip(lines.filter(bad), original.filter(bad)):
-                problems.append(Problem(shown, line, c.name, f'"{cell}" {what}', hint))
-        if c.required:
-            for line in lines.filter(blank):
-                problems.append(Problem(shown, line, c.name, "is blank", f"fill in {c.description.lower()}"))
-        if c.allowed is not None:
-            bad = (~blank) & ~original.is_in(list(c.allowed))
-            for line, cell in zip(lines.filter(bad), original.filter(bad)):
-                problems.append(
-                    Problem(shown, line, c.name, f'"{cell}" is not allowed', f"use one of: {', '.join(c.allowed)}")
-                )
-        if c.kind in ("float", "int"):
-            unit = f" {c.unit}" if c.unit else ""
-            checks = []
-            if c.min is not None:
-                checks.append((value < c.min, f"must be at least {c.min:g}{unit}"))
-            if c.max is not None:
-                checks.append((value > c.max, f"must be at most {c.max:g}{unit}"))
-            if c.positive:
-                checks.append((value <= 0, f"must be greater than 0{unit}"))
-            if c.ceiling is not None:
-                top = c.ceiling.value / c.factor
-                checks.append((value > top, f"must be at most {top:g}{unit}: {c.ceiling.why}"))
-            if c.floor is not None:
-                bottom = c.floor.value / c.factor
-                checks.append(
-                    ((value != 0) & (value.abs() < bottom), f"must be at least {bottom:g}{unit}: {c.floor.why}")
-                )
-            elif c.kind == "float":
-                checks.append(
-                    ((value != 0) & (value.abs() < TINY), f"a non-zero value is at least {TINY:g}{unit} (a typo?)")
-                )
-            for bad, hint in checks:
-                bad = bad.fill_null(False)
-                for line, cell in zip(lines.filter(bad), original.filter(bad)):
-                    problems.append(Problem(shown, line, c.name, f'"{cell}" is out of range', hint))
-    converted = typed.with_columns(
-        [(pl.col(c.out_name) * c.factor).alias(c.out_name) for c in spec.columns if c.factor != 1.0]
-    )
-    return converted.select([*spec.out_columns, LINE]), problems
+        value = pl.col(_VALUE + c.name) if c.name in header else pl.lit(None, dtype=_DTYPES[c.kind])
+        out.append((value * c.factor if c.factor != 1.0 else value).alias(c.out_name))
+    return typed, checks, [*out, pl.col(LINE)]
 
 
-def _invisible(raw: pl.DataFrame, c: Column, shown: str, *, strict: bool) -> list[Problem]:
+def _typed(c: Column) -> pl.Expr:
+    """The value of a present column's (stripped) text cells in its kind; null where blank or not readable."""
+    text = pl.when(pl.col(c.name) == "").then(None).otherwise(pl.col(c.name))
+    if c.kind == "str":
+        return text
+    if c.kind == "date":
+        return text.str.strptime(pl.Date, "%Y-%m-%d", strict=False)
+    if c.kind == "int":
+        as_float = text.str.replace_all("_", "").cast(pl.Float64, strict=False)
+        return pl.when(as_float == as_float.round(0)).then(as_float).otherwise(None).cast(pl.Int64, strict=False)
+    # "nan", "inf" and "1e999" cast to non-finite floats; a value in a data file is finite or it is an error
+    as_float = text.cast(pl.Float64, strict=False)
+    return pl.when(as_float.is_finite()).then(as_float)
+
+
+def _cell_checks(c: Column, value: pl.Expr) -> list[_CellCheck]:
+    """The checks of one column's cells, in the order their problems are listed: kind, blank, allowed, range."""
+    blank = pl.col(c.name) == ""
+    checks = []
+    if c.kind in _EXPECT:
+        what, hint = _EXPECT[c.kind]
+        checks.append(_CellCheck(c.name, ~blank & value.is_null(), lambda cell, what=what: f'"{cell}" {what}', hint))
+    if c.required:
+        checks.append(_CellCheck(c.name, blank, lambda cell: "is blank", f"fill in {c.description.lower()}"))
+    if c.allowed is not None:
+        checks.append(
+            _CellCheck(
+                c.name,
+                ~blank & ~pl.col(c.name).is_in(list(c.allowed)),
+                lambda cell: f'"{cell}" is not allowed',
+                f"use one of: {', '.join(c.allowed)}",
+            )
+        )
+    if c.kind not in ("float", "int"):
+        return checks
+    unit = f" {c.unit}" if c.unit else ""
+    ranges = []
+    if c.min is not None:
+        ranges.append((value < c.min, f"must be at least {c.min:g}{unit}"))
+    if c.max is not None:
+        ranges.append((value > c.max, f"must be at most {c.max:g}{unit}"))
+    if c.positive:
+        ranges.append((value <= 0, f"must be greater than 0{unit}"))
+    if c.ceiling is not None:
+        top = c.ceiling.value / c.factor
+        ranges.append((value > top, f"must be at most {top:g}{unit}: {c.ceiling.why}"))
+    if c.floor is not None:
+        bottom = c.floor.value / c.factor
+        ranges.append(((value != 0) & (value.abs() < bottom), f"must be at least {bottom:g}{unit}: {c.floor.why}"))
+    elif c.kind == "float":
+        ranges.append(((value != 0) & (value.abs() < TINY), f"a non-zero value is at least {TINY:g}{unit} (a typo?)"))
+    checks += [
+        _CellCheck(c.name, bad.fill_null(False), lambda cell: f'"{cell}" is out of range', hint) for bad, hint in ranges
+    ]
+    return checks
+
+
+def _invisible(c: Column, *, strict: bool) -> _CellCheck:
     """A text cell holding an invisible character that breaks it (see _INVISIBLE); in names and keys (``strict``)
     tabs and line breaks too."""
     pattern = f"{_INVISIBLE}|{_BREAKS}" if strict else _INVISIBLE
-    bad = raw[c.name].str.contains(pattern)
-    problems = []
-    for line, cell in zip(raw[LINE].filter(bad), raw[c.name].filter(bad)):
+
+    def what(cell: str) -> str:
         char = next(
             ch for ch in cell if unicodedata.category(ch) in ("Cc", "Zl", "Zp") and (strict or ch not in "\t\n\r")
         )
         name = unicodedata.name(char, "control character")
-        problems.append(
-            Problem(
-                shown,
-                line,
-                c.name,
-                f"contains the invisible character U+{ord(char):04X} ({name}) at position {cell.index(char) + 1}",
-                "retype the value without it (it breaks lines in the report and in SQL output)",
-            )
-        )
-    return problems
+        return f"contains the invisible character U+{ord(char):04X} ({name}) at position {cell.index(char) + 1}"
+
+    return _CellCheck(
+        c.name,
+        pl.col(c.name).str.contains(pattern),
+        what,
+        "retype the value without it (it breaks lines in the report and in SQL output)",
+    )
 
 
 def check_key(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
