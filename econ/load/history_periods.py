@@ -135,11 +135,19 @@ def history_periods(store: Store, source: str) -> pl.DataFrame:
     return _named(merged, commits, source)
 
 
+def starts_key(key: list[str]) -> pl.Expr:
+    """True on the first row of each key of a frame sorted by (at least) ``key``: the rows of a key are contiguous, so
+    ``x.shift(1)`` on a row that does not start its key is ``x.shift(1).over(key)``, without a window per column."""
+    return (pl.int_range(pl.len()) == 0) | ~pl.all_horizontal(pl.col(k).eq_missing(pl.col(k).shift(1)) for k in key)
+
+
 def _merged(segments: pl.DataFrame) -> pl.DataFrame:
-    """Consecutive segments of a key with the same values and no gap between them become one segment."""
-    same = pl.all_horizontal(pl.col(c).eq_missing(pl.col(c).shift(1).over(KEY)) for c in PRICE_VALUE_COLUMNS)
-    touching = pl.col("t") == pl.col("_to").shift(1).over(KEY)
-    runs = segments.with_columns((~(same & touching).fill_null(False)).cast(pl.Int32).cum_sum().over(KEY).alias("_run"))
+    """Consecutive segments of a key (sorted by key) with the same values and no gap between them become one segment
+    (a run: its number counts up the whole frame, so the runs of a key are those of a window over the key)."""
+    same = pl.all_horizontal(pl.col(c).eq_missing(pl.col(c).shift(1)) for c in PRICE_VALUE_COLUMNS)
+    touching = pl.col("t") == pl.col("_to").shift(1)
+    joins = (same & touching & ~starts_key(KEY)).fill_null(False)
+    runs = segments.with_columns((~joins).cast(pl.Int32).cum_sum().alias("_run"))
     return (
         runs.group_by(*KEY, "_run", maintain_order=True)
         .agg(
