@@ -314,17 +314,17 @@ def _plan(spec: TableSpec, header: tuple[str, ...]) -> tuple[list[pl.Expr], list
 
 
 def _typed(c: Column) -> pl.Expr:
-    """The value of a present column's (stripped) text cells in its kind; null where blank or not readable."""
-    text = pl.when(pl.col(c.name) == "").then(None).otherwise(pl.col(c.name))
+    """The value of a present column's (stripped) text cells in its kind; null where blank or not readable (a blank
+    cell does not parse as a number or date, so only text needs blanks made null)."""
     if c.kind == "str":
-        return text
+        return pl.when(pl.col(c.name) == "").then(None).otherwise(pl.col(c.name))
     if c.kind == "date":
-        return text.str.strptime(pl.Date, "%Y-%m-%d", strict=False)
+        return pl.col(c.name).str.strptime(pl.Date, "%Y-%m-%d", strict=False)
     if c.kind == "int":
-        as_float = text.str.replace_all("_", "").cast(pl.Float64, strict=False)
+        as_float = pl.col(c.name).str.replace_all("_", "", literal=True).cast(pl.Float64, strict=False)
         return pl.when(as_float == as_float.round(0)).then(as_float).otherwise(None).cast(pl.Int64, strict=False)
     # "nan", "inf" and "1e999" cast to non-finite floats; a value in a data file is finite or it is an error
-    as_float = text.cast(pl.Float64, strict=False)
+    as_float = pl.col(c.name).cast(pl.Float64, strict=False)
     return pl.when(as_float.is_finite()).then(as_float)
 
 
