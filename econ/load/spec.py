@@ -15,10 +15,10 @@ import difflib
 import functools
 import io
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import polars as pl
 
@@ -26,6 +26,7 @@ from econ.errors import DataError, Problem
 from econ.files import read_bounded
 from econ.load.ceilings import TINY, Ceiling
 
+T = TypeVar("T", bound=tuple)
 LINE = "_line"  # hidden column: the physical line of each row in its file
 FILE = "_file"  # hidden column: the file a row came from
 
@@ -288,12 +289,10 @@ def convert_frame(raw: pl.DataFrame, spec: TableSpec, shown: str) -> tuple[pl.Da
     typed, checks, out = _plan(spec, tuple(c for c in raw.columns if c != LINE))
     wide = raw.with_columns(typed)
     problems: list[Problem] = []
-    if checks and raw.height:
-        failed = wide.select([check.mask.any().alias(str(i)) for i, check in enumerate(checks)]).row(0)
-        for check in (check for check, fails in zip(checks, failed) if fails):
-            bad = wide.filter(check.mask)
-            for line, cell in zip(bad[LINE], bad[check.column]):
-                problems.append(Problem(shown, line, check.column, check.what(cell), check.hint))
+    for check in failing(wide, checks):
+        bad = wide.filter(check.mask)
+        for line, cell in zip(bad[LINE], bad[check.column]):
+            problems.append(Problem(shown, line, check.column, check.what(cell), check.hint))
     return wide.select(out), problems
 
 
@@ -388,6 +387,30 @@ def _invisible(c: Column, *, strict: bool) -> _CellCheck:
         what,
         "retype the value without it (it breaks lines in the report and in SQL output)",
     )
+
+
+def failing(frame: pl.DataFrame, checks: Sequence[T]) -> list[T]:
+    """The checks (tuples whose second item is a boolean mask expression) that some row of ``frame`` fails, in order:
+    one pass over the frame for all of them, so only a failing check costs a pass of its own to list its rows."""
+    if not checks or frame.is_empty():
+        return []
+    failed = frame.select([check[1].fill_null(False).any().alias(str(i)) for i, check in enumerate(checks)]).row(0)
+    return [check for check, fails in zip(checks, failed) if fails]
+
+
+def starts_key(key: Sequence[str]) -> pl.Expr:
+    """True on the first row of each key of a frame sorted by (at least) ``key`` (its rows are contiguous)."""
+    return (pl.int_range(pl.len()) == 0) | ~pl.all_horizontal(pl.col(k).eq_missing(pl.col(k).shift(1)) for k in key)
+
+
+def shift_in_key(column: str, key: Sequence[str], n: int) -> pl.Expr:
+    """``pl.col(column).shift(n).over(key)`` on a frame sorted by ``key`` (then by the order to shift along), without
+    the window: the row ``n`` rows away when it has the same key (the rows between do too), else null. A shift over a
+    key maps every group back to its rows: ~10x slower (3.6 ms against 0.3 ms on a 5,000-row snapshot)."""
+    row = pl.int_range(pl.len())
+    inside = row >= n if n > 0 else row < pl.len() + n
+    same = pl.all_horizontal(pl.col(k).eq_missing(pl.col(k).shift(n)) for k in key)
+    return pl.when(inside & same).then(pl.col(column).shift(n))
 
 
 def check_key(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
