@@ -231,7 +231,7 @@ def read_table(
     columns = zip(*rows) if rows else ([] for _ in header)  # every row has the header's width (checked above)
     raw = pl.DataFrame(
         [pl.Series(h, cells, pl.String) for h, cells in zip(header, columns)] + [pl.Series(LINE, lines, pl.Int64)]
-    ).with_columns(pl.col(header).str.strip_chars(WHITESPACE))
+    )
     frame, problems = convert_frame(raw, spec, shown)
     if problems:
         raise DataError(problems)
@@ -280,14 +280,17 @@ class _CellCheck(NamedTuple):
 
 
 def convert_frame(raw: pl.DataFrame, spec: TableSpec, shown: str) -> tuple[pl.DataFrame, list[Problem]]:
-    """Cast string cells to their kinds, check ranges and allowed values, convert units.
+    """Strip the text cells, cast them to their kinds, check ranges and allowed values, convert units.
 
-    One pass converts every column (beside its text, as ``_value.<name>``) and one evaluates every cell check on
-    the converted values; only a check that some cell fails reads its rows (a clean table costs three passes, not
-    one per column and check).
+    One query strips every column and converts it (beside its text, as ``_value.<name>``), one evaluates every cell
+    check on the converted values; only a check that some cell fails reads its rows (a clean table costs three
+    passes, not one per column and check).
     """
-    typed, checks, out = _plan(spec, tuple(c for c in raw.columns if c != LINE))
-    wide = raw.with_columns(typed)
+    stages, checks, out = _plan(spec, tuple(c for c in raw.columns if c != LINE))
+    query = raw.lazy()
+    for stage in stages:
+        query = query.with_columns(stage)
+    wide = query.collect()
     problems: list[Problem] = []
     for check in failing(wide, checks):
         bad = wide.filter(check.mask)
@@ -297,34 +300,38 @@ def convert_frame(raw: pl.DataFrame, spec: TableSpec, shown: str) -> tuple[pl.Da
 
 
 @functools.lru_cache(maxsize=256)
-def _plan(spec: TableSpec, header: tuple[str, ...]) -> tuple[list[pl.Expr], list[_CellCheck], list[pl.Expr]]:
+def _plan(spec: TableSpec, header: tuple[str, ...]) -> tuple[list[list[pl.Expr]], list[_CellCheck], list[pl.Expr]]:
     """The expressions that convert and check a file of ``spec`` with columns ``header`` (built once per spec and
-    header: building them took longer than running them): the converted value of each column present, the cell
-    checks in the order their problems are listed, and the output columns."""
+    header: building them took longer than running them): the stages that strip the text and convert each column
+    present, the cell checks in the order their problems are listed, and the output columns."""
     present = [c for c in spec.columns if c.name in header]
-    typed = [_typed(c).alias(_VALUE + c.name) for c in present]
+    stages: list[list[pl.Expr]] = [[pl.col(list(header)).str.strip_chars(WHITESPACE)], [], []]
+    for c in present:
+        for stage, expr in zip(stages[1:], _typed(c)):
+            stage.append(expr.alias(_VALUE + c.name))
     checks = [_invisible(c, strict=c.name in spec.key or c.ref is not None) for c in present if c.kind == "str"]
     checks += [check for c in present for check in _cell_checks(c, pl.col(_VALUE + c.name))]
     out = []
     for c in spec.columns:
         value = pl.col(_VALUE + c.name) if c.name in header else pl.lit(None, dtype=_DTYPES[c.kind])
         out.append((value * c.factor if c.factor != 1.0 else value).alias(c.out_name))
-    return typed, checks, [*out, pl.col(LINE)]
+    return [stage for stage in stages if stage], checks, [*out, pl.col(LINE)]
 
 
-def _typed(c: Column) -> pl.Expr:
-    """The value of a present column's (stripped) text cells in its kind; null where blank or not readable (a blank
-    cell does not parse as a number or date, so only text needs blanks made null)."""
+def _typed(c: Column) -> tuple[pl.Expr, ...]:
+    """The value of a present column's (stripped) text cells in its kind, null where blank or not readable (a blank
+    cell does not parse as a number or date, so only text needs blanks made null); a number in two steps, the second
+    on the first's result (``_value.<name>``: one parse per cell, not one per use)."""
+    value = pl.col(_VALUE + c.name)
     if c.kind == "str":
-        return pl.when(pl.col(c.name) == "").then(None).otherwise(pl.col(c.name))
+        return (pl.when(pl.col(c.name) == "").then(None).otherwise(pl.col(c.name)),)
     if c.kind == "date":
-        return pl.col(c.name).str.strptime(pl.Date, "%Y-%m-%d", strict=False)
+        return (pl.col(c.name).str.strptime(pl.Date, "%Y-%m-%d", strict=False),)
     if c.kind == "int":
         as_float = pl.col(c.name).str.replace_all("_", "", literal=True).cast(pl.Float64, strict=False)
-        return pl.when(as_float == as_float.round(0)).then(as_float).otherwise(None).cast(pl.Int64, strict=False)
+        return as_float, pl.when(value == value.round(0)).then(value).otherwise(None).cast(pl.Int64, strict=False)
     # "nan", "inf" and "1e999" cast to non-finite floats; a value in a data file is finite or it is an error
-    as_float = pl.col(c.name).cast(pl.Float64, strict=False)
-    return pl.when(as_float.is_finite()).then(as_float)
+    return pl.col(c.name).cast(pl.Float64, strict=False), pl.when(value.is_finite()).then(value)
 
 
 def _cell_checks(c: Column, value: pl.Expr) -> list[_CellCheck]:
