@@ -282,15 +282,14 @@ class _CellCheck(NamedTuple):
 def convert_frame(raw: pl.DataFrame, spec: TableSpec, shown: str) -> tuple[pl.DataFrame, list[Problem]]:
     """Strip the text cells, cast them to their kinds, check ranges and allowed values, convert units.
 
-    One query strips every column and converts it (beside its text, as ``_value.<name>``), one evaluates every cell
-    check on the converted values; only a check that some cell fails reads its rows (a clean table costs three
+    A few passes strip every column and convert it (beside its text, as ``_value.<name>``), one evaluates every cell
+    check on the converted values; only a check that some cell fails reads its rows (a clean table costs five
     passes, not one per column and check).
     """
     stages, checks, out = _plan(spec, tuple(c for c in raw.columns if c != LINE))
-    query = raw.lazy()
-    for stage in stages:
-        query = query.with_columns(stage)
-    wide = query.collect()
+    wide = raw
+    for stage in stages:  # eager: planning a lazy query of them took longer than running them
+        wide = wide.with_columns(stage)
     problems: list[Problem] = []
     for check in failing(wide, checks):
         bad = wide.filter(check.mask)
