@@ -13,10 +13,11 @@ from pathlib import Path
 import polars as pl
 
 from econ.errors import DataError, Problem
+from econ.load.csv_text import display_path
 from econ.load.history import Store, read_store, store_paths
 from econ.load.history_periods import history_periods
 from econ.load.references import check_references
-from econ.load.spec import FILE, LINE, check_refs, display_path, read_table, starts_key
+from econ.load.spec import FILE, LINE, check_refs, read_table, starts_key
 from econ.load.tables import FILE_SOURCES, HISTORY_SOURCES, INPUT_TABLES, PRICE_SNAPSHOT, PRICES
 from econ.paths import SNAPSHOT_DIR, SNAPSHOT_NAME
 from econ.price_values import PRICE_VALUE_COLUMNS

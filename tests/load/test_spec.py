@@ -254,23 +254,3 @@ def test_cells_are_stripped_of_what_python_calls_whitespace():
     assert set(WHITESPACE) == {chr(i) for i in range(0x110000) if chr(i).isspace()}
     cells = ["\x1c a\u3000b \u2028", "\u200b x \u200b", " \t ", "\xa0\x85y\x0b", "\ufeffz\r"]
     assert pl.Series(cells).str.strip_chars(WHITESPACE).to_list() == [c.strip() for c in cells]
-
-
-def test_plain_files_read_as_the_csv_module_reads_them():
-    """A file without quotes is split by hand (faster); on random text of commas, blanks, line breaks and letters it
-    gives the header, rows and lines csv.reader gives, and it leaves every other file to csv.reader."""
-    import random
-
-    from econ.load.spec import _csv_rows, _plain_rows
-
-    rng = random.Random(22)
-    alphabet = ["a", "b", ",", ",", " ", "\t", "\n", "\n", "\u2028", "\x0c", "é"]
-    plain = 0
-    for _ in range(2000):
-        text = "h," + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
-        got = _plain_rows(text)
-        if got is not None:
-            plain += 1
-            assert got == _csv_rows(text, "f.csv"), repr(text)
-    assert plain > 1900
-    assert _plain_rows('h\n"a,b"\n') is None and _plain_rows("h\r\na\r\n") is None and _plain_rows("\nh\n") is None
