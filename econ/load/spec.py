@@ -171,9 +171,7 @@ def read_table(
     frame, problems = convert_frame(raw, spec, shown)
     if problems:
         raise DataError(problems)
-    frame = frame.with_columns(pl.lit(shown).alias(FILE))
-    if extra:
-        frame = frame.with_columns([pl.lit(v).alias(k) for k, v in extra.items()])
+    frame = frame.with_columns(pl.lit(shown).alias(FILE), *(pl.lit(v).alias(k) for k, v in (extra or {}).items()))
     problems = check_key(frame, spec)
     if problems:  # the table-level checks assume unique keys
         raise DataError(problems)
