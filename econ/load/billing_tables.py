@@ -7,8 +7,6 @@ the rules is :mod:`econ.billing_terms`; :mod:`econ.fits.billing_rules` applies t
 
 from __future__ import annotations
 
-from zoneinfo import available_timezones
-
 import polars as pl
 
 from econ.billing_terms import RULES, clock_minutes, day_set
@@ -16,7 +14,8 @@ from econ.errors import Problem
 from econ.load import ceilings
 from econ.load.price_tables import SOURCES, VARIANTS
 from econ.load.requests import CACHE_TTLS, check_request_times
-from econ.load.spec import FILE, LINE, Column, TableSpec
+from econ.load.spec import FILE, LINE, Column, TableSpec, shift_in_key
+from econ.load.time_zones import is_time_zone
 
 _SOURCE = (
     Column("source_url", "str", "", "Page that states the rule (the seller's own page where one could be read)", True),
@@ -78,9 +77,9 @@ def _check_rule_values(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
             )
     scope = ["provider", "model", "variant", "rule"]
     ordered = frame.sort([*scope, "from_date"], nulls_last=False).with_columns(
-        pl.col("from_date").shift(-1).over(scope).alias("_next_from"),
-        pl.col("rule_id").shift(-1).over(scope).alias("_next_id"),
-        pl.col(LINE).shift(-1).over(scope).alias("_next_line"),
+        shift_in_key("from_date", scope, -1).alias("_next_from"),
+        shift_in_key("rule_id", scope, -1).alias("_next_id"),
+        shift_in_key(LINE, scope, -1).alias("_next_line"),
     )
     overlap = pl.col("_next_id").is_not_null() & (
         pl.col("to_date").is_null() | pl.col("_next_from").is_null() | (pl.col("to_date") > pl.col("_next_from"))
@@ -101,9 +100,8 @@ def _check_rule_values(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
 def _check_windows(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
     """A known time zone, a day range, HH:MM times with start before end."""
     problems = []
-    zones = available_timezones()
     for row in frame.to_dicts():
-        if row["timezone"] not in zones:
+        if not is_time_zone(row["timezone"]):
             problems.append(
                 _problem(row, "timezone", f"{row['timezone']!r} is not a time zone", "use an IANA name such as UTC")
             )

@@ -28,7 +28,7 @@ import polars as pl
 from econ import paths
 from econ.errors import SHOWN_PROBLEMS, DataError, Problem
 from econ.load.price_tables import DATED_SNAPSHOT, HISTORY_CHANGES, HISTORY_COMMITS
-from econ.load.spec import FILE, LINE, read_table
+from econ.load.spec import FILE, LINE, read_table, shift_in_key
 
 HISTORY_DIR = paths.HISTORY_DIR
 KEY = ["provider", "model", "variant", "tier_min_prompt_tokens"]
@@ -145,8 +145,8 @@ def _check_counts(commits: pl.DataFrame, changes: pl.DataFrame) -> list[Problem]
     per = (
         changes.group_by([*KEY, "snapshot"])
         .agg((pl.col("change") == "set").sum().cast(pl.Int64).alias("_n"))
-        .sort("snapshot")
-        .with_columns((pl.col("_n") - pl.col("_n").shift(1, fill_value=0).over(KEY)).alias("_delta"))
+        .sort([*KEY, "snapshot"], nulls_last=False)
+        .with_columns((pl.col("_n") - shift_in_key("_n", KEY, 1).fill_null(0)).alias("_delta"))
     )
     counted = (
         commits.join(per.group_by("snapshot").agg(pl.col("_delta").sum()), on="snapshot", how="left")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import polars as pl
 
 from econ.load.history import KEY, Store
+from econ.load.spec import shift_in_key, starts_key
 from econ.price_values import PRICE_VALUE_COLUMNS
 
 CARRIED = ["hugging_face_id", "source_url", "source_key"]
@@ -42,7 +43,7 @@ def history_periods(store: Store, source: str) -> pl.DataFrame:
         store.changes.select(*KEY, "snapshot", "change")
         .unique(subset=[*KEY, "snapshot"])
         .sort(*KEY, "snapshot")
-        .with_columns(pl.col("snapshot").shift(-1).over(KEY).alias("next_snapshot"))
+        .with_columns(shift_in_key("snapshot", KEY, -1).alias("next_snapshot"))
         .join(commits, on="snapshot", how="left")
         .join(
             commits.select(pl.col("snapshot").alias("next_snapshot"), pl.col("d").alias("d_next")),
@@ -93,16 +94,16 @@ def history_periods(store: Store, source: str) -> pl.DataFrame:
         .agg(pl.col("t").min().alias("start"))
     )
     versions = (
-        versions.join(starts, on="version", how="left")
+        versions.join(starts, on="version", how="left", maintain_order="left")  # still sorted by key and snapshot
         .with_columns(pl.coalesce("start", "d").alias("start"))
-        .with_columns(pl.col("start").shift(-1).over(KEY).alias("end"))  # the next version's start ends this one
+        .with_columns(shift_in_key("start", KEY, -1).alias("end"))  # the next version's start ends this one
     )
     segments = (
         evaluated.drop("d_v", "d_next")
         .join(versions.select("version", "start", "end", "d", "snapshot", "commit", "next_snapshot"), on="version")
         .filter(pl.col("t") >= pl.col("start"))
         .sort("version", "t")
-        .with_columns(pl.col("t").shift(-1).over("version").alias("_next_t"))
+        .with_columns(shift_in_key("t", ["version"], -1).alias("_next_t"))
         .with_columns(pl.min_horizontal(pl.coalesce("_next_t", FAR), pl.coalesce("end", FAR)).alias("_to"))
         .filter(pl.col("_to") >= pl.col("t"), pl.col("source_key").is_not_null())  # no price that day: a gap
         .with_columns(
@@ -136,10 +137,12 @@ def history_periods(store: Store, source: str) -> pl.DataFrame:
 
 
 def _merged(segments: pl.DataFrame) -> pl.DataFrame:
-    """Consecutive segments of a key with the same values and no gap between them become one segment."""
-    same = pl.all_horizontal(pl.col(c).eq_missing(pl.col(c).shift(1).over(KEY)) for c in PRICE_VALUE_COLUMNS)
-    touching = pl.col("t") == pl.col("_to").shift(1).over(KEY)
-    runs = segments.with_columns((~(same & touching).fill_null(False)).cast(pl.Int32).cum_sum().over(KEY).alias("_run"))
+    """Consecutive segments of a key (sorted by key) with the same values and no gap between them become one segment
+    (a run: its number counts up the whole frame, so the runs of a key are those of a window over the key)."""
+    same = pl.all_horizontal(pl.col(c).eq_missing(pl.col(c).shift(1)) for c in PRICE_VALUE_COLUMNS)
+    touching = pl.col("t") == pl.col("_to").shift(1)
+    joins = (same & touching & ~starts_key(KEY)).fill_null(False)
+    runs = segments.with_columns((~joins).cast(pl.Int32).cum_sum().alias("_run"))
     return (
         runs.group_by(*KEY, "_run", maintain_order=True)
         .agg(

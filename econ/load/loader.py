@@ -13,10 +13,11 @@ from pathlib import Path
 import polars as pl
 
 from econ.errors import DataError, Problem
+from econ.load.csv_text import display_path
 from econ.load.history import Store, read_store, store_paths
 from econ.load.history_periods import history_periods
 from econ.load.references import check_references
-from econ.load.spec import FILE, LINE, check_refs, display_path, read_table
+from econ.load.spec import FILE, LINE, check_refs, read_table, starts_key
 from econ.load.tables import FILE_SOURCES, HISTORY_SOURCES, INPUT_TABLES, PRICE_SNAPSHOT, PRICES
 from econ.paths import SNAPSHOT_DIR, SNAPSHOT_NAME
 from econ.price_values import PRICE_VALUE_COLUMNS
@@ -189,17 +190,17 @@ def _snapshot_periods(snapshots: list[pl.DataFrame]) -> pl.DataFrame:
         .with_columns(pl.col("snapshot_date").shift(-1).over("source").alias("_next_snapshot"))
     )
     key = PRICE_KEY
-    snap = (
+    snap = (  # sorted by key: shift(1) on a row that does not start its key is the key's previous snapshot
         snap.join(dates, on=["source", "snapshot_date"], how="left")
         .sort([*key, "snapshot_date"])
-        .with_columns(pl.col("_next_snapshot").shift(1).over(key).alias("_prev_to"))
+        .with_columns(pl.when(~starts_key(key)).then(pl.col("_next_snapshot").shift(1)).alias("_prev_to"))
     )
     same_as_previous = (
-        pl.all_horizontal([pl.col(c).eq_missing(pl.col(c).shift(1).over(key)) for c in PRICE_VALUE_COLUMNS])
+        pl.all_horizontal([pl.col(c).eq_missing(pl.col(c).shift(1)) for c in PRICE_VALUE_COLUMNS])
         & pl.col("_prev_to").eq_missing(pl.col("snapshot_date"))
         & pl.col("_prev_to").is_not_null()
-    )
-    snap = snap.with_columns((~same_as_previous).cast(pl.Int32).cum_sum().over(key).alias("_period"))
+    )  # a period's number counts up the whole frame: the periods of a key are those of a window over the key
+    snap = snap.with_columns((~same_as_previous).cast(pl.Int32).cum_sum().alias("_period"))
     periods = snap.group_by([*key, "_period"], maintain_order=True).agg(
         pl.col("snapshot_date").min().alias("from_date"),
         pl.col("_next_snapshot").last().alias("to_date"),

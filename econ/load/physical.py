@@ -12,7 +12,7 @@ import polars as pl
 
 from econ.errors import Problem
 from econ.load import ceilings
-from econ.load.spec import FILE, LINE, TableSpec
+from econ.load.spec import FILE, LINE, TableSpec, failing
 
 
 def _rows(frame: pl.DataFrame, mask: pl.Expr) -> list[dict]:
@@ -87,7 +87,7 @@ def check_scenario_ranges(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]
     efficiency = pl.col("name").str.contains(EFFICIENCY)
     fraction = pl.col("unit") == "fraction"
     zero_ok = pl.col("name").str.contains(MAY_BE_ZERO)
-    problems = []
+    problems, checks = [], []
     for column in ("value", "low", "high"):
         x = pl.col(column)
         rules = [
@@ -108,15 +108,16 @@ def check_scenario_ranges(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]
                 f"must be at most {top.value:g}: {top.why}",
             )
         )
-        for mask, hint in rules:
-            for row in _rows(frame, x.is_not_null() & mask):
-                problems.append(
-                    Problem(
-                        row[FILE],
-                        row[LINE],
-                        column,
-                        f"{row['name']} = {row[column]:g} {row['unit']} is out of range",
-                        hint,
-                    )
+        checks += [(column, x.is_not_null() & mask, hint) for mask, hint in rules]
+    for column, mask, hint in failing(frame, checks):
+        for row in _rows(frame, mask):
+            problems.append(
+                Problem(
+                    row[FILE],
+                    row[LINE],
+                    column,
+                    f"{row['name']} = {row[column]:g} {row['unit']} is out of range",
+                    hint,
                 )
+            )
     return problems

@@ -9,7 +9,7 @@ import polars as pl
 
 from econ.errors import Problem
 from econ.load import ceilings
-from econ.load.spec import FILE, LINE, Column, TableSpec
+from econ.load.spec import FILE, LINE, Column, TableSpec, shift_in_key
 
 VARIANTS = ("standard", "batch", "flex", "priority", "fast")
 FILE_SOURCES = ("litellm", "openrouter")
@@ -144,8 +144,8 @@ def _check_price_periods(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
         )
     key = ["provider", "model", "variant", "tier_min_prompt_tokens"]
     ordered = frame.sort([*key, "from_date"]).with_columns(
-        pl.col("from_date").shift(-1).over(key).alias("_next_from"),
-        pl.col(LINE).shift(-1).over(key).alias("_next_line"),
+        shift_in_key("from_date", key, -1).alias("_next_from"),
+        shift_in_key(LINE, key, -1).alias("_next_line"),
     )
     overlap = pl.col("_next_from").is_not_null() & (
         pl.col("to_date").is_null() | (pl.col("to_date") > pl.col("_next_from"))
@@ -168,10 +168,14 @@ def _check_tiers(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
     """Within one model, variant and period, tiers start at 0 and thresholds increase down the file."""
     problems = []
     group = ["provider", "model", "variant"] + [c for c in ("from_date", "declared_from_date") if c in frame.columns]
-    ordered = frame.sort(LINE).with_columns(
-        pl.col("tier_min_prompt_tokens").shift(1).over(group).alias("_prev_tier"),
-        pl.col("tier_min_prompt_tokens").min().over(group).alias("_min_tier"),
-        pl.col(LINE).min().over(group).alias("_first_line"),
+    ordered = (
+        frame.sort([*group, LINE], nulls_last=False)  # the previous tier of a group down the file, then file order
+        .with_columns(
+            shift_in_key("tier_min_prompt_tokens", group, 1).alias("_prev_tier"),
+            pl.col("tier_min_prompt_tokens").min().over(group).alias("_min_tier"),
+            pl.col(LINE).min().over(group).alias("_first_line"),
+        )
+        .sort(LINE)
     )
     for row in _rows(ordered, pl.col("_prev_tier") >= pl.col("tier_min_prompt_tokens")):
         problems.append(

@@ -242,3 +242,15 @@ def test_line_numbers_count_physical_lines(data_dir, capsys):
     code, err = run_build(data_dir, capsys)
     assert code == 1
     assert err.startswith('Error: data/prices.csv:4: column output_usd_per_mtok: "z" is not a number')
+
+
+def test_cells_are_stripped_of_what_python_calls_whitespace():
+    """Cells are stripped in polars with spec.WHITESPACE: the very characters ``str.strip()`` removes (so a value
+    reads the same as when each cell was stripped in Python), and nothing else (a zero-width space is kept)."""
+    import polars as pl
+
+    from econ.load.spec import WHITESPACE
+
+    assert set(WHITESPACE) == {chr(i) for i in range(0x110000) if chr(i).isspace()}
+    cells = ["\x1c a\u3000b \u2028", "\u200b x \u200b", " \t ", "\xa0\x85y\x0b", "\ufeffz\r"]
+    assert pl.Series(cells).str.strip_chars(WHITESPACE).to_list() == [c.strip() for c in cells]

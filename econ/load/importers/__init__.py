@@ -31,13 +31,14 @@ from econ import paths
 from econ.errors import DataError, EconError, EconNotice
 from econ.files import staging_path
 from econ.load import history
+from econ.load.csv_text import display_path
 from econ.load.importers import genai_prices, litellm, llm_prices, openrouter
 from econ.load.importers.common import Normalised, read_json, shape_error
 from econ.load.importers.history_import import import_history
 from econ.load.importers.result import ImportResult, by_entry
 from econ.load.loader import SNAPSHOT_DIR, snapshot_folder_problem, snapshot_path
 from econ.load.price_tables import FILE_SOURCES, HISTORY_SOURCES, PRICE_SNAPSHOT
-from econ.load.spec import display_path, read_table
+from econ.load.spec import read_table
 from econ.lock import Locks
 
 __all__ = ["ImportResult", "file_date", "import_file", "import_parsed", "normalise", "snapshot_date", "SOURCES"]

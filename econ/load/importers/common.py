@@ -27,7 +27,7 @@ from econ import units
 from econ.errors import DataError, Problem
 from econ.files import read_bounded
 from econ.load import ceilings
-from econ.load.spec import decode_utf8, display_path
+from econ.load.csv_text import decode_utf8, display_path
 from econ.load.tables import PRICE_SNAPSHOT, VARIANTS
 
 # price components, in PRICE_SNAPSHOT column order (the value of each is USD per token while collecting)
