@@ -23,7 +23,7 @@ import polars as pl
 
 from econ import __version__, paths
 from econ.cachefiles import restore_copy, store_copy
-from econ.db import connect_read_only, create_views, damaged, staged_database, write_table
+from econ.db import connect_read_only, create_views, damaged, frame_fingerprint, staged_database, write_table
 from econ.db.objects import table_summary
 from econ.faults import boundary
 from econ.files import remove, source_date
@@ -31,6 +31,7 @@ from econ.fingerprint import code_fingerprint
 from econ.journal import Transaction
 from econ.lock import Locks
 from econ.outputs import prepare_run, write_marker
+from econ.previous import Previous, copy_previous, write_keys
 from econ.progress import step
 from econ.uptodate import build_key, is_current, record
 
@@ -125,10 +126,16 @@ def stage_build(
     boundary("build:loaded")
     staged_db = txn.stage(db_path, kind="database", companions=(".wal",))
     staged_reports = None if reports_dir is None else txn.stage(reports_dir, kind="reports")
-    with staged_database(staged_db, shown=Path(db_path)) as con:
-        code_hash = code_fingerprint()
+    code_hash = code_fingerprint()
+    copied = copy_previous(Path(db_path), staged_db, code_hash=code_hash)
+    with staged_database(staged_db, shown=Path(db_path), copied=copied) as con:
+        previous = Previous.open(con) if copied else None
+        hashed = {name: frame_fingerprint(con, name, frame) for name, frame in frames.items()}
         for name, frame in frames.items():
-            write_table(con, name, frame, description=table_description(name), column_comments=column_comments(name))
+            if previous is None or not previous.keep_input(con, name, hashed[name]):
+                write_table(
+                    con, name, frame, description=table_description(name), column_comments=column_comments(name)
+                )
         write_table(
             con,
             "build_info",
@@ -144,22 +151,33 @@ def stage_build(
         con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
         create_views(con, Path(queries_dir), allow_pending=True)  # the views over result tables come after
         boundary("build:tables")
+        keys: dict[str, str] = {}
+        modules = analyses()
         status = run_analyses(
             con,
-            analyses(),
+            modules,
             as_of=as_of,
             cache_dir=cache_dir,
             code_hash=code_hash,
             after_each=lambda: create_views(con, Path(queries_dir), allow_pending=True),
+            previous=previous,
+            keys=keys,
+            hashed=hashed,
         )
         step("views", "catalog and views", 0, 1)
-        for name, frame in catalog.frames().items():
+        catalog_frames = catalog.frames()  # a function of the code alone
+        for name, frame in catalog_frames.items():
             write_table(con, name, frame, description=CATALOG_DESCRIPTIONS[name], column_comments=CATALOG_COLUMNS[name])
+        write_keys(con, keys)
+        if previous is not None:
+            previous.drop_rest(con)
         create_views(con, Path(queries_dir))
         boundary("build:analyses")
         if staged_reports is not None:
             key = _report_key(con, frames, Path(queries_dir), as_of=as_of, code_hash=code_hash)
-            _write_report(con, staged_reports, as_of=as_of, cache_dir=cache_dir, key=key)
+            versions = {t.name: f"{m.NAME}:{keys[m.NAME]}" for m in modules for t in m.TABLES}
+            versions |= {name: f"code:{code_hash}" for name in catalog_frames}
+            _write_report(con, staged_reports, as_of=as_of, cache_dir=cache_dir, key=key, versions=versions)
             write_marker(staged_reports)
             boundary("build:report")
     boundary("build:database")
@@ -187,7 +205,7 @@ def report(
         try:
             staged = txn.stage(reports_dir, kind="reports")
             try:
-                write_report(db_path, staged, as_of=as_of)
+                write_report(db_path, staged, as_of=as_of, cache_dir=cache_dir)
                 step("commit", Path(reports_dir).name, 0, 1)
             except duckdb.Error as e:
                 if not _is_damage(e):
@@ -229,7 +247,9 @@ def _report_key(con, frames, queries_dir: Path, *, as_of: date, code_hash: str) 
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:24]
 
 
-def _write_report(con, staged: Path, *, as_of: date, cache_dir: Path | None, key: str) -> None:
+def _write_report(
+    con, staged: Path, *, as_of: date, cache_dir: Path | None, key: str, versions: dict[str, str]
+) -> None:
     """Write the site to ``staged``; reuse the stored site when its key (:func:`_report_key`) is unchanged and every
     stored file matches its hash, so the same key means the same pages, byte for byte."""
     remove(staged)
@@ -239,7 +259,7 @@ def _write_report(con, staged: Path, *, as_of: date, cache_dir: Path | None, key
         return
     from econ.report.site import build_site  # altair loads only when pages are drawn
 
-    build_site(con, staged, as_of=as_of)
+    build_site(con, staged, as_of=as_of, cache_dir=cache_dir, versions=versions)
     if stored is not None:
         store_copy(staged, stored, root=Path(cache_dir))
 

@@ -8,7 +8,8 @@ An analysis is a module with
 - ``TABLES``: the :class:`econ.results.ResultTable` declarations of everything it writes,
 - ``run(ctx)``: reads with ``ctx.query`` and writes every declared table with ``ctx.write``.
 
-When the key is unchanged the stored result tables are loaded from ``build/cache/`` and
+When the key is the one the previous build recorded, its tables are kept from the database the build starts from
+(``econ.previous``); else, when the key is unchanged, the stored result tables are loaded from ``build/cache/`` and
 ``run`` is skipped (so a rebuild with no new input does not refit, re-bootstrap or re-sweep).
 A stored entry is used only if every file matches the SHA-256 in its manifest; otherwise the
 analysis runs again and a notice says why (``econ.cachefiles``).
@@ -30,10 +31,11 @@ import polars as pl
 from econ.analyses.calibration_scenario import with_calibrated
 from econ.analyses.scenario import Scenario, load_scenarios
 from econ.cachefiles import begin_entry, cannot_store, commit_entry, notice, verify
-from econ.db import comment, is_write_failure, quote_ident, quote_literal, write_table
+from econ.db import comment, content_fingerprint, is_write_failure, quote_ident, quote_literal, write_table
 from econ.errors import EconError
 from econ.files import remove
 from econ.fingerprint import code_fingerprint
+from econ.previous import Previous
 from econ.progress import step
 from econ.results import ResultTable
 
@@ -107,22 +109,16 @@ def _or_empty(chunks: Iterable[pl.DataFrame], table: ResultTable) -> Iterable[pl
 
 
 def input_fingerprint(con: duckdb.DuckDBPyConnection, names: Iterable[str], seen: dict[str, str] | None = None) -> str:
-    """Hash of the full contents of the named tables/views, computed inside DuckDB.
+    """Hash of the full contents of the named tables/views (:func:`econ.db.content_fingerprint` of each).
 
-    Each row is hashed as a whole (``hash(t)`` of the row struct) and the row hashes are
-    summed, so the key is independent of row order and of the undefined bytes that Arrow
-    keeps under null values; the column names and types are hashed too. ``seen`` keeps each relation's line for
-    the next call (a build writes each table once, so ``price_history`` is hashed once, not by each of its readers).
+    ``seen`` keeps each relation's line for the next call (a build writes each table once, so ``price_history`` is
+    hashed once, not by each of its readers).
     """
     seen = {} if seen is None else seen
     h = hashlib.sha256()
     for name in names:
         if name not in seen:
-            schema = con.execute(f"describe select * from {quote_ident(name)}").fetchall()
-            rows, total = con.execute(
-                f"select count(*), coalesce(sum(hash(t)::hugeint), 0) from {quote_ident(name)} as t"
-            ).fetchall()[0]
-            seen[name] = f"{name}|{schema}|{rows}|{total}"
+            seen[name] = content_fingerprint(con, name)
         h.update(seen[name].encode())
     return h.hexdigest()
 
@@ -135,21 +131,34 @@ def run_analyses(
     cache_dir: Path | None,
     code_hash: str | None = None,
     after_each: Callable[[], object] | None = None,
+    previous: Previous | None = None,
+    keys: dict[str, str] | None = None,
+    hashed: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """Run (or restore from cache) each analysis in order; returns {analysis: 'ran' | 'cached'}.
+    """Run (or keep, or restore from cache) each analysis in order; returns {analysis: 'ran' | 'kept' | 'cached'}.
 
     ``after_each`` runs after every analysis (the build creates the views whose tables now exist, so a later
-    analysis can read a view over an earlier one's table: ``price_current`` over ``price_history``).
+    analysis can read a view over an earlier one's table: ``price_current`` over ``price_history``). ``previous``:
+    the previous build's tables, set aside in this database (``econ.previous``): an analysis whose key is the one
+    recorded there takes its tables back ('kept'). ``keys`` receives each analysis's key; ``hashed`` holds the
+    :func:`econ.db.content_fingerprint` of relations already hashed (the build's input tables).
     """
     code_hash = code_hash or code_fingerprint()
     scenarios = _Scenarios(con)
     status: dict[str, str] = {}
-    hashed: dict[str, str] = {}  # every relation is complete before an analysis reads it, and never rewritten
+    hashed = {} if hashed is None else hashed  # every relation is complete before an analysis reads it, never rewritten
+    keys = {} if keys is None else keys
     for done, module in enumerate(modules):
         step("analyses", module.NAME, done, len(modules))
         key = hashlib.sha256(
             f"{code_hash}|{module.NAME}|{as_of.isoformat()}|{input_fingerprint(con, module.INPUTS, hashed)}".encode()
         ).hexdigest()[:24]
+        keys[module.NAME] = key
+        if previous is not None and previous.keep(con, module.NAME, key, [t.name for t in module.TABLES]):
+            status[module.NAME] = "kept"
+            if after_each is not None:
+                after_each()
+            continue
         folder = Path(cache_dir) / module.NAME / key if cache_dir else None
         if folder is not None and _restore(con, folder, module.NAME, module.TABLES):
             status[module.NAME] = "cached"
