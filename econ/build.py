@@ -174,9 +174,9 @@ def stage_build(
         create_views(con, Path(queries_dir))
         boundary("build:analyses")
         if staged_reports is not None:
-            key = _report_key(con, frames, Path(queries_dir), as_of=as_of, code_hash=code_hash)
+            key = _report_key(con, frames, Path(queries_dir), as_of=as_of, code_hash=code_hash, hashed=hashed)
             versions = {t.name: f"{m.NAME}:{keys[m.NAME]}" for m in modules for t in m.TABLES}
-            versions |= {name: f"code:{code_hash}" for name in catalog_frames}
+            versions |= {name: f"code:{code_hash}" for name in catalog_frames} | hashed
             _write_report(con, staged_reports, as_of=as_of, cache_dir=cache_dir, key=key, versions=versions)
             write_marker(staged_reports)
             boundary("build:report")
@@ -231,7 +231,7 @@ def _is_damage(error: duckdb.Error) -> bool:
     ) or ("corrupt" in text or "checksum" in text)
 
 
-def _report_key(con, frames, queries_dir: Path, *, as_of: date, code_hash: str) -> str:
+def _report_key(con, frames, queries_dir: Path, *, as_of: date, code_hash: str, hashed: dict[str, str]) -> str:
     """What the site is drawn from: the database (a function of the input tables, the views' SQL, the code and
     ``as_of``; the analyses are deterministic), ``SOURCE_DATE_EPOCH`` and the versions of the libraries that draw it."""
     from econ.analyses.runner import input_fingerprint
@@ -240,7 +240,7 @@ def _report_key(con, frames, queries_dir: Path, *, as_of: date, code_hash: str) 
         code_hash,
         as_of.isoformat(),
         os.environ.get("SOURCE_DATE_EPOCH") or "",
-        input_fingerprint(con, frames),
+        input_fingerprint(con, frames, hashed),
         *(f"{p.name}\n{p.read_text(encoding='utf-8')}" for p in sorted(queries_dir.glob("*.sql"))),
         *(f"{lib}={metadata.version(lib)}" for lib in REPORT_LIBRARIES),
     ]

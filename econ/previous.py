@@ -50,7 +50,7 @@ PREFIX = "__econ_previous__"
 MAX_FREE_FRAC = 0.4
 """A copy whose file is more than this share free blocks is not used: the build starts empty and writes a compact
 file (DuckDB reuses the blocks of replaced tables but never shrinks the file)."""
-_CHUNK = 1 << 20
+_CHUNK = 8 << 20
 
 
 def copy_previous(db_path: Path, staged: Path, *, code_hash: str) -> bool:

@@ -269,11 +269,17 @@ def relations_named(con: duckdb.DuckDBPyConnection, sql: str, *, with_ctes: bool
     """The tables and views a query names, from DuckDB's parser (``json_serialize_sql``; nothing is bound); None when
     it does not parse. ``with_ctes``: the names of its common table expressions come along (an over-estimate);
     else they are left out (a common table expression that shadows a table hides it)."""
-    tree = json.loads(con.execute("select json_serialize_sql(?)", [sql]).fetchall()[0][0])
-    if tree.get("error"):
+    if sql not in _PARSED:
+        tree = json.loads(con.execute("select json_serialize_sql(?)", [sql]).fetchall()[0][0])
+        _PARSED[sql] = None if tree.get("error") else _names(tree)
+    if _PARSED[sql] is None:
         return None
-    tables, ctes = _names(tree)
-    return tables if with_ctes else tables - ctes
+    tables, ctes = _PARSED[sql]
+    return set(tables) if with_ctes else tables - ctes
+
+
+_PARSED: dict[str, tuple[set[str], set[str]] | None] = {}
+"""Each query parsed once per process (``create_views`` asks after every analysis; a page asks again per query)."""
 
 
 def _names(node) -> tuple[set[str], set[str]]:
