@@ -6,7 +6,7 @@ the code, the analysis, ``as_of`` and the contents of what it reads). Every buil
 for byte what that build wrote (the SHA-256 in the build record, ``econ.uptodate``), starts from a copy of it in
 its staging file instead of an empty one:
 
-1. :func:`copy_previous` copies the database to the staging path, hashing it on the way;
+1. :func:`copy_previous` copies the database to the staging path and checks the copy's SHA-256;
 2. :func:`Previous.open` reads the recorded keys, drops the views (the build creates them again) and renames every
    table aside (``__econ_previous__<name>``), so no analysis can read a stale result: the database then holds what
    an empty one would, plus tables no query names;
@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,12 +65,8 @@ def copy_previous(db_path: Path, staged: Path, *, code_hash: str) -> bool:
         return False
     try:
         recorded = json.loads(record_path(db_path).read_text(encoding="utf-8"))["database_sha256"]
-        h = hashlib.sha256()
-        with db_path.open("rb") as src, staged.open("wb") as dst:
-            while chunk := src.read(_CHUNK):
-                h.update(chunk)
-                dst.write(chunk)
-        if h.hexdigest() != recorded or not _usable(staged, code_hash):
+        shutil.copyfile(db_path, staged)  # in the kernel (copy_file_range / sendfile)
+        if _sha256(staged) != recorded or not _usable(staged, code_hash):  # the copy's own bytes are checked
             remove(staged)
             return False
     except (OSError, ValueError, KeyError, TypeError, duckdb.Error):
@@ -77,6 +74,14 @@ def copy_previous(db_path: Path, staged: Path, *, code_hash: str) -> bool:
         remove(Path(f"{staged}.wal"))
         return False
     return True
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def _usable(path: Path, code_hash: str) -> bool:

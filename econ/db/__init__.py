@@ -392,11 +392,14 @@ def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path, *, allow_pen
     """
     files = sorted(Path(queries_dir).glob("*.sql"))
     here = "where database_name = current_database()"
-    existing = {r[0] for r in con.execute(f"select view_name from duckdb_views() {here} and not internal").fetchall()}
-    pending = {f.stem: f for f in files if f.stem not in existing}
+    relations = con.execute(
+        f"select view_name, true from duckdb_views() {here} and not internal union all "
+        f"select table_name, false from duckdb_tables() {here}"
+    ).fetchall()
+    pending = {f.stem: f for f in files if (f.stem, True) not in relations}
     if not pending:
         return []
-    known = existing | {r[0] for r in con.execute(f"select table_name from duckdb_tables() {here}").fetchall()}
+    known = {name for name, _ in relations}
     created: list[str] = []
     while pending:
         errors, progress = {}, False
