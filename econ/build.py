@@ -23,7 +23,15 @@ import polars as pl
 
 from econ import __version__, paths
 from econ.cachefiles import restore_copy, store_copy
-from econ.db import connect_read_only, create_views, damaged, frame_fingerprint, staged_database, write_table
+from econ.db import (
+    PendingViews,
+    connect_read_only,
+    create_views,
+    damaged,
+    frame_fingerprint,
+    staged_database,
+    write_table,
+)
 from econ.db.objects import table_summary
 from econ.faults import boundary
 from econ.files import remove, source_date
@@ -149,7 +157,7 @@ def stage_build(
             },
         )
         con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
-        create_views(con, Path(queries_dir), allow_pending=True)  # the views over result tables come after
+        views = PendingViews(con, Path(queries_dir))  # the views over result tables come after their tables
         boundary("build:tables")
         keys: dict[str, str] = {}
         modules = analyses()
@@ -159,7 +167,7 @@ def stage_build(
             as_of=as_of,
             cache_dir=cache_dir,
             code_hash=code_hash,
-            after_each=lambda: create_views(con, Path(queries_dir), allow_pending=True),
+            after_each=lambda module: views.written(t.name for t in module.TABLES),
             previous=previous,
             keys=keys,
             hashed=hashed,

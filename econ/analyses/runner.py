@@ -130,15 +130,15 @@ def run_analyses(
     as_of: date,
     cache_dir: Path | None,
     code_hash: str | None = None,
-    after_each: Callable[[], object] | None = None,
+    after_each: Callable[[ModuleType], object] | None = None,
     previous: Previous | None = None,
     keys: dict[str, str] | None = None,
     hashed: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """Run (or keep, or restore from cache) each analysis in order; returns {analysis: 'ran' | 'kept' | 'cached'}.
 
-    ``after_each`` runs after every analysis (the build creates the views whose tables now exist, so a later
-    analysis can read a view over an earlier one's table: ``price_current`` over ``price_history``). ``previous``:
+    ``after_each(module)`` runs after every analysis (the build creates the views whose tables now exist, so a
+    later analysis can read a view over an earlier one's table: ``price_current`` over ``price_history``). ``previous``:
     the previous build's tables, set aside in this database (``econ.previous``): an analysis whose key is the one
     recorded there takes its tables back ('kept'). ``keys`` receives each analysis's key; ``hashed`` holds the
     :func:`econ.db.content_fingerprint` of relations already hashed (the build's input tables).
@@ -157,13 +157,13 @@ def run_analyses(
         if previous is not None and previous.keep(con, module.NAME, key, [t.name for t in module.TABLES]):
             status[module.NAME] = "kept"
             if after_each is not None:
-                after_each()
+                after_each(module)
             continue
         folder = Path(cache_dir) / module.NAME / key if cache_dir else None
         if folder is not None and _restore(con, folder, module.NAME, module.TABLES):
             status[module.NAME] = "cached"
             if after_each is not None:
-                after_each()
+                after_each(module)
             continue
         ctx = BuildContext(con=con, as_of=as_of, _scenarios=scenarios)
         module.run(ctx)
@@ -174,7 +174,7 @@ def run_analyses(
             _store(con, folder, module.TABLES)
         status[module.NAME] = "ran"
         if after_each is not None:
-            after_each()
+            after_each(module)
     return status
 
 

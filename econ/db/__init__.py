@@ -433,6 +433,33 @@ def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path, *, allow_pen
     return created
 
 
+class PendingViews:
+    """The views of ``queries/*.sql`` a build creates as the tables they read are written (:func:`create_views` with
+    ``allow_pending``), asking DuckDB only when a table a waiting view reads was just written."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, queries_dir: Path):
+        self.con, self.queries_dir = con, Path(queries_dir)
+        self.waiting: dict[str, set[str] | None] = {}
+        self.update()
+
+    def update(self) -> None:
+        """Create every view whose tables exist; note what the others wait for."""
+        create_views(self.con, self.queries_dir, allow_pending=True)
+        here = "where database_name = current_database() and not internal"
+        made = {r[0] for r in self.con.execute(f"select view_name from duckdb_views() {here}").fetchall()}
+        self.waiting = {
+            f.stem: relations_named(self.con, f.read_text(encoding="utf-8").strip().rstrip(";"), with_ctes=False)
+            for f in sorted(self.queries_dir.glob("*.sql"))
+            if f.stem not in made
+        }
+
+    def written(self, tables: Iterable[str]) -> None:
+        """Tables were written: create the views that waited for one of them (or cannot say what they read)."""
+        tables = set(tables)
+        if any(needs is None or needs & tables for needs in self.waiting.values()):
+            self.update()
+
+
 def use_build_date(con: duckdb.DuckDBPyConnection) -> None:
     """Set the ``as_of`` variable ``price_current`` reads to the date the database was built for (if recorded)."""
     try:
