@@ -23,7 +23,6 @@ free space (DuckDB reuses freed blocks but does not shrink a file), the build st
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -33,6 +32,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from econ.cachefiles import digest
 from econ.db import content_fingerprint, quote_ident, write_table
 from econ.files import remove
 from econ.uptodate import record_path
@@ -51,7 +51,6 @@ PREFIX = "__econ_previous__"
 MAX_FREE_FRAC = 0.4
 """A copy whose file is more than this share free blocks is not used: the build starts empty and writes a compact
 file (DuckDB reuses the blocks of replaced tables but never shrinks the file)."""
-_CHUNK = 8 << 20
 
 
 def copy_previous(db_path: Path, staged: Path, *, code_hash: str) -> bool:
@@ -66,7 +65,7 @@ def copy_previous(db_path: Path, staged: Path, *, code_hash: str) -> bool:
     try:
         recorded = json.loads(record_path(db_path).read_text(encoding="utf-8"))["database_sha256"]
         shutil.copyfile(db_path, staged)  # in the kernel (copy_file_range / sendfile)
-        if _sha256(staged) != recorded or not _usable(staged, code_hash):  # the copy's own bytes are checked
+        if digest(staged) != recorded or not _usable(staged, code_hash):  # the copy's own bytes are checked
             remove(staged)
             return False
     except (OSError, ValueError, KeyError, TypeError, duckdb.Error):
@@ -74,14 +73,6 @@ def copy_previous(db_path: Path, staged: Path, *, code_hash: str) -> bool:
         remove(Path(f"{staged}.wal"))
         return False
     return True
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _usable(path: Path, code_hash: str) -> bool:
