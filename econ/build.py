@@ -23,7 +23,15 @@ import polars as pl
 
 from econ import __version__, paths
 from econ.cachefiles import restore_copy, store_copy
-from econ.db import connect_read_only, create_views, damaged, staged_database, write_table
+from econ.db import (
+    PendingViews,
+    connect_read_only,
+    create_views,
+    damaged,
+    frame_fingerprint,
+    staged_database,
+    write_table,
+)
 from econ.db.objects import table_summary
 from econ.faults import boundary
 from econ.files import remove, source_date
@@ -31,6 +39,7 @@ from econ.fingerprint import code_fingerprint
 from econ.journal import Transaction
 from econ.lock import Locks
 from econ.outputs import prepare_run, write_marker
+from econ.previous import Previous, copy_previous, write_keys
 from econ.progress import step
 from econ.uptodate import build_key, is_current, record
 
@@ -125,10 +134,16 @@ def stage_build(
     boundary("build:loaded")
     staged_db = txn.stage(db_path, kind="database", companions=(".wal",))
     staged_reports = None if reports_dir is None else txn.stage(reports_dir, kind="reports")
-    with staged_database(staged_db, shown=Path(db_path)) as con:
-        code_hash = code_fingerprint()
+    code_hash = code_fingerprint()
+    copied = copy_previous(Path(db_path), staged_db, code_hash=code_hash)
+    with staged_database(staged_db, shown=Path(db_path), copied=copied) as con:
+        previous = Previous.open(con) if copied else None
+        hashed = {name: frame_fingerprint(con, name, frame) for name, frame in frames.items()}
         for name, frame in frames.items():
-            write_table(con, name, frame, description=table_description(name), column_comments=column_comments(name))
+            if previous is None or not previous.keep_input(con, name, hashed[name]):
+                write_table(
+                    con, name, frame, description=table_description(name), column_comments=column_comments(name)
+                )
         write_table(
             con,
             "build_info",
@@ -142,25 +157,36 @@ def stage_build(
             },
         )
         con.execute(f"set variable as_of = date '{as_of.isoformat()}'")
-        create_views(con, Path(queries_dir), allow_pending=True)  # the views over result tables come after
+        views = PendingViews(con, Path(queries_dir))  # the views over result tables come after their tables
         boundary("build:tables")
+        keys: dict[str, str] = {}
+        modules = analyses()
         status = run_analyses(
             con,
-            analyses(),
+            modules,
             as_of=as_of,
             cache_dir=cache_dir,
             code_hash=code_hash,
-            after_each=lambda: create_views(con, Path(queries_dir), allow_pending=True),
+            after_each=lambda module: views.written(t.name for t in module.TABLES),
             queries_dir=Path(queries_dir),
+            previous=previous,
+            keys=keys,
+            hashed=hashed,
         )
         step("views", "catalog and views", 0, 1)
-        for name, frame in catalog.frames().items():
+        catalog_frames = catalog.frames()  # a function of the code alone
+        for name, frame in catalog_frames.items():
             write_table(con, name, frame, description=CATALOG_DESCRIPTIONS[name], column_comments=CATALOG_COLUMNS[name])
+        write_keys(con, keys)
+        if previous is not None:
+            previous.drop_rest(con)
         create_views(con, Path(queries_dir))
         boundary("build:analyses")
         if staged_reports is not None:
-            key = _report_key(con, frames, Path(queries_dir), as_of=as_of, code_hash=code_hash)
-            _write_report(con, staged_reports, as_of=as_of, cache_dir=cache_dir, key=key)
+            key = _report_key(con, frames, Path(queries_dir), as_of=as_of, code_hash=code_hash, hashed=hashed)
+            versions = {t.name: f"{m.NAME}:{keys[m.NAME]}" for m in modules for t in m.TABLES}
+            versions |= {name: f"code:{code_hash}" for name in catalog_frames} | hashed
+            _write_report(con, staged_reports, as_of=as_of, cache_dir=cache_dir, key=key, versions=versions)
             write_marker(staged_reports)
             boundary("build:report")
     boundary("build:database")
@@ -188,7 +214,7 @@ def report(
         try:
             staged = txn.stage(reports_dir, kind="reports")
             try:
-                write_report(db_path, staged, as_of=as_of)
+                write_report(db_path, staged, as_of=as_of, cache_dir=cache_dir)
                 step("commit", Path(reports_dir).name, 0, 1)
             except duckdb.Error as e:
                 if not _is_damage(e):
@@ -214,7 +240,7 @@ def _is_damage(error: duckdb.Error) -> bool:
     ) or ("corrupt" in text or "checksum" in text)
 
 
-def _report_key(con, frames, queries_dir: Path, *, as_of: date, code_hash: str) -> str:
+def _report_key(con, frames, queries_dir: Path, *, as_of: date, code_hash: str, hashed: dict[str, str]) -> str:
     """What the site is drawn from: the database (a function of the input tables, the views' SQL, the code and
     ``as_of``; the analyses are deterministic), ``SOURCE_DATE_EPOCH`` and the versions of the libraries that draw it."""
     from econ.analyses.runner import input_fingerprint
@@ -223,14 +249,16 @@ def _report_key(con, frames, queries_dir: Path, *, as_of: date, code_hash: str) 
         code_hash,
         as_of.isoformat(),
         os.environ.get("SOURCE_DATE_EPOCH") or "",
-        input_fingerprint(con, frames),
+        input_fingerprint(con, frames, hashed),
         *(f"{p.name}\n{p.read_text(encoding='utf-8')}" for p in sorted(queries_dir.glob("*.sql"))),
         *(f"{lib}={metadata.version(lib)}" for lib in REPORT_LIBRARIES),
     ]
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:24]
 
 
-def _write_report(con, staged: Path, *, as_of: date, cache_dir: Path | None, key: str) -> None:
+def _write_report(
+    con, staged: Path, *, as_of: date, cache_dir: Path | None, key: str, versions: dict[str, str]
+) -> None:
     """Write the site to ``staged``; reuse the stored site when its key (:func:`_report_key`) is unchanged and every
     stored file matches its hash, so the same key means the same pages, byte for byte."""
     remove(staged)
@@ -240,7 +268,7 @@ def _write_report(con, staged: Path, *, as_of: date, cache_dir: Path | None, key
         return
     from econ.report.site import build_site  # altair loads only when pages are drawn
 
-    build_site(con, staged, as_of=as_of)
+    build_site(con, staged, as_of=as_of, cache_dir=cache_dir, versions=versions)
     if stored is not None:
         store_copy(staged, stored, root=Path(cache_dir))
 

@@ -96,7 +96,7 @@ def check_database_path(db_path: Path) -> None:
         )
 
 
-_CACHE_NAMES = {"site", "report"}  # besides one folder per analysis, named like a Python module
+_CACHE_NAMES = {"site", "report", "pages"}  # besides one folder per analysis, named like a Python module
 
 
 def _looks_like_cache(folder: Path, entries: list[Path]) -> bool:

@@ -37,6 +37,7 @@ from econ.load.importers.llm_prices import is_llm_prices
 from econ.lock import Locks
 from econ.outputs import prepare_run
 from econ.progress import step
+from econ.uptodate import build_key, record
 
 FETCH_URLS = {
     "litellm": "https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json",
@@ -165,6 +166,10 @@ def refresh(
         except BaseException:
             txn.abort()
             raise
+        key = build_key(
+            data_dir, paths.QUERIES_DIR, as_of=build_as_of or default_as_of(), report=reports_dir is not None
+        )
+        record(Path(db_path), reports_dir, key)  # the next build or refresh starts from this database (econ.previous)
         with connect_read_only(db_path) as con:
             objects = table_summary(con)
             dates = [d for (d,) in con.execute("select distinct snapshot_date from price_snapshots").fetchall()]

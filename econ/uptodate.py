@@ -3,8 +3,10 @@
 A build is a function of its inputs (:func:`build_key`). After a build commits, :func:`record` writes a small record
 beside the database (``.<name>.built``): the key, the database's SHA-256 and the SHA-256 of every file of the report.
 :func:`is_current` is true only when the key is the same and the database and report are byte for byte what that
-build wrote, so a database edited in the DuckDB CLI or a report page edited by hand is rebuilt. The record is a hint
-written after the commit: a run that dies before writing it leaves none, and the next build simply runs.
+build wrote, so a database edited in the DuckDB CLI or a report page edited by hand is rebuilt. ``econ refresh`` writes
+one too, and the next build starts from the database only when its bytes match the record (``econ.previous``). The
+record is a hint written after the commit: a run that dies before writing it leaves none (or the previous run's,
+which no longer matches), and the next build simply runs.
 """
 
 from __future__ import annotations

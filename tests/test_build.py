@@ -148,7 +148,7 @@ def small_site(calls: list):
     """A stand-in for econ.report.site.build_site: one page showing a value of the database (the real site takes ~5
     s)."""
 
-    def build_site(con, out_dir, *, as_of):
+    def build_site(con, out_dir, *, as_of, **_):
         calls.append(as_of)
         usd = con.execute("select max(usd_per_chip_hour) from rental_prices").fetchone()[0]
         out_dir.mkdir(parents=True)
@@ -235,7 +235,7 @@ def test_failed_report_leaves_no_staged_folder_and_the_old_report(data_dir, caps
     assert main(args) == 0
     before = sha(Path("out.duckdb")), Path("reports/index.html").read_bytes()
 
-    def broken(con, out_dir, *, as_of):
+    def broken(con, out_dir, *, as_of, **_):
         (out_dir / "assets").mkdir(parents=True)
         raise ReportError("simulated report failure")
 

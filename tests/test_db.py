@@ -7,7 +7,7 @@ import duckdb
 import pytest
 
 from econ.cli import main
-from econ.db import view_column_notes, view_header
+from econ.db import relations_named, view_column_notes, view_header
 from econ.db.objects import split_comment
 
 
@@ -89,3 +89,11 @@ def test_a_stream_lands_in_order_a_few_chunks_an_insert(tmp_path, monkeypatch):
     with duckdb.connect(str(tmp_path / "t.duckdb")) as con:
         assert db.write_table(con, "t", iter(chunks)) == 70
         assert con.execute("select i from t").fetchall() == [(i,) for i in range(70)]
+
+
+def test_relations_named_reads_the_parse_tree_not_the_words():
+    con = duckdb.connect()
+    sql = "with recent as (select * from prices) select 'models' as t from recent join providers using (provider)"
+    assert relations_named(con, sql) == {"recent", "prices", "providers"}  # a common table expression comes along
+    assert relations_named(con, sql, with_ctes=False) == {"prices", "providers"}
+    assert relations_named(con, "selec nothing") is None

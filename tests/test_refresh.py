@@ -160,7 +160,7 @@ def test_cli_refresh_of_a_missing_file_is_an_error(data_dir, capsys):
 def test_truncated_file_leaves_data_database_and_reports_untouched(data_dir, tmp_path, capsys, monkeypatch):
     import econ.report.site as site
 
-    def one_page_site(con, out_dir, *, as_of):  # the real site takes ~5 s; only its bytes matter here
+    def one_page_site(con, out_dir, *, as_of, **_):  # the real site takes ~5 s; only its bytes matter here
         out_dir.mkdir(parents=True)
         (out_dir / "index.html").write_text(f"prices as of {as_of}", encoding="utf-8")
 

@@ -8,7 +8,8 @@ An analysis is a module with
 - ``TABLES``: the :class:`econ.results.ResultTable` declarations of everything it writes,
 - ``run(ctx)``: reads with ``ctx.query`` and writes every declared table with ``ctx.write``.
 
-When the key is unchanged the stored result tables are loaded from ``build/cache/`` and
+When the key is the one the previous build recorded, its tables are kept from the database the build starts from
+(``econ.previous``); else, when the key is unchanged, the stored result tables are loaded from ``build/cache/`` and
 ``run`` is skipped (so a rebuild with no new input does not refit, re-bootstrap or re-sweep).
 A stored entry is used only if every file matches the SHA-256 in its manifest; otherwise the
 analysis runs again and a notice says why (``econ.cachefiles``).
@@ -35,11 +36,12 @@ import polars as pl
 from econ.analyses.calibration_scenario import with_calibrated
 from econ.analyses.scenario import Scenario, load_scenarios
 from econ.cachefiles import begin_entry, cannot_store, commit_entry, notice, verify
-from econ.db import comment, is_write_failure, quote_ident, quote_literal, write_table
+from econ.db import comment, content_fingerprint, is_write_failure, quote_ident, quote_literal, write_table
 from econ.errors import EconError
 from econ.files import remove
 from econ.fingerprint import code_fingerprint
 from econ.paths import QUERIES_DIR
+from econ.previous import Previous
 from econ.progress import step, took
 from econ.results import ResultTable
 
@@ -115,22 +117,16 @@ def _or_empty(chunks: Iterable[pl.DataFrame], table: ResultTable) -> Iterable[pl
 
 
 def input_fingerprint(con: duckdb.DuckDBPyConnection, names: Iterable[str], seen: dict[str, str] | None = None) -> str:
-    """Hash of the full contents of the named tables/views, computed inside DuckDB.
+    """Hash of the full contents of the named tables/views (:func:`econ.db.content_fingerprint` of each).
 
-    Each row is hashed as a whole (``hash(t)`` of the row struct) and the row hashes are
-    summed, so the key is independent of row order and of the undefined bytes that Arrow
-    keeps under null values; the column names and types are hashed too. ``seen`` keeps each relation's line for
-    the next call (a build writes each table once, so ``price_history`` is hashed once, not by each of its readers).
+    ``seen`` keeps each relation's line for the next call (a build writes each table once, so ``price_history`` is
+    hashed once, not by each of its readers).
     """
     seen = {} if seen is None else seen
     h = hashlib.sha256()
     for name in names:
         if name not in seen:
-            schema = con.execute(f"describe select * from {quote_ident(name)}").fetchall()
-            rows, total = con.execute(
-                f"select count(*), coalesce(sum(hash(t)::hugeint), 0) from {quote_ident(name)} as t"
-            ).fetchall()[0]
-            seen[name] = f"{name}|{schema}|{rows}|{total}"
+            seen[name] = content_fingerprint(con, name)
         h.update(seen[name].encode())
     return h.hexdigest()
 
@@ -148,22 +144,29 @@ def run_analyses(
     as_of: date,
     cache_dir: Path | None,
     code_hash: str | None = None,
-    after_each: Callable[[], object] | None = None,
+    after_each: Callable[[ModuleType], object] | None = None,
     queries_dir: Path = QUERIES_DIR,
     workers: int = WORKERS,
+    previous: Previous | None = None,
+    keys: dict[str, str] | None = None,
+    hashed: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """Run (or restore from cache) each analysis; returns {analysis: 'ran' | 'cached'} in the modules' order.
+    """Run (or keep, or restore from cache) each analysis; returns {analysis: 'ran' | 'kept' | 'cached'} in the
+    modules' order.
 
     An analysis starts once every earlier analysis whose tables it reads (its ``INPUTS``, directly or through the
     views of ``queries_dir``) is done, up to ``workers`` at a time, earliest first; with ``workers=1`` they run in
-    order. ``after_each`` runs after every analysis, between them (the build creates the views whose tables now
-    exist, so a later analysis can read a view over an earlier one's table: ``price_current`` over
+    order. ``after_each(module)`` runs after every analysis, between them (the build creates the views whose tables
+    now exist, so a later analysis can read a view over an earlier one's table: ``price_current`` over
     ``price_history``). The first analysis that fails stops the scheduling; the ones running finish and its error is
-    raised.
+    raised. ``previous``: the previous build's tables, set aside in this database (``econ.previous``): an analysis
+    whose key is the one recorded there takes its tables back ('kept'). ``keys`` receives each analysis's key;
+    ``hashed`` holds the :func:`econ.db.content_fingerprint` of relations already hashed (the build's input tables).
     """
     code_hash = code_hash or code_fingerprint()
     scenarios = _Scenarios(con)
-    hashed: dict[str, str] = {}  # every relation is complete before an analysis reads it, and never rewritten
+    hashed = {} if hashed is None else hashed  # every relation is complete before an analysis reads it, never rewritten
+    keys = {} if keys is None else keys
     waits_for = dependencies(modules, queries_dir)
     status: dict[str, str] = {}
     pending = list(modules)
@@ -178,7 +181,8 @@ def run_analyses(
                 pending.remove(ready)
                 step("analyses", ready.NAME, len(status), len(modules))
                 session = _session(con) if workers > 1 else con
-                running[pool.submit(_run_one, session, ready, as_of, cache_dir, code_hash, scenarios, hashed)] = ready
+                args = (session, ready, as_of, cache_dir, code_hash, scenarios, hashed, previous, keys)
+                running[pool.submit(_run_one, *args)] = ready
             if not running:
                 break
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -191,18 +195,24 @@ def run_analyses(
                     failure = failure or e
                     continue
                 if after_each is not None and failure is None:
-                    after_each()
+                    after_each(module)
         if failure is not None:
             raise failure
     return {m.NAME: status[m.NAME] for m in modules}
 
 
-def _run_one(con, module: ModuleType, as_of: date, cache_dir, code_hash: str, scenarios, hashed) -> tuple[str, float]:
-    """Restore one analysis from the cache or run it (and store it); returns ('cached' or 'ran', its seconds)."""
+def _run_one(
+    con, module: ModuleType, as_of: date, cache_dir, code_hash: str, scenarios, hashed, previous, keys
+) -> tuple[str, float]:
+    """Keep one analysis's tables from the previous database, restore them from the cache, or run it (and store
+    it); returns ('kept', 'cached' or 'ran', its seconds)."""
     started = time.perf_counter()
     key = hashlib.sha256(
         f"{code_hash}|{module.NAME}|{as_of.isoformat()}|{input_fingerprint(con, module.INPUTS, hashed)}".encode()
     ).hexdigest()[:24]
+    keys[module.NAME] = key
+    if previous is not None and previous.keep(con, module.NAME, key, [t.name for t in module.TABLES]):
+        return "kept", time.perf_counter() - started
     folder = Path(cache_dir) / module.NAME / key if cache_dir else None
     if folder is not None and _restore(con, folder, module.NAME, module.TABLES):
         return "cached", time.perf_counter() - started

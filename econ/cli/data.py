@@ -40,11 +40,13 @@ def cmd_build(args) -> int:
 
 
 def analyses_line(statuses: dict[str, str], progress: Progress) -> str:
-    """How many analyses ran and how many came from the cache; the ones that ran by name (the slowest three of
-    more than five) with their seconds."""
+    """How many analyses were kept from the previous database, came from the cache and ran; the ones that ran by
+    name (the slowest three of more than five) with their seconds."""
     ran = [name for name, status in statuses.items() if status == "ran"]
-    cached = len(statuses) - len(ran)
-    parts = [f"{cached} from the cache"] if cached else []
+    kept = sum(status == "kept" for status in statuses.values())
+    cached = len(statuses) - len(ran) - kept
+    parts = [f"{kept} kept from the previous database"] if kept else []
+    parts += [f"{cached} from the cache"] if cached else []
     if ran:
         seconds = dict(progress.slowest("analyses", len(statuses)))
         shown = sorted(ran, key=lambda n: -seconds.get(n, 0.0))

@@ -121,7 +121,7 @@ def cmd_refresh(args) -> int:
         statuses = list(result.built.analyses.values())
         _out(
             f"rebuilt {result.built.db_path} in {result.built.elapsed_s:.1f} s (analyses: {statuses.count('ran')} ran, "
-            f"{statuses.count('cached')} from the cache)"
+            f"{statuses.count('kept')} kept from the previous database, {statuses.count('cached')} from the cache)"
         )
     else:
         current = f"{args.db}" + ("" if args.no_report else f" and {args.reports}")

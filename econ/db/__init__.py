@@ -9,6 +9,7 @@ It is written in DuckDB's v1.5 storage format so the standalone ``duckdb`` CLI 1
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -61,8 +62,11 @@ def is_write_failure(error: Exception) -> bool:
 
 
 @contextmanager
-def staged_database(path: Path, *, shown: Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
-    """Yield a connection whose default catalog is a fresh database file at ``path`` (a staging path).
+def staged_database(
+    path: Path, *, shown: Path | None = None, copied: bool = False
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Yield a connection whose default catalog is a fresh database file at ``path`` (a staging path), or, when
+    ``copied``, the copy of a previous database already there (``econ.previous``).
 
     On success the file is checkpointed (no ``.wal`` stays beside it), closed and fsynced; moving it
     onto the real database is the caller's (:class:`econ.journal.Transaction`). On any exception the
@@ -74,7 +78,7 @@ def staged_database(path: Path, *, shown: Path | None = None) -> Iterator[duckdb
     con = duckdb.connect()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        for stale in (path, path.with_name(path.name + ".wal")):
+        for stale in (path, path.with_name(path.name + ".wal"))[int(copied) :]:
             stale.unlink(missing_ok=True)
         con.execute(f"attach {quote_literal(str(path))} as {ATTACH_AS} (storage_version '{STORAGE_VERSION}')")
     except (OSError, duckdb.Error) as e:
@@ -241,6 +245,62 @@ def _batched(chunks: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
         yield pl.concat(held) if len(held) > 1 else held[0]
 
 
+def content_fingerprint(con: duckdb.DuckDBPyConnection, name: str, *, shown: str | None = None) -> str:
+    """The contents of a table or view in one line, computed inside DuckDB: its name (``shown``, if given), column
+    names and types, row count and the sum of its rows' hashes (``hash(t)`` of the row struct: independent of row
+    order and of the undefined bytes Arrow keeps under null values)."""
+    schema = con.execute(f"describe select * from {quote_ident(name)}").fetchall()
+    rows, total = con.execute(
+        f"select count(*), coalesce(sum(hash(t)::hugeint), 0) from {quote_ident(name)} as t"
+    ).fetchall()[0]
+    return f"{shown or name}|{schema}|{rows}|{total}"
+
+
+def frame_fingerprint(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> str:
+    """:func:`content_fingerprint` of the table :func:`write_table` would write from ``frame``, without writing it."""
+    con.register("_econ_frame", frame.to_arrow())
+    try:
+        return content_fingerprint(con, "_econ_frame", shown=name)
+    finally:
+        con.unregister("_econ_frame")
+
+
+def relations_named(con: duckdb.DuckDBPyConnection, sql: str, *, with_ctes: bool = True) -> set[str] | None:
+    """The tables and views a query names, from DuckDB's parser (``json_serialize_sql``; nothing is bound); None when
+    it does not parse. ``with_ctes``: the names of its common table expressions come along (an over-estimate);
+    else they are left out (a common table expression that shadows a table hides it)."""
+    if sql not in _PARSED:
+        tree = json.loads(con.execute("select json_serialize_sql(?)", [sql]).fetchall()[0][0])
+        _PARSED[sql] = None if tree.get("error") else _names(tree)
+    if _PARSED[sql] is None:
+        return None
+    tables, ctes = _PARSED[sql]
+    return set(tables) if with_ctes else tables - ctes
+
+
+_PARSED: dict[str, tuple[set[str], set[str]] | None] = {}
+"""Each query parsed once per process (``create_views`` asks after every analysis; a page asks again per query)."""
+
+
+def _names(node) -> tuple[set[str], set[str]]:
+    """(``table_name`` of every ``BASE_TABLE`` node, every common table expression's name) of a parse tree."""
+    tables: set[str] = set()
+    ctes: set[str] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            if item.get("type") == "BASE_TABLE" and isinstance(item.get("table_name"), str):
+                tables.add(item["table_name"])
+            cte_map = item.get("cte_map")
+            if isinstance(cte_map, dict):
+                ctes.update(entry["key"] for entry in cte_map.get("map", []) if isinstance(entry, dict))
+            stack.extend(item.values())
+    return tables, ctes
+
+
 def comment(
     con: duckdb.DuckDBPyConnection, name: str, description: str, column_comments: dict[str, str], *, view: bool = False
 ) -> None:
@@ -331,19 +391,25 @@ def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path, *, allow_pen
     views over input tables first, then again, after the analyses, those over result tables.
     """
     files = sorted(Path(queries_dir).glob("*.sql"))
-    existing = {
-        r[0]
-        for r in con.execute(
-            "select view_name from duckdb_views() where database_name = current_database() and not internal"
-        ).fetchall()
-    }
-    pending = {f.stem: f for f in files if f.stem not in existing}
+    here = "where database_name = current_database()"
+    relations = con.execute(
+        f"select view_name, true from duckdb_views() {here} and not internal union all "
+        f"select table_name, false from duckdb_tables() {here}"
+    ).fetchall()
+    pending = {f.stem: f for f in files if (f.stem, True) not in relations}
+    if not pending:
+        return []
+    known = {name for name, _ in relations}
     created: list[str] = []
     while pending:
         errors, progress = {}, False
         for name, path in list(pending.items()):
             sql = path.read_text(encoding="utf-8")
             body = sql.strip().rstrip(";")
+            needs = relations_named(con, body, with_ctes=False) if allow_pending else None
+            if needs is not None and not needs <= known:  # a table it reads is not written yet: no need to try
+                errors[name] = f"it reads {', '.join(sorted(needs - known))}, not there yet"
+                continue
             try:
                 con.execute(f"create or replace view {quote_ident(name)} as {body}")
             except duckdb.CatalogException as e:
@@ -356,6 +422,7 @@ def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path, *, allow_pen
             comment(con, name, view_header(sql), {}, view=True)
             _comment_view_columns(con, name, sql)
             created.append(name)
+            known.add(name)
             del pending[name]
             progress = True
         if errors and not progress:
@@ -364,6 +431,33 @@ def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path, *, allow_pen
             name, msg = next(iter(errors.items()))
             raise EconError(f"{pending[name]}: view {name} does not compile: {msg}", "fix the SQL in that file")
     return created
+
+
+class PendingViews:
+    """The views of ``queries/*.sql`` a build creates as the tables they read are written (:func:`create_views` with
+    ``allow_pending``), asking DuckDB only when a table a waiting view reads was just written."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, queries_dir: Path):
+        self.con, self.queries_dir = con, Path(queries_dir)
+        self.waiting: dict[str, set[str] | None] = {}
+        self.update()
+
+    def update(self) -> None:
+        """Create every view whose tables exist; note what the others wait for."""
+        create_views(self.con, self.queries_dir, allow_pending=True)
+        here = "where database_name = current_database() and not internal"
+        made = {r[0] for r in self.con.execute(f"select view_name from duckdb_views() {here}").fetchall()}
+        self.waiting = {
+            f.stem: relations_named(self.con, f.read_text(encoding="utf-8").strip().rstrip(";"), with_ctes=False)
+            for f in sorted(self.queries_dir.glob("*.sql"))
+            if f.stem not in made
+        }
+
+    def written(self, tables: Iterable[str]) -> None:
+        """Tables were written: create the views that waited for one of them (or cannot say what they read)."""
+        tables = set(tables)
+        if any(needs is None or needs & tables for needs in self.waiting.values()):
+            self.update()
 
 
 def use_build_date(con: duckdb.DuckDBPyConnection) -> None:

@@ -13,10 +13,13 @@ the date printed is ``SOURCE_DATE_EPOCH`` when set, else the build's ``as_of``).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import shutil
 import time
 from dataclasses import dataclass, field
 from datetime import date
+from importlib import metadata
 from pathlib import Path
 
 import duckdb
@@ -24,6 +27,7 @@ import duckdb
 from econ.db import connect_read_only
 from econ.errors import ReportError
 from econ.files import source_date
+from econ.fingerprint import code_fingerprint
 from econ.progress import step
 from econ.report import assets
 from econ.report.downloads import inline_csv, utc_times, write_csv
@@ -32,6 +36,8 @@ from econ.report.html import Markup, NavItem, esc, join, json_for_script, page_s
 from econ.report.page import Download, PageContent, SiteContext, anchor, findings_html, first_value
 from econ.report.pages import SITE
 from econ.report.pages import index as index_page
+from econ.report.reuse import PageCache, Recorder
+from econ.uptodate import LIBRARIES
 
 SITE_TITLE = "LLM economics"
 
@@ -52,6 +58,7 @@ class SiteResult:
     out_dir: Path
     pages: dict[str, int] = field(default_factory=dict)  # file name -> bytes
     skipped: dict[str, str] = field(default_factory=dict)  # page -> reason
+    reused: list[str] = field(default_factory=list)  # pages copied from the cache, not drawn (econ.report.reuse)
     figures: int = 0
     timings_s: dict[str, float] = field(default_factory=dict)
 
@@ -67,6 +74,8 @@ def build_site(
     *,
     as_of: date,
     scenario: str = "base",
+    cache_dir: Path | None = None,
+    versions: dict[str, str] | None = None,
 ) -> SiteResult:
     """Write the whole site into ``out_dir`` (replaced) from the database behind ``con``.
 
@@ -81,24 +90,43 @@ def build_site(
         Date of "current" prices, printed on every page.
     scenario
         Scenario the headline figures refer to.
+    cache_dir
+        The build cache: a page whose reads did not change since it was stored there is reused, not drawn
+        (``econ.report.reuse``); None draws every page.
+    versions
+        A version of some relations that stands for their contents (the build gives each result table its
+        analysis's key); the others are hashed when a page read them.
     """
     out_dir = Path(out_dir)
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.mkdir(parents=True)
     try:
-        return _build(con, out_dir, as_of=as_of, scenario=scenario)
+        return _build(con, out_dir, as_of=as_of, scenario=scenario, cache_dir=cache_dir, versions=versions or {})
     except BaseException:
         shutil.rmtree(out_dir, ignore_errors=True)
         raise
 
 
-def _build(con, out_dir: Path, *, as_of: date, scenario: str) -> SiteResult:
+@dataclass
+class _Page:
+    """A page of this site: drawn now (``content``) or reused from the cache (``body``)."""
+
+    title: str
+    findings: list
+    content: PageContent | None = None
+    body: Markup | None = None
+    figures: int = 0
+    recorder: Recorder | None = None
+
+
+def _build(con, out_dir: Path, *, as_of: date, scenario: str, cache_dir: Path | None, versions) -> SiteResult:
     result = SiteResult(out_dir)
     clock = time.perf_counter()
     con.complete()  # finish any result the caller left open on this connection
     ctx = SiteContext(con=con, as_of=as_of, generated_on=generated_on(as_of), scenario=scenario)
+    cache = None if cache_dir is None else _page_cache(Path(cache_dir), ctx, versions)
 
-    contents: dict[str, PageContent] = {}
+    pages: dict[str, _Page] = {}
     statuses: list[PageStatus] = []
     for done, entry in enumerate(SITE):
         step("report", entry.NAME, done, len(SITE))
@@ -106,42 +134,69 @@ def _build(con, out_dir: Path, *, as_of: date, scenario: str) -> SiteResult:
         if missing:
             statuses.append(PageStatus(entry.NAME, entry.TITLE, entry.SUMMARY, False, f"needs {', '.join(missing)}"))
             continue
-        contents[entry.NAME] = entry.render(ctx)
         statuses.append(PageStatus(entry.NAME, entry.TITLE, entry.SUMMARY, True))
-    for name, content in contents.items():
-        content.findings = [dataclasses.replace(f, page=name) for f in content.findings]
-    findings = {name: (content.title, content.findings) for name, content in contents.items()}
-    contents = {index_page.NAME: index_page.render(ctx, statuses, findings)} | contents
+        stored = cache.load(entry.NAME, out_dir) if cache is not None else None
+        if stored is not None:
+            title, body, findings, figures = stored
+            pages[entry.NAME] = _Page(title, findings, body=body, figures=figures)
+            result.reused.append(entry.NAME)
+            continue
+        recorder = Recorder(con) if cache is not None else None
+        content = entry.render(ctx if recorder is None else dataclasses.replace(ctx, con=recorder))
+        content.findings = [dataclasses.replace(f, page=entry.NAME) for f in content.findings]
+        pages[entry.NAME] = _Page(content.title, content.findings, content=content, recorder=recorder)
+    findings = {name: (page.title, page.findings) for name, page in pages.items()}
+    index = index_page.render(ctx, statuses, findings)
+    pages = {index_page.NAME: _Page(index.title, index.findings, content=index)} | pages
     result.skipped = {s.name: s.reason for s in statuses if not s.rendered}
     result.timings_s["query_s"] = time.perf_counter() - clock
 
-    nav = [
-        NavItem(name, content.title if name != index_page.NAME else "Overview") for name, content in contents.items()
-    ]
+    nav = [NavItem(name, page.title if name != index_page.NAME else "Overview") for name, page in pages.items()]
     footer = _footer(ctx)
     clock = time.perf_counter()
-    for name, content in contents.items():
-        figures = [b for s in content.sections for b in s.blocks if isinstance(b, Figure)]
-        _write_figure_data(out_dir, name, content)
-        body = _body(name, content, out_dir)
+    for name, page in pages.items():
+        if page.content is not None:
+            page.figures = len([b for s in page.content.sections for b in s.blocks if isinstance(b, Figure)])
+            _write_figure_data(out_dir, name, page.content)
+            page.body = _body(name, page.content, out_dir)
         html = page_shell(
-            title=content.title,
+            title=page.title,
             site_title=SITE_TITLE,
             nav=nav,
             current=name,
-            body=body,
+            body=page.body,
             footer=footer,
-            charts=bool(figures),
+            charts=bool(page.figures),
         )
         data = html.encode("utf-8")
         (out_dir / f"{name}.html").write_bytes(data)
         result.pages[f"{name}.html"] = len(data)
-        result.figures += len(figures)
+        result.figures += page.figures
+        reads = page.recorder.reads() if page.recorder is not None else None
+        if cache is not None and reads is not None:
+            cache.store(
+                name, reads, out_dir, title=page.title, body=page.body, findings=page.findings, figures=page.figures
+            )
     result.timings_s["pages_s"] = time.perf_counter() - clock
     clock = time.perf_counter()
     assets.write_assets(out_dir / "assets")
     result.timings_s["assets_s"] = time.perf_counter() - clock
     return result
+
+
+def _page_cache(cache_dir: Path, ctx: SiteContext, versions: dict[str, str]) -> PageCache:
+    """The stored pages, keyed by this report's stamp: the code, the dates and scenario it prints, the versions of
+    the libraries that draw it and every object's name, kind and comment (a page may list them)."""
+    parts = [
+        code_fingerprint(),
+        ctx.as_of.isoformat(),
+        ctx.generated_on.isoformat(),
+        ctx.scenario,
+        *(f"{lib}={metadata.version(lib)}" for lib in LIBRARIES),
+        json.dumps([ctx.objects, ctx.comments], sort_keys=True),
+    ]
+    stamp = hashlib.sha256("\0".join(parts).encode()).hexdigest()
+    return PageCache(cache_dir / "pages", ctx.con, stamp=stamp, versions=versions)
 
 
 def _check_unique(page: str, slugs: list[str]) -> None:
@@ -254,8 +309,10 @@ def write_report(
     *,
     as_of: date | None = None,
     scenario: str = "base",
+    cache_dir: Path | None = None,
 ) -> Path:
-    """Write the site from a built database (opened read-only) into ``out_dir``.
+    """Write the site from a built database (opened read-only) into ``out_dir``, reusing the pages stored in
+    ``cache_dir`` whose reads did not change.
 
     The database must have been built by this code; ``as_of`` defaults to the date it was
     built for (``build_info``), so the same file always gives the same report. ``econ report``
@@ -266,7 +323,7 @@ def write_report(
     with connect_read_only(Path(db_path), current=True) as con:
         as_of = as_of or stored_as_of(con)
         con.sql(f"set variable as_of = date '{as_of.isoformat()}'")
-        build_site(con, out_dir, as_of=as_of, scenario=scenario)
+        build_site(con, out_dir, as_of=as_of, scenario=scenario, cache_dir=cache_dir)
     return out_dir / "index.html"
 
 

@@ -110,7 +110,11 @@ def test_independent_analyses_run_side_by_side_and_a_reader_waits_for_its_writer
         _module("b", (), (_table("b"),), writer("b")),
         _module("c", ("over_a",), (_table("c"),), reader),
     ]
-    views = lambda: con.execute("create or replace view over_a as select x from a") if "end a" in events else None  # noqa: E731
+
+    def views(module):
+        if module.NAME == "a":
+            con.execute("create or replace view over_a as select x from a")
+
     status = run_analyses(
         con, modules, as_of=date(2026, 1, 1), cache_dir=None, code_hash="c", after_each=views,
         queries_dir=tmp_path, workers=2,
