@@ -62,8 +62,9 @@ def key_of(text: str) -> str | None:
 def _names(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Every name a model goes by: ``name``, ``kind`` (canonical, models, hf_repo, price_key), ``canonical_model``,
     ``arch_model``, ``newest`` (release date or first price) and ``key`` (the match key)."""
-    frame = con.sql(
-        """
+    frame = pl.DataFrame(
+        con.sql(
+            """
         with first_price as (
             select k.canonical_model, min(p.from_date) as first_priced
             from prices p join price_keys k using (source, provider, model)
@@ -83,7 +84,8 @@ def _names(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         select distinct k.model, 'price_key', k.canonical_model, c.arch_model, c.newest
         from price_keys k left join catalog c using (canonical_model)
         """
-    ).pl()
+        )
+    )
     return frame.with_columns(match_key(model_name(pl.col("name"))).alias("key"))
 
 
@@ -263,7 +265,11 @@ def describe_model(con: duckdb.DuckDBPyConnection, text: str) -> list[tuple[str,
         ("models", "model", found.arch_model),
         ("model_derived", "model", found.arch_model),
     ):
-        frame = con.sql(f"select * from {table} where {column} = ?", params=[params]).pl() if params else pl.DataFrame()
+        frame = (
+            pl.DataFrame(con.sql(f"select * from {table} where {column} = ?", params=[params]))
+            if params
+            else pl.DataFrame()
+        )
         rows[table] = frame.row(0, named=True) if frame.height else {}
     yes_no = {True: "yes", False: "no"}
     out = [

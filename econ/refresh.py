@@ -220,10 +220,10 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
     imply."""
     with connect_read_only(db_path, current=True) as con:
         dates = [d for (d,) in con.execute("select distinct snapshot_date from price_snapshots").fetchall()]
-        prices = con.sql("select * from prices order by all").pl()
-        inferred = con.sql(INFERENCE_PRICES_SQL + " order by all").pl()
-        names = con.sql("select * from price_keys").pl()
-        log = con.sql("select * from price_change_log").pl()
+        prices = pl.DataFrame(con.sql("select * from prices order by all"))
+        inferred = pl.DataFrame(con.sql(INFERENCE_PRICES_SQL + " order by all"))
+        names = pl.DataFrame(con.sql("select * from price_keys"))
+        log = pl.DataFrame(con.sql("select * from price_change_log"))
         models, tiers, a, deployed = inference_inputs(con)
     start, end = default_dates(dates, from_date, to_date)
     if not any(start < d <= end for d in dates):

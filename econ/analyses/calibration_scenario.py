@@ -63,7 +63,7 @@ def with_calibrated(con: duckdb.DuckDBPyConnection, scenarios: dict[str, Scenari
     """The scenarios plus ``calibrated`` once the database has ``calibration_parameters``."""
     if "base" not in scenarios or not has_calibration(con):
         return scenarios
-    frame = con.sql("select parameter, family, estimate from calibration_parameters").pl()
+    frame = pl.DataFrame(con.sql("select parameter, family, estimate from calibration_parameters"))
     if not frame.filter(pl.col("estimate").is_not_null() & pl.col("estimate").is_finite()).height:
         return scenarios
     return {**scenarios, NAME: calibrated(scenarios["base"], frame)}

@@ -140,10 +140,10 @@ def read_billing(db_path: Path) -> BillingData:
     """The price history and billing tables of a built database (and the date it was built for)."""
     with connect_read_only(Path(db_path), current=True) as con:
         return BillingData(
-            con.sql("select * from price_history").pl(),
-            con.sql("select * from billing_rules").pl(),
-            con.sql("select * from billing_windows").pl(),
-            con.sql("select provider, seller from providers").pl(),
+            pl.DataFrame(con.sql("select * from price_history")),
+            pl.DataFrame(con.sql("select * from billing_rules")),
+            pl.DataFrame(con.sql("select * from billing_windows")),
+            pl.DataFrame(con.sql("select provider, seller from providers")),
             con.sql("select as_of from build_info").fetchall()[0][0],
         )
 

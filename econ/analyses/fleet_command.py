@@ -105,7 +105,7 @@ def plan_for(
         if usd_per_chip_hour is not None:
             targets["usd_per_chip_hour"] = float(usd_per_chip_hour)
         s = dataclasses.replace(s, **targets)
-        layouts = con.sql("select * from layouts order by layout").pl()
+        layouts = pl.DataFrame(con.sql("select * from layouts order by layout"))
         moe = bool(
             con.execute("select coalesce(num_routed_experts, 0) > 0 from models where model = ?", [model]).fetchall()[
                 0
@@ -137,7 +137,7 @@ def plan_for(
                         f"{flag} {name} sets its replica ({sized}), not the stated --{pool}-chips {size:g}",
                         f"leave out --{pool}-chips (the named layout sets it) or the layout",
                     )
-        hardware_derived = con.sql("select * from hardware_derived").pl()
+        hardware_derived = pl.DataFrame(con.sql("select * from hardware_derived"))
         formats = hardware_derived.filter(pl.col("chip") == chip)["number_format"].to_list()
         if (number_format or s.weight_format) not in formats:
             raise EconError(
@@ -151,31 +151,33 @@ def plan_for(
             "?::bigint as prefill_replica_chips, ? as batch_policy, null::double as traffic_share_frac, "
             "null::varchar as price_source, null::varchar as price_provider, null::varchar as price_model"
         )
-        cases = con.sql(
-            CASES_SQL.format(source=f"({one})"),
-            params=[
-                scenario,
-                model,
-                chip,
-                number_format,
-                decode_layout,
-                decode_chips,
-                prefill_layout,
-                prefill_chips,
-                batch_policy,
-            ],
-        ).pl()
+        cases = pl.DataFrame(
+            con.sql(
+                CASES_SQL.format(source=f"({one})"),
+                params=[
+                    scenario,
+                    model,
+                    chip,
+                    number_format,
+                    decode_layout,
+                    decode_chips,
+                    prefill_layout,
+                    prefill_chips,
+                    batch_policy,
+                ],
+            )
+        )
         cases = cases.with_columns(
             pl.lit(float(tokens_per_s)).alias("tokens_per_s"), pl.lit(scenario).alias("deployment_scenario")
         )
-        rental = newest_rental(con.sql("select * from rental_prices").pl(), as_of_used)
+        rental = newest_rental(pl.DataFrame(con.sql("select * from rental_prices")), as_of_used)
         plan = build_plan(
             cases,
             s,
             rental,
-            con.sql("select * from inference_prices").pl(),
+            pl.DataFrame(con.sql("select * from inference_prices")),
             hardware_derived,
-            con.sql("select * from model_derived").pl(),
+            pl.DataFrame(con.sql("select * from model_derived")),
             layouts,
         )
         errors = _errors(con, model, chip) if s.efficiency_basis == "calibrated" else {}
@@ -187,9 +189,9 @@ def _errors(con, model: str, chip: str) -> dict[str, float | str]:
     """The calibration's held-out error factors for this plan's pools: the decode step as a disaggregated decode
     pool's time per output token, the prefill as its pool's time to first token, at the plan's distance from the
     calibration data (``calibration_bands``, read as ``econ predict`` reads them)."""
-    seen = con.sql("select arch_model, chip from calibration_seen").pl()
+    seen = pl.DataFrame(con.sql("select arch_model, chip from calibration_seen"))
     dist = distances([model], [chip], set(seen["arch_model"].to_list()), set(seen["chip"].to_list()))
-    bands = con.sql("select * from calibration_bands").pl()
+    bands = pl.DataFrame(con.sql("select * from calibration_bands"))
     out: dict[str, float | str] = {"error_distance": str(dist[0])}
     for pool, target, regime in (("decode_step", "tpot", "disagg_decode"), ("prefill_ttft", "ttft", "disagg_prefill")):
         p50, p90, covered = band_factors(bands, target, [regime], dist)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import polars as pl
+
 from econ.analyses.calibration_scenario import FIELDS, calibrated, has_calibration
 from econ.analyses.scenario import Assumption, Scenario
 
@@ -37,10 +39,12 @@ def serving_scenario(scenario: Scenario, chip: str, con) -> Scenario:
     """
     if con is None or not has_calibration(con):
         return scenario
-    params = con.sql(  # the shared values and the chip architectures' (engine and serving-mode offsets left out)
-        "select parameter, family, estimate, low, high from calibration_parameters "
-        "where coalesce(group_kind, '') in ('', 'architecture')"
-    ).pl()
+    params = pl.DataFrame(
+        con.sql(  # the shared values and the chip architectures' (engine and serving-mode offsets left out)
+            "select parameter, family, estimate, low, high from calibration_parameters "
+            "where coalesce(group_kind, '') in ('', 'architecture')"
+        )
+    )
     params = params.filter(params["estimate"].is_not_null() & params["estimate"].is_finite())
     if params.height == 0:
         return scenario

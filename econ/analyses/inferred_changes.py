@@ -240,12 +240,12 @@ not the replayed histories)."""
 def inference_inputs(con: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, pl.DataFrame, Assumptions, Serving]:
     """What the pricing fits read besides prices: architectures, memory tiers, scenario base's assumptions (its
     efficiencies through :func:`serving_scenario`) and the open models' deployments."""
-    models = con.sql(MODELS_SQL).pl()
-    tiers = con.sql("select * from memory_tiers order by tier, device").pl()
-    hardware = con.sql("select * from hardware_derived order by chip, format_order").pl()
+    models = pl.DataFrame(con.sql(MODELS_SQL))
+    tiers = pl.DataFrame(con.sql("select * from memory_tiers order by tier, device"))
+    hardware = pl.DataFrame(con.sql("select * from hardware_derived order by chip, format_order"))
     base = load_scenario(con, "base")
     scenario = serving_scenario(base, base.serving_chip, con)
-    deployed = serving_from(scenario, con.sql(deployment_inputs.CASES_SQL).pl())
+    deployed = serving_from(scenario, pl.DataFrame(con.sql(deployment_inputs.CASES_SQL)))
     return models, tiers, from_scenario(scenario, hardware), deployed
 
 

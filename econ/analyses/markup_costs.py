@@ -82,9 +82,9 @@ def output_cost_at_speed(decode_usd_per_token, batch, replica_chips, usd_per_chi
 def chip_costs(con, base, as_of=None) -> pl.DataFrame:
     """One row per open model × chip: ``usd_per_chip_hour`` (the rental median, or the scenario's on its serving
     chip), ``reference`` (the serving chip), input and output cost per MTok, the output's batch."""
-    rentals = con.sql(RENTAL_SQL).pl()
+    rentals = pl.DataFrame(con.sql(RENTAL_SQL))
     price = {r["chip"]: float(r["usd_per_chip_hour"]) for r in rentals.iter_rows(named=True)}
-    cases = con.sql(deployment_inputs.CASES_SQL).pl()
+    cases = pl.DataFrame(con.sql(deployment_inputs.CASES_SQL))
     chips = [base.serving_chip, *sorted(c for c in price if c != base.serving_chip)]
     frames = []
     for chip in chips:  # one deployment per chip (a handful), each vectorised over the models
@@ -134,13 +134,15 @@ def chip_costs(con, base, as_of=None) -> pl.DataFrame:
 
 def cache_costs(con) -> pl.DataFrame:
     """Per model: the cache tier's retrieve cost [USD/MTok] and hold cost [USD/MTok per second]."""
-    return con.sql(
-        f"""
+    return pl.DataFrame(
+        con.sql(
+            f"""
         select model as arch_model, any_value(retrieve_usd_per_mtok) as cache_retrieve_usd_per_mtok,
                any_value(hold_usd_per_mtok_s) as cache_hold_usd_per_mtok_s, any_value(device) as cache_device
         from memory_tier_costs where mechanism = '{CACHE_TIER}' group by model order by model
         """
-    ).pl()
+        )
+    )
 
 
 MARKUP_COSTS = ResultTable(

@@ -126,11 +126,11 @@ def _resolve(con, pt: Point) -> tuple[str, str]:
     """The model and chip the point names: a Hugging Face id of the measured files' kind (quantised re-releases
     included, :func:`econ.analyses.serving_runs.model_key`) or a system name (``h100_sxm``), else any name
     :mod:`econ.names` reads (canonical, models.model, repo, price key; any case), whose errors suggest the nearest."""
-    models = con.sql("select model, hf_repo from models").pl()
+    models = pl.DataFrame(con.sql("select model, hf_repo from models"))
     model = serving_runs.model_resolver(models).get(serving_runs.model_key(pt.model))
     if model is None:
         model = resolve_model(con, pt.model, need="architecture").arch_model
-    chips = {c.upper(): c for c in con.sql("select chip from hardware").pl()["chip"].to_list()}
+    chips = {c.upper(): c for c in pl.DataFrame(con.sql("select chip from hardware"))["chip"].to_list()}
     chip = chips.get(serving_runs.chip_key(pt.chip)) or resolve_chip(con, pt.chip)
     return model, chip
 
@@ -192,15 +192,15 @@ def predict_point(db_path: Path, pt: Point) -> dict:
         if pt.scenario not in scenarios:
             raise EconError(f"no scenario {pt.scenario!r}", f"known scenarios: {', '.join(sorted(scenarios))}")
         s = scenarios[pt.scenario]
-        models = con.sql(MODELS_SQL).pl()
+        models = pl.DataFrame(con.sql(MODELS_SQL))
         if model not in models["model"].to_list():
             raise EconError(f"{model} has no modelled cache (kv_bytes_per_token)", "pick a model with one")
-        hardware = con.sql("select * from hardware").pl()
-        layouts = con.sql("select * from layouts").pl()
+        hardware = pl.DataFrame(con.sql("select * from hardware"))
+        layouts = pl.DataFrame(con.sql("select * from layouts"))
         calibrated = s.efficiency_basis == "calibrated"
-        params = con.sql("select * from calibration_parameters").pl() if calibrated else None
-        bands = con.sql("select * from calibration_bands").pl() if calibrated else None
-        seen = con.sql("select arch_model, chip from calibration_seen").pl()
+        params = pl.DataFrame(con.sql("select * from calibration_parameters")) if calibrated else None
+        bands = pl.DataFrame(con.sql("select * from calibration_bands")) if calibrated else None
+        seen = pl.DataFrame(con.sql("select arch_model, chip from calibration_seen"))
         price = s.usd_per_chip_hour
     hw = hardware.filter(pl.col("chip") == chip).row(0, named=True)
     info = models.filter(pl.col("model") == model).row(0, named=True)

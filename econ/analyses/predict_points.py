@@ -54,11 +54,11 @@ def predict_points_file(db_path: Path, points: Path) -> pl.DataFrame:
     """Every row of ``points`` predicted by the calibrated serving model of the database at ``db_path``."""
     rows = read_points(points)
     with connect_read_only(Path(db_path), current=True) as con:
-        models = con.sql(MODELS_SQL).pl()
-        hardware = con.sql("select * from hardware").pl()
-        params = con.sql("select * from calibration_parameters").pl()
-        bands = con.sql("select * from calibration_bands").pl()
-        seen = con.sql("select arch_model, chip from calibration_seen").pl()
+        models = pl.DataFrame(con.sql(MODELS_SQL))
+        hardware = pl.DataFrame(con.sql("select * from hardware"))
+        params = pl.DataFrame(con.sql("select * from calibration_parameters"))
+        bands = pl.DataFrame(con.sql("select * from calibration_bands"))
+        seen = pl.DataFrame(con.sql("select arch_model, chip from calibration_seen"))
     return predict_frame(
         rows, models, hardware, params, bands, set(seen["arch_model"].to_list()), set(seen["chip"].to_list())
     )

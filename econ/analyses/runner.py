@@ -82,7 +82,7 @@ class BuildContext:
 
     def query(self, sql: str, params: list | None = None) -> pl.DataFrame:
         """Run SQL against the database being built; returns a polars frame."""
-        return self.con.sql(sql, params=params or None).pl()
+        return pl.DataFrame(self.con.sql(sql, params=params or None))
 
     def scenario(self, name: str = "base") -> Scenario:
         known = self.scenarios_with_calibrated if name == "calibrated" else self.scenarios

@@ -314,7 +314,7 @@ def scenarios_from_frame(frame: pl.DataFrame) -> dict[str, Scenario]:
 
 def load_scenarios(con: duckdb.DuckDBPyConnection) -> dict[str, Scenario]:
     """All scenarios of the database (the one place the ``scenarios`` table is read)."""
-    return scenarios_from_frame(con.sql("select * from scenarios order by scenario, name").pl())
+    return scenarios_from_frame(pl.DataFrame(con.sql("select * from scenarios order by scenario, name")))
 
 
 def load_scenario(con: duckdb.DuckDBPyConnection, name: str = "base") -> Scenario:

@@ -133,7 +133,7 @@ class SiteContext:
 
     def query(self, sql: str, params: list | None = None) -> pl.DataFrame:
         """Run a read-only query; returns a polars frame."""
-        return self.con.sql(sql, params=params).pl()
+        return pl.DataFrame(self.con.sql(sql, params=params))
 
     def scalar(self, sql: str, params: list | None = None) -> Any:
         """The first value of the first row of a query (``None`` when it returns no row)."""

@@ -64,8 +64,8 @@ def load_plan(spec: SweepSpec, db_path: Path) -> Plan:
     """Read what the spec needs from the built database (read-only; it must be built by this code)."""
     with connect_read_only(db_path, current=True) as con:
         scenarios = all_scenarios(con)  # the CSV's and, once calibrated, ``calibrated``
-        cases = con.sql(inputs.CASES_SQL).pl()
-        named = con.sql("select * from layouts order by layout").pl()
+        cases = pl.DataFrame(con.sql(inputs.CASES_SQL))
+        named = pl.DataFrame(con.sql("select * from layouts order by layout"))
     return make_plan(spec, scenarios, cases, named)
 
 
