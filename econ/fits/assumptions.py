@@ -17,7 +17,6 @@ An assumption missing from the scenario takes the scenario's documented default
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -133,10 +132,8 @@ class Assumptions:
             out = np.asarray(fn(hw=self._hardware_at(hw_u, kv_u), **kw), dtype=float)
             return np.broadcast_to(out, np.broadcast_shapes(out.shape, np.shape(draw_u))) if np.ndim(draw_u) else out
 
-        with warnings.catch_warnings():  # rows without data (NaN in every draw) give NaN bounds, not a warning
-            warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                return propagate(call, central, ranges, n=self.n_draws, level=self.level, seed=seed)
+        with np.errstate(invalid="ignore", divide="ignore"):  # rows without data (NaN in every draw): NaN bounds
+            return propagate(call, central, ranges, n=self.n_draws, level=self.level, seed=seed)
 
     def propagate_rows(
         self,

@@ -71,14 +71,19 @@ def nanquantile_columns(samples: np.ndarray, q) -> np.ndarray:
 
     numpy's ``nanquantile`` along an axis of a 2-d array calls its 1-d routine once per column. A column without NaN
     gets ``np.quantile`` of that column (the same order statistics and the same interpolation), so those columns are
-    computed in one vectorised ``np.quantile``; only the columns that hold a NaN go through ``nanquantile``.
+    computed in one vectorised ``np.quantile``; only the columns that hold a NaN go through ``nanquantile``. A column
+    with no value at all (a row without data) gives NaN, as ``nanquantile`` does, without its "All-NaN slice" warning:
+    silencing that with ``warnings.catch_warnings`` is not safe while analyses run on threads (it swaps the process's
+    warning filters, so one thread's exit restores them under another).
     """
-    out = np.empty((len(q), samples.shape[1]))
-    has_nan = np.isnan(samples).any(axis=0)
+    out = np.full((len(q), samples.shape[1]), np.nan)
+    nan = np.isnan(samples)
+    has_nan, all_nan = nan.any(axis=0), nan.all(axis=0)
     if (~has_nan).any():
         out[:, ~has_nan] = np.quantile(samples[:, ~has_nan], q, axis=0)
-    if has_nan.any():
-        out[:, has_nan] = np.nanquantile(samples[:, has_nan], q, axis=0)
+    some = has_nan & ~all_nan
+    if some.any():
+        out[:, some] = np.nanquantile(samples[:, some], q, axis=0)
     return out
 
 
