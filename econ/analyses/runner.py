@@ -171,7 +171,7 @@ def run_analyses(
     status: dict[str, str] = {}
     pending = list(modules)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        running: dict[Future, ModuleType] = {}
+        running: dict[Future, tuple[ModuleType, duckdb.DuckDBPyConnection]] = {}
         failure: BaseException | None = None
         while pending or running:
             while failure is None and len(running) < max(1, workers):
@@ -182,12 +182,14 @@ def run_analyses(
                 step("analyses", ready.NAME, len(status), len(modules))
                 session = _session(con) if workers > 1 else con
                 args = (session, ready, as_of, cache_dir, code_hash, scenarios, hashed, previous, keys)
-                running[pool.submit(_run_one, *args)] = ready
+                running[pool.submit(_run_one, *args)] = (ready, session)
             if not running:
                 break
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
-                module = running.pop(future)
+                module, session = running.pop(future)
+                if session is not con:
+                    session.close()
                 try:
                     status[module.NAME], seconds = future.result()
                     took("analyses", module.NAME, seconds)
