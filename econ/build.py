@@ -23,16 +23,9 @@ import polars as pl
 
 from econ import __version__, paths
 from econ.cachefiles import restore_copy, store_copy
-from econ.db import (
-    PendingViews,
-    connect_read_only,
-    create_views,
-    damaged,
-    frame_fingerprint,
-    staged_database,
-    write_table,
-)
+from econ.db import connect_read_only, damaged, frame_fingerprint, staged_database, write_table
 from econ.db.objects import table_summary
+from econ.db.views import PendingViews, create_views
 from econ.faults import boundary
 from econ.files import remove, source_date
 from econ.fingerprint import code_fingerprint

@@ -7,8 +7,8 @@ import duckdb
 import pytest
 
 from econ.cli import main
-from econ.db import relations_named, view_column_notes, view_header
 from econ.db.objects import split_comment
+from econ.db.views import relations_named, view_column_notes, view_header
 
 
 def run(capsys, *args) -> tuple[int, str, str]:

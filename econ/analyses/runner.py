@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -37,6 +36,7 @@ from econ.analyses.calibration_scenario import with_calibrated
 from econ.analyses.scenario import Scenario, load_scenarios
 from econ.cachefiles import begin_entry, cannot_store, commit_entry, notice, verify
 from econ.db import comment, content_fingerprint, is_write_failure, quote_ident, quote_literal, write_table
+from econ.db.views import relations_named
 from econ.errors import EconError
 from econ.files import remove
 from econ.fingerprint import code_fingerprint
@@ -167,7 +167,7 @@ def run_analyses(
     scenarios = _Scenarios(con)
     hashed = {} if hashed is None else hashed  # every relation is complete before an analysis reads it, never rewritten
     keys = {} if keys is None else keys
-    waits_for = dependencies(modules, queries_dir)
+    waits_for = dependencies(con, modules, queries_dir)
     status: dict[str, str] = {}
     pending = list(modules)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
@@ -239,11 +239,13 @@ def _session(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     return cursor
 
 
-def dependencies(modules: list[ModuleType], queries_dir: Path = QUERIES_DIR) -> dict[str, set[str]]:
+def dependencies(
+    con: duckdb.DuckDBPyConnection, modules: list[ModuleType], queries_dir: Path = QUERIES_DIR
+) -> dict[str, set[str]]:
     """{analysis: the earlier analyses whose tables it reads}: its ``INPUTS`` that an earlier analysis writes, and the
-    tables each view of ``queries_dir`` it reads names in its SQL (views over views followed to their tables; a name
-    read as a whole word, so a view that merely mentions a table waits for it too, never the other way)."""
-    views = {p.stem: p.read_text(encoding="utf-8") for p in sorted(Path(queries_dir).glob("*.sql"))}
+    tables each view of ``queries_dir`` it reads names (:func:`econ.db.views.relations_named`, DuckDB's parser; views
+    over views followed to their tables; a view that does not parse waits for every earlier analysis)."""
+    views = {p.stem: p.read_text(encoding="utf-8").strip().rstrip(";") for p in sorted(Path(queries_dir).glob("*.sql"))}
     writer: dict[str, str] = {}
     out: dict[str, set[str]] = {}
     for module in modules:
@@ -254,7 +256,8 @@ def dependencies(modules: list[ModuleType], queries_dir: Path = QUERIES_DIR) -> 
                 continue
             seen.add(name)
             if name in views:
-                names += [v for v in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", views[name]) if v in views or v in writer]
+                read = relations_named(con, views[name], with_ctes=False)
+                names += list(writer) if read is None else sorted(read)
         out[module.NAME] = {writer[n] for n in seen if n in writer and writer[n] != module.NAME}
         for table in module.TABLES:
             writer[table.name] = module.NAME

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import duckdb
 
-from econ.db import DatabaseError, connect_read_only, damaged, quote_ident, use_build_date
+from econ.db import DatabaseError, connect_read_only, damaged, quote_ident
+from econ.db.views import use_build_date
 
 
 def table_summary(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, int, str]]:

@@ -29,7 +29,8 @@ from pathlib import Path
 import duckdb
 
 from econ.cachefiles import begin_entry, cannot_store, commit_entry, verify
-from econ.db import content_fingerprint, relations_named
+from econ.db import content_fingerprint
+from econ.db.views import relations_named
 from econ.files import remove
 from econ.report.html import Markup
 from econ.report.page import Finding
@@ -59,7 +60,7 @@ class Recorder:
         self._con.complete()
 
     def reads(self) -> set[str] | None:
-        """The relations the recorded queries name (:func:`econ.db.relations_named`; names of common table
+        """The relations the recorded queries name (:func:`econ.db.views.relations_named`; names of common table
         expressions come along, harmlessly); None when one cannot be parsed (the page is not kept)."""
         names: set[str] = set()
         for query in set(self.queries):

@@ -144,7 +144,7 @@ def test_a_failing_analysis_stops_the_schedule_and_raises_its_error(tmp_path):
 def test_the_build_order_reads_only_what_earlier_analyses_write():
     """Every analysis's INPUTS that some analysis writes are written by an earlier one (the order is a schedule)."""
     modules = analyses()
-    deps = dependencies(modules)
+    deps = dependencies(duckdb.connect(), modules)
     position = {m.NAME: i for i, m in enumerate(modules)}
     assert all(position[d] < position[name] for name, ds in deps.items() for d in ds)
     assert deps["price_timeline"] >= {"price_history"} and deps["serving_layouts"] >= {"calibration"}

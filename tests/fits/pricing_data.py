@@ -20,7 +20,8 @@ from econ.analyses.inference_serving import serving_from
 from econ.analyses.inputs import MODELS_SQL
 from econ.analyses.runner import run_analyses
 from econ.analyses.scenario import load_scenario
-from econ.db import create_views, write_table
+from econ.db import write_table
+from econ.db.views import create_views
 from econ.fits import model_identity
 from econ.fits.assumptions import from_scenario
 from econ.load.loader import load_all
