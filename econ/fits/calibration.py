@@ -262,7 +262,7 @@ def _targets(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     return y, use
 
 
-def _stack(pred: dict) -> np.ndarray:
+def stacked_predictions(pred: dict) -> np.ndarray:
     full = np.concatenate([pred["ttft"], pred["tpot"], pred["points"]])
     return np.where(np.isfinite(full), full, -50.0)  # a point that cannot run counts as far off
 
@@ -273,14 +273,14 @@ def finite_difference_jacobian(z, problem: Problem) -> np.ndarray:
     lv = problem.levels
     u_r = coordinates(z, lv, problem.run_codes, problem.runs.n)
     u_p = coordinates(z, lv, problem.point_codes, problem.points.n)
-    base = _stack(_predict_u(u_r, u_p, problem))
+    base = stacked_predictions(_predict_u(u_r, u_p, problem))
     k = len(PARAMETERS)
     d = np.empty((base.size, k))
     for i in range(k):
         ur, up = u_r.copy(), u_p.copy()
         ur[:, i] += FD_STEP
         up[:, i] += FD_STEP
-        d[:, i] = (_stack(_predict_u(ur, up, problem)) - base) / FD_STEP
+        d[:, i] = (stacked_predictions(_predict_u(ur, up, problem)) - base) / FD_STEP
     cols = offset_columns(lv)
     jac = np.zeros((base.size, k + len(cols)))
     jac[:, :k] = d
@@ -300,25 +300,17 @@ def _prior_weights(levels) -> np.ndarray:
     return np.concatenate([shared, np.full(n_off, RESIDUAL_SCALE_LOG / GROUP_SPREAD_LOG)])
 
 
-def at_point(z, problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(z, stacked predictions, Jacobian) at ``z`` over every row of the problem, whatever its masks: the folds of a
-    cross-validation all start at the full fit, where these are the same for every fold (:func:`refit`'s ``known``)."""
-    from econ.fits.calibration_grad import jacobian  # the derivatives import this module
-
-    z = np.asarray(z, dtype=float)
-    return z, _stack(predict(z, problem)), jacobian(z, problem)
-
-
-def _model(problem: Problem, known: tuple | None = None):
-    """The fit's model and Jacobian of the residual rows ``x``; at ``known``'s point (:func:`at_point`, the same
-    array), its predictions and Jacobian instead of computing them again."""
+def model_and_jacobian(problem: Problem, known: tuple | None = None):
+    """The fit's model and Jacobian of the residual rows ``x``; at ``known``'s point (the same
+    array; :func:`econ.fits.calibration_cv.at_point`), its predictions and Jacobian instead of computing
+    them again."""
     w = _prior_weights(problem.levels)
     centre = start(problem.levels)
 
     def model(x, z):
         idx = x[:, 0].astype(int)
         prior = (np.asarray(z, dtype=float) - centre) * w
-        stacked = known[1] if known is not None and z is known[0] else _stack(predict(z, problem))
+        stacked = known[1] if known is not None and z is known[0] else stacked_predictions(predict(z, problem))
         return np.concatenate([stacked, prior])[idx]
 
     def jac(x, z):
@@ -331,7 +323,7 @@ def _model(problem: Problem, known: tuple | None = None):
     return model, jac
 
 
-def _residual_rows(problem: Problem):
+def residual_rows(problem: Problem):
     """(indices of the residual vector the fit uses, their targets)."""
     y, use = _targets(problem)
     n_prior = len(names(problem.levels))
@@ -339,53 +331,11 @@ def _residual_rows(problem: Problem):
     return idx, np.concatenate([y, np.zeros(n_prior)])[idx]
 
 
-def refit(problem: Problem, start_at: np.ndarray, iterations: int, known: tuple | None = None) -> np.ndarray:
-    """Coordinates of a warm-started refit of the problem's masked rows: a cross-validation fold's fit (no status,
-    no interval: only its predictions are used). Levenberg–Marquardt on the soft-L1 cost with iteratively
-    reweighted Gauss–Newton steps (weights ``ρ'(r²) = 1/√(1 + (r/σ)²)``, scipy's soft-L1), at most ``iterations``
-    Jacobians; a fold starts near its optimum, where Gauss–Newton converges in a few steps. ``known``
-    (:func:`at_point` of ``start_at`` on any masks of the same rows) saves the start's predictions and Jacobian."""
-    idx, target = _residual_rows(problem)
-    if known is not None and not np.array_equal(known[0], start_at):
-        raise ValueError("refit: known is at another point than start_at")
-    model, jac = _model(problem, known)
-    x = idx[:, None].astype(float)
-    f = RESIDUAL_SCALE_LOG
-
-    def cost(z):
-        r = model(x, z) - target
-        return float(np.sum(np.sqrt(1.0 + (r / f) ** 2) - 1.0)), r
-
-    z = start_at if known is None else known[0]  # that array: _model recognises it
-    z = np.asarray(z, dtype=float)
-    c, r = cost(z)
-    damping = 1e-3
-    for _ in range(iterations):
-        j = jac(x, z)
-        w = 1.0 / np.sqrt(1.0 + (r / f) ** 2)
-        normal = j.T @ (j * w[:, None])
-        grad = j.T @ (w * r)
-        diag = np.where(np.diag(normal) > 0, np.diag(normal), 1.0)
-        for _ in range(10):
-            step = -np.linalg.solve(normal + damping * np.diag(diag), grad)
-            c_new, r_new = cost(z + step)
-            if c_new < c:
-                break
-            damping *= 10.0
-        else:
-            return z
-        z, r, improvement, c = z + step, r_new, c - c_new, c_new
-        damping = max(damping / 10.0, 1e-9)
-        if improvement < TOLERANCE * max(c, 1.0):
-            break
-    return z
-
-
 @formula("min Σ ρ(log pred − log meas) + Σ ((u − u₀)·σ/τ₀)² + Σ (δ·σ/τ)², ρ = soft-L1", "this module")
 def fit_calibration(problem: Problem, start_at: np.ndarray | None = None, max_nfev: int | None = None) -> FitResult:
     """Fit the shared parameters and group offsets to the problem's masked rows."""
-    idx, target = _residual_rows(problem)
-    model, jac = _model(problem)
+    idx, target = residual_rows(problem)
+    model, jac = model_and_jacobian(problem)
     return fit(
         model,
         idx[:, None].astype(float),

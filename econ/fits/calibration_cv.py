@@ -29,7 +29,7 @@ RANDOM_FOLDS = 5
 """Folds of the random-configuration CV (a seed-fixed shuffle of distinct configurations)."""
 
 FOLD_ITERATIONS = 6
-"""Gauss–Newton iterations a fold may take from the full fit (:func:`econ.fits.calibration.refit`). A fold that
+"""Gauss–Newton iterations a fold may take from the full fit (:func:`refit`). A fold that
 stops early leaks the full fit into its held-out predictions (they look better than they are): the held-out
 errors at this cap are those of scipy's solver run to convergence (40 evaluations) within 0.3%
 (bench/calibration.py)."""
@@ -80,11 +80,11 @@ def cross_validate(
     }
     labels = sorted({g for g in np.concatenate([run_groups, point_groups]) if g is not None}, key=str)
     measured = {"ttft": problem.runs.log_ttft, "tpot": problem.runs.log_tpot, "points": problem.points.log_measured}
-    known = cal.at_point(start, problem)  # every fold starts here: its predictions and Jacobian, once
+    known = at_point(start, problem)  # every fold starts here: its predictions and Jacobian, once
     for label in labels:
         held_r, held_p = run_groups == label, point_groups == label
         fold = dataclasses.replace(problem, run_mask=~held_r, point_mask=~held_p)
-        pred = cal.predict(cal.refit(fold, start, FOLD_ITERATIONS, known), problem)
+        pred = cal.predict(refit(fold, start, FOLD_ITERATIONS, known), problem)
         for key, held in (("ttft", held_r), ("tpot", held_r), ("points", held_p)):
             out[key][held] = (pred[key] - measured[key])[held]
     return out
@@ -204,3 +204,54 @@ def claimed_band(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> tu
     with np.errstate(invalid="ignore", divide="ignore"):
         inside = np.where(np.isfinite(claimed) & np.isfinite(abs_log), abs_log <= np.log(claimed), np.nan)
     return claimed, inside
+
+
+def at_point(z, problem: cal.Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(z, stacked predictions, Jacobian) at ``z`` over every row of the problem, whatever its masks: the folds of a
+    cross-validation all start at the full fit, where these are the same for every fold (:func:`refit`'s ``known``)."""
+    from econ.fits.calibration_grad import jacobian  # the derivatives import this module
+
+    z = np.asarray(z, dtype=float)
+    return z, cal.stacked_predictions(cal.predict(z, problem)), jacobian(z, problem)
+
+
+def refit(problem: cal.Problem, start_at: np.ndarray, iterations: int, known: tuple | None = None) -> np.ndarray:
+    """Coordinates of a warm-started refit of the problem's masked rows: a cross-validation fold's fit (no status,
+    no interval: only its predictions are used). Levenberg–Marquardt on the soft-L1 cost with iteratively
+    reweighted Gauss–Newton steps (weights ``ρ'(r²) = 1/√(1 + (r/σ)²)``, scipy's soft-L1), at most ``iterations``
+    Jacobians; a fold starts near its optimum, where Gauss–Newton converges in a few steps. ``known``
+    (:func:`at_point` of ``start_at`` on any masks of the same rows) saves the start's predictions and Jacobian."""
+    idx, target = cal.residual_rows(problem)
+    if known is not None and not np.array_equal(known[0], start_at):
+        raise ValueError("refit: known is at another point than start_at")
+    model, jac = cal.model_and_jacobian(problem, known)
+    x = idx[:, None].astype(float)
+    f = cal.RESIDUAL_SCALE_LOG
+
+    def cost(z):
+        r = model(x, z) - target
+        return float(np.sum(np.sqrt(1.0 + (r / f) ** 2) - 1.0)), r
+
+    z = start_at if known is None else known[0]  # that array: _model recognises it
+    z = np.asarray(z, dtype=float)
+    c, r = cost(z)
+    damping = 1e-3
+    for _ in range(iterations):
+        j = jac(x, z)
+        w = 1.0 / np.sqrt(1.0 + (r / f) ** 2)
+        normal = j.T @ (j * w[:, None])
+        grad = j.T @ (w * r)
+        diag = np.where(np.diag(normal) > 0, np.diag(normal), 1.0)
+        for _ in range(10):
+            step = -np.linalg.solve(normal + damping * np.diag(diag), grad)
+            c_new, r_new = cost(z + step)
+            if c_new < c:
+                break
+            damping *= 10.0
+        else:
+            return z
+        z, r, improvement, c = z + step, r_new, c - c_new, c_new
+        damping = max(damping / 10.0, 1e-9)
+        if improvement < cal.TOLERANCE * max(c, 1.0):
+            break
+    return z

@@ -107,23 +107,23 @@ def test_a_fold_refit_converges_to_the_solvers_answer(shipped):
     full = cal.usable(cal.fit_calibration(problem), problem.levels)
     held = problem.run_mask & (np.arange(problem.runs.n) % 3 == 0)
     fold = dataclasses.replace(problem, run_mask=problem.run_mask & ~held)
-    quick = cal.predict(cal.refit(fold, full, cv.FOLD_ITERATIONS), problem)
+    quick = cal.predict(cv.refit(fold, full, cv.FOLD_ITERATIONS), problem)
     solved = cal.predict(cal.usable(cal.fit_calibration(fold, full), problem.levels), problem)
     for target in ("ttft", "tpot"):
         assert np.median(np.abs(quick[target] - solved[target])[held]) < 0.01
 
 
 def test_a_fold_started_from_the_shared_start_point_is_the_fold_alone(shipped):
-    """Cross-validation evaluates the start once for all folds (cal.at_point on the unmasked problem); a fold's refit
+    """Cross-validation evaluates the start once for all folds (cv.at_point on the unmasked problem); a fold's refit
     from it is the refit that evaluates the start itself, bit for bit, and a start point of another z is refused."""
     problem = _measured_at(shipped, _coords(TRUE, shipped), noise=0.1, seed=4)
     start = cal.start(problem.levels) + 0.1
     held = problem.run_mask & (np.arange(problem.runs.n) % 4 == 1)
     fold = dataclasses.replace(problem, run_mask=problem.run_mask & ~held)
-    known = cal.at_point(start, problem)
-    assert np.array_equal(cal.refit(fold, start, 3, known), cal.refit(fold, start, 3))
+    known = cv.at_point(start, problem)
+    assert np.array_equal(cv.refit(fold, start, 3, known), cv.refit(fold, start, 3))
     with pytest.raises(ValueError, match="another point"):
-        cal.refit(fold, start + 1e-3, 3, known)
+        cv.refit(fold, start + 1e-3, 3, known)
 
 
 def test_clean_data_cross_validates_near_exact_from_a_start_away_from_the_truth(shipped):
