@@ -14,7 +14,7 @@ Method (arXiv 2404.10102 §2; code: epoch-research/analyzing-chinchilla):
 
 Vectorisation. Every start (and every bootstrap resample) is a 5-parameter problem; the
 code runs them together as one batch through a small numpy BFGS with a per-problem
-Armijo line search (``_batched_bfgs``). A resample is a vector of multinomial counts, so
+Armijo line search (``econ.fits.batched_bfgs``). A resample is a vector of multinomial counts, so
 its summed Huber loss is the count-weighted sum over the original points. The grid's
 starts are run in successive-halving rounds (all 4,500 for a few iterations, the best
 eighth onwards, …) and the winner is polished with SciPy's L-BFGS-B; every resample is
@@ -31,6 +31,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from econ.errors import FitError
+from econ.fits.batched_bfgs import batched_bfgs
 from econ.formula import formula
 from econ.physics import scaling_laws as sl
 from econ.physics.scaling_laws import ScalingLaw
@@ -150,67 +151,6 @@ def objective_and_gradient(theta, log_params, log_tokens, log_loss, weights, del
     return f, grad
 
 
-def _batched_bfgs(fun, x0, *, max_iter, gtol=1e-10, ftol=1e-13, patience=5, c1=1e-4, max_halvings=40):
-    """Minimise K independent smooth problems at once with BFGS and a per-problem Armijo backtracking.
-
-    ``fun(x, idx)`` returns (f, g) for the rows ``idx`` of the batch. A problem stops when its
-    gradient norm is below ``gtol``, when its relative decrease stays below ``ftol`` for
-    ``patience`` iterations, or when its line search cannot decrease f (the precision limit
-    of a Huber objective's kinks). Returns (x, f, g, converged, iterations).
-    """
-    x = np.array(x0, dtype=float)
-    k, p = x.shape
-    eye = np.eye(p)
-    f, g = fun(x, np.arange(k))
-    gnorm = np.linalg.norm(g, axis=1)
-    h = eye[None] * (0.1 / np.maximum(gnorm, 1e-300))[:, None, None]
-    done = ~np.isfinite(f) | (gnorm < gtol)
-    converged = gnorm < gtol
-    slow = np.zeros(k, dtype=int)
-    iterations = np.zeros(k, dtype=int)
-    for _ in range(max_iter):
-        idx = np.flatnonzero(~done)
-        if idx.size == 0:
-            break
-        xi, fi, gi, hi = x[idx], f[idx], g[idx], h[idx]
-        step = -np.einsum("kij,kj->ki", hi, gi)
-        slope = (step * gi).sum(1)
-        reset = ~(slope < 0)
-        if reset.any():  # not a descent direction: restart from the scaled gradient
-            hi[reset] = eye * (0.1 / np.maximum(np.linalg.norm(gi[reset], axis=1), 1e-300))[:, None, None]
-            step[reset] = -np.einsum("kij,kj->ki", hi[reset], gi[reset])
-            slope[reset] = (step[reset] * gi[reset]).sum(1)
-        t = np.ones(idx.size)
-        accepted = np.zeros(idx.size, dtype=bool)
-        f_new, g_new = fi.copy(), gi.copy()
-        for _ in range(max_halvings):
-            todo = np.flatnonzero(~accepted)
-            if todo.size == 0:
-                break
-            ft, gt = fun(xi[todo] + t[todo, None] * step[todo], idx[todo])
-            ok = np.isfinite(ft) & (ft <= fi[todo] + c1 * t[todo] * slope[todo])
-            accepted[todo[ok]] = True
-            f_new[todo[ok]], g_new[todo[ok]] = ft[ok], gt[ok]
-            t[todo[~ok]] *= 0.5
-        s = np.where(accepted[:, None], t[:, None] * step, 0.0)
-        y = g_new - gi
-        sy = (s * y).sum(1)
-        update = accepted & (sy > 1e-300)
-        rho = np.where(update, 1.0 / np.where(update, sy, 1.0), 0.0)
-        v = eye[None] - rho[:, None, None] * np.einsum("ki,kj->kij", s, y)
-        h_new = np.einsum("kij,kjl,kml->kim", v, hi, v) + rho[:, None, None] * np.einsum("ki,kj->kij", s, s)
-        hi = np.where(update[:, None, None], h_new, hi)
-        decrease = (fi - f_new) / np.maximum(np.abs(fi), 1e-300)
-        slow[idx] = np.where(decrease < ftol, slow[idx] + 1, 0)
-        x[idx], f[idx], g[idx], h[idx] = xi + s, f_new, g_new, hi
-        iterations[idx] += 1
-        small = np.linalg.norm(g_new, axis=1) < gtol
-        stop = small | ~accepted | (slow[idx] >= patience)
-        converged[idx] = stop
-        done[idx] = stop
-    return x, f, g, converged, iterations
-
-
 def _start_grid() -> np.ndarray:
     """Epoch's 4,500 starting points as rows (a, b, e, α, β)."""
     return np.array(
@@ -243,10 +183,10 @@ def best_of_grid(log_params, log_tokens, log_loss, *, delta=HUBER_DELTA, starts:
 
     x = _start_grid() if starts is None else np.atleast_2d(np.asarray(starts, dtype=float))
     for iterations, keep in HALVING_ROUNDS:
-        x, f, *_ = _batched_bfgs(fun, x, max_iter=iterations)
+        x, f, *_ = batched_bfgs(fun, x, max_iter=iterations)
         order = np.argsort(np.where(np.isfinite(f), f, np.inf), kind="stable")
         x = x[order[:keep]]
-    x, f, _g, conv, _ = _batched_bfgs(fun, x, max_iter=2000)
+    x, f, _g, conv, _ = batched_bfgs(fun, x, max_iter=2000)
     best = int(np.argmin(np.where(np.isfinite(f), f, np.inf)))
     polished = minimize(
         lambda t: tuple(v[0] for v in fun(t[None], None)),
@@ -277,7 +217,7 @@ def bootstrap_fits(theta0, log_params, log_tokens, log_loss, counts, *, delta=HU
         return objective_and_gradient(x, log_params, log_tokens, log_loss, counts[idx], delta)
 
     x0 = np.repeat(np.asarray(theta0, dtype=float)[None], counts.shape[0], axis=0)
-    x, _f, _g, converged, _ = _batched_bfgs(fun, x0, max_iter=max_iter)
+    x, _f, _g, converged, _ = batched_bfgs(fun, x0, max_iter=max_iter)
     return x, converged
 
 
