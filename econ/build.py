@@ -15,7 +15,6 @@ import os
 import time
 from dataclasses import dataclass
 from datetime import date
-from importlib import metadata
 from pathlib import Path
 
 import duckdb
@@ -34,9 +33,7 @@ from econ.lock import Locks
 from econ.outputs import prepare_run, write_marker
 from econ.previous import Previous, copy_previous, write_keys
 from econ.progress import step
-from econ.uptodate import build_key, is_current, record
-
-REPORT_LIBRARIES = ("altair", "duckdb", "polars")
+from econ.uptodate import build_key, is_current, library_versions, record
 
 
 @dataclass
@@ -159,7 +156,7 @@ def stage_build(
             modules,
             as_of=as_of,
             cache_dir=cache_dir,
-            code_hash=code_hash,
+            code_hash=f"{code_hash}|{library_versions()}",  # a library upgrade recomputes, never keeps, results
             after_each=lambda module: views.written(t.name for t in module.TABLES),
             queries_dir=Path(queries_dir),
             previous=previous,
@@ -244,7 +241,7 @@ def _report_key(con, frames, queries_dir: Path, *, as_of: date, code_hash: str, 
         os.environ.get("SOURCE_DATE_EPOCH") or "",
         input_fingerprint(con, frames, hashed),
         *(f"{p.name}\n{p.read_text(encoding='utf-8')}" for p in sorted(queries_dir.glob("*.sql"))),
-        *(f"{lib}={metadata.version(lib)}" for lib in REPORT_LIBRARIES),
+        library_versions(),
     ]
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:24]
 

@@ -25,6 +25,12 @@ LIBRARIES = ("numpy", "scipy", "polars", "duckdb", "pyarrow", "altair")
 _CHUNK = 1 << 20
 
 
+def library_versions() -> str:
+    """``name=version`` of each of :data:`LIBRARIES`: part of every key that says a result is still current (the
+    build's, each analysis's, each stored page's)."""
+    return ";".join(f"{lib}={metadata.version(lib)}" for lib in LIBRARIES)
+
+
 def build_key(data_dir: Path, queries_dir: Path, *, as_of: date, report: bool) -> str:
     """What a build is a function of, hashed: econ's code, the as-of date, every file of ``data_dir`` and
     ``queries_dir`` (names and bytes; hidden files such as locks and staging paths left out), the versions of
@@ -32,7 +38,7 @@ def build_key(data_dir: Path, queries_dir: Path, *, as_of: date, report: bool) -
     key means the same database and report."""
     h = hashlib.sha256()
     parts = [code_fingerprint(), as_of.isoformat(), os.environ.get("SOURCE_DATE_EPOCH") or "", f"report={report}"]
-    parts += [f"{lib}={metadata.version(lib)}" for lib in LIBRARIES]
+    parts.append(library_versions())
     for part in parts:
         h.update(part.encode() + b"\0")
     for folder in (Path(data_dir), Path(queries_dir)):

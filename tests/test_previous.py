@@ -128,3 +128,14 @@ def test_a_build_that_fails_after_starting_from_the_copy_leaves_the_previous_dat
         ".econ.duckdb.built",
         "econ.duckdb",
     ]
+
+
+def test_a_library_upgrade_reruns_every_analysis_instead_of_keeping_its_tables(fixture_db, tmp_path, monkeypatch):
+    """The same code, data and date with another numpy (say): the previous results came from other numerics, so none
+    is kept (an analysis's key holds the library versions, as the build's own key does)."""
+    previous = _previous(fixture_db, tmp_path / "prev")
+    same = build(data_dir=FIXTURE_DATA, db_path=previous, cache_dir=None, reports_dir=None, as_of=AS_OF, force=True)
+    assert set(same.analyses.values()) == {"kept"}
+    monkeypatch.setattr("econ.build.library_versions", lambda: "numpy=99.0")
+    upgraded = build(data_dir=FIXTURE_DATA, db_path=previous, cache_dir=None, reports_dir=None, as_of=AS_OF, force=True)
+    assert set(upgraded.analyses.values()) == {"ran"}

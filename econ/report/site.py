@@ -19,7 +19,6 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from datetime import date
-from importlib import metadata
 from pathlib import Path
 
 import duckdb
@@ -37,7 +36,7 @@ from econ.report.page import Download, PageContent, SiteContext, anchor, finding
 from econ.report.pages import SITE
 from econ.report.pages import index as index_page
 from econ.report.reuse import PageCache, Recorder
-from econ.uptodate import LIBRARIES
+from econ.uptodate import library_versions
 
 SITE_TITLE = "LLM economics"
 
@@ -192,7 +191,7 @@ def _page_cache(cache_dir: Path, ctx: SiteContext, versions: dict[str, str]) -> 
         ctx.as_of.isoformat(),
         ctx.generated_on.isoformat(),
         ctx.scenario,
-        *(f"{lib}={metadata.version(lib)}" for lib in LIBRARIES),
+        library_versions(),
         json.dumps([ctx.objects, ctx.comments], sort_keys=True),
     ]
     stamp = hashlib.sha256("\0".join(parts).encode()).hexdigest()
