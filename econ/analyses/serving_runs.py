@@ -18,7 +18,13 @@ Known defects of the measured file, repaired and said so in ``notes`` (tests/ana
   every such row's stored chip count is the square of a real one (8 → 64, 4 → 16), so the worker is taken as
   the square root, each degree capped by it;
 - a disagg row without worker counts: one prefill and one decode worker are assumed (``workers_assumed``);
-- a batch that does not match the stated concurrency: the stated concurrency wins.
+- a batch that does not match the stated concurrency: the stated concurrency wins;
+- a MoE row whose tensor parallel N divides none of the model's attention heads (DeepSeek-R1 on GB200 as ``tp36``,
+  ``tp28``, ``tp72``; 118 rows): no engine splits 128 heads 36 ways, so N is the chip count of the whole system, not
+  a worker's layout. These are InferenceX's GB200 runs of disaggregated wide expert parallelism, and the rows stored
+  as ``agg`` are copies of ``disagg`` rows (42 of their 46 have a ``disagg`` twin of the same chips, lengths and
+  concurrency whose TPOT is within 1.3x, most within 1%). Such a row is read as disaggregated (``wide_ep``): prefill
+  and decode workers of attention data parallel N x expert parallel N, worker counts assumed as above.
 
 What cannot be predicted gets a ``reason`` (unknown model or chip, no concurrency, a layout whose degrees do
 not multiply out) and is kept, never dropped.
@@ -157,6 +163,11 @@ def configurations(rows: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFr
     )
     domain = hardware.select("chip", pl.col("scale_up_domain_chips").cast(pl.Float64).fill_null(1.0).alias("_domain"))
     r = r.join(info, on="arch_model", how="left").join(domain, on="chip", how="left")
+    r = r.with_columns(pl.col("mode").alias("_stored"))  # the mode as stored; "mode" becomes the one read
+    stored_agg = pl.col("_stored") == "agg"
+    r = r.with_columns(*(_wide_ep(stored_agg, pool).alias(f"_{pool}_wide") for pool in ("prefill", "decode")))
+    wide = pl.col("_prefill_wide") | pl.col("_decode_wide")
+    r = r.with_columns(pl.when(wide).then(pl.lit("disagg")).otherwise(pl.col("mode")).alias("mode"))
     agg = pl.col("mode") == "agg"
     weight = pl.coalesce(_formats("gemm_quant_mode"), _formats("precision"))
     weight = (
@@ -175,15 +186,16 @@ def configurations(rows: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFr
     )
     for pool in ("prefill", "decode"):
         r = r.with_columns(
-            pl.when(agg).then(_degree(k)).otherwise(_degree(f"{pool}_{k}")).alias(f"_{pool}_{k}")
+            pl.when(stored_agg).then(_degree(k)).otherwise(_degree(f"{pool}_{k}")).alias(f"_{pool}_{k}")
             for k in ("tp_size", "attention_dp_size", "pp_size", "moe_tp_size", "moe_ep_size")
         )
         tp, dp, pp = (pl.col(f"_{pool}_{k}") for k in ("tp_size", "attention_dp_size", "pp_size"))
+        wide = pl.col(f"_{pool}_wide")
         stored = tp * dp * pp
         root = stored.sqrt().round(0)
         squared = agg & (stored > pl.col("_domain")) & (root * root == stored) & (root <= pl.col("_domain"))
-        tp_r = pl.when(squared).then(pl.min_horizontal(tp, root)).otherwise(tp)
-        dp_r = pl.when(squared).then(root / pl.min_horizontal(tp, root)).otherwise(dp)
+        tp_r = pl.when(wide).then(1.0).when(squared).then(pl.min_horizontal(tp, root)).otherwise(tp)
+        dp_r = pl.when(wide).then(stored).when(squared).then(root / pl.min_horizontal(tp, root)).otherwise(dp)
         pp_r = pl.when(squared).then(1.0).otherwise(pp)
         r = r.with_columns(
             tp_r.alias(f"{pool}_tensor_parallel"),
@@ -197,13 +209,15 @@ def configurations(rows: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFr
         consistent = (etp * ep == stage) & ~pl.col(f"_{pool}_squared")
         spread = pl.when(ep > 1).then(1.0).otherwise(stage)
         r = r.with_columns(
-            pl.when(~pl.col("_moe").fill_null(False))
+            pl.when(~pl.col("_moe").fill_null(False) | wide)
             .then(1.0)
             .when(consistent)
             .then(etp)
             .otherwise(spread)
             .alias(f"{pool}_expert_tensor_parallel"),
-            (pl.col("_moe").fill_null(False) & ~consistent & ~pl.col(f"_{pool}_squared")).alias(f"_{pool}_respread"),
+            (pl.col("_moe").fill_null(False) & ~consistent & ~pl.col(f"_{pool}_squared") & ~wide).alias(
+                f"_{pool}_respread"
+            ),
         )
         r = r.with_columns(
             (stage / pl.col(f"{pool}_expert_tensor_parallel")).alias(f"{pool}_expert_parallel"),
@@ -260,9 +274,35 @@ def configurations(rows: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFr
     )
 
 
+def _wide_ep(stored_agg: pl.Expr, pool: str) -> pl.Expr:
+    """A MoE pool whose stored tensor parallel divides none of the model's heads, attention and pipeline not split:
+    a wide-EP pool of a disaggregated run (module docstring)."""
+
+    def stored(k: str) -> pl.Expr:
+        return pl.when(stored_agg).then(_degree(k)).otherwise(_degree(f"{pool}_{k}"))
+
+    odd = (pl.col("_heads") % stored("tp_size") != 0) & (stored("attention_dp_size") == 1) & (stored("pp_size") == 1)
+    return (pl.col("_moe") & odd).fill_null(False)
+
+
 def _notes() -> pl.Expr:
     parts = (
         [
+            pl.when(pl.col(f"_{pool}_wide")).then(
+                pl.format(
+                    "{} stored as {} tp {}, which divides none of the model's {} heads: read as a disaggregated "
+                    "wide-EP pool of attention dp {} x expert parallel {}",
+                    pl.lit(pool),
+                    pl.col("_stored"),
+                    pl.col(f"_{pool}_stored").cast(pl.Int64),
+                    pl.col("_heads").cast(pl.Int64),
+                    pl.col(f"{pool}_attention_data_parallel").cast(pl.Int64),
+                    pl.col(f"{pool}_expert_parallel").cast(pl.Int64),
+                )
+            )
+            for pool in ("decode", "prefill")
+        ]
+        + [
             pl.when(pl.col(f"_{pool}_squared")).then(
                 pl.format(
                     "{} layout stored with {} chips on a {}-chip system: read as tp {} x dp {}",

@@ -8,6 +8,9 @@ import pytest
 
 from econ.analyses import serving_runs as sr
 from econ.analyses.calibration import MODELS_SQL
+from tests.conftest import REPO
+
+RUNS = REPO / "data" / "inferencex_train.csv"
 
 
 @pytest.fixture(scope="module")
@@ -127,9 +130,55 @@ def test_a_disaggregated_run_without_worker_counts_assumes_them_and_says_so(tabl
     assert r["concurrency"] == 64 and r["decode_attention_data_parallel"] == 8
 
 
-def test_a_tensor_parallel_degree_that_splits_no_head_count_is_refused(tables):
+def test_a_tensor_parallel_degree_that_splits_no_head_count_is_refused_for_a_dense_model(tables):
+    r = read(tables, model_path="meta-llama/Llama-3.1-70B", tp_size=6, moe_tp_size=None, moe_ep_size=None)
+    assert "tensor parallel 6 does not divide the model's 64 attention heads" in r["reason"]
+
+
+def test_a_moe_pool_whose_tensor_parallel_splits_no_head_count_is_a_wide_ep_pool_of_a_disaggregated_run(tables):
+    """DeepSeek-R1 on GB200 stored as ``tp36`` (agg) or with a ``tp48`` decode pool: attention dp x expert parallel
+    over those chips, in a disaggregated run with assumed workers; a pool stored as a real layout is kept."""
     r = read(tables, system="gb200", tp_size=36, moe_tp_size=36, moe_ep_size=1)
-    assert "tensor parallel 36 does not divide the model's 128 attention heads" in r["reason"]
+    assert r["reason"] is None and r["mode"] == "disagg" and r["workers_assumed"]
+    for pool in ("prefill", "decode"):
+        layout = tuple(r[f"{pool}_{k}"] for k in ("tensor_parallel", "attention_data_parallel", "expert_parallel"))
+        assert layout == (1, 36, 36)
+        assert f"{pool} stored as agg tp 36, which divides none of the model's 128 heads" in r["notes"]
+    mixed = read(
+        tables,
+        mode="disagg",
+        system="gb200",
+        **dict.fromkeys(("batch_size", "tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size")),
+        prefill_tp_size=8,
+        prefill_attention_dp_size=1,
+        prefill_moe_tp_size=1,
+        prefill_moe_ep_size=8,
+        decode_tp_size=48,
+        decode_attention_dp_size=1,
+        decode_moe_tp_size=6,
+        decode_moe_ep_size=8,
+    )
+    assert (mixed["prefill_tensor_parallel"], mixed["prefill_expert_parallel"]) == (8, 8)
+    assert (mixed["decode_attention_data_parallel"], mixed["decode_expert_parallel"]) == (48, 48)
+    assert "prefill stored" not in mixed["notes"]
+
+
+def test_the_measured_files_wide_ep_rows_stored_as_agg_are_copies_of_disaggregated_runs():
+    """The evidence for reading them as disaggregated: of the vendored file's 46 agg rows with such a layout, at
+    least 40 have a disagg row of the same engine, precision, lengths, chips and concurrency whose TPOT is within
+    1.3x (and most within 1%)."""
+    runs = pl.read_csv(RUNS, infer_schema_length=0).with_columns(
+        pl.col("silicon_data_source").str.extract(sr.CONCURRENCY, 1).alias("c"),
+        pl.coalesce("tp_size", "decode_tp_size").cast(pl.Int64).alias("n"),
+        pl.col("silicon_tpot_ms").cast(pl.Float64).alias("tpot"),
+    )
+    odd = runs.filter(pl.col("model_path").str.starts_with("deepseek-ai/") & (128 % pl.col("n") != 0))
+    key = ["backend", "precision", "isl", "osl", "n", "c"]
+    agg, disagg = (odd.filter(pl.col("mode") == m).unique(key, keep="first") for m in ("agg", "disagg"))
+    twins = agg.join(disagg, on=key, suffix="_d").with_columns((pl.col("tpot") / pl.col("tpot_d")).alias("ratio"))
+    close = twins.filter((pl.col("ratio") - 1).abs() < 0.3)
+    assert odd.filter(pl.col("mode") == "agg").height == 46
+    assert close.height >= 40 and (close["ratio"] - 1).abs().median() < 0.01
 
 
 def test_formats_read_from_the_quantisation_modes(tables):

@@ -37,8 +37,10 @@ formats = ["fp8"]
 batch = { min = 1, max = 256, points = 5 }
 context_tokens = { min = 1024, max = 8192, points = 2 }
 """
-SLOW = SMALL.replace("points = 4 }", "points = 400 }").replace("count = 7", "count = 1000").replace(
-    "per_partition = 3", "per_partition = 1"
+SLOW = (
+    SMALL.replace("points = 4 }", "points = 400 }")
+    .replace("count = 7", "count = 1000")
+    .replace("per_partition = 3", "per_partition = 1")
 )
 """The small sweep in 4,000 partitions of 0.01–0.2 s (a minute or more of work): it is still running, a worker
 inside a partition, when the driver is stopped a second after its worker started. (With 28 partitions it once
