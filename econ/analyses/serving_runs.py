@@ -24,7 +24,10 @@ Known defects of the measured file, repaired and said so in ``notes`` (tests/ana
   a worker's layout. These are InferenceX's GB200 runs of disaggregated wide expert parallelism, and the rows stored
   as ``agg`` are copies of ``disagg`` rows (42 of their 46 have a ``disagg`` twin of the same chips, lengths and
   concurrency whose TPOT is within 1.3x, most within 1%). Such a row is read as disaggregated (``wide_ep``): prefill
-  and decode workers of attention data parallel N x expert parallel N, worker counts assumed as above.
+  and decode workers of attention data parallel N x expert parallel N, worker counts assumed as above;
+- a MoE worker whose expert degrees span more chips than its attention degrees (vLLM's Qwen3-235B on H200 stored as
+  ``tp_size=1`` with ``moe_tp_size=4``, which one 141 GB chip cannot hold): the worker is the experts' chips, the
+  attention split over them (vLLM runs the experts over its tensor-parallel group).
 
 What cannot be predicted gets a ``reason`` (unknown model or chip, no concurrency, a layout whose degrees do
 not multiply out) and is kept, never dropped.
@@ -194,7 +197,17 @@ def configurations(rows: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFr
         stored = tp * dp * pp
         root = stored.sqrt().round(0)
         squared = agg & (stored > pl.col("_domain")) & (root * root == stored) & (root <= pl.col("_domain"))
-        tp_r = pl.when(wide).then(1.0).when(squared).then(pl.min_horizontal(tp, root)).otherwise(tp)
+        experts = pl.col(f"_{pool}_moe_tp_size") * pl.col(f"_{pool}_moe_ep_size")
+        under = pl.col("_moe").fill_null(False) & ~wide & ~squared & (experts > tp * dp) & (experts % dp == 0)
+        tp_r = (
+            pl.when(wide)
+            .then(1.0)
+            .when(squared)
+            .then(pl.min_horizontal(tp, root))
+            .when(under)
+            .then(experts / dp)
+            .otherwise(tp)
+        )
         dp_r = pl.when(wide).then(stored).when(squared).then(root / pl.min_horizontal(tp, root)).otherwise(dp)
         pp_r = pl.when(squared).then(1.0).otherwise(pp)
         r = r.with_columns(
@@ -202,6 +215,7 @@ def configurations(rows: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFr
             dp_r.alias(f"{pool}_attention_data_parallel"),
             pp_r.alias(f"{pool}_pipeline_parallel"),
             squared.alias(f"_{pool}_squared"),
+            under.fill_null(False).alias(f"_{pool}_under"),
             stored.alias(f"_{pool}_stored"),
         )
         stage = pl.col(f"{pool}_tensor_parallel") * pl.col(f"{pool}_attention_data_parallel")
@@ -311,6 +325,19 @@ def _notes() -> pl.Expr:
                     pl.col("_domain").cast(pl.Int64),
                     pl.col(f"{pool}_tensor_parallel").cast(pl.Int64),
                     pl.col(f"{pool}_attention_data_parallel").cast(pl.Int64),
+                )
+            )
+            for pool in ("decode", "prefill")
+        ]
+        + [
+            pl.when(pl.col(f"_{pool}_under")).then(
+                pl.format(
+                    "{} experts stored over {} chips (moe tp x ep) but attention over {}: the worker is read as the "
+                    "experts' chips, tensor parallel {}",
+                    pl.lit(pool),
+                    (pl.col(f"_{pool}_moe_tp_size") * pl.col(f"_{pool}_moe_ep_size")).cast(pl.Int64),
+                    pl.col(f"_{pool}_stored").cast(pl.Int64),
+                    pl.col(f"{pool}_tensor_parallel").cast(pl.Int64),
                 )
             )
             for pool in ("decode", "prefill")

@@ -181,6 +181,22 @@ def test_the_measured_files_wide_ep_rows_stored_as_agg_are_copies_of_disaggregat
     assert close.height >= 40 and (close["ratio"] - 1).abs().median() < 0.01
 
 
+def test_a_moe_worker_whose_experts_span_more_chips_than_its_attention_is_the_experts_chips(tables):
+    """vLLM's Qwen3-235B on H200 stored as tp 1 with moe_tp 4: four chips, attention split four ways."""
+    r = read(
+        tables,
+        model_path="Qwen/Qwen3-235B-A22B-FP8",
+        system="h200_sxm",
+        backend="vllm",
+        tp_size=1,
+        moe_tp_size=4,
+        moe_ep_size=1,
+    )
+    assert (r["decode_tensor_parallel"], r["decode_expert_tensor_parallel"], r["decode_expert_parallel"]) == (4, 4, 1)
+    assert "decode experts stored over 4 chips (moe tp x ep) but attention over 1" in r["notes"]
+    assert read(tables)["notes"] is None  # tp 8 x ep 8 as stored
+
+
 def test_formats_read_from_the_quantisation_modes(tables):
     r = read(tables, gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4", precision="fp4")
     assert (r["weight_format"], r["expert_weight_format"]) == ("fp4", "fp4")
