@@ -69,13 +69,15 @@ DEFAULT_KV_FORMAT = "bf16"
 every engine in the measured file."""
 
 QUANT_SUFFIX = re.compile(
-    r"(-(instruct|chat|it|base|hf|fp8|nvfp4|fp4|mxfp4|awq|gptq|int4|int8|w4a16|w8a8|bf16|dynamic))+$"
+    r"(-(instruct|chat|it|base|hf|thinking|\d{4}|fp8|(nv|mx)?fp4(-v\d+)?|awq|gptq|int4|int8|w4a16|w8a8|bf16|dynamic))+$"
 )
+"""Suffixes of a re-release of the same architecture: tuning (``-Instruct``, ``-Thinking``), a dated checkpoint
+(``-0528``, ``-2507``) and quantisation (``-FP8``, ``-NVFP4``, ``-FP4-v2``)."""
 
 
 def model_key(name: str | None) -> str:
-    """A model name or Hugging Face id without its organisation, quantisation and tuning suffixes, lower case
-    (``nvidia/DeepSeek-R1-NVFP4`` -> ``deepseek-r1``, ``meta-llama/Meta-Llama-3.1-70B`` -> ``llama-3.1-70b``)."""
+    """A model name or Hugging Face id without its organisation and :data:`QUANT_SUFFIX`, lower case
+    (``nvidia/DeepSeek-R1-0528-FP4-v2`` -> ``deepseek-r1``, ``meta-llama/Meta-Llama-3.1-70B`` -> ``llama-3.1-70b``)."""
     if not name:
         return ""
     base = name.strip().split("/")[-1].lower()

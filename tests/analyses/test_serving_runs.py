@@ -56,6 +56,12 @@ def read(tables, **changes):
         ("meta-llama/Llama-3.1-70B", "Llama-3.1-70B"),
         ("zai-org/GLM-5-FP8", "GLM-5"),
         ("openai/gpt-oss-120b", "gpt-oss-120b"),
+        ("nvidia/DeepSeek-R1-0528-FP4-v2", "DeepSeek-R1"),
+        ("amd/DeepSeek-R1-0528-MXFP4", "DeepSeek-R1"),
+        ("Qwen/Qwen3-235B-A22B-Instruct-2507-FP8", "Qwen3-235B-A22B"),
+        ("moonshotai/Kimi-K2-Thinking", "Kimi-K2-Instruct"),
+        ("deepseek-ai/DeepSeek-V3", "DeepSeek-V3"),  # "-V3" is a version, not a suffix
+        ("mistralai/Mixtral-8x22B-v0.1", "Mixtral-8x22B-v0.1"),
     ],
 )
 def test_a_hugging_face_id_or_a_quantised_re_release_names_its_model(tables, hf_id, model):
