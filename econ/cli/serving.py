@@ -70,7 +70,8 @@ def cmd_predict(args) -> int:
     if args.points is not None:
         _only_the_file(args)
         return _predict_points(args)
-    from econ.analyses.predict_command import Point, predict_point, rows
+    from econ.analyses.predict_command import Point, predict_point
+    from econ.analyses.predict_result import rows
     from econ.errors import EconError
 
     missing = [
