@@ -21,7 +21,6 @@ from pathlib import Path
 
 from econ.errors import EconError
 from econ.files import shown_path
-from econ.journal import finish_interrupted
 from econ.lock import Locks
 from econ.markers import (
     CACHE_MARKER,
@@ -32,6 +31,7 @@ from econ.markers import (
     is_our_report,
     write_report_marker,
 )
+from econ.recovery import finish_interrupted
 
 MARKER = REPORT_MARKER
 MARKER_TEXT = REPORT_MARKER_TEXT

@@ -19,7 +19,7 @@ import polars as pl
 
 from econ.errors import EconError
 from econ.fingerprint import code_fingerprint
-from econ.journal import finish_interrupted_for_reading
+from econ.recovery import finish_interrupted_for_reading
 
 STORAGE_VERSION = "v1.5.0"
 ATTACH_AS = "econ"
