@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from econ.analyses.fit_columns import vocabulary
 from econ.analyses.validation_evidence import evidence_columns, evidence_names
-from econ.fits import io_market, io_prices, price_ratios, validation
+from econ.fits import io_market, io_prices, measured_decode, price_ratios, validation
 from econ.physics import sharding, traffic_cost
 from econ.results import ResultColumn as C
 
@@ -195,7 +195,7 @@ columns = vocabulary(
         "",
         "check",
         "effective_batch_seqs: against measured systems (DeepSeek's decode replica); chip-hour rows: the agreement",
-        io_market.batch_check,
+        measured_decode.batch_check,
     ),
     C(
         "decode_context_tokens",
@@ -302,7 +302,7 @@ columns = vocabulary(
         "",
         "check",
         "The implied batch per chip against measured systems (DeepSeek decode: about 90 sequences per H800)",
-        io_market.batch_check,
+        measured_decode.batch_check,
     ),
     C(
         "balance_batch_seqs",

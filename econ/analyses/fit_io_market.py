@@ -17,7 +17,7 @@ from econ.analyses.fit_io_columns import columns
 from econ.analyses.inference_serving import TrafficCosts, serving, traffic_costs
 from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
 from econ.analyses.pricing_inputs import SCHEDULE, assumption_columns, assumptions, inputs, with_declared
-from econ.fits import io_market
+from econ.fits import io_market, measured_decode
 from econ.fits.price_selection import attach_architecture
 from econ.results import ResultTable
 
@@ -115,7 +115,7 @@ def tables(
     models: pl.DataFrame,
     a,
     costs: TrafficCosts,
-    measured: io_market.MeasuredDecode = io_market.DEEPSEEK_DECODE,
+    measured: measured_decode.MeasuredDecode = measured_decode.DEEPSEEK_DECODE,
     efficiencies: dict | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(one row per implied quantity, one row per price row × component); B_eff checked against ``measured``;
@@ -165,7 +165,7 @@ def efficiencies_of(scenario) -> dict:
 
 def run(ctx) -> None:
     prices, models = inputs(ctx)
-    measured = io_market.measured_decode(ctx.query("select * from measured_points"))
+    measured = measured_decode.measured_decode(ctx.query("select * from measured_points"))
     deployed = serving(ctx)
     market, residuals = tables(
         prices, models, assumptions(ctx), traffic_costs(deployed), measured, efficiencies_of(deployed.scenario)

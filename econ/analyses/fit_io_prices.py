@@ -20,7 +20,7 @@ from econ.analyses.inputs import architecture_groups, architecture_of
 from econ.analyses.pricing_inputs import ARCH_KEEP, assumption_columns, assumptions, inputs, with_declared
 from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
 from econ.analyses.validation_evidence import empty_evidence, evidence, quantities_table, summary_frame, validate
-from econ.fits import io_market, io_prices
+from econ.fits import io_prices, measured_decode
 from econ.fits.price_selection import attach_architecture, choose_schedules
 from econ.physics import traffic_cost
 from econ.results import ResultTable
@@ -150,10 +150,12 @@ def with_deployment(rows: pl.DataFrame, costs: TrafficCosts | None) -> pl.DataFr
     )
 
 
-def batch_checks(frame: pl.DataFrame, measured: io_market.MeasuredDecode = io_market.DEEPSEEK_DECODE) -> pl.DataFrame:
+def batch_checks(
+    frame: pl.DataFrame, measured: measured_decode.MeasuredDecode = measured_decode.DEEPSEEK_DECODE
+) -> pl.DataFrame:
     """Each implied decode batch per chip against the sequences per chip measured systems run (``measured``)."""
     per_chip = (frame["implied_decode_batch_seqs"] / frame["replica_chips"]).fill_null(np.nan).to_numpy()
-    labels = io_market.batch_check(per_chip, measured=measured.per_chip, what=f"per chip ({measured.what})")
+    labels = measured_decode.batch_check(per_chip, measured=measured.per_chip, what=f"per chip ({measured.what})")
     return frame.with_columns(pl.Series("implied_decode_batch_check", labels, dtype=pl.String).replace("", None))
 
 
@@ -204,7 +206,7 @@ def table(
     models: pl.DataFrame,
     a,
     costs: TrafficCosts | None = None,
-    measured: io_market.MeasuredDecode = io_market.DEEPSEEK_DECODE,
+    measured: measured_decode.MeasuredDecode = measured_decode.DEEPSEEK_DECODE,
 ) -> pl.DataFrame:
     """``fit_io_prices`` (:func:`tables`)."""
     return tables(prices, models, a, costs, measured)[0]
@@ -215,7 +217,7 @@ def tables(
     models: pl.DataFrame,
     a,
     costs: TrafficCosts | None = None,
-    measured: io_market.MeasuredDecode = io_market.DEEPSEEK_DECODE,
+    measured: measured_decode.MeasuredDecode = measured_decode.DEEPSEEK_DECODE,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(``fit_io_prices``, ``fit_io_price_quantities``): base-tier rows with positive input and output prices, one
     source per closed model, one per open model × seller; open models priced by the deployment model at the traffic
@@ -249,7 +251,7 @@ def tables(
 
 def run(ctx) -> None:
     prices, models = inputs(ctx)
-    measured = io_market.measured_decode(ctx.query("select * from measured_points"))
+    measured = measured_decode.measured_decode(ctx.query("select * from measured_points"))
     frame, quantities = tables(prices, models, assumptions(ctx), traffic_costs(serving(ctx)), measured)
     ctx.write(FIT_IO_PRICES, frame)
     ctx.write(FIT_IO_PRICE_QUANTITIES, quantities)

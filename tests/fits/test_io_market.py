@@ -10,6 +10,7 @@ import pytest
 
 from econ.analyses.inference_serving import traffic_costs
 from econ.fits import io_market as mk
+from econ.fits import measured_decode as md
 from fits.pricing_data import frames
 
 P_CHIP, B_TRUE, MARGIN = 2.5, 3_000.0, 0.5
@@ -151,7 +152,7 @@ def test_market_without_a_weight_term_reports_an_unbounded_batch_not_a_number():
     assert result.status == "at_bound" and "usd_per_mtok_per_weight_tb" in result.message
     central, lo, hi = mk.effective_batch_interval(result)
     assert central == np.inf and hi == np.inf
-    assert mk.batch_check(central) == "not bounded: no weight term priced"
+    assert md.batch_check(central) == "not bounded: no weight term priced"
 
 
 def test_real_market_states_units_intervals_and_its_consistency():
@@ -168,26 +169,6 @@ def test_real_market_states_units_intervals_and_its_consistency():
     assert market["status"].n_unique() == 1 and market["status"][0] in ("ok", "inconsistent")
     assert q["effective_batch_seqs"]["check"]  # compared with the measured decode batch
     assert residuals.height == 2 * market["n_price_rows"][0]
-
-
-def test_the_measured_decode_batch_comes_from_the_measured_points():
-    """Decode points with a stated batch per replica give the range per replica and per chip (13,200 sequences on
-    144 H800s = 91.7 per chip); points of other regimes or without a batch are ignored; none gives DeepSeek's."""
-    points = pl.DataFrame(
-        {
-            "point_id": ["a", "b", "c", "d"],
-            "regime": ["decode", "decode", "prefill", "decode"],
-            "batch_per_replica": [13_200, 256, 4_096, None],
-            "decode_replica_chips": [144, 8, 32, 8],
-        }
-    )
-    m = mk.measured_decode(points)
-    assert m.per_replica == (256.0, 13_200.0)
-    assert m.per_chip == pytest.approx((256 / 8, 13_200 / 144))
-    assert m.what == "measured_points a, b"
-    assert mk.measured_decode(points.filter(pl.col("regime") == "prefill")) == mk.DEEPSEEK_DECODE
-    label = mk.batch_check(np.array([10.0]), m.per_replica, what="per replica")[0]
-    assert label.startswith("far below measured systems (256-13,200 sequences per replica")
 
 
 def test_a_market_of_one_row_says_it_is_underdetermined_and_warns_nothing():
