@@ -73,12 +73,12 @@ def synthetic_schedule(model: str):
 @pytest.mark.parametrize("model", ["DeepSeek-V3", "Qwen3.5-35B-A3B", "Llama-3.1-70B"])
 def test_round_trip_recovers_the_architecture_through_the_deployment_model(model):
     """Prices generated from the architecture at margin 0.5 and alpha = 1.7: the readings recover the true bytes read
-    within 1 % and attention FLOPs per context token within 2 % (MLA, dense GQA) or 3 % (a hybrid with
+    within 1 % and attention FLOPs per context token within 2 % (MLA, dense GQA) or 4 % (a hybrid with
     linear-attention states). At the calibrated efficiencies the hybrid's prefill cost is not exactly linear in L
     inside a tier (issue 23's kernel model: the attention kernel is a soft maximum of its FLOPs, linear in L, and its
     reads, whose linear-attention states do not grow with L), so the line through the density-averaged costs and
-    the least-squares slope of the costs differ by 2.7 % there (1.3 % with issue 14's calibration, within 1 % at the
-    bound efficiencies before it)."""
+    the least-squares slope of the costs differ by 3.2 % there (2.7 % before the wide-EP GB200 runs joined the
+    calibration, 1.3 % with issue 14's calibration, within 1 % at the bound efficiencies before it)."""
     fits, deployed = synthetic_schedule(model)
     a = frames()["assumptions"]
     central = {**a.central, "gross_margin_frac": MARGIN, "tier_context_density_exponent_ratio": ALPHA}
@@ -87,7 +87,7 @@ def test_round_trip_recovers_the_architecture_through_the_deployment_model(model
     by = {r["component"]: r for r in out.iter_rows(named=True)}
     assert by["output"]["implied_over_true_ratio"] == pytest.approx(1.0, rel=0.01)
     hybrid = model == "Qwen3.5-35B-A3B"
-    assert by["input"]["implied_over_true_ratio"] == pytest.approx(1.0, rel=0.03 if hybrid else 0.02)
+    assert by["input"]["implied_over_true_ratio"] == pytest.approx(1.0, rel=0.04 if hybrid else 0.02)
     assert by["output"]["true_kv_read_bytes_per_context_token"] > 0
 
 
