@@ -11,6 +11,15 @@ from econ.fits import context_readings, context_tiers
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
 
+NAMES = (
+    "usd_per_chip_hour",
+    "gross_margin_frac",
+    "decode_mbu_frac",
+    "prefill_mfu_frac",
+    "frontier_active_params",
+    "tier_context_density_exponent_ratio",
+)
+"""The scenario assumptions a reading depends on (their values are columns of each row)."""
 VALIDATED = {  # quantity -> (implied, scenario low, scenario high, true, validated low, validated high) columns
     context_readings.QUANTITIES["output"]: (
         "kv_read_bytes_per_context_token",
@@ -149,12 +158,7 @@ FIT_CONTEXT_TIERS = ResultTable(
         "chip",
         "number_format",
         "kv_cache_format",
-        "usd_per_chip_hour",
-        "gross_margin_frac",
-        "decode_mbu_frac",
-        "prefill_mfu_frac",
-        "frontier_active_params",
-        "tier_context_density_exponent_ratio",
+        *NAMES,
         "scenario_interval",
         "assumptions_defaulted",
     ),

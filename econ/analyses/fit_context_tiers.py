@@ -18,6 +18,7 @@ from econ.analyses.fit_context_tier_tables import (
     FIT_CONTEXT_TIER_QUANTITIES,
     FIT_CONTEXT_TIER_STEPS,
     FIT_CONTEXT_TIERS,
+    NAMES,
     PUBLISHED,
     ROLES,
     VALIDATED,
@@ -35,15 +36,6 @@ from econ.units import MEGA
 NAME = "fit_context_tiers"
 INPUTS = PRICING_INPUTS
 TABLES = fit_context_tier_tables.TABLES
-
-NAMES = (
-    "usd_per_chip_hour",
-    "gross_margin_frac",
-    "decode_mbu_frac",
-    "prefill_mfu_frac",
-    "frontier_active_params",
-    "tier_context_density_exponent_ratio",
-)
 
 
 def with_deployment(per: pl.DataFrame, deployed: Serving | None) -> pl.DataFrame:
