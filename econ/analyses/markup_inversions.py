@@ -42,7 +42,7 @@ from econ.results import ResultTable
 from econ.units import MEGA
 
 NAME = "markup_inversions"
-INPUTS = (*SERVING_INPUTS, "fit_markup_rows", "markup_costs", "scenarios")
+INPUTS = (*SERVING_INPUTS, "fit_markup_rows", "markup_costs", "prices", "scenarios")
 
 ACTIVE = "active_params_from_input_price"
 HELD = "kv_held_bytes_per_token_from_cache_price"
