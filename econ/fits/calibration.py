@@ -317,8 +317,9 @@ def model_and_jacobian(problem: Problem, known: tuple | None = None):
         from econ.fits.calibration_grad import jacobian  # the derivatives import this module
 
         idx = x[:, 0].astype(int)
-        d = known[2] if known is not None and z is known[0] else jacobian(z, problem)
-        return np.vstack([d, np.diag(w)])[idx]
+        if known is not None and z is known[0]:
+            return np.vstack([known[2], np.diag(w)])[idx]
+        return jacobian(z, problem, w)[idx]
 
     return model, jac
 
