@@ -124,6 +124,52 @@ def test_independent_analyses_run_side_by_side_and_a_reader_waits_for_its_writer
     assert con.execute("select x from c").fetchall() == [(2,)]
 
 
+def test_an_analysis_that_reads_nothing_just_written_starts_before_its_views_are_made(tmp_path):
+    """When a finishes, b (which reads nothing of a's) takes the free worker while the views over a's table are made;
+    c, which reads one, starts only after them."""
+    con = duckdb.connect()
+    (tmp_path / "over_a.sql").write_text("select x from a\n")
+    b_started, events = threading.Event(), []
+
+    def writer(name, wait_for=None):
+        def run(ctx):
+            events.append(f"start {name}")
+            if wait_for is not None:
+                assert wait_for.wait(timeout=20)
+            ctx.write(_table(name), ctx.query("select 1 as x"))
+
+        return run
+
+    def starts_b(ctx):
+        b_started.set()
+        writer("b")(ctx)
+
+    def reader(ctx):
+        events.append("start c")
+        ctx.write(_table("c"), ctx.query("select x + 1 as x from over_a"))
+
+    modules = [
+        _module("a", (), (_table("a"),), writer("a")),
+        _module("x", (), (_table("x"),), writer("x", b_started)),  # holds the other worker until b starts
+        _module("c", ("over_a",), (_table("c"),), reader),
+        _module("b", (), (_table("b"),), starts_b),
+    ]
+
+    def views(module):
+        if module.NAME == "a":
+            assert b_started.wait(timeout=20)  # b started while a's views were still to make
+            events.append("views of a")
+            con.execute("create or replace view over_a as select x from a")
+
+    status = run_analyses(
+        con, modules, as_of=date(2026, 1, 1), cache_dir=None, code_hash="c", after_each=views,
+        queries_dir=tmp_path, workers=2,
+    )  # fmt: skip
+    assert status == {"a": "ran", "x": "ran", "c": "ran", "b": "ran"}
+    assert events.index("start c") > events.index("views of a")
+    assert con.execute("select x from c").fetchall() == [(2,)]
+
+
 def test_a_failing_analysis_stops_the_schedule_and_raises_its_error(tmp_path):
     con = duckdb.connect()
     ran = []
