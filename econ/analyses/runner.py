@@ -177,15 +177,23 @@ def run_analyses(
         fresh: set[str] = set()  # finished, their after_each not yet run: what waits for them waits for that too
 
         def start_ready() -> None:
-            while failure is None and len(running) < max(1, workers):
-                ready = next((m for m in pending if waits_for[m.NAME] <= status.keys() - fresh), None)
-                if ready is None:
+            """Start the earliest ready analyses while a worker is free. One that waits only for the views of a
+            just-finished analysis (``fresh``) keeps its place: a worker stays for it, and only what the earliest-first
+            order would start anyway starts before the views are made."""
+            held = 0
+            for module in list(pending):
+                if failure is not None or len(running) + held >= max(1, workers):
                     return
-                pending.remove(ready)
-                step("analyses", ready.NAME, len(status), len(modules))
+                if not waits_for[module.NAME] <= status.keys():
+                    continue
+                if waits_for[module.NAME] & fresh:
+                    held += 1
+                    continue
+                pending.remove(module)
+                step("analyses", module.NAME, len(status), len(modules))
                 session = _session(con) if workers > 1 else con
-                args = (session, ready, as_of, cache_dir, code_hash, scenarios, hashed, previous, keys)
-                running[pool.submit(_run_one, *args)] = (ready, session)
+                args = (session, module, as_of, cache_dir, code_hash, scenarios, hashed, previous, keys)
+                running[pool.submit(_run_one, *args)] = (module, session)
 
         while pending or running:
             start_ready()
