@@ -149,8 +149,9 @@ def run(ctx) -> None:
     z = cal.usable(result, levels)
     fitted_pred = cal.predict(z, problem)
     labels = tables.fold_labels(c, fitted, i.groups)
+    known = cv.at_point(z, problem)  # every fold of every basis starts at the full fit
     held = {
-        basis: cv.cross_validate(problem, z, labels[basis][0], labels[basis][1])
+        basis: cv.cross_validate(problem, known[0], labels[basis][0], labels[basis][1], known)
         for basis in ("model_out", "chip_out", "source_out", "random_out")
     }
     bounds = (extra["bound_first_pass_s"], extra["bound_tpot_s"])

@@ -156,9 +156,10 @@ def run_analyses(
 
     An analysis starts once every earlier analysis whose tables it reads (its ``INPUTS``, directly or through the
     views of ``queries_dir``) is done, up to ``workers`` at a time, earliest first; with ``workers=1`` they run in
-    order. ``after_each(module)`` runs after every analysis, between them (the build creates the views whose tables
-    now exist, so a later analysis can read a view over an earlier one's table: ``price_current`` over
-    ``price_history``). The first analysis that fails stops the scheduling; the ones running finish and its error is
+    order. ``after_each(module)`` runs after every analysis, before any analysis that reads its tables starts (the
+    build creates the views whose tables now exist, so a later analysis can read a view over an earlier one's table:
+    ``price_current`` over ``price_history``); an analysis that does not read them may start first, so no worker
+    waits for the views. The first analysis that fails stops the scheduling; the ones running finish and its error is
     raised. ``previous``: the previous build's tables, set aside in this database (``econ.previous``): an analysis
     whose key is the one recorded there takes its tables back ('kept'). ``keys`` receives each analysis's key;
     ``hashed`` holds the :func:`econ.db.content_fingerprint` of relations already hashed (the build's input tables).
@@ -173,19 +174,33 @@ def run_analyses(
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         running: dict[Future, tuple[ModuleType, duckdb.DuckDBPyConnection]] = {}
         failure: BaseException | None = None
-        while pending or running:
-            while failure is None and len(running) < max(1, workers):
-                ready = next((m for m in pending if waits_for[m.NAME] <= status.keys()), None)
-                if ready is None:
-                    break
-                pending.remove(ready)
-                step("analyses", ready.NAME, len(status), len(modules))
+        fresh: set[str] = set()  # finished, their after_each not yet run: what waits for them waits for that too
+
+        def start_ready() -> None:
+            """Start the earliest ready analyses while a worker is free. One that waits only for the views of a
+            just-finished analysis (``fresh``) keeps its place: a worker stays for it, and only what the earliest-first
+            order would start anyway starts before the views are made."""
+            held = 0
+            for module in list(pending):
+                if failure is not None or len(running) + held >= max(1, workers):
+                    return
+                if not waits_for[module.NAME] <= status.keys():
+                    continue
+                if waits_for[module.NAME] & fresh:
+                    held += 1
+                    continue
+                pending.remove(module)
+                step("analyses", module.NAME, len(status), len(modules))
                 session = _session(con) if workers > 1 else con
-                args = (session, ready, as_of, cache_dir, code_hash, scenarios, hashed, previous, keys)
-                running[pool.submit(_run_one, *args)] = (ready, session)
+                args = (session, module, as_of, cache_dir, code_hash, scenarios, hashed, previous, keys)
+                running[pool.submit(_run_one, *args)] = (module, session)
+
+        while pending or running:
+            start_ready()
             if not running:
                 break
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            done = []
             for future in finished:
                 module, session = running.pop(future)
                 if session is not con:
@@ -193,11 +208,16 @@ def run_analyses(
                 try:
                     status[module.NAME], seconds = future.result()
                     took("analyses", module.NAME, seconds)
+                    done.append(module)
+                    fresh.add(module.NAME)
                 except BaseException as e:  # noqa: BLE001  (re-raised below, once the running ones finish)
                     failure = failure or e
-                    continue
+            if workers > 1:  # what does not wait for these starts before their views are made (on ``con``, a thread
+                start_ready()  # of its own): no worker idles meanwhile; with one worker, in order on ``con``
+            for module in done:
                 if after_each is not None and failure is None:
                     after_each(module)
+                fresh.discard(module.NAME)
         if failure is not None:
             raise failure
     return {m.NAME: status[m.NAME] for m in modules}

@@ -129,16 +129,18 @@ def start(levels) -> np.ndarray:
 def coordinates(z, levels, codes: dict[str, np.ndarray], n: int) -> np.ndarray:
     """Each row's coordinate of every shared parameter (rows × parameters): shared + its groups' offsets."""
     z = np.asarray(z, dtype=float)
-    u = np.tile(z[: len(PARAMETERS)], (n, 1))
-    j = len(PARAMETERS)
+    k = len(PARAMETERS)
+    u = np.tile(z[:k], (n, 1))
+    j = k
     for kind, params in OFFSETS.items():
         count = len(levels.get(kind, ()))
         if not count:
             continue
-        table = np.vstack([z[j : j + len(params) * count].reshape(len(params), count).T, np.zeros(len(params))])
         code = codes.get(kind)
-        if code is not None:
-            u[:, [PARAMETERS.index(p) for p in params]] += table[np.where(code >= 0, code, count)]
+        if code is not None:  # whole rows of a full-width table (0 in the columns the kind does not move: exact)
+            table = np.zeros((count + 1, k))
+            table[:count, [PARAMETERS.index(p) for p in params]] = z[j : j + len(params) * count].reshape(-1, count).T
+            u += table[np.where(code >= 0, code, count)]
         j += len(params) * count
     return u
 
@@ -317,8 +319,9 @@ def model_and_jacobian(problem: Problem, known: tuple | None = None):
         from econ.fits.calibration_grad import jacobian  # the derivatives import this module
 
         idx = x[:, 0].astype(int)
-        d = known[2] if known is not None and z is known[0] else jacobian(z, problem)
-        return np.vstack([d, np.diag(w)])[idx]
+        if known is not None and z is known[0]:
+            return np.vstack([known[2], np.diag(w)])[idx]
+        return jacobian(z, problem, w)[idx]
 
     return model, jac
 

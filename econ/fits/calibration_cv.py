@@ -65,13 +65,17 @@ def random_groups(config_keys: np.ndarray, folds: int = RANDOM_FOLDS, seed: int 
 
 @formula("log(pred/meas) of each group's rows from a fit without that group", "grouped cross-validation")
 def cross_validate(
-    problem: cal.Problem, start: np.ndarray, run_groups: np.ndarray, point_groups: np.ndarray
+    problem: cal.Problem,
+    start: np.ndarray,
+    run_groups: np.ndarray,
+    point_groups: np.ndarray,
+    known: tuple | None = None,
 ) -> dict[str, np.ndarray]:
     """Held-out ``log(predicted / measured)`` of every run (TTFT, TPOT) and point, folding over the distinct
     values of the group labels (a label shared by runs and points leaves both out together; None: never held
     out). Each fold is warm-started from ``start`` and capped at :data:`FOLD_ITERATIONS` iterations; the predictions
     and Jacobian at ``start`` are computed once for all folds (they do not depend on what a fold leaves out: its
-    masks choose which residual rows count)."""
+    masks choose which residual rows count; ``known``: :func:`at_point` of ``start``, shared by several bases)."""
     run_groups = np.asarray(run_groups, dtype=object)
     point_groups = np.asarray(point_groups, dtype=object)
     out = {
@@ -80,7 +84,7 @@ def cross_validate(
     }
     labels = sorted({g for g in np.concatenate([run_groups, point_groups]) if g is not None}, key=str)
     measured = {"ttft": problem.runs.log_ttft, "tpot": problem.runs.log_tpot, "points": problem.points.log_measured}
-    known = at_point(start, problem)  # every fold starts here: its predictions and Jacobian, once
+    known = at_point(start, problem) if known is None else known  # every fold starts here: computed once
     for label in labels:
         held_r, held_p = run_groups == label, point_groups == label
         fold = dataclasses.replace(problem, run_mask=~held_r, point_mask=~held_p)
@@ -175,19 +179,34 @@ def band_coverage(
     Fewer than ``min_points`` other rows (:data:`MIN_BAND_POINTS`), or from fewer than ``min_groups`` other groups
     (:data:`MIN_BAND_GROUPS`), give NaN."""
     abs_log = np.asarray(abs_log, dtype=float)
+    band, _ = _out_of_group_bands(abs_log, cell, group, min_points, min_groups)
+    inside = np.where(np.isfinite(band), abs_log <= band, np.nan)
+    return np.exp(band), inside
+
+
+def _out_of_group_bands(
+    abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray, min_points: int, min_groups: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(log p90 band each row would have been given from rows of its cell outside its own group, where at least
+    ``min_points`` such rows from ``min_groups`` groups exist (else NaN); whether those rows also reach
+    :data:`MIN_BAND_POINTS` from :data:`MIN_BAND_GROUPS` groups): the band of :func:`band_coverage`, which does not
+    depend on the thresholds where they are met, so one pass serves both of :func:`claimed_band`'s."""
+    abs_log = np.asarray(abs_log, dtype=float)
     # cells and groups as integer codes: the nested leave-one-group-out compares them ~100,000 times
     cell = np.unique(np.asarray(cell, dtype=object).astype(str), return_inverse=True)[1].reshape(-1)
     group = np.unique(np.asarray(group, dtype=object).astype(str), return_inverse=True)[1].reshape(-1)
     band = np.full(abs_log.size, np.nan)
+    enough = np.zeros(abs_log.size, dtype=bool)
     for c in np.unique(cell):
         in_cell = (cell == c) & np.isfinite(abs_log)
         for g in np.unique(group[in_cell]):
             others = in_cell & (group != g)
-            if others.sum() >= min_points and counted_groups(group[others]) >= min_groups:
+            n_others, n_groups = others.sum(), counted_groups(group[others])
+            if n_others >= min_points and n_groups >= min_groups:
                 level = calibrated_levels(abs_log[others], group[others])[1]
                 band[in_cell & (group == g)] = np.quantile(abs_log[others], level)
-    inside = np.where(np.isfinite(band), abs_log <= band, np.nan)
-    return np.exp(band), inside
+                enough[in_cell & (group == g)] = n_others >= MIN_BAND_POINTS and n_groups >= MIN_BAND_GROUPS
+    return band, enough
 
 
 def claimed_band(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -197,9 +216,10 @@ def claimed_band(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> tu
     have: the pooled band alone is narrower than that where the cell's other rows scatter more than the pool (a new
     model's disaggregated cells: the pool is mostly aggregated rows)."""
     abs_log = np.asarray(abs_log, dtype=float)
-    band, _ = band_coverage(abs_log, cell, group)
+    own_log, enough = _out_of_group_bands(abs_log, cell, group, 1, 0)  # the cell's band where enough, one pass
+    own = np.exp(own_log)
+    band = np.where(enough, own, np.nan)
     pooled, _ = band_coverage(abs_log, np.full(np.size(abs_log), "all"), group)
-    own, _ = band_coverage(abs_log, cell, group, min_points=1, min_groups=0)
     claimed = np.where(np.isfinite(band), band, np.fmax(pooled, own))
     with np.errstate(invalid="ignore", divide="ignore"):
         inside = np.where(np.isfinite(claimed) & np.isfinite(abs_log), abs_log <= np.log(claimed), np.nan)

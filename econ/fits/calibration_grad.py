@@ -15,6 +15,8 @@ tests/fits/test_calibration.py checks them against finite differences.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from econ.fits import calibration as cal
@@ -135,17 +137,24 @@ def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
     return d_ttft, d_tpot
 
 
+def _at(step: cal.Step, rows: np.ndarray, cols: np.ndarray) -> cal.Step:
+    """The step's features at one cell of each row of its grid (rows × grid, or rows × 1, broadcast)."""
+    shape = np.broadcast_shapes(*(np.shape(getattr(step, f.name)) for f in dataclasses.fields(step)))
+    return cal.Step(
+        **{f.name: np.broadcast_to(getattr(step, f.name), shape)[rows, cols] for f in dataclasses.fields(step)}
+    )
+
+
 def points_gradient(p: dict, pts: cal.Points) -> np.ndarray:
     """d log value / du of every point (rows × parameters), at the batch and pass its prediction chose."""
-    pg = {k: np.asarray(v)[:, None] for k, v in p.items()}
     pred = cal.predict_points(p, pts)
     rows = np.arange(pts.n)
-    t_d, g_d = step_gradient(pts.decode, pg)
-    t_p, g_p = step_gradient(pts.prefill, pg)
     pick_d, pick_p = pred["decode_pick"], pred["prefill_pick"]
     regime = pts.regime
     d_col = np.where(regime == "single_stream", 0, pick_d)
-    td, tp = t_d[rows, d_col], t_p[rows, pick_p]
+    p = {k: np.broadcast_to(np.asarray(v, dtype=float), (pts.n,)) for k, v in p.items()}
+    td, g_d = step_gradient(_at(pts.decode, rows, d_col), p)  # at each row's chosen batch only, not the whole grid
+    tp, g_p = step_gradient(_at(pts.prefill, rows, pick_p), p)
     with np.errstate(invalid="ignore", divide="ignore"):
         s_d = td * pts.decode_chips[:, 0] / pts.decode_tokens[rows, d_col]
         s_p = tp * pts.prefill_chips[:, 0] / pts.prefill_tokens[rows, pick_p]
@@ -155,8 +164,8 @@ def points_gradient(p: dict, pts: cal.Points) -> np.ndarray:
     grad = np.zeros((pts.n, len(cal.PARAMETERS)))
     for name in STEP_PARAMETERS:
         with np.errstate(invalid="ignore", divide="ignore"):
-            dlog_d = g_d[name][rows, d_col] / td
-            dlog_p = g_p[name][rows, pick_p] / tp
+            dlog_d = g_d[name] / td
+            dlog_p = g_p[name] / tp
         value = np.select(
             [regime == "prefill", regime == "offline", regime == "disaggregated"],
             [-dlog_p, -(offline_w_p * dlog_p + (1.0 - offline_w_p) * dlog_d), np.where(decode_side, -dlog_d, -dlog_p)],
@@ -167,30 +176,35 @@ def points_gradient(p: dict, pts: cal.Points) -> np.ndarray:
     return np.where(ok[:, None], grad, 0.0)
 
 
-def spread(d: np.ndarray, problem: cal.Problem) -> np.ndarray:
+def spread(d: np.ndarray, problem: cal.Problem, extra_rows: int = 0) -> np.ndarray:
     """The Jacobian over fit coordinates from per-row derivatives ``d`` (residual rows × shared parameters): a
-    shared column is ``d``'s, an offset column ``d``'s column on the rows of its group and 0 elsewhere."""
+    shared column is ``d``'s, an offset column ``d``'s column on the rows of its group and 0 elsewhere. ``extra_rows``
+    zero rows follow (room for the prior's rows, filled by the caller without a copy of the whole matrix)."""
     k = len(cal.PARAMETERS)
     cols = cal.offset_columns(problem.levels)
-    jac = np.zeros((d.shape[0], k + len(cols)))
-    jac[:, :k] = d
-    rows = np.arange(d.shape[0])
+    jac = np.zeros((d.shape[0] + extra_rows, k + len(cols)))
+    jac[: d.shape[0], :k] = d
     first = {}
     for i, kind, level, j in cols:
         first.setdefault((kind, i), j - level)
-    for (kind, i), base in first.items():
+    at = {}  # per kind: the rows in a group and their level, once (each kind moves several parameters)
+    for kind in {kind for kind, _ in first}:
         run_code = problem.run_codes.get(kind, np.full(problem.runs.n, -1))
         point_code = problem.point_codes.get(kind, np.full(problem.points.n, -1))
         code = np.concatenate([run_code, run_code, point_code])
-        has = code >= 0
-        jac[rows[has], base + code[has]] = d[has, i]
+        rows = np.flatnonzero(code >= 0)
+        at[kind] = (rows, code[rows])
+    for (kind, i), base in first.items():
+        rows, level = at[kind]
+        jac[rows, base + level] = d[rows, i]
     return jac
 
 
-def jacobian(z, problem: cal.Problem) -> np.ndarray:
+def jacobian(z, problem: cal.Problem, prior_weights: np.ndarray | None = None) -> np.ndarray:
     """d(stacked predictions: runs' log TTFT, runs' log TPOT, points' log value)/dz: each row's derivatives in its
     physical coordinates, on the shared coordinate and on the offsets of the row's groups (a prediction that
-    cannot run, held at a constant, has none)."""
+    cannot run, held at a constant, has none). With ``prior_weights``, the prior's rows follow (``diag(w)``: the
+    fit's whole residual Jacobian, without a copy to stack them)."""
     lv = problem.levels
     k = len(cal.PARAMETERS)
     parts = []
@@ -205,4 +219,8 @@ def jacobian(z, problem: cal.Problem) -> np.ndarray:
     else:
         parts.append(np.zeros((0, k)))
     d = np.vstack(parts)
-    return spread(np.where(np.isfinite(d), d, 0.0), problem)
+    if prior_weights is None:
+        return spread(np.where(np.isfinite(d), d, 0.0), problem)
+    jac = spread(np.where(np.isfinite(d), d, 0.0), problem, extra_rows=prior_weights.size)
+    jac[d.shape[0] :] = np.diag(prior_weights)
+    return jac

@@ -92,6 +92,11 @@ def huber(residual, delta=HUBER_DELTA):
     return np.where(r <= delta, 0.5 * r * r, delta * (r - 0.5 * delta))
 
 
+CHUNK_ELEMENTS = 2**15
+"""Starts × points :func:`objective_and_gradient` evaluates at once: its buffers stay in the CPU's cache (all 4,500
+starts × 240 points at once took 48 ms a call, in chunks 15 ms; each row's bits are the same)."""
+
+
 def objective_and_gradient(theta, log_params, log_tokens, log_loss, weights, delta=HUBER_DELTA):
     """Summed Huber loss of LSE(a − α·lnN, b − β·lnD, e) − ln L for a batch of parameter vectors.
 
@@ -105,6 +110,18 @@ def objective_and_gradient(theta, log_params, log_tokens, log_loss, weights, del
     -------
     (f (K,), gradient (K, 5)).
     """
+    theta, weights = np.asarray(theta, dtype=float), np.asarray(weights, dtype=float)
+    rows = max(1, CHUNK_ELEMENTS // max(np.size(log_params), 1))
+    w = (lambda i: weights[i : i + rows]) if weights.ndim == 2 else (lambda i: weights)  # noqa: E731
+    parts = [
+        _objective_and_gradient(theta[i : i + rows], log_params, log_tokens, log_loss, w(i), delta)
+        for i in range(0, max(theta.shape[0], 1), rows)
+    ]
+    return parts[0] if len(parts) == 1 else tuple(np.concatenate(x) for x in zip(*parts, strict=True))
+
+
+def _objective_and_gradient(theta, log_params, log_tokens, log_loss, weights, delta):
+    """:func:`objective_and_gradient` of one chunk of parameter vectors."""
     # The same arithmetic, in the same order, as LSE and Huber written out (bit for bit: tests/fits/test_chinchilla.py),
     # in place on five (K, n) buffers: the first halving round calls it on 4,500 starts × every point, and fresh
     # arrays for each of ~30 intermediate results took a quarter of the fit's time.

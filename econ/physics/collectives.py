@@ -58,8 +58,7 @@ def dispatch_combine_time_s(
     size = _f(tokens_per_chip) * _f(destinations_per_token) * _f(hidden_size)
     with np.errstate(invalid="ignore", divide="ignore"):
         per_byte = (_f(dispatch_bytes_per_value) + _f(combine_bytes_per_value)) / _f(link_bytes_per_s)
-        bandwidth = np.where(size > 0, size * per_byte, 0.0)
-    return np.where(size > 0, np.maximum(2.0 * _f(latency_s), bandwidth), 0.0)
+        return np.where(size > 0, np.maximum(2.0 * _f(latency_s), size * per_byte), 0.0)
 
 
 @formula("k_remote = k_GPU·(E_p − 1)/E_p", "lecture c.5; scaling book ragged all-to-all")

@@ -124,6 +124,88 @@ def test_independent_analyses_run_side_by_side_and_a_reader_waits_for_its_writer
     assert con.execute("select x from c").fetchall() == [(2,)]
 
 
+def test_an_analysis_that_reads_nothing_just_written_starts_before_its_views_are_made(tmp_path):
+    """When a finishes, b (next in order, reading nothing of a's) takes the free worker while the views over a's table
+    are made; c, which reads one, starts only after them."""
+    con = duckdb.connect()
+    (tmp_path / "over_a.sql").write_text("select x from a\n")
+    b_started, events = threading.Event(), []
+
+    def writer(name, wait_for=None):
+        def run(ctx):
+            events.append(f"start {name}")
+            if wait_for is not None:
+                assert wait_for.wait(timeout=20)
+            ctx.write(_table(name), ctx.query("select 1 as x"))
+
+        return run
+
+    def starts_b(ctx):
+        b_started.set()
+        writer("b")(ctx)
+
+    def reader(ctx):
+        events.append("start c")
+        ctx.write(_table("c"), ctx.query("select x + 1 as x from over_a"))
+
+    modules = [
+        _module("a", (), (_table("a"),), writer("a")),
+        _module("x", (), (_table("x"),), writer("x", b_started)),  # holds the other worker until b starts
+        _module("b", (), (_table("b"),), starts_b),
+        _module("c", ("over_a",), (_table("c"),), reader),
+    ]
+
+    def views(module):
+        if module.NAME == "a":
+            assert b_started.wait(timeout=20)  # b started while a's views were still to make
+            events.append("views of a")
+            con.execute("create or replace view over_a as select x from a")
+
+    status = run_analyses(
+        con, modules, as_of=date(2026, 1, 1), cache_dir=None, code_hash="c", after_each=views,
+        queries_dir=tmp_path, workers=2,
+    )  # fmt: skip
+    assert status == {"a": "ran", "x": "ran", "b": "ran", "c": "ran"}
+    assert events.index("start c") > events.index("views of a")
+    assert con.execute("select x from c").fetchall() == [(2,)]
+
+
+def test_an_earlier_analysis_waiting_for_views_keeps_its_worker(tmp_path):
+    """c, earlier in order than b, waits for the views over a's table: b does not take the worker before them."""
+    con = duckdb.connect()
+    (tmp_path / "over_a.sql").write_text("select x from a\n")
+    events, c_started = [], threading.Event()
+
+    def run_as(name, sql="select 1 as x"):
+        def run(ctx):
+            events.append(f"start {name}")
+            if name == "c":
+                c_started.set()
+            if name == "x":
+                c_started.wait(timeout=5)  # holds the other worker (at worst 5 s, then the assert below fails)
+            ctx.write(_table(name), ctx.query(sql))
+
+        return run
+
+    modules = [
+        _module("a", (), (_table("a"),), run_as("a")),
+        _module("x", (), (_table("x"),), run_as("x")),
+        _module("c", ("over_a",), (_table("c"),), run_as("c", "select x + 1 as x from over_a")),
+        _module("b", (), (_table("b"),), run_as("b")),
+    ]
+
+    def views(module):
+        if module.NAME == "a":
+            events.append("views of a")
+            con.execute("create or replace view over_a as select x from a")
+
+    run_analyses(
+        con, modules, as_of=date(2026, 1, 1), cache_dir=None, code_hash="c", after_each=views,
+        queries_dir=tmp_path, workers=2,
+    )  # fmt: skip
+    assert events.index("start c") < events.index("start b")
+
+
 def test_a_failing_analysis_stops_the_schedule_and_raises_its_error(tmp_path):
     con = duckdb.connect()
     ran = []

@@ -29,6 +29,28 @@ def test_pareto_optimal_keeps_the_upper_envelope():
     assert layout_search.pareto_optimal(group, speed, throughput).tolist() == [True, True, False, True, True, True]
 
 
+@pytest.mark.parametrize("spread", ["ties", "continuous"])
+def test_the_coarse_frontier_drops_only_points_that_are_not_optimal(spread):
+    """Sorting only the points the coarse frontier does not beat outright gives the mask of sorting them all (ties
+    and duplicates included: which of two equal points is optimal), and drops most points of a layout-search-like
+    cloud."""
+    rng = np.random.default_rng(11)
+    n = 60_000
+    group = rng.integers(7, 300, n).astype(float)
+    if spread == "ties":
+        speed, throughput = rng.integers(1, 40, n).astype(float), rng.integers(0, 40, n).astype(float) * 1e7
+    else:
+        batch = 2.0 ** rng.integers(0, 15, n)
+        speed = 1e3 / (1.0 + batch * rng.uniform(0.01, 1.0, n))
+        throughput = speed * batch / rng.choice([1.0, 2.0, 8.0, 72.0], n)
+    kept = layout_search._not_clearly_dominated(group, speed, throughput)
+    full = layout_search._pareto_sorted(group, speed, throughput)
+    assert kept is not None and not full[np.setdiff1d(np.arange(n), kept)].any()
+    assert np.array_equal(layout_search.pareto_optimal(group, speed, throughput), full)
+    if spread == "continuous":
+        assert kept.size < n / 4
+
+
 @pytest.mark.parametrize("nan", [False, True])
 def test_the_frontier_order_is_the_lexsort_ties_and_all(nan):
     """The complex-key and radix sort gives the permutation of ``lexsort((-throughput, -speed, group))``, ties in
