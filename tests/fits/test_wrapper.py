@@ -142,6 +142,18 @@ def test_exact_count_with_a_parameter_pinned_is_at_bound_without_interval():
     assert np.all(np.isinf(r.low)) and np.all(np.isinf(r.high))
 
 
+def test_a_binding_bound_is_hit_exactly_whatever_the_machine():
+    """Two equal tier prices with slope >= 0: the slope is exactly 0 (on its bound), not an interior-point solver's
+    stopping residue (TRF left 8e-6 on one machine and 0 on another, and the readings built on it moved with it);
+    and an interior optimum is the closed-form one to rounding."""
+    r = fit(line, xs(0.1, 0.6), [1.0, 1.0], [1, 0], names=["a", "k"], bounds=([0, 0], [np.inf, np.inf]), linear=True)
+    assert r["k"] == 0.0 and r["a"] == pytest.approx(1.0, rel=1e-15)
+    assert r.status == "at_bound" and float(np.max(np.abs(r.residuals))) < 1e-15
+    inside = fit(line, xs(0.1, 0.6), [1.0, 2.0], [1, 0], names=["a", "k"], bounds=([0, 0], [np.inf, np.inf]),
+                 linear=True)  # fmt: skip
+    assert (inside["a"], inside["k"]) == (pytest.approx(0.8, rel=1e-14), pytest.approx(2.0, rel=1e-14))
+
+
 def test_a_robust_fit_sizes_its_interval_without_the_points_it_discounts():
     """Soft-L1 on a line with one point 1,000 residual scales off: the interval matches the ordinary least-squares
     interval of the clean points within 25 % (the outlier's squared residual would have widened it ~60×)."""
