@@ -20,14 +20,12 @@ analysis runs again and a notice says why (``econ.cachefiles``).
 from __future__ import annotations
 
 import hashlib
-import heapq
 import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -150,46 +148,6 @@ WORKERS = max(1, min(4, os.cpu_count() or 1))
 """Analyses run at once (threads, each on its own cursor of the database being built): the heavy part of each is
 in NumPy, SciPy, polars and DuckDB, which release the GIL, so two analyses on two cores take ~0.6 of the time of one
 after the other (calibration beside serving_layouts: 2.2 s against 3.5 s)."""
-CHECKERS = 4
-"""Analyses whose key is being checked beside the ``workers`` that run: an analysis kept from the previous database
-(or restored from the cache) takes no worker, so a refresh's few analyses that run start as soon as their inputs are
-there, not behind a queue of kept ones (econ refresh of one price-history snapshot: 24 kept, 6 run)."""
-
-
-class _Stopped(Exception):
-    """An analysis waiting for a worker when the schedule stopped (an earlier one failed, or the build was
-    interrupted): it does not run."""
-
-
-class _Slots:
-    """At most ``n`` analyses compute at once, the earliest in build order first."""
-
-    def __init__(self, n: int):
-        self.n, self.busy, self.waiting, self.stopped = n, 0, [], False
-        self.cond = threading.Condition()
-
-    @contextmanager
-    def slot(self, position: int) -> Iterator[None]:
-        with self.cond:
-            heapq.heappush(self.waiting, position)
-            self.cond.wait_for(lambda: self.stopped or (self.busy < self.n and self.waiting[0] == position))
-            self.waiting.remove(position)
-            heapq.heapify(self.waiting)
-            self.cond.notify_all()  # the next in order may take a free slot too
-            if self.stopped:
-                raise _Stopped
-            self.busy += 1
-        try:
-            yield
-        finally:
-            with self.cond:
-                self.busy -= 1
-                self.cond.notify_all()
-
-    def stop(self) -> None:
-        with self.cond:
-            self.stopped = True
-            self.cond.notify_all()
 
 
 def run_analyses(
@@ -225,76 +183,61 @@ def run_analyses(
     waits_for = dependencies(con, modules, queries_dir)
     status: dict[str, str] = {}
     pending = list(modules)
-    position = {m.NAME: i for i, m in enumerate(modules)}
-    slots = _Slots(workers) if workers > 1 else None  # one worker: one after the other, on ``con``
-    threads = workers + CHECKERS if slots is not None else 1
-    with ThreadPoolExecutor(max_workers=threads) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         running: dict[Future, tuple[ModuleType, duckdb.DuckDBPyConnection]] = {}
         failure: BaseException | None = None
-        try:
-            while pending or running:
-                while failure is None and len(running) < threads:
-                    ready = next((m for m in pending if waits_for[m.NAME] <= status.keys()), None)
-                    if ready is None:
-                        break
-                    pending.remove(ready)
-                    step("analyses", ready.NAME, len(status), len(modules))
-                    session = _session(con) if slots is not None else con
-                    args = (session, ready, as_of, cache_dir, code_hash, scenarios, hashed, previous, keys)
-                    slot = (slots, position[ready.NAME]) if slots is not None else None
-                    running[pool.submit(_run_one, *args, slot=slot)] = (ready, session)
-                if not running:
+        while pending or running:
+            while failure is None and len(running) < max(1, workers):
+                ready = next((m for m in pending if waits_for[m.NAME] <= status.keys()), None)
+                if ready is None:
                     break
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    module, session = running.pop(future)
-                    if session is not con:
-                        session.close()
-                    try:
-                        status[module.NAME], seconds = future.result()
-                        took("analyses", module.NAME, seconds)
-                    except BaseException as e:  # noqa: BLE001  (re-raised below, once the running ones finish)
-                        failure = failure or e
-                        if slots is not None:
-                            slots.stop()  # the ones waiting for a worker do not start
-                        continue
-                    if after_each is not None and failure is None:
-                        after_each(module)
-        except BaseException:
-            if slots is not None:
-                slots.stop()  # interrupted: the ones running finish, the waiting ones do not start
-            raise
+                pending.remove(ready)
+                step("analyses", ready.NAME, len(status), len(modules))
+                session = _session(con) if workers > 1 else con
+                args = (session, ready, as_of, cache_dir, code_hash, scenarios, hashed, previous, keys)
+                running[pool.submit(_run_one, *args)] = (ready, session)
+            if not running:
+                break
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                module, session = running.pop(future)
+                if session is not con:
+                    session.close()
+                try:
+                    status[module.NAME], seconds = future.result()
+                    took("analyses", module.NAME, seconds)
+                except BaseException as e:  # noqa: BLE001  (re-raised below, once the running ones finish)
+                    failure = failure or e
+                    continue
+                if after_each is not None and failure is None:
+                    after_each(module)
         if failure is not None:
             raise failure
     return {m.NAME: status[m.NAME] for m in modules}
 
 
 def _run_one(
-    con, module: ModuleType, as_of: date, cache_dir, code_hash: str, scenarios, hashed, previous, keys, *, slot=None
+    con, module: ModuleType, as_of: date, cache_dir, code_hash: str, scenarios, hashed, previous, keys
 ) -> tuple[str, float]:
     """Keep one analysis's tables from the previous database, restore them from the cache, or run it (and store
-    it); returns ('kept', 'cached' or 'ran', its seconds). ``slot``: (:class:`_Slots`, its place in the build order):
-    restoring or running waits for a worker's slot (the wait is not in its seconds); checking the key does not."""
+    it); returns ('kept', 'cached' or 'ran', its seconds)."""
     started = time.perf_counter()
     inputs = input_fingerprint(con, module.INPUTS, hashed, getattr(module, "READS", None))
     key = hashlib.sha256(f"{code_hash}|{module.NAME}|{as_of.isoformat()}|{inputs}".encode()).hexdigest()[:24]
     keys[module.NAME] = key
     if previous is not None and previous.keep(con, module.NAME, key, [t.name for t in module.TABLES]):
         return "kept", time.perf_counter() - started
-    checked_s = time.perf_counter() - started
-    with slot[0].slot(slot[1]) if slot is not None else nullcontext():
-        started = time.perf_counter()
-        folder = Path(cache_dir) / module.NAME / key if cache_dir else None
-        if folder is not None and _restore(con, folder, module.NAME, module.TABLES):
-            return "cached", checked_s + time.perf_counter() - started
-        ctx = BuildContext(con=con, as_of=as_of, _scenarios=scenarios)
-        module.run(ctx)
-        declared = {t.name for t in module.TABLES}
-        if set(ctx.written) != declared:
-            raise RuntimeError(f"analysis {module.NAME} wrote {sorted(ctx.written)}, declared {sorted(declared)}")
-        if folder is not None:
-            _store(con, folder, module.TABLES)
-        return "ran", checked_s + time.perf_counter() - started
+    folder = Path(cache_dir) / module.NAME / key if cache_dir else None
+    if folder is not None and _restore(con, folder, module.NAME, module.TABLES):
+        return "cached", time.perf_counter() - started
+    ctx = BuildContext(con=con, as_of=as_of, _scenarios=scenarios)
+    module.run(ctx)
+    declared = {t.name for t in module.TABLES}
+    if set(ctx.written) != declared:
+        raise RuntimeError(f"analysis {module.NAME} wrote {sorted(ctx.written)}, declared {sorted(declared)}")
+    if folder is not None:
+        _store(con, folder, module.TABLES)
+    return "ran", time.perf_counter() - started
 
 
 def _session(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

@@ -190,34 +190,3 @@ def test_what_an_analysis_reads_is_among_its_inputs():
         for name, sql in module.READS.items():
             assert name in module.INPUTS, (module.NAME, name)
             assert relations_named(con, sql) <= set(module.INPUTS), (module.NAME, sql)
-
-
-def test_an_analysis_kept_from_the_previous_database_takes_no_worker(tmp_path):
-    """Checking a key does not wait for a worker: with both workers busy, a later analysis whose key is the previous
-    build's is kept at once (a refresh's few analyses that run do not queue behind the kept ones)."""
-    con = duckdb.connect()
-    kept_first = threading.Event()
-
-    def busy(name):
-        def run(ctx):
-            assert kept_first.wait(timeout=20), "the kept analysis waited for a worker"
-            ctx.write(_table(name), ctx.query("select 1 as x"))
-
-        return run
-
-    modules = [
-        _module("a", (), (_table("a"),), busy("a")),
-        _module("b", (), (_table("b"),), busy("b")),
-        _module("c", (), (_table("c"),), lambda ctx: None),
-    ]
-    previous = types.SimpleNamespace(keep=lambda con, name, key, tables: name == "c")
-
-    def after(module):
-        if module.NAME == "c":
-            kept_first.set()
-
-    status = run_analyses(
-        con, modules, as_of=date(2026, 1, 1), cache_dir=None, code_hash="c", after_each=after, workers=2,
-        previous=previous,
-    )  # fmt: skip
-    assert status == {"a": "ran", "b": "ran", "c": "kept"}
