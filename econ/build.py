@@ -112,7 +112,6 @@ def stage_build(
     """
     # The analyses, the catalog and the loader import SciPy and every analysis module: only a build that runs pays
     # for them (a build that finds its outputs current answers in a fraction of the import time).
-    from econ import catalog
     from econ.analyses import analyses
     from econ.analyses.runner import run_analyses
     from econ.load.loader import column_comments, load_all, table_description
@@ -164,9 +163,14 @@ def stage_build(
             hashed=hashed,
         )
         step("views", "catalog and views", 0, 1)
-        catalog_frames = catalog.frames()  # a function of the code alone
-        for name, frame in catalog_frames.items():
-            write_table(con, name, frame, description=CATALOG_DESCRIPTIONS[name], column_comments=CATALOG_COLUMNS[name])
+        # A function of the code alone: the previous database, built by this code (copy_previous), holds it already.
+        if previous is None or not previous.keep_code_tables(con, list(CATALOG_DESCRIPTIONS)):
+            from econ import catalog  # imports every module of econ.fits and econ.physics for their formulas
+
+            for name, frame in catalog.frames().items():
+                write_table(
+                    con, name, frame, description=CATALOG_DESCRIPTIONS[name], column_comments=CATALOG_COLUMNS[name]
+                )
         write_keys(con, keys)
         if previous is not None:
             previous.drop_rest(con)
@@ -175,7 +179,7 @@ def stage_build(
         if staged_reports is not None:
             key = _report_key(con, frames, Path(queries_dir), as_of=as_of, code_hash=code_hash, hashed=hashed)
             versions = {t.name: f"{m.NAME}:{keys[m.NAME]}" for m in modules for t in m.TABLES}
-            versions |= {name: f"code:{code_hash}" for name in catalog_frames} | hashed
+            versions |= {name: f"code:{code_hash}" for name in CATALOG_DESCRIPTIONS} | hashed
             _write_report(con, staged_reports, as_of=as_of, cache_dir=cache_dir, key=key, versions=versions)
             write_marker(staged_reports)
             boundary("build:report")

@@ -12,8 +12,9 @@ its staging file instead of an empty one:
    an empty one would, plus tables no query names;
 3. an analysis whose key equals the recorded one takes its tables back (:meth:`Previous.keep`, a rename) instead of
    running or restoring them from the Parquet cache; any other runs as before;
-4. the build writes the input tables, the catalog and the new keys (:func:`write_keys`) as it would in an empty
-   file, and :meth:`Previous.drop_rest` drops every table not taken back.
+4. the build writes the input tables (those whose contents changed: :meth:`Previous.keep_input`) and the new keys
+   (:func:`write_keys`) as it would in an empty file, takes back the catalog (a function of the code alone,
+   :meth:`Previous.keep_code_tables`), and :meth:`Previous.drop_rest` drops every table not taken back.
 
 The previous database itself is only read: the copy is a staging file the journal moves into place, so a failed
 or killed build leaves it as it was. The result is the database a build from an empty file writes, table for
@@ -127,6 +128,15 @@ class Previous:
             return False
         self.aside.discard(name)
         self._take_back(con, [name])
+        return True
+
+    def keep_code_tables(self, con: duckdb.DuckDBPyConnection, names: list[str]) -> bool:
+        """Take back tables that are a function of the code alone (the catalog): the previous database was built by
+        this code (:func:`copy_previous` checks its code fingerprint), so they are what the build would write."""
+        if not set(names) <= self.aside:
+            return False
+        self.aside.difference_update(names)
+        self._take_back(con, names)
         return True
 
     def _take_back(self, con: duckdb.DuckDBPyConnection, tables: list[str]) -> None:

@@ -52,13 +52,21 @@ where basis = 'model_out' and target = 'throughput' and group_kind = 'overall'
 published throughputs held out by model are the calibration's check of exactly that; their median log ratio is what
 it gets wrong on every model alike (the spread around it is already in each reading's own spread)."""
 
-OPEN_SQL = """
+HISTORY_SOURCES_SQL = "select distinct source from price_snapshots where commit is not null"
+BASE_PRICES_SQL = f"""
+select * from prices
+where variant = 'standard' and tier_min_prompt_tokens = 0 and source not in ({HISTORY_SOURCES_SQL})
+"""
+READS = {"prices": BASE_PRICES_SQL, "price_snapshots": HISTORY_SOURCES_SQL}
+"""All it reads of ``prices`` and ``price_snapshots``: a new snapshot of a replayed history keeps its tables
+(``econ.analyses.runner``)."""
+
+OPEN_SQL = f"""
 select p.*, c.arch_model, case when k.is_first_party then 'first_party' else 'reseller' end as provider_kind
-from prices as p
+from ({BASE_PRICES_SQL}) as p
 join price_keys as k using (source, provider, model)
 join model_catalog as c on c.canonical_model = k.canonical_model
-where c.arch_model is not null and p.variant = 'standard' and p.tier_min_prompt_tokens = 0
-  and p.source not in (select distinct source from price_snapshots where commit is not null)
+where c.arch_model is not null
 order by p.source, p.provider, p.model, p.from_date
 """
 """Every standard base-tier price of an open model: the catalog's canonical model (price_keys, model_aliases) names

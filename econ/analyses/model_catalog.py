@@ -16,6 +16,10 @@ from econ.results import ResultTable
 
 NAME = "model_catalog"
 INPUTS = ("prices", "models", "providers", "model_families", "model_aliases", "price_match_rules")
+KEYS_SQL = "select distinct source, provider, model, hugging_face_id from prices"
+READS = {"prices": KEYS_SQL}
+"""All it reads of ``prices`` is the set of price keys: a new snapshot that only moves prices keeps its tables
+(``econ.analyses.runner``)."""
 
 KEY_COLUMNS = (
     C(
@@ -178,7 +182,7 @@ TABLES = (MODEL_CATALOG, PRICE_KEYS, PRICE_KEY_MATCHES)
 
 
 def run(ctx) -> None:
-    keys = ctx.query("select distinct source, provider, model, hugging_face_id from prices")
+    keys = ctx.query(KEYS_SQL)
     models = ctx.query("select model, hf_repo, release_date from models")
     families = ctx.query("select * from model_families")
     providers = ctx.query("select provider, organisation, kind as seller_kind from providers")

@@ -5,6 +5,8 @@ An analysis is a module with
 - ``NAME``: short name (also the cache folder),
 - ``INPUTS``: the tables and views it reads (their contents, the build's ``as_of`` date and the
   source of the ``econ`` package key the cache),
+- ``READS`` (optional): {input: the SELECT over it that is all the analysis reads of it}: the key hashes that
+  query's rows instead of the whole input (:func:`input_fingerprint`),
 - ``TABLES``: the :class:`econ.results.ResultTable` declarations of everything it writes,
 - ``run(ctx)``: reads with ``ctx.query`` and writes every declared table with ``ctx.write``.
 
@@ -116,15 +118,26 @@ def _or_empty(chunks: Iterable[pl.DataFrame], table: ResultTable) -> Iterable[pl
         yield table.empty_frame()
 
 
-def input_fingerprint(con: duckdb.DuckDBPyConnection, names: Iterable[str], seen: dict[str, str] | None = None) -> str:
+def input_fingerprint(
+    con: duckdb.DuckDBPyConnection,
+    names: Iterable[str],
+    seen: dict[str, str] | None = None,
+    reads: dict[str, str] | None = None,
+) -> str:
     """Hash of the full contents of the named tables/views (:func:`econ.db.content_fingerprint` of each).
 
     ``seen`` keeps each relation's line for the next call (a build writes each table once, so ``price_history`` is
-    hashed once, not by each of its readers).
+    hashed once, not by each of its readers). ``reads`` (an analysis's ``READS``): {name: the SELECT over it that is
+    all the analysis reads of it}; that query's rows are hashed instead of the whole relation, so a change the
+    analysis does not read (a new snapshot of a price history, for ``model_catalog``) does not rerun it.
     """
     seen = {} if seen is None else seen
+    reads = reads or {}
     h = hashlib.sha256()
     for name in names:
+        if name in reads:
+            h.update(content_fingerprint(con, name, shown=f"{name}|{reads[name]}", query=reads[name]).encode())
+            continue
         if name not in seen:
             seen[name] = content_fingerprint(con, name)
         h.update(seen[name].encode())
@@ -229,9 +242,8 @@ def _run_one(
     """Keep one analysis's tables from the previous database, restore them from the cache, or run it (and store
     it); returns ('kept', 'cached' or 'ran', its seconds)."""
     started = time.perf_counter()
-    key = hashlib.sha256(
-        f"{code_hash}|{module.NAME}|{as_of.isoformat()}|{input_fingerprint(con, module.INPUTS, hashed)}".encode()
-    ).hexdigest()[:24]
+    inputs = input_fingerprint(con, module.INPUTS, hashed, getattr(module, "READS", None))
+    key = hashlib.sha256(f"{code_hash}|{module.NAME}|{as_of.isoformat()}|{inputs}".encode()).hexdigest()[:24]
     keys[module.NAME] = key
     if previous is not None and previous.keep(con, module.NAME, key, [t.name for t in module.TABLES]):
         return "kept", time.perf_counter() - started

@@ -253,14 +253,16 @@ def _batched(chunks: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
         yield pl.concat(held) if len(held) > 1 else held[0]
 
 
-def content_fingerprint(con: duckdb.DuckDBPyConnection, name: str, *, shown: str | None = None) -> str:
+def content_fingerprint(
+    con: duckdb.DuckDBPyConnection, name: str, *, shown: str | None = None, query: str | None = None
+) -> str:
     """The contents of a table or view in one line, computed inside DuckDB: its name (``shown``, if given), column
     names and types, row count and the sum of its rows' hashes (``hash(t)`` of the row struct: independent of row
-    order and of the undefined bytes Arrow keeps under null values)."""
-    schema = con.execute(f"describe select * from {quote_ident(name)}").fetchall()
-    rows, total = con.execute(
-        f"select count(*), coalesce(sum(hash(t)::hugeint), 0) from {quote_ident(name)} as t"
-    ).fetchall()[0]
+    order and of the undefined bytes Arrow keeps under null values). ``query``: the rows of that SELECT instead of
+    the relation ``name``'s."""
+    relation = f"({query})" if query is not None else quote_ident(name)
+    schema = con.execute(f"describe select * from {relation}").fetchall()
+    rows, total = con.execute(f"select count(*), coalesce(sum(hash(t)::hugeint), 0) from {relation} as t").fetchall()[0]
     return f"{shown or name}|{schema}|{rows}|{total}"
 
 

@@ -75,10 +75,8 @@ def view_column_notes(sql: str) -> dict[str, str]:
     return {m.group(1): m.group(2).strip() for x in _header_lines(sql) if (m := _COLUMN.match(x))}
 
 
-def _comment_view_columns(con: duckdb.DuckDBPyConnection, name: str, sql: str) -> None:
-    """Comment every column of view ``name``: its header's ``-- column`` line, else the comment of the column of that
-    name in the first table or view the SQL names that has one."""
-    notes = view_column_notes(sql)
+def _column_comments(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, str]]:
+    """{relation: {column: comment}} of every commented column in the current database."""
     rows = con.execute(
         "select table_name, column_name, comment from duckdb_columns() where database_name = current_database()"
     ).fetchall()
@@ -86,6 +84,15 @@ def _comment_view_columns(con: duckdb.DuckDBPyConnection, name: str, sql: str) -
     for relation, column, text in rows:
         if text:
             by_relation.setdefault(relation, {})[column] = text
+    return by_relation
+
+
+def _view_column_comments(
+    con: duckdb.DuckDBPyConnection, name: str, sql: str, by_relation: dict[str, dict[str, str]]
+) -> dict[str, str]:
+    """The comment of every column of view ``name``: its header's ``-- column`` line, else the comment of the column
+    of that name in the first table or view the SQL names that has one (``by_relation``: :func:`_column_comments`)."""
+    notes = view_column_notes(sql)
     words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", sql)
     sources = [w for w in dict.fromkeys(words) if w in by_relation and w != name]
     comments = {}
@@ -95,7 +102,7 @@ def _comment_view_columns(con: duckdb.DuckDBPyConnection, name: str, sql: str) -
         text = notes.get(column) or next((by_relation[r][column] for r in sources if column in by_relation[r]), None)
         if text:
             comments[column] = text
-    comment(con, name, "", comments, view=True)
+    return comments
 
 
 def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path, *, allow_pending: bool = False) -> list[str]:
@@ -116,6 +123,7 @@ def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path, *, allow_pen
         return []
     known = {name for name, _ in relations}
     created: list[str] = []
+    by_relation: dict[str, dict[str, str]] | None = None  # read once, kept current as the views are commented
     while pending:
         errors, progress = {}, False
         for name, path in list(pending.items()):
@@ -134,8 +142,12 @@ def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path, *, allow_pen
                 raise EconError(
                     f"{path}: view {name} does not compile: {e}".strip(), "fix the SQL in that file"
                 ) from None
-            comment(con, name, view_header(sql), {}, view=True)
-            _comment_view_columns(con, name, sql)
+            if by_relation is None:
+                by_relation = _column_comments(con)
+            columns = _view_column_comments(con, name, sql, by_relation)
+            comment(con, name, view_header(sql), columns, view=True)
+            if columns:
+                by_relation[name] = columns
             created.append(name)
             known.add(name)
             del pending[name]

@@ -230,3 +230,45 @@ def test_the_build_order_reads_only_what_earlier_analyses_write():
     position = {m.NAME: i for i, m in enumerate(modules)}
     assert all(position[d] < position[name] for name, ds in deps.items() for d in ds)
     assert deps["price_timeline"] >= {"price_history"} and deps["serving_layouts"] >= {"calibration"}
+
+
+def test_a_change_outside_what_an_analysis_reads_keeps_its_key(tmp_path):
+    """READS narrows the key to the rows the analysis reads: a new row it filters out neither reruns it nor restores
+    it from a stale result; a row it reads reruns it."""
+    con = duckdb.connect()
+    con.execute("create table src as select * from (values (1, 'a'), (2, 'b')) t(x, kind)")
+    calls = []
+
+    def run(ctx):
+        calls.append(1)
+        ctx.write(RESULT, ctx.query("select sum(x) as total from src where kind = 'a'"))
+
+    module = types.SimpleNamespace(
+        NAME="demo", INPUTS=("src",), READS={"src": "select x from src where kind = 'a'"}, TABLES=(RESULT,), run=run
+    )
+    keys: dict[str, str] = {}
+    run_analyses(con, [module], as_of=date(2026, 1, 1), cache_dir=tmp_path, code_hash="c", keys=keys)
+    first = keys["demo"]
+    con.execute("insert into src values (7, 'b')")
+    assert run_analyses(con, [module], as_of=date(2026, 1, 1), cache_dir=tmp_path, code_hash="c", keys=keys) == {
+        "demo": "cached"
+    }
+    assert keys["demo"] == first
+    con.execute("insert into src values (5, 'a')")
+    assert run_analyses(con, [module], as_of=date(2026, 1, 1), cache_dir=tmp_path, code_hash="c", keys=keys) == {
+        "demo": "ran"
+    }
+    assert len(calls) == 2 and con.execute("select total from result").fetchall() == [(6,)]
+
+
+def test_what_an_analysis_reads_is_among_its_inputs():
+    """READS names inputs, and its SQL reads only relations the analysis lists (so the schedule waits for them)."""
+    from econ.db.views import relations_named
+
+    con = duckdb.connect()
+    narrowed = [m for m in analyses() if getattr(m, "READS", None)]
+    assert {m.NAME for m in narrowed} >= {"model_catalog", "fit_markups"}
+    for module in narrowed:
+        for name, sql in module.READS.items():
+            assert name in module.INPUTS, (module.NAME, name)
+            assert relations_named(con, sql) <= set(module.INPUTS), (module.NAME, sql)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from econ.db import quote_ident
+from econ.db.objects import row_counts_sql
 from econ.report import findings
 from econ.report.html import Col, Markup, fmt_num, source_link, table, tag
 from econ.report.page import Download, PageContent, Section, SiteContext, note
@@ -101,10 +101,12 @@ def _data_sources(ctx: SiteContext) -> Section:
 
 
 def _tables(ctx: SiteContext) -> Section:
-    rows = []
-    for name, kind in sorted(ctx.objects.items(), key=lambda kv: (kv[1], kv[0])):
-        count = ctx.scalar(f"select count(*) from {quote_ident(name)}")
-        rows.append({"name": name, "kind": kind, "row_count": count, "description": ctx.description(name)})
+    shown = sorted(ctx.objects.items(), key=lambda kv: (kv[1], kv[0]))
+    counts = dict(ctx.query(row_counts_sql([name for name, _ in shown])).iter_rows()) if shown else {}
+    rows = [
+        {"name": name, "kind": kind, "row_count": counts[name], "description": ctx.description(name)}
+        for name, kind in shown
+    ]
     frame = pl.DataFrame(
         rows, schema={"name": pl.String, "kind": pl.String, "row_count": pl.Int64, "description": pl.String}
     )
