@@ -23,8 +23,8 @@ Known defects of the measured file, repaired and said so in ``notes`` (tests/ana
   ``tp28``, ``tp72``; 118 rows): no engine splits 128 heads 36 ways, so N is the chip count of the whole system, not
   a worker's layout. These are InferenceX's GB200 runs of disaggregated wide expert parallelism, and the rows stored
   as ``agg`` are copies of ``disagg`` rows (42 of their 46 have a ``disagg`` twin of the same chips, lengths and
-  concurrency whose TPOT is within 1.3x, most within 1%). Such a row is read as disaggregated (``wide_ep``): prefill
-  and decode workers of attention data parallel N x expert parallel N, worker counts assumed as above;
+  concurrency whose TPOT is within 1.3x, most within 1%). Such a row is read as disaggregated, each such pool as
+  attention data parallel N x expert parallel N, with the worker counts assumed as above;
 - a MoE worker whose expert degrees span more chips than its attention degrees (vLLM's Qwen3-235B on H200 stored as
   ``tp_size=1`` with ``moe_tp_size=4``, which one 141 GB chip cannot hold): the worker is the experts' chips, the
   attention split over them (vLLM runs the experts over its tensor-parallel group).

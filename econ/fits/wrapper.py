@@ -40,7 +40,7 @@ EXACT_MAX_PARAMETERS = 3
 """A linear model of at most this many parameters is solved by enumerating which bounds bind
 (:func:`bounded_lstsq_batch`, at most 3^p small solves): its optimum is exact, a bound that binds is hit exactly and
 the result is the same on every machine. An interior-point solver (``lsq_linear``'s ``trf``) stops short of a
-binding bound by its tolerance: two equal tier prices gave a slope of 0 on one machine and 4e-6 on another."""
+binding bound by its tolerance: two equal tier prices gave a slope of 0 on one machine and 8e-6 on another."""
 INTERVAL_KINDS = ("covariance", "bootstrap", "none")
 
 
@@ -188,7 +188,7 @@ def fit(
 
     if linear:
         # a model linear in its parameters is a bounded linear least-squares problem: solve it directly
-        # (lsq_linear, ~50x faster than finite-difference least_squares); its Jacobian is the design matrix
+        # (~50x faster than finite-difference least_squares); its Jacobian is the design matrix
         offset = model(x, np.zeros(p))
         jac = np.stack([model(x, e) - offset for e in np.eye(p)], axis=1) * w[:, None]
         target = (y - offset) * w
