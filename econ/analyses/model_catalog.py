@@ -9,6 +9,7 @@ know is hand-kept in ``data/providers.csv``, ``data/model_families.csv`` and ``d
 
 from __future__ import annotations
 
+from econ.fits import catalog_rows
 from econ.fits import match_rules as mr
 from econ.fits import model_identity as mi
 from econ.results import ResultColumn as C
@@ -138,7 +139,7 @@ MODEL_CATALOG = ResultTable(
             "",
             "derived",
             "Weights published: true where a Hugging Face repo is known, else the family's yes/no, else null",
-            mi.open_weights,
+            catalog_rows.open_weights,
         ),
         C("hf_repo", "str", "", "input", "Hugging Face repo of the weights (a price row's hugging_face_id or models)"),
         C(
@@ -147,7 +148,7 @@ MODEL_CATALOG = ResultTable(
             "",
             "derived",
             "models.model of the architecture (null: unknown)",
-            mi.model_catalog,
+            catalog_rows.model_catalog,
         ),
         C("release_date", "date", "", "input", "Release date of the architecture (models.release_date)"),
         C("price_key_count", "int", "", "check", "Price keys mapped to the model (price_keys rows)"),
@@ -193,4 +194,4 @@ def run(ctx) -> None:
     mapping = mr.apply(mapping, rules, pairs=pairs)
     ctx.write(PRICE_KEY_MATCHES, pairs.unique().sort("provider", "model", "matched_provider", "matched_model"))
     ctx.write(PRICE_KEYS, mapping)
-    ctx.write(MODEL_CATALOG, mi.model_catalog(mapping, models=models, families=families))
+    ctx.write(MODEL_CATALOG, catalog_rows.model_catalog(mapping, models=models, families=families))
