@@ -41,13 +41,13 @@ def _codes(values, levels: tuple[str, ...]) -> np.ndarray:
     return np.array([index.get(v, -1) for v in values], dtype=int)
 
 
-def _runs(ctx, models: pl.DataFrame, hardware: pl.DataFrame):
+def _runs(ctx, models: pl.DataFrame, hardware: pl.DataFrame, reserve: float):
     """(every run's configuration with its reason, the included runs' inputs, their Runs and extra arrays)."""
     raw = ctx.query("select * from inferencex_train")
     configs = serving_runs.configurations(raw, models, hardware)
     ok = configs.filter(pl.col("reason").is_null())
     c = cr.run_inputs(ok, models, hardware)
-    runs, extra = cr.runs_problem(c)
+    runs, extra = cr.runs_problem(c, hbm_reserve_frac=reserve)
     fits = extra["one_sequence_bytes"] <= extra["hbm_capacity_bytes"]
     links = np.isfinite(runs.decode.comm_s) & np.isfinite(runs.demand.comm_s) & np.isfinite(runs.first.comm_s)
     keep = fits & links
@@ -109,7 +109,7 @@ def build_problem(ctx) -> Inputs:
     reserve = ctx.scenario("base").hbm_reserve_frac
     models = ctx.query(MODELS_SQL)
     hardware = ctx.query("select * from hardware")
-    configs, c, runs, extra = _runs(ctx, models, hardware)
+    configs, c, runs, extra = _runs(ctx, models, hardware, reserve)
     p, fitted, pts = _points(ctx, models, reserve)
     engine_r = c["engine"].to_list()
     engine_p = [cp.ENGINES.get(str(e).lower()) for e in fitted["engine"].to_list()]

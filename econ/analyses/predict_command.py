@@ -236,7 +236,14 @@ def predict_point(db_path: Path, pt: Point) -> dict:
     def run(rows):
         frame = _frame(rows)
         return frame, predict_configurations(
-            frame, models, hardware, params=params, bands=bands, seen_models=seen_models, seen_chips=seen_chips
+            frame,
+            models,
+            hardware,
+            params=params,
+            bands=bands,
+            seen_models=seen_models,
+            seen_chips=seen_chips,
+            hbm_reserve_frac=s.hbm_reserve_frac,
         )
 
     # 1. the decode pool (TPOT does not depend on the prefill pool): layout and concurrency

@@ -17,6 +17,7 @@ import polars as pl
 
 from econ.analyses import serving_runs
 from econ.analyses.calibration import MODELS_SQL
+from econ.analyses.calibration_scenario import all_scenarios
 from econ.analyses.serving_predict import predict_configurations
 from econ.db import connect_read_only
 from econ.load.serving_run_tables import SERVING_RUNS
@@ -38,11 +39,21 @@ def read_points(path: Path) -> pl.DataFrame:
     return frame.drop([c for c in (FILE, LINE) if c in frame.columns])
 
 
-def predict_frame(rows: pl.DataFrame, models, hardware, params, bands, seen_models, seen_chips) -> pl.DataFrame:
-    """Predictions of rows of the spec's frame (see the module)."""
+def predict_frame(
+    rows: pl.DataFrame, models, hardware, params, bands, seen_models, seen_chips, *, hbm_reserve_frac: float
+) -> pl.DataFrame:
+    """Predictions of rows of the spec's frame (see the module), with ``hbm_reserve_frac`` of each chip's HBM kept
+    from weights and cache (the calibration's, the ``base`` scenario's)."""
     configs = serving_runs.configurations(rows, models, hardware)
     out = predict_configurations(
-        configs, models, hardware, params=params, bands=bands, seen_models=seen_models, seen_chips=seen_chips
+        configs,
+        models,
+        hardware,
+        params=params,
+        bands=bands,
+        seen_models=seen_models,
+        seen_chips=seen_chips,
+        hbm_reserve_frac=hbm_reserve_frac,
     )
     code = pl.lit("bad_input")
     for pattern, name in reversed(STATUS):
@@ -59,9 +70,9 @@ def predict_points_file(db_path: Path, points: Path) -> pl.DataFrame:
         params = pl.DataFrame(con.sql("select * from calibration_parameters"))
         bands = pl.DataFrame(con.sql("select * from calibration_bands"))
         seen = pl.DataFrame(con.sql("select arch_model, chip from calibration_seen"))
-    return predict_frame(
-        rows, models, hardware, params, bands, set(seen["arch_model"].to_list()), set(seen["chip"].to_list())
-    )
+        reserve = all_scenarios(con)["base"].hbm_reserve_frac
+    seen_models, seen_chips = set(seen["arch_model"].to_list()), set(seen["chip"].to_list())
+    return predict_frame(rows, models, hardware, params, bands, seen_models, seen_chips, hbm_reserve_frac=reserve)
 
 
 def describe(frame: pl.DataFrame) -> str:

@@ -125,6 +125,7 @@ def predict_configurations(
     bands: pl.DataFrame | None,
     seen_models: set,
     seen_chips: set,
+    hbm_reserve_frac: float,
 ) -> pl.DataFrame:
     """Predictions of every configuration row (:data:`OUTPUT` columns plus the features' frame columns).
 
@@ -136,7 +137,7 @@ def predict_configurations(
     if not ok.height:
         return _finish(frame, pl.DataFrame(schema={"id": pl.String}))
     c = cr.run_inputs(ok, models, hardware)
-    runs, extra = cr.runs_problem(c)
+    runs, extra = cr.runs_problem(c, hbm_reserve_frac=hbm_reserve_frac)
     fits = extra["one_sequence_bytes"] <= extra["hbm_capacity_bytes"]
     links = np.isfinite(runs.decode.comm_s) & np.isfinite(runs.demand.comm_s) & np.isfinite(runs.first.comm_s)
     arch_of = dict(hardware.select("chip", "architecture").iter_rows())

@@ -107,6 +107,7 @@ def chip_key(system: str | None) -> str:
 
 
 CONCURRENCY = r"silicon_concurrency=(\d+)"
+MEASURED = r"measured=(\d{4}-\d{2}-\d{2})"
 
 SPEC_COLUMNS = {
     c.out_name: {"str": pl.String, "int": pl.Int64, "float": pl.Float64}[c.kind] for c in SERVING_RUNS.columns
@@ -264,6 +265,7 @@ def configurations(rows: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFr
         pl.col("isl").cast(pl.Float64).alias("input_tokens"),
         pl.col("osl").cast(pl.Float64).alias("output_tokens"),
         "concurrency",
+        pl.col("silicon_data_source").str.extract(MEASURED, 1).alias("measured_date"),
         "weight_format",
         "expert_weight_format",
         pl.coalesce("_kv", pl.lit(DEFAULT_KV_FORMAT)).alias("kv_cache_format"),

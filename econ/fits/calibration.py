@@ -172,7 +172,7 @@ def run_components(p: dict, runs: Runs) -> dict[str, np.ndarray]:
     ttft = step_time.ttft_s(
         first,
         demand,
-        runs.users,
+        runs.users / runs.slot_share,
         think,
         tpot,
         ttft_overhead_s=p["ttft_overhead_s"],
@@ -180,6 +180,7 @@ def run_components(p: dict, runs: Runs) -> dict[str, np.ndarray]:
         queue_wait_frac=p["queue_wait_frac"],
         burst_wait_frac=p["burst_wait_frac"],
     )
+    ttft = ttft + (runs.slot_share - 1.0) * (ttft + think)
     return {"tpot_s": tpot, "first_pass_s": first, "demand_s": demand, "ttft_s": ttft}
 
 

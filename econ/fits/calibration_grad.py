@@ -96,7 +96,7 @@ def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
     t_first, g_first = step_gradient(runs.first, p)
     t_full, g_full = step_gradient(runs.demand, p)
     t_base, g_base = step_gradient(runs.demand_base, p)
-    n, users, out = runs.n, runs.users, runs.output_tokens
+    n, users, out = runs.n, runs.users / runs.slot_share, runs.output_tokens
     tpot = t_dec / runs.accepted
     busy = t_full > t_base
     demand = np.where(busy, t_full - t_base, 0.0) / runs.demand_requests
@@ -131,6 +131,10 @@ def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
     }
     for name, g in serving.items():
         d_ttft[:, cal.PARAMETERS.index(name)] = g
+    # the wait for a decode slot, (C/K − 1)·(TTFT + (O − 1)·TPOT): its derivative follows TTFT's and TPOT's
+    wait = (runs.slot_share - 1.0)[:, None]
+    d_ttft = (1.0 + wait) * d_ttft + wait * np.maximum(out - 1.0, 0.0)[:, None] * (d_tpot * tpot[:, None])
+    ttft = ttft + (runs.slot_share - 1.0) * (ttft + np.maximum(out - 1.0, 0.0) * tpot)
     with np.errstate(invalid="ignore", divide="ignore"):
         d_ttft = np.where((np.isfinite(ttft) & (ttft > 0))[:, None], d_ttft / ttft[:, None], 0.0)
         d_tpot = np.where((np.isfinite(tpot) & (tpot > 0))[:, None], d_tpot, 0.0)

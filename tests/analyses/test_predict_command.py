@@ -120,6 +120,32 @@ def test_deepseeks_ep144_decode_and_a_named_layout_are_stated(real_db, capsys):
     assert code == 0, err
 
 
+def test_more_users_than_the_kv_cache_holds_wait_for_a_slot(real_db, capsys):
+    """Llama-3.1-70B in FP8 with an FP8 cache on one H200 under TensorRT-LLM (which admits a request only with room
+    for its whole prompt and output): by hand, 141 GB less the 10% reserve less ~70.6 GB of weights leaves ~56 GB,
+    and a request of 0.9 x (1,024 + 8,192) tokens at 2 x 80 x 8 x 128 B per token holds 1.36 GB: ~41 sequences.
+    128 users then run ~40 at a time and wait for the rest; the measured InferenceX run of that configuration
+    (data/inferencex_train.csv, ..._h200_sxm_trtllm_fp8_agg_1024x8192_c128_tp1_ep1_417) took 369 s to first token
+    and 30.4 ms per token."""
+    args = (
+        "--model", "Llama-3.1-70B", "--chip", "H200", "--mode", "agg", "--engine", "trtllm",
+        "--decode-chips", "1", "--decode-tp", "1", "--input-tokens", "1024", "--output-tokens", "8192",
+        "--weight-format", "fp8", "--kv-cache-format", "fp8", "--format", "json",
+    )  # fmt: skip
+    code, out, err = predict(capsys, real_db, *args, "--concurrency", "128")
+    assert code == 0, err
+    r = json.loads(out)
+    assert 33 <= r["decode_batch_per_worker"] <= 43 and r["concurrency"] == 128
+    assert "wait for a slot" in r["notes"]
+    assert 369 / 2 < r["ttft_s"] < 369 * 2 and 0.0304 / 1.3 < r["tpot_s"] < 0.0304 * 1.3
+    # more users do not make the step slower: they wait longer, and throughput stays what the cache allows
+    code, out, err = predict(capsys, real_db, *args, "--concurrency", "1024")
+    more = json.loads(out)
+    assert more["tpot_s"] == pytest.approx(r["tpot_s"], rel=1e-9)
+    assert more["ttft_s"] > 6 * r["ttft_s"]
+    assert more["output_tokens_per_s_per_chip"] == pytest.approx(r["output_tokens_per_s_per_chip"], rel=0.02)
+
+
 def test_the_bound_scenario_is_faster_and_claims_no_error_factor(real_db, capsys):
     args = (*POINT, *STATED, "--mode", "agg", "--batch", "64", "--format", "json")
     calibrated = json.loads(predict(capsys, real_db, *args)[1])
