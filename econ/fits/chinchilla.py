@@ -28,7 +28,6 @@ import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import minimize
 
 from econ.errors import FitError
 from econ.fits.batched_bfgs import batched_bfgs
@@ -205,6 +204,8 @@ def best_of_grid(log_params, log_tokens, log_loss, *, delta=HUBER_DELTA, starts:
         x = x[order[:keep]]
     x, f, _g, conv, _ = batched_bfgs(fun, x, max_iter=2000)
     best = int(np.argmin(np.where(np.isfinite(f), f, np.inf)))
+    from scipy.optimize import minimize  # imported when a fit runs (see econ.fits.wrapper)
+
     polished = minimize(
         lambda t: tuple(v[0] for v in fun(t[None], None)),
         x[best],

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
-from scipy.special import stdtrit
 
 from econ.fits.measured_decode import DEEPSEEK_DECODE, MeasuredDecode, batch_check
 from econ.fits.wrapper import fit
@@ -132,6 +131,8 @@ def effective_batch_interval(result) -> tuple[float, float, float]:
     if result.interval_kind == "covariance" and th_w > 0 and th_kv > 0:
         cov = result.extra["covariance"]
         var = cov[i_kv, i_kv] / th_kv**2 + cov[i_w, i_w] / th_w**2 - 2 * cov[i_w, i_kv] / (th_w * th_kv)
+        from scipy.special import stdtrit  # imported when an interval is computed (see econ.fits.wrapper)
+
         t = stdtrit(max(result.n_points - len(MARKET_PARAMETERS), 1), (1 + result.level) / 2)
         half = t * np.sqrt(max(var, 0.0))
         return float(central), float(central * np.exp(-half)), float(central * np.exp(half))
@@ -155,6 +156,8 @@ def _ratio_fit_interval(result, i, j, ratio) -> tuple[float, float]:
         return -np.inf, np.inf
     cov = result.extra["covariance"]
     var = cov[i, i] / th_i**2 + cov[j, j] / th_j**2 - 2 * cov[i, j] / (th_i * th_j)
+    from scipy.special import stdtrit
+
     half = stdtrit(max(result.n_points - len(MARKET_PARAMETERS), 1), (1 + result.level) / 2) * np.sqrt(max(var, 0.0))
     return float(ratio * np.exp(-half)), float(ratio * np.exp(half))
 

@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
-from scipy.special import stdtrit
 
 from econ.formula import formula
 
@@ -74,6 +73,8 @@ ROLES = ("reading", "hypothesis")
 
 def _t(dof, p):
     """Student's t quantile at ``p`` for ``dof`` degrees of freedom (inf below 1)."""
+    from scipy.special import stdtrit  # imported when a quantile is computed (see econ.fits.wrapper)
+
     dof = np.asarray(dof, dtype=float)
     with np.errstate(invalid="ignore"):
         return np.where(dof >= 1, stdtrit(np.maximum(dof, 1.0), p), np.inf)

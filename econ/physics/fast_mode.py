@@ -20,7 +20,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy.optimize.elementwise import find_root
 
 from econ.formula import formula
 
@@ -86,6 +85,8 @@ def implied_batches_from_coefficients(
     args = tuple(np.where(bracketed, x, y) for x, y in zip(args, (1.0, 1.0, 1.0, 4.0, np.log(2.0))))
     lo = np.where(bracketed, lo, np.log(1.0 / 3.0))  # a dummy bracket with a root where there is no problem to solve
     hi = np.where(bracketed, hi, np.log(3.0))
+    from scipy.optimize.elementwise import find_root  # imported when a root is solved (see econ.fits.wrapper)
+
     result = find_root(_speed_gap, (lo, hi), args=args, tolerances={"xatol": 1e-12, "xrtol": 1e-12})
     solved = bracketed & result.success
     baseline = np.where(solved, np.exp(result.x), np.nan)

@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import elementwise
 
 from econ.formula import formula
 
@@ -136,6 +135,8 @@ def compute_optimal_numerical(law: ScalingLaw, compute_flop, *, log_bracket=(-30
         n = np.exp(x)
         return -law.alpha * law.A * n**-law.alpha + law.beta * law.B * (c6 / n) ** -law.beta
 
+    from scipy.optimize import elementwise  # imported when a root is solved (see econ.fits.wrapper)
+
     res = elementwise.find_root(
         slope, (mid + log_bracket[0], mid + log_bracket[1]), args=(c6,), tolerances={"xrtol": 1e-15, "xatol": 1e-13}
     )
@@ -230,6 +231,8 @@ def inference_aware_optimum(
         ) + w_inf * INFERENCE_FLOP_PER_PARAM_TOKEN * d_inf * np.exp(-log_d)
 
     lo, hi = x_min + 1e-9 * np.maximum(1.0, np.abs(x_min)), x_min + np.log(1e12)
+    from scipy.optimize import elementwise  # imported when a root is solved (see econ.fits.wrapper)
+
     res = elementwise.find_root(
         slope, (lo, hi), args=(ell, d_inf, w_tr, w_inf), tolerances={"xrtol": 1e-14, "xatol": 1e-12}
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import types
 from datetime import date
@@ -272,3 +274,15 @@ def test_what_an_analysis_reads_is_among_its_inputs():
         for name, sql in module.READS.items():
             assert name in module.INPUTS, (module.NAME, name)
             assert relations_named(con, sql) <= set(module.INPUTS), (module.NAME, sql)
+
+
+def test_declaring_every_analysis_imports_no_solver():
+    """A build whose analyses all come from the cache (``econ build --force``, a refresh that moves only prices) reads
+    every analysis's declarations and runs none of its fits: SciPy (~0.4 s of import) is imported only where a fit,
+    a root or a quantile is computed. Fails if a module of the package imports it at the top."""
+    code = (
+        "import sys, econ.analyses as a, econ.build, econ.refresh, econ.cli; a.analyses(); "
+        "print(sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in ('scipy', 'altair')}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
