@@ -13,7 +13,7 @@ For each configuration (vectorised over rows) the deployment terms at peak
 - the **prefill demand** per request: a full prefill step (``chunk`` tokens of prompts per attention rank) over
   the requests it serves (aggregated: less the decode batch's own step).
 
-Engine settings the measured runs used (InferenceX's launch scripts; :data:`ENGINE_PREFILL_TOKENS`) and the
+Engine settings the measured runs used (InferenceX's launch scripts: :mod:`econ.analyses.launch_settings`) and the
 benchmark client's lengths (:data:`LENGTH_RATIO`) are stated assumptions, written in ``assumed``.
 """
 
@@ -23,63 +23,10 @@ import numpy as np
 import polars as pl
 
 from econ.analyses import deployment_inputs as inputs
+from econ.analyses import launch_settings as launch
 from econ.fits.calibration import Runs, Step
 from econ.formats import BYTES_PER_VALUE
 from econ.physics import deployment, sharding
-
-ENGINE_PREFILL_TOKENS = {"trtllm": 0.0, "sglang": 32768.0, "vllm": 8192.0}
-"""Prompt tokens one attention rank prefills per step, as InferenceX launches each engine (0: one prompt per step).
-TensorRT-LLM: ``--max_num_tokens = CONC + ISL + 64`` (one prompt beside the decode batch); SGLang:
-``--chunked-prefill-size 32768``; vLLM: ``--max-num-batched-tokens 8192`` (InferenceMAX benchmarks/*.sh,
-github.com/InferenceMAX/InferenceMAX). Another engine takes vLLM's."""
-DEFAULT_PREFILL_TOKENS = 8192.0
-
-FP8_CACHE_ENGINES = ("trtllm", "sglang")
-"""Engines InferenceX runs with an FP8 KV cache for FP8/FP4 checkpoints (TensorRT-LLM ``kv_cache_config.dtype:
-fp8``, SGLang ``--kv-cache-dtype fp8_e4m3``); vLLM keeps the default ("auto": BF16)."""
-
-LAUNCH_SOURCE = (
-    "github.com/SemiAnalysisAI/InferenceX, benchmarks/single_node/*.sh at commit 51e31df4a (2026-04-06; the same "
-    "settings at 12ba0ae07, 2026-03-25, and 8c3eb5b86, 2026-04-22)"
-)
-LAUNCH_KV_FORMATS = {
-    ("sglang", "DeepSeek-R1", "H200", "fp8"): ("bf16", None),
-    ("sglang", "DeepSeek-V3", "H200", "fp8"): ("bf16", None),
-    ("trtllm", "gpt-oss-120b", "H200", "fp4"): ("bf16", None),
-    ("vllm", "gpt-oss-120b", "B200", "fp4"): ("fp8", "2025-12-05"),
-    ("vllm", "Llama-3.1-70B", "H100", "fp8"): ("fp8", None),
-    ("vllm", "Llama-3.1-70B", "H200", "fp8"): ("fp8", None),
-    ("vllm", "Llama-3.1-70B", "B200", "fp8"): ("fp8", None),
-    ("vllm", "Llama-3.1-70B", "B200", "fp4"): ("fp8", None),
-    ("vllm", "MiniMax-M2.5", "B200", "fp8"): ("fp8", "2026-04-03"),
-    ("vllm", "MiniMax-M2.5", "B200", "fp4"): ("fp8", "2026-04-08"),
-}
-"""KV-cache formats of InferenceX's launch scripts (:data:`LAUNCH_SOURCE`) where they differ from
-:data:`FP8_CACHE_ENGINES`' rule, with the date a script took the setting (a run measured before it keeps the rule;
-a row without a date takes it): ``dsr1_fp8_h200.sh`` (SGLang) sets no ``--kv-cache-dtype`` (the model's BF16),
-``gptoss_fp4_h200_trt.sh`` ``kv_cache_config.dtype: auto`` (BF16); ``kv-cache-dtype: fp8`` in vLLM's
-``gptoss_fp4_b200.sh`` (from 25506e87c, 2025-12-05), ``70b_fp8_{h100,h200,b200}_*.sh`` and ``70b_fp4_b200_docker.sh``
-(2025-10, before 026d16b82 removed them), ``minimaxm2.5_fp8_b200.sh`` (from bddbf4031, 2026-04-03) and
-``minimaxm2.5_fp4_b200.sh`` (from 79bd988e9, 2026-04-08). Keyed by (engine, architecture, chip, weight format)."""
-
-LAUNCH_MAX_RUNNING = {
-    ("sglang", "DeepSeek-R1", "H200", "fp8"): (512.0, 256.0),
-    ("sglang", "DeepSeek-V3", "H200", "fp8"): (512.0, 256.0),
-    ("sglang", "DeepSeek-R1", "B200", "fp4"): (256.0, 256.0),
-    ("sglang", "DeepSeek-V3", "B200", "fp4"): (256.0, 256.0),
-    ("vllm", "MiniMax-M2.5", "H100", "fp8"): (256.0, 256.0),
-    ("vllm", "gpt-oss-120b", "B200", "fp4"): (512.0, 512.0),
-}
-"""Requests one engine runs at once (SGLang ``--max-running-requests``, vLLM ``--max-num-seqs``) in InferenceX's
-single-node launch scripts (:data:`LAUNCH_SOURCE`), as (1k/1k lengths, other lengths): ``dsr1_fp8_h200.sh`` 512 at
-1k/1k and 256 otherwise, ``dsr1_fp4_b200.sh`` 256, ``minimaxm2.5_fp8_h100.sh`` 256, ``gptoss_fp4_b200.sh`` 512. The
-other scripts set it to the concurrency (no limit below it)."""
-
-ADMISSION_FULL_ENGINES = ("trtllm",)
-"""Engines that admit a request only with KV-cache room for its whole prompt and output: TensorRT-LLM's default
-capacity scheduler policy ``GUARANTEED_NO_EVICT`` ("guarantee that a started request is never paused",
-nvidia.github.io/TensorRT-LLM/performance/performance-tuning-guide/useful-runtime-flags.html). vLLM and SGLang
-allocate pages as tokens arrive: a running request holds ``I + O/2`` tokens on average."""
 
 LENGTH_RATIO = 0.8
 """InferenceX's client (vLLM ``benchmark_serving.py --random-range-ratio 0.8``) draws each prompt and output
@@ -146,37 +93,19 @@ def run_inputs(configs: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFra
     assumptions the steps use: mean lengths, KV format, prefill chunk, worker counts."""
     c = configs.join(models.rename({"model": "arch_model"}), on="arch_model", how="left", suffix="_m")
     c = c.join(hardware.select(pl.all().name.prefix("hw_")).rename({"hw_chip": "chip"}), on="chip", how="left")
-    engine = pl.col("engine").fill_null("")
-    chunk = pl.col("engine").replace_strict(
-        ENGINE_PREFILL_TOKENS, default=DEFAULT_PREFILL_TOKENS, return_dtype=pl.Float64
-    )
+    chunk = launch.prefill_tokens()
     ratio = pl.col("length_range_ratio") if "length_range_ratio" in c.columns else pl.lit(LENGTH_RATIO)
     mean = (1.0 + ratio.fill_null(LENGTH_RATIO)) / 2.0
-    key = pl.concat_str([engine, pl.col("arch_model"), pl.col("chip"), pl.col("weight_format")], separator="|")
-    kv_of = {"|".join(k): v[0] for k, v in LAUNCH_KV_FORMATS.items()}
-    since = {"|".join(k): v[1] for k, v in LAUNCH_KV_FORMATS.items() if v[1]}
-    since_date = key.replace_strict(since, default=None, return_dtype=pl.String)
-    measured = pl.col("measured_date") if "measured_date" in c.columns else pl.lit(None, dtype=pl.String)
-    in_force = since_date.is_null() | measured.is_null() | (measured >= since_date)
-    launch_kv = pl.when(in_force).then(key.replace_strict(kv_of, default=None, return_dtype=pl.String))
-    one_k = (pl.col("input_tokens") == 1024) & (pl.col("output_tokens") == 1024)
-    caps = {"|".join(k): v for k, v in LAUNCH_MAX_RUNNING.items()}
-    cap_1k = key.replace_strict({k: v[0] for k, v in caps.items()}, default=None, return_dtype=pl.Float64)
-    cap_other = key.replace_strict({k: v[1] for k, v in caps.items()}, default=None, return_dtype=pl.Float64)
     kv = (
         pl.when(pl.col("kv_cache_stated"))
         .then(pl.col("kv_cache_format"))
-        .when(launch_kv.is_not_null())
-        .then(launch_kv)
-        .when(engine.is_in(FP8_CACHE_ENGINES) & pl.col("weight_format").is_in(["fp8", "fp4"]))
-        .then(pl.lit("fp8"))
-        .otherwise(pl.lit("bf16"))
+        .otherwise(launch.kv_cache_format(has_date="measured_date" in c.columns))
     )
     c = c.with_columns(
         (pl.col("input_tokens") * mean).alias("mean_input_tokens"),
         (pl.col("output_tokens") * mean).alias("mean_output_tokens"),
         kv.alias("kv_used"),
-        pl.when(one_k).then(cap_1k).otherwise(cap_other).alias("max_running_requests"),
+        launch.max_running_requests().alias("max_running_requests"),
         pl.when(chunk > 0).then(chunk).otherwise(pl.col("input_tokens") * mean).alias("chunk_tokens"),
     )
     ratio = pl.when(pl.col("input_tokens") >= PREFILL_CHIP_RATIO[0][0]).then(PREFILL_CHIP_RATIO[0][1])
@@ -227,8 +156,9 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
     arrays the result tables report (memory per chip, decode batch per worker, chips).
 
     A decode worker runs at most the sequences its KV cache holds (HBM less ``hbm_reserve_frac`` and the weights,
-    each sequence at ``I + O`` tokens on an engine of :data:`ADMISSION_FULL_ENGINES`, else ``I + O/2``) and the
-    engine's launch limit (:data:`LAUNCH_MAX_RUNNING`); the other users wait for a slot (``slot_share`` of
+    each sequence at ``I + O`` tokens on an engine that admits a request only with room for all of it,
+    :data:`econ.analyses.launch_settings.ADMISSION_FULL_ENGINES`, else ``I + O/2``) and the engine's launch limit
+    (:data:`econ.analyses.launch_settings.LAUNCH_MAX_RUNNING`); the other users wait for a slot (``slot_share`` of
     :class:`~econ.fits.calibration.Runs`, the wait in :func:`econ.fits.calibration.run_components`)."""
     model, chip, run, kv_scale = _arrays(c)
     agg = (c["mode"] == "agg").to_numpy()
@@ -240,7 +170,7 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
     w_d, w_p = _f(c, "decode_workers"), _f(c, "prefill_workers")
     users_per_worker = users / w_d
     context = prompt + osl / 2.0
-    full = np.isin(c["engine"].fill_null("").to_numpy(), ADMISSION_FULL_ENGINES)
+    full = np.isin(c["engine"].fill_null("").to_numpy(), launch.ADMISSION_FULL_ENGINES)
     capacity = sharding.max_batch_per_replica(
         model,
         decode_layout,

@@ -133,32 +133,3 @@ def test_the_frontier_has_both_bases_and_the_bound_is_above(real_db):
 )
 def test_fixture_build_writes_the_tables(db, table):
     assert q(db, f"select count(*) n from {table}")["n"][0] > 0
-
-
-def test_each_runs_kv_cache_format_is_its_launch_scripts(real_db):
-    """The KV-cache format of an InferenceX run is what its launch script set on the day it was measured (not a rule
-    per engine): vLLM's MiniMax-M2.5 on B200 went to ``--kv-cache-dtype fp8`` on 2026-04-03 (bddbf4031), vLLM's
-    Llama-3.1-70B scripts set FP8, SGLang's DeepSeek-R1 on H200 sets none (BF16)."""
-    import duckdb
-
-    from econ.analyses import calibration as analysis
-    from econ.analyses.runner import BuildContext, _Scenarios
-
-    with duckdb.connect(str(real_db), read_only=True) as con:
-        runs = analysis.build_problem(BuildContext(con=con, as_of=None, _scenarios=_Scenarios(con))).runs
-
-    def formats(engine, model, chip, since=None, until=None):
-        r = runs.filter((pl.col("engine") == engine) & (pl.col("arch_model") == model) & (pl.col("chip") == chip))
-        r = r.filter(pl.col("weight_format") == "fp8")
-        if since:
-            r = r.filter(pl.col("measured_date") >= since)
-        if until:
-            r = r.filter(pl.col("measured_date") < until)
-        assert r.height >= 10
-        return set(r["kv_used"])
-
-    assert formats("vllm", "MiniMax-M2.5", "B200", until="2026-04-03") == {"bf16"}
-    assert formats("vllm", "MiniMax-M2.5", "B200", since="2026-04-03") == {"fp8"}
-    assert formats("vllm", "Llama-3.1-70B", "H200") == {"fp8"}
-    assert formats("sglang", "DeepSeek-R1", "H200") == {"bf16"}
-    assert formats("sglang", "DeepSeek-R1", "B200") == {"fp8"}  # the engine's rule, as its script sets

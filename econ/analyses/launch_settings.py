@@ -1,0 +1,110 @@
+"""How InferenceX launched each engine for its measured runs: the settings that decide a step's shape, not its speed.
+
+Each is what the benchmark's public launch scripts set (cited beside it), keyed by engine and, where the scripts
+differ, by architecture, chip, weight format and the day a run was measured: prompt tokens one prefill step takes,
+the KV-cache format, how many requests an engine runs at once and how it admits them. They are stated inputs of
+:mod:`econ.analyses.calibration_runs`, never fitted.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+ENGINE_PREFILL_TOKENS = {"trtllm": 0.0, "sglang": 32768.0, "vllm": 8192.0}
+"""Prompt tokens one attention rank prefills per step, as InferenceX launches each engine (0: one prompt per step).
+TensorRT-LLM: ``--max_num_tokens = CONC + ISL + 64`` (one prompt beside the decode batch); SGLang:
+``--chunked-prefill-size 32768``; vLLM: ``--max-num-batched-tokens 8192`` (InferenceMAX benchmarks/*.sh,
+github.com/InferenceMAX/InferenceMAX). Another engine takes vLLM's."""
+DEFAULT_PREFILL_TOKENS = 8192.0
+
+FP8_CACHE_ENGINES = ("trtllm", "sglang")
+"""Engines InferenceX runs with an FP8 KV cache for FP8/FP4 checkpoints (TensorRT-LLM ``kv_cache_config.dtype:
+fp8``, SGLang ``--kv-cache-dtype fp8_e4m3``); vLLM keeps the default ("auto": BF16)."""
+
+LAUNCH_SOURCE = (
+    "github.com/SemiAnalysisAI/InferenceX, benchmarks/single_node/*.sh at commit 51e31df4a (2026-04-06; the same "
+    "settings at 12ba0ae07, 2026-03-25, and 8c3eb5b86, 2026-04-22)"
+)
+LAUNCH_KV_FORMATS = {
+    ("sglang", "DeepSeek-R1", "H200", "fp8"): ("bf16", None),
+    ("sglang", "DeepSeek-V3", "H200", "fp8"): ("bf16", None),
+    ("trtllm", "gpt-oss-120b", "H200", "fp4"): ("bf16", None),
+    ("vllm", "gpt-oss-120b", "B200", "fp4"): ("fp8", "2025-12-05"),
+    ("vllm", "Llama-3.1-70B", "H100", "fp8"): ("fp8", None),
+    ("vllm", "Llama-3.1-70B", "H200", "fp8"): ("fp8", None),
+    ("vllm", "Llama-3.1-70B", "B200", "fp8"): ("fp8", None),
+    ("vllm", "Llama-3.1-70B", "B200", "fp4"): ("fp8", None),
+    ("vllm", "MiniMax-M2.5", "B200", "fp8"): ("fp8", "2026-04-03"),
+    ("vllm", "MiniMax-M2.5", "B200", "fp4"): ("fp8", "2026-04-08"),
+}
+"""KV-cache formats of InferenceX's launch scripts (:data:`LAUNCH_SOURCE`) where they differ from
+:data:`FP8_CACHE_ENGINES`' rule, with the date a script took the setting (a run measured before it keeps the rule;
+a row without a date takes it): ``dsr1_fp8_h200.sh`` (SGLang) sets no ``--kv-cache-dtype`` (the model's BF16),
+``gptoss_fp4_h200_trt.sh`` ``kv_cache_config.dtype: auto`` (BF16); ``kv-cache-dtype: fp8`` in vLLM's
+``gptoss_fp4_b200.sh`` (from 25506e87c, 2025-12-05), ``70b_fp8_{h100,h200,b200}_*.sh`` and ``70b_fp4_b200_docker.sh``
+(2025-10, before 026d16b82 removed them), ``minimaxm2.5_fp8_b200.sh`` (from bddbf4031, 2026-04-03) and
+``minimaxm2.5_fp4_b200.sh`` (from 79bd988e9, 2026-04-08). Keyed by (engine, architecture, chip, weight format)."""
+
+LAUNCH_MAX_RUNNING = {
+    ("sglang", "DeepSeek-R1", "H200", "fp8"): (512.0, 256.0),
+    ("sglang", "DeepSeek-V3", "H200", "fp8"): (512.0, 256.0),
+    ("sglang", "DeepSeek-R1", "B200", "fp4"): (256.0, 256.0),
+    ("sglang", "DeepSeek-V3", "B200", "fp4"): (256.0, 256.0),
+    ("vllm", "MiniMax-M2.5", "H100", "fp8"): (256.0, 256.0),
+    ("vllm", "gpt-oss-120b", "B200", "fp4"): (512.0, 512.0),
+}
+"""Requests one engine runs at once (SGLang ``--max-running-requests``, vLLM ``--max-num-seqs``) in InferenceX's
+single-node launch scripts (:data:`LAUNCH_SOURCE`), as (1k/1k lengths, other lengths): ``dsr1_fp8_h200.sh`` 512 at
+1k/1k and 256 otherwise, ``dsr1_fp4_b200.sh`` 256, ``minimaxm2.5_fp8_h100.sh`` 256, ``gptoss_fp4_b200.sh`` 512. The
+other scripts set it to the concurrency (no limit below it)."""
+
+ADMISSION_FULL_ENGINES = ("trtllm",)
+"""Engines that admit a request only with KV-cache room for its whole prompt and output: TensorRT-LLM's default
+capacity scheduler policy ``GUARANTEED_NO_EVICT`` ("guarantee that a started request is never paused",
+nvidia.github.io/TensorRT-LLM/performance/performance-tuning-guide/useful-runtime-flags.html). vLLM and SGLang
+allocate pages as tokens arrive: a running request holds ``I + O/2`` tokens on average."""
+
+
+def _key() -> pl.Expr:
+    engine = pl.col("engine").fill_null("")
+    return pl.concat_str([engine, pl.col("arch_model"), pl.col("chip"), pl.col("weight_format")], separator="|")
+
+
+def prefill_tokens() -> pl.Expr:
+    """Prompt tokens one attention rank prefills per step (:data:`ENGINE_PREFILL_TOKENS`; 0: one prompt)."""
+    return pl.col("engine").replace_strict(
+        ENGINE_PREFILL_TOKENS, default=DEFAULT_PREFILL_TOKENS, return_dtype=pl.Float64
+    )
+
+
+def kv_cache_format(*, has_date: bool) -> pl.Expr:
+    """The KV-cache format a run's engine was launched with: its script's (:data:`LAUNCH_KV_FORMATS`, from the day
+    it took the setting; a run without ``measured_date`` takes it), else :data:`FP8_CACHE_ENGINES`' rule."""
+    key = _key()
+    kv_of = {"|".join(k): v[0] for k, v in LAUNCH_KV_FORMATS.items()}
+    since = key.replace_strict(
+        {"|".join(k): v[1] for k, v in LAUNCH_KV_FORMATS.items() if v[1]}, default=None, return_dtype=pl.String
+    )
+    measured = pl.col("measured_date") if has_date else pl.lit(None, dtype=pl.String)
+    in_force = since.is_null() | measured.is_null() | (measured >= since)
+    script = pl.when(in_force).then(key.replace_strict(kv_of, default=None, return_dtype=pl.String))
+    rule = (
+        pl.when(pl.col("engine").fill_null("").is_in(FP8_CACHE_ENGINES) & pl.col("weight_format").is_in(["fp8", "fp4"]))
+        .then(pl.lit("fp8"))
+        .otherwise(pl.lit("bf16"))
+    )
+    return pl.coalesce(script, rule)
+
+
+def max_running_requests() -> pl.Expr:
+    """The engine's launch limit on requests run at once (:data:`LAUNCH_MAX_RUNNING`; null: none below the
+    concurrency)."""
+    key = _key()
+    one_k = (pl.col("input_tokens") == 1024) & (pl.col("output_tokens") == 1024)
+    at_1k = {"|".join(k): v[0] for k, v in LAUNCH_MAX_RUNNING.items()}
+    other = {"|".join(k): v[1] for k, v in LAUNCH_MAX_RUNNING.items()}
+    return (
+        pl.when(one_k)
+        .then(key.replace_strict(at_1k, default=None, return_dtype=pl.Float64))
+        .otherwise(key.replace_strict(other, default=None, return_dtype=pl.Float64))
+    )
