@@ -153,11 +153,14 @@ def values(u: np.ndarray) -> dict[str, np.ndarray]:
 
 
 @formula(
-    "TPOT = t(decode step)/accepted;  TTFT = ttft_s(S₀ = k·t(first), D = (t(full) − t(base))/n_req, C, (O − 1)·TPOT)",
+    "TPOT = t(decode step)/accepted;  T₁ = ttft_s(S₀ = k·t(first), D = (t(full) − t(base))/n_req, C/s, "
+    "Z = (O − 1)·TPOT);  TTFT = T₁ + W_slot(T₁, Z, s),  s = C/K",
     "this module; econ.physics.step_time",
 )
 def predict_runs(p: dict, runs: Runs) -> tuple[np.ndarray, np.ndarray]:
-    """(TTFT, TPOT) of every run at per-row parameters ``p`` [s]."""
+    """(TTFT, TPOT) of every run at per-row parameters ``p`` [s]: ``s = C/K`` users per decode slot
+    (:attr:`Runs.slot_share`, 1 where the decode pool holds every user) enter the prefill queue ``C/s`` at a time and
+    wait :func:`econ.physics.step_time.slot_wait_s` for a slot."""
     parts = run_components(p, runs)
     return parts["ttft_s"], parts["tpot_s"]
 
@@ -180,7 +183,7 @@ def run_components(p: dict, runs: Runs) -> dict[str, np.ndarray]:
         queue_wait_frac=p["queue_wait_frac"],
         burst_wait_frac=p["burst_wait_frac"],
     )
-    ttft = ttft + (runs.slot_share - 1.0) * (ttft + think)
+    ttft = ttft + step_time.slot_wait_s(ttft, think, runs.slot_share)
     return {"tpot_s": tpot, "first_pass_s": first, "demand_s": demand, "ttft_s": ttft}
 
 

@@ -20,7 +20,7 @@ import dataclasses
 import numpy as np
 
 from econ.fits import calibration as cal
-from econ.physics.step_time import SMOOTH_MAX_POWER
+from econ.physics.step_time import SMOOTH_MAX_POWER, slot_wait_s
 
 STEP_PARAMETERS = (
     "gemm_mfu_frac",
@@ -134,7 +134,7 @@ def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
     # the wait for a decode slot, (C/K − 1)·(TTFT + (O − 1)·TPOT): its derivative follows TTFT's and TPOT's
     wait = (runs.slot_share - 1.0)[:, None]
     d_ttft = (1.0 + wait) * d_ttft + wait * np.maximum(out - 1.0, 0.0)[:, None] * (d_tpot * tpot[:, None])
-    ttft = ttft + (runs.slot_share - 1.0) * (ttft + np.maximum(out - 1.0, 0.0) * tpot)
+    ttft = ttft + slot_wait_s(ttft, np.maximum(out - 1.0, 0.0) * tpot, runs.slot_share)
     with np.errstate(invalid="ignore", divide="ignore"):
         d_ttft = np.where((np.isfinite(ttft) & (ttft > 0))[:, None], d_ttft / ttft[:, None], 0.0)
         d_tpot = np.where((np.isfinite(tpot) & (tpot > 0))[:, None], d_tpot, 0.0)

@@ -171,6 +171,18 @@ def burst_wait_s(users, demand_s):
     return np.maximum(_f(users) - 1.0, 0.0) * _f(demand_s) / 2.0
 
 
+@formula("W_slot = (C/K − 1)·(T₁ + Z)", "closed loop of C users over K slots, each held T₁ + Z: cycle C·(T₁ + Z)/K")
+def slot_wait_s(first_token_s, think_s, users_per_slot):
+    """Mean wait for a decode slot when C users share K < C slots [s] (``users_per_slot`` = C/K ≥ 1; 0 at 1).
+
+    Each request holds a slot from admission to its last token, ``T₁ + Z`` (its time to first token once admitted,
+    then ``Z = (O − 1)·TPOT`` of decoding); with every slot busy the K slots turn over ``K/(T₁ + Z)`` requests per
+    second, so each of the C users cycles in ``C·(T₁ + Z)/K`` (Little's law), of which ``T₁ + Z`` is service: the
+    rest, ``(C/K − 1)·(T₁ + Z)``, is waiting (Lazowska et al., *Quantitative System Performance*, ch. 3: a closed
+    system without think time at saturation)."""
+    return (_f(users_per_slot) - 1.0) * (_f(first_token_s) + _f(think_s))
+
+
 @formula(
     "TTFT = S₀ + τ₀ + σ·TPOT + ω·(R − D) + β·W_burst/waves",
     "a request's first pass, fixed front-end costs, the stream interval, queueing (closed loop and opening burst)",
