@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from econ.fits import calibration, calibration_cv
 from econ.fits.wrapper import fit
-from econ.physics import step_time
+from econ.physics import sharding
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
 
@@ -122,6 +122,15 @@ RUNS = ResultTable(
         C("decode_layout", "str", "", "input", "Decode worker: workers x (tp x dp x pp), ep/etp"),
         C("prefill_layout", "str", "", "input", "Prefill worker (disagg): workers x (tp x dp x pp)"),
         C("system_chips", "float", "chips", "input", "Chips of the measured system"),
+        C(
+            "decode_running_per_worker",
+            "float",
+            "sequences",
+            "derived",
+            "Sequences one decode worker runs at once: its share of the users, or what its KV cache or its engine's "
+            "launch limit holds if fewer (the rest wait for a slot; notes say so)",
+            sharding.max_batch_per_replica,
+        ),
         C("workers_assumed", "bool", "", "check", "Worker counts not stated: assumed (calibration_runs notes)"),
         C("regime_ttft", "str", "", "label", "Regime of the TTFT (agg, disagg_prefill, batch_1, …)"),
         C("regime_tpot", "str", "", "label", "Regime of the TPOT (agg, disagg_decode, batch_1, …)"),
@@ -136,7 +145,7 @@ RUNS = ResultTable(
             calibration.predict_runs,
         ),
         C("bound_tpot_s", "float", "s", "bound", "Roofline bound of the decode step", calibration.predict_runs),
-        C("predicted_ttft_s", "float", "s", "calibrated", "In-sample TTFT", step_time.ttft_s),
+        C("predicted_ttft_s", "float", "s", "calibrated", "In-sample TTFT", calibration.predict_runs),
         C("predicted_tpot_s", "float", "s", "calibrated", "In-sample TPOT", calibration.predict_runs),
         *(
             C(

@@ -250,6 +250,7 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
     )
     extra = {
         "decode_batch_per_worker": batch,
+        "users_per_decode_worker": users_per_worker,
         "memory_per_chip_bytes": memory(decode_layout, batch),
         "one_sequence_bytes": np.where(agg, weights_only, np.maximum(weights_only, prefill_only)),  # either pool
         "hbm_capacity_bytes": chip["hbm_capacity_bytes"],
@@ -261,6 +262,24 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
         "bound_first_pass_s": np.where(agg, _bound(first_agg) * runs.first_steps, _bound(first_dis)),
     }
     return runs, extra
+
+
+def slot_notes(extra: dict) -> pl.Series:
+    """The note of a run whose decode workers hold fewer sequences than their share of the users (else null)."""
+    both = pl.DataFrame({"running": extra["decode_batch_per_worker"], "users": extra["users_per_decode_worker"]})
+    note = pl.format(
+        "each decode worker runs {} of its {} users at once (its KV cache or its engine's launch limit): the others "
+        "wait for a slot, and the TTFT includes the wait",
+        pl.col("running").round(0).cast(pl.Int64),
+        pl.col("users").round(0).cast(pl.Int64),
+    )
+    waits = pl.col("running") < pl.col("users") * (1.0 - 1e-9)
+    return both.select(pl.when(waits).then(note).alias("_slot_note")).to_series()
+
+
+def with_slot_note(notes: pl.Expr) -> pl.Expr:
+    """``notes`` with ``_slot_note`` (:func:`slot_notes`) after it, joined by "; " where both are there."""
+    return pl.coalesce(pl.concat_str([notes, pl.col("_slot_note")], separator="; "), notes, pl.col("_slot_note"))
 
 
 def _bound(out: dict) -> np.ndarray:

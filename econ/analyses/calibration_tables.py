@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from econ.analyses import calibration_runs as cr
 from econ.analyses.calibration_points import ENGINES as ENGINE_NAMES
 from econ.analyses.inputs import architecture_of
 from econ.fits import calibration as cal
@@ -114,6 +115,8 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
     users, assumed, mode = pl.col("concurrency"), pl.col("workers_assumed"), pl.col("mode")
     inc = c.with_columns(
         pl.Series("system_chips", extra["system_chips"]),
+        pl.Series("decode_running_per_worker", extra["decode_batch_per_worker"]),
+        cr.slot_notes(extra),
         pl.Series("bound_ttft_s", bounds[0]),
         pl.Series("bound_tpot_s", bounds[1]),
         pl.Series("predicted_ttft_s", np.exp(pred["ttft"])),
@@ -127,6 +130,8 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
     ).select(
         "run_id",
         "system_chips",
+        "decode_running_per_worker",
+        "_slot_note",
         "bound_ttft_s",
         "bound_tpot_s",
         "predicted_ttft_s",
@@ -141,7 +146,8 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         pl.col("decode_workers").fill_null(1.0),
         pl.col("prefill_workers").fill_null(1.0),
         pl.col("included").fill_null(False),
-    )
+        cr.with_slot_note(pl.col("notes")).alias("notes"),
+    ).drop("_slot_note")
     return out.with_columns(
         _layout(out, "decode").alias("decode_layout"),
         pl.when(mode == "disagg").then(_layout(out, "prefill")).alias("prefill_layout"),

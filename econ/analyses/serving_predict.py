@@ -195,7 +195,7 @@ def predict_configurations(
             "decode_batch_per_worker": extra["decode_batch_per_worker"],
             "system_chips": extra["system_chips"],
         }
-    )
+    ).with_columns(cr.slot_notes(extra))
     pred = pred.with_columns(pl.when(pl.col("_bad")).then(pl.col("_status")).alias("_why")).drop("_status", "_bad")
     return _finish(frame, pred)
 
@@ -210,6 +210,8 @@ def _finish(frame: pl.DataFrame, pred: pl.DataFrame) -> pl.DataFrame:
                 ).alias(name)
             )
     reason = pl.coalesce("reason", "_why") if "_why" in out.columns else pl.col("reason")
+    if "_slot_note" in out.columns:
+        out = out.with_columns(cr.with_slot_note(pl.col("notes")).alias("notes"))
     return out.with_columns(
         reason.alias("reason"),
         pl.when(reason.is_null()).then(pl.lit("ok")).otherwise(pl.lit("not predicted")).alias("status"),

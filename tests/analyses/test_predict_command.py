@@ -337,6 +337,24 @@ def test_a_file_of_runs_is_predicted_row_for_row_as_the_calibration_did(real_db,
     assert bad["reason"].null_count() == 0 and bad["predicted_tpot_ms"].null_count() == bad.height
 
 
+def test_a_run_whose_users_outnumber_its_cache_says_so_in_the_table_and_in_a_file_of_runs(real_db, capsys, tmp_path):
+    """The measured Llama-3.1-70B FP8 run on one H200 at 128 users (TensorRT-LLM, 1k/8k): calibration_runs and
+    econ predict --points both say how many sequences run at once and that the others wait."""
+    from tests.analyses.helpers import q
+    from tests.conftest import REPO
+
+    run_id = "2026_04_06_llama_3_1_70b_h200_sxm_trtllm_fp8_agg_1024x8192_c128_tp1_ep1_417"
+    row = q(real_db, "select decode_running_per_worker, notes from calibration_runs where run_id = ?", [run_id])
+    assert 30 <= row["decode_running_per_worker"][0] <= 45 and "wait for a slot" in row["notes"][0]
+    runs = pl.read_csv(REPO / "data" / "inferencex_train.csv", infer_schema_length=10000)
+    path = tmp_path / "runs.csv"
+    runs.filter(pl.col("id") == run_id).write_csv(path)
+    code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
+    (predicted,) = json.loads(out)
+    assert code == 0 and predicted["decode_batch_per_worker"] == row["decode_running_per_worker"][0]
+    assert "wait for a slot" in predicted["notes"]
+
+
 def test_a_file_of_runs_in_other_systems_and_re_releases(real_db, capsys, tmp_path):
     path = tmp_path / "other.csv"
     path.write_text(
