@@ -69,12 +69,8 @@ def result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, price
         notes.append("scenario base: the roofline bound with no fixed costs and no queue")
     if pt.engine is None and calibrated:
         notes.append("no --engine: the engine-average parameters")
-    users = float(frame["concurrency"][0])
-    if r["decode_batch_per_worker"] * w_d < users * (1.0 - 1e-9):
-        notes.append(
-            f"each decode worker runs {r['decode_batch_per_worker']:.0f} of its {users / w_d:.0f} sequences (all its "
-            "KV cache holds, or the engine's launch limit): the others wait for a slot, and the TTFT includes the wait"
-        )
+    if r["notes"]:  # how the configuration was read, and whether its users wait for a decode slot
+        notes.append(r["notes"])
     for measure in ("tpot", "ttft"):
         cov = r[f"{measure}_band_coverage_frac"]
         if cov is not None and math.isfinite(cov) and cov < WEAK_COVERAGE:
@@ -108,7 +104,7 @@ def result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, price
         if pt.mode == "disagg"
         else "",
         "prefill_workers": float(w_p) if pt.mode == "disagg" else 0.0,
-        "concurrency": users,
+        "concurrency": float(frame["concurrency"][0]),
         "decode_batch_per_worker": float(r["decode_batch_per_worker"]),
         "speculative_tokens": float(pt.speculative_tokens),
         "tpot_s": tpot,
