@@ -14,12 +14,15 @@ from pathlib import Path
 import polars as pl
 
 from econ.analyses.calibration_scenario import all_scenarios
+from econ.analyses.fleet_checks import check_inputs, prompt_mix
 from econ.analyses.fleet_inputs import CASES_SQL, newest_rental
+from econ.analyses.fleet_layouts import stated_pools
 from econ.analyses.fleet_plan import build_plan
+from econ.analyses.predict_layouts import PoolSpec
 from econ.analyses.serving_predict import band_factors, distances
 from econ.db import connect_read_only
 from econ.errors import EconError
-from econ.load.ceilings import CHIPS, TOKENS, TOKENS_PER_S, USD_PER_CHIP_HOUR
+from econ.load.ceilings import CHIPS
 from econ.names import resolve_chip, resolve_model
 from econ.output import human
 
@@ -42,11 +45,14 @@ def plan_for(
     prefill_layout: str | None = None,
     input_tokens: float | None = None,
     output_tokens: float | None = None,
+    input_tokens_mix: tuple[tuple[float, float], ...] | None = None,
     cached_input_frac: float | None = None,
     speculative_tokens: int | None = None,
     acceptance_frac: float | None = None,
     kv_cache_format: str | None = None,
     usd_per_chip_hour: float | None = None,
+    decode_degrees: PoolSpec | None = None,
+    prefill_degrees: PoolSpec | None = None,
 ) -> FleetPlan:
     """The plan of one model on one chip serving ``tokens_per_s`` under a scenario (:class:`FleetPlan`: rows for
     people or a table, one object of named numbers for JSON).
@@ -57,11 +63,13 @@ def plan_for(
     ``prefill_chips`` / ``decode_chips`` fix a pool's replica size, any size (the layout search picks the degrees);
     ``decode_layout`` / ``prefill_layout`` name a layout of ``data/layouts.csv``; ``tokens_per_s_per_user`` /
     ``ttft_s`` replace the scenario's service targets (a speed target implies the ``speed_target`` batch policy);
-    ``input_tokens`` / ``output_tokens`` (per request), ``cached_input_frac``, ``speculative_tokens`` /
+    ``input_tokens`` / ``output_tokens`` (per request; ``input_tokens_mix``: prompt lengths with their shares of
+    requests instead of one length), ``cached_input_frac``, ``speculative_tokens`` /
     ``acceptance_frac``, ``kv_cache_format`` and ``usd_per_chip_hour`` replace the scenario's traffic mix and
-    settings.
+    settings. ``decode_degrees`` / ``prefill_degrees`` state a pool's tp, dp, pp and ep as ``econ predict`` takes
+    them (:mod:`econ.analyses.fleet_layouts`): the search picks only among layouts that have them.
     """
-    _check(
+    check_inputs(
         tokens_per_s,
         prefill_chips,
         decode_chips,
@@ -88,10 +96,11 @@ def plan_for(
             batch_policy = "speed_target"
         if ttft_s is not None:
             targets["ttft_target_s"] = float(ttft_s)
-        if input_tokens is not None:
-            targets["context_shares"] = ((float(input_tokens), 1.0),)
+        mix = prompt_mix(input_tokens, input_tokens_mix)
+        if mix is not None:
+            targets["context_shares"] = mix
             if output_tokens is not None:
-                targets["input_output_token_ratio"] = float(input_tokens) / float(output_tokens)
+                targets["input_output_token_ratio"] = sum(t * w for t, w in mix) / float(output_tokens)
         elif output_tokens is not None:
             raise EconError("--output-tokens needs --input-tokens", "give both lengths of a request")
         if cached_input_frac is not None:
@@ -137,6 +146,15 @@ def plan_for(
                         f"{flag} {name} sets its replica ({sized}), not the stated --{pool}-chips {size:g}",
                         f"leave out --{pool}-chips (the named layout sets it) or the layout",
                     )
+        shape = _shape(con, model, chip, moe, int(s.max_replica_chips))
+        stated, (decode_chips, prefill_chips) = stated_pools(
+            {
+                "decode": (decode_degrees, decode_chips, decode_layout),
+                "prefill": (prefill_degrees, prefill_chips, prefill_layout),
+            },
+            layouts,
+            shape=shape,
+        )
         hardware_derived = pl.DataFrame(con.sql("select * from hardware_derived"))
         formats = hardware_derived.filter(pl.col("chip") == chip)["number_format"].to_list()
         if (number_format or s.weight_format) not in formats:
@@ -168,7 +186,12 @@ def plan_for(
             )
         )
         cases = cases.with_columns(
-            pl.lit(float(tokens_per_s)).alias("tokens_per_s"), pl.lit(scenario).alias("deployment_scenario")
+            pl.lit(float(tokens_per_s)).alias("tokens_per_s"),
+            pl.lit(scenario).alias("deployment_scenario"),
+            *(
+                pl.lit(",".join(keys) if keys else None, dtype=pl.String).alias(f"{pool}_degrees")
+                for pool, keys in stated.items()
+            ),
         )
         rental = newest_rental(pl.DataFrame(con.sql("select * from rental_prices")), as_of_used)
         plan = build_plan(
@@ -183,6 +206,21 @@ def plan_for(
         errors = _errors(con, model, chip) if s.efficiency_basis == "calibrated" else {}
     _guard(plan, model, chip)
     return FleetPlan(as_of_used, plan, errors)
+
+
+def _shape(con, model: str, chip: str, moe: bool, max_chips: int) -> dict:
+    """The model's and chip's numbers a stated layout is checked against (heads, layers, scale-up domain)."""
+    heads, layers = con.execute(
+        "select num_attention_heads, num_layers from models where model = ?", [model]
+    ).fetchall()[0]
+    (domain,) = con.execute("select scale_up_domain_chips from hardware where chip = ?", [chip]).fetchall()[0]
+    return {
+        "heads": int(heads or 0),
+        "layers": int(layers),
+        "moe": moe,
+        "domain": int(domain or 1),
+        "max_chips": max_chips,
+    }
 
 
 def _errors(con, model: str, chip: str) -> dict[str, float | str]:
@@ -201,48 +239,6 @@ def _errors(con, model: str, chip: str) -> dict[str, float | str]:
             f"{pool}_band_coverage_frac": float(covered[0]),
         }
     return out
-
-
-def _check(
-    tokens_per_s,
-    prefill_chips,
-    decode_chips,
-    speed,
-    ttft_s,
-    input_tokens,
-    output_tokens,
-    cached,
-    n_draft,
-    acceptance,
-    price,
-) -> None:
-    """Every input finite, positive and under its ceiling before anything is read."""
-    if not (math.isfinite(tokens_per_s) and 0 < tokens_per_s <= TOKENS_PER_S.value):
-        raise EconError(
-            f"--tokens-per-s must be a positive number up to {TOKENS_PER_S.value:g} (got {tokens_per_s:g})",
-            f"give the traffic in tokens per second ({TOKENS_PER_S.why})",
-        )
-    for flag, value in (("--prefill-chips", prefill_chips), ("--decode-chips", decode_chips)):
-        if value is not None and not 1 <= value <= CHIPS.value:
-            raise EconError(
-                f"{flag} must be between 1 and {CHIPS.value:g} (got {value:g})",
-                f"give the chips per replica, or leave it out to let the layout search choose ({CHIPS.why})",
-            )
-    for flag, value, top in (
-        ("--tokens-per-s-per-user", speed, 1e6),
-        ("--ttft-s", ttft_s, 1e6),
-        ("--input-tokens", input_tokens, TOKENS.value),
-        ("--output-tokens", output_tokens, TOKENS.value),
-        ("--usd-per-chip-hour", price, USD_PER_CHIP_HOUR.value),
-    ):
-        if value is not None and not (math.isfinite(value) and 0 < value <= top):
-            raise EconError(f"{flag} must be a positive number up to {top:g} (got {value:g})", f"give {flag[2:]}")
-    if cached is not None and not (math.isfinite(cached) and 0 <= cached < 1):
-        raise EconError(f"--cached-input-frac must be in [0, 1) (got {cached:g})", "the share of prompts cached")
-    if n_draft is not None and not 0 <= n_draft <= 16:
-        raise EconError(f"--speculative-tokens must be from 0 to 16 (got {n_draft})", "the MTP draft tokens per step")
-    if acceptance is not None and not (math.isfinite(acceptance) and 0 <= acceptance <= 1):
-        raise EconError(f"--acceptance must be in [0, 1] (got {acceptance:g})", "the share of draft tokens accepted")
 
 
 def _guard(plan: pl.DataFrame, model: str, chip: str) -> None:

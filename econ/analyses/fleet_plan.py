@@ -93,6 +93,12 @@ def plan_core(
     max_chips = int(s.max_replica_chips)
     dec_rows = fleet_pools.candidates(cases, models, layouts, "decode", max_chips)
     pre_rows = fleet_pools.candidates(cases, models, layouts, "prefill", max_chips)
+    for pool, rows in (("decode", dec_rows), ("prefill", pre_rows)):
+        if not rows.height:
+            raise EconError(
+                f"no {pool} layout to plan: none of the search's layouts has the stated {pool} replica and degrees",
+                f"give --{pool}-chips with the degrees, or leave some out to let the layout search choose",
+            )
     dec = fleet_pools.decode_choice(dec_rows, s, t, n)
     pre = fleet_pools.prefill_choice(pre_rows, s, t, n)
     planned = ~np.isnan(dec["batch"]) & (pre["row"] >= 0)

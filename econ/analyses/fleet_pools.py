@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 
 from econ.analyses import deployment_inputs as inputs
+from econ.analyses.fleet_layouts import keep_degrees
 from econ.analyses.scenario import Scenario
 from econ.analyses.traffic import TrafficMix
 from econ.physics import deployment, fleet, roofline, sharding
@@ -42,7 +43,7 @@ def candidates(cases: pl.DataFrame, models: pl.DataFrame, named: pl.DataFrame, p
         .then((pl.col("layout") == "grid") & (pl.col("replica_chips") == size.cast(pl.Float64)))
         .otherwise(pl.col("layout") == "grid")
     )  # an idealised named layout is used only where a deployment names it
-    return rows.filter(keep)
+    return rows.filter(keep & keep_degrees(rows, pool))
 
 
 def _evaluate(rows: pl.DataFrame, s: Scenario, pool: str, batch, **kwargs) -> dict:

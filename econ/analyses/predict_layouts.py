@@ -122,6 +122,10 @@ def candidates(spec: PoolSpec, *, heads: int, layers: int, moe: bool, domain: in
     """Every layout consistent with what ``spec`` states (a stated degree is kept, an omitted one searched)."""
     if spec.chips is not None:
         sizes = [spec.chips]
+    elif spec.tensor_parallel is not None and spec.data_parallel is not None:  # the degrees set the size
+        stages = [spec.pipeline_parallel] if spec.pipeline_parallel else range(1, MAX_STAGES + 1)
+        sizes = sorted({spec.tensor_parallel * spec.data_parallel * pp for pp in stages} - {0})
+        sizes = [s for s in sizes if s <= max_chips]
     else:
         sizes = sorted(
             {s for s in SIZES if s <= max_chips} | {domain * k for k in (1, 2, 4) if domain * k <= max_chips}

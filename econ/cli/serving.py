@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 from pathlib import Path
 
@@ -30,12 +31,15 @@ def cmd_fleet(args) -> int:
         decode_layout=args.decode_layout,
         prefill_layout=args.prefill_layout,
         input_tokens=args.input_tokens,
+        input_tokens_mix=args.input_tokens_mix,
         output_tokens=args.output_tokens,
         cached_input_frac=args.cached_input_frac,
         speculative_tokens=args.speculative_tokens,
         acceptance_frac=args.acceptance,
         kv_cache_format=args.kv_cache_format,
         usd_per_chip_hour=args.usd_per_chip_hour,
+        decode_degrees=_degrees(args, "decode"),
+        prefill_degrees=_degrees(args, "prefill"),
     )
     if args.format == "json":
         _out(render_object(result.as_object()))
@@ -49,16 +53,40 @@ def cmd_fleet(args) -> int:
     return 0
 
 
-def _pool(args, pool: str):
+def _mix(text: str) -> tuple[tuple[float, float], ...]:
+    """``1000:0.6,8000:0.4`` as ((1000.0, 0.6), (8000.0, 0.4)); the command checks the values."""
+    pairs = []
+    for part in text.split(","):
+        tokens, sep, share = part.strip().partition(":")
+        try:
+            if not sep:
+                raise ValueError
+            pairs.append((float(tokens), float(share)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{part.strip()!r} is not TOKENS:SHARE (write the mix as 1000:0.6,8000:0.4)"
+            ) from None
+    return tuple(pairs)
+
+
+def _degrees(args, pool: str):
+    """A pool's stated degrees (econ fleet takes its replica size and named layout as flags of their own)."""
     from econ.analyses.predict_layouts import PoolSpec
 
     return PoolSpec(
-        chips=getattr(args, f"{pool}_chips"),
         tensor_parallel=getattr(args, f"{pool}_tp"),
         data_parallel=getattr(args, f"{pool}_dp"),
         pipeline_parallel=getattr(args, f"{pool}_pp"),
         expert_parallel=getattr(args, f"{pool}_ep"),
         expert_tensor_parallel=getattr(args, f"{pool}_etp"),
+    )
+
+
+def _pool(args, pool: str):
+    """A pool as econ predict takes it: its degrees, replica size, workers and named layout."""
+    return dataclasses.replace(
+        _degrees(args, pool),
+        chips=getattr(args, f"{pool}_chips"),
         workers=getattr(args, f"{pool}_workers"),
         layout=getattr(args, f"{pool}_layout"),
     )
@@ -222,10 +250,20 @@ def add_fleet(sub, add_db) -> None:
     )
     fl.add_argument("--decode-layout", default=None, help="a named decode layout of data/layouts.csv")
     fl.add_argument("--prefill-layout", default=None, help="a named prefill layout of data/layouts.csv")
+    _degree_flags(fl, "replica (the layout search picks only among layouts with the degrees given)")
     fl.add_argument(
         "--input-tokens", type=float, default=None, help="prompt tokens per request (default: the scenario's mix)"
     )
-    fl.add_argument("--output-tokens", type=float, default=None, help="output tokens per request (with --input-tokens)")
+    fl.add_argument(
+        "--input-tokens-mix",
+        type=_mix,
+        default=None,
+        help="a distribution of prompt lengths instead: TOKENS:SHARE pairs, such as 1000:0.6,8000:0.3,32000:0.1 "
+        "(the shares add up to 1)",
+    )
+    fl.add_argument(
+        "--output-tokens", type=float, default=None, help="output tokens per request (with --input-tokens or the mix)"
+    )
     fl.add_argument("--cached-input-frac", type=float, default=None, help="share of prompt tokens served from cache")
     fl.add_argument("--speculative-tokens", type=_whole, default=None, help="MTP / draft tokens per decode step")
     fl.add_argument("--acceptance", type=float, default=None, help="share of draft tokens accepted")
@@ -239,6 +277,18 @@ def add_fleet(sub, add_db) -> None:
         help=f"date for current list prices and rental quotes (default: {BUILD_DATE})",
     )
     fl.set_defaults(func=cmd_fleet)
+
+
+def _degree_flags(parser, unit: str) -> None:
+    """The degrees of each pool's layout, as econ predict and econ fleet both take them."""
+    for pool in ("decode", "prefill"):
+        parser.add_argument(f"--{pool}-tp", type=_whole, default=None, help=f"{pool} tensor-parallel degree ({unit})")
+        parser.add_argument(f"--{pool}-dp", type=_whole, default=None, help=f"{pool} attention data-parallel ranks")
+        parser.add_argument(f"--{pool}-pp", type=_whole, default=None, help=f"{pool} pipeline stages")
+        parser.add_argument(f"--{pool}-ep", type=_whole, default=None, help=f"{pool} expert-parallel ranks")
+        parser.add_argument(
+            f"--{pool}-etp", type=_whole, default=None, help=f"{pool} tensor-parallel slices per expert"
+        )
 
 
 def add_predict(sub, add_db) -> None:
@@ -273,13 +323,9 @@ def add_predict(sub, add_db) -> None:
     )
     for pool in ("decode", "prefill"):
         pr.add_argument(f"--{pool}-chips", type=_whole, default=None, help=f"chips per {pool} worker (any size)")
-        pr.add_argument(f"--{pool}-tp", type=_whole, default=None, help=f"{pool} tensor-parallel degree")
-        pr.add_argument(f"--{pool}-dp", type=_whole, default=None, help=f"{pool} attention data-parallel ranks")
-        pr.add_argument(f"--{pool}-pp", type=_whole, default=None, help=f"{pool} pipeline stages")
-        pr.add_argument(f"--{pool}-ep", type=_whole, default=None, help=f"{pool} expert-parallel ranks")
-        pr.add_argument(f"--{pool}-etp", type=_whole, default=None, help=f"{pool} tensor-parallel slices per expert")
         pr.add_argument(f"--{pool}-workers", type=_whole, default=None, help=f"{pool} workers")
         pr.add_argument(f"--{pool}-layout", default=None, help=f"a named {pool} layout of data/layouts.csv")
+    _degree_flags(pr, "worker")
     load = pr.add_mutually_exclusive_group()
     load.add_argument("--concurrency", type=float, help="requests in flight (the whole system)")
     load.add_argument("--batch", type=float, help="sequences per decode worker")

@@ -7,6 +7,8 @@ import json
 
 import duckdb
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from econ.cli import main
 from tests.analyses.helpers import plan_row, run_cli
@@ -325,3 +327,83 @@ def test_a_plan_says_how_far_off_its_decode_step_and_prefill_may_be(real_db, cap
             assert plan[f"{pool}_band_coverage_frac"] == covered and 1 < p50 < p90
     code, out, _ = run_cli(capsys, *args[:-2], "--scenario", "base")
     assert code == 0 and "error factor" not in out
+
+
+STATED = ("--model", "DeepSeek-V3", "--chip", "H800", "--number-format", "fp8", "--tokens-per-s", "8.98e6")
+
+
+def test_a_pools_degrees_are_planned_as_econ_predict_takes_them(real_db, capsys):
+    """Issue 23: econ fleet takes each pool's tp, dp, pp (and ep) as econ predict does; the plan is of exactly
+    those layouts (DeepSeek's DP144 decode and DP32 prefill units stated by degree, not by name)."""
+    code, out, err = run_cli(
+        capsys, "--db", str(real_db), *STATED, "--format", "json",
+        "--decode-tp", "1", "--decode-dp", "144", "--decode-pp", "1",
+        "--prefill-tp", "1", "--prefill-dp", "32", "--prefill-pp", "1",
+    )  # fmt: skip
+    assert code == 0, err
+    plan = json.loads(out)
+    assert (plan["decode_replica_chips"], plan["decode_tensor_parallel"], plan["decode_attention_data_parallel"]) == (
+        144,
+        1,
+        144,
+    )
+    assert (plan["prefill_replica_chips"], plan["prefill_attention_data_parallel"]) == (32, 32)
+    code, out, err = run_cli(capsys, "--db", str(real_db), *STATED, "--format", "json", "--decode-tp", "8")
+    assert code == 0, err
+    assert json.loads(out)["decode_tensor_parallel"] == 8  # one degree stated: the search keeps it
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--decode-tp", "3"], "Error: no decode layout has tp 3"),
+        (["--decode-etp", "2"], "Error: --decode-etp 2: econ fleet spreads each expert whole"),
+        (["--decode-tp", "1", "--decode-dp", "144"], "Error: --decode-tp 1 x --decode-dp 144 leaves the pipeline"),
+        (["--decode-layout", "deepseek_decode_ep144", "--decode-dp", "144"], "Error: --decode-layout deepseek_decode"),
+        (["--input-tokens-mix", "1000:0.6,8000:0.3"], "Error: --input-tokens-mix: the shares add up to 0.9"),
+        (["--input-tokens", "100", "--input-tokens-mix", "1000:1"], "Error: --input-tokens and --input-tokens-mix"),
+    ],
+)
+def test_stated_degrees_and_mixes_that_cannot_be_planned_say_why(real_db, capsys, args, message):
+    code, out, err = run_cli(capsys, "--db", str(real_db), *STATED, *args)
+    assert code == 1 and out == "" and err.startswith(message), err
+
+
+def test_a_mix_of_prompt_lengths_is_planned_at_its_mean(real_db, capsys):
+    """60% of requests at 1,000 prompt tokens, 30% at 8,000 and 10% at 32,000: a mean prompt of 6,200 tokens (by
+    hand), 500 output tokens each."""
+    mix = ("--input-tokens-mix", "1000:0.6,8000:0.3,32000:0.1", "--output-tokens", "500", "--format", "json")
+    code, out, err = run_cli(capsys, "--db", str(real_db), *STATED, *mix)
+    assert code == 0, err
+    plan = json.loads(out)
+    assert plan["mean_prompt_tokens"] == pytest.approx(6200.0) and plan["output_tokens_per_request"] == (
+        pytest.approx(500.0)
+    )
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    degrees=st.lists(
+        st.tuples(
+            st.sampled_from(["decode", "prefill"]),
+            st.sampled_from(["tp", "dp", "pp", "ep", "etp", "chips"]),
+            st.sampled_from(["0", "1", "2", "3", "8", "32", "144", "1e9"]),
+        ),
+        max_size=4,
+    ),
+    dense=st.booleans(),
+)
+def test_no_stated_degree_ends_in_a_traceback(real_db, capsys, degrees, dense):
+    """Any mix of stated degrees is planned or refused with a message (exit 1), never a traceback or a NaN."""
+    model = ("--model", "Llama-3.1-70B", "--chip", "H100") if dense else ("--model", "DeepSeek-V3", "--chip", "H800")
+    flags = [
+        x
+        for pool, name, value in dict(((p, n), (p, n, v)) for p, n, v in degrees).values()
+        for x in (f"--{pool}-{name}", value)
+    ]
+    code, out, err = run_cli(capsys, "--db", str(real_db), *model, "--tokens-per-s", "1e6", "--format", "json", *flags)
+    assert code in (0, 1), err
+    if code == 0:
+        assert "nan" not in out.lower().replace("nanos", "")
+    else:
+        assert out == "" and err.startswith("Error: "), err
