@@ -153,11 +153,9 @@ def candidates(spec: PoolSpec, *, heads: int, layers: int, moe: bool, domain: in
                 for etp in etps:
                     if etp < 1 or stage % etp:
                         continue
-                    how = (
+                    how = (  # tp, dp and pp fix the layout (and its chips)
                         "stated"
-                        if spec.stated
-                        and spec.chips is not None
-                        and all(
+                        if all(
                             v is not None for v in (spec.tensor_parallel, spec.data_parallel, spec.pipeline_parallel)
                         )
                         else "layout search"

@@ -491,3 +491,17 @@ def test_a_dense_models_layout_names_no_expert_degrees(real_db, capsys):
     assert dense["decode_layout"] == "tp 4 x dp 1 x pp 1 (4 chips)" and " ep " not in dense["prefill_layout"]
     assert main([*args, "--model", "DeepSeek-V3", "--decode-chips", "16", "--batch", "64", "--format", "json"]) == 0
     assert ", ep " in json.loads(capsys.readouterr().out)["decode_layout"]
+
+
+def test_tp_dp_and_pp_set_the_workers_chips_without_chips_stated(real_db, capsys):
+    """DeepSeek's DP144 decode unit stated by its degrees alone: 144 chips, and said to be stated, not searched."""
+    code, out, err = predict(
+        capsys, real_db, "--model", "DeepSeek-V3", "--chip", "H800", "--input-tokens", "4384", "--output-tokens",
+        "1211", "--concurrency", "20000", "--weight-format", "fp8", "--decode-tp", "1", "--decode-dp", "144",
+        "--decode-pp", "1", "--prefill-layout", "deepseek_prefill_ep32", "--format", "json",
+    )  # fmt: skip
+    assert code == 0, err
+    r = json.loads(out)
+    assert (
+        r["decode_layout"].startswith("tp 1 x dp 144 x pp 1 (144 chips)") and r["decode_layout_chosen_by"] == "stated"
+    )
