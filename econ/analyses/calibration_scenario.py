@@ -16,6 +16,7 @@ import duckdb
 import polars as pl
 
 from econ.analyses.scenario import Scenario, load_scenarios
+from econ.errors import EconError
 
 NAME = "calibrated"
 
@@ -52,6 +53,33 @@ def calibrated(base: Scenario, parameters: pl.DataFrame) -> Scenario:
     return dataclasses.replace(
         base, name=NAME, **values, efficiencies_by_architecture=by_family, efficiency_basis="calibrated"
     )
+
+
+def for_engine(base: Scenario, parameters: pl.DataFrame, engine: str, mode: str = "disagg") -> Scenario:
+    """``calibrated`` as one engine serves (``econ fleet --engine``): every parameter at the shared value plus the
+    engine's offset and its serving mode's (``engine/mode``), each architecture family's value plus the same offsets,
+    combined where the fit combines them (in each parameter's coordinate, :func:`econ.fits.calibration.to_value`).
+    ``parameters``: the whole ``calibration_parameters`` table."""
+    from econ.analyses.serving_predict import row_parameters  # it reads the calibration's tables, as this does
+
+    known = set(parameters.filter(pl.col("group_kind") == "engine")["group"].to_list())
+    if engine not in known:
+        raise EconError(
+            f"the calibration has no values for engine {engine!r}", f"known engines: {', '.join(sorted(known))}"
+        )
+    families = sorted(f for f in set(parameters["family"].to_list()) if f)
+    levels = [None, *families]
+    values = row_parameters(
+        parameters,
+        {
+            "engine": [engine] * len(levels),
+            "serving": [f"{engine}/{mode}"] * len(levels),
+            "architecture": levels,
+        },
+    )
+    rows = [(name, family or "", float(values[name][i])) for name in FIELDS for i, family in enumerate(levels)]
+    frame = pl.DataFrame(rows, schema=["parameter", "family", "estimate"], orient="row")
+    return calibrated(base, frame)
 
 
 def has_calibration(con: duckdb.DuckDBPyConnection) -> bool:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from econ.analyses.calibration_scenario import all_scenarios
+from econ.analyses.calibration_scenario import all_scenarios, for_engine
 from econ.analyses.fleet_checks import check_inputs, prompt_mix
 from econ.analyses.fleet_inputs import CASES_SQL, newest_rental
 from econ.analyses.fleet_layouts import stated_pools
@@ -53,6 +53,7 @@ def plan_for(
     usd_per_chip_hour: float | None = None,
     decode_degrees: PoolSpec | None = None,
     prefill_degrees: PoolSpec | None = None,
+    engine: str | None = None,
 ) -> FleetPlan:
     """The plan of one model on one chip serving ``tokens_per_s`` under a scenario (:class:`FleetPlan`: rows for
     people or a table, one object of named numbers for JSON).
@@ -67,7 +68,7 @@ def plan_for(
     requests instead of one length), ``cached_input_frac``, ``speculative_tokens`` /
     ``acceptance_frac``, ``kv_cache_format`` and ``usd_per_chip_hour`` replace the scenario's traffic mix and
     settings. ``decode_degrees`` / ``prefill_degrees`` state a pool's tp, dp, pp and ep as ``econ predict`` takes
-    them (:mod:`econ.analyses.fleet_layouts`): the search picks only among layouts that have them.
+    them (:mod:`econ.analyses.fleet_layouts`); ``engine`` plans with that engine's calibrated values (``for_engine``).
     """
     check_inputs(
         tokens_per_s,
@@ -90,6 +91,14 @@ def plan_for(
         if scenario not in known:
             raise EconError(f"no scenario {scenario!r}", f"known scenarios: {', '.join(sorted(known))}")
         s = known[scenario]
+        if engine is not None:
+            if scenario != "calibrated":
+                raise EconError(
+                    f"--engine {engine}: scenario {scenario} has no engine values (only calibrated does)",
+                    "leave out --engine, or plan with --scenario calibrated",
+                )
+            params = pl.DataFrame(con.sql("select * from calibration_parameters"))
+            s = for_engine(known["base"], params, engine)
         targets = {}
         if tokens_per_s_per_user is not None:
             targets["user_speed_target_tokens_per_s"] = float(tokens_per_s_per_user)
@@ -173,7 +182,7 @@ def plan_for(
             con.sql(
                 CASES_SQL.format(source=f"({one})"),
                 params=[
-                    scenario,
+                    scenario if engine is None else f"{scenario} ({engine})",
                     model,
                     chip,
                     number_format,

@@ -40,6 +40,7 @@ def cmd_fleet(args) -> int:
         usd_per_chip_hour=args.usd_per_chip_hour,
         decode_degrees=_degrees(args, "decode"),
         prefill_degrees=_degrees(args, "prefill"),
+        engine=args.engine,
     )
     if args.format == "json":
         _out(render_object(result.as_object()))
@@ -269,6 +270,12 @@ def add_fleet(sub, add_db) -> None:
     fl.add_argument("--acceptance", type=float, default=None, help="share of draft tokens accepted")
     fl.add_argument("--kv-cache-format", choices=("bf16", "fp8"), default=None, help="KV-cache format")
     fl.add_argument("--usd-per-chip-hour", type=float, default=None, help="the scenario's chip price")
+    fl.add_argument(
+        "--engine",
+        choices=("trtllm", "sglang", "vllm"),
+        default=None,
+        help="engine whose calibrated values to plan with (default: the engine average)",
+    )
     fl.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     fl.add_argument(
         "--as-of",

@@ -407,3 +407,29 @@ def test_no_stated_degree_ends_in_a_traceback(real_db, capsys, degrees, dense):
         assert "nan" not in out.lower().replace("nanos", "")
     else:
         assert out == "" and err.startswith("Error: "), err
+
+
+def test_a_plan_for_one_engine_uses_that_engines_calibrated_values(real_db, capsys):
+    """--engine plans with the engine's values: a parameter only engines move (the per-sequence cost) is the engine's
+    row of calibration_parameters; the plan says which engine; a roofline scenario has none to take."""
+    import polars as pl
+
+    from econ.analyses.calibration_scenario import all_scenarios, for_engine
+    from tests.analyses.helpers import q
+
+    params = q(real_db, "select * from calibration_parameters")
+    with duckdb.connect(str(real_db), read_only=True) as con:
+        base = all_scenarios(con)["base"]
+    for engine in ("trtllm", "vllm"):
+        s = for_engine(base, params, engine)
+        row = params.filter((pl.col("parameter") == "sequence_overhead_s") & (pl.col("group") == engine))
+        assert s.sequence_overhead_s == pytest.approx(row["estimate"][0], rel=1e-9)
+    from econ.errors import EconError
+
+    with pytest.raises(EconError, match="no values for engine 'tgi'"):
+        for_engine(base, params, "tgi")
+    code, out, err = run_cli(capsys, "--db", str(real_db), *STATED, "--engine", "trtllm", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["scenario"] == "calibrated (trtllm)"
+    code, out, err = run_cli(capsys, "--db", str(real_db), *STATED, "--engine", "vllm", "--scenario", "base")
+    assert code == 1 and err.startswith("Error: --engine vllm: scenario base has no engine values"), err
