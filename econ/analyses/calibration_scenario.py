@@ -2,8 +2,9 @@
 
 The shared values of ``calibration_parameters`` become the scenario's fields (:data:`FIELDS`); the values of each
 architecture family the measured rows cover go in ``efficiencies_by_architecture`` (a chip of another
-architecture takes the shared values). Engine and serving-mode values stay in the table (``econ predict --engine``
-reads them): the scenario is the engine average. A parameter the fit could not identify (no finite estimate)
+architecture takes the shared values). The scenario is the engine average: each value plus the mean of the
+engines' offsets and of their disaggregated serving offsets (:func:`for_engine` with no engine); one engine's values
+are ``econ predict --engine`` and ``econ fleet --engine``. A parameter the fit could not identify (no finite estimate)
 keeps base's value. The calibrated scenario times a step as real engines run it (``kernel_serial``:
 :func:`econ.physics.step_time.kernel_step_time_s`).
 """
@@ -55,15 +56,16 @@ def calibrated(base: Scenario, parameters: pl.DataFrame) -> Scenario:
     )
 
 
-def for_engine(base: Scenario, parameters: pl.DataFrame, engine: str, mode: str = "disagg") -> Scenario:
-    """``calibrated`` as one engine serves (``econ fleet --engine``): every parameter at the shared value plus the
-    engine's offset and its serving mode's (``engine/mode``), each architecture family's value plus the same offsets,
-    combined where the fit combines them (in each parameter's coordinate, :func:`econ.fits.calibration.to_value`).
-    ``parameters``: the whole ``calibration_parameters`` table."""
+def for_engine(base: Scenario, parameters: pl.DataFrame, engine: str | None, mode: str = "disagg") -> Scenario:
+    """``calibrated`` as one engine serves (``econ fleet --engine``; None: the engine average, the scenario's own
+    values): every parameter at the shared value plus the engine's offset and its serving mode's (``engine/mode``),
+    each architecture family's value plus the same offsets, combined where the fit combines them (in each parameter's
+    coordinate, :func:`econ.fits.calibration.to_value`; the average takes the mean offset of the engines,
+    :func:`econ.analyses.serving_predict.row_parameters`). ``parameters``: the whole ``calibration_parameters``."""
     from econ.analyses.serving_predict import row_parameters  # it reads the calibration's tables, as this does
 
     known = set(parameters.filter(pl.col("group_kind") == "engine")["group"].to_list())
-    if engine not in known:
+    if engine is not None and engine not in known:
         raise EconError(
             f"the calibration has no values for engine {engine!r}", f"known engines: {', '.join(sorted(known))}"
         )
@@ -91,10 +93,10 @@ def with_calibrated(con: duckdb.DuckDBPyConnection, scenarios: dict[str, Scenari
     """The scenarios plus ``calibrated`` once the database has ``calibration_parameters``."""
     if "base" not in scenarios or not has_calibration(con):
         return scenarios
-    frame = pl.DataFrame(con.sql("select parameter, family, estimate from calibration_parameters"))
+    frame = pl.DataFrame(con.sql("select * from calibration_parameters"))
     if not frame.filter(pl.col("estimate").is_not_null() & pl.col("estimate").is_finite()).height:
         return scenarios
-    return {**scenarios, NAME: calibrated(scenarios["base"], frame)}
+    return {**scenarios, NAME: for_engine(scenarios["base"], frame, None)}
 
 
 def all_scenarios(con: duckdb.DuckDBPyConnection) -> dict[str, Scenario]:

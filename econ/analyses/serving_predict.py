@@ -67,16 +67,35 @@ def _coordinate_offsets(params: pl.DataFrame) -> tuple[dict[str, float], dict[tu
 
 def row_parameters(params: pl.DataFrame, groups: dict[str, list]) -> dict[str, np.ndarray]:
     """Each row's calibrated parameters: the shared coordinate plus the offsets of its groups (``groups[kind]``:
-    each row's level, None for none). A parameter the table lacks takes the fit's starting value."""
+    each row's level). A parameter the table lacks takes the fit's starting value.
+
+    A row whose engine (or engine/mode) the calibration does not know, or None, takes the mean of that kind's
+    offsets (for ``serving``, over the groups of its mode): the engine average. Engines and architectures move the
+    same coordinates, so the shared value alone is not an average of anything the runs measured (the fit pins it only
+    through the priors): every engine's GEMM and expert efficiencies lie below it. An unknown architecture keeps the
+    shared value (its offset is a chip family's, and a new family is not the mean of the known ones)."""
     shared, offsets = _coordinate_offsets(params)
     n = len(next(iter(groups.values()))) if groups else 1
     out = {}
     for name in cal.PARAMETERS:
         u = np.full(n, shared.get(name, cal.to_coordinate(name, cal.START[name])))
         for kind, levels in groups.items():
-            u = u + np.array([offsets.get((name, kind, lv), 0.0) if lv is not None else 0.0 for lv in levels])
+            u = u + np.array([_offset(offsets, name, kind, lv) for lv in levels])
         out[name] = cal.to_value(name, u)
     return out
+
+
+def _offset(offsets: dict, name: str, kind: str, level) -> float:
+    """A group's offset of a parameter; for an engine or serving group the calibration lacks, the mean of its kind's."""
+    if (name, kind, level) in offsets:
+        return offsets[(name, kind, level)]
+    if kind not in ("engine", "serving"):
+        return 0.0
+    mode = str(level).rpartition("/")[2] if kind == "serving" and level is not None else None
+    known = [
+        v for (p, k, lv), v in offsets.items() if p == name and k == kind and (mode is None or lv.endswith(f"/{mode}"))
+    ]
+    return float(np.mean(known)) if known else 0.0
 
 
 def idealised(n: int) -> dict[str, np.ndarray]:

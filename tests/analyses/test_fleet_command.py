@@ -428,6 +428,14 @@ def test_a_plan_for_one_engine_uses_that_engines_calibrated_values(real_db, caps
 
     with pytest.raises(EconError, match="no values for engine 'tgi'"):
         for_engine(base, params, "tgi")
+    # the engine average is an average of the engines the runs measured: each efficiency within their range (the
+    # shared value alone lay above every engine's GEMM and expert efficiency)
+    with duckdb.connect(str(real_db), read_only=True) as con:
+        average = all_scenarios(con)["calibrated"]
+    engines = [for_engine(base, params, e) for e in ("sglang", "trtllm", "vllm")]
+    for field in ("prefill_mfu_frac", "expert_mfu_frac", "decode_mbu_frac", "layer_overhead_s"):
+        values = [getattr(e, field) for e in engines]
+        assert min(values) <= getattr(average, field) <= max(values), field
     code, out, err = run_cli(capsys, "--db", str(real_db), *STATED, "--engine", "trtllm", "--format", "json")
     assert code == 0, err
     assert json.loads(out)["scenario"] == "calibrated (trtllm)"
