@@ -105,12 +105,15 @@ def _view_column_comments(
     return comments
 
 
-def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path, *, allow_pending: bool = False) -> list[str]:
+def create_views(
+    con: duckdb.DuckDBPyConnection, queries_dir: Path, *, allow_pending: bool = False, ready: set[str] | None = None
+) -> list[str]:
     """Create one view per ``queries/*.sql`` (file stem = view name), in dependency order.
 
     Views may use other views; creation is retried until every view binds. A view that never binds
     is reported with its file and DuckDB's message — unless ``allow_pending``: the build creates the
-    views over input tables first, then again, after the analyses, those over result tables.
+    views over input tables first, then again, after the analyses, those over result tables. ``ready``: the relations a
+    view may read yet (a table another thread is still writing, and commenting, is not), None for every one there.
     """
     files = sorted(Path(queries_dir).glob("*.sql"))
     here = "where database_name = current_database()"
@@ -121,7 +124,7 @@ def create_views(con: duckdb.DuckDBPyConnection, queries_dir: Path, *, allow_pen
     pending = {f.stem: f for f in files if (f.stem, True) not in relations}
     if not pending:
         return []
-    known = {name for name, _ in relations}
+    known = {name for name, _ in relations if ready is None or name in ready}
     created: list[str] = []
     by_relation: dict[str, dict[str, str]] | None = None  # read once, kept current as the views are commented
     while pending:
@@ -167,13 +170,22 @@ class PendingViews:
     def __init__(self, con: duckdb.DuckDBPyConnection, queries_dir: Path):
         self.con, self.queries_dir = con, Path(queries_dir)
         self.waiting: dict[str, set[str] | None] = {}
+        here = "where database_name = current_database()"
+        self.ready = {  # what is there now is whole; an analysis's tables are once it has finished (written)
+            r[0]
+            for r in con.execute(
+                f"select table_name from duckdb_tables() {here} union all "
+                f"select view_name from duckdb_views() {here} and not internal"
+            ).fetchall()
+        }
         self.update()
 
     def update(self) -> None:
         """Create every view whose tables exist; note what the others wait for."""
-        create_views(self.con, self.queries_dir, allow_pending=True)
+        create_views(self.con, self.queries_dir, allow_pending=True, ready=self.ready)
         here = "where database_name = current_database() and not internal"
         made = {r[0] for r in self.con.execute(f"select view_name from duckdb_views() {here}").fetchall()}
+        self.ready |= made  # a view is whole once made (this thread made it, comments included)
         self.waiting = {
             f.stem: relations_named(self.con, f.read_text(encoding="utf-8").strip().rstrip(";"), with_ctes=False)
             for f in sorted(self.queries_dir.glob("*.sql"))
@@ -183,6 +195,7 @@ class PendingViews:
     def written(self, tables: Iterable[str]) -> None:
         """Tables were written: create the views that waited for one of them (or cannot say what they read)."""
         tables = set(tables)
+        self.ready |= tables
         if any(needs is None or needs & tables for needs in self.waiting.values()):
             self.update()
 
