@@ -3,7 +3,9 @@
 Each is what the benchmark's public launch scripts set (cited beside it), keyed by engine and, where the scripts
 differ, by architecture, chip, weight format and the day a run was measured: prompt tokens one prefill step takes,
 the KV-cache format, how many requests an engine runs at once and how it admits them. They are stated inputs of
-:mod:`econ.analyses.calibration_runs`, never fitted.
+:mod:`econ.analyses.calibration_runs`, never fitted. The scripts: github.com/SemiAnalysisAI/InferenceX,
+``benchmarks/single_node/*.sh`` at commit 51e31df4a (2026-04-06; the same settings at 12ba0ae07, 2026-03-25, and
+8c3eb5b86, 2026-04-22), and the earlier ones each setting names.
 """
 
 from __future__ import annotations
@@ -21,10 +23,6 @@ FP8_CACHE_ENGINES = ("trtllm", "sglang")
 """Engines InferenceX runs with an FP8 KV cache for FP8/FP4 checkpoints (TensorRT-LLM ``kv_cache_config.dtype:
 fp8``, SGLang ``--kv-cache-dtype fp8_e4m3``); vLLM keeps the default ("auto": BF16)."""
 
-LAUNCH_SOURCE = (
-    "github.com/SemiAnalysisAI/InferenceX, benchmarks/single_node/*.sh at commit 51e31df4a (2026-04-06; the same "
-    "settings at 12ba0ae07, 2026-03-25, and 8c3eb5b86, 2026-04-22)"
-)
 LAUNCH_KV_FORMATS = {
     ("sglang", "DeepSeek-R1", "H200", "fp8"): ("bf16", None),
     ("sglang", "DeepSeek-V3", "H200", "fp8"): ("bf16", None),
@@ -37,7 +35,7 @@ LAUNCH_KV_FORMATS = {
     ("vllm", "MiniMax-M2.5", "B200", "fp8"): ("fp8", "2026-04-03"),
     ("vllm", "MiniMax-M2.5", "B200", "fp4"): ("fp8", "2026-04-08"),
 }
-"""KV-cache formats of InferenceX's launch scripts (:data:`LAUNCH_SOURCE`) where they differ from
+"""KV-cache formats of InferenceX's launch scripts (the module's) where they differ from
 :data:`FP8_CACHE_ENGINES`' rule, with the date a script took the setting (a run measured before it keeps the rule;
 a row without a date takes it): ``dsr1_fp8_h200.sh`` (SGLang) sets no ``--kv-cache-dtype`` (the model's BF16),
 ``gptoss_fp4_h200_trt.sh`` ``kv_cache_config.dtype: auto`` (BF16); ``kv-cache-dtype: fp8`` in vLLM's
@@ -54,7 +52,7 @@ LAUNCH_MAX_RUNNING = {
     ("vllm", "gpt-oss-120b", "B200", "fp4"): (512.0, 512.0),
 }
 """Requests one engine runs at once (SGLang ``--max-running-requests``, vLLM ``--max-num-seqs``) in InferenceX's
-single-node launch scripts (:data:`LAUNCH_SOURCE`), as (1k/1k lengths, other lengths): ``dsr1_fp8_h200.sh`` 512 at
+single-node launch scripts (the module's), as (1k/1k lengths, other lengths): ``dsr1_fp8_h200.sh`` 512 at
 1k/1k and 256 otherwise, ``dsr1_fp4_b200.sh`` 256, ``minimaxm2.5_fp8_h100.sh`` 256, ``gptoss_fp4_b200.sh`` 512. The
 other scripts set it to the concurrency (no limit below it)."""
 

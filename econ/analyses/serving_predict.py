@@ -79,8 +79,10 @@ def row_parameters(params: pl.DataFrame, groups: dict[str, list]) -> dict[str, n
     out = {}
     for name in cal.PARAMETERS:
         u = np.full(n, shared.get(name, cal.to_coordinate(name, cal.START[name])))
-        for kind, levels in groups.items():
-            u = u + np.array([_offset(offsets, name, kind, lv) for lv in levels])
+        for kind, levels in groups.items():  # one lookup per distinct level, then gathered for the rows
+            distinct, index = np.unique(np.asarray(levels, dtype=object).astype(str), return_inverse=True)
+            first = {str(lv): lv for lv in levels}
+            u = u + np.array([_offset(offsets, name, kind, first[d]) for d in distinct])[index]
         out[name] = cal.to_value(name, u)
     return out
 

@@ -90,9 +90,6 @@ TOLERANCE = 1e-5
 FD_STEP = 1e-6
 
 
-# ---------------------------------------------------------------------------- parameters
-
-
 def names(levels: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     """Fit coordinates: the shared parameters, then ``<parameter>@<kind>=<level>`` offsets."""
     out = list(PARAMETERS)
@@ -158,9 +155,8 @@ def values(u: np.ndarray) -> dict[str, np.ndarray]:
     "this module; econ.physics.step_time",
 )
 def predict_runs(p: dict, runs: Runs) -> tuple[np.ndarray, np.ndarray]:
-    """(TTFT, TPOT) of every run at per-row parameters ``p`` [s]: ``s = C/K`` users per decode slot
-    (:attr:`Runs.slot_share`, 1 where the decode pool holds every user) enter the prefill queue ``C/s`` at a time and
-    wait :func:`econ.physics.step_time.slot_wait_s` for a slot."""
+    """(TTFT, TPOT) of every run at per-row parameters ``p`` [s]; ``s = C/K`` users per decode slot (1 where all fit)
+    enter the prefill queue ``C/s`` at a time and wait :func:`econ.physics.step_time.slot_wait_s` for a slot."""
     parts = run_components(p, runs)
     return parts["ttft_s"], parts["tpot_s"]
 

@@ -22,7 +22,8 @@ terms, each a function of arrays (broadcasting), each with its source:
   prefill work queued ahead of it. Schweitzer's approximate mean-value analysis of one queue of demand D per
   request with C users and think time Z gives the response ``R = ((C·D − Z) + √((C·D − Z)² + 4·D·Z))/2``
   (exact at C = 1 and in both asymptotes: ``D`` unloaded, ``C·D − Z`` saturated); the benchmark's opening burst
-  of C requests adds ``(C − 1)·D/2`` to each of its first requests.
+  of C requests adds ``(C − 1)·D/2`` to each of its first requests; where the decode pool holds K < C sequences
+  the others wait for a slot, ``(C/K − 1)`` request lifetimes (:func:`slot_wait_s`, Little's law).
 
 Speculative decoding (:func:`econ.physics.deployment.accepted_tokens_per_step`), the KV-cache format
 (``kv_scale`` of the deployment terms) and prefill chunks sharing decode steps (``prefill_tokens`` of
