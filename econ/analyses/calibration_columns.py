@@ -132,8 +132,20 @@ RUNS = ResultTable(
             sharding.max_batch_per_replica,
         ),
         C("workers_assumed", "bool", "", "check", "Worker counts not stated: assumed (calibration_runs notes)"),
-        C("regime_ttft", "str", "", "label", "Regime of the TTFT (agg, disagg_prefill, batch_1, …)"),
-        C("regime_tpot", "str", "", "label", "Regime of the TPOT (agg, disagg_decode, batch_1, …)"),
+        C(
+            "regime_ttft",
+            "str",
+            "",
+            "label",
+            "Regime of the TTFT (agg, disagg_prefill, batch_1, …; …_slot_wait where users wait for a decode slot)",
+        ),
+        C(
+            "regime_tpot",
+            "str",
+            "",
+            "label",
+            "Regime of the TPOT (agg, disagg_decode, batch_1, …; …_slot_wait where users wait for a decode slot)",
+        ),
         C("measured_ttft_s", "float", "s", "input", "Measured mean time to first token"),
         C("measured_tpot_s", "float", "s", "input", "Measured mean time per output token"),
         C(
@@ -265,7 +277,7 @@ BANDS = ResultTable(
             "",
             "key",
             "agg, disagg_prefill, disagg_decode, batch_1 (…_unstated_workers: worker "
-            "counts assumed); for throughput the measured_points regime",
+            "counts assumed; …_slot_wait: users wait for a decode slot); for throughput the measured_points regime",
         ),
         C("distance", "str", "", "key", "seen (model and chip calibrated), new_model, new_chip or new_model_and_chip"),
         C(

@@ -264,17 +264,27 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
     return runs, extra
 
 
+def waits_for_slot(extra: dict) -> np.ndarray:
+    """Whether each run's decode workers hold fewer sequences than their share of the users (some users wait)."""
+    return np.asarray(extra["decode_batch_per_worker"]) < np.asarray(extra["users_per_decode_worker"]) * (1.0 - 1e-9)
+
+
 def slot_notes(extra: dict) -> pl.Series:
     """The note of a run whose decode workers hold fewer sequences than their share of the users (else null)."""
-    both = pl.DataFrame({"running": extra["decode_batch_per_worker"], "users": extra["users_per_decode_worker"]})
+    both = pl.DataFrame(
+        {
+            "running": extra["decode_batch_per_worker"],
+            "users": extra["users_per_decode_worker"],
+            "waits": waits_for_slot(extra),
+        }
+    )
     note = pl.format(
         "each decode worker runs {} of its {} users at once (its KV cache or its engine's launch limit): the others "
         "wait for a slot, and the TTFT includes the wait",
         pl.col("running").round(0).cast(pl.Int64),
         pl.col("users").round(0).cast(pl.Int64),
     )
-    waits = pl.col("running") < pl.col("users") * (1.0 - 1e-9)
-    return both.select(pl.when(waits).then(note).alias("_slot_note")).to_series()
+    return both.select(pl.when("waits").then(note).alias("_slot_note")).to_series()
 
 
 def with_slot_note(notes: pl.Expr) -> pl.Expr:

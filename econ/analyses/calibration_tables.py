@@ -62,12 +62,14 @@ def _layout(frame: pl.DataFrame, pool: str) -> pl.Expr:
     return pl.format("{} x (tp {} x dp {} x pp {}), ep {} etp {}", *f)
 
 
-def regimes(mode: pl.Expr, users: pl.Expr, assumed: pl.Expr, target: str) -> pl.Expr:
+def regimes(mode: pl.Expr, users: pl.Expr, assumed: pl.Expr, waits: pl.Expr, target: str) -> pl.Expr:
     """The regime of a run's TTFT or TPOT: batch_1 (one request in flight), agg, or the disaggregated pool that sets
-    it (with ``_unstated_workers`` where the worker counts were assumed)."""
+    it (with ``_unstated_workers`` where the worker counts were assumed), with ``_slot_wait`` where the model has
+    users wait for a decode slot (``calibration_runs.waits_for_slot``): their errors are their own, not the pool's."""
     pool = "disagg_prefill" if target == "ttft" else "disagg_decode"
     disagg = pl.when(assumed).then(pl.lit(f"{pool}_unstated_workers")).otherwise(pl.lit(pool))
-    return pl.when(users <= 1).then(pl.lit("batch_1")).when(mode == "agg").then(pl.lit("agg")).otherwise(disagg)
+    base = pl.when(users <= 1).then(pl.lit("batch_1")).when(mode == "agg").then(pl.lit("agg")).otherwise(disagg)
+    return pl.when(waits).then(pl.concat_str(base, pl.lit("_slot_wait"))).otherwise(base)
 
 
 def config_key() -> pl.Expr:
@@ -116,6 +118,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
     inc = c.with_columns(
         pl.Series("system_chips", extra["system_chips"]),
         pl.Series("decode_running_per_worker", extra["decode_batch_per_worker"]),
+        pl.Series("_waits", cr.waits_for_slot(extra)),
         cr.slot_notes(extra),
         pl.Series("bound_ttft_s", bounds[0]),
         pl.Series("bound_tpot_s", bounds[1]),
@@ -132,6 +135,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         "system_chips",
         "decode_running_per_worker",
         "_slot_note",
+        "_waits",
         "bound_ttft_s",
         "bound_tpot_s",
         "predicted_ttft_s",
@@ -147,13 +151,15 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         pl.col("prefill_workers").fill_null(1.0),
         pl.col("included").fill_null(False),
         cr.with_slot_note(pl.col("notes")).alias("notes"),
+        pl.col("_waits").fill_null(False),
     ).drop("_slot_note")
+    waits = pl.col("_waits")
     return out.with_columns(
         _layout(out, "decode").alias("decode_layout"),
         pl.when(mode == "disagg").then(_layout(out, "prefill")).alias("prefill_layout"),
-        regimes(mode, users, assumed, "ttft").alias("regime_ttft"),
-        regimes(mode, users, assumed, "tpot").alias("regime_tpot"),
-    )
+        regimes(mode, users, assumed, waits, "ttft").alias("regime_ttft"),
+        regimes(mode, users, assumed, waits, "tpot").alias("regime_tpot"),
+    ).drop("_waits")
 
 
 def points_frame(p, fitted, pts, z, problem, held) -> pl.DataFrame:

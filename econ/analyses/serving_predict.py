@@ -105,11 +105,12 @@ def idealised(n: int) -> dict[str, np.ndarray]:
     return {k: np.full(n, 1.0 if k in cal.EFFICIENCIES else 0.0) for k in cal.PARAMETERS}
 
 
-def regime(mode: np.ndarray, users: np.ndarray, assumed: np.ndarray, target: str) -> np.ndarray:
-    """The regime of a TTFT or TPOT (as calibration_runs.regime_*)."""
+def regime(mode: np.ndarray, users: np.ndarray, assumed: np.ndarray, waits: np.ndarray, target: str) -> np.ndarray:
+    """The regime of a TTFT or TPOT (as calibration_runs.regime_*, ``calibration_tables.regimes``)."""
     pool = "disagg_prefill" if target == "ttft" else "disagg_decode"
     disagg = np.where(assumed, f"{pool}_unstated_workers", pool)
-    return np.where(users <= 1, "batch_1", np.where(mode == "agg", "agg", disagg))
+    base = np.where(users <= 1, "batch_1", np.where(mode == "agg", "agg", disagg)).astype(object)
+    return np.where(waits, base + "_slot_wait", base)
 
 
 def distances(arch_model, chip, seen_models: set, seen_chips: set) -> np.ndarray:
@@ -176,7 +177,8 @@ def predict_configurations(
         per_gpu = users * osl / (ttft + (osl - 1.0) * tpot) / extra["system_chips"]
     mode = c["mode"].to_numpy()
     assumed = c["workers_assumed"].to_numpy()
-    reg_ttft, reg_tpot = regime(mode, users, assumed, "ttft"), regime(mode, users, assumed, "tpot")
+    waits = cr.waits_for_slot(extra)
+    reg_ttft, reg_tpot = (regime(mode, users, assumed, waits, t) for t in ("ttft", "tpot"))
     dist = distances(c["arch_model"].to_list(), c["chip"].to_list(), seen_models, seen_chips)
     if bands is not None and bands.height:
         t50, t90, t_cov = band_factors(bands, "ttft", reg_ttft, dist)
