@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from econ.analyses import calibration_bands as bands
 from econ.analyses import calibration_points as cp
 from econ.analyses import calibration_runs as cr
 from econ.analyses import calibration_tables as tables
@@ -159,10 +160,10 @@ def run(ctx) -> None:
     point_frame = tables.points_frame(i.points_all, fitted, problem.points, z, problem, held)
     ctx.write(RUNS, run_frame.select(RUNS.names))
     ctx.write(POINTS, point_frame.select(POINTS.names))
-    rows = tables.residual_rows(run_frame, point_frame, i.groups)
-    inside = tables.held_inside(rows)
-    ctx.write(BANDS, tables.bands(rows, inside).select(BANDS.names))
-    ctx.write(ERRORS, tables.errors(rows, inside).select(ERRORS.names))
+    rows = bands.residual_rows(run_frame, point_frame, i.groups)
+    inside = bands.held_inside(rows)
+    ctx.write(BANDS, bands.bands(rows, inside).select(BANDS.names))
+    ctx.write(ERRORS, bands.errors(rows, inside).select(ERRORS.names))
     params = tables.parameters(result, levels, run_frame, point_frame, i.arch_of)
     sets = {p: ",".join(fields) for p, fields in FIELDS.items()}
     params = params.with_columns(

@@ -175,6 +175,19 @@ RUNS = ResultTable(
             )
             for target in ("ttft", "tpot")
         ),
+        *(
+            C(
+                f"{basis}_any_engine_{target}_ratio",
+                "float",
+                "",
+                "check",
+                f"As {basis}_{target}_ratio, predicted with no engine stated (every engine offset the engines' mean, "
+                "as econ predict without --engine)",
+                calibration_cv.engine_average_runs,
+            )
+            for basis in ("model_out", "chip_out", "random_out")
+            for target in ("ttft", "tpot")
+        ),
         C("included", "bool", "", "check", "The run is in the fit"),
         C("reason", "str", "", "label", "Why it is not (blank when included)"),
         C("notes", "str", "", "label", "How the row was read (repaired layouts, assumed workers, concurrency)"),
@@ -239,7 +252,8 @@ ERRORS = ResultTable(
             "str",
             "",
             "key",
-            "model_out (architecture group held out), chip_out, source_out, random_out, calibrated or bound",
+            "model_out (architecture group held out), chip_out, source_out, random_out (…_any_engine: predicted "
+            "with no engine stated), calibrated or bound",
         ),
         C("target", "str", "", "key", "ttft, tpot (InferenceX runs) or throughput (published points)"),
         C("group_kind", "str", "", "key", "overall, regime, chip, model or engine"),
@@ -264,11 +278,11 @@ ERRORS = ResultTable(
 
 BANDS = ResultTable(
     name="calibration_bands",
-    grain="target × regime × distance from the data",
-    key=("target", "regime", "distance"),
+    grain="target × regime × distance from the data × whether the engine is stated",
+    key=("target", "regime", "distance", "engine_stated"),
     description="The error factors econ claims for a prediction: the held-out error of measured rows like it (its "
-    "target, regime and distance from the calibration data) and how often that p90 band covered rows it was not "
-    "computed from",
+    "target, regime and distance from the calibration data, predicted with their engine or, engine_stated false, "
+    "with the engines' average) and how often that p90 band covered rows it was not computed from",
     columns=(
         C("target", "str", "", "key", "ttft, tpot or throughput"),
         C(
@@ -281,12 +295,19 @@ BANDS = ResultTable(
         ),
         C("distance", "str", "", "key", "seen (model and chip calibrated), new_model, new_chip or new_model_and_chip"),
         C(
+            "engine_stated",
+            "bool",
+            "",
+            "key",
+            "The prediction names its engine (false: econ predict or fleet without --engine, the engines' average)",
+        ),
+        C(
             "basis",
             "str",
             "",
             "label",
             "The held-out predictions behind it (random_out, model_out, chip_out, or the "
-            "larger of model_out and chip_out)",
+            "larger of model_out and chip_out; …_any_engine where the engine is not stated)",
         ),
         C("n_points", "int", "points", "check", "Held-out rows in the cell (pooled over regimes where fewer than 8)"),
         C("error_factor_p50", "float", "", "fit", "Half of such rows are within this factor", calibration_cv.factors),

@@ -79,8 +79,8 @@ def result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, price
                 "its name says"
             )
     basis = (
-        f"held-out {r['regime_tpot']} / {r['regime_ttft']} points, {r['distance'].replace('_', ' ')} "
-        "(calibration_bands)"
+        f"held-out {r['regime_tpot']} / {r['regime_ttft']} points, {r['distance'].replace('_', ' ')}"
+        f"{'' if pt.engine else ', predicted with the engine average'} (calibration_bands)"
         if calibrated
         else "none: a roofline bound, not a prediction"
     )

@@ -120,19 +120,27 @@ def distances(arch_model, chip, seen_models: set, seen_chips: set) -> np.ndarray
     return np.select([m & c, ~m & c, m & ~c], ["seen", "new_model", "new_chip"], "new_model_and_chip")
 
 
-def band_factors(bands: pl.DataFrame, target: str, regimes: np.ndarray, dist: np.ndarray) -> tuple[np.ndarray, ...]:
-    """(p50, p90, coverage of the p90 band out of group) of each row's cell; a cell the bands lack takes its target's
-    widest band at that distance (never a narrower one) and its lowest coverage."""
+def band_factors(
+    bands: pl.DataFrame, target: str, regimes: np.ndarray, dist: np.ndarray, stated: np.ndarray
+) -> tuple[np.ndarray, ...]:
+    """(p50, p90, coverage of the p90 band out of group) of each row's cell (its regime, distance and whether its
+    engine is ``stated``); a cell the bands lack takes its target's widest band at that distance (never a narrower
+    one) and its lowest coverage."""
     t = bands.filter(pl.col("target") == target)
     cell = {
-        (r["regime"], r["distance"]): (r["error_factor_p50"], r["error_factor_p90"], r["coverage_p90_frac"])
+        (r["regime"], r["distance"], r["engine_stated"]): (
+            r["error_factor_p50"],
+            r["error_factor_p90"],
+            r["coverage_p90_frac"],
+        )
         for r in t.iter_rows(named=True)
     }
     widest = {}
-    for (_, d), (p50, p90, cov) in cell.items():
-        w = widest.get(d, (np.nan, -np.inf, np.inf))
-        widest[d] = (max(p50, w[0]) if np.isfinite(w[0]) else p50, max(p90, w[1]), np.nanmin([cov, w[2]]))
-    rows = [cell.get((r, d), widest.get(d, (np.nan, np.nan, np.nan))) for r, d in zip(regimes, dist)]
+    for (_, d, e), (p50, p90, cov) in cell.items():
+        w = widest.get((d, e), (np.nan, -np.inf, np.inf))
+        widest[(d, e)] = (max(p50, w[0]) if np.isfinite(w[0]) else p50, max(p90, w[1]), np.nanmin([cov, w[2]]))
+    nothing = (np.nan, np.nan, np.nan)
+    rows = [cell.get((r, d, bool(e)), widest.get((d, bool(e)), nothing)) for r, d, e in zip(regimes, dist, stated)]
     arr = np.array(rows, dtype=float).reshape(-1, 3)
     arr[~np.isfinite(arr)] = np.nan
     return arr[:, 0], arr[:, 1], arr[:, 2]
@@ -168,8 +176,10 @@ def predict_configurations(
     serving = [f"{e}/{m}" for e, m in zip(engine, c["mode"].to_list())]
     if params is not None:
         p = row_parameters(params, {"engine": engine, "architecture": arch, "serving": serving})
+        known = set(params.filter(pl.col("group_kind") == "engine")["group"].to_list())
     else:
-        p = idealised(c.height)
+        p, known = idealised(c.height), set()
+    stated = np.array([e in known for e in engine], dtype=bool)  # else the engines' average, and its band
     with np.errstate(all="ignore"):
         ttft, tpot = cal.predict_runs(p, runs)
     users, osl = runs.users, runs.output_tokens
@@ -181,8 +191,8 @@ def predict_configurations(
     reg_ttft, reg_tpot = (regime(mode, users, assumed, waits, t) for t in ("ttft", "tpot"))
     dist = distances(c["arch_model"].to_list(), c["chip"].to_list(), seen_models, seen_chips)
     if bands is not None and bands.height:
-        t50, t90, t_cov = band_factors(bands, "ttft", reg_ttft, dist)
-        p50, p90, p_cov = band_factors(bands, "tpot", reg_tpot, dist)
+        t50, t90, t_cov = band_factors(bands, "ttft", reg_ttft, dist, stated)
+        p50, p90, p_cov = band_factors(bands, "tpot", reg_tpot, dist, stated)
     else:
         t50 = t90 = t_cov = p50 = p90 = p_cov = np.full(c.height, np.nan)
     status = np.where(

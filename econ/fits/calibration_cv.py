@@ -78,20 +78,52 @@ def cross_validate(
     masks choose which residual rows count; ``known``: :func:`at_point` of ``start``, shared by several bases)."""
     run_groups = np.asarray(run_groups, dtype=object)
     point_groups = np.asarray(point_groups, dtype=object)
-    out = {
-        k: np.full(n, np.nan)
-        for k, n in (("ttft", problem.runs.n), ("tpot", problem.runs.n), ("points", problem.points.n))
-    }
+    keys = ("ttft", "tpot", "ttft_any_engine", "tpot_any_engine")
+    out = {k: np.full(problem.runs.n, np.nan) for k in keys} | {"points": np.full(problem.points.n, np.nan)}
     labels = sorted({g for g in np.concatenate([run_groups, point_groups]) if g is not None}, key=str)
     measured = {"ttft": problem.runs.log_ttft, "tpot": problem.runs.log_tpot, "points": problem.points.log_measured}
     known = at_point(start, problem) if known is None else known  # every fold starts here: computed once
     for label in labels:
         held_r, held_p = run_groups == label, point_groups == label
         fold = dataclasses.replace(problem, run_mask=~held_r, point_mask=~held_p)
-        pred = cal.predict(refit(fold, start, FOLD_ITERATIONS, known), problem)
+        z = refit(fold, start, FOLD_ITERATIONS, known)
+        pred = cal.predict(z, problem)
         for key, held in (("ttft", held_r), ("tpot", held_r), ("points", held_p)):
             out[key][held] = (pred[key] - measured[key])[held]
+        if held_r.any():
+            for key, log_value in zip(("ttft", "tpot"), engine_average_runs(z, problem)):
+                out[f"{key}_any_engine"][held_r] = (log_value - measured[key])[held_r]
     return out
+
+
+AVERAGED_KINDS = ("engine", "serving")
+"""Offset kinds a prediction without a stated engine takes the mean of (``serving_predict.row_parameters``)."""
+
+
+@formula(
+    "u(row) = shared + its architecture's offset + mean engine offset + mean offset of the engine/mode groups of its "
+    "mode",
+    "the engine average of serving_predict.row_parameters",
+)
+def engine_average_runs(z, problem: cal.Problem) -> tuple[np.ndarray, np.ndarray]:
+    """(log TTFT, log TPOT) of every run as ``econ predict`` gives them when no engine is stated: each engine and
+    engine/mode offset replaced by the mean of its kind's (a serving group's over the groups of its mode)."""
+    lv, n = problem.levels, problem.runs.n
+    codes = problem.run_codes
+    u = cal.coordinates(z, lv, {k: v for k, v in codes.items() if k not in AVERAGED_KINDS}, n)
+    shared = cal.coordinates(z, lv, {}, 1)[0]
+    for kind in AVERAGED_KINDS:
+        levels = lv.get(kind, ())
+        if not levels or codes.get(kind) is None:
+            continue
+        offset = np.stack([cal.coordinates(z, lv, {kind: np.array([i])}, 1)[0] - shared for i in range(len(levels))])
+        pool = np.array([level.rpartition("/")[2] if "/" in level else "" for level in levels])
+        pool_mean = np.stack([offset[pool == p].mean(axis=0) for p in pool])  # each level's pool's mean offset
+        code = np.asarray(codes[kind])
+        u = u + np.where((code >= 0)[:, None], pool_mean[np.clip(code, 0, None)], 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ttft, tpot = cal.predict_runs(cal.values(u), problem.runs)
+        return np.log(ttft), np.log(tpot)
 
 
 def factors(abs_log: np.ndarray) -> tuple[float, float]:
@@ -212,7 +244,7 @@ def _out_of_group_bands(
 def claimed_band(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(p90 band each row would have been given without its own group, whether the row falls inside it): its cell's
     band where the cell has enough rows from enough other groups; else the band a thin cell is published with
-    (``calibration_tables.bands``): the larger of all cells pooled and whatever rows of its cell the other groups
+    (``calibration_bands.bands``): the larger of all cells pooled and whatever rows of its cell the other groups
     have: the pooled band alone is narrower than that where the cell's other rows scatter more than the pool (a new
     model's disaggregated cells: the pool is mostly aggregated rows)."""
     abs_log = np.asarray(abs_log, dtype=float)

@@ -21,14 +21,16 @@ CHIP_OUT_TPOT = ("calibration_errors", "basis = 'chip_out' and target = 'tpot' a
 
 
 def band(ctx: SiteContext, model: str, chip: str, target: str = "tpot", regime: str = "disagg_decode"):
-    """The ``calibration_bands`` row of a prediction for ``model`` on ``chip``: its target and regime at its distance
-    from the calibration data (seen, a new model, a new chip or both), as a finding source."""
+    """The ``calibration_bands`` row of a prediction for ``model`` on ``chip`` by the calibrated scenario (the engines'
+    average: no engine stated): its target and regime at its distance from the calibration data (seen, a new model,
+    a new chip or both), as a finding source."""
     seen_model = ctx.scalar("select count(*) > 0 from calibration_seen where arch_model = ?", [model])
     seen_chip = ctx.scalar("select count(*) > 0 from calibration_seen where chip = ?", [chip])
     distance = {(True, True): "seen", (False, True): "new_model", (True, False): "new_chip"}.get(
         (bool(seen_model), bool(seen_chip)), "new_model_and_chip"
     )
-    return ("calibration_bands", f"target = '{target}' and regime = '{regime}' and distance = '{distance}'")
+    where = f"target = '{target}' and regime = '{regime}' and distance = '{distance}' and not engine_stated"
+    return ("calibration_bands", where)
 
 
 def own_error(ctx: SiteContext, model: str, target: str = "tpot"):

@@ -60,6 +60,9 @@ def test_the_p90_bands_cover_about_90_percent_of_rows_they_were_not_computed_fro
     assert (bands["coverage_p90_frac"] >= 0.75).all() and (bands["coverage_p90_frac"] <= 0.98).all()
     overall = _overall(real_db, "chip_out", "tpot")["c"]
     assert 0.85 <= overall <= 0.95
+    for basis in ("model_out_any_engine", "chip_out_any_engine"):  # the bands of predictions with no engine stated
+        held = _overall(real_db, basis, "ttft")
+        assert held["n"] >= 3000 and 0.85 <= held["c"] <= 0.95
 
 
 def test_a_model_out_fold_leaves_a_whole_architecture_group_out(real_db):

@@ -309,22 +309,23 @@ def test_a_named_layout_beside_another_replica_size_is_refused_not_overridden(re
 @pytest.mark.parametrize(("model", "distance"), [("gpt-oss-120b", "seen"), ("Qwen3.5-27B", "new_model")])
 def test_a_plan_says_how_far_off_its_decode_step_and_prefill_may_be(real_db, capsys, model, distance):
     """A plan's chips rest on the calibrated step times: it prints the held-out error factors of its pools' cells of
-    calibration_bands (read here with SQL), at its distance from the calibration runs; a roofline plan is a bound and
-    prints none."""
+    calibration_bands (read here with SQL), at its distance from the calibration runs, for the engines' average (no
+    --engine) or the engine it names; a roofline plan is a bound and prints none."""
     args = ("--db", str(real_db), "--model", model, "--chip", "H100", "--tokens-per-s", "1e6", "--format", "json")
-    code, out, _ = run_cli(capsys, *args)
-    plan = json.loads(out)
-    assert code == 0 and plan["error_distance"] == distance
-    with duckdb.connect(str(real_db), read_only=True) as con:
-        cells = (("decode_step", "tpot", "disagg_decode"), ("prefill_ttft", "ttft", "disagg_prefill"))
-        for pool, target, regime in cells:
-            p50, p90, covered = con.execute(
-                "select error_factor_p50, error_factor_p90, coverage_p90_frac from calibration_bands "
-                "where target = ? and regime = ? and distance = ?",
-                [target, regime, distance],
-            ).fetchall()[0]
-            assert (plan[f"{pool}_error_factor_p50"], plan[f"{pool}_error_factor_p90"]) == (p50, p90)
-            assert plan[f"{pool}_band_coverage_frac"] == covered and 1 < p50 < p90
+    for stated, engine in ((False, ()), (True, ("--engine", "vllm"))):
+        code, out, _ = run_cli(capsys, *args, *engine)
+        plan = json.loads(out)
+        assert code == 0 and plan["error_distance"] == distance
+        with duckdb.connect(str(real_db), read_only=True) as con:
+            cells = (("decode_step", "tpot", "disagg_decode"), ("prefill_ttft", "ttft", "disagg_prefill"))
+            for pool, target, regime in cells:
+                p50, p90, covered = con.execute(
+                    "select error_factor_p50, error_factor_p90, coverage_p90_frac from calibration_bands "
+                    "where target = ? and regime = ? and distance = ? and engine_stated = ?",
+                    [target, regime, distance, stated],
+                ).fetchall()[0]
+                assert (plan[f"{pool}_error_factor_p50"], plan[f"{pool}_error_factor_p90"]) == (p50, p90)
+                assert plan[f"{pool}_band_coverage_frac"] == covered and 1 < p50 < p90
     code, out, _ = run_cli(capsys, *args[:-2], "--scenario", "base")
     assert code == 0 and "error factor" not in out
 

@@ -192,7 +192,7 @@ def test_calibrated_predictions_are_never_faster_than_the_bound(shipped):
 
 def test_a_thin_cell_is_checked_with_the_band_it_is_published_with():
     """A cell with too few groups is published with the larger of its own rows' band and the pooled one
-    (calibration_tables.bands); its out-of-group check must use that band, not the pooled one alone. Here the pool
+    (calibration_bands.bands); its out-of-group check must use that band, not the pooled one alone. Here the pool
     (four groups of tight rows) is narrower than the thin cell (two widely scattered groups): against the pool alone
     the thin cell's rows would look uncovered, against the published band they are covered."""
     rng = np.random.default_rng(9)
@@ -206,3 +206,30 @@ def test_a_thin_cell_is_checked_with_the_band_it_is_published_with():
     thin = cell == "disagg"
     assert np.all(band[thin] >= pooled[thin]) and np.nanmean(inside[thin]) > 0.8
     assert np.nanmean(r[thin] <= np.log(pooled[thin])) < 0.3  # the pooled band alone misses most of them
+
+
+def test_a_run_predicted_without_its_engine_takes_the_mean_offset_of_its_engines_and_mode(shipped):
+    """engine_average_runs (what a fold predicts for a run with no engine stated) against a second route: the same
+    coordinates with every engine level's offset set to the engines' mean, and every engine/mode level's to the mean
+    of its mode's levels, predicted through the ordinary per-level codes. Each run then differs from its own-engine
+    prediction (the offsets are far apart), and agrees with the averaged coordinates to rounding."""
+    lv = shipped.levels
+    z = _coords(TRUE, shipped)
+    rng = np.random.default_rng(7)
+    averaged = z.copy()
+    for _, kind, _, j in cal.offset_columns(lv):
+        z[j] = rng.normal(0, 0.4) if kind in ("engine", "serving") else 0.0
+    averaged[:] = z
+    for kind in ("engine", "serving"):
+        levels = lv[kind]
+        pool = [lvl.rpartition("/")[2] if "/" in lvl else "" for lvl in levels]
+        cols = [(p, lv_i, j) for p, k, lv_i, j in cal.offset_columns(lv) if k == kind]
+        for p in {c[0] for c in cols}:
+            for pl_name in set(pool):
+                js = [j for q, lv_i, j in cols if q == p and pool[lv_i] == pl_name]
+                averaged[js] = z[js].mean()
+    ttft, tpot = cv.engine_average_runs(z, shipped)
+    expected = cal.predict(averaged, shipped)
+    own = cal.predict(z, shipped)
+    assert np.allclose(ttft, expected["ttft"], atol=1e-9) and np.allclose(tpot, expected["tpot"], atol=1e-9)
+    assert np.median(np.abs(own["ttft"] - ttft)) > 0.05

@@ -62,12 +62,17 @@ select target, basis, group_kind, "group", n_points, error_factor, error_factor_
        band_coverage_frac
 from calibration_errors
 where group_kind in ('overall', 'regime', 'engine', 'chip', 'model')
-  and basis in ('model_out', 'chip_out', 'source_out', 'random_out', 'calibrated', 'bound')
+  and (basis in ('model_out', 'chip_out', 'source_out', 'random_out', 'calibrated', 'bound')
+       or (basis like '%_any_engine' and group_kind in ('overall', 'engine')))
 order by target, group_kind = 'overall' desc, group_kind, "group",
-         list_position(['model_out', 'chip_out', 'source_out', 'random_out', 'calibrated', 'bound'], basis)
+         list_position(['model_out', 'model_out_any_engine', 'chip_out', 'chip_out_any_engine', 'source_out',
+                        'random_out', 'random_out_any_engine', 'calibrated', 'bound'], basis)
 """
 
-BANDS = "select * from calibration_bands order by target, regime, distance"
+BANDS = """
+select * replace (case when engine_stated then 'stated' else 'average' end as engine_stated)
+from calibration_bands order by target, regime, distance, engine_stated desc
+"""
 
 PARAMETERS = """
 select parameter, group_kind, "group", estimate, low, high, unit, status, n_points, informed_by, meaning
@@ -167,8 +172,10 @@ def _cv(ctx: SiteContext) -> Section:
             note(ctx.description("calibration_errors")),
         ],
         intro="model_out leaves out every run and point of a model, chip_out of a chip, source_out a source "
-        "document (InferenceX is one), random_out a fifth of the distinct configurations. 'Inside the p90 band' "
-        "is the share of the held-out rows within the band econ would have printed from the other groups' rows.",
+        "document (InferenceX is one), random_out a fifth of the distinct configurations; …_any_engine predicts "
+        "the same held-out runs with no engine stated (the engines' average, as the calibrated scenario, plans and "
+        "econ predict without --engine do). 'Inside the p90 band' is the share of the held-out rows within the band "
+        "econ would have printed from the other groups' rows.",
     )
 
 
@@ -178,6 +185,7 @@ def _bands(ctx: SiteContext) -> Section:
         Col("target", "Target"),
         Col("regime", "Regime"),
         Col("distance", "Distance from the data"),
+        Col("engine_stated", "Engine"),
         Col("n_points", "Held-out rows", kind="num"),
         Col("error_factor_p50", "p50 factor", kind="num", fmt=_factor),
         Col("error_factor_p90", "p90 factor", kind="num", fmt=_factor),
@@ -193,9 +201,10 @@ def _bands(ctx: SiteContext) -> Section:
             note(ctx.description("calibration_bands")),
         ],
         intro="econ predict and econ predict --points print, for each prediction, the factors of the cell its target, "
-        "regime and distance fall in; a p90 band that holds covers about 90% of rows it was not computed from. The "
-        "band is the held-out errors' quantile at the level that covered 90% of each group left out in turn (never "
-        "below 90%: 'Quantile used').",
+        "regime, distance and engine fall in ('average': no engine stated, the engines' average parameters, as the "
+        "calibrated scenario and plans use); a p90 band that holds covers about 90% of rows it was not computed "
+        "from. The band is the held-out errors' quantile at the level that covered 90% of each group left out in "
+        "turn (never below 90%: 'Quantile used').",
     )
 
 
