@@ -17,8 +17,8 @@ at_bound       a parameter sits on a bound, so the covariance is not valid      
 ============== ==================================================================== =================
 
 An unidentified parameter never gets a finite interval. A model linear in its parameters
-(``linear=True``) is solved exactly on its design matrix (:func:`bounded_lstsq_batch`; ``scipy.optimize.lsq_linear``'s
-active-set ``bvls`` beyond :data:`EXACT_MAX_PARAMETERS`). The
+(``linear=True``) is solved exactly on its design matrix (:func:`~econ.fits.bounded_lstsq.bounded_lstsq_batch`;
+``scipy.optimize.lsq_linear``'s active-set ``bvls`` beyond :data:`EXACT_MAX_PARAMETERS`). The
 bootstrap resamples points with replacement; for linear models all resamples are solved at
 once with batched least squares (vectorised), otherwise each resample is a warm-started
 ``least_squares`` call.
@@ -26,21 +26,22 @@ once with batched least squares (vectorised), otherwise each resample is a warm-
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from econ.errors import FitError
+from econ.fits.bounded_lstsq import bounded_lstsq_batch, clear_of_bounds
 from econ.formula import formula
 
 STATUSES = ("ok", "exact", "underdetermined", "rank_deficient", "at_bound")
 EXACT_MAX_PARAMETERS = 3
 """A linear model of at most this many parameters is solved by enumerating which bounds bind
-(:func:`bounded_lstsq_batch`, at most 3^p small solves): its optimum is exact, a bound that binds is hit exactly and
-the result is the same on every machine. An interior-point solver (``lsq_linear``'s ``trf``) stops short of a
-binding bound by its tolerance: two equal tier prices gave a slope of 0 on one machine and 8e-6 on another."""
+(:func:`~econ.fits.bounded_lstsq.bounded_lstsq_batch`, at most 3^p small solves): its optimum is exact, a bound that
+binds is hit exactly and the result is the same on every machine. An interior-point solver (``lsq_linear``'s
+``trf``) stops short of a binding bound by its tolerance: two equal tier prices gave a slope of 0 on one machine and
+8e-6 on another."""
 INTERVAL_KINDS = ("covariance", "bootstrap", "none")
 
 
@@ -193,7 +194,7 @@ def fit(
         jac = np.stack([model(x, e) - offset for e in np.eye(p)], axis=1) * w[:, None]
         target = (y - offset) * w
         if p <= EXACT_MAX_PARAMETERS:  # the exact optimum, a bound hit exactly (no interior-point residue)
-            est = _clear_of_bounds(jac, target, lower, upper)
+            est = clear_of_bounds(jac, target, lower, upper)
             if est is None:
                 est = bounded_lstsq_batch(jac[None], target[None], lower, upper)[0]
         else:
@@ -379,61 +380,3 @@ def _bootstrap(model, x, y, w, est, bounds, linear, n_bootstrap, seed) -> np.nda
         )
         draws[i] = sol.x
     return draws
-
-
-def _clear_of_bounds(a: np.ndarray, b: np.ndarray, lower, upper) -> np.ndarray | None:
-    """The unconstrained least-squares optimum of ``a·θ ≈ b`` when it is of full rank and clear of every bound by
-    more than :func:`bounded_lstsq_batch`'s tolerance (then it is the bounded optimum too, found with one solve
-    instead of 3^p); else None. Near a bound, the enumeration decides, so a bound that binds is hit exactly."""
-    p = a.shape[1]
-    theta, _, rank, _ = np.linalg.lstsq(a, b, rcond=None)
-    if rank < p:
-        return None
-    scale = np.sqrt(np.einsum("ni,ni->i", a, a))
-    scale[scale == 0] = 1.0
-    lo, hi = (np.broadcast_to(np.asarray(v, dtype=float), (p,)) * scale for v in (lower, upper))
-    t = theta * scale
-    tol = 1e-9 * (1.0 + np.abs(np.where(np.isfinite(lo), lo, 0.0)) + np.abs(np.where(np.isfinite(hi), hi, 0.0)))
-    clear = np.all((t - lo > tol) & (hi - t > tol))
-    return theta if clear else None
-
-
-def bounded_lstsq_batch(a: np.ndarray, b: np.ndarray, lower, upper) -> np.ndarray:
-    """min ||a·θ − b||² subject to lower ≤ θ ≤ upper, for a batch of problems at once (exact, vectorised).
-
-    ``a`` is (K, n, p), ``b`` (K, n). The optimum of a convex quadratic over a box fixes some parameters at a
-    bound and leaves the rest at their unconstrained optimum given those, so every assignment of each parameter
-    to {free, its finite lower bound, its finite upper bound} is solved for all K problems together (normal
-    equations on column-scaled data, pseudo-inverse for rank-deficient resamples) and each problem keeps the
-    feasible solution with the least squared residual. At most 3^p assignments: meant for the wrapper's small
-    linear models (p ≤ 3 here). Returns (K, p).
-    """
-    k, _, p = a.shape
-    lower, upper = (np.broadcast_to(np.asarray(v, dtype=float), (p,)) for v in (lower, upper))
-    scale = np.sqrt(np.einsum("kni,kni->i", a, a))
-    scale[scale == 0] = 1.0
-    a = a / scale
-    lo, hi = lower * scale, upper * scale  # bounds on the scaled parameters θ·scale
-    gram = np.einsum("kni,knj->kij", a, a)
-    rhs = np.einsum("kni,kn->ki", a, b)
-    options = [
-        [("free", 0.0)] + [(side, v) for side, v in (("lower", lo[i]), ("upper", hi[i])) if np.isfinite(v)]
-        for i in range(p)
-    ]
-    best = np.full((k, p), np.nan)
-    best_ssr = np.full(k, np.inf)
-    tol = 1e-9 * (1.0 + np.abs(np.where(np.isfinite(lo), lo, 0.0)) + np.abs(np.where(np.isfinite(hi), hi, 0.0)))
-    for assignment in itertools.product(*options):
-        free = np.array([side == "free" for side, _ in assignment])
-        theta = np.tile(np.array([v for _, v in assignment]), (k, 1))
-        if free.any():
-            g_ff = gram[:, free][:, :, free]
-            r = rhs[:, free] - np.einsum("kij,kj->ki", gram[:, free][:, :, ~free], theta[:, ~free])
-            theta[:, free] = np.einsum("kij,kj->ki", np.linalg.pinv(g_ff), r)
-        feasible = np.all((theta >= lo - tol) & (theta <= hi + tol), axis=1)
-        ssr = np.einsum("ki,kij,kj->k", theta, gram, theta) - 2.0 * np.einsum(
-            "ki,ki->k", theta, rhs
-        )  # + |b|², constant
-        better = feasible & (ssr < best_ssr)
-        best[better], best_ssr[better] = theta[better], ssr[better]
-    return np.clip(best, lo, hi) / scale

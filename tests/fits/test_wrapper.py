@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy.optimize import lsq_linear
 
-from econ.fits.wrapper import bounded_lstsq_batch, fit
+from econ.fits.bounded_lstsq import bounded_lstsq_batch
+from econ.fits.wrapper import fit
 
 
 def line(x, p):
