@@ -12,12 +12,6 @@ from econ.report.html import Col, table
 from econ.report.page import Download, Section, SiteContext, note
 from econ.report.pages.common import pick, sig3, status_text
 
-CACHE_ITEMS = {
-    "write_5m": "5-minute cache write",
-    "write_1h": "1-hour cache write",
-    "write_12h": "12-hour cache write",
-    "storage_1h": "storage, per hour",
-}
 TIER_MODELS = ("DeepSeek-V3", "Llama-3.1-70B", "gpt-oss-120b")
 CACHE_DURATIONS_S = {"5 min": 300.0, "1 hour": 3600.0, "12 hours": 43200.0}
 
