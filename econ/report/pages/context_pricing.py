@@ -5,8 +5,9 @@ slope is read as the bytes a decode step reads per context token, the input-pric
 per context token, the cache-read uplift as a billing rule; the lecture's crossover reading (first threshold = L*)
 is shown only as the hypothesis it is, with its measured bias. Every number carries its validated interval (the
 bias-corrected value times exp(±h), h the left-out prediction half-width of the open models' errors,
-``inference_validation``) and its status where that is not ok; the validation itself is a section of the page.
-Every row of ``fit_context_tiers`` is a download.
+``inference_validation``) and its status where that is not ok. Every row of ``fit_context_tiers`` is a download.
+The validation itself, a section of the page, is in :mod:`econ.report.pages.context_pricing_validation`, with the
+status of each quantity and the words for it that the captions use.
 """
 
 from __future__ import annotations
@@ -18,14 +19,8 @@ from econ.report.charts import pricing as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, details, fmt_num, table
 from econ.report.page import Download, PageContent, Section, SiteContext, note
-from econ.report.pages.common import (
-    SCHEMA_ERRORS,
-    ensure_columns,
-    guarded,
-    interval_text,
-    sig3,
-    status_text,
-)
+from econ.report.pages.common import SCHEMA_ERRORS, ensure_columns, guarded, sig3, status_text
+from econ.report.pages.context_pricing_validation import evidence, quantity_status, validation_section
 
 NAME = "context-pricing"
 TITLE = "Context pricing"
@@ -49,13 +44,6 @@ SOURCE = (
     "fit_context_tiers table of the pricing fits, from the prices table (first-party pages, LiteLLM / OpenRouter "
     "maps), the hardware table, the deployment model and the scenario; validation: inference_validation"
 )
-
-QUANTITY_STATUS = """
-select quantity, status, n_models, n_architecture_groups, coverage_groups_frac, level_frac, median_abs_log_ratio,
-       median_error_factor_ratio, geometric_mean_ratio, bias_corrected, interval_width_ratio, interval_score_log,
-       baseline_interval_score_log, skill_score_frac, hypothesis_status, status_reason
-from inference_quantities
-"""
 
 READINGS = """
 select provider, model, component, n_tiers, tier_thresholds_tokens,
@@ -122,46 +110,16 @@ from fit_context_tiers where chip is not null limit 1
 """
 
 
-VALIDATION_ROWS = """
-select quantity, model, price_provider as provider, provider_kind, unit, implied_value, true_value,
-       implied_over_true_ratio, published_value, validated_low_value, validated_high_value,
-       scenario_interval_covers_true, interval_covers_true, baseline_value
-from inference_validation order by quantity, model, price_provider
-"""
-
-
-def _quantities(ctx: SiteContext) -> dict[str, dict]:
-    """inference_quantities by quantity ({} when the database has none)."""
-    if not ctx.has("inference_quantities"):
-        return {}
-    return {r["quantity"]: r for r in ctx.query(QUANTITY_STATUS).iter_rows(named=True)}
-
-
-def _evidence(q: dict | None) -> str:
-    """The validation in words, for a caption or a headline: status, left-out coverage, skill, width, bias."""
-    if not q:
-        return "not validated (no inference_quantities table in this database)"
-    if q["status"] == "too_few_open_models" or q["coverage_groups_frac"] is None:
-        return f"status {q['status']}: {q['status_reason']}"
-    return (
-        f"status {q['status']} on {q['n_architecture_groups']} architectures ({q['n_models']} open models): "
-        f"left-out coverage {q['coverage_groups_frac']:.0%} at {q['level_frac']:.0%}; interval score "
-        f"{fmt_num(q['interval_score_log'], sig=3)} against the no-price baseline's "
-        f"{fmt_num(q['baseline_interval_score_log'], sig=3)}; interval ×{fmt_num(q['interval_width_ratio'], sig=3)} "
-        f"wide; bias ×{fmt_num(q['geometric_mean_ratio'], sig=3)}" + (" (corrected)" if q["bias_corrected"] else "")
-    )
-
-
 def render(ctx: SiteContext) -> PageContent:
     try:
         assumptions = ctx.query(ASSUMPTIONS)
     except SCHEMA_ERRORS:  # only the captions use it
         assumptions = pl.DataFrame()
-    quantities = _quantities(ctx)
+    quantities = quantity_status(ctx)
     sections = [
         guarded("Prices against context, with the fitted cost line", lambda: _tiers(ctx, assumptions, quantities)),
         guarded("Implied KV bytes read per context token", lambda: _kv(ctx, assumptions, quantities)),
-        guarded("Checked on open models", lambda: _validation(ctx, quantities)),
+        guarded("Checked on open models", lambda: validation_section(ctx, quantities)),
         guarded("One slope per provider", lambda: _pooled(ctx)),
     ]
     return PageContent(
@@ -285,9 +243,9 @@ def _kv(ctx: SiteContext, assumptions: pl.DataFrame, quantities: dict) -> Sectio
                 frame,
                 caption="Two readings of each schedule's output price. Slope: the price of one more context token, "
                 "after margin, buys the bytes a decode step reads for it at the chip's bandwidth — "
-                f"{_evidence(quantities.get(KV_QUANTITY))}. Crossover (the lecture's hypothesis, never a headline): "
+                f"{evidence(quantities.get(KV_QUANTITY))}. Crossover (the lecture's hypothesis, never a headline): "
                 "the first threshold is taken as L*, where the KV read equals the weight read — "
-                f"{_evidence(quantities.get(CROSSOVER))}. Thin bars: the validated interval (the left-out prediction "
+                f"{evidence(quantities.get(CROSSOVER))}. Thin bars: the validated interval (the left-out prediction "
                 "interval of the open models' errors around the published value); thick bars: the fit interval where "
                 "the schedule identifies one. Black diamonds: the architecture's bytes read per context token for "
                 "open-weight models. Dashed: the lecture's worked figures. " + _assumption_text(assumptions),
@@ -298,86 +256,6 @@ def _kv(ctx: SiteContext, assumptions: pl.DataFrame, quantities: dict) -> Sectio
             )
         ],
     )
-
-
-def _validation(ctx: SiteContext, quantities: dict) -> Section:
-    if not quantities:
-        return Section("Checked on open models", [note("No validation table in this database.", kind="pending")])
-    summary = ctx.query("select * from inference_quantities order by role, quantity").with_columns(
-        (pl.col("coverage_groups_frac") * 100).round(0).alias("coverage_pct"),
-        (pl.col("scenario_coverage_rows_frac") * 100).round(0).alias("scenario_coverage_pct"),
-    )
-    blocks = [
-        table(
-            summary,
-            [
-                Col("quantity", "Quantity"),
-                Col("role", "Role"),
-                Col("reading", "Read from", wrap=True),
-                Col("n_models", "Open models", kind="num"),
-                Col("n_architecture_groups", "Architectures", kind="num"),
-                Col("n_rows", "Schedules", kind="num"),
-                Col("coverage_pct", "Left-out coverage at 90% (% of architectures)", kind="num"),
-                Col("scenario_coverage_pct", "Own interval alone covers (% of schedules)", kind="num"),
-                Col("geometric_mean_ratio", "Bias, geometric mean (ratio)", kind="num", fmt=sig3),
-                Col("bias_t_stat", "Bias t", kind="num", fmt=sig3),
-                Col("correction_factor_ratio", "Correction applied (ratio)", kind="num", fmt=sig3),
-                Col("interval_score_log", "Interval score (ln)", kind="num", fmt=sig3),
-                Col("baseline_interval_score_log", "No-price baseline's score (ln)", kind="num", fmt=sig3),
-                Col("skill_score_frac", "Skill (frac)", kind="num", fmt=sig3),
-                Col("interval_width_ratio", "Interval width, high/low (ratio)", kind="num", fmt=sig3),
-                Col("hypothesis_status", "Uncorrected hypothesis"),
-                Col("status", "Status"),
-                Col("status_reason", "Why", wrap=True),
-            ],
-            caption="Each price inference checked on the open-weight models whose architecture gives the true "
-            "value, each architecture (a model with its re-releases: GLM-5 with GLM-5.1) left out of its own check "
-            "whole and weighing 1 in the bias, coverage and skill. A significant bias (t test, 5%) is corrected with "
-            "the architecture left out and the interval is the prediction interval of the other architectures' "
-            "errors around it (not their RMS); each interval is scored (Gneiting-Raftery interval score in ln, lower "
-            "is better) against the no-price baseline, the geometric mean of the other architectures' true values. "
-            "Status: too_few_open_models under 5 architectures; falsified when a hypothesis misses beyond its own "
-            "interval; uninformative with no skill against the baseline or an interval wider than 10x; ok otherwise",
-            id="inference-quantities",
-        )
-    ]
-    if ctx.has("inference_validation"):
-        every = ctx.query(VALIDATION_ROWS)
-        rows = every.filter(pl.col("provider_kind") == "first_party")  # the resellers' rows: in the download
-        blocks.append(
-            details(
-                f"The first-party schedules ({rows.height:,} of the {every.height:,} validated; every row in the CSV "
-                "below)",
-                table(
-                    rows.with_columns(interval_text("validated_low_value", "validated_high_value").alias("interval")),
-                    [
-                        Col("quantity", "Quantity"),
-                        Col("model", "Open model"),
-                        Col("provider", "Seller"),
-                        Col("provider_kind", "Kind"),
-                        Col("implied_value", "Implied", kind="num", fmt=sig3),
-                        Col("published_value", "Published", kind="num", fmt=sig3),
-                        Col("true_value", "True", kind="num", fmt=sig3),
-                        Col("unit", "Unit"),
-                        Col("implied_over_true_ratio", "Implied/true (ratio)", kind="num", fmt=sig3),
-                        Col("interval", "Validated interval"),
-                        Col("interval_covers_true", "Covers truth"),
-                        Col("baseline_value", "No-price baseline", kind="num", fmt=sig3),
-                    ],
-                    caption="The first-party schedules of each open model, each validated apart (the resellers' "
-                    "schedules are validated the same way; their rows are in the download, so the page stays light)",
-                    id="inference-validation",
-                ),
-            )
-        )
-        blocks.append(
-            Download(
-                "inference-validation",
-                ctx.query("select * from inference_validation order by all"),
-                "Every validation row",
-            )
-        )
-    return Section("Checked on open models", blocks)
 
 
 def _pooled(ctx: SiteContext) -> Section:

@@ -113,7 +113,7 @@ def test_what_a_price_change_implies_is_listed_first_party_first_with_labels_and
     import duckdb
 
     from econ.report.page import SiteContext
-    from econ.report.pages import changes
+    from econ.report.pages.changes_inferred import inferred_section
 
     con = duckdb.connect()
     con.sql("""create table inferred_changes as select * from (values
@@ -125,7 +125,7 @@ def test_what_a_price_change_implies_is_listed_first_party_first_with_labels_and
         ) as t (source, provider, model, variant, detail, quantity, old_value, new_value, change_frac, old_label,
         new_label)""")
     ctx = SiteContext(con=con, as_of=date(2026, 11, 30), generated_on=date(2026, 11, 30))
-    section = changes._inferred(ctx)
+    section = inferred_section(ctx)
     html = "".join(str(b) for b in section.blocks if isinstance(b, str))
     tables = read_tables_from(html)
     listed = [
@@ -160,7 +160,7 @@ def test_what_a_price_change_implies_is_listed_first_party_first_with_labels_and
 
 def test_every_quantity_the_analysis_compares_has_a_readable_name():
     from econ.analyses.inferred_changes import QUANTITIES
-    from econ.report.pages.changes import QUANTITY_NAMES
+    from econ.report.pages.changes_inferred import QUANTITY_NAMES
 
     compared = {q for _, _, numeric, categorical in QUANTITIES.values() for q in (*numeric, *categorical)}
     assert set(QUANTITY_NAMES) == compared
