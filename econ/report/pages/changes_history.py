@@ -101,7 +101,7 @@ def first_party_section(ctx: SiteContext) -> Section:
     frame = ctx.query(FIRST_PARTY)
     if not frame.height:
         return Section(heading, [coverage(ctx), note("No first-party price moved in this history.")])
-    shown = frame.with_columns(
+    shown = frame.filter(pl.col("component").is_in(PAGE_COMPONENTS)).with_columns(
         window_text(),
         commit_url("window_to_commit").alias("commit"),
         commit_url("window_from_commit").alias("from_commit"),

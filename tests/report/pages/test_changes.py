@@ -207,3 +207,12 @@ def test_first_party_changes_and_conflicts_are_downloads(built_report):
     assert changes.filter((pl.col("source") == "llm_prices") & (pl.col("canonical_model") == "gpt-5.6-luna")).height
     conflicts = pl.read_csv(built_report / "what-changed" / "price-conflicts.csv.gz", infer_schema_length=None)
     assert conflicts.height > 0 and {"source", "other_source"} <= set(conflicts.columns)
+
+
+def test_the_first_party_table_shows_input_and_output_and_the_csv_every_component(built_report):
+    """The caption says the page's table holds input and output prices and the CSV every component: a cache-read
+    move is in the CSV and not on the page (the filter was declared and never applied until session 35)."""
+    page = built_report / "what-changed.html"
+    shown = {r["Component"] for r in read_tables(page)["first-party-changes"]}
+    changes = pl.read_csv(built_report / "what-changed" / "first-party-changes.csv.gz", infer_schema_length=None)
+    assert shown == {"input", "output"} and "cache_read" in set(changes["component"])
