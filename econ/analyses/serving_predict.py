@@ -229,6 +229,19 @@ def predict_configurations(
             "system_chips": extra["system_chips"],
         }
     ).with_columns(cr.slot_notes(extra))
+    if params is not None:  # a named engine the calibration did not measure is averaged: say so beside the slot note
+        unknown = pl.Series(engine, dtype=pl.String).str.len_chars().fill_null(0).gt(0) & ~pl.Series(stated)
+        note = pl.format(
+            "engine {} is not one the calibration measured ({}): predicted with the engines' average and its error "
+            "band",
+            pl.Series(engine, dtype=pl.String),
+            pl.lit(", ".join(sorted(known))),
+        )
+        pred = pred.with_columns(
+            pl.concat_str([pl.when(unknown).then(note), "_slot_note"], separator="; ", ignore_nulls=True)
+            .replace("", None)
+            .alias("_slot_note")
+        )
     pred = pred.with_columns(pl.when(pl.col("_bad")).then(pl.col("_status")).alias("_why")).drop("_status", "_bad")
     return _finish(frame, pred)
 

@@ -403,6 +403,34 @@ def test_a_file_of_runs_in_other_systems_and_re_releases(real_db, capsys, tmp_pa
     assert "3 of 4 rows predicted (1 unknown model)" in err
 
 
+def test_a_file_row_of_an_engine_the_calibration_never_measured_is_averaged_and_says_so(real_db, capsys, tmp_path):
+    """Two rows alike but for the engine: TensorRT-LLM, which the calibration measured, and Dynamo, which it did not.
+    The second is predicted with the engines' average, claims the average's band (calibration_bands.engine_stated
+    false) and says so in its notes, instead of passing for a calibrated engine."""
+    from tests.analyses.helpers import q
+
+    path = tmp_path / "engines.csv"
+    row = "meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,1024,fp8,fp8,64,2,1,1,2,1"
+    path.write_text(
+        "id,backend,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,"
+        f"pp_size,attention_dp_size,moe_tp_size,moe_ep_size\nknown,trtllm,{row}\nunknown,dynamo,{row}\n",
+        encoding="utf-8",
+    )
+    code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
+    known, unknown = json.loads(out)
+    assert code == 0 and known["status"] == unknown["status"] == "ok"
+    bands = dict(
+        q(
+            real_db,
+            "select engine_stated, error_factor_p90 from calibration_bands "
+            "where target = 'ttft' and regime = 'agg' and distance = 'seen'",
+        ).iter_rows()
+    )
+    assert known["ttft_error_factor_p90"] == pytest.approx(bands[True], rel=1e-12)
+    assert unknown["ttft_error_factor_p90"] == pytest.approx(bands[False], rel=1e-12)
+    assert known["notes"] is None and "engine dynamo is not one the calibration measured" in unknown["notes"]
+
+
 def test_a_bad_cell_in_the_file_names_its_line_and_column(real_db, capsys, tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text(
