@@ -118,12 +118,12 @@ def stage_build(
     from econ.results import CATALOG_COLUMNS, CATALOG_DESCRIPTIONS
 
     as_of = as_of or default_as_of()
+    code_hash = code_fingerprint()
     step("load", f"{Path(data_dir).name}/", 0, 1)
-    frames = load_all(Path(data_dir), pending=pending)
+    frames = load_all(Path(data_dir), pending=pending, cache_dir=cache_dir, salt=f"{code_hash}|{library_versions()}")
     boundary("build:loaded")
     staged_db = txn.stage(db_path, kind="database", companions=(".wal",))
     staged_reports = None if reports_dir is None else txn.stage(reports_dir, kind="reports")
-    code_hash = code_fingerprint()
     copied = copy_previous(Path(db_path), staged_db, code_hash=code_hash)
     with staged_database(staged_db, shown=Path(db_path), copied=copied) as con:
         previous = Previous.open(con) if copied else None

@@ -36,16 +36,22 @@ def decode_utf8(raw: bytes, shown: str, *, empty_hint: str, utf8_hint: str) -> s
         raise DataError([Problem(shown, line, None, f"is not valid UTF-8 (byte 0x{byte})", utf8_hint)]) from None
 
 
-def read_csv_rows(path: Path, *, shown: Path | None = None) -> tuple[list[str], list[list[str]], list[int]]:
-    """Header, rows and the physical line of each row; raises DataError on empty/non-UTF-8."""
-    shown = display_path(shown if shown is not None else path)
-    raw = read_bounded(
+def csv_bytes(path: Path, *, shown: Path | None = None) -> bytes:
+    """The bytes of a data table: a regular file of at most :data:`MAX_CSV_BYTES` (a pipe, a device or a runaway file
+    is a DataError naming it, never read)."""
+    return read_bounded(
         path,
         max_bytes=MAX_CSV_BYTES,
-        shown=shown,
+        shown=display_path(shown if shown is not None else path),
         what="a data table",
         hint="create it with the columns of data/README.md",
     )
+
+
+def read_csv_rows(path: Path, *, shown: Path | None = None) -> tuple[list[str], list[list[str]], list[int]]:
+    """Header, rows and the physical line of each row; raises DataError on empty/non-UTF-8."""
+    raw = csv_bytes(path, shown=shown)
+    shown = display_path(shown if shown is not None else path)
     text = decode_utf8(
         raw,
         shown,

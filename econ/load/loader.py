@@ -16,8 +16,9 @@ from econ.errors import DataError, Problem
 from econ.load.csv_text import display_path
 from econ.load.history import Store, read_store, store_paths
 from econ.load.history_periods import history_periods
+from econ.load.parsed_cache import read_cached
 from econ.load.references import check_references
-from econ.load.spec import FILE, LINE, check_refs, read_table, starts_key
+from econ.load.spec import FILE, LINE, check_refs, starts_key
 from econ.load.tables import FILE_SOURCES, HISTORY_SOURCES, INPUT_TABLES, PRICE_SNAPSHOT, PRICES
 from econ.paths import SNAPSHOT_DIR, SNAPSHOT_NAME
 from econ.price_values import PRICE_VALUE_COLUMNS
@@ -80,11 +81,15 @@ def list_snapshots(data_dir: Path, *, pending: dict[Path, Path] | None = None) -
     return sorted(found, key=lambda t: (t[1], t[0]))
 
 
-def load_all(data_dir: Path, *, pending: dict[Path, Path] | None = None) -> dict[str, pl.DataFrame]:
+def load_all(
+    data_dir: Path, *, pending: dict[Path, Path] | None = None, cache_dir: Path | None = None, salt: str = ""
+) -> dict[str, pl.DataFrame]:
     """Read, check and convert every table of ``data_dir``; union prices (what the inputs imply is the analyses').
 
     ``pending`` maps a snapshot's final path to a staged file holding its new content (``econ refresh``
-    stages the snapshot and moves it in with the database): it is read as if it were in place.
+    stages the snapshot and moves it in with the database): it is read as if it were in place. ``cache_dir``: each
+    file's checked frame is kept there by its bytes and ``salt`` (the code and library versions) and read back when
+    they recur (:mod:`econ.load.parsed_cache`); None parses every file.
     """
     data_dir = Path(data_dir)
     staged = {Path(data_dir) / Path(k).parent.name / Path(k).name: Path(v) for k, v in (pending or {}).items()}
@@ -104,7 +109,7 @@ def load_all(data_dir: Path, *, pending: dict[Path, Path] | None = None) -> dict
             )
             continue
         try:
-            frames[name] = read_table(path, spec)
+            frames[name] = read_cached(path, spec, cache_dir=cache_dir, salt=salt)
         except DataError as e:
             problems += e.problems
     snapshots = []
@@ -121,7 +126,11 @@ def load_all(data_dir: Path, *, pending: dict[Path, Path] | None = None) -> dict
         for source, when, path in list_snapshots(data_dir, pending=pending):
             extra = {"source": source, "snapshot_date": when}
             try:
-                snapshots.append(read_table(staged.get(path, path), PRICE_SNAPSHOT, extra=extra, shown=path))
+                snapshots.append(
+                    read_cached(
+                        staged.get(path, path), PRICE_SNAPSHOT, cache_dir=cache_dir, salt=salt, extra=extra, shown=path
+                    )
+                )
             except DataError as e:
                 problems += e.problems
     except DataError as e:
