@@ -9,12 +9,11 @@ import polars as pl
 from econ.analyses.calibration_tables import config_key
 from econ.analyses.inputs import architecture_of
 from econ.fits import calibration_cv as cv
+from econ.fits.calibration_cv import ANY_ENGINE
 
 BASES = ("model_out", "chip_out", "source_out", "random_out")
 HELD_OUT = ("model_out", "chip_out", "random_out")
 """The bases whose folds also predict each run with no engine stated (``calibration_cv.engine_average_runs``)."""
-ANY_ENGINE = "_any_engine"
-"""Suffix of a basis, a ratio column and a band where the prediction states no engine (the engines' average)."""
 DISTANCES = (
     ("seen", "random_out"),
     ("new_model", "model_out"),

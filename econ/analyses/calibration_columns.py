@@ -177,7 +177,7 @@ RUNS = ResultTable(
         ),
         *(
             C(
-                f"{basis}_any_engine_{target}_ratio",
+                f"{basis}{calibration_cv.ANY_ENGINE}_{target}_ratio",
                 "float",
                 "",
                 "check",

@@ -119,7 +119,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         pl.Series("predicted_tpot_s", np.exp(pred["tpot"])),
         *(
             pl.Series(f"{b}{a}_{t}_ratio", np.exp(held[b][f"{t}{a}"]))
-            for a in ("", "_any_engine")
+            for a in ("", cv.ANY_ENGINE)
             for b in ("model_out", "chip_out", "random_out")
             for t in ("ttft", "tpot")
         ),
@@ -138,7 +138,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         "prefill_workers",
         *(
             f"{b}{a}_{t}_ratio"
-            for a in ("", "_any_engine")
+            for a in ("", cv.ANY_ENGINE)
             for b in ("model_out", "chip_out", "random_out")
             for t in ("ttft", "tpot")
         ),

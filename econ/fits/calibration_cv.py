@@ -35,6 +35,9 @@ errors at this cap are those of scipy's solver run to convergence (40 evaluation
 (bench/calibration.py)."""
 
 QUANTILES = (0.5, 0.9)
+ANY_ENGINE = "_any_engine"
+"""Suffix of a held-out prediction (and of its ratio column, basis and band) made with no engine stated: every engine
+and engine/mode offset the mean of its kind's (:func:`engine_average_runs`)."""
 MIN_BAND_POINTS = 8
 """Fewest held-out rows a band is computed from; a thinner cell takes its target's pooled band at that distance."""
 
@@ -78,7 +81,7 @@ def cross_validate(
     masks choose which residual rows count; ``known``: :func:`at_point` of ``start``, shared by several bases)."""
     run_groups = np.asarray(run_groups, dtype=object)
     point_groups = np.asarray(point_groups, dtype=object)
-    keys = ("ttft", "tpot", "ttft_any_engine", "tpot_any_engine")
+    keys = ("ttft", "tpot", f"ttft{ANY_ENGINE}", f"tpot{ANY_ENGINE}")
     out = {k: np.full(problem.runs.n, np.nan) for k in keys} | {"points": np.full(problem.points.n, np.nan)}
     labels = sorted({g for g in np.concatenate([run_groups, point_groups]) if g is not None}, key=str)
     measured = {"ttft": problem.runs.log_ttft, "tpot": problem.runs.log_tpot, "points": problem.points.log_measured}
@@ -92,7 +95,7 @@ def cross_validate(
             out[key][held] = (pred[key] - measured[key])[held]
         if held_r.any():
             for key, log_value in zip(("ttft", "tpot"), engine_average_runs(z, problem)):
-                out[f"{key}_any_engine"][held_r] = (log_value - measured[key])[held_r]
+                out[f"{key}{ANY_ENGINE}"][held_r] = (log_value - measured[key])[held_r]
     return out
 
 
