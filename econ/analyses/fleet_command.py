@@ -232,7 +232,7 @@ def _shape(con, model: str, chip: str, moe: bool, max_chips: int) -> dict:
     }
 
 
-def _errors(con, model: str, chip: str, engine_stated: bool) -> dict[str, float | str]:
+def _errors(con, model: str, chip: str, engine_stated: bool) -> dict[str, float | str | bool]:
     """The calibration's held-out error factors for this plan's pools: the decode step as a disaggregated decode
     pool's time per output token, the prefill as its pool's time to first token, at the plan's distance from the
     calibration data, with its engine or the engines' average (``calibration_bands``, read as ``econ predict`` reads
@@ -240,7 +240,7 @@ def _errors(con, model: str, chip: str, engine_stated: bool) -> dict[str, float 
     seen = pl.DataFrame(con.sql("select arch_model, chip from calibration_seen"))
     dist = distances([model], [chip], set(seen["arch_model"].to_list()), set(seen["chip"].to_list()))
     bands = pl.DataFrame(con.sql("select * from calibration_bands"))
-    out: dict[str, float | str] = {"error_distance": str(dist[0])}
+    out: dict[str, float | str | bool] = {"error_distance": str(dist[0]), "error_engine_stated": engine_stated}
     for pool, target, regime in (("decode_step", "tpot", "disagg_decode"), ("prefill_ttft", "ttft", "disagg_prefill")):
         p50, p90, covered = band_factors(bands, target, [regime], dist, [engine_stated])
         out |= {
@@ -387,7 +387,8 @@ def plan_rows(plan: pl.DataFrame, errors: dict | None = None) -> list[tuple]:
         rows.append(
             (
                 "error factors from",
-                f"held-out disagg_decode / disagg_prefill runs, {errors['error_distance'].replace('_', ' ')} "
+                f"held-out disagg_decode / disagg_prefill runs, {errors['error_distance'].replace('_', ' ')}"
+                f"{'' if errors['error_engine_stated'] else ', predicted with the engine average'} "
                 "(calibration_bands); the chips and costs scale with the decode step and the prefill time",
                 "",
             )

@@ -315,7 +315,9 @@ def test_a_plan_says_how_far_off_its_decode_step_and_prefill_may_be(real_db, cap
     for stated, engine in ((False, ()), (True, ("--engine", "vllm"))):
         code, out, _ = run_cli(capsys, *args, *engine)
         plan = json.loads(out)
-        assert code == 0 and plan["error_distance"] == distance
+        assert code == 0 and plan["error_distance"] == distance and plan["error_engine_stated"] is stated
+        code, text, _ = run_cli(capsys, *args[:-2], *engine)
+        assert code == 0 and ("predicted with the engine average" in text) is not stated
         with duckdb.connect(str(real_db), read_only=True) as con:
             cells = (("decode_step", "tpot", "disagg_decode"), ("prefill_ttft", "ttft", "disagg_prefill"))
             for pool, target, regime in cells:
