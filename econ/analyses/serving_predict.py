@@ -80,9 +80,9 @@ def row_parameters(params: pl.DataFrame, groups: dict[str, list]) -> dict[str, n
     for name in cal.PARAMETERS:
         u = np.full(n, shared.get(name, cal.to_coordinate(name, cal.START[name])))
         for kind, levels in groups.items():  # one lookup per distinct level, then gathered for the rows
-            distinct, index = np.unique(np.asarray(levels, dtype=object).astype(str), return_inverse=True)
-            first = {str(lv): lv for lv in levels}
-            u = u + np.array([_offset(offsets, name, kind, first[d]) for d in distinct])[index]
+            raw = np.asarray(levels, dtype=object)
+            _, first, index = np.unique(raw.astype(str), return_index=True, return_inverse=True)
+            u = u + np.array([_offset(offsets, name, kind, lv) for lv in raw[first]])[index.reshape(-1)]
         out[name] = cal.to_value(name, u)
     return out
 
@@ -126,22 +126,21 @@ def band_factors(
     """(p50, p90, coverage of the p90 band out of group) of each row's cell (its regime, distance and whether its
     engine is ``stated``); a cell the bands lack takes its target's widest band at that distance (never a narrower
     one) and its lowest coverage."""
-    t = bands.filter(pl.col("target") == target)
-    cell = {
-        (r["regime"], r["distance"], r["engine_stated"]): (
-            r["error_factor_p50"],
-            r["error_factor_p90"],
-            r["coverage_p90_frac"],
-        )
-        for r in t.iter_rows(named=True)
-    }
-    widest = {}
-    for (_, d, e), (p50, p90, cov) in cell.items():
-        w = widest.get((d, e), (np.nan, -np.inf, np.inf))
-        widest[(d, e)] = (max(p50, w[0]) if np.isfinite(w[0]) else p50, max(p90, w[1]), np.nanmin([cov, w[2]]))
-    nothing = (np.nan, np.nan, np.nan)
-    rows = [cell.get((r, d, bool(e)), widest.get((d, bool(e)), nothing)) for r, d, e in zip(regimes, dist, stated)]
-    arr = np.array(rows, dtype=float).reshape(-1, 3)
+    factors = ["error_factor_p50", "error_factor_p90", "coverage_p90_frac"]
+    key = ["distance", "engine_stated"]
+    t = bands.filter(pl.col("target") == target).select("regime", *key, pl.col(factors).fill_nan(None))
+    widest = t.group_by(key).agg(pl.col(factors[:2]).max(), pl.col(factors[2]).min())
+    rows = pl.DataFrame(
+        {
+            "regime": np.asarray(regimes, dtype=str),
+            "distance": np.asarray(dist, dtype=str),
+            "engine_stated": np.asarray(stated, dtype=bool),
+        }
+    )
+    out = rows.join(t, on=["regime", *key], how="left", maintain_order="left").join(
+        widest, on=key, how="left", suffix="_widest", maintain_order="left"
+    )
+    arr = out.select(pl.coalesce(f, f"{f}_widest") for f in factors).to_numpy().astype(float).reshape(-1, 3)
     arr[~np.isfinite(arr)] = np.nan
     return arr[:, 0], arr[:, 1], arr[:, 2]
 
@@ -179,7 +178,7 @@ def predict_configurations(
         known = set(params.filter(pl.col("group_kind") == "engine")["group"].to_list())
     else:
         p, known = idealised(c.height), set()
-    stated = np.array([e in known for e in engine], dtype=bool)  # else the engines' average, and its band
+    stated = np.isin(np.asarray(engine, dtype=object).astype(str), list(known))  # else the engines' average
     with np.errstate(all="ignore"):
         ttft, tpot = cal.predict_runs(p, runs)
     users, osl = runs.users, runs.output_tokens
