@@ -287,9 +287,9 @@ def slot_notes(extra: dict) -> pl.Series:
     return both.select(pl.when("waits").then(note).alias("_slot_note")).to_series()
 
 
-def with_slot_note(notes: pl.Expr) -> pl.Expr:
-    """``notes`` with ``_slot_note`` (:func:`slot_notes`) after it, joined by "; " where both are there."""
-    return pl.coalesce(pl.concat_str([notes, pl.col("_slot_note")], separator="; "), notes, pl.col("_slot_note"))
+def with_note(notes: pl.Expr, note: pl.Expr) -> pl.Expr:
+    """``notes`` with ``note`` (e.g. :func:`slot_notes`) after it, joined by "; " where both are there."""
+    return pl.coalesce(pl.concat_str([notes, note], separator="; "), notes, note)
 
 
 def _bound(out: dict) -> np.ndarray:

@@ -149,7 +149,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         pl.col("decode_workers").fill_null(1.0),
         pl.col("prefill_workers").fill_null(1.0),
         pl.col("included").fill_null(False),
-        cr.with_slot_note(pl.col("notes")).alias("notes"),
+        cr.with_note(pl.col("notes"), pl.col("_slot_note")).alias("notes"),
         pl.col("_waits").fill_null(False),
     ).drop("_slot_note")
     waits = pl.col("_waits")

@@ -228,19 +228,19 @@ def predict_configurations(
             "system_chips": extra["system_chips"],
         }
     ).with_columns(cr.slot_notes(extra))
-    if params is not None:  # a named engine the calibration did not measure is averaged: say so beside the slot note
-        unknown = pl.Series(engine, dtype=pl.String).str.len_chars().fill_null(0).gt(0) & ~pl.Series(stated)
-        note = pl.format(
-            "engine {} is not one the calibration measured ({}): predicted with the engines' average and its error "
-            "band",
-            pl.Series(engine, dtype=pl.String),
-            pl.lit(", ".join(sorted(known))),
+    engine_note = pl.lit(None, dtype=pl.String)  # a named engine the calibration did not measure: its row says so
+    if params is not None:
+        named = pl.Series(engine, dtype=pl.String)
+        unknown = named.str.len_chars().fill_null(0).gt(0) & ~pl.Series(stated)
+        engine_note = pl.when(unknown).then(
+            pl.format(
+                "engine {} is not one the calibration measured ({}): predicted with the engines' average and its "
+                "error band",
+                named,
+                pl.lit(", ".join(sorted(known))),
+            )
         )
-        pred = pred.with_columns(
-            pl.concat_str([pl.when(unknown).then(note), "_slot_note"], separator="; ", ignore_nulls=True)
-            .replace("", None)
-            .alias("_slot_note")
-        )
+    pred = pred.with_columns(cr.with_note(engine_note, pl.col("_slot_note")).alias("_note")).drop("_slot_note")
     pred = pred.with_columns(pl.when(pl.col("_bad")).then(pl.col("_status")).alias("_why")).drop("_status", "_bad")
     return _finish(frame, pred)
 
@@ -255,8 +255,8 @@ def _finish(frame: pl.DataFrame, pred: pl.DataFrame) -> pl.DataFrame:
                 ).alias(name)
             )
     reason = pl.coalesce("reason", "_why") if "_why" in out.columns else pl.col("reason")
-    if "_slot_note" in out.columns:
-        out = out.with_columns(cr.with_slot_note(pl.col("notes")).alias("notes"))
+    if "_note" in out.columns:  # how the row was read, then what the prediction adds (a slot wait, an engine)
+        out = out.with_columns(cr.with_note(pl.col("notes"), pl.col("_note")).alias("notes"))
     return out.with_columns(
         reason.alias("reason"),
         pl.when(reason.is_null()).then(pl.lit("ok")).otherwise(pl.lit("not predicted")).alias("status"),
