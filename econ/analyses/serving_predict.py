@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 
 from econ.analyses import calibration_runs as cr
+from econ.analyses.calibration_tables import regimes
 from econ.fits import calibration as cal
 
 OUTPUT = (
@@ -105,14 +106,6 @@ def idealised(n: int) -> dict[str, np.ndarray]:
     return {k: np.full(n, 1.0 if k in cal.EFFICIENCIES else 0.0) for k in cal.PARAMETERS}
 
 
-def regime(mode: np.ndarray, users: np.ndarray, assumed: np.ndarray, waits: np.ndarray, target: str) -> np.ndarray:
-    """The regime of a TTFT or TPOT (as calibration_runs.regime_*, ``calibration_tables.regimes``)."""
-    pool = "disagg_prefill" if target == "ttft" else "disagg_decode"
-    disagg = np.where(assumed, f"{pool}_unstated_workers", pool)
-    base = np.where(users <= 1, "batch_1", np.where(mode == "agg", "agg", disagg)).astype(object)
-    return np.where(waits, base + "_slot_wait", base)
-
-
 def distances(arch_model, chip, seen_models: set, seen_chips: set) -> np.ndarray:
     """How far each row is from the calibration data: seen, new_model, new_chip or new_model_and_chip."""
     m = np.array([a in seen_models for a in arch_model])
@@ -187,7 +180,10 @@ def predict_configurations(
     mode = c["mode"].to_numpy()
     assumed = c["workers_assumed"].to_numpy()
     waits = cr.waits_for_slot(extra)
-    reg_ttft, reg_tpot = (regime(mode, users, assumed, waits, t) for t in ("ttft", "tpot"))
+    read = pl.DataFrame({"mode": mode, "users": users, "assumed": assumed, "waits": waits})
+    reg_ttft, reg_tpot = (
+        read.select(regimes(*(pl.col(k) for k in read.columns), t)).to_series().to_numpy() for t in ("ttft", "tpot")
+    )
     dist = distances(c["arch_model"].to_list(), c["chip"].to_list(), seen_models, seen_chips)
     if bands is not None and bands.height:
         t50, t90, t_cov = band_factors(bands, "ttft", reg_ttft, dist, stated)
