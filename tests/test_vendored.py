@@ -38,7 +38,7 @@ def test_vendored_files_are_unmodified(folder):
 
 
 def test_vendored_data_files_are_unmodified():
-    """data/ holds one vendored file (InferenceX runs): data/README.md lists its sha256 and it still matches."""
+    """data/ holds two files written elsewhere (InferenceX runs and launches): data/README.md lists their sha256."""
     data = Path(__file__).parents[1] / "data"
     files = listed(data)
     assert "inferencex_train.csv" in files

@@ -27,7 +27,16 @@ from econ.fits import calibration as cal
 from econ.fits import calibration_cv as cv
 
 NAME = "calibration"
-INPUTS = ("measured_points", "inferencex_train", "models", "model_derived", "hardware", "hardware_derived", "scenarios")
+INPUTS = (
+    "measured_points",
+    "inferencex_train",
+    "inferencex_launches",
+    "models",
+    "model_derived",
+    "hardware",
+    "hardware_derived",
+    "scenarios",
+)
 TABLES = (POINTS, RUNS, PARAMETERS, ERRORS, BANDS)
 
 MODELS_SQL = """
@@ -45,7 +54,8 @@ def _codes(values, levels: tuple[str, ...]) -> np.ndarray:
 def _runs(ctx, models: pl.DataFrame, hardware: pl.DataFrame, reserve: float):
     """(every run's configuration with its reason, the included runs' inputs, their Runs and extra arrays)."""
     raw = ctx.query("select * from inferencex_train")
-    configs = serving_runs.configurations(raw, models, hardware)
+    launches = ctx.query("select * from inferencex_launches")
+    configs = serving_runs.configurations(raw, models, hardware, launches)
     ok = configs.filter(pl.col("reason").is_null())
     c = cr.run_inputs(ok, models, hardware)
     runs, extra = cr.runs_problem(c, hbm_reserve_frac=reserve)

@@ -40,11 +40,21 @@ def read_points(path: Path) -> pl.DataFrame:
 
 
 def predict_frame(
-    rows: pl.DataFrame, models, hardware, params, bands, seen_models, seen_chips, *, hbm_reserve_frac: float
+    rows: pl.DataFrame,
+    models,
+    hardware,
+    params,
+    bands,
+    seen_models,
+    seen_chips,
+    *,
+    hbm_reserve_frac: float,
+    launches: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Predictions of rows of the spec's frame (see the module), with ``hbm_reserve_frac`` of each chip's HBM kept
-    from weights and cache (the calibration's, the ``base`` scenario's)."""
-    configs = serving_runs.configurations(rows, models, hardware)
+    from weights and cache (the calibration's, the ``base`` scenario's) and a disaggregated row without worker
+    counts read with the pools of its InferenceX launch (``launches``, as the calibration reads its runs)."""
+    configs = serving_runs.configurations(rows, models, hardware, launches)
     out = predict_configurations(
         configs,
         models,
@@ -71,8 +81,11 @@ def predict_points_file(db_path: Path, points: Path) -> pl.DataFrame:
         bands = pl.DataFrame(con.sql("select * from calibration_bands"))
         seen = pl.DataFrame(con.sql("select arch_model, chip from calibration_seen"))
         reserve = all_scenarios(con)["base"].hbm_reserve_frac
+        launches = pl.DataFrame(con.sql("select * from inferencex_launches"))
     seen_models, seen_chips = set(seen["arch_model"].to_list()), set(seen["chip"].to_list())
-    return predict_frame(rows, models, hardware, params, bands, seen_models, seen_chips, hbm_reserve_frac=reserve)
+    return predict_frame(
+        rows, models, hardware, params, bands, seen_models, seen_chips, hbm_reserve_frac=reserve, launches=launches
+    )
 
 
 def describe(frame: pl.DataFrame) -> str:

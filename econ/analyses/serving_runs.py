@@ -17,7 +17,8 @@ Known defects of the measured file, repaired and said so in ``notes`` (tests/ana
 - an agg row on an 8-chip system stored with more chips than the node (``tp_size=64`` for a ``tp8 ep8`` run):
   every such row's stored chip count is the square of a real one (8 → 64, 4 → 16), so the worker is taken as
   the square root, each degree capped by it;
-- a disagg row without worker counts: one prefill and one decode worker are assumed (``workers_assumed``);
+- a disagg row without worker counts: the pools of the InferenceX launch it matches
+  (:mod:`econ.analyses.launch_layouts`), else one prefill and one decode worker are assumed (``workers_assumed``);
 - a batch that does not match the stated concurrency: the stated concurrency wins;
 - a MoE row whose tensor parallel N divides none of the model's attention heads (DeepSeek-R1 on GB200 as ``tp36``,
   ``tp28``, ``tp72``; 118 rows): no engine splits 128 heads 36 ways, so N is the chip count of the whole system, not
@@ -39,6 +40,7 @@ import re
 
 import polars as pl
 
+from econ.analyses import launch_layouts
 from econ.load.serving_run_tables import SERVING_RUNS
 
 FORMATS = {
@@ -146,11 +148,14 @@ def _formats(column: str) -> pl.Expr:
     return pl.col(column).str.to_lowercase().replace_strict(FORMATS, default=None, return_dtype=pl.String)
 
 
-def configurations(rows: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFrame) -> pl.DataFrame:
+def configurations(
+    rows: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFrame, launches: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """One configuration per row of the AIConfigurator schema (columns of :data:`SCHEMA`), with the reason a row
     cannot be predicted (null: it can). ``models`` needs ``model``, ``hf_repo``, ``num_routed_experts`` and
-    ``num_attention_heads``; ``hardware`` ``chip`` and ``scale_up_domain_chips``. Vectorised: Python touches only
-    the distinct model and system names."""
+    ``num_attention_heads``; ``hardware`` ``chip`` and ``scale_up_domain_chips``; ``launches`` (the
+    ``inferencex_launches`` table) gives a disaggregated row without worker counts the pools it was launched with
+    (:mod:`econ.analyses.launch_layouts`). Vectorised: Python touches only the distinct model and system names."""
     columns = {**SPEC_COLUMNS, **OPTIONAL}
     rows = rows.with_columns(
         (pl.col(c).cast(t, strict=False) if c in rows.columns else pl.lit(None, dtype=t)).alias(c)
@@ -158,10 +163,18 @@ def configurations(rows: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFr
     )
     resolve = model_resolver(models)
     chips = {c.upper(): c for c in hardware["chip"].to_list()}
-    r = rows.with_columns(
-        _lookup(rows, "model_path", lambda v: resolve.get(model_key(v))).alias("arch_model"),
-        _lookup(rows, "system", lambda v: chips.get(chip_key(v))).alias("chip"),
+
+    def named(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.with_columns(
+            _lookup(frame, "model_path", lambda v: resolve.get(model_key(v))).alias("arch_model"),
+            _lookup(frame, "system", lambda v: chips.get(chip_key(v))).alias("chip"),
+        )
+
+    r = named(rows).with_columns(
+        pl.col("silicon_data_source").str.extract(CONCURRENCY, 1).cast(pl.Float64).alias("_stated"),
+        pl.col("silicon_data_source").str.extract(MEASURED, 1).alias("_measured_date"),
     )
+    r = launch_layouts.apply(r, named(launches) if launches is not None else None)
     info = models.select(
         pl.col("model").alias("arch_model"),
         pl.col("num_routed_experts").is_not_null().alias("_moe"),
@@ -188,7 +201,6 @@ def configurations(rows: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFr
         .str.to_lowercase()
         .replace_strict(KV_FORMATS, default=None, return_dtype=pl.String)
         .alias("_kv"),
-        pl.col("silicon_data_source").str.extract(CONCURRENCY, 1).cast(pl.Float64).alias("_stated"),
     )
     for pool in ("prefill", "decode"):
         r = r.with_columns(
@@ -353,6 +365,17 @@ def _notes() -> pl.Expr:
             for pool in ("decode", "prefill")
         ]
         + [
+            pl.when(pl.col("_launch_key").is_not_null()).then(
+                pl.format(
+                    "workers and layouts not stated: InferenceX's launch {} ({} prefill x {} chips, {} decode x {} "
+                    "chips; inferencex_launches)",
+                    pl.col("_launch_key"),
+                    pl.col("prefill_workers").cast(pl.Int64),
+                    (pl.col("_prefill_tp_size") * pl.col("_prefill_attention_dp_size")).cast(pl.Int64),
+                    pl.col("decode_workers").cast(pl.Int64),
+                    (pl.col("_decode_tp_size") * pl.col("_decode_attention_dp_size")).cast(pl.Int64),
+                )
+            ),
             pl.when(pl.col("workers_assumed")).then(
                 pl.lit(
                     "worker counts not stated: decode workers enough for 64 sequences per rank, prefill workers at "

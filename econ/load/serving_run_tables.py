@@ -130,3 +130,70 @@ SERVING_RUNS = dataclasses.replace(
     columns=tuple(c if c.required else dataclasses.replace(c, optional=True) for c in SERVING_RUNS.columns),
 )
 """Only the required columns must be in a file of runs; any other the file leaves out reads as blank."""
+
+
+def _launch_pool(pool: str) -> tuple[Column, ...]:
+    return (
+        Column(f"{pool}_workers", "int", "workers", f"{pool.title()} workers", required=True, positive=True),
+        Column(
+            f"{pool}_tp",
+            "int",
+            "chips",
+            f"Chips of one {pool} worker (tensor parallel, or attention data parallel when dp_attention is 1)",
+            required=True,
+            positive=True,
+            ceiling=ceilings.CHIPS,
+        ),
+        Column(f"{pool}_ep", "int", "chips", f"Expert-parallel degree of a {pool} worker", positive=True),
+        Column(
+            f"{pool}_dp_attention", "int", "", f"1 when a {pool} worker's attention runs data parallel", min=0, max=1
+        ),
+    )
+
+
+INFERENCEX_LAUNCHES = TableSpec(
+    name="inferencex_launches",
+    grain="one row per disaggregated launch (a search-space entry at one concurrency) of InferenceX's master configs",
+    description="What InferenceX launched for its multi-node runs, as its master configs state them: each pool's "
+    "workers and layout, speculative decoding, the concurrency, and the commits that held it "
+    "(scripts/inferencex_launches.py writes it from the repository's history)",
+    key=(
+        "config_key",
+        "model_prefix",
+        "system",
+        "engine",
+        "precision",
+        "isl",
+        "osl",
+        "speculative_decoding",
+        "concurrency",
+        "prefill_workers",
+        "prefill_tp",
+        "prefill_ep",
+        "prefill_dp_attention",
+        "decode_workers",
+        "decode_tp",
+        "decode_ep",
+        "decode_dp_attention",
+    ),
+    columns=(
+        Column("model_prefix", "str", "", "The config's model-prefix", required=True),
+        Column("model_path", "str", "", "Hugging Face id the prefix names (blank: none known)"),
+        Column("system", "str", "", "Chip of the runner (h200, gb200, mi355x, …)", required=True),
+        Column("engine", "str", "", "Serving engine (trtllm, sglang, vllm)", required=True),
+        Column("precision", "str", "", "Checkpoint precision (fp8, fp4)", required=True),
+        Column("isl", "int", "tokens", "Input length", required=True, positive=True, ceiling=ceilings.TOKENS),
+        Column("osl", "int", "tokens", "Output length", required=True, positive=True, ceiling=ceilings.TOKENS),
+        Column("speculative_decoding", "str", "", "mtp or none", required=True, allowed=("mtp", "none")),
+        Column("concurrency", "int", "requests", "Concurrency of the launch", required=True, positive=True),
+        *_launch_pool("prefill"),
+        *_launch_pool("decode"),
+        Column("first_date", "date", "", "Commit date of the first config version that held the launch", required=True),
+        Column(
+            "last_date", "date", "", "Commit date of the last version (up to 2026-04-28) that held it", required=True
+        ),
+        Column("first_commit", "str", "", "That first commit of github.com/SemiAnalysisAI/InferenceX", required=True),
+        Column("last_commit", "str", "", "That last commit", required=True),
+        Column("config_key", "str", "", "The config's name in the master file", required=True),
+    ),
+)

@@ -1,0 +1,107 @@
+"""A disaggregated run without worker counts, read with the workers and layouts InferenceX launched it with.
+
+Most of ``inferencex_train``'s disaggregated rows state neither pool's worker count, and many store a layout that is
+not the run's (a GB200 ``dep32`` decode pool stored as ``tp_size=32, moe_ep_size=4``: the prefill's expert degree
+copied). InferenceX's master configs state every multi-node launch (``inferencex_launches``, written from the
+repository's history by ``scripts/inferencex_launches.py``): model, chip, engine, format, lengths, concurrency and
+each pool's workers, chips, expert degree and attention data parallelism. A row takes a launch's pools when exactly
+one set of pools matches it:
+
+- the same architecture, chip, engine, checkpoint format, input and output length;
+- its concurrency is the launch's, or the launch's times its decode workers (how the dump states some runs);
+- it was measured while a config version held the launch (``first_date`` − 3 days to ``last_date`` + 3 days).
+
+Which launch ran (MTP or not) may stay ambiguous; the pools must not. A row with stated workers keeps its own. A
+launch whose pool is a placeholder (attention data parallel over one chip, or an expert degree above the pool's
+chips: early SGLang GB200 entries, whose layouts live in the recipe files they name) is not used.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+SLACK_DAYS = 3
+"""Days a run may be measured before a config version's commit date or after its last one (a config is committed
+on the day it runs, and runs of a version go on for a day or two after the next commit)."""
+
+POOL_KEYS = tuple(f"{pool}_{k}" for pool in ("prefill", "decode") for k in ("workers", "tp", "ep", "dp_attention"))
+
+
+def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
+    """``(_row, launch pools, _launch_key)`` of every row of ``rows`` that exactly one set of pools of ``launches``
+    matches. ``rows`` has ``_row``, ``arch_model``, ``chip``, ``backend``, ``precision``, ``isl``, ``osl``,
+    ``_stated`` (concurrency) and ``_measured_date``; ``launches`` the table's columns with ``arch_model`` and
+    ``chip`` resolved."""
+    keys = ["arch_model", "chip", "engine", "precision", "isl", "osl"]
+    left = rows.select(
+        "_row",
+        "arch_model",
+        "chip",
+        pl.col("backend").str.to_lowercase().alias("engine"),
+        pl.col("precision").str.to_lowercase(),
+        pl.col("isl").cast(pl.Int64),
+        pl.col("osl").cast(pl.Int64),
+        pl.col("_stated").alias("_conc"),
+        pl.col("_measured_date").str.to_date(strict=False).alias("_measured"),
+    ).drop_nulls(["arch_model", "chip", "_conc"])
+    right = launches.select(
+        *keys[:3],
+        pl.col("precision").str.to_lowercase(),
+        pl.col("isl").cast(pl.Int64),
+        pl.col("osl").cast(pl.Int64),
+        pl.col("concurrency").cast(pl.Float64),
+        *POOL_KEYS,
+        pl.col("first_date").dt.offset_by(f"-{SLACK_DAYS}d").alias("_from"),
+        pl.col("last_date").dt.offset_by(f"{SLACK_DAYS}d").alias("_to"),
+        "config_key",
+    )
+    placeholder = pl.any_horizontal(
+        ((pl.col(f"{pool}_dp_attention") == 1) & (pl.col(f"{pool}_tp") == 1))
+        | (pl.col(f"{pool}_ep").fill_null(1) > pl.col(f"{pool}_tp"))
+        for pool in ("prefill", "decode")
+    )
+    j = left.join(right.filter(~placeholder), on=keys, how="inner")
+    conc = (pl.col("_conc") == pl.col("concurrency")) | (
+        pl.col("_conc") == pl.col("concurrency") * pl.col("decode_workers")
+    )
+    when = pl.col("_measured").is_null() | pl.col("_measured").is_between(pl.col("_from"), pl.col("_to"))
+    j = j.filter(conc & when)
+    pools = j.unique(["_row", *POOL_KEYS]).group_by("_row").agg(pl.len().alias("_n"), pl.col("config_key").first())
+    one = pools.filter(pl.col("_n") == 1).select("_row", pl.col("config_key").alias("_launch_key"))
+    return one.join(j.unique(["_row"], keep="first").select("_row", *POOL_KEYS), on="_row", how="left")
+
+
+def apply(rows: pl.DataFrame, launches: pl.DataFrame | None) -> pl.DataFrame:
+    """``rows`` (stored ``disagg`` rows without both worker counts matched by :func:`match`) with the launch's pools
+    in the AIConfigurator columns (``*_num_workers``, ``*_tp_size``, ``*_attention_dp_size``, ``*_moe_tp_size``,
+    ``*_moe_ep_size``, ``*_pp_size`` 1) and ``_launch_key`` (null: not matched)."""
+    if launches is None or launches.is_empty():
+        return rows.with_columns(pl.lit(None, dtype=pl.String).alias("_launch_key"))
+    unstated = (pl.col("mode") == "disagg") & (
+        pl.col("prefill_num_workers").is_null()
+        | (pl.col("prefill_num_workers") <= 0)
+        | pl.col("decode_num_workers").is_null()
+        | (pl.col("decode_num_workers") <= 0)
+    )
+    rows = rows.with_row_index("_row")
+    found = match(rows.filter(unstated), launches)
+    rows = rows.join(found, on="_row", how="left")
+    hit = pl.col("_launch_key").is_not_null()
+    out = []
+    for pool in ("prefill", "decode"):
+        dp = pl.col(f"{pool}_dp_attention") == 1
+        chips = pl.col(f"{pool}_tp").cast(pl.Float64)
+        ep = pl.col(f"{pool}_ep").cast(pl.Float64).fill_null(1.0)
+        stated = {
+            "num_workers": pl.col(f"{pool}_workers").cast(pl.Float64),
+            "tp_size": pl.when(dp).then(1.0).otherwise(chips),
+            "attention_dp_size": pl.when(dp).then(chips).otherwise(1.0),
+            "pp_size": pl.lit(1.0),
+            "moe_ep_size": ep,
+            "moe_tp_size": chips / ep,
+        }
+        out += [
+            pl.when(hit).then(v).otherwise(pl.col(f"{pool}_{k}").cast(pl.Float64)).alias(f"{pool}_{k}")
+            for k, v in stated.items()
+        ]
+    return rows.with_columns(out).drop("_row", *POOL_KEYS)

@@ -1,0 +1,205 @@
+"""A disaggregated run without worker counts takes the pools InferenceX launched it with, only when one set fits."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import subprocess
+
+import duckdb
+import polars as pl
+import pytest
+
+from econ.analyses import launch_layouts as ll
+from econ.analyses import serving_runs as sr
+from econ.analyses.calibration import MODELS_SQL
+from tests.conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def tables(real_db):
+    with duckdb.connect(str(real_db), read_only=True) as con:
+        return (
+            con.sql(MODELS_SQL).pl(),
+            con.sql("select * from hardware").pl(),
+            con.sql("select * from inferencex_launches").pl(),
+        )
+
+
+LAUNCH = {
+    "model_prefix": "dsr1",
+    "model_path": "deepseek-ai/DeepSeek-R1",
+    "system": "gb200",
+    "engine": "trtllm",
+    "precision": "fp4",
+    "isl": 1024,
+    "osl": 1024,
+    "speculative_decoding": "none",
+    "concurrency": 4301,
+    "prefill_workers": 2,
+    "prefill_tp": 4,
+    "prefill_ep": 4,
+    "prefill_dp_attention": 1,
+    "decode_workers": 1,
+    "decode_tp": 32,
+    "decode_ep": 32,
+    "decode_dp_attention": 1,
+    "first_date": dt.date(2026, 1, 30),
+    "last_date": dt.date(2026, 3, 27),
+    "first_commit": "a" * 40,
+    "last_commit": "b" * 40,
+    "config_key": "dsr1-fp4-gb200-dynamo-trt",
+}
+ROW = {
+    "id": "r1",
+    "silicon_data_source": "source_file=x.csv; silicon_concurrency=4301; measured=2026-03-23T13:00:07Z",
+    "backend": "trtllm",
+    "model_path": "nvidia/DeepSeek-R1-0528-FP4-v2",
+    "system": "gb200",
+    "precision": "fp4",
+    "mode": "disagg",
+    "isl": 1024,
+    "osl": 1024,
+    "gemm_quant_mode": "nvfp4",
+    "moe_quant_mode": "nvfp4",
+    **{f"prefill_{k}": v for k, v in (("tp_size", 4), ("pp_size", 1), ("attention_dp_size", 1), ("moe_tp_size", 1))},
+    "prefill_moe_ep_size": 4,
+    # the file's defect: a dep32 decode pool stored as tp 32 with the prefill's expert degree
+    **{f"decode_{k}": v for k, v in (("tp_size", 32), ("pp_size", 1), ("attention_dp_size", 1), ("moe_tp_size", 8))},
+    "decode_moe_ep_size": 4,
+}
+
+
+def read(tables, launches, **changes):
+    models, hardware, _ = tables
+    frame = pl.DataFrame([{**ROW, **changes}])
+    return sr.configurations(frame, models, hardware, pl.DataFrame(launches) if launches else None).row(0, named=True)
+
+
+def test_a_run_that_one_launch_fits_takes_its_pools_and_says_which(tables):
+    r = read(tables, [LAUNCH])
+    assert not r["workers_assumed"]
+    assert (r["decode_workers"], r["decode_tensor_parallel"], r["decode_attention_data_parallel"]) == (1, 1, 32)
+    assert r["decode_expert_parallel"] == 32 and r["decode_expert_tensor_parallel"] == 1
+    assert (r["prefill_workers"], r["prefill_tensor_parallel"], r["prefill_attention_data_parallel"]) == (2, 1, 4)
+    assert "InferenceX's launch dsr1-fp4-gb200-dynamo-trt (2 prefill x 4 chips, 1 decode x 32 chips" in r["notes"]
+
+
+def test_the_dump_may_state_the_concurrency_times_the_decode_workers(tables):
+    launch = {**LAUNCH, "concurrency": 1075, "decode_workers": 4, "decode_tp": 8, "decode_ep": 8}
+    r = read(tables, [launch], silicon_data_source="silicon_concurrency=4300; measured=2026-03-23T13:00:07Z")
+    assert r["decode_workers"] == 4 and r["decode_attention_data_parallel"] == 8
+
+
+@pytest.mark.parametrize(
+    ("launches", "changes"),
+    [
+        ([LAUNCH, {**LAUNCH, "decode_workers": 2, "speculative_decoding": "mtp"}], {}),  # two sets of pools fit
+        ([LAUNCH], {"silicon_data_source": "silicon_concurrency=4301; measured=2026-04-05T00:00:00Z"}),  # too late
+        ([LAUNCH], {"silicon_data_source": "silicon_concurrency=4300; measured=2026-03-23T00:00:00Z"}),
+        ([LAUNCH], {"isl": 8192}),
+        ([LAUNCH], {"backend": "sglang"}),
+        ([LAUNCH], {"prefill_num_workers": 3, "decode_num_workers": 1}),  # the run states its own
+        ([{**LAUNCH, "prefill_tp": 1}], {}),  # attention data parallel over one chip: a placeholder
+        ([{**LAUNCH, "decode_ep": 64}], {}),  # more expert ranks than chips: a placeholder
+        (None, {}),
+    ],
+)
+def test_no_launch_or_more_than_one_set_of_pools_leaves_the_run_as_stored(tables, launches, changes):
+    r = read(tables, launches, **changes)
+    assert "InferenceX's launch" not in (r["notes"] or "")
+    assert r["decode_tensor_parallel"] != 1 or r["decode_attention_data_parallel"] != 32
+
+
+@pytest.mark.parametrize(("days", "found"), [(ll.SLACK_DAYS, True), (ll.SLACK_DAYS + 1, False)])
+def test_a_run_measured_days_after_the_last_version_that_held_the_launch(tables, days, found):
+    measured = LAUNCH["last_date"] + dt.timedelta(days=days)
+    r = read(tables, [LAUNCH], silicon_data_source=f"silicon_concurrency=4301; measured={measured}T00:00:00Z")
+    assert ("InferenceX's launch" in (r["notes"] or "")) is found
+
+
+def test_the_same_launch_table_whichever_order_its_rows_come_in(tables):
+    launches = [LAUNCH, {**LAUNCH, "concurrency": 2048, "decode_workers": 2}]
+    a = read(tables, launches)
+    b = read(tables, launches[::-1])
+    assert a == b
+
+
+def test_the_measured_files_runs_without_worker_counts_mostly_find_their_launch(tables):
+    """454 of the 793 disaggregated rows without worker counts fit exactly one set of launched pools; each matched row
+    keeps its model, chip, engine and lengths, and every GB200 TensorRT-LLM row stored as tp 32 with expert degree 4
+    (the defect) that matches is read with 32 attention ranks."""
+    models, hardware, launches = tables
+    raw = pl.read_csv(REPO / "data" / "inferencex_train.csv", infer_schema_length=0)
+    configs = sr.configurations(raw, models, hardware, launches)
+    matched = configs.filter(pl.col("notes").str.contains("InferenceX's launch"))
+    unstated = raw.filter((pl.col("mode") == "disagg") & pl.col("decode_num_workers").is_null()).height
+    assert unstated == 793 and 400 <= matched.height <= unstated
+    tp32 = matched.join(
+        raw.filter((pl.col("decode_tp_size") == "32") & (pl.col("decode_moe_ep_size") == "4")).select(
+            pl.col("id").alias("run_id")
+        ),
+        on="run_id",
+    )
+    assert tp32.height > 0 and (tp32["decode_attention_data_parallel"] * tp32["decode_tensor_parallel"] == 32).all()
+
+
+def test_the_launch_table_is_what_the_script_writes_from_a_config_history(tmp_path):
+    """scripts/inferencex_launches.py on a two-commit history: one row per launch with its first and last commit, the
+    same bytes twice; a version that does not parse and a pool of 0 workers launch nothing."""
+    pytest.importorskip("yaml")
+    spec = importlib.util.spec_from_file_location("launches_script", REPO / "scripts" / "inferencex_launches.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    config = """
+dsr1-fp4-gb200-dynamo-trt:
+  model-prefix: dsr1
+  runner: gb200
+  precision: fp4
+  framework: dynamo-trt
+  disagg: true
+  seq-len-configs:
+  - isl: 1024
+    osl: 1024
+    search-space:
+    - conc-list: [{concs}]
+      prefill: {{num-worker: 2, tp: 4, ep: 4, dp-attn: true}}
+      decode: {{num-worker: 1, tp: 32, ep: 32, dp-attn: true}}
+    - conc-list: [8]
+      prefill: {{num-worker: 1, tp: 4, ep: 4, dp-attn: true}}
+      decode: {{num-worker: 0, tp: 8, ep: 8}}
+"""
+    repo = tmp_path / "ix"
+    path = repo / ".github" / "configs"
+    path.mkdir(parents=True)
+
+    def commit(text, date):
+        (path / "nvidia-master.yaml").write_text(text)
+        env = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date, "HOME": str(tmp_path)}
+        git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+        subprocess.run([*git, "add", "-A"], check=True, env=env)
+        subprocess.run([*git, "commit", "-qm", date], check=True, env=env)
+
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    commit(config.format(concs="2048, 4301"), "2026-01-30T12:00:00Z")
+    commit("{ tp: 8， ep: 1 }", "2026-02-01T12:00:00Z")  # a full-width comma: does not parse
+    commit(config.format(concs="4301"), "2026-03-27T12:00:00Z")
+
+    def run():
+        out = subprocess.run(
+            ["python", str(REPO / "scripts" / "inferencex_launches.py"), str(repo)],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        return out
+
+    first = run()
+    assert first == run()
+    rows = list(__import__("csv").DictReader(first.splitlines()))
+    assert [(r["concurrency"], r["first_date"], r["last_date"]) for r in rows] == [
+        ("2048", "2026-01-30", "2026-01-30"),
+        ("4301", "2026-01-30", "2026-03-27"),
+    ]
+    assert rows[0]["decode_tp"] == "32" and rows[0]["model_path"] == "deepseek-ai/DeepSeek-R1"
+    assert script.COLUMNS == tuple(rows[0])
