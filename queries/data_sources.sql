@@ -7,7 +7,7 @@
 -- vendored unmodified (vendored: the InferenceX runs, data/README.md).
 -- Grain: one row per input table x origin x source_url (models' pre-training token counts are listed as their own table).
 -- column table_name: Input table the rows are in (models.pretrain_tokens: the models' pre-training token counts)
--- column origin: How the rows arrived: hand (a CSV in data/), litellm or openrouter (an imported price map), vendored (a third-party file kept unmodified in data/)
+-- column origin: How the rows arrived: hand (a CSV in data/), litellm or openrouter (an imported price map), vendored (a third-party file kept unmodified in data/), derived (written from a third-party repository by a script in scripts/)
 -- column source_url: Page the rows were read from ('' when blank)
 -- column row_count: Rows of the table with this origin and source_url [rows]
 -- column date_column: Column the dates come from (null: the table carries no date)
@@ -78,6 +78,13 @@ with urls as (
         || 'aic-core/src/aiconfigurator_core/systems/silicon_sample.csv',
         null, null, null
     from inferencex_train
+    union all
+    select
+        'inferencex_launches', 'derived',
+        'https://github.com/SemiAnalysisAI/InferenceX/blob/' || last_commit || '/.github/configs/'
+        || case when system = 'mi355x' then 'amd' else 'nvidia' end || '-master.yaml',
+        'last_date', first_date, last_date
+    from inferencex_launches
 ),
 
 final as (

@@ -86,7 +86,7 @@ def _points(ctx, models: pl.DataFrame, reserve: float):
     )
     candidates = p.filter(pl.col("_reason").is_null())
     pts = cp.points(candidates, models, reserve)
-    bound = cal.predict_points(_ideal(pts.n), pts)["value"]
+    bound = cal.predict_points(cal.ideal_parameters(pts.n), pts)["value"]
     runs = np.isfinite(bound) & (bound > 0)
     no_fit = f"the stated layout does not hold the weights and one sequence in HBM (less the {reserve:.0%} reserve)"
     reasons = pl.Series("_fit_reason", [None if r else no_fit for r in runs], dtype=pl.String)
@@ -94,11 +94,6 @@ def _points(ctx, models: pl.DataFrame, reserve: float):
         pl.coalesce("_reason", "_fit_reason").alias("_reason")
     )
     return p, candidates.filter(pl.Series(runs)), cp.take(pts, runs)
-
-
-def _ideal(n: int) -> dict:
-    """Parameters of the roofline bound: every efficiency 1, no fixed cost, no imbalance, no queue."""
-    return {k: np.full(n, 1.0 if k in cal.EFFICIENCIES else 0.0) for k in cal.PARAMETERS}
 
 
 @dataclass(frozen=True)

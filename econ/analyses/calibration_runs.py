@@ -218,6 +218,7 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
         slot_share=users_per_worker / batch,
         output_tokens=osl,
         accepted=deployment.accepted_tokens_per_step(run["speculative_tokens"], run["acceptance_frac"]),
+        speculation=np.asarray(_optional(c, "speculation_launched", 0.0), dtype=float),
         decode=Step.from_terms(decode),
         first=pick(first_agg, first_dis),
         first_steps=np.where(agg, np.ceil(isl / chunk), 1.0),

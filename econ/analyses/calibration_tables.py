@@ -21,6 +21,7 @@ UNITS = {
     "expert_imbalance_scale": "ratio",
     "queue_wait_frac": "ratio",
     "burst_wait_frac": "ratio",
+    "speculation_speedup": "ratio",
 }
 MEANING = {
     "gemm_mfu_frac": "achieved share of peak FLOP/s of the dense (non-expert) GEMMs",
@@ -37,6 +38,7 @@ MEANING = {
     "ttft_stream_steps": "decode steps before the first streamed chunk reaches the client",
     "queue_wait_frac": "share of the closed-loop queueing wait (mean-value analysis) a request meets",
     "burst_wait_frac": "share of the opening burst's wait the first requests meet",
+    "speculation_speedup": "TPOT speed-up of a launch that speculates (MTP) without stating draft length or acceptance",
 }
 
 
@@ -165,7 +167,7 @@ def points_frame(p, fitted, pts, z, problem, held) -> pl.DataFrame:
     """``calibration_points``: every published point, the included ones with their predictions."""
     u = cal.coordinates(z, problem.levels, problem.point_codes, pts.n)
     predicted = cal.predict_points(cal.values(u), pts)
-    bound = cal.predict_points({k: np.full(pts.n, 1.0 if k in cal.EFFICIENCIES else 0.0) for k in cal.PARAMETERS}, pts)
+    bound = cal.predict_points(cal.ideal_parameters(pts.n), pts)
     measured = np.exp(pts.log_measured)
     rows = np.arange(pts.n)
     regime = pl.col("regime")

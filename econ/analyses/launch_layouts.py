@@ -11,7 +11,8 @@ one set of pools matches it:
 - its concurrency is the launch's, or the launch's times its decode workers (how the dump states some runs);
 - it was measured while a config version held the launch (``first_date`` − 3 days to ``last_date`` + 3 days).
 
-Which launch ran (MTP or not) may stay ambiguous; the pools must not. A row with stated workers keeps its own. A
+Which launch ran (MTP or not) may stay ambiguous; the pools must not. Where every matching launch speculates, the run
+is marked :data:`SPECULATION`. A row with stated workers keeps its own. A
 launch whose pool is a placeholder (attention data parallel over one chip, or an expert degree above the pool's
 chips: early SGLang GB200 entries, whose layouts live in the recipe files they name) is not used.
 """
@@ -24,14 +25,19 @@ SLACK_DAYS = 3
 """Days a run may be measured before a config version's commit date or after its last one (a config is committed
 on the day it runs, and runs of a version go on for a day or two after the next commit)."""
 
+SPECULATION = "speculation_launched"
+"""True for a run every launch it matches speculates (MTP): the configs name no draft length or acceptance, so
+the calibration times its TPOT with a fitted speed-up (``speculation_speedup`` of :mod:`econ.fits.calibration`)."""
+
 POOL_KEYS = tuple(f"{pool}_{k}" for pool in ("prefill", "decode") for k in ("workers", "tp", "ep", "dp_attention"))
 
 
 def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
-    """``(_row, launch pools, _launch_key)`` of every row of ``rows`` that exactly one set of pools of ``launches``
-    matches. ``rows`` has ``_row``, ``arch_model``, ``chip``, ``backend``, ``precision``, ``isl``, ``osl``,
-    ``_stated`` (concurrency) and ``_measured_date``; ``launches`` the table's columns with ``arch_model`` and
-    ``chip`` resolved."""
+    """``(_row, speculation_launched, launch pools, _launch_key)`` of every row of ``rows`` that a launch matches:
+    ``speculation_launched`` when every matching launch speculates (MTP), the pools and key (else null) when exactly
+    one set of pools matches. ``rows`` has ``_row``, ``arch_model``, ``chip``, ``backend``, ``precision``, ``isl``,
+    ``osl``, ``_stated`` (concurrency) and ``_measured_date``; ``launches`` the table's columns with ``arch_model``
+    and ``chip`` resolved."""
     keys = ["arch_model", "chip", "engine", "precision", "isl", "osl"]
     left = rows.select(
         "_row",
@@ -53,6 +59,7 @@ def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
         *POOL_KEYS,
         pl.col("first_date").dt.offset_by(f"-{SLACK_DAYS}d").alias("_from"),
         pl.col("last_date").dt.offset_by(f"{SLACK_DAYS}d").alias("_to"),
+        "speculative_decoding",
         "config_key",
     )
     placeholder = pl.any_horizontal(
@@ -66,17 +73,21 @@ def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
     )
     when = pl.col("_measured").is_null() | pl.col("_measured").is_between(pl.col("_from"), pl.col("_to"))
     j = j.filter(conc & when)
+    j = j.sort("_row", *POOL_KEYS, "config_key", "speculative_decoding")
     pools = j.unique(["_row", *POOL_KEYS]).group_by("_row").agg(pl.len().alias("_n"), pl.col("config_key").first())
     one = pools.filter(pl.col("_n") == 1).select("_row", pl.col("config_key").alias("_launch_key"))
-    return one.join(j.unique(["_row"], keep="first").select("_row", *POOL_KEYS), on="_row", how="left")
+    specs = j.group_by("_row").agg(pl.col("speculative_decoding").unique().alias("_specs"))
+    speculation = specs.select("_row", (pl.col("_specs") == ["mtp"]).alias("speculation_launched"))
+    found = one.join(j.unique(["_row"], keep="first", maintain_order=True).select("_row", *POOL_KEYS), on="_row")
+    return speculation.join(found, on="_row", how="left")
 
 
 def apply(rows: pl.DataFrame, launches: pl.DataFrame | None) -> pl.DataFrame:
     """``rows`` (stored ``disagg`` rows without both worker counts matched by :func:`match`) with the launch's pools
     in the AIConfigurator columns (``*_num_workers``, ``*_tp_size``, ``*_attention_dp_size``, ``*_moe_tp_size``,
-    ``*_moe_ep_size``, ``*_pp_size`` 1) and ``_launch_key`` (null: not matched)."""
+    ``*_moe_ep_size``, ``*_pp_size`` 1), ``_launch_key`` (null: no one set of pools) and :data:`SPECULATION`."""
     if launches is None or launches.is_empty():
-        return rows.with_columns(pl.lit(None, dtype=pl.String).alias("_launch_key"))
+        return rows.with_columns(pl.lit(None, dtype=pl.String).alias("_launch_key"), pl.lit(False).alias(SPECULATION))
     unstated = (pl.col("mode") == "disagg") & (
         pl.col("prefill_num_workers").is_null()
         | (pl.col("prefill_num_workers") <= 0)
@@ -104,4 +115,4 @@ def apply(rows: pl.DataFrame, launches: pl.DataFrame | None) -> pl.DataFrame:
             pl.when(hit).then(v).otherwise(pl.col(f"{pool}_{k}").cast(pl.Float64)).alias(f"{pool}_{k}")
             for k, v in stated.items()
         ]
-    return rows.with_columns(out).drop("_row", *POOL_KEYS)
+    return rows.with_columns(*out, pl.col(SPECULATION).fill_null(False)).drop("_row", *POOL_KEYS)

@@ -101,11 +101,6 @@ def _offset(offsets: dict, name: str, kind: str, level) -> float:
     return float(np.mean(known)) if known else 0.0
 
 
-def idealised(n: int) -> dict[str, np.ndarray]:
-    """The roofline bound's parameters: every efficiency 1, no fixed cost, no imbalance, no queue."""
-    return {k: np.full(n, 1.0 if k in cal.EFFICIENCIES else 0.0) for k in cal.PARAMETERS}
-
-
 def distances(arch_model, chip, seen_models: set, seen_chips: set) -> np.ndarray:
     """How far each row is from the calibration data: seen, new_model, new_chip or new_model_and_chip."""
     m = np.array([a in seen_models for a in arch_model])
@@ -170,7 +165,7 @@ def predict_configurations(
         p = row_parameters(params, {"engine": engine, "architecture": arch, "serving": serving})
         known = set(params.filter(pl.col("group_kind") == "engine")["group"].to_list())
     else:
-        p, known = idealised(c.height), set()
+        p, known = cal.ideal_parameters(c.height), set()
     stated = np.isin(np.asarray(engine, dtype=object).astype(str), list(known))  # else the engines' average
     with np.errstate(all="ignore"):
         ttft, tpot = cal.predict_runs(p, runs)

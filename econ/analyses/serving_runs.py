@@ -284,6 +284,7 @@ def configurations(
         pl.col("_kv").is_not_null().alias("kv_cache_stated"),
         pl.col("nextn").fill_null(0.0).alias("speculative_tokens"),
         pl.col("nextn_accept_rate").fill_null(0.0).alias("acceptance_frac"),
+        (pl.col(launch_layouts.SPECULATION) & (pl.col("nextn").fill_null(0.0) <= 0)).alias(launch_layouts.SPECULATION),
         *(
             pl.col(f"{pool}_{k}")
             for pool in ("prefill", "decode")
@@ -374,6 +375,12 @@ def _notes() -> pl.Expr:
                     (pl.col("_prefill_tp_size") * pl.col("_prefill_attention_dp_size")).cast(pl.Int64),
                     pl.col("decode_workers").cast(pl.Int64),
                     (pl.col("_decode_tp_size") * pl.col("_decode_attention_dp_size")).cast(pl.Int64),
+                )
+            ),
+            pl.when(pl.col(launch_layouts.SPECULATION) & (pl.col("nextn").fill_null(0.0) <= 0)).then(
+                pl.lit(
+                    "launched with MTP (InferenceX's configs state no draft length or acceptance): TPOT over the "
+                    "calibrated speculation speed-up, the roofline bound without it"
                 )
             ),
             pl.when(pl.col("workers_assumed")).then(

@@ -44,10 +44,21 @@ START = {
     "ttft_stream_steps": 2.0,
     "queue_wait_frac": 0.5,
     "burst_wait_frac": 1.0,
+    "speculation_speedup": 1.8,
 }
 PARAMETERS = tuple(START)
 """The shared parameters, in this order (efficiencies first, then positive quantities). Each starts at, and its
-prior is centred on, its value in :data:`START`."""
+prior is centred on, its value in :data:`START`. ``speculation_speedup`` is the TPOT speed-up of a run launched with
+speculative decoding whose draft length and acceptance are not stated (InferenceX's MTP launches,
+:mod:`econ.analyses.launch_layouts`); it starts at DeepSeek-V3's "1.8 times TPS" with MTP (DeepSeek-V3 Technical
+Report, arXiv 2412.19437, section 5.4.3) and moves no run without such a launch."""
+
+
+def ideal_parameters(n: int) -> dict[str, np.ndarray]:
+    """The roofline bound's parameters: every efficiency 1, no fixed cost, no imbalance, no queue, no speed-up from
+    speculation the run does not state."""
+    return {k: np.full(n, 1.0 if k in EFFICIENCIES or k == "speculation_speedup" else 0.0) for k in PARAMETERS}
+
 
 SOURCED_SPREAD = 1.0
 """Prior spread (one standard deviation in u) of an efficiency whose centre is a published kernel measurement (90%
@@ -150,7 +161,7 @@ def values(u: np.ndarray) -> dict[str, np.ndarray]:
 
 
 @formula(
-    "TPOT = t(decode step)/accepted;  T₁ = ttft_s(S₀ = k·t(first), D = (t(full) − t(base))/n_req, C/s, "
+    "TPOT = t(decode step)/(accepted·v^f);  T₁ = ttft_s(S₀ = k·t(first), D = (t(full) − t(base))/n_req, C/s, "
     "Z = (O − 1)·TPOT);  TTFT = T₁ + W_slot(T₁, Z, s),  s = C/K",
     "this module; econ.physics.step_time",
 )
@@ -161,9 +172,15 @@ def predict_runs(p: dict, runs: Runs) -> tuple[np.ndarray, np.ndarray]:
     return parts["ttft_s"], parts["tpot_s"]
 
 
+def accepted_tokens(p: dict, runs: Runs) -> np.ndarray:
+    """Tokens a decode step yields per sequence: the stated speculation's, times ``speculation_speedup`` where a run
+    was launched speculating without saying how (``runs.speculation``)."""
+    return runs.accepted * np.asarray(p["speculation_speedup"], dtype=float) ** runs.speculation
+
+
 def run_components(p: dict, runs: Runs) -> dict[str, np.ndarray]:
     """The parts of each run's prediction [s]: its TPOT, first pass, prefill demand per request, TTFT."""
-    tpot = step_seconds(runs.decode, p) / runs.accepted
+    tpot = step_seconds(runs.decode, p) / accepted_tokens(p, runs)
     first = runs.first_steps * step_seconds(runs.first, p)
     demand = np.maximum(step_seconds(runs.demand, p) - step_seconds(runs.demand_base, p), 0.0)
     demand = demand / runs.demand_requests

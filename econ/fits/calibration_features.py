@@ -91,6 +91,7 @@ class Runs:
     slot_share: np.ndarray  # users per decode slot, C/K >= 1 (K: the sequences the decode pool's KV cache holds)
     output_tokens: np.ndarray  # mean output tokens per request
     accepted: np.ndarray  # tokens kept per decode step per sequence (speculative decoding)
+    speculation: np.ndarray  # 1 where launched with speculative decoding of unstated draft length and acceptance
     decode: Step  # the TPOT step (aggregated: with its share of prefill)
     first: Step  # a request's first prefill step (aggregated: beside the decode batch)
     first_steps: np.ndarray  # chunks of the prompt (steps of ``first``)

@@ -97,7 +97,8 @@ def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
     t_full, g_full = step_gradient(runs.demand, p)
     t_base, g_base = step_gradient(runs.demand_base, p)
     n, users, out = runs.n, runs.users / runs.slot_share, runs.output_tokens
-    tpot = t_dec / runs.accepted
+    accepted = cal.accepted_tokens(p, runs)
+    tpot = t_dec / accepted
     busy = t_full > t_base
     demand = np.where(busy, t_full - t_base, 0.0) / runs.demand_requests
     think = np.maximum(out - 1.0, 0.0) * tpot
@@ -120,7 +121,7 @@ def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
     for name in STEP_PARAMETERS:
         i = cal.PARAMETERS.index(name)
         d_demand = np.where(busy, g_full[name] - g_base[name], 0.0) / runs.demand_requests
-        d_tpot_abs = g_dec[name] / runs.accepted
+        d_tpot_abs = g_dec[name] / accepted
         d_ttft[:, i] = runs.first_steps * g_first[name] + by_demand * d_demand + by_tpot * d_tpot_abs
         d_tpot[:, i] = d_tpot_abs / tpot
     serving = {
@@ -131,6 +132,9 @@ def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
     }
     for name, g in serving.items():
         d_ttft[:, cal.PARAMETERS.index(name)] = g
+    i = cal.PARAMETERS.index("speculation_speedup")  # tpot ∝ v^(−f): d log tpot / du = −f
+    d_tpot[:, i] = -runs.speculation
+    d_ttft[:, i] = by_tpot * d_tpot[:, i] * tpot
     # the wait for a decode slot, (C/K − 1)·(TTFT + (O − 1)·TPOT): its derivative follows TTFT's and TPOT's
     wait = (runs.slot_share - 1.0)[:, None]
     d_ttft = (1.0 + wait) * d_ttft + wait * np.maximum(out - 1.0, 0.0)[:, None] * (d_tpot * tpot[:, None])

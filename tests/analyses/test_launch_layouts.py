@@ -85,6 +85,25 @@ def test_a_run_that_one_launch_fits_takes_its_pools_and_says_which(tables):
     assert "InferenceX's launch dsr1-fp4-gb200-dynamo-trt (2 prefill x 4 chips, 1 decode x 32 chips" in r["notes"]
 
 
+@pytest.mark.parametrize(
+    ("launches", "speculating"),
+    [
+        ([{**LAUNCH, "speculative_decoding": "mtp"}], True),
+        (
+            [{**LAUNCH, "speculative_decoding": "mtp"}, {**LAUNCH, "decode_workers": 2, "speculative_decoding": "mtp"}],
+            True,
+        ),
+        ([{**LAUNCH, "speculative_decoding": "mtp"}, {**LAUNCH, "prefill_workers": 3}], False),  # MTP or not: unknown
+        ([LAUNCH], False),
+    ],
+)
+def test_a_run_every_matching_launch_of_which_speculates_is_marked_so(tables, launches, speculating):
+    r = read(tables, launches)
+    assert r["speculation_launched"] is speculating
+    assert ("launched with MTP" in (r["notes"] or "")) is speculating
+    assert read(tables, launches, nextn=2, nextn_accept_rate=0.7)["speculation_launched"] is False  # stated: physics
+
+
 def test_the_dump_may_state_the_concurrency_times_the_decode_workers(tables):
     launch = {**LAUNCH, "concurrency": 1075, "decode_workers": 4, "decode_tp": 8, "decode_ep": 8}
     r = read(tables, [launch], silicon_data_source="silicon_concurrency=4300; measured=2026-03-23T13:00:07Z")

@@ -35,6 +35,7 @@ TRUE = {
     "ttft_stream_steps": 3.0,
     "queue_wait_frac": 0.5,
     "burst_wait_frac": 1.0,
+    "speculation_speedup": 1.5,
 }
 IDENTIFIED = (
     "gemm_mfu_frac",
@@ -45,6 +46,7 @@ IDENTIFIED = (
     "ttft_overhead_s",
     "ttft_stream_steps",
     "burst_wait_frac",
+    "speculation_speedup",
 )
 """Parameters the runs inform strongly (the rest bind rarely: their prior holds them near the start)."""
 
@@ -178,16 +180,20 @@ def test_a_band_whose_level_is_calibrated_on_other_groups_covers_new_groups_rows
 
 
 def test_calibrated_predictions_are_never_faster_than_the_bound(shipped):
-    bound = cal.predict_runs(
-        {k: np.full(shipped.runs.n, 1.0 if k in cal.EFFICIENCIES else 0.0) for k in cal.PARAMETERS}, shipped.runs
-    )
+    """Where a run states its speculation (or has none); a run launched speculating without saying how is bounded
+    without the speed-up (its bound is the step's, the prediction's TPOT times the fitted speed-up)."""
+    bound = cal.predict_runs(cal.ideal_parameters(shipped.runs.n), shipped.runs)
+    assert shipped.runs.speculation.sum() > 50
     rng = np.random.default_rng(5)
     for _ in range(5):
         values = {
             k: (rng.uniform(0.05, 1.0) if k in cal.EFFICIENCIES else v * rng.uniform(0.1, 10)) for k, v in TRUE.items()
         }
         ttft, tpot = cal.predict_runs({k: np.full(shipped.runs.n, v) for k, v in values.items()}, shipped.runs)
-        assert np.all(tpot >= bound[1] * (1 - 1e-12)) and np.all(ttft >= bound[0] * (1 - 1e-12))
+        plain = shipped.runs.speculation == 0
+        speedup = values["speculation_speedup"] ** shipped.runs.speculation
+        assert np.all(tpot * speedup >= bound[1] * (1 - 1e-12))
+        assert np.all(ttft[plain] >= bound[0][plain] * (1 - 1e-12))
 
 
 def test_a_thin_cell_is_checked_with_the_band_it_is_published_with():

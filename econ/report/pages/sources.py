@@ -74,7 +74,8 @@ def _data_sources(ctx: SiteContext) -> Section:
                 Col("last_date", "Latest", kind="date"),
             ],
             caption="Rows and sources per input table (origin hand = kept by hand in data/*.csv; litellm, openrouter = "
-            "imported price maps in data/snapshots/; vendored = a third-party file kept unmodified in data/)",
+            "imported price maps in data/snapshots/; vendored = a third-party file kept unmodified in data/; derived = "
+            "written from a third-party repository's history by a script in scripts/)",
             id="source-summary",
         ),
         table(
