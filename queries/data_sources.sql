@@ -82,9 +82,16 @@ with urls as (
     select
         'inferencex_launches', 'derived',
         'https://github.com/SemiAnalysisAI/InferenceX/blob/' || last_commit || '/.github/configs/'
-        || case when system = 'mi355x' then 'amd' else 'nvidia' end || '-master.yaml',
+        || case when system like 'mi3%' then 'amd' else 'nvidia' end || '-master.yaml',
         'last_date', first_date, last_date
     from inferencex_launches
+    union all
+    select
+        'inferencex_node_launches', 'derived',
+        'https://github.com/SemiAnalysisAI/InferenceX/blob/' || last_commit || '/.github/configs/'
+        || case when system like 'mi3%' then 'amd' else 'nvidia' end || '-master.yaml',
+        'last_date', first_date, last_date
+    from inferencex_node_launches
 ),
 
 final as (

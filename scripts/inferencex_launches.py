@@ -1,15 +1,17 @@
-"""Write ``data/inferencex_launches.csv``: every disaggregated launch InferenceX's master configs named.
+"""Write ``data/inferencex_launches.csv`` and ``data/inferencex_node_launches.csv``: what InferenceX's master
+configs launched.
 
-InferenceX (github.com/SemiAnalysisAI/InferenceX, Apache-2.0) states each multi-node benchmark it runs in
-``.github/configs/nvidia-master.yaml`` and ``amd-master.yaml``: per model, chip, engine and format, and per input
-and output length, a search space of prefill and decode pools (workers, tensor and expert parallel degrees,
-attention data parallel), whether it speculates (MTP) and the concurrencies it runs. Every version of those files
-committed up to ``--until`` is read; a launch (one concurrency of one search-space entry) is one row, with the first
-and last commit that held it. Deterministic: the same clone gives the same bytes.
+InferenceX (github.com/SemiAnalysisAI/InferenceX, Apache-2.0) states every benchmark it runs in
+``.github/configs/nvidia-master.yaml`` and ``amd-master.yaml``: per model, chip, engine, format and engine image, and
+per input and output length, a search space. A disaggregated entry names its prefill and decode pools (workers,
+tensor and expert parallel degrees, attention data parallel) and its concurrencies; a single-node (aggregated) entry
+its degrees and a concurrency range. Each says whether it speculates (MTP). Every version of those files committed up
+to ``--until`` is read; a launch is one row, with the first and last commit that held it. Deterministic: the same
+clone gives the same bytes.
 
-    python scripts/inferencex_launches.py PATH/TO/InferenceX > data/inferencex_launches.csv
+    python scripts/inferencex_launches.py PATH/TO/InferenceX data/
 
-Needs git and PyYAML (``pip install pyyaml``); econ itself reads only the CSV.
+Needs git and PyYAML (``pip install pyyaml``); econ itself reads only the CSVs.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import argparse
 import csv
 import subprocess
-import sys
+from pathlib import Path
 
 import yaml
 
@@ -36,48 +38,72 @@ MODELS = {
 """The Hugging Face id each ``model-prefix`` names (the configs' ``model`` is a local path or a re-release)."""
 ENGINES = {"trt": "trtllm", "sglang": "sglang", "vllm": "vllm"}
 """The engine a ``framework`` names (``dynamo-trt``, ``sglang-disagg``, …): the first of these it contains."""
-COLUMNS = (
-    "model_prefix", "model_path", "system", "engine", "precision", "isl", "osl", "speculative_decoding",
-    "concurrency", "prefill_workers", "prefill_tp", "prefill_ep", "prefill_dp_attention", "decode_workers",
-    "decode_tp", "decode_ep", "decode_dp_attention", "first_date", "last_date", "first_commit", "last_commit",
-    "config_key",
+COMMON = ("model_prefix", "model_path", "system", "engine", "precision", "isl", "osl", "speculative_decoding")
+DATES = ("first_date", "last_date", "first_commit", "last_commit", "config_key")
+SPLIT = (
+    *COMMON, "concurrency", "prefill_workers", "prefill_tp", "prefill_ep", "prefill_dp_attention", "decode_workers",
+    "decode_tp", "decode_ep", "decode_dp_attention", *DATES,
 )  # fmt: skip
+NODE = (*COMMON, "image", "tp", "ep", "dp_attention", "concurrency_start", "concurrency_end", *DATES)
+OUTPUTS = {"inferencex_launches.csv": SPLIT, "inferencex_node_launches.csv": NODE}
 
 
 def _git(repo: str, *args: str) -> str:
     return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True, text=True).stdout
 
 
-def launches(text: str) -> list[dict]:
-    """The disaggregated launches of one version of a master config."""
-    out = []
+def _common(key: str, entry: dict, length: dict, space: dict) -> dict:
+    framework = str(entry.get("framework", ""))
+    prefix = str(entry.get("model-prefix", ""))
+    return {
+        "model_prefix": prefix,
+        "model_path": MODELS.get(prefix, ""),
+        "system": str(entry.get("runner", "")).split("-")[0].split("_")[0],
+        "engine": next((e for k, e in ENGINES.items() if k in framework), framework),
+        "precision": entry.get("precision", ""),
+        "isl": length["isl"],
+        "osl": length["osl"],
+        "speculative_decoding": space.get("spec-decoding", "none"),
+        "config_key": key,
+    }
+
+
+def launches(text: str) -> dict[str, list[dict]]:
+    """The launches of one version of a master config, by output file."""
+    out = {name: [] for name in OUTPUTS}
     try:
         config = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     except yaml.YAMLError:  # a version that did not parse (a full-width comma) launched nothing
         return out
     for key, entry in config.items():
-        if not isinstance(entry, dict) or not entry.get("disagg"):
+        if not isinstance(entry, dict):
             continue
         lengths = entry.get("seq-len-configs") or (entry.get("scenarios") or {}).get("fixed-seq-len") or []
-        framework = str(entry.get("framework", ""))
-        engine = next((e for k, e in ENGINES.items() if k in framework), framework)
-        prefix = str(entry.get("model-prefix", ""))
         for length in lengths:
             for space in length.get("search-space", []):
+                common = _common(key, entry, length, space)
+                if not entry.get("disagg"):
+                    if entry.get("multinode") or space.get("conc-start") is None:
+                        continue
+                    out["inferencex_node_launches.csv"].append(
+                        {
+                            **common,
+                            "image": entry.get("image", ""),
+                            "tp": space.get("tp"),
+                            "ep": space.get("ep", 1),
+                            "dp_attention": int(bool(space.get("dp-attn"))),
+                            "concurrency_start": space.get("conc-start"),
+                            "concurrency_end": space.get("conc-end"),
+                        }
+                    )
+                    continue
                 p, d = space.get("prefill") or {}, space.get("decode") or {}
                 if not (p.get("num-worker") and d.get("num-worker")):  # a pool of 0 workers: not a split launch
                     continue
                 for conc in space.get("conc-list", []):
-                    out.append(
+                    out["inferencex_launches.csv"].append(
                         {
-                            "model_prefix": prefix,
-                            "model_path": MODELS.get(prefix, ""),
-                            "system": str(entry.get("runner", "")).split("-")[0],
-                            "engine": engine,
-                            "precision": entry.get("precision", ""),
-                            "isl": length["isl"],
-                            "osl": length["osl"],
-                            "speculative_decoding": space.get("spec-decoding", "none"),
+                            **common,
                             "concurrency": conc,
                             **{
                                 f"{pool}_{k}": int(bool(v.get("dp-attn")))
@@ -86,7 +112,6 @@ def launches(text: str) -> list[dict]:
                                 for pool, v in (("prefill", p), ("decode", d))
                                 for k in ("workers", "tp", "ep", "dp_attention")
                             },
-                            "config_key": key,
                         }
                     )
     return out
@@ -95,23 +120,25 @@ def launches(text: str) -> list[dict]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("repo", help="a git clone of github.com/SemiAnalysisAI/InferenceX")
+    ap.add_argument("out", type=Path, help="the folder the two CSV files go to")
     ap.add_argument("--until", default="2026-04-28", help="last commit date read (default: the day after the dump)")
     args = ap.parse_args()
-    seen: dict[tuple, dict] = {}
+    seen: dict[str, dict[tuple, dict]] = {name: {} for name in OUTPUTS}
     for path in FILES:
         log = _git(args.repo, "log", "--reverse", f"--until={args.until}", "--format=%H %cs", "--", path)
         for line in log.splitlines():
             commit, date = line.split()
-            for row in launches(_git(args.repo, "show", f"{commit}:{path}")):
-                key = tuple(
-                    row[c] for c in COLUMNS if c not in ("first_date", "last_date", "first_commit", "last_commit")
-                )
-                first = seen.setdefault(key, {**row, "first_date": date, "first_commit": commit})
-                first.update(last_date=date, last_commit=commit)
-    w = csv.DictWriter(sys.stdout, fieldnames=COLUMNS, lineterminator="\n")
-    w.writeheader()
-    for row in sorted(seen.values(), key=lambda r: tuple(str(r[c]) for c in COLUMNS)):
-        w.writerow(row)
+            for name, rows in launches(_git(args.repo, "show", f"{commit}:{path}")).items():
+                for row in rows:
+                    key = tuple(row[c] for c in OUTPUTS[name] if c not in DATES[:4])
+                    first = seen[name].setdefault(key, {**row, "first_date": date, "first_commit": commit})
+                    first.update(last_date=date, last_commit=commit)
+    for name, columns in OUTPUTS.items():
+        with (args.out / name).open("w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
+            w.writeheader()
+            for row in sorted(seen[name].values(), key=lambda r: tuple(str(r[c]) for c in columns)):
+                w.writerow(row)
 
 
 if __name__ == "__main__":

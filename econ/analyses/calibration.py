@@ -31,6 +31,7 @@ INPUTS = (
     "measured_points",
     "inferencex_train",
     "inferencex_launches",
+    "inferencex_node_launches",
     "models",
     "model_derived",
     "hardware",
@@ -55,7 +56,8 @@ def _runs(ctx, models: pl.DataFrame, hardware: pl.DataFrame, reserve: float):
     """(every run's configuration with its reason, the included runs' inputs, their Runs and extra arrays)."""
     raw = ctx.query("select * from inferencex_train")
     launches = ctx.query("select * from inferencex_launches")
-    configs = serving_runs.configurations(raw, models, hardware, launches)
+    nodes = ctx.query("select * from inferencex_node_launches")
+    configs = serving_runs.configurations(raw, models, hardware, launches, nodes)
     ok = configs.filter(pl.col("reason").is_null())
     c = cr.run_inputs(ok, models, hardware)
     runs, extra = cr.runs_problem(c, hbm_reserve_frac=reserve)

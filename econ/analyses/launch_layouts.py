@@ -82,12 +82,58 @@ def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
     return speculation.join(found, on="_row", how="left")
 
 
-def apply(rows: pl.DataFrame, launches: pl.DataFrame | None) -> pl.DataFrame:
-    """``rows`` (stored ``disagg`` rows without both worker counts matched by :func:`match`) with the launch's pools
+def _image(column: str) -> pl.Expr:
+    """An engine image as one spelling (``nvcr.io#nvidia/…`` and ``nvcr.io/nvidia/…`` name the same image)."""
+    return pl.col(column).str.replace("#", "/", literal=True).str.strip_chars()
+
+
+def node_speculation(rows: pl.DataFrame, node_launches: pl.DataFrame) -> pl.DataFrame:
+    """``(_row, speculation_launched)`` of every stored ``agg`` row of ``rows`` that a single-node launch matches:
+    the same architecture, chip, engine, format, lengths and engine image (``_image``), its concurrency within the
+    launch's sweep, measured while a version held it; true when every such launch speculates. A single-node config's
+    MTP and plain entries often sweep the same degrees and concurrencies: only the image they ran tells them apart."""
+    keys = ["arch_model", "chip", "engine", "precision", "isl", "osl", "_img"]
+    left = (
+        rows.filter(pl.col("mode") == "agg")
+        .select(
+            "_row",
+            "arch_model",
+            "chip",
+            pl.col("backend").str.to_lowercase().alias("engine"),
+            pl.col("precision").str.to_lowercase(),
+            pl.col("isl").cast(pl.Int64),
+            pl.col("osl").cast(pl.Int64),
+            _image("_image").alias("_img"),
+            pl.col("_stated").alias("_conc"),
+            pl.col("_measured_date").str.to_date(strict=False).alias("_measured"),
+        )
+        .drop_nulls(["arch_model", "chip", "_conc", "_img"])
+    )
+    right = node_launches.select(
+        *keys[:3],
+        pl.col("precision").str.to_lowercase(),
+        pl.col("isl").cast(pl.Int64),
+        pl.col("osl").cast(pl.Int64),
+        _image("image").alias("_img"),
+        "concurrency_start",
+        "concurrency_end",
+        "speculative_decoding",
+        pl.col("first_date").dt.offset_by(f"-{SLACK_DAYS}d").alias("_from"),
+        pl.col("last_date").dt.offset_by(f"{SLACK_DAYS}d").alias("_to"),
+    )
+    j = left.join(right, on=keys, how="inner").filter(
+        pl.col("_conc").is_between(pl.col("concurrency_start"), pl.col("concurrency_end"))
+        & (pl.col("_measured").is_null() | pl.col("_measured").is_between(pl.col("_from"), pl.col("_to")))
+    )
+    specs = j.group_by("_row").agg(pl.col("speculative_decoding").unique().alias("_specs"))
+    return specs.select("_row", (pl.col("_specs") == ["mtp"]).alias(SPECULATION))
+
+
+def apply(rows: pl.DataFrame, launches: pl.DataFrame | None, node_launches: pl.DataFrame | None = None) -> pl.DataFrame:
+    """``rows`` (stored ``disagg`` rows without both worker counts matched by :func:`match`, stored ``agg`` rows by
+    :func:`node_speculation`) with the launch's pools
     in the AIConfigurator columns (``*_num_workers``, ``*_tp_size``, ``*_attention_dp_size``, ``*_moe_tp_size``,
     ``*_moe_ep_size``, ``*_pp_size`` 1), ``_launch_key`` (null: no one set of pools) and :data:`SPECULATION`."""
-    if launches is None or launches.is_empty():
-        return rows.with_columns(pl.lit(None, dtype=pl.String).alias("_launch_key"), pl.lit(False).alias(SPECULATION))
     unstated = (pl.col("mode") == "disagg") & (
         pl.col("prefill_num_workers").is_null()
         | (pl.col("prefill_num_workers") <= 0)
@@ -95,8 +141,13 @@ def apply(rows: pl.DataFrame, launches: pl.DataFrame | None) -> pl.DataFrame:
         | (pl.col("decode_num_workers") <= 0)
     )
     rows = rows.with_row_index("_row")
-    found = match(rows.filter(unstated), launches)
-    rows = rows.join(found, on="_row", how="left")
+    empty = {"_row": pl.UInt32, SPECULATION: pl.Boolean, "_launch_key": pl.String, **dict.fromkeys(POOL_KEYS, pl.Int64)}
+    parts = [pl.DataFrame(schema=empty)]
+    if launches is not None and not launches.is_empty():
+        parts.append(match(rows.filter(unstated), launches))
+    if node_launches is not None and not node_launches.is_empty():
+        parts.append(node_speculation(rows, node_launches))
+    rows = rows.join(pl.concat(parts, how="diagonal_relaxed"), on="_row", how="left")
     hit = pl.col("_launch_key").is_not_null()
     out = []
     for pool in ("prefill", "decode"):

@@ -50,11 +50,13 @@ def predict_frame(
     *,
     hbm_reserve_frac: float,
     launches: pl.DataFrame | None = None,
+    node_launches: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Predictions of rows of the spec's frame (see the module), with ``hbm_reserve_frac`` of each chip's HBM kept
-    from weights and cache (the calibration's, the ``base`` scenario's) and a disaggregated row without worker
-    counts read with the pools of its InferenceX launch (``launches``, as the calibration reads its runs)."""
-    configs = serving_runs.configurations(rows, models, hardware, launches)
+    from weights and cache (the calibration's, the ``base`` scenario's), a disaggregated row without worker counts
+    read with the pools of its InferenceX launch and a row launched speculating marked so (``launches``,
+    ``node_launches``: as the calibration reads its runs)."""
+    configs = serving_runs.configurations(rows, models, hardware, launches, node_launches)
     out = predict_configurations(
         configs,
         models,
@@ -82,9 +84,19 @@ def predict_points_file(db_path: Path, points: Path) -> pl.DataFrame:
         seen = pl.DataFrame(con.sql("select arch_model, chip from calibration_seen"))
         reserve = all_scenarios(con)["base"].hbm_reserve_frac
         launches = pl.DataFrame(con.sql("select * from inferencex_launches"))
+        nodes = pl.DataFrame(con.sql("select * from inferencex_node_launches"))
     seen_models, seen_chips = set(seen["arch_model"].to_list()), set(seen["chip"].to_list())
     return predict_frame(
-        rows, models, hardware, params, bands, seen_models, seen_chips, hbm_reserve_frac=reserve, launches=launches
+        rows,
+        models,
+        hardware,
+        params,
+        bands,
+        seen_models,
+        seen_chips,
+        hbm_reserve_frac=reserve,
+        launches=launches,
+        node_launches=nodes,
     )
 
 

@@ -149,12 +149,17 @@ def _formats(column: str) -> pl.Expr:
 
 
 def configurations(
-    rows: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFrame, launches: pl.DataFrame | None = None
+    rows: pl.DataFrame,
+    models: pl.DataFrame,
+    hardware: pl.DataFrame,
+    launches: pl.DataFrame | None = None,
+    node_launches: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """One configuration per row of the AIConfigurator schema (columns of :data:`SCHEMA`), with the reason a row
     cannot be predicted (null: it can). ``models`` needs ``model``, ``hf_repo``, ``num_routed_experts`` and
     ``num_attention_heads``; ``hardware`` ``chip`` and ``scale_up_domain_chips``; ``launches`` (the
-    ``inferencex_launches`` table) gives a disaggregated row without worker counts the pools it was launched with
+    ``inferencex_launches`` table) gives a disaggregated row without worker counts the pools it was launched with and
+    ``node_launches`` (``inferencex_node_launches``) an aggregated row whether it speculated
     (:mod:`econ.analyses.launch_layouts`). Vectorised: Python touches only the distinct model and system names."""
     columns = {**SPEC_COLUMNS, **OPTIONAL}
     rows = rows.with_columns(
@@ -173,8 +178,13 @@ def configurations(
     r = named(rows).with_columns(
         pl.col("silicon_data_source").str.extract(CONCURRENCY, 1).cast(pl.Float64).alias("_stated"),
         pl.col("silicon_data_source").str.extract(MEASURED, 1).alias("_measured_date"),
+        _image().alias("_image"),
     )
-    r = launch_layouts.apply(r, named(launches) if launches is not None else None)
+    r = launch_layouts.apply(
+        r,
+        named(launches) if launches is not None else None,
+        named(node_launches) if node_launches is not None else None,
+    )
     info = models.select(
         pl.col("model").alias("arch_model"),
         pl.col("num_routed_experts").is_not_null().alias("_moe"),
@@ -314,6 +324,15 @@ def _wide_ep(stored_agg: pl.Expr, pool: str) -> pl.Expr:
 
     odd = (pl.col("_heads") % stored("tp_size") != 0) & (stored("attention_dp_size") == 1) & (stored("pp_size") == 1)
     return (pl.col("_moe") & odd).fill_null(False)
+
+
+def _image() -> pl.Expr:
+    """The engine image in ``silicon_data_source``: its ``image=`` field, else a last field that is no ``key=value``
+    (the dump's own rows end with the image)."""
+    fields = pl.col("silicon_data_source").str.split("; ")
+    last = fields.list.last()
+    bare = pl.when(~last.str.contains("=")).then(last)
+    return pl.coalesce(pl.col("silicon_data_source").str.extract(r"image=([^;]+)", 1), bare)
 
 
 def _notes() -> pl.Expr:

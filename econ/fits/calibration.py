@@ -78,12 +78,20 @@ PRIOR_SPREAD = {
 """Parameters whose prior is a sourced measurement (:data:`SOURCED_SPREAD`); the others have :data:`SHARED_SPREAD`."""
 
 OFFSETS = {
-    "engine": ("gemm_mfu_frac", "expert_mfu_frac", "hbm_bandwidth_frac", "layer_overhead_s", "sequence_overhead_s"),
+    "engine": (
+        "gemm_mfu_frac",
+        "expert_mfu_frac",
+        "hbm_bandwidth_frac",
+        "layer_overhead_s",
+        "sequence_overhead_s",
+        "speculation_speedup",
+    ),
     "architecture": ("gemm_mfu_frac", "expert_mfu_frac", "hbm_bandwidth_frac"),
     "serving": ("ttft_overhead_s", "ttft_stream_steps", "burst_wait_frac"),
 }
 """The parameters each kind of group may move: an engine (trtllm, sglang, vllm) its kernels' efficiencies and fixed
-costs; an architecture family (hardware.architecture) its efficiencies; a way of serving (engine/mode: trtllm/agg,
+costs and what its speculation gains (TensorRT-LLM's MTP launches run faster than the same steps predict, SGLang's
+slower); an architecture family (hardware.architecture) its efficiencies; a way of serving (engine/mode: trtllm/agg,
 sglang/disagg, …) the front end of its TTFT."""
 
 SHARED_SPREAD = 3.0

@@ -197,3 +197,45 @@ INFERENCEX_LAUNCHES = TableSpec(
         Column("config_key", "str", "", "The config's name in the master file", required=True),
     ),
 )
+
+
+INFERENCEX_NODE_LAUNCHES = TableSpec(
+    name="inferencex_node_launches",
+    grain="one row per single-node launch (a search-space entry) of InferenceX's master configs",
+    description="What InferenceX launched for its single-node (aggregated) runs, as its master configs state them: "
+    "engine image, degrees, concurrency range, speculative decoding, and the commits that held it "
+    "(scripts/inferencex_launches.py writes it from the repository's history)",
+    key=(
+        "config_key",
+        "model_prefix",
+        "system",
+        "engine",
+        "precision",
+        "image",
+        "isl",
+        "osl",
+        "speculative_decoding",
+        "tp",
+        "ep",
+        "dp_attention",
+        "concurrency_start",
+        "concurrency_end",
+    ),
+    columns=(
+        Column("model_prefix", "str", "", "The config's model-prefix", required=True),
+        Column("model_path", "str", "", "Hugging Face id the prefix names (blank: none known)"),
+        Column("system", "str", "", "Chip of the runner (h200, b200, mi355x, …)", required=True),
+        Column("engine", "str", "", "Serving engine (trtllm, sglang, vllm, atom)", required=True),
+        Column("precision", "str", "", "Checkpoint precision (fp8, fp4)", required=True),
+        Column("isl", "int", "tokens", "Input length", required=True, positive=True, ceiling=ceilings.TOKENS),
+        Column("osl", "int", "tokens", "Output length", required=True, positive=True, ceiling=ceilings.TOKENS),
+        Column("speculative_decoding", "str", "", "mtp or none", required=True, allowed=("mtp", "none")),
+        Column("image", "str", "", "The engine's container image", required=True),
+        Column("tp", "int", "chips", "Tensor-parallel degree (attention data parallel when dp_attention is 1)"),
+        Column("ep", "int", "chips", "Expert-parallel degree", positive=True),
+        Column("dp_attention", "int", "", "1 when attention runs data parallel", min=0, max=1),
+        Column("concurrency_start", "int", "requests", "Lowest concurrency of the sweep", required=True, positive=True),
+        Column("concurrency_end", "int", "requests", "Highest concurrency of the sweep", required=True, positive=True),
+        *INFERENCEX_LAUNCHES.columns[-5:],
+    ),
+)

@@ -22,7 +22,7 @@ from econ.load.measured_tables import MEASURED_POINTS
 from econ.load.model_tables import ATTENTION, MODELS
 from econ.load.physical import check_scenario_ranges
 from econ.load.price_tables import FILE_SOURCES, HISTORY_SOURCES, PRICE_SNAPSHOT, PRICES, SOURCES, VARIANTS
-from econ.load.serving_run_tables import INFERENCEX_LAUNCHES, SERVING_RUNS
+from econ.load.serving_run_tables import INFERENCEX_LAUNCHES, INFERENCEX_NODE_LAUNCHES, SERVING_RUNS
 from econ.load.spec import FILE, LINE, Column, TableSpec
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "SCENARIOS",
     "SERVING_RUNS",
     "INFERENCEX_LAUNCHES",
+    "INFERENCEX_NODE_LAUNCHES",
     "SOURCES",
     "TIERS",
     "VARIANTS",
@@ -392,6 +393,7 @@ INPUT_TABLES: dict[str, TableSpec] = {
         MEASURED_POINTS,
         SERVING_RUNS,
         INFERENCEX_LAUNCHES,
+        INFERENCEX_NODE_LAUNCHES,
         PROVIDERS,
         MODEL_FAMILIES,
         MODEL_ALIASES,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import importlib.util
 import subprocess
+import sys
 
 import duckdb
 import polars as pl
@@ -23,6 +25,7 @@ def tables(real_db):
             con.sql(MODELS_SQL).pl(),
             con.sql("select * from hardware").pl(),
             con.sql("select * from inferencex_launches").pl(),
+            con.sql("select * from inferencex_node_launches").pl(),
         )
 
 
@@ -71,7 +74,7 @@ ROW = {
 
 
 def read(tables, launches, **changes):
-    models, hardware, _ = tables
+    models, hardware, *_ = tables
     frame = pl.DataFrame([{**ROW, **changes}])
     return sr.configurations(frame, models, hardware, pl.DataFrame(launches) if launches else None).row(0, named=True)
 
@@ -102,6 +105,64 @@ def test_a_run_every_matching_launch_of_which_speculates_is_marked_so(tables, la
     assert r["speculation_launched"] is speculating
     assert ("launched with MTP" in (r["notes"] or "")) is speculating
     assert read(tables, launches, nextn=2, nextn_accept_rate=0.7)["speculation_launched"] is False  # stated: physics
+
+
+NODE = {
+    **{k: LAUNCH[k] for k in ("model_prefix", "model_path", "precision", "isl", "osl", "first_date", "last_date")},
+    **{k: LAUNCH[k] for k in ("first_commit", "last_commit")},
+    "system": "b200",
+    "engine": "trtllm",
+    "speculative_decoding": "mtp",
+    "image": "nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post3",
+    "tp": 8,
+    "ep": 1,
+    "dp_attention": 0,
+    "concurrency_start": 4,
+    "concurrency_end": 128,
+    "config_key": "dsr1-fp4-b200-trt-mtp",
+}
+AGG = {
+    **{
+        k: ROW[k]
+        for k in ("id", "backend", "model_path", "precision", "isl", "osl", "gemm_quant_mode", "moe_quant_mode")
+    },
+    "silicon_data_source": "silicon_concurrency=64; measured=2026-02-06T00:00:00Z; "
+    "image=nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post3",
+    "system": "b200_sxm",
+    "mode": "agg",
+    "batch_size": 64,
+    "tp_size": 8,
+    "pp_size": 1,
+    "attention_dp_size": 1,
+    "moe_tp_size": 8,
+    "moe_ep_size": 1,
+}
+
+
+@pytest.mark.parametrize(
+    ("nodes", "changes", "speculating"),
+    [
+        ([NODE], {}, True),  # the image spelled with / matches the config's #
+        ([NODE, {**NODE, "speculative_decoding": "none"}], {}, False),  # both ran that image: unknown
+        ([NODE, {**NODE, "speculative_decoding": "none", "image": "release:1.2.0rc6.post2"}], {}, True),
+        (
+            [NODE],
+            {"silicon_data_source": "silicon_concurrency=256; measured=2026-02-06; image=" + NODE["image"]},
+            False,
+        ),
+        ([NODE], {"silicon_data_source": "silicon_concurrency=64; measured=2026-02-06; image=other:1"}, False),
+        (
+            [NODE],
+            {"silicon_data_source": "db-dump/x; silicon_concurrency=64; measured=2026-02-06; " + NODE["image"]},
+            True,
+        ),
+    ],
+)
+def test_an_aggregated_run_is_marked_speculating_by_the_image_and_sweep_it_ran(tables, nodes, changes, speculating):
+    models, hardware, *_ = tables
+    frame = pl.DataFrame([{**AGG, **changes}])
+    r = sr.configurations(frame, models, hardware, None, pl.DataFrame(nodes)).row(0, named=True)
+    assert r["speculation_launched"] is speculating
 
 
 def test_the_dump_may_state_the_concurrency_times_the_decode_workers(tables):
@@ -147,10 +208,13 @@ def test_the_same_launch_table_whichever_order_its_rows_come_in(tables):
 def test_the_measured_files_runs_without_worker_counts_mostly_find_their_launch(tables):
     """454 of the 793 disaggregated rows without worker counts fit exactly one set of launched pools; each matched row
     keeps its model, chip, engine and lengths, and every GB200 TensorRT-LLM row stored as tp 32 with expert degree 4
-    (the defect) that matches is read with 32 attention ranks."""
-    models, hardware, launches = tables
+    (the defect) that matches is read with 32 attention ranks. 106 aggregated and 153 disaggregated runs were launched
+    speculating (MTP)."""
+    models, hardware, launches, nodes = tables
     raw = pl.read_csv(REPO / "data" / "inferencex_train.csv", infer_schema_length=0)
-    configs = sr.configurations(raw, models, hardware, launches)
+    configs = sr.configurations(raw, models, hardware, launches, nodes)
+    speculating = configs.filter("speculation_launched")
+    assert speculating["mode"].value_counts().sort("mode").rows() == [("agg", 106), ("disagg", 153)]
     matched = configs.filter(pl.col("notes").str.contains("InferenceX's launch"))
     unstated = raw.filter((pl.col("mode") == "disagg") & pl.col("decode_num_workers").is_null()).height
     assert unstated == 793 and 400 <= matched.height <= unstated
@@ -163,8 +227,8 @@ def test_the_measured_files_runs_without_worker_counts_mostly_find_their_launch(
     assert tp32.height > 0 and (tp32["decode_attention_data_parallel"] * tp32["decode_tensor_parallel"] == 32).all()
 
 
-def test_the_launch_table_is_what_the_script_writes_from_a_config_history(tmp_path):
-    """scripts/inferencex_launches.py on a two-commit history: one row per launch with its first and last commit, the
+def test_the_launch_tables_are_what_the_script_writes_from_a_config_history(tmp_path):
+    """scripts/inferencex_launches.py on a three-commit history: one row per launch with its first and last commit, the
     same bytes twice; a version that does not parse and a pool of 0 workers launch nothing."""
     pytest.importorskip("yaml")
     spec = importlib.util.spec_from_file_location("launches_script", REPO / "scripts" / "inferencex_launches.py")
@@ -187,6 +251,18 @@ dsr1-fp4-gb200-dynamo-trt:
     - conc-list: [8]
       prefill: {{num-worker: 1, tp: 4, ep: 4, dp-attn: true}}
       decode: {{num-worker: 0, tp: 8, ep: 8}}
+dsr1-fp8-b200-trt-mtp:
+  image: nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post3
+  model-prefix: dsr1
+  runner: b200
+  precision: fp8
+  framework: trt
+  multinode: false
+  seq-len-configs:
+  - isl: 1024
+    osl: 1024
+    search-space:
+    - {{ tp: 8, ep: 1, conc-start: 4, conc-end: 128, spec-decoding: mtp }}
 """
     repo = tmp_path / "ix"
     path = repo / ".github" / "configs"
@@ -204,21 +280,27 @@ dsr1-fp4-gb200-dynamo-trt:
     commit("{ tp: 8， ep: 1 }", "2026-02-01T12:00:00Z")  # a full-width comma: does not parse
     commit(config.format(concs="4301"), "2026-03-27T12:00:00Z")
 
-    def run():
-        out = subprocess.run(
-            ["python", str(REPO / "scripts" / "inferencex_launches.py"), str(repo)],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-        return out
+    def run(out):
+        out.mkdir()
+        subprocess.run(
+            [sys.executable, str(REPO / "scripts" / "inferencex_launches.py"), str(repo), str(out)], check=True
+        )
+        return {name: (out / name).read_text() for name in script.OUTPUTS}
 
-    first = run()
-    assert first == run()
-    rows = list(__import__("csv").DictReader(first.splitlines()))
+    first = run(tmp_path / "a")
+    assert first == run(tmp_path / "b")
+    rows = list(csv.DictReader(first["inferencex_launches.csv"].splitlines()))
     assert [(r["concurrency"], r["first_date"], r["last_date"]) for r in rows] == [
         ("2048", "2026-01-30", "2026-01-30"),
         ("4301", "2026-01-30", "2026-03-27"),
     ]
     assert rows[0]["decode_tp"] == "32" and rows[0]["model_path"] == "deepseek-ai/DeepSeek-R1"
-    assert script.COLUMNS == tuple(rows[0])
+    assert tuple(rows[0]) == script.SPLIT
+    (node,) = csv.DictReader(first["inferencex_node_launches.csv"].splitlines())
+    assert (node["engine"], node["speculative_decoding"], node["concurrency_start"], node["concurrency_end"]) == (
+        "trtllm",
+        "mtp",
+        "4",
+        "128",
+    )
+    assert node["image"] == "nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post3" and tuple(node) == script.NODE
