@@ -1,20 +1,22 @@
-"""A disaggregated run without worker counts, read with the workers and layouts InferenceX launched it with.
+"""A measured InferenceX run read with what InferenceX launched: the pools of a disaggregated run that states no worker
+counts, and whether a run speculated (MTP).
 
 Most of ``inferencex_train``'s disaggregated rows state neither pool's worker count, and many store a layout that is
 not the run's (a GB200 ``dep32`` decode pool stored as ``tp_size=32, moe_ep_size=4``: the prefill's expert degree
 copied). InferenceX's master configs state every multi-node launch (``inferencex_launches``, written from the
 repository's history by ``scripts/inferencex_launches.py``): model, chip, engine, format, lengths, concurrency and
 each pool's workers, chips, expert degree and attention data parallelism. A row takes a launch's pools when exactly
-one set of pools matches it:
+one set of pools matches it (:func:`match`):
 
 - the same architecture, chip, engine, checkpoint format, input and output length;
 - its concurrency is the launch's, or the launch's times its decode workers (how the dump states some runs);
 - it was measured while a config version held the launch (``first_date`` − 3 days to ``last_date`` + 3 days).
 
-Which launch ran (MTP or not) may stay ambiguous; the pools must not. Where every matching launch speculates, the run
-is marked :data:`SPECULATION`. A row with stated workers keeps its own. A
-launch whose pool is a placeholder (attention data parallel over one chip, or an expert degree above the pool's
-chips: early SGLang GB200 entries, whose layouts live in the recipe files they name) is not used.
+Which launch ran (MTP or not) may stay ambiguous; the pools must not. A row with stated workers keeps its own. A launch
+whose pool is a placeholder (attention data parallel over one chip, or an expert degree above the pool's chips: early
+SGLang GB200 entries, whose layouts live in the recipe files they name) is not used. A run every matching launch of
+which speculates is marked :data:`SPECULATION`; an aggregated run is matched to the single-node entries
+(``inferencex_node_launches``) by the engine image it ran as well (:func:`node_speculation`).
 """
 
 from __future__ import annotations
@@ -32,14 +34,13 @@ the calibration times its TPOT with a fitted speed-up (``speculation_speedup`` o
 POOL_KEYS = tuple(f"{pool}_{k}" for pool in ("prefill", "decode") for k in ("workers", "tp", "ep", "dp_attention"))
 
 
-def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
-    """``(_row, speculation_launched, launch pools, _launch_key)`` of every row of ``rows`` that a launch matches:
-    ``speculation_launched`` when every matching launch speculates (MTP), the pools and key (else null) when exactly
-    one set of pools matches. ``rows`` has ``_row``, ``arch_model``, ``chip``, ``backend``, ``precision``, ``isl``,
-    ``osl``, ``_stated`` (concurrency) and ``_measured_date``; ``launches`` the table's columns with ``arch_model``
-    and ``chip`` resolved."""
-    keys = ["arch_model", "chip", "engine", "precision", "isl", "osl"]
-    left = rows.select(
+KEYS = ("arch_model", "chip", "engine", "precision", "isl", "osl")
+"""What a run and a launch must share: architecture, chip, engine, checkpoint format, input and output length."""
+
+
+def _runs(rows: pl.DataFrame, *extra: pl.Expr) -> pl.DataFrame:
+    """The runs' side of a match: :data:`KEYS`, concurrency and measured day (rows without them match nothing)."""
+    return rows.select(
         "_row",
         "arch_model",
         "chip",
@@ -49,25 +50,40 @@ def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
         pl.col("osl").cast(pl.Int64),
         pl.col("_stated").alias("_conc"),
         pl.col("_measured_date").str.to_date(strict=False).alias("_measured"),
+        *extra,
     ).drop_nulls(["arch_model", "chip", "_conc"])
-    right = launches.select(
-        *keys[:3],
+
+
+def _launches(launches: pl.DataFrame, *extra) -> pl.DataFrame:
+    """The launches' side: :data:`KEYS`, MTP or not, and the days (with :data:`SLACK_DAYS`) a version held it."""
+    return launches.select(
+        "arch_model",
+        "chip",
+        "engine",
         pl.col("precision").str.to_lowercase(),
         pl.col("isl").cast(pl.Int64),
         pl.col("osl").cast(pl.Int64),
-        pl.col("concurrency").cast(pl.Float64),
-        *POOL_KEYS,
+        "speculative_decoding",
         pl.col("first_date").dt.offset_by(f"-{SLACK_DAYS}d").alias("_from"),
         pl.col("last_date").dt.offset_by(f"{SLACK_DAYS}d").alias("_to"),
-        "speculative_decoding",
-        "config_key",
+        *extra,
     )
+
+
+def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
+    """``(_row, speculation_launched, launch pools, _launch_key)`` of every row of ``rows`` that a launch matches:
+    ``speculation_launched`` when every matching launch speculates (MTP), the pools and key (else null) when exactly
+    one set of pools matches. ``rows`` has ``_row``, ``arch_model``, ``chip``, ``backend``, ``precision``, ``isl``,
+    ``osl``, ``_stated`` (concurrency) and ``_measured_date``; ``launches`` the table's columns with ``arch_model``
+    and ``chip`` resolved."""
+    left = _runs(rows)
+    right = _launches(launches, pl.col("concurrency").cast(pl.Float64), *POOL_KEYS, "config_key")
     placeholder = pl.any_horizontal(
         ((pl.col(f"{pool}_dp_attention") == 1) & (pl.col(f"{pool}_tp") == 1))
         | (pl.col(f"{pool}_ep").fill_null(1) > pl.col(f"{pool}_tp"))
         for pool in ("prefill", "decode")
     )
-    j = left.join(right.filter(~placeholder), on=keys, how="inner")
+    j = left.join(right.filter(~placeholder), on=KEYS, how="inner")
     conc = (pl.col("_conc") == pl.col("concurrency")) | (
         pl.col("_conc") == pl.col("concurrency") * pl.col("decode_workers")
     )
@@ -77,7 +93,7 @@ def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
     pools = j.unique(["_row", *POOL_KEYS]).group_by("_row").agg(pl.len().alias("_n"), pl.col("config_key").first())
     one = pools.filter(pl.col("_n") == 1).select("_row", pl.col("config_key").alias("_launch_key"))
     specs = j.group_by("_row").agg(pl.col("speculative_decoding").unique().alias("_specs"))
-    speculation = specs.select("_row", (pl.col("_specs") == ["mtp"]).alias("speculation_launched"))
+    speculation = specs.select("_row", (pl.col("_specs") == ["mtp"]).alias(SPECULATION))
     found = one.join(j.unique(["_row"], keep="first", maintain_order=True).select("_row", *POOL_KEYS), on="_row")
     return speculation.join(found, on="_row", how="left")
 
@@ -92,36 +108,9 @@ def node_speculation(rows: pl.DataFrame, node_launches: pl.DataFrame) -> pl.Data
     the same architecture, chip, engine, format, lengths and engine image (``_image``), its concurrency within the
     launch's sweep, measured while a version held it; true when every such launch speculates. A single-node config's
     MTP and plain entries often sweep the same degrees and concurrencies: only the image they ran tells them apart."""
-    keys = ["arch_model", "chip", "engine", "precision", "isl", "osl", "_img"]
-    left = (
-        rows.filter(pl.col("mode") == "agg")
-        .select(
-            "_row",
-            "arch_model",
-            "chip",
-            pl.col("backend").str.to_lowercase().alias("engine"),
-            pl.col("precision").str.to_lowercase(),
-            pl.col("isl").cast(pl.Int64),
-            pl.col("osl").cast(pl.Int64),
-            _image("_image").alias("_img"),
-            pl.col("_stated").alias("_conc"),
-            pl.col("_measured_date").str.to_date(strict=False).alias("_measured"),
-        )
-        .drop_nulls(["arch_model", "chip", "_conc", "_img"])
-    )
-    right = node_launches.select(
-        *keys[:3],
-        pl.col("precision").str.to_lowercase(),
-        pl.col("isl").cast(pl.Int64),
-        pl.col("osl").cast(pl.Int64),
-        _image("image").alias("_img"),
-        "concurrency_start",
-        "concurrency_end",
-        "speculative_decoding",
-        pl.col("first_date").dt.offset_by(f"-{SLACK_DAYS}d").alias("_from"),
-        pl.col("last_date").dt.offset_by(f"{SLACK_DAYS}d").alias("_to"),
-    )
-    j = left.join(right, on=keys, how="inner").filter(
+    left = _runs(rows.filter(pl.col("mode") == "agg"), _image("_image").alias("_img")).drop_nulls("_img")
+    right = _launches(node_launches, _image("image").alias("_img"), "concurrency_start", "concurrency_end")
+    j = left.join(right, on=[*KEYS, "_img"], how="inner").filter(
         pl.col("_conc").is_between(pl.col("concurrency_start"), pl.col("concurrency_end"))
         & (pl.col("_measured").is_null() | pl.col("_measured").is_between(pl.col("_from"), pl.col("_to")))
     )

@@ -132,6 +132,28 @@ SERVING_RUNS = dataclasses.replace(
 """Only the required columns must be in a file of runs; any other the file leaves out reads as blank."""
 
 
+LAUNCH_COLUMNS = (
+    Column("model_prefix", "str", "", "The config's model-prefix", required=True),
+    Column("model_path", "str", "", "Hugging Face id the prefix names (blank: none known)"),
+    Column("system", "str", "", "Chip of the runner (h200, gb200, mi355x, …)", required=True),
+    Column("engine", "str", "", "Serving engine (trtllm, sglang, vllm, atom)", required=True),
+    Column("precision", "str", "", "Checkpoint precision (fp8, fp4)", required=True),
+    Column("isl", "int", "tokens", "Input length", required=True, positive=True, ceiling=ceilings.TOKENS),
+    Column("osl", "int", "tokens", "Output length", required=True, positive=True, ceiling=ceilings.TOKENS),
+    Column("speculative_decoding", "str", "", "mtp or none", required=True, allowed=("mtp", "none")),
+)
+"""The columns both launch tables start with (what was launched: model, chip, engine, format, lengths, MTP)."""
+LAUNCH_KEY = ("config_key", "model_prefix", "system", "engine", "precision", "isl", "osl", "speculative_decoding")
+COMMIT_COLUMNS = (
+    Column("first_date", "date", "", "Commit date of the first config version that held the launch", required=True),
+    Column("last_date", "date", "", "Commit date of the last version (up to 2026-04-28) that held it", required=True),
+    Column("first_commit", "str", "", "That first commit of github.com/SemiAnalysisAI/InferenceX", required=True),
+    Column("last_commit", "str", "", "That last commit", required=True),
+    Column("config_key", "str", "", "The config's name in the master file", required=True),
+)
+"""The columns both launch tables end with: the commits that held the launch, and the config's name."""
+
+
 def _launch_pool(pool: str) -> tuple[Column, ...]:
     return (
         Column(f"{pool}_workers", "int", "workers", f"{pool.title()} workers", required=True, positive=True),
@@ -158,14 +180,7 @@ INFERENCEX_LAUNCHES = TableSpec(
     "workers and layout, speculative decoding, the concurrency, and the commits that held it "
     "(scripts/inferencex_launches.py writes it from the repository's history)",
     key=(
-        "config_key",
-        "model_prefix",
-        "system",
-        "engine",
-        "precision",
-        "isl",
-        "osl",
-        "speculative_decoding",
+        *LAUNCH_KEY,
         "concurrency",
         "prefill_workers",
         "prefill_tp",
@@ -177,24 +192,11 @@ INFERENCEX_LAUNCHES = TableSpec(
         "decode_dp_attention",
     ),
     columns=(
-        Column("model_prefix", "str", "", "The config's model-prefix", required=True),
-        Column("model_path", "str", "", "Hugging Face id the prefix names (blank: none known)"),
-        Column("system", "str", "", "Chip of the runner (h200, gb200, mi355x, …)", required=True),
-        Column("engine", "str", "", "Serving engine (trtllm, sglang, vllm)", required=True),
-        Column("precision", "str", "", "Checkpoint precision (fp8, fp4)", required=True),
-        Column("isl", "int", "tokens", "Input length", required=True, positive=True, ceiling=ceilings.TOKENS),
-        Column("osl", "int", "tokens", "Output length", required=True, positive=True, ceiling=ceilings.TOKENS),
-        Column("speculative_decoding", "str", "", "mtp or none", required=True, allowed=("mtp", "none")),
+        *LAUNCH_COLUMNS,
         Column("concurrency", "int", "requests", "Concurrency of the launch", required=True, positive=True),
         *_launch_pool("prefill"),
         *_launch_pool("decode"),
-        Column("first_date", "date", "", "Commit date of the first config version that held the launch", required=True),
-        Column(
-            "last_date", "date", "", "Commit date of the last version (up to 2026-04-28) that held it", required=True
-        ),
-        Column("first_commit", "str", "", "That first commit of github.com/SemiAnalysisAI/InferenceX", required=True),
-        Column("last_commit", "str", "", "That last commit", required=True),
-        Column("config_key", "str", "", "The config's name in the master file", required=True),
+        *COMMIT_COLUMNS,
     ),
 )
 
@@ -206,15 +208,8 @@ INFERENCEX_NODE_LAUNCHES = TableSpec(
     "engine image, degrees, concurrency range, speculative decoding, and the commits that held it "
     "(scripts/inferencex_launches.py writes it from the repository's history)",
     key=(
-        "config_key",
-        "model_prefix",
-        "system",
-        "engine",
-        "precision",
+        *LAUNCH_KEY,
         "image",
-        "isl",
-        "osl",
-        "speculative_decoding",
         "tp",
         "ep",
         "dp_attention",
@@ -222,20 +217,13 @@ INFERENCEX_NODE_LAUNCHES = TableSpec(
         "concurrency_end",
     ),
     columns=(
-        Column("model_prefix", "str", "", "The config's model-prefix", required=True),
-        Column("model_path", "str", "", "Hugging Face id the prefix names (blank: none known)"),
-        Column("system", "str", "", "Chip of the runner (h200, b200, mi355x, …)", required=True),
-        Column("engine", "str", "", "Serving engine (trtllm, sglang, vllm, atom)", required=True),
-        Column("precision", "str", "", "Checkpoint precision (fp8, fp4)", required=True),
-        Column("isl", "int", "tokens", "Input length", required=True, positive=True, ceiling=ceilings.TOKENS),
-        Column("osl", "int", "tokens", "Output length", required=True, positive=True, ceiling=ceilings.TOKENS),
-        Column("speculative_decoding", "str", "", "mtp or none", required=True, allowed=("mtp", "none")),
+        *LAUNCH_COLUMNS,
         Column("image", "str", "", "The engine's container image", required=True),
         Column("tp", "int", "chips", "Tensor-parallel degree (attention data parallel when dp_attention is 1)"),
         Column("ep", "int", "chips", "Expert-parallel degree", positive=True),
         Column("dp_attention", "int", "", "1 when attention runs data parallel", min=0, max=1),
         Column("concurrency_start", "int", "requests", "Lowest concurrency of the sweep", required=True, positive=True),
         Column("concurrency_end", "int", "requests", "Highest concurrency of the sweep", required=True, positive=True),
-        *INFERENCEX_LAUNCHES.columns[-5:],
+        *COMMIT_COLUMNS,
     ),
 )

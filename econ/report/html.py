@@ -184,8 +184,8 @@ class Col:
         if self.kind == "num":
             sort_value = None  # fmt_num's text sorts as shown; a custom format carries the number for the sorter
             if self.fmt and isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
-                number = float(value)
-                sort_value = repr(number) if math.isfinite(number) else None
+                number = float(value)  # 7 significant digits order every value a table shows, in a third of the bytes
+                sort_value = f"{number:.7g}" if math.isfinite(number) else None
             return tag("td", text, class_="n", data_v=sort_value)
         return tag("td", text)
 
