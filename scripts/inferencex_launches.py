@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import re
 import subprocess
 from pathlib import Path
 
@@ -42,8 +43,11 @@ COMMON = ("model_prefix", "model_path", "system", "engine", "precision", "isl", 
 DATES = ("first_date", "last_date", "first_commit", "last_commit", "config_key")
 SPLIT = (
     *COMMON, "concurrency", "prefill_workers", "prefill_tp", "prefill_ep", "prefill_dp_attention", "decode_workers",
-    "decode_tp", "decode_ep", "decode_dp_attention", *DATES,
+    "decode_tp", "decode_ep", "decode_dp_attention", "recipe", "decode_max_batch", "draft_tokens", *DATES,
 )  # fmt: skip
+RECIPE = re.compile(r"_batch(\d+)_.*?_mtp(\d+)")
+"""What a recipe's name states (``ctx1_gen4_tep8_batch8_eplb0_mtp3.yaml``): the decode engine's batch limit per
+attention rank and the MTP draft tokens (0: none)."""
 NODE = (*COMMON, "image", "tp", "ep", "dp_attention", "concurrency_start", "concurrency_end", *DATES)
 OUTPUTS = {"inferencex_launches.csv": SPLIT, "inferencex_node_launches.csv": NODE}
 
@@ -100,11 +104,17 @@ def launches(text: str) -> dict[str, list[dict]]:
                 p, d = space.get("prefill") or {}, space.get("decode") or {}
                 if not (p.get("num-worker") and d.get("num-worker")):  # a pool of 0 workers: not a split launch
                     continue
+                settings = [str(x) for pool in (p, d) for x in pool.get("additional-settings") or []]
+                recipe = next((x.split("=", 1)[1].rsplit("/", 1)[-1] for x in settings if "CONFIG_FILE=" in x), "")
+                named = RECIPE.search(recipe)
                 for conc in space.get("conc-list", []):
                     out["inferencex_launches.csv"].append(
                         {
                             **common,
                             "concurrency": conc,
+                            "recipe": recipe,
+                            "decode_max_batch": named.group(1) if named else "",
+                            "draft_tokens": named.group(2) if named else "",
                             **{
                                 f"{pool}_{k}": int(bool(v.get("dp-attn")))
                                 if k == "dp_attention"

@@ -88,6 +88,12 @@ def _peak(hw: pl.DataFrame, formats: list[str]) -> np.ndarray:
     return out
 
 
+def _stated_limit(c: pl.DataFrame) -> pl.Expr:
+    """A decode worker's request limit its launch's recipe states (:data:`econ.analyses.launch_layouts.LIMIT`)."""
+    name = "launch_max_running"
+    return pl.col(name) if name in c.columns else pl.lit(None, dtype=pl.Float64)
+
+
 def run_inputs(configs: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFrame) -> pl.DataFrame:
     """The configurations joined to their architecture (``model_derived``) and chip (``hardware``), with the
     assumptions the steps use: mean lengths, KV format, prefill chunk, worker counts."""
@@ -105,7 +111,7 @@ def run_inputs(configs: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFra
         (pl.col("input_tokens") * mean).alias("mean_input_tokens"),
         (pl.col("output_tokens") * mean).alias("mean_output_tokens"),
         kv.alias("kv_used"),
-        launch.max_running_requests().alias("max_running_requests"),
+        pl.coalesce(_stated_limit(c), launch.max_running_requests()).alias("max_running_requests"),
         pl.when(chunk > 0).then(chunk).otherwise(pl.col("input_tokens") * mean).alias("chunk_tokens"),
     )
     ratio = pl.when(pl.col("input_tokens") >= PREFILL_CHIP_RATIO[0][0]).then(PREFILL_CHIP_RATIO[0][1])

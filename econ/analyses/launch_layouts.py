@@ -31,6 +31,10 @@ SPECULATION = "speculation_launched"
 """True for a run every launch it matches speculates (MTP): the configs name no draft length or acceptance, so
 the calibration times its TPOT with a fitted speed-up (``speculation_speedup`` of :mod:`econ.fits.calibration`)."""
 
+LIMIT = "launch_max_running"
+"""Requests a decode worker runs at once, where its launch's recipe states its batch limit (``batchN`` per attention
+rank, times the ranks when attention runs data parallel); null: not stated."""
+
 POOL_KEYS = tuple(f"{pool}_{k}" for pool in ("prefill", "decode") for k in ("workers", "tp", "ep", "dp_attention"))
 
 
@@ -77,7 +81,7 @@ def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
     ``osl``, ``_stated`` (concurrency) and ``_measured_date``; ``launches`` the table's columns with ``arch_model``
     and ``chip`` resolved."""
     left = _runs(rows)
-    right = _launches(launches, pl.col("concurrency").cast(pl.Float64), *POOL_KEYS, "config_key")
+    right = _launches(launches, pl.col("concurrency").cast(pl.Float64), *POOL_KEYS, "config_key", "decode_max_batch")
     placeholder = pl.any_horizontal(
         ((pl.col(f"{pool}_dp_attention") == 1) & (pl.col(f"{pool}_tp") == 1))
         | (pl.col(f"{pool}_ep").fill_null(1) > pl.col(f"{pool}_tp"))
@@ -95,6 +99,10 @@ def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
     specs = j.group_by("_row").agg(pl.col("speculative_decoding").unique().alias("_specs"))
     speculation = specs.select("_row", (pl.col("_specs") == ["mtp"]).alias(SPECULATION))
     found = one.join(j.unique(["_row"], keep="first", maintain_order=True).select("_row", *POOL_KEYS), on="_row")
+    limit = j.group_by("_row").agg(pl.col("decode_max_batch").unique().alias("_limits"))
+    rank_limit = pl.col("_limits").list.drop_nulls()
+    limit = limit.filter((pl.col("_limits").list.len() == 1) & (rank_limit.list.len() == 1))
+    found = found.join(limit.select("_row", rank_limit.list.first().alias("_rank_limit")), on="_row", how="left")
     return speculation.join(found, on="_row", how="left")
 
 
@@ -130,7 +138,13 @@ def apply(rows: pl.DataFrame, launches: pl.DataFrame | None, node_launches: pl.D
         | (pl.col("decode_num_workers") <= 0)
     )
     rows = rows.with_row_index("_row")
-    empty = {"_row": pl.UInt32, SPECULATION: pl.Boolean, "_launch_key": pl.String, **dict.fromkeys(POOL_KEYS, pl.Int64)}
+    empty = {
+        "_row": pl.UInt32,
+        SPECULATION: pl.Boolean,
+        "_launch_key": pl.String,
+        "_rank_limit": pl.Int64,
+        **dict.fromkeys(POOL_KEYS, pl.Int64),
+    }
     parts = [pl.DataFrame(schema=empty)]
     if launches is not None and not launches.is_empty():
         parts.append(match(rows.filter(unstated), launches))
@@ -155,4 +169,6 @@ def apply(rows: pl.DataFrame, launches: pl.DataFrame | None, node_launches: pl.D
             pl.when(hit).then(v).otherwise(pl.col(f"{pool}_{k}").cast(pl.Float64)).alias(f"{pool}_{k}")
             for k, v in stated.items()
         ]
-    return rows.with_columns(*out, pl.col(SPECULATION).fill_null(False)).drop("_row", *POOL_KEYS)
+    ranks = pl.when(pl.col("decode_dp_attention") == 1).then(pl.col("decode_tp")).otherwise(1)
+    limit = pl.when(hit).then(pl.col("_rank_limit") * ranks).cast(pl.Float64).alias(LIMIT)
+    return rows.with_columns(*out, limit, pl.col(SPECULATION).fill_null(False)).drop("_row", "_rank_limit", *POOL_KEYS)

@@ -295,6 +295,7 @@ def configurations(
         pl.col("nextn").fill_null(0.0).alias("speculative_tokens"),
         pl.col("nextn_accept_rate").fill_null(0.0).alias("acceptance_frac"),
         (pl.col(launch_layouts.SPECULATION) & (pl.col("nextn").fill_null(0.0) <= 0)).alias(launch_layouts.SPECULATION),
+        launch_layouts.LIMIT,
         *(
             pl.col(f"{pool}_{k}")
             for pool in ("prefill", "decode")

@@ -181,6 +181,7 @@ INFERENCEX_LAUNCHES = TableSpec(
     "(scripts/inferencex_launches.py writes it from the repository's history)",
     key=(
         *LAUNCH_KEY,
+        "recipe",
         "concurrency",
         "prefill_workers",
         "prefill_tp",
@@ -196,6 +197,15 @@ INFERENCEX_LAUNCHES = TableSpec(
         Column("concurrency", "int", "requests", "Concurrency of the launch", required=True, positive=True),
         *_launch_pool("prefill"),
         *_launch_pool("decode"),
+        Column("recipe", "str", "", "The recipe file the launch names (CONFIG_FILE; blank: none)"),
+        Column(
+            "decode_max_batch",
+            "int",
+            "sequences",
+            "Decode batch limit per attention rank, as the recipe's name states it (batchN; blank: not stated)",
+            positive=True,
+        ),
+        Column("draft_tokens", "int", "tokens", "MTP draft tokens the recipe's name states (mtpN; blank: not stated)"),
         *COMMIT_COLUMNS,
     ),
 )

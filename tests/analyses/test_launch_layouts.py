@@ -47,6 +47,9 @@ LAUNCH = {
     "decode_tp": 32,
     "decode_ep": 32,
     "decode_dp_attention": 1,
+    "recipe": "ctx2_gen1_dep32_batch128_eplb0_mtp0.yaml",
+    "decode_max_batch": 128,
+    "draft_tokens": 0,
     "first_date": dt.date(2026, 1, 30),
     "last_date": dt.date(2026, 3, 27),
     "first_commit": "a" * 40,
@@ -163,6 +166,19 @@ def test_an_aggregated_run_is_marked_speculating_by_the_image_and_sweep_it_ran(t
     frame = pl.DataFrame([{**AGG, **changes}])
     r = sr.configurations(frame, models, hardware, None, pl.DataFrame(nodes)).row(0, named=True)
     assert r["speculation_launched"] is speculating
+
+
+@pytest.mark.parametrize(
+    ("launches", "limit"),
+    [
+        ([LAUNCH], 128 * 32),  # 128 per attention rank, 32 ranks
+        ([{**LAUNCH, "decode_dp_attention": 0, "decode_ep": 32}], 128),  # one rank: the worker's limit
+        ([{**LAUNCH, "decode_max_batch": None, "recipe": ""}], None),
+        ([LAUNCH, {**LAUNCH, "decode_max_batch": 64, "speculative_decoding": "mtp"}], None),  # two limits: unknown
+    ],
+)
+def test_a_matched_run_runs_at_most_its_recipes_decode_batch(tables, launches, limit):
+    assert read(tables, launches)["launch_max_running"] == limit
 
 
 def test_the_dump_may_state_the_concurrency_times_the_decode_workers(tables):

@@ -244,7 +244,7 @@ def _parameters(ctx: SiteContext) -> Section:
     cols = [
         Col("parameter", "Parameter"),
         Col("applies_to", "Applies to"),
-        Col("estimate", "Estimate", kind="num", fmt=lambda v: fmt_num(v, sig=3)),
+        Col("estimate", "Estimate", kind="num", fmt=lambda v: fmt_num(v, sig=3), keep=True),
         Col("interval", "90% interval"),
         Col("unit", "Unit"),
         Col("status", "Fit status"),
