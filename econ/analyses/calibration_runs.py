@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from econ.analyses import deployment_inputs as inputs
+from econ.analyses import launch_layouts
 from econ.analyses import launch_settings as launch
 from econ.fits.calibration import Runs, Step
 from econ.formats import BYTES_PER_VALUE
@@ -90,7 +91,7 @@ def _peak(hw: pl.DataFrame, formats: list[str]) -> np.ndarray:
 
 def _stated_limit(c: pl.DataFrame) -> pl.Expr:
     """A decode worker's request limit its launch's recipe states (:data:`econ.analyses.launch_layouts.LIMIT`)."""
-    name = "launch_max_running"
+    name = launch_layouts.LIMIT
     return pl.col(name) if name in c.columns else pl.lit(None, dtype=pl.Float64)
 
 

@@ -276,6 +276,8 @@ def configurations(
     batch = pl.when(agg).then(pl.col("batch_size")).otherwise(pl.col("decode_batch_size")).cast(pl.Float64)
     from_batch = batch * pl.col("_decode_attention_dp_size") * pl.col("decode_workers")  # as stored
     r = r.with_columns(pl.coalesce("_stated", from_batch).alias("concurrency"), from_batch.alias("_from_batch"))
+    stated = pl.col("nextn").fill_null(0.0) > 0  # a run that states its speculation is timed by it
+    r = r.with_columns((pl.col(launch_layouts.SPECULATION) & ~stated).alias(launch_layouts.SPECULATION))
     return r.with_columns(_notes().alias("notes"), _reason().alias("reason")).select(
         pl.col("id").alias("run_id"),
         pl.col("backend").alias("engine"),
@@ -294,7 +296,7 @@ def configurations(
         pl.col("_kv").is_not_null().alias("kv_cache_stated"),
         pl.col("nextn").fill_null(0.0).alias("speculative_tokens"),
         pl.col("nextn_accept_rate").fill_null(0.0).alias("acceptance_frac"),
-        (pl.col(launch_layouts.SPECULATION) & (pl.col("nextn").fill_null(0.0) <= 0)).alias(launch_layouts.SPECULATION),
+        launch_layouts.SPECULATION,
         launch_layouts.LIMIT,
         *(
             pl.col(f"{pool}_{k}")
@@ -397,7 +399,7 @@ def _notes() -> pl.Expr:
                     (pl.col("_decode_tp_size") * pl.col("_decode_attention_dp_size")).cast(pl.Int64),
                 )
             ),
-            pl.when(pl.col(launch_layouts.SPECULATION) & (pl.col("nextn").fill_null(0.0) <= 0)).then(
+            pl.when(pl.col(launch_layouts.SPECULATION)).then(
                 pl.lit(
                     "launched with MTP (InferenceX's configs state no draft length or acceptance): TPOT over the "
                     "calibrated speculation speed-up, the roofline bound without it"
