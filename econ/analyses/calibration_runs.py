@@ -90,7 +90,9 @@ def _peak(hw: pl.DataFrame, formats: list[str]) -> np.ndarray:
 
 
 def _stated_limit(c: pl.DataFrame) -> pl.Expr:
-    """A decode worker's request limit its launch's recipe states (:data:`econ.analyses.launch_layouts.LIMIT`)."""
+    """A decode worker's request limit its launch's recipe states (:data:`econ.analyses.launch_layouts.LIMIT`); the
+    single-node scripts' limits (:func:`econ.analyses.launch_settings.max_running_requests`) hold for aggregated runs
+    only, a disaggregated decode worker being launched by its multi-node recipe."""
     name = launch_layouts.LIMIT
     return pl.col(name) if name in c.columns else pl.lit(None, dtype=pl.Float64)
 
@@ -112,7 +114,9 @@ def run_inputs(configs: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFra
         (pl.col("input_tokens") * mean).alias("mean_input_tokens"),
         (pl.col("output_tokens") * mean).alias("mean_output_tokens"),
         kv.alias("kv_used"),
-        pl.coalesce(_stated_limit(c), launch.max_running_requests()).alias("max_running_requests"),
+        pl.coalesce(_stated_limit(c), pl.when(pl.col("mode") == "agg").then(launch.max_running_requests())).alias(
+            "max_running_requests"
+        ),
         pl.when(chunk > 0).then(chunk).otherwise(pl.col("input_tokens") * mean).alias("chunk_tokens"),
     )
     ratio = pl.when(pl.col("input_tokens") >= PREFILL_CHIP_RATIO[0][0]).then(PREFILL_CHIP_RATIO[0][1])

@@ -12,11 +12,12 @@ one set of pools matches it (:func:`match`):
 - its concurrency is the launch's, or the launch's times its decode workers (how the dump states some runs);
 - it was measured while a config version held the launch (``first_date`` − 3 days to ``last_date`` + 3 days).
 
-Which launch ran (MTP or not) may stay ambiguous; the pools must not. A row with stated workers keeps its own. A launch
-whose pool is a placeholder (attention data parallel over one chip, or an expert degree above the pool's chips: early
-SGLang GB200 entries, whose layouts live in the recipe files they name) is not used. A run every matching launch of
-which speculates is marked :data:`SPECULATION`; an aggregated run is matched to the single-node entries
-(``inferencex_node_launches``) by the engine image it ran as well (:func:`node_speculation`).
+Which launch ran (MTP or not) may stay ambiguous; the pools must not. Where the matches share one layout but not
+their worker counts, the row takes the layout and its workers stay assumed. A row with stated workers keeps its own.
+A launch whose pool is a placeholder (attention data parallel over one chip, or an expert degree above the pool's
+chips: early SGLang GB200 entries, whose layouts live in the recipe files they name) is not used. A run every
+matching launch of which speculates is marked :data:`SPECULATION`; an aggregated run is matched to the single-node
+entries (``inferencex_node_launches``) by the engine image it ran as well (:func:`node_speculation`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ LIMIT = "launch_max_running"
 rank, times the ranks when attention runs data parallel); null: not stated."""
 
 POOL_KEYS = tuple(f"{pool}_{k}" for pool in ("prefill", "decode") for k in ("workers", "tp", "ep", "dp_attention"))
+LAYOUT_KEYS = tuple(k for k in POOL_KEYS if not k.endswith("_workers"))
 
 
 KEYS = ("arch_model", "chip", "engine", "precision", "isl", "osl")
@@ -75,11 +77,11 @@ def _launches(launches: pl.DataFrame, *extra) -> pl.DataFrame:
 
 
 def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
-    """``(_row, speculation_launched, launch pools, _launch_key)`` of every row of ``rows`` that a launch matches:
-    ``speculation_launched`` when every matching launch speculates (MTP), the pools and key (else null) when exactly
-    one set of pools matches. ``rows`` has ``_row``, ``arch_model``, ``chip``, ``backend``, ``precision``, ``isl``,
-    ``osl``, ``_stated`` (concurrency) and ``_measured_date``; ``launches`` the table's columns with ``arch_model``
-    and ``chip`` resolved."""
+    """``(_row, speculation_launched, launch pools, _layout_key, _launch_key)`` of every row of ``rows`` that a launch
+    matches: ``speculation_launched`` when every matching launch speculates (MTP); the pools and ``_layout_key`` when
+    the matches share one layout, ``_launch_key`` too when they share one set of pools (workers included). ``rows``
+    has ``_row``, ``arch_model``, ``chip``, ``backend``, ``precision``, ``isl``, ``osl``, ``_stated`` (concurrency) and
+    ``_measured_date``; ``launches`` the table's columns with ``arch_model`` and ``chip`` resolved."""
     left = _runs(rows)
     right = _launches(launches, pl.col("concurrency").cast(pl.Float64), *POOL_KEYS, "config_key", "decode_max_batch")
     placeholder = pl.any_horizontal(
@@ -98,7 +100,11 @@ def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
     one = pools.filter(pl.col("_n") == 1).select("_row", pl.col("config_key").alias("_launch_key"))
     specs = j.group_by("_row").agg(pl.col("speculative_decoding").unique().alias("_specs"))
     speculation = specs.select("_row", (pl.col("_specs") == ["mtp"]).alias(SPECULATION))
-    found = one.join(j.unique(["_row"], keep="first", maintain_order=True).select("_row", *POOL_KEYS), on="_row")
+    layouts = j.unique(["_row", *LAYOUT_KEYS]).group_by("_row")
+    layouts = layouts.agg(pl.len().alias("_n"), pl.col("config_key").first().alias("_layout_key"))
+    found = layouts.filter(pl.col("_n") == 1).select("_row", "_layout_key")
+    found = found.join(j.unique(["_row"], keep="first", maintain_order=True).select("_row", *POOL_KEYS), on="_row")
+    found = found.join(one, on="_row", how="left")
     limit = j.group_by("_row").agg(pl.col("decode_max_batch").unique().alias("_limits"))
     rank_limit = pl.col("_limits").list.drop_nulls()
     limit = limit.filter((pl.col("_limits").list.len() == 1) & (rank_limit.list.len() == 1))
@@ -142,6 +148,7 @@ def apply(rows: pl.DataFrame, launches: pl.DataFrame | None, node_launches: pl.D
         "_row": pl.UInt32,
         SPECULATION: pl.Boolean,
         "_launch_key": pl.String,
+        "_layout_key": pl.String,
         "_rank_limit": pl.Int64,
         **dict.fromkeys(POOL_KEYS, pl.Int64),
     }
@@ -152,6 +159,7 @@ def apply(rows: pl.DataFrame, launches: pl.DataFrame | None, node_launches: pl.D
         parts.append(node_speculation(rows, node_launches))
     rows = rows.join(pl.concat(parts, how="diagonal_relaxed"), on="_row", how="left")
     hit = pl.col("_launch_key").is_not_null()
+    layout = pl.col("_layout_key").is_not_null()
     out = []
     for pool in ("prefill", "decode"):
         dp = pl.col(f"{pool}_dp_attention") == 1
@@ -166,7 +174,10 @@ def apply(rows: pl.DataFrame, launches: pl.DataFrame | None, node_launches: pl.D
             "moe_tp_size": chips / ep,
         }
         out += [
-            pl.when(hit).then(v).otherwise(pl.col(f"{pool}_{k}").cast(pl.Float64)).alias(f"{pool}_{k}")
+            pl.when(hit if k == "num_workers" else layout)
+            .then(v)
+            .otherwise(pl.col(f"{pool}_{k}").cast(pl.Float64))
+            .alias(f"{pool}_{k}")
             for k, v in stated.items()
         ]
     ranks = pl.when(pl.col("decode_dp_attention") == 1).then(pl.col("decode_tp")).otherwise(1)

@@ -52,7 +52,8 @@ LAUNCH_MAX_RUNNING = {
     ("vllm", "gpt-oss-120b", "B200", "fp4"): (512.0, 512.0),
 }
 """Requests one engine runs at once (SGLang ``--max-running-requests``, vLLM ``--max-num-seqs``) in InferenceX's
-single-node launch scripts (the module's), as (1k/1k lengths, other lengths): ``dsr1_fp8_h200.sh`` 512 at
+single-node launch scripts (the module's; aggregated runs only: a disaggregated decode worker is launched by its
+multi-node recipe), as (1k/1k lengths, other lengths): ``dsr1_fp8_h200.sh`` 512 at
 1k/1k and 256 otherwise, ``dsr1_fp4_b200.sh`` 256, ``minimaxm2.5_fp8_h100.sh`` 256, ``gptoss_fp4_b200.sh`` 512. The
 other scripts set it to the concurrency (no limit below it)."""
 

@@ -399,6 +399,15 @@ def _notes() -> pl.Expr:
                     (pl.col("_decode_tp_size") * pl.col("_decode_attention_dp_size")).cast(pl.Int64),
                 )
             ),
+            pl.when(pl.col("_launch_key").is_null() & pl.col("_layout_key").is_not_null()).then(
+                pl.format(
+                    "layouts as InferenceX's launches {} ran them ({} chips a prefill worker, {} a decode worker; "
+                    "inferencex_launches), which differ in worker counts",
+                    pl.col("_layout_key"),
+                    (pl.col("_prefill_tp_size") * pl.col("_prefill_attention_dp_size")).cast(pl.Int64),
+                    (pl.col("_decode_tp_size") * pl.col("_decode_attention_dp_size")).cast(pl.Int64),
+                )
+            ),
             pl.when(pl.col(launch_layouts.SPECULATION)).then(
                 pl.lit(
                     "launched with MTP (InferenceX's configs state no draft length or acceptance): TPOT over the "

@@ -275,7 +275,7 @@ DEEPSEEK = [
 def test_deepseeks_production_system_is_one_command_within_1_4x(real_db, capsys):
     """DeepSeek's Day-6 post (2025-03-01): 226.75 nodes of 8 H800 on average over a day, $87,072/day at $2/GPU-hour.
 
-    The serving issue asks 1.3x; the plan is 1.38x (2,496 GPUs): its decode needs 11.5 units of 144 GPUs and gets 12.
+    The serving issue asks 1.3x; the plan is 1.38x (2,496 GPUs): its decode needs 11.03 units of 144 GPUs and gets 12.
     Before the measured file's MTP runs were read as such (launch_layouts) the efficiencies they flattered gave 11 units
     (2,352 GPUs, 1.30x). The bound here is what holds, so that a change that moves the plan further fails."""
     code, out, err = run_cli(capsys, "--db", str(real_db), *DEEPSEEK, "--format", "json", "--as-of", "2026-11-30")

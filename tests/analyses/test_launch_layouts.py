@@ -190,7 +190,7 @@ def test_the_dump_may_state_the_concurrency_times_the_decode_workers(tables):
 @pytest.mark.parametrize(
     ("launches", "changes"),
     [
-        ([LAUNCH, {**LAUNCH, "decode_workers": 2, "speculative_decoding": "mtp"}], {}),  # two sets of pools fit
+        ([LAUNCH, {**LAUNCH, "decode_tp": 16, "decode_ep": 16}], {}),  # two layouts fit
         ([LAUNCH], {"silicon_data_source": "silicon_concurrency=4301; measured=2026-04-05T00:00:00Z"}),  # too late
         ([LAUNCH], {"silicon_data_source": "silicon_concurrency=4300; measured=2026-03-23T00:00:00Z"}),
         ([LAUNCH], {"isl": 8192}),
@@ -205,6 +205,21 @@ def test_no_launch_or_more_than_one_set_of_pools_leaves_the_run_as_stored(tables
     r = read(tables, launches, **changes)
     assert "InferenceX's launch" not in (r["notes"] or "")
     assert r["decode_tensor_parallel"] != 1 or r["decode_attention_data_parallel"] != 32
+
+
+def test_launches_that_share_a_layout_but_not_their_workers_give_the_layout_and_leave_the_workers_assumed(tables):
+    r = read(tables, [LAUNCH, {**LAUNCH, "decode_workers": 2, "speculative_decoding": "mtp"}])
+    assert (r["decode_tensor_parallel"], r["decode_attention_data_parallel"], r["decode_expert_parallel"]) == (
+        1,
+        32,
+        32,
+    )
+    assert r["workers_assumed"] and r["launch_max_running"] is None
+    assert "InferenceX's launches dsr1-fp4-gb200-dynamo-trt ran them (8 chips a prefill worker" not in r["notes"]
+    assert (
+        "(4 chips a prefill worker, 32 a decode worker; inferencex_launches), which differ in worker counts"
+        in r["notes"]
+    )
 
 
 @pytest.mark.parametrize(("days", "found"), [(ll.SLACK_DAYS, True), (ll.SLACK_DAYS + 1, False)])
@@ -222,7 +237,8 @@ def test_the_same_launch_table_whichever_order_its_rows_come_in(tables):
 
 
 def test_the_measured_files_runs_without_worker_counts_mostly_find_their_launch(tables):
-    """454 of the 793 disaggregated rows without worker counts fit exactly one set of launched pools; each matched row
+    """454 of the 793 disaggregated rows without worker counts fit exactly one set of launched pools (91 more one
+    layout whose launches differ in workers); each matched row
     keeps its model, chip, engine and lengths, and every GB200 TensorRT-LLM row stored as tp 32 with expert degree 4
     (the defect) that matches is read with 32 attention ranks. 106 aggregated and 153 disaggregated runs were launched
     speculating (MTP)."""
@@ -234,6 +250,7 @@ def test_the_measured_files_runs_without_worker_counts_mostly_find_their_launch(
     matched = configs.filter(pl.col("notes").str.contains("InferenceX's launch"))
     unstated = raw.filter((pl.col("mode") == "disagg") & pl.col("decode_num_workers").is_null()).height
     assert unstated == 793 and 400 <= matched.height <= unstated
+    assert configs.filter(pl.col("notes").str.contains("which differ in worker counts")).height == 91
     tp32 = matched.join(
         raw.filter((pl.col("decode_tp_size") == "32") & (pl.col("decode_moe_ep_size") == "4")).select(
             pl.col("id").alias("run_id")

@@ -61,3 +61,25 @@ def test_each_runs_kv_cache_format_is_its_launch_scripts(real_db):
     assert formats("vllm", "Llama-3.1-70B", "H200") == {"fp8"}
     assert formats("sglang", "DeepSeek-R1", "H200") == {"bf16"}
     assert formats("sglang", "DeepSeek-R1", "B200") == {"fp8"}  # the engine's rule, as its script sets
+
+
+def test_a_single_node_scripts_request_limit_holds_for_aggregated_runs_only(real_db):
+    """dsr1_fp4_b200.sh runs SGLang with --max-running-requests 256; a disaggregated run's decode worker is launched
+    by its multi-node recipe, so it takes that recipe's batch limit (launch_layouts) or none, never the script's."""
+    import duckdb
+
+    from econ.analyses import calibration as analysis
+    from econ.analyses.runner import BuildContext, _Scenarios
+
+    with duckdb.connect(str(real_db), read_only=True) as con:
+        runs = analysis.build_problem(BuildContext(con=con, as_of=None, _scenarios=_Scenarios(con))).runs
+    r = runs.filter(
+        (pl.col("engine") == "sglang")
+        & (pl.col("arch_model") == "DeepSeek-R1")
+        & (pl.col("chip") == "B200")
+        & (pl.col("weight_format") == "fp4")
+    )
+    agg, disagg = r.filter(pl.col("mode") == "agg"), r.filter(pl.col("mode") == "disagg")
+    assert agg.height >= 10 and disagg.height >= 10
+    assert set(agg["max_running_requests"]) == {256.0}
+    assert disagg["max_running_requests"].to_list() == disagg["launch_max_running"].to_list()
