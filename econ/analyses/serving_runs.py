@@ -41,6 +41,7 @@ import re
 import polars as pl
 
 from econ.analyses import launch_layouts
+from econ.analyses import serving_run_notes as run_notes
 from econ.load.serving_run_tables import SERVING_RUNS
 
 FORMATS = {
@@ -278,7 +279,7 @@ def configurations(
     r = r.with_columns(pl.coalesce("_stated", from_batch).alias("concurrency"), from_batch.alias("_from_batch"))
     stated = pl.col("nextn").fill_null(0.0) > 0  # a run that states its speculation is timed by it
     r = r.with_columns((pl.col(launch_layouts.SPECULATION) & ~stated).alias(launch_layouts.SPECULATION))
-    return r.with_columns(_notes().alias("notes"), _reason().alias("reason")).select(
+    return r.with_columns(run_notes.notes().alias("notes"), run_notes.reason().alias("reason")).select(
         pl.col("id").alias("run_id"),
         pl.col("backend").alias("engine"),
         "model_path",
@@ -336,135 +337,3 @@ def _image() -> pl.Expr:
     last = fields.list.last()
     bare = pl.when(~last.str.contains("=")).then(last)
     return pl.coalesce(pl.col("silicon_data_source").str.extract(r"image=([^;]+)", 1), bare)
-
-
-def _notes() -> pl.Expr:
-    parts = (
-        [
-            pl.when(pl.col(f"_{pool}_wide")).then(
-                pl.format(
-                    "{} stored as {} tp {}, which divides none of the model's {} heads: read as a disaggregated "
-                    "wide-EP pool of attention dp {} x expert parallel {}",
-                    pl.lit(pool),
-                    pl.col("_stored"),
-                    pl.col(f"_{pool}_stored").cast(pl.Int64),
-                    pl.col("_heads").cast(pl.Int64),
-                    pl.col(f"{pool}_attention_data_parallel").cast(pl.Int64),
-                    pl.col(f"{pool}_expert_parallel").cast(pl.Int64),
-                )
-            )
-            for pool in ("decode", "prefill")
-        ]
-        + [
-            pl.when(pl.col(f"_{pool}_squared")).then(
-                pl.format(
-                    "{} layout stored with {} chips on a {}-chip system: read as tp {} x dp {}",
-                    pl.lit(pool),
-                    pl.col(f"_{pool}_stored").cast(pl.Int64),
-                    pl.col("_domain").cast(pl.Int64),
-                    pl.col(f"{pool}_tensor_parallel").cast(pl.Int64),
-                    pl.col(f"{pool}_attention_data_parallel").cast(pl.Int64),
-                )
-            )
-            for pool in ("decode", "prefill")
-        ]
-        + [
-            pl.when(pl.col(f"_{pool}_under")).then(
-                pl.format(
-                    "{} experts stored over {} chips (moe tp x ep) but attention over {}: the worker is read as the "
-                    "experts' chips, tensor parallel {}",
-                    pl.lit(pool),
-                    (pl.col(f"_{pool}_moe_tp_size") * pl.col(f"_{pool}_moe_ep_size")).cast(pl.Int64),
-                    pl.col(f"_{pool}_stored").cast(pl.Int64),
-                    pl.col(f"{pool}_tensor_parallel").cast(pl.Int64),
-                )
-            )
-            for pool in ("decode", "prefill")
-        ]
-        + [
-            pl.when(pl.col(f"_{pool}_respread")).then(
-                pl.format("{} MoE degrees do not multiply to tp x dp: experts spread over the stage", pl.lit(pool))
-            )
-            for pool in ("decode", "prefill")
-        ]
-        + [
-            pl.when(pl.col("_launch_key").is_not_null()).then(
-                pl.format(
-                    "workers and layouts not stated: InferenceX's launch {} ({} prefill x {} chips, {} decode x {} "
-                    "chips; inferencex_launches)",
-                    pl.col("_launch_key"),
-                    pl.col("prefill_workers").cast(pl.Int64),
-                    (pl.col("_prefill_tp_size") * pl.col("_prefill_attention_dp_size")).cast(pl.Int64),
-                    pl.col("decode_workers").cast(pl.Int64),
-                    (pl.col("_decode_tp_size") * pl.col("_decode_attention_dp_size")).cast(pl.Int64),
-                )
-            ),
-            pl.when(pl.col("_launch_key").is_null() & pl.col("_layout_key").is_not_null()).then(
-                pl.format(
-                    "layouts as InferenceX's launches {} ran them ({} chips a prefill worker, {} a decode worker; "
-                    "inferencex_launches), which differ in worker counts",
-                    pl.col("_layout_key"),
-                    (pl.col("_prefill_tp_size") * pl.col("_prefill_attention_dp_size")).cast(pl.Int64),
-                    (pl.col("_decode_tp_size") * pl.col("_decode_attention_dp_size")).cast(pl.Int64),
-                )
-            ),
-            pl.when(pl.col(launch_layouts.SPECULATION)).then(
-                pl.lit(
-                    "launched with MTP (InferenceX's configs state no draft length or acceptance): TPOT over the "
-                    "calibrated speculation speed-up, the roofline bound without it"
-                )
-            ),
-            pl.when(pl.col("workers_assumed")).then(
-                pl.lit(
-                    "worker counts not stated: decode workers enough for 64 sequences per rank, prefill workers at "
-                    "the median ratio"
-                )
-            ),
-            pl.when(
-                pl.col("_stated").is_not_null()
-                & pl.col("_from_batch").is_not_null()
-                & ((pl.col("_stated") - pl.col("_from_batch")).abs() > 0.5)
-            ).then(
-                pl.format(
-                    "batch implies concurrency {}, the run states {}: the run's used",
-                    pl.col("_from_batch").cast(pl.Int64),
-                    pl.col("_stated").cast(pl.Int64),
-                )
-            ),
-        ]
-    )
-    return pl.concat_str(parts, separator="; ", ignore_nulls=True).replace("", None)
-
-
-def _reason() -> pl.Expr:
-    tp_d, tp_p = pl.col("decode_tensor_parallel"), pl.col("prefill_tensor_parallel")
-    return (
-        pl.when(pl.col("arch_model").is_null())
-        .then(pl.format("model '{}' is not in data/models.csv (by name or Hugging Face id)", pl.col("model_path")))
-        .when(pl.col("chip").is_null())
-        .then(pl.format("system '{}' names no chip of data/hardware.csv", pl.col("system")))
-        .when(~pl.col("mode").is_in(["agg", "disagg"]))
-        .then(pl.format("mode '{}' is neither agg nor disagg", pl.col("mode")))
-        .when(pl.col("weight_format").is_null() | pl.col("expert_weight_format").is_null())
-        .then(
-            pl.format("unknown quantisation mode '{}'", pl.coalesce("gemm_quant_mode", "moe_quant_mode", "precision"))
-        )
-        .when(pl.col("kvcache_quant_mode").is_not_null() & pl.col("_kv").is_null())
-        .then(pl.format("unknown KV-cache format '{}'", pl.col("kvcache_quant_mode")))
-        .when(pl.col("concurrency").is_null() | (pl.col("concurrency") <= 0))
-        .then(pl.lit("no concurrency: neither silicon_concurrency in silicon_data_source nor a batch size"))
-        .when(pl.col("isl").is_null() | pl.col("osl").is_null() | (pl.col("isl") <= 0) | (pl.col("osl") <= 0))
-        .then(pl.lit("isl and osl must be positive token counts"))
-        .when(pl.col("_heads").is_not_null() & ((pl.col("_heads") % tp_d != 0) | (pl.col("_heads") % tp_p != 0)))
-        .then(
-            pl.format(
-                "tensor parallel {} does not divide the model's {} attention heads (no engine runs that: the "
-                "stored layout is not the run's)",
-                tp_d.cast(pl.Int64),
-                pl.col("_heads").cast(pl.Int64),
-            )
-        )
-        .when((pl.col("nextn") > 0) & pl.col("nextn_accept_rate").is_null())
-        .then(pl.lit("nextn (MTP draft tokens) without nextn_accept_rate"))
-        .otherwise(None)
-    )
