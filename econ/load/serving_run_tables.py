@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 
+import polars as pl
+
+from econ.errors import Problem
 from econ.load import ceilings
-from econ.load.spec import Column, TableSpec
+from econ.load.spec import FILE, LINE, Column, TableSpec
 
 MODES = ("agg", "disagg")
 
@@ -154,6 +157,19 @@ COMMIT_COLUMNS = (
 """The columns both launch tables end with: the commits that held the launch, and the config's name."""
 
 
+def _ordered(low: str, high: str, what: str):
+    """A check that ``low`` <= ``high`` in every row, naming the file, line and ``high`` column where it is not."""
+
+    def check(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
+        bad = frame.filter(pl.col(low) > pl.col(high))
+        return [
+            Problem(r[FILE], r[LINE], high, f"{high} is before {low}", f"{what}: {low} comes first")
+            for r in bad.iter_rows(named=True)
+        ]
+
+    return check
+
+
 def _launch_pool(pool: str) -> tuple[Column, ...]:
     return (
         Column(f"{pool}_workers", "int", "workers", f"{pool.title()} workers", required=True, positive=True),
@@ -208,6 +224,7 @@ INFERENCEX_LAUNCHES = TableSpec(
         Column("draft_tokens", "int", "tokens", "MTP draft tokens the recipe's name states (mtpN; blank: not stated)"),
         *COMMIT_COLUMNS,
     ),
+    checks=(_ordered("first_date", "last_date", "the commits that held a launch"),),
 )
 
 
@@ -235,5 +252,9 @@ INFERENCEX_NODE_LAUNCHES = TableSpec(
         Column("concurrency_start", "int", "requests", "Lowest concurrency of the sweep", required=True, positive=True),
         Column("concurrency_end", "int", "requests", "Highest concurrency of the sweep", required=True, positive=True),
         *COMMIT_COLUMNS,
+    ),
+    checks=(
+        _ordered("first_date", "last_date", "the commits that held a launch"),
+        _ordered("concurrency_start", "concurrency_end", "a concurrency sweep"),
     ),
 )
