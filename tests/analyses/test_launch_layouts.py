@@ -337,3 +337,17 @@ dsr1-fp8-b200-trt-mtp:
         "128",
     )
     assert node["image"] == "nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post3" and tuple(node) == script.NODE
+
+
+def test_a_recipes_batch_limit_is_per_attention_rank_as_the_configs_size_their_concurrency():
+    """InferenceX sizes each launch's concurrency to its decode slots: read per attention rank (times the ranks when
+    attention runs data parallel, times the decode workers), the recipes' limits give a median concurrency per slot
+    near 1 (1.05); read per worker, the attention-data-parallel launches would sit near their rank count (8-32x)."""
+    launches = pl.read_csv(REPO / "data" / "inferencex_launches.csv").filter(pl.col("decode_max_batch").is_not_null())
+    ranks = pl.when(pl.col("decode_dp_attention") == 1).then(pl.col("decode_tp")).otherwise(1)
+    slots = pl.col("decode_max_batch") * ranks * pl.col("decode_workers")
+    per_slot = launches.select((pl.col("concurrency") / slots).median()).item()
+    dp = launches.filter(pl.col("decode_dp_attention") == 1)
+    per_worker = dp.select((pl.col("concurrency") / (pl.col("decode_max_batch") * pl.col("decode_workers"))).median())
+    assert launches.height >= 400 and 0.8 <= per_slot <= 1.3
+    assert per_worker.item() >= 4.0
