@@ -35,7 +35,7 @@ MEANING = {
     "step_overhead_s": "fixed time per step (scheduling)",
     "expert_imbalance_scale": "busiest expert rank's excess over the mean, as a multiple of uniform routing's",
     "ttft_overhead_s": "fixed front-end time of a request's first token (request handling, KV hand-off)",
-    "ttft_stream_steps": "decode steps before the first streamed chunk reaches the client",
+    "ttft_stream_steps": "decode steps of wait before the first token that the other TTFT terms miss (fitted)",
     "queue_wait_frac": "share of the closed-loop queueing wait (mean-value analysis) a request meets",
     "burst_wait_frac": "share of the opening burst's wait the first requests meet",
     "speculation_speedup": "TPOT speed-up of a launch that speculates (MTP) without stating draft length or acceptance",

@@ -186,7 +186,7 @@ def slot_wait_s(first_token_s, think_s, users_per_slot):
 
 @formula(
     "TTFT = S₀ + τ₀ + σ·TPOT + ω·(R − D) + β·W_burst/waves",
-    "a request's first pass, fixed front-end costs, the stream interval, queueing (closed loop and opening burst)",
+    "a request's first pass, fixed front-end costs, a wait in decode steps, queueing (closed loop and opening burst)",
 )
 def ttft_s(
     first_pass_s,
@@ -202,10 +202,11 @@ def ttft_s(
     waves=10.0,
 ):
     """Mean time to first token [s]: the request's own prefill ``S₀``, a fixed front-end cost ``τ₀`` (request
-    handling, tokenisation, routing; in disaggregated serving the KV hand-off), ``σ`` decode steps before the
-    first chunk is streamed (engines stream every few steps), the closed-loop queueing ``R − D`` of
-    :func:`closed_loop_response_s` and the opening burst (:func:`burst_wait_s`), which the first of ``waves``
-    requests per user meet (InferenceX sends 10 requests per user slot)."""
+    handling, tokenisation, routing; in disaggregated serving the KV hand-off), ``σ`` decode steps of wait the
+    other terms miss (fitted: TensorRT-LLM and SGLang send the first token at once, their stream interval delays only
+    later chunks, so ``σ`` is not a stream interval but what the model does not otherwise see), the closed-loop
+    queueing ``R − D`` of :func:`closed_loop_response_s` and the opening burst (:func:`burst_wait_s`), which the first
+    of ``waves`` requests per user meet (InferenceX sends 10 requests per user slot)."""
     response = closed_loop_response_s(demand_s, users, think_s)
     queue = np.maximum(response - _f(demand_s), 0.0)
     return (

@@ -83,7 +83,8 @@ def validation(ctx: SiteContext) -> list[Finding]:
             ),
             ctx.finding(
                 "Time to first token, held out the same way, is a typical {f.error_factor:x} off (9 in 10 within "
-                "{f.error_factor_p90:x}): queueing, the engine's front end and its stream interval are most of it"
+                "{f.error_factor_p90:x}): it carries the queue, the wait for a decode slot and the engine's front "
+                "end, which the step model times least well"
                 + (", and it is weak." if (ttft_factor or 0) > WEAK_ERROR_FACTOR else "."),
                 {"f": MODEL_OUT_TTFT},
                 status="weak" if (ttft_factor or 0) > WEAK_ERROR_FACTOR else "calibrated",

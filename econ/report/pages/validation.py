@@ -147,7 +147,7 @@ def _runs(ctx: SiteContext) -> Section:
             )
         ],
         intro="Time per output token is a decode step: the kernels, the fixed costs and the step's share of new "
-        "prompts. Time to first token adds the engine's front end, its stream interval and the queue of prompts "
+        "prompts. Time to first token adds the engine's front end, the wait for a decode slot and the queue of prompts "
         "the benchmark's concurrency builds: the harder quantity.",
     )
 
