@@ -6,7 +6,9 @@ reads) finish or undo the commit, and compares data/, the database and the repor
 new state: a kill before the journal is written must leave the old state, one after it the new state.
 Then a normal run must succeed and leave no staging path, backup, journal or WAL behind.
 
-``ECON_FAULT_REPEATS`` (default 2) sets how often each boundary is killed.
+``ECON_FAULT_REPEATS`` (default 1) sets how often each boundary is killed: the first kill is followed by the
+rebuild, a repeat only by the check (a boundary is a fixed point in the run, so a repeat kills the same state again;
+the random-moment kills below are the ones whose timing varies).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from .conftest import BUILD, REFRESH, REPO, econ, leftovers, ok, signature, work
 
 pytestmark = pytest.mark.slow
 
-REPEATS = int(os.environ.get("ECON_FAULT_REPEATS", "2"))
+REPEATS = int(os.environ.get("ECON_FAULT_REPEATS", "1"))
 BUILD_BOUNDARIES = [
     "build:loaded",
     "build:tables",
