@@ -79,9 +79,9 @@ def context_pricing(ctx: SiteContext) -> list[Finding]:
         [
             *_passing(ctx, CONTEXT_QUANTITIES, anchor("Checked on open models")),
             ctx.finding(
-                "The lecture's crossover reading (a tier threshold taken as the roofline crossover) is off by "
-                "{c.geometric_mean_ratio:x} on average on {c.n_architecture_groups:int} architectures, beyond its "
-                "own interval: {c.status:text}.",
+                "The lecture's crossover reading (a tier threshold taken as the roofline crossover) gives "
+                "{c.geometric_mean_ratio:x} the KV-cache bytes per token of {c.n_architecture_groups:int} open "
+                "architectures (geometric mean), beyond its own interval: {c.status:text}.",
                 {"c": crossover},
                 status="weak",
                 evidence=anchor("Checked on open models"),
