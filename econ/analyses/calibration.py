@@ -25,6 +25,7 @@ from econ.analyses.calibration_columns import BANDS, ERRORS, PARAMETERS, POINTS,
 from econ.analyses.calibration_scenario import FIELDS
 from econ.fits import calibration as cal
 from econ.fits import calibration_cv as cv
+from econ.fits.calibration_throughput import predict_points
 
 NAME = "calibration"
 INPUTS = (
@@ -88,7 +89,7 @@ def _points(ctx, models: pl.DataFrame, reserve: float):
     )
     candidates = p.filter(pl.col("_reason").is_null())
     pts = cp.points(candidates, models, reserve)
-    bound = cal.predict_points(cal.ideal_parameters(pts.n), pts)["value"]
+    bound = predict_points(cal.ideal_parameters(pts.n), pts)["value"]
     runs = np.isfinite(bound) & (bound > 0)
     no_fit = f"the stated layout does not hold the weights and one sequence in HBM (less the {reserve:.0%} reserve)"
     reasons = pl.Series("_fit_reason", [None if r else no_fit for r in runs], dtype=pl.String)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from econ.fits import calibration, calibration_cv
+from econ.fits import calibration, calibration_cv, calibration_throughput
 from econ.fits.wrapper import fit
 from econ.physics import sharding
 from econ.results import ResultColumn as C
@@ -44,9 +44,16 @@ POINTS = ResultTable(
             "tokens/s",
             "bound",
             "Roofline bound of the same quantity",
-            calibration.predict_points,
+            calibration_throughput.predict_points,
         ),
-        C("calibrated_value", "float", "tokens/s", "calibrated", "In-sample prediction", calibration.predict_points),
+        C(
+            "calibrated_value",
+            "float",
+            "tokens/s",
+            "calibrated",
+            "In-sample prediction",
+            calibration_throughput.predict_points,
+        ),
         C(
             "cv_value",
             "float",
@@ -72,7 +79,7 @@ POINTS = ResultTable(
             "sequences",
             "calibrated",
             "Decode batch behind the prediction (stated, or the best that fits)",
-            calibration.predict_points,
+            calibration_throughput.predict_points,
         ),
         C(
             "prefill_tokens_per_pass",
@@ -80,7 +87,7 @@ POINTS = ResultTable(
             "tokens",
             "calibrated",
             "Prefill pass behind the prediction (stated, or the best that fits)",
-            calibration.predict_points,
+            calibration_throughput.predict_points,
         ),
         C(
             "decode_context_tokens",

@@ -3,9 +3,9 @@ steps behind their regimes.
 
 Each row of ``measured_points`` is either excluded with its reason (the source's, or econ's: no architecture, no
 chip, no stated token kind, a layout that does not fit) or turned into deployment terms at peak over a grid of
-batches (:func:`points`), by its regime (:func:`econ.fits.calibration.predict_points`). Where a source is silent
-econ assumes, and says so in ``assumed``: the KV cache in BF16, the math in the weights' format (BF16 on a chip
-without that format), every data-parallel rank replicating attention and the non-expert weights, one pipeline
+batches (:func:`points`), by its regime (:func:`econ.fits.calibration_throughput.predict_points`). Where a source
+is silent econ assumes, and says so in ``assumed``: the KV cache in BF16, the math in the weights' format (BF16 on a
+chip without that format), every data-parallel rank replicating attention and the non-expert weights, one pipeline
 stage, a single-stream context of :data:`SINGLE_STREAM_CONTEXT_TOKENS`. Revisions of one document are one source
 (:func:`document_of`).
 """

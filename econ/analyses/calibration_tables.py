@@ -10,6 +10,7 @@ from econ.analyses.calibration_points import ENGINES as ENGINE_NAMES
 from econ.analyses.inputs import architecture_of
 from econ.fits import calibration as cal
 from econ.fits import calibration_cv as cv
+from econ.fits.calibration_throughput import predict_points
 
 UNITS = {
     "collective_latency_s": "s",
@@ -166,8 +167,8 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
 def points_frame(p, fitted, pts, z, problem, held) -> pl.DataFrame:
     """``calibration_points``: every published point, the included ones with their predictions."""
     u = cal.coordinates(z, problem.levels, problem.point_codes, pts.n)
-    predicted = cal.predict_points(cal.values(u), pts)
-    bound = cal.predict_points(cal.ideal_parameters(pts.n), pts)
+    predicted = predict_points(cal.values(u), pts)
+    bound = predict_points(cal.ideal_parameters(pts.n), pts)
     measured = np.exp(pts.log_measured)
     rows = np.arange(pts.n)
     regime = pl.col("regime")

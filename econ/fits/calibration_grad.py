@@ -20,6 +20,7 @@ import dataclasses
 import numpy as np
 
 from econ.fits import calibration as cal
+from econ.fits.calibration_throughput import predict_points
 from econ.physics.step_time import SMOOTH_MAX_POWER, slot_wait_s
 
 STEP_PARAMETERS = (
@@ -155,7 +156,7 @@ def _at(step: cal.Step, rows: np.ndarray, cols: np.ndarray) -> cal.Step:
 
 def points_gradient(p: dict, pts: cal.Points) -> np.ndarray:
     """d log value / du of every point (rows × parameters), at the batch and pass its prediction chose."""
-    pred = cal.predict_points(p, pts)
+    pred = predict_points(p, pts)
     rows = np.arange(pts.n)
     pick_d, pick_p = pred["decode_pick"], pred["prefill_pick"]
     regime = pts.regime

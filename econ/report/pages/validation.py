@@ -222,7 +222,7 @@ def _scatter(ctx: SiteContext) -> Section:
                 caption="Each point is one published measurement (tokens/s per chip, or per user for a single "
                 "stream), at x, and econ's number for the same setting, at y: left the roofline bound, right the "
                 "calibrated prediction from a fit without the point's source.",
-                formula=f"{ctx.cite('econ.fits.calibration.predict_points')}",
+                formula=f"{ctx.cite('econ.fits.calibration_throughput.predict_points')}",
                 source="calibration_points, from measured_points (each row's source_url and quote)",
             )
         ],
