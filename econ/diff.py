@@ -14,7 +14,7 @@ from econ.errors import EconError
 from econ.fits.model_identity import match_key, model_name
 from econ.fits.price_changes import CLASSES
 
-SECTIONS = (  # (class, heading, order)
+SECTIONS = (  # (the classes' common start, or listing: see _classes; heading; order)
     ("price move", "largest price moves", "size"),
     (
         "suspected data fix",
@@ -26,16 +26,28 @@ SECTIONS = (  # (class, heading, order)
     ("new", "new keys", "name"),
     ("removed", "removed keys", "name"),
     ("limit change", "limit changes (max_input_tokens, speed_ratio)", "size"),
+    ("listing", "prices a source newly listed or stopped listing on a key it kept (no price moved)", "name"),
 )
+LISTING = ("price listed", "price unlisted")
+
+
+def _classes(section: str) -> tuple[str, ...]:
+    """The classes (:data:`CLASSES`) a section of :data:`SECTIONS` lists: those its name begins, or both listings."""
+    return LISTING if section == "listing" else tuple(c for c in CLASSES if c.startswith(section))
+
+
 SHORT = {
     "price move up": "up",
     "price move down": "down",
+    "price listed": "listing",
+    "price unlisted": "listing",
     "new": "new",
     "removed": "removed",
     "renamed key": "renamed",
     "suspected data fix": "data_fix",
     "limit change": "limits",
 }
+"""The per-provider table's column of each class (a price listed or unlisted are both a listing: no price moved)."""
 
 
 @dataclass
@@ -169,13 +181,28 @@ def key_counts(changes: pl.DataFrame) -> dict[str, int]:
     return {c: per.get(c, 0) for c in CLASSES}
 
 
+def _columns() -> dict[str, list[str]]:
+    """The per-provider table's columns and the classes each counts (:data:`SHORT`)."""
+    out: dict[str, list[str]] = {}
+    for c in CLASSES:
+        out.setdefault(SHORT[c], []).append(c)
+    return out
+
+
+def listings(counts: dict[str, int]) -> str:
+    """The summary's words for prices listed or unlisted without a move ('' when there are none)."""
+    listed, unlisted = counts["price listed"], counts["price unlisted"]
+    return f"{listed:,} prices newly listed and {unlisted:,} unlisted (no move), " if listed or unlisted else ""
+
+
 def view(changes: pl.DataFrame, implied: pl.DataFrame, *, top: int = 20) -> DiffView:
     """The summary, per-provider table and sections (largest moves first) of classified ``changes``."""
     counts = key_counts(changes)
     moves = counts["price move up"] + counts["price move down"]
     summary = (
         f"{moves:,} price moves ({counts['price move up']:,} up, {counts['price move down']:,} down), "
-        f"{counts['new']:,} new and {counts['removed']:,} removed keys, {counts['renamed key']:,} renamed, "
+        f"{listings(counts)}{counts['new']:,} new and {counts['removed']:,} removed keys, "
+        f"{counts['renamed key']:,} renamed, "
         f"{counts['suspected data fix']:,} suspected upstream data fixes, {counts['limit change']:,} limit changes; "
         f"{changes['provider'].n_unique() if changes.height else 0} providers; "
         f"{implied.height:,} inferred quantities moved"
@@ -183,12 +210,15 @@ def view(changes: pl.DataFrame, implied: pl.DataFrame, *, top: int = 20) -> Diff
     per = (
         counted(changes)
         .group_by("provider")
-        .agg(*(pl.col("change_class").eq(c).sum().alias(SHORT[c]) for c in CLASSES), pl.len().alias("total"))
+        .agg(
+            *(pl.col("change_class").is_in(classes).sum().alias(short) for short, classes in _columns().items()),
+            pl.len().alias("total"),
+        )
         .sort("total", "provider", descending=[True, False])
     )
     by_provider = Section(
         "by provider (most changes first)",
-        ["provider", *SHORT.values()],
+        ["provider", *_columns()],
         per.head(top).drop("total").rows(),
         per.height,
     )
@@ -196,7 +226,7 @@ def view(changes: pl.DataFrame, implied: pl.DataFrame, *, top: int = 20) -> Diff
     ratio = pl.col("new_value") / pl.col("old_value")
     size = ratio.abs().log10().abs().fill_nan(None)
     for cls, heading, order in SECTIONS:
-        rows = changes.filter(pl.col("change_class").str.starts_with(cls))
+        rows = changes.filter(pl.col("change_class").is_in(_classes(cls)))
         if cls == "renamed key":
             rows = rows.filter(pl.col("change") == "removed")
         if rows.height == 0:
@@ -249,7 +279,7 @@ def _shared(frame: pl.DataFrame) -> tuple[pl.DataFrame, str]:
 
 def ordered(changes: pl.DataFrame) -> pl.DataFrame:
     """All classified changes, largest moves first (csv and json output of ``econ diff``)."""
-    rank = {c: i for i, (cls, _, _) in enumerate(SECTIONS) for c in CLASSES if c.startswith(cls)}
+    rank = {c: i for i, (cls, _, _) in enumerate(SECTIONS) for c in _classes(cls)}
     size = (pl.col("new_value") / pl.col("old_value")).abs().log10().abs().fill_nan(None)
     return changes.sort(
         pl.col("change_class").replace_strict(rank, default=len(SECTIONS), return_dtype=pl.Int64),

@@ -76,6 +76,39 @@ def test_summary_and_sections():
     assert v.by_provider.rows[0][0] in ("a", "b") and v.by_provider.total == 2
 
 
+def test_a_listed_price_is_counted_and_listed_apart_from_the_moves():
+    """A cache-read price a key starts to list (null -> 0.1) is no price move: the summary counts it apart, the
+    providers' table under listing, and it has its own section after the moves."""
+    listed = pl.DataFrame(
+        [
+            (
+                "changed",
+                "b",
+                "x-1",
+                "standard",
+                0,
+                "cache_read_usd_per_mtok",
+                None,
+                0.1,
+                None,
+                "x-1",
+                None,
+                "price listed",
+            )
+        ],
+        schema=CHANGES.drop("source").columns,
+        orient="row",
+    ).with_columns(pl.lit("litellm").alias("source"))
+    v = view(pl.concat([CHANGES, listed]), IMPLIED)
+    assert v.summary.startswith("3 price moves (2 up, 1 down), 1 prices newly listed and 0 unlisted (no move), 1 new")
+    assert v.by_provider.columns[:4] == ["provider", "up", "down", "listing"]
+    assert dict((r[0], r[3]) for r in v.by_provider.rows) == {"a": 0, "b": 1}
+    assert [s.heading.split(" (")[0] for s in v.sections][
+        -1
+    ] == "prices a source newly listed or stopped listing on a key it kept"
+    assert "listed" not in view(CHANGES, IMPLIED).summary  # none: not said
+
+
 def test_model_filter_takes_any_spelling_of_the_canonical_model():
     for spelling in ("x-1", "X-1"):
         changes, _ = filtered(CHANGES, IMPLIED, None, provider=None, model=spelling)
@@ -106,7 +139,7 @@ def test_a_removed_key_counts_once_whatever_its_variants_and_tiers():
     )
     v = view(changes, IMPLIED)
     assert "0 new and 2 removed keys" in v.summary
-    assert v.by_provider.rows == [("p", 0, 0, 0, 2, 0, 0, 0)]
+    assert v.by_provider.rows == [("p", 0, 0, 0, 0, 2, 0, 0, 0)]
     (section,) = v.sections
     assert section.total == 2 and [r[:3] for r in section.rows] == [
         ("p", "k1", "batch, standard"),

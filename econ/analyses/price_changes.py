@@ -48,10 +48,11 @@ PRICE_CHANGES = ResultTable(
             "str",
             "",
             "derived",
-            "price move up, price move down, new, removed, renamed key, suspected data fix (every step it spans is "
-            "one in price_change_log: a unit slip or revert of more than 10x, contradicted by the other sources, or "
-            "first seen at a format switch; or old -> new is a slip or revert itself) or limit change "
-            "(max_input_tokens, speed_ratio)",
+            "price move up, price move down, price listed or price unlisted (a price component the key did not "
+            "list before, or no longer lists: no price moved), new, removed, renamed key, suspected data fix (every "
+            "step it spans is one in price_change_log: a unit slip or revert of more than 10x, contradicted by the "
+            "other sources, or first seen at a format switch; or old -> new is a slip or revert itself) or limit "
+            "change (max_input_tokens, speed_ratio)",
             pc.classify,
         ),
         C(

@@ -10,7 +10,8 @@ on both dates, so a price map first imported after ``from`` does not show as tho
 Each change is then classified (:func:`classify`): a *price move* up or down; a *new* or *removed*
 key; a *renamed key* (a removed and a new key of one seller, variant and tier naming the same model);
 a *suspected upstream data fix* (the rule of :mod:`econ.fits.data_fixes`: a unit slip or revert of more than 10x, or a
-step the change log finds contradicted by the other sources or first seen at a format switch); or a *limit change*
+step the change log finds contradicted by the other sources or first seen at a format switch); a *price listed* or
+*price unlisted* (a component the key did not list before, or no longer lists: not a move); or a *limit change*
 (``max_input_tokens``, ``speed_ratio``).
 """
 
@@ -133,7 +134,20 @@ def changes_between(old: pl.DataFrame, new: pl.DataFrame) -> pl.DataFrame:
     return out.sort([order, *KEY, "component"], nulls_last=True)
 
 
-CLASSES = ("price move up", "price move down", "new", "removed", "renamed key", "suspected data fix", "limit change")
+CLASSES = (
+    "price move up",
+    "price move down",
+    "price listed",
+    "price unlisted",
+    "new",
+    "removed",
+    "renamed key",
+    "suspected data fix",
+    "limit change",
+)
+"""A change's class. A price component an existing key did not list before (or no longer lists) is *price listed*
+(*price unlisted*), not a move: nothing the seller charges moved, the source started (stopped) listing it, as
+``price_history.price_change`` calls such a period a listing."""
 PRICE_COMPONENTS = [c for c in COMPONENTS if c.endswith(("_usd_per_mtok", "_usd_per_mtok_hour"))]
 
 
@@ -174,8 +188,8 @@ def neighbours(prices: pl.DataFrame, from_date: date, to_date: date) -> pl.DataF
 
 @formula(
     "renamed key = removed + new key of one seller, variant, tier and model name; data fix = every step it spans is "
-    "one in price_change_log (fix_reason), or old -> new is a unit slip or revert of more than 10x; else price move "
-    "up/down, new, removed",
+    "one in price_change_log (fix_reason), or old -> new is a unit slip or revert of more than 10x; a price component "
+    "without an old (new) value is price listed (unlisted); else price move up/down, new, removed",
     "econ rule (econ.fits.price_changes)",
 )
 def classify(
@@ -244,7 +258,9 @@ def classify(
         pl.col("old_value"), pl.col("new_value"), pl.col("before_value"), pl.col("after_value")
     )
     price = pl.col("change").eq("changed") & pl.col("component").is_in(PRICE_COMPONENTS)
-    reason = pl.when(price).then(
+    listed = price & pl.col("old_value").is_null()
+    unlisted = price & pl.col("new_value").is_null()
+    reason = pl.when(price & ~listed & ~unlisted).then(
         pl.coalesce("steps_fix_reason", fix_reason(slip, revert, pl.lit(False), pl.lit(False)))
     )
     cls = (
@@ -256,6 +272,10 @@ def classify(
         .then(pl.lit("removed"))
         .when(~pl.col("component").is_in(PRICE_COMPONENTS))
         .then(pl.lit("limit change"))
+        .when(listed)
+        .then(pl.lit("price listed"))
+        .when(unlisted)
+        .then(pl.lit("price unlisted"))
         .otherwise(step_class(pl.col("fix_reason"), pl.col("old_value"), pl.col("new_value")))
     )
     return (

@@ -225,6 +225,28 @@ def test_classify_on_a_history_worked_by_hand():
     }
 
 
+def test_a_price_a_key_starts_or_stops_listing_is_a_listing_not_a_move():
+    """LiteLLM's map added cache-read prices to Bedrock's nova keys between two snapshots (null -> 0.015): 74 of the
+    184 'price move up' rows between 2025-09-01 and 2026-11-20 were such listings, counted as price rises. A price
+    that appears on a key, or leaves it, moved nothing the seller charges; the moves beside it still count."""
+    prices = periods(
+        ("lists", D0, D2, 1.0, 5.0, None),
+        ("lists", D2, None, 1.0, 5.0, None),
+        ("drops", D0, D2, 1.0, 5.0, None),
+        ("drops", D2, None, 2.0, 5.0, None),
+    ).with_columns(
+        cache_read_usd_per_mtok=pl.when((pl.col("model") == "lists") == (pl.col("from_date") == D2)).then(0.25)
+    )
+    result = price_changes(prices, D1, D2 + (D2 - D1) // 2, names=keys(("lists", "lists"), ("drops", "drops")))
+    got = {(r["model"], r["component"]): r["change_class"] for r in result.iter_rows(named=True)}
+    assert got == {
+        ("lists", "cache_read_usd_per_mtok"): "price listed",
+        ("drops", "cache_read_usd_per_mtok"): "price unlisted",
+        ("drops", "input_usd_per_mtok"): "price move up",
+    }
+    assert result.filter(pl.col("change_class").str.starts_with("price listed"))["fix_reason"].to_list() == [None]
+
+
 def test_a_revert_is_seen_only_with_the_history():
     """Without the periods around the two dates a 50x move that returns is a price move; a unit slip is seen anyway."""
     from econ.fits.price_changes import changes_between, classify, state_on
