@@ -268,6 +268,20 @@ own keys in the imported maps alike."""
 
 def what_changed(ctx: SiteContext) -> list[Finding]:
     latest = "to_date = (select max(to_date) from price_changes)"
+    largest_first_party = (
+        f"change_class in ('price move up', 'price move down') and {latest} "
+        f"and old_value > 0 and new_value > 0 and {FIRST_PARTY_CHANGE} "
+        "order by abs(ln(new_value / old_value)) desc, source, provider, model, variant, "
+        "tier_min_prompt_tokens, component limit 1"
+    )
+    row = ("source", "provider", "model", "variant", "tier_min_prompt_tokens", "component")
+    not_that_one = (  # the next finding names another move than the first-party one (it was often the same row)
+        f"and not exists (select 1 from (select * from price_changes where {largest_first_party}) f where "
+        + " and ".join(f"f.{c} is not distinct from price_changes.{c}" for c in row)
+        + ") "
+        if ctx.has("price_keys")
+        else ""
+    )
     return kept(
         [
             ctx.finding(
@@ -275,22 +289,15 @@ def what_changed(ctx: SiteContext) -> list[Finding]:
                 "{c.model:text} at {c.provider:text}, {c.component:text} from {c.old_value:sig3} to "
                 "{c.new_value:sig3} USD/MTok ({c.change_frac:pct}); its source, {c.source:text}, last showed the old "
                 "price on {c.window_from_date:date} and first the new one on {c.window_to_date:date}.",
-                {
-                    "c": (
-                        "price_changes",
-                        f"change_class in ('price move up', 'price move down') and {latest} "
-                        f"and old_value > 0 and new_value > 0 and {FIRST_PARTY_CHANGE} "
-                        "order by abs(ln(new_value / old_value)) desc, source, provider, model, variant, "
-                        "tier_min_prompt_tokens, component limit 1",
-                    )
-                },
+                {"c": ("price_changes", largest_first_party)},
                 status="measured",
                 evidence=anchor("Between the two newest snapshots"),
             )
             if ctx.has("price_keys")
             else None,
             ctx.finding(
-                "The largest price move of at most 10× in the latest snapshot (larger ones may be upstream fixes): "
+                ("Besides it, the" if not_that_one else "The")
+                + " largest price move of at most 10× in the latest snapshot (larger ones may be upstream fixes): "
                 "{c.model:text} at {c.provider:text}, "
                 "{c.component:text} from {c.old_value:sig3} to {c.new_value:sig3} USD/MTok ({c.change_frac:pct}); "
                 "its source, {c.source:text}, last showed the old price on {c.window_from_date:date} and first the "
@@ -299,8 +306,9 @@ def what_changed(ctx: SiteContext) -> list[Finding]:
                     "c": (
                         "price_changes",
                         f"change_class in ('price move up', 'price move down') and {latest} "
-                        "and abs(ln(new_value / old_value)) <= ln(10) "
-                        "order by abs(change_frac) desc, provider, model, component limit 1",
+                        f"and abs(ln(new_value / old_value)) <= ln(10) {not_that_one}"
+                        "order by abs(ln(new_value / old_value)) desc, source, provider, model, variant, "
+                        "tier_min_prompt_tokens, component limit 1",
                     )
                 },
                 status="measured",
