@@ -64,14 +64,15 @@ from calibration_errors
 where group_kind in ('overall', 'regime', 'engine', 'chip', 'model')
   and (basis in ('model_out', 'chip_out', 'source_out', 'random_out', 'calibrated', 'bound')
        or (basis like '%_any_engine' and group_kind in ('overall', 'engine')))
-order by target, group_kind = 'overall' desc, group_kind, "group",
+order by list_position(['tpot', 'ttft', 'throughput'], target), group_kind = 'overall' desc, group_kind, "group",
          list_position(['model_out', 'model_out_any_engine', 'chip_out', 'chip_out_any_engine', 'source_out',
                         'random_out', 'random_out_any_engine', 'calibrated', 'bound'], basis)
 """
 
 BANDS = """
 select * replace (case when engine_stated then 'stated' else 'average' end as engine_stated)
-from calibration_bands order by target, regime, distance, engine_stated desc
+from calibration_bands order by list_position(['tpot', 'ttft', 'throughput'], target), regime, distance,
+         engine_stated desc
 """
 
 PARAMETERS = """
