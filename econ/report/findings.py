@@ -107,7 +107,7 @@ def validation(ctx: SiteContext) -> list[Finding]:
             ctx.finding(
                 "Measured engines run their dense GEMMs at {d.estimate:pct} of peak FLOP/s "
                 "(interval {d.low:pct}–{d.high:pct}), the routed experts at {e.estimate:pct}, and HBM at "
-                "{h.estimate:pct} of its bandwidth, plus {q.estimate:sig3} s per sequence per step.",
+                "{h.estimate:pct} of its bandwidth, plus {q.estimate:us} per sequence per step.",
                 {
                     "d": ("calibration_parameters", "parameter = 'gemm_mfu_frac' and group_kind = ''"),
                     "e": ("calibration_parameters", "parameter = 'expert_mfu_frac' and group_kind = ''"),

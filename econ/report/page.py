@@ -56,6 +56,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "int": lambda v: f"{float(v):,.0f}",
     "usd": lambda v: "$" + fmt_num(float(v), sig=3),
     "ms": lambda v: fmt_num(float(v) * 1000, sig=3) + " ms",
+    "us": lambda v: fmt_num(float(v) * 1e6, sig=3) + " µs",
     "date": lambda v: v.isoformat(),
 }
 """How a placeholder's value is written (``{key.column:fmt}``); ``text`` inserts a text value as it is."""

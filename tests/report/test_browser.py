@@ -154,15 +154,15 @@ NUMBERS = """
 
 
 def shown_number(text: str) -> tuple[float, float]:
-    """The number a finding prints (``$0.601``, ``1.26×``, ``43%``, ``9,736``, ``12 ms``) and half a unit of its
-    last printed digit: the stored value must round to what is printed."""
+    """The number a finding prints (``$0.601``, ``1.26×``, ``43%``, ``9,736``, ``12 ms``, ``22.7 µs``) and half a unit
+    of its last printed digit: the stored value must round to what is printed."""
     import re
 
     digits = re.sub(r"[^0-9.eE+\-−]", "", text.split(" ")[0]).replace("−", "-")
     mantissa, _, exponent = digits.lower().partition("e")
     decimals = len(mantissa.partition(".")[2])
     half = 0.5 * 10.0 ** (int(exponent or 0) - decimals)
-    scale = 0.01 if text.endswith("%") else 0.001 if text.endswith(" ms") else 1.0
+    scale = 0.01 if text.endswith("%") else 0.001 if text.endswith(" ms") else 1e-6 if text.endswith(" µs") else 1.0
     return float(digits) * scale, half * scale * 1.000001
 
 
