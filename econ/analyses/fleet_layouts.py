@@ -14,8 +14,9 @@ import math
 
 import polars as pl
 
-from econ.analyses.predict_layouts import PoolSpec, pool_layouts
+from econ.analyses.predict_layouts import PoolSpec, check_spec, pool_layouts
 from econ.errors import EconError
+from econ.load.ceilings import CHIPS
 
 
 def degree_keys(spec: PoolSpec, pool: str, layouts: pl.DataFrame, *, shape: dict) -> list[str] | None:
@@ -72,6 +73,7 @@ def stated_pools(pools: dict, layouts: pl.DataFrame, *, shape: dict) -> tuple[di
     keys, chips = {}, []
     for pool, (spec, size, name) in pools.items():
         spec = dataclasses.replace(spec or PoolSpec(), chips=size, layout=name)
+        check_spec(spec, pool, CHIPS.value)  # a degree of 0 or 1e9 is refused as econ predict refuses it
         keys[pool] = degree_keys(spec, pool, layouts, shape=shape)
         sizes = {math.prod(int(x) for x in key.split("|")) for key in keys[pool] or ()}
         if size is None and len(sizes) > 1 and spec.tensor_parallel and spec.data_parallel:

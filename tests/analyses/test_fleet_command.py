@@ -7,7 +7,7 @@ import json
 
 import duckdb
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from econ.cli import main
@@ -400,6 +400,9 @@ def test_a_mix_of_prompt_lengths_is_planned_at_its_mean(real_db, capsys):
     ),
     dense=st.booleans(),
 )
+@example(
+    degrees=[("decode", "ep", "0")], dense=False
+)  # found exploring: a ZeroDivisionError, now refused as predict does
 def test_no_stated_degree_ends_in_a_traceback(real_db, capsys, degrees, dense):
     """Any mix of stated degrees is planned or refused with a message (exit 1), never a traceback or a NaN."""
     model = ("--model", "Llama-3.1-70B", "--chip", "H100") if dense else ("--model", "DeepSeek-V3", "--chip", "H800")
