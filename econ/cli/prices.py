@@ -201,7 +201,8 @@ def cmd_cost(args) -> int:
         if given:
             flags = ", ".join("--" + f.replace("_", "-") for f in given)
             raise EconError(
-                f"{flags} and --requests both give the tokens", "give the tokens per request or a file, not both"
+                f"{flags} and --requests {'both' if len(given) == 1 else 'all'} give the tokens",
+                "give the tokens per request or a file, not both",
             )
         if at is not None:
             raise EconError("--at and --requests both give the time", "put the time in the file's at column")

@@ -88,6 +88,15 @@ def test_a_bad_workload_names_file_line_and_column(real_db, capsys, tmp_path):
     assert code == 1 and "requests.csv:2: column output_tokens" in err and "must be at least 0" in err
 
 
+def test_tokens_given_twice_are_refused_saying_which(real_db, capsys):
+    """Tokens per request beside a file of requests: refused, naming every flag that gives them."""
+    argv = ("--db", str(real_db), "--model", "gpt-5.4", "--requests", "examples/requests.csv")
+    code, _, err = run(capsys, *argv, "--input-tokens", "5")
+    assert code == 1 and "--input-tokens and --requests both give the tokens" in err
+    code, _, err = run(capsys, *argv, "--input-tokens", "5", "--output-tokens", "1")
+    assert code == 1 and "--input-tokens, --output-tokens and --requests all give the tokens" in err
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
