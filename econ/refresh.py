@@ -215,6 +215,18 @@ class Diff:
         return summary(self.changes)
 
 
+def _around(dates: list[date], start: date, end: date) -> str:
+    """The snapshots around a window that holds none, in a few words (a replayed history has hundreds)."""
+    if not dates:
+        return "snapshots: none"
+    ordered = sorted(dates)
+    near = [f"the last before is {d}" for d in ordered if d <= start][-1:]
+    near += [f"the next after is {d}" for d in ordered if d > end][:1]
+    return f"{len(ordered):,} snapshots from {ordered[0]} to {ordered[-1]}" + (
+        f"; {' and '.join(near)}" if near else ""
+    )
+
+
 def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date | None = None) -> Diff:
     """Price changes between two dates in the built database (default: the two newest snapshots), and what they
     imply."""
@@ -227,10 +239,9 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
         models, tiers, a, deployed = inference_inputs(con)
     start, end = default_dates(dates, from_date, to_date)
     if not any(start < d <= end for d in dates):
-        shown = ", ".join(d.isoformat() for d in sorted(dates)) or "none"
         warnings.warn(
-            f"no snapshot is dated after {start} up to {end} (snapshots: {shown}), so no imported price can have "
-            "changed between them; only hand-kept prices are compared",
+            f"no snapshot is dated after {start} up to {end} ({_around(dates, start, end)}), so no imported price can "
+            "have changed between them; only hand-kept prices are compared",
             EconNotice,
             stacklevel=2,
         )

@@ -441,3 +441,16 @@ def test_cli_diff_of_an_unknown_model_says_so(refreshed, capsys):
         "Error: unknown model 'gpt-oss-120' (no canonical model, models.model or price key of that name) — did you "
         "mean gpt-oss-120b, gpt-oss-120b-turbo, gpt-oss-120b-ultra, gpt-oss-20b?\n"
     )
+
+
+def test_a_diff_window_without_snapshots_names_the_ones_around_it_not_all():
+    """With the replayed histories there are 153 snapshot dates: the notice listed every one on one line; it now says
+    how many, their span, and the nearest on each side of the window."""
+    from econ.refresh import _around
+
+    dates = [date(2024, 10, 17), date(2026, 8, 21), date(2026, 11, 20), date(2025, 1, 2)]
+    assert _around(dates, date(2026, 9, 10), date(2026, 9, 12)) == (
+        "4 snapshots from 2024-10-17 to 2026-11-20; the last before is 2026-08-21 and the next after is 2026-11-20"
+    )
+    assert _around(dates, date(2020, 1, 1), date(2020, 2, 1)).endswith("; the next after is 2024-10-17")
+    assert _around([], date(2020, 1, 1), date(2020, 2, 1)) == "snapshots: none"
