@@ -197,7 +197,7 @@ def _check_header(shown: str, header: list[str], spec: TableSpec) -> list[Proble
         seen.add(h)
     for c in spec.columns:
         if c.name not in header and not c.optional:
-            problems.append(Problem(shown, 1, c.name, "missing column", f"add a {c.name} column ({c.description})"))
+            problems.append(Problem(shown, 1, c.name, "missing column", f"add the {c.name} column ({c.description})"))
     return problems
 
 

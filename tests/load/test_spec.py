@@ -160,7 +160,7 @@ def test_missing_required_column(data_dir, capsys):
     assert (code, err) == (
         1,
         "Error: data/hardware.csv:1: column hbm_bandwidth_tb_per_s: missing column "
-        "— add a hbm_bandwidth_tb_per_s column (HBM bandwidth per chip)",
+        "— add the hbm_bandwidth_tb_per_s column (HBM bandwidth per chip)",
     )
 
 
@@ -172,7 +172,7 @@ def test_unknown_column(data_dir, capsys):
     code, err = run_build(data_dir, capsys)
     assert code == 1
     assert err.splitlines()[1:] == [
-        "data/memory_tiers.csv:1: column capacity_gb: missing column — add a capacity_gb column (Capacity of one "
+        "data/memory_tiers.csv:1: column capacity_gb: missing column — add the capacity_gb column (Capacity of one "
         "device)",
         "data/memory_tiers.csv:1: column capacity_gib: unknown column — did you mean capacity_gb?",
     ]
