@@ -42,19 +42,38 @@ def cost_breakdown(frame: pl.DataFrame) -> ChartWithData:
     return with_datasets(chart, pools=frame)
 
 
+MARGIN_FLOOR_FRAC = -1.0
+"""Where the margin axis starts: a margin is at most 1 and has no floor (a fleet costing 31x its revenue is -30),
+so one deployment far below break-even would squeeze every other onto zero. A margin under -100% (cost above twice the
+revenue) is drawn at the axis's edge, hollow, its value in the tooltip."""
+
+
 def margins(frame: pl.DataFrame) -> ChartWithData:
-    """Gross margin at list prices of each deployment, one point per rental price kind.
+    """Gross margin at list prices of each deployment, one point per rental price kind; the axis runs from
+    :data:`MARGIN_FLOOR_FRAC` (or the lowest margin above it) to 1 at most.
 
     ``frame``: deployment, price_kind, usd_per_chip_hour, usd_per_day, revenue_usd_per_day, gross_margin_frac.
     """
-    x = alt.X("gross_margin_frac:Q", title=axis_title("Gross margin at list prices", "fraction of revenue"))
+    values = frame["gross_margin_frac"].drop_nulls()
+    low = max(min(float(values.min()), 0.0), MARGIN_FLOOR_FRAC) if values.len() else MARGIN_FLOOR_FRAC
+    high = min(max(float(values.max()), 0.0), 1.0) if values.len() else 1.0
+    x = alt.X(
+        "gross_margin_frac:Q",
+        title=axis_title("Gross margin at list prices", "fraction of revenue"),
+        scale=alt.Scale(domain=[low, high], clamp=True, nice=True),
+    )
     points = (
         alt.Chart(named("margins"))
-        .mark_point(filled=True, size=80)
+        .mark_point(size=80)
         .encode(
             y=alt.Y("deployment:N", title="Deployment"),
             x=x,
             color=alt.Color("price_kind:N", title="Rental price kind"),
+            fill=alt.condition(
+                f"datum.gross_margin_frac < {MARGIN_FLOOR_FRAC}",
+                alt.value("transparent"),
+                alt.Fill("price_kind:N", title="Rental price kind"),
+            ),
             tooltip=[
                 alt.Tooltip("deployment:N", title="Deployment"),
                 alt.Tooltip("price_kind:N", title="Price kind"),

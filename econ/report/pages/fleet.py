@@ -208,7 +208,8 @@ def _plan(ctx: SiteContext, plan: pl.DataFrame) -> Section:
                 caption="Gross margin at the model's list prices (long-context tier by prompt length, cached input "
                 "at the "
                 "cache-read price) against the fleet's rental cost, for every rental price kind quoted for the chip "
-                "and the scenario's price. Lower-bound costs make these upper bounds.",
+                "and the scenario's price. Lower-bound costs make these upper bounds. A margin below −100% (cost "
+                "above twice the revenue) is drawn hollow at the axis's left edge; its value is in the tooltip.",
                 formula="margin = (revenue − cost) / revenue; revenue = requests/s × Σ share × (uncached·p_in + "
                 "cached·p_cache "
                 "+ output·p_out)",

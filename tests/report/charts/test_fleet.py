@@ -92,6 +92,18 @@ def test_margins_mark_break_even_at_zero():
     )  # (600 − cost)/600
 
 
+def test_a_margin_far_below_break_even_does_not_squeeze_the_others():
+    """The shipped data's llama-3.1-70b on TPU v5e plans at batch 1 (its speed target is out of reach) and loses 30x
+    its revenue: the axis stops at -100%, the point is drawn there hollow, the others keep their room."""
+    frame = MARGINS.with_columns(pl.Series("gross_margin_frac", [0.2, -30.0]))
+    spec = charts.margins(frame).to_dict()
+    _, points = spec["layer"]
+    scale = points["encoding"]["x"]["scale"]
+    assert scale["domain"] == [-1.0, 0.2] and scale["clamp"] is True
+    assert "< -1.0" in points["encoding"]["fill"]["condition"]["test"]
+    assert chart_problems(charts.margins(frame).to_dict(validate=True)) == []
+
+
 def test_frontier_draws_each_model_chip_format_as_one_series_with_its_plan():
     spec = charts.frontier(POINTS, PLANS, y="usd_per_mtok", y_title="Decode cost (USD/MTok)", title="t").to_dict()
     lines, marks = [u for u in _unit_specs(spec) if "mark" in u]
