@@ -25,9 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._db import best_of, built  # noqa: E402
-from econ.analyses.calibration import MODELS_SQL  # noqa: E402
-from econ.analyses.calibration_scenario import all_scenarios  # noqa: E402
-from econ.analyses.predict_points import predict_frame, predict_points_file, read_points  # noqa: E402
+from econ.analyses.predict_points import Calibrated, predict_frame, predict_points_file, read_points  # noqa: E402
 
 POINTS = ROOT / "data" / "inferencex_train.csv"
 
@@ -40,30 +38,19 @@ def main() -> None:
         db = Path(
             con.sql("select path from duckdb_databases() where database_name = current_database()").fetchall()[0][0]
         )
-        inputs = (
-            con.sql(MODELS_SQL).pl(),
-            con.sql("select * from hardware").pl(),
-            con.sql("select * from calibration_parameters").pl(),
-            con.sql("select * from calibration_bands").pl(),
-        )
-        seen = con.sql(
-            "select arch_model, chip from calibration_runs where included union all "
-            "select arch_model, chip from calibration_points where included"
-        ).pl()
-        reserve = all_scenarios(con)["base"].hbm_reserve_frac
+        calibrated = Calibrated.read(con)
         con.close()
-        seen_sets = set(seen["arch_model"].to_list()), set(seen["chip"].to_list())
         rows = read_points(POINTS)
         t_file, out = best_of(lambda: predict_points_file(db, POINTS))
         print(f"predict_points_file_time: {t_file:.3f} s")
         print(f"predict_points_rows: {out.height} rows")
         print(f"predict_points_ok_rows: {int((out['status'] == 'ok').sum())} rows")
         print(f"predict_points_rows_per_s: {out.height / t_file:.0f} rows/s")
-        t_vec, _ = best_of(lambda: predict_frame(rows, *inputs, *seen_sets, hbm_reserve_frac=reserve))
+        t_vec, _ = best_of(lambda: predict_frame(rows, calibrated))
         n = min(args.loop_rows, rows.height)
         start = time.perf_counter()
         for i in range(n):
-            predict_frame(rows.slice(i, 1), *inputs, *seen_sets, hbm_reserve_frac=reserve)
+            predict_frame(rows.slice(i, 1), calibrated)
         t_loop = time.perf_counter() - start
         vec_rate, loop_rate = rows.height / t_vec, n / t_loop
         print(f"vectorised_rows_per_s: {vec_rate:.0f} rows/s")

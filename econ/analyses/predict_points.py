@@ -11,6 +11,7 @@ re-release of one. One output row per input row (:data:`econ.analyses.serving_pr
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -39,33 +40,51 @@ def read_points(path: Path) -> pl.DataFrame:
     return frame.drop([c for c in (FILE, LINE) if c in frame.columns])
 
 
-def predict_frame(
-    rows: pl.DataFrame,
-    models,
-    hardware,
-    params,
-    bands,
-    seen_models,
-    seen_chips,
-    *,
-    hbm_reserve_frac: float,
-    launches: pl.DataFrame | None = None,
-    node_launches: pl.DataFrame | None = None,
-) -> pl.DataFrame:
-    """Predictions of rows of the spec's frame (see the module), with ``hbm_reserve_frac`` of each chip's HBM kept
-    from weights and cache (the calibration's, the ``base`` scenario's), a disaggregated row without worker counts
-    read with the pools of its InferenceX launch and a row launched speculating marked so (``launches``,
-    ``node_launches``: as the calibration reads its runs)."""
-    configs = serving_runs.configurations(rows, models, hardware, launches, node_launches)
+@dataclass(frozen=True)
+class Calibrated:
+    """What predicting rows reads from a built database: the models and chips, the calibrated parameters and error
+    bands, the models and chips the calibration saw, the HBM reserve of the ``base`` scenario (the calibration's) and
+    InferenceX's launches (a disaggregated row without worker counts takes its launch's pools, as the calibration
+    reads its runs)."""
+
+    models: pl.DataFrame
+    hardware: pl.DataFrame
+    params: pl.DataFrame
+    bands: pl.DataFrame
+    seen_models: frozenset[str]
+    seen_chips: frozenset[str]
+    hbm_reserve_frac: float
+    launches: pl.DataFrame
+    node_launches: pl.DataFrame
+
+    @classmethod
+    def read(cls, con) -> Calibrated:
+        seen = pl.DataFrame(con.sql("select arch_model, chip from calibration_seen"))
+        return cls(
+            models=pl.DataFrame(con.sql(MODELS_SQL)),
+            hardware=pl.DataFrame(con.sql("select * from hardware")),
+            params=pl.DataFrame(con.sql("select * from calibration_parameters")),
+            bands=pl.DataFrame(con.sql("select * from calibration_bands")),
+            seen_models=frozenset(seen["arch_model"].to_list()),
+            seen_chips=frozenset(seen["chip"].to_list()),
+            hbm_reserve_frac=all_scenarios(con)["base"].hbm_reserve_frac,
+            launches=pl.DataFrame(con.sql("select * from inferencex_launches")),
+            node_launches=pl.DataFrame(con.sql("select * from inferencex_node_launches")),
+        )
+
+
+def predict_frame(rows: pl.DataFrame, c: Calibrated) -> pl.DataFrame:
+    """Predictions of rows of the spec's frame (see the module) by the calibration ``c`` read from a database."""
+    configs = serving_runs.configurations(rows, c.models, c.hardware, c.launches, c.node_launches)
     out = predict_configurations(
         configs,
-        models,
-        hardware,
-        params=params,
-        bands=bands,
-        seen_models=seen_models,
-        seen_chips=seen_chips,
-        hbm_reserve_frac=hbm_reserve_frac,
+        c.models,
+        c.hardware,
+        params=c.params,
+        bands=c.bands,
+        seen_models=c.seen_models,
+        seen_chips=c.seen_chips,
+        hbm_reserve_frac=c.hbm_reserve_frac,
     )
     code = pl.lit("bad_input")
     for pattern, name in reversed(STATUS):
@@ -77,27 +96,8 @@ def predict_points_file(db_path: Path, points: Path) -> pl.DataFrame:
     """Every row of ``points`` predicted by the calibrated serving model of the database at ``db_path``."""
     rows = read_points(points)
     with connect_read_only(Path(db_path), current=True) as con:
-        models = pl.DataFrame(con.sql(MODELS_SQL))
-        hardware = pl.DataFrame(con.sql("select * from hardware"))
-        params = pl.DataFrame(con.sql("select * from calibration_parameters"))
-        bands = pl.DataFrame(con.sql("select * from calibration_bands"))
-        seen = pl.DataFrame(con.sql("select arch_model, chip from calibration_seen"))
-        reserve = all_scenarios(con)["base"].hbm_reserve_frac
-        launches = pl.DataFrame(con.sql("select * from inferencex_launches"))
-        nodes = pl.DataFrame(con.sql("select * from inferencex_node_launches"))
-    seen_models, seen_chips = set(seen["arch_model"].to_list()), set(seen["chip"].to_list())
-    return predict_frame(
-        rows,
-        models,
-        hardware,
-        params,
-        bands,
-        seen_models,
-        seen_chips,
-        hbm_reserve_frac=reserve,
-        launches=launches,
-        node_launches=nodes,
-    )
+        calibrated = Calibrated.read(con)
+    return predict_frame(rows, calibrated)
 
 
 def describe(frame: pl.DataFrame) -> str:
