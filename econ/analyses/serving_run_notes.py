@@ -9,58 +9,53 @@ import polars as pl
 
 from econ.analyses import launch_layouts
 
+POOLS = ("decode", "prefill")
+
+
+def _int(column: str) -> pl.Expr:
+    return pl.col(column).cast(pl.Int64)
+
+
+def _per_pool(flag: str, template: str, *values) -> list[pl.Expr]:
+    """One note a pool, where its working flag ``_<pool>_<flag>`` holds: ``template`` over the pool's name and
+    ``values`` (each a function of the pool giving an expression)."""
+    return [
+        pl.when(pl.col(f"_{pool}_{flag}")).then(pl.format(template, pl.lit(pool), *(v(pool) for v in values)))
+        for pool in POOLS
+    ]
+
 
 def notes() -> pl.Expr:
     """What reading a run repaired or assumed, one clause each (null: nothing): the ``notes`` of
     :func:`econ.analyses.serving_runs.configurations`, over its working columns."""
     parts = (
-        [
-            pl.when(pl.col(f"_{pool}_wide")).then(
-                pl.format(
-                    "{} stored as {} tp {}, which divides none of the model's {} heads: read as a disaggregated "
-                    "wide-EP pool of attention dp {} x expert parallel {}",
-                    pl.lit(pool),
-                    pl.col("_stored"),
-                    pl.col(f"_{pool}_stored").cast(pl.Int64),
-                    pl.col("_heads").cast(pl.Int64),
-                    pl.col(f"{pool}_attention_data_parallel").cast(pl.Int64),
-                    pl.col(f"{pool}_expert_parallel").cast(pl.Int64),
-                )
-            )
-            for pool in ("decode", "prefill")
-        ]
-        + [
-            pl.when(pl.col(f"_{pool}_squared")).then(
-                pl.format(
-                    "{} layout stored with {} chips on a {}-chip system: read as tp {} x dp {}",
-                    pl.lit(pool),
-                    pl.col(f"_{pool}_stored").cast(pl.Int64),
-                    pl.col("_domain").cast(pl.Int64),
-                    pl.col(f"{pool}_tensor_parallel").cast(pl.Int64),
-                    pl.col(f"{pool}_attention_data_parallel").cast(pl.Int64),
-                )
-            )
-            for pool in ("decode", "prefill")
-        ]
-        + [
-            pl.when(pl.col(f"_{pool}_under")).then(
-                pl.format(
-                    "{} experts stored over {} chips (moe tp x ep) but attention over {}: the worker is read as the "
-                    "experts' chips, tensor parallel {}",
-                    pl.lit(pool),
-                    (pl.col(f"_{pool}_moe_tp_size") * pl.col(f"_{pool}_moe_ep_size")).cast(pl.Int64),
-                    pl.col(f"_{pool}_stored").cast(pl.Int64),
-                    pl.col(f"{pool}_tensor_parallel").cast(pl.Int64),
-                )
-            )
-            for pool in ("decode", "prefill")
-        ]
-        + [
-            pl.when(pl.col(f"_{pool}_respread")).then(
-                pl.format("{} MoE degrees do not multiply to tp x dp: experts spread over the stage", pl.lit(pool))
-            )
-            for pool in ("decode", "prefill")
-        ]
+        _per_pool(
+            "wide",
+            "{} stored as {} tp {}, which divides none of the model's {} heads: read as a disaggregated wide-EP pool "
+            "of attention dp {} x expert parallel {}",
+            lambda _: pl.col("_stored"),
+            lambda pool: _int(f"_{pool}_stored"),
+            lambda _: _int("_heads"),
+            lambda pool: _int(f"{pool}_attention_data_parallel"),
+            lambda pool: _int(f"{pool}_expert_parallel"),
+        )
+        + _per_pool(
+            "squared",
+            "{} layout stored with {} chips on a {}-chip system: read as tp {} x dp {}",
+            lambda pool: _int(f"_{pool}_stored"),
+            lambda _: _int("_domain"),
+            lambda pool: _int(f"{pool}_tensor_parallel"),
+            lambda pool: _int(f"{pool}_attention_data_parallel"),
+        )
+        + _per_pool(
+            "under",
+            "{} experts stored over {} chips (moe tp x ep) but attention over {}: the worker is read as the experts' "
+            "chips, tensor parallel {}",
+            lambda pool: (pl.col(f"_{pool}_moe_tp_size") * pl.col(f"_{pool}_moe_ep_size")).cast(pl.Int64),
+            lambda pool: _int(f"_{pool}_stored"),
+            lambda pool: _int(f"{pool}_tensor_parallel"),
+        )
+        + _per_pool("respread", "{} MoE degrees do not multiply to tp x dp: experts spread over the stage")
         + [
             pl.when(pl.col("_launch_key").is_not_null()).then(
                 pl.format(
