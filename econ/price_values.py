@@ -1,5 +1,5 @@
-"""The values a price row carries, in one list: the loader groups snapshots into effective periods by them
-(:mod:`econ.load.price_tables`) and the price-change fit compares them (:mod:`econ.fits.price_changes`)."""
+"""The key and the values a price row carries, each in one list: the loader groups snapshots into effective periods by
+them (:mod:`econ.load.price_tables`) and the price-change fit compares them (:mod:`econ.fits.price_changes`)."""
 
 from __future__ import annotations
 
@@ -15,3 +15,6 @@ PRICE_VALUE_COLUMNS = [
     "speed_ratio",
 ]
 """The values of a price row: consecutive snapshots with the same values are one effective period."""
+
+PRICE_KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
+"""What names a price row across snapshots: its source, seller, key, variant and context tier."""

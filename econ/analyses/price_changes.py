@@ -9,6 +9,7 @@ from __future__ import annotations
 import polars as pl
 
 from econ.analyses.price_columns import PRICE_KEY_COLUMNS
+from econ.fits import change_windows
 from econ.fits import price_changes as pc
 from econ.fits.price_ratios import price_change_frac
 from econ.results import ResultColumn as C
@@ -70,7 +71,7 @@ PRICE_CHANGES = ResultTable(
             "derived",
             "Newest snapshot of the row's source that still had the old value (or no key): the change happened after "
             "it; the change day itself when exact",
-            pc.windows,
+            change_windows.windows,
         ),
         C(
             "window_to_date",
@@ -79,7 +80,7 @@ PRICE_CHANGES = ResultTable(
             "derived",
             "First snapshot of the source with the new value (or the day a removed key left), or the day the source "
             "names: the change happened by it",
-            pc.windows,
+            change_windows.windows,
         ),
         C("window_from_commit", "str", "", "input", "Commit of the snapshot at window_from_date (replayed histories)"),
         C("window_to_commit", "str", "", "input", "Commit that first showed the new value (replayed histories)"),
@@ -89,7 +90,7 @@ PRICE_CHANGES = ResultTable(
             "",
             "derived",
             "The source dates the change itself (hand-kept row, dated price)",
-            pc.windows,
+            change_windows.windows,
         ),
         C(
             "counterpart_model",

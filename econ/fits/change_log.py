@@ -27,8 +27,9 @@ import polars as pl
 from econ.fits.data_fixes import fix_reason, slip_and_revert, step_class
 from econ.fits.price_changes import shift_within, with_same_key
 from econ.formula import formula
+from econ.price_values import PRICE_KEY
 
-KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
+KEY = PRICE_KEY
 GROUP = ["provider", "canonical_model", "variant", "tier_min_prompt_tokens"]
 COMPONENTS = {
     "input": "input_usd_per_mtok",

@@ -22,12 +22,13 @@ from datetime import date
 import polars as pl
 
 from econ.errors import EconError
+from econ.fits.change_windows import windows
 from econ.fits.data_fixes import FIX_REASONS, fix_reason, slip_and_revert, step_class
 from econ.fits.price_ratios import price_change_frac
 from econ.formula import formula
-from econ.price_values import PRICE_VALUE_COLUMNS
+from econ.price_values import PRICE_KEY, PRICE_VALUE_COLUMNS
 
-KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
+KEY = PRICE_KEY
 COMPONENTS = PRICE_VALUE_COLUMNS
 CHANGE_SCHEMA = {
     "change": pl.String,
@@ -64,9 +65,10 @@ def price_changes(
     (``price_keys``) each row is classified (:func:`classify`, reverts seen in ``prices``' periods, and with ``log``,
     ``price_change_log``, the suspected data fixes among the steps the change spans: :func:`logged_fixes`).
     """
-    changes = changes_between(*states_on(prices, from_date, to_date))
+    old, new = states_on(prices, from_date, to_date)
+    changes = changes_between(old, new)
     if "declared" in prices.columns:  # the periods say where each change was seen (a built database's prices)
-        changes = windows(changes, prices, from_date, to_date)
+        changes = windows(changes, prices, old, new)
     if names is None:
         return changes
     steps = None if log is None else logged_fixes(log, from_date, to_date)
@@ -299,78 +301,6 @@ def logged_fixes(log: pl.DataFrame, from_date: date, to_date: date) -> pl.DataFr
         .agg(pl.when(pl.col("fix_reason").is_not_null().all()).then(fix_reason(*flags)).alias("steps_fix_reason"))
         .with_columns((pl.col("component") + "_usd_per_mtok").alias("component"))
     )
-
-
-WINDOW_SCHEMA = {
-    "window_from_date": pl.Date,
-    "window_to_date": pl.Date,
-    "window_from_commit": pl.String,
-    "window_to_commit": pl.String,
-    "exact": pl.Boolean,
-}
-
-
-@formula(
-    "window = (last snapshot with the old value, first with the new]; exact = the source's own date for the new price",
-    "price periods (econ.fits.price_changes)",
-)
-def windows(changes: pl.DataFrame, prices: pl.DataFrame, from_date: date, to_date: date) -> pl.DataFrame:
-    """``changes`` with the window each change happened in, per source (not the dates compared).
-
-    A changed or added key moved after ``window_from_date`` (the newest snapshot of its source that still had the old
-    value, or no key) and by ``window_to_date`` (the first that had the new one); ``exact`` when the source dates the
-    new price itself (a hand-kept row, a dated price of a replayed history): then both are that day. A removed key
-    left after its last snapshot and by the one after. Commits name the snapshots of a replayed history.
-    """
-    old = state_on(prices, from_date).select(
-        *KEY,
-        pl.col("snapshot_date").alias("_old_seen"),
-        pl.col("last_commit").alias("_old_commit"),
-        pl.col("to_date").alias("_old_to"),
-        pl.col("declared").alias("_old_declared"),
-    )
-    new = state_on(prices, to_date).select(
-        *KEY,
-        pl.col("from_date").alias("_new_from"),
-        pl.col("source_commit").alias("_new_commit"),
-        pl.col("declared").alias("_new_declared"),
-    )
-    seen = prices.select("source", pl.col("snapshot_date").alias("_seen")).drop_nulls().unique().sort("_seen")
-    frame = changes.join(old, on=KEY, how="left", nulls_equal=True).join(new, on=KEY, how="left", nulls_equal=True)
-    before_new = (
-        frame.filter(pl.col("change") == "added")
-        .select("source", "_new_from")
-        .unique()
-        .sort("_new_from")
-        .join_asof(
-            seen,
-            left_on="_new_from",
-            right_on="_seen",
-            by="source",
-            strategy="backward",
-            allow_exact_matches=False,
-            check_sortedness=False,  # both sorted by date, as join_asof needs within each source
-        )
-        .rename({"_seen": "_before_new"})
-    )
-    frame = frame.join(before_new, on=["source", "_new_from"], how="left", nulls_equal=True)
-    removed = pl.col("change") == "removed"
-    exact = pl.when(removed).then(pl.col("_old_declared")).otherwise(pl.col("_new_declared")).fill_null(False)
-    end = pl.when(removed).then(pl.col("_old_to")).otherwise(pl.col("_new_from"))
-    start = (
-        pl.when(exact)
-        .then(end)
-        .when(pl.col("change") == "added")
-        .then(pl.col("_before_new"))
-        .otherwise(pl.col("_old_seen"))
-    )
-    return frame.with_columns(
-        start.alias("window_from_date"),
-        end.alias("window_to_date"),
-        pl.when(exact).then(None).otherwise(pl.col("_old_commit")).alias("window_from_commit"),
-        pl.when(removed).then(None).otherwise(pl.col("_new_commit")).alias("window_to_commit"),
-        exact.alias("exact"),
-    ).drop(pl.selectors.starts_with("_"))
 
 
 def summary(changes: pl.DataFrame) -> dict[str, int]:

@@ -21,9 +21,7 @@ from econ.load.references import check_references
 from econ.load.spec import FILE, LINE, check_refs, starts_key
 from econ.load.tables import FILE_SOURCES, HISTORY_SOURCES, INPUT_TABLES, PRICE_SNAPSHOT, PRICES
 from econ.paths import SNAPSHOT_DIR, SNAPSHOT_NAME
-from econ.price_values import PRICE_VALUE_COLUMNS
-
-PRICE_KEY = ["source", "provider", "model", "variant", "tier_min_prompt_tokens"]
+from econ.price_values import PRICE_KEY, PRICE_VALUE_COLUMNS
 
 
 def snapshot_path(data_dir: Path, source: str, as_of: date) -> Path:
