@@ -14,26 +14,27 @@ from econ.errors import EconError
 from econ.fits.model_identity import match_key, model_name
 from econ.fits.price_changes import CLASSES
 
-SECTIONS = (  # (the classes' common start, or listing: see _classes; heading; order)
-    ("price move", "largest price moves", "size"),
+SECTIONS = (  # (name, the classes it lists, heading, order)
+    ("price move", ("price move up", "price move down"), "largest price moves", "size"),
     (
         "suspected data fix",
+        ("suspected data fix",),
         "suspected upstream data fixes (not the seller's move; reason: a unit slip or revert of more than 10x, "
         "contradicted by the other sources, or first seen where its source changed file; as in price_change_log)",
         "size",
     ),
-    ("renamed key", "renamed keys (one key removed and one added for the same model)", "name"),
-    ("new", "new keys", "name"),
-    ("removed", "removed keys", "name"),
-    ("limit change", "limit changes (max_input_tokens, speed_ratio)", "size"),
-    ("listing", "prices a source newly listed or stopped listing on a key it kept (no price moved)", "name"),
+    ("renamed key", ("renamed key",), "renamed keys (one key removed and one added for the same model)", "name"),
+    ("new", ("new",), "new keys", "name"),
+    ("removed", ("removed",), "removed keys", "name"),
+    ("limit change", ("limit change",), "limit changes (max_input_tokens, speed_ratio)", "size"),
+    (
+        "listing",
+        ("price listed", "price unlisted"),
+        "prices a source newly listed or stopped listing on a key it kept (no price moved)",
+        "name",
+    ),
 )
-LISTING = ("price listed", "price unlisted")
-
-
-def _classes(section: str) -> tuple[str, ...]:
-    """The classes (:data:`CLASSES`) a section of :data:`SECTIONS` lists: those its name begins, or both listings."""
-    return LISTING if section == "listing" else tuple(c for c in CLASSES if c.startswith(section))
+"""The lists econ diff prints after its summary, in order; every class of :data:`CLASSES` is in one."""
 
 
 SHORT = {
@@ -225,8 +226,8 @@ def view(changes: pl.DataFrame, implied: pl.DataFrame, *, top: int = 20) -> Diff
     sections = []
     ratio = pl.col("new_value") / pl.col("old_value")
     size = ratio.abs().log10().abs().fill_nan(None)
-    for cls, heading, order in SECTIONS:
-        rows = changes.filter(pl.col("change_class").is_in(_classes(cls)))
+    for cls, classes, heading, order in SECTIONS:
+        rows = changes.filter(pl.col("change_class").is_in(classes))
         if cls == "renamed key":
             rows = rows.filter(pl.col("change") == "removed")
         if rows.height == 0:
@@ -279,7 +280,7 @@ def _shared(frame: pl.DataFrame) -> tuple[pl.DataFrame, str]:
 
 def ordered(changes: pl.DataFrame) -> pl.DataFrame:
     """All classified changes, largest moves first (csv and json output of ``econ diff``)."""
-    rank = {c: i for i, (cls, _, _) in enumerate(SECTIONS) for c in _classes(cls)}
+    rank = {c: i for i, (_, classes, _, _) in enumerate(SECTIONS) for c in classes}
     size = (pl.col("new_value") / pl.col("old_value")).abs().log10().abs().fill_nan(None)
     return changes.sort(
         pl.col("change_class").replace_strict(rank, default=len(SECTIONS), return_dtype=pl.Int64),

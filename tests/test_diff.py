@@ -76,6 +76,14 @@ def test_summary_and_sections():
     assert v.by_provider.rows[0][0] in ("a", "b") and v.by_provider.total == 2
 
 
+def test_every_class_is_listed_in_one_section():
+    from econ.diff import SECTIONS
+    from econ.fits.price_changes import CLASSES
+
+    listed = [c for _, classes, _, _ in SECTIONS for c in classes]
+    assert sorted(listed) == sorted(CLASSES)
+
+
 def test_a_listed_price_is_counted_and_listed_apart_from_the_moves():
     """A cache-read price a key starts to list (null -> 0.1) is no price move: the summary counts it apart, the
     providers' table under listing, and it has its own section after the moves."""
