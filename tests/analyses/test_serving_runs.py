@@ -62,6 +62,15 @@ def read(tables, **changes):
         ("moonshotai/Kimi-K2-Thinking", "Kimi-K2-Instruct"),
         ("deepseek-ai/DeepSeek-V3", "DeepSeek-V3"),  # "-V3" is a version, not a suffix
         ("mistralai/Mixtral-8x22B-v0.1", "Mixtral-8x22B-v0.1"),
+        ("nvidia/DeepSeek-V3.1-NVFP4", "DeepSeek-V3.1"),  # 2 rows of the measured file, unknown before
+        ("deepseek-ai/DeepSeek-V3.1-Terminus", "DeepSeek-V3.1"),
+        ("deepseek-ai/DeepSeek-V3.2-Exp", "DeepSeek-V3.2"),
+        ("meta-llama/Llama-3.3-70B-Instruct", "Llama-3.3-70B"),
+        ("amd/Llama-3.1-70B-Instruct-FP8-KV", "Llama-3.1-70B"),
+        ("amd/DeepSeek-R1-0528-MXFP4-Preview", "DeepSeek-R1"),
+        ("amd/gpt-oss-120b-w-mxfp4-a-fp8", "gpt-oss-120b"),
+        ("nvidia/Kimi-K2.6-NVFP4", "Kimi-K2.6"),
+        ("nvidia/Qwen3.6-35B-A3B-NVFP4", "Qwen3.6-35B-A3B"),
     ],
 )
 def test_a_hugging_face_id_or_a_quantised_re_release_names_its_model(tables, hf_id, model):
@@ -86,6 +95,8 @@ def test_a_system_in_the_files_style_names_its_chip(tables, system, chip):
 def test_an_unknown_model_or_system_is_kept_with_its_reason(tables):
     r = read(tables, model_path="acme/NotAModel-7B")
     assert r["reason"].startswith("model 'acme/NotAModel-7B' is not in data/models.csv")
+    draft = read(tables, model_path="nvidia/gpt-oss-120b-Eagle3")  # a draft model: not the target's architecture
+    assert draft["reason"].startswith("model 'nvidia/gpt-oss-120b-Eagle3' is not in data/models.csv")
     assert read(tables, system="tpu_v9")["reason"].startswith("system 'tpu_v9' names no chip")
 
 

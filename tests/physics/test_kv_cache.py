@@ -35,7 +35,16 @@ SAME_LAYOUT_AS = {
         "added for its Model Studio tiered prices (issue 24); its card gives the Qwen3-30B-A3B layout (48 layers, "
         "32 Q / 4 KV heads, 128 experts / 8 active)",
     ),
+    "DeepSeek-V3.1": (
+        "DeepSeek-V3",
+        "added for the measured file's nvidia/DeepSeek-V3.1-NVFP4 rows (issue 23); its config.json (aiconfigurator "
+        "copy) differs from V3's only in transformers_version",
+    ),
+    "Kimi-K2.6": ("Kimi-K2.5", "added with its NVFP4 config (aiconfigurator copy): K2.5's text backbone field for field"),
+    "Llama-3.3-70B": ("Llama-3.1-70B", "added for predict points naming it: config.json has 3.1-70B's layout"),
+    "Qwen3.6-35B-A3B": ("Qwen3.5-35B-A3B", "added with its NVFP4 config (aiconfigurator copy): 3.5-35B-A3B's layout"),
 }
+SAME_LAYOUT_NOT_IN_REFERENCE = {"Qwen3.6-27B": "Qwen3.5-27B"}  # both added without a reference row: same by hand
 # Models the reference lacks entirely: model -> (bytes/token by hand from the config, why)
 NOT_IN_REFERENCE = {
     "Qwen3.5-122B-A10B": (
@@ -103,7 +112,7 @@ def models() -> pl.DataFrame:
 
 
 def test_every_model_is_in_the_reference_and_back(models):
-    extra = {**SAME_LAYOUT_AS, **NOT_IN_REFERENCE}
+    extra = {**SAME_LAYOUT_AS, **NOT_IN_REFERENCE, **SAME_LAYOUT_NOT_IN_REFERENCE}
     assert sorted(m for m in models["model"].to_list() if m not in extra) == sorted(REF)
 
 
@@ -111,6 +120,11 @@ def test_every_model_is_in_the_reference_and_back(models):
 def test_a_model_the_reference_lacks_matches_its_config_by_hand(models, model):
     expected, why = NOT_IN_REFERENCE[model]
     assert models.filter(pl.col("model") == model)["kv_bytes_per_token"][0] == expected, why
+
+
+@pytest.mark.parametrize(("model", "same"), sorted(SAME_LAYOUT_NOT_IN_REFERENCE.items()))
+def test_a_model_added_beside_one_the_reference_lacks_has_its_bytes(models, model, same):
+    assert models.filter(pl.col("model") == model)["kv_bytes_per_token"][0] == NOT_IN_REFERENCE[same][0]
 
 
 @pytest.mark.parametrize("model", sorted(SAME_LAYOUT_AS))
