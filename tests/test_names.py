@@ -68,7 +68,7 @@ def suggest_names(con, text):
 def test_fleet_and_predict_need_an_architecture(con):
     with pytest.raises(EconError, match="claude-sonnet-4.5 has no architecture in models"):
         resolve_model(con, "claude-sonnet-4.5", need="architecture")
-    with pytest.raises(EconError, match=r"did you mean Llama-3.1-70B, Llama-3.1-8B, Llama-3.1-405B\?"):
+    with pytest.raises(EconError, match=r"did you mean Llama-3.1-70B, Llama-3.1-8B, Llama-3.3-70B, Llama-3.1-405B\?"):
         resolve_model(con, "Llama-3.1-7", need="architecture")
 
 

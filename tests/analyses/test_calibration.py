@@ -69,8 +69,8 @@ def test_the_p90_bands_cover_about_90_percent_of_rows_they_were_not_computed_fro
 
 
 def test_a_model_out_fold_leaves_a_whole_architecture_group_out(real_db):
-    """DeepSeek-R1 and DeepSeek-V3 share one architecture: one fold leaves both out (else each would teach the fit the
-    other's every kernel), the bands say so, and a model of a seen architecture counts as seen."""
+    """DeepSeek-R1, DeepSeek-V3 and DeepSeek-V3.1 share one architecture: one fold leaves them all out (else each would
+    teach the fit the others' every kernel), the bands say so, and a model of a seen architecture counts as seen."""
     from econ.analyses import calibration_tables as tables
 
     runs = q(real_db, "select arch_model, chip from calibration_runs where included")
@@ -79,7 +79,8 @@ def test_a_model_out_fold_leaves_a_whole_architecture_group_out(real_db):
     config = [c for c in tables.config_key().meta.root_names() if c not in runs.columns]
     runs = runs.with_columns(*(pl.lit(None).alias(c) for c in config))
     labels, _ = tables.fold_labels(runs, points, groups)["model_out"]
-    deepseek = runs["arch_model"].is_in(["DeepSeek-R1", "DeepSeek-V3"]).to_numpy()
+    deepseek = runs["arch_model"].is_in(["DeepSeek-R1", "DeepSeek-V3", "DeepSeek-V3.1"]).to_numpy()
+    assert "DeepSeek-V3.1" in set(runs["arch_model"])  # the measured file's two nvidia/DeepSeek-V3.1-NVFP4 rows
     assert set(labels[deepseek]) == {"DeepSeek-V3"} and "DeepSeek-V3" not in set(labels[~deepseek])
     seen = q(real_db, "select distinct arch_model, architecture_group from calibration_seen")
     assert {"DeepSeek-R1", "DeepSeek-V3"} <= set(seen["arch_model"])

@@ -40,7 +40,10 @@ SAME_LAYOUT_AS = {
         "added for the measured file's nvidia/DeepSeek-V3.1-NVFP4 rows (issue 23); its config.json (aiconfigurator "
         "copy) differs from V3's only in transformers_version",
     ),
-    "Kimi-K2.6": ("Kimi-K2.5", "added with its NVFP4 config (aiconfigurator copy): K2.5's text backbone field for field"),
+    "Kimi-K2.6": (
+        "Kimi-K2.5",
+        "added with its NVFP4 config (aiconfigurator copy): K2.5's text backbone field for field",
+    ),
     "Llama-3.3-70B": ("Llama-3.1-70B", "added for predict points naming it: config.json has 3.1-70B's layout"),
     "Qwen3.6-35B-A3B": ("Qwen3.5-35B-A3B", "added with its NVFP4 config (aiconfigurator copy): 3.5-35B-A3B's layout"),
 }
