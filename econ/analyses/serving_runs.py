@@ -7,7 +7,8 @@ layout. :func:`configurations` turns rows into one configuration each, resolved 
 
 - concurrency ``C``: ``silicon_concurrency=N`` in ``silicon_data_source`` (the benchmark's own figure), else
   ``batch_size × attention_dp_size`` (agg) or ``decode_batch_size × decode_attention_dp_size ×
-  decode_num_workers`` (disagg);
+  decode_num_workers`` (disagg), and ``notes`` says so (15 rows of the measured file, all from NVIDIA's gap-analysis
+  files, whose TTFT of up to 54 s at a batch of 256 shows clients queued beyond the batch);
 - a worker holds ``tp × pp × attention_dp`` chips; attention runs as ``attention_dp`` replicas split ``tp``
   ways, and the MoE layers over the same chips as ``moe_tp × moe_ep`` (so ``moe_ep`` is the expert-parallel
   degree and ``moe_tp`` splits each expert).

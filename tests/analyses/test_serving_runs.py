@@ -107,6 +107,9 @@ def test_the_concurrency_is_the_runs_own_and_a_mismatched_batch_says_so(tables):
     assert mismatched["concurrency"] == 64 and "batch implies concurrency 16, the run states 64" in mismatched["notes"]
     no_source = read(tables, silicon_data_source=None, batch_size=32, attention_dp_size=4, tp_size=2, moe_ep_size=8)
     assert no_source["concurrency"] == 128  # batch x attention_dp, as AIConfigurator reads it
+    stated_from_batch = "concurrency not stated (no silicon_concurrency in silicon_data_source): read from the batch"
+    assert f"{stated_from_batch} as 128" in no_source["notes"]
+    assert "concurrency not stated" not in (r["notes"] or "") + mismatched["notes"]
 
 
 def test_a_layout_stored_with_the_square_of_its_chips_is_read_as_the_root(tables):
