@@ -89,11 +89,15 @@ def notes() -> pl.Expr:
                     "the median ratio"
                 )
             ),
-            pl.when(pl.col("_stated").is_null() & pl.col("_from_batch").is_not_null()).then(
+            pl.when(
+                pl.col("silicon_data_source").is_not_null()  # a measurement's provenance, not a user's own point
+                & pl.col("_stated").is_null()
+                & pl.col("_from_batch").is_not_null()
+            ).then(
                 pl.format(
                     "concurrency not stated (no silicon_concurrency in silicon_data_source): read from the batch as "
-                    "{}, as AIConfigurator reads it; clients beyond the engine's batch would wait for a slot, which "
-                    "this reading cannot see",
+                    "{}, as AIConfigurator reads it; clients beyond the engine's batch would queue unseen by this "
+                    "reading",
                     pl.col("_from_batch").cast(pl.Int64),
                 )
             ),

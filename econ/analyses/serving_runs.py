@@ -7,8 +7,8 @@ layout. :func:`configurations` turns rows into one configuration each, resolved 
 
 - concurrency ``C``: ``silicon_concurrency=N`` in ``silicon_data_source`` (the benchmark's own figure), else
   ``batch_size × attention_dp_size`` (agg) or ``decode_batch_size × decode_attention_dp_size ×
-  decode_num_workers`` (disagg), and ``notes`` says so (15 rows of the measured file, all from NVIDIA's gap-analysis
-  files, whose TTFT of up to 54 s at a batch of 256 shows clients queued beyond the batch);
+  decode_num_workers`` (disagg), and a measured row's ``notes`` say so (15 rows of the file, all from NVIDIA's
+  gap-analysis files, whose TTFT of up to 54 s at a batch of 256 shows clients queued beyond the batch);
 - a worker holds ``tp × pp × attention_dp`` chips; attention runs as ``attention_dp`` replicas split ``tp``
   ways, and the MoE layers over the same chips as ``moe_tp × moe_ep`` (so ``moe_ep`` is the expert-parallel
   degree and ``moe_tp`` splits each expert).
@@ -104,11 +104,13 @@ def model_resolver(models: pl.DataFrame) -> dict[str, str]:
 
 def chip_key(system: str | None) -> str:
     """AIConfigurator's system name -> a ``hardware.chip`` spelling (``h100_sxm`` -> ``H100``, ``gb200`` ->
-    ``GB200``, ``mi355x`` -> ``MI355X``)."""
+    ``GB200``, ``mi355x`` -> ``MI355X``). Only the forms of the chip ``hardware`` describes lose their suffix (its
+    NVIDIA rows are the SXM parts on HGX/DGX boards): ``h100_pcie`` (756 dense BF16 TFLOP/s, 2.0 TB/s, no NVLink
+    switch) and ``h100_nvl`` (94 GB) are other chips, so they name none rather than the SXM part's figures."""
     if not system:
         return ""
     s = system.strip().lower()
-    for suffix in ("_sxm", "_pcie", "_nvl", "_hgx", "_dgx"):
+    for suffix in ("_sxm", "_hgx", "_dgx"):
         s = s.removesuffix(suffix)
     return s.replace("_", "-").upper()
 

@@ -98,6 +98,8 @@ def test_an_unknown_model_or_system_is_kept_with_its_reason(tables):
     draft = read(tables, model_path="nvidia/gpt-oss-120b-Eagle3")  # a draft model: not the target's architecture
     assert draft["reason"].startswith("model 'nvidia/gpt-oss-120b-Eagle3' is not in data/models.csv")
     assert read(tables, system="tpu_v9")["reason"].startswith("system 'tpu_v9' names no chip")
+    for other_part in ("h100_pcie", "h100_nvl", "a100_pcie"):  # not the SXM chips of data/hardware.csv
+        assert read(tables, system=other_part)["reason"].startswith(f"system '{other_part}' names no chip")
 
 
 def test_the_concurrency_is_the_runs_own_and_a_mismatched_batch_says_so(tables):
@@ -107,8 +109,10 @@ def test_the_concurrency_is_the_runs_own_and_a_mismatched_batch_says_so(tables):
     assert mismatched["concurrency"] == 64 and "batch implies concurrency 16, the run states 64" in mismatched["notes"]
     no_source = read(tables, silicon_data_source=None, batch_size=32, attention_dp_size=4, tp_size=2, moe_ep_size=8)
     assert no_source["concurrency"] == 128  # batch x attention_dp, as AIConfigurator reads it
+    assert no_source["notes"] is None  # a user's own point: its batch is the concurrency it asks about
+    unstated = read(tables, silicon_data_source="source_file=x.csv; measured=2026-01-23", batch_size=28)
     stated_from_batch = "concurrency not stated (no silicon_concurrency in silicon_data_source): read from the batch"
-    assert f"{stated_from_batch} as 128" in no_source["notes"]
+    assert unstated["concurrency"] == 28 and f"{stated_from_batch} as 28" in unstated["notes"]
     assert "concurrency not stated" not in (r["notes"] or "") + mismatched["notes"]
 
 
