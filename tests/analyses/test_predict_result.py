@@ -21,3 +21,13 @@ def test_a_band_that_missed_its_promise_out_of_group_says_so_beside_the_number(r
     assert code == 0 and "new model" in r["error_basis"]
     assert r["tpot_band_coverage_frac"] < WEAK_COVERAGE
     assert f"the TPOT p90 band covered only {r['tpot_band_coverage_frac']:.0%} of held-out runs" in r["notes"]
+
+
+def test_the_coverage_of_a_band_prints_as_a_percentage_as_econ_fleet_prints_it(real_db, capsys):
+    """The share of held-out runs inside the p90 band read "0.9" beside error factors of 1.15 and 1.48 (a number of
+    the same look, another kind); econ fleet printed the same share as "89.9 %"."""
+    args = ["predict", "--db", str(real_db), "--model", "Llama-3.1-70B", "--chip", "H100", "--input-tokens", "1024"]
+    code = main([*args, "--output-tokens", "1024", "--mode", "agg", "--concurrency", "64", "--engine", "vllm"])
+    lines = [line for line in capsys.readouterr().out.splitlines() if "inside that p90 band" in line]
+    assert code == 0 and len(lines) == 2
+    assert all(line.rstrip().endswith(" %") for line in lines), lines
