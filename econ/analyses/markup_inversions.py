@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from econ.analyses.fit_markups import BASE_PRICES_SQL, HISTORY_SOURCES_SQL
 from econ.analyses.inference_serving import INPUTS as SERVING_INPUTS
 from econ.analyses.inference_serving import serving, traffic_costs
 from econ.analyses.inputs import MODELS_SQL, architecture_groups, architecture_of
@@ -42,7 +43,10 @@ from econ.results import ResultTable
 from econ.units import MEGA
 
 NAME = "markup_inversions"
-INPUTS = (*SERVING_INPUTS, "fit_markup_rows", "markup_costs", "prices", "scenarios")
+INPUTS = (*SERVING_INPUTS, "fit_markup_rows", "markup_costs", "prices", "price_snapshots", "scenarios")
+READS = {"prices": BASE_PRICES_SQL, "price_snapshots": HISTORY_SOURCES_SQL}
+"""All it reads of ``prices`` (the base rows of the sources the markup fit read, ``fit_markup_rows``' own): a new
+snapshot of a replayed history keeps its tables, and the Inferences page that draws them (``econ.analyses.runner``)."""
 
 ACTIVE = "active_params_from_input_price"
 HELD = "kv_held_bytes_per_token_from_cache_price"
@@ -357,7 +361,7 @@ def run(ctx) -> None:
     models = ctx.query(MODELS_SQL)
     deployed = serving(ctx)
     prices = markup_rows.filter(pl.col("component") == "input").select(*KEY, "arch_model", "provider_kind")
-    raw = ctx.query("select * from prices where variant = 'standard' and tier_min_prompt_tokens = 0")
+    raw = ctx.query(BASE_PRICES_SQL)
     prices = prices.join(raw, on=list(KEY), how="inner")
     frame, quantities = tables(
         markup_rows,

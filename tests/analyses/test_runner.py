@@ -269,11 +269,38 @@ def test_what_an_analysis_reads_is_among_its_inputs():
 
     con = duckdb.connect()
     narrowed = [m for m in analyses() if getattr(m, "READS", None)]
-    assert {m.NAME for m in narrowed} >= {"model_catalog", "fit_markups"}
+    assert {m.NAME for m in narrowed} >= {"model_catalog", "fit_markups", "markup_inversions"}
     for module in narrowed:
         for name, sql in module.READS.items():
             assert name in module.INPUTS, (module.NAME, name)
             assert relations_named(con, sql) <= set(module.INPUTS), (module.NAME, sql)
+
+
+def test_a_new_snapshot_of_a_replayed_history_keeps_the_markup_analyses(real_db, tmp_path):
+    """fit_markups and markup_inversions read the base prices of the sources that are not replayed histories: a
+    snapshot of llm-prices (a price row of a source whose snapshots carry a commit) leaves their keys, so a refresh of
+    one keeps their tables and the Inferences page; a new hand-kept base price changes both."""
+    import shutil
+
+    from econ.analyses import fit_markups, markup_inversions
+
+    db = tmp_path / "econ.duckdb"
+    shutil.copy(real_db, db)
+    con = duckdb.connect(str(db))
+    modules = (fit_markups, markup_inversions)
+
+    def keys() -> list[str]:
+        return [input_fingerprint(con, m.INPUTS, None, m.READS) for m in modules]
+
+    before = keys()
+    history = con.execute("select any_value(source) from price_snapshots where commit is not null").fetchone()[0]
+    row = "select * replace (date '2026-11-29' as from_date, input_usd_per_mtok * 0.5 as input_usd_per_mtok)"
+    con.execute(f"insert into prices {row} from prices where source = '{history}' limit 1")
+    assert keys() == before
+    base = "source = 'hand' and variant = 'standard' and tier_min_prompt_tokens = 0"
+    con.execute(f"insert into prices {row} from prices where {base} limit 1")
+    changed = keys()
+    assert changed[0] != before[0] and changed[1] != before[1]
 
 
 def test_declaring_every_analysis_imports_no_solver():
