@@ -4,6 +4,11 @@
 date — only for the schedules whose prices changed, so a refresh stays fast — and lists every implied
 quantity that moved: implied KV bytes per token, output/input ratio and implied decode batch, the memory
 tier a cache duration is consistent with, and the fast-mode batch ratio.
+
+The build compares the prices the fits read (every source but the replayed histories: :data:`INFERENCE_PRICES_SQL`)
+in effect on the two dates ``price_changes`` compares, and dates the comparison by when each of those two states took
+effect (:data:`EFFECTIVE_SQL`). What it reads is its ``READS``: a new snapshot of a replayed history (a refresh of
+llm-prices) changes neither state, so the build keeps the table instead of fitting both states again.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from econ.analyses import (
 from econ.analyses.inference_efficiencies import serving_scenario
 from econ.analyses.inference_serving import Serving, serving_from, traffic_costs
 from econ.analyses.inputs import MODELS_SQL
-from econ.analyses.price_changes import DATES, compared_dates, dated
+from econ.analyses.price_changes import dated
 from econ.analyses.scenario import load_scenario
 from econ.fits import price_changes as pc
 from econ.fits.assumptions import Assumptions, from_scenario
@@ -89,12 +94,25 @@ INFERRED_CHANGES = ResultTable(
     key=("source", "provider", "model", "variant", "detail", "quantity"),
     description=(
         "What the price changes imply: inferred quantities of the pricing fits (implied KV bytes, output/input ratio "
-        "and decode batch, cache hold price and memory tier, fast-mode batch ratio) that moved between the two newest "
-        "snapshots, under "
-        "scenario base"
+        "and decode batch, cache hold price and memory tier, fast-mode batch ratio) that moved between the prices in "
+        "effect on the two newest snapshot dates (of the sources the fits read), under scenario base"
     ),
     columns=(
-        *DATES,
+        C(
+            "from_date",
+            "date",
+            "",
+            "key",
+            "When the older prices compared took effect: the prices the fits read (not the replayed histories) in "
+            "effect on price_changes' from_date",
+        ),
+        C(
+            "to_date",
+            "date",
+            "",
+            "key",
+            "When the newer prices compared took effect, likewise for price_changes' to_date",
+        ),
         C("source", "str", "", "key", "Price source of the schedule"),
         C("provider", "str", "", "key", "Seller"),
         C("model", "str", "", "key", "Model id as the seller names it"),
@@ -236,6 +254,35 @@ INFERENCE_PRICES_SQL = (
 """The price periods whose inferences are compared: those of the sources the fits read (queries/inference_prices.sql:
 not the replayed histories)."""
 
+COMPARED_SQL = """
+with snapshot_dates as (select distinct snapshot_date as day from price_snapshots)
+select (select max(day) from snapshot_dates where day < (select max(day) from snapshot_dates)) as start_date,
+       (select max(day) from snapshot_dates) as end_date
+"""
+"""The two dates compared, as ``price_changes`` compares them (:func:`econ.analyses.price_changes.compared_dates`:
+the newest snapshot date and the one before; a null start with fewer than two)."""
+
+STATES_SQL = f"""
+with compared as ({COMPARED_SQL}), fitted as ({INFERENCE_PRICES_SQL})
+select fitted.* from fitted, compared
+where (fitted.from_date <= compared.start_date and coalesce(fitted.to_date > compared.start_date, true))
+   or (fitted.from_date <= compared.end_date and coalesce(fitted.to_date > compared.end_date, true))
+"""
+"""The rows of :data:`INFERENCE_PRICES_SQL` in effect on either compared date (none with fewer than two dates)."""
+
+EFFECTIVE_SQL = f"""
+with compared as ({COMPARED_SQL}), fitted as ({INFERENCE_PRICES_SQL}),
+boundaries as (select from_date as day from fitted union select to_date from fitted where to_date is not null)
+select (select max(day) from boundaries, compared where day <= compared.start_date) as from_date,
+       (select max(day) from boundaries, compared where day <= compared.end_date) as to_date
+"""
+"""When each compared state took effect: the last start or end of a period of :data:`INFERENCE_PRICES_SQL` on or
+before each compared date. The state in effect on a compared date is the state in effect on that day (no period
+starts or ends between them), so the two states and these dates are all the table is a function of."""
+
+READS = {"prices": STATES_SQL, "price_snapshots": EFFECTIVE_SQL}
+"""All it reads of ``prices`` and ``price_snapshots`` (``econ.analyses.runner``)."""
+
 
 def inference_inputs(con: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, pl.DataFrame, Assumptions, Serving]:
     """What the pricing fits read besides prices: architectures, memory tiers, scenario base's assumptions (its
@@ -250,9 +297,9 @@ def inference_inputs(con: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, pl.D
 
 
 def run(ctx) -> None:
-    start, end = compared_dates(ctx)
-    if start is None:
+    (start, end), *_ = ctx.query(EFFECTIVE_SQL).iter_rows()
+    if start is None or end is None:  # fewer than two snapshot dates, or no price in effect on the older one
         ctx.write(INFERRED_CHANGES, INFERRED_CHANGES.empty_frame())
         return
-    implied = inferred_between(ctx.query(INFERENCE_PRICES_SQL), start, end, *inference_inputs(ctx.con))
+    implied = inferred_between(ctx.query(STATES_SQL), start, end, *inference_inputs(ctx.con))
     ctx.write(INFERRED_CHANGES, dated(implied, start, end))

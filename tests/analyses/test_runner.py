@@ -273,34 +273,48 @@ def test_what_an_analysis_reads_is_among_its_inputs():
     for module in narrowed:
         for name, sql in module.READS.items():
             assert name in module.INPUTS, (module.NAME, name)
-            assert relations_named(con, sql) <= set(module.INPUTS), (module.NAME, sql)
+            assert relations_named(con, sql, with_ctes=False) <= set(module.INPUTS), (module.NAME, sql)
 
 
-def test_a_new_snapshot_of_a_replayed_history_keeps_the_markup_analyses(real_db, tmp_path):
-    """fit_markups and markup_inversions read the base prices of the sources that are not replayed histories: a
-    snapshot of llm-prices (a price row of a source whose snapshots carry a commit) leaves their keys, so a refresh of
-    one keeps their tables and the Inferences page; a new hand-kept base price changes both."""
+def test_a_new_snapshot_of_a_replayed_history_keeps_the_price_inferences(real_db, tmp_path):
+    """fit_markups, markup_inversions and inferred_changes read the prices of the sources that are not replayed
+    histories: a snapshot of llm-prices dated between the two compared dates (a price_snapshots row with a commit and
+    a price row of that source) leaves their keys, so a refresh of one keeps their tables and the Inferences page,
+    and the kept inferred_changes is the table the analysis computes again; a new hand-kept base price that day
+    changes all three keys."""
     import shutil
+    from datetime import timedelta
 
-    from econ.analyses import fit_markups, markup_inversions
+    from econ.analyses import fit_markups, inferred_changes, markup_inversions
+    from econ.analyses.runner import BuildContext, _Scenarios
 
     db = tmp_path / "econ.duckdb"
     shutil.copy(real_db, db)
     con = duckdb.connect(str(db))
-    modules = (fit_markups, markup_inversions)
+    modules = (fit_markups, markup_inversions, inferred_changes)
 
     def keys() -> list[str]:
         return [input_fingerprint(con, m.INPUTS, None, m.READS) for m in modules]
 
-    before = keys()
+    before, stored = keys(), con.sql("select * from inferred_changes order by all").pl()
+    (start, end), *_ = con.sql(inferred_changes.COMPARED_SQL).fetchall()
+    day = start + timedelta(days=1)
+    boundaries = con.sql(f"select from_date, to_date from ({inferred_changes.INFERENCE_PRICES_SQL})").pl()
+    assert day < end and day not in set(boundaries["from_date"]) | set(boundaries["to_date"])  # the premise
     history = con.execute("select any_value(source) from price_snapshots where commit is not null").fetchone()[0]
-    row = "select * replace (date '2026-11-29' as from_date, input_usd_per_mtok * 0.5 as input_usd_per_mtok)"
+    con.execute(
+        f"insert into price_snapshots select * replace (date '{day}' as snapshot_date) from price_snapshots "
+        f"where source = '{history}' limit 1"
+    )
+    row = f"select * replace (date '{day}' as from_date, input_usd_per_mtok * 0.5 as input_usd_per_mtok)"
     con.execute(f"insert into prices {row} from prices where source = '{history}' limit 1")
     assert keys() == before
+    con.execute(f"set variable as_of = date '{con.execute('select as_of from build_info').fetchone()[0]}'")
+    inferred_changes.run(BuildContext(con=con, as_of=None, _scenarios=_Scenarios(con)))
+    assert con.sql("select * from inferred_changes order by all").pl().equals(stored)
     base = "source = 'hand' and variant = 'standard' and tier_min_prompt_tokens = 0"
     con.execute(f"insert into prices {row} from prices where {base} limit 1")
-    changed = keys()
-    assert changed[0] != before[0] and changed[1] != before[1]
+    assert all(now != was for now, was in zip(keys(), before, strict=True))
 
 
 def test_declaring_every_analysis_imports_no_solver():
