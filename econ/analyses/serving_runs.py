@@ -78,8 +78,8 @@ QUANT_SUFFIX = re.compile(
 )
 """Suffixes of a re-release of the same architecture: tuning (``-Instruct``, ``-Thinking``), a dated or staged
 checkpoint (``-0528``, ``-2507``, ``-Preview``, ``-Exp``, ``-Terminus``) and quantisation (``-FP8``, ``-NVFP4``,
-``-FP4-v2``, AMD's ``-FP8-KV`` with its FP8 cache and ``-w-mxfp4-a-fp8`` for weights and activations). A draft
-model (``-Eagle3``) is not one: it stays an unknown model."""
+``-FP4-v2``, AMD's ``-FP8-KV`` and ``-w-mxfp4-a-fp8``; the formats a run used are read from its quantisation
+columns, never from the name). A draft model (``-Eagle3``) is not one: it stays an unknown model."""
 
 
 def model_key(name: str | None) -> str:

@@ -298,9 +298,10 @@ def test_a_new_snapshot_of_a_replayed_history_keeps_the_price_inferences(real_db
 
     before, stored = keys(), con.sql("select * from inferred_changes order by all").pl()
     (start, end), *_ = con.sql(inferred_changes.COMPARED_SQL).fetchall()
+    periods = con.sql(f"select from_date, to_date from ({inferred_changes.INFERENCE_PRICES_SQL})").pl()
+    boundaries = set(periods["from_date"]) | set(periods["to_date"])
     day = start + timedelta(days=1)
-    boundaries = con.sql(f"select from_date, to_date from ({inferred_changes.INFERENCE_PRICES_SQL})").pl()
-    assert day < end and day not in set(boundaries["from_date"]) | set(boundaries["to_date"])  # the premise
+    assert day < end and day not in boundaries  # the premise: the fits' prices in effect on day are those of start
     history = con.execute("select any_value(source) from price_snapshots where commit is not null").fetchone()[0]
     con.execute(
         f"insert into price_snapshots select * replace (date '{day}' as snapshot_date) from price_snapshots "
