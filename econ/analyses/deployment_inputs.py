@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from econ.analyses.model_derived import MODEL_DERIVED
 from econ.analyses.scenario import Scenario
 from econ.formats import kv_scale
 from econ.physics import deployment, layout_search
@@ -58,6 +59,36 @@ where d.kv_bytes_per_token is not null and (d.params_per_expert is not null or d
 order by d.model, h.chip, h.format_order
 """
 """Every model with a modelled cache × chip × number format the chip has a peak in (``hardware_derived``)."""
+
+
+NAMING_COLUMNS = ("model", "lab", "architecture_group", "pretrain_tokens", "pretrain_tokens_per_active_param_ratio")
+"""The ``model_derived`` columns that name a model or count its training: none enters the serving model."""
+
+
+def one_per_architecture(cases: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(the cases of one model of each set whose ``model_derived`` rows agree in every column but
+    :data:`NAMING_COLUMNS`, the first in the cases' order; ``model`` -> ``computed_as``, the model computed in its
+    place, for every model of ``cases``). A model and its re-releases (DeepSeek-V3, -R1, -V3.1) have the same serving
+    points on every chip: the sweeps compute them once and copy them (:func:`with_twins`), ten of 41 models."""
+    own = [c for c in MODEL_DERIVED.names if c in cases.columns and c not in NAMING_COLUMNS]
+    models = cases.unique("model", keep="first", maintain_order=True)
+    computed_as = models.select("model", pl.col("model").first().over(pl.struct(own)).alias("computed_as"))
+    kept = computed_as.filter(pl.col("model") == pl.col("computed_as")).select("model")
+    return cases.join(kept, on="model", how="semi", maintain_order="left"), computed_as
+
+
+def with_twins(frame: pl.DataFrame, computed_as: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` (rows with a ``model`` computed for the models :func:`one_per_architecture` kept) and a copy of each
+    kept model's rows for every model computed as it."""
+    twins = computed_as.filter(pl.col("model") != pl.col("computed_as"))
+    if twins.is_empty() or frame.is_empty():
+        return frame
+    copies = (
+        frame.rename({"model": "computed_as"})
+        .join(twins, on="computed_as", how="inner", maintain_order="left")
+        .select(frame.columns)
+    )
+    return pl.concat([frame, copies])
 
 
 def arrays(frame: pl.DataFrame, columns) -> dict[str, np.ndarray]:

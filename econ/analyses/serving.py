@@ -296,6 +296,7 @@ def run(ctx) -> None:
     cases = with_chip_prices(
         _with_layout(ctx.query(inputs.CASES_SQL), s), ctx.query("select * from rental_prices"), s, ctx.as_of
     )
-    ctx.write(CURVES, curve_frames(cases, s))
+    computed, computed_as = inputs.one_per_architecture(cases)  # a model's re-releases: copies of its curves
+    ctx.write(CURVES, (inputs.with_twins(chunk, computed_as) for chunk in curve_frames(computed, s)))
     ctx.write(SUMMARY, summary(cases, s))
     ctx.write(SPARSITY, sparsity(ctx.query(MODELS_SQL)))

@@ -226,9 +226,12 @@ def frontier(p: Points, basis: str, front: np.ndarray) -> pl.DataFrame:
 
 def chunks(ctx, s, bound) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
     """(serving_layouts rows, serving_frontier rows) a few cases at a time: rows at ``s``'s efficiencies, the
-    frontier at those and at ``bound``'s (the roofline)."""
+    frontier at those and at ``bound``'s (the roofline); a model's re-releases get copies of its rows
+    (:func:`~econ.analyses.deployment_inputs.one_per_architecture`)."""
     formats = list(s.alternatives("weight_format"))
-    cases = ctx.query(inputs.CASES_SQL).filter(pl.col("number_format").is_in(formats))
+    cases, computed_as = inputs.one_per_architecture(
+        ctx.query(inputs.CASES_SQL).filter(pl.col("number_format").is_in(formats))
+    )
     named = ctx.query("select * from layouts order by layout")
     max_chips = int(s.max_replica_chips)
     cases = cases.with_columns(pl.int_range(pl.len()).alias("_case"))
@@ -250,7 +253,10 @@ def chunks(ctx, s, bound) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
                 thinned(prefill, s.efficiency_basis, _points_on_frontier(prefill)),
             ]
         )
-        yield kept.select(LAYOUTS.names), pl.concat(fronts)
+        yield (
+            inputs.with_twins(kept.select(LAYOUTS.names), computed_as),
+            inputs.with_twins(pl.concat(fronts), computed_as),
+        )
 
 
 def run(ctx) -> None:

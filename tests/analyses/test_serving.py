@@ -207,3 +207,23 @@ def test_each_chip_is_priced_at_its_own_rental_quote_and_nothing_that_does_not_f
         "from serving_summary",
     ).row(0)
     assert nothing_fits[0] > 0 and nothing_fits[1:] == (0, 0)
+
+
+def test_a_re_release_is_computed_once_and_its_rows_are_what_computing_it_gives(real_db):
+    """The sweeps compute one model of each architecture (DeepSeek-R1 for DeepSeek-V3 and -V3.1, ten of the models)
+    and copy its rows to the others; computed on its own, DeepSeek-V3's curves are those copies."""
+    from econ.analyses import deployment_inputs as inputs
+
+    base = scenarios_from_frame(q(real_db, "select * from scenarios"))["base"]
+    as_of = q(real_db, "select as_of from build_info")["as_of"][0]
+    cases = serving._with_layout(q(real_db, inputs.CASES_SQL), base)
+    cases = serving.with_chip_prices(cases, q(real_db, "select * from rental_prices"), base, as_of)
+    stored = q(real_db, "select * from serving_curves where model = 'DeepSeek-V3'")
+    kept, computed_as = inputs.one_per_architecture(cases)
+    twins = dict(computed_as.iter_rows())
+    assert twins["DeepSeek-V3"] == twins["DeepSeek-V3.1"] == "DeepSeek-R1" and "DeepSeek-V3" not in set(kept["model"])
+    assert twins["Llama-3.1-70B"] == "Llama-3.1-70B" and twins["DeepSeek-V3.2"] == "DeepSeek-V3.2"  # its own layout
+    alone = pl.concat(serving.curve_frames(cases.filter(pl.col("model") == "DeepSeek-V3"), base))
+    key = ["chip", "number_format", "batch_seqs", "context_tokens"]
+    assert alone.height == stored.height > 0
+    assert alone.select(stored.columns).sort(key).equals(stored.sort(key))
