@@ -71,6 +71,10 @@ def read(tables, **changes):
         ("amd/gpt-oss-120b-w-mxfp4-a-fp8", "gpt-oss-120b"),
         ("nvidia/Kimi-K2.6-NVFP4", "Kimi-K2.6"),
         ("nvidia/Qwen3.6-35B-A3B-NVFP4", "Qwen3.6-35B-A3B"),
+        ("Qwen/Qwen3-32B-FP8-Static-PerTensor", "Qwen3-32B"),  # a checkpoint AIConfigurator ships a config for
+        ("nvidia/GLM-5.3-NVFP4", "GLM-5.3"),
+        ("nvidia/Kimi-K2.7-Code-NVFP4", "Kimi-K2.7-Code"),
+        ("Qwen/Qwen3-VL-235B-A22B-Instruct", "Qwen3-VL-235B-A22B"),
     ],
 )
 def test_a_hugging_face_id_or_a_quantised_re_release_names_its_model(tables, hf_id, model):

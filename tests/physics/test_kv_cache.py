@@ -45,6 +45,11 @@ SAME_LAYOUT_AS = {
         "added with its NVFP4 config (aiconfigurator copy): K2.5's text backbone field for field",
     ),
     "Llama-3.3-70B": ("Llama-3.1-70B", "added for predict points naming it: config.json has 3.1-70B's layout"),
+    "GLM-5.3": ("GLM-5.2", "added with its config (aiconfigurator copy): GLM-5.2's in every architecture field"),
+    "Kimi-K2.7-Code": ("Kimi-K2.5", "added with its NVFP4 config (aiconfigurator copy): K2.5's text backbone"),
+    "Qwen3-VL-235B-A22B": ("Qwen3-235B-A22B", "text backbone of the VL config: Qwen3-235B-A22B's layout"),
+    "Qwen3-VL-30B-A3B": ("Qwen3-30B-A3B", "text backbone of the VL config: Qwen3-30B-A3B's layout"),
+    "Qwen3-VL-32B": ("Qwen3-32B", "text backbone of the VL config: Qwen3-32B's layout"),
     "Qwen3.6-35B-A3B": ("Qwen3.5-35B-A3B", "added with its NVFP4 config (aiconfigurator copy): 3.5-35B-A3B's layout"),
 }
 SAME_LAYOUT_NOT_IN_REFERENCE = {"Qwen3.6-27B": "Qwen3.5-27B"}  # both added without a reference row: same by hand
