@@ -69,7 +69,8 @@ def one_per_architecture(cases: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFram
     """(the cases of one model of each set whose ``model_derived`` rows agree in every column but
     :data:`NAMING_COLUMNS`, the first in the cases' order; ``model`` -> ``computed_as``, the model computed in its
     place, for every model of ``cases``). A model and its re-releases (DeepSeek-V3, -R1, -V3.1) have the same serving
-    points on every chip: the sweeps compute them once and copy them (:func:`with_twins`), ten of 41 models."""
+    points on every chip: the sweeps compute them once and copy them (:func:`with_twins`): 15 of the 44 models swept
+    on the shipped data."""
     own = [c for c in MODEL_DERIVED.names if c in cases.columns and c not in NAMING_COLUMNS]
     models = cases.unique("model", keep="first", maintain_order=True)
     computed_as = models.select("model", pl.col("model").first().over(pl.struct(own)).alias("computed_as"))

@@ -210,7 +210,7 @@ def test_each_chip_is_priced_at_its_own_rental_quote_and_nothing_that_does_not_f
 
 
 def test_a_re_release_is_computed_once_and_its_rows_are_what_computing_it_gives(real_db):
-    """The sweeps compute one model of each architecture (DeepSeek-R1 for DeepSeek-V3 and -V3.1, ten of the models)
+    """The sweeps compute one model of each architecture (DeepSeek-R1 for DeepSeek-V3 and -V3.1; 15 of 44)
     and copy its rows to the others; computed on its own, DeepSeek-V3's curves are those copies."""
     from econ.analyses import deployment_inputs as inputs
 
