@@ -27,7 +27,7 @@ from econ.analyses import (
 from econ.analyses.inference_efficiencies import serving_scenario
 from econ.analyses.inference_serving import Serving, serving_from, traffic_costs
 from econ.analyses.inputs import MODELS_SQL
-from econ.analyses.price_changes import dated
+from econ.analyses.price_changes import COMPARED_SQL, dated
 from econ.analyses.scenario import load_scenario
 from econ.fits import price_changes as pc
 from econ.fits.assumptions import Assumptions, from_scenario
@@ -253,14 +253,6 @@ INFERENCE_PRICES_SQL = (
 )
 """The price periods whose inferences are compared: those of the sources the fits read (queries/inference_prices.sql:
 not the replayed histories)."""
-
-COMPARED_SQL = """
-with snapshot_dates as (select distinct snapshot_date as day from price_snapshots)
-select (select max(day) from snapshot_dates where day < (select max(day) from snapshot_dates)) as start_date,
-       (select max(day) from snapshot_dates) as end_date
-"""
-"""The two dates compared, as ``price_changes`` compares them (:func:`econ.analyses.price_changes.compared_dates`:
-the newest snapshot date and the one before; a null start with fewer than two)."""
 
 STATES_SQL = f"""
 with compared as ({COMPARED_SQL}), fitted as ({INFERENCE_PRICES_SQL})

@@ -105,10 +105,19 @@ PRICE_CHANGES = ResultTable(
 TABLES = (PRICE_CHANGES,)
 
 
+COMPARED_SQL = """
+with snapshot_dates as (select distinct snapshot_date as day from price_snapshots)
+select (select max(day) from snapshot_dates where day < (select max(day) from snapshot_dates)) as start_date,
+       (select max(day) from snapshot_dates) as end_date
+"""
+"""(older, newer) snapshot dates compared: the newest snapshot date and the one before, as
+:func:`econ.fits.price_changes.default_dates` picks them for ``econ diff``; a null start with fewer than two."""
+
+
 def compared_dates(ctx):
     """(older, newer) snapshot dates compared, or (None, None) with fewer than two snapshot dates."""
-    dates = ctx.query("select distinct snapshot_date from price_snapshots")["snapshot_date"].to_list()
-    return pc.default_dates(dates, None, None) if len(set(dates)) >= 2 else (None, None)
+    (start, end), *_ = ctx.query(COMPARED_SQL).iter_rows()
+    return (start, end) if start is not None else (None, None)
 
 
 def dated(frame: pl.DataFrame, start, end) -> pl.DataFrame:

@@ -72,3 +72,17 @@ def test_between_dates_uses_the_rows_in_effect(inputs):
         history, date(2026, 6, 1), date(2026, 11, 30), frames["models"], frames["memory_tiers"], a
     )
     assert within.height == 0
+
+
+def test_the_compared_dates_are_those_econ_diff_picks_by_default(real_db):
+    """The build's compared dates (SQL, read by price_changes and inferred_changes) are the pair econ diff picks
+    without --from and --to (econ.fits.price_changes.default_dates); with one snapshot date there is no pair."""
+    from econ.analyses.price_changes import COMPARED_SQL
+    from econ.fits.price_changes import default_dates
+
+    with duckdb.connect(str(real_db), read_only=True) as con:
+        dates = [r[0] for r in con.execute("select snapshot_date from price_snapshots").fetchall()]
+        assert con.execute(COMPARED_SQL).fetchall() == [default_dates(dates, None, None)]
+    one = duckdb.connect()
+    one.execute("create table price_snapshots as select date '2026-01-01' as snapshot_date from range(3)")
+    assert one.execute(COMPARED_SQL).fetchall() == [(None, date(2026, 1, 1))]

@@ -285,7 +285,7 @@ def test_a_new_snapshot_of_a_replayed_history_keeps_the_price_inferences(real_db
     import shutil
     from datetime import timedelta
 
-    from econ.analyses import fit_markups, inferred_changes, markup_inversions
+    from econ.analyses import fit_markups, inferred_changes, markup_inversions, price_changes
     from econ.analyses.runner import BuildContext, _Scenarios
 
     db = tmp_path / "econ.duckdb"
@@ -297,7 +297,7 @@ def test_a_new_snapshot_of_a_replayed_history_keeps_the_price_inferences(real_db
         return [input_fingerprint(con, m.INPUTS, None, m.READS) for m in modules]
 
     before, stored = keys(), con.sql("select * from inferred_changes order by all").pl()
-    (start, end), *_ = con.sql(inferred_changes.COMPARED_SQL).fetchall()
+    (start, end), *_ = con.sql(price_changes.COMPARED_SQL).fetchall()
     periods = con.sql(f"select from_date, to_date from ({inferred_changes.INFERENCE_PRICES_SQL})").pl()
     boundaries = set(periods["from_date"]) | set(periods["to_date"])
     day = start + timedelta(days=1)
