@@ -336,6 +336,7 @@ PLAN_SUMMARY = (  # (column, label, unit, scale)
     ("decode_batch_seqs", "decode batch", "sequences", 1),
     ("decode_step_time_s", "decode step", "ms", 1e3),
     ("decode_comm_time_s", "decode communication", "ms", 1e3),
+    ("decode_comm_exposed_time_s", "decode communication waited for", "ms", 1e3),
     ("tokens_per_s_per_user", "speed per user", "tokens/s", 1),
     ("decode_tokens_per_s_per_replica", "decode throughput per replica", "tokens/s", 1),
     ("prefill_tokens_per_s_per_replica", "prefill throughput per replica (uncached)", "tokens/s", 1),

@@ -160,6 +160,7 @@ def plan_core(
             "decode_compute_time_s": np.where(planned, dec["compute_time_s"], np.nan),
             "decode_memory_time_s": np.where(planned, dec["memory_time_s"], np.nan),
             "decode_comm_time_s": np.where(planned, dec["comm_time_s"], np.nan),
+            "decode_comm_exposed_time_s": np.where(planned, dec["comm_exposed_time_s"], np.nan),
             "tokens_per_s_per_user": np.where(planned, dec["tokens_per_s_per_user"], np.nan),
             "decode_tokens_per_s_per_replica": np.where(planned, dec["tokens_per_s_per_replica"], np.nan),
             "decode_tokens_per_s_per_chip": np.where(planned, dec["tokens_per_s_per_replica"] / dec_chips, np.nan),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from econ.physics import deployment, fleet, layout_search, roofline, sharding
+from econ.physics import deployment, fleet, layout_search, roofline, sharding, step_time
 from econ.results import Identity, ResultTable
 from econ.results import ResultColumn as C
 
@@ -178,6 +178,17 @@ FLEET_PLAN = ResultTable(
             "bound",
             "TP all-reduce + EP dispatch/combine + pipeline hand-off",
             deployment.communication_times_s,
+        ),
+        C(
+            "decode_comm_exposed_time_s",
+            "float",
+            "s",
+            "bound",
+            "Communication the decode step waits for: scenario calibrated, the collectives' bandwidth time at the "
+            "link efficiency and their latencies, less what a layout that overlaps communication with another "
+            "micro-batch (layouts.overlap_comm) hides behind the kernels; scenario base, what decode_comm_time_s "
+            "exceeds max(compute, memory) by",
+            step_time.kernel_step_parts,
         ),
         C(
             "tokens_per_s_per_user",

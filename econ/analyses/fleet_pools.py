@@ -140,7 +140,15 @@ def decode_choice(rows: pl.DataFrame, s: Scenario, t: TrafficMix, n_cases: int) 
         default="balance multiple, capped by memory",
     )
     out = {
-        k: pick(k) for k in ("step_time_s", "compute_time_s", "memory_time_s", "comm_time_s", "tokens_per_s_per_user")
+        k: pick(k)
+        for k in (
+            "step_time_s",
+            "compute_time_s",
+            "memory_time_s",
+            "comm_time_s",
+            "comm_exposed_time_s",
+            "tokens_per_s_per_user",
+        )
     }
     out["tokens_per_s_per_replica"] = pick("tokens_per_s_per_chip") * pick("replica_chips")
     out.update(

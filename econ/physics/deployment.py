@@ -88,7 +88,11 @@ def _finish(out: dict, settings: dict, tokens_out_per_step, chips):
         out["compute_time_s"], out["memory_time_s"], out["comm_time_s"], out["overhead_time_s"]
     )
     kernel = out["kernel_step_time_s"]
-    step = np.where(np.asarray(settings["kernel_serial"], dtype=float) > 0, kernel, lower)
+    serial_kernels = np.asarray(settings["kernel_serial"], dtype=float) > 0
+    step = np.where(serial_kernels, kernel, lower)
+    # the communication the step waits for: past the overlap (kernels in sequence), or past max(t_c, t_m) (the bound)
+    beyond = np.maximum(out["comm_time_s"] - np.maximum(out["compute_time_s"], out["memory_time_s"]), 0.0)
+    out["comm_exposed_time_s"] = np.where(serial_kernels, out["comm_exposed_time_s"], beyond)
     out["step_time_s"], out["step_time_serial_comm_s"], out["step_time_upper_s"] = step, serial, upper
     out["step_time_bound_s"] = lower
     out["compute_bound"] = out["compute_time_s"] >= np.maximum(out["memory_time_s"], out["comm_time_s"])
@@ -167,18 +171,20 @@ def step_terms(
     out["comm_overlap_frac"] = np.broadcast_to(
         _f(layout.get("overlap_comm", 0.0)), np.shape(out["compute_time_s"])
     ).astype(float)
-    out["kernel_step_time_s"] = kernel_time_s(out, s)
+    kernels, out["comm_exposed_time_s"], fixed = kernel_parts_s(out, s)
+    out["kernel_step_time_s"] = kernels + out["comm_exposed_time_s"] + fixed
     out["replica_chips"] = tp * dp * pp
     out["rank_tokens"] = rank_tokens
     return out
 
 
-def kernel_time_s(terms: dict, s: dict):
-    """:func:`econ.physics.step_time.kernel_step_time_s` of a step's terms under run settings ``s``."""
+def kernel_parts_s(terms: dict, s: dict):
+    """:func:`econ.physics.step_time.kernel_step_parts` of a step's terms under run settings ``s``: (kernels, exposed
+    communication, fixed costs) [s]."""
     attention_mfu = np.where(np.isnan(_f(s["attention_mfu"])), _f(s["mfu"]), _f(s["attention_mfu"]))
     latency = _f(s["scale_up_latency_s"]) * terms["collective_hops"]
     latency = latency + _f(s["scale_out_latency_s"]) * terms["collective_hops_scale_out"]
-    return step_time.kernel_step_time_s(
+    return step_time.kernel_step_parts(
         dense_flop=terms["weight_flop_per_chip"] - terms["expert_flop_per_chip"],
         expert_flop=terms["expert_flop_per_chip"],
         attention_flop=terms["attention_flop_per_chip"],

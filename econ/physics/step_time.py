@@ -95,7 +95,18 @@ def expert_imbalance_ratio(tokens, experts_per_token, expert_parallel):
     " + X/η_l + α·hops + τ_L·layers + τ_q·sequences + τ_S",
     "kernels in sequence, each a soft roofline; α–β collectives; fixed launch costs",
 )
-def kernel_step_time_s(
+def kernel_step_time_s(**terms):
+    """A step's time as real engines run it [s]: the sum of :func:`kernel_step_parts` (same arguments)."""
+    kernels, comm, fixed = kernel_step_parts(**terms)
+    return kernels + comm + fixed
+
+
+@formula(
+    "(kernels, exposed, fixed) = (Σ smax(F/(P·η), M/(W·η_m)), X/η_l − f·min(X/η_l, kernels) + α·hops,"
+    " τ_L·layers + τ_q·sequences + τ_S)",
+    "kernels in sequence; communication overlapped with another micro-batch (DeepSeek's dual-batch overlap)",
+)
+def kernel_step_parts(
     *,
     dense_flop,
     expert_flop,
@@ -123,11 +134,12 @@ def kernel_step_time_s(
     expert_imbalance_scale,
     comm_overlap_frac=0.0,
 ):
-    """A step's time as real engines run it [s]: the three kernel classes in sequence, each bound by its own soft
-    roofline at its achieved efficiency, plus communication (bandwidth time at ``link_frac``, a latency per hop;
-    ``comm_overlap_frac`` of it hidden behind the kernels where the layout overlaps two micro-batches, DeepSeek's
-    dual-batch overlap) and fixed costs per layer, per sequence the rank schedules (the engine's per-request work
-    each step: batching, sampling, detokenisation) and per step. The routed experts' FLOPs are the busiest
+    """(kernels, exposed communication, fixed costs) of a step as real engines run it [s]: the three kernel classes
+    in sequence, each bound by its own soft roofline at its achieved efficiency; the communication the step waits
+    for (bandwidth time at ``link_frac`` and a latency per hop, less the ``comm_overlap_frac`` of it hidden behind
+    the kernels where the layout overlaps two micro-batches, DeepSeek's dual-batch overlap); fixed costs per layer,
+    per sequence the rank schedules (the engine's per-request work each step: batching, sampling, detokenisation)
+    and per step. The routed experts' FLOPs are the busiest
     rank's: the mean times ``1 + scale·(r − 1)`` (``r`` from :func:`expert_imbalance_ratio`; scale 1 = uniform routing).
 
     Every efficiency at 1 and every fixed cost at 0 gives the sum over kernel classes of their rooflines: an upper
@@ -144,7 +156,7 @@ def kernel_step_time_s(
     hidden = _f(comm_overlap_frac) * np.minimum(bandwidth, kernels)
     comm = bandwidth - hidden + _f(collective_latency_s) * _f(collective_hops)
     fixed = _f(layer_overhead_s) * _f(layers) + _f(sequence_overhead_s) * _f(sequences) + _f(step_overhead_s)
-    return kernels + comm + fixed
+    return kernels, comm, fixed
 
 
 @formula("T_pass = (M + PP − 1)·t_stage", "GPipe (Huang et al. 2019): bubble share (PP − 1)/(M + PP − 1)")

@@ -186,6 +186,12 @@ def test_overlapping_communication_hides_it_behind_the_kernels():
     exposed = step_time.kernel_step_time_s(comm_time_at_peak_s=1.5, comm_overlap_frac=1.0, **kwargs)
     assert float(serial) == pytest.approx(1.6) and float(hidden) == pytest.approx(1.0)
     assert float(exposed) == pytest.approx(1.5)  # only what exceeds the kernels shows
+    # the parts say which: 1 s of kernels, and the communication the step waits for (0.6, none, 0.5 of 1.5)
+    for time, overlap, waited in ((0.6, 0.0, 0.6), (0.6, 1.0, 0.0), (1.5, 1.0, 0.5)):
+        kernels, comm, fixed = step_time.kernel_step_parts(
+            comm_time_at_peak_s=time, comm_overlap_frac=overlap, **kwargs
+        )
+        assert (float(kernels), float(comm), float(fixed)) == pytest.approx((1.0, waited, 0.0))
 
 
 def test_the_wait_for_a_slot_is_what_a_simulated_closed_loop_gives():
