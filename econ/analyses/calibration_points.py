@@ -133,6 +133,7 @@ def _layout(p: pl.DataFrame, pool: str) -> dict:
     tp = p[f"{pool}_tensor_parallel"].cast(pl.Float64).fill_null(1.0).to_numpy()
     ones = np.ones((p.height, 1))
     flag = np.ones((p.height, 1), dtype=bool)
+    overlap = p["overlap_comm"].cast(pl.Float64).fill_null(0.0).to_numpy()
     return {
         "tensor_parallel": tp[:, None],
         "attention_data_parallel": (chips / tp)[:, None],
@@ -142,6 +143,7 @@ def _layout(p: pl.DataFrame, pool: str) -> dict:
         "replicate_dense": flag,
         "replicate_embeddings": flag,
         "redundant_expert_slots": 0.0 * ones,
+        "overlap_comm": overlap[:, None],  # the source's micro-batch overlap (measured_points)
     }
 
 

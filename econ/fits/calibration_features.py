@@ -26,7 +26,7 @@ class Step:
     hops: np.ndarray  # latency-bearing collective hops
     layers: np.ndarray
     sequences: np.ndarray  # sequences (and prompts) the rank schedules in the step
-    overlap: np.ndarray  # share of communication the layout hides behind another micro-batch (0 in every run fitted)
+    overlap: np.ndarray  # share of communication hidden behind another micro-batch (runs 0; points as stated)
 
     @classmethod
     def from_terms(cls, out: dict) -> Step:

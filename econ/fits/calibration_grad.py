@@ -45,10 +45,10 @@ def _pull(x, s):
 
 
 def step_gradient(step: cal.Step, p: dict) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """(step time, {parameter: d time / d coordinate}) at per-row parameters ``p``: for steps without communication
-    overlap, as every measured run is (a layout that overlaps is predicted, never fitted)."""
-    if np.any(np.asarray(step.overlap) > 0):
-        raise ValueError("step_gradient: the fit's steps state no communication overlap")
+    """(step time, {parameter: d time / d coordinate}) at per-row parameters ``p``. Where a step overlaps a share f
+    of its communication with the kernels (a published point whose source says so), the time is
+    ``K + B − f·min(B, K) + …``: a kernel parameter moves it by ``1 − f`` of its pull once the bandwidth time B
+    exceeds the kernels' K, the link's by ``1 − f`` while B is under K."""
     k = {name: 1.0 / np.asarray(p[name], dtype=float) for name in cal.EFFICIENCIES}
     gamma = np.asarray(p["expert_imbalance_scale"], dtype=float)
     busy = 1.0 + gamma * (step.imbalance - 1.0)
@@ -64,9 +64,13 @@ def step_gradient(step: cal.Step, p: dict) -> tuple[np.ndarray, dict[str, np.nda
         np.asarray(p[n], dtype=float)
         for n in ("collective_latency_s", "layer_overhead_s", "sequence_overhead_s", "step_overhead_s")
     )
+    kernels, bandwidth, f = sum(smax), k["link_bandwidth_frac"] * step.comm_s, np.asarray(step.overlap, dtype=float)
+    under = bandwidth < kernels  # the overlap hides the bandwidth time, else as much of it as the kernels take
+    c_kernels, c_link = np.where(under, 1.0, 1.0 - f), np.where(under, 1.0 - f, 1.0)
     t = (
-        sum(smax)
-        + k["link_bandwidth_frac"] * step.comm_s
+        kernels
+        + bandwidth
+        - f * np.minimum(bandwidth, kernels)
         + alpha * step.hops
         + t_layer * step.layers
         + t_seq * step.sequences
@@ -76,17 +80,18 @@ def step_gradient(step: cal.Step, p: dict) -> tuple[np.ndarray, dict[str, np.nda
     with np.errstate(invalid="ignore", divide="ignore"):
         imbalance = np.where(busy > 0, e_exp * wx[1] * gamma * (step.imbalance - 1.0) / busy, 0.0)
     grad = {
-        "gemm_mfu_frac": (k["gemm_mfu_frac"] - 1.0) * step.dense_s * wx[0],
-        "expert_mfu_frac": (k["expert_mfu_frac"] - 1.0) * busy * step.expert_s * wx[1],
-        "attention_mfu_frac": (k["attention_mfu_frac"] - 1.0) * step.attention_s * wx[2],
-        "hbm_bandwidth_frac": (k["hbm_bandwidth_frac"] - 1.0)
+        "gemm_mfu_frac": c_kernels * (k["gemm_mfu_frac"] - 1.0) * step.dense_s * wx[0],
+        "expert_mfu_frac": c_kernels * (k["expert_mfu_frac"] - 1.0) * busy * step.expert_s * wx[1],
+        "attention_mfu_frac": c_kernels * (k["attention_mfu_frac"] - 1.0) * step.attention_s * wx[2],
+        "hbm_bandwidth_frac": c_kernels
+        * (k["hbm_bandwidth_frac"] - 1.0)
         * (step.dense_mem_s * wy[0] + step.expert_mem_s * wy[1] + step.kv_mem_s * wy[2]),
-        "link_bandwidth_frac": (k["link_bandwidth_frac"] - 1.0) * step.comm_s,
+        "link_bandwidth_frac": c_link * (k["link_bandwidth_frac"] - 1.0) * step.comm_s,
         "collective_latency_s": alpha * step.hops,
         "layer_overhead_s": t_layer * step.layers,
         "sequence_overhead_s": t_seq * step.sequences,
         "step_overhead_s": t_step + 0.0 * t,
-        "expert_imbalance_scale": imbalance,
+        "expert_imbalance_scale": c_kernels * imbalance,
     }
     return t, {name: np.broadcast_to(g, np.shape(t)) for name, g in grad.items()}
 

@@ -128,6 +128,17 @@ MEASURED_POINTS = TableSpec(
         _count("decode_tensor_parallel", "chips", "Tensor-parallel degree of a decode attention rank"),
         _count("decode_chips_measured", "chips", "Of a disaggregated system, the chips serving decode"),
         Column(
+            "overlap_comm",
+            "int",
+            "",
+            "1 where the source says the engine overlaps its expert-parallel communication with another "
+            "micro-batch's compute (two-batch or dual-batch overlap, micro-batching; notes quote it); blank where it "
+            "does not say so (predicted without overlap)",
+            min=0,
+            max=1,
+            optional=True,
+        ),
+        Column(
             "weight_format",
             "str",
             "",

@@ -106,6 +106,23 @@ def test_the_jacobian_is_the_finite_differences(shipped):
     assert np.max(np.abs(exact[rows] - numeric[rows]) / scale) < 1e-3
 
 
+def test_the_jacobian_of_points_that_overlap_communication_is_the_finite_differences(shipped):
+    """Published points whose source overlaps communication with another micro-batch (measured_points.overlap_comm:
+    LMSYS's two-batch overlap, RTP-LLM's micro-batching) are fitted with the overlap; their rows of the exact
+    Jacobian match the finite differences as the runs' do."""
+    problem = dataclasses.replace(shipped, point_mask=np.ones(shipped.points.n, bool))
+    overlapping = (np.asarray(problem.points.decode.overlap) > 0).any(axis=-1) | (
+        np.asarray(problem.points.prefill.overlap) > 0
+    ).any(axis=-1)
+    assert overlapping.sum() >= 4
+    z = _coords(TRUE, problem) + np.random.default_rng(4).normal(0, 0.2, cal.start(problem.levels).size)
+    exact = grad.jacobian(z, problem)
+    numeric = cal.finite_difference_jacobian(z, problem)
+    rows = np.concatenate([np.zeros(2 * problem.runs.n, bool), overlapping])
+    scale = np.abs(numeric[rows]).max(axis=0) + 1e-9
+    assert np.max(np.abs(exact[rows] - numeric[rows]) / scale) < 1e-3
+
+
 def test_a_fold_refit_converges_to_the_solvers_answer(shipped):
     """The cross-validation's Gauss-Newton refit against scipy's solver run to convergence on the same fold."""
     problem = _measured_at(shipped, _coords(TRUE, shipped), noise=0.1, seed=3)
