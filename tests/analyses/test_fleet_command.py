@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 
 import duckdb
 import pytest
@@ -310,6 +311,22 @@ def test_a_plan_says_how_much_communication_its_decode_step_waits_for(real_db, c
     lines = out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("decode communication "))
     assert lines[at + 1].startswith("decode communication waited for") and lines[at + 1].endswith(" ms")
+
+
+def test_a_plan_says_how_busy_its_whole_replicas_are(real_db, capsys):
+    """DeepSeek's decode needs 11.03 units of 144 GPUs and gets 12: the plan prints both, so the share of the gap to
+    DeepSeek's 1,814 GPUs that is rounding up to whole replicas is on the page (whole = the ceiling of busy)."""
+    code, out, err = run_cli(capsys, "--db", str(real_db), *DEEPSEEK, "--format", "json", "--as-of", "2026-11-30")
+    plan = json.loads(out)
+    assert (code, err) == (0, "")
+    for pool in ("prefill", "decode"):
+        busy, whole = plan[f"{pool}_replicas_needed"], plan[f"{pool}_replicas"]
+        assert whole - 1 < busy <= whole == math.ceil(busy - 1e-9)
+    assert plan["decode_replicas"] - plan["decode_replicas_needed"] > 0.5  # 12 units for 11.03 units' worth
+    code, out, _ = run_cli(capsys, "--db", str(real_db), *DEEPSEEK, "--as-of", "2026-11-30")
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("decode replicas "))
+    assert lines[at + 1].startswith("  busy at this traffic") and lines[at + 1].endswith(" replicas")
 
 
 def test_a_named_layout_beside_another_replica_size_is_refused_not_overridden(real_db, capsys):
