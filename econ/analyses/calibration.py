@@ -41,11 +41,19 @@ INPUTS = (
 )
 TABLES = (POINTS, RUNS, PARAMETERS, ERRORS, BANDS)
 
-MODELS_SQL = """
+TIMED = "d.kv_bytes_per_token is not null and (d.params_per_expert is not null or d.num_routed_experts is null)"
+"""The models the serving model can time: a modelled KV cache and, for a MoE model, the size of an expert."""
+MODELS_SQL = f"""
 select m.model, m.hf_repo, m.num_attention_heads, d.* exclude (model)
 from models as m join model_derived as d using (model)
-where d.kv_bytes_per_token is not null and (d.params_per_expert is not null or d.num_routed_experts is null)
+where {TIMED}
 """
+UNTIMED_SQL = f"""
+select m.model, m.hf_repo, m.attention, d.kv_bytes_per_token is null as no_cache
+from models as m join model_derived as d using (model)
+where not ({TIMED})
+"""
+"""The models of ``models`` the serving model cannot time, and whether for want of a modelled KV cache."""
 
 
 def _codes(values, levels: tuple[str, ...]) -> np.ndarray:

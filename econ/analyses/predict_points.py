@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from econ.analyses import serving_runs
-from econ.analyses.calibration import MODELS_SQL
+from econ.analyses.calibration import MODELS_SQL, UNTIMED_SQL
 from econ.analyses.calibration_scenario import all_scenarios
 from econ.analyses.serving_predict import predict_configurations
 from econ.db import connect_read_only
@@ -25,13 +25,14 @@ from econ.load.serving_run_tables import SERVING_RUNS
 from econ.load.spec import FILE, LINE, read_table
 
 STATUS = (
+    (r"which econ cannot time", "untimed_model"),
     (r"^model '", "unknown_model"),
     (r"^system '", "unknown_chip"),
     (r"hardware\.csv has no", "no_link_bandwidth"),
     (r"does not hold the weights", "does_not_fit"),
     (r"not finite", "not_predicted"),
 )
-"""A reason's status code (anything else: ``bad_input``)."""
+"""A reason's status code, the first pattern that matches (anything else: ``bad_input``)."""
 
 
 def read_points(path: Path) -> pl.DataFrame:
@@ -56,6 +57,7 @@ class Calibrated:
     hbm_reserve_frac: float
     launches: pl.DataFrame
     node_launches: pl.DataFrame
+    untimed: pl.DataFrame  # models of data/models.csv the serving model cannot time (UNTIMED_SQL)
 
     @classmethod
     def read(cls, con) -> Calibrated:
@@ -70,12 +72,13 @@ class Calibrated:
             hbm_reserve_frac=all_scenarios(con)["base"].hbm_reserve_frac,
             launches=pl.DataFrame(con.sql("select * from inferencex_launches")),
             node_launches=pl.DataFrame(con.sql("select * from inferencex_node_launches")),
+            untimed=pl.DataFrame(con.sql(UNTIMED_SQL)),
         )
 
 
 def predict_frame(rows: pl.DataFrame, c: Calibrated) -> pl.DataFrame:
     """Predictions of rows of the spec's frame (see the module) by the calibration ``c`` read from a database."""
-    configs = serving_runs.configurations(rows, c.models, c.hardware, c.launches, c.node_launches)
+    configs = untimed_reasons(serving_runs.configurations(rows, c.models, c.hardware, c.launches, c.node_launches), c)
     out = predict_configurations(
         configs,
         c.models,
@@ -90,6 +93,30 @@ def predict_frame(rows: pl.DataFrame, c: Calibrated) -> pl.DataFrame:
     for pattern, name in reversed(STATUS):
         code = pl.when(pl.col("reason").str.contains(pattern)).then(pl.lit(name)).otherwise(code)
     return out.with_columns(pl.when(pl.col("reason").is_null()).then(pl.lit("ok")).otherwise(code).alias("status"))
+
+
+def untimed_reasons(configs: pl.DataFrame, c: Calibrated) -> pl.DataFrame:
+    """A row whose model data/models.csv has but the serving model cannot time (DeepSeek-V4's attention has no
+    modelled KV cache) says so, instead of calling the model unknown. Python reads only the distinct model names."""
+    resolve = serving_runs.model_resolver(c.untimed)
+    why = {
+        r["model"]: f"its attention ('{r['attention']}') has no modelled KV cache"
+        if r["no_cache"]
+        else "its routed experts have no size (model_derived.params_per_expert)"
+        for r in c.untimed.iter_rows(named=True)
+    }
+    unknown = pl.col("arch_model").is_null() & pl.col("reason").str.starts_with("model '")
+    text = {}
+    for path in configs.filter(unknown)["model_path"].unique().to_list():
+        model = resolve.get(serving_runs.model_key(path))
+        if model:
+            text[path] = f"model '{path}' is {model} of data/models.csv, which econ cannot time: {why[model]}"
+    if not text:
+        return configs
+    said = pl.col("model_path").replace_strict(text, default=None, return_dtype=pl.String)
+    return configs.with_columns(
+        pl.when(unknown & said.is_not_null()).then(said).otherwise(pl.col("reason")).alias("reason")
+    )
 
 
 def predict_points_file(db_path: Path, points: Path) -> pl.DataFrame:

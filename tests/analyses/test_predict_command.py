@@ -403,6 +403,27 @@ def test_a_file_of_runs_in_other_systems_and_re_releases(real_db, capsys, tmp_pa
     assert "3 of 4 rows predicted (1 unknown model)" in err
 
 
+def test_a_file_row_of_a_model_econ_has_but_cannot_time_says_so(real_db, capsys, tmp_path):
+    """DeepSeek-V4-Pro is a row of data/models.csv whose attention has no modelled KV cache: a run of it (or of a
+    re-release) is not predicted, and says why, rather than calling a model econ lists unknown."""
+    path = tmp_path / "v4.csv"
+    row = "gb200,fp4,agg,1024,1024,nvfp4,nvfp4,16,4,1,1,1,4"
+    path.write_text(
+        "id,backend,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,"
+        f"pp_size,attention_dp_size,moe_tp_size,moe_ep_size\nv4,trtllm,nvidia/DeepSeek-V4-Pro-NVFP4,{row}\n"
+        f"typo,trtllm,acme/DeepSeek-V9,{row}\n",
+        encoding="utf-8",
+    )
+    code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "csv")
+    rows = pl.read_csv(out.encode())
+    assert code == 0 and rows["status"].to_list() == ["untimed_model", "unknown_model"]
+    assert rows["reason"][0] == (
+        "model 'nvidia/DeepSeek-V4-Pro-NVFP4' is DeepSeek-V4-Pro of data/models.csv, which econ cannot time: its "
+        "attention ('other') has no modelled KV cache"
+    )
+    assert "0 of 2 rows predicted" in err and "1 untimed model" in err
+
+
 def test_a_file_row_of_an_engine_the_calibration_never_measured_is_averaged_and_says_so(real_db, capsys, tmp_path):
     """Two rows alike but for the engine: TensorRT-LLM, which the calibration measured, and Dynamo, which it did not.
     The second is predicted with the engines' average, claims the average's band (calibration_bands.engine_stated
