@@ -52,7 +52,11 @@ SAME_LAYOUT_AS = {
     "Qwen3-VL-32B": ("Qwen3-32B", "text backbone of the VL config: Qwen3-32B's layout"),
     "Qwen3.6-35B-A3B": ("Qwen3.5-35B-A3B", "added with its NVFP4 config (aiconfigurator copy): 3.5-35B-A3B's layout"),
 }
-SAME_LAYOUT_NOT_IN_REFERENCE = {"Qwen3.6-27B": "Qwen3.5-27B"}  # both added without a reference row: same by hand
+SAME_LAYOUT_NOT_IN_REFERENCE = {  # both added without a reference row: same by hand
+    "Qwen3.6-27B": "Qwen3.5-27B",
+    "Qwen3-VL-8B": "Qwen3-8B",
+    "Qwen3-VL-2B": "Qwen3-1.7B",
+}
 # Models the reference lacks entirely: model -> (bytes/token by hand from the config, why)
 NOT_IN_REFERENCE = {
     "Qwen3.5-122B-A10B": (
@@ -60,6 +64,16 @@ NOT_IN_REFERENCE = {
         "added for its Model Studio tiered prices (issue 24): 12 full GQA layers of 2 KV heads x 256 grow with context "
         "(36 Gated DeltaNet layers hold a fixed state)",
     ),
+    **{
+        model: (2 * layers * 8 * 128 * 2, f"{why}: {layers} GQA layers of 8 KV heads x 128, BF16 K and V")
+        for model, layers, why in (
+            ("Qwen3-8B", 36, "a dense Qwen3 of AIConfigurator's model configs, which the measured file may name"),
+            ("Qwen3-1.7B", 28, "a dense Qwen3 of AIConfigurator's model configs, tied embeddings"),
+            ("Qwen3-0.6B", 28, "a dense Qwen3 of AIConfigurator's model configs, tied embeddings"),
+            ("Qwen3-VL-4B", 36, "the text backbone of AIConfigurator's Qwen3-VL-4B config"),
+            ("Mixtral-8x7B-v0.1", 32, "a MoE of AIConfigurator's model configs and of a measured point"),
+        )
+    },
     "Qwen3.5-27B": (
         2 * 16 * 4 * 256 * 2,
         "added for its Model Studio tiered prices: dense; layer_types of its config.json (aiconfigurator copy) list 16 "
