@@ -23,6 +23,7 @@ from econ.analyses import calibration_tables as tables
 from econ.analyses import serving_runs
 from econ.analyses.calibration_columns import BANDS, ERRORS, PARAMETERS, POINTS, RUNS
 from econ.analyses.calibration_scenario import FIELDS
+from econ.analyses.timed_models import MODELS_SQL
 from econ.fits import calibration as cal
 from econ.fits import calibration_cv as cv
 from econ.fits.calibration_throughput import predict_points
@@ -40,20 +41,6 @@ INPUTS = (
     "scenarios",
 )
 TABLES = (POINTS, RUNS, PARAMETERS, ERRORS, BANDS)
-
-TIMED = "d.kv_bytes_per_token is not null and (d.params_per_expert is not null or d.num_routed_experts is null)"
-"""The models the serving model can time: a modelled KV cache and, for a MoE model, the size of an expert."""
-MODELS_SQL = f"""
-select m.model, m.hf_repo, m.num_attention_heads, d.* exclude (model)
-from models as m join model_derived as d using (model)
-where {TIMED}
-"""
-UNTIMED_SQL = f"""
-select m.model, m.hf_repo, m.attention, d.kv_bytes_per_token is null as no_cache
-from models as m join model_derived as d using (model)
-where not ({TIMED})
-"""
-"""The models of ``models`` the serving model cannot time, and whether for want of a modelled KV cache."""
 
 
 def _codes(values, levels: tuple[str, ...]) -> np.ndarray:

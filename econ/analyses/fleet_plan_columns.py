@@ -186,8 +186,9 @@ FLEET_PLAN = ResultTable(
             "bound",
             "Communication the decode step waits for: scenario calibrated, the collectives' bandwidth time at the "
             "link efficiency and their latencies, less what a layout that overlaps communication with another "
-            "micro-batch (layouts.overlap_comm) hides behind the kernels; scenario base, what decode_comm_time_s "
-            "exceeds max(compute, memory) by",
+            "micro-batch (layouts.overlap_comm) hides behind the kernels (the calibrated step's own communication, "
+            "per collective hop: without overlap it can exceed decode_comm_time_s, the roofline's term); scenario "
+            "base, what decode_comm_time_s exceeds max(compute, memory) by",
             step_time.kernel_step_parts,
         ),
         C(

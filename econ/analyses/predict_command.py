@@ -22,11 +22,11 @@ import numpy as np
 import polars as pl
 
 from econ.analyses import serving_runs
-from econ.analyses.calibration import MODELS_SQL
 from econ.analyses.calibration_scenario import all_scenarios
 from econ.analyses.predict_layouts import Layout, PoolSpec, check_spec, pool_layouts
 from econ.analyses.predict_result import result
 from econ.analyses.serving_predict import predict_configurations
+from econ.analyses.timed_models import MODELS_SQL, refuse_untimed
 from econ.db import connect_read_only
 from econ.errors import EconError
 from econ.load.ceilings import CHIPS, TOKENS
@@ -192,9 +192,8 @@ def predict_point(db_path: Path, pt: Point) -> dict:
         if pt.scenario not in scenarios:
             raise EconError(f"no scenario {pt.scenario!r}", f"known scenarios: {', '.join(sorted(scenarios))}")
         s = scenarios[pt.scenario]
+        refuse_untimed(con, model)
         models = pl.DataFrame(con.sql(MODELS_SQL))
-        if model not in models["model"].to_list():
-            raise EconError(f"{model} has no modelled cache (kv_bytes_per_token)", "pick a model with one")
         hardware = pl.DataFrame(con.sql("select * from hardware"))
         layouts = pl.DataFrame(con.sql("select * from layouts"))
         calibrated = s.efficiency_basis == "calibrated"

@@ -17,9 +17,9 @@ from pathlib import Path
 import polars as pl
 
 from econ.analyses import serving_runs
-from econ.analyses.calibration import MODELS_SQL, UNTIMED_SQL
 from econ.analyses.calibration_scenario import all_scenarios
 from econ.analyses.serving_predict import predict_configurations
+from econ.analyses.timed_models import MODELS_SQL, UNTIMED_SQL
 from econ.db import connect_read_only
 from econ.load.serving_run_tables import SERVING_RUNS
 from econ.load.spec import FILE, LINE, read_table
@@ -99,12 +99,7 @@ def untimed_reasons(configs: pl.DataFrame, c: Calibrated) -> pl.DataFrame:
     """A row whose model data/models.csv has but the serving model cannot time (DeepSeek-V4's attention has no
     modelled KV cache) says so, instead of calling the model unknown. Python reads only the distinct model names."""
     resolve = serving_runs.model_resolver(c.untimed)
-    why = {
-        r["model"]: f"its attention ('{r['attention']}') has no modelled KV cache"
-        if r["no_cache"]
-        else "its routed experts have no size (model_derived.params_per_expert)"
-        for r in c.untimed.iter_rows(named=True)
-    }
+    why = dict(c.untimed.select("model", "why").iter_rows())
     unknown = pl.col("arch_model").is_null() & pl.col("reason").str.starts_with("model '")
     text = {}
     for path in configs.filter(unknown)["model_path"].unique().to_list():

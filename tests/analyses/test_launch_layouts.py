@@ -14,7 +14,7 @@ import pytest
 
 from econ.analyses import launch_layouts as ll
 from econ.analyses import serving_runs as sr
-from econ.analyses.calibration import MODELS_SQL
+from econ.analyses.timed_models import MODELS_SQL
 from tests.conftest import REPO
 
 

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from econ.analyses import serving_runs as sr
-from econ.analyses.calibration import MODELS_SQL
+from econ.analyses.timed_models import MODELS_SQL
 from tests.conftest import REPO
 
 RUNS = REPO / "data" / "inferencex_train.csv"
