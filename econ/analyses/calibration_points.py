@@ -134,6 +134,7 @@ def _layout(p: pl.DataFrame, pool: str) -> dict:
     ones = np.ones((p.height, 1))
     flag = np.ones((p.height, 1), dtype=bool)
     overlap = p["overlap_comm"].cast(pl.Float64).fill_null(0.0).to_numpy()
+    balanced = p["expert_balanced"].cast(pl.Float64).fill_null(0.0).to_numpy()
     return {
         "tensor_parallel": tp[:, None],
         "attention_data_parallel": (chips / tp)[:, None],
@@ -144,6 +145,7 @@ def _layout(p: pl.DataFrame, pool: str) -> dict:
         "replicate_embeddings": flag,
         "redundant_expert_slots": 0.0 * ones,
         "overlap_comm": overlap[:, None],  # the source's micro-batch overlap (measured_points)
+        "expert_balanced": balanced[:, None],  # the source's expert load balancer (measured_points)
     }
 
 

@@ -65,6 +65,7 @@ def _layout(c: pl.DataFrame, pool: str) -> dict:
         "replicate_embeddings": replicate,
         "redundant_expert_slots": np.nan_to_num(_optional(c, f"{pool}_redundant_expert_slots", 0.0)),
         "overlap_comm": np.nan_to_num(_optional(c, f"{pool}_overlap_comm", 0.0)),
+        "expert_balanced": np.nan_to_num(_optional(c, f"{pool}_expert_balanced", 0.0)),
     }
 
 

@@ -12,7 +12,10 @@ one set of pools matches it (:func:`match`):
 - its concurrency is the launch's, or the launch's times its decode workers (how the dump states some runs);
 - it was measured while a config version held the launch (``first_date`` − 3 days to ``last_date`` + 3 days).
 
-Which launch ran (MTP or not) may stay ambiguous; the pools must not. Where the matches share one layout but not
+A run whose every matching launch names ``eplbN`` (N > 0) in its recipe (TensorRT-LLM's MoE load balancer over N
+expert slots: 256 places DeepSeek's experts by their routing statistics, 288 adds 32 redundant copies) has its
+decode pool's experts balanced (:data:`BALANCED`). Which launch ran (MTP or not) may stay ambiguous; the pools must
+not. Where the matches share one layout but not
 their worker counts, the row takes the layout and its workers stay assumed. A row with stated workers keeps its own.
 A launch whose pool is a placeholder (attention data parallel over one chip, or an expert degree above the pool's
 chips: early SGLang GB200 entries, whose layouts live in the recipe files they name) is not used. A run every
@@ -35,6 +38,13 @@ the calibration times its TPOT with a fitted speed-up (``speculation_speedup`` o
 LIMIT = "launch_max_running"
 """Requests a decode worker runs at once, where its launch's recipe states its batch limit (``batchN`` per attention
 rank, times the ranks when attention runs data parallel); null: not stated."""
+
+BALANCED = "decode_expert_balanced"
+"""1.0 for a run every launch it matches balances its decode pool's routed experts (``eplbN`` with N > 0 in the
+recipe's name), else 0.0: :func:`econ.physics.deployment.expert_balanced`."""
+
+EPLB = r"eplb(\d+)"
+"""The expert slots of a recipe's load balancer, as its name states them (``…_eplb288_mtp1.yaml``; eplb0: none)."""
 
 POOL_KEYS = tuple(f"{pool}_{k}" for pool in ("prefill", "decode") for k in ("workers", "tp", "ep", "dp_attention"))
 LAYOUT_KEYS = tuple(k for k in POOL_KEYS if not k.endswith("_workers"))
@@ -77,13 +87,17 @@ def _launches(launches: pl.DataFrame, *extra) -> pl.DataFrame:
 
 
 def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
-    """``(_row, speculation_launched, launch pools, _layout_key, _launch_key)`` of every row of ``rows`` that a launch
-    matches: ``speculation_launched`` when every matching launch speculates (MTP); the pools and ``_layout_key`` when
+    """``(_row, speculation_launched, launch pools, _layout_key, _launch_key, _balanced)`` of every row of ``rows``
+    that a launch matches: ``speculation_launched`` when every matching launch speculates (MTP), ``_balanced`` when
+    every one balances its experts (:data:`EPLB`); the pools and ``_layout_key`` when
     the matches share one layout, ``_launch_key`` too when they share one set of pools (workers included). ``rows``
     has ``_row``, ``arch_model``, ``chip``, ``backend``, ``precision``, ``isl``, ``osl``, ``_stated`` (concurrency) and
     ``_measured_date``; ``launches`` the table's columns with ``arch_model`` and ``chip`` resolved."""
     left = _runs(rows)
-    right = _launches(launches, pl.col("concurrency").cast(pl.Float64), *POOL_KEYS, "config_key", "decode_max_batch")
+    eplb = pl.col("recipe").str.extract(EPLB).cast(pl.Int64).fill_null(0).alias("_eplb")
+    right = _launches(
+        launches, pl.col("concurrency").cast(pl.Float64), *POOL_KEYS, "config_key", "decode_max_batch", eplb
+    )
     placeholder = pl.any_horizontal(
         ((pl.col(f"{pool}_dp_attention") == 1) & (pl.col(f"{pool}_tp") == 1))
         | (pl.col(f"{pool}_ep").fill_null(1) > pl.col(f"{pool}_tp"))
@@ -109,7 +123,8 @@ def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
     rank_limit = pl.col("_limits").list.drop_nulls()
     limit = limit.filter((pl.col("_limits").list.len() == 1) & (rank_limit.list.len() == 1))
     found = found.join(limit.select("_row", rank_limit.list.first().alias("_rank_limit")), on="_row", how="left")
-    return speculation.join(found, on="_row", how="left")
+    balanced = j.group_by("_row").agg((pl.col("_eplb") > 0).all().alias("_balanced"))
+    return speculation.join(balanced, on="_row").join(found, on="_row", how="left")
 
 
 def _image(column: str) -> pl.Expr:
@@ -150,6 +165,7 @@ def apply(rows: pl.DataFrame, launches: pl.DataFrame | None, node_launches: pl.D
         "_launch_key": pl.String,
         "_layout_key": pl.String,
         "_rank_limit": pl.Int64,
+        "_balanced": pl.Boolean,
         **dict.fromkeys(POOL_KEYS, pl.Int64),
     }
     parts = [pl.DataFrame(schema=empty)]
@@ -182,4 +198,7 @@ def apply(rows: pl.DataFrame, launches: pl.DataFrame | None, node_launches: pl.D
         ]
     ranks = pl.when(pl.col("decode_dp_attention") == 1).then(pl.col("decode_tp")).otherwise(1)
     limit = pl.when(hit).then(pl.col("_rank_limit") * ranks).cast(pl.Float64).alias(LIMIT)
-    return rows.with_columns(*out, limit, pl.col(SPECULATION).fill_null(False)).drop("_row", "_rank_limit", *POOL_KEYS)
+    balanced = pl.col("_balanced").fill_null(False).cast(pl.Float64).alias(BALANCED)
+    return rows.with_columns(*out, limit, balanced, pl.col(SPECULATION).fill_null(False)).drop(
+        "_row", "_rank_limit", "_balanced", *POOL_KEYS
+    )

@@ -83,6 +83,12 @@ def notes() -> pl.Expr:
                     "calibrated speculation speed-up, the roofline bound without it"
                 )
             ),
+            pl.when(pl.col(launch_layouts.BALANCED) > 0).then(
+                pl.lit(
+                    "decode experts placed by the launch's load balancer (eplbN in every matching recipe): the busiest "
+                    "expert rank is uniform routing's, not the router's fitted skew"
+                )
+            ),
             pl.when(pl.col("workers_assumed")).then(
                 pl.lit(
                     "worker counts not stated: decode workers enough for 64 sequences per rank, prefill workers at "

@@ -305,6 +305,7 @@ def configurations(
         pl.col("nextn_accept_rate").fill_null(0.0).alias("acceptance_frac"),
         launch_layouts.SPECULATION,
         launch_layouts.LIMIT,
+        launch_layouts.BALANCED,
         *(
             pl.col(f"{pool}_{k}")
             for pool in ("prefill", "decode")

@@ -27,6 +27,7 @@ class Step:
     layers: np.ndarray
     sequences: np.ndarray  # sequences (and prompts) the rank schedules in the step
     overlap: np.ndarray  # share of communication hidden behind another micro-batch (runs 0; points as stated)
+    balanced: np.ndarray  # 1 where a load balancer (EPLB) places the routed experts: uniform routing's busiest rank
 
     @classmethod
     def from_terms(cls, out: dict) -> Step:
@@ -45,6 +46,7 @@ class Step:
             layers=np.asarray(out["layers_per_step"], dtype=float),
             sequences=np.asarray(out["sequences_per_step"], dtype=float),
             overlap=np.asarray(out.get("comm_overlap_frac", 0.0), dtype=float),
+            balanced=np.asarray(out.get("expert_balanced", 0.0), dtype=float),
         )
 
     def take(self, index) -> Step:
@@ -80,6 +82,7 @@ def step_seconds(step: Step, p: dict) -> np.ndarray:
         step_overhead_s=p["step_overhead_s"],
         expert_imbalance_scale=p["expert_imbalance_scale"],
         comm_overlap_frac=step.overlap,
+        expert_balanced=step.balanced,
     )
 
 

@@ -50,7 +50,8 @@ def step_gradient(step: cal.Step, p: dict) -> tuple[np.ndarray, dict[str, np.nda
     ``K + B − f·min(B, K) + …``: a kernel parameter moves it by ``1 − f`` of its pull once the bandwidth time B
     exceeds the kernels' K, the link's by ``1 − f`` while B is under K."""
     k = {name: 1.0 / np.asarray(p[name], dtype=float) for name in cal.EFFICIENCIES}
-    gamma = np.asarray(p["expert_imbalance_scale"], dtype=float)
+    balanced = np.asarray(step.balanced, dtype=float) > 0
+    gamma = np.where(balanced, 1.0, np.asarray(p["expert_imbalance_scale"], dtype=float))
     busy = 1.0 + gamma * (step.imbalance - 1.0)
     pairs = (
         (k["gemm_mfu_frac"] * step.dense_s, k["hbm_bandwidth_frac"] * step.dense_mem_s),
@@ -78,7 +79,7 @@ def step_gradient(step: cal.Step, p: dict) -> tuple[np.ndarray, dict[str, np.nda
     )
     e_exp = k["expert_mfu_frac"] * busy * step.expert_s
     with np.errstate(invalid="ignore", divide="ignore"):
-        imbalance = np.where(busy > 0, e_exp * wx[1] * gamma * (step.imbalance - 1.0) / busy, 0.0)
+        imbalance = np.where((busy > 0) & ~balanced, e_exp * wx[1] * gamma * (step.imbalance - 1.0) / busy, 0.0)
     grad = {
         "gemm_mfu_frac": c_kernels * (k["gemm_mfu_frac"] - 1.0) * step.dense_s * wx[0],
         "expert_mfu_frac": c_kernels * (k["expert_mfu_frac"] - 1.0) * busy * step.expert_s * wx[1],

@@ -61,7 +61,14 @@ LAYOUTS = TableSpec(
         _flag("replicate_shared_experts", "shared experts"),
         _flag("replicate_dense", "dense FFN layers"),
         _flag("replicate_embeddings", "embedding and output head"),
-        Column("redundant_expert_slots", "int", "experts", "Extra routed-expert copies per MoE layer", min=0),
+        Column(
+            "redundant_expert_slots",
+            "int",
+            "experts",
+            "Extra routed-expert copies per MoE layer (a balancer places them: the layout is timed with its experts "
+            "balanced, uniform routing's busiest rank)",
+            min=0,
+        ),
         Column(
             "idealised",
             "int",

@@ -139,6 +139,17 @@ MEASURED_POINTS = TableSpec(
             optional=True,
         ),
         Column(
+            "expert_balanced",
+            "int",
+            "",
+            "1 where the source says a load balancer placed the routed experts from routing statistics (EPLB, "
+            "redundant expert copies; notes quote it): the busiest expert rank is uniform routing's; blank where it "
+            "does not say so (the router's fitted skew)",
+            min=0,
+            max=1,
+            optional=True,
+        ),
+        Column(
             "weight_format",
             "str",
             "",

@@ -61,6 +61,14 @@ def _nz(x):
     return np.where(np.isnan(x), 0.0, x)
 
 
+def expert_balanced(layout) -> np.ndarray:
+    """1 where a load balancer places the layout's routed experts [flag]: the layout says so (``expert_balanced``:
+    a source states EPLB, or a launch recipe names ``eplbN``), or it holds redundant expert slots, copies of hot
+    experts that only a balancer from routing statistics places (DeepSeek's EPLB; its Day-6 units carry 32)."""
+    stated = _nz(layout.get("expert_balanced", 0.0)) > 0
+    return np.where(stated | (_nz(layout.get("redundant_expert_slots", 0.0)) > 0), 1.0, 0.0)
+
+
 # ---------------------------------------------------------------------------- steps
 
 
@@ -171,6 +179,7 @@ def step_terms(
     out["comm_overlap_frac"] = np.broadcast_to(
         _f(layout.get("overlap_comm", 0.0)), np.shape(out["compute_time_s"])
     ).astype(float)
+    out["expert_balanced"] = np.broadcast_to(expert_balanced(layout), np.shape(out["compute_time_s"])).astype(float)
     kernels, out["comm_exposed_time_s"], fixed = kernel_parts_s(out, s)
     out["kernel_step_time_s"] = kernels + out["comm_exposed_time_s"] + fixed
     out["replica_chips"] = tp * dp * pp
@@ -210,6 +219,7 @@ def kernel_parts_s(terms: dict, s: dict):
         step_overhead_s=s["step_overhead_s"],
         expert_imbalance_scale=s["expert_imbalance_scale"],
         comm_overlap_frac=terms.get("comm_overlap_frac", 0.0),
+        expert_balanced=terms.get("expert_balanced", 0.0),
     )
 
 

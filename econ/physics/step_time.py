@@ -14,7 +14,10 @@ terms, each a function of arrays (broadcasting), each with its source:
 - **expert load imbalance**: the busiest expert-parallel rank, not the mean, sets the grouped GEMMs' time; with
   uniform routing of ``m`` token-expert pairs per rank over ``n`` ranks the busiest holds ``m + √(2·m·ln n)``
   (Raab & Steger 1998, "Balls into bins", the heavily loaded case), and real routers are more skewed (a fitted
-  scale of the excess);
+  scale of the excess). Where a load balancer places the experts from measured routing statistics (DeepSeek's
+  EPLB, with or without redundant copies of hot experts) the skew is balanced away and the busiest rank is
+  uniform routing's: LMSYS's "simulated perfect EPLB" is "random expert selection following group-limited
+  routing semantics" (lmsys.org/blog/2025-05-05-large-scale-ep, Profile Results);
 - **pipeline bubbles**: a pass of M micro-batches through PP stages takes ``(M + PP − 1)`` stage times (GPipe,
   Huang et al. 2019: bubble share ``(PP − 1)/(M + PP − 1)``);
 - **queueing in TTFT**: a benchmark client keeps C requests in flight (a closed loop: each user sends its next
@@ -133,6 +136,7 @@ def kernel_step_parts(
     step_overhead_s,
     expert_imbalance_scale,
     comm_overlap_frac=0.0,
+    expert_balanced=0.0,
 ):
     """(kernels, exposed communication, fixed costs) of a step as real engines run it [s]: the three kernel classes
     in sequence, each bound by its own soft roofline at its achieved efficiency; the communication the step waits
@@ -140,13 +144,16 @@ def kernel_step_parts(
     the kernels where the layout overlaps two micro-batches, DeepSeek's dual-batch overlap); fixed costs per layer,
     per sequence the rank schedules (the engine's per-request work each step: batching, sampling, detokenisation)
     and per step. The routed experts' FLOPs are the busiest
-    rank's: the mean times ``1 + scale·(r − 1)`` (``r`` from :func:`expert_imbalance_ratio`; scale 1 = uniform routing).
+    rank's: the mean times ``1 + scale·(r − 1)`` (``r`` from :func:`expert_imbalance_ratio`; scale 1 = uniform routing,
+    the scale of a layout whose experts a load balancer places, ``expert_balanced`` 1).
 
     Every efficiency at 1 and every fixed cost at 0 gives the sum over kernel classes of their rooflines: an upper
     bound of the lecture's ``max(compute, memory)`` and never below it.
     """
     bw = _f(hbm_bandwidth_bytes_per_s) * _f(mbu)
-    busiest = 1.0 + _f(expert_imbalance_scale) * (_f(expert_imbalance_ratio_) - 1.0)
+    # a balancer (EPLB) leaves uniform routing's fluctuation, not the router's skew
+    scale = np.where(_f(expert_balanced) > 0, 1.0, _f(expert_imbalance_scale))
+    busiest = 1.0 + scale * (_f(expert_imbalance_ratio_) - 1.0)
     dense = smooth_max(_f(dense_flop) / (_f(peak_flop_per_s) * _f(gemm_mfu)), _f(dense_bytes) / bw)
     experts = smooth_max(busiest * _f(expert_flop) / (_f(peak_flop_per_s) * _f(expert_mfu)), _f(expert_bytes) / bw)
     attention = smooth_max(_f(attention_flop) / (_f(attention_peak_flop_per_s) * _f(attention_mfu)), _f(kv_bytes) / bw)

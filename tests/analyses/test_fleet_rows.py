@@ -40,7 +40,7 @@ def test_a_plan_says_how_much_communication_its_decode_step_waits_for(real_db, c
 
 
 def test_a_plan_says_how_busy_its_whole_replicas_are(real_db, capsys):
-    """DeepSeek's decode needs 11.03 units of 144 GPUs and gets 12: the plan prints both, so the share of the gap to
+    """DeepSeek's decode needs 5.23 units of 144 GPUs and gets 6: the plan prints both, so the share of the gap to
     DeepSeek's 1,814 GPUs that is rounding up to whole replicas is on the page (whole = the ceiling of busy)."""
     code, out, err = run_cli(capsys, "--db", str(real_db), *DEEPSEEK, "--format", "json", "--as-of", "2026-11-30")
     plan = json.loads(out)
@@ -48,7 +48,7 @@ def test_a_plan_says_how_busy_its_whole_replicas_are(real_db, capsys):
     for pool in ("prefill", "decode"):
         busy, whole = plan[f"{pool}_replicas_needed"], plan[f"{pool}_replicas"]
         assert whole - 1 < busy <= whole == math.ceil(busy - 1e-9)
-    assert plan["decode_replicas"] - plan["decode_replicas_needed"] > 0.5  # 12 units for 11.03 units' worth
+    assert plan["decode_replicas"] - plan["decode_replicas_needed"] > 0.5  # 6 units for 5.23 units' worth
     code, out, _ = run_cli(capsys, "--db", str(real_db), *DEEPSEEK, "--as-of", "2026-11-30")
     lines = out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("decode replicas "))

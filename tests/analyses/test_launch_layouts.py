@@ -181,6 +181,23 @@ def test_a_matched_run_runs_at_most_its_recipes_decode_batch(tables, launches, l
     assert read(tables, launches)["launch_max_running"] == limit
 
 
+@pytest.mark.parametrize(
+    ("recipes", "balanced"),
+    [
+        (["ctx2_gen1_dep32_batch128_eplb288_mtp0.yaml"], 1.0),  # 32 redundant slots
+        (["ctx2_gen1_dep32_batch128_eplb256_mtp0.yaml"], 1.0),  # placed by routing statistics, no copies
+        (["ctx2_gen1_dep32_batch128_eplb0_mtp0.yaml"], 0.0),
+        (["ctx2_gen1_dep32_batch128_mtp0.yaml"], 0.0),  # not stated
+        (["ctx2_gen1_dep32_batch128_eplb288_mtp0.yaml", "ctx2_gen1_dep32_batch128_eplb0_mtp1.yaml"], 0.0),  # unknown
+    ],
+)
+def test_a_run_every_matching_launch_of_which_balances_its_experts_is_timed_so(tables, recipes, balanced):
+    launches = [{**LAUNCH, "recipe": r, "speculative_decoding": "mtp" if "mtp1" in r else "none"} for r in recipes]
+    r = read(tables, launches)
+    assert r[ll.BALANCED] == balanced
+    assert ("placed by the launch's load balancer" in (r["notes"] or "")) is (balanced > 0)
+
+
 def test_the_dump_may_state_the_concurrency_times_the_decode_workers(tables):
     launch = {**LAUNCH, "concurrency": 1075, "decode_workers": 4, "decode_tp": 8, "decode_ep": 8}
     r = read(tables, [launch], silicon_data_source="silicon_concurrency=4300; measured=2026-03-23T13:00:07Z")

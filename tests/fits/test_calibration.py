@@ -106,19 +106,25 @@ def test_the_jacobian_is_the_finite_differences(shipped):
     assert np.max(np.abs(exact[rows] - numeric[rows]) / scale) < 1e-3
 
 
-def test_the_jacobian_of_points_that_overlap_communication_is_the_finite_differences(shipped):
+def test_the_jacobian_of_points_that_overlap_communication_or_balance_experts_is_the_finite_differences(shipped):
     """Published points whose source overlaps communication with another micro-batch (measured_points.overlap_comm:
-    LMSYS's two-batch overlap, RTP-LLM's micro-batching) are fitted with the overlap; their rows of the exact
-    Jacobian match the finite differences as the runs' do."""
-    problem = dataclasses.replace(shipped, point_mask=np.ones(shipped.points.n, bool))
-    overlapping = (np.asarray(problem.points.decode.overlap) > 0).any(axis=-1) | (
-        np.asarray(problem.points.prefill.overlap) > 0
-    ).any(axis=-1)
-    assert overlapping.sum() >= 4
+    LMSYS's two-batch overlap, RTP-LLM's micro-batching) or balances its experts (expert_balanced: the imbalance
+    scale does not move them) are fitted so; their rows of the exact Jacobian match the finite differences, and so
+    do the runs whose launch balanced their decode experts (eplbN recipes)."""
+    runs = np.asarray(shipped.runs.decode.balanced).reshape(shipped.runs.n, -1).any(axis=-1)
+    problem = dataclasses.replace(shipped, point_mask=np.ones(shipped.points.n, bool), run_mask=shipped.run_mask | runs)
+
+    def flagged(field):
+        return (np.asarray(getattr(problem.points.decode, field)) > 0).any(axis=-1) | (
+            np.asarray(getattr(problem.points.prefill, field)) > 0
+        ).any(axis=-1)
+
+    overlapping, balanced = flagged("overlap"), flagged("balanced")
+    assert overlapping.sum() >= 4 and balanced.sum() >= 4 and runs.sum() >= 5
     z = _coords(TRUE, problem) + np.random.default_rng(4).normal(0, 0.2, cal.start(problem.levels).size)
     exact = grad.jacobian(z, problem)
     numeric = cal.finite_difference_jacobian(z, problem)
-    rows = np.concatenate([np.zeros(2 * problem.runs.n, bool), overlapping])
+    rows = np.concatenate([runs, runs, overlapping | balanced])
     scale = np.abs(numeric[rows]).max(axis=0) + 1e-9
     assert np.max(np.abs(exact[rows] - numeric[rows]) / scale) < 1e-3
 

@@ -215,3 +215,58 @@ def test_the_wait_for_a_slot_is_what_a_simulated_closed_loop_gives():
         mean_wait = float(np.mean(waits[1000:]))
         expected = float(step_time.slot_wait_s(0.0, np.mean(services), max(users / slots, 1.0)))
         assert mean_wait == pytest.approx(expected, rel=0.02, abs=1e-9), (users, slots)
+
+
+def test_a_balancer_leaves_the_busiest_rank_of_uniform_routing():
+    """A skewed router (lognormal expert popularity, σ = 1) over 32 ranks, simulated: with the experts placed by
+    their popularity as EPLB places them (32 redundant copies to the hottest, then the heaviest replica to the
+    lightest rank with a free slot) the busiest rank's excess over the mean is uniform routing's
+    (:func:`step_time.expert_imbalance_ratio`, within 25%), where contiguous placement carries over 5x that: the
+    router's skew a balanced layout does not pay (``expert_balanced``)."""
+    rng = np.random.default_rng(0)
+    experts, ranks, k, redundant, tokens, draws = 256, 32, 8, 32, 2048, 40
+    popularity = rng.lognormal(0.0, 1.0, experts)
+    popularity /= popularity.sum()
+    copies = np.ones(experts, int)
+    for _ in range(redundant):
+        copies[np.argmax(popularity / copies)] += 1
+    replicas = np.repeat(np.arange(experts), copies)
+    load, rank_of = popularity[replicas] / copies[replicas], np.empty(replicas.size, int)
+    rank_load, free = np.zeros(ranks), np.full(ranks, (experts + redundant) // ranks)
+    for i in np.argsort(-load):
+        rank = int(np.argmin(np.where(free > 0, rank_load, np.inf)))
+        rank_of[i], rank_load[rank], free[rank] = rank, rank_load[rank] + load[i], free[rank] - 1
+    share = np.zeros((experts, ranks))  # an expert's tokens split evenly over its copies
+    np.add.at(share, (replicas, rank_of), 1.0 / copies[replicas])
+    picks = rng.choice(experts, size=(draws, tokens * k), p=popularity)
+    placed = (rng.random(picks.shape)[..., None] > np.cumsum(share, axis=1)[picks]).sum(-1)
+
+    def excess(rank_of_pick):
+        loads = np.stack([np.bincount(row, minlength=ranks) for row in rank_of_pick])
+        return float(np.mean(loads.max(axis=1) / loads.mean(axis=1))) - 1.0
+
+    uniform = float(step_time.expert_imbalance_ratio(tokens, k, ranks)) - 1.0
+    assert excess(placed) == pytest.approx(uniform, rel=0.25)
+    assert excess(picks // (experts // ranks)) > 5 * uniform
+    # and the step takes it so: a balanced layout's experts at scale 1 whatever the fitted scale
+    kwargs = {
+        **dict.fromkeys(("dense_flop", "attention_flop", "dense_bytes", "expert_bytes", "kv_bytes"), 0.0),
+        **dict.fromkeys(("peak_flop_per_s", "attention_peak_flop_per_s", "hbm_bandwidth_bytes_per_s"), 1.0),
+        **dict.fromkeys(("gemm_mfu", "expert_mfu", "attention_mfu", "mbu", "link_frac"), 1.0),
+        **dict.fromkeys(("comm_time_at_peak_s", "collective_hops", "layers", "sequences"), 0.0),
+        **dict.fromkeys(("collective_latency_s", "layer_overhead_s", "sequence_overhead_s", "step_overhead_s"), 0.0),
+        "expert_flop": 1.0,
+        "expert_imbalance_ratio_": 1.0 + uniform,
+    }
+    for scale in (1.0, 24.0):
+        balanced = step_time.kernel_step_time_s(expert_imbalance_scale=scale, expert_balanced=1.0, **kwargs)
+        assert float(balanced) == pytest.approx(1.0 + uniform)
+    skewed = step_time.kernel_step_time_s(expert_imbalance_scale=24.0, **kwargs)
+    assert float(skewed) == pytest.approx(1.0 + 24.0 * uniform)
+
+
+def test_a_layout_is_balanced_where_it_says_so_or_holds_redundant_experts():
+    """Redundant expert copies exist only where a balancer places them (DeepSeek's Day-6 units: 32)."""
+    layout = {"redundant_expert_slots": np.array([0.0, 32.0, np.nan, 0.0]), "expert_balanced": [0, 0, 0, 1]}
+    assert deployment.expert_balanced(layout).tolist() == [0.0, 1.0, 0.0, 1.0]
+    assert deployment.expert_balanced({}).tolist() == 0.0
