@@ -121,7 +121,9 @@ def readings(fits: pl.DataFrame, assumptions) -> pl.DataFrame:
     ``kv_bytes_per_token``, null for closed models) and, for open models, ``deployment_cost_slope`` and
     ``deployment_true_slope`` (:func:`deployment_slopes`, per token per context token). Adds generic columns
     ``quantity``, ``implied``, ``implied_fit_low/high``, ``implied_scenario_low/high``, ``true_value``,
-    ``implied_over_true_ratio`` (+ ``_scenario_low/high``), ``unit_cost_usd`` and the crossover columns.
+    ``implied_over_true_ratio`` (+ ``_scenario_low/high``), ``unit_cost_usd`` and the crossover columns. The unit
+    cost is the deployment model's cost slope over the architecture's where that is positive, else the formula's
+    (closed models; an open model whose per-request costs amortise faster than its attention grows).
     """
     if fits.height == 0:
         return fits
@@ -153,8 +155,10 @@ def readings(fits: pl.DataFrame, assumptions) -> pl.DataFrame:
     )
     with np.errstate(invalid="ignore", divide="ignore"):
         open_unit = cost_slope / true_slope
-    has_true = np.isfinite(open_unit) & (open_unit > 0) & (true_slope > 0)
-    unit = np.where(has_true, open_unit, formula_unit)
+    has_true = np.isfinite(true_slope) & (true_slope > 0)
+    # the deployment's marginal cost per unit where it grows with context; where per-request costs amortise faster
+    # than a sparse attention grows (GLM-5's), its slope is not a cost of the context: the formula's unit
+    unit = np.where(has_true & np.isfinite(open_unit) & (open_unit > 0), open_unit, formula_unit)
     correction = unit / formula_unit  # the deployment model over the one-read-per-unit formula (1 for closed)
     read = is_out | is_in
 

@@ -46,6 +46,7 @@ def _decode_point(weights_s: float, cache_s_per_sequence: float, chips: float, l
         layers=zeros + 1.0,
         sequences=BATCHES[None, :],
         overlap=zeros,
+        balanced=zeros,
     )
     one = np.ones(1)
     return Points(
