@@ -27,7 +27,7 @@ from econ.analyses import launch_layouts
 from econ.analyses import launch_settings as launch
 from econ.fits.calibration import Runs, Step
 from econ.formats import BYTES_PER_VALUE
-from econ.physics import deployment, sharding
+from econ.physics import deployment, sharding, step_time
 
 LENGTH_RATIO = 0.8
 """InferenceX's client (vLLM ``benchmark_serving.py --random-range-ratio 0.8``) draws each prompt and output
@@ -170,8 +170,10 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
     A decode worker runs at most the sequences its KV cache holds (HBM less ``hbm_reserve_frac`` and the weights,
     each sequence at ``I + O`` tokens on an engine that admits a request only with room for all of it,
     :data:`econ.analyses.launch_settings.ADMISSION_FULL_ENGINES`, else ``I + O/2``) and the engine's launch limit
-    (:data:`econ.analyses.launch_settings.LAUNCH_MAX_RUNNING`); the other users wait for a slot (``slot_share`` of
-    :class:`~econ.fits.calibration.Runs`, the wait in :func:`econ.fits.calibration.run_components`)."""
+    (:data:`econ.analyses.launch_settings.LAUNCH_MAX_RUNNING`); the other users wait for a slot, and with several
+    decode workers a router blind to their load makes some wait while another worker has room (``slot_wait`` of
+    :class:`~econ.fits.calibration.Runs`, :func:`econ.physics.step_time.routed_slot_wait`; the wait in
+    :func:`econ.fits.calibration.run_components`)."""
     model, chip, run, kv_scale = _arrays(c)
     agg = (c["mode"] == "agg").to_numpy()
     prompt, osl = _f(c, "mean_input_tokens"), _f(c, "mean_output_tokens")
@@ -227,6 +229,7 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
 
     runs = Runs(
         users=users,
+        slot_wait=step_time.routed_slot_wait(users, w_d, np.where(capacity >= 1.0, capacity, np.nan)),
         slot_share=users_per_worker / batch,
         output_tokens=osl,
         accepted=deployment.accepted_tokens_per_step(run["speculative_tokens"], run["acceptance_frac"]),
@@ -264,6 +267,9 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
     extra = {
         "decode_batch_per_worker": batch,
         "users_per_decode_worker": users_per_worker,
+        "decode_workers": w_d,
+        "decode_slots_per_worker": capacity,
+        "slot_wait_lifetimes": runs.slot_wait,
         "memory_per_chip_bytes": memory(decode_layout, batch),
         "one_sequence_bytes": np.where(agg, weights_only, np.maximum(weights_only, prefill_only)),  # either pool
         "hbm_capacity_bytes": chip["hbm_capacity_bytes"],
@@ -277,9 +283,16 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
     return runs, extra
 
 
+ROUTED_WAIT_LIFETIMES = 0.05
+"""A run whose users wait at least this many request lifetimes for a slot on a busy worker (a router blind to load)
+is a run that waits, beside one whose workers hold fewer sequences than their share of the users."""
+
+
 def waits_for_slot(extra: dict) -> np.ndarray:
-    """Whether each run's decode workers hold fewer sequences than their share of the users (some users wait)."""
-    return np.asarray(extra["decode_batch_per_worker"]) < np.asarray(extra["users_per_decode_worker"]) * (1.0 - 1e-9)
+    """Whether some of each run's users wait for a decode slot: its workers hold fewer sequences than their share of
+    the users, or the router's blindness to load costs at least :data:`ROUTED_WAIT_LIFETIMES`."""
+    full = np.asarray(extra["decode_batch_per_worker"]) < np.asarray(extra["users_per_decode_worker"]) * (1.0 - 1e-9)
+    return full | (np.asarray(extra["slot_wait_lifetimes"]) >= ROUTED_WAIT_LIFETIMES)
 
 
 def slot_notes(extra: dict) -> pl.Series:
@@ -288,15 +301,28 @@ def slot_notes(extra: dict) -> pl.Series:
         {
             "running": extra["decode_batch_per_worker"],
             "users": extra["users_per_decode_worker"],
+            "workers": extra["decode_workers"],
+            "slots": extra["decode_slots_per_worker"],
+            "wait": extra["slot_wait_lifetimes"],
             "waits": waits_for_slot(extra),
+            "full": np.asarray(extra["decode_batch_per_worker"])
+            < np.asarray(extra["users_per_decode_worker"]) * (1.0 - 1e-9),
         }
     )
-    note = pl.format(
+    full = pl.format(
         "each decode worker runs {} of its {} users at once (its KV cache or its engine's launch limit): the others "
         "wait for a slot, and the TTFT includes the wait",
         pl.col("running").round(0).cast(pl.Int64),
         pl.col("users").round(0).cast(pl.Int64),
     )
+    routed = pl.format(
+        "users routed without regard to load over {} decode workers of {} slots wait {} request lifetimes for a "
+        "slot on a busy worker (step_time.routed_slot_wait), and the TTFT includes the wait",
+        pl.col("workers").round(0).cast(pl.Int64),
+        pl.col("slots").round(0).cast(pl.Int64),
+        pl.col("wait").round(2),
+    )
+    note = pl.when("full").then(full).otherwise(routed)
     return both.select(pl.when("waits").then(note).alias("_slot_note")).to_series()
 
 

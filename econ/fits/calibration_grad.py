@@ -142,10 +142,10 @@ def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
     i = cal.PARAMETERS.index("speculation_speedup")  # tpot ∝ v^(−f): d log tpot / du = −f
     d_tpot[:, i] = -runs.speculation
     d_ttft[:, i] = by_tpot * d_tpot[:, i] * tpot
-    # the wait for a decode slot, (C/K − 1)·(TTFT + (O − 1)·TPOT): its derivative follows TTFT's and TPOT's
-    wait = (runs.slot_share - 1.0)[:, None]
+    # the wait for a decode slot, w·(TTFT + (O − 1)·TPOT): its derivative follows TTFT's and TPOT's
+    wait = runs.slot_wait[:, None]
     d_ttft = (1.0 + wait) * d_ttft + wait * np.maximum(out - 1.0, 0.0)[:, None] * (d_tpot * tpot[:, None])
-    ttft = ttft + slot_wait_s(ttft, np.maximum(out - 1.0, 0.0) * tpot, runs.slot_share)
+    ttft = ttft + slot_wait_s(ttft, np.maximum(out - 1.0, 0.0) * tpot, runs.slot_wait)
     with np.errstate(invalid="ignore", divide="ignore"):
         d_ttft = np.where((np.isfinite(ttft) & (ttft > 0))[:, None], d_ttft / ttft[:, None], 0.0)
         d_tpot = np.where((np.isfinite(tpot) & (tpot > 0))[:, None], d_tpot, 0.0)

@@ -213,7 +213,8 @@ def test_the_wait_for_a_slot_is_what_a_simulated_closed_loop_gives():
             services.append(service)
             arrivals[user] = start + service
         mean_wait = float(np.mean(waits[1000:]))
-        expected = float(step_time.slot_wait_s(0.0, np.mean(services), max(users / slots, 1.0)))
+        expected = float(step_time.slot_wait_s(0.0, np.mean(services), max(users / slots, 1.0) - 1.0))
+        assert float(step_time.routed_slot_wait(users, 1, slots)) == pytest.approx(max(users / slots, 1.0) - 1.0)
         assert mean_wait == pytest.approx(expected, rel=0.02, abs=1e-9), (users, slots)
 
 
@@ -270,3 +271,35 @@ def test_a_layout_is_balanced_where_it_says_so_or_holds_redundant_experts():
     layout = {"redundant_expert_slots": np.array([0.0, 32.0, np.nan, 0.0]), "expert_balanced": [0, 0, 0, 1]}
     assert deployment.expert_balanced(layout).tolist() == [0.0, 1.0, 0.0, 1.0]
     assert deployment.expert_balanced({}).tolist() == 0.0
+
+
+def _routed_wait(users, workers, slots, spread, rng):
+    """Mean wait for a slot [mean service times] of a closed loop of ``users`` (each sends its next request when the
+    last ends) routed at random over ``workers`` of ``slots`` slots, service times from ``spread``(rng)."""
+    free = [[0.0] * slots for _ in range(workers)]  # when each slot of each worker is next free
+    arrivals, waits, services = [0.0] * users, [], []
+    for _ in range(20000):
+        arrival = min(arrivals)
+        user = arrivals.index(arrival)
+        worker = free[rng.integers(workers)]
+        start = max(arrival, heapq.heappop(worker))
+        service = spread(rng)
+        heapq.heappush(worker, start + service)
+        waits.append(start - arrival)
+        services.append(service)
+        arrivals[user] = start + service
+    return float(np.mean(waits[2000:]) / np.mean(services))
+
+
+@pytest.mark.parametrize(("users", "workers", "slots"), [(4, 4, 1), (7, 7, 1), (16, 4, 4), (8, 4, 2), (12, 2, 4)])
+def test_users_routed_blind_to_load_wait_what_a_simulated_closed_loop_gives(users, workers, slots):
+    """A discrete-event simulation of C users routed at random over W workers of K slots (an even spread, C ≤ W·K,
+    would wait nothing): routed_slot_wait lies between the mean waits of service times as narrow as the benchmark's
+    lengths (uniform in [0.9, 1.1]) and exponential ones (5% either side), and at one slot a worker it is the
+    exponential case's (the arrival theorem exact there, within 5%)."""
+    formula = float(step_time.routed_slot_wait(users, workers, slots))
+    exponential = _routed_wait(users, workers, slots, lambda rng: rng.exponential(1.0), np.random.default_rng(1))
+    narrow = _routed_wait(users, workers, slots, lambda rng: rng.uniform(0.9, 1.1), np.random.default_rng(2))
+    assert 0.95 * narrow <= formula <= 1.05 * exponential
+    if slots == 1:
+        assert formula == pytest.approx(exponential, rel=0.05)
