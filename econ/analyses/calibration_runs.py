@@ -288,11 +288,15 @@ ROUTED_WAIT_LIFETIMES = 0.05
 is a run that waits, beside one whose workers hold fewer sequences than their share of the users."""
 
 
+def _full(extra: dict) -> np.ndarray:
+    """Whether each run's decode workers hold fewer sequences than their share of the users."""
+    return np.asarray(extra["decode_batch_per_worker"]) < np.asarray(extra["users_per_decode_worker"]) * (1.0 - 1e-9)
+
+
 def waits_for_slot(extra: dict) -> np.ndarray:
     """Whether some of each run's users wait for a decode slot: its workers hold fewer sequences than their share of
     the users, or the router's blindness to load costs at least :data:`ROUTED_WAIT_LIFETIMES`."""
-    full = np.asarray(extra["decode_batch_per_worker"]) < np.asarray(extra["users_per_decode_worker"]) * (1.0 - 1e-9)
-    return full | (np.asarray(extra["slot_wait_lifetimes"]) >= ROUTED_WAIT_LIFETIMES)
+    return _full(extra) | (np.asarray(extra["slot_wait_lifetimes"]) >= ROUTED_WAIT_LIFETIMES)
 
 
 def slot_notes(extra: dict) -> pl.Series:
@@ -305,8 +309,7 @@ def slot_notes(extra: dict) -> pl.Series:
             "slots": extra["decode_slots_per_worker"],
             "wait": extra["slot_wait_lifetimes"],
             "waits": waits_for_slot(extra),
-            "full": np.asarray(extra["decode_batch_per_worker"])
-            < np.asarray(extra["users_per_decode_worker"]) * (1.0 - 1e-9),
+            "full": _full(extra),
         }
     )
     full = pl.format(

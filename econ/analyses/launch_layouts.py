@@ -15,8 +15,8 @@ one set of pools matches it (:func:`match`):
 A run whose every matching launch names ``eplbN`` (N > 0) in its recipe (TensorRT-LLM's MoE load balancer over N
 expert slots: 256 places DeepSeek's experts by their routing statistics, 288 adds 32 redundant copies) has its
 decode pool's experts balanced (:data:`BALANCED`). Which launch ran (MTP or not) may stay ambiguous; the pools must
-not. Where the matches share one layout but not
-their worker counts, the row takes the layout and its workers stay assumed. A row with stated workers keeps its own.
+not. Where the matches share one layout but not their worker counts, the row takes the layout and its workers stay
+assumed. A row with stated workers keeps its own.
 A launch whose pool is a placeholder (attention data parallel over one chip, or an expert degree above the pool's
 chips: early SGLang GB200 entries, whose layouts live in the recipe files they name) is not used. A run every
 matching launch of which speculates is marked :data:`SPECULATION`; an aggregated run is matched to the single-node
