@@ -319,8 +319,8 @@ def slot_notes(extra: dict) -> pl.Series:
         pl.col("users").round(0).cast(pl.Int64),
     )
     routed = pl.format(
-        "users routed without regard to load over {} decode workers of {} slots wait {} request lifetimes for a "
-        "slot on a busy worker (step_time.routed_slot_wait), and the TTFT includes the wait",
+        "users routed without regard to load over {} decode workers running at most {} each wait {} request "
+        "lifetimes for a slot on a busy worker (step_time.routed_slot_wait), and the TTFT includes the wait",
         pl.col("workers").round(0).cast(pl.Int64),
         pl.col("slots").round(0).cast(pl.Int64),
         pl.col("wait").round(2),
