@@ -56,6 +56,7 @@ def plan_for(
     decode_degrees: PoolSpec | None = None,
     prefill_degrees: PoolSpec | None = None,
     engine: str | None = None,
+    expert_balanced: bool = False,
 ) -> FleetPlan:
     """The plan of one model on one chip serving ``tokens_per_s`` under a scenario (:class:`FleetPlan`: rows for
     people or a table, one object of named numbers for JSON).
@@ -70,7 +71,8 @@ def plan_for(
     requests instead of one length), ``cached_input_frac``, ``speculative_tokens`` /
     ``acceptance_frac``, ``kv_cache_format`` and ``usd_per_chip_hour`` replace the scenario's traffic mix and
     settings. ``decode_degrees`` / ``prefill_degrees`` state a pool's tp, dp, pp and ep as ``econ predict`` takes
-    them (:mod:`econ.analyses.fleet_layouts`); ``engine`` plans with that engine's calibrated values (``for_engine``).
+    them (:mod:`econ.analyses.fleet_layouts`); ``engine`` plans with that engine's calibrated values (``for_engine``);
+    ``expert_balanced`` times both pools' routed experts as a load balancer (EPLB) places them.
     """
     check_inputs(
         tokens_per_s,
@@ -200,6 +202,7 @@ def plan_for(
         cases = cases.with_columns(
             pl.lit(float(tokens_per_s)).alias("tokens_per_s"),
             pl.lit(scenario).alias("deployment_scenario"),
+            pl.lit(1.0 if expert_balanced else 0.0).alias("expert_balanced"),
             *(
                 pl.lit(",".join(keys) if keys else None, dtype=pl.String).alias(f"{pool}_degrees")
                 for pool, keys in stated.items()
@@ -216,6 +219,15 @@ def plan_for(
             layouts,
         )
         errors = _errors(con, model, chip, engine is not None) if s.efficiency_basis == "calibrated" else {}
+    if expert_balanced:
+        said = "routed experts placed by a load balancer (--expert-balanced): uniform routing's busiest rank"
+        notes = pl.col("notes").fill_null("")
+        plan = plan.with_columns(
+            pl.when(notes == "")
+            .then(pl.lit(said))
+            .otherwise(pl.concat_str([notes, pl.lit(said)], separator="; "))
+            .alias("notes")
+        )
     _guard(plan, model, chip)
     return FleetPlan(as_of_used, plan, errors)
 

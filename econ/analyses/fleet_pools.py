@@ -27,6 +27,11 @@ UNREACHABLE_SLACK = 0.1
 (a data-parallel layout runs one prompt per rank at nearly one prompt's time; a stated policy, not a fit)."""
 
 
+LAYOUT_COLUMNS = (*deployment.LAYOUT_KEYS, "overlap_comm", "expert_balanced")
+"""A candidate row's layout for the deployment model: the degrees, what is replicated, and how the step runs (a
+named layout's overlap, a stated expert balancer)."""
+
+
 def candidates(cases: pl.DataFrame, models: pl.DataFrame, named: pl.DataFrame, pool: str, max_chips: int):
     """Deployment × layout rows of a pool: the named layout if the deployment gives one, else the grid of its
     chip (only the given replica size, if any)."""
@@ -52,7 +57,7 @@ def _evaluate(rows: pl.DataFrame, s: Scenario, pool: str, batch, **kwargs) -> di
 
     model = {k: col(v) for k, v in inputs.model_arrays(rows).items()}
     chip = {k: col(v) for k, v in inputs.chip_arrays(rows, s.kv_cache_format).items()}
-    layout = {k: rows[k].to_numpy()[:, None] for k in (*deployment.LAYOUT_KEYS, "overlap_comm") if k in rows.columns}
+    layout = {k: rows[k].to_numpy()[:, None] for k in LAYOUT_COLUMNS if k in rows.columns}
     run = inputs.settings(
         s, pool, col(rows["weight_bytes_per_param"].to_numpy()), rows["architecture"].to_numpy()[:, None]
     )
@@ -184,9 +189,7 @@ def prefill_choice(rows: pl.DataFrame, s: Scenario, t: TrafficMix, n_cases: int)
 
     model = {k: col(v) for k, v in inputs.model_arrays(rows).items()}
     chip = {k: col(v) for k, v in inputs.chip_arrays(rows, s.kv_cache_format).items()}
-    layout = {
-        k: rows[k].to_numpy()[:, None, None] for k in (*deployment.LAYOUT_KEYS, "overlap_comm") if k in rows.columns
-    }
+    layout = {k: rows[k].to_numpy()[:, None, None] for k in LAYOUT_COLUMNS if k in rows.columns}
     run = inputs.settings(
         s, "prefill", col(rows["weight_bytes_per_param"].to_numpy()), rows["architecture"].to_numpy()[:, None, None]
     )

@@ -60,6 +60,7 @@ class Point:
     kv_cache_format: str | None = None
     speculative_tokens: int = 0
     acceptance_frac: float | None = None
+    expert_balanced: bool = False  # a load balancer (EPLB) places the routed experts of both pools
     scenario: str = "calibrated"
 
 
@@ -166,6 +167,7 @@ def _rows(pt, model, chip, fmt, efmt, kv, d: Layout, p: Layout, users, w_d, w_p)
                 ("replicate", 1.0 if lay.replicate else 0.0),
                 ("redundant_expert_slots", lay.redundant_expert_slots),
                 ("overlap_comm", 1.0 if lay.overlap_comm else 0.0),
+                ("expert_balanced", 1.0 if pt.expert_balanced else 0.0),
             )
         },
         "workers_assumed": False,

@@ -19,6 +19,7 @@ QUANTITIES = (  # key, unit, label
     ("weight_format", "", "weight / matmul format"),
     ("expert_format", "", "expert format"),
     ("kv_cache_format", "", "KV-cache format"),
+    ("expert_load", "", "routed experts' load"),
     ("decode_layout", "", "decode worker layout"),
     ("decode_layout_chosen_by", "", "  chosen by"),
     ("decode_workers", "workers", "decode workers"),
@@ -94,6 +95,13 @@ def result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, price
         "weight_format": fmt,
         "expert_format": efmt,
         "kv_cache_format": kv,
+        "expert_load": (
+            ""
+            if not moe
+            else "balanced (EPLB): uniform routing's busiest rank"
+            if pt.expert_balanced or d.redundant_expert_slots > 0
+            else "the measured engines' router skew (fitted)"
+        ),
         "decode_layout": d.text(moe),
         "decode_layout_chosen_by": d.how,
         "decode_workers": float(w_d),

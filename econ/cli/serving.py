@@ -41,6 +41,7 @@ def cmd_fleet(args) -> int:
         decode_degrees=_degrees(args, "decode"),
         prefill_degrees=_degrees(args, "prefill"),
         engine=args.engine,
+        expert_balanced=args.expert_balanced,
     )
     if args.format == "json":
         _out(render_object(result.as_object()))
@@ -136,6 +137,7 @@ def cmd_predict(args) -> int:
         kv_cache_format=args.kv_cache_format,
         speculative_tokens=args.speculative_tokens,
         acceptance_frac=args.acceptance,
+        expert_balanced=args.expert_balanced,
         scenario=args.scenario,
     )
     result = predict_point(args.db, point)
@@ -268,6 +270,12 @@ def add_fleet(sub, add_db) -> None:
     fl.add_argument("--cached-input-frac", type=float, default=None, help="share of prompt tokens served from cache")
     fl.add_argument("--speculative-tokens", type=_whole, default=None, help="MTP / draft tokens per decode step")
     fl.add_argument("--acceptance", type=float, default=None, help="share of draft tokens accepted")
+    fl.add_argument(
+        "--expert-balanced",
+        action="store_true",
+        help="routed experts placed by a load balancer from routing statistics (EPLB; a named layout with redundant "
+        "expert slots implies it): the busiest expert rank is uniform routing's, not the fitted router skew",
+    )
     fl.add_argument("--kv-cache-format", choices=("bf16", "fp8"), default=None, help="KV-cache format")
     fl.add_argument("--usd-per-chip-hour", type=float, default=None, help="the scenario's chip price")
     fl.add_argument(
@@ -346,6 +354,12 @@ def add_predict(sub, add_db) -> None:
     pr.add_argument("--kv-cache-format", choices=("bf16", "fp8"), default=None, help="KV-cache format")
     pr.add_argument("--speculative-tokens", type=_whole, default=0, help="MTP / draft tokens verified per step")
     pr.add_argument("--acceptance", type=float, default=None, help="share of draft tokens accepted (0-1)")
+    pr.add_argument(
+        "--expert-balanced",
+        action="store_true",
+        help="routed experts placed by a load balancer from routing statistics (EPLB; a named layout with redundant "
+        "expert slots implies it): the busiest expert rank is uniform routing's, not the fitted router skew",
+    )
     pr.add_argument(
         "--scenario",
         default="calibrated",

@@ -454,3 +454,17 @@ def test_a_plan_for_one_engine_uses_that_engines_calibrated_values(real_db, caps
     assert json.loads(out)["scenario"] == "calibrated (trtllm)"
     code, out, err = run_cli(capsys, "--db", str(real_db), *STATED, "--engine", "vllm", "--scenario", "base")
     assert code == 1 and err.startswith("Error: --engine vllm: scenario base has no engine values"), err
+
+
+def test_a_stated_expert_balancer_plans_fewer_decode_chips_and_says_so(real_db, capsys):
+    """econ fleet --expert-balanced times the searched DEP32 decode pool's experts as EPLB places them: fewer
+    chips for the same traffic, never more, and the plan's notes say so."""
+    base = ["--db", str(real_db), "--model", "DeepSeek-V3", "--chip", "H200", "--tokens-per-s", "1e7"]
+    plans = []
+    for extra in ([], ["--expert-balanced"]):
+        code, out, err = run_cli(capsys, *base, "--decode-chips", "32", *extra, "--format", "json")
+        assert (code, err) == (0, "")
+        plans.append(json.loads(out))
+    skewed, balanced = plans
+    assert balanced["decode_step_time_s"] < skewed["decode_step_time_s"] and balanced["chips"] < skewed["chips"]
+    assert "--expert-balanced" in balanced["notes"] and "--expert-balanced" not in (skewed["notes"] or "")

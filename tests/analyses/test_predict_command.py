@@ -272,9 +272,10 @@ def test_mi355x_has_cited_link_bandwidths_and_is_predicted(real_db, capsys):
     cached=st.sampled_from([0.0, 0.5, 0.95]),
     model=st.sampled_from(["Llama-3.1-8B", "DeepSeek-V3", "gpt-oss-120b", "Qwen3-235B-A22B"]),
     chip=st.sampled_from(["H100", "GB200", "MI300X", "B200"]),
+    balanced=st.booleans(),
 )
 def test_no_combination_ends_in_a_traceback_or_a_nan(
-    real_db, mode, chips, tp, batch, lengths, fmt, mtp, cached, model, chip
+    real_db, mode, chips, tp, batch, lengths, fmt, mtp, cached, model, chip, balanced
 ):
     point = Point(
         model=model,
@@ -289,6 +290,7 @@ def test_no_combination_ends_in_a_traceback_or_a_nan(
         speculative_tokens=mtp[0],
         acceptance_frac=mtp[1],
         cached_input_frac=cached,
+        expert_balanced=balanced,
     )
     try:
         r = predict_point(real_db, point)
@@ -627,3 +629,36 @@ def test_a_prediction_without_an_engine_claims_the_error_of_the_engines_average(
         assert printed[stated]["ttft_error_factor_p90"] == pytest.approx(claimed[stated], rel=1e-12)
     assert claimed[False] > claimed[True]
     assert "engine average" in printed[False]["error_basis"] and "engine average" not in printed[True]["error_basis"]
+
+
+def test_a_stated_expert_balancer_times_the_experts_at_uniform_routings_busiest_rank(real_db, capsys):
+    """--expert-balanced (EPLB) on a DEP32 DeepSeek-V3 decode pool: the busiest of 32 expert ranks carries uniform
+    routing's excess instead of the router skew fitted to unbalanced engines, so TPOT falls (the experts are most of
+    the step: by more than 20%) and never rises; the output says which load it timed; a dense model has no experts."""
+    base = (*DS, "--concurrency", "4096", "--decode-dp", "32", "--decode-tp", "1", "--format", "json")
+    results = []
+    for extra in ((), ("--expert-balanced",)):
+        code, out, err = predict(capsys, real_db, *base, *extra)
+        assert (code, err) == (0, "")
+        results.append(json.loads(out))
+    skewed, balanced = results
+    assert balanced["tpot_s"] < 0.8 * skewed["tpot_s"]
+    assert balanced["expert_load"].startswith("balanced (EPLB)") and "fitted" in skewed["expert_load"]
+    code, out, _ = predict(
+        capsys,
+        real_db,
+        "--model",
+        "Llama-3.1-8B",
+        "--chip",
+        "H100",
+        "--input-tokens",
+        "1000",
+        "--output-tokens",
+        "200",
+        "--concurrency",
+        "8",
+        "--expert-balanced",
+        "--format",
+        "json",
+    )
+    assert code == 0 and json.loads(out)["expert_load"] == ""
