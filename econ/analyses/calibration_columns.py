@@ -151,7 +151,8 @@ RUNS = ResultTable(
             "str",
             "",
             "label",
-            "Regime of the TPOT (agg, disagg_decode, batch_1, …; …_slot_wait where users wait for a decode slot)",
+            "Regime of the TPOT (agg, disagg_decode, batch_1, …; …_slot_wait where the decode workers are at their "
+            "limit)",
         ),
         C("measured_ttft_s", "float", "s", "input", "Measured mean time to first token"),
         C("measured_tpot_s", "float", "s", "input", "Measured mean time per output token"),

@@ -171,9 +171,9 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
     each sequence at ``I + O`` tokens on an engine that admits a request only with room for all of it,
     :data:`econ.analyses.launch_settings.ADMISSION_FULL_ENGINES`, else ``I + O/2``) and the engine's launch limit
     (:data:`econ.analyses.launch_settings.LAUNCH_MAX_RUNNING`); the other users wait for a slot, and with several
-    decode workers a router blind to their load makes some wait while another worker has room (``slot_wait`` of
-    :class:`~econ.fits.calibration.Runs`, :func:`econ.physics.step_time.routed_slot_wait`; the wait in
-    :func:`econ.fits.calibration.run_components`)."""
+    decode workers a router blind to their load makes some wait while another worker has room
+    (``slot_wait_lifetimes`` of :class:`~econ.fits.calibration.Runs`,
+    :func:`econ.physics.step_time.routed_slot_wait`; the wait in :func:`econ.fits.calibration.run_components`)."""
     model, chip, run, kv_scale = _arrays(c)
     agg = (c["mode"] == "agg").to_numpy()
     prompt, osl = _f(c, "mean_input_tokens"), _f(c, "mean_output_tokens")
@@ -229,7 +229,7 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
 
     runs = Runs(
         users=users,
-        slot_wait=step_time.routed_slot_wait(users, w_d, np.where(capacity >= 1.0, capacity, np.nan)),
+        slot_wait_lifetimes=step_time.routed_slot_wait(users, w_d, np.where(capacity >= 1.0, capacity, np.nan)),
         slot_share=users_per_worker / batch,
         output_tokens=osl,
         accepted=deployment.accepted_tokens_per_step(run["speculative_tokens"], run["acceptance_frac"]),
@@ -269,7 +269,7 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
         "users_per_decode_worker": users_per_worker,
         "decode_workers": w_d,
         "decode_slots_per_worker": capacity,
-        "slot_wait_lifetimes": runs.slot_wait,
+        "slot_wait_lifetimes": runs.slot_wait_lifetimes,
         "memory_per_chip_bytes": memory(decode_layout, batch),
         "one_sequence_bytes": np.where(agg, weights_only, np.maximum(weights_only, prefill_only)),  # either pool
         "hbm_capacity_bytes": chip["hbm_capacity_bytes"],
@@ -288,15 +288,16 @@ ROUTED_WAIT_LIFETIMES = 0.05
 is a run that waits, beside one whose workers hold fewer sequences than their share of the users."""
 
 
-def _full(extra: dict) -> np.ndarray:
-    """Whether each run's decode workers hold fewer sequences than their share of the users."""
+def slot_limited(extra: dict) -> np.ndarray:
+    """Whether each run's decode workers hold fewer sequences than their share of the users (its TPOT is that of a
+    worker at its limit, where a routed wait alone leaves the TPOT of the even spread)."""
     return np.asarray(extra["decode_batch_per_worker"]) < np.asarray(extra["users_per_decode_worker"]) * (1.0 - 1e-9)
 
 
 def waits_for_slot(extra: dict) -> np.ndarray:
     """Whether some of each run's users wait for a decode slot: its workers hold fewer sequences than their share of
     the users, or the router's blindness to load costs at least :data:`ROUTED_WAIT_LIFETIMES`."""
-    return _full(extra) | (np.asarray(extra["slot_wait_lifetimes"]) >= ROUTED_WAIT_LIFETIMES)
+    return slot_limited(extra) | (np.asarray(extra["slot_wait_lifetimes"]) >= ROUTED_WAIT_LIFETIMES)
 
 
 def slot_notes(extra: dict) -> pl.Series:
@@ -309,7 +310,7 @@ def slot_notes(extra: dict) -> pl.Series:
             "slots": extra["decode_slots_per_worker"],
             "wait": extra["slot_wait_lifetimes"],
             "waits": waits_for_slot(extra),
-            "full": _full(extra),
+            "full": slot_limited(extra),
         }
     )
     full = pl.format(

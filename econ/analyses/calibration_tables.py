@@ -61,7 +61,8 @@ def _layout(frame: pl.DataFrame, pool: str) -> pl.Expr:
 def regimes(mode: pl.Expr, users: pl.Expr, assumed: pl.Expr, waits: pl.Expr, target: str) -> pl.Expr:
     """The regime of a run's TTFT or TPOT: batch_1 (one request in flight), agg, or the disaggregated pool that sets
     it (with ``_unstated_workers`` where the worker counts were assumed), with ``_slot_wait`` where the model has
-    users wait for a decode slot (``calibration_runs.waits_for_slot``): their errors are their own, not the pool's."""
+    users wait for a decode slot (TTFT: ``calibration_runs.waits_for_slot``; TPOT: the workers are at their limit,
+    ``calibration_runs.slot_limited``): their errors are their own, not the pool's."""
     pool = "disagg_prefill" if target == "ttft" else "disagg_decode"
     disagg = pl.when(assumed).then(pl.lit(f"{pool}_unstated_workers")).otherwise(pl.lit(pool))
     base = pl.when(users <= 1).then(pl.lit("batch_1")).when(mode == "agg").then(pl.lit("agg")).otherwise(disagg)
@@ -115,6 +116,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         pl.Series("system_chips", extra["system_chips"]),
         pl.Series("decode_running_per_worker", extra["decode_batch_per_worker"]),
         pl.Series("_waits", cr.waits_for_slot(extra)),
+        pl.Series("_limited", cr.slot_limited(extra)),
         cr.slot_notes(extra),
         pl.Series("bound_ttft_s", bounds[0]),
         pl.Series("bound_tpot_s", bounds[1]),
@@ -133,6 +135,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         "decode_running_per_worker",
         "_slot_note",
         "_waits",
+        "_limited",
         "bound_ttft_s",
         "bound_tpot_s",
         "predicted_ttft_s",
@@ -154,14 +157,14 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         pl.col("included").fill_null(False),
         cr.with_note(pl.col("notes"), pl.col("_slot_note")).alias("notes"),
         pl.col("_waits").fill_null(False),
+        pl.col("_limited").fill_null(False),
     ).drop("_slot_note")
-    waits = pl.col("_waits")
     return out.with_columns(
         _layout(out, "decode").alias("decode_layout"),
         pl.when(mode == "disagg").then(_layout(out, "prefill")).alias("prefill_layout"),
-        regimes(mode, users, assumed, waits, "ttft").alias("regime_ttft"),
-        regimes(mode, users, assumed, waits, "tpot").alias("regime_tpot"),
-    ).drop("_waits")
+        regimes(mode, users, assumed, pl.col("_waits"), "ttft").alias("regime_ttft"),
+        regimes(mode, users, assumed, pl.col("_limited"), "tpot").alias("regime_tpot"),
+    ).drop("_waits", "_limited")
 
 
 def points_frame(p, fitted, pts, z, problem, held) -> pl.DataFrame:

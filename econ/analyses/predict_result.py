@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from econ.errors import EconError
+from econ.physics import deployment
 from econ.units import MEGA
 
 QUANTITIES = (  # key, unit, label
@@ -99,7 +100,9 @@ def result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, price
             ""
             if not moe
             else "balanced (EPLB): uniform routing's busiest rank"
-            if pt.expert_balanced or d.redundant_expert_slots > 0
+            if deployment.expert_balanced(
+                {"expert_balanced": float(pt.expert_balanced), "redundant_expert_slots": d.redundant_expert_slots}
+            )
             else "the measured engines' router skew (fitted)"
         ),
         "decode_layout": d.text(moe),

@@ -174,10 +174,12 @@ def predict_configurations(
         per_gpu = users * osl / (ttft + (osl - 1.0) * tpot) / extra["system_chips"]
     mode = c["mode"].to_numpy()
     assumed = c["workers_assumed"].to_numpy()
-    waits = cr.waits_for_slot(extra)
-    read = pl.DataFrame({"mode": mode, "users": users, "assumed": assumed, "waits": waits})
     reg_ttft, reg_tpot = (
-        read.select(regimes(*(pl.col(k) for k in read.columns), t)).to_series().to_numpy() for t in ("ttft", "tpot")
+        pl.DataFrame({"mode": mode, "users": users, "assumed": assumed, "waits": waits})
+        .select(regimes(pl.col("mode"), pl.col("users"), pl.col("assumed"), pl.col("waits"), t))
+        .to_series()
+        .to_numpy()
+        for t, waits in (("ttft", cr.waits_for_slot(extra)), ("tpot", cr.slot_limited(extra)))
     )
     dist = distances(c["arch_model"].to_list(), c["chip"].to_list(), seen_models, seen_chips)
     if bands is not None and bands.height:

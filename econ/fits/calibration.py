@@ -206,7 +206,7 @@ def run_components(p: dict, runs: Runs) -> dict[str, np.ndarray]:
         queue_wait_frac=p["queue_wait_frac"],
         burst_wait_frac=p["burst_wait_frac"],
     )
-    ttft = ttft + step_time.slot_wait_s(ttft, think, runs.slot_wait)
+    ttft = ttft + step_time.slot_wait_s(ttft, think, runs.slot_wait_lifetimes)
     return {"tpot_s": tpot, "first_pass_s": first, "demand_s": demand, "ttft_s": ttft}
 
 

@@ -143,9 +143,9 @@ def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
     d_tpot[:, i] = -runs.speculation
     d_ttft[:, i] = by_tpot * d_tpot[:, i] * tpot
     # the wait for a decode slot, w·(TTFT + (O − 1)·TPOT): its derivative follows TTFT's and TPOT's
-    wait = runs.slot_wait[:, None]
+    wait = runs.slot_wait_lifetimes[:, None]
     d_ttft = (1.0 + wait) * d_ttft + wait * np.maximum(out - 1.0, 0.0)[:, None] * (d_tpot * tpot[:, None])
-    ttft = ttft + slot_wait_s(ttft, np.maximum(out - 1.0, 0.0) * tpot, runs.slot_wait)
+    ttft = ttft + slot_wait_s(ttft, np.maximum(out - 1.0, 0.0) * tpot, runs.slot_wait_lifetimes)
     with np.errstate(invalid="ignore", divide="ignore"):
         d_ttft = np.where((np.isfinite(ttft) & (ttft > 0))[:, None], d_ttft / ttft[:, None], 0.0)
         d_tpot = np.where((np.isfinite(tpot) & (tpot > 0))[:, None], d_tpot, 0.0)

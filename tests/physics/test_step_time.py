@@ -303,3 +303,16 @@ def test_users_routed_blind_to_load_wait_what_a_simulated_closed_loop_gives(user
     assert 0.95 * narrow <= formula <= 1.05 * exponential
     if slots == 1:
         assert formula == pytest.approx(exponential, rel=0.05)
+
+
+@pytest.mark.parametrize(("users", "workers", "slots"), [(400, 4, 96), (1000, 8, 120), (5000, 2, 2600), (300, 3, 90)])
+def test_many_users_routed_blind_to_load_wait_the_binomials_exact_tail(users, workers, slots):
+    """Past EXACT_USERS others the wait takes the binomial's normal approximation (erfc by Abramowitz & Stegun): it
+    matches the exact E[(N + 1 - K)+]/K of SciPy's binomial within 3% of the wait (and 1e-4 lifetimes)."""
+    from scipy import stats
+
+    n = users - 1
+    k = np.arange(n + 1)
+    exact = float(np.sum(np.maximum(k + 1 - slots, 0) * stats.binom.pmf(k, n, 1.0 / workers)) / slots)
+    assert users - 1 > step_time.EXACT_USERS
+    assert float(step_time.routed_slot_wait(users, workers, slots)) == pytest.approx(exact, rel=0.03, abs=1e-4)
