@@ -31,7 +31,8 @@ MEANING = {
     "hbm_bandwidth_frac": "achieved share of HBM bandwidth (every kernel's weight and cache reads)",
     "link_bandwidth_frac": "achieved share of scale-up and scale-out link bandwidth",
     "collective_latency_s": "latency per collective hop (ring all-reduce: 2(N−1) hops; dispatch + combine: 2)",
-    "layer_overhead_s": "fixed time per layer per step (kernel launches, norms, routing)",
+    "layer_overhead_s": "fixed time per step of a GQA layer's 9 kernels (launches, small-kernel latency); a layer "
+    "launching more counts more (model_derived.kernel_layers)",
     "sequence_overhead_s": "fixed time per sequence a rank schedules per step (batching, sampling, detokenisation)",
     "step_overhead_s": "fixed time per step (scheduling)",
     "expert_imbalance_scale": "busiest expert rank's excess over the mean, as a multiple of uniform routing's",

@@ -28,6 +28,7 @@ MODEL_COLUMNS = {
     "params_per_expert": "params_per_expert",
     "hidden_size": "hidden_size",
     "num_layers": "num_layers",
+    "kernel_layers": "kernel_layers",
     "num_dense_layers": "num_dense_layers",
     "num_shared_experts": "num_shared_experts",
     "kv_shard_limit": "kv_shard_limit",

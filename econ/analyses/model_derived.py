@@ -11,7 +11,7 @@ import polars as pl
 
 from econ.formats import bytes_per_value
 from econ.formula import formula
-from econ.physics import attention, kv_cache, memory, model, token_balance, weights
+from econ.physics import attention, kv_cache, memory, model, step_time, token_balance, weights
 from econ.results import ResultColumn as C
 from econ.results import ResultTable
 
@@ -197,6 +197,16 @@ MODEL_DERIVED = ResultTable(
             "Blocks with an attention or linear mixer (given, else summed)",
             model.mixer_layers,
         ),
+        C(
+            "kernel_layers",
+            "float",
+            "layers",
+            "derived",
+            "Layers weighted by the kernels each launches per step, in layers of GQA attention and a gated FFN (an MLA "
+            "layer 14/9, a sparse-attention indexer +5/9, a linear-attention mixer +3/9): what the fixed cost per "
+            "layer multiplies",
+            step_time.kernel_layers,
+        ),
         C("num_dense_layers", "float", "layers", "input", "Dense FFN layers of a MoE model (models; blank 0)"),
         C("num_routed_experts", "float", "experts", "input", "Routed experts per MoE layer (models)"),
         C("num_shared_experts", "float", "experts", "input", "Shared experts per MoE layer (models)"),
@@ -374,6 +384,12 @@ def derived(models: pl.DataFrame) -> pl.DataFrame:
         f("kv_shard_limit", kv_cache.kv_shard_limit(arch["num_kv_heads"], arch["kv_lora_rank"])),
         f("hidden_size", split_in(models, "hidden_size")),
         f("num_layers", mixers),
+        f(
+            "kernel_layers",
+            step_time.kernel_layers(
+                mixers, kv_cache.mla_layers(arch), kv_cache.index_layers(arch), arch["num_linear_attention_layers"]
+            ),
+        ),
         f("num_dense_layers", np.nan_to_num(split_in(models, "num_dense_layers"))),
         *(f(c, num[c]) for c in ("num_routed_experts", "experts_per_token")),
         f("num_shared_experts", split_in(models, "num_shared_experts")),

@@ -22,6 +22,7 @@ MODEL_KEYS = (
     "params_per_expert",
     "hidden_size",
     "num_layers",
+    "kernel_layers",
     "num_dense_layers",
     "num_shared_experts",
     "kv_shard_limit",

@@ -136,11 +136,23 @@ def kv_index_bytes_per_token(columns: dict) -> np.ndarray:
 
     FP8 keys plus a scale (:data:`INDEX_KEY_BYTES_PER_VALUE`, :data:`INDEX_SCALE_BYTES`); 0 without an indexer.
     """
-    sparse = ~np.isnan(np.asarray(columns.get("index_topk_tokens", np.nan), dtype=float))
     per_layer = _nz(columns.get("index_head_dim", np.nan), 0.0) * INDEX_KEY_BYTES_PER_VALUE + INDEX_SCALE_BYTES
+    return index_layers(columns) * per_layer
+
+
+def index_layers(columns: dict) -> np.ndarray:
+    """Layers with a sparse-attention indexer [layers]: the config's count, else every full-attention layer of a
+    model with an indexer (``index_topk_tokens``); 0 without one."""
+    sparse = ~np.isnan(np.asarray(columns.get("index_topk_tokens", np.nan), dtype=float))
     layers = _nz(columns.get("num_index_layers", np.nan), np.nan)
-    layers = np.where(np.isnan(layers), _full_layers(columns), layers)
-    return np.where(sparse, layers * per_layer, 0.0)
+    return np.where(sparse, np.where(np.isnan(layers), _full_layers(columns), layers), 0.0)
+
+
+def mla_layers(columns: dict) -> np.ndarray:
+    """Layers whose attention is multi-head latent attention [layers]: every full-attention layer of a model with an
+    MLA latent (``kv_lora_rank``); 0 without one."""
+    mla = ~np.isnan(np.asarray(columns["kv_lora_rank"], dtype=float))
+    return np.where(mla, _full_layers(columns), 0.0)
 
 
 @formula("f_dense = (full layers − index layers) / full layers of a sparse-attention model", "config.json")

@@ -35,6 +35,7 @@ class Model:
     sliding_window_tokens: float | None = None
     attention: str = "gqa"
     num_layers: int | None = None
+    kernel_layers: float | None = None  # layers weighted by their kernels (model_derived; blank: num_layers)
     num_attention_heads: int | None = None
     num_kv_heads: int | None = None
     head_dim: int | None = None
@@ -112,6 +113,7 @@ class Model:
             "params_per_expert": value(self.params_per_expert),
             "hidden_size": value(self.hidden_size, 0.0),
             "num_layers": value(self.num_layers, 0.0),
+            "kernel_layers": value(self.kernel_layers),
             "num_dense_layers": value(self.num_dense_layers, 0.0),
             "num_shared_experts": value(self.num_shared_experts, 0.0),
             "kv_shard_limit": value(self.kv_shard_limit, self.num_kv_heads if self.num_kv_heads else np.inf),

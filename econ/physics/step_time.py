@@ -94,6 +94,51 @@ def expert_imbalance_ratio(tokens, experts_per_token, expert_parallel):
     return np.where((n > 1) & (m > 0), ratio, 1.0)
 
 
+GQA_LAYER_KERNELS = 9.0
+"""Kernels one decoder layer of grouped-query attention and a gated FFN launches per step, as SGLang's Llama runs
+it (``python/sglang/srt/models/llama.py``, ``LlamaDecoderLayer.forward``): input norm, QKV projection, rotary
+embedding, attention, output projection, post-attention norm, gate/up projection, activation, down projection. The
+unit of the fixed cost per layer (``layer_overhead_s``: the cost of such a layer's launches)."""
+
+MLA_EXTRA_KERNELS = 5.0
+"""Kernels DeepSeek's multi-head latent attention launches beyond GQA's, in its absorbed decode form (SGLang
+``python/sglang/srt/models/deepseek_v2.py``, ``DeepseekV2AttentionMLA.forward_absorb``): the query and latent
+down-projections run as one matmul in the QKV projection's place, then the two norms of the low-rank latents
+(``q_a_layernorm``, ``kv_a_layernorm``), the query up-projection (``q_b_proj``) and the two batched matmuls that absorb
+the key and value up-projections (``w_kc``, ``w_vc``). The quantisations and copies between them are elementwise
+kernels that optimised engines fuse; they are not counted."""
+
+INDEX_EXTRA_KERNELS = 5.0
+"""Kernels a sparse-attention indexer adds to its layer (DeepSeek-V3.2's lightning indexer, GLM-5's; DeepSeek-V3.2
+technical report, section 2.1, eq. 1-2): the index queries', keys' and head weights' projections, the index-score
+kernel and the top-k selection."""
+
+LINEAR_EXTRA_KERNELS = 3.0
+"""Kernels a Gated DeltaNet linear-attention mixer launches beyond GQA's four (Qwen3-Next / Qwen3.5; SGLang
+``python/sglang/srt/models/qwen3_next.py``, ``Qwen3GatedDeltaNet``): its two input projections, short convolution,
+gating, recurrent delta-rule kernel, gated norm and output projection (seven against QKV, rotary embedding,
+attention and output)."""
+
+
+@formula(
+    "L_k = (9·L + 5·L_MLA + 5·L_index + 3·L_linear)/9",
+    "kernels per layer: SGLang llama.py, deepseek_v2.py, qwen3_next.py; DeepSeek-V3.2 report eq. 1-2",
+)
+def kernel_layers(num_layers, mla_layers=0.0, index_layers=0.0, linear_layers=0.0):
+    """A model's layers weighted by the kernels each launches, in GQA layers [layers]: the fixed cost of a step per
+    layer (kernel launches and the latency floor of small kernels, ``layer_overhead_s``) is a cost per kernel, and an
+    MLA layer launches 14 of a GQA layer's 9 (:data:`MLA_EXTRA_KERNELS`), an indexed sparse-attention layer 5 more
+    (:data:`INDEX_EXTRA_KERNELS`), a linear-attention layer 3 more (:data:`LINEAR_EXTRA_KERNELS`). A routed-expert
+    FFN is counted as a dense one: its router, top-k and permutation kernels are in the experts' fitted terms (counting
+    them here as well made the leave-one-model-out TPOT error worse, 1.19x -> 1.21x). Blank counts are 0."""
+    extra = (
+        MLA_EXTRA_KERNELS * np.nan_to_num(_f(mla_layers))
+        + INDEX_EXTRA_KERNELS * np.nan_to_num(_f(index_layers))
+        + LINEAR_EXTRA_KERNELS * np.nan_to_num(_f(linear_layers))
+    )
+    return _f(num_layers) + extra / GQA_LAYER_KERNELS
+
+
 @formula(
     "t = smax(F_d/(P·η_g), M_d/(W·η_m)) + smax(r_e·F_e/(P·η_e), M_e/(W·η_m)) + smax(F_a/(P_a·η_a), M_kv/(W·η_m))"
     " + X/η_l + α·hops + τ_L·layers + τ_q·sequences + τ_S",

@@ -31,3 +31,15 @@ def test_a_model_and_its_re_releases_share_one_architecture_group(real_db):
     assert group["Llama-3.1-8B"] != group["Llama-3.1-70B"]
     assert group["DeepSeek-V3.2"] != group["DeepSeek-V3"]  # its sparse-attention indexer is a different shape
     assert group["Qwen3-32B"] == "Qwen3-32B"  # a model alone is its own group
+
+
+def test_layers_are_weighted_by_the_kernels_they_launch(real_db):
+    """The kernels counted in the engines' model code (econ.physics.step_time): a GQA layer with a gated FFN launches 9,
+    DeepSeek's absorbed MLA layer 14, GLM-5's MLA layer with a sparse-attention indexer on every layer 19, a Gated
+    DeltaNet layer 12 (Qwen3.5-397B: 45 of its 60 layers); a routed-expert FFN counts as a dense one."""
+    rows = dict(q(real_db, "select model, kernel_layers from model_derived").iter_rows())
+    assert rows["Llama-3.1-70B"] == 80 and rows["Qwen3-235B-A22B"] == 94 and rows["gpt-oss-120b"] == 36
+    assert rows["DeepSeek-V3"] == pytest.approx(61 * 14 / 9)
+    assert rows["GLM-5"] == pytest.approx(78 * 19 / 9)
+    assert rows["GLM-5.2"] == pytest.approx((78 * 14 + 21 * 5) / 9)  # its indexer on 21 of 78 layers
+    assert rows["Qwen3.5-397B-A17B"] == pytest.approx((15 * 9 + 45 * 12) / 9)
