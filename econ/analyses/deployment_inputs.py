@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from econ.analyses.model_derived import MODEL_DERIVED
+from econ.analyses.model_derived_columns import MODEL_DERIVED
 from econ.analyses.scenario import Scenario
 from econ.formats import kv_scale
 from econ.physics import deployment, layout_search

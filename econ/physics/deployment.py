@@ -166,8 +166,8 @@ def step_terms(
     out.update(communication_times_s(model, chip, layout, rank_tokens, s))
     out["comm_time_s"] = out["tp_comm_time_s"] + out["ep_comm_time_s"] + out["pp_comm_time_s"]
     # PP micro-batches through the chip's 1/PP of the layers: one micro-batch's worth of every layer's kernels, each
-    # layer weighted by the kernels it launches (step_time.kernel_layers)
-    kernel_layers = _f(model.get("kernel_layers", np.nan))
+    # layer weighted by the kernels it launches (model_derived.kernel_layers; blank in a hand-built model: unweighted)
+    kernel_layers = _f(model["kernel_layers"])
     layers = np.where(np.isnan(kernel_layers), _f(model["num_layers"]), kernel_layers)
     out["layers_per_step"] = np.broadcast_to(layers, np.shape(out["compute_time_s"])).astype(float)
     out["sequences_per_step"] = np.broadcast_to((n_r + p_r) * pp, np.shape(out["compute_time_s"])).astype(float)
