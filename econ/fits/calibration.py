@@ -3,9 +3,10 @@
 Two kinds of measurement are fitted together:
 
 - **runs** (``inferencex_train``: TTFT and TPOT of a stated configuration at a stated concurrency). TPOT is a step
-  of the decode pool (in aggregated serving the step also carries its share of new prompts' prefill, ``C·I/O``
-  tokens per step) over the accepted tokens per step; TTFT is :func:`econ.physics.step_time.ttft_s` of the
-  request's first pass, the prefill demand per request and the closed loop of C users;
+  of the decode pool (in aggregated serving the mean of a step alone and a step that carries a prefill chunk,
+  weighted by the share of steps that carry one) over the accepted tokens per step; TTFT is
+  :func:`econ.physics.step_time.ttft_s` of the request's first pass, the prefill demand per request and the closed
+  loop of C users;
 - **points** (``measured_points``: tokens/s of a system in a regime, at a stated or best batch), as the regimes
   of :mod:`econ.analyses.calibration_points` read them (:func:`econ.fits.calibration_throughput.predict_points`).
 
@@ -170,7 +171,8 @@ def values(u: np.ndarray) -> dict[str, np.ndarray]:
 
 
 @formula(
-    "TPOT = t(decode step)/(accepted·v^f);  T₁ = ttft_s(S₀ = k·t(first), D = (t(full) − t(base))/n_req, C/s, "
+    "TPOT = ((1 − c)·t(decode) + c·t(decode + chunk))/(accepted·v^f);  "
+    "T₁ = ttft_s(S₀ = k·t(first), D = (t(full) − t(base))/n_req, C/s, "
     "Z = (O − 1)·TPOT);  TTFT = T₁ + w·(T₁ + Z),  s = C/K",
     "this module; econ.physics.step_time",
 )
@@ -190,7 +192,9 @@ def accepted_tokens(p: dict, runs: Runs) -> np.ndarray:
 
 def run_components(p: dict, runs: Runs) -> dict[str, np.ndarray]:
     """The parts of each run's prediction [s]: its TPOT, first pass, prefill demand per request, TTFT."""
-    tpot = step_seconds(runs.decode, p) / accepted_tokens(p, runs)
+    c = runs.chunk_share  # aggregated: the share of decode steps that carry a prefill chunk
+    step = (1.0 - c) * step_seconds(runs.decode, p) + c * step_seconds(runs.decode_chunk, p)
+    tpot = step / accepted_tokens(p, runs)
     first = runs.first_steps * step_seconds(runs.first, p)
     demand = np.maximum(step_seconds(runs.demand, p) - step_seconds(runs.demand_base, p), 0.0)
     demand = demand / runs.demand_requests

@@ -96,7 +96,9 @@ class Runs:
     output_tokens: np.ndarray  # mean output tokens per request
     accepted: np.ndarray  # tokens kept per decode step per sequence (speculative decoding)
     speculation: np.ndarray  # 1 where launched with speculative decoding of unstated draft length and acceptance
-    decode: Step  # the TPOT step (aggregated: with its share of prefill)
+    decode: Step  # the TPOT step without prefill
+    decode_chunk: Step  # aggregated: the TPOT step that carries a prefill chunk
+    chunk_share: np.ndarray  # share f of the decode steps that carry one (0: disaggregated)
     first: Step  # a request's first prefill step (aggregated: beside the decode batch)
     first_steps: np.ndarray  # chunks of the prompt (steps of ``first``)
     demand: Step  # a full prefill step (the queue's unit of work)

@@ -99,7 +99,11 @@ def step_gradient(step: cal.Step, p: dict) -> tuple[np.ndarray, dict[str, np.nda
 
 def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
     """(d log TTFT / du, d log TPOT / du): rows × :data:`econ.fits.calibration.PARAMETERS`."""
-    t_dec, g_dec = step_gradient(runs.decode, p)
+    c = runs.chunk_share  # TPOT's step is the mean of a step alone and one that carries a chunk
+    t_alone, g_alone = step_gradient(runs.decode, p)
+    t_chunk, g_chunk = step_gradient(runs.decode_chunk, p)
+    t_dec = (1.0 - c) * t_alone + c * t_chunk
+    g_dec = {name: (1.0 - c) * g_alone[name] + c * g_chunk[name] for name in g_alone}
     t_first, g_first = step_gradient(runs.first, p)
     t_full, g_full = step_gradient(runs.demand, p)
     t_base, g_base = step_gradient(runs.demand_base, p)

@@ -100,6 +100,8 @@ def test_the_jacobian_is_the_finite_differences(shipped):
     numeric = cal.finite_difference_jacobian(z, shipped)
     waiting = shipped.runs.slot_share > 1.0  # runs with more users than their KV cache holds: the slot wait's terms
     assert waiting.sum() >= 20
+    chunked = (shipped.runs.chunk_share > 0) & (shipped.runs.chunk_share < 1)  # decode steps alone and with a chunk
+    assert (chunked & shipped.run_mask).sum() >= 20
     runs = shipped.run_mask | waiting
     rows = np.concatenate([runs, runs, shipped.point_mask])
     scale = np.abs(numeric[rows]).max(axis=0) + 1e-9
