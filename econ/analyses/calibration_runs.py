@@ -8,9 +8,10 @@ For each configuration (vectorised over rows) the deployment terms at peak
   context ``I + O/2``; in aggregated serving the new prompts' prefill shares steps with decode, ``B/O`` prompts
   of ``I`` tokens a step on average (each request's prompt is prefilled once over its O steps), run as whole
   chunks in the share of the steps :func:`chunk_share` gives: TPOT is the mean of a step alone and a step that
-  carries a chunk;
+  carries a chunk (a group of chunks, one per attention rank, where the engine holds prompts back for the ranks
+  to prefill together: :func:`balanced_prefill`);
 - the request's **first pass**: aggregated, one chunk of the prompt beside the decode batch (``⌈I/chunk⌉``
-  steps); disaggregated, one prompt through a prefill worker;
+  steps), after the decode steps it is held for; disaggregated, one prompt through a prefill worker;
 - the **prefill demand** per request: a full prefill step (``chunk`` tokens of prompts per attention rank) over
   the requests it serves (aggregated: less the decode batch's own step).
 
@@ -120,6 +121,7 @@ def run_inputs(configs: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFra
             "max_running_requests"
         ),
         pl.when(chunk > 0).then(chunk).otherwise(pl.col("input_tokens") * mean).alias("chunk_tokens"),
+        pl.when(pl.col("mode") == "agg").then(launch.adp_balance_timeout_iters()).alias("adp_timeout_iters"),
     )
     ratio = pl.when(pl.col("input_tokens") >= PREFILL_CHIP_RATIO[0][0]).then(PREFILL_CHIP_RATIO[0][1])
     ratio = ratio.otherwise(PREFILL_CHIP_RATIO[1][1])
@@ -216,8 +218,10 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
         )
 
     dp_d, dp_p = decode_layout["attention_data_parallel"], prefill_layout["attention_data_parallel"]
-    # aggregated: B/O prompts a step on average, run as whole chunks in a share f of the steps (chunk_share)
-    share = np.where(agg, chunk_share(batch / osl, isl, chunk), 0.0)
+    group, wait_steps = balanced_prefill(batch / osl, dp_d, batch, _optional(c, "adp_timeout_iters", np.nan))
+    # aggregated: B/O prompts a step on average, run as whole chunks in a share f of the steps (chunk_share), a
+    # group of them at once where the engine holds prompts back for every attention rank to prefill together
+    share = np.where(agg, chunk_share(batch / osl / group, isl, chunk), 0.0)
     decode = terms(decode_layout, batch, 0.0, isl)
     with np.errstate(invalid="ignore", divide="ignore"):
         decode_chunk = terms(decode_layout, batch, np.where(share > 0, batch / osl / share, 0.0), isl)
@@ -244,6 +248,7 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
         chunk_share=share,
         first=pick(first_agg, first_dis),
         first_steps=np.where(agg, np.ceil(isl / chunk), 1.0),
+        first_wait_steps=np.where(agg, wait_steps, 0.0),
         demand=pick(full_agg, full_dis),
         demand_base=pick(base_agg, None),
         demand_requests=np.where(agg, per_rank * dp_d, per_rank * dp_p * w_p),
@@ -351,6 +356,24 @@ def chunk_share(prompts_per_step, prompt_tokens, chunk_tokens):
     weights a step reads grow with its tokens less than in proportion, so the spread mean was too slow)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.clip(np.asarray(prompts_per_step, dtype=float) * prompt_tokens / chunk_tokens, 0.0, 1.0)
+
+
+def balanced_prefill(prompts_per_step, ranks, batch, timeout_steps):
+    """(prompts prefilled together, mean steps a prompt waits) on a worker whose engine holds a new prompt until
+    every attention rank has one or ``timeout_steps`` steps have passed since the last release (TensorRT-LLM's
+    attention-DP balance, :data:`econ.analyses.launch_settings.ADP_BALANCE_TIMEOUT_ITERS`; NaN: it does not).
+
+    Prompts arrive at ``λ = B/O`` a step; a release comes after ``W = min(T, R/λ)`` steps, the time for the ``R``
+    ranks to get one each or the timeout, and carries ``clip(λ·W, 1, R)`` prompts; a prompt arrives anywhere in the
+    window and waits ``W/2`` on average. A worker with fewer sequences than ranks, or one rank, does not wait (the
+    scheduler releases while a rank has nothing to decode)."""
+    lam = np.asarray(prompts_per_step, dtype=float)
+    ranks = np.asarray(ranks, dtype=float)
+    held = np.isfinite(timeout_steps) & (ranks > 1) & (np.asarray(batch, dtype=float) >= ranks) & (lam > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        window = np.where(held, np.fmin(timeout_steps, ranks / lam), 0.0)
+        group = np.where(held, np.clip(lam * window, 1.0, ranks), 1.0)
+    return group, window / 2.0
 
 
 def _bound(out: dict) -> np.ndarray:

@@ -57,6 +57,25 @@ multi-node recipe), as (1k/1k lengths, other lengths): ``dsr1_fp8_h200.sh`` 512 
 1k/1k and 256 otherwise, ``dsr1_fp4_b200.sh`` 256, ``minimaxm2.5_fp8_h100.sh`` 256, ``gptoss_fp4_b200.sh`` 512. The
 other scripts set it to the concurrency (no limit below it)."""
 
+ADP_BALANCE_TIMEOUT_ITERS = {
+    **{
+        ("trtllm", arch, chip, fmt): 60.0
+        for arch in ("DeepSeek-R1", "DeepSeek-V3")
+        for chip, fmt in (("B200", "fp4"), ("B200", "fp8"), ("H200", "fp8"))
+    },
+    ("trtllm", "gpt-oss-120b", "B200", "fp4"): 50.0,
+}
+"""Steps a TensorRT-LLM worker with attention data parallelism holds a new prompt back so that every rank prefills
+at once (``attention_dp_config: enable_balance: true``, ``timeout_iters``), in InferenceX's single-node scripts
+that run with ``DP_ATTENTION=true``: ``dsr1_fp4_b200_trt.sh``, ``dsr1_fp8_b200_trt.sh``, ``dsr1_fp8_h200_trt.sh`` and
+their ``_mtp`` twins set 60 (since ec90f3fe7, 2025-09-18); ``gptoss_fp4_b200_trt.sh`` sets only ``enable_balance``
+(since 28e5a01ea, 2025-09-19), so TensorRT-LLM's default ``AttentionDpConfig.timeout_iters`` of 50 holds
+(``tensorrt_llm/llmapi/llm_args.py``). The scheduler (``PyExecutor._balance_adp_requests``) releases the held
+prompts when every rank has one or when the count of steps since the last release reaches the timeout; TensorRT-LLM's
+"ADP Balance Strategy" blog (docs/source/blogs/tech_blog/blog10) measures what it buys: 1.31x the throughput of
+DeepSeek-V3 on 8 GB200 at a longer TTFT. ``batching_wait_iters`` (0 in the DeepSeek scripts, the default 10 for
+gpt-oss) is not modelled. Keyed by (engine, architecture, chip, weight format); aggregated runs only."""
+
 ADMISSION_FULL_ENGINES = ("trtllm",)
 """Engines that admit a request only with KV-cache room for its whole prompt and output: TensorRT-LLM's default
 capacity scheduler policy ``GUARANTEED_NO_EVICT`` ("guarantee that a started request is never paused",
@@ -106,4 +125,12 @@ def max_running_requests() -> pl.Expr:
         pl.when(one_k)
         .then(key.replace_strict(at_1k, default=None, return_dtype=pl.Float64))
         .otherwise(key.replace_strict(other, default=None, return_dtype=pl.Float64))
+    )
+
+
+def adp_balance_timeout_iters() -> pl.Expr:
+    """Steps a prompt may be held for the ranks of an attention-data-parallel worker to prefill together
+    (:data:`ADP_BALANCE_TIMEOUT_ITERS`; null: not launched so)."""
+    return _key().replace_strict(
+        {"|".join(k): v for k, v in ADP_BALANCE_TIMEOUT_ITERS.items()}, default=None, return_dtype=pl.Float64
     )

@@ -173,13 +173,15 @@ def values(u: np.ndarray) -> dict[str, np.ndarray]:
 @formula(
     "TPOT = ((1 − c)·t(decode) + c·t(decode + chunk))/(accepted·v^f);  "
     "T₁ = ttft_s(S₀ = k·t(first), D = (t(full) − t(base))/n_req, C/s, "
-    "Z = (O − 1)·TPOT);  TTFT = T₁ + w·(T₁ + Z),  s = C/K",
+    "Z = (O − 1)·TPOT) + h·t(step);  TTFT = T₁ + w·(T₁ + Z),  s = C/K",
     "this module; econ.physics.step_time",
 )
 def predict_runs(p: dict, runs: Runs) -> tuple[np.ndarray, np.ndarray]:
     """(TTFT, TPOT) of every run at per-row parameters ``p`` [s]; ``s = C/K`` users per decode slot (1 where all fit)
     enter the prefill queue ``C/s`` at a time and wait ``w`` request lifetimes for a slot
-    (:func:`econ.physics.step_time.routed_slot_wait`, :func:`econ.physics.step_time.slot_wait_s`)."""
+    (:func:`econ.physics.step_time.routed_slot_wait`, :func:`econ.physics.step_time.slot_wait_s`); a prompt held
+    ``h`` decode steps for the other attention ranks' prompts waits ``h`` steps of the decode pool
+    (:func:`econ.analyses.calibration_runs.balanced_prefill`)."""
     parts = run_components(p, runs)
     return parts["ttft_s"], parts["tpot_s"]
 
@@ -210,6 +212,7 @@ def run_components(p: dict, runs: Runs) -> dict[str, np.ndarray]:
         queue_wait_frac=p["queue_wait_frac"],
         burst_wait_frac=p["burst_wait_frac"],
     )
+    ttft = ttft + runs.first_wait_steps * step  # held for the other attention ranks' prompts
     ttft = ttft + step_time.slot_wait_s(ttft, think, runs.slot_wait_lifetimes)
     return {"tpot_s": tpot, "first_pass_s": first, "demand_s": demand, "ttft_s": ttft}
 

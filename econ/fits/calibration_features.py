@@ -101,6 +101,7 @@ class Runs:
     chunk_share: np.ndarray  # share f of the decode steps that carry one (0: disaggregated)
     first: Step  # a request's first prefill step (aggregated: beside the decode batch)
     first_steps: np.ndarray  # chunks of the prompt (steps of ``first``)
+    first_wait_steps: np.ndarray  # decode steps a prompt is held before its first chunk (attention-DP balance)
     demand: Step  # a full prefill step (the queue's unit of work)
     demand_base: Step  # what that step would take without its prompts (aggregated: the decode batch)
     demand_requests: np.ndarray  # requests one demand step serves across the prefill pool

@@ -124,7 +124,8 @@ def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
     burst = np.maximum(users - 1.0, 0.0) * demand / 2.0
     omega, beta = p["queue_wait_frac"], p["burst_wait_frac"]
     sigma, tau0 = p["ttft_stream_steps"], p["ttft_overhead_s"]
-    ttft = runs.first_steps * t_first + tau0 + sigma * tpot + omega * queue + beta * burst / WAVES
+    held = runs.first_wait_steps
+    ttft = runs.first_steps * t_first + tau0 + sigma * tpot + omega * queue + beta * burst / WAVES + held * t_dec
     by_demand = omega * np.where(queued, d_r_d - 1.0, 0.0) + beta * np.maximum(users - 1.0, 0.0) / (2.0 * WAVES)
     by_tpot = sigma + omega * np.where(queued, d_r_z, 0.0) * np.maximum(out - 1.0, 0.0)
     d_ttft = np.zeros((n, len(cal.PARAMETERS)))
@@ -133,7 +134,9 @@ def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
         i = cal.PARAMETERS.index(name)
         d_demand = np.where(busy, g_full[name] - g_base[name], 0.0) / runs.demand_requests
         d_tpot_abs = g_dec[name] / accepted
-        d_ttft[:, i] = runs.first_steps * g_first[name] + by_demand * d_demand + by_tpot * d_tpot_abs
+        d_ttft[:, i] = (
+            runs.first_steps * g_first[name] + by_demand * d_demand + by_tpot * d_tpot_abs + held * g_dec[name]
+        )
         d_tpot[:, i] = d_tpot_abs / tpot
     serving = {
         "ttft_overhead_s": tau0,

@@ -102,7 +102,9 @@ def test_the_jacobian_is_the_finite_differences(shipped):
     assert waiting.sum() >= 20
     chunked = (shipped.runs.chunk_share > 0) & (shipped.runs.chunk_share < 1)  # decode steps alone and with a chunk
     assert (chunked & shipped.run_mask).sum() >= 20
-    runs = shipped.run_mask | waiting
+    held = shipped.runs.first_wait_steps > 0  # prompts held for every attention rank to prefill together
+    assert held.sum() >= 20
+    runs = shipped.run_mask | waiting | held
     rows = np.concatenate([runs, runs, shipped.point_mask])
     scale = np.abs(numeric[rows]).max(axis=0) + 1e-9
     assert np.max(np.abs(exact[rows] - numeric[rows]) / scale) < 1e-3
