@@ -228,7 +228,6 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
     first_agg = terms(decode_layout, batch, 1.0, chunk, cached)
     first_dis = terms(prefill_layout, 0.0, 1.0, isl, cached)
     full_agg = terms(decode_layout, batch, per_rank * dp_d, isl, cached)
-    base_agg = terms(decode_layout, batch, 0.0, isl)
     full_dis = terms(prefill_layout, 0.0, per_rank * dp_p, isl, cached)
 
     def pick(a: dict, b: dict | None) -> Step:
@@ -250,7 +249,7 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
         first_steps=np.where(agg, np.ceil(isl / chunk), 1.0),
         first_wait_steps=np.where(agg, wait_steps, 0.0),
         demand=pick(full_agg, full_dis),
-        demand_base=pick(base_agg, None),
+        demand_base=pick(decode, None),  # the decode batch's own step
         demand_requests=np.where(agg, per_rank * dp_d, per_rank * dp_p * w_p),
         log_ttft=np.log(_f(c, "measured_ttft_s")),
         log_tpot=np.log(_f(c, "measured_tpot_s")),
