@@ -147,9 +147,10 @@ def _runs(ctx: SiteContext) -> Section:
                 source="calibration_runs (inferencex_train)",
             )
         ],
-        intro="Time per output token is a decode step: the kernels, the fixed costs and the step's share of new "
-        "prompts. Time to first token adds the engine's front end, the wait for a decode slot and the queue of prompts "
-        "the benchmark's concurrency builds: the harder quantity.",
+        intro="Time per output token is a decode step: the kernels and the fixed costs, and in aggregated serving "
+        "the steps that also prefill a chunk of a new prompt. Time to first token adds the engine's front end, the "
+        "wait for a decode slot, the steps an engine holds a prompt back and the queue of prompts the benchmark's "
+        "concurrency builds: the harder quantity.",
     )
 
 
