@@ -288,6 +288,8 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
         "decode_chips": chips,
         "prefill_chips": np.where(agg, chips, p_chips),
         "new_input_tokens": isl,
+        "prompt_hold_steps": runs.first_wait_steps,
+        "prompts_released_together": np.where(agg, group, 1.0),
         "bound_tpot_s": ((1.0 - share) * _bound(decode) + share * _bound(decode_chunk)) / runs.accepted,
         "bound_first_pass_s": np.where(agg, _bound(first_agg) * runs.first_steps, _bound(first_dis)),
     }
@@ -311,8 +313,10 @@ def waits_for_slot(extra: dict) -> np.ndarray:
     return slot_limited(extra) | (np.asarray(extra["slot_wait_lifetimes"]) >= ROUTED_WAIT_LIFETIMES)
 
 
-def slot_notes(extra: dict) -> pl.Series:
-    """The note of a run whose decode workers hold fewer sequences than their share of the users (else null)."""
+def wait_notes(extra: dict) -> pl.Series:
+    """The note of a run whose users wait before their prompt is prefilled (else null): its decode workers hold
+    fewer sequences than their share of the users, or its engine holds new prompts back for the other attention
+    ranks' (:func:`held_prompts`)."""
     both = pl.DataFrame(
         {
             "running": extra["decode_batch_per_worker"],
@@ -322,6 +326,8 @@ def slot_notes(extra: dict) -> pl.Series:
             "wait": extra["slot_wait_lifetimes"],
             "waits": waits_for_slot(extra),
             "full": slot_limited(extra),
+            "hold": extra["prompt_hold_steps"],
+            "together": extra["prompts_released_together"],
         }
     )
     full = pl.format(
@@ -337,12 +343,19 @@ def slot_notes(extra: dict) -> pl.Series:
         pl.col("slots").round(0).cast(pl.Int64),
         pl.col("wait").round(2),
     )
-    note = pl.when("full").then(full).otherwise(routed)
-    return both.select(pl.when("waits").then(note).alias("_slot_note")).to_series()
+    held = pl.format(
+        "the engine holds each new prompt {} decode steps on average and prefills {} together, one per attention "
+        "rank (TensorRT-LLM's attention_dp_config.enable_balance, as InferenceX launches it): the TTFT includes the "
+        "wait",
+        pl.col("hold").round(1),
+        pl.col("together").round(1),
+    )
+    slot = pl.when("waits").then(pl.when("full").then(full).otherwise(routed))
+    return both.select(with_note(slot, pl.when(pl.col("hold") > 0).then(held)).alias("_wait_note")).to_series()
 
 
 def with_note(notes: pl.Expr, note: pl.Expr) -> pl.Expr:
-    """``notes`` with ``note`` (e.g. :func:`slot_notes`) after it, joined by "; " where both are there."""
+    """``notes`` with ``note`` (e.g. :func:`wait_notes`) after it, joined by "; " where both are there."""
     return pl.coalesce(pl.concat_str([notes, note], separator="; "), notes, note)
 
 

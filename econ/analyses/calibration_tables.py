@@ -118,7 +118,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         pl.Series("decode_running_per_worker", extra["decode_batch_per_worker"]),
         pl.Series("_waits", cr.waits_for_slot(extra)),
         pl.Series("_limited", cr.slot_limited(extra)),
-        cr.slot_notes(extra),
+        cr.wait_notes(extra),
         pl.Series("bound_ttft_s", bounds[0]),
         pl.Series("bound_tpot_s", bounds[1]),
         pl.Series("predicted_ttft_s", np.exp(pred["ttft"])),
@@ -134,7 +134,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         "run_id",
         "system_chips",
         "decode_running_per_worker",
-        "_slot_note",
+        "_wait_note",
         "_waits",
         "_limited",
         "bound_ttft_s",
@@ -156,10 +156,10 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         pl.col("decode_workers").fill_null(1.0),
         pl.col("prefill_workers").fill_null(1.0),
         pl.col("included").fill_null(False),
-        cr.with_note(pl.col("notes"), pl.col("_slot_note")).alias("notes"),
+        cr.with_note(pl.col("notes"), pl.col("_wait_note")).alias("notes"),
         pl.col("_waits").fill_null(False),
         pl.col("_limited").fill_null(False),
-    ).drop("_slot_note")
+    ).drop("_wait_note")
     return out.with_columns(
         _layout(out, "decode").alias("decode_layout"),
         pl.when(mode == "disagg").then(_layout(out, "prefill")).alias("prefill_layout"),

@@ -220,7 +220,7 @@ def predict_configurations(
             "decode_batch_per_worker": extra["decode_batch_per_worker"],
             "system_chips": extra["system_chips"],
         }
-    ).with_columns(cr.slot_notes(extra))
+    ).with_columns(cr.wait_notes(extra))
     engine_note = pl.lit(None, dtype=pl.String)  # a named engine the calibration did not measure: its row says so
     if params is not None:
         named = pl.Series(engine, dtype=pl.String)
@@ -233,7 +233,7 @@ def predict_configurations(
                 pl.lit(", ".join(sorted(known))),
             )
         )
-    pred = pred.with_columns(cr.with_note(engine_note, pl.col("_slot_note")).alias("_note")).drop("_slot_note")
+    pred = pred.with_columns(cr.with_note(engine_note, pl.col("_wait_note")).alias("_note")).drop("_wait_note")
     pred = pred.with_columns(pl.when(pl.col("_bad")).then(pl.col("_status")).alias("_why")).drop("_status", "_bad")
     return _finish(frame, pred)
 

@@ -99,6 +99,8 @@ def test_a_worker_that_holds_prompts_for_every_attention_rank_waits_for_them_and
     ).item()
     assert 0.5 <= ttft <= 1.5
     assert 0.75 <= tpot <= 1.25
+    notes = q(real_db, f"select notes from calibration_runs where {where}")["notes"]
+    assert notes.str.contains("holds each new prompt").all()  # the row says why its TTFT waits
 
 
 def test_the_p90_bands_cover_about_90_percent_of_rows_they_were_not_computed_from(real_db):
