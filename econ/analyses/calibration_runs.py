@@ -316,7 +316,7 @@ def waits_for_slot(extra: dict) -> np.ndarray:
 def wait_notes(extra: dict) -> pl.Series:
     """The note of a run whose users wait before their prompt is prefilled (else null): its decode workers hold
     fewer sequences than their share of the users, or its engine holds new prompts back for the other attention
-    ranks' (:func:`held_prompts`)."""
+    ranks' (:func:`balanced_prefill`)."""
     both = pl.DataFrame(
         {
             "running": extra["decode_batch_per_worker"],
