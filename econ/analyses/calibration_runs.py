@@ -7,9 +7,9 @@ For each configuration (vectorised over rows) the deployment terms at peak
 - the **decode step** of one decode worker at its share of the concurrency, ``B = C / W_d`` sequences at the mean
   context ``I + O/2``; in aggregated serving the new prompts' prefill shares steps with decode, ``B/O`` prompts
   of ``I`` tokens a step on average (each request's prompt is prefilled once over its O steps), run as whole
-  chunks in the share of the steps :func:`chunk_share` gives: TPOT is the mean of a step alone and a step that
-  carries a chunk (a group of chunks, one per attention rank, where the engine holds prompts back for the ranks
-  to prefill together: :func:`balanced_prefill`);
+  chunks in the share of the steps :func:`econ.physics.step_time.chunk_step_frac` gives: TPOT is the mean of a step
+  alone and a step that carries a chunk (a group of chunks, one per attention rank, where the engine holds prompts
+  back for the ranks to prefill together: :func:`econ.physics.step_time.balanced_prefill`);
 - the request's **first pass**: aggregated, one chunk of the prompt beside the decode batch (``⌈I/chunk⌉``
   steps), after the decode steps it is held for; disaggregated, one prompt through a prefill worker;
 - the **prefill demand** per request: a full prefill step (``chunk`` tokens of prompts per attention rank) over
@@ -218,10 +218,11 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
         )
 
     dp_d, dp_p = decode_layout["attention_data_parallel"], prefill_layout["attention_data_parallel"]
-    group, wait_steps = balanced_prefill(batch / osl, dp_d, batch, _optional(c, "adp_timeout_iters", np.nan))
-    # aggregated: B/O prompts a step on average, run as whole chunks in a share f of the steps (chunk_share), a
-    # group of them at once where the engine holds prompts back for every attention rank to prefill together
-    share = np.where(agg, chunk_share(batch / osl / group, isl, chunk), 0.0)
+    timeout = _optional(c, "adp_timeout_iters", np.nan)
+    group, wait_steps = step_time.balanced_prefill(batch / osl, dp_d, batch, timeout)
+    # aggregated: B/O prompts a step on average, run as whole chunks in a share of the steps, a group of them at once
+    # where the engine holds prompts back for every attention rank to prefill together
+    share = np.where(agg, step_time.chunk_step_frac(batch / osl / group, isl, chunk), 0.0)
     decode = terms(decode_layout, batch, 0.0, isl)
     with np.errstate(invalid="ignore", divide="ignore"):
         decode_chunk = terms(decode_layout, batch, np.where(share > 0, batch / osl / share, 0.0), isl)
@@ -244,7 +245,7 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
         speculation=np.asarray(_optional(c, "speculation_launched", 0.0), dtype=float),
         decode=Step.from_terms(decode),
         decode_chunk=Step.from_terms(decode_chunk),
-        chunk_share=share,
+        chunk_step_frac=share,
         first=pick(first_agg, first_dis),
         first_steps=np.where(agg, np.ceil(isl / chunk), 1.0),
         first_wait_steps=np.where(agg, wait_steps, 0.0),
@@ -316,7 +317,7 @@ def waits_for_slot(extra: dict) -> np.ndarray:
 def wait_notes(extra: dict) -> pl.Series:
     """The note of a run whose users wait before their prompt is prefilled (else null): its decode workers hold
     fewer sequences than their share of the users, or its engine holds new prompts back for the other attention
-    ranks' (:func:`balanced_prefill`)."""
+    ranks' (:func:`econ.physics.step_time.balanced_prefill`)."""
     both = pl.DataFrame(
         {
             "running": extra["decode_batch_per_worker"],
@@ -357,35 +358,6 @@ def wait_notes(extra: dict) -> pl.Series:
 def with_note(notes: pl.Expr, note: pl.Expr) -> pl.Expr:
     """``notes`` with ``note`` (e.g. :func:`wait_notes`) after it, joined by "; " where both are there."""
     return pl.coalesce(pl.concat_str([notes, note], separator="; "), notes, note)
-
-
-def chunk_share(prompts_per_step, prompt_tokens, chunk_tokens):
-    """Share of an aggregated worker's decode steps that carry a prefill chunk: ``f = min(1, (B/O)·I/k)`` for
-    ``B/O`` new prompts a step (each request's prompt is prefilled once over its ``O`` steps) of ``I`` tokens run in
-    chunks of ``k = min(chunk, I)`` tokens. Those steps carry ``(B/O)/f`` prompts (a whole chunk while ``f < 1``);
-    the others decode alone. TPOT is the mean step, ``(1 − f)·t(decode) + f·t(decode + chunk)``: a chunk's routed
-    experts and GEMMs are read and run in the steps that carry it, not spread thin over every step (the expert
-    weights a step reads grow with its tokens less than in proportion, so the spread mean was too slow)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.clip(np.asarray(prompts_per_step, dtype=float) * prompt_tokens / chunk_tokens, 0.0, 1.0)
-
-
-def balanced_prefill(prompts_per_step, ranks, batch, timeout_steps):
-    """(prompts prefilled together, mean steps a prompt waits) on a worker whose engine holds a new prompt until
-    every attention rank has one or ``timeout_steps`` steps have passed since the last release (TensorRT-LLM's
-    attention-DP balance, :data:`econ.analyses.launch_settings.ADP_BALANCE_TIMEOUT_ITERS`; NaN: it does not).
-
-    Prompts arrive at ``λ = B/O`` a step; a release comes after ``W = min(T, R/λ)`` steps, the time for the ``R``
-    ranks to get one each or the timeout, and carries ``clip(λ·W, 1, R)`` prompts; a prompt arrives anywhere in the
-    window and waits ``W/2`` on average. A worker with fewer sequences than ranks, or one rank, does not wait (the
-    scheduler releases while a rank has nothing to decode)."""
-    lam = np.asarray(prompts_per_step, dtype=float)
-    ranks = np.asarray(ranks, dtype=float)
-    held = np.isfinite(timeout_steps) & (ranks > 1) & (np.asarray(batch, dtype=float) >= ranks) & (lam > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        window = np.where(held, np.fmin(timeout_steps, ranks / lam), 0.0)
-        group = np.where(held, np.clip(lam * window, 1.0, ranks), 1.0)
-    return group, window / 2.0
 
 
 def _bound(out: dict) -> np.ndarray:

@@ -181,7 +181,7 @@ def predict_runs(p: dict, runs: Runs) -> tuple[np.ndarray, np.ndarray]:
     enter the prefill queue ``C/s`` at a time and wait ``w`` request lifetimes for a slot
     (:func:`econ.physics.step_time.routed_slot_wait`, :func:`econ.physics.step_time.slot_wait_s`); a prompt held
     ``h`` decode steps for the other attention ranks' prompts waits ``h`` steps of the decode pool
-    (:func:`econ.analyses.calibration_runs.balanced_prefill`)."""
+    (:func:`econ.physics.step_time.balanced_prefill`)."""
     parts = run_components(p, runs)
     return parts["ttft_s"], parts["tpot_s"]
 
@@ -194,7 +194,7 @@ def accepted_tokens(p: dict, runs: Runs) -> np.ndarray:
 
 def run_components(p: dict, runs: Runs) -> dict[str, np.ndarray]:
     """The parts of each run's prediction [s]: its TPOT, first pass, prefill demand per request, TTFT."""
-    c = runs.chunk_share  # aggregated: the share of decode steps that carry a prefill chunk
+    c = runs.chunk_step_frac  # aggregated: the share of decode steps that carry a prefill chunk
     step = (1.0 - c) * step_seconds(runs.decode, p) + c * step_seconds(runs.decode_chunk, p)
     tpot = step / accepted_tokens(p, runs)
     first = runs.first_steps * step_seconds(runs.first, p)

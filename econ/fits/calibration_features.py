@@ -98,7 +98,7 @@ class Runs:
     speculation: np.ndarray  # 1 where launched with speculative decoding of unstated draft length and acceptance
     decode: Step  # the TPOT step without prefill
     decode_chunk: Step  # aggregated: the TPOT step that carries a prefill chunk
-    chunk_share: np.ndarray  # share f of the decode steps that carry one (0: disaggregated)
+    chunk_step_frac: np.ndarray  # share of the decode steps that carry one (0: disaggregated)
     first: Step  # a request's first prefill step (aggregated: beside the decode batch)
     first_steps: np.ndarray  # chunks of the prompt (steps of ``first``)
     first_wait_steps: np.ndarray  # decode steps a prompt is held before its first chunk (attention-DP balance)

@@ -99,7 +99,7 @@ def step_gradient(step: cal.Step, p: dict) -> tuple[np.ndarray, dict[str, np.nda
 
 def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
     """(d log TTFT / du, d log TPOT / du): rows × :data:`econ.fits.calibration.PARAMETERS`."""
-    c = runs.chunk_share  # TPOT's step is the mean of a step alone and one that carries a chunk
+    c = runs.chunk_step_frac  # TPOT's step is the mean of a step alone and one that carries a chunk
     t_alone, g_alone = step_gradient(runs.decode, p)
     t_chunk, g_chunk = step_gradient(runs.decode_chunk, p)
     t_dec = (1.0 - c) * t_alone + c * t_chunk

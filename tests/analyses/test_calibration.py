@@ -71,7 +71,7 @@ def test_a_prompt_is_prefilled_in_the_steps_that_carry_it_not_spread_over_every_
     within 10% of measured TPOT on average. Spread over every decode step (a 32-token slice of a prompt in each step
     at 4 users, reading most of a MoE's routed experts every step), they came out 1.29x too slow, and measured TPOT
     lay below the roofline bound in 3.2% of aggregated runs; run as whole chunks in the steps that carry them
-    (calibration_runs.chunk_share), at most 1% do (the rest assume worker counts or limits no source states)."""
+    (step_time.chunk_step_frac), at most 1% do (the rest assume worker counts or limits no source states)."""
     ratio = q(
         real_db,
         "select exp(avg(ln(model_out_tpot_ratio))) from calibration_runs "

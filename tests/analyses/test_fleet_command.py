@@ -275,7 +275,7 @@ DEEPSEEK = [
 def test_deepseeks_production_system_is_one_command_within_1_3x(real_db, capsys):
     """DeepSeek's Day-6 post (2025-03-01): 226.75 nodes of 8 H800 on average over a day, $87,072/day at $2/GPU-hour.
 
-    The serving issue asks 1.3x. The plan is 1.07x (1,936 GPUs: 29 prefill units of 32, 7 decode units of 144):
+    The serving issue asks 1.3x. The plan is 1.05x (1,904 GPUs: 28 prefill units of 32, 7 decode units of 144):
     its decode units hold 32 redundant experts, so the step takes uniform routing's busiest expert rank (EPLB)
     instead of the router's skew the calibration fits to unbalanced engines. Its decode runs 99 sequences a GPU at
     21 tokens/s per user, beside the 128 of DeepSeek's published profile."""

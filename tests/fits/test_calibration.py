@@ -100,7 +100,9 @@ def test_the_jacobian_is_the_finite_differences(shipped):
     numeric = cal.finite_difference_jacobian(z, shipped)
     waiting = shipped.runs.slot_share > 1.0  # runs with more users than their KV cache holds: the slot wait's terms
     assert waiting.sum() >= 20
-    chunked = (shipped.runs.chunk_share > 0) & (shipped.runs.chunk_share < 1)  # decode steps alone and with a chunk
+    chunked = (shipped.runs.chunk_step_frac > 0) & (
+        shipped.runs.chunk_step_frac < 1
+    )  # decode steps alone and with a chunk
     assert (chunked & shipped.run_mask).sum() >= 20
     held = shipped.runs.first_wait_steps > 0  # prompts held for every attention rank to prefill together
     assert held.sum() >= 20

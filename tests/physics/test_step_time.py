@@ -6,6 +6,8 @@ import heapq
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from econ.physics import deployment, step_time
 
@@ -316,3 +318,77 @@ def test_many_users_routed_blind_to_load_wait_the_binomials_exact_tail(users, wo
     exact = float(np.sum(np.maximum(k + 1 - slots, 0) * stats.binom.pmf(k, n, 1.0 / workers)) / slots)
     assert users - 1 > step_time.EXACT_USERS
     assert float(step_time.routed_slot_wait(users, workers, slots)) == pytest.approx(exact, rel=0.03, abs=1e-4)
+
+
+@given(
+    batch=st.floats(1.0, 4096.0),
+    output_tokens=st.floats(1.0, 65_536.0),
+    prompt_tokens=st.floats(1.0, 200_000.0),
+    chunk_tokens=st.floats(64.0, 65_536.0),
+)
+def test_the_steps_that_carry_chunks_carry_every_prompt_token(batch, output_tokens, prompt_tokens, chunk_tokens):
+    """The share c of steps that carry a chunk, each with (B/O)/c prompts, prefills B/O prompts a step: every
+    prompt token once, at least a whole chunk in each step that carries one, and a chunk in every step once the
+    prompts arrive faster than one chunk a step."""
+    chunk = min(chunk_tokens, prompt_tokens)
+    per_step = batch / output_tokens
+    c = float(step_time.chunk_step_frac(per_step, prompt_tokens, chunk))
+    assert 0.0 < c <= 1.0
+    carried = per_step / c * prompt_tokens  # prompt tokens in a step that carries a chunk
+    assert c * carried == pytest.approx(per_step * prompt_tokens, rel=1e-12)
+    assert carried >= chunk * (1 - 1e-12)
+    assert (c == 1.0) == (per_step * prompt_tokens >= chunk)
+
+
+def _balanced_scheduler(prompts_per_step, ranks, timeout, steps, seed):
+    """TensorRT-LLM's attention-DP balance as PyExecutor._balance_adp_requests runs it, step by step: prompts arrive
+    (Poisson) and go to the ranks in turn; a step where every rank holds one releases them all and restarts the
+    count, any other step counts one, and the count reaching the timeout releases whatever is held. Returns (mean
+    steps a prompt was held, mean prompts per release that carried any)."""
+    arrivals = np.random.default_rng(seed).poisson(prompts_per_step, steps)
+    pending = [[] for _ in range(ranks)]
+    turn = count = 0
+    waits, groups = [], []
+    for t, n in enumerate(arrivals):
+        for _ in range(n):
+            pending[turn % ranks].append(t)
+            turn += 1
+        count = 0 if all(pending) else count + 1
+        if count == 0 or count >= timeout:
+            count = 0
+            held = [a for rank in pending for a in rank]
+            if held:
+                groups.append(len(held))
+                waits += [t - a for a in held]
+                for rank in pending:
+                    rank.clear()
+    return np.mean(waits), np.mean(groups)
+
+
+@pytest.mark.parametrize(
+    ("prompts_per_step", "ranks", "timeout"),
+    [(0.01, 8, 60), (0.05, 8, 60), (0.14, 8, 60), (0.3, 8, 60), (0.02, 2, 50), (0.1, 4, 50), (0.2, 16, 60)],
+)
+def test_a_held_prompt_waits_what_a_simulation_of_the_scheduler_gives(prompts_per_step, ranks, timeout):
+    """The renewal-cycle form of balanced_prefill against a step-by-step simulation of TensorRT-LLM's scheduler, from
+    rare prompts (held to the timeout) to every rank filling well before it: the mean wait within 15% and the
+    prompts released together within 10% (the simulation's arrivals come in whole steps, the formula's in
+    continuous time)."""
+    wait_sim, group_sim = _balanced_scheduler(prompts_per_step, ranks, timeout, steps=60_000, seed=1)
+    group, wait = step_time.balanced_prefill(prompts_per_step, float(ranks), 64.0, float(timeout))
+    assert float(wait) == pytest.approx(wait_sim, rel=0.15)
+    assert float(group) == pytest.approx(group_sim, rel=0.10)
+
+
+def test_a_worker_that_does_not_balance_its_ranks_holds_no_prompt():
+    """No timeout stated (the engine does not balance), one rank, or fewer sequences than ranks (the scheduler
+    releases while a rank has nothing to decode): nothing waits and each prompt is prefilled alone; prompts far
+    rarer than the timeout wait half of it."""
+    group, wait = step_time.balanced_prefill(
+        np.array([0.1, 0.1, 0.1, 1e-6]),
+        np.array([8.0, 1.0, 8.0, 8.0]),
+        np.array([64.0, 64.0, 4.0, 64.0]),
+        np.array([np.nan, 60.0, 60.0, 60.0]),
+    )
+    assert list(group[:3]) == [1.0, 1.0, 1.0] and list(wait[:3]) == [0.0, 0.0, 0.0]
+    assert group[3] == pytest.approx(1.0, rel=1e-3) and wait[3] == pytest.approx(30.0, rel=1e-3)
