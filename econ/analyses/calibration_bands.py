@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from econ.analyses.calibration_tables import config_key
+from econ.analyses.calibration_tables import config_key, replicate_key
 from econ.analyses.inputs import architecture_of
 from econ.fits import calibration_cv as cv
 from econ.fits.calibration_cv import ANY_ENGINE
@@ -43,6 +43,12 @@ def residual_rows(runs: pl.DataFrame, points: pl.DataFrame, groups: dict[str, st
                 (pl.col(f"bound_{target}_s") / m).log().alias("bound"),
                 config_key().alias("config"),
                 *(pl.col(f"{b}{ANY_ENGINE}_{target}_ratio").log().alias(f"{b}{ANY_ENGINE}") for b in HELD_OUT),
+                pl.Series(
+                    "replicates",
+                    cv.replicate_log_deviation(
+                        inc.select(replicate_key())[:, 0].to_numpy(), np.log(inc[f"measured_{target}_s"].to_numpy())
+                    ),
+                ),
             )
         )
     pts = points.filter(pl.col("included"))
@@ -63,6 +69,7 @@ def residual_rows(runs: pl.DataFrame, points: pl.DataFrame, groups: dict[str, st
             (-pl.col("bound_over_measured_ratio").log()).alias("bound"),
             pl.col("point_id").alias("config"),
             *(pl.lit(None, dtype=pl.Float64).alias(f"{b}{ANY_ENGINE}") for b in HELD_OUT),
+            pl.lit(None, dtype=pl.Float64).alias("replicates"),
         )
     )
     rows = pl.concat(frames, how="vertical_relaxed")
@@ -162,7 +169,7 @@ def errors(rows: pl.DataFrame, inside_of: dict[str, np.ndarray]) -> pl.DataFrame
     inside the p90 band of their cell computed without their group (``inside_of``: :func:`held_inside`)."""
     rows = rows.with_columns(pl.Series(f"_in_{b}", v) for b, v in inside_of.items() if "model_and_chip" not in b)
     out = []
-    for basis in (*BASES, *(f"{b}{ANY_ENGINE}" for b in HELD_OUT), "calibrated", "bound"):
+    for basis in (*BASES, *(f"{b}{ANY_ENGINE}" for b in HELD_OUT), "calibrated", "bound", "replicates"):
         r = rows.select(
             "target",
             "regime",

@@ -252,8 +252,9 @@ ERRORS = ResultTable(
     key=("basis", "target", "group_kind", "group"),
     description="How far predictions are from measurements, held out by model (a model's architecture group, "
     "model_derived.architecture_group, leaves whole: DeepSeek-V3 with DeepSeek-R1), chip, source and random "
-    "configuration fold (and in-sample, and the bound), for TTFT, TPOT and published throughput, overall and by "
-    "regime, chip, model and engine, with the share inside the p90 band the held-out folds give",
+    "configuration fold (and in-sample, the bound, and how far repeated runs of one configuration differ), for "
+    "TTFT, TPOT and published throughput, overall and by regime, chip, model and engine, with the share inside the "
+    "p90 band the held-out folds give",
     columns=(
         C(
             "basis",
@@ -261,7 +262,10 @@ ERRORS = ResultTable(
             "",
             "key",
             "model_out (architecture group held out), chip_out, source_out, random_out (…_any_engine: predicted "
-            "with no engine stated), calibrated or bound",
+            "with no engine stated), calibrated or bound; replicates: not a prediction but the measurements' own "
+            "repeatability, each run against the other runs stating all the same inputs "
+            "(econ.analyses.calibration_tables.REPLICATE_COLUMNS), the floor no model of those inputs gets under",
+            calibration_cv.replicate_log_deviation,
         ),
         C("target", "str", "", "key", "ttft, tpot (InferenceX runs) or throughput (published points)"),
         C("group_kind", "str", "", "key", "overall, regime, chip, model or engine"),

@@ -89,6 +89,40 @@ def config_key() -> pl.Expr:
     return pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in cols], separator="|")
 
 
+REPLICATE_COLUMNS = (
+    "engine",
+    "model_path",
+    "chip",
+    "mode",
+    "input_tokens",
+    "output_tokens",
+    "concurrency",
+    "weight_format",
+    "expert_weight_format",
+    "kv_cache_format",
+    "speculative_tokens",
+    "acceptance_frac",
+    "speculation_launched",
+    "launch_max_running",
+    *(
+        f"{pool}_{k}"
+        for pool in ("prefill", "decode")
+        for k in ("tensor_parallel", "attention_data_parallel", "pipeline_parallel", "expert_tensor_parallel")
+    ),
+    "prefill_expert_parallel",
+    "decode_expert_parallel",
+    "decode_workers",
+    "prefill_workers",
+)
+"""Everything econ reads of a run of ``inferencex_train`` (:func:`econ.analyses.serving_runs.configurations`): the
+engine, model, chip, mode, lengths, concurrency, formats, speculation, launch limit, each pool's degrees and workers.
+Runs that agree on all of them are replicates: no model of these inputs can tell them apart."""
+
+
+def replicate_key() -> pl.Expr:
+    return pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in REPLICATE_COLUMNS], separator="|")
+
+
 def fold_labels(
     c: pl.DataFrame, points: pl.DataFrame, groups: dict[str, str]
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:

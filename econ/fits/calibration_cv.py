@@ -196,6 +196,24 @@ def band_factors(abs_log: np.ndarray, group: np.ndarray) -> tuple[float, float]:
 
 
 @formula(
+    "e_i = √(n/(n − 1))·(ln y_i − mean_j ln y_j), j over the n distinct runs stating what run i states",
+    "the measurements' own repeatability: Var(y_i − ȳ) = σ²·(n − 1)/n for n draws of one σ",
+)
+def replicate_log_deviation(key: np.ndarray, log_value: np.ndarray) -> np.ndarray:
+    """Each run's log deviation from the mean of the runs that state the same inputs (``key``), scaled so that it
+    spreads as one run's noise does; NaN for a run measured once. Rows with equal key and equal value are one
+    measurement stored twice (the InferenceX file holds some), counted once: a copy is not a repeat."""
+    y = np.asarray(log_value, dtype=float)
+    _, code = np.unique(np.asarray(key), return_inverse=True)
+    distinct = np.unique(np.column_stack([code, y]), axis=0)
+    d_code = distinct[:, 0].astype(int)
+    n = np.bincount(d_code, minlength=code.max() + 1 if code.size else 0).astype(float)
+    total = np.bincount(d_code, weights=distinct[:, 1], minlength=n.size)
+    mean, scale = total / np.maximum(n, 1.0), np.sqrt(n / np.maximum(n - 1.0, 1.0))
+    return np.where(n[code] >= 2.0, (y - mean[code]) * scale[code], np.nan)
+
+
+@formula(
     "coverage = share of a group's held-out |log ratio| ≤ p90 band of the other groups' rows, at the level "
     "calibrated on those other groups alone (nested leave-one-group-out)",
     "this module",

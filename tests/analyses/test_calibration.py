@@ -189,3 +189,23 @@ def test_the_frontier_has_both_bases_and_the_bound_is_above(real_db):
 )
 def test_fixture_build_writes_the_tables(db, table):
     assert q(db, f"select count(*) n from {table}")["n"][0] > 0
+
+
+def test_the_shipped_runs_report_how_well_they_repeat(real_db):
+    """Hundreds of runs state exactly another run's inputs (calibration_tables.REPLICATE_COLUMNS); their spread is
+    reported beside the held-out errors (basis replicates) and sits under the held-out error of the model, which
+    carries the model's own misses besides."""
+    r = q(
+        real_db,
+        "select target, n_points n, error_factor f, median_log_ratio b from calibration_errors "
+        "where basis = 'replicates' and group_kind = 'overall' order by target",
+    )
+    assert r["target"].to_list() == ["tpot", "ttft"]
+    assert (r["n"] >= 500).all()
+    assert (r["b"].abs() < 0.01).all()  # deviations from a mean: no bias
+    held = q(
+        real_db,
+        "select error_factor f from calibration_errors where basis = 'model_out' and group_kind = 'overall' "
+        "and target in ('ttft', 'tpot') order by target",
+    )
+    assert (r["f"] < held["f"]).all()
