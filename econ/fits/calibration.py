@@ -206,7 +206,7 @@ def run_components(p: dict, runs: Runs) -> dict[str, np.ndarray]:
         demand,
         runs.users / runs.slot_share,
         think,
-        tpot,
+        step,
         ttft_overhead_s=p["ttft_overhead_s"],
         stream_steps=p["ttft_stream_steps"],
         queue_wait_frac=p["queue_wait_frac"],

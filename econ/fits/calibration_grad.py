@@ -125,9 +125,9 @@ def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
     omega, beta = p["queue_wait_frac"], p["burst_wait_frac"]
     sigma, tau0 = p["ttft_stream_steps"], p["ttft_overhead_s"]
     held = runs.first_wait_steps
-    ttft = runs.first_steps * t_first + tau0 + sigma * tpot + omega * queue + beta * burst / WAVES + held * t_dec
+    ttft = runs.first_steps * t_first + tau0 + sigma * t_dec + omega * queue + beta * burst / WAVES + held * t_dec
     by_demand = omega * np.where(queued, d_r_d - 1.0, 0.0) + beta * np.maximum(users - 1.0, 0.0) / (2.0 * WAVES)
-    by_tpot = sigma + omega * np.where(queued, d_r_z, 0.0) * np.maximum(out - 1.0, 0.0)
+    by_tpot = omega * np.where(queued, d_r_z, 0.0) * np.maximum(out - 1.0, 0.0)
     d_ttft = np.zeros((n, len(cal.PARAMETERS)))
     d_tpot = np.zeros((n, len(cal.PARAMETERS)))
     for name in STEP_PARAMETERS:
@@ -135,12 +135,15 @@ def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
         d_demand = np.where(busy, g_full[name] - g_base[name], 0.0) / runs.demand_requests
         d_tpot_abs = g_dec[name] / accepted
         d_ttft[:, i] = (
-            runs.first_steps * g_first[name] + by_demand * d_demand + by_tpot * d_tpot_abs + held * g_dec[name]
+            runs.first_steps * g_first[name]
+            + by_demand * d_demand
+            + by_tpot * d_tpot_abs
+            + (sigma + held) * g_dec[name]
         )
         d_tpot[:, i] = d_tpot_abs / tpot
     serving = {
         "ttft_overhead_s": tau0,
-        "ttft_stream_steps": sigma * tpot,
+        "ttft_stream_steps": sigma * t_dec,
         "queue_wait_frac": omega * queue,
         "burst_wait_frac": beta * burst / WAVES,
     }

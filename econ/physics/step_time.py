@@ -357,7 +357,7 @@ def balanced_prefill(prompts_per_step, ranks, batch, timeout_steps):
 
 
 @formula(
-    "TTFT = S₀ + τ₀ + σ·TPOT + ω·(R − D) + β·W_burst/waves",
+    "TTFT = S₀ + τ₀ + σ·t_step + ω·(R − D) + β·W_burst/waves",
     "a request's first pass, fixed front-end costs, a wait in decode steps, queueing (closed loop and opening burst)",
 )
 def ttft_s(
@@ -365,7 +365,7 @@ def ttft_s(
     demand_s,
     users,
     think_s,
-    tpot_s,
+    step_s,
     *,
     ttft_overhead_s,
     stream_steps,
@@ -374,17 +374,18 @@ def ttft_s(
     waves=10.0,
 ):
     """Mean time to first token [s]: the request's own prefill ``S₀``, a fixed front-end cost ``τ₀`` (request
-    handling, tokenisation, routing; in disaggregated serving the KV hand-off), ``σ`` decode steps of wait the
-    other terms miss (fitted: TensorRT-LLM and SGLang send the first token at once, their stream interval delays only
-    later chunks, so ``σ`` is not a stream interval but what the model does not otherwise see), the closed-loop
-    queueing ``R − D`` of :func:`closed_loop_response_s` and the opening burst (:func:`burst_wait_s`), which the first
-    of ``waves`` requests per user meet (InferenceX sends 10 requests per user slot)."""
+    handling, tokenisation, routing; in disaggregated serving the KV hand-off), ``σ`` decode steps of wait
+    (``step_s`` each: a step, not a token, where speculative decoding yields several tokens a step) the other terms
+    miss (fitted: TensorRT-LLM and SGLang send the first token at once, their stream interval delays only later
+    chunks, so ``σ`` is not a stream interval but what the model does not otherwise see), the closed-loop queueing
+    ``R − D`` of :func:`closed_loop_response_s` and the opening burst (:func:`burst_wait_s`), which the first of
+    ``waves`` requests per user meet (InferenceX sends 10 requests per user slot)."""
     response = closed_loop_response_s(demand_s, users, think_s)
     queue = np.maximum(response - _f(demand_s), 0.0)
     return (
         _f(first_pass_s)
         + _f(ttft_overhead_s)
-        + _f(stream_steps) * _f(tpot_s)
+        + _f(stream_steps) * _f(step_s)
         + _f(queue_wait_frac) * queue
         + _f(burst_wait_frac) * burst_wait_s(users, demand_s) / _f(waves)
     )
