@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from econ.analyses.calibration_tables import config_key, replicate_key
+from econ.analyses.calibration_tables import config_key
 from econ.analyses.inputs import architecture_of
 from econ.fits import calibration_cv as cv
 from econ.fits.calibration_cv import ANY_ENGINE
@@ -46,7 +46,7 @@ def residual_rows(runs: pl.DataFrame, points: pl.DataFrame, groups: dict[str, st
                 pl.Series(
                     "replicates",
                     cv.replicate_log_deviation(
-                        inc.select(replicate_key())[:, 0].to_numpy(), np.log(inc[f"measured_{target}_s"].to_numpy())
+                        inc["replicate_key"].to_numpy(), np.log(inc[f"measured_{target}_s"].to_numpy())
                     ),
                 ),
             )

@@ -99,11 +99,14 @@ REPLICATE_COLUMNS = (
     "concurrency",
     "weight_format",
     "expert_weight_format",
-    "kv_cache_format",
+    "kv_used",
     "speculative_tokens",
     "acceptance_frac",
     "speculation_launched",
-    "launch_max_running",
+    "max_running_requests",
+    "chunk_tokens",
+    "adp_timeout_iters",
+    "decode_expert_balanced",
     *(
         f"{pool}_{k}"
         for pool in ("prefill", "decode")
@@ -114,9 +117,10 @@ REPLICATE_COLUMNS = (
     "decode_workers",
     "prefill_workers",
 )
-"""Everything econ reads of a run of ``inferencex_train`` (:func:`econ.analyses.serving_runs.configurations`): the
-engine, model, chip, mode, lengths, concurrency, formats, speculation, launch limit, each pool's degrees and workers.
-Runs that agree on all of them are replicates: no model of these inputs can tell them apart."""
+"""Everything econ reads of a run of ``inferencex_train`` (:func:`econ.analyses.calibration_runs.run_inputs`): the
+engine, model, chip, mode, lengths, concurrency, formats (the KV cache's as used), speculation, the launch's limits,
+chunk, attention-DP hold and expert balancer, each pool's degrees and workers. Runs that agree on all of them are
+replicates: no model of these inputs can tell them apart."""
 
 
 def replicate_key() -> pl.Expr:
@@ -166,6 +170,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         pl.lit(True).alias("included"),
     ).select(
         "run_id",
+        replicate_key().alias("replicate_key"),
         "system_chips",
         "decode_running_per_worker",
         "_wait_note",

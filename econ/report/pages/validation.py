@@ -131,10 +131,10 @@ def render(ctx: SiteContext) -> PageContent:
             ttft, ttft90 = _factor(rep_ttft["error_factor"]), _factor(rep_ttft["error_factor_p90"])
             lead += (
                 f" The measurements themselves repeat only so well: {rep_tpot['n_points']} runs that state exactly "
-                "what econ reads of another run (engine, model, chip, formats, each pool's layout and workers, "
-                f"lengths, concurrency) differ from them by a typical {tpot} in time per output token (9 in 10 "
-                f"within {tpot90}) and {ttft} ({ttft90}) in time to first token, a floor no model of those inputs "
-                "gets under."
+                "what econ reads of another run (engine, model, chip, formats, launch settings, each pool's layout "
+                f"and workers, lengths, concurrency) differ from them by a typical {tpot} in time per output token "
+                f"(9 in 10 within {tpot90}) and {ttft} ({ttft90}) in time to first token, a floor no model of those "
+                "inputs gets under."
             )
     return PageContent(title=TITLE, lead=lead, sections=sections, findings=findings.validation(ctx))
 
