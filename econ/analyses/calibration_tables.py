@@ -8,6 +8,7 @@ import polars as pl
 from econ.analyses import calibration_runs as cr
 from econ.analyses.calibration_points import ENGINES as ENGINE_NAMES
 from econ.analyses.inputs import architecture_of
+from econ.analyses.serving_runs import POOL_COLUMNS
 from econ.fits import calibration as cal
 from econ.fits import calibration_cv as cv
 from econ.fits.calibration_throughput import predict_points
@@ -70,23 +71,17 @@ def regimes(mode: pl.Expr, users: pl.Expr, assumed: pl.Expr, waits: pl.Expr, tar
     return pl.when(waits).then(pl.concat_str(base, pl.lit("_slot_wait"))).otherwise(base)
 
 
-def config_key() -> pl.Expr:
-    cols = [
-        "arch_model",
-        "chip",
-        "engine",
-        "weight_format",
-        "mode",
-        "input_tokens",
-        "output_tokens",
-        "concurrency",
-        *(
-            f"{pool}_{k}"
-            for pool in ("prefill", "decode")
-            for k in ("tensor_parallel", "attention_data_parallel", "expert_parallel", "workers")
-        ),
-    ]
+def _joined(cols) -> pl.Expr:
     return pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in cols], separator="|")
+
+
+def _pool_columns(*degrees: str) -> list[str]:
+    return [f"{pool}_{k}" for pool in ("prefill", "decode") for k in degrees]
+
+
+def config_key() -> pl.Expr:
+    head = ["arch_model", "chip", "engine", "weight_format", "mode", "input_tokens", "output_tokens", "concurrency"]
+    return _joined(head + _pool_columns("tensor_parallel", "attention_data_parallel", "expert_parallel", "workers"))
 
 
 REPLICATE_COLUMNS = (
@@ -107,15 +102,7 @@ REPLICATE_COLUMNS = (
     "chunk_tokens",
     "adp_timeout_iters",
     "decode_expert_balanced",
-    *(
-        f"{pool}_{k}"
-        for pool in ("prefill", "decode")
-        for k in ("tensor_parallel", "attention_data_parallel", "pipeline_parallel", "expert_tensor_parallel")
-    ),
-    "prefill_expert_parallel",
-    "decode_expert_parallel",
-    "decode_workers",
-    "prefill_workers",
+    *POOL_COLUMNS,
 )
 """Everything econ reads of a run of ``inferencex_train`` (:func:`econ.analyses.calibration_runs.run_inputs`): the
 engine, model, chip, mode, lengths, concurrency, formats (the KV cache's as used), speculation, the launch's limits,
@@ -124,7 +111,7 @@ replicates: no model of these inputs can tell them apart."""
 
 
 def replicate_key() -> pl.Expr:
-    return pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in REPLICATE_COLUMNS], separator="|")
+    return _joined(REPLICATE_COLUMNS)
 
 
 def fold_labels(

@@ -118,6 +118,20 @@ def chip_key(system: str | None) -> str:
 CONCURRENCY = r"silicon_concurrency=(\d+)"
 MEASURED = r"measured=(\d{4}-\d{2}-\d{2})"
 
+POOL_COLUMNS = tuple(
+    f"{pool}_{k}"
+    for pool in ("prefill", "decode")
+    for k in (
+        "tensor_parallel",
+        "attention_data_parallel",
+        "pipeline_parallel",
+        "expert_tensor_parallel",
+        "expert_parallel",
+        "workers",
+    )
+)
+"""Each pool's degrees and worker count, as a configuration states them."""
+
 SPEC_COLUMNS = {
     c.out_name: {"str": pl.String, "int": pl.Int64, "float": pl.Float64}[c.kind] for c in SERVING_RUNS.columns
 }
@@ -306,18 +320,7 @@ def configurations(
         launch_layouts.SPECULATION,
         launch_layouts.LIMIT,
         launch_layouts.BALANCED,
-        *(
-            pl.col(f"{pool}_{k}")
-            for pool in ("prefill", "decode")
-            for k in (
-                "tensor_parallel",
-                "attention_data_parallel",
-                "pipeline_parallel",
-                "expert_tensor_parallel",
-                "expert_parallel",
-                "workers",
-            )
-        ),
+        *POOL_COLUMNS,
         "workers_assumed",
         "measured_ttft_s",
         "measured_tpot_s",
