@@ -214,7 +214,7 @@ def test_the_shipped_runs_report_how_well_they_repeat(real_db):
 def test_the_repeatability_agrees_with_the_raw_files_own_columns(real_db):
     """A second reading of the same floor: group the raw inferencex_train rows by every column the file states
     (its engine version and batch columns too, which econ does not read) and take the same scaled deviations in SQL.
-    The two readings' p90 factors agree within 5% (1.82x and 1.80x for TTFT, 1.55x and 1.53x for TPOT; unscaled by
+    The two readings' p90 factors agree within 5% (1.82x and 1.80x for TTFT, 1.55x and 1.54x for TPOT; unscaled by
     √(n/(n − 1)) the raw reading would be 10-12% tighter)."""
     inputs = [
         "backend", "backend_version", "model_path", "system", "precision", "mode", "isl", "osl", "gemm_quant_mode",
