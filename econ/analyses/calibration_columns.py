@@ -264,7 +264,8 @@ ERRORS = ResultTable(
             "model_out (architecture group held out), chip_out, source_out, random_out (…_any_engine: predicted "
             "with no engine stated), calibrated or bound; replicates: not a prediction but the measurements' own "
             "repeatability, each run against the other runs stating all the same inputs "
-            "(econ.analyses.calibration_tables.REPLICATE_COLUMNS), the floor no model of those inputs gets under",
+            "(econ.analyses.calibration_tables.REPLICATE_COLUMNS): held out, no model of those inputs can be expected "
+            "to do better",
             calibration_cv.replicate_log_deviation,
         ),
         C("target", "str", "", "key", "ttft, tpot (InferenceX runs) or throughput (published points)"),
