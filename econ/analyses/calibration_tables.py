@@ -91,6 +91,7 @@ REPLICATE_COLUMNS = (
     "mode",
     "input_tokens",
     "output_tokens",
+    "length_range_ratio",
     "concurrency",
     "weight_format",
     "expert_weight_format",
@@ -105,9 +106,9 @@ REPLICATE_COLUMNS = (
     *POOL_COLUMNS,
 )
 """Everything econ reads of a run of ``inferencex_train`` (:func:`econ.analyses.calibration_runs.run_inputs`): the
-engine, model, chip, mode, lengths, concurrency, formats (the KV cache's as used), speculation, the launch's limits,
-chunk, attention-DP hold and expert balancer, each pool's degrees and workers. Runs that agree on all of them are
-replicates: no model of these inputs can tell them apart."""
+engine, model, chip, mode, lengths (and how the client drew them), concurrency, formats (the KV cache's as used),
+speculation, the launch's limits, chunk, attention-DP hold and expert balancer, each pool's degrees and workers. Runs
+that agree on all of them are replicates: no model of these inputs can tell them apart."""
 
 
 def replicate_key() -> pl.Expr:

@@ -89,6 +89,12 @@ def notes() -> pl.Expr:
                     "expert rank is uniform routing's, not the router's fitted skew"
                 )
             ),
+            pl.when(pl.col("_fixed_lengths")).then(
+                pl.lit(
+                    "measured by AIConfigurator's own eval (fixed lengths, not InferenceX's [0.8·L, L]): timed at the "
+                    "stated prompt and output lengths"
+                )
+            ),
             pl.when(pl.col("workers_assumed")).then(
                 pl.lit(
                     "worker counts not stated: decode workers enough for 64 sequences per rank, prefill workers at "

@@ -117,6 +117,12 @@ def chip_key(system: str | None) -> str:
 
 CONCURRENCY = r"silicon_concurrency=(\d+)"
 MEASURED = r"measured=(\d{4}-\d{2}-\d{2})"
+FIXED_LENGTHS = "aic-auto-gap-analysis"
+"""The ``silicon_data_source`` of the runs NVIDIA measured for AIConfigurator's gap analysis (about 700 rows of the
+file), not InferenceX's: AIConfigurator's eval runners send every prompt and output at exactly the stated length
+(``genai-perf --synthetic-input-tokens-stddev 0 --output-tokens-stddev 0``, or ``bench_serving
+--random-range-ratio 1``; ``src/aiconfigurator/eval/benchmarks/`` at 5e16187), where InferenceX's client draws them
+from [0.8·L, L] (:data:`econ.analyses.calibration_runs.LENGTH_RATIO`). Such a run's ``length_range_ratio`` is 1."""
 
 POOL_COLUMNS = tuple(
     f"{pool}_{k}"
@@ -298,7 +304,13 @@ def configurations(
     from_batch = batch * pl.col("_decode_attention_dp_size") * pl.col("decode_workers")  # as stored
     r = r.with_columns(pl.coalesce("_stated", from_batch).alias("concurrency"), from_batch.alias("_from_batch"))
     stated = pl.col("nextn").fill_null(0.0) > 0  # a run that states its speculation is timed by it
-    r = r.with_columns((pl.col(launch_layouts.SPECULATION) & ~stated).alias(launch_layouts.SPECULATION))
+    r = r.with_columns(
+        (pl.col(launch_layouts.SPECULATION) & ~stated).alias(launch_layouts.SPECULATION),
+        pl.col("silicon_data_source")
+        .str.contains(FIXED_LENGTHS, literal=True)
+        .fill_null(False)
+        .alias("_fixed_lengths"),
+    )
     return r.with_columns(run_notes.notes().alias("notes"), run_notes.reason().alias("reason")).select(
         pl.col("id").alias("run_id"),
         pl.col("backend").alias("engine"),
@@ -322,6 +334,7 @@ def configurations(
         launch_layouts.BALANCED,
         *POOL_COLUMNS,
         "workers_assumed",
+        pl.when(pl.col("_fixed_lengths")).then(1.0).alias("length_range_ratio"),
         "measured_ttft_s",
         "measured_tpot_s",
         "notes",

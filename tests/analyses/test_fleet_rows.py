@@ -40,9 +40,9 @@ def test_a_plan_says_how_much_communication_its_decode_step_waits_for(real_db, c
 
 
 def test_a_plan_says_how_busy_its_whole_replicas_are(real_db, capsys):
-    """DeepSeek's prefill needs 27.7 units of 32 GPUs and gets 28, its decode 6.71 units of 144 and gets 7: the plan
+    """DeepSeek's prefill needs 27.6 units of 32 GPUs and gets 28, its decode 6.58 units of 144 and gets 7: the plan
     prints both, so the share of the gap to DeepSeek's 1,814 GPUs that is rounding up to whole replicas is on the
-    page (whole = the ceiling of busy; here about 50 GPUs, over 1% of the plan)."""
+    page (whole = the ceiling of busy; here about 74 GPUs, over 1% of the plan)."""
     code, out, err = run_cli(capsys, "--db", str(real_db), *DEEPSEEK, "--format", "json", "--as-of", "2026-11-30")
     plan = json.loads(out)
     assert (code, err) == (0, "")
