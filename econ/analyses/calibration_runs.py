@@ -9,7 +9,7 @@ For each configuration (vectorised over rows) the deployment terms at peak
   of ``I`` tokens a step on average (each request's prompt is prefilled once over its O steps), run as whole
   chunks in the share of the steps :func:`econ.physics.step_time.chunk_step_frac` gives: TPOT is the mean of a step
   alone and a step that carries a chunk (a group of chunks, one per attention rank, where the engine holds prompts
-  back for the ranks to prefill together: :func:`econ.physics.step_time.balanced_prefill`);
+  back to prefill together: :mod:`econ.physics.prompt_hold`);
 - the request's **first pass**: aggregated, one chunk of the prompt beside the decode batch (``⌈I/chunk⌉``
   steps), after the decode steps it is held for; disaggregated, one prompt through a prefill worker;
 - the **prefill demand** per request: a full prefill step (``chunk`` tokens of prompts per attention rank) over
@@ -29,7 +29,7 @@ from econ.analyses import launch_layouts
 from econ.analyses import launch_settings as launch
 from econ.fits.calibration import Runs, Step
 from econ.formats import BYTES_PER_VALUE
-from econ.physics import deployment, sharding, step_time
+from econ.physics import deployment, prompt_hold, sharding, step_time
 
 LENGTH_RATIO = 0.8
 """InferenceX's client (vLLM ``benchmark_serving.py --random-range-ratio 0.8``) draws each prompt and output
@@ -42,6 +42,10 @@ the stated rows' median prefill:decode chip ratio (:data:`PREFILL_CHIP_RATIO`)."
 PREFILL_CHIP_RATIO = ((4000.0, 0.5), (0.0, 0.2))
 """(prompt tokens at least, prefill chips per decode chip): the medians of the stated disaggregated rows (0.2 for
 1k-token prompts, 0.5 for 4k and longer)."""
+
+BATCH_WAIT_COLUMNS = ("batch_wait_timeout_iters", "batch_wait_threshold_tokens")
+"""A run's launch holding prompts for a step's scheduled tokens (:func:`econ.analyses.launch_settings.batch_wait`):
+steps a prompt may wait, scheduled tokens that release it (nulls: it does not hold)."""
 
 
 def _f(frame: pl.DataFrame, name: str) -> np.ndarray:
@@ -122,6 +126,7 @@ def run_inputs(configs: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFra
         ),
         pl.when(chunk > 0).then(chunk).otherwise(pl.col("input_tokens") * mean).alias("chunk_tokens"),
         pl.when(pl.col("mode") == "agg").then(launch.adp_balance_timeout_iters()).alias("adp_timeout_iters"),
+        *(e.alias(n) for e, n in zip(launch.batch_wait(has_date="measured_date" in c.columns), BATCH_WAIT_COLUMNS)),
     )
     ratio = pl.when(pl.col("input_tokens") >= PREFILL_CHIP_RATIO[0][0]).then(PREFILL_CHIP_RATIO[0][1])
     ratio = ratio.otherwise(PREFILL_CHIP_RATIO[1][1])
@@ -219,9 +224,13 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
 
     dp_d, dp_p = decode_layout["attention_data_parallel"], prefill_layout["attention_data_parallel"]
     timeout = _optional(c, "adp_timeout_iters", np.nan)
-    group, wait_steps = step_time.balanced_prefill(batch / osl, dp_d, batch, timeout)
+    group, wait_steps = prompt_hold.balanced_prefill(batch / osl, dp_d, batch, timeout)
+    wait_timeout, wait_tokens = (_optional(c, n, np.nan) for n in BATCH_WAIT_COLUMNS)
+    waited, waited_steps = prompt_hold.batch_wait_hold(batch / osl, isl, batch, wait_tokens, wait_timeout)
+    waits = np.isfinite(wait_timeout)  # never beside the attention-DP balance: the engine skips it under ADP
+    group, wait_steps = np.where(waits, waited, group), np.where(waits, waited_steps, wait_steps)
     # aggregated: B/O prompts a step on average, run as whole chunks in a share of the steps, a group of them at once
-    # where the engine holds prompts back for every attention rank to prefill together
+    # where the engine holds prompts back to prefill them together
     share = np.where(agg, step_time.chunk_step_frac(batch / osl / group, isl, chunk), 0.0)
     decode = terms(decode_layout, batch, 0.0, isl)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -291,6 +300,7 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
         "new_input_tokens": isl,
         "prompt_hold_steps": runs.first_wait_steps,
         "prompts_released_together": np.where(agg, group, 1.0),
+        "prompt_batch_wait": waits & agg,
         "bound_tpot_s": ((1.0 - share) * _bound(decode) + share * _bound(decode_chunk)) / runs.accepted,
         "bound_first_pass_s": np.where(agg, _bound(first_agg) * runs.first_steps, _bound(first_dis)),
     }
@@ -316,8 +326,8 @@ def waits_for_slot(extra: dict) -> np.ndarray:
 
 def wait_notes(extra: dict) -> pl.Series:
     """The note of a run whose users wait before their prompt is prefilled (else null): its decode workers hold
-    fewer sequences than their share of the users, or its engine holds new prompts back for the other attention
-    ranks' (:func:`econ.physics.step_time.balanced_prefill`)."""
+    fewer sequences than their share of the users, or its engine holds new prompts back to prefill them together
+    (:mod:`econ.physics.prompt_hold`)."""
     both = pl.DataFrame(
         {
             "running": extra["decode_batch_per_worker"],
@@ -329,6 +339,7 @@ def wait_notes(extra: dict) -> pl.Series:
             "full": slot_limited(extra),
             "hold": extra["prompt_hold_steps"],
             "together": extra["prompts_released_together"],
+            "balanced": ~np.asarray(extra["prompt_batch_wait"]),
         }
     )
     full = pl.format(
@@ -345,11 +356,12 @@ def wait_notes(extra: dict) -> pl.Series:
         pl.col("wait").round(2),
     )
     held = pl.format(
-        "the engine holds each new prompt {} decode steps on average and prefills {} together, one per attention "
-        "rank (TensorRT-LLM's attention_dp_config.enable_balance, as InferenceX launches it): the TTFT includes the "
-        "wait",
+        "the engine holds each new prompt {} decode steps on average and prefills {} together, {} (TensorRT-LLM's "
+        "{}, as InferenceX launches it): the TTFT includes the wait",
         pl.col("hold").round(1),
         pl.col("together").round(1),
+        pl.when("balanced").then(pl.lit("one per attention rank")).otherwise(pl.lit("or once they fill a step")),
+        pl.when("balanced").then(pl.lit("attention_dp_config.enable_balance")).otherwise(pl.lit("batch waiting")),
     )
     slot = pl.when("waits").then(pl.when("full").then(full).otherwise(routed))
     return both.select(with_note(slot, pl.when(pl.col("hold") > 0).then(held)).alias("_wait_note")).to_series()

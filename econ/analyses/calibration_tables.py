@@ -102,12 +102,14 @@ REPLICATE_COLUMNS = (
     "max_running_requests",
     "chunk_tokens",
     "adp_timeout_iters",
+    "batch_wait_timeout_iters",
+    "batch_wait_threshold_tokens",
     "decode_expert_balanced",
     *POOL_COLUMNS,
 )
 """Everything econ reads of a run of ``inferencex_train`` (:func:`econ.analyses.calibration_runs.run_inputs`): the
 engine, model, chip, mode, lengths (and how the client drew them), concurrency, formats (the KV cache's as used),
-speculation, the launch's limits, chunk, attention-DP hold and expert balancer, each pool's degrees and workers. Runs
+speculation, the launch's limits, chunk, prompt holds and expert balancer, each pool's degrees and workers. Runs
 that agree on all of them are replicates: no model of these inputs can tell them apart."""
 
 

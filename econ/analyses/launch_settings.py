@@ -10,6 +10,8 @@ the KV-cache format, how many requests an engine runs at once and how it admits 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 
 ENGINE_PREFILL_TOKENS = {"trtllm": 0.0, "sglang": 32768.0, "vllm": 8192.0}
@@ -76,6 +78,44 @@ prompts when every rank has one or when the count of steps since the last releas
 DeepSeek-V3 on 8 GB200 at a longer TTFT. ``batching_wait_iters`` (0 in the DeepSeek scripts, the default 10 for
 gpt-oss) is not modelled. Keyed by (engine, architecture, chip, weight format); aggregated runs only."""
 
+
+@dataclass(frozen=True)
+class BatchWait:
+    """A launch that holds new prompts until a step's scheduled tokens reach ``threshold_tokens``
+    (``batch_wait_max_tokens_ratio × max_num_tokens``) or ``timeout_iters`` steps pass
+    (``batch_wait_timeout_iters``), for runs of ``prompt_tokens`` and ``output_tokens``, below
+    ``below_tensor_parallel``, at ``min_concurrency`` or more, measured on or after ``since``."""
+
+    timeout_iters: float
+    threshold_tokens: float
+    prompt_tokens: float = 1024.0
+    output_tokens: float = 1024.0
+    below_tensor_parallel: float = float("inf")
+    min_concurrency: float = 0.0
+    since: str | None = None
+
+
+BATCH_WAIT = {
+    **{
+        ("trtllm", "Llama-3.1-70B", chip, fmt): BatchWait(20.0, 0.9 * 16384.0, below_tensor_parallel=8.0)
+        for chip, fmt in (("B200", "fp4"), ("B200", "fp8"), ("H200", "fp8"))
+    },
+    **{
+        ("trtllm", arch, "B200", "fp8"): BatchWait(40.0, 0.8 * 8192.0, min_concurrency=64.0, since="2026-01-29")
+        for arch in ("DeepSeek-R1", "DeepSeek-V3")
+    },
+}
+"""TensorRT-LLM's batch waiting (``PyExecutor._waiting_requests``: a prompt is held while the step's scheduled
+tokens, prompts' and the decode batch's, stay under the threshold, until ``batch_wait_timeout_iters`` steps with a
+prompt held; not under attention data parallelism, nor while no other request decodes) in InferenceX's
+single-node scripts without speculative decoding: ``70b_fp4_b200_trt_slurm.sh``, ``70b_fp8_b200_trt_slurm.sh`` and
+``70b_fp8_h200_trt_slurm.sh`` (69844b2ea, 2025-10-29, the day the Llama-3.1-70B runs were measured; removed by
+026d16b82) set ``batch_wait_timeout_iters: 20`` and ``batch_wait_max_tokens_ratio: 0.9`` of ``--max_num_tokens
+16384`` at 1k/1k below TP 8; ``dsr1_fp8_b200_trt.sh`` (from ec7bafaae, 2026-01-29) sets 40 and 0.8 of
+``max_num_tokens`` 8192 at 1k/1k from 64 users (its ``_mtp`` twin does not). Keyed by (engine, architecture,
+chip, weight format); aggregated runs only. :func:`econ.physics.prompt_hold.batch_wait_hold` gives the wait."""
+
+
 ADMISSION_FULL_ENGINES = ("trtllm",)
 """Engines that admit a request only with KV-cache room for its whole prompt and output: TensorRT-LLM's default
 capacity scheduler policy ``GUARANTEED_NO_EVICT`` ("guarantee that a started request is never paused",
@@ -133,4 +173,33 @@ def adp_balance_timeout_iters() -> pl.Expr:
     (:data:`ADP_BALANCE_TIMEOUT_ITERS`; null: not launched so)."""
     return _key().replace_strict(
         {"|".join(k): v for k, v in ADP_BALANCE_TIMEOUT_ITERS.items()}, default=None, return_dtype=pl.Float64
+    )
+
+
+def batch_wait(*, has_date: bool) -> tuple[pl.Expr, pl.Expr]:
+    """(steps a prompt may be held, scheduled tokens that release it) of each aggregated run whose launch waits
+    (:data:`BATCH_WAIT`: its lengths, tensor-parallel degree, concurrency and date; not with attention data
+    parallelism or speculative decoding; a run without ``measured_date`` takes the setting), else nulls."""
+    key = _key()
+
+    def field(name: str, dtype=pl.Float64) -> pl.Expr:
+        return key.replace_strict(
+            {"|".join(k): getattr(v, name) for k, v in BATCH_WAIT.items()}, default=None, return_dtype=dtype
+        )
+
+    measured = pl.col("measured_date") if has_date else pl.lit(None, dtype=pl.String)
+    since = field("since", pl.String)
+    applies = (
+        (pl.col("mode") == "agg")
+        & (pl.col("input_tokens") == field("prompt_tokens"))
+        & (pl.col("output_tokens") == field("output_tokens"))
+        & (pl.col("decode_tensor_parallel") < field("below_tensor_parallel"))
+        & (pl.col("concurrency") >= field("min_concurrency"))
+        & (pl.col("decode_attention_data_parallel") <= 1)
+        & (pl.col("speculative_tokens").fill_null(0.0) <= 0)
+        & (since.is_null() | measured.is_null() | (measured >= since))
+    ).fill_null(False)
+    return (
+        pl.when(applies).then(field("timeout_iters")),
+        pl.when(applies).then(field("threshold_tokens")),
     )

@@ -180,8 +180,8 @@ def predict_runs(p: dict, runs: Runs) -> tuple[np.ndarray, np.ndarray]:
     """(TTFT, TPOT) of every run at per-row parameters ``p`` [s]; ``s = C/K`` users per decode slot (1 where all fit)
     enter the prefill queue ``C/s`` at a time and wait ``w`` request lifetimes for a slot
     (:func:`econ.physics.step_time.routed_slot_wait`, :func:`econ.physics.step_time.slot_wait_s`); a prompt held
-    ``h`` decode steps for the other attention ranks' prompts waits ``h`` steps of the decode pool
-    (:func:`econ.physics.step_time.balanced_prefill`)."""
+    ``h`` decode steps to prefill beside other prompts waits ``h`` steps of the decode pool
+    (:mod:`econ.physics.prompt_hold`)."""
     parts = run_components(p, runs)
     return parts["ttft_s"], parts["tpot_s"]
 
@@ -212,7 +212,7 @@ def run_components(p: dict, runs: Runs) -> dict[str, np.ndarray]:
         queue_wait_frac=p["queue_wait_frac"],
         burst_wait_frac=p["burst_wait_frac"],
     )
-    ttft = ttft + runs.first_wait_steps * step  # held for the other attention ranks' prompts
+    ttft = ttft + runs.first_wait_steps * step  # held to prefill beside other prompts
     ttft = ttft + step_time.slot_wait_s(ttft, think, runs.slot_wait_lifetimes)
     return {"tpot_s": tpot, "first_pass_s": first, "demand_s": demand, "ttft_s": ttft}
 

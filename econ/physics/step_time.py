@@ -30,7 +30,7 @@ terms, each a function of arrays (broadcasting), each with its source:
   blind to load makes users wait on a busy worker while another has room (:func:`routed_slot_wait`).
 
 Prefill chunks sharing an aggregated worker's decode steps run in a share of them (:func:`chunk_step_frac`), and an
-engine may hold new prompts for its attention ranks to prefill them together (:func:`balanced_prefill`). Speculative
+engine may hold new prompts back to prefill them together (:mod:`econ.physics.prompt_hold`). Speculative
 decoding (:func:`econ.physics.deployment.accepted_tokens_per_step`) and the KV-cache format (``kv_scale`` of the
 deployment terms) live with the step terms.
 """
@@ -317,43 +317,6 @@ def chunk_step_frac(prompts_per_step, prompt_tokens, chunk_tokens):
     most of a MoE's experts every step and came out too slow (InferenceX's long-prompt runs, 1.29x held out)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.clip(_f(prompts_per_step) * _f(prompt_tokens) / _f(chunk_tokens), 0.0, 1.0)
-
-
-@formula(
-    "h = Σ_{m<R} m·P(N ≥ m+1) / (λ·Σ_{m≤R} P(N ≥ m)),  n = Σ_{m≤R} P(N ≥ m)/(1 − e^(−λT)),  N ~ Poisson(λT)",
-    "renewal cycles of TensorRT-LLM's PyExecutor._balance_adp_requests: a release at the R-th prompt or T steps",
-)
-def balanced_prefill(prompts_per_step, ranks, batch, timeout_steps):
-    """(prompts prefilled together [prompts], mean decode steps a prompt is held [steps]) on a worker whose engine
-    holds new prompts until every one of its ``R`` attention ranks has one or ``T`` steps have passed since the last
-    release (TensorRT-LLM's ``attention_dp_config.enable_balance``, :data:`econ.analyses.launch_settings.
-    ADP_BALANCE_TIMEOUT_ITERS`; NaN ``timeout_steps``: it does not hold).
-
-    Prompts arrive at ``λ = B/O`` a step, spread over the ranks in turn, so every rank has one at the ``R``-th
-    prompt since the last release. A release therefore ends a cycle of ``τ = min(T, S_R)`` steps, ``S_R`` the
-    ``R``-th arrival, and carries ``N(τ) = min(N_T, R)`` prompts, ``N_T ~ Poisson(λT)``. The prompts held add up to
-    ``∫₀^τ N(t) dt``, whose mean is ``(1/λ)·Σ_{m=1}^{R−1} m·P(N_T ≥ m + 1)`` (``N(t) < R`` before ``S_R``, and
-    ``∫₀^T P(N_t = m) dt = P(N_T ≥ m + 1)/λ``); over ``E[N(τ)] = Σ_{m=1}^{R} P(N_T ≥ m)`` prompts a cycle, that is
-    each prompt's mean wait, and a release that carries any carries ``E[N(τ)]/(1 − e^(−λT))``. It tends to ``T/2``
-    steps while prompts are rare and to ``(R − 1)/(2λ)`` once every rank gets one well before the timeout; a
-    simulation of the scheduler's counter checks it (tests/physics/test_step_time.py). A worker with fewer sequences
-    than ranks, or one rank, is not held (the scheduler releases while a rank has nothing to decode)."""
-    lam, ranks = _f(prompts_per_step), _f(ranks)
-    lam, ranks, timeout = np.broadcast_arrays(lam, ranks, _f(timeout_steps))
-    held = np.isfinite(timeout) & (ranks > 1) & (_f(batch) >= ranks) & (lam > 0)
-    x = np.where(held, lam * timeout, 0.0)
-    pmf, cdf = np.exp(-x), np.exp(-x)  # P(N_T = 0), P(N_T ≤ 0)
-    per_cycle, held_sum = np.zeros(x.shape), np.zeros(x.shape)  # E[N(τ)], λ·E[∫ N dt]
-    for m in range(1, int(np.max(np.where(held, ranks, 1.0))) + 1):  # a loop over ranks, vectorised over rows
-        at_least = 1.0 - cdf  # P(N_T ≥ m)
-        per_cycle += np.where(m <= ranks, at_least, 0.0)
-        held_sum += np.where(m <= ranks, (m - 1) * at_least, 0.0)  # (m − 1)·P(N_T ≥ m) for m = 2..R
-        pmf = pmf * x / m
-        cdf = cdf + pmf
-    with np.errstate(invalid="ignore", divide="ignore"):
-        wait = held_sum / (lam * per_cycle)
-        group = per_cycle / -np.expm1(-x)
-    return np.where(held, np.clip(group, 1.0, ranks), 1.0), np.where(held, wait, 0.0)
 
 
 @formula(

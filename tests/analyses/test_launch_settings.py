@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import polars as pl
+import pytest
 
 from econ.analyses import launch_settings as launch
 
@@ -83,3 +84,59 @@ def test_a_single_node_scripts_request_limit_holds_for_aggregated_runs_only(real
     assert agg.height >= 10 and disagg.height >= 10
     assert set(agg["max_running_requests"]) == {256.0}
     assert disagg["max_running_requests"].to_list() == disagg["launch_max_running"].to_list()
+
+
+def test_a_launch_waits_for_a_fuller_step_only_where_its_script_said_so():
+    """TensorRT-LLM's batch waiting as InferenceX's scripts set it: Llama-3.1-70B at 1k/1k below TP 8 (20 steps,
+    0.9 of 16,384 tokens); DeepSeek-R1 FP8 on B200 at 1k/1k from 64 users, from 2026-01-29 (40 steps, 0.8 of 8,192);
+    never under attention data parallelism (the engine skips it there) nor in the speculating twin's script."""
+    names = ("engine", "arch_model", "chip", "weight_format", "measured_date", "input_tokens", "output_tokens")
+    more = ("decode_tensor_parallel", "decode_attention_data_parallel", "concurrency", "speculative_tokens", "mode")
+    rows = pl.DataFrame(
+        [
+            dict(zip(names + more, r))
+            for r in (
+                ("trtllm", "Llama-3.1-70B", "B200", "fp4", "2025-10-29", 1024, 1024, 4, 1, 8, 0.0, "agg"),
+                ("trtllm", "Llama-3.1-70B", "B200", "fp4", "2025-10-29", 1024, 1024, 8, 1, 8, 0.0, "agg"),  # TP 8
+                ("trtllm", "Llama-3.1-70B", "H200", "fp8", "2025-10-29", 1024, 8192, 2, 1, 8, 0.0, "agg"),  # 1k/8k
+                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-02-05", 1024, 1024, 8, 1, 64, 0.0, "agg"),
+                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-01-14", 1024, 1024, 8, 1, 64, 0.0, "agg"),  # before
+                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-02-05", 1024, 1024, 8, 1, 32, 0.0, "agg"),  # 32 users
+                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-02-05", 1024, 1024, 1, 8, 64, 0.0, "agg"),  # ADP
+                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-02-05", 1024, 1024, 8, 1, 64, 3.0, "agg"),  # MTP
+                ("trtllm", "DeepSeek-R1", "B200", "fp8", None, 1024, 1024, 8, 1, 64, None, "agg"),  # a user's row
+                ("trtllm", "Llama-3.1-70B", "B200", "fp4", "2025-10-29", 1024, 1024, 4, 1, 8, 0.0, "disagg"),
+            )
+        ],
+        schema_overrides={"measured_date": pl.String, "speculative_tokens": pl.Float64},
+    )
+    held = rows.select(*(e.alias(n) for e, n in zip(launch.batch_wait(has_date=True), ("timeout", "tokens"))))
+    timeout, tokens = held["timeout"], held["tokens"]
+    assert timeout.to_list() == [20.0, None, None, 40.0, None, None, None, None, 40.0, None]
+    assert tokens.to_list()[0] == pytest.approx(0.9 * 16384) and tokens.to_list()[3] == pytest.approx(0.8 * 8192)
+
+
+def test_the_measured_wait_of_a_launch_that_holds_prompts_is_the_holds(real_db):
+    """An independent reading of TensorRT-LLM's batch waiting in the measurements themselves: InferenceX ran each
+    Llama-3.1-70B configuration at 1k/1k (its script holding prompts below TP 8) and at 1k/8k (never held), so the
+    difference of their measured TTFTs is the wait. Over the 40 such pairs it is the hold the renewal form gives
+    (prompt_hold.batch_wait_hold's steps times the run's measured TPOT), median 1.01x, within 15%; at TP 8, where
+    the script holds nothing, the two TTFTs agree within 25% (median 0.97x)."""
+    import duckdb
+
+    from econ.analyses import calibration as analysis
+    from econ.analyses.runner import BuildContext, _Scenarios
+
+    with duckdb.connect(str(real_db), read_only=True) as con:
+        i = analysis.build_problem(BuildContext(con=con, as_of=None, _scenarios=_Scenarios(con)))
+    runs = i.runs.with_columns(pl.Series("hold_steps", i.extra["prompt_hold_steps"])).filter(
+        (pl.col("engine") == "trtllm") & (pl.col("arch_model") == "Llama-3.1-70B") & (pl.col("input_tokens") == 1024)
+    )
+    key = ["chip", "weight_format", "decode_tensor_parallel", "concurrency"]
+    one_k = runs.filter(pl.col("output_tokens") == 1024)
+    pairs = one_k.join(runs.filter(pl.col("output_tokens") == 8192), on=key, suffix="_8k")
+    held, free = pairs.filter(pl.col("hold_steps") > 0), pairs.filter(pl.col("hold_steps") == 0)
+    assert held.height >= 30 and free.height >= 10
+    measured = (held["measured_ttft_s"] - held["measured_ttft_s_8k"]) / (held["hold_steps"] * held["measured_tpot_s"])
+    assert measured.median() == pytest.approx(1.0, rel=0.15)
+    assert (free["measured_ttft_s"] / free["measured_ttft_s_8k"]).median() == pytest.approx(1.0, rel=0.25)
