@@ -126,7 +126,7 @@ def run_inputs(configs: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFra
         ),
         pl.when(chunk > 0).then(chunk).otherwise(pl.col("input_tokens") * mean).alias("chunk_tokens"),
         pl.when(pl.col("mode") == "agg").then(launch.adp_balance_timeout_iters()).alias("adp_timeout_iters"),
-        *(e.alias(n) for e, n in zip(launch.batch_wait(has_date="measured_date" in c.columns), BATCH_WAIT_COLUMNS)),
+        *(e.alias(n) for e, n in zip(launch.batch_wait(c.columns), BATCH_WAIT_COLUMNS)),
     )
     ratio = pl.when(pl.col("input_tokens") >= PREFILL_CHIP_RATIO[0][0]).then(PREFILL_CHIP_RATIO[0][1])
     ratio = ratio.otherwise(PREFILL_CHIP_RATIO[1][1])

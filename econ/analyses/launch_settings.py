@@ -10,6 +10,7 @@ the KV-cache format, how many requests an engine runs at once and how it admits 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import polars as pl
@@ -176,10 +177,11 @@ def adp_balance_timeout_iters() -> pl.Expr:
     )
 
 
-def batch_wait(*, has_date: bool) -> tuple[pl.Expr, pl.Expr]:
+def batch_wait(columns: Collection[str]) -> tuple[pl.Expr, pl.Expr]:
     """(steps a prompt may be held, scheduled tokens that release it) of each aggregated run whose launch waits
     (:data:`BATCH_WAIT`: its lengths, tensor-parallel degree, concurrency and date; not with attention data
-    parallelism or speculative decoding; a run without ``measured_date`` takes the setting), else nulls."""
+    parallelism, nor where it speculates, stated or launched so, ``speculation_launched``: the scripts' MTP twins
+    set none; a run without ``measured_date`` takes the setting), else nulls. ``columns``: the frame's."""
     key = _key()
 
     def field(name: str, dtype=pl.Float64) -> pl.Expr:
@@ -187,7 +189,8 @@ def batch_wait(*, has_date: bool) -> tuple[pl.Expr, pl.Expr]:
             {"|".join(k): getattr(v, name) for k, v in BATCH_WAIT.items()}, default=None, return_dtype=dtype
         )
 
-    measured = pl.col("measured_date") if has_date else pl.lit(None, dtype=pl.String)
+    measured = pl.col("measured_date") if "measured_date" in columns else pl.lit(None, dtype=pl.String)
+    launched = pl.col("speculation_launched").fill_null(False) if "speculation_launched" in columns else pl.lit(False)
     since = field("since", pl.String)
     applies = (
         (pl.col("mode") == "agg")
@@ -197,6 +200,7 @@ def batch_wait(*, has_date: bool) -> tuple[pl.Expr, pl.Expr]:
         & (pl.col("concurrency") >= field("min_concurrency"))
         & (pl.col("decode_attention_data_parallel") <= 1)
         & (pl.col("speculative_tokens").fill_null(0.0) <= 0)
+        & ~launched
         & (since.is_null() | measured.is_null() | (measured >= since))
     ).fill_null(False)
     return (

@@ -89,30 +89,103 @@ def test_a_single_node_scripts_request_limit_holds_for_aggregated_runs_only(real
 def test_a_launch_waits_for_a_fuller_step_only_where_its_script_said_so():
     """TensorRT-LLM's batch waiting as InferenceX's scripts set it: Llama-3.1-70B at 1k/1k below TP 8 (20 steps,
     0.9 of 16,384 tokens); DeepSeek-R1 FP8 on B200 at 1k/1k from 64 users, from 2026-01-29 (40 steps, 0.8 of 8,192);
-    never under attention data parallelism (the engine skips it there) nor in the speculating twin's script."""
+    never under attention data parallelism (the engine skips it there) nor in the speculating twin's script (MTP
+    stated, or launched so without a draft length)."""
     names = ("engine", "arch_model", "chip", "weight_format", "measured_date", "input_tokens", "output_tokens")
     more = ("decode_tensor_parallel", "decode_attention_data_parallel", "concurrency", "speculative_tokens", "mode")
+    more += ("speculation_launched",)
     rows = pl.DataFrame(
         [
             dict(zip(names + more, r))
             for r in (
-                ("trtllm", "Llama-3.1-70B", "B200", "fp4", "2025-10-29", 1024, 1024, 4, 1, 8, 0.0, "agg"),
-                ("trtllm", "Llama-3.1-70B", "B200", "fp4", "2025-10-29", 1024, 1024, 8, 1, 8, 0.0, "agg"),  # TP 8
-                ("trtllm", "Llama-3.1-70B", "H200", "fp8", "2025-10-29", 1024, 8192, 2, 1, 8, 0.0, "agg"),  # 1k/8k
-                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-02-05", 1024, 1024, 8, 1, 64, 0.0, "agg"),
-                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-01-14", 1024, 1024, 8, 1, 64, 0.0, "agg"),  # before
-                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-02-05", 1024, 1024, 8, 1, 32, 0.0, "agg"),  # 32 users
-                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-02-05", 1024, 1024, 1, 8, 64, 0.0, "agg"),  # ADP
-                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-02-05", 1024, 1024, 8, 1, 64, 3.0, "agg"),  # MTP
-                ("trtllm", "DeepSeek-R1", "B200", "fp8", None, 1024, 1024, 8, 1, 64, None, "agg"),  # a user's row
-                ("trtllm", "Llama-3.1-70B", "B200", "fp4", "2025-10-29", 1024, 1024, 4, 1, 8, 0.0, "disagg"),
+                ("trtllm", "Llama-3.1-70B", "B200", "fp4", "2025-10-29", 1024, 1024, 4, 1, 8, 0.0, "agg", False),
+                (
+                    "trtllm",
+                    "Llama-3.1-70B",
+                    "B200",
+                    "fp4",
+                    "2025-10-29",
+                    1024,
+                    1024,
+                    8,
+                    1,
+                    8,
+                    0.0,
+                    "agg",
+                    False,
+                ),  # TP 8
+                (
+                    "trtllm",
+                    "Llama-3.1-70B",
+                    "H200",
+                    "fp8",
+                    "2025-10-29",
+                    1024,
+                    8192,
+                    2,
+                    1,
+                    8,
+                    0.0,
+                    "agg",
+                    False,
+                ),  # 1k/8k
+                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-02-05", 1024, 1024, 8, 1, 64, 0.0, "agg", False),
+                (
+                    "trtllm",
+                    "DeepSeek-R1",
+                    "B200",
+                    "fp8",
+                    "2026-01-14",
+                    1024,
+                    1024,
+                    8,
+                    1,
+                    64,
+                    0.0,
+                    "agg",
+                    False,
+                ),  # before
+                (
+                    "trtllm",
+                    "DeepSeek-R1",
+                    "B200",
+                    "fp8",
+                    "2026-02-05",
+                    1024,
+                    1024,
+                    8,
+                    1,
+                    32,
+                    0.0,
+                    "agg",
+                    False,
+                ),  # 32 users
+                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-02-05", 1024, 1024, 1, 8, 64, 0.0, "agg", False),  # ADP
+                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-02-05", 1024, 1024, 8, 1, 64, 3.0, "agg", False),  # MTP
+                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-02-05", 1024, 1024, 8, 1, 64, None, "agg", True),  # MTP
+                (
+                    "trtllm",
+                    "DeepSeek-R1",
+                    "B200",
+                    "fp8",
+                    None,
+                    1024,
+                    1024,
+                    8,
+                    1,
+                    64,
+                    None,
+                    "agg",
+                    False,
+                ),  # a user's row
+                ("trtllm", "Llama-3.1-70B", "B200", "fp4", "2025-10-29", 1024, 1024, 4, 1, 8, 0.0, "disagg", False),
             )
         ],
         schema_overrides={"measured_date": pl.String, "speculative_tokens": pl.Float64},
     )
-    held = rows.select(*(e.alias(n) for e, n in zip(launch.batch_wait(has_date=True), ("timeout", "tokens"))))
+    held = rows.select(*(e.alias(n) for e, n in zip(launch.batch_wait(rows.columns), ("timeout", "tokens"))))
     timeout, tokens = held["timeout"], held["tokens"]
-    assert timeout.to_list() == [20.0, None, None, 40.0, None, None, None, None, 40.0, None]
+    assert timeout.to_list() == [20.0, None, None, 40.0, None, None, None, None, None, 40.0, None]
     assert tokens.to_list()[0] == pytest.approx(0.9 * 16384) and tokens.to_list()[3] == pytest.approx(0.8 * 8192)
 
 
