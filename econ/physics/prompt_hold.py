@@ -60,7 +60,7 @@ def balanced_prefill(prompts_per_step, ranks, batch, timeout_steps):
     ``∫₀^T P(N_t = m) dt = P(N_T ≥ m + 1)/λ``); over ``E[N(τ)] = Σ_{m=1}^{R} P(N_T ≥ m)`` prompts a cycle, that is
     each prompt's mean wait, and a release that carries any carries ``E[N(τ)]/(1 − e^(−λT))``. It tends to ``T/2``
     steps while prompts are rare and to ``(R − 1)/(2λ)`` once every rank gets one well before the timeout; a
-    simulation of the scheduler's counter checks it (tests/physics/test_step_time.py). A worker with fewer sequences
+    simulation of the scheduler's counter checks it (tests/physics/test_prompt_hold.py). A worker with fewer sequences
     than ranks, or one rank, is not held (the scheduler releases while a rank has nothing to decode)."""
     lam, ranks = _f(prompts_per_step), _f(ranks)
     lam, ranks, timeout = np.broadcast_arrays(lam, ranks, _f(timeout_steps))
