@@ -202,15 +202,18 @@ def band_factors(abs_log: np.ndarray, group: np.ndarray) -> tuple[float, float]:
 def replicate_log_deviation(key: np.ndarray, log_value: np.ndarray) -> np.ndarray:
     """Each run's log deviation from the mean of the runs that state the same inputs (``key``), scaled so that it
     spreads as one run's noise does; NaN for a run measured once. Rows with equal key and equal value are one
-    measurement stored twice (the InferenceX file holds some), counted once: a copy is not a repeat."""
+    measurement stored twice (the InferenceX file holds some), counted once: a copy is not a repeat. A value that is
+    not finite is no measurement: NaN, and not counted among its key's."""
     y = np.asarray(log_value, dtype=float)
     _, code = np.unique(np.asarray(key), return_inverse=True)
-    distinct = np.unique(np.column_stack([code, y]), axis=0)
+    code = code.reshape(-1)
+    finite = np.isfinite(y)
+    distinct = np.unique(np.column_stack([code[finite], y[finite]]), axis=0)
     d_code = distinct[:, 0].astype(int)
     n = np.bincount(d_code, minlength=code.max() + 1 if code.size else 0).astype(float)
     total = np.bincount(d_code, weights=distinct[:, 1], minlength=n.size)
     mean, scale = total / np.maximum(n, 1.0), np.sqrt(n / np.maximum(n - 1.0, 1.0))
-    return np.where(n[code] >= 2.0, (y - mean[code]) * scale[code], np.nan)
+    return np.where((n[code] >= 2.0) & finite, (y - mean[code]) * scale[code], np.nan)
 
 
 @formula(

@@ -30,3 +30,12 @@ def test_a_copy_of_a_measurement_is_not_a_repeat_of_it():
     # a: distinct values 1 and 2, mean 1.5, n = 2, scaled by √2
     assert np.allclose(e[:3], [-0.5 * 2**0.5, -0.5 * 2**0.5, 0.5 * 2**0.5])
     assert np.isnan(e[3:]).all()
+
+
+def test_a_missing_measurement_spoils_no_other_runs_deviation():
+    """A run without a finite value (an empty or zero cell read as log 0 → -inf, or NaN) is no measurement: it has
+    no deviation and leaves its key's mean and count to the runs that have one."""
+    key = np.array(["a", "a", "a", "b", "b"])
+    e = replicate_log_deviation(key, np.array([1.0, 2.0, np.nan, 3.0, -np.inf]))
+    assert np.allclose(e[:2], [-0.5 * 2**0.5, 0.5 * 2**0.5])
+    assert np.isnan(e[2:]).all()
