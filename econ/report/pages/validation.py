@@ -133,8 +133,8 @@ def render(ctx: SiteContext) -> PageContent:
                 f" The measurements themselves repeat only so well: {rep_tpot['n_points']} runs that state exactly "
                 "what econ reads of another run (engine, model, chip, formats, launch settings, each pool's layout "
                 f"and workers, lengths, concurrency) differ from them by a typical {tpot} in time per output token "
-                f"(9 in 10 within {tpot90}) and {ttft} ({ttft90}) in time to first token: on runs it has not seen, "
-                "no model of those inputs can be expected to do better."
+                f"(9 in 10 within {tpot90}), and {rep_ttft['n_points']} such runs by {ttft} ({ttft90}) in time to "
+                "first token: on runs it has not seen, no model of those inputs can be expected to do better."
             )
     return PageContent(title=TITLE, lead=lead, sections=sections, findings=findings.validation(ctx))
 
