@@ -235,7 +235,9 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
     decode = terms(decode_layout, batch, 0.0, isl)
     with np.errstate(invalid="ignore", divide="ignore"):
         decode_chunk = terms(decode_layout, batch, np.where(share > 0, batch / osl / share, 0.0), isl)
-    first_agg = terms(decode_layout, batch, 1.0, chunk, cached)
+    # a held prompt's first chunk runs in one step with the prompts released with it (the scheduler hands them over
+    # together); a prompt that is not held runs alone (group 1)
+    first_agg = terms(decode_layout, batch, group, chunk, cached)
     first_dis = terms(prefill_layout, 0.0, 1.0, isl, cached)
     full_agg = terms(decode_layout, batch, per_rank * dp_d, isl, cached)
     full_dis = terms(prefill_layout, 0.0, per_rank * dp_p, isl, cached)
