@@ -23,6 +23,7 @@ from econ.analyses import calibration_tables as tables
 from econ.analyses import serving_runs
 from econ.analyses.calibration_columns import BANDS, ERRORS, PARAMETERS, POINTS, RUNS
 from econ.analyses.calibration_scenario import FIELDS
+from econ.analyses.inputs import architecture_groups, architecture_of
 from econ.analyses.timed_models import MODELS_SQL
 from econ.fits import calibration as cal
 from econ.fits import calibration_cv as cv
@@ -49,11 +50,14 @@ def _codes(values, levels: tuple[str, ...]) -> np.ndarray:
 
 
 def _runs(ctx, models: pl.DataFrame, hardware: pl.DataFrame, reserve: float):
-    """(every run's configuration with its reason, the included runs' inputs, their Runs and extra arrays)."""
+    """(every run's configuration with its reason, the included runs' inputs, their Runs and extra arrays); a copy of
+    another row's measurement is not included (:func:`econ.analyses.calibration_tables.count_once`)."""
     raw = ctx.query("select * from inferencex_train")
     launches = ctx.query("select * from inferencex_launches")
     nodes = ctx.query("select * from inferencex_node_launches")
     configs = serving_runs.configurations(raw, models, hardware, launches, nodes)
+    group = architecture_of(architecture_groups(models)).alias("architecture_group")
+    configs = tables.count_once(configs.with_columns(group))
     ok = configs.filter(pl.col("reason").is_null())
     c = cr.run_inputs(ok, models, hardware)
     runs, extra = cr.runs_problem(c, hbm_reserve_frac=reserve)

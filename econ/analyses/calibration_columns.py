@@ -196,8 +196,14 @@ RUNS = ResultTable(
             for basis in ("model_out", "chip_out", "random_out")
             for target in ("ttft", "tpot")
         ),
-        C("included", "bool", "", "check", "The run is in the fit"),
-        C("reason", "str", "", "label", "Why it is not (blank when included)"),
+        C("included", "bool", "", "check", "The run is in the fit and its errors"),
+        C(
+            "reason",
+            "str",
+            "",
+            "label",
+            "Why it is not (blank when included; a copy of another row's measurement names the run kept)",
+        ),
         C("notes", "str", "", "label", "How the row was read (repaired layouts, assumed workers, concurrency)"),
     ),
 )

@@ -80,13 +80,22 @@ def _pool_columns(*degrees: str) -> list[str]:
 
 
 def config_key() -> pl.Expr:
-    head = ["arch_model", "chip", "engine", "weight_format", "mode", "input_tokens", "output_tokens", "concurrency"]
+    head = [
+        "architecture_group",
+        "chip",
+        "engine",
+        "weight_format",
+        "mode",
+        "input_tokens",
+        "output_tokens",
+        "concurrency",
+    ]
     return _joined(head + _pool_columns("tensor_parallel", "attention_data_parallel", "expert_parallel", "workers"))
 
 
 REPLICATE_COLUMNS = (
     "engine",
-    "model_path",
+    "architecture_group",
     "chip",
     "mode",
     "input_tokens",
@@ -108,13 +117,51 @@ REPLICATE_COLUMNS = (
     *POOL_COLUMNS,
 )
 """Everything econ reads of a run of ``inferencex_train`` (:func:`econ.analyses.calibration_runs.run_inputs`): the
-engine, model, chip, mode, lengths (and how the client drew them), concurrency, formats (the KV cache's as used),
-speculation, the launch's limits, chunk, prompt holds and expert balancer, each pool's degrees and workers. Runs
-that agree on all of them are replicates: no model of these inputs can tell them apart."""
+engine, architecture (``model_derived.architecture_group``: a DeepSeek-R1 run stored as DeepSeek-V3 reads alike),
+chip, mode, lengths (and how the client drew them), concurrency, formats (the KV cache's as used), speculation, the
+launch's limits, chunk, prompt holds and expert balancer, each pool's degrees and workers. Runs that agree on all of
+them are replicates: no model of these inputs can tell them apart."""
 
 
 def replicate_key() -> pl.Expr:
     return _joined(REPLICATE_COLUMNS)
+
+
+COPY_COLUMNS = ("architecture_group", "chip", "engine", "mode", "input_tokens", "output_tokens", "measured_ttft_s",
+                "measured_tpot_s")  # fmt: skip
+"""What two rows of ``inferencex_train`` share when one is a copy of the other's measurement: the architecture, chip,
+engine, mode, lengths and both measured values, digit for digit."""
+
+
+def count_once(configs: pl.DataFrame) -> pl.DataFrame:
+    """``configs`` with a reason on every row that repeats an earlier row's measurement (:data:`COPY_COLUMNS`), so that
+    the fit, the cross-validation and the errors count each measurement once.
+
+    619 of ``inferencex_train``'s 3,366 rows copy another row: the same run in two of its source files
+    (``2026-03-25.csv`` and ``2026-04-06.csv``), and DeepSeek-R1 runs again in InferenceX's database dump
+    (``db-dump/2026-04-27``) stored as ``deepseek-ai/DeepSeek-V3`` (their ids say ``dsr1_``), often with the worker
+    counts the first copy left blank. A copy fitted beside its original weighs one measurement twice, and held out in
+    another random fold than its original it is predicted by a fit that saw it. Two measured times equal to the last
+    of their 10-18 digits are one measurement (every such pair also agrees on the concurrency, format and engine
+    version, which the rule does not read); the copy kept is the one econ knows most about: its workers stated or
+    launched (else assumed), then its launch's expert balancer and decode batch limit
+    (:mod:`econ.analyses.launch_layouts`), then the first in the file. Rows that already have a reason are left
+    alone."""
+    c = configs.with_row_index("_i")
+    measured = pl.col("measured_ttft_s").is_not_null() & pl.col("measured_tpot_s").is_not_null()
+    candidates = c.filter(pl.col("reason").is_null() & measured)
+    known = (  # what econ knows of a copy: its workers (stated or launched), its launch's balancer and batch limit
+        pl.col("workers_assumed").fill_null(True),
+        pl.col("decode_expert_balanced").fill_null(0.0) <= 0.0,
+        pl.col("launch_max_running").is_null(),
+    )
+    candidates = candidates.sort(*known, "_i")
+    kept = (pl.col("run_id").first().alias("_kept_run_id"), pl.col("_i").first().alias("_kept_i"))
+    first = candidates.group_by(COPY_COLUMNS, maintain_order=True).agg(*kept)
+    copies = candidates.join(first, on=COPY_COLUMNS).filter(pl.col("_i") != pl.col("_kept_i"))
+    reason = pl.format("the same measurement as run {} (identical TTFT and TPOT): counted once", "_kept_run_id")
+    c = c.join(copies.select("_i", reason.alias("_copy")), on="_i", how="left")
+    return c.with_columns(pl.coalesce("reason", "_copy").alias("reason")).sort("_i").drop("_i", "_copy")
 
 
 def fold_labels(

@@ -50,15 +50,17 @@ POOL_KEYS = tuple(f"{pool}_{k}" for pool in ("prefill", "decode") for k in ("wor
 LAYOUT_KEYS = tuple(k for k in POOL_KEYS if not k.endswith("_workers"))
 
 
-KEYS = ("arch_model", "chip", "engine", "precision", "isl", "osl")
-"""What a run and a launch must share: architecture, chip, engine, checkpoint format, input and output length."""
+KEYS = ("architecture_group", "chip", "engine", "precision", "isl", "osl")
+"""What a run and a launch must share: architecture (``model_derived.architecture_group``: InferenceX launches
+``dsr1``, and a DeepSeek-R1 run stored as DeepSeek-V3 is the same weights' shape), chip, engine, checkpoint format,
+input and output length."""
 
 
 def _runs(rows: pl.DataFrame, *extra: pl.Expr) -> pl.DataFrame:
     """The runs' side of a match: :data:`KEYS`, concurrency and measured day (rows without them match nothing)."""
     return rows.select(
         "_row",
-        "arch_model",
+        "architecture_group",
         "chip",
         pl.col("backend").str.to_lowercase().alias("engine"),
         pl.col("precision").str.to_lowercase(),
@@ -67,13 +69,13 @@ def _runs(rows: pl.DataFrame, *extra: pl.Expr) -> pl.DataFrame:
         pl.col("_stated").alias("_conc"),
         pl.col("_measured_date").str.to_date(strict=False).alias("_measured"),
         *extra,
-    ).drop_nulls(["arch_model", "chip", "_conc"])
+    ).drop_nulls(["architecture_group", "chip", "_conc"])
 
 
 def _launches(launches: pl.DataFrame, *extra) -> pl.DataFrame:
     """The launches' side: :data:`KEYS`, MTP or not, and the days (with :data:`SLACK_DAYS`) a version held it."""
     return launches.select(
-        "arch_model",
+        "architecture_group",
         "chip",
         "engine",
         pl.col("precision").str.to_lowercase(),
@@ -91,8 +93,9 @@ def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
     that a launch matches: ``speculation_launched`` when every matching launch speculates (MTP), ``_balanced`` when
     every one balances its experts (:data:`EPLB`); the pools and ``_layout_key`` when
     the matches share one layout, ``_launch_key`` too when they share one set of pools (workers included). ``rows``
-    has ``_row``, ``arch_model``, ``chip``, ``backend``, ``precision``, ``isl``, ``osl``, ``_stated`` (concurrency) and
-    ``_measured_date``; ``launches`` the table's columns with ``arch_model`` and ``chip`` resolved."""
+    has ``_row``, ``architecture_group``, ``chip``, ``backend``, ``precision``, ``isl``, ``osl``, ``_stated``
+    (concurrency) and ``_measured_date``; ``launches`` the table's columns with ``architecture_group`` and ``chip``
+    resolved."""
     left = _runs(rows)
     eplb = pl.col("recipe").str.extract(EPLB).cast(pl.Int64).fill_null(0).alias("_eplb")
     right = _launches(

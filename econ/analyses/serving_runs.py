@@ -43,6 +43,7 @@ import polars as pl
 
 from econ.analyses import launch_layouts
 from econ.analyses import serving_run_notes as run_notes
+from econ.analyses.inputs import architecture_groups, architecture_of
 from econ.load.serving_run_tables import SERVING_RUNS
 
 FORMATS = {
@@ -196,11 +197,14 @@ def configurations(
     resolve = model_resolver(models)
     chips = {c.upper(): c for c in hardware["chip"].to_list()}
 
+    groups = architecture_groups(models)
+
     def named(frame: pl.DataFrame) -> pl.DataFrame:
-        return frame.with_columns(
+        frame = frame.with_columns(
             _lookup(frame, "model_path", lambda v: resolve.get(model_key(v))).alias("arch_model"),
             _lookup(frame, "system", lambda v: chips.get(chip_key(v))).alias("chip"),
         )
+        return frame.with_columns(architecture_of(groups).alias("architecture_group"))
 
     r = named(rows).with_columns(
         pl.col("silicon_data_source").str.extract(CONCURRENCY, 1).cast(pl.Float64).alias("_stated"),

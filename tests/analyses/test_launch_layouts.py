@@ -91,6 +91,17 @@ def test_a_run_that_one_launch_fits_takes_its_pools_and_says_which(tables):
     assert "InferenceX's launch dsr1-fp4-gb200-dynamo-trt (2 prefill x 4 chips, 1 decode x 32 chips" in r["notes"]
 
 
+def test_a_run_stored_under_another_model_of_the_same_architecture_takes_its_launch(tables):
+    """InferenceX's database dump stores DeepSeek-R1 runs (ids ``dsr1_…``) as ``deepseek-ai/DeepSeek-V3``; the
+    launches name ``dsr1``. The two share one architecture (``model_derived.architecture_group``), and a launch is
+    matched by architecture, so such a row reads as its launch says; a model of another architecture does not."""
+    v3 = read(tables, [LAUNCH], model_path="deepseek-ai/DeepSeek-V3")
+    assert v3["arch_model"] == "DeepSeek-V3" and not v3["workers_assumed"]
+    assert (v3["decode_workers"], v3["decode_attention_data_parallel"]) == (1, 32)
+    other = read(tables, [{**LAUNCH, "model_path": "moonshotai/Kimi-K2-Instruct"}])
+    assert other["workers_assumed"]
+
+
 @pytest.mark.parametrize(
     ("launches", "speculating"),
     [

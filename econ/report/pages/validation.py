@@ -287,7 +287,11 @@ def _runs_detail(ctx: SiteContext) -> Section:
     frame = ctx.query("select * from calibration_runs order by included desc, run_id")
     excluded = (
         frame.filter(~pl.col("included"))
-        .with_columns(pl.col("reason").str.replace(r"tensor parallel \d+ ", "tensor parallel N "))
+        .with_columns(
+            pl.col("reason")
+            .str.replace(r"tensor parallel \d+ ", "tensor parallel N ")
+            .str.replace(r"as run \S+ ", "as another run ")
+        )
         .group_by("reason")
         .agg(pl.len().alias("runs"))
         .sort("runs", "reason", descending=[True, False])
@@ -297,8 +301,8 @@ def _runs_detail(ctx: SiteContext) -> Section:
         [
             table(
                 excluded,
-                [Col("reason", "Not predicted because", wrap=True), Col("runs", "Runs", kind="num")],
-                caption="InferenceX runs kept but not predicted, by reason",
+                [Col("reason", "Not fitted because", wrap=True), Col("runs", "Runs", kind="num")],
+                caption="InferenceX runs kept but not fitted or scored, by reason",
                 id="runs-excluded",
             ),
             Download(
