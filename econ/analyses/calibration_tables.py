@@ -127,27 +127,33 @@ def replicate_key() -> pl.Expr:
     return _joined(REPLICATE_COLUMNS)
 
 
-COPY_COLUMNS = ("architecture_group", "chip", "engine", "mode", "input_tokens", "output_tokens", "measured_ttft_s",
-                "measured_tpot_s")  # fmt: skip
+COPY_COLUMNS = ("architecture_group", "chip", "engine", "mode", "input_tokens", "output_tokens", "_ttft", "_tpot")
 """What two rows of ``inferencex_train`` share when one is a copy of the other's measurement: the architecture, chip,
-engine, mode, lengths and both measured values, digit for digit."""
+engine, mode, lengths and both measured values to :data:`COPY_DIGITS` significant digits."""
+
+COPY_DIGITS = 12
+"""Significant digits two measured times share when they are one measurement: the file writes them with 15-17 (one
+source file ends ``…52949756`` where the other ends ``…5294976``), and no two runs agree to 12."""
 
 
 def count_once(configs: pl.DataFrame) -> pl.DataFrame:
     """``configs`` with a reason on every row that repeats an earlier row's measurement (:data:`COPY_COLUMNS`), so that
     the fit, the cross-validation and the errors count each measurement once.
 
-    619 of ``inferencex_train``'s 3,366 rows copy another row: the same run in two of its source files
+    702 of ``inferencex_train``'s 3,366 rows copy another row: the same run in two of its source files
     (``2026-03-25.csv`` and ``2026-04-06.csv``), and DeepSeek-R1 runs again in InferenceX's database dump
     (``db-dump/2026-04-27``) stored as ``deepseek-ai/DeepSeek-V3`` (their ids say ``dsr1_``), often with the worker
     counts the first copy left blank. A copy fitted beside its original weighs one measurement twice, and held out in
-    another random fold than its original it is predicted by a fit that saw it. Two measured times equal to the last
-    of their 10-18 digits are one measurement (every such pair also agrees on the concurrency, format and engine
-    version, which the rule does not read); the copy kept is the one econ knows most about: its workers stated or
-    launched (else assumed), then its launch's expert balancer and decode batch limit
+    another random fold than its original it is predicted by a fit that saw it. Two measured times that agree to
+    :data:`COPY_DIGITS` significant digits are one measurement (every such pair also agrees on the concurrency,
+    format and engine version, which the rule does not read); the copy kept is the one econ knows most about: its
+    workers stated or launched (else assumed), then its launch's expert balancer and decode batch limit
     (:mod:`econ.analyses.launch_layouts`), then the first in the file. Rows that already have a reason are left
     alone."""
-    c = configs.with_row_index("_i")
+    c = configs.with_row_index("_i").with_columns(
+        pl.col("measured_ttft_s").cast(pl.Float64).round_sig_figs(COPY_DIGITS).alias("_ttft"),
+        pl.col("measured_tpot_s").cast(pl.Float64).round_sig_figs(COPY_DIGITS).alias("_tpot"),
+    )
     measured = pl.col("measured_ttft_s").is_not_null() & pl.col("measured_tpot_s").is_not_null()
     candidates = c.filter(pl.col("reason").is_null() & measured)
     known = (  # what econ knows of a copy: its workers (stated or launched), its launch's balancer and batch limit
@@ -161,7 +167,8 @@ def count_once(configs: pl.DataFrame) -> pl.DataFrame:
     copies = candidates.join(first, on=COPY_COLUMNS).filter(pl.col("_i") != pl.col("_kept_i"))
     reason = pl.format("the same measurement as run {} (identical TTFT and TPOT): counted once", "_kept_run_id")
     c = c.join(copies.select("_i", reason.alias("_copy")), on="_i", how="left")
-    return c.with_columns(pl.coalesce("reason", "_copy").alias("reason")).sort("_i").drop("_i", "_copy")
+    c = c.with_columns(pl.coalesce("reason", "_copy").alias("reason"))
+    return c.sort("_i").drop("_i", "_copy", "_ttft", "_tpot")
 
 
 def fold_labels(

@@ -50,6 +50,13 @@ def test_among_copies_that_state_their_workers_the_one_whose_launch_econ_read_is
     assert limited == ["the same measurement as run r1 (identical TTFT and TPOT): counted once", None]
 
 
+def test_two_spellings_of_one_measured_time_are_one_measurement():
+    """One source file writes 50.144093052949756 ms where the other writes 50.14409305294976: twelve significant
+    digits (calibration_tables.COPY_DIGITS) decide, not the float's last bit."""
+    out = reasons({"measured_ttft_s": 0.050144093052949756}, {"measured_ttft_s": 0.05014409305294976})
+    assert out == [None, "the same measurement as run r0 (identical TTFT and TPOT): counted once"]
+
+
 def test_a_repeat_with_its_own_measurement_is_kept_it_is_a_replicate_not_a_copy():
     assert reasons({}, {"measured_ttft_s": 0.31415926536}) == [None, None]  # one digit apart: two measurements
     assert reasons({}, {"measured_tpot_s": 0.0123456789013}) == [None, None]

@@ -275,7 +275,7 @@ DEEPSEEK = [
 def test_deepseeks_production_system_is_one_command_within_1_3x(real_db, capsys):
     """DeepSeek's Day-6 post (2025-03-01): 226.75 nodes of 8 H800 on average over a day, $87,072/day at $2/GPU-hour.
 
-    The serving issue asks 1.3x. The plan is 1.03x (1,872 GPUs: 27 prefill units of 32, 7 decode units of 144):
+    The serving issue asks 1.3x. The plan is 1.01x (1,840 GPUs: 26 prefill units of 32, 7 decode units of 144):
     its decode units hold 32 redundant experts, so the step takes uniform routing's busiest expert rank (EPLB)
     instead of the router's skew the calibration fits to unbalanced engines. Its decode runs 99 sequences a GPU at
     21 tokens/s per user, 1.29x under the 128 of DeepSeek's published profile (92 and 1.39x while the fit counted
