@@ -104,9 +104,10 @@ def render(ctx: SiteContext) -> PageContent:
         (r["basis"], r["target"]): r
         for r in ctx.query("select * from calibration_errors where group_kind = 'overall'").iter_rows(named=True)
     }
-    counts = ctx.query("select count(*) filter (where included) as runs, count(*) as total from calibration_runs").row(
-        0, named=True
-    )
+    counts = ctx.query(
+        "select count(*) filter (where included) as runs, count(*) as total, "
+        "count(*) filter (where reason like 'the same measurement as run %') as copies from calibration_runs"
+    ).row(0, named=True)
     sections = [_runs(ctx), _cv(ctx), _bands(ctx), _scatter(ctx), _parameters(ctx), _runs_detail(ctx), _points(ctx)]
     lomo_tpot, lomo_ttft = overall.get(("model_out", "tpot")), overall.get(("model_out", "ttft"))
     loco_tpot, loco_ttft = overall.get(("chip_out", "tpot")), overall.get(("chip_out", "ttft"))
@@ -115,9 +116,10 @@ def render(ctx: SiteContext) -> PageContent:
         lead = "No measured run could be predicted: the calibration has no held-out error to report."
     else:
         lead = (
-            f"{counts['runs']} of {counts['total']} InferenceX runs (TensorRT-LLM, SGLang and vLLM on H100, H200, "
-            "B200 and GB200) and the published throughputs of measured_points against econ's serving model; every "
-            "run not predicted says why. The roofline bound alone is a median "
+            f"{counts['runs']:,} distinct measurements of {counts['total']:,} InferenceX rows (TensorRT-LLM, SGLang "
+            f"and vLLM on H100, H200, B200 and GB200; {counts['copies']:,} rows repeat another row's measurement and "
+            "count once) and the published throughputs of measured_points against econ's serving model; every row "
+            "not fitted says why. The roofline bound alone is a median "
             f"{_factor(bound['error_factor'])} faster than the measured time per output token. Calibrated and held "
             f"out one model at a time, time per output token is a typical {_factor(lomo_tpot['error_factor'])} off "
             f"(9 in 10 within {_factor(lomo_tpot['error_factor_p90'])}), time to first token "
@@ -131,10 +133,10 @@ def render(ctx: SiteContext) -> PageContent:
             ttft, ttft90 = _factor(rep_ttft["error_factor"]), _factor(rep_ttft["error_factor_p90"])
             lead += (
                 f" The measurements themselves repeat only so well: {rep_tpot['n_points']} runs that state exactly "
-                "what econ reads of another run (engine, model, chip, formats, launch settings, each pool's layout "
-                f"and workers, lengths, concurrency) differ from them by a typical {tpot} in time per output token "
-                f"(9 in 10 within {tpot90}), and {rep_ttft['n_points']} such runs by {ttft} ({ttft90}) in time to "
-                "first token: on runs it has not seen, no model of those inputs can be expected to do better."
+                "what econ reads of another run (engine, architecture, chip, formats, launch settings, each pool's "
+                f"layout and workers, lengths, concurrency) differ from them by a typical {tpot} in time per output "
+                f"token (9 in 10 within {tpot90}), and {rep_ttft['n_points']} such runs by {ttft} ({ttft90}) in time "
+                "to first token: on runs it has not seen, no model of those inputs can be expected to do better."
             )
     return PageContent(title=TITLE, lead=lead, sections=sections, findings=findings.validation(ctx))
 
