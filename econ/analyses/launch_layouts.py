@@ -16,7 +16,9 @@ A run whose every matching launch names ``eplbN`` (N > 0) in its recipe (TensorR
 expert slots: 256 places DeepSeek's experts by their routing statistics, 288 adds 32 redundant copies) has its
 decode pool's experts balanced (:data:`BALANCED`). Which launch ran (MTP or not) may stay ambiguous; the pools must
 not. Where the matches share one layout but not their worker counts, the row takes the layout and its workers stay
-assumed. A row with stated workers keeps its own.
+assumed. A row that states both pools keeps them, and takes the speculation, balancer and decode batch limit of the
+launches whose pools are the ones it states (so two runs of one configuration read alike whether or not the file
+wrote their workers).
 A launch whose pool is a placeholder (attention data parallel over one chip, or an expert degree above the pool's
 chips: early SGLang GB200 entries, whose layouts live in the recipe files they name) is not used. A run every
 matching launch of which speculates is marked :data:`SPECULATION`; an aggregated run is matched to the single-node
@@ -88,15 +90,31 @@ def _launches(launches: pl.DataFrame, *extra) -> pl.DataFrame:
     )
 
 
-def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
+def _stated_pools() -> list[pl.Expr]:
+    """A row's own pools as a launch states them: workers, chips (tensor × attention data parallel) and whether the
+    attention runs data parallel."""
+    out = []
+    for pool in ("prefill", "decode"):
+        dp = pl.col(f"{pool}_attention_dp_size").cast(pl.Float64).fill_null(1.0)
+        out += [
+            pl.col(f"{pool}_num_workers").cast(pl.Float64).alias(f"_stated_{pool}_workers"),
+            (pl.col(f"{pool}_tp_size").cast(pl.Float64).fill_null(1.0) * dp).alias(f"_stated_{pool}_tp"),
+            (dp > 1.0).cast(pl.Int64).alias(f"_stated_{pool}_dp_attention"),
+        ]
+    return out
+
+
+def match(rows: pl.DataFrame, launches: pl.DataFrame, *, stated_pools: bool = False) -> pl.DataFrame:
     """``(_row, speculation_launched, launch pools, _layout_key, _launch_key, _balanced)`` of every row of ``rows``
     that a launch matches: ``speculation_launched`` when every matching launch speculates (MTP), ``_balanced`` when
     every one balances its experts (:data:`EPLB`); the pools and ``_layout_key`` when
     the matches share one layout, ``_launch_key`` too when they share one set of pools (workers included). ``rows``
     has ``_row``, ``architecture_group``, ``chip``, ``backend``, ``precision``, ``isl``, ``osl``, ``_stated``
     (concurrency) and ``_measured_date``; ``launches`` the table's columns with ``architecture_group`` and ``chip``
-    resolved."""
-    left = _runs(rows)
+    resolved. With ``stated_pools`` (rows that state both pools) only a launch whose pools are the row's own
+    (:func:`_stated_pools`) matches, and no ``_layout_key`` is given: the row keeps its layout and takes the launch's
+    speculation, balancer and batch limit."""
+    left = _runs(rows, *(_stated_pools() if stated_pools else ()))
     eplb = pl.col("recipe").str.extract(EPLB).cast(pl.Int64).fill_null(0).alias("_eplb")
     right = _launches(
         launches, pl.col("concurrency").cast(pl.Float64), *POOL_KEYS, "config_key", "decode_max_batch", eplb
@@ -112,6 +130,13 @@ def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
     )
     when = pl.col("_measured").is_null() | pl.col("_measured").is_between(pl.col("_from"), pl.col("_to"))
     j = j.filter(conc & when)
+    if stated_pools:
+        keys = ("workers", "tp", "dp_attention")
+        j = j.filter(
+            pl.all_horizontal(
+                pl.col(f"{p}_{k}") == pl.col(f"_stated_{p}_{k}") for p in ("prefill", "decode") for k in keys
+            )
+        )
     j = j.sort("_row", *POOL_KEYS, "config_key", "speculative_decoding")
     pools = j.unique(["_row", *POOL_KEYS]).group_by("_row").agg(pl.len().alias("_n"), pl.col("config_key").first())
     one = pools.filter(pl.col("_n") == 1).select("_row", pl.col("config_key").alias("_launch_key"))
@@ -120,6 +145,8 @@ def match(rows: pl.DataFrame, launches: pl.DataFrame) -> pl.DataFrame:
     layouts = j.unique(["_row", *LAYOUT_KEYS]).group_by("_row")
     layouts = layouts.agg(pl.len().alias("_n"), pl.col("config_key").first().alias("_layout_key"))
     found = layouts.filter(pl.col("_n") == 1).select("_row", "_layout_key")
+    if stated_pools:  # the row's own layout stands (the launch's is the same, as the launch states it)
+        found = found.with_columns(pl.lit(None, dtype=pl.String).alias("_layout_key"))
     found = found.join(j.unique(["_row"], keep="first", maintain_order=True).select("_row", *POOL_KEYS), on="_row")
     found = found.join(one, on="_row", how="left")
     limit = j.group_by("_row").agg(pl.col("decode_max_batch").unique().alias("_limits"))
@@ -174,6 +201,7 @@ def apply(rows: pl.DataFrame, launches: pl.DataFrame | None, node_launches: pl.D
     parts = [pl.DataFrame(schema=empty)]
     if launches is not None and not launches.is_empty():
         parts.append(match(rows.filter(unstated), launches))
+        parts.append(match(rows.filter((pl.col("mode") == "disagg") & ~unstated), launches, stated_pools=True))
     if node_launches is not None and not node_launches.is_empty():
         parts.append(node_speculation(rows, node_launches))
     rows = rows.join(pl.concat(parts, how="diagonal_relaxed"), on="_row", how="left")

@@ -57,7 +57,10 @@ def notes() -> pl.Expr:
         )
         + _per_pool("respread", "{} MoE degrees do not multiply to tp x dp: experts spread over the stage")
         + [
-            pl.when(pl.col("_launch_key").is_not_null()).then(
+            pl.when(pl.col("_launch_key").is_not_null() & pl.col("_layout_key").is_null()).then(
+                pl.format("the stated pools are InferenceX's launch {} (inferencex_launches)", pl.col("_launch_key"))
+            ),
+            pl.when(pl.col("_launch_key").is_not_null() & pl.col("_layout_key").is_not_null()).then(
                 pl.format(
                     "workers and layouts not stated: InferenceX's launch {} ({} prefill x {} chips, {} decode x {} "
                     "chips; inferencex_launches)",

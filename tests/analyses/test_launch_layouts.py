@@ -91,6 +91,36 @@ def test_a_run_that_one_launch_fits_takes_its_pools_and_says_which(tables):
     assert "InferenceX's launch dsr1-fp4-gb200-dynamo-trt (2 prefill x 4 chips, 1 decode x 32 chips" in r["notes"]
 
 
+STATED = {  # the run as the database dump stores it: both pools and their workers written out
+    "prefill_num_workers": 2,
+    "prefill_tp_size": 1,
+    "prefill_attention_dp_size": 4,
+    "prefill_moe_tp_size": 1,
+    "prefill_moe_ep_size": 4,
+    "decode_num_workers": 1,
+    "decode_tp_size": 1,
+    "decode_attention_dp_size": 32,
+    "decode_moe_tp_size": 1,
+    "decode_moe_ep_size": 32,
+}
+
+
+def test_a_run_that_states_its_launchs_pools_reads_the_launch_as_its_unstated_copy_does(tables):
+    """A run whose file writes out the pools its launch states keeps them and takes what only the launch says: the
+    recipe's decode batch limit (128 a rank x 32 ranks), its balancer and MTP, so it reads as the same run stored
+    without workers does. A run stating other pools takes none of it."""
+    unstated, stated = read(tables, [LAUNCH]), read(tables, [LAUNCH], **STATED)
+    assert stated["launch_max_running"] == unstated["launch_max_running"] == 4096
+    assert not stated["workers_assumed"]
+    keys = ("prefill_workers", "decode_workers", "decode_attention_data_parallel", "decode_expert_parallel")
+    assert [stated[k] for k in keys] == [unstated[k] for k in keys] == [2, 1, 32, 32]
+    assert "the stated pools are InferenceX's launch dsr1-fp4-gb200-dynamo-trt" in stated["notes"]
+    assert read(tables, [{**LAUNCH, "speculative_decoding": "mtp"}], **STATED)["speculation_launched"]
+    other = read(tables, [LAUNCH], **{**STATED, "decode_num_workers": 2})
+    assert other["launch_max_running"] is None and not other["speculation_launched"]
+    assert "InferenceX's launch" not in (other["notes"] or "")
+
+
 def test_a_run_stored_under_another_model_of_the_same_architecture_takes_its_launch(tables):
     """InferenceX's database dump stores DeepSeek-R1 runs (ids ``dsr1_…``) as ``deepseek-ai/DeepSeek-V3``; the
     launches name ``dsr1``. The two share one architecture (``model_derived.architecture_group``), and a launch is
@@ -268,14 +298,15 @@ def test_the_measured_files_runs_without_worker_counts_mostly_find_their_launch(
     """454 of the 793 disaggregated rows without worker counts fit exactly one set of launched pools (91 more one
     layout whose launches differ in workers); each matched row
     keeps its model, chip, engine and lengths, and every GB200 TensorRT-LLM row stored as tp 32 with expert degree 4
-    (the defect) that matches is read with 32 attention ranks. 106 aggregated and 153 disaggregated runs were launched
-    speculating (MTP)."""
+    (the defect) that matches is read with 32 attention ranks. 134 rows that state their pools state a launch's. 106
+    aggregated and 154 disaggregated runs were launched speculating (MTP)."""
     models, hardware, launches, nodes = tables
     raw = pl.read_csv(REPO / "data" / "inferencex_train.csv", infer_schema_length=0)
     configs = sr.configurations(raw, models, hardware, launches, nodes)
     speculating = configs.filter("speculation_launched")
-    assert speculating["mode"].value_counts().sort("mode").rows() == [("agg", 106), ("disagg", 153)]
-    matched = configs.filter(pl.col("notes").str.contains("InferenceX's launch"))
+    assert speculating["mode"].value_counts().sort("mode").rows() == [("agg", 106), ("disagg", 154)]
+    matched = configs.filter(pl.col("notes").str.contains("not stated: InferenceX's launch"))
+    assert configs.filter(pl.col("notes").str.contains("the stated pools are InferenceX's launch")).height == 134
     unstated = raw.filter((pl.col("mode") == "disagg") & pl.col("decode_num_workers").is_null()).height
     assert unstated == 793 and 400 <= matched.height <= unstated
     assert configs.filter(pl.col("notes").str.contains("which differ in worker counts")).height == 91
