@@ -23,7 +23,6 @@ from econ.analyses import calibration_tables as tables
 from econ.analyses import serving_runs
 from econ.analyses.calibration_columns import BANDS, ERRORS, PARAMETERS, POINTS, RUNS
 from econ.analyses.calibration_scenario import FIELDS
-from econ.analyses.inputs import architecture_groups, architecture_of
 from econ.analyses.timed_models import MODELS_SQL
 from econ.fits import calibration as cal
 from econ.fits import calibration_cv as cv
@@ -56,8 +55,7 @@ def _runs(ctx, models: pl.DataFrame, hardware: pl.DataFrame, reserve: float):
     launches = ctx.query("select * from inferencex_launches")
     nodes = ctx.query("select * from inferencex_node_launches")
     configs = serving_runs.configurations(raw, models, hardware, launches, nodes)
-    group = architecture_of(architecture_groups(models)).alias("architecture_group")
-    configs = tables.count_once(configs.with_columns(group))
+    configs = tables.count_once(configs)
     ok = configs.filter(pl.col("reason").is_null())
     c = cr.run_inputs(ok, models, hardware)
     runs, extra = cr.runs_problem(c, hbm_reserve_frac=reserve)

@@ -321,6 +321,7 @@ def configurations(
         "model_path",
         "system",
         "arch_model",
+        "architecture_group",
         "chip",
         "mode",
         pl.col("isl").cast(pl.Float64).alias("input_tokens"),
