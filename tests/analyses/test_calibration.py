@@ -244,7 +244,7 @@ def test_the_repeatability_agrees_with_the_raw_files_own_columns(real_db):
     """A second reading of the same floor: group the raw inferencex_train rows by every column the file states
     (its engine version and batch columns too, which econ does not read; the model as its architecture, a copy of
     another row's measurement, to 12 digits, dropped in favour of the copy that states its workers) and take
-    the same scaled deviations in SQL. The two readings' p90 factors agree within 5% (1.53x and 1.57x for TTFT, 1.55x
+    the same scaled deviations in SQL. The two readings' p90 factors agree within 5% (1.53x and 1.56x for TTFT, 1.55x
     and 1.54x for TPOT; reading every copy, as this test did before count_once, gives 1.72x for TTFT: the copy without
     worker counts joins the runs of its configuration whose workers are unknown too)."""
     inputs = [
