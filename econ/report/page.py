@@ -228,7 +228,7 @@ class SiteContext:
         median, p90, n = row[0]
         return (
             f"held out by model, time per output token a typical factor of {median:.2f}, within {p90:.2f}x for 9 in "
-            f"10 of {n} measured runs (econ predict prints the band of each point's regime)"
+            f"10 of {n:,} measured runs (econ predict prints the band of each point's regime)"
         )
 
     def description(self, name: str) -> str:
