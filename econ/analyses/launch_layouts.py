@@ -178,8 +178,8 @@ def node_speculation(rows: pl.DataFrame, node_launches: pl.DataFrame) -> pl.Data
 
 
 def apply(rows: pl.DataFrame, launches: pl.DataFrame | None, node_launches: pl.DataFrame | None = None) -> pl.DataFrame:
-    """``rows`` (stored ``disagg`` rows without both worker counts matched by :func:`match`, stored ``agg`` rows by
-    :func:`node_speculation`) with the launch's pools
+    """``rows`` (stored ``disagg`` rows without both worker counts matched by :func:`match`, those with both by
+    ``match(…, stated_pools=True)``, stored ``agg`` rows by :func:`node_speculation`) with the launch's pools
     in the AIConfigurator columns (``*_num_workers``, ``*_tp_size``, ``*_attention_dp_size``, ``*_moe_tp_size``,
     ``*_moe_ep_size``, ``*_pp_size`` 1), ``_launch_key`` (null: no one set of pools) and :data:`SPECULATION`."""
     unstated = (pl.col("mode") == "disagg") & (

@@ -92,101 +92,37 @@ def test_a_launch_waits_for_a_fuller_step_only_where_its_script_said_so():
     never under attention data parallelism (the engine skips it there) nor in the speculating twin's script (MTP
     stated, or launched so without a draft length)."""
     names = ("engine", "arch_model", "chip", "weight_format", "measured_date", "input_tokens", "output_tokens")
-    more = ("decode_tensor_parallel", "decode_attention_data_parallel", "concurrency", "speculative_tokens", "mode")
-    more += ("speculation_launched",)
+    names += ("decode_tensor_parallel", "decode_attention_data_parallel", "concurrency", "speculative_tokens", "mode")
+    names += ("speculation_launched",)
+    llama = ("trtllm", "Llama-3.1-70B")
+    r1 = ("trtllm", "DeepSeek-R1", "B200", "fp8")
+    cases = {  # what the row is: its columns in the order of ``names``
+        "Llama TP 4": (*llama, "B200", "fp4", "2025-10-29", 1024, 1024, 4, 1, 8, 0.0, "agg", False),
+        "Llama TP 8": (*llama, "B200", "fp4", "2025-10-29", 1024, 1024, 8, 1, 8, 0.0, "agg", False),
+        "Llama 1k/8k": (*llama, "H200", "fp8", "2025-10-29", 1024, 8192, 2, 1, 8, 0.0, "agg", False),
+        "R1 64 users": (*r1, "2026-02-05", 1024, 1024, 8, 1, 64, 0.0, "agg", False),
+        "R1 before 2026-01-29": (*r1, "2026-01-14", 1024, 1024, 8, 1, 64, 0.0, "agg", False),
+        "R1 32 users": (*r1, "2026-02-05", 1024, 1024, 8, 1, 32, 0.0, "agg", False),
+        "R1 attention DP": (*r1, "2026-02-05", 1024, 1024, 1, 8, 64, 0.0, "agg", False),
+        "R1 MTP stated": (*r1, "2026-02-05", 1024, 1024, 8, 1, 64, 3.0, "agg", False),
+        "R1 MTP launched": (*r1, "2026-02-05", 1024, 1024, 8, 1, 64, None, "agg", True),
+        "R1 a user's row (no date)": (*r1, None, 1024, 1024, 8, 1, 64, None, "agg", False),
+        "Llama disaggregated": (*llama, "B200", "fp4", "2025-10-29", 1024, 1024, 4, 1, 8, 0.0, "disagg", False),
+    }
     rows = pl.DataFrame(
-        [
-            dict(zip(names + more, r))
-            for r in (
-                ("trtllm", "Llama-3.1-70B", "B200", "fp4", "2025-10-29", 1024, 1024, 4, 1, 8, 0.0, "agg", False),
-                (
-                    "trtllm",
-                    "Llama-3.1-70B",
-                    "B200",
-                    "fp4",
-                    "2025-10-29",
-                    1024,
-                    1024,
-                    8,
-                    1,
-                    8,
-                    0.0,
-                    "agg",
-                    False,
-                ),  # TP 8
-                (
-                    "trtllm",
-                    "Llama-3.1-70B",
-                    "H200",
-                    "fp8",
-                    "2025-10-29",
-                    1024,
-                    8192,
-                    2,
-                    1,
-                    8,
-                    0.0,
-                    "agg",
-                    False,
-                ),  # 1k/8k
-                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-02-05", 1024, 1024, 8, 1, 64, 0.0, "agg", False),
-                (
-                    "trtllm",
-                    "DeepSeek-R1",
-                    "B200",
-                    "fp8",
-                    "2026-01-14",
-                    1024,
-                    1024,
-                    8,
-                    1,
-                    64,
-                    0.0,
-                    "agg",
-                    False,
-                ),  # before
-                (
-                    "trtllm",
-                    "DeepSeek-R1",
-                    "B200",
-                    "fp8",
-                    "2026-02-05",
-                    1024,
-                    1024,
-                    8,
-                    1,
-                    32,
-                    0.0,
-                    "agg",
-                    False,
-                ),  # 32 users
-                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-02-05", 1024, 1024, 1, 8, 64, 0.0, "agg", False),  # ADP
-                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-02-05", 1024, 1024, 8, 1, 64, 3.0, "agg", False),  # MTP
-                ("trtllm", "DeepSeek-R1", "B200", "fp8", "2026-02-05", 1024, 1024, 8, 1, 64, None, "agg", True),  # MTP
-                (
-                    "trtllm",
-                    "DeepSeek-R1",
-                    "B200",
-                    "fp8",
-                    None,
-                    1024,
-                    1024,
-                    8,
-                    1,
-                    64,
-                    None,
-                    "agg",
-                    False,
-                ),  # a user's row
-                ("trtllm", "Llama-3.1-70B", "B200", "fp4", "2025-10-29", 1024, 1024, 4, 1, 8, 0.0, "disagg", False),
-            )
-        ],
+        [dict(zip(names, r)) for r in cases.values()],
         schema_overrides={"measured_date": pl.String, "speculative_tokens": pl.Float64},
     )
     held = rows.select(*(e.alias(n) for e, n in zip(launch.batch_wait(rows.columns), ("timeout", "tokens"))))
-    timeout, tokens = held["timeout"], held["tokens"]
-    assert timeout.to_list() == [20.0, None, None, 40.0, None, None, None, None, None, 40.0, None]
-    assert tokens.to_list()[0] == pytest.approx(0.9 * 16384) and tokens.to_list()[3] == pytest.approx(0.8 * 8192)
+    timeout = dict(zip(cases, held["timeout"].to_list()))
+    assert timeout == {
+        **dict.fromkeys(cases),
+        "Llama TP 4": 20.0,
+        "R1 64 users": 40.0,
+        "R1 a user's row (no date)": 40.0,
+    }
+    tokens = dict(zip(cases, held["tokens"].to_list()))
+    assert tokens["Llama TP 4"] == pytest.approx(0.9 * 16384) and tokens["R1 64 users"] == pytest.approx(0.8 * 8192)
 
 
 def test_the_measured_wait_of_a_launch_that_holds_prompts_is_the_holds(real_db):
