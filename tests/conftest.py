@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import fcntl
 import os
 import shutil
@@ -98,6 +99,12 @@ def pytest_configure(config):
     log = Path(config.rootpath) / ".pytest-outside-reads.log"
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist) starts the log afresh
         log.unlink(missing_ok=True)
+        # The tests start hundreds of Python processes (econ commands, builds). A shell with PYTHONDONTWRITEBYTECODE
+        # set has each of them compile econ's ~270 modules again (~0.35 s of a 1.5 s build from the cache); Python
+        # still reads a compiled module it finds, so compile them once here, as a user's first run does (__pycache__
+        # is ignored by git).
+        for package in (REPO / "econ", Path(__file__).parent / "guard"):
+            compileall.compile_dir(package, quiet=1)
     os.environ["ECON_TEST_OUTSIDE_LOG"] = str(log)
     os.environ["ECON_TEST_REPO"] = str(REPO)
     guard = str(Path(__file__).parent / "guard")
