@@ -26,6 +26,7 @@ FIELDS = {
     "expert_mfu_frac": ("expert_mfu_frac",),
     "attention_mfu_frac": ("attention_mfu_frac",),
     "hbm_bandwidth_frac": ("prefill_mbu_frac", "decode_mbu_frac"),
+    "expert_hbm_bandwidth_frac": ("expert_mbu_frac",),
     "link_bandwidth_frac": ("link_bandwidth_frac",),
     "collective_latency_s": ("scale_up_latency_s", "scale_out_latency_s"),
     "layer_overhead_s": ("layer_overhead_s",),

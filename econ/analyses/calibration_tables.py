@@ -29,7 +29,8 @@ MEANING = {
     "gemm_mfu_frac": "achieved share of peak FLOP/s of the dense (non-expert) GEMMs",
     "expert_mfu_frac": "achieved share of peak FLOP/s of the routed experts' grouped GEMMs",
     "attention_mfu_frac": "achieved share of peak FLOP/s of attention",
-    "hbm_bandwidth_frac": "achieved share of HBM bandwidth (every kernel's weight and cache reads)",
+    "hbm_bandwidth_frac": "achieved share of HBM bandwidth of the dense weights' and the KV cache's reads",
+    "expert_hbm_bandwidth_frac": "achieved share of HBM bandwidth of the routed experts' weight reads (grouped GEMMs)",
     "link_bandwidth_frac": "achieved share of scale-up and scale-out link bandwidth",
     "collective_latency_s": "latency per collective hop (ring all-reduce: 2(N−1) hops; dispatch + combine: 2)",
     "layer_overhead_s": "fixed time per step of a GQA layer's 9 kernels (launches, small-kernel latency); a layer "

@@ -162,6 +162,7 @@ def settings(s: Scenario, pool: str, weight_bytes_per_param, architecture=None) 
         "hbm_reserve_frac": s.hbm_reserve_frac,
         "usd_per_chip_hour": s.usd_per_chip_hour,
         "attention_mfu": efficiency(s, "attention_mfu_frac", architecture),
+        "expert_mbu": efficiency(s, "expert_mbu_frac", architecture),
         "layer_overhead_s": s.layer_overhead_s,
         "sequence_overhead_s": s.sequence_overhead_s,
         "expert_imbalance_scale": s.expert_imbalance_scale_ratio,

@@ -43,6 +43,7 @@ NUMERIC: dict[str, float | None] = {
     "max_replica_chips": 512.0,
     # the calibrated serving model's further terms (econ.physics.step_time): 0 in the idealised bound
     "attention_mfu_frac": float("nan"),  # NaN: attention at the pool's mfu
+    "expert_mbu_frac": float("nan"),  # NaN: the routed experts' weight reads at the pool's mbu
     "layer_overhead_s": 0.0,
     "sequence_overhead_s": 0.0,
     "expert_imbalance_scale_ratio": 0.0,
@@ -140,6 +141,7 @@ class Scenario:
     hbm_reserve_frac: float
     max_replica_chips: float
     attention_mfu_frac: float
+    expert_mbu_frac: float
     layer_overhead_s: float
     sequence_overhead_s: float
     expert_imbalance_scale_ratio: float

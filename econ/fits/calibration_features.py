@@ -75,6 +75,7 @@ def step_seconds(step: Step, p: dict) -> np.ndarray:
         expert_mfu=p["expert_mfu_frac"],
         attention_mfu=p["attention_mfu_frac"],
         mbu=p["hbm_bandwidth_frac"],
+        expert_mbu=p["expert_hbm_bandwidth_frac"],
         link_frac=p["link_bandwidth_frac"],
         collective_latency_s=p["collective_latency_s"],
         layer_overhead_s=p["layer_overhead_s"],

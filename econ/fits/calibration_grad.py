@@ -28,6 +28,7 @@ STEP_PARAMETERS = (
     "expert_mfu_frac",
     "attention_mfu_frac",
     "hbm_bandwidth_frac",
+    "expert_hbm_bandwidth_frac",
     "link_bandwidth_frac",
     "collective_latency_s",
     "layer_overhead_s",
@@ -55,7 +56,7 @@ def step_gradient(step: cal.Step, p: dict) -> tuple[np.ndarray, dict[str, np.nda
     busy = 1.0 + gamma * (step.imbalance - 1.0)
     pairs = (
         (k["gemm_mfu_frac"] * step.dense_s, k["hbm_bandwidth_frac"] * step.dense_mem_s),
-        (k["expert_mfu_frac"] * busy * step.expert_s, k["hbm_bandwidth_frac"] * step.expert_mem_s),
+        (k["expert_mfu_frac"] * busy * step.expert_s, k["expert_hbm_bandwidth_frac"] * step.expert_mem_s),
         (k["attention_mfu_frac"] * step.attention_s, k["hbm_bandwidth_frac"] * step.kv_mem_s),
     )
     smax = [(x**SMOOTH_MAX_POWER + y**SMOOTH_MAX_POWER) ** (1.0 / SMOOTH_MAX_POWER) for x, y in pairs]
@@ -86,7 +87,8 @@ def step_gradient(step: cal.Step, p: dict) -> tuple[np.ndarray, dict[str, np.nda
         "attention_mfu_frac": c_kernels * (k["attention_mfu_frac"] - 1.0) * step.attention_s * wx[2],
         "hbm_bandwidth_frac": c_kernels
         * (k["hbm_bandwidth_frac"] - 1.0)
-        * (step.dense_mem_s * wy[0] + step.expert_mem_s * wy[1] + step.kv_mem_s * wy[2]),
+        * (step.dense_mem_s * wy[0] + step.kv_mem_s * wy[2]),
+        "expert_hbm_bandwidth_frac": c_kernels * (k["expert_hbm_bandwidth_frac"] - 1.0) * step.expert_mem_s * wy[1],
         "link_bandwidth_frac": c_link * (k["link_bandwidth_frac"] - 1.0) * step.comm_s,
         "collective_latency_s": alpha * step.hops,
         "layer_overhead_s": t_layer * step.layers,

@@ -190,6 +190,12 @@ def step_terms(
     return out
 
 
+def expert_mbu_frac(s: dict):
+    """The achieved share of HBM bandwidth of the routed experts' weight reads under run settings ``s``: ``expert_mbu``
+    where it is set (the calibrated scenario's fitted value), else the pool's ``mbu``."""
+    return np.where(np.isnan(_f(s["expert_mbu"])), _f(s["mbu"]), _f(s["expert_mbu"]))
+
+
 def kernel_parts_s(terms: dict, s: dict):
     """:func:`econ.physics.step_time.kernel_step_parts` of a step's terms under run settings ``s``: (kernels, exposed
     communication, fixed costs) [s]."""
@@ -215,6 +221,7 @@ def kernel_parts_s(terms: dict, s: dict):
         expert_mfu=s["expert_mfu"],
         attention_mfu=attention_mfu,
         mbu=s["mbu"],
+        expert_mbu=expert_mbu_frac(s),
         link_frac=s["link_frac"],
         collective_latency_s=latency,
         layer_overhead_s=s["layer_overhead_s"],
@@ -335,6 +342,7 @@ def compute_time_s(
 def _pool(model, chip, layout, s, weights_read, cache_read, weight_flop, expert_flop, attention_flop) -> dict:
     dense_read, expert_read = weights_read
     bandwidth = _f(chip["hbm_bandwidth_bytes_per_s"]) * s["mbu"]
+    expert_bandwidth = _f(chip["hbm_bandwidth_bytes_per_s"]) * expert_mbu_frac(s)
     attention_peak = chip.get("attention_peak_flop_per_s", chip["peak_flop_per_s"])
     attention_mfu = np.where(np.isnan(_f(s["attention_mfu"])), _f(s["mfu"]), _f(s["attention_mfu"]))
     compute = compute_time_s(weight_flop, expert_flop, 0.0, chip["peak_flop_per_s"], 1.0, s["mfu"], s["expert_mfu"])
@@ -348,7 +356,7 @@ def _pool(model, chip, layout, s, weights_read, cache_read, weight_flop, expert_
         "expert_flop_per_chip": expert_flop,
         "attention_flop_per_chip": attention_flop,
         "compute_time_s": compute,
-        "weight_time_s": (dense_read + expert_read) / bandwidth,
+        "weight_time_s": dense_read / bandwidth + expert_read / expert_bandwidth,
         "kv_time_s": cache_read / bandwidth,
         "peak_flop_per_s": _f(chip["peak_flop_per_s"]),
         "attention_peak_flop_per_s": _f(attention_peak),

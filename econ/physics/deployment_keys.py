@@ -100,6 +100,7 @@ SETTINGS = {
     "hbm_reserve_frac": 0.0,
     "usd_per_chip_hour": np.nan,
     "attention_mfu": np.nan,
+    "expert_mbu": np.nan,
     "layer_overhead_s": 0.0,
     "sequence_overhead_s": 0.0,
     "expert_imbalance_scale": 0.0,
@@ -108,10 +109,11 @@ SETTINGS = {
 }
 """Run settings with their idealised defaults (every efficiency 1, no latency, no overhead). ``mfu`` applies to the
 non-expert weight FLOPs (and to attention unless ``attention_mfu`` is set), ``expert_mfu`` to the routed experts'
-grouped GEMMs, ``mbu`` to HBM traffic, ``link_frac`` to link bandwidth. ``kernel_serial`` 1 times a step as real
-engines run it (:func:`econ.physics.step_time.kernel_step_time_s`: kernel classes in sequence, latencies per
-hop, ``layer_overhead_s`` per layer, the busiest expert rank at ``expert_imbalance_scale`` of uniform routing's
-excess); 0 keeps the lecture's lower bound ``max(compute, memory, communication) + overhead``."""
+grouped GEMMs, ``mbu`` to HBM traffic (the routed experts' weight reads at ``expert_mbu`` where it is set),
+``link_frac`` to link bandwidth. ``kernel_serial`` 1 times a step as real engines run it
+(:func:`econ.physics.step_time.kernel_step_time_s`: kernel classes in sequence, latencies per hop,
+``layer_overhead_s`` per layer, the busiest expert rank at ``expert_imbalance_scale`` of uniform routing's excess); 0
+keeps the lecture's lower bound ``max(compute, memory, communication) + overhead``."""
 
 
 def _settings(settings: dict | None) -> dict:

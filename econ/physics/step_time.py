@@ -141,7 +141,7 @@ def kernel_layers(num_layers, mla_layers=0.0, index_layers=0.0, linear_layers=0.
 
 
 @formula(
-    "t = smax(F_d/(P·η_g), M_d/(W·η_m)) + smax(r_e·F_e/(P·η_e), M_e/(W·η_m)) + smax(F_a/(P_a·η_a), M_kv/(W·η_m))"
+    "t = smax(F_d/(P·η_g), M_d/(W·η_m)) + smax(r_e·F_e/(P·η_e), M_e/(W·η_me)) + smax(F_a/(P_a·η_a), M_kv/(W·η_m))"
     " + X/η_l + α·hops + τ_L·layers + τ_q·sequences + τ_S",
     "kernels in sequence, each a soft roofline; α–β collectives; fixed launch costs",
 )
@@ -153,7 +153,7 @@ def kernel_step_time_s(**terms):
 
 @formula(
     "(kernels, exposed, fixed) = (Σ smax(F/(P·η), M/(W·η_m)), X/η_l − f·min(X/η_l, kernels) + α·hops,"
-    " τ_L·layers + τ_q·sequences + τ_S)",
+    " τ_L·layers + τ_q·sequences + τ_S); the routed experts' bytes at η_me",
     "kernels in sequence; communication overlapped with another micro-batch (DeepSeek's dual-batch overlap)",
 )
 def kernel_step_parts(
@@ -176,6 +176,7 @@ def kernel_step_parts(
     expert_mfu,
     attention_mfu,
     mbu,
+    expert_mbu,
     link_frac,
     collective_latency_s,
     layer_overhead_s,
@@ -190,7 +191,9 @@ def kernel_step_parts(
     for (bandwidth time at ``link_frac`` and a latency per hop, less the ``comm_overlap_frac`` of it hidden behind
     the kernels where the layout overlaps two micro-batches, DeepSeek's dual-batch overlap); fixed costs per layer,
     per sequence the rank schedules (the engine's per-request work each step: batching, sampling, detokenisation)
-    and per step. The routed experts' FLOPs are the busiest
+    and per step. The routed experts' weights are read at their own share of HBM bandwidth (``expert_mbu``: a
+    grouped GEMM over many expert matrices, each read once for the few tokens routed to it, reaches less of it than a
+    dense GEMM; the calibration fits it apart). The routed experts' FLOPs are the busiest
     rank's: the mean times ``1 + scale·(r − 1)`` (``r`` from :func:`expert_imbalance_ratio`; scale 1 = uniform routing,
     the scale of a layout whose experts a load balancer places, ``expert_balanced`` 1).
 
@@ -202,7 +205,10 @@ def kernel_step_parts(
     scale = np.where(_f(expert_balanced) > 0, 1.0, _f(expert_imbalance_scale))
     busiest = 1.0 + scale * (_f(expert_imbalance_ratio_) - 1.0)
     dense = smooth_max(_f(dense_flop) / (_f(peak_flop_per_s) * _f(gemm_mfu)), _f(dense_bytes) / bw)
-    experts = smooth_max(busiest * _f(expert_flop) / (_f(peak_flop_per_s) * _f(expert_mfu)), _f(expert_bytes) / bw)
+    expert_bw = _f(hbm_bandwidth_bytes_per_s) * _f(expert_mbu)
+    experts = smooth_max(
+        busiest * _f(expert_flop) / (_f(peak_flop_per_s) * _f(expert_mfu)), _f(expert_bytes) / expert_bw
+    )
     attention = smooth_max(_f(attention_flop) / (_f(attention_peak_flop_per_s) * _f(attention_mfu)), _f(kv_bytes) / bw)
     kernels = dense + experts + attention
     bandwidth = _f(comm_time_at_peak_s) / _f(link_frac)
