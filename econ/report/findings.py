@@ -107,11 +107,13 @@ def validation(ctx: SiteContext) -> list[Finding]:
             ctx.finding(
                 "Measured engines run their dense GEMMs at {d.estimate:pct} of peak FLOP/s "
                 "(interval {d.low:pct}–{d.high:pct}), the routed experts at {e.estimate:pct}, and HBM at "
-                "{h.estimate:pct} of its bandwidth, plus {q.estimate:us} per sequence per step.",
+                "{h.estimate:pct} of its bandwidth ({x.estimate:pct} for the routed experts' weights), plus "
+                "{q.estimate:us} per sequence per step.",
                 {
                     "d": ("calibration_parameters", "parameter = 'gemm_mfu_frac' and group_kind = ''"),
                     "e": ("calibration_parameters", "parameter = 'expert_mfu_frac' and group_kind = ''"),
                     "h": ("calibration_parameters", "parameter = 'hbm_bandwidth_frac' and group_kind = ''"),
+                    "x": ("calibration_parameters", "parameter = 'expert_hbm_bandwidth_frac' and group_kind = ''"),
                     "q": ("calibration_parameters", "parameter = 'sequence_overhead_s' and group_kind = ''"),
                 },
                 status="calibrated",
