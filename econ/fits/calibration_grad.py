@@ -24,12 +24,7 @@ from econ.fits.calibration_throughput import predict_points
 from econ.physics.step_time import SMOOTH_MAX_POWER, slot_wait_s
 
 STEP_PARAMETERS = (
-    "gemm_mfu_frac",
-    "expert_mfu_frac",
-    "attention_mfu_frac",
-    "hbm_bandwidth_frac",
-    "expert_hbm_bandwidth_frac",
-    "link_bandwidth_frac",
+    *cal.EFFICIENCIES,
     "collective_latency_s",
     "layer_overhead_s",
     "sequence_overhead_s",
