@@ -8,6 +8,7 @@ prefill efficiencies are separate fields; nothing is renamed on the way from ``d
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, fields
 
@@ -301,9 +302,19 @@ EFFICIENCY_FIELDS = (
 """The serving efficiencies (with ``step_overhead_s``) a calibration replaces."""
 
 
+OWN_EFFICIENCY_FIELDS = ("attention_mfu_frac", "expert_mbu_frac")
+"""Efficiencies of one kernel class that default to NaN (the pool's own value): stated, they time that class apart."""
+FIXED_COST_FIELDS = ("step_overhead_s", "layer_overhead_s", "sequence_overhead_s")
+
+
 def efficiency_basis(values: dict) -> str:
-    """``bound`` when every serving efficiency is 1 and there is no step overhead, else ``assumed``."""
-    ideal = all(values[k] == 1.0 for k in EFFICIENCY_FIELDS) and values["step_overhead_s"] == 0.0
+    """``bound`` when every serving efficiency is 1 (a class's own one unset or 1) and there is no fixed cost per step,
+    layer or sequence, else ``assumed``: a scenario that states any of them is not the roofline."""
+    ideal = (
+        all(values[k] == 1.0 for k in EFFICIENCY_FIELDS)
+        and all(math.isnan(values[k]) or values[k] == 1.0 for k in OWN_EFFICIENCY_FIELDS)
+        and all(values[k] == 0.0 for k in FIXED_COST_FIELDS)
+    )
     return "bound" if ideal else "assumed"
 
 

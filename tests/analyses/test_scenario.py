@@ -160,3 +160,24 @@ def test_the_fixture_and_shipped_scenarios_read(fixture_db):
     for data in (FIXTURE_DATA, FIXTURE_DATA.parents[2] / "data"):
         scenarios = scenarios_from_frame(load_all(data)["scenarios"])
         assert scenarios["base"].usd_per_chip_hour == 2.0
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "basis"),
+    [
+        ("decode_mbu_frac", 1.0, "bound"),
+        ("decode_mbu_frac", 0.8, "assumed"),
+        ("expert_mbu_frac", 1.0, "bound"),
+        ("expert_mbu_frac", 0.7, "assumed"),  # the routed experts' weight reads alone below peak
+        ("attention_mfu_frac", 0.6, "assumed"),
+        ("layer_overhead_s", 3e-5, "assumed"),
+        ("sequence_overhead_s", 3e-5, "assumed"),
+    ],
+)
+def test_a_scenario_is_the_bound_only_while_it_states_no_efficiency_below_peak_and_no_fixed_cost(name, value, basis):
+    """A base that times one kernel class below peak, or adds a cost per layer or per sequence, is no roofline:
+    its numbers are labelled assumed (a class's own efficiency left unset, NaN, takes the pool's 1 and stays bound)."""
+    unit = "s" if name.endswith("_s") else "fraction"
+    s = scenarios_from_frame(frame(**{f"base__{name}": (value, None, unit, None, None, None, "t", "u")}))["base"]
+    assert s.efficiency_basis == basis
+    assert scenarios_from_frame(frame())["base"].efficiency_basis == "bound"
