@@ -253,7 +253,7 @@ def add_fleet(sub, add_db) -> None:
     )
     fl.add_argument("--decode-layout", default=None, help="a named decode layout of data/layouts.csv")
     fl.add_argument("--prefill-layout", default=None, help="a named prefill layout of data/layouts.csv")
-    _degree_flags(fl, "replica (the layout search picks only among layouts with the degrees given)")
+    _degree_flags(fl, "of a replica; the layout search picks only among layouts with the degrees given")
     fl.add_argument(
         "--input-tokens", type=float, default=None, help="prompt tokens per request (default: the scenario's mix)"
     )
@@ -297,7 +297,7 @@ def add_fleet(sub, add_db) -> None:
 def _degree_flags(parser, unit: str) -> None:
     """The degrees of each pool's layout, as econ predict and econ fleet both take them."""
     for pool in ("decode", "prefill"):
-        parser.add_argument(f"--{pool}-tp", type=_whole, default=None, help=f"{pool} tensor-parallel degree ({unit})")
+        parser.add_argument(f"--{pool}-tp", type=_whole, default=None, help=f"{pool} tensor-parallel degree {unit}")
         parser.add_argument(f"--{pool}-dp", type=_whole, default=None, help=f"{pool} attention data-parallel ranks")
         parser.add_argument(f"--{pool}-pp", type=_whole, default=None, help=f"{pool} pipeline stages")
         parser.add_argument(f"--{pool}-ep", type=_whole, default=None, help=f"{pool} expert-parallel ranks")
@@ -340,7 +340,7 @@ def add_predict(sub, add_db) -> None:
         pr.add_argument(f"--{pool}-chips", type=_whole, default=None, help=f"chips per {pool} worker (any size)")
         pr.add_argument(f"--{pool}-workers", type=_whole, default=None, help=f"{pool} workers")
         pr.add_argument(f"--{pool}-layout", default=None, help=f"a named {pool} layout of data/layouts.csv")
-    _degree_flags(pr, "worker")
+    _degree_flags(pr, "of a worker")
     load = pr.add_mutually_exclusive_group()
     load.add_argument("--concurrency", type=float, help="requests in flight (the whole system)")
     load.add_argument("--batch", type=float, help="sequences per decode worker")
