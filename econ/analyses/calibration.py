@@ -166,8 +166,9 @@ def run(ctx) -> None:
     ctx.write(RUNS, run_frame.select(RUNS.names))
     ctx.write(POINTS, point_frame.select(POINTS.names))
     rows = bands.residual_rows(run_frame, point_frame, i.groups)
-    inside = bands.held_inside(rows)
-    ctx.write(BANDS, bands.bands(rows, inside).select(BANDS.names))
+    inside_at = bands.held_inside(rows)
+    inside = inside_at[-1]  # what econ claims for each row: every split it has rows enough for
+    ctx.write(BANDS, bands.bands(rows, inside_at).select(BANDS.names))
     ctx.write(ERRORS, bands.errors(rows, inside).select(ERRORS.names))
     params = tables.parameters(result, levels, run_frame, point_frame, i.arch_of)
     sets = {p: ",".join(fields) for p, fields in FIELDS.items()}

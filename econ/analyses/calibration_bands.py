@@ -3,6 +3,8 @@ factors a prediction is claimed from the rows like it (:mod:`econ.fits.calibrati
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import polars as pl
 
@@ -101,67 +103,135 @@ def band_bases() -> tuple[tuple[str, str, bool], ...]:
     return tuple((d, f"{b}{a}", a == "") for a in ("", ANY_ENGINE) for d, b in DISTANCES)
 
 
-def held_inside(rows: pl.DataFrame) -> dict[str, np.ndarray]:
-    """Per basis column (:func:`band_bases`): whether each row falls inside the p90 band its cell (or, thin, the
-    pooled cells) would have given without its own group (:func:`econ.fits.calibration_cv.claimed_band`; NaN: no
-    band), rows in order."""
-    out = {}
-    for distance, basis, _ in band_bases():
-        flags = np.full(rows.height, np.nan)
+SPLITS = ("engine", "chip")
+"""What a regime's band is split by, in turn, where a split has rows enough (:func:`splits`)."""
+CHIP_SPLIT = ("seen",)
+"""The distances whose bands are split by chip: a seen model on a seen chip, whose chip's own held-out rows say how
+far off it is (held out by random fold, bands over every chip covered 79% of H200's runs' TPOT and 96% of B200's). A
+new model's chip cells are thin (few architecture groups per chip) and a new chip has none."""
+
+
+def splits(distance: str, stated: bool) -> tuple[str, ...]:
+    """The columns a band at this distance is split by: the engine where the prediction names it, and the chip at
+    the distances of :data:`CHIP_SPLIT`."""
+    return tuple(c for c in SPLITS if (c != "engine" or stated) and (c != "chip" or distance in CHIP_SPLIT))
+
+
+def held_inside(rows: pl.DataFrame) -> list[dict[str, np.ndarray]]:
+    """Per depth (0: the regime's band, then split by each of :func:`splits` in turn, where the split has rows
+    enough) and basis column (:func:`band_bases`): whether each row falls inside the p90 band claimed for it at that
+    depth, computed without its own group (NaN: no band), rows in order
+    (:func:`econ.fits.calibration_cv.nested_claimed_bands`). The last depth is what econ claims for the row."""
+    out = [{} for _ in range(len(SPLITS) + 1)]
+    for distance, basis, stated in band_bases():
+        flags = np.full((len(out), rows.height), np.nan)
         for _, idx in rows.with_row_index("_i").group_by(["target"]):
             r = np.abs(idx[basis].cast(pl.Float64).to_numpy())
             if np.isfinite(r).any():
                 group = idx[_group_of(distance)].to_numpy().astype(str)
-                flags[idx["_i"].to_numpy()] = cv.claimed_band(r, idx["regime"].to_numpy(), group)[1]
-        out[basis] = flags
+                by = tuple(_column(idx, c) for c in splits(distance, stated))
+                claimed = cv.nested_claimed_bands(r, idx["regime"].to_numpy(), by, group)
+                for depth in range(len(out)):  # a basis split fewer ways claims its last band deeper down
+                    flags[depth, idx["_i"].to_numpy()] = cv.inside_band(r, claimed[min(depth, len(claimed) - 1)])
+        for depth, d in enumerate(out):
+            d[basis] = flags[depth]
     return out
 
 
-def bands(rows: pl.DataFrame, inside_of: dict[str, np.ndarray]) -> pl.DataFrame:
+def _column(rows: pl.DataFrame, name: str) -> np.ndarray:
+    return rows[name].fill_null("").to_numpy().astype(str)
+
+
+def bands(rows: pl.DataFrame, inside_at: list[dict[str, np.ndarray]]) -> pl.DataFrame:
     """``calibration_bands``: per target × regime × distance × whether the engine is stated, the held-out error
-    factors and their out-of-group coverage. A cell with fewer than
+    factors and their out-of-group coverage (``engine`` and ``chip`` empty), then the same per value of each of
+    :func:`splits` in turn (the engine, then the chip within it). A regime's cell with fewer than
     :data:`econ.fits.calibration_cv.MIN_BAND_POINTS` rows or from fewer than
     :data:`~econ.fits.calibration_cv.MIN_BAND_GROUPS` groups is pooled: its factors are the larger of its own and
-    its target's at that distance. Coverage: ``inside_of`` (:func:`held_inside`)."""
+    its target's at that distance; a split that thin has no row (a prediction in it takes the cell it splits).
+    Coverage: the share of the cell's rows inside the band claimed for them without their group at the cell's depth
+    (``inside_at[depth]``: :func:`held_inside`)."""
     out = []
     rows = rows.with_row_index("_i")
     for (target,), t_rows in rows.group_by(["target"], maintain_order=True):
+        regime = t_rows["regime"].to_numpy()
         for distance, basis, stated in band_bases():
             r = np.abs(t_rows[basis].cast(pl.Float64).to_numpy())
             if not np.isfinite(r).any():
                 continue
             group = t_rows[_group_of(distance)].to_numpy().astype(str)
-            regime = t_rows["regime"].to_numpy()
-            inside = inside_of[basis][t_rows["_i"].to_numpy()]
             finite = np.isfinite(r)
-            p50_all, p90_all = cv.band_factors(r, group)
-            level_all = cv.calibrated_levels(r[finite], group[finite])[1]
+            pooled = cv.band_factors(r, group), cv.calibrated_levels(r[finite], group[finite])[1]
+            by = splits(distance, stated)
+            c = _Cells(
+                r=r,
+                group=group,
+                split_by=tuple((name, _column(t_rows, name)) for name in by),
+                inside=[d[basis][t_rows["_i"].to_numpy()] for d in inside_at],
+                fixed={"target": target, "distance": distance, "engine_stated": stated, "basis": _label(basis)},
+            )
             for reg in sorted(set(regime)):
                 cell = (regime == reg) & finite
-                thin = cell.sum() < cv.MIN_BAND_POINTS or cv.counted_groups(group[cell]) < cv.MIN_BAND_GROUPS
-                p50, p90 = cv.band_factors(r[cell], group[cell])
-                level = cv.calibrated_levels(r[cell], group[cell])[1] if cell.any() else np.nan
-                if thin:
-                    p50, p90 = np.nanmax([p50, p50_all]), np.nanmax([p90, p90_all])
-                    level = level_all if p90 == p90_all else level
-                cov = inside[cell]
-                cov = cov[np.isfinite(cov)]
-                out.append(
-                    {
-                        "target": target,
-                        "regime": reg,
-                        "distance": distance,
-                        "engine_stated": stated,
-                        "basis": basis.replace("model_and_chip", "larger of model_out and chip_out"),
-                        "n_points": int(cell.sum()),
-                        "error_factor_p50": p50,
-                        "error_factor_p90": p90,
-                        "p90_level_frac": float(level),
-                        "coverage_p90_frac": float(cov.mean()) if cov.size else np.nan,
-                        "pooled": bool(thin),
-                    }
-                )
+                out += c.rows(cell, {"regime": reg, "engine": "", "chip": ""}, _band(r, group, cell, pooled), 0)
     return pl.DataFrame(out)
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """The held-out rows of one target and basis, and what their bands split by (for :func:`bands`)."""
+
+    r: np.ndarray  # |log ratio| of each row
+    group: np.ndarray  # the group each row was held out with
+    split_by: tuple[tuple[str, np.ndarray], ...]  # (column, each row's value), in the order the bands split
+    inside: list[np.ndarray]  # per depth, whether each row is inside the band claimed for it at that depth
+    fixed: dict  # the columns every row of the band shares
+
+    def rows(self, cell: np.ndarray, named: dict, band: tuple, depth: int) -> list[dict]:
+        """The band row of ``cell`` (``band``: :func:`_band`) and, recursively, of each value of the next split."""
+        (p50, p90), level, thin = band
+        cov = self.inside[depth][cell]
+        cov = cov[np.isfinite(cov)]
+        out = [
+            {
+                **self.fixed,
+                **named,
+                "n_points": int(cell.sum()),
+                "error_factor_p50": p50,
+                "error_factor_p90": p90,
+                "p90_level_frac": float(level),
+                "coverage_p90_frac": float(cov.mean()) if cov.size else np.nan,
+                "pooled": thin,
+            }
+        ]
+        if depth < len(self.split_by):
+            column, values = self.split_by[depth]
+            for v in sorted(set(values[cell]) - {""}):
+                sub = cell & (values == v)
+                if not _thin(sub, self.group):  # a thin split is not published: its predictions take this cell
+                    out += self.rows(sub, {**named, column: v}, _band(self.r, self.group, sub), depth + 1)
+        return out
+
+
+def _thin(cell: np.ndarray, group: np.ndarray) -> bool:
+    """Too few rows, or from too few groups, for a band of its own."""
+    return bool(cell.sum() < cv.MIN_BAND_POINTS or cv.counted_groups(group[cell]) < cv.MIN_BAND_GROUPS)
+
+
+def _label(basis: str) -> str:
+    return basis.replace("model_and_chip", "larger of model_out and chip_out")
+
+
+def _band(r: np.ndarray, group: np.ndarray, cell: np.ndarray, fallback: tuple | None = None) -> tuple:
+    """((p50, p90), p90 level, pooled) of a cell's rows; a thin cell (too few rows or groups) takes the larger of
+    its own factors and ``fallback``'s ((p50, p90), level): a regime's, its target's pooled over every regime."""
+    thin = _thin(cell, group)
+    p50, p90 = cv.band_factors(r[cell], group[cell])
+    level = cv.calibrated_levels(r[cell], group[cell])[1] if cell.any() else np.nan
+    if thin:
+        (f50, f90), f_level = fallback
+        p50, p90 = np.nanmax([p50, f50]), np.nanmax([p90, f90])
+        level = f_level if p90 == f90 else level
+    return (p50, p90), level, bool(thin)
 
 
 def errors(rows: pl.DataFrame, inside_of: dict[str, np.ndarray]) -> pl.DataFrame:

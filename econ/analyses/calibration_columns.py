@@ -297,11 +297,12 @@ ERRORS = ResultTable(
 
 BANDS = ResultTable(
     name="calibration_bands",
-    grain="target × regime × distance from the data × whether the engine is stated",
-    key=("target", "regime", "distance", "engine_stated"),
+    grain="target × regime × engine × chip × distance from the data × whether the engine is stated",
+    key=("target", "regime", "engine", "chip", "distance", "engine_stated"),
     description="The error factors econ claims for a prediction: the held-out error of measured rows like it (its "
     "target, regime and distance from the calibration data, predicted with their engine or, engine_stated false, "
-    "with the engines' average) and how often that p90 band covered rows it was not computed from",
+    "with the engines' average; then those of its engine and of its chip where they are enough) and how often that "
+    "p90 band covered rows it was not computed from",
     columns=(
         C("target", "str", "", "key", "ttft, tpot or throughput"),
         C(
@@ -311,6 +312,22 @@ BANDS = ResultTable(
             "key",
             "agg, disagg_prefill, disagg_decode, batch_1 (…_unstated_workers: worker "
             "counts assumed; …_slot_wait: users wait for a decode slot); for throughput the measured_points regime",
+        ),
+        C(
+            "engine",
+            "str",
+            "",
+            "key",
+            "The engine whose rows the band is from (a prediction that names it claims this row); empty: every "
+            "engine's rows of the regime (a prediction with the engines' average, or an engine without a row)",
+        ),
+        C(
+            "chip",
+            "str",
+            "",
+            "key",
+            "The chip whose rows (of the engine, where one is named) the band is from, for a seen model on a seen "
+            "chip (distance seen); empty: every chip's",
         ),
         C("distance", "str", "", "key", "seen (model and chip calibrated), new_model, new_chip or new_model_and_chip"),
         C(
@@ -328,7 +345,7 @@ BANDS = ResultTable(
             "The held-out predictions behind it (random_out, model_out, chip_out, or the "
             "larger of model_out and chip_out; …_any_engine where the engine is not stated)",
         ),
-        C("n_points", "int", "points", "check", "Held-out rows in the cell (pooled over regimes where fewer than 8)"),
+        C("n_points", "int", "points", "check", "Held-out rows in the cell (its factors pooled where fewer than 8)"),
         C("error_factor_p50", "float", "", "fit", "Half of such rows are within this factor", calibration_cv.factors),
         C(
             "error_factor_p90",
@@ -356,6 +373,14 @@ BANDS = ResultTable(
             "architecture group; chip; random fold)",
             calibration_cv.band_coverage,
         ),
-        C("pooled", "bool", "", "check", "The cell had too few rows: the band is its target's at that distance"),
+        C(
+            "pooled",
+            "bool",
+            "",
+            "check",
+            "The regime's cell had too few rows or groups: the band is the larger of its own and its target's at "
+            "that distance (an engine's or a chip's cell that thin has no row: its predictions take the cell it "
+            "splits)",
+        ),
     ),
 )

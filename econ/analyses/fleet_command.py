@@ -218,7 +218,7 @@ def plan_for(
             pl.DataFrame(con.sql("select * from model_derived")),
             layouts,
         )
-        errors = _errors(con, model, chip, engine is not None) if s.efficiency_basis == "calibrated" else {}
+        errors = _errors(con, model, chip, engine) if s.efficiency_basis == "calibrated" else {}
     if expert_balanced:
         said = "routed experts placed by a load balancer (--expert-balanced): uniform routing's busiest rank"
         notes = pl.col("notes").fill_null("")
@@ -247,17 +247,17 @@ def _shape(con, model: str, chip: str, moe: bool, max_chips: int) -> dict:
     }
 
 
-def _errors(con, model: str, chip: str, engine_stated: bool) -> dict[str, float | str | bool]:
+def _errors(con, model: str, chip: str, engine: str | None) -> dict[str, float | str | bool]:
     """The calibration's held-out error factors for this plan's pools: the decode step as a disaggregated decode
     pool's time per output token, the prefill as its pool's time to first token, at the plan's distance from the
-    calibration data, with its engine or the engines' average (``calibration_bands``, read as ``econ predict`` reads
-    them)."""
+    calibration data, with its ``engine`` (None: the engines' average; ``calibration_bands``, read as ``econ
+    predict`` reads them)."""
     seen = pl.DataFrame(con.sql("select arch_model, chip from calibration_seen"))
     dist = distances([model], [chip], set(seen["arch_model"].to_list()), set(seen["chip"].to_list()))
     bands = pl.DataFrame(con.sql("select * from calibration_bands"))
-    out: dict[str, float | str | bool] = {"error_distance": str(dist[0]), "error_engine_stated": engine_stated}
+    out: dict[str, float | str | bool] = {"error_distance": str(dist[0]), "error_engine_stated": engine is not None}
     for pool, target, regime in (("decode_step", "tpot", "disagg_decode"), ("prefill_ttft", "ttft", "disagg_prefill")):
-        p50, p90, covered = band_factors(bands, target, [regime], dist, [engine_stated])
+        p50, p90, covered, _ = band_factors(bands, target, [regime], dist, [engine is not None], [engine or ""], [chip])
         out |= {
             f"{pool}_error_factor_p50": float(p50[0]),
             f"{pool}_error_factor_p90": float(p90[0]),

@@ -29,6 +29,8 @@ OUTPUT = (
     "tpot_error_factor_p90",
     "ttft_band_coverage_frac",
     "tpot_band_coverage_frac",
+    "ttft_band_of",
+    "tpot_band_of",
     "bound_ttft_ms",
     "bound_tpot_ms",
     "regime_ttft",
@@ -40,7 +42,8 @@ OUTPUT = (
 )
 """Columns of ``econ predict --points`` (``id`` … ``tpot_error_factor_p90`` as the issue names them, then the share
 of held-out runs each p90 band covered out of group (``calibration_bands.coverage_p90_frac``: a band that covered
-far fewer than 90% is not the promise its name makes), the roofline bound, the cell of the error bands and how
+far fewer than 90% is not the promise its name makes) and whose runs it is from (an engine on a chip, an engine, a
+chip, or every engine and chip of the regime), the roofline bound, the cell of the error bands and how
 the row was read)."""
 
 
@@ -109,28 +112,51 @@ def distances(arch_model, chip, seen_models: set, seen_chips: set) -> np.ndarray
 
 
 def band_factors(
-    bands: pl.DataFrame, target: str, regimes: np.ndarray, dist: np.ndarray, stated: np.ndarray
+    bands: pl.DataFrame,
+    target: str,
+    regimes: np.ndarray,
+    dist: np.ndarray,
+    stated: np.ndarray,
+    engines: np.ndarray,
+    chips: np.ndarray,
 ) -> tuple[np.ndarray, ...]:
-    """(p50, p90, coverage of the p90 band out of group) of each row's cell (its regime, distance and whether its
-    engine is ``stated``); a cell the bands lack takes its target's widest band at that distance (never a narrower
-    one) and its lowest coverage."""
+    """(p50, p90, coverage of the p90 band out of group, whose runs the band is from) of each row's cell: its regime,
+    distance and whether its engine is ``stated``, split by its engine (where stated) and its chip where the bands
+    have such a cell (else the cell it splits); a regime the bands lack takes its target's widest band at that
+    distance (never a narrower one) and its lowest coverage."""
     factors = ["error_factor_p50", "error_factor_p90", "coverage_p90_frac"]
     key = ["distance", "engine_stated"]
-    t = bands.filter(pl.col("target") == target).select("regime", *key, pl.col(factors).fill_nan(None))
-    widest = t.group_by(key).agg(pl.col(factors[:2]).max(), pl.col(factors[2]).min())
+    t = bands.filter(pl.col("target") == target).select(
+        "regime", "engine", "chip", *key, pl.col(factors).fill_nan(None)
+    )
+    widest = t.filter(pl.col("engine") == "", pl.col("chip") == "").group_by(key)
+    widest = widest.agg(pl.col(factors[:2]).max(), pl.col(factors[2]).min())
+    said = np.asarray(stated, dtype=bool)
+    engine = np.where(said, np.asarray(engines, dtype=object).astype(str), "")
     rows = pl.DataFrame(
-        {
-            "regime": np.asarray(regimes, dtype=str),
-            "distance": np.asarray(dist, dtype=str),
-            "engine_stated": np.asarray(stated, dtype=bool),
-        }
+        {"regime": np.asarray(regimes, dtype=str), "distance": np.asarray(dist, dtype=str), "engine_stated": said}
     )
-    out = rows.join(t, on=["regime", *key], how="left", maintain_order="left").join(
-        widest, on=key, how="left", suffix="_widest", maintain_order="left"
-    )
-    arr = out.select(pl.coalesce(f, f"{f}_widest") for f in factors).to_numpy().astype(float).reshape(-1, 3)
-    arr[~np.isfinite(arr)] = np.nan
-    return arr[:, 0], arr[:, 1], arr[:, 2]
+    chip = np.asarray(chips, dtype=object).astype(str)
+    # the most specific cell the bands have gives all three numbers: engine and chip, engine, chip, none
+    arr, of = np.full((rows.height, 3), np.nan), np.full(rows.height, "", dtype=object)
+    for e, c in ((engine, chip), (engine, ""), ("", chip), ("", "")):
+        e, c = np.broadcast_to(e, rows.height), np.broadcast_to(c, rows.height)
+        look = rows.with_columns(pl.Series("engine", e), pl.Series("chip", c))
+        got = look.join(t, on=["regime", "engine", "chip", *key], how="left", maintain_order="left")
+        got = got.select(factors).to_numpy().astype(float).reshape(-1, 3)
+        new = np.isnan(arr[:, 1]) & np.isfinite(got[:, 1])
+        arr[new], of[new] = got[new], _runs_of(e[new], c[new])
+    wide = rows.join(widest, on=key, how="left", maintain_order="left").select(factors).to_numpy().astype(float)
+    none = np.isnan(arr[:, 1])
+    arr[none], of[none] = wide.reshape(-1, 3)[none], "every regime's (widest)"
+    return arr[:, 0], arr[:, 1], arr[:, 2], of.astype(str)
+
+
+def _runs_of(engine: np.ndarray, chip: np.ndarray) -> np.ndarray:
+    """Whose held-out runs a band is from, in words: 'vllm on H200', 'vllm', 'H200' or 'every engine and chip'."""
+    e, c = np.asarray(engine, dtype=str), np.asarray(chip, dtype=str)
+    both = np.char.add(np.char.add(e, " on "), c)
+    return np.where((e != "") & (c != ""), both, np.where(e != "", e, np.where(c != "", c, "every engine and chip")))
 
 
 def predict_configurations(
@@ -183,10 +209,12 @@ def predict_configurations(
     )
     dist = distances(c["arch_model"].to_list(), c["chip"].to_list(), seen_models, seen_chips)
     if bands is not None and bands.height:
-        t50, t90, t_cov = band_factors(bands, "ttft", reg_ttft, dist, stated)
-        p50, p90, p_cov = band_factors(bands, "tpot", reg_tpot, dist, stated)
+        chips = c["chip"].to_numpy()
+        t50, t90, t_cov, t_of = band_factors(bands, "ttft", reg_ttft, dist, stated, engine, chips)
+        p50, p90, p_cov, p_of = band_factors(bands, "tpot", reg_tpot, dist, stated, engine, chips)
     else:
         t50 = t90 = t_cov = p50 = p90 = p_cov = np.full(c.height, np.nan)
+        t_of = p_of = np.full(c.height, None)
     status = np.where(
         ~links,
         "data/hardware.csv has no scale_up_bandwidth_gb_per_s / scale_out_bandwidth_gbit_per_s for the chip",
@@ -212,6 +240,8 @@ def predict_configurations(
             "tpot_error_factor_p50": good(p50),
             "tpot_error_factor_p90": good(p90),
             "tpot_band_coverage_frac": good(p_cov),
+            "ttft_band_of": np.where(bad, None, t_of),
+            "tpot_band_of": np.where(bad, None, p_of),
             "bound_ttft_ms": good(extra["bound_first_pass_s"] * 1e3),
             "bound_tpot_ms": good(extra["bound_tpot_s"] * 1e3),
             "regime_ttft": reg_ttft,

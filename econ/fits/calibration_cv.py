@@ -144,10 +144,10 @@ MIN_LEVEL_GROUPS = 3
 two groups); with fewer the level is the nominal quantile itself."""
 
 
-def needed_levels(held: np.ndarray, others: np.ndarray) -> np.ndarray:
+def needed_levels(held: np.ndarray, others: np.ndarray, *, presorted: bool = False) -> np.ndarray:
     """The smallest quantile level of ``others`` (linear interpolation, numpy's default) that reaches each value of
-    ``held``: 0 at or below the smallest, ``inf`` above the largest."""
-    s = np.sort(others)
+    ``held``: 0 at or below the smallest, ``inf`` above the largest (``presorted``: ``others`` is sorted)."""
+    s = others if presorted else np.sort(others)
     k = np.searchsorted(s, held, side="left")  # first order statistic ≥ the value
     below = s[np.maximum(k - 1, 0)]
     above = s[np.minimum(k, s.size - 1)]
@@ -167,14 +167,16 @@ def calibrated_levels(abs_log: np.ndarray, group: np.ndarray, nominal=QUANTILES)
     (the largest error seen). Never below nominal: the plain quantile of held-out errors is the least a band
     claims."""
     nominal = np.asarray(nominal, dtype=float)
-    groups, n = np.unique(group, return_counts=True)
-    groups = groups[n >= MIN_GROUP_ROWS]
-    keep = np.isin(group, groups)
-    abs_log, group = abs_log[keep], group[keep]
-    if groups.size < MIN_LEVEL_GROUPS:
+    _, code, n = np.unique(group, return_inverse=True, return_counts=True)
+    keep = n[code] >= MIN_GROUP_ROWS
+    if (n >= MIN_GROUP_ROWS).sum() < MIN_LEVEL_GROUPS:
         return nominal
+    order = np.argsort(abs_log[keep], kind="stable")  # each group's others, sorted once for all of them
+    values, codes = abs_log[keep][order], code[keep][order]
     needed = [
-        needed_levels(abs_log[group == h], abs_log[group != h]) for h in groups if (group != h).sum() >= MIN_BAND_POINTS
+        needed_levels(values[codes == h], values[codes != h], presorted=True)
+        for h in np.flatnonzero(n >= MIN_GROUP_ROWS)
+        if codes.size - n[h] >= MIN_BAND_POINTS
     ]
     if not needed:
         return nominal
@@ -277,9 +279,34 @@ def claimed_band(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> tu
     band = np.where(enough, own, np.nan)
     pooled, _ = band_coverage(abs_log, np.full(np.size(abs_log), "all"), group)
     claimed = np.where(np.isfinite(band), band, np.fmax(pooled, own))
+    return claimed, inside_band(abs_log, claimed)
+
+
+def nested_claimed_bands(
+    abs_log: np.ndarray, cell: np.ndarray, splits: tuple[np.ndarray, ...], group: np.ndarray
+) -> list[np.ndarray]:
+    """:func:`claimed_band` of cells split further by each of ``splits`` in turn (a regime's rows by their engine,
+    then by their chip), one array per depth (0: the cells unsplit): each row's band from the rows of its split
+    outside its own group where they reach :data:`MIN_BAND_POINTS` from :data:`MIN_BAND_GROUPS` groups, else the band
+    one level up (``calibration_bands`` publishes no thin split: a prediction in one takes the cell it splits)."""
+    abs_log = np.asarray(abs_log, dtype=float)
+    claimed = [claimed_band(abs_log, cell, group)[0]]
+    key = np.asarray(cell, dtype=str)
+    for split in splits:
+        finer = np.char.add(np.char.add(key, "\x1f"), np.asarray(split, dtype=str))
+        if np.unique(finer).size == np.unique(key).size:  # the split divides no cell: the same bands
+            claimed.append(claimed[-1])
+            continue
+        key = finer
+        own_log, enough = _out_of_group_bands(abs_log, key, group, 1, 0)
+        claimed.append(np.where(enough, np.exp(own_log), claimed[-1]))
+    return claimed
+
+
+def inside_band(abs_log: np.ndarray, claimed: np.ndarray) -> np.ndarray:
+    """Whether each |log ratio| is within its claimed factor (NaN where either is not finite)."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        inside = np.where(np.isfinite(claimed) & np.isfinite(abs_log), abs_log <= np.log(claimed), np.nan)
-    return claimed, inside
+        return np.where(np.isfinite(claimed) & np.isfinite(abs_log), abs_log <= np.log(claimed), np.nan)
 
 
 def at_point(z, problem: cal.Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

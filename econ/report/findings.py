@@ -18,6 +18,12 @@ WEAK_ERROR_FACTOR = 1.5
 MODEL_OUT_TPOT = ("calibration_errors", "basis = 'model_out' and target = 'tpot' and group_kind = 'overall'")
 MODEL_OUT_TTFT = ("calibration_errors", "basis = 'model_out' and target = 'ttft' and group_kind = 'overall'")
 CHIP_OUT_TPOT = ("calibration_errors", "basis = 'chip_out' and target = 'tpot' and group_kind = 'overall'")
+LEAST_ENGINE = (
+    "calibration_errors",
+    "basis = 'model_out' and target = 'tpot' and group_kind = 'engine' and \"group\" = (select \"group\" from "
+    "calibration_errors where basis = 'model_out' and target = 'tpot' and group_kind = 'engine' "
+    'order by band_coverage_frac, "group" limit 1)',
+)
 
 
 def band(ctx: SiteContext, model: str, chip: str, target: str = "tpot", regime: str = "disagg_decode"):
@@ -29,7 +35,10 @@ def band(ctx: SiteContext, model: str, chip: str, target: str = "tpot", regime: 
     distance = {(True, True): "seen", (False, True): "new_model", (True, False): "new_chip"}.get(
         (bool(seen_model), bool(seen_chip)), "new_model_and_chip"
     )
-    where = f"target = '{target}' and regime = '{regime}' and distance = '{distance}' and not engine_stated"
+    where = (
+        f"target = '{target}' and regime = '{regime}' and engine = '' and chip = '' and distance = '{distance}' "
+        "and not engine_stated"
+    )
     return ("calibration_bands", where)
 
 
@@ -64,7 +73,7 @@ def validation(ctx: SiteContext) -> list[Finding]:
         "basis = 'model_out' and target = 'ttft' and group_kind = 'regime' and \"group\" = (select \"group\" from "
         "calibration_errors where basis = 'model_out' and target = 'ttft' and group_kind = 'regime' and \"group\" in "
         "(select regime from calibration_bands where target = 'ttft' and distance = 'seen' and engine_stated "
-        'and not pooled) order by error_factor desc, "group" limit 1)',
+        "and engine = '' and chip = '' and not pooled) order by error_factor desc, \"group\" limit 1)",
     )
     worst_factor = ctx.scalar(f"select error_factor from {worst[0]} where {worst[1]}") if ctx.has(worst[0]) else None
     weak = worst_factor is not None and worst_factor > WEAK_ERROR_FACTOR
@@ -92,8 +101,13 @@ def validation(ctx: SiteContext) -> list[Finding]:
             ),
             ctx.finding(
                 "The p90 bands econ prints covered {t.band_coverage_frac:pct} of the runs held out with their model's "
-                "architecture group (time per output token; the band computed without that group's runs).",
-                {"t": ("calibration_errors", "basis = 'model_out' and target = 'tpot' and group_kind = 'overall'")},
+                "architecture group (time per output token; the band computed without that group's runs), and "
+                "{e.band_coverage_frac:pct} of {e.group:text}'s, the engine they covered least: a band is its engine's "
+                "where its runs are enough.",
+                {
+                    "t": ("calibration_errors", "basis = 'model_out' and target = 'tpot' and group_kind = 'overall'"),
+                    "e": LEAST_ENGINE,
+                },
                 status="calibrated",
                 evidence=anchor("Error bands and their coverage"),
             ),

@@ -263,6 +263,31 @@ def test_a_thin_cell_is_checked_with_the_band_it_is_published_with():
     assert np.nanmean(r[thin] <= np.log(pooled[thin])) < 0.3  # the pooled band alone misses most of them
 
 
+def test_a_band_split_by_engine_holds_for_each_engine_where_the_regimes_band_does_not():
+    """One regime, two engines each measured on six models (the groups held out): one predicted within a typical 4%
+    (|log ratio| half-normal, σ 0.06), the other within 40% (σ 0.6). The regime's band over both, held out by model,
+    covers every row of the tight engine and far fewer than 90% of the loose one's; split by engine
+    (nested_claimed_bands) each engine's rows are covered 85-95%. A third engine measured on two models only (too few
+    groups for a band of its own) keeps the regime's band."""
+    rng = np.random.default_rng(3)
+    tight, loose, few = (
+        np.abs(rng.normal(0, 0.06, 360)),
+        np.abs(rng.normal(0, 0.6, 360)),
+        np.abs(rng.normal(0, 0.3, 20)),
+    )
+    r = np.concatenate([tight, loose, few])
+    engine = np.array(["tight"] * 360 + ["loose"] * 360 + ["few"] * 20)
+    group = np.array([f"m{i % 6}" for i in range(720)] + ["m0"] * 10 + ["m1"] * 10)
+    regime, split = cv.nested_claimed_bands(r, np.full(r.size, "agg"), (engine,), group)
+
+    def covered(band, name):
+        return np.mean(r[engine == name] <= np.log(band[engine == name]))
+
+    assert covered(regime, "tight") == 1.0 and covered(regime, "loose") < 0.8
+    assert 0.85 <= covered(split, "tight") <= 0.95 and 0.85 <= covered(split, "loose") <= 0.95
+    assert np.array_equal(split[engine == "few"], regime[engine == "few"])
+
+
 def test_a_run_predicted_without_its_engine_takes_the_mean_offset_of_its_engines_and_mode(shipped):
     """engine_average_runs (what a fold predicts for a run with no engine stated) against a second route: the same
     coordinates with every engine level's offset set to the engines' mean, and every engine/mode level's to the mean

@@ -70,9 +70,23 @@ order by list_position(['tpot', 'ttft', 'throughput'], target), group_kind = 'ov
 """
 
 BANDS = """
-select * replace (case when engine_stated then 'stated' else 'average' end as engine_stated)
-from calibration_bands order by list_position(['tpot', 'ttft', 'throughput'], target), regime, distance,
-         engine_stated desc
+select * from calibration_bands
+order by list_position(['tpot', 'ttft', 'throughput'], target), regime, distance, engine_stated desc, engine, chip
+"""
+
+DISTANCES = ("seen", "new_model", "new_chip", "new_model_and_chip")
+_BY_DISTANCE = ", ".join(
+    f"max(error_factor_p90) filter (where distance = '{d}') as {d}_p90, "
+    f"max(coverage_p90_frac) filter (where distance = '{d}') as {d}_covered"
+    for d in DISTANCES
+)
+BANDS_BY_DISTANCE = f"""
+select target, regime,
+       case when not engine_stated then 'average' when engine = '' then 'stated: any' else engine end as engine,
+       max(n_points) as n_points, {_BY_DISTANCE}
+from calibration_bands where chip = ''
+group by target, regime, engine_stated, engine
+order by list_position(['tpot', 'ttft', 'throughput'], target), regime, engine_stated desc, calibration_bands.engine
 """
 
 PARAMETERS = """
@@ -196,31 +210,32 @@ def _cv(ctx: SiteContext) -> Section:
 
 
 def _bands(ctx: SiteContext) -> Section:
-    frame = ctx.query(BANDS)
-    cols = [
-        Col("target", "Target"),
-        Col("regime", "Regime"),
-        Col("distance", "Distance from the data"),
-        Col("engine_stated", "Engine", keep=True),
-        Col("n_points", "Held-out rows", kind="num"),
-        Col("error_factor_p50", "p50 factor", kind="num", fmt=_factor),
-        Col("error_factor_p90", "p90 factor", kind="num", fmt=_factor, keep=True),
-        Col("p90_level_frac", "Quantile used", kind="num", fmt=_pct),
-        Col("coverage_p90_frac", "p90 band covered", kind="num", fmt=_pct, keep=True),
-        Col("pooled", "Pooled"),
-        Col("basis", "From", wrap=True),
-    ]
+    words = {"seen": "seen", "new_model": "new model", "new_chip": "new chip", "new_model_and_chip": "both new"}
+    cols = [Col("target", "Target"), Col("regime", "Regime"), Col("engine", "Engine", keep=True)]
+    cols.append(Col("n_points", "Held-out rows", kind="num"))
+    for d in DISTANCES:
+        cols.append(Col(f"{d}_p90", f"p90, {words[d]}", kind="num", fmt=_factor, keep=d == "seen"))
+        cols.append(Col(f"{d}_covered", "covered", kind="num", fmt=_pct, keep=d == "seen"))
     return Section(
         "Error bands and their coverage",
         [
-            table(frame, cols, caption="calibration_bands: what econ predict claims for a point", id="bands"),
+            table(
+                ctx.query(BANDS_BY_DISTANCE),
+                cols,
+                caption="calibration_bands: the p90 factor econ predict claims for a point, and the share of held-out "
+                "runs that band covered, by distance from the data (each chip's rows, the p50 factors, the quantile "
+                "used and the pooling: in the CSV)",
+                id="bands",
+            ),
+            Download("bands", ctx.query(BANDS), "every band with its chip, p50, quantile level and pooling (CSV)"),
             note(ctx.description("calibration_bands")),
         ],
         intro="econ predict and econ predict --points print, for each prediction, the factors of the cell its target, "
         "regime, distance and engine fall in ('average': no engine stated, the engines' average parameters, as the "
-        "calibrated scenario and plans use); a p90 band that holds covers about 90% of rows it was not computed "
-        "from. The band is the held-out errors' quantile at the level that covered 90% of each group left out in "
-        "turn (never below 90%: 'Quantile used').",
+        "calibrated scenario and plans use; an engine named: that engine's held-out rows of the regime, or, where "
+        "they are too few, 'stated: any', every engine's; a seen model on a seen chip: that chip's rows, where "
+        "enough); a p90 band that holds covers about 90% of rows it was not computed from. The band is the held-out "
+        "errors' quantile at the level that covered 90% of each group left out in turn (never below 90%).",
     )
 
 
