@@ -103,18 +103,19 @@ def band_bases() -> tuple[tuple[str, str, bool], ...]:
     return tuple((d, f"{b}{a}", a == "") for a in ("", ANY_ENGINE) for d, b in DISTANCES)
 
 
-SPLITS = ("engine", "chip")
+SPLITS = ("engine", "chip", "arch_model")
 """What a regime's band is split by, in turn, where a split has rows enough (:func:`splits`)."""
-CHIP_SPLIT = ("seen",)
-"""The distances whose bands are split by chip: a seen model on a seen chip, whose chip's own held-out rows say how
-far off it is (held out by random fold, bands over every chip covered 79% of H200's runs' TPOT and 96% of B200's). A
-new model's chip cells are thin (few architecture groups per chip) and a new chip has none."""
+SEEN_SPLITS = ("chip", "arch_model")
+"""The splits only a seen model on a seen chip has: its chip's and its model's own held-out runs say how far off it
+is (held out by configuration, bands over every chip and model covered 78% of H200's TPOT runs and 97% of B200's, 71%
+of Llama-3.1-8B's TTFT runs and 98% of Llama-3.1-70B's). A new model's chip cells are thin (few architecture groups
+per chip) and a new chip or model has none."""
 
 
 def splits(distance: str, stated: bool) -> tuple[str, ...]:
-    """The columns a band at this distance is split by: the engine where the prediction names it, and the chip at
-    the distances of :data:`CHIP_SPLIT`."""
-    return tuple(c for c in SPLITS if (c != "engine" or stated) and (c != "chip" or distance in CHIP_SPLIT))
+    """The columns a band at this distance is split by, in turn: the engine where the prediction names it, then, for
+    a seen model on a seen chip, the chip and the model."""
+    return tuple(c for c in SPLITS if (c != "engine" or stated) and (c not in SEEN_SPLITS or distance == "seen"))
 
 
 def held_inside(rows: pl.DataFrame) -> list[dict[str, np.ndarray]]:
@@ -172,7 +173,8 @@ def bands(rows: pl.DataFrame, inside_at: list[dict[str, np.ndarray]]) -> pl.Data
             )
             for reg in sorted(set(regime)):
                 cell = (regime == reg) & finite
-                out += c.rows(cell, {"regime": reg, "engine": "", "chip": ""}, _band(r, group, cell, pooled), 0)
+                named = {"regime": reg, **dict.fromkeys(SPLITS, "")}
+                out += c.rows(cell, named, _band(r, group, cell, pooled), 0)
     return pl.DataFrame(out)
 
 

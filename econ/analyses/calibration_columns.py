@@ -297,12 +297,12 @@ ERRORS = ResultTable(
 
 BANDS = ResultTable(
     name="calibration_bands",
-    grain="target × regime × engine × chip × distance from the data × whether the engine is stated",
-    key=("target", "regime", "engine", "chip", "distance", "engine_stated"),
+    grain="target × regime × engine × chip × model × distance from the data × whether the engine is stated",
+    key=("target", "regime", "engine", "chip", "arch_model", "distance", "engine_stated"),
     description="The error factors econ claims for a prediction: the held-out error of measured rows like it (its "
     "target, regime and distance from the calibration data, predicted with their engine or, engine_stated false, "
-    "with the engines' average; then those of its engine and of its chip where they are enough) and how often that "
-    "p90 band covered rows it was not computed from",
+    "with the engines' average; then those of its engine, its chip and its model, in turn, where they are enough) "
+    "and how often that p90 band covered rows it was not computed from",
     columns=(
         C("target", "str", "", "key", "ttft, tpot or throughput"),
         C(
@@ -328,6 +328,14 @@ BANDS = ResultTable(
             "key",
             "The chip whose rows (of the engine, where one is named) the band is from, for a seen model on a seen "
             "chip (distance seen); empty: every chip's",
+        ),
+        C(
+            "arch_model",
+            "str",
+            "",
+            "key",
+            "The model whose rows (of the chip, and of the engine where one is named) the band is from, for a seen "
+            "model on a seen chip; empty: every model's",
         ),
         C("distance", "str", "", "key", "seen (model and chip calibrated), new_model, new_chip or new_model_and_chip"),
         C(
@@ -379,8 +387,8 @@ BANDS = ResultTable(
             "",
             "check",
             "The regime's cell had too few rows or groups: the band is the larger of its own and its target's at "
-            "that distance (an engine's or a chip's cell that thin has no row: its predictions take the cell it "
-            "splits)",
+            "that distance (an engine's, a chip's or a model's cell that thin has no row: its predictions take the "
+            "cell it splits)",
         ),
     ),
 )

@@ -257,7 +257,8 @@ def _errors(con, model: str, chip: str, engine: str | None) -> dict[str, float |
     bands = pl.DataFrame(con.sql("select * from calibration_bands"))
     out: dict[str, float | str | bool] = {"error_distance": str(dist[0]), "error_engine_stated": engine is not None}
     for pool, target, regime in (("decode_step", "tpot", "disagg_decode"), ("prefill_ttft", "ttft", "disagg_prefill")):
-        p50, p90, covered, _ = band_factors(bands, target, [regime], dist, [engine is not None], [engine or ""], [chip])
+        where = ([engine or ""], [chip], [model])
+        p50, p90, covered, _ = band_factors(bands, target, [regime], dist, [engine is not None], *where)
         out |= {
             f"{pool}_error_factor_p50": float(p50[0]),
             f"{pool}_error_factor_p90": float(p90[0]),

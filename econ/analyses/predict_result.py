@@ -83,7 +83,7 @@ def result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, price
     of = r["tpot_band_of"] if r["tpot_band_of"] == r["ttft_band_of"] else f"{r['tpot_band_of']} / {r['ttft_band_of']}"
     basis = (
         f"held-out {r['regime_tpot']} / {r['regime_ttft']} points, {r['distance'].replace('_', ' ')}"
-        f"{f', runs of {of}' if of else ''}"
+        f"{f', {of}' if of else ''}"
         f"{'' if pt.engine else ', predicted with the engine average'} (calibration_bands)"
         if calibrated
         else "none: a roofline bound, not a prediction"

@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 
 from econ.analyses import calibration_runs as cr
+from econ.analyses.calibration_bands import SPLITS
 from econ.analyses.calibration_tables import regimes
 from econ.fits import calibration as cal
 
@@ -42,8 +43,8 @@ OUTPUT = (
 )
 """Columns of ``econ predict --points`` (``id`` … ``tpot_error_factor_p90`` as the issue names them, then the share
 of held-out runs each p90 band covered out of group (``calibration_bands.coverage_p90_frac``: a band that covered
-far fewer than 90% is not the promise its name makes) and whose runs it is from (an engine on a chip, an engine, a
-chip, or every engine and chip of the regime), the roofline bound, the cell of the error bands and how
+far fewer than 90% is not the promise its name makes) and whose runs it is from (a model's with an engine on a chip,
+…, or every engine, chip and model of the regime), the roofline bound, the cell of the error bands and how
 the row was read)."""
 
 
@@ -119,44 +120,49 @@ def band_factors(
     stated: np.ndarray,
     engines: np.ndarray,
     chips: np.ndarray,
+    models: np.ndarray,
 ) -> tuple[np.ndarray, ...]:
     """(p50, p90, coverage of the p90 band out of group, whose runs the band is from) of each row's cell: its regime,
-    distance and whether its engine is ``stated``, split by its engine (where stated) and its chip where the bands
-    have such a cell (else the cell it splits); a regime the bands lack takes its target's widest band at that
-    distance (never a narrower one) and its lowest coverage."""
+    distance and whether its engine is ``stated``, split in turn by its engine (where stated), its chip and its model
+    as far as the bands have such a cell; a regime the bands lack takes its target's widest band at that distance
+    (never a narrower one) and its lowest coverage."""
     factors = ["error_factor_p50", "error_factor_p90", "coverage_p90_frac"]
     key = ["distance", "engine_stated"]
-    t = bands.filter(pl.col("target") == target).select(
-        "regime", "engine", "chip", *key, pl.col(factors).fill_nan(None)
-    )
-    widest = t.filter(pl.col("engine") == "", pl.col("chip") == "").group_by(key)
+    t = bands.filter(pl.col("target") == target).select("regime", *SPLITS, *key, pl.col(factors).fill_nan(None))
+    widest = t.filter(*(pl.col(c) == "" for c in SPLITS)).group_by(key)
     widest = widest.agg(pl.col(factors[:2]).max(), pl.col(factors[2]).min())
     said = np.asarray(stated, dtype=bool)
-    engine = np.where(said, np.asarray(engines, dtype=object).astype(str), "")
     rows = pl.DataFrame(
         {"regime": np.asarray(regimes, dtype=str), "distance": np.asarray(dist, dtype=str), "engine_stated": said}
     )
-    chip = np.asarray(chips, dtype=object).astype(str)
-    # the most specific cell the bands have gives all three numbers: engine and chip, engine, chip, none
+    path = {  # each row's value of each split; the engine only where stated
+        "engine": np.where(said, np.asarray(engines, dtype=object).astype(str), ""),
+        "chip": np.asarray(chips, dtype=object).astype(str),
+        "arch_model": np.asarray(models, dtype=object).astype(str),
+    }
+    # the most specific cell the bands have gives all three numbers: every split of the row's path, then one fewer…
     arr, of = np.full((rows.height, 3), np.nan), np.full(rows.height, "", dtype=object)
-    for e, c in ((engine, chip), (engine, ""), ("", chip), ("", "")):
-        e, c = np.broadcast_to(e, rows.height), np.broadcast_to(c, rows.height)
-        look = rows.with_columns(pl.Series("engine", e), pl.Series("chip", c))
-        got = look.join(t, on=["regime", "engine", "chip", *key], how="left", maintain_order="left")
+    for depth in range(len(SPLITS), -1, -1):
+        cell = {c: path[c] if i < depth else np.full(rows.height, "") for i, c in enumerate(SPLITS)}
+        look = rows.with_columns(pl.Series(c, v) for c, v in cell.items())
+        got = look.join(t, on=["regime", *SPLITS, *key], how="left", maintain_order="left")
         got = got.select(factors).to_numpy().astype(float).reshape(-1, 3)
         new = np.isnan(arr[:, 1]) & np.isfinite(got[:, 1])
-        arr[new], of[new] = got[new], _runs_of(e[new], c[new])
+        arr[new], of[new] = got[new], _runs_of(*(cell[c][new] for c in SPLITS))
     wide = rows.join(widest, on=key, how="left", maintain_order="left").select(factors).to_numpy().astype(float)
     none = np.isnan(arr[:, 1])
     arr[none], of[none] = wide.reshape(-1, 3)[none], "every regime's (widest)"
     return arr[:, 0], arr[:, 1], arr[:, 2], of.astype(str)
 
 
-def _runs_of(engine: np.ndarray, chip: np.ndarray) -> np.ndarray:
-    """Whose held-out runs a band is from, in words: 'vllm on H200', 'vllm', 'H200' or 'every engine and chip'."""
-    e, c = np.asarray(engine, dtype=str), np.asarray(chip, dtype=str)
-    both = np.char.add(np.char.add(e, " on "), c)
-    return np.where((e != "") & (c != ""), both, np.where(e != "", e, np.where(c != "", c, "every engine and chip")))
+def _runs_of(engine: np.ndarray, chip: np.ndarray, model: np.ndarray) -> np.ndarray:
+    """Whose held-out runs a band is from, in words: "Llama-3.1-70B's runs with vllm on H200", "runs with vllm",
+    "runs on H200", "runs of every engine, chip and model"."""
+    e, c, m = (np.asarray(x, dtype=str) for x in (engine, chip, model))
+    words = np.where(m != "", np.char.add(m, "'s runs"), "runs")
+    words = np.char.add(words, np.where(e != "", np.char.add(" with ", e), ""))
+    words = np.char.add(words, np.where(c != "", np.char.add(" on ", c), ""))
+    return np.where((e == "") & (c == "") & (m == ""), "runs of every engine, chip and model", words)
 
 
 def predict_configurations(
@@ -209,9 +215,9 @@ def predict_configurations(
     )
     dist = distances(c["arch_model"].to_list(), c["chip"].to_list(), seen_models, seen_chips)
     if bands is not None and bands.height:
-        chips = c["chip"].to_numpy()
-        t50, t90, t_cov, t_of = band_factors(bands, "ttft", reg_ttft, dist, stated, engine, chips)
-        p50, p90, p_cov, p_of = band_factors(bands, "tpot", reg_tpot, dist, stated, engine, chips)
+        where = (engine, c["chip"].to_numpy(), c["arch_model"].to_numpy())
+        t50, t90, t_cov, t_of = band_factors(bands, "ttft", reg_ttft, dist, stated, *where)
+        p50, p90, p_cov, p_of = band_factors(bands, "tpot", reg_tpot, dist, stated, *where)
     else:
         t50 = t90 = t_cov = p50 = p90 = p_cov = np.full(c.height, np.nan)
         t_of = p_of = np.full(c.height, None)

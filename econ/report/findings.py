@@ -29,17 +29,20 @@ LEAST_ENGINE = (
 def band(ctx: SiteContext, model: str, chip: str, target: str = "tpot", regime: str = "disagg_decode"):
     """The ``calibration_bands`` row of a prediction for ``model`` on ``chip`` by the calibrated scenario (the engines'
     average: no engine stated): its target and regime at its distance from the calibration data (seen, a new model,
-    a new chip or both), as a finding source."""
+    a new chip or both), its chip's and then its model's own cell where the bands have one (as econ predict reads
+    them), as a finding source."""
     seen_model = ctx.scalar("select count(*) > 0 from calibration_seen where arch_model = ?", [model])
     seen_chip = ctx.scalar("select count(*) > 0 from calibration_seen where chip = ?", [chip])
     distance = {(True, True): "seen", (False, True): "new_model", (True, False): "new_chip"}.get(
         (bool(seen_model), bool(seen_chip)), "new_model_and_chip"
     )
-    where = (
-        f"target = '{target}' and regime = '{regime}' and engine = '' and chip = '' and distance = '{distance}' "
-        "and not engine_stated"
+    cell = f"target = '{target}' and regime = '{regime}' and distance = '{distance}' and not engine_stated"
+    chip_q, model_q = chip.replace("'", "''"), model.replace("'", "''")
+    deepest = (
+        f"select chip || '/' || arch_model from calibration_bands where {cell} and chip in ('', '{chip_q}') "
+        f"and arch_model in ('', '{model_q}') order by chip desc, arch_model desc limit 1"
     )
-    return ("calibration_bands", where)
+    return ("calibration_bands", f"{cell} and engine = '' and chip || '/' || arch_model = ({deepest})")
 
 
 def own_error(ctx: SiteContext, model: str, target: str = "tpot"):
@@ -73,7 +76,8 @@ def validation(ctx: SiteContext) -> list[Finding]:
         "basis = 'model_out' and target = 'ttft' and group_kind = 'regime' and \"group\" = (select \"group\" from "
         "calibration_errors where basis = 'model_out' and target = 'ttft' and group_kind = 'regime' and \"group\" in "
         "(select regime from calibration_bands where target = 'ttft' and distance = 'seen' and engine_stated "
-        "and engine = '' and chip = '' and not pooled) order by error_factor desc, \"group\" limit 1)",
+        "and engine = '' and chip = '' and arch_model = '' and not pooled) "
+        'order by error_factor desc, "group" limit 1)',
     )
     worst_factor = ctx.scalar(f"select error_factor from {worst[0]} where {worst[1]}") if ctx.has(worst[0]) else None
     weak = worst_factor is not None and worst_factor > WEAK_ERROR_FACTOR

@@ -318,8 +318,8 @@ def test_a_named_layout_beside_another_replica_size_is_refused_not_overridden(re
 def test_a_plan_says_how_far_off_its_decode_step_and_prefill_may_be(real_db, capsys, model, distance):
     """A plan's chips rest on the calibrated step times: it prints the held-out error factors of its pools' cells of
     calibration_bands (read here with SQL), at its distance from the calibration runs, for the engines' average (no
-    --engine) or the engine it names, on its chip where the bands have a cell that narrow; a roofline plan is a bound
-    and prints none."""
+    --engine) or the engine it names, of its chip and model where the bands have a cell that narrow; a roofline plan
+    is a bound and prints none."""
     args = ("--db", str(real_db), "--model", model, "--chip", "H100", "--tokens-per-s", "1e6", "--format", "json")
     for stated, engine in ((False, ()), (True, ("--engine", "vllm"))):
         code, out, _ = run_cli(capsys, *args, *engine)
@@ -333,8 +333,9 @@ def test_a_plan_says_how_far_off_its_decode_step_and_prefill_may_be(real_db, cap
                 p50, p90, covered = con.execute(
                     "select error_factor_p50, error_factor_p90, coverage_p90_frac from calibration_bands "
                     "where target = ? and regime = ? and distance = ? and engine_stated = ? and engine in ('', ?) "
-                    "and chip in ('', 'H100') order by engine desc, chip desc limit 1",
-                    [target, regime, distance, stated, "vllm" if stated else ""],
+                    "and chip in ('', 'H100') and arch_model in ('', ?) "
+                    "order by engine desc, chip desc, arch_model desc limit 1",
+                    [target, regime, distance, stated, "vllm" if stated else "", model],
                 ).fetchall()[0]
                 assert (plan[f"{pool}_error_factor_p50"], plan[f"{pool}_error_factor_p90"]) == (p50, p90)
                 assert plan[f"{pool}_band_coverage_frac"] == covered and 1 < p50 < p90

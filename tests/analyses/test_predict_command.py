@@ -445,11 +445,21 @@ def test_a_file_row_of_a_model_econ_has_but_cannot_time_says_so(real_db, capsys,
     assert "0 of 2 rows predicted" in err and "1 untimed model" in err
 
 
+DEEPEST_LLAMA_70B_H200 = """
+select engine_stated, arg_max(error_factor_p90, length(chip) + length(arch_model)) from calibration_bands
+where target = 'ttft' and regime = 'agg' and distance = 'seen' and chip in ('', 'H200')
+  and arch_model in ('', 'Llama-3.1-70B') and engine = (case when engine_stated then 'trtllm' else '' end)
+group by engine_stated
+"""
+"""The TTFT band of an aggregated Llama-3.1-70B on H200 by TensorRT-LLM (engine_stated) or by the engines' average:
+the most specific cell (its chip's, then its model's own runs) the bands have."""
+
+
 def test_a_file_row_of_an_engine_the_calibration_never_measured_is_averaged_and_says_so(real_db, capsys, tmp_path):
     """Two rows alike but for the engine: TensorRT-LLM, which the calibration measured, and Dynamo, which it did not.
     The second is predicted with the engines' average, claims the average's band (calibration_bands.engine_stated
-    false, on its chip) and says so in its notes, instead of passing for a calibrated engine, whose claim is its
-    engine's band on that chip."""
+    false, of its chip and model) and says so in its notes, instead of passing for a calibrated engine, whose claim is
+    its engine's band of that chip and model."""
     from tests.analyses.helpers import q
 
     path = tmp_path / "engines.csv"
@@ -462,13 +472,7 @@ def test_a_file_row_of_an_engine_the_calibration_never_measured_is_averaged_and_
     code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
     known, unknown = json.loads(out)
     assert code == 0 and known["status"] == unknown["status"] == "ok"
-    bands = dict(
-        q(
-            real_db,
-            "select engine_stated, error_factor_p90 from calibration_bands where target = 'ttft' and regime = 'agg' "
-            "and distance = 'seen' and chip = 'H200' and engine = (case when engine_stated then 'trtllm' else '' end)",
-        ).iter_rows()
-    )
+    bands = dict(q(real_db, DEEPEST_LLAMA_70B_H200).iter_rows())
     assert known["ttft_error_factor_p90"] == pytest.approx(bands[True], rel=1e-12)
     assert unknown["ttft_error_factor_p90"] == pytest.approx(bands[False], rel=1e-12)
     assert "not one the calibration measured" not in (known["notes"] or "")
@@ -610,9 +614,8 @@ def test_tp_dp_and_pp_set_the_workers_chips_without_chips_stated(real_db, capsys
 
 def test_a_prediction_without_an_engine_claims_the_error_of_the_engines_average(real_db, capsys):
     """Without --engine the point is predicted with the engines' average parameters, which err more than a run's own
-    engine (held out by configuration, the TTFT of aggregated runs on H200: p90 2.34x against 1.84x with
-    TensorRT-LLM's): the factors printed are those of calibration_bands' engine_stated = false cell of the chip, and
-    with --engine the engine's cell of the chip."""
+    engine (held out by configuration, the TTFT of aggregated Llama-3.1-70B runs on H200): the factors printed are
+    those of calibration_bands' engine_stated = false cell of the chip and model, and with --engine the engine's."""
     from tests.analyses.helpers import q
 
     args = ("--model", "Llama-3.1-70B", "--chip", "H200", "--mode", "agg", "--concurrency", "32")
@@ -622,12 +625,7 @@ def test_a_prediction_without_an_engine_claims_the_error_of_the_engines_average(
         code, out, err = predict(capsys, real_db, *args, *extra)
         assert code == 0, err
         printed[stated] = json.loads(out)
-    bands = q(
-        real_db,
-        "select engine_stated, error_factor_p90 from calibration_bands where target = 'ttft' and regime = 'agg' "
-        "and distance = 'seen' and chip = 'H200' and engine = (case when engine_stated then 'trtllm' else '' end)",
-    )
-    claimed = dict(bands.iter_rows())
+    claimed = dict(q(real_db, DEEPEST_LLAMA_70B_H200).iter_rows())
     for stated in (False, True):
         assert printed[stated]["ttft_error_factor_p90"] == pytest.approx(claimed[stated], rel=1e-12)
     assert claimed[False] > claimed[True]

@@ -84,7 +84,7 @@ BANDS_BY_DISTANCE = f"""
 select target, regime,
        case when not engine_stated then 'average' when engine = '' then 'stated: any' else engine end as engine,
        max(n_points) as n_points, {_BY_DISTANCE}
-from calibration_bands where chip = ''
+from calibration_bands where chip = '' and arch_model = ''
 group by target, regime, engine_stated, engine
 order by list_position(['tpot', 'ttft', 'throughput'], target), regime, engine_stated desc, calibration_bands.engine
 """
