@@ -258,8 +258,9 @@ def _errors(con, model: str, chip: str, engine: str | None) -> dict[str, float |
     out: dict[str, float | str | bool] = {"error_distance": str(dist[0]), "error_engine_stated": engine is not None}
     for pool, target, regime in (("decode_step", "tpot", "disagg_decode"), ("prefill_ttft", "ttft", "disagg_prefill")):
         where = ([engine or ""], [chip], [model])
-        p50, p90, covered, _ = band_factors(bands, target, [regime], dist, [engine is not None], *where)
+        p50, p90, covered, of = band_factors(bands, target, [regime], dist, [engine is not None], *where)
         out |= {
+            f"{pool}_error_band_of": str(of[0]),
             f"{pool}_error_factor_p50": float(p50[0]),
             f"{pool}_error_factor_p90": float(p90[0]),
             f"{pool}_band_coverage_frac": float(covered[0]),

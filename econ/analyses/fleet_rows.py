@@ -94,6 +94,8 @@ def plan_rows(plan: pl.DataFrame, errors: dict | None = None) -> list[tuple]:
                 "",
             )
         )
+        decode, prefill = errors["decode_step_error_band_of"], errors["prefill_ttft_error_band_of"]
+        rows.append(("  whose runs", decode if decode == prefill else f"{decode} / {prefill}", ""))
     for kind in plan.iter_rows(named=True):
         for column, label, unit in PLAN_PER_KIND:
             rows.append((f"{label} ({kind['price_kind']})", kind[column], unit))

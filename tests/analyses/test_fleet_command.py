@@ -330,15 +330,17 @@ def test_a_plan_says_how_far_off_its_decode_step_and_prefill_may_be(real_db, cap
         with duckdb.connect(str(real_db), read_only=True) as con:
             cells = (("decode_step", "tpot", "disagg_decode"), ("prefill_ttft", "ttft", "disagg_prefill"))
             for pool, target, regime in cells:
-                p50, p90, covered = con.execute(
-                    "select error_factor_p50, error_factor_p90, coverage_p90_frac from calibration_bands "
-                    "where target = ? and regime = ? and distance = ? and engine_stated = ? and engine in ('', ?) "
-                    "and chip in ('', 'H100') and arch_model in ('', ?) "
+                p50, p90, covered, *cell = con.execute(
+                    "select error_factor_p50, error_factor_p90, coverage_p90_frac, engine, chip, arch_model "
+                    "from calibration_bands where target = ? and regime = ? and distance = ? and engine_stated = ? "
+                    "and engine in ('', ?) and chip in ('', 'H100') and arch_model in ('', ?) "
                     "order by engine desc, chip desc, arch_model desc limit 1",
                     [target, regime, distance, stated, "vllm" if stated else "", model],
                 ).fetchall()[0]
                 assert (plan[f"{pool}_error_factor_p50"], plan[f"{pool}_error_factor_p90"]) == (p50, p90)
                 assert plan[f"{pool}_band_coverage_frac"] == covered and 1 < p50 < p90
+                said = plan[f"{pool}_error_band_of"]  # whose runs: the cell's engine, chip and model, or every
+                assert all(v in said for v in cell) and (any(cell) or said.startswith("runs of every"))
     code, out, _ = run_cli(capsys, *args[:-2], "--scenario", "base")
     assert code == 0 and "error factor" not in out
 

@@ -475,6 +475,8 @@ def test_a_file_row_of_an_engine_the_calibration_never_measured_is_averaged_and_
     bands = dict(q(real_db, DEEPEST_LLAMA_70B_H200).iter_rows())
     assert known["ttft_error_factor_p90"] == pytest.approx(bands[True], rel=1e-12)
     assert unknown["ttft_error_factor_p90"] == pytest.approx(bands[False], rel=1e-12)
+    assert known["ttft_band_of"] == "Llama-3.1-70B's runs with trtllm on H200"  # whose runs the band is from
+    assert unknown["ttft_band_of"] == "Llama-3.1-70B's runs on H200"
     assert "not one the calibration measured" not in (known["notes"] or "")
     assert "engine dynamo is not one the calibration measured" in unknown["notes"]
 
