@@ -70,7 +70,7 @@ def result(pt, s, model, chip, fmt, efmt, kv, d, p, w_d, w_p, frame, pred, price
     if not calibrated:
         notes.append("scenario base: the roofline bound with no fixed costs and no queue")
     if pt.engine is None and calibrated:
-        notes.append("no --engine: the engine-average parameters")
+        notes.append("no --engine: the engine-average parameters, and bands over the engines' mix (--engine: its own)")
     if r["notes"]:  # how the configuration was read, and whether its users wait for a decode slot
         notes.append(r["notes"])
     for measure in ("tpot", "ttft"):
