@@ -162,7 +162,8 @@ def bands(rows: pl.DataFrame, inside_at: list[dict[str, np.ndarray]]) -> pl.Data
                 continue
             group = t_rows[_group_of(distance)].to_numpy().astype(str)
             finite = np.isfinite(r)
-            pooled = cv.band_factors(r, group), cv.calibrated_levels(r[finite], group[finite])[1]
+            p50, p90, level = cv.band_factors(r, group)
+            pooled = (p50, p90), level
             by = splits(distance, stated)
             c = _Cells(
                 r=r,
@@ -227,8 +228,7 @@ def _band(r: np.ndarray, group: np.ndarray, cell: np.ndarray, fallback: tuple | 
     """((p50, p90), p90 level, pooled) of a cell's rows; a thin cell (too few rows or groups) takes the larger of
     its own factors and ``fallback``'s ((p50, p90), level): a regime's, its target's pooled over every regime."""
     thin = _thin(cell, group)
-    p50, p90 = cv.band_factors(r[cell], group[cell])
-    level = cv.calibrated_levels(r[cell], group[cell])[1] if cell.any() else np.nan
+    p50, p90, level = cv.band_factors(r[cell], group[cell])
     if thin:
         (f50, f90), f_level = fallback
         p50, p90 = np.nanmax([p50, f50]), np.nanmax([p90, f90])

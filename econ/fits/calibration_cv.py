@@ -185,16 +185,17 @@ def calibrated_levels(abs_log: np.ndarray, group: np.ndarray, nominal=QUANTILES)
     return np.where(np.isfinite(at), np.clip(at, nominal, 1.0), 1.0)
 
 
-def band_factors(abs_log: np.ndarray, group: np.ndarray) -> tuple[float, float]:
-    """(p50, p90) error factors a band claims from held-out ``|log ratio|`` values of several groups: the quantiles
-    at :func:`calibrated_levels` (NaN with none)."""
+def band_factors(abs_log: np.ndarray, group: np.ndarray) -> tuple[float, float, float]:
+    """(p50, p90) error factors a band claims from held-out ``|log ratio|`` values of several groups, and the level
+    of its p90: the quantiles at :func:`calibrated_levels` (NaN with none)."""
     x = np.asarray(abs_log, dtype=float)
     ok = np.isfinite(x)
     if not ok.any():
-        return np.nan, np.nan
+        return np.nan, np.nan, np.nan
     x, g = x[ok], np.asarray(group, dtype=object).astype(str)[ok]
-    q = np.quantile(x, calibrated_levels(x, g))
-    return float(np.exp(q[0])), float(np.exp(q[1]))
+    levels = calibrated_levels(x, g)
+    q = np.quantile(x, levels)
+    return float(np.exp(q[0])), float(np.exp(q[1])), float(levels[1])
 
 
 @formula(
