@@ -145,8 +145,9 @@ def _column(rows: pl.DataFrame, name: str) -> np.ndarray:
 
 def bands(rows: pl.DataFrame, inside_at: list[dict[str, np.ndarray]]) -> pl.DataFrame:
     """``calibration_bands``: per target × regime × distance × whether the engine is stated, the held-out error
-    factors and their out-of-group coverage (``engine`` and ``chip`` empty), then the same per value of each of
-    :func:`splits` in turn (the engine, then the chip within it). A regime's cell with fewer than
+    factors and their out-of-group coverage (``engine``, ``chip`` and ``arch_model`` empty), then the same per value
+    of each of :func:`splits` in turn (the engine, then the chip within it and the model within that). A regime's
+    cell with fewer than
     :data:`econ.fits.calibration_cv.MIN_BAND_POINTS` rows or from fewer than
     :data:`~econ.fits.calibration_cv.MIN_BAND_GROUPS` groups is pooled: its factors are the larger of its own and
     its target's at that distance; a split that thin has no row (a prediction in it takes the cell it splits).
@@ -162,8 +163,8 @@ def bands(rows: pl.DataFrame, inside_at: list[dict[str, np.ndarray]]) -> pl.Data
                 continue
             group = t_rows[_group_of(distance)].to_numpy().astype(str)
             finite = np.isfinite(r)
-            p50, p90, level = cv.band_factors(r, group)
-            pooled = (p50, p90), level
+            *pooled_factors, pooled_level = cv.band_factors(r, group)
+            pooled = tuple(pooled_factors), pooled_level
             by = splits(distance, stated)
             c = _Cells(
                 r=r,
