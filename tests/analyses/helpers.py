@@ -56,3 +56,26 @@ def run_cli(capsys, *args) -> tuple[int, str, str]:
     code = main(["fleet", *args])
     captured = capsys.readouterr()
     return code, captured.out, captured.err.strip()
+
+
+def deepseek_v3_h800_dep16(db: Path) -> tuple[dict, dict, dict]:
+    """(model, chip, layout) arrays of DeepSeek-V3 on H800 in FP8, decoded attention data parallel 16 with experts
+    over the 16 ranks (deployment_inputs' case rows of a built database): a step that reads dense, expert and cache
+    bytes, computes experts' FLOPs and communicates."""
+    from econ.analyses import deployment_inputs as inputs
+
+    cases = q(db, inputs.CASES_SQL)
+    one = cases.filter(
+        (cases["model"] == "DeepSeek-V3") & (cases["chip"] == "H800") & (cases["number_format"] == "fp8")
+    )
+    layout = {
+        "tensor_parallel": 1.0,
+        "attention_data_parallel": 16.0,
+        "pipeline_parallel": 1.0,
+        "replicate_attention": True,
+        "replicate_shared_experts": True,
+        "replicate_dense": True,
+        "replicate_embeddings": True,
+        "redundant_expert_slots": 0.0,
+    }
+    return inputs.model_arrays(one), inputs.chip_arrays(one, "fp8"), layout

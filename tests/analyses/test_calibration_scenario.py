@@ -13,6 +13,7 @@ from econ.analyses.scenario import load_scenario
 from econ.fits.calibration_features import Step, step_seconds
 from econ.fits.calibration_grad import STEP_PARAMETERS
 from econ.physics import deployment
+from tests.analyses.helpers import deepseek_v3_h800_dep16
 
 
 def test_the_calibrated_scenario_times_a_step_as_the_fit_that_made_it(real_db):
@@ -25,23 +26,9 @@ def test_the_calibrated_scenario_times_a_step_as_the_fit_that_made_it(real_db):
     with duckdb.connect(str(real_db), read_only=True) as con:
         base = load_scenario(con, "base")
         parameters = con.sql("select * from calibration_parameters").pl()
-        cases = con.sql(inputs.CASES_SQL).pl()
     s = calibrated(base, parameters)
     assert set(STEP_PARAMETERS) <= set(FIELDS)  # every parameter of a step has a scenario field
-    one = cases.filter(
-        (cases["model"] == "DeepSeek-V3") & (cases["chip"] == "H800") & (cases["number_format"] == "fp8")
-    )
-    model, chip = inputs.model_arrays(one), inputs.chip_arrays(one, "fp8")
-    layout = {
-        "tensor_parallel": 1.0,
-        "attention_data_parallel": 16.0,
-        "pipeline_parallel": 1.0,
-        "replicate_attention": True,
-        "replicate_shared_experts": True,
-        "replicate_dense": True,
-        "replicate_embeddings": True,
-        "redundant_expert_slots": 0.0,
-    }
+    model, chip, layout = deepseek_v3_h800_dep16(real_db)
     batch = np.array([4.0, 256.0, 4096.0])
     settings = inputs.settings(s, "decode", 1.0)
     scenario_step = deployment.decode_terms(model, chip, layout, batch, 4000.0, settings=settings)

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from econ.physics import deployment, step_time
+from tests.analyses.helpers import deepseek_v3_h800_dep16
 
 
 @pytest.mark.parametrize(("tokens", "k", "ranks"), [(4096, 8, 8), (512, 8, 32), (64, 8, 8), (2048, 4, 64)])
@@ -73,34 +74,9 @@ def test_the_soft_roofline_lies_between_the_max_and_the_sum(a, b):
         assert s == pytest.approx(max(a, b))
 
 
-def _deepseek(real_db):
-    import duckdb
-
-    from econ.analyses import deployment_inputs as inputs
-
-    with duckdb.connect(str(real_db), read_only=True) as con:
-        cases = con.sql(inputs.CASES_SQL).pl()
-    one = cases.filter(
-        (cases["model"] == "DeepSeek-V3") & (cases["chip"] == "H800") & (cases["number_format"] == "fp8")
-    )
-    model = inputs.model_arrays(one)
-    chip = inputs.chip_arrays(one, "fp8")
-    layout = {
-        "tensor_parallel": 1.0,
-        "attention_data_parallel": 16.0,
-        "pipeline_parallel": 1.0,
-        "replicate_attention": True,
-        "replicate_shared_experts": True,
-        "replicate_dense": True,
-        "replicate_embeddings": True,
-        "redundant_expert_slots": 0.0,
-    }
-    return model, chip, layout
-
-
 def test_multi_token_prediction_gives_deepseeks_speed_up(real_db):
     """DeepSeek-V3 report §5.4.3: one MTP module, 85-90% of second tokens accepted, "1.8 times TPS"."""
-    model, chip, layout = _deepseek(real_db)
+    model, chip, layout = deepseek_v3_h800_dep16(real_db)
     settings = {
         "weight_bytes_per_param": 1.0,
         "dispatch_bytes": 1.0,
@@ -128,7 +104,7 @@ def test_multi_token_prediction_gives_deepseeks_speed_up(real_db):
 def test_an_fp8_cache_reads_half_the_bytes_of_deepseeks_latent(real_db):
     """MLA's cache is (kv_lora_rank 512 + rope 64) values per layer: 61 layers x 576 x 2 bytes = 70,272 bytes per
     token in BF16 (DeepSeek-V3 config.json), half of that in FP8."""
-    model, chip, layout = _deepseek(real_db)
+    model, chip, layout = deepseek_v3_h800_dep16(real_db)
     assert float(model["kv_bytes_per_token"][0]) == 61 * 576 * 2
     settings = {"weight_bytes_per_param": 1.0}
     bf16 = deployment.decode_terms(model, chip, layout, 64.0, 1000.0, kv_scale=1.0, settings=settings)
@@ -138,7 +114,7 @@ def test_an_fp8_cache_reads_half_the_bytes_of_deepseeks_latent(real_db):
 
 
 def test_a_calibrated_step_is_never_faster_than_the_lecture_bound(real_db):
-    model, chip, layout = _deepseek(real_db)
+    model, chip, layout = deepseek_v3_h800_dep16(real_db)
     rng = np.random.default_rng(3)
     bound = deployment.decode_terms(model, chip, layout, np.geomspace(1, 4096, 13), 2000.0)["step_time_s"]
     for _ in range(10):
