@@ -219,8 +219,14 @@ def plan_for(
             layouts,
         )
         errors = _errors(con, model, chip, engine) if s.efficiency_basis == "calibrated" else {}
+        lengths = pl.DataFrame(con.sql("select * from calibration_lengths")).row(0, named=True)
+    said = []
     if expert_balanced:
-        said = "routed experts placed by a load balancer (--expert-balanced): uniform routing's busiest rank"
+        said.append("routed experts placed by a load balancer (--expert-balanced): uniform routing's busiest rank")
+    if errors:
+        said.append(_lengths_note(s.context_shares, plan["output_tokens_per_request"][0], lengths))
+    said = "; ".join(x for x in said if x)
+    if said:
         notes = pl.col("notes").fill_null("")
         plan = plan.with_columns(
             pl.when(notes == "")
@@ -266,6 +272,23 @@ def _errors(con, model: str, chip: str, engine: str | None) -> dict[str, float |
             f"{pool}_band_coverage_frac": float(covered[0]),
         }
     return out
+
+
+def _lengths_note(prompts: tuple[tuple[float, float], ...], output_tokens: float | None, lengths: dict) -> str:
+    """The note of a plan whose traffic lies outside the lengths the error bands were measured on
+    (``calibration_lengths``): the share of requests whose prompt does, and the mean output if it does ("": none)."""
+    low, high = lengths.get("min_input_tokens"), lengths.get("max_input_tokens")
+    parts = []
+    if low is not None and high is not None:
+        outside = sum(share for tokens, share in prompts if tokens < low or tokens > high)
+        if outside > 0:
+            parts.append(f"{outside:.0%} of requests have prompts outside the {low:,.0f}-{high:,.0f} tokens")
+    low, high = lengths.get("min_output_tokens"), lengths.get("max_output_tokens")
+    if low is not None and high is not None and output_tokens is not None and not low <= output_tokens <= high:
+        parts.append(f"the mean output of {output_tokens:,.0f} tokens is outside the {low:,.0f}-{high:,.0f}")
+    if not parts:
+        return ""
+    return f"{' and '.join(parts)} of the measured runs: the error factors are measured within that range only"
 
 
 def _guard(plan: pl.DataFrame, model: str, chip: str) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from econ.analyses import serving_run_notes as run_notes
 from econ.analyses import serving_runs
 from econ.analyses.calibration_scenario import all_scenarios
 from econ.analyses.predict_layouts import Layout, PoolSpec, check_spec, pool_layouts
@@ -202,6 +203,7 @@ def predict_point(db_path: Path, pt: Point) -> dict:
         params = pl.DataFrame(con.sql("select * from calibration_parameters")) if calibrated else None
         bands = pl.DataFrame(con.sql("select * from calibration_bands")) if calibrated else None
         seen = pl.DataFrame(con.sql("select arch_model, chip from calibration_seen"))
+        lengths = pl.DataFrame(con.sql("select * from calibration_lengths")).row(0, named=True)
         price = s.usd_per_chip_hour
     hw = hardware.filter(pl.col("chip") == chip).row(0, named=True)
     info = models.filter(pl.col("model") == model).row(0, named=True)
@@ -234,8 +236,16 @@ def predict_point(db_path: Path, pt: Point) -> dict:
     w_d = pt.decode.workers or 1
     seen_models, seen_chips = set(seen["arch_model"].to_list()), set(seen["chip"].to_list())
 
+    context_note = pl.select(  # a request beyond the model's native context is predicted, and says so
+        run_notes.beyond_context(
+            pl.lit(pt.input_tokens + pt.output_tokens),
+            pl.lit(model),
+            pl.lit(info["max_position_embeddings"], dtype=pl.Float64),
+        )
+    ).item()
+
     def run(rows):
-        frame = _frame(rows)
+        frame = _frame(rows).with_columns(pl.lit(context_note, dtype=pl.String).alias("notes"))
         return frame, predict_configurations(
             frame,
             models,
@@ -245,6 +255,7 @@ def predict_point(db_path: Path, pt: Point) -> dict:
             seen_models=seen_models,
             seen_chips=seen_chips,
             hbm_reserve_frac=s.hbm_reserve_frac,
+            lengths=lengths,
         )
 
     # 1. the decode pool (TPOT does not depend on the prefill pool): layout and concurrency

@@ -58,6 +58,7 @@ class Calibrated:
     launches: pl.DataFrame
     node_launches: pl.DataFrame
     untimed: pl.DataFrame  # models of data/models.csv the serving model cannot time (UNTIMED_SQL)
+    lengths: dict  # the prompt and output lengths the bands were measured over (calibration_lengths)
 
     @classmethod
     def read(cls, con) -> Calibrated:
@@ -73,6 +74,7 @@ class Calibrated:
             launches=pl.DataFrame(con.sql("select * from inferencex_launches")),
             node_launches=pl.DataFrame(con.sql("select * from inferencex_node_launches")),
             untimed=pl.DataFrame(con.sql(UNTIMED_SQL)),
+            lengths=pl.DataFrame(con.sql("select * from calibration_lengths")).row(0, named=True),
         )
 
 
@@ -88,6 +90,7 @@ def predict_frame(rows: pl.DataFrame, c: Calibrated) -> pl.DataFrame:
         seen_models=c.seen_models,
         seen_chips=c.seen_chips,
         hbm_reserve_frac=c.hbm_reserve_frac,
+        lengths=c.lengths,
     )
     code = pl.lit("bad_input")
     for pattern, name in reversed(STATUS):

@@ -175,11 +175,13 @@ def predict_configurations(
     seen_models: set,
     seen_chips: set,
     hbm_reserve_frac: float,
+    lengths: dict | None = None,
 ) -> pl.DataFrame:
     """Predictions of every configuration row (:data:`OUTPUT` columns plus the features' frame columns).
 
     ``params``/``bands``: ``calibration_parameters`` / ``calibration_bands`` (None: the roofline bound alone, no
-    error factors). Rows with a ``reason`` get status = that reason and no numbers.
+    error factors); ``lengths``: the row of ``calibration_lengths``, the range the bands were measured over (a row
+    outside it says so, :func:`length_note`). Rows with a ``reason`` get status = that reason and no numbers.
     """
     ok = configs.filter(pl.col("reason").is_null())
     frame = configs.select("run_id", "reason", "notes").rename({"run_id": "id"})
@@ -269,9 +271,30 @@ def predict_configurations(
                 pl.lit(", ".join(sorted(known))),
             )
         )
-    pred = pred.with_columns(cr.with_note(engine_note, pl.col("_wait_note")).alias("_note")).drop("_wait_note")
+    if bands is not None and lengths is not None:
+        pred = pred.with_columns(c.select(length_note(pl.col("input_tokens"), pl.col("output_tokens"), lengths)))
+        engine_note = cr.with_note(engine_note, pl.col("_length_note"))
+    pred = pred.with_columns(cr.with_note(engine_note, pl.col("_wait_note")).alias("_note"))
+    pred = pred.drop("_wait_note", "_length_note", strict=False)
     pred = pred.with_columns(pl.when(pl.col("_bad")).then(pl.col("_status")).alias("_why")).drop("_status", "_bad")
     return _finish(frame, pred)
+
+
+def length_note(input_tokens: pl.Expr, output_tokens: pl.Expr, lengths: dict) -> pl.Expr:
+    """The note of a row whose prompt or output lies outside the lengths of the runs its error band was measured on
+    (``lengths``: the row of ``calibration_lengths``; null: within them), as ``_length_note``."""
+    parts = []
+    for tokens, what in ((input_tokens, "input"), (output_tokens, "output")):
+        low, high = lengths.get(f"min_{what}_tokens"), lengths.get(f"max_{what}_tokens")
+        if low is None or high is None:
+            continue
+        outside = (tokens < low) | (tokens > high)
+        text = f"{{}} {what} tokens, outside the {low:,.0f}-{high:,.0f} of the measured runs"
+        parts.append(pl.when(outside).then(pl.format(text, tokens.cast(pl.Int64))))
+    if not parts:
+        return pl.lit(None, dtype=pl.String).alias("_length_note")
+    said = pl.concat_str(parts, separator=" and ", ignore_nulls=True).replace("", None)
+    return pl.format("{}: the error band is measured within that range only", said).alias("_length_note")
 
 
 def _finish(frame: pl.DataFrame, pred: pl.DataFrame) -> pl.DataFrame:

@@ -25,6 +25,19 @@ def _per_pool(flag: str, template: str, *values) -> list[pl.Expr]:
     ]
 
 
+def beyond_context(tokens: pl.Expr, model: pl.Expr, context: pl.Expr) -> pl.Expr:
+    """The note on a request longer than its model's native context (null: within it, or the context unknown)."""
+    return pl.when(tokens > context).then(
+        pl.format(
+            "{} tokens (prompt + output) exceed {}'s native context of {} (models.max_position_embeddings): predicted "
+            "as if served, as a deployment that extends the context (YaRN, say) would serve them",
+            tokens.cast(pl.Int64),
+            model,
+            context.cast(pl.Int64),
+        )
+    )
+
+
 def notes() -> pl.Expr:
     """What reading a run repaired or assumed, one clause each (null: nothing): the ``notes`` of
     :func:`econ.analyses.serving_runs.configurations`, over its working columns."""
@@ -57,6 +70,7 @@ def notes() -> pl.Expr:
         )
         + _per_pool("respread", "{} MoE degrees do not multiply to tp x dp: experts spread over the stage")
         + [
+            beyond_context(pl.col("isl") + pl.col("osl"), pl.col("arch_model"), pl.col("_context")),
             pl.when(pl.col("_launch_key").is_not_null() & pl.col("_layout_key").is_null()).then(
                 pl.format("the stated pools are InferenceX's launch {} (inferencex_launches)", pl.col("_launch_key"))
             ),

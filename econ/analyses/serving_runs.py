@@ -185,7 +185,8 @@ def configurations(
 ) -> pl.DataFrame:
     """One configuration per row of the AIConfigurator schema (columns of :data:`SCHEMA`), with the reason a row
     cannot be predicted (null: it can). ``models`` needs ``model``, ``hf_repo``, ``num_routed_experts`` and
-    ``num_attention_heads``; ``hardware`` ``chip`` and ``scale_up_domain_chips``; ``launches`` (the
+    ``num_attention_heads`` (and ``max_position_embeddings``, where it has it: a request longer than the model's
+    native context says so in its notes); ``hardware`` ``chip`` and ``scale_up_domain_chips``; ``launches`` (the
     ``inferencex_launches`` table) gives a disaggregated row without worker counts the pools it was launched with and
     ``node_launches`` (``inferencex_node_launches``) an aggregated row whether it speculated
     (:mod:`econ.analyses.launch_layouts`). Vectorised: Python touches only the distinct model and system names."""
@@ -220,6 +221,9 @@ def configurations(
         pl.col("model").alias("arch_model"),
         pl.col("num_routed_experts").is_not_null().alias("_moe"),
         pl.col("num_attention_heads").cast(pl.Float64).alias("_heads"),
+        (pl.col("max_position_embeddings") if "max_position_embeddings" in models.columns else pl.lit(None))
+        .cast(pl.Float64)
+        .alias("_context"),
     )
     domain = hardware.select("chip", pl.col("scale_up_domain_chips").cast(pl.Float64).fill_null(1.0).alias("_domain"))
     r = r.join(info, on="arch_model", how="left").join(domain, on="chip", how="left")

@@ -10,7 +10,7 @@ TIMED = "d.kv_bytes_per_token is not null and (d.params_per_expert is not null o
 """The condition, over ``model_derived as d``."""
 
 MODELS_SQL = f"""
-select m.model, m.hf_repo, m.num_attention_heads, d.* exclude (model)
+select m.model, m.hf_repo, m.num_attention_heads, m.max_position_embeddings, d.* exclude (model)
 from models as m join model_derived as d using (model)
 where {TIMED}
 """

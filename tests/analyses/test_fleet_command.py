@@ -345,6 +345,26 @@ def test_a_plan_says_how_far_off_its_decode_step_and_prefill_may_be(real_db, cap
     assert code == 0 and "error factor" not in out
 
 
+def test_a_plan_whose_traffic_lies_beyond_the_measured_lengths_says_so(real_db, capsys):
+    """The error factors were measured on runs with 128-15,000 prompt and 100-8,192 output tokens (calibration_lengths).
+    The scenario's prompt mix puts 15% + 4% + 1% = 20% of requests at 16k, 64k and 128k tokens (data/scenarios.csv's
+    context_share_* rows): the plan says so; a plan of 2,000-token prompts does not, and one of 50,000-token outputs
+    names them; a roofline plan, which claims no error factor, says nothing of the runs."""
+    args = ("--db", str(real_db), "--model", "Llama-3.1-70B", "--chip", "H100", "--tokens-per-s", "1e6")
+    tail = "of the measured runs: the error factors are measured within that range only"
+
+    def notes(*more):
+        code, out, err = run_cli(capsys, *args, *more, "--format", "json")
+        assert code == 0, err
+        return json.loads(out)["notes"]
+
+    assert f"20% of requests have prompts outside the 128-15,000 tokens {tail}" in notes()
+    assert tail not in notes("--input-tokens", "2000", "--output-tokens", "500")
+    said = notes("--input-tokens", "2000", "--output-tokens", "50000")
+    assert f"the mean output of 50,000 tokens is outside the 100-8,192 {tail}" in said
+    assert tail not in notes("--scenario", "base")
+
+
 STATED = ("--model", "DeepSeek-V3", "--chip", "H800", "--number-format", "fp8", "--tokens-per-s", "8.98e6")
 
 

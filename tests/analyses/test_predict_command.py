@@ -445,6 +445,47 @@ def test_a_file_row_of_a_model_econ_has_but_cannot_time_says_so(real_db, capsys,
     assert "0 of 2 rows predicted" in err and "1 untimed model" in err
 
 
+def test_a_point_beyond_the_measured_lengths_or_the_models_context_is_predicted_and_says_so(real_db, capsys, tmp_path):
+    """The bands were measured on the included runs' prompts, 128 to 15,000 tokens (the shipped inferencex_train.csv's
+    shortest and longest isl, read here from the file): a prompt one token past either end says its band was not
+    measured there, one at the end does not. Llama-3.1-70B's config states a native context of 131,072 tokens
+    (max_position_embeddings, huggingface.co/meta-llama/Llama-3.1-70B-Instruct config.json): a request longer than
+    that is predicted as if served (a deployment may extend the context) and says so. Both notes reach --points too."""
+    from tests.conftest import REPO
+
+    runs = pl.read_csv(REPO / "data" / "inferencex_train.csv", infer_schema_length=10000)
+    shortest, longest = int(runs["isl"].min()), int(runs["isl"].max())
+    assert (shortest, longest) == (128, 15000)
+
+    def notes(prompt, output=700):
+        args = ("--model", "Llama-3.1-70B", "--chip", "H100", "--input-tokens", str(prompt), "--output-tokens")
+        code, out, err = predict(capsys, real_db, *args, str(output), "--batch", "8", "--format", "json")
+        assert code == 0, err
+        got = json.loads(out)
+        assert math.isfinite(got["ttft_error_factor_p90"]) and math.isfinite(got["tpot_error_factor_p90"])
+        return got["notes"]
+
+    outside = f"input tokens, outside the {shortest}-{longest:,} of the measured runs"
+    assert outside not in notes(longest) and outside not in notes(shortest)
+    assert f"{longest + 1} {outside}: the error band is measured within that range only" in notes(longest + 1)
+    assert f"{shortest - 1} {outside}" in notes(shortest - 1)
+    beyond = "tokens (prompt + output) exceed Llama-3.1-70B's native context of 131072"
+    assert beyond not in notes(131072 - 700) and f"131073 {beyond}" in notes(131072 - 699)
+    path = tmp_path / "long.csv"
+    path.write_text(
+        "id,backend,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,"
+        "pp_size,attention_dp_size,moe_tp_size,moe_ep_size\n"
+        "long,vllm,meta-llama/Llama-3.1-70B-Instruct,h100_sxm,fp8,agg,131000,1024,fp8,fp8,4,8,1,1,1,1\n"
+        "short,vllm,meta-llama/Llama-3.1-70B-Instruct,h100_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,1,1,1\n",
+        encoding="utf-8",
+    )
+    code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
+    rows = json.loads(out)
+    assert code == 0 and [r["status"] for r in rows] == ["ok", "ok"]
+    assert f"132024 {beyond}" in rows[0]["notes"] and f"131000 {outside}" in rows[0]["notes"]
+    assert rows[1]["notes"] is None
+
+
 DEEPEST_LLAMA_70B_H200 = """
 select engine_stated, arg_max(error_factor_p90, length(chip) + length(arch_model)) from calibration_bands
 where target = 'ttft' and regime = 'agg' and distance = 'seen' and chip in ('', 'H200')
