@@ -75,10 +75,19 @@ def _layout(c: pl.DataFrame, pool: str) -> dict:
     }
 
 
+MATH_FORMATS = {
+    "fp4": ("fp4", "fp8", "bf16"),
+    "fp8": ("fp8", "bf16"),
+    "int8": ("int8", "fp8", "bf16"),
+    "bf16": ("bf16",),
+}
+"""The formats a weight format's matmuls may run in, in order: the first the chip has a peak for (FP4 weights on
+Hopper run their math in FP8)."""
+
+
 def _peak(hw: pl.DataFrame, formats: list[str]) -> np.ndarray:
-    """The dense peak of each row's math format, falling back to the next wider format the chip has (FP4 weights
-    on Hopper run their math in FP8)."""
-    ladder = {"fp4": ("fp4", "fp8", "bf16"), "fp8": ("fp8", "bf16"), "int8": ("int8", "fp8", "bf16"), "bf16": ("bf16",)}
+    """The dense peak of each row's math format (:data:`MATH_FORMATS`)."""
+    ladder = MATH_FORMATS
     column = {
         "fp4": "hw_peak_fp4_flop_per_s",
         "fp8": "hw_peak_fp8_flop_per_s",

@@ -23,6 +23,7 @@ import polars as pl
 
 from econ.analyses import serving_run_notes as run_notes
 from econ.analyses import serving_runs
+from econ.analyses.calibration_runs import MATH_FORMATS
 from econ.analyses.calibration_scenario import all_scenarios
 from econ.analyses.predict_layouts import Layout, PoolSpec, check_spec, pool_layouts
 from econ.analyses.predict_result import result
@@ -181,6 +182,17 @@ def _rows(pt, model, chip, fmt, efmt, kv, d: Layout, p: Layout, users, w_d, w_p)
     }
 
 
+def _math_note(hw: dict, chip: str, formats) -> str | None:
+    """What the matmuls of weights in a format the chip has no peak for run in (calibration_runs.MATH_FORMATS), said."""
+    said = []
+    for f in dict.fromkeys(formats):
+        peaks = [hw.get(f"peak_{g}_{'op' if g == 'int8' else 'flop'}_per_s") for g in MATH_FORMATS[f]]
+        runs_in = next((g for g, v in zip(MATH_FORMATS[f], peaks, strict=True) if v is not None and v > 0), None)
+        if runs_in is not None and runs_in != f:
+            said.append(f"{chip} has no {f} peak: {f} weights' matmuls run in {runs_in}")
+    return "; ".join(said) or None
+
+
 def _frame(rows: list[dict]) -> pl.DataFrame:
     frame = pl.DataFrame(rows, infer_schema_length=None)
     return frame.with_columns(pl.Series("run_id", [str(i) for i in range(frame.height)]))
@@ -243,9 +255,10 @@ def predict_point(db_path: Path, pt: Point) -> dict:
             pl.lit(info["max_position_embeddings"], dtype=pl.Float64),
         )
     ).item()
+    said = "; ".join(x for x in (_math_note(hw, chip, (fmt, efmt)), context_note) if x) or None
 
     def run(rows):
-        frame = _frame(rows).with_columns(pl.lit(context_note, dtype=pl.String).alias("notes"))
+        frame = _frame(rows).with_columns(pl.lit(said, dtype=pl.String).alias("notes"))
         return frame, predict_configurations(
             frame,
             models,

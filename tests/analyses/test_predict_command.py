@@ -486,6 +486,21 @@ def test_a_point_beyond_the_measured_lengths_or_the_models_context_is_predicted_
     assert rows[1]["notes"] is None
 
 
+def test_weights_in_a_format_the_chip_has_no_peak_for_say_what_their_matmuls_run_in(real_db, capsys):
+    """Hopper has FP8 tensor cores and no FP4 ones (NVIDIA H100 datasheet: FP8, FP16, BF16, TF32, INT8), Blackwell has
+    FP4 (B200): FP4 weights on H100 are timed with FP8 math, as InferenceX's gpt-oss MXFP4 runs on Hopper were, and
+    the notes say so; on B200 they say nothing of it."""
+
+    def notes(chip):
+        args = ("--model", "Llama-3.1-70B", "--chip", chip, "--input-tokens", "1000", "--output-tokens", "500")
+        code, out, err = predict(capsys, real_db, *args, "--weight-format", "fp4", "--batch", "8", "--format", "json")
+        assert code == 0, err
+        return json.loads(out)["notes"]
+
+    assert "H100 has no fp4 peak: fp4 weights' matmuls run in fp8" in notes("H100")
+    assert "no fp4 peak" not in notes("B200")
+
+
 DEEPEST_LLAMA_70B_H200 = """
 select engine_stated, arg_max(error_factor_p90, length(chip) + length(arch_model)) from calibration_bands
 where target = 'ttft' and regime = 'agg' and distance = 'seen' and chip in ('', 'H200')
