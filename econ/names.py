@@ -109,8 +109,13 @@ def resolve_model(con: duckdb.DuckDBPyConnection, text: str, *, need: str = "any
     """
     if need not in ("any", "architecture"):
         raise ValueError(f"need must be 'any' or 'architecture', not {need!r}")
-    names = _names(con)
     text = text.strip()
+    if not text:
+        raise EconError(
+            "the model name is empty",
+            'give a model (econ sql "select canonical_model from model_catalog" lists them)',
+        )
+    names = _names(con)
     lower = text.lower()
     exact = names.filter(pl.col("name").str.to_lowercase() == lower)
     found: ModelName | None = None
@@ -125,8 +130,9 @@ def resolve_model(con: duckdb.DuckDBPyConnection, text: str, *, need: str = "any
             break
     if found is None:
         key = key_of(text)
-        hits = names.filter((pl.col("key") == key) & pl.col("kind").is_in(["canonical", "models", "hf_repo"]))
-        if key is not None and hits.height:
+        kinds = pl.col("kind").is_in(["canonical", "models", "hf_repo"])
+        hits = names.filter((pl.col("key") == key) & kinds) if key is not None else names.clear()
+        if hits.height:
             found = _one(hits, text)
     if found is not None and (need == "any" or found.arch_model is not None):
         return found

@@ -72,6 +72,15 @@ def test_fleet_and_predict_need_an_architecture(con):
         resolve_model(con, "Llama-3.1-7", need="architecture")
 
 
+@pytest.mark.parametrize("given", ["", "   "])
+def test_an_empty_model_name_is_said_to_be_empty_not_matched_or_warned_about(con, given, recwarn):
+    """An empty name has no key to match: it was looked up as a null key (polars warned "Comparisons with None") and
+    answered with five unrelated suggestions."""
+    with pytest.raises(EconError, match="the model name is empty"):
+        resolve_model(con, given)
+    assert not [w for w in recwarn if "None" in str(w.message)]
+
+
 @pytest.mark.parametrize(("given", "chip"), [("gb200", "GB200"), ("tpu-v6e", "TPU-v6e"), ("TPUV6E", "TPU-v6e")])
 def test_chips_in_any_case(con, given, chip):
     assert resolve_chip(con, given) == chip
