@@ -289,12 +289,12 @@ def length_note(input_tokens: pl.Expr, output_tokens: pl.Expr, lengths: dict) ->
         if low is None or high is None:
             continue
         outside = (tokens < low) | (tokens > high)
-        text = f"{{}} {what} tokens, outside the {low:,.0f}-{high:,.0f} of the measured runs"
+        text = f"{{}} {what} tokens (the measured runs: {low:,.0f}-{high:,.0f})"
         parts.append(pl.when(outside).then(pl.format(text, tokens.cast(pl.Int64))))
     if not parts:
         return pl.lit(None, dtype=pl.String).alias("_length_note")
     said = pl.concat_str(parts, separator=" and ", ignore_nulls=True).replace("", None)
-    return pl.format("{}: the error band is measured within that range only", said).alias("_length_note")
+    return pl.format("{}: outside the lengths the error band was measured on", said).alias("_length_note")
 
 
 def _finish(frame: pl.DataFrame, pred: pl.DataFrame) -> pl.DataFrame:

@@ -465,9 +465,10 @@ def test_a_point_beyond_the_measured_lengths_or_the_models_context_is_predicted_
         assert math.isfinite(got["ttft_error_factor_p90"]) and math.isfinite(got["tpot_error_factor_p90"])
         return got["notes"]
 
-    outside = f"input tokens, outside the {shortest}-{longest:,} of the measured runs"
-    assert outside not in notes(longest) and outside not in notes(shortest)
-    assert f"{longest + 1} {outside}: the error band is measured within that range only" in notes(longest + 1)
+    outside = f"input tokens (the measured runs: {shortest}-{longest:,})"
+    assert "outside the lengths" not in notes(longest) and "outside the lengths" not in notes(shortest)
+    said = f"{longest + 1} {outside}: outside the lengths the error band was measured on"
+    assert said in notes(longest + 1)
     assert f"{shortest - 1} {outside}" in notes(shortest - 1)
     beyond = "tokens (prompt + output) exceed Llama-3.1-70B's native context of 131072"
     assert beyond not in notes(131072 - 700) and f"131073 {beyond}" in notes(131072 - 699)
