@@ -366,16 +366,17 @@ def bill_asks(asks: list[Ask]) -> list[list[dict]]:
         except EconError as e:
             got[i] = [dict.fromkeys(BILLED) | {"refusal": str(e)} for _ in range(a.requests.height)]
             continue
-        place = pl.lit(str(i))
-        rows.append(
-            mine.with_columns(
-                pl.concat_str([place, *SCHEDULE], separator="|").alias("schedule"), sp.offer(), pl.lit(i).alias("_ask")
-            ).with_columns(pl.concat_str([place, "offer"], separator="|").alias("offer"))
-        )
+        rows.append(mine.with_columns(pl.lit(i).alias("_ask")))
         requests.append(a.requests.with_columns(pl.lit(i).alias("_ask")))
     if rows:
+        place = pl.col("_ask").cast(pl.String)  # each ask's schedules and offers, named apart in one frame
+        rows = (
+            pl.concat(rows, how="diagonal_relaxed")
+            .with_columns(pl.concat_str([place, *SCHEDULE], separator="|").alias("schedule"), sp.offer("_ask"))
+            .with_columns(pl.concat_str([place, "offer"], separator="|").alias("offer"))
+        )
         out = _billed(
-            pl.concat(rows, how="diagonal_relaxed"),
+            rows,
             pl.concat(requests, how="diagonal_relaxed"),
             asks[0].tables.windows,
             by_request=True,

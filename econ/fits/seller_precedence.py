@@ -76,15 +76,16 @@ def region() -> pl.Expr:
     return pl.concat_str(tags, separator="+", ignore_nulls=True).fill_null("").alias("region")
 
 
-def offer() -> pl.Expr:
+def offer(*within: str) -> pl.Expr:
     """The offer a row prices: seller, region, model and variant (needs ``seller``, ``model``, ``canonical_model``).
 
     The model is the row's canonical model; a key the naming rules leave unmapped takes the canonical model of another
     key of the seller with the same name (LiteLLM's ``deepseek-chat`` is the hand-kept ``deepseek-chat``, which names
-    DeepSeek-V3.2 by its Hugging Face id), else its own name.
+    DeepSeek-V3.2 by its Hugging Face id), else its own name. ``within``: columns that split the frame into frames of
+    their own (another key is looked for only among rows that agree on them).
     """
     name = model_name(pl.col("model"))
-    known = pl.col("canonical_model").drop_nulls().first().over(pl.col("seller"), name)
+    known = pl.col("canonical_model").drop_nulls().first().over(*within, pl.col("seller"), name)
     return pl.concat_str(
         [pl.col("seller"), region(), pl.coalesce("canonical_model", known, name), pl.col("variant")], separator="|"
     ).alias("offer")
