@@ -41,6 +41,17 @@ def predict(capsys, db, *args):
 
 POINT = ("--model", "Llama-3.1-70B", "--chip", "H100", "--input-tokens", "3000", "--output-tokens", "700")
 STATED = ("--decode-chips", "4", "--decode-tp", "4", "--decode-dp", "1", "--decode-pp", "1")
+POINTS_COLUMNS = (
+    "id,backend,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,"
+    "attention_dp_size,moe_tp_size,moe_ep_size"
+)
+"""The columns of a file of runs the tests below write (inferencex_train.csv's, less the measured ones)."""
+
+
+def points_file(path, *rows: str, extra: str = ""):
+    """``path`` written as a file of runs: :data:`POINTS_COLUMNS` (then ``extra``) and one line per row."""
+    path.write_text("\n".join([POINTS_COLUMNS + extra, *rows]) + "\n", encoding="utf-8")
+    return path
 
 
 def test_a_stated_configuration_gets_its_prediction_the_bound_and_its_bands(real_db, capsys):
@@ -406,15 +417,13 @@ def test_runs_that_wait_for_a_slot_are_claimed_the_error_of_runs_that_wait(real_
 
 
 def test_a_file_of_runs_in_other_systems_and_re_releases(real_db, capsys, tmp_path):
-    path = tmp_path / "other.csv"
-    path.write_text(
-        "id,backend,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,"
-        "pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms\n"
-        "a,vllm,zai-org/GLM-5-FP8,b300_sxm,fp8,agg,1024,1024,fp8,fp8,32,8,1,1,1,8,123\n"
-        "b,sglang,nvidia/DeepSeek-R1-NVFP4,gb300,fp4,agg,8192,1024,nvfp4,nvfp4,64,4,1,1,1,4,\n"
-        "c,trtllm,openai/gpt-oss-120b,mi355x,fp4,agg,1024,1024,nvfp4,nvfp4,16,1,1,1,1,1,\n"
-        "d,trtllm,acme/Unknown-7B,h100_sxm,fp8,agg,1024,1024,fp8,fp8,16,1,1,1,1,1,\n",
-        encoding="utf-8",
+    path = points_file(
+        tmp_path / "other.csv",
+        "a,vllm,zai-org/GLM-5-FP8,b300_sxm,fp8,agg,1024,1024,fp8,fp8,32,8,1,1,1,8,123",
+        "b,sglang,nvidia/DeepSeek-R1-NVFP4,gb300,fp4,agg,8192,1024,nvfp4,nvfp4,64,4,1,1,1,4,",
+        "c,trtllm,openai/gpt-oss-120b,mi355x,fp4,agg,1024,1024,nvfp4,nvfp4,16,1,1,1,1,1,",
+        "d,trtllm,acme/Unknown-7B,h100_sxm,fp8,agg,1024,1024,fp8,fp8,16,1,1,1,1,1,",
+        extra=",silicon_ttft_ms",
     )
     code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "csv")
     assert code == 0
@@ -427,13 +436,9 @@ def test_a_file_of_runs_in_other_systems_and_re_releases(real_db, capsys, tmp_pa
 def test_a_file_row_of_a_model_econ_has_but_cannot_time_says_so(real_db, capsys, tmp_path):
     """DeepSeek-V4-Pro is a row of data/models.csv whose attention has no modelled KV cache: a run of it (or of a
     re-release) is not predicted, and says why, rather than calling a model econ lists unknown."""
-    path = tmp_path / "v4.csv"
     row = "gb200,fp4,agg,1024,1024,nvfp4,nvfp4,16,4,1,1,1,4"
-    path.write_text(
-        "id,backend,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,"
-        f"pp_size,attention_dp_size,moe_tp_size,moe_ep_size\nv4,trtllm,nvidia/DeepSeek-V4-Pro-NVFP4,{row}\n"
-        f"typo,trtllm,acme/DeepSeek-V9,{row}\n",
-        encoding="utf-8",
+    path = points_file(
+        tmp_path / "v4.csv", f"v4,trtllm,nvidia/DeepSeek-V4-Pro-NVFP4,{row}", f"typo,trtllm,acme/DeepSeek-V9,{row}"
     )
     code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "csv")
     rows = pl.read_csv(out.encode())
@@ -472,14 +477,8 @@ def test_a_point_beyond_the_measured_lengths_or_the_models_context_is_predicted_
     assert f"{shortest - 1} {outside}" in notes(shortest - 1)
     beyond = "tokens (prompt + output) exceed Llama-3.1-70B's native context of 131072"
     assert beyond not in notes(131072 - 700) and f"131073 {beyond}" in notes(131072 - 699)
-    path = tmp_path / "long.csv"
-    path.write_text(
-        "id,backend,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,"
-        "pp_size,attention_dp_size,moe_tp_size,moe_ep_size\n"
-        "long,vllm,meta-llama/Llama-3.1-70B-Instruct,h100_sxm,fp8,agg,131000,1024,fp8,fp8,4,8,1,1,1,1\n"
-        "short,vllm,meta-llama/Llama-3.1-70B-Instruct,h100_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,1,1,1\n",
-        encoding="utf-8",
-    )
+    row = "meta-llama/Llama-3.1-70B-Instruct,h100_sxm,fp8,agg,{},1024,fp8,fp8,4,8,1,1,1,1"
+    path = points_file(tmp_path / "long.csv", "long,vllm," + row.format(131000), "short,vllm," + row.format(1024))
     code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
     rows = json.loads(out)
     assert code == 0 and [r["status"] for r in rows] == ["ok", "ok"]
@@ -519,13 +518,8 @@ def test_a_file_row_of_an_engine_the_calibration_never_measured_is_averaged_and_
     its engine's band of that chip and model."""
     from tests.analyses.helpers import q
 
-    path = tmp_path / "engines.csv"
     row = "meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,1024,fp8,fp8,64,2,1,1,2,1"
-    path.write_text(
-        "id,backend,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,"
-        f"pp_size,attention_dp_size,moe_tp_size,moe_ep_size\nknown,trtllm,{row}\nunknown,dynamo,{row}\n",
-        encoding="utf-8",
-    )
+    path = points_file(tmp_path / "engines.csv", f"known,trtllm,{row}", f"unknown,dynamo,{row}")
     code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
     known, unknown = json.loads(out)
     assert code == 0 and known["status"] == unknown["status"] == "ok"
