@@ -216,6 +216,14 @@ def _bands(ctx: SiteContext) -> Section:
     for d in DISTANCES:
         cols.append(Col(f"{d}_p90", f"p90, {words[d]}", kind="num", fmt=_factor, keep=d == "seen"))
         cols.append(Col(f"{d}_covered", "covered", kind="num", fmt=_pct, keep=d == "seen"))
+    lengths = ctx.query("select * from calibration_lengths").row(0, named=True)
+    span = (
+        f" The runs span {lengths['min_input_tokens']:,.0f}-{lengths['max_input_tokens']:,.0f} prompt and "
+        f"{lengths['min_output_tokens']:,.0f}-{lengths['max_output_tokens']:,.0f} output tokens "
+        "(calibration_lengths): a prediction outside them says in its notes that its band was not measured there."
+        if lengths["max_input_tokens"] is not None
+        else ""
+    )
     return Section(
         "Error bands and their coverage",
         [
@@ -235,7 +243,7 @@ def _bands(ctx: SiteContext) -> Section:
         "calibrated scenario and plans use; an engine named: that engine's held-out rows of the regime, or, where "
         "they are too few, 'stated: any', every engine's; a seen model on a seen chip: that chip's rows, where "
         "enough); a p90 band that holds covers about 90% of rows it was not computed from. The band is the held-out "
-        "errors' quantile at the level that covered 90% of each group left out in turn (never below 90%).",
+        "errors' quantile at the level that covered 90% of each group left out in turn (never below 90%)." + span,
     )
 
 

@@ -30,3 +30,19 @@ def test_the_lead_states_each_targets_own_count_of_repeated_runs(real_db, tmp_pa
     assert set(counts) == {"tpot", "ttft"} and counts["tpot"] != counts["ttft"]
     assert f"{counts['tpot']} runs that state exactly" in lead
     assert f"and {counts['ttft']} such runs by" in lead
+
+
+def test_the_bands_section_says_which_lengths_the_runs_span(real_db):
+    """The shipped InferenceX runs' prompts run from 128 to 15,000 tokens and their outputs from 100 to 8,192 (the
+    isl and osl columns of data/inferencex_train.csv, read here); the bands section says so, as econ predict's notes
+    do for a point outside them."""
+    import polars as pl
+
+    from tests.conftest import REPO
+
+    runs = pl.read_csv(REPO / "data" / "inferencex_train.csv", infer_schema_length=10000)
+    with duckdb.connect(str(real_db), read_only=True) as con:
+        page = validation.render(SiteContext(con, date(2026, 11, 30), date(2026, 11, 30)))
+    (intro,) = [s.intro for s in page.sections if s.heading == "Error bands and their coverage"]
+    span = f"{runs['isl'].min():,}-{runs['isl'].max():,} prompt and {runs['osl'].min():,}-{runs['osl'].max():,} output"
+    assert f"The runs span {span} tokens (calibration_lengths)" in intro
