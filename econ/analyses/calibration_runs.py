@@ -87,7 +87,6 @@ Hopper run their math in FP8)."""
 
 def _peak(hw: pl.DataFrame, formats: list[str]) -> np.ndarray:
     """The dense peak of each row's math format (:data:`MATH_FORMATS`)."""
-    ladder = MATH_FORMATS
     column = {
         "fp4": "hw_peak_fp4_flop_per_s",
         "fp8": "hw_peak_fp8_flop_per_s",
@@ -97,7 +96,7 @@ def _peak(hw: pl.DataFrame, formats: list[str]) -> np.ndarray:
     out = np.full(hw.height, np.nan)
     peaks = {f: _f(hw, c) for f, c in column.items()}
     fmt = np.asarray(formats, dtype=object)
-    for f, steps in ladder.items():
+    for f, steps in MATH_FORMATS.items():
         pick = np.full(hw.height, np.nan)
         for g in reversed(steps):
             pick = np.where(np.isfinite(peaks[g]), peaks[g], pick)
