@@ -20,7 +20,7 @@ from econ.analyses.fleet_layouts import stated_pools
 from econ.analyses.fleet_plan import build_plan
 from econ.analyses.fleet_rows import PLAN_PER_KIND, PLAN_SUMMARY, plan_rows
 from econ.analyses.predict_layouts import PoolSpec
-from econ.analyses.serving_predict import band_factors, distances
+from econ.analyses.serving_predict import LENGTHS_SQL, band_factors, distances
 from econ.analyses.timed_models import refuse_untimed
 from econ.db import connect_read_only
 from econ.errors import EconError
@@ -219,7 +219,7 @@ def plan_for(
             layouts,
         )
         errors = _errors(con, model, chip, engine) if s.efficiency_basis == "calibrated" else {}
-        lengths = pl.DataFrame(con.sql("select * from calibration_lengths")).row(0, named=True)
+        lengths = pl.DataFrame(con.sql(LENGTHS_SQL)).row(0, named=True)
     said = []
     if expert_balanced:
         said.append("routed experts placed by a load balancer (--expert-balanced): uniform routing's busiest rank")

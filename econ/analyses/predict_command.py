@@ -27,7 +27,7 @@ from econ.analyses.calibration_runs import MATH_FORMATS
 from econ.analyses.calibration_scenario import all_scenarios
 from econ.analyses.predict_layouts import Layout, PoolSpec, check_spec, pool_layouts
 from econ.analyses.predict_result import result
-from econ.analyses.serving_predict import predict_configurations
+from econ.analyses.serving_predict import LENGTHS_SQL, predict_configurations
 from econ.analyses.timed_models import MODELS_SQL, refuse_untimed
 from econ.db import connect_read_only
 from econ.errors import EconError
@@ -215,7 +215,7 @@ def predict_point(db_path: Path, pt: Point) -> dict:
         params = pl.DataFrame(con.sql("select * from calibration_parameters")) if calibrated else None
         bands = pl.DataFrame(con.sql("select * from calibration_bands")) if calibrated else None
         seen = pl.DataFrame(con.sql("select arch_model, chip from calibration_seen"))
-        lengths = pl.DataFrame(con.sql("select * from calibration_lengths")).row(0, named=True)
+        lengths = pl.DataFrame(con.sql(LENGTHS_SQL)).row(0, named=True)
         price = s.usd_per_chip_hour
     hw = hardware.filter(pl.col("chip") == chip).row(0, named=True)
     info = models.filter(pl.col("model") == model).row(0, named=True)

@@ -18,7 +18,7 @@ import polars as pl
 
 from econ.analyses import serving_runs
 from econ.analyses.calibration_scenario import all_scenarios
-from econ.analyses.serving_predict import predict_configurations
+from econ.analyses.serving_predict import LENGTHS_SQL, predict_configurations
 from econ.analyses.timed_models import MODELS_SQL, UNTIMED_SQL
 from econ.db import connect_read_only
 from econ.load.serving_run_tables import SERVING_RUNS
@@ -74,7 +74,7 @@ class Calibrated:
             launches=pl.DataFrame(con.sql("select * from inferencex_launches")),
             node_launches=pl.DataFrame(con.sql("select * from inferencex_node_launches")),
             untimed=pl.DataFrame(con.sql(UNTIMED_SQL)),
-            lengths=pl.DataFrame(con.sql("select * from calibration_lengths")).row(0, named=True),
+            lengths=pl.DataFrame(con.sql(LENGTHS_SQL)).row(0, named=True),
         )
 
 

@@ -280,6 +280,11 @@ def predict_configurations(
     return _finish(frame, pred)
 
 
+LENGTHS_SQL = "select * from calibration_lengths"
+"""The one row of lengths the bands were measured over (the view ``queries/calibration_lengths.sql``), read as
+``pl.DataFrame(con.sql(LENGTHS_SQL)).row(0, named=True)`` by the commands that predict."""
+
+
 def length_note(input_tokens: pl.Expr, output_tokens: pl.Expr, lengths: dict) -> pl.Expr:
     """The note of a row whose prompt or output lies outside the lengths of the runs its error band was measured on
     (``lengths``: the row of ``calibration_lengths``; null: within them), as ``_length_note``."""

@@ -79,3 +79,34 @@ def deepseek_v3_h800_dep16(db: Path) -> tuple[dict, dict, dict]:
         "redundant_expert_slots": 0.0,
     }
     return inputs.model_arrays(one), inputs.chip_arrays(one, "fp8"), layout
+
+
+def predict(capsys, db, *args) -> tuple[int, str, str]:
+    """`econ predict --db DB ARGS`: (exit code, stdout, stderr stripped)."""
+    code = main(["predict", "--db", str(db), *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err.strip()
+
+
+POINTS_COLUMNS = (
+    "id,backend,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,"
+    "attention_dp_size,moe_tp_size,moe_ep_size"
+)
+"""The columns of a file of runs the tests write for econ predict --points (inferencex_train.csv's, less the measured
+ones)."""
+
+
+def points_file(path, *rows: str, extra: str = ""):
+    """``path`` written as a file of runs: :data:`POINTS_COLUMNS` (then ``extra``) and one line per row."""
+    path.write_text("\n".join([POINTS_COLUMNS + extra, *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+DEEPEST_LLAMA_70B_H200 = """
+select engine_stated, arg_max(error_factor_p90, length(chip) + length(arch_model)) from calibration_bands
+where target = 'ttft' and regime = 'agg' and distance = 'seen' and chip in ('', 'H200')
+  and arch_model in ('', 'Llama-3.1-70B') and engine = (case when engine_stated then 'trtllm' else '' end)
+group by engine_stated
+"""
+"""The TTFT band of an aggregated Llama-3.1-70B on H200 by TensorRT-LLM (engine_stated) or by the engines' average:
+the most specific cell (its chip's, then its model's own runs) the bands have."""

@@ -18,6 +18,7 @@ from econ.analyses.predict_command import Point, predict_point
 from econ.analyses.predict_layouts import PoolSpec
 from econ.cli import main
 from econ.errors import EconError
+from tests.analyses.helpers import DEEPEST_LLAMA_70B_H200, points_file, predict
 
 KEYS = (
     "tpot_s",
@@ -33,25 +34,8 @@ KEYS = (
 )
 
 
-def predict(capsys, db, *args):
-    code = main(["predict", "--db", str(db), *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err.strip()
-
-
 POINT = ("--model", "Llama-3.1-70B", "--chip", "H100", "--input-tokens", "3000", "--output-tokens", "700")
 STATED = ("--decode-chips", "4", "--decode-tp", "4", "--decode-dp", "1", "--decode-pp", "1")
-POINTS_COLUMNS = (
-    "id,backend,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,tp_size,pp_size,"
-    "attention_dp_size,moe_tp_size,moe_ep_size"
-)
-"""The columns of a file of runs the tests below write (inferencex_train.csv's, less the measured ones)."""
-
-
-def points_file(path, *rows: str, extra: str = ""):
-    """``path`` written as a file of runs: :data:`POINTS_COLUMNS` (then ``extra``) and one line per row."""
-    path.write_text("\n".join([POINTS_COLUMNS + extra, *rows]) + "\n", encoding="utf-8")
-    return path
 
 
 def test_a_stated_configuration_gets_its_prediction_the_bound_and_its_bands(real_db, capsys):
@@ -312,83 +296,6 @@ def test_no_combination_ends_in_a_traceback_or_a_nan(
     assert all(math.isfinite(v) for v in numbers), r
 
 
-def test_a_file_of_runs_is_predicted_row_for_row_as_the_calibration_did(real_db, capsys, tmp_path):
-    """The vendored file through --points gives the calibration's own predictions (one predictor), in input order."""
-    from tests.conftest import REPO
-
-    sample = pl.read_csv(REPO / "data" / "inferencex_train.csv", infer_schema_length=10000).head(300)
-    path = tmp_path / "runs.csv"
-    sample.write_csv(path)
-    code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
-    assert code == 0 and "of 300 rows predicted" in err
-    rows = pl.DataFrame(json.loads(out))
-    assert rows["id"].to_list() == sample["id"].to_list()
-    assert rows.columns[:10] == [
-        "id",
-        "status",
-        "reason",
-        "predicted_ttft_ms",
-        "predicted_tpot_ms",
-        "predicted_output_tokens_per_s_per_gpu",
-        "ttft_error_factor_p50",
-        "ttft_error_factor_p90",
-        "tpot_error_factor_p50",
-        "tpot_error_factor_p90",
-    ]
-    from tests.analyses.helpers import q
-
-    # each p90 band comes with the share of held-out runs it covered, as calibration_bands measured it
-    coverage = q(real_db, "select min(coverage_p90_frac) as low, max(coverage_p90_frac) as high from calibration_bands")
-    for column in ("ttft_band_coverage_frac", "tpot_band_coverage_frac"):
-        shown = rows.filter(pl.col("status") == "ok")[column]
-        assert shown.null_count() == 0 and coverage["low"][0] <= shown.min() <= shown.max() <= coverage["high"][0]
-    table = q(real_db, "select run_id as id, predicted_tpot_s, predicted_ttft_s from calibration_runs where included")
-    both = rows.filter(pl.col("status") == "ok").join(table, on="id")
-    assert both.height > 250
-    assert (both["predicted_tpot_ms"] / 1e3 / both["predicted_tpot_s"] - 1).abs().max() < 1e-3
-    assert (both["predicted_ttft_ms"] / 1e3 / both["predicted_ttft_s"] - 1).abs().max() < 1e-3
-    bad = rows.filter(pl.col("status") != "ok")
-    assert bad["reason"].null_count() == 0 and bad["predicted_tpot_ms"].null_count() == bad.height
-
-
-def test_a_run_whose_users_outnumber_its_cache_says_so_in_the_table_and_in_a_file_of_runs(real_db, capsys, tmp_path):
-    """The measured Llama-3.1-70B FP8 run on one H200 at 128 users (TensorRT-LLM, 1k/8k): calibration_runs and
-    econ predict --points both say how many sequences run at once and that the others wait."""
-    from tests.analyses.helpers import q
-    from tests.conftest import REPO
-
-    run_id = "2026_04_06_llama_3_1_70b_h200_sxm_trtllm_fp8_agg_1024x8192_c128_tp1_ep1_417"
-    row = q(real_db, "select decode_running_per_worker, notes from calibration_runs where run_id = ?", [run_id])
-    assert 30 <= row["decode_running_per_worker"][0] <= 45 and "wait for a slot" in row["notes"][0]
-    runs = pl.read_csv(REPO / "data" / "inferencex_train.csv", infer_schema_length=10000)
-    path = tmp_path / "runs.csv"
-    runs.filter(pl.col("id") == run_id).write_csv(path)
-    code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
-    (predicted,) = json.loads(out)
-    assert code == 0 and predicted["decode_batch_per_worker"] == row["decode_running_per_worker"][0]
-    assert "wait for a slot" in predicted["notes"]
-    assert predicted["regime_ttft"] == predicted["regime_tpot"] == "agg_slot_wait"
-
-
-def test_users_routed_blind_to_load_wait_for_a_slot_as_the_measured_runs_did(real_db, capsys, tmp_path):
-    """InferenceX's DeepSeek-R1 FP4 run on GB200 (TensorRT-LLM, 1k/8k): 7 users over seven decode workers of one
-    slot each (launch recipe batch1) measured a TTFT of 25 s, a slot wait of ~0.58 request lifetimes that an even
-    spread would not have. econ predict --points says so, predicts it within 1.5x and times it as a slot-wait run."""
-    from tests.conftest import REPO
-
-    run_id = "2026_03_25_deepseek_r1_gb200_trtllm_fp4_disagg_1024x8192_c7_tp4_0_ep4_0_424"
-    runs = pl.read_csv(REPO / "data" / "inferencex_train.csv", infer_schema_length=10000)
-    path = tmp_path / "runs.csv"
-    runs.filter(pl.col("id") == run_id).write_csv(path)
-    code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
-    (predicted,) = json.loads(out)
-    assert (
-        code == 0 and "over 7 decode workers running at most 1 each wait 0.86 request lifetimes" in predicted["notes"]
-    )
-    assert 25_000 / 1.5 <= predicted["predicted_ttft_ms"] <= 25_000 * 1.5
-    assert predicted["regime_ttft"] == "disagg_prefill_slot_wait"
-
-
 def test_runs_that_wait_for_a_slot_are_claimed_the_error_of_runs_that_wait(real_db):
     """Where the model has users wait for a decode slot, the TTFT errs far more than the pool's (the wait is
     (C/K - 1) x a request's whole service time, so any error in K or the step is multiplied): the band the pool's
@@ -414,40 +321,6 @@ def test_runs_that_wait_for_a_slot_are_claimed_the_error_of_runs_that_wait(real_
     claimed = np.array([p90[r] for r in waits["regime_ttft"]])
     inside = np.abs(np.log(ratio)) <= np.log(claimed)
     assert inside.mean() >= 0.8
-
-
-def test_a_file_of_runs_in_other_systems_and_re_releases(real_db, capsys, tmp_path):
-    path = points_file(
-        tmp_path / "other.csv",
-        "a,vllm,zai-org/GLM-5-FP8,b300_sxm,fp8,agg,1024,1024,fp8,fp8,32,8,1,1,1,8,123",
-        "b,sglang,nvidia/DeepSeek-R1-NVFP4,gb300,fp4,agg,8192,1024,nvfp4,nvfp4,64,4,1,1,1,4,",
-        "c,trtllm,openai/gpt-oss-120b,mi355x,fp4,agg,1024,1024,nvfp4,nvfp4,16,1,1,1,1,1,",
-        "d,trtllm,acme/Unknown-7B,h100_sxm,fp8,agg,1024,1024,fp8,fp8,16,1,1,1,1,1,",
-        extra=",silicon_ttft_ms",
-    )
-    code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "csv")
-    assert code == 0
-    rows = pl.read_csv(out.encode())
-    assert rows["status"].to_list() == ["ok", "ok", "ok", "unknown_model"]
-    assert (rows["distance"].to_list()[:3]) == ["new_model_and_chip", "new_chip", "new_chip"]
-    assert "3 of 4 rows predicted (1 unknown model)" in err
-
-
-def test_a_file_row_of_a_model_econ_has_but_cannot_time_says_so(real_db, capsys, tmp_path):
-    """DeepSeek-V4-Pro is a row of data/models.csv whose attention has no modelled KV cache: a run of it (or of a
-    re-release) is not predicted, and says why, rather than calling a model econ lists unknown."""
-    row = "gb200,fp4,agg,1024,1024,nvfp4,nvfp4,16,4,1,1,1,4"
-    path = points_file(
-        tmp_path / "v4.csv", f"v4,trtllm,nvidia/DeepSeek-V4-Pro-NVFP4,{row}", f"typo,trtllm,acme/DeepSeek-V9,{row}"
-    )
-    code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "csv")
-    rows = pl.read_csv(out.encode())
-    assert code == 0 and rows["status"].to_list() == ["untimed_model", "unknown_model"]
-    assert rows["reason"][0] == (
-        "model 'nvidia/DeepSeek-V4-Pro-NVFP4' is DeepSeek-V4-Pro of data/models.csv, which econ cannot time: its "
-        "attention ('other') has no modelled KV cache"
-    )
-    assert "0 of 2 rows predicted" in err and "1 untimed model" in err
 
 
 def test_a_point_beyond_the_measured_lengths_or_the_models_context_is_predicted_and_says_so(real_db, capsys, tmp_path):
@@ -499,58 +372,6 @@ def test_weights_in_a_format_the_chip_has_no_peak_for_say_what_their_matmuls_run
 
     assert "H100 has no fp4 peak: fp4 weights' matmuls run in fp8" in notes("H100")
     assert "no fp4 peak" not in notes("B200")
-
-
-DEEPEST_LLAMA_70B_H200 = """
-select engine_stated, arg_max(error_factor_p90, length(chip) + length(arch_model)) from calibration_bands
-where target = 'ttft' and regime = 'agg' and distance = 'seen' and chip in ('', 'H200')
-  and arch_model in ('', 'Llama-3.1-70B') and engine = (case when engine_stated then 'trtllm' else '' end)
-group by engine_stated
-"""
-"""The TTFT band of an aggregated Llama-3.1-70B on H200 by TensorRT-LLM (engine_stated) or by the engines' average:
-the most specific cell (its chip's, then its model's own runs) the bands have."""
-
-
-def test_a_file_row_of_an_engine_the_calibration_never_measured_is_averaged_and_says_so(real_db, capsys, tmp_path):
-    """Two rows alike but for the engine: TensorRT-LLM, which the calibration measured, and Dynamo, which it did not.
-    The second is predicted with the engines' average, claims the average's band (calibration_bands.engine_stated
-    false, of its chip and model) and says so in its notes, instead of passing for a calibrated engine, whose claim is
-    its engine's band of that chip and model."""
-    from tests.analyses.helpers import q
-
-    row = "meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,1024,fp8,fp8,64,2,1,1,2,1"
-    path = points_file(tmp_path / "engines.csv", f"known,trtllm,{row}", f"unknown,dynamo,{row}")
-    code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
-    known, unknown = json.loads(out)
-    assert code == 0 and known["status"] == unknown["status"] == "ok"
-    bands = dict(q(real_db, DEEPEST_LLAMA_70B_H200).iter_rows())
-    assert known["ttft_error_factor_p90"] == pytest.approx(bands[True], rel=1e-12)
-    assert unknown["ttft_error_factor_p90"] == pytest.approx(bands[False], rel=1e-12)
-    assert known["ttft_band_of"] == "Llama-3.1-70B's runs with trtllm on H200"  # whose runs the band is from
-    assert unknown["ttft_band_of"] == "Llama-3.1-70B's runs on H200"
-    assert "not one the calibration measured" not in (known["notes"] or "")
-    assert "engine dynamo is not one the calibration measured" in unknown["notes"]
-
-
-def test_a_bad_cell_in_the_file_names_its_line_and_column(real_db, capsys, tmp_path):
-    path = tmp_path / "bad.csv"
-    path.write_text(
-        "id,backend,model_path,system,mode,isl,osl\nx,vllm,openai/gpt-oss-120b,h100_sxm,agg,lots,10\n",
-        encoding="utf-8",
-    )
-    code, out, err = predict(capsys, real_db, "--points", str(path))
-    assert code == 1 and out == ""
-    assert "bad.csv:2" in err and "isl" in err and "is not a whole number" in err
-
-
-def test_a_single_points_flag_beside_points_is_an_error_not_ignored(real_db, capsys, tmp_path):
-    """--points reads every setting from its file: --model, --concurrency and --engine beside it were ignored."""
-    path = tmp_path / "runs.csv"
-    path.write_text("id\n", encoding="utf-8")
-    code, out, err = predict(capsys, real_db, "--points", str(path), "--model", "X", "--concurrency", "3")
-    assert (code, out) == (1, "") and err.startswith(
-        "Error: econ predict --points reads every setting from its file; --concurrency, --model would be ignored"
-    ), err
 
 
 DS = ("--model", "DeepSeek-V3", "--chip", "H200", "--input-tokens", "2000", "--output-tokens", "500")
@@ -641,7 +462,6 @@ def test_the_prefill_pool_holds_the_weights_too(real_db, capsys):
 def test_a_dense_models_layout_names_no_expert_degrees(real_db, capsys):
     """Llama-3.1-70B has no experts: its layout reads 'tp 4 x dp 1 x pp 1 (4 chips)', with no 'ep 4 etp 1'; a MoE
     model's layout keeps them."""
-    from econ.cli import main
 
     args = ["predict", "--db", str(real_db), "--chip", "H100", "--input-tokens", "3000", "--output-tokens", "700"]
     assert main([*args, "--model", "Llama-3.1-70B", "--decode-chips", "4", "--batch", "96", "--format", "json"]) == 0
