@@ -126,6 +126,21 @@ RUNS = ResultTable(
         C("input_tokens", "float", "tokens", "input", "Nominal prompt length (the client draws 0.8–1.0 of it)"),
         C("output_tokens", "float", "tokens", "input", "Nominal output length"),
         C("concurrency", "float", "requests", "input", "Requests in flight (the benchmark's concurrency)"),
+        C(
+            "speculative_tokens",
+            "float",
+            "tokens",
+            "input",
+            "Draft tokens per decode step the run states (0: none stated; InferenceX's rows state none)",
+        ),
+        C(
+            "speculation_launched",
+            "bool",
+            "",
+            "input",
+            "Launched with MTP without stating its draft length or acceptance (inferencex_launches): TPOT timed with "
+            "the calibrated speculation speed-up",
+        ),
         C("decode_layout", "str", "", "input", "Decode worker: workers x (tp x dp x pp), ep/etp"),
         C("prefill_layout", "str", "", "input", "Prefill worker (disagg): workers x (tp x dp x pp)"),
         C("system_chips", "float", "chips", "input", "Chips of the measured system"),

@@ -20,7 +20,7 @@ from econ.analyses.fleet_layouts import stated_pools
 from econ.analyses.fleet_plan import build_plan
 from econ.analyses.fleet_rows import PLAN_PER_KIND, PLAN_SUMMARY, plan_rows
 from econ.analyses.predict_layouts import PoolSpec
-from econ.analyses.serving_predict import LENGTHS_SQL, band_factors, distances
+from econ.analyses.serving_predict import LENGTHS_SQL, band_factors, distances, speculation_note
 from econ.analyses.timed_models import refuse_untimed
 from econ.db import connect_read_only
 from econ.errors import EconError
@@ -225,6 +225,7 @@ def plan_for(
         said.append("routed experts placed by a load balancer (--expert-balanced): uniform routing's busiest rank")
     if errors:
         said.append(_lengths_note(s.context_shares, plan["output_tokens_per_request"][0], lengths))
+        said.append(pl.select(speculation_note(pl.lit(s.speculative_tokens), lengths)).item())
     said = "; ".join(x for x in said if x)
     if said:
         notes = pl.col("notes").fill_null("")

@@ -272,10 +272,15 @@ def predict_configurations(
             )
         )
     if bands is not None and lengths is not None:
-        pred = pred.with_columns(c.select(length_note(pl.col("input_tokens"), pl.col("output_tokens"), lengths)))
-        engine_note = cr.with_note(engine_note, pl.col("_length_note"))
+        pred = pred.with_columns(
+            c.select(
+                length_note(pl.col("input_tokens"), pl.col("output_tokens"), lengths),
+                speculation_note(pl.col("speculative_tokens"), lengths),
+            )
+        )
+        engine_note = cr.with_note(cr.with_note(engine_note, pl.col("_length_note")), pl.col("_speculation_note"))
     pred = pred.with_columns(cr.with_note(engine_note, pl.col("_wait_note")).alias("_note"))
-    pred = pred.drop("_wait_note", "_length_note", strict=False)
+    pred = pred.drop("_wait_note", "_length_note", "_speculation_note", strict=False)
     pred = pred.with_columns(pl.when(pl.col("_bad")).then(pl.col("_status")).alias("_why")).drop("_status", "_bad")
     return _finish(frame, pred)
 
@@ -300,6 +305,23 @@ def length_note(input_tokens: pl.Expr, output_tokens: pl.Expr, lengths: dict) ->
         return pl.lit(None, dtype=pl.String).alias("_length_note")
     said = pl.concat_str(parts, separator=" and ", ignore_nulls=True).replace("", None)
     return pl.format("{}: outside the lengths the error band was measured on", said).alias("_length_note")
+
+
+def speculation_note(speculative_tokens: pl.Expr, lengths: dict) -> pl.Expr:
+    """The note of a row that states more draft tokens per step than any run its error band was measured on
+    (``calibration_lengths.max_speculative_tokens``; null: within them), as ``_speculation_note``. InferenceX's MTP
+    launches state neither draft length nor acceptance: a stated speculation is timed as stated
+    (``deployment.accepted_tokens_per_step``), and no measured run checked that timing."""
+    most = lengths.get("max_speculative_tokens")
+    if most is None:
+        return pl.lit(None, dtype=pl.String).alias("_speculation_note")
+    measured = "no measured run states one" if most <= 0 else f"the measured runs state at most {most:,.0f}"
+    text = f"{{}} draft tokens per step, timed as stated: {measured}, so the error band was not measured on it"
+    return (
+        pl.when(speculative_tokens > most)
+        .then(pl.format(text, speculative_tokens.cast(pl.Int64)))
+        .alias("_speculation_note")
+    )
 
 
 def _finish(frame: pl.DataFrame, pred: pl.DataFrame) -> pl.DataFrame:

@@ -359,6 +359,26 @@ def test_a_point_beyond_the_measured_lengths_or_the_models_context_is_predicted_
     assert rows[1]["notes"] is None
 
 
+def test_a_stated_speculation_says_its_band_was_not_measured_on_one(real_db, capsys):
+    """InferenceX's rows state no draft length (the shipped inferencex_train.csv has no nextn column; its MTP launches
+    say "mtp" and nothing more): a point stating --speculative-tokens is timed as stated and says that no band was
+    measured on a stated speculation; the same point without it says nothing of it."""
+    from tests.conftest import REPO
+
+    with (REPO / "data" / "inferencex_train.csv").open(encoding="utf-8") as runs:
+        assert "nextn" not in runs.readline().split(",")
+    args = ("--model", "DeepSeek-R1", "--chip", "B200", "--input-tokens", "1000", "--output-tokens", "1000")
+
+    def notes(*more):
+        code, out, err = predict(capsys, real_db, *args, "--concurrency", "64", *more, "--format", "json")
+        assert code == 0, err
+        return json.loads(out)["notes"] or ""
+
+    said = "3 draft tokens per step, timed as stated: no measured run states one, so the error band was not measured"
+    assert said in notes("--speculative-tokens", "3", "--acceptance", "0.7")
+    assert "draft tokens" not in notes()
+
+
 def test_weights_in_a_format_the_chip_has_no_peak_for_say_what_their_matmuls_run_in(real_db, capsys):
     """Hopper has FP8 tensor cores and no FP4 ones (NVIDIA H100 datasheet: FP8, FP16, BF16, TF32, INT8), Blackwell has
     FP4 (B200): FP4 weights on H100 are timed with FP8 math, as InferenceX's gpt-oss MXFP4 runs on Hopper were, and
