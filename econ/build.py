@@ -24,7 +24,7 @@ from econ import __version__, paths
 from econ.cachefiles import restore_copy, store_copy
 from econ.db import connect_read_only, damaged, frame_fingerprint, staged_database, write_table
 from econ.db.objects import table_summary
-from econ.db.views import PendingViews, create_views
+from econ.db.views import PendingViews, create_views, view_versions
 from econ.faults import boundary
 from econ.files import remove, source_date
 from econ.fingerprint import code_fingerprint
@@ -180,6 +180,7 @@ def stage_build(
             key = _report_key(con, frames, Path(queries_dir), as_of=as_of, code_hash=code_hash, hashed=hashed)
             versions = {t.name: f"{m.NAME}:{keys[m.NAME]}" for m in modules for t in m.TABLES}
             versions |= {name: f"code:{code_hash}" for name in CATALOG_DESCRIPTIONS} | hashed
+            versions |= view_versions(con, Path(queries_dir), versions)
             _write_report(con, staged_reports, as_of=as_of, cache_dir=cache_dir, key=key, versions=versions)
             write_marker(staged_reports)
             boundary("build:report")

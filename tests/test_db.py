@@ -97,3 +97,24 @@ def test_relations_named_reads_the_parse_tree_not_the_words():
     assert relations_named(con, sql) == {"recent", "prices", "providers"}  # a common table expression comes along
     assert relations_named(con, sql, with_ctes=False) == {"prices", "providers"}
     assert relations_named(con, "selec nothing") is None
+
+
+def test_a_views_version_moves_with_its_sql_and_what_it_reads_and_only_then(tmp_path):
+    """A view over a view over a table: its version is that of its SQL and its reads' versions, through the chain;
+    a view that reads a relation without a version has none (the report hashes its rows instead)."""
+    from econ.db.views import view_versions
+
+    queries = tmp_path / "queries"
+    queries.mkdir()
+    (queries / "cheap.sql").write_text("select * from prices where usd < 1", encoding="utf-8")
+    (queries / "cheapest.sql").write_text("select min(usd) as usd from cheap", encoding="utf-8")
+    (queries / "loose.sql").write_text("select * from build_info", encoding="utf-8")
+    con = duckdb.connect()
+    first = view_versions(con, queries, {"prices": "a:1"})
+    assert set(first) == {"cheap", "cheapest"}
+    assert first == view_versions(con, queries, {"prices": "a:1"})
+    moved = view_versions(con, queries, {"prices": "a:2"})
+    assert moved["cheap"] != first["cheap"] and moved["cheapest"] != first["cheapest"]
+    (queries / "cheap.sql").write_text("select * from prices where usd < 2", encoding="utf-8")
+    rewritten = view_versions(con, queries, {"prices": "a:1"})
+    assert rewritten["cheap"] != first["cheap"] and rewritten["cheapest"] != first["cheapest"]

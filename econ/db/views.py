@@ -3,6 +3,7 @@ dependency order during a build, and the build date ``price_current`` reads."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable
@@ -198,6 +199,36 @@ class PendingViews:
         self.ready |= tables
         if any(needs is None or needs & tables for needs in self.waiting.values()):
             self.update()
+
+
+def view_versions(con: duckdb.DuckDBPyConnection, queries_dir: Path, versions: dict[str, str]) -> dict[str, str]:
+    """A version of each view of ``queries/*.sql`` without reading its rows: the SHA-256 of its SQL and of the versions
+    of the relations it reads (``versions``: the build's tables; a view it reads, in turn). Its rows are a function of
+    those and of the ``as_of`` variable, which whoever compares versions keys apart (the report's pages:
+    ``econ.report.reuse``). A view that reads a relation without a version, or whose SQL does not parse, has none."""
+    bodies = {
+        f.stem: f.read_text(encoding="utf-8").strip().rstrip(";") for f in sorted(Path(queries_dir).glob("*.sql"))
+    }
+    out: dict[str, str] = {}
+
+    def version(name: str, seen: frozenset[str]) -> str | None:
+        if name in versions:
+            return versions[name]
+        if name not in bodies or name in seen:
+            return None
+        if name not in out:
+            reads = relations_named(con, bodies[name], with_ctes=False)
+            parts = [bodies[name]]
+            for read in sorted(reads or ()):
+                parts.append(f"{read}={version(read, seen | {name})}")
+            if reads is None or any(p.endswith("=None") for p in parts[1:]):
+                return None
+            out[name] = "view:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
+        return out[name]
+
+    for name in bodies:
+        version(name, frozenset())
+    return out
 
 
 def use_build_date(con: duckdb.DuckDBPyConnection) -> None:

@@ -5,8 +5,9 @@ page is drawn, its connection records every query (:class:`Recorder`); the table
 its *reads*, kept per page in ``<cache>/pages/<page>/reads.json`` (the union over every drawing, so it only grows).
 A page's key hashes the report's stamp (the code, ``as_of``, the printed date, the scenario, the library versions
 and the list of objects with their comments) and, for each read, the relation's *version*: the key of the analysis
-that wrote a result table (its content is a function of that key), else the hash of its contents
-(:func:`econ.db.content_fingerprint`: a view's rows, so ``as_of`` and the view's SQL are in it).
+that wrote a result table (its content is a function of that key), a view's SQL with its reads' versions
+(:func:`econ.db.views.view_versions`; ``as_of`` is in the stamp), else the hash of its contents
+(:func:`econ.db.content_fingerprint`).
 
 The entry ``<cache>/pages/<page>/<key>/`` holds the page's body (the HTML between the navigation and the footer,
 which depend on the other pages and are written again), its title and findings (the index page shows them) and the
