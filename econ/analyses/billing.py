@@ -289,8 +289,15 @@ def _billed(
             ).alias("note")
         )
     )
+    out = out.with_columns(pl.col(c).round_sig_figs(MONEY_DIGITS) for c in ("cost_usd", *COMPONENTS))
     order = pl.col("status").replace_strict({"billed": 0, "refused": 1, "superseded": 2}, return_dtype=pl.Int8)
     return out.sort(order, pl.col("cost_usd"), "provider", "model", nulls_last=True)
+
+
+MONEY_DIGITS = 12
+"""Significant digits of a bill: a price times tokens in binary floating point carries noise past the 15th digit
+(2,000 tokens at $24.75/MTok is 0.049499999999999995), which csv and json would print; 12 digits keep every cent of
+any bill below $10^10 and drop it."""
 
 
 CHUNK_REQUESTS = 20_000

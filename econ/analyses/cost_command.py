@@ -53,7 +53,14 @@ def parse_at(text: str | None) -> datetime | None:
         return None
     value = request_time(text)
     if value is None:
-        raise EconError(f"--at {text!r} is not a time with a zone", "write e.g. --at 2026-12-01T02:00Z")
+        hint = "write e.g. --at 2026-12-01T02:00Z"
+        try:
+            day = date.fromisoformat(text.strip())
+        except ValueError:
+            day = None
+        if day is not None:  # a date alone: the prices of that day are --as-of's
+            hint = f"for the prices of that day give --as-of {day}; for its time-of-day prices, --at {day}T02:00Z"
+        raise EconError(f"--at {text!r} is not a time with a zone", hint)
     return value.astimezone(UTC)
 
 

@@ -155,6 +155,17 @@ def test_no_seller_below_the_prompt_is_ranked_and_all_lists_them(real_db, capsys
     assert all(r["cost_usd"] is None for r in refused)
 
 
+def test_a_bill_prints_its_dollars_without_floating_point_noise(real_db, capsys):
+    """Bedrock's regional endpoints bill Claude Sonnet 4.5's long context at $6.60 / $24.75 per MTok (AWS Bedrock
+    pricing: 10% over the global $6 / $22.50): 250,000 + 2,000 tokens cost 1.65 + 0.0495 = $1.6995, which binary
+    floating point computes as 0.049499999999999995 and csv printed so."""
+    args = ["--db", str(real_db), "--model", "claude-sonnet-4.5", "--input-tokens", "250000", "--output-tokens", "2000"]
+    code, out, _ = run(capsys, *args, "--provider", "bedrock_converse", "--format", "csv")
+    rows = [r for r in csv.DictReader(out.splitlines()) if r["model"].startswith("eu.")]
+    assert code == 0 and len(rows) == 1
+    assert (rows[0]["input_usd"], rows[0]["output_usd"], rows[0]["cost_usd"]) == ("1.65", "0.0495", "1.6995")
+
+
 def test_a_sellers_key_bills_what_that_key_named_on_the_date(real_db, capsys):
     """deepseek-reasoner on 2026-01-01 was DeepSeek-V3.2 at 0.28/0.42 USD/MTok (prices.csv, DeepSeek's page):
     10,000 + 1,000 tokens cost $0.00322. Resolving the key to its canonical model first billed R1's $0.00769."""
@@ -205,6 +216,8 @@ def test_a_bad_time_says_why(real_db, capsys):
     args = ("--db", str(real_db), "--model", "gpt-5.4", "--input-tokens", "1", "--output-tokens", "1")
     code, _, err = run(capsys, *args, "--at", "tomorrow")
     assert code == 1 and "--at 'tomorrow' is not a time with a zone" in err
+    code, _, err = run(capsys, *args, "--at", "2025-03-01")  # a day alone: its prices are --as-of's
+    assert code == 1 and "give --as-of 2025-03-01" in err and "--at 2025-03-01T02:00Z" in err
 
 
 def test_a_retired_model_says_so_whether_or_not_a_source_still_lists_it(real_db, capsys):
