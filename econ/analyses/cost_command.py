@@ -245,6 +245,11 @@ def cost_for(
         )
     if billed == 0 and not keep_all:
         notes.append("no seller takes these requests (--all lists every schedule with its reason)")
+    if last_day > data.built_for:  # the database knows prices up to its own date, announced changes included
+        notes.append(
+            f"prices after {data.built_for}, the date the database was built for, are the ones known then (changes "
+            "announced by that date included): not a forecast"
+        )
     if as_of is not None and timed:
         notes.append(f"every request is priced as of {as_of} (--as-of); their times pick only time-of-day windows")
     elif timed and requests["at"].is_null().any():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 import polars as pl
@@ -153,6 +154,20 @@ def test_no_seller_below_the_prompt_is_ranked_and_all_lists_them(real_db, capsys
     refused = [r for r in json.loads(out) if r["status"] == "refused"]
     assert any(r["provider"] == "anthropic" and "limit of 200000" in r["refusal"] for r in refused)
     assert all(r["cost_usd"] is None for r in refused)
+
+
+def test_a_bill_after_the_databases_date_says_its_prices_are_not_a_forecast(real_db, capsys):
+    """The database knows prices up to the date it was built for (build_info.as_of): a bill dated after it is billed
+    at the prices known then, and says so; one on that date does not."""
+    from tests.analyses.helpers import q
+
+    built = q(real_db, "select as_of from build_info")["as_of"][0]
+    args = ["--db", str(real_db), "--model", "gpt-5.4", "--input-tokens", "1000", "--output-tokens", "10"]
+    said = f"prices after {built}, the date the database was built for, are the ones known then"
+    code, out, _ = run(capsys, *args, "--as-of", (built + timedelta(days=1)).isoformat())
+    assert code == 0 and said in " ".join(out.split())
+    code, out, _ = run(capsys, *args, "--as-of", built.isoformat())
+    assert code == 0 and "the date the database was built for" not in " ".join(out.split())
 
 
 def test_a_bill_prints_its_dollars_without_floating_point_noise(real_db, capsys):
