@@ -163,3 +163,18 @@ def test_a_single_points_flag_beside_points_is_an_error_not_ignored(real_db, cap
     assert (code, out) == (1, "") and err.startswith(
         "Error: econ predict --points reads every setting from its file; --concurrency, --model would be ignored"
     ), err
+
+
+def test_the_fewest_columns_the_readme_names_predict_a_row_given_its_concurrency(tmp_path, real_db, capsys):
+    """The README: id, backend, model_path, system, mode, isl and osl are required, and each row needs its concurrency
+    (silicon_concurrency in silicon_data_source, or batch_size). A row with neither is kept, with the reason."""
+    path = tmp_path / "few.csv"
+    row = "vllm,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,agg,1000,100"
+    lines = ["id,backend,model_path,system,mode,isl,osl,batch_size,silicon_data_source", f"batch,{row},16,"]
+    lines += [f"stated,{row},,silicon_concurrency=16", f"neither,{row},,"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
+    rows = {r["id"]: r for r in json.loads(out)}
+    assert code == 0 and [rows[k]["status"] for k in ("batch", "stated", "neither")] == ["ok", "ok", "bad_input"]
+    assert rows["batch"]["predicted_tpot_ms"] == pytest.approx(rows["stated"]["predicted_tpot_ms"], rel=1e-9)
+    assert "no concurrency" in rows["neither"]["reason"] and "2 of 3 rows predicted" in err
