@@ -316,10 +316,11 @@ def speculation_note(speculative_tokens: pl.Expr, lengths: dict) -> pl.Expr:
     if most is None:
         return pl.lit(None, dtype=pl.String).alias("_speculation_note")
     measured = "no measured run states one" if most <= 0 else f"the measured runs state at most {most:,.0f}"
-    text = f"{{}} draft tokens per step, timed as stated: {measured}, so the error band was not measured on it"
+    text = f"{{}} draft token{{}} per step, timed as stated: {measured}, so the error band was not measured on it"
+    plural = pl.when(speculative_tokens == 1).then(pl.lit("")).otherwise(pl.lit("s"))
     return (
         pl.when(speculative_tokens > most)
-        .then(pl.format(text, speculative_tokens.cast(pl.Int64)))
+        .then(pl.format(text, speculative_tokens.cast(pl.Int64), plural))
         .alias("_speculation_note")
     )
 

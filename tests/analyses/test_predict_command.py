@@ -376,7 +376,8 @@ def test_a_stated_speculation_says_its_band_was_not_measured_on_one(real_db, cap
 
     said = "3 draft tokens per step, timed as stated: no measured run states one, so the error band was not measured"
     assert said in notes("--speculative-tokens", "3", "--acceptance", "0.7")
-    assert "draft tokens" not in notes()
+    assert "draft token" not in notes()
+    assert "1 draft token per step, timed as stated" in notes("--speculative-tokens", "1", "--acceptance", "0.8")
 
 
 def test_weights_in_a_format_the_chip_has_no_peak_for_say_what_their_matmuls_run_in(real_db, capsys):
