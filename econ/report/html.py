@@ -173,7 +173,8 @@ class Col:
     fmt: Callable[[Any], str] | None = None
     help: str | None = None
     wrap: bool = False  # long prose (descriptions, rationale): wrap instead of keeping the cell on one line
-    keep: bool = False  # the narrow view of a wide table hides this column last (the numbers a reader came for)
+    keep: int = 0  # the narrow view of a wide table hides this column last (the numbers a reader came for); a higher
+    # level is hidden later (an old value, then the new one, then the change: what is left still reads)
 
     def cell(self, value: Any) -> Markup:
         """The ``<td>`` of ``value``, as :func:`tag` writes it (written out here: a report draws ~30,000 cells)."""
@@ -224,8 +225,8 @@ def key_columns(cols: Sequence[Col]) -> int:
 def drop_order(cols: Sequence[Col], keys: int, constant: Sequence[bool] = ()) -> list[int | None]:
     """Per column, when the page's script hides it to fit a narrow column (1 first; None: never, a key column):
     prose first, then source links, then columns that hold one value in every row, then the others from the right,
-    the ``keep`` columns last (even one value in every row: a status the reader must see); the full view shows them
-    all."""
+    the ``keep`` columns last (even one value in every row: a status the reader must see), the lower ``keep`` level
+    first; the full view shows them all."""
     constant = list(constant) or [False] * len(cols)
     rest = [i for i in reversed(range(keys, len(cols)))]
     ranked = (
@@ -233,7 +234,10 @@ def drop_order(cols: Sequence[Col], keys: int, constant: Sequence[bool] = ()) ->
         + [i for i in rest if cols[i].kind == "link" and not cols[i].wrap]
         + [i for i in rest if constant[i] and cols[i].kind != "link" and not cols[i].wrap and not cols[i].keep]
         + [i for i in rest if not constant[i] and cols[i].kind != "link" and not cols[i].wrap and not cols[i].keep]
-        + [i for i in rest if cols[i].kind != "link" and not cols[i].wrap and cols[i].keep]
+        + sorted(  # stable: within a level, from the right
+            (i for i in rest if cols[i].kind != "link" and not cols[i].wrap and cols[i].keep),
+            key=lambda i: int(cols[i].keep),
+        )
     )
     order: list[int | None] = [None] * len(cols)
     for rank, i in enumerate(ranked[: max(len(rest) - 1, 0)], start=1):  # one column besides the keys stays

@@ -168,3 +168,14 @@ def test_the_narrow_view_hides_prose_links_constants_then_the_rest_and_a_kept_co
     constant = [False, False, True, False, False, True, False]
     # prose, link, the constant unit, then the others from the right; the kept status is the one column that stays
     assert drop_order(cols, keys=1, constant=constant) == [None, 5, None, 1, 2, 3, 4]
+
+
+def test_a_changes_narrow_view_hides_the_old_value_then_the_new_one_then_the_change():
+    """The What-changed tables at 1,400 px showed a change's old value with its new one hidden (long model ids leave
+    room for five columns): kept columns go by level, the old value first, so what stays still reads."""
+    from econ.report.pages.changes import CHANGE_COLS
+
+    order = drop_order(CHANGE_COLS, keys=2)
+    rank = {c.key: order[i] or len(order) for i, c in enumerate(CHANGE_COLS)}  # None: never hidden
+    assert rank["old_value"] < rank["new_value"] < rank["change_frac"] < min(rank["change_class"], rank["component"])
+    assert max(rank[c] for c in ("source", "variant", "tier_min_prompt_tokens", "window")) < rank["old_value"]

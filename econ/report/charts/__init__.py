@@ -101,6 +101,24 @@ def axis_title(quantity: str, unit: str) -> str:
     return f"{quantity} ({unit})"
 
 
+MONTH_TICKS_FROM_DAYS = 60
+"""Dates spanning at least this many days get a tick at the start of every month (or every 2, 3, 6, 12 months, at
+most :data:`MAX_DATE_TICKS`) labelled ``Nov 2026``; a shorter span a tick every day (or 2, 7, 14 days) labelled
+``20 Nov 2026``. Vega's own ticks fell every half month, and a month's label repeated (``Nov 2026 Nov 2026 …``)."""
+MAX_DATE_TICKS = 9
+
+
+def date_axis(dates: pl.Series) -> alt.Axis:
+    """The date axis of a time chart over ``dates``: ticks on whole months or days (:data:`MONTH_TICKS_FROM_DAYS`)."""
+    span = dates.drop_nulls()
+    days = (span.max() - span.min()).days if span.len() else 0
+    if days >= MONTH_TICKS_FROM_DAYS:
+        step = next((k for k in (1, 2, 3, 6, 12) if days / 30.44 / k <= MAX_DATE_TICKS), 24)
+        return alt.Axis(format="%b %Y", tickCount={"interval": "month", "step": step})
+    step = next((k for k in (1, 2, 7) if days / k <= MAX_DATE_TICKS), 14)
+    return alt.Axis(format="%d %b %Y", tickCount={"interval": "day", "step": step})
+
+
 def source_color(field: str = "source", title: str = "Price source") -> alt.Color:
     """A fixed colour per price source, so every chart of the site agrees."""
     return alt.Color(f"{field}:N", title=title, scale=alt.Scale(domain=SOURCE_DOMAIN, range=SOURCE_RANGE))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from econ.report.charts import HEIGHT, WIDTH, axis_title, guide_rule
+from econ.report.charts import HEIGHT, WIDTH, axis_title, date_axis, guide_rule
 from econ.report.charts.data import named, with_datasets
 
 COMPONENT_DOMAIN = ["input", "output", "cache read"]
@@ -24,7 +24,7 @@ def changes_over_time(frame: pl.DataFrame) -> alt.LayerChart:
         alt.Chart(named("changes"))
         .mark_point(size=55, opacity=0.7, filled=True)
         .encode(
-            x=alt.X("from_date:T", title="Date the new price took effect", axis=alt.Axis(format="%b %Y")),
+            x=alt.X("from_date:T", title="Date the new price took effect", axis=date_axis(frame["from_date"])),
             y=alt.Y("new_over_old_ratio:Q", title=y_title, scale=alt.Scale(type="log")),
             color=alt.Color(
                 "component:N", title="Component", scale=alt.Scale(domain=COMPONENT_DOMAIN, range=COMPONENT_RANGE)
@@ -72,7 +72,7 @@ def family_prices_over_time(frame: pl.DataFrame, family: str) -> alt.Chart:
         alt.Chart(named("prices"))
         .mark_line(interpolate="step-after", point=alt.OverlayMarkDef(size=18, filled=True))
         .encode(
-            x=alt.X("date:T", title="Date", axis=alt.Axis(format="%b %Y")),
+            x=alt.X("date:T", title="Date", axis=date_axis(frame["date"])),
             y=alt.Y("usd_per_mtok:Q", title=y_title, scale=alt.Scale(type="log")),
             color=alt.Color("canonical_model:N", title="Model", legend=alt.Legend(columns=2, labelLimit=160)),
             strokeDash=alt.StrokeDash(

@@ -10,6 +10,7 @@ from econ.report.charts import (
     LEGEND_PROVIDER,
     WIDTH,
     axis_title,
+    date_axis,
     fold_series,
     guide_rule,
     provider_color,
@@ -113,6 +114,10 @@ def io_ratio_histogram(frame: pl.DataFrame) -> ChartWithData:
     return with_datasets(chart, bins=frame, guide=rule)
 
 
+LEVEL_LABELS = 8
+"""Most snapshot dates whose labels sit level under the bars; more (a replayed history has dozens) are slanted."""
+
+
 def price_changes(frame: pl.DataFrame) -> ChartWithData:
     """Price changes per snapshot date as diverging bars: raises up, cuts down, input and output side by side.
 
@@ -130,7 +135,12 @@ def price_changes(frame: pl.DataFrame) -> ChartWithData:
         alt.Chart(named("changes"))
         .mark_bar()
         .encode(
-            x=alt.X("change_date:O", title="Date the new price first appeared", axis=alt.Axis(labelAngle=0)),
+            x=alt.X(
+                "change_date:O",
+                title="Date the new price first appeared",
+                # a long history's dates would overlap: slanted, and on a phone every other one left out until none do
+                axis=alt.Axis(labelAngle=0 if dates <= LEVEL_LABELS else -45, labelOverlap="greedy"),
+            ),
             xOffset=alt.XOffset("component:N", title="Component"),
             y=alt.Y("signed_rows:Q", title=axis_title("Price changes, cuts below zero", "rows")),
             color=alt.Color(
@@ -175,7 +185,7 @@ def first_party_history(frame: pl.DataFrame) -> ChartWithData:
         alt.Chart(named("history"))
         .mark_line(interpolate="step-after", point=True)
         .encode(
-            x=alt.X("from_date:T", title="Effective from", axis=alt.Axis(format="%b %Y")),
+            x=alt.X("from_date:T", title="Effective from", axis=date_axis(frame["from_date"])),
             y=alt.Y("usd_per_mtok:Q", title=axis_title("Price", "USD/MTok"), scale=alt.Scale(type="log")),
             color=alt.Color(
                 "series:N",

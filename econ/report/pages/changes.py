@@ -98,14 +98,15 @@ order by from_date, source, provider, model, variant, tier_min_prompt_tokens, co
 """
 
 CHANGE_COLS = [  # the class beside the numbers (a suspected data fix must not read as the seller's move); the source,
-    # one value in most lists, after them so that a narrow view hides it first
+    # one value in most lists, after them so that a narrow view hides it first; then the old value (the new one and
+    # the change still say it), the new value, the change: what a narrow view keeps still reads
     Col("provider", "Provider"),
     Col("model", "Model"),
-    Col("change_class", "Class", keep=True),
-    Col("component", "Component", keep=True),
-    Col("old_value", "Old", kind="num", keep=True),
-    Col("new_value", "New", kind="num", keep=True),
-    Col("change_frac", "Change (%)", kind="num", fmt=pct, keep=True),
+    Col("change_class", "Class", keep=4),
+    Col("component", "Component", keep=4),
+    Col("old_value", "Old", kind="num", keep=1),
+    Col("new_value", "New", kind="num", keep=2),
+    Col("change_frac", "Change (%)", kind="num", fmt=pct, keep=3),
     Col("source", "Source"),
     Col("variant", "Variant"),
     Col("tier_min_prompt_tokens", "Prompt above (tokens)", kind="num"),

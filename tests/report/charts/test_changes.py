@@ -40,3 +40,18 @@ def test_changes_are_ratios_on_a_log_axis_with_dates_as_text():
     cut = spec["datasets"]["changes"][0]
     assert cut["from_date"] == "2026-11-20" and cut["new_over_old_ratio"] == 0.4 and cut["change_frac"] == -0.6
     assert spec["datasets"]["guide"] == [{"new_over_old_ratio": 1.0, "label": "unchanged"}]
+
+
+def test_dates_are_ticked_on_whole_days_or_months_so_no_label_repeats():
+    """The qwen family's prices span ten days of November 2026 and glm's six months: with a month's label on Vega's own
+    ticks (every half month, or every few days) both axes read "Nov 2026" over and over. Dates 42 days apart (FRAME)
+    are ticked by the week and labelled by day; a year apart, every two months and labelled by month; each axis
+    stays under ten ticks."""
+
+    def axis(frame):
+        spec = charts.changes_over_time(frame).to_dict(validate=True)
+        return spec["layer"][1]["encoding"]["x"]["axis"]
+
+    assert axis(FRAME) == {"format": "%d %b %Y", "tickCount": {"interval": "day", "step": 7}}
+    year = FRAME.with_columns(pl.Series("from_date", [date(2025, 11, 20), date(2026, 11, 20)]))
+    assert axis(year) == {"format": "%b %Y", "tickCount": {"interval": "month", "step": 2}}

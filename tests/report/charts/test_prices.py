@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 import polars as pl
 import pytest
@@ -99,6 +99,14 @@ def test_changes_put_cuts_below_zero():
     values = spec["datasets"]["changes"]
     assert [v["signed_rows"] for v in values] == [-57, 40, -54]
     assert values[0]["change_date"] == "2026-11-20"
+    assert spec["encoding"]["x"]["axis"]["labelAngle"] == 0
+
+
+def test_a_long_history_slants_its_dates_so_they_do_not_overlap():
+    """The replayed price history has dozens of snapshot dates: level labels ran into each other on the Prices page."""
+    days = [date(2025, 1, 1) + timedelta(days=30 * k) for k in range(27)]
+    many = pl.DataFrame({"change_date": days, "component": "input", "direction": "cut", "price_rows": 1})
+    assert charts.price_changes(many).to_dict()["encoding"]["x"]["axis"]["labelAngle"] == -45
 
 
 def test_history_names_each_series_by_model_component_and_tier():
