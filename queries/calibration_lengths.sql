@@ -3,11 +3,11 @@
 -- 128k-token prompt, where the runs stop at 15k; a stated draft length, where no run states one) says so in its
 -- notes: its band was not checked that far.
 -- Grain: one row.
--- column min_input_tokens: Shortest prompt of an included run (tokens)
--- column max_input_tokens: Longest prompt of an included run (tokens)
--- column min_output_tokens: Shortest output of an included run (tokens)
--- column max_output_tokens: Longest output of an included run (tokens)
--- column max_speculative_tokens: Most draft tokens per decode step an included run states (tokens; 0: none states one)
+-- column min_input_tokens: Shortest prompt of an included run [tokens]
+-- column max_input_tokens: Longest prompt of an included run [tokens]
+-- column min_output_tokens: Shortest output of an included run [tokens]
+-- column max_output_tokens: Longest output of an included run [tokens]
+-- column max_speculative_tokens: Most draft tokens per decode step an included run states; 0: none states one [tokens]
 select
     min(input_tokens) as min_input_tokens,
     max(input_tokens) as max_input_tokens,
