@@ -112,7 +112,7 @@ def test_a_views_version_moves_with_its_sql_and_what_it_reads_and_only_then(tmp_
     con = duckdb.connect()
     first = view_versions(con, queries, {"prices": "a:1"})
     assert set(first) == {"cheap", "cheapest"}
-    assert first == view_versions(con, queries, {"prices": "a:1"})
+    assert first == view_versions(con, queries, {"prices": "a:1", "models": "b:2"})  # what it does not read: no move
     moved = view_versions(con, queries, {"prices": "a:2"})
     assert moved["cheap"] != first["cheap"] and moved["cheapest"] != first["cheapest"]
     (queries / "cheap.sql").write_text("select * from prices where usd < 2", encoding="utf-8")

@@ -218,11 +218,12 @@ def view_versions(con: duckdb.DuckDBPyConnection, queries_dir: Path, versions: d
             return None
         if name not in out:
             reads = relations_named(con, bodies[name], with_ctes=False)
-            parts = [bodies[name]]
-            for read in sorted(reads or ()):
-                parts.append(f"{read}={version(read, seen | {name})}")
-            if reads is None or any(p.endswith("=None") for p in parts[1:]):
+            if reads is None:
                 return None
+            read = {r: version(r, seen | {name}) for r in sorted(reads)}
+            if None in read.values():
+                return None
+            parts = [bodies[name], *(f"{r}={v}" for r, v in read.items())]
             out[name] = "view:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
         return out[name]
 

@@ -138,7 +138,7 @@ def price_changes(frame: pl.DataFrame) -> ChartWithData:
             x=alt.X(
                 "change_date:O",
                 title="Date the new price first appeared",
-                # a long history's dates would overlap: slanted, and on a phone every other one left out until none do
+                # a long history's dates would overlap: slanted, and on a phone the labels that still would are left out
                 axis=alt.Axis(labelAngle=0 if dates <= LEVEL_LABELS else -45, labelOverlap="greedy"),
             ),
             xOffset=alt.XOffset("component:N", title="Component"),
