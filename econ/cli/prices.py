@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from datetime import date
 from pathlib import Path
@@ -235,6 +236,8 @@ def cmd_cost(args) -> int:
     )
     if args.format != "table":
         _out(render(result.columns, result.rows, fmt=args.format))
+        for line in result.notes:  # stdout stays the rows; what a table prints under them goes to stderr
+            sys.stderr.write(f"note: {line}\n")
         return 0
     width = terminal_width()
     _out(textwrap.fill(result.summary, width))

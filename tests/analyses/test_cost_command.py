@@ -168,6 +168,9 @@ def test_a_bill_after_the_databases_date_says_its_prices_are_not_a_forecast(real
     assert code == 0 and said in " ".join(out.split())
     code, out, _ = run(capsys, *args, "--as-of", built.isoformat())
     assert code == 0 and "the date the database was built for" not in " ".join(out.split())
+    code, out, err = run(capsys, *args, "--as-of", (built + timedelta(days=1)).isoformat(), "--format", "csv")
+    assert code == 0 and f"note: {said}" in err and said not in out  # csv keeps stdout to its rows
+    assert list(csv.DictReader(out.splitlines()))[0]["cost_usd"]
 
 
 def test_a_bill_prints_its_dollars_without_floating_point_noise(real_db, capsys):
