@@ -22,7 +22,8 @@ from pathlib import Path
 import polars as pl
 
 from econ import paths
-from econ.analyses.inferred_changes import INFERENCE_PRICES_SQL, inference_inputs, inferred_between
+from econ.analyses.inferred_changes import INFERENCE_PRICES_SQL, INFERRED_CHANGES, inference_inputs, inferred_between
+from econ.analyses.price_changes import PRICE_CHANGES
 from econ.build import BuildResult, default_as_of, stage_build
 from econ.db import connect_read_only
 from econ.db.objects import table_summary
@@ -232,12 +233,14 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
     imply."""
     with connect_read_only(db_path, current=True) as con:
         dates = [d for (d,) in con.execute("select distinct snapshot_date from price_snapshots").fetchall()]
-        prices = pl.DataFrame(con.sql("select * from prices order by all"))
-        inferred = pl.DataFrame(con.sql(INFERENCE_PRICES_SQL + " order by all"))
+        start, end = default_dates(dates, from_date, to_date)
         names = pl.DataFrame(con.sql("select * from price_keys"))
-        log = pl.DataFrame(con.sql("select * from price_change_log"))
-        models, tiers, a, deployed = inference_inputs(con)
-    start, end = default_dates(dates, from_date, to_date)
+        stored = _stored(con, start, end)
+        if stored is None:
+            prices = pl.DataFrame(con.sql("select * from prices order by all"))
+            inferred = pl.DataFrame(con.sql(INFERENCE_PRICES_SQL + " order by all"))
+            log = pl.DataFrame(con.sql("select * from price_change_log"))
+            models, tiers, a, deployed = inference_inputs(con)
     if not any(start < d <= end for d in dates):
         warnings.warn(
             f"no snapshot is dated after {start} up to {end} ({_around(dates, start, end)}), so no imported price can "
@@ -252,6 +255,32 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
             EconNotice,
             stacklevel=2,
         )
-    changes = price_changes(prices, start, end, names=names, log=log)
-    implied = inferred_between(inferred, start, end, models, tiers, a, deployed)
+    if stored is None:
+        stored = (
+            price_changes(prices, start, end, names=names, log=log),
+            inferred_between(inferred, start, end, models, tiers, a, deployed),
+        )
+    changes, implied = (frame.select(_columns(table)) for frame, table in zip(stored, STORED, strict=True))
     return Diff(start, end, changes, implied, names)
+
+
+STORED = (PRICE_CHANGES, INFERRED_CHANGES)
+"""The build's changes between the two newest snapshots and what they imply, computed by the same functions as
+:func:`diff_database`: a diff between those dates reads them (rows in the order written), any other computes them;
+either way in the tables' columns."""
+
+
+def _columns(table) -> list[str]:
+    return [c.name for c in table.columns if c.name not in ("from_date", "to_date")]
+
+
+def _stored(con, start: date, end: date) -> tuple[pl.DataFrame, pl.DataFrame] | None:
+    """(changes, implied) as the build stored them for ``start``..``end``, or None when it compared other dates (or
+    found no change: an empty table names no dates)."""
+    frames = []
+    for table in STORED:
+        compared = con.execute(f"select distinct from_date, to_date from {table.name}").fetchall()
+        if compared != [(start, end)]:
+            return None
+        frames.append(pl.DataFrame(con.sql(f"select * exclude (from_date, to_date) from {table.name}")))
+    return frames[0], frames[1]

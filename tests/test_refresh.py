@@ -69,6 +69,24 @@ def test_refresh_reports_the_known_change(refreshed):
     assert row.select("old_value", "new_value", "change_class").row(0) == (0.3125, 0.125, "price move down")
 
 
+def test_a_diff_of_the_two_newest_snapshots_reads_what_the_build_stored_and_equals_the_computed_one(
+    refreshed, monkeypatch
+):
+    """The build stores the changes between the two newest snapshots and what they imply (price_changes,
+    inferred_changes); econ diff of those dates, and refresh's, read them rather than compute them again: row for
+    row, in the same columns and order as the diff computed from the prices, which any other dates still get."""
+    _, kw, _, _ = refreshed
+    stored = refresh_module.diff_database(kw["db"])
+    read = []
+    monkeypatch.setattr(refresh_module, "_stored", lambda *a: read.append(a) or None)
+    computed = refresh_module.diff_database(kw["db"])
+    assert read and stored.changes.height > 100 and stored.implied.height > 0
+    assert stored.changes.equals(computed.changes) and stored.implied.equals(computed.implied)
+    with duckdb.connect(str(kw["db"]), read_only=True) as con:
+        compared = con.execute("select distinct from_date, to_date from price_changes").fetchall()
+    assert compared == [(stored.from_date, stored.to_date)]
+
+
 def test_refresh_and_diff_count_the_same_things(refreshed, capsys):
     """Issue 16: refresh printed "0 removed" where the econ diff right after said "1 removed". Refresh's changes are
     econ diff's between the snapshot before and the new one, and both print the same summary line."""

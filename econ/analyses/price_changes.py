@@ -43,27 +43,6 @@ PRICE_CHANGES = ResultTable(
             "Relative change (null when either side is blank or the old is 0)",
             price_change_frac,
         ),
-        C("canonical_model", "str", "", "input", "Canonical model of the key (price_keys; null: unmapped)"),
-        C(
-            "change_class",
-            "str",
-            "",
-            "derived",
-            "price move up, price move down, price listed or price unlisted (a price component the key did not "
-            "list before, or no longer lists: no price moved), new, removed, renamed key, suspected data fix (every "
-            "step it spans is one in price_change_log: a unit slip or revert of more than 10x, contradicted by the "
-            "other sources, or first seen at a format switch; or old -> new is a slip or revert itself) or limit "
-            "change (max_input_tokens, speed_ratio)",
-            pc.classify,
-        ),
-        C(
-            "fix_reason",
-            "str",
-            "",
-            "derived",
-            "Why a suspected data fix is one (price_change_log.fix_reason of the steps it spans); null otherwise",
-            pc.fix_reason,
-        ),
         C(
             "window_from_date",
             "date",
@@ -92,6 +71,7 @@ PRICE_CHANGES = ResultTable(
             "The source dates the change itself (hand-kept row, dated price)",
             change_windows.windows,
         ),
+        C("canonical_model", "str", "", "input", "Canonical model of the key (price_keys; null: unmapped)"),
         C(
             "counterpart_model",
             "str",
@@ -99,6 +79,26 @@ PRICE_CHANGES = ResultTable(
             "derived",
             "A renamed key's other name: the new key on its removed row, the old key on its added row",
             pc.classify,
+        ),
+        C(
+            "change_class",
+            "str",
+            "",
+            "derived",
+            "price move up, price move down, price listed or price unlisted (a price component the key did not "
+            "list before, or no longer lists: no price moved), new, removed, renamed key, suspected data fix (every "
+            "step it spans is one in price_change_log: a unit slip or revert of more than 10x, contradicted by the "
+            "other sources, or first seen at a format switch; or old -> new is a slip or revert itself) or limit "
+            "change (max_input_tokens, speed_ratio)",
+            pc.classify,
+        ),
+        C(
+            "fix_reason",
+            "str",
+            "",
+            "derived",
+            "Why a suspected data fix is one (price_change_log.fix_reason of the steps it spans); null otherwise",
+            pc.fix_reason,
         ),
     ),
 )
