@@ -266,8 +266,9 @@ def diff_database(db_path: Path, *, from_date: date | None = None, to_date: date
 
 STORED = (PRICE_CHANGES, INFERRED_CHANGES)
 """The build's changes between the two newest snapshots and what they imply, computed by the same functions as
-:func:`diff_database`: a diff between those dates reads them (rows in the order written), any other computes them;
-either way in the tables' columns."""
+:func:`diff_database` (``inferred_changes`` is dated by when the prices it compares took effect, a function of the
+same two snapshot dates): a diff between those dates reads them (rows in the order written), any other computes
+them; either way in the tables' columns."""
 
 
 def _columns(table) -> list[str]:
@@ -275,12 +276,10 @@ def _columns(table) -> list[str]:
 
 
 def _stored(con, start: date, end: date) -> tuple[pl.DataFrame, pl.DataFrame] | None:
-    """(changes, implied) as the build stored them for ``start``..``end``, or None when it compared other dates (or
-    found no change: an empty table names no dates)."""
-    frames = []
-    for table in STORED:
-        compared = con.execute(f"select distinct from_date, to_date from {table.name}").fetchall()
-        if compared != [(start, end)]:
-            return None
-        frames.append(pl.DataFrame(con.sql(f"select * exclude (from_date, to_date) from {table.name}")))
-    return frames[0], frames[1]
+    """(changes, implied) as the build stored them when it compared ``start`` and ``end``, or None when it compared
+    other dates (or found no change: an empty table names no dates)."""
+    compared = con.execute(f"select distinct from_date, to_date from {PRICE_CHANGES.name}").fetchall()
+    if compared != [(start, end)]:
+        return None
+    changes, implied = (pl.DataFrame(con.sql(f"select * exclude (from_date, to_date) from {t.name}")) for t in STORED)
+    return changes, implied
