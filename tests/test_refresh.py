@@ -76,11 +76,14 @@ def test_a_diff_of_the_two_newest_snapshots_reads_what_the_build_stored_and_equa
     inferred_changes); econ diff of those dates, and refresh's, read them rather than compute them again: row for
     row, in the same columns and order as the diff computed from the prices, which any other dates still get."""
     _, kw, _, _ = refreshed
+    found = []
+    stored_frames = refresh_module._stored
+    monkeypatch.setattr(refresh_module, "_stored", lambda *a: found.append(stored_frames(*a)) or found[-1])
     stored = refresh_module.diff_database(kw["db"])
-    read = []
-    monkeypatch.setattr(refresh_module, "_stored", lambda *a: read.append(a) or None)
+    monkeypatch.setattr(refresh_module, "_stored", lambda *a: found.append(None))
     computed = refresh_module.diff_database(kw["db"])
-    assert read and stored.changes.height > 100 and stored.implied.height > 0
+    assert found[0] is not None and len(found) == 2  # the first read the tables, the second computed
+    assert stored.changes.height > 100 and stored.implied.height > 0
     assert stored.changes.equals(computed.changes) and stored.implied.equals(computed.implied)
     with duckdb.connect(str(kw["db"]), read_only=True) as con:
         compared = con.execute("select distinct from_date, to_date from price_changes").fetchall()
