@@ -163,8 +163,8 @@ def bands(rows: pl.DataFrame, inside_at: list[dict[str, np.ndarray]]) -> pl.Data
                 continue
             group = t_rows[_group_of(distance)].to_numpy().astype(str)
             finite = np.isfinite(r)
-            *pooled_factors, pooled_level = cv.band_factors(r, group)
-            pooled = tuple(pooled_factors), pooled_level
+            p50, p90, level = cv.band_factors(r, group)
+            pooled = (p50, p90), level
             by = splits(distance, stated)
             c = _Cells(
                 r=r,
