@@ -6,6 +6,7 @@ import compileall
 import fcntl
 import os
 import shutil
+import signal
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
@@ -96,6 +97,10 @@ def pytest_configure(config):
     # Long commands draw their progress on stderr; tests that pin stderr (errors, notices) read it without.
     # tests/test_progress.py turns it back on.
     os.environ["ECON_PROGRESS"] = "off"
+    # A suite started in the background by a script (`pytest &` without job control) inherits Ctrl-C ignored, and so
+    # would every econ it starts: the tests that press Ctrl-C would time out. Take Ctrl-C back; an exec resets it.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     log = Path(config.rootpath) / ".pytest-outside-reads.log"
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist) starts the log afresh
         log.unlink(missing_ok=True)
