@@ -22,7 +22,8 @@ from econ.errors import EconError
 NAME = "calibrated"
 
 FIELDS = {
-    "gemm_mfu_frac": ("prefill_mfu_frac", "decode_mfu_frac"),
+    "gemm_mfu_frac": ("decode_mfu_frac",),
+    "prefill_gemm_mfu_frac": ("prefill_mfu_frac",),
     "expert_mfu_frac": ("expert_mfu_frac",),
     "attention_mfu_frac": ("attention_mfu_frac",),
     "hbm_bandwidth_frac": ("prefill_mbu_frac", "decode_mbu_frac"),

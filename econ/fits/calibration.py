@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from econ.fits.calibration_features import Points, Problem, Runs, Step, step_seconds  # noqa: F401  (the fit's inputs)
+from econ.fits.calibration_features import Points, Problem, Runs, Step, prefill_parameters, step_seconds  # noqa: F401
 from econ.fits.calibration_throughput import predict_points
 from econ.fits.wrapper import FitResult, fit
 from econ.formula import formula
@@ -32,6 +32,7 @@ from econ.physics import step_time
 
 EFFICIENCIES = (
     "gemm_mfu_frac",
+    "prefill_gemm_mfu_frac",
     "expert_mfu_frac",
     "attention_mfu_frac",
     "hbm_bandwidth_frac",
@@ -40,6 +41,7 @@ EFFICIENCIES = (
 )
 START = {
     "gemm_mfu_frac": 0.78,
+    "prefill_gemm_mfu_frac": 0.78,
     "expert_mfu_frac": 0.3,
     "attention_mfu_frac": 0.67,
     "hbm_bandwidth_frac": 0.9,
@@ -67,7 +69,16 @@ for the few tokens routed to it), apart from ``hbm_bandwidth_frac`` of the dense
 on the 2,640 runs (2026-12-06): 0.78 of peak (0.75-0.81) against 0.95; leave-one-model-out TPOT 1.176x -> 1.163x
 (p90 1.647x -> 1.660x), TTFT p90 3.04x -> 2.97x; six of the eight models with more than two runs read closer held out
 (Llama-3.1-70B 1.155x -> 1.138x, MiniMax-M2.5 1.137x -> 1.110x), gpt-oss-120b and Qwen3-32B further (1.168x ->
-1.197x, 1.218x -> 1.238x). It is shared, with no engine or architecture offset: with both, held-out TPOT was 1.181x."""
+1.197x, 1.218x -> 1.238x). It is shared, with no engine or architecture offset: with both, held-out TPOT was 1.181x.
+
+``prefill_gemm_mfu_frac`` is the share of peak FLOP/s a prefill pass's dense GEMMs reach (a run's first pass and its
+prefill demand, a point's prefill pass), apart from ``gemm_mfu_frac`` of the decode steps (alone or carrying a
+chunk). One share fitted both; fitted apart on the 2,640 runs (2026-12-06) it is 0.60 (0.56-0.65) against 0.72
+(0.48-0.88), and leave-one-model-out TTFT moved 1.454x -> 1.416x (p90 2.971x -> 2.786x; aggregated p90 2.50x ->
+2.29x, disaggregated prefill 1.67x / 3.57x -> 1.58x / 3.05x), leave-one-chip-out 1.400x -> 1.387x (p90 2.771x ->
+2.763x), TPOT by chip 1.158x -> 1.150x and by model p90 1.660x -> 1.654x (median 1.163x -> 1.166x); random folds'
+TTFT p90 2.513x -> 2.538x. Shared, no offsets: with the engine and architecture offsets ``gemm_mfu_frac`` has,
+leave-one-model-out TTFT read 1.462x / 2.954x."""
 
 
 def ideal_parameters(n: int) -> dict[str, np.ndarray]:
@@ -88,6 +99,7 @@ kernels are measured to reach instead of at 0 or 1."""
 
 PRIOR_SPREAD = {
     "gemm_mfu_frac": SOURCED_SPREAD,
+    "prefill_gemm_mfu_frac": SOURCED_SPREAD,
     "attention_mfu_frac": SOURCED_SPREAD,
     "hbm_bandwidth_frac": SOURCED_SPREAD,
 }
@@ -211,8 +223,9 @@ def run_components(p: dict, runs: Runs) -> dict[str, np.ndarray]:
     c = runs.chunk_step_frac  # aggregated: the share of decode steps that carry a prefill chunk
     step = (1.0 - c) * step_seconds(runs.decode, p) + c * step_seconds(runs.decode_chunk, p)
     tpot = step / accepted_tokens(p, runs)
-    first = runs.first_steps * step_seconds(runs.first, p)
-    demand = np.maximum(step_seconds(runs.demand, p) - step_seconds(runs.demand_base, p), 0.0)
+    q = prefill_parameters(p)
+    first = runs.first_steps * step_seconds(runs.first, q)
+    demand = np.maximum(step_seconds(runs.demand, q) - step_seconds(runs.demand_base, q), 0.0)
     demand = demand / runs.demand_requests
     think = np.maximum(runs.output_tokens - 1.0, 0.0) * tpot
     ttft = step_time.ttft_s(

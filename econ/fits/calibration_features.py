@@ -87,6 +87,12 @@ def step_seconds(step: Step, p: dict) -> np.ndarray:
     )
 
 
+def prefill_parameters(p: dict) -> dict:
+    """The parameters a prefill pass is timed at: its dense GEMMs at ``prefill_gemm_mfu_frac``, a decode step's at
+    ``gemm_mfu_frac``."""
+    return {**p, "gemm_mfu_frac": p["prefill_gemm_mfu_frac"]}
+
+
 @dataclass(frozen=True)
 class Runs:
     """Measured runs (one row each): the steps behind their TTFT and TPOT."""

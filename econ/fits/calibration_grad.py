@@ -90,8 +90,15 @@ def step_gradient(step: cal.Step, p: dict) -> tuple[np.ndarray, dict[str, np.nda
         "sequence_overhead_s": t_seq * step.sequences,
         "step_overhead_s": t_step + 0.0 * t,
         "expert_imbalance_scale": c_kernels * imbalance,
+        "prefill_gemm_mfu_frac": 0.0 * t,
     }
     return t, {name: np.broadcast_to(g, np.shape(t)) for name, g in grad.items()}
+
+
+def prefill_step_gradient(step: cal.Step, p: dict) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """:func:`step_gradient` of a prefill pass: its dense GEMMs move with ``prefill_gemm_mfu_frac``."""
+    t, g = step_gradient(step, cal.prefill_parameters(p))
+    return t, {**g, "prefill_gemm_mfu_frac": g["gemm_mfu_frac"], "gemm_mfu_frac": 0.0 * t}
 
 
 def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
@@ -101,9 +108,9 @@ def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
     t_chunk, g_chunk = step_gradient(runs.decode_chunk, p)
     t_dec = (1.0 - c) * t_alone + c * t_chunk
     g_dec = {name: (1.0 - c) * g_alone[name] + c * g_chunk[name] for name in g_alone}
-    t_first, g_first = step_gradient(runs.first, p)
-    t_full, g_full = step_gradient(runs.demand, p)
-    t_base, g_base = step_gradient(runs.demand_base, p)
+    t_first, g_first = prefill_step_gradient(runs.first, p)
+    t_full, g_full = prefill_step_gradient(runs.demand, p)
+    t_base, g_base = prefill_step_gradient(runs.demand_base, p)
     n, users, out = runs.n, runs.users / runs.slot_share, runs.output_tokens
     accepted = cal.accepted_tokens(p, runs)
     tpot = t_dec / accepted
@@ -176,7 +183,7 @@ def points_gradient(p: dict, pts: cal.Points) -> np.ndarray:
     d_col = np.where(regime == "single_stream", 0, pick_d)
     p = {k: np.broadcast_to(np.asarray(v, dtype=float), (pts.n,)) for k, v in p.items()}
     td, g_d = step_gradient(_at(pts.decode, rows, d_col), p)  # at each row's chosen batch only, not the whole grid
-    tp, g_p = step_gradient(_at(pts.prefill, rows, pick_p), p)
+    tp, g_p = prefill_step_gradient(_at(pts.prefill, rows, pick_p), p)
     with np.errstate(invalid="ignore", divide="ignore"):
         s_d = td * pts.decode_chips[:, 0] / pts.decode_tokens[rows, d_col]
         s_p = tp * pts.prefill_chips[:, 0] / pts.prefill_tokens[rows, pick_p]

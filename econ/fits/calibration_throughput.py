@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from econ.fits.calibration_features import Points, step_seconds
+from econ.fits.calibration_features import Points, prefill_parameters, step_seconds
 from econ.formula import formula
 
 
@@ -37,7 +37,7 @@ def predict_points(p: dict, pts: Points) -> dict[str, np.ndarray]:
     """Predicted value of every point (in its own unit) and the batch, pass and limit status behind it."""
     pg = {k: np.asarray(v)[:, None] for k, v in p.items()}
     t_d = step_seconds(pts.decode, pg)
-    t_p = step_seconds(pts.prefill, pg)
+    t_p = step_seconds(pts.prefill, prefill_parameters(pg))
     with np.errstate(divide="ignore", invalid="ignore"):
         s_d_grid = t_d * pts.decode_chips / pts.decode_tokens
         s_p_grid = t_p * pts.prefill_chips / pts.prefill_tokens

@@ -123,11 +123,13 @@ def validation(ctx: SiteContext) -> list[Finding]:
                 evidence=evidence,
             ),
             ctx.finding(
-                "Measured engines run their dense GEMMs at {d.estimate:pct} of peak FLOP/s "
-                "(interval {d.low:pct}–{d.high:pct}), the routed experts at {e.estimate:pct}, and HBM at "
+                "Measured engines run their dense GEMMs at {f.estimate:pct} of peak FLOP/s in a prefill pass "
+                "(interval {f.low:pct}–{f.high:pct}) and {d.estimate:pct} in a decode step (interval "
+                "{d.low:pct}–{d.high:pct}), the routed experts at {e.estimate:pct}, and HBM at "
                 "{h.estimate:pct} of its bandwidth ({x.estimate:pct} for the routed experts' weights), plus "
                 "{q.estimate:us} per sequence per step.",
                 {
+                    "f": ("calibration_parameters", "parameter = 'prefill_gemm_mfu_frac' and group_kind = ''"),
                     "d": ("calibration_parameters", "parameter = 'gemm_mfu_frac' and group_kind = ''"),
                     "e": ("calibration_parameters", "parameter = 'expert_mfu_frac' and group_kind = ''"),
                     "h": ("calibration_parameters", "parameter = 'hbm_bandwidth_frac' and group_kind = ''"),

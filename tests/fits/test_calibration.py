@@ -22,6 +22,7 @@ from econ.fits import calibration_grad as grad
 
 TRUE = {
     "gemm_mfu_frac": 0.55,
+    "prefill_gemm_mfu_frac": 0.7,
     "expert_mfu_frac": 0.3,
     "attention_mfu_frac": 0.6,
     "hbm_bandwidth_frac": 0.8,
@@ -40,6 +41,7 @@ TRUE = {
 }
 IDENTIFIED = (
     "gemm_mfu_frac",
+    "prefill_gemm_mfu_frac",
     "expert_mfu_frac",
     "hbm_bandwidth_frac",
     "expert_hbm_bandwidth_frac",
@@ -89,6 +91,8 @@ def test_round_trip_recovers_known_parameters(shipped):
     assert result.status == "ok", result.message
     for name in IDENTIFIED:
         assert fitted[name] == pytest.approx(TRUE[name], rel=0.3), name
+    # a prefill pass's dense GEMMs apart from a decode step's (one shared value would sit between 0.55 and 0.7)
+    assert fitted["prefill_gemm_mfu_frac"] == pytest.approx(TRUE["prefill_gemm_mfu_frac"], rel=0.05)
     pred = cal.predict(cal.usable(result, problem.levels), problem)
     clean = cal.predict(truth, problem)
     use = shipped.run_mask
