@@ -71,14 +71,15 @@ on the 2,640 runs (2026-12-06): 0.78 of peak (0.75-0.81) against 0.95; leave-one
 (Llama-3.1-70B 1.155x -> 1.138x, MiniMax-M2.5 1.137x -> 1.110x), gpt-oss-120b and Qwen3-32B further (1.168x ->
 1.197x, 1.218x -> 1.238x). It is shared, with no engine or architecture offset: with both, held-out TPOT was 1.181x.
 
-``prefill_gemm_mfu_frac`` is the share of peak FLOP/s a prefill pass's dense GEMMs reach (a run's first pass and its
-prefill demand, a point's prefill pass), apart from ``gemm_mfu_frac`` of the decode steps (alone or carrying a
-chunk). One share fitted both; fitted apart on the 2,640 runs (2026-12-06) it is 0.60 (0.56-0.65) against 0.72
-(0.48-0.88), and leave-one-model-out TTFT moved 1.454x -> 1.416x (p90 2.971x -> 2.786x; aggregated p90 2.50x ->
-2.29x, disaggregated prefill 1.67x / 3.57x -> 1.58x / 3.05x), leave-one-chip-out 1.400x -> 1.387x (p90 2.771x ->
-2.763x), TPOT by chip 1.158x -> 1.150x and by model p90 1.660x -> 1.654x (median 1.163x -> 1.166x); random folds'
-TTFT p90 2.513x -> 2.538x. Shared, no offsets: with the engine and architecture offsets ``gemm_mfu_frac`` has,
-leave-one-model-out TTFT read 1.462x / 2.954x."""
+``prefill_gemm_mfu_frac`` is the share of peak FLOP/s the dense GEMMs of a prompt's tokens reach (a run's first pass
+and prefill demand, an aggregated decode step that carries a prompt chunk, a point's prefill pass: thousands of rows
+per weight matrix), apart from ``gemm_mfu_frac`` of the decode steps alone. Fitted (2026-12-06): 0.63 (0.60-0.66)
+against 0.84 (0.51-0.96). Against one share for both, held out by model TPOT 1.163x / 1.660x -> 1.152x / 1.618x and
+TTFT 1.454x / 2.971x -> 1.413x / 2.858x, by chip TPOT 1.158x / 1.667x -> 1.147x / 1.651x and TTFT 1.400x / 2.771x ->
+1.383x / 2.761x, random folds TTFT p90 2.513x -> 2.510x. Timing the chunk-carrying steps at the decode share instead
+read TTFT by model 1.416x / 2.786x (disaggregated prefill 1.58x / 3.05x against 1.60x / 3.25x) but TPOT 1.166x /
+1.654x; they are timed as what they are, prompt-shaped GEMMs. Shared, no offsets: with the engine and architecture
+offsets ``gemm_mfu_frac`` has, held-out TTFT by model read 1.462x / 2.954x."""
 
 
 def ideal_parameters(n: int) -> dict[str, np.ndarray]:
@@ -197,9 +198,10 @@ def values(u: np.ndarray) -> dict[str, np.ndarray]:
 
 
 @formula(
-    "TPOT = ((1 − c)·t(decode) + c·t(decode + chunk))/(accepted·v^f);  "
-    "T₁ = ttft_s(S₀ = k·t(first), D = (t(full) − t(base))/n_req, C/s, "
-    "Z = (O − 1)·TPOT) + h·t(step);  TTFT = T₁ + w·(T₁ + Z),  s = C/K",
+    "TPOT = ((1 − c)·t(decode) + c·t'(decode + chunk))/(accepted·v^f);  "
+    "T₁ = ttft_s(S₀ = k·t'(first), D = (t'(full) − t'(base))/n_req, C/s, "
+    "Z = (O − 1)·TPOT) + h·t(step);  TTFT = T₁ + w·(T₁ + Z),  s = C/K;  "
+    "t' = t with the dense GEMMs at prefill_gemm_mfu_frac",
     "this module; econ.physics.step_time",
 )
 def predict_runs(p: dict, runs: Runs) -> tuple[np.ndarray, np.ndarray]:
@@ -221,9 +223,9 @@ def accepted_tokens(p: dict, runs: Runs) -> np.ndarray:
 def run_components(p: dict, runs: Runs) -> dict[str, np.ndarray]:
     """The parts of each run's prediction [s]: its TPOT, first pass, prefill demand per request, TTFT."""
     c = runs.chunk_step_frac  # aggregated: the share of decode steps that carry a prefill chunk
-    step = (1.0 - c) * step_seconds(runs.decode, p) + c * step_seconds(runs.decode_chunk, p)
-    tpot = step / accepted_tokens(p, runs)
     q = prefill_parameters(p)
+    step = (1.0 - c) * step_seconds(runs.decode, p) + c * step_seconds(runs.decode_chunk, q)
+    tpot = step / accepted_tokens(p, runs)
     first = runs.first_steps * step_seconds(runs.first, q)
     demand = np.maximum(step_seconds(runs.demand, q) - step_seconds(runs.demand_base, q), 0.0)
     demand = demand / runs.demand_requests

@@ -88,8 +88,8 @@ def step_seconds(step: Step, p: dict) -> np.ndarray:
 
 
 def prefill_parameters(p: dict) -> dict:
-    """The parameters a prefill pass is timed at: its dense GEMMs at ``prefill_gemm_mfu_frac``, a decode step's at
-    ``gemm_mfu_frac``."""
+    """The parameters a step that carries prompt tokens is timed at (a prefill pass, an aggregated decode step with a
+    prompt chunk): its dense GEMMs at ``prefill_gemm_mfu_frac``; a decode step alone's are at ``gemm_mfu_frac``."""
     return {**p, "gemm_mfu_frac": p["prefill_gemm_mfu_frac"]}
 
 

@@ -96,7 +96,8 @@ def step_gradient(step: cal.Step, p: dict) -> tuple[np.ndarray, dict[str, np.nda
 
 
 def prefill_step_gradient(step: cal.Step, p: dict) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """:func:`step_gradient` of a prefill pass: its dense GEMMs move with ``prefill_gemm_mfu_frac``."""
+    """:func:`step_gradient` of a step that carries prompt tokens: its dense GEMMs move with
+    ``prefill_gemm_mfu_frac`` (:func:`econ.fits.calibration_features.prefill_parameters`)."""
     t, g = step_gradient(step, cal.prefill_parameters(p))
     return t, {**g, "prefill_gemm_mfu_frac": g["gemm_mfu_frac"], "gemm_mfu_frac": 0.0 * t}
 
@@ -105,7 +106,7 @@ def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
     """(d log TTFT / du, d log TPOT / du): rows × :data:`econ.fits.calibration.PARAMETERS`."""
     c = runs.chunk_step_frac  # TPOT's step is the mean of a step alone and one that carries a chunk
     t_alone, g_alone = step_gradient(runs.decode, p)
-    t_chunk, g_chunk = step_gradient(runs.decode_chunk, p)
+    t_chunk, g_chunk = prefill_step_gradient(runs.decode_chunk, p)
     t_dec = (1.0 - c) * t_alone + c * t_chunk
     g_dec = {name: (1.0 - c) * g_alone[name] + c * g_chunk[name] for name in g_alone}
     t_first, g_first = prefill_step_gradient(runs.first, p)
