@@ -43,9 +43,9 @@ def test_the_calibrated_scenario_times_a_step_as_the_fit_that_made_it(real_db):
 
 def test_the_calibrated_scenario_times_a_prefill_pass_as_the_fit_that_made_it(real_db):
     """The same for a prefill pass: the fit times its dense GEMMs at ``prefill_gemm_mfu_frac``
-    (``calibration_features.prefill_parameters``), the scenario's prefill pool at ``prefill_mfu_frac``; a decode step
-    alone stays at ``gemm_mfu_frac`` (``decode_mfu_frac``). Compute-bound passes of 1 to 64 prompts of 2,000 tokens, where the
-    two GEMM shares differ (0.63 against 0.84 fitted)."""
+    (``calibration_features.prefill_parameters``), the scenario's prefill pool at ``prefill_mfu_frac``; a decode
+    step alone stays at ``gemm_mfu_frac`` (``decode_mfu_frac``). Compute-bound passes of 1 to 64 prompts of 2,000
+    tokens, where the two GEMM shares differ (0.63 against 0.84 fitted)."""
     with duckdb.connect(str(real_db), read_only=True) as con:
         base = load_scenario(con, "base")
         parameters = con.sql("select * from calibration_parameters").pl()
