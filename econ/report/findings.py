@@ -123,9 +123,9 @@ def validation(ctx: SiteContext) -> list[Finding]:
                 evidence=evidence,
             ),
             ctx.finding(
-                "Measured engines run their dense GEMMs at {f.estimate:pct} of peak FLOP/s in a prefill pass "
-                "(interval {f.low:pct}–{f.high:pct}) and {d.estimate:pct} in a decode step (interval "
-                "{d.low:pct}–{d.high:pct}), the routed experts at {e.estimate:pct}, and HBM at "
+                "Measured engines run their dense GEMMs at {f.estimate:pct} of peak FLOP/s on a prompt's tokens "
+                "(a prefill pass or a chunk; interval {f.low:pct}–{f.high:pct}) and {d.estimate:pct} in a decode "
+                "step alone (interval {d.low:pct}–{d.high:pct}), the routed experts at {e.estimate:pct}, and HBM at "
                 "{h.estimate:pct} of its bandwidth ({x.estimate:pct} for the routed experts' weights), plus "
                 "{q.estimate:us} per sequence per step.",
                 {
