@@ -26,8 +26,9 @@ UNITS = {
     "speculation_speedup": "ratio",
 }
 MEANING = {
-    "gemm_mfu_frac": "achieved share of peak FLOP/s of the dense (non-expert) GEMMs of a decode step",
-    "prefill_gemm_mfu_frac": "achieved share of peak FLOP/s of the dense (non-expert) GEMMs of a prefill pass",
+    "gemm_mfu_frac": "achieved share of peak FLOP/s of the dense (non-expert) GEMMs of a decode step alone",
+    "prefill_gemm_mfu_frac": "achieved share of peak FLOP/s of the dense (non-expert) GEMMs of a prompt's tokens (a "
+    "prefill pass, or a chunk carried by a decode step)",
     "expert_mfu_frac": "achieved share of peak FLOP/s of the routed experts' grouped GEMMs",
     "attention_mfu_frac": "achieved share of peak FLOP/s of attention",
     "hbm_bandwidth_frac": "achieved share of HBM bandwidth of the dense weights' and the KV cache's reads",
