@@ -72,14 +72,9 @@ on the 2,640 runs (2026-12-06): 0.78 of peak (0.75-0.81) against 0.95; leave-one
 1.197x, 1.218x -> 1.238x). It is shared, with no engine or architecture offset: with both, held-out TPOT was 1.181x.
 
 ``prefill_gemm_mfu_frac`` is the share of peak FLOP/s the dense GEMMs of a prompt's tokens reach (a run's first pass
-and prefill demand, an aggregated decode step that carries a prompt chunk, a point's prefill pass: thousands of rows
-per weight matrix), apart from ``gemm_mfu_frac`` of the decode steps alone. Fitted (2026-12-06): 0.63 (0.60-0.66)
-against 0.84 (0.51-0.96). Against one share for both, held out by model TPOT 1.163x / 1.660x -> 1.152x / 1.618x and
-TTFT 1.454x / 2.971x -> 1.413x / 2.858x, by chip TPOT 1.158x / 1.667x -> 1.147x / 1.651x and TTFT 1.400x / 2.771x ->
-1.383x / 2.761x, random folds TTFT p90 2.513x -> 2.510x. Timing the chunk-carrying steps at the decode share instead
-read TTFT by model 1.416x / 2.786x (disaggregated prefill 1.58x / 3.05x against 1.60x / 3.25x) but TPOT 1.166x /
-1.654x; they are timed as what they are, prompt-shaped GEMMs. Shared, no offsets: with the engine and architecture
-offsets ``gemm_mfu_frac`` has, held-out TTFT by model read 1.462x / 2.954x."""
+and prefill demand, an aggregated decode step that carries a prompt chunk, a point's prefill pass), apart from
+``gemm_mfu_frac`` of the decode steps alone: fitted 0.63 against 0.84 (2026-12-06); held out by model TPOT 1.163x /
+1.660x -> 1.152x / 1.618x, TTFT 1.454x / 2.971x -> 1.413x / 2.858x (docs/design-notes.md: the variants not kept)."""
 
 
 def ideal_parameters(n: int) -> dict[str, np.ndarray]:
