@@ -131,6 +131,12 @@ def candidates(spec: PoolSpec, *, heads: int, layers: int, moe: bool, domain: in
             {s for s in SIZES if s <= max_chips} | {domain * k for k in (1, 2, 4) if domain * k <= max_chips}
         )
     out = []
+    stated = dict(spec.degrees())
+    searched = [d for d in ("chips", "tp", "dp", "pp") if stated[d] is None]
+    if moe and stated["ep"] is None and stated["etp"] is None:
+        searched.append("ep")
+    # tp, dp and pp fix the layout (and its chips); else the search chose what was left out, and says which
+    how = "stated" if not {"tp", "dp", "pp"} & set(searched) else f"layout search ({', '.join(searched)})"
     for chips in sizes:
         for tp in [spec.tensor_parallel] if spec.tensor_parallel else _divisors(chips):
             if chips % tp or (heads and heads % tp):
@@ -153,13 +159,6 @@ def candidates(spec: PoolSpec, *, heads: int, layers: int, moe: bool, domain: in
                 for etp in etps:
                     if etp < 1 or stage % etp:
                         continue
-                    how = (  # tp, dp and pp fix the layout (and its chips)
-                        "stated"
-                        if all(
-                            v is not None for v in (spec.tensor_parallel, spec.data_parallel, spec.pipeline_parallel)
-                        )
-                        else "layout search"
-                    )
                     out.append(Layout(tp, dp, pp, etp, how=how))
     return out
 

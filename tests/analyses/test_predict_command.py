@@ -53,11 +53,31 @@ def test_a_stated_configuration_gets_its_prediction_the_bound_and_its_bands(real
 
 
 def test_an_omitted_degree_is_chosen_by_the_layout_search_and_said_so(real_db, capsys):
+    """The output names the degrees the search chose, those the command left out (it said only "layout search",
+    beside a stated --decode-tp 8 --decode-ep 8, as if it had overridden them)."""
     code, out, err = predict(capsys, real_db, *POINT, "--decode-chips", "8", "--batch", "32", "--format", "json")
     assert code == 0, err
     r = json.loads(out)
-    assert r["decode_layout_chosen_by"] == "layout search" and "(8 chips)" in r["decode_layout"]
+    assert r["decode_layout_chosen_by"] == "layout search (tp, dp, pp)" and "(8 chips)" in r["decode_layout"]
     assert "fewest meeting the TTFT target" in r["prefill_layout_chosen_by"]
+    moe = (
+        "--model",
+        "DeepSeek-R1",
+        "--chip",
+        "B200",
+        "--input-tokens",
+        "8192",
+        "--output-tokens",
+        "1024",
+        "--batch",
+        "64",
+    )
+    code, out, err = predict(capsys, real_db, *moe, "--mode", "agg", "--decode-tp", "8", "--decode-ep", "8")
+    assert code == 0, err
+    assert "layout search (chips, dp, pp)" in out and "tp 8 x" in out
+    code, out, err = predict(capsys, real_db, *moe, "--decode-chips", "8", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["decode_layout_chosen_by"] == "layout search (tp, dp, pp, ep)"
 
 
 def test_deepseeks_ep144_decode_and_a_named_layout_are_stated(real_db, capsys):
