@@ -33,7 +33,7 @@ PLAN_SUMMARY = (  # (column, label, unit, scale)
     ("balance_batch_seqs", "balance batch B*0", "sequences", 1),
     ("decode_batch_seqs", "decode batch", "sequences", 1),
     ("decode_step_time_s", "decode step", "ms", 1e3),
-    ("decode_comm_time_s", "decode communication", "ms", 1e3),
+    ("decode_comm_time_s", "decode communication at peak links", "ms", 1e3),
     ("decode_comm_exposed_time_s", "decode communication waited for", "ms", 1e3),
     ("tokens_per_s_per_user", "speed per user", "tokens/s", 1),
     ("decode_tokens_per_s_per_replica", "decode throughput per replica", "tokens/s", 1),
