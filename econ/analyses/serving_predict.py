@@ -165,6 +165,19 @@ def _runs_of(engine: np.ndarray, chip: np.ndarray, model: np.ndarray) -> np.ndar
     return np.where((e == "") & (c == "") & (m == ""), "runs of every engine, chip and model", words)
 
 
+def _no_fit_reason(need_bytes, chip_bytes) -> np.ndarray:
+    """Why a layout cannot run, with the sizes: what a chip of it must hold (the weights and one sequence, the fuller
+    pool's) against what the chip has [GB]."""
+    sizes = pl.DataFrame({"need": np.asarray(need_bytes, dtype=float), "have": np.asarray(chip_bytes, dtype=float)})
+    gb = [(pl.col(c) / 1e9).fill_nan(None).round(0).cast(pl.Int64) for c in ("need", "have")]
+    plain = "the layout does not hold the weights and one sequence in HBM"
+    return (
+        sizes.select(pl.format(f"{plain} ({{}} GB a chip, the chip has {{}} GB)", *gb).fill_null(plain))
+        .to_series()
+        .to_numpy()
+    )
+
+
 def predict_configurations(
     configs: pl.DataFrame,
     models: pl.DataFrame,
@@ -226,7 +239,7 @@ def predict_configurations(
     status = np.where(
         ~links,
         "data/hardware.csv has no scale_up_bandwidth_gb_per_s / scale_out_bandwidth_gbit_per_s for the chip",
-        np.where(~fits, "the layout does not hold the weights and one sequence in HBM", ""),
+        np.where(~fits, _no_fit_reason(extra["one_sequence_bytes"], extra["hbm_capacity_bytes"]), ""),
     )
     bad = (status != "") | ~np.isfinite(ttft) | ~np.isfinite(tpot)
     status = np.where((status == "") & bad, "the prediction is not finite", status)

@@ -498,6 +498,8 @@ def test_the_prefill_pool_holds_the_weights_too(real_db, capsys):
     assert _degrees(r["prefill_layout"])["chips"] * 141e9 >= 671e9
     code, out, err = predict(capsys, real_db, *DS, "--prefill-chips", "1", "--concurrency", "64")
     assert code == 1 and err.startswith("Error: the prefill pool cannot run: the layout does not hold the weights"), err
+    # with the sizes: 671 B parameters at one byte (and one sequence's cache) against the H200's 141 GB
+    assert re.search(r"\(67[1-9] GB a chip, the chip has 141 GB\)", err), err
 
 
 def test_a_dense_models_layout_names_no_expert_degrees(real_db, capsys):
