@@ -133,10 +133,8 @@ def candidates(spec: PoolSpec, *, heads: int, layers: int, moe: bool, domain: in
     out = []
     stated = dict(spec.degrees())
     searched = [d for d in ("chips", "tp", "dp", "pp") if stated[d] is None]
-    if moe and stated["ep"] is None and stated["etp"] is None:
-        searched.append("ep")
-    # tp, dp and pp fix the layout (and its chips); else the search chose what was left out, and says which
-    how = "stated" if not {"tp", "dp", "pp"} & set(searched) else f"layout search ({', '.join(searched)})"
+    if not {"tp", "dp", "pp"} & set(searched):  # tp, dp and pp fix the layout and its chips
+        searched = []
     for chips in sizes:
         for tp in [spec.tensor_parallel] if spec.tensor_parallel else _divisors(chips):
             if chips % tp or (heads and heads % tp):
@@ -159,6 +157,8 @@ def candidates(spec: PoolSpec, *, heads: int, layers: int, moe: bool, domain: in
                 for etp in etps:
                     if etp < 1 or stage % etp:
                         continue
+                    chosen = [*searched, "ep"] if len(etps) > 1 else searched  # the search split the experts
+                    how = f"layout search ({', '.join(chosen)})" if chosen else "stated"
                     out.append(Layout(tp, dp, pp, etp, how=how))
     return out
 

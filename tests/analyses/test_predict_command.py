@@ -78,6 +78,11 @@ def test_an_omitted_degree_is_chosen_by_the_layout_search_and_said_so(real_db, c
     code, out, err = predict(capsys, real_db, *moe, "--decode-chips", "8", "--format", "json")
     assert code == 0, err
     assert json.loads(out)["decode_layout_chosen_by"] == "layout search (tp, dp, pp, ep)"
+    # tp, dp and pp stated: only the experts' split (spread over the 8 ranks, or split within them) was left to it
+    degrees = ("--decode-tp", "8", "--decode-dp", "1", "--decode-pp", "1")
+    code, out, err = predict(capsys, real_db, *moe, *degrees, "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["decode_layout_chosen_by"] == "layout search (ep)"
 
 
 def test_deepseeks_ep144_decode_and_a_named_layout_are_stated(real_db, capsys):
