@@ -15,7 +15,7 @@ import polars as pl
 
 from econ.analyses.calibration_scenario import all_scenarios, for_engine
 from econ.analyses.fleet_checks import check_inputs, prompt_mix
-from econ.analyses.fleet_inputs import CASES_SQL, newest_rental
+from econ.analyses.fleet_inputs import CASES_SQL, PRICES_SQL, newest_rental
 from econ.analyses.fleet_layouts import stated_pools
 from econ.analyses.fleet_plan import build_plan
 from econ.analyses.fleet_rows import PLAN_PER_KIND, PLAN_SUMMARY, plan_rows
@@ -63,7 +63,8 @@ def plan_for(
 
     Reads the built database read-only and plans with :func:`build_plan`, the function the build's
     ``fleet_plan`` table comes from, at the date the database was built for unless ``as_of`` is given
-    (so the command and the Fleet page agree); the list price is matched by ``models.hf_repo``.
+    (so the command and the Fleet page agree); the list price is the one
+    :func:`~econ.analyses.fleet_inputs.resolve_prices` finds.
     ``prefill_chips`` / ``decode_chips`` fix a pool's replica size, any size (the layout search picks the degrees);
     ``decode_layout`` / ``prefill_layout`` name a layout of ``data/layouts.csv``; ``tokens_per_s_per_user`` /
     ``ttft_s`` replace the scenario's service targets (a speed target implies the ``speed_target`` batch policy);
@@ -213,7 +214,7 @@ def plan_for(
             cases,
             s,
             rental,
-            pl.DataFrame(con.sql("select * from inference_prices")),
+            pl.DataFrame(con.sql(PRICES_SQL)),
             hardware_derived,
             pl.DataFrame(con.sql("select * from model_derived")),
             layouts,

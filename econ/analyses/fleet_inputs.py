@@ -15,6 +15,12 @@ from econ.physics import kv_cache
 
 SOURCE_RANK = {"hand": 0, "litellm": 1, "openrouter": 2}
 SCENARIO_KIND = "scenario"
+PRICES_SQL = """
+select p.*, c.arch_model
+from inference_prices as p left join model_catalog as c using (canonical_model)
+"""
+"""The prices a plan's list price is chosen from (:func:`resolve_prices`), each with the architecture of its canonical
+model."""
 
 CASES_SQL = """
 select d.*, m.params_total, m.params_active, md.kv_bytes_per_token, md.kv_window_bytes_per_sequence,
@@ -113,8 +119,12 @@ def resolve_prices(cases: pl.DataFrame, prices_current: pl.DataFrame) -> pl.Data
     """Per case: the standard-variant price rows (every tier) it is sold at, and how they were found.
 
     An explicit mapping (price_provider, price_model, optional price_source) is used as given; a blank
-    one matches ``models.hf_repo`` to ``prices.hugging_face_id``. Where several sources price it,
-    hand-kept rows win over LiteLLM over OpenRouter; free (zero-priced) rows are skipped.
+    one matches ``models.hf_repo`` to ``prices.hugging_face_id``, and where no price row names the repo (Meta's
+    base repos; sellers list the instruct weights under their own keys), the case's model to the architecture of the
+    rows' canonical model (``arch_model`` of :data:`PRICES_SQL`, ``model_catalog``), the first canonical model by name
+    (the one ``econ cost --model`` bills for an architecture's name: ``llama-3.1-70b`` before
+    ``llama-3.1-70b-instruct``). Where several sources price it, hand-kept rows win over LiteLLM over OpenRouter;
+    free (zero-priced) rows are skipped.
     """
     priced = prices_current.filter(
         (pl.col("variant") == "standard") & (pl.col("output_usd_per_mtok") > 0)
@@ -135,21 +145,37 @@ def resolve_prices(cases: pl.DataFrame, prices_current: pl.DataFrame) -> pl.Data
         .filter(pl.col("_want_source").is_null() | (pl.col("source") == pl.col("_want_source")))
         .with_columns(pl.lit("as mapped in deployments").alias("price_match"))
     )
+    blank = cases.filter(pl.col("price_model").is_null())
     matched = (
-        cases.filter(pl.col("price_model").is_null() & pl.col("hf_repo").is_not_null())
+        blank.filter(pl.col("hf_repo").is_not_null())
         .select(*keys, pl.col("hf_repo").str.to_lowercase().alias("_hf"))
         .join(priced, on="_hf", how="inner")
-        .with_columns(pl.lit("matched models.hf_repo to prices.hugging_face_id").alias("price_match"))
+        .with_columns(
+            pl.lit(1).alias("_how"), pl.lit("matched models.hf_repo to prices.hugging_face_id").alias("price_match")
+        )
     )
-    rows = pl.concat([explicit.drop("_want_source"), matched], how="diagonal_relaxed")
+    named = (
+        blank.select(*keys, pl.col("model").alias("arch_model"))
+        .join(priced.filter(pl.col("canonical_model").is_not_null()), on="arch_model", how="inner")
+        .with_columns(
+            pl.lit(2).alias("_how"),
+            pl.col("canonical_model").alias("_canonical"),
+            pl.format("matched models.model to the architecture of canonical model {}", "canonical_model").alias(
+                "price_match"
+            ),
+        )
+    )
+    rows = pl.concat(
+        [explicit.drop("_want_source").with_columns(pl.lit(0).alias("_how")), matched, named], how="diagonal_relaxed"
+    )
     best = (
-        rows.sort("_rank", "provider", "model")
+        rows.sort("_how", pl.col("_canonical").fill_null(""), "_rank", "provider", "model")
         .group_by(keys, maintain_order=True)
         .first()
-        .select(*keys, "source", "provider", "model")
+        .select(*keys, "_how", "source", "provider", "model")
     )
     return (
-        rows.join(best, on=[*keys, "source", "provider", "model"], how="semi")
+        rows.join(best, on=[*keys, "_how", "source", "provider", "model"], how="semi")
         .select(
             *keys,
             pl.col("source").alias("price_source"),

@@ -14,6 +14,7 @@ import polars as pl
 from econ.analyses import fleet_pools
 from econ.analyses.fleet_inputs import (
     CASES_SQL,
+    PRICES_SQL,
     SCENARIO_KIND,
     bucket_prices,
     cases_for,
@@ -40,6 +41,7 @@ INPUTS = (
     "layouts",
     "rental_prices",
     "inference_prices",
+    "model_catalog",
     "scenarios",
     "calibration_parameters",
 )
@@ -293,7 +295,7 @@ def plans(ctx) -> pl.DataFrame:
     """Every scenario's plan (a scenario without deployments of its own uses base's)."""
     all_cases = ctx.query(CASES_SQL.format(source="deployments"))
     rental = newest_rental(ctx.query("select * from rental_prices"), ctx.as_of)
-    prices = ctx.query("select * from inference_prices")
+    prices = ctx.query(PRICES_SQL)
     hardware_derived = ctx.query("select * from hardware_derived")
     models = ctx.query("select * from model_derived")
     layouts = ctx.query("select * from layouts order by layout")

@@ -51,6 +51,7 @@ PLAN_SUMMARY = (  # (column, label, unit, scale)
     ("tokens_per_mwh", "tokens per MWh", "tokens/MWh", 1),
     ("price_provider", "sold by", "", None),
     ("price_model", "sold as", "", None),
+    ("price_match", "list price found by", "", None),
     ("list_input_usd_per_mtok", "list input price", "USD/MTok", 1),
     ("list_output_usd_per_mtok", "list output price", "USD/MTok", 1),
     ("revenue_usd_per_day", "revenue at list prices", "USD/day", 1),

@@ -43,7 +43,7 @@ def test_econ_fleet_prints_a_plan_and_leaves_the_database_alone(db, capsys):
     assert plan["chips"] == same["chips"]
     assert plan["by_price_kind"]["on_demand"]["usd_per_day"] == pytest.approx(same["usd_per_day"])
     assert plan["decode_step_time_s"] == pytest.approx(same["decode_step_time_s"])
-    assert plan["price_provider"] is None  # the CLI matches prices by hf_repo only; the fixture's prices carry none
+    assert plan["price_provider"] is None  # no fixture price names its repo or sells a Llama-3.1-70B canonical model
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
 
 
@@ -133,6 +133,22 @@ def test_econ_fleet_on_the_data_matches_the_price_by_hf_repo(real_db, capsys):
     plan = json.loads(out)
     assert (plan["price_provider"], plan["price_model"]) == ("openrouter", "deepseek/deepseek-chat")
     assert set(plan["by_price_kind"]) == {"capacity_block", "on_demand", "scenario"}
+
+
+@pytest.mark.slow
+def test_a_model_whose_repo_no_price_names_is_priced_as_econ_cost_bills_it(real_db, capsys):
+    """Meta's models.hf_repo is the base repo (meta-llama/Meta-Llama-3.1-70B), which no price row names: the plan had
+    no list price while `econ cost --model Llama-3.1-70B` billed three sellers. The plan now sells at one of the
+    sellers the cost command lists (its own resolution of the name), and says how it found it."""
+    args = ("--db", str(real_db), "--model", "Llama-3.1-70B", "--as-of", "2026-11-30")
+    code, out, err = run_cli(capsys, *args, "--chip", "H100", "--tokens-per-s", "1e6", "--format", "json")
+    assert (code, err) == (0, "")
+    plan = json.loads(out)
+    assert main(["cost", *args, "--input-tokens", "1000", "--output-tokens", "1000", "--format", "json"]) == 0
+    sellers = {(r["provider"], r["model"]) for r in json.loads(capsys.readouterr().out) if r["status"] == "billed"}
+    assert len(sellers) >= 2 and (plan["price_provider"], plan["price_model"]) in sellers
+    assert plan["price_match"] == "matched models.model to the architecture of canonical model llama-3.1-70b"
+    assert plan["revenue_usd_per_day"] > 0 and "no list price" not in plan["notes"]
 
 
 def test_econ_fleet_refuses_a_database_built_by_other_code(tmp_path, capsys):
