@@ -37,11 +37,15 @@ length uniformly from [0.8·L, L]: the mean is 0.9·L."""
 
 DECODE_RANK_BATCH = 64.0
 """Where a disaggregated run states no worker counts: decode workers enough that no attention rank runs more than
-64 sequences (the upper quartile of the stated rows' decode batch per rank: 8 / 16 / 64), and prefill workers at
-the stated rows' median prefill:decode chip ratio (:data:`PREFILL_CHIP_RATIO`)."""
+64 sequences (the upper quartile of the stated rows' decode batch per rank: 8 / 16 / 64), no more than the largest
+system a stated run used on the chip holds (:func:`largest_systems`), and at least enough for the decode pool's KV
+cache to hold every user (:func:`runs_problem`); prefill workers at the stated rows' median prefill:decode chip ratio
+(:data:`PREFILL_CHIP_RATIO`)."""
 PREFILL_CHIP_RATIO = ((4000.0, 0.5), (0.0, 0.2))
 """(prompt tokens at least, prefill chips per decode chip): the medians of the stated disaggregated rows (0.2 for
 1k-token prompts, 0.5 for 4k and longer)."""
+
+LARGEST_SYSTEM = "largest_system_chips"
 
 BATCH_WAIT_COLUMNS = ("batch_wait_timeout_iters", "batch_wait_threshold_tokens")
 """A run's launch holding prompts for a step's scheduled tokens (:func:`econ.analyses.launch_settings.batch_wait`):
@@ -112,9 +116,26 @@ def _stated_limit(c: pl.DataFrame) -> pl.Expr:
     return pl.col(name) if name in c.columns else pl.lit(None, dtype=pl.Float64)
 
 
-def run_inputs(configs: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFrame) -> pl.DataFrame:
+def largest_systems(runs: pl.DataFrame) -> pl.DataFrame:
+    """(chip, :data:`LARGEST_SYSTEM`): the most chips a disaggregated run that states its worker counts used on each
+    chip, from rows with ``mode``, ``workers_assumed`` and ``system_chips`` (:func:`run_inputs`' configurations, or
+    ``calibration_runs``' included rows).
+
+    What bounds a run that states none: the measured file's stated systems hold at most 72 chips on GB200 and B200,
+    64 on H100 and 96 on H200, while 64 sequences per rank alone assumed up to 1,632 GB200s for a run at 4,301 users,
+    a system no run states, and read its TTFT and TPOT 2-5x too fast. The bound is read from other rows' stated
+    layouts (inputs, not measured times)."""
+    stated = runs.filter((pl.col("mode") == "disagg") & (pl.col("workers_assumed") == False))  # noqa: E712
+    return stated.group_by("chip").agg(pl.col("system_chips").max().alias(LARGEST_SYSTEM)).sort("chip")
+
+
+def run_inputs(
+    configs: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFrame, largest: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """The configurations joined to their architecture (``model_derived``) and chip (``hardware``), with the
-    assumptions the steps use: mean lengths, KV format, prefill chunk, worker counts."""
+    assumptions the steps use: mean lengths, KV format, prefill chunk, worker counts (``largest``: the bound of
+    :func:`largest_systems` on a run that states none; None: read from these configurations' stated runs; a chip
+    without one takes the largest of any chip)."""
     c = configs.join(models.rename({"model": "arch_model"}), on="arch_model", how="left", suffix="_m")
     c = c.join(hardware.select(pl.all().name.prefix("hw_")).rename({"hw_chip": "chip"}), on="chip", how="left")
     chunk = launch.prefill_tokens()
@@ -140,7 +161,15 @@ def run_inputs(configs: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFra
     ratio = ratio.otherwise(PREFILL_CHIP_RATIO[1][1])
     d_chips = pl.col("decode_tensor_parallel") * pl.col("decode_attention_data_parallel")
     p_chips = pl.col("prefill_tensor_parallel") * pl.col("prefill_attention_data_parallel")
+    if largest is None:
+        stated = (pl.col("prefill_workers") * p_chips + pl.col("decode_workers") * d_chips).alias("system_chips")
+        largest = largest_systems(c.with_columns(stated))
+    c = c.join(largest.select("chip", LARGEST_SYSTEM), on="chip", how="left").with_columns(
+        pl.col(LARGEST_SYSTEM).fill_null(largest[LARGEST_SYSTEM].max() if largest.height else np.inf)
+    )
     d_workers = (pl.col("concurrency") / (pl.col("decode_attention_data_parallel") * DECODE_RANK_BATCH)).ceil().clip(1)
+    fits = (pl.col(LARGEST_SYSTEM) / (d_chips * (1.0 + ratio))).floor().clip(1)
+    d_workers = pl.min_horizontal(d_workers, fits)
     c = c.with_columns(
         pl.when(pl.col("workers_assumed")).then(d_workers).otherwise(pl.col("decode_workers")).alias("decode_workers")
     )
@@ -198,7 +227,6 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
     users = _f(c, "concurrency")
     decode_layout, prefill_layout = _layout(c, "decode"), _layout(c, "prefill")
     w_d, w_p = _f(c, "decode_workers"), _f(c, "prefill_workers")
-    users_per_worker = users / w_d
     context = prompt + osl / 2.0
     full = np.isin(c["engine"].fill_null("").to_numpy(), launch.ADMISSION_FULL_ENGINES)
     capacity = sharding.max_batch_per_replica(
@@ -212,6 +240,11 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
         expert_bytes=run["expert_weight_bytes_per_param"],
     )
     capacity = np.fmin(capacity, _optional(c, "max_running_requests", np.nan))
+    # assumed workers: at least enough decode workers for their KV caches to hold every user
+    assumed = c["workers_assumed"].fill_null(False).to_numpy() & (capacity >= 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w_d = np.where(assumed, np.maximum(w_d, np.ceil(users / capacity)), w_d)
+    users_per_worker = users / w_d
     batch = np.where(capacity >= 1.0, np.minimum(users_per_worker, capacity), users_per_worker)
     chunk = np.minimum(_f(c, "chunk_tokens"), isl)
     per_rank = np.maximum(np.floor(_f(c, "chunk_tokens") / isl), 1.0)

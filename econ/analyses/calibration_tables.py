@@ -200,6 +200,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
     users, assumed, mode = pl.col("concurrency"), pl.col("workers_assumed"), pl.col("mode")
     inc = c.with_columns(
         pl.Series("system_chips", extra["system_chips"]),
+        pl.Series("decode_workers", extra["decode_workers"]),  # with those the KV caches need to hold every user
         pl.Series("decode_running_per_worker", extra["decode_batch_per_worker"]),
         pl.Series("_waits", cr.waits_for_slot(extra)),
         pl.Series("_limited", cr.slot_limited(extra)),

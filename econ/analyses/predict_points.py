@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from econ.analyses import serving_runs
+from econ.analyses import calibration_runs, serving_runs
 from econ.analyses.calibration_scenario import all_scenarios
 from econ.analyses.serving_predict import LENGTHS_SQL, predict_configurations
 from econ.analyses.timed_models import MODELS_SQL, UNTIMED_SQL
@@ -33,6 +33,10 @@ STATUS = (
     (r"not finite", "not_predicted"),
 )
 """A reason's status code, the first pattern that matches (anything else: ``bad_input``)."""
+
+STATED_SYSTEMS_SQL = "select chip, mode, workers_assumed, system_chips from calibration_runs where included"
+"""The calibration's runs :func:`~econ.analyses.calibration_runs.largest_systems` bounds a row that states no workers
+by, as the calibration bounded its own."""
 
 
 def read_points(path: Path) -> pl.DataFrame:
@@ -59,6 +63,7 @@ class Calibrated:
     node_launches: pl.DataFrame
     untimed: pl.DataFrame  # models of data/models.csv the serving model cannot time (UNTIMED_SQL)
     lengths: dict  # the prompt and output lengths the bands were measured over (calibration_lengths)
+    largest: pl.DataFrame  # the most chips a stated disaggregated run used, by chip (STATED_SYSTEMS_SQL)
 
     @classmethod
     def read(cls, con) -> Calibrated:
@@ -75,6 +80,7 @@ class Calibrated:
             node_launches=pl.DataFrame(con.sql("select * from inferencex_node_launches")),
             untimed=pl.DataFrame(con.sql(UNTIMED_SQL)),
             lengths=pl.DataFrame(con.sql(LENGTHS_SQL)).row(0, named=True),
+            largest=calibration_runs.largest_systems(pl.DataFrame(con.sql(STATED_SYSTEMS_SQL))),
         )
 
 
@@ -91,6 +97,7 @@ def predict_frame(rows: pl.DataFrame, c: Calibrated) -> pl.DataFrame:
         seen_chips=c.seen_chips,
         hbm_reserve_frac=c.hbm_reserve_frac,
         lengths=c.lengths,
+        largest=c.largest,
     )
     code = pl.lit("bad_input")
     for pattern, name in reversed(STATUS):

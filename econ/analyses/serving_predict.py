@@ -189,18 +189,21 @@ def predict_configurations(
     seen_chips: set,
     hbm_reserve_frac: float,
     lengths: dict | None = None,
+    largest: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Predictions of every configuration row (:data:`OUTPUT` columns plus the features' frame columns).
 
     ``params``/``bands``: ``calibration_parameters`` / ``calibration_bands`` (None: the roofline bound alone, no
     error factors); ``lengths``: the row of ``calibration_lengths``, the range the bands were measured over (a row
-    outside it says so, :func:`length_note`). Rows with a ``reason`` get status = that reason and no numbers.
+    outside it says so, :func:`length_note`); ``largest``: the calibration's :func:`~econ.analyses.calibration_runs.
+    largest_systems` (None: read from ``configs``' own stated runs). Rows with a ``reason`` get status = that reason
+    and no numbers.
     """
     ok = configs.filter(pl.col("reason").is_null())
     frame = configs.select("run_id", "reason", "notes").rename({"run_id": "id"})
     if not ok.height:
         return _finish(frame, pl.DataFrame(schema={"id": pl.String}))
-    c = cr.run_inputs(ok, models, hardware)
+    c = cr.run_inputs(ok, models, hardware, largest)
     runs, extra = cr.runs_problem(c, hbm_reserve_frac=hbm_reserve_frac)
     fits = extra["one_sequence_bytes"] <= extra["hbm_capacity_bytes"]
     links = np.isfinite(runs.decode.comm_s) & np.isfinite(runs.demand.comm_s) & np.isfinite(runs.first.comm_s)

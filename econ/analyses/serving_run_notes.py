@@ -114,8 +114,9 @@ def notes() -> pl.Expr:
             ),
             pl.when(pl.col("workers_assumed")).then(
                 pl.lit(
-                    "worker counts not stated: decode workers enough for 64 sequences per rank, prefill workers at "
-                    "the median ratio"
+                    "worker counts not stated: decode workers enough for 64 sequences per rank within the largest "
+                    "system a stated run used on the chip, and for the KV cache to hold every user; prefill workers "
+                    "at the median ratio"
                 )
             ),
             pl.when(

@@ -11,6 +11,8 @@ import pytest
 
 from tests.analyses.helpers import DEEPEST_LLAMA_70B_H200, points_file, predict
 
+POOLS = ("prefill", "decode")
+
 
 def test_a_file_of_runs_is_predicted_row_for_row_as_the_calibration_did(real_db, capsys, tmp_path):
     """The vendored file through --points gives the calibration's own predictions (one predictor), in input order."""
@@ -87,6 +89,33 @@ def test_users_routed_blind_to_load_wait_for_a_slot_as_the_measured_runs_did(rea
     )
     assert 25_000 / 1.5 <= predicted["predicted_ttft_ms"] <= 25_000 * 1.5
     assert predicted["regime_ttft"] == "disagg_prefill_slot_wait"
+
+
+def test_a_run_without_worker_counts_is_no_larger_than_any_stated_system_of_its_chip(real_db, capsys, tmp_path):
+    """InferenceX's DeepSeek-R1 FP4 run on GB200 at 4,301 users (TensorRT-LLM, 1k/1k) states neither pool's workers.
+    64 sequences per decode rank alone assumed 68 decode and 27 prefill workers (652 GB200s) and predicted a TTFT of
+    0.78 s and a TPOT of 13.9 ms against the 4.91 s and 42.6 ms measured. No run that states its workers used more
+    than 72 GB200s (counted here from the file's own columns, as its README reads them); bounded by that, the
+    prediction is within 1.5x of both."""
+    from tests.conftest import REPO
+
+    runs = pl.read_csv(REPO / "data" / "inferencex_train.csv", infer_schema_length=10000)
+    gpus = {p: pl.col(f"{p}_tp_size") * pl.col(f"{p}_pp_size") * pl.col(f"{p}_attention_dp_size") for p in POOLS}
+    stated = runs.filter(
+        (pl.col("system") == "gb200") & (pl.col("prefill_num_workers") > 0) & (pl.col("decode_num_workers") > 0)
+    ).select(sum(pl.col(f"{p}_num_workers") * gpus[p] for p in POOLS).max())
+    assert stated.item() == 72
+    run_id = "2026_04_06_deepseek_r1_gb200_trtllm_fp4_disagg_1024x1024_c4301_tp4_ep4_1615"
+    row = runs.filter(pl.col("id") == run_id)
+    assert row["prefill_num_workers"].is_null().all() or (row["prefill_num_workers"] <= 0).all()
+    path = tmp_path / "runs.csv"
+    row.write_csv(path)
+    code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
+    (predicted,) = json.loads(out)
+    assert code == 0 and predicted["system_chips"] <= stated.item()
+    assert 4_910 / 1.5 <= predicted["predicted_ttft_ms"] <= 4_910 * 1.5
+    assert 42.6 / 1.5 <= predicted["predicted_tpot_ms"] <= 42.6 * 1.5
+    assert "within the largest system a stated run used on the chip" in predicted["notes"]
 
 
 def test_a_file_of_runs_in_other_systems_and_re_releases(real_db, capsys, tmp_path):
