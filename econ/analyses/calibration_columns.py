@@ -145,6 +145,14 @@ RUNS = ResultTable(
         C("prefill_layout", "str", "", "input", "Prefill worker (disagg): workers x (tp x dp x pp)"),
         C("system_chips", "float", "chips", "input", "Chips of the measured system"),
         C(
+            "prefill_worker_chips",
+            "float",
+            "chips",
+            "input",
+            "Chips of one prefill worker (disagg; null for agg): a run that states no workers is bounded by the "
+            "largest of the runs that do (calibration_runs.largest_systems)",
+        ),
+        C(
             "decode_running_per_worker",
             "float",
             "sequences",

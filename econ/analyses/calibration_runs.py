@@ -46,6 +46,7 @@ PREFILL_CHIP_RATIO = ((4000.0, 0.5), (0.0, 0.2))
 1k-token prompts, 0.5 for 4k and longer)."""
 
 LARGEST_SYSTEM = "largest_system_chips"
+LARGEST_PREFILL = "largest_prefill_worker_chips"
 
 BATCH_WAIT_COLUMNS = ("batch_wait_timeout_iters", "batch_wait_threshold_tokens")
 """A run's launch holding prompts for a step's scheduled tokens (:func:`econ.analyses.launch_settings.batch_wait`):
@@ -117,25 +118,36 @@ def _stated_limit(c: pl.DataFrame) -> pl.Expr:
 
 
 def largest_systems(runs: pl.DataFrame) -> pl.DataFrame:
-    """(chip, :data:`LARGEST_SYSTEM`): the most chips a disaggregated run that states its worker counts used on each
-    chip, from rows with ``mode``, ``workers_assumed`` and ``system_chips`` (:func:`run_inputs`' configurations, or
-    ``calibration_runs``' included rows).
+    """(chip, :data:`LARGEST_SYSTEM`, :data:`LARGEST_PREFILL`): the most chips a disaggregated run that states its
+    worker counts used on each chip, in all and in one prefill worker, from rows with ``mode``, ``workers_assumed``,
+    ``system_chips`` and ``prefill_worker_chips`` (:func:`run_inputs`' configurations, or ``calibration_runs``'
+    included rows).
 
     What bounds a run that states none: the measured file's stated systems hold at most 72 chips on GB200 and B200,
     64 on H100 and 96 on H200, while 64 sequences per rank alone assumed up to 1,632 GB200s for a run at 4,301 users,
-    a system no run states, and read its TTFT and TPOT 2-5x too fast. The bound is read from other rows' stated
-    layouts (inputs, not measured times)."""
+    a system no run states, and read its TTFT and TPOT 2-5x too fast. No stated prefill worker holds more than 8 chips
+    (16 on H100), while most runs without worker counts store their decode pool's layout as their prefill pool's too
+    (39 of TensorRT-LLM's 71 on GB200, against 5 of the 130 that state their workers): a prefill worker of 36 GB200s
+    that no launch ran. The bounds are read from other rows' stated layouts (inputs, not measured times)."""
     stated = runs.filter((pl.col("mode") == "disagg") & (pl.col("workers_assumed") == False))  # noqa: E712
-    return stated.group_by("chip").agg(pl.col("system_chips").max().alias(LARGEST_SYSTEM)).sort("chip")
+    return (
+        stated.group_by("chip")
+        .agg(
+            pl.col("system_chips").max().alias(LARGEST_SYSTEM),
+            pl.col("prefill_worker_chips").max().alias(LARGEST_PREFILL),
+        )
+        .sort("chip")
+    )
 
 
 def run_inputs(
     configs: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFrame, largest: pl.DataFrame | None = None
 ) -> pl.DataFrame:
     """The configurations joined to their architecture (``model_derived``) and chip (``hardware``), with the
-    assumptions the steps use: mean lengths, KV format, prefill chunk, worker counts (``largest``: the bound of
-    :func:`largest_systems` on a run that states none; None: read from these configurations' stated runs; a chip
-    without one takes the largest of any chip)."""
+    assumptions the steps use: mean lengths, KV format, prefill chunk, worker counts (``largest``: the bounds of
+    :func:`largest_systems` on a run that states none, whose prefill worker is then no larger than the chip's
+    largest stated one, its attention data parallel degree cut to fit; None: read from these configurations' stated
+    runs; a chip without one takes the largest of any chip)."""
     c = configs.join(models.rename({"model": "arch_model"}), on="arch_model", how="left", suffix="_m")
     c = c.join(hardware.select(pl.all().name.prefix("hw_")).rename({"hw_chip": "chip"}), on="chip", how="left")
     chunk = launch.prefill_tokens()
@@ -163,9 +175,26 @@ def run_inputs(
     p_chips = pl.col("prefill_tensor_parallel") * pl.col("prefill_attention_data_parallel")
     if largest is None:
         stated = (pl.col("prefill_workers") * p_chips + pl.col("decode_workers") * d_chips).alias("system_chips")
-        largest = largest_systems(c.with_columns(stated))
-    c = c.join(largest.select("chip", LARGEST_SYSTEM), on="chip", how="left").with_columns(
-        pl.col(LARGEST_SYSTEM).fill_null(largest[LARGEST_SYSTEM].max() if largest.height else np.inf)
+        largest = largest_systems(c.with_columns(stated, p_chips.alias("prefill_worker_chips")))
+    bounds = (LARGEST_SYSTEM, LARGEST_PREFILL)
+    c = c.join(largest.select("chip", *bounds), on="chip", how="left").with_columns(
+        pl.col(b).fill_null(largest[b].max() if largest.height else np.inf) for b in bounds
+    )
+    # a prefill worker larger than any stated on the chip (the decode pool's layout copied): cut to the largest
+    c = c.with_columns((pl.col("workers_assumed") & (p_chips > pl.col(LARGEST_PREFILL))).alias("_prefill_cut"))
+    cut = pl.col("_prefill_cut")
+    tp, dp, etp = (
+        pl.col(f"prefill_{k}") for k in ("tensor_parallel", "attention_data_parallel", "expert_tensor_parallel")
+    )
+    fitted = (pl.col(LARGEST_PREFILL) / tp).floor().clip(1)
+    c = c.with_columns(
+        pl.when(cut).then(fitted).otherwise(dp).alias("prefill_attention_data_parallel"),
+        pl.when(cut)
+        .then((etp * fitted / dp).clip(1.0, tp * fitted))
+        .otherwise(etp)
+        .alias("prefill_expert_tensor_parallel"),
+    ).with_columns(
+        pl.when(cut).then(p_chips / etp).otherwise(pl.col("prefill_expert_parallel")).alias("prefill_expert_parallel")
     )
     d_workers = (pl.col("concurrency") / (pl.col("decode_attention_data_parallel") * DECODE_RANK_BATCH)).ceil().clip(1)
     fits = (pl.col(LARGEST_SYSTEM) / (d_chips * (1.0 + ratio))).floor().clip(1)

@@ -195,11 +195,19 @@ def fold_labels(
     }
 
 
+PREFILL_USED = ("prefill_attention_data_parallel", "prefill_expert_tensor_parallel", "prefill_expert_parallel")
+"""The prefill layout's degrees as the steps used them (:func:`econ.analyses.calibration_runs.run_inputs` cuts a
+prefill worker larger than any stated one on the chip)."""
+
+
 def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
     """``calibration_runs``: every run, the included ones with their predictions."""
     users, assumed, mode = pl.col("concurrency"), pl.col("workers_assumed"), pl.col("mode")
     inc = c.with_columns(
         pl.Series("system_chips", extra["system_chips"]),
+        pl.Series(
+            "prefill_worker_chips", np.where(c["mode"].to_numpy() == "agg", np.nan, extra["prefill_chips"])
+        ).fill_nan(None),
         pl.Series("decode_workers", extra["decode_workers"]),  # with those the KV caches need to hold every user
         pl.Series("decode_running_per_worker", extra["decode_batch_per_worker"]),
         pl.Series("_waits", cr.waits_for_slot(extra)),
@@ -220,6 +228,8 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         "run_id",
         replicate_key().alias("replicate_key"),
         "system_chips",
+        "prefill_worker_chips",
+        *PREFILL_USED,
         "decode_running_per_worker",
         "_wait_note",
         "_waits",
@@ -238,7 +248,10 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         ),
         "included",
     )
-    out = configs.drop("decode_workers", "prefill_workers").join(inc, on="run_id", how="left")
+    out = configs.drop("decode_workers", "prefill_workers").join(inc, on="run_id", how="left", suffix="_used")
+    out = out.with_columns(pl.coalesce(f"{k}_used", k).alias(k) for k in PREFILL_USED).drop(
+        f"{k}_used" for k in PREFILL_USED
+    )
     out = out.with_columns(
         pl.col("decode_workers").fill_null(1.0),
         pl.col("prefill_workers").fill_null(1.0),

@@ -116,7 +116,7 @@ def notes() -> pl.Expr:
                 pl.lit(
                     "worker counts not stated: decode workers enough for 64 sequences per rank within the largest "
                     "system a stated run used on the chip, and for the KV cache to hold every user; prefill workers "
-                    "at the median ratio"
+                    "at the median ratio, a prefill worker larger than any stated on the chip cut to the largest"
                 )
             ),
             pl.when(

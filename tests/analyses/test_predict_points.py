@@ -12,6 +12,7 @@ import pytest
 from tests.analyses.helpers import DEEPEST_LLAMA_70B_H200, points_file, predict
 
 POOLS = ("prefill", "decode")
+GPUS = {p: pl.col(f"{p}_tp_size") * pl.col(f"{p}_pp_size") * pl.col(f"{p}_attention_dp_size") for p in POOLS}
 
 
 def test_a_file_of_runs_is_predicted_row_for_row_as_the_calibration_did(real_db, capsys, tmp_path):
@@ -91,31 +92,63 @@ def test_users_routed_blind_to_load_wait_for_a_slot_as_the_measured_runs_did(rea
     assert predicted["regime_ttft"] == "disagg_prefill_slot_wait"
 
 
-def test_a_run_without_worker_counts_is_no_larger_than_any_stated_system_of_its_chip(real_db, capsys, tmp_path):
-    """InferenceX's DeepSeek-R1 FP4 run on GB200 at 4,301 users (TensorRT-LLM, 1k/1k) states neither pool's workers.
-    64 sequences per decode rank alone assumed 68 decode and 27 prefill workers (652 GB200s) and predicted a TTFT of
-    0.78 s and a TPOT of 13.9 ms against the 4.91 s and 42.6 ms measured. No run that states its workers used more
-    than 72 GB200s (counted here from the file's own columns, as its README reads them); bounded by that, the
-    prediction is within 1.5x of both."""
-    from tests.conftest import REPO
+def stated_gb200(runs: pl.DataFrame, chips: pl.Expr) -> int:
+    """The most of ``chips`` any GB200 run that states both pools' workers used, read from the file's own columns as
+    its README reads them (a pool's GPUs: workers x tp x pp x attention dp)."""
+    stated = (pl.col("system") == "gb200") & (pl.col("prefill_num_workers") > 0) & (pl.col("decode_num_workers") > 0)
+    return runs.filter(stated).select(chips.max()).item()
 
-    runs = pl.read_csv(REPO / "data" / "inferencex_train.csv", infer_schema_length=10000)
-    gpus = {p: pl.col(f"{p}_tp_size") * pl.col(f"{p}_pp_size") * pl.col(f"{p}_attention_dp_size") for p in POOLS}
-    stated = runs.filter(
-        (pl.col("system") == "gb200") & (pl.col("prefill_num_workers") > 0) & (pl.col("decode_num_workers") > 0)
-    ).select(sum(pl.col(f"{p}_num_workers") * gpus[p] for p in POOLS).max())
-    assert stated.item() == 72
-    run_id = "2026_04_06_deepseek_r1_gb200_trtllm_fp4_disagg_1024x1024_c4301_tp4_ep4_1615"
+
+def predict_row(real_db, capsys, tmp_path, runs: pl.DataFrame, run_id: str) -> dict:
+    """``econ predict --points`` of one row of the measured file, which states no worker counts."""
     row = runs.filter(pl.col("id") == run_id)
     assert row["prefill_num_workers"].is_null().all() or (row["prefill_num_workers"] <= 0).all()
     path = tmp_path / "runs.csv"
     row.write_csv(path)
     code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
+    assert code == 0, err
     (predicted,) = json.loads(out)
-    assert code == 0 and predicted["system_chips"] <= stated.item()
+    return predicted
+
+
+def test_a_run_without_worker_counts_is_no_larger_than_any_stated_system_of_its_chip(real_db, capsys, tmp_path):
+    """InferenceX's DeepSeek-R1 FP4 run on GB200 at 4,301 users (TensorRT-LLM, 1k/1k) states neither pool's workers.
+    64 sequences per decode rank alone assumed 68 decode and 27 prefill workers (652 GB200s) and predicted a TTFT of
+    0.78 s and a TPOT of 13.9 ms against the 4.91 s and 42.6 ms measured. No run that states its workers used more
+    than 72 GB200s; bounded by that, the prediction is within 1.5x of both."""
+    from tests.conftest import REPO
+
+    runs = pl.read_csv(REPO / "data" / "inferencex_train.csv", infer_schema_length=10000)
+    largest = stated_gb200(runs, sum(pl.col(f"{p}_num_workers") * GPUS[p] for p in POOLS))
+    assert largest == 72
+    run_id = "2026_04_06_deepseek_r1_gb200_trtllm_fp4_disagg_1024x1024_c4301_tp4_ep4_1615"
+    predicted = predict_row(real_db, capsys, tmp_path, runs, run_id)
+    assert predicted["system_chips"] <= largest
     assert 4_910 / 1.5 <= predicted["predicted_ttft_ms"] <= 4_910 * 1.5
     assert 42.6 / 1.5 <= predicted["predicted_tpot_ms"] <= 42.6 * 1.5
     assert "within the largest system a stated run used on the chip" in predicted["notes"]
+
+
+def test_a_stored_prefill_worker_larger_than_any_stated_one_is_cut_to_the_largest(real_db, capsys, tmp_path):
+    """The same engine's run at 512 users stores its prefill pool as its decode pool (36 GB200s) and no worker
+    counts; no run that states its workers ran a prefill worker of more than 8 GB200s. Read at 36 chips its TTFT was
+    0.41 s against 1.20 s measured (2.9x); at the largest stated worker it is within 2x, and calibration_runs shows
+    the layout the steps used."""
+    from tests.analyses.helpers import q
+    from tests.conftest import REPO
+
+    runs = pl.read_csv(REPO / "data" / "inferencex_train.csv", infer_schema_length=10000)
+    largest = stated_gb200(runs, GPUS["prefill"])
+    assert largest == 8
+    run_id = "2026_04_06_deepseek_r1_gb200_trtllm_fp4_disagg_1024x1024_c512_tp36_ep1_1076"
+    stored = runs.filter(pl.col("id") == run_id).row(0, named=True)
+    pools = [[stored[f"{p}_{k}"] for k in ("tp_size", "pp_size", "attention_dp_size")] for p in POOLS]
+    assert pools == [[36, 1, 1], [36, 1, 1]] and stored["silicon_ttft_ms"] == pytest.approx(1202, abs=1)
+    predicted = predict_row(real_db, capsys, tmp_path, runs, run_id)
+    assert 1_202 / 2 <= predicted["predicted_ttft_ms"] <= 1_202 * 2
+    assert "a prefill worker larger than any stated on the chip" in predicted["notes"]
+    table = q(real_db, "select prefill_layout, prefill_worker_chips from calibration_runs where run_id = ?", [run_id])
+    assert table.row(0) == ("1 x (tp 1 x dp 8 x pp 1), ep 8 etp 1", largest)
 
 
 def test_a_file_of_runs_in_other_systems_and_re_releases(real_db, capsys, tmp_path):
