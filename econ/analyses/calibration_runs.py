@@ -187,14 +187,21 @@ def run_inputs(
         pl.col(f"prefill_{k}") for k in ("tensor_parallel", "attention_data_parallel", "expert_tensor_parallel")
     )
     fitted = (pl.col(LARGEST_PREFILL) / tp).floor().clip(1)
-    c = c.with_columns(
-        pl.when(cut).then(fitted).otherwise(dp).alias("prefill_attention_data_parallel"),
-        pl.when(cut)
-        .then((etp * fitted / dp).clip(1.0, tp * fitted))
-        .otherwise(etp)
-        .alias("prefill_expert_tensor_parallel"),
-    ).with_columns(
-        pl.when(cut).then(p_chips / etp).otherwise(pl.col("prefill_expert_parallel")).alias("prefill_expert_parallel")
+    c = (
+        c.with_columns(
+            pl.when(cut).then(fitted).otherwise(dp).alias("prefill_attention_data_parallel"),
+            pl.when(cut)
+            .then((etp * fitted / dp).clip(1.0, tp * fitted))
+            .otherwise(etp)
+            .alias("prefill_expert_tensor_parallel"),
+        )
+        .with_columns(
+            pl.when(cut)
+            .then(p_chips / etp)
+            .otherwise(pl.col("prefill_expert_parallel"))
+            .alias("prefill_expert_parallel")
+        )
+        .drop("_prefill_cut")
     )
     d_workers = (pl.col("concurrency") / (pl.col("decode_attention_data_parallel") * DECODE_RANK_BATCH)).ceil().clip(1)
     fits = (pl.col(LARGEST_SYSTEM) / (d_chips * (1.0 + ratio))).floor().clip(1)
