@@ -150,7 +150,7 @@ RUNS = ResultTable(
             "chips",
             "input",
             "Chips of one prefill worker (disagg; null for agg): a run that states no workers is bounded by the "
-            "largest of the runs that do (calibration_runs.largest_systems)",
+            "largest of the runs that do (econ.analyses.assumed_workers.largest_systems)",
         ),
         C(
             "decode_running_per_worker",

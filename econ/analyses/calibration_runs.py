@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from econ.analyses import assumed_workers, launch_layouts
 from econ.analyses import deployment_inputs as inputs
-from econ.analyses import launch_layouts
 from econ.analyses import launch_settings as launch
 from econ.fits.calibration import Runs, Step
 from econ.formats import BYTES_PER_VALUE
@@ -34,19 +34,6 @@ from econ.physics import deployment, prompt_hold, sharding, step_time
 LENGTH_RATIO = 0.8
 """InferenceX's client (vLLM ``benchmark_serving.py --random-range-ratio 0.8``) draws each prompt and output
 length uniformly from [0.8·L, L]: the mean is 0.9·L."""
-
-DECODE_RANK_BATCH = 64.0
-"""Where a disaggregated run states no worker counts: decode workers enough that no attention rank runs more than
-64 sequences (the upper quartile of the stated rows' decode batch per rank: 8 / 16 / 64), no more than the largest
-system a stated run used on the chip holds (:func:`largest_systems`), and at least enough for the decode pool's KV
-cache to hold every user (:func:`runs_problem`); prefill workers at the stated rows' median prefill:decode chip ratio
-(:data:`PREFILL_CHIP_RATIO`)."""
-PREFILL_CHIP_RATIO = ((4000.0, 0.5), (0.0, 0.2))
-"""(prompt tokens at least, prefill chips per decode chip): the medians of the stated disaggregated rows (0.2 for
-1k-token prompts, 0.5 for 4k and longer)."""
-
-LARGEST_SYSTEM = "largest_system_chips"
-LARGEST_PREFILL = "largest_prefill_worker_chips"
 
 BATCH_WAIT_COLUMNS = ("batch_wait_timeout_iters", "batch_wait_threshold_tokens")
 """A run's launch holding prompts for a step's scheduled tokens (:func:`econ.analyses.launch_settings.batch_wait`):
@@ -117,37 +104,12 @@ def _stated_limit(c: pl.DataFrame) -> pl.Expr:
     return pl.col(name) if name in c.columns else pl.lit(None, dtype=pl.Float64)
 
 
-def largest_systems(runs: pl.DataFrame) -> pl.DataFrame:
-    """(chip, :data:`LARGEST_SYSTEM`, :data:`LARGEST_PREFILL`): the most chips a disaggregated run that states its
-    worker counts used on each chip, in all and in one prefill worker, from rows with ``mode``, ``workers_assumed``,
-    ``system_chips`` and ``prefill_worker_chips`` (:func:`run_inputs`' configurations, or ``calibration_runs``'
-    included rows).
-
-    What bounds a run that states none: the measured file's stated systems hold at most 72 chips on GB200 and B200,
-    64 on H100 and 96 on H200, while 64 sequences per rank alone assumed up to 1,632 GB200s for a run at 4,301 users,
-    a system no run states, and read its TTFT and TPOT 2-5x too fast. No stated prefill worker holds more than 8 chips
-    (16 on H100), while most runs without worker counts store their decode pool's layout as their prefill pool's too
-    (39 of TensorRT-LLM's 71 on GB200, against 5 of the 130 that state their workers): a prefill worker of 36 GB200s
-    that no launch ran. The bounds are read from other rows' stated layouts (inputs, not measured times)."""
-    stated = runs.filter((pl.col("mode") == "disagg") & (pl.col("workers_assumed") == False))  # noqa: E712
-    return (
-        stated.group_by("chip")
-        .agg(
-            pl.col("system_chips").max().alias(LARGEST_SYSTEM),
-            pl.col("prefill_worker_chips").max().alias(LARGEST_PREFILL),
-        )
-        .sort("chip")
-    )
-
-
 def run_inputs(
     configs: pl.DataFrame, models: pl.DataFrame, hardware: pl.DataFrame, largest: pl.DataFrame | None = None
 ) -> pl.DataFrame:
     """The configurations joined to their architecture (``model_derived``) and chip (``hardware``), with the
-    assumptions the steps use: mean lengths, KV format, prefill chunk, worker counts (``largest``: the bounds of
-    :func:`largest_systems` on a run that states none, whose prefill worker is then no larger than the chip's
-    largest stated one, its attention data parallel degree cut to fit; None: read from these configurations' stated
-    runs; a chip without one takes the largest of any chip)."""
+    assumptions the steps use: mean lengths, KV format, prefill chunk, and the worker counts of a run that states
+    none (:func:`econ.analyses.assumed_workers.assume`, within ``largest``)."""
     c = configs.join(models.rename({"model": "arch_model"}), on="arch_model", how="left", suffix="_m")
     c = c.join(hardware.select(pl.all().name.prefix("hw_")).rename({"hw_chip": "chip"}), on="chip", how="left")
     chunk = launch.prefill_tokens()
@@ -169,50 +131,7 @@ def run_inputs(
         pl.when(pl.col("mode") == "agg").then(launch.adp_balance_timeout_iters()).alias("adp_timeout_iters"),
         *(e.alias(n) for e, n in zip(launch.batch_wait(c.columns), BATCH_WAIT_COLUMNS)),
     )
-    ratio = pl.when(pl.col("input_tokens") >= PREFILL_CHIP_RATIO[0][0]).then(PREFILL_CHIP_RATIO[0][1])
-    ratio = ratio.otherwise(PREFILL_CHIP_RATIO[1][1])
-    d_chips = pl.col("decode_tensor_parallel") * pl.col("decode_attention_data_parallel")
-    p_chips = pl.col("prefill_tensor_parallel") * pl.col("prefill_attention_data_parallel")
-    if largest is None:
-        stated = (pl.col("prefill_workers") * p_chips + pl.col("decode_workers") * d_chips).alias("system_chips")
-        largest = largest_systems(c.with_columns(stated, p_chips.alias("prefill_worker_chips")))
-    bounds = (LARGEST_SYSTEM, LARGEST_PREFILL)
-    c = c.join(largest.select("chip", *bounds), on="chip", how="left").with_columns(
-        pl.col(b).fill_null(largest[b].max() if largest.height else np.inf) for b in bounds
-    )
-    # a prefill worker larger than any stated on the chip (the decode pool's layout copied): cut to the largest
-    c = c.with_columns((pl.col("workers_assumed") & (p_chips > pl.col(LARGEST_PREFILL))).alias("_prefill_cut"))
-    cut = pl.col("_prefill_cut")
-    tp, dp, etp = (
-        pl.col(f"prefill_{k}") for k in ("tensor_parallel", "attention_data_parallel", "expert_tensor_parallel")
-    )
-    fitted = (pl.col(LARGEST_PREFILL) / tp).floor().clip(1)
-    c = (
-        c.with_columns(
-            pl.when(cut).then(fitted).otherwise(dp).alias("prefill_attention_data_parallel"),
-            pl.when(cut)
-            .then((etp * fitted / dp).clip(1.0, tp * fitted))
-            .otherwise(etp)
-            .alias("prefill_expert_tensor_parallel"),
-        )
-        .with_columns(
-            pl.when(cut)
-            .then(p_chips / etp)
-            .otherwise(pl.col("prefill_expert_parallel"))
-            .alias("prefill_expert_parallel")
-        )
-        .drop("_prefill_cut")
-    )
-    d_workers = (pl.col("concurrency") / (pl.col("decode_attention_data_parallel") * DECODE_RANK_BATCH)).ceil().clip(1)
-    fits = (pl.col(LARGEST_SYSTEM) / (d_chips * (1.0 + ratio))).floor().clip(1)
-    d_workers = pl.min_horizontal(d_workers, fits)
-    c = c.with_columns(
-        pl.when(pl.col("workers_assumed")).then(d_workers).otherwise(pl.col("decode_workers")).alias("decode_workers")
-    )
-    p_workers = (ratio * pl.col("decode_workers") * d_chips / p_chips).round(0).clip(1)
-    return c.with_columns(
-        pl.when(pl.col("workers_assumed")).then(p_workers).otherwise(pl.col("prefill_workers")).alias("prefill_workers")
-    )
+    return assumed_workers.assume(c, largest)
 
 
 def _arrays(c: pl.DataFrame):
@@ -254,7 +173,9 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
     (:data:`econ.analyses.launch_settings.LAUNCH_MAX_RUNNING`); the other users wait for a slot, and with several
     decode workers a router blind to their load makes some wait while another worker has room
     (``slot_wait_lifetimes`` of :class:`~econ.fits.calibration.Runs`,
-    :func:`econ.physics.step_time.routed_slot_wait`; the wait in :func:`econ.fits.calibration.run_components`)."""
+    :func:`econ.physics.step_time.routed_slot_wait`; the wait in :func:`econ.fits.calibration.run_components`). A
+    run's assumed decode workers are first raised until their caches hold every user
+    (:func:`econ.analyses.assumed_workers.holding_every_user`)."""
     model, chip, run, kv_scale = _arrays(c)
     agg = (c["mode"] == "agg").to_numpy()
     prompt, osl = _f(c, "mean_input_tokens"), _f(c, "mean_output_tokens")
@@ -276,10 +197,7 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
         expert_bytes=run["expert_weight_bytes_per_param"],
     )
     capacity = np.fmin(capacity, _optional(c, "max_running_requests", np.nan))
-    # assumed workers: at least enough decode workers for their KV caches to hold every user
-    assumed = c["workers_assumed"].fill_null(False).to_numpy() & (capacity >= 1.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        w_d = np.where(assumed, np.maximum(w_d, np.ceil(users / capacity)), w_d)
+    w_d = assumed_workers.holding_every_user(w_d, users, capacity, c["workers_assumed"].fill_null(False).to_numpy())
     users_per_worker = users / w_d
     batch = np.where(capacity >= 1.0, np.minimum(users_per_worker, capacity), users_per_worker)
     chunk = np.minimum(_f(c, "chunk_tokens"), isl)

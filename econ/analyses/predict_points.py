@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from econ.analyses import calibration_runs, serving_runs
+from econ.analyses import assumed_workers, serving_runs
 from econ.analyses.calibration_scenario import all_scenarios
 from econ.analyses.serving_predict import LENGTHS_SQL, predict_configurations
 from econ.analyses.timed_models import MODELS_SQL, UNTIMED_SQL
@@ -37,7 +37,7 @@ STATUS = (
 STATED_SYSTEMS_SQL = """
 select chip, mode, workers_assumed, system_chips, prefill_worker_chips from calibration_runs where included
 """
-"""The calibration's runs, from which :func:`~econ.analyses.calibration_runs.largest_systems` reads the bound on a row
+"""The calibration's runs, from which :func:`~econ.analyses.assumed_workers.largest_systems` reads the bound on a row
 that states no workers, the bound the calibration put on its own."""
 
 
@@ -82,7 +82,7 @@ class Calibrated:
             node_launches=pl.DataFrame(con.sql("select * from inferencex_node_launches")),
             untimed=pl.DataFrame(con.sql(UNTIMED_SQL)),
             lengths=pl.DataFrame(con.sql(LENGTHS_SQL)).row(0, named=True),
-            largest=calibration_runs.largest_systems(pl.DataFrame(con.sql(STATED_SYSTEMS_SQL))),
+            largest=assumed_workers.largest_systems(pl.DataFrame(con.sql(STATED_SYSTEMS_SQL))),
         )
 
 

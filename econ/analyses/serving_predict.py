@@ -196,7 +196,7 @@ def predict_configurations(
     ``params``/``bands``: ``calibration_parameters`` / ``calibration_bands`` (None: the roofline bound alone, no
     error factors); ``lengths``: the row of ``calibration_lengths``, the range the bands were measured over (a row
     outside it says so, :func:`length_note`); ``largest``: the bound on a run that states no workers, the
-    calibration's ``largest_systems`` (:mod:`econ.analyses.calibration_runs`; None: read from ``configs``' own stated
+    calibration's :func:`~econ.analyses.assumed_workers.largest_systems` (None: read from ``configs``' own stated
     runs). Rows with a ``reason`` get status = that reason and no numbers.
     """
     ok = configs.filter(pl.col("reason").is_null())
