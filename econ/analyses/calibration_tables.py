@@ -196,7 +196,7 @@ def fold_labels(
 
 
 PREFILL_USED = ("prefill_attention_data_parallel", "prefill_expert_tensor_parallel", "prefill_expert_parallel")
-"""The prefill layout's degrees as the steps used them (:func:`econ.analyses.calibration_runs.run_inputs` cuts a
+"""The prefill layout's degrees as the steps used them (:func:`econ.analyses.assumed_workers.assume` cuts a
 prefill worker larger than any stated one on the chip)."""
 
 
