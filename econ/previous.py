@@ -12,9 +12,10 @@ its staging file instead of an empty one:
    an empty one would, plus tables no query names;
 3. an analysis whose key equals the recorded one takes its tables back (:meth:`Previous.keep`, a rename) instead of
    running or restoring them from the Parquet cache; any other runs as before;
-4. the build writes the input tables (those whose contents changed: :meth:`Previous.keep_input`) and the new keys
-   (:func:`write_keys`) as it would in an empty file, takes back the catalog (a function of the code alone,
-   :meth:`Previous.keep_code_tables`), and :meth:`Previous.drop_rest` drops every table not taken back.
+4. the build writes the input tables (those whose contents changed: :meth:`Previous.keep_input`, against the
+   fingerprints recorded in :data:`VERSIONS_TABLE`) and the new keys (:func:`write_keys`) as it would in an empty
+   file, takes back the catalog (a function of the code alone, :meth:`Previous.keep_code_tables`), and
+   :meth:`Previous.drop_rest` drops every table not taken back.
 
 The previous database itself is only read: the copy is a staging file the journal moves into place, so a failed
 or killed build leaves it as it was. The result is the database a build from an empty file writes, table for
@@ -35,7 +36,7 @@ import duckdb
 import polars as pl
 
 from econ.cachefiles import digest
-from econ.db import content_fingerprint, quote_ident, write_table
+from econ.db import quote_ident, write_table
 from econ.files import remove
 from econ.uptodate import record_path
 
@@ -48,6 +49,18 @@ KEYS_COLUMNS = {
     "analysis": "Analysis module (econ/analyses/<analysis>.py)",
     "cache_key": "SHA-256 (24 hex digits) of econ's code, the analysis, the as-of date and the contents of what it "
     "reads",
+}
+VERSIONS_TABLE = "build_versions"
+VERSIONS_DESCRIPTION = (
+    "The version of each input table and each view of the build that wrote this database: the next build keeps an "
+    "input table whose contents are unchanged, and the views when no queries/*.sql file changed, without hashing or "
+    "creating them again. Grain: one row per input table or view."
+)
+VERSIONS_COLUMNS = {
+    "relation": "Input table (loaded from data/) or view (queries/<relation>.sql)",
+    "kind": "'input' or 'view'",
+    "version": "An input table's econ.db.content_fingerprint (columns, types, row count, the sum of its rows' hashes); "
+    "a view's SHA-256 of its SQL file",
 }
 PREFIX = "__econ_previous__"
 MAX_FREE_FRAC = 0.4
@@ -92,25 +105,35 @@ class Previous:
     """The previous build's result tables, set aside in the database being built, and their analyses' keys."""
 
     keys: dict[str, str]
+    inputs: dict[str, str] = field(default_factory=dict)
     aside: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)  # analyses run side by side
 
     @classmethod
-    def open(cls, con: duckdb.DuckDBPyConnection) -> Previous:
-        """Read the recorded keys, drop every view and rename every table aside (the build writes the input tables
-        again, takes back the results it keeps, and :meth:`drop_rest` drops the others)."""
+    def open(cls, con: duckdb.DuckDBPyConnection, views: dict[str, str]) -> Previous:
+        """Read the recorded keys and versions, rename every table aside (the build writes the input tables again,
+        takes back the results it keeps, and :meth:`drop_rest` drops the others) and drop the views, unless they are
+        the ones ``views`` (:func:`view_sources`) would make: a view is its SQL and the comments of the columns it
+        reads, which this code wrote (:func:`copy_previous`), and it reads its tables by name when queried, so it
+        reads the new ones (an analysis that reads a view waits for the tables under it: econ.analyses.runner)."""
         keys = dict(con.execute(f"select analysis, cache_key from {KEYS_TABLE}").fetchall())
         here = "where database_name = current_database()"
-        views = con.execute(f"select view_name from duckdb_views() {here} and not internal").fetchall()
+        names = [r[0] for r in con.execute(f"select view_name from duckdb_views() {here} and not internal").fetchall()]
         tables = [r[0] for r in con.execute(f"select table_name from duckdb_tables() {here}").fetchall()]
+        recorded: dict[str, dict[str, str]] = {"input": {}, "view": {}}
+        if VERSIONS_TABLE in tables:
+            for relation, kind, version in con.execute(
+                f"select relation, kind, version from {VERSIONS_TABLE}"
+            ).fetchall():
+                recorded[kind][relation] = version
+        views_kept = bool(views) and recorded["view"] == views and set(names) == set(views)
         con.execute("begin transaction")
-        for (view,) in views:
+        for view in [] if views_kept else names:
             con.execute(f"drop view {quote_ident(view)}")
         for name in tables:
             con.execute(f"alter table {quote_ident(name)} rename to {quote_ident(PREFIX + name)}")
         con.execute("commit")
-        aside = set(tables)
-        return cls(keys, aside)
+        return cls(keys, recorded["input"], set(tables))
 
     def keep(self, con: duckdb.DuckDBPyConnection, analysis: str, key: str, tables: list[str]) -> bool:
         """Take back the tables of ``analysis`` if its key is the recorded one (and all its tables were there)."""
@@ -123,8 +146,9 @@ class Previous:
 
     def keep_input(self, con: duckdb.DuckDBPyConnection, name: str, fingerprint: str) -> bool:
         """Take back the input table ``name`` if its previous contents have this :func:`econ.db.content_fingerprint`
-        (the build then need not write it again)."""
-        if name not in self.aside or content_fingerprint(con, PREFIX + name, shown=name) != fingerprint:
+        (the build then need not write it again): the one :data:`VERSIONS_TABLE` records, true of the copy because its
+        bytes are what that build wrote (:func:`copy_previous`)."""
+        if name not in self.aside or self.inputs.get(name) != fingerprint:
             return False
         self.aside.discard(name)
         self._take_back(con, [name])
@@ -156,10 +180,27 @@ class Previous:
         self.aside.clear()
 
 
-def write_keys(con: duckdb.DuckDBPyConnection, keys: dict[str, str]) -> None:
-    """Record each analysis's key in :data:`KEYS_TABLE`."""
+def view_sources(queries_dir: Path) -> dict[str, str]:
+    """{view: SHA-256 of ``queries/<view>.sql``}: what a view of the build is, with econ's code."""
+    return {f.stem: digest(f) for f in sorted(Path(queries_dir).glob("*.sql"))}
+
+
+def write_keys(
+    con: duckdb.DuckDBPyConnection, keys: dict[str, str], inputs: dict[str, str], views: dict[str, str]
+) -> None:
+    """Record each analysis's key in :data:`KEYS_TABLE`, and each input table's fingerprint and each view's
+    :func:`view_sources` in :data:`VERSIONS_TABLE`."""
     frame = pl.DataFrame(
         {"analysis": list(keys), "cache_key": list(keys.values())},
         schema={"analysis": pl.String, "cache_key": pl.String},
     )
     write_table(con, KEYS_TABLE, frame, description=KEYS_DESCRIPTION, column_comments=KEYS_COLUMNS)
+    frame = pl.DataFrame(
+        {
+            "relation": [*inputs, *views],
+            "kind": ["input"] * len(inputs) + ["view"] * len(views),
+            "version": [*inputs.values(), *views.values()],
+        },
+        schema={"relation": pl.String, "kind": pl.String, "version": pl.String},
+    )
+    write_table(con, VERSIONS_TABLE, frame, description=VERSIONS_DESCRIPTION, column_comments=VERSIONS_COLUMNS)

@@ -26,7 +26,6 @@ from econ.analyses.inferred_changes import INFERENCE_PRICES_SQL, INFERRED_CHANGE
 from econ.analyses.price_changes import PRICE_CHANGES
 from econ.build import BuildResult, default_as_of, stage_build
 from econ.db import connect_read_only
-from econ.db.objects import table_summary
 from econ.errors import EconError, EconNotice
 from econ.faults import boundary
 from econ.files import staging_path
@@ -152,7 +151,7 @@ def refresh(
                     return RefreshResult(imported, None, None)
             boundary("refresh:snapshot")
             started = time.perf_counter()
-            status = stage_build(
+            status, (tables, views) = stage_build(
                 txn,
                 data_dir=data_dir,
                 db_path=db_path,
@@ -172,9 +171,8 @@ def refresh(
         )
         record(Path(db_path), reports_dir, key)  # the next build or refresh starts from this database (econ.previous)
         with connect_read_only(db_path) as con:
-            objects = table_summary(con)
             dates = [d for (d,) in con.execute("select distinct snapshot_date from price_snapshots").fetchall()]
-    built = BuildResult(Path(db_path), objects, status, elapsed_s, reports_dir)
+    built = BuildResult(Path(db_path), tables, views, status, elapsed_s, reports_dir)
     earlier = [d for d in dates if d < imported.as_of]
     if imported.status == "unchanged" or not earlier:
         return RefreshResult(imported, built, None)

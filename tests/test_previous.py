@@ -9,8 +9,10 @@ import duckdb
 import pytest
 
 from econ.build import build
+from econ.db import content_fingerprint
 from econ.fingerprint import code_fingerprint
-from econ.previous import KEYS_TABLE, PREFIX, copy_previous
+from econ.paths import QUERIES_DIR
+from econ.previous import KEYS_TABLE, PREFIX, VERSIONS_TABLE, copy_previous
 from econ.uptodate import record_path
 from tests.conftest import AS_OF, FIXTURE_DATA
 
@@ -93,6 +95,36 @@ def test_a_build_from_the_previous_database_equals_one_from_an_empty_file_after_
         assert con.execute(f"select count(*) from {KEYS_TABLE}").fetchall() == [(len(kept.analyses),)]
     # and the comparison sees a changed price: the previous database differs from both
     assert any(d.startswith("prices:") for d in differences(fixture_db, fresh.db_path))
+
+
+def test_a_changed_view_file_makes_the_views_again(fixture_db, tmp_path):
+    """The views come back from the previous database only when no queries/*.sql file changed: a new header on one
+    file is the view's comment in the rebuilt database (every analysis kept)."""
+    queries = tmp_path / "queries"
+    shutil.copytree(QUERIES_DIR, queries)
+    view = queries / "calibration_seen.sql"
+    view.write_text(
+        "-- Seen models and chips, said another way.\n" + view.read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    previous = _previous(fixture_db, tmp_path / "prev")
+    rebuilt = build(data_dir=FIXTURE_DATA, db_path=previous, queries_dir=queries, cache_dir=None, reports_dir=None,
+                    as_of=AS_OF, force=True)  # fmt: skip
+    assert set(rebuilt.analyses.values()) == {"kept"}
+    with duckdb.connect(str(previous), read_only=True) as con:
+        (said,) = con.execute("select comment from duckdb_views() where view_name = 'calibration_seen'").fetchall()[0]
+        assert said.startswith("Seen models and chips, said another way. The models and chips")
+        assert {r[0] for r in con.execute("select view_name from duckdb_views() where not internal").fetchall()} == {
+            f.stem for f in queries.glob("*.sql")
+        }
+
+
+def test_the_recorded_input_fingerprints_are_what_the_tables_hold(fixture_db):
+    """Previous.keep_input trusts build_versions instead of hashing the previous table again: each recorded fingerprint
+    (of the frame the build loaded) must be what hashing the written table gives."""
+    with duckdb.connect(str(fixture_db), read_only=True) as con:
+        recorded = dict(con.execute(f"select relation, version from {VERSIONS_TABLE} where kind = 'input'").fetchall())
+        assert {"prices", "models", "hardware", "inferencex_train"} <= set(recorded)
+        assert recorded == {name: content_fingerprint(con, name) for name in recorded}
 
 
 def test_the_previous_database_is_used_only_when_it_is_what_its_build_wrote(fixture_db, tmp_path):

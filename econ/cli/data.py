@@ -66,10 +66,8 @@ def build_summary(result, progress: Progress) -> list[str]:
             f"nothing was rebuilt ({result.elapsed_s:.1f} s; --force rebuilds)",
             next_line,
         ]
-    tables = sum(1 for o in result.objects if o[1] == "table")
-    views = sum(1 for o in result.objects if o[1] == "view")
     size_mb = Path(result.db_path).stat().st_size / 1e6
-    wrote = f"wrote {result.db_path} ({tables} tables, {views} views, {size_mb:,.1f} MB)"
+    wrote = f"wrote {result.db_path} ({result.tables} tables, {result.views} views, {size_mb:,.1f} MB)"
     if result.reports_dir is not None:
         pages = len(list(Path(result.reports_dir).glob("*.html")))
         wrote += f" and {Path(result.reports_dir) / 'index.html'} ({pages} pages)"
