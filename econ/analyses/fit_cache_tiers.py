@@ -19,6 +19,7 @@ from econ.analyses.fit_columns import INTERVALS
 from econ.analyses.inference_serving import Serving, serving
 from econ.analyses.pricing_inputs import ARCH_KEEP, assumption_columns, assumptions, inputs, with_declared
 from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
+from econ.analyses.pricing_inputs import READS as PRICING_READS
 from econ.analyses.traffic import traffic_mix
 from econ.fits import cache_tiers
 from econ.fits.price_selection import attach_architecture, choose_schedules
@@ -28,6 +29,7 @@ from econ.results import ResultTable
 
 NAME = "fit_cache_tiers"
 INPUTS = (*PRICING_INPUTS, "memory_tiers")
+READS = PRICING_READS
 
 NAMES = ("usd_per_chip_hour", "gross_margin_frac")
 PRICE_COLUMNS = (

@@ -28,6 +28,7 @@ from econ.analyses.inference_serving import Serving, serving
 from econ.analyses.inputs import architecture_groups, architecture_of
 from econ.analyses.pricing_inputs import ARCH_KEEP, assumption_columns, assumptions, inputs, with_declared
 from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
+from econ.analyses.pricing_inputs import READS as PRICING_READS
 from econ.analyses.validation_evidence import empty_evidence, evidence, summary_frame, validate
 from econ.fits import context_readings, context_tiers
 from econ.fits.price_selection import attach_architecture, choose_schedules
@@ -35,6 +36,7 @@ from econ.units import MEGA
 
 NAME = "fit_context_tiers"
 INPUTS = PRICING_INPUTS
+READS = PRICING_READS
 TABLES = fit_context_tier_tables.TABLES
 
 

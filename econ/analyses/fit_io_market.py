@@ -16,6 +16,7 @@ from econ.analyses.fit_columns import INTERVALS
 from econ.analyses.fit_io_columns import columns
 from econ.analyses.inference_serving import TrafficCosts, serving, traffic_costs
 from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
+from econ.analyses.pricing_inputs import READS as PRICING_READS
 from econ.analyses.pricing_inputs import SCHEDULE, assumption_columns, assumptions, inputs, with_declared
 from econ.fits import io_market, measured_decode
 from econ.fits.price_selection import attach_architecture
@@ -23,6 +24,7 @@ from econ.results import ResultTable
 
 NAME = "fit_io_market"
 INPUTS = (*PRICING_INPUTS, "measured_points")
+READS = PRICING_READS
 
 NAMES = ("gross_margin_frac", "prefill_mfu_frac", "decode_mbu_frac")
 

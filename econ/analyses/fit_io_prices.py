@@ -19,6 +19,7 @@ from econ.analyses.inference_serving import TrafficCosts, serving, traffic_costs
 from econ.analyses.inputs import architecture_groups, architecture_of
 from econ.analyses.pricing_inputs import ARCH_KEEP, assumption_columns, assumptions, inputs, with_declared
 from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
+from econ.analyses.pricing_inputs import READS as PRICING_READS
 from econ.analyses.validation_evidence import empty_evidence, evidence, quantities_table, summary_frame, validate
 from econ.fits import io_prices, measured_decode
 from econ.fits.price_selection import attach_architecture, choose_schedules
@@ -27,6 +28,7 @@ from econ.results import ResultTable
 
 NAME = "fit_io_prices"
 INPUTS = (*PRICING_INPUTS, "measured_points")
+READS = PRICING_READS
 
 NAMES = ("usd_per_chip_hour", "prefill_mfu_frac", "decode_mbu_frac", "batch_multiple_over_balance_ratio")
 QUANTITY = "prefill_flop_per_input_token"

@@ -24,6 +24,7 @@ from econ.analyses.fleet_inputs import (
     with_formats,
 )
 from econ.analyses.fleet_plan_columns import FLEET_PLAN
+from econ.analyses.pricing_inputs import PRICES_READ_SQL
 from econ.analyses.scenario import Scenario
 from econ.analyses.traffic import TrafficMix, traffic_mix
 from econ.errors import EconError
@@ -45,6 +46,7 @@ INPUTS = (
     "scenarios",
     "calibration_parameters",
 )
+READS = {"inference_prices": PRICES_READ_SQL}
 TABLES = (FLEET_PLAN,)
 
 LAYOUT_DEGREES = ("tensor_parallel", "attention_data_parallel", "pipeline_parallel")

@@ -25,9 +25,16 @@ INPUTS = (
 )
 """What the price inferences read (prices, architectures, chips for the deployment model, the scenario)."""
 
-PRICES_SQL = "select * from inference_prices order by source, provider, model, variant, tier_min_prompt_tokens"
+SNAPSHOT_COLUMNS = ("snapshot_date", "source_line", "prev_snapshot_date", "source_commit", "last_commit")
+"""Where and when a current price was last read (its map's snapshot, the line, the snapshot before): every new
+snapshot of a map moves them though no price moved. No price inference reads them."""
+PRICES_READ_SQL = f"select * exclude ({', '.join(SNAPSHOT_COLUMNS)}) from inference_prices"
 """The current prices the inferences read (``queries/inference_prices.sql``: price_current without the replayed
-histories, which date prices and changes and repeat the maps' sellers)."""
+histories, which date prices and changes and repeat the maps' sellers), without :data:`SNAPSHOT_COLUMNS`."""
+READS = {"inference_prices": PRICES_READ_SQL}
+"""What an inference that reads the prices through :func:`inputs` reads of them (its ``READS``, econ.analyses.runner):
+a new snapshot of a price map that moves no price leaves its key, and a refresh keeps its tables."""
+PRICES_SQL = f"{PRICES_READ_SQL} order by source, provider, model, variant, tier_min_prompt_tokens"
 
 ASSUMPTION_FIELDS = (
     "decode_mbu_frac",
