@@ -26,9 +26,15 @@ from econ.analyses.fit_context_tier_tables import (
 from econ.analyses.fit_context_tiers_columns import EVIDENCE, LABELS
 from econ.analyses.inference_serving import Serving, serving
 from econ.analyses.inputs import architecture_groups, architecture_of
-from econ.analyses.pricing_inputs import ARCH_KEEP, assumption_columns, assumptions, inputs, with_declared
+from econ.analyses.pricing_inputs import (
+    ARCH_KEEP,
+    PRICES_READ_SQL,
+    assumption_columns,
+    assumptions,
+    inputs,
+    with_declared,
+)
 from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
-from econ.analyses.pricing_inputs import READS as PRICING_READS
 from econ.analyses.validation_evidence import empty_evidence, evidence, summary_frame, validate
 from econ.fits import context_readings, context_tiers
 from econ.fits.price_selection import attach_architecture, choose_schedules
@@ -36,7 +42,11 @@ from econ.units import MEGA
 
 NAME = "fit_context_tiers"
 INPUTS = PRICING_INPUTS
-READS = PRICING_READS
+READS = {
+    "inference_prices": f"{PRICES_READ_SQL} qualify count(*) over (partition by source, provider, model, variant) > 1"
+}
+"""All the fit reads of the prices (:func:`run` queries exactly this): the schedules with more than one context tier.
+A price change of a model priced at one tier leaves its key (a refresh keeps its tables: 0.8-1.5 s)."""
 TABLES = fit_context_tier_tables.TABLES
 
 
@@ -231,7 +241,7 @@ def steps(prices: pl.DataFrame, fits: pl.DataFrame) -> pl.DataFrame:
 
 
 def run(ctx) -> None:
-    prices, models = inputs(ctx)
+    prices, models = inputs(ctx, READS)
     fits, quantities = tables(prices, models, assumptions(ctx), serving(ctx))
     ctx.write(FIT_CONTEXT_TIERS, fits)
     ctx.write(FIT_CONTEXT_TIER_QUANTITIES, quantities)

@@ -9,8 +9,7 @@ from econ.analyses.fast_mode_search import points
 from econ.analyses.fit_columns import INTERVALS
 from econ.analyses.fit_fast_mode_columns import columns
 from econ.analyses.inference_serving import Serving, serving
-from econ.analyses.inputs import MODELS_SQL
-from econ.analyses.pricing_inputs import ARCH_KEEP, SCHEDULE, assumption_columns, assumptions, with_declared
+from econ.analyses.pricing_inputs import ARCH_KEEP, SCHEDULE, assumption_columns, assumptions, inputs, with_declared
 from econ.analyses.pricing_inputs import INPUTS as PRICING_INPUTS
 from econ.analyses.traffic import traffic_mix
 from econ.fits import fast_mode
@@ -255,8 +254,7 @@ def guides(fits: pl.DataFrame) -> pl.DataFrame:
 
 
 def run(ctx) -> None:
-    prices = ctx.query(f"select * from ({READS['inference_prices']}) order by {', '.join(ROW_KEY)}")
-    models = ctx.query(MODELS_SQL)
+    prices, models = inputs(ctx, READS)
     fits, detail = tables(prices, models, assumptions(ctx), serving(ctx))
     ctx.write(FIT_FAST_MODE, fits)
     ctx.write(FIT_FAST_MODE_EXPLANATIONS, detail)

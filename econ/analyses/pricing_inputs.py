@@ -34,7 +34,6 @@ histories, which date prices and changes and repeat the maps' sellers), without 
 READS = {"inference_prices": PRICES_READ_SQL}
 """What an inference that reads the prices through :func:`inputs` reads of them (its ``READS``, econ.analyses.runner):
 a new snapshot of a price map that moves no price leaves its key, and a refresh keeps its tables."""
-PRICES_SQL = f"{PRICES_READ_SQL} order by source, provider, model, variant, tier_min_prompt_tokens"
 
 ASSUMPTION_FIELDS = (
     "decode_mbu_frac",
@@ -55,9 +54,11 @@ def assumptions(ctx) -> Assumptions:
     return from_scenario(scenario, ctx.query("select * from hardware_derived order by chip, format_order"))
 
 
-def inputs(ctx) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(current prices, architectures with KV bytes at BF16) of the database being built."""
-    return ctx.query(PRICES_SQL), ctx.query(MODELS_SQL)
+def inputs(ctx, reads: dict[str, str] = READS) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(current prices, architectures with KV bytes at BF16) of the database being built: the prices of ``reads``
+    (an inference's ``READS``, the query its key hashes), in schedule order."""
+    order = "order by source, provider, model, variant, tier_min_prompt_tokens"
+    return ctx.query(f"{reads['inference_prices']} {order}"), ctx.query(MODELS_SQL)
 
 
 def assumption_columns(a: Assumptions, names: tuple[str, ...], *, hardware: bool = True) -> list[pl.Expr]:

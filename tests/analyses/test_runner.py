@@ -276,46 +276,6 @@ def test_what_an_analysis_reads_is_among_its_inputs():
             assert relations_named(con, sql, with_ctes=False) <= set(module.INPUTS), (module.NAME, sql)
 
 
-def test_a_snapshot_that_moves_no_price_keeps_the_price_inferences(real_db, tmp_path):
-    """A new snapshot of a price map moves every current row's snapshot date (and may move its line) though no price
-    moved: the inferences that read the current prices leave those columns out of what they read (READS, the SQL
-    their runs query), so their keys stay and a refresh keeps them; a price they read moves them."""
-    import shutil
-
-    from econ.analyses import (
-        fit_cache_tiers,
-        fit_context_tiers,
-        fit_fast_mode,
-        fit_io_market,
-        fit_io_prices,
-        fleet_plan,
-    )
-    from econ.db import content_fingerprint
-
-    db = tmp_path / "econ.duckdb"
-    shutil.copy(real_db, db)
-    con = duckdb.connect(str(db))
-    con.execute(f"set variable as_of = date '{con.execute('select as_of from build_info').fetchone()[0]}'")
-    modules = (fit_cache_tiers, fit_context_tiers, fit_io_market, fit_io_prices, fit_fast_mode, fleet_plan)
-
-    def keys() -> list[str]:
-        return [input_fingerprint(con, m.INPUTS, None, m.READS) for m in modules]
-
-    before, prices = keys(), content_fingerprint(con, "inference_prices")
-    current = "source in (select distinct source from inference_prices)"
-    con.execute(
-        f"update price_history set snapshot_date = snapshot_date + 1, source_line = source_line + 7 where {current}"
-    )
-    assert content_fingerprint(con, "inference_prices") != prices  # the view's rows did change
-    assert keys() == before
-    con.execute(
-        "update price_history set input_usd_per_mtok = input_usd_per_mtok * 0.5 where (source, provider, model) in "
-        "(select (source, provider, model) from inference_prices where variant = 'standard' order by all limit 1)"
-    )
-    moved = [m.NAME for m, now, was in zip(modules, keys(), before, strict=True) if now != was]
-    assert {"fit_io_prices", "fit_io_market"} <= set(moved)
-
-
 def test_a_new_snapshot_of_a_replayed_history_keeps_the_price_inferences(real_db, tmp_path):
     """fit_markups, markup_inversions and inferred_changes read the prices of the sources that are not replayed
     histories: a snapshot of llm-prices dated between the two compared dates (a price_snapshots row with a commit and
