@@ -44,7 +44,7 @@ select {", ".join(f"p.{c}" for c in PRICE_COLUMNS)} from inference_prices as p s
 """All the fit reads of the prices (:func:`run` queries exactly this): the schedules (source, seller, model) that
 offer a fast or priority variant, whose variant rows it explains against their standard rows. A new snapshot of a
 price map that moves no price of theirs leaves the fit's key, and so does any other model's price change: a refresh
-of a LiteLLM map that cut one Gemini price no longer refits fast mode (1.2 s)."""
+of a LiteLLM map that cut one Mistral price no longer refits fast mode (1.2 s)."""
 
 NAMES = ("decode_mbu_frac", "prefill_mfu_frac")
 ROW_KEY = ("source", "provider", "model", "variant", "tier_min_prompt_tokens")
