@@ -40,8 +40,8 @@ from econ.uptodate import build_key, is_current, library_versions, record
 @dataclass
 class BuildResult:
     db_path: Path
-    tables: int
-    views: int
+    tables: int | None  # None when nothing was rebuilt (the database is not opened)
+    views: int | None
     analyses: dict[str, str]
     elapsed_s: float
     reports_dir: Path | None
@@ -71,7 +71,7 @@ def build(
     with Locks(command="econ build") as locks:
         prepare_run(locks, db_path=db_path, data_dir=data_dir, reports_dir=reports_dir, cache_dir=cache_dir, wait=wait)
         if not force and is_current(Path(db_path), reports_dir, key):
-            return BuildResult(Path(db_path), 0, 0, {}, time.perf_counter() - started, reports_dir, current=True)
+            return BuildResult(Path(db_path), None, None, {}, time.perf_counter() - started, reports_dir, current=True)
         txn = Transaction(db_path, locks=locks)
         try:
             status, (tables, views) = stage_build(

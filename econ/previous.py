@@ -7,9 +7,10 @@ for byte what that build wrote (the SHA-256 in the build record, ``econ.uptodate
 its staging file instead of an empty one:
 
 1. :func:`copy_previous` copies the database to the staging path and checks the copy's SHA-256;
-2. :func:`Previous.open` reads the recorded keys, drops the views (the build creates them again) and renames every
-   table aside (``__econ_previous__<name>``), so no analysis can read a stale result: the database then holds what
-   an empty one would, plus tables no query names;
+2. :func:`Previous.open` reads the recorded keys and versions, renames every table aside
+   (``__econ_previous__<name>``), so no analysis can read a stale result, and drops the views unless no
+   ``queries/*.sql`` changed (a kept view reads its tables by name, so it reads the new ones): the database then
+   holds what an empty one would, plus tables no query names;
 3. an analysis whose key equals the recorded one takes its tables back (:meth:`Previous.keep`, a rename) instead of
    running or restoring them from the Parquet cache; any other runs as before;
 4. the build writes the input tables (those whose contents changed: :meth:`Previous.keep_input`, against the
@@ -19,7 +20,7 @@ its staging file instead of an empty one:
 
 The previous database itself is only read: the copy is a staging file the journal moves into place, so a failed
 or killed build leaves it as it was. The result is the database a build from an empty file writes, table for
-table (``tests/test_incremental.py`` compares them after a price change). When the copy leaves the file mostly
+table (``tests/test_previous.py`` compares them after a price change). When the copy leaves the file mostly
 free space (DuckDB reuses freed blocks but does not shrink a file), the build starts from an empty file instead.
 """
 

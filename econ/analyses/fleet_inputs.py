@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from econ.analyses.pricing_inputs import SNAPSHOT_COLUMNS
+from econ.analyses.pricing_inputs import PRICES_READ_SQL
 from econ.analyses.scenario import Scenario
 from econ.errors import EconError
 from econ.formats import FORMATS
@@ -17,11 +17,11 @@ from econ.physics import kv_cache
 SOURCE_RANK = {"hand": 0, "litellm": 1, "openrouter": 2}
 SCENARIO_KIND = "scenario"
 PRICES_SQL = f"""
-select p.* exclude ({", ".join(SNAPSHOT_COLUMNS)}), c.arch_model
-from inference_prices as p left join model_catalog as c using (canonical_model)
+select p.*, c.arch_model
+from ({PRICES_READ_SQL}) as p left join model_catalog as c using (canonical_model)
 """
 """The prices a plan's list price is chosen from (:func:`resolve_prices`), each with the architecture of its canonical
-model."""
+model: of ``inference_prices`` what the price inferences read (``fleet_plan``'s ``READS``)."""
 
 CASES_SQL = """
 select d.*, m.params_total, m.params_active, md.kv_bytes_per_token, md.kv_window_bytes_per_sequence,
