@@ -9,16 +9,13 @@ otherwise (prices stay in $/MTok, the unit every provider publishes, and say so)
 
 from __future__ import annotations
 
-KILO = 1e3
 MEGA = 1e6
 GIGA = 1e9
 TERA = 1e12
-PETA = 1e15
 
 # bytes
 GB = GIGA
 TB = TERA
-GIB = 2.0**30
 
 # rates
 TFLOP_PER_S = TERA  # FLOP/s
@@ -36,7 +33,6 @@ SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86_400.0
 HOURS_PER_DAY = 24.0
 SECONDS_PER_MONTH = 30.0 * SECONDS_PER_DAY  # the lecture's month (5e8 tok/s x 2 months = 2.6e15)
-SECONDS_PER_YEAR = 365.0 * SECONDS_PER_DAY
 
 
 def usd_per_token_to_usd_per_mtok(x):

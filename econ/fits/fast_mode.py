@@ -79,9 +79,6 @@ def markup_band(margin_low_frac: float, margin_high_frac: float) -> tuple[float,
     return (1.0 - hi) / (1.0 - lo), (1.0 - lo) / (1.0 - hi)
 
 
-VERDICTS = ("explained", "too dear", "too cheap", "unreachable")
-
-
 @formula("allowed when m/ρ_hi ≤ need ≤ m/ρ_lo; implied markup = m/need", "lecture a.5; module")
 def explain(
     frame: pl.DataFrame,

@@ -42,7 +42,6 @@ EXACT_MAX_PARAMETERS = 3
 binds is hit exactly and the result is the same on every machine. An interior-point solver (``lsq_linear``'s
 ``trf``) stops short of a binding bound by its tolerance: two equal tier prices gave a slope of 0 on one machine and
 8e-6 on another."""
-INTERVAL_KINDS = ("covariance", "bootstrap", "none")
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ from econ.formula import formula
 from econ.units import SECONDS_PER_HOUR
 
 RECOMPUTE = "recompute"
-STORED_TIERS = ("hbm", "ddr", "flash", "disk")
 
 
 @formula("retrieve = 2·N_act/(F·mfu) · p", "lecture g.2")

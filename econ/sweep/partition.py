@@ -164,9 +164,6 @@ def _rows(task: PartitionTask, p: dict, flat_index: np.ndarray, columns: tuple[s
     return cols
 
 
-FRONTIER_ORDER = ("draw", "context_tokens", "tokens_per_s_per_user", "tokens_per_s_per_chip")
-
-
 def _frontier_mask(p: dict) -> np.ndarray:
     """The piece's frontier points, flat (computed once a piece, for both tables)."""
     if "frontier" not in p:
