@@ -156,10 +156,18 @@ def run(ctx) -> None:
     fitted_pred = cal.predict(z, problem)
     labels = tables.fold_labels(c, fitted, i.groups)
     known = cv.at_point(z, problem)  # every fold of every basis starts at the full fit
+    neighbours = (  # a random fold's runs are also predicted from their configuration's other runs it fitted
+        c.select(tables.configuration_key().alias("k"))["k"].to_numpy(),
+        np.log(c["concurrency"].to_numpy().astype(float)),
+    )
     held = {
-        basis: cv.cross_validate(problem, known[0], labels[basis][0], labels[basis][1], known)
+        basis: cv.cross_validate(
+            problem, known[0], *labels[basis], known, neighbours=neighbours if basis == "random_out" else None
+        )
         for basis in ("model_out", "chip_out", "source_out", "random_out")
     }
+    random = held["random_out"]
+    held["neighbour_out"] = {k.removesuffix(cv.NEIGHBOURS): v for k, v in random.items() if cv.NEIGHBOURS in k}
     bounds = (extra["bound_first_pass_s"], extra["bound_tpot_s"])
     run_frame = tables.runs_frame(i.configs, c, extra, fitted_pred, held, bounds)
     point_frame = tables.points_frame(i.points_all, fitted, problem.points, z, problem, held)

@@ -13,10 +13,11 @@ from econ.analyses.inputs import architecture_of
 from econ.fits import calibration_cv as cv
 from econ.fits.calibration_cv import ANY_ENGINE
 
-BASES = ("model_out", "chip_out", "source_out", "random_out")
-HELD_OUT = ("model_out", "chip_out", "random_out")
+BASES = ("model_out", "chip_out", "source_out", "random_out", "neighbour_out")
+HELD_OUT = ("model_out", "chip_out", "random_out", "neighbour_out")
 """The bases whose folds also predict each run with no engine stated (``calibration_cv.engine_average_runs``)."""
 DISTANCES = (
+    ("seen_configuration", "neighbour_out"),
     ("seen", "random_out"),
     ("new_model", "model_out"),
     ("new_chip", "chip_out"),
@@ -66,6 +67,7 @@ def residual_rows(runs: pl.DataFrame, points: pl.DataFrame, groups: dict[str, st
             (-pl.col("model_out_over_measured_ratio").log()).alias("model_out"),
             (-pl.col("chip_out_over_measured_ratio").log()).alias("chip_out"),
             pl.lit(None, dtype=pl.Float64).alias("random_out"),
+            pl.lit(None, dtype=pl.Float64).alias("neighbour_out"),
             (-pl.col("cv_over_measured_ratio").log()).alias("source_out"),
             (-pl.col("calibrated_over_measured_ratio").log()).alias("calibrated"),
             (-pl.col("bound_over_measured_ratio").log()).alias("bound"),
@@ -91,6 +93,7 @@ def residual_rows(runs: pl.DataFrame, points: pl.DataFrame, groups: dict[str, st
 
 def _group_of(distance: str) -> str:
     return {
+        "seen_configuration": "fold",
         "seen": "fold",
         "new_model": "architecture_group",
         "new_chip": "chip",
@@ -115,7 +118,8 @@ per chip) and a new chip or model has none."""
 def splits(distance: str, stated: bool) -> tuple[str, ...]:
     """The columns a band at this distance is split by, in turn: the engine where the prediction names it, then, for
     a seen model on a seen chip, the chip and the model."""
-    return tuple(c for c in SPLITS if (c != "engine" or stated) and (c not in SEEN_SPLITS or distance == "seen"))
+    seen = distance.startswith("seen")
+    return tuple(c for c in SPLITS if (c != "engine" or stated) and (c not in SEEN_SPLITS or seen))
 
 
 def held_inside(rows: pl.DataFrame) -> list[dict[str, np.ndarray]]:

@@ -203,6 +203,11 @@ RUNS = ResultTable(
                 ("model_out", "model (its whole architecture group)"),
                 ("chip_out", "chip"),
                 ("random_out", "configuration fold"),
+                (
+                    "neighbour_out",
+                    "configuration fold, corrected by its configuration's runs at other concurrencies in the fit "
+                    "(econ.fits.neighbours; null where there are none)",
+                ),
             )
             for target in ("ttft", "tpot")
         ),
@@ -216,8 +221,16 @@ RUNS = ResultTable(
                 "as econ predict without --engine)",
                 calibration_cv.engine_average_runs,
             )
-            for basis in ("model_out", "chip_out", "random_out")
+            for basis in ("model_out", "chip_out", "random_out", "neighbour_out")
             for target in ("ttft", "tpot")
+        ),
+        C(
+            "configuration_key",
+            "str",
+            "",
+            "label",
+            "What the run states but its concurrency (calibration_tables.configuration_key): a prediction of the same "
+            "configuration at another concurrency is corrected by this run's residual (econ.fits.neighbours)",
         ),
         C("included", "bool", "", "check", "The run is in the fit and its errors"),
         C(
@@ -290,11 +303,12 @@ ERRORS = ResultTable(
             "str",
             "",
             "key",
-            "model_out (architecture group held out), chip_out, source_out, random_out (…_any_engine: predicted "
-            "with no engine stated), calibrated or bound; replicates: not a prediction but the measurements' own "
-            "repeatability, each run against the other runs stating all the same inputs "
-            "(econ.analyses.calibration_tables.REPLICATE_COLUMNS): held out, no model of those inputs can be expected "
-            "to do better",
+            "model_out (architecture group held out), chip_out, source_out, random_out, neighbour_out (random_out's "
+            "rows corrected by their configuration's runs at other concurrencies in the fold's fit, where it has any; "
+            "econ.fits.neighbours) (…_any_engine: predicted with no engine stated), calibrated or bound; "
+            "replicates: not a prediction but the measurements' own repeatability, each run against the other runs "
+            "stating all the same inputs (econ.analyses.calibration_tables.REPLICATE_COLUMNS): held out, no model of "
+            "those inputs can be expected to do better",
             calibration_cv.replicate_log_deviation,
         ),
         C("target", "str", "", "key", "ttft, tpot (InferenceX runs) or throughput (published points)"),
@@ -360,7 +374,15 @@ BANDS = ResultTable(
             "The model whose rows (of the chip, and of the engine where one is named) the band is from, for a seen "
             "model on a seen chip; empty: every model's",
         ),
-        C("distance", "str", "", "key", "seen (model and chip calibrated), new_model, new_chip or new_model_and_chip"),
+        C(
+            "distance",
+            "str",
+            "",
+            "key",
+            "seen_configuration (the configuration measured at other concurrencies: the prediction is corrected by "
+            "those runs, econ.fits.neighbours), seen (model and chip calibrated), new_model, new_chip or "
+            "new_model_and_chip",
+        ),
         C(
             "engine_stated",
             "bool",

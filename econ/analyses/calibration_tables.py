@@ -130,6 +130,12 @@ def replicate_key() -> pl.Expr:
     return _joined(REPLICATE_COLUMNS)
 
 
+def configuration_key() -> pl.Expr:
+    """Everything of :data:`REPLICATE_COLUMNS` but the concurrency: the runs a prediction's measured neighbours are
+    taken from (:mod:`econ.fits.neighbours`)."""
+    return _joined(c for c in REPLICATE_COLUMNS if c != "concurrency")
+
+
 COPY_COLUMNS = ("architecture_group", "chip", "engine", "mode", "input_tokens", "output_tokens", "_ttft", "_tpot")
 """What two rows of ``inferencex_train`` share when one is a copy of the other's measurement: the architecture, chip,
 engine, mode, lengths and both measured values to :data:`COPY_DIGITS` significant digits."""
@@ -200,6 +206,11 @@ PREFILL_USED = ("prefill_attention_data_parallel", "prefill_expert_tensor_parall
 prefill worker larger than any stated one on the chip)."""
 
 
+HELD_BASES = ("model_out", "chip_out", "random_out", "neighbour_out")
+"""The held-out predictions ``calibration_runs`` keeps a ratio of: by model, by chip, by random fold, and by random
+fold corrected by the configuration's runs at other concurrencies (:mod:`econ.fits.neighbours`)."""
+
+
 def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
     """``calibration_runs``: every run, the included ones with their predictions."""
     users, assumed, mode = pl.col("concurrency"), pl.col("workers_assumed"), pl.col("mode")
@@ -220,13 +231,14 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         *(
             pl.Series(f"{b}{a}_{t}_ratio", np.exp(held[b][f"{t}{a}"]))
             for a in ("", cv.ANY_ENGINE)
-            for b in ("model_out", "chip_out", "random_out")
+            for b in HELD_BASES
             for t in ("ttft", "tpot")
         ),
         pl.lit(True).alias("included"),
     ).select(
         "run_id",
         replicate_key().alias("replicate_key"),
+        configuration_key().alias("configuration_key"),
         "system_chips",
         "prefill_worker_chips",
         *PREFILL_USED,
@@ -240,12 +252,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         "predicted_tpot_s",
         "decode_workers",
         "prefill_workers",
-        *(
-            f"{b}{a}_{t}_ratio"
-            for a in ("", cv.ANY_ENGINE)
-            for b in ("model_out", "chip_out", "random_out")
-            for t in ("ttft", "tpot")
-        ),
+        *(f"{b}{a}_{t}_ratio" for a in ("", cv.ANY_ENGINE) for b in HELD_BASES for t in ("ttft", "tpot")),
         "included",
     )
     out = configs.drop("decode_workers", "prefill_workers").join(inc, on="run_id", how="left", suffix="_used")

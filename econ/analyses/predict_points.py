@@ -18,7 +18,7 @@ import polars as pl
 
 from econ.analyses import assumed_workers, serving_runs
 from econ.analyses.calibration_scenario import all_scenarios
-from econ.analyses.serving_predict import LENGTHS_SQL, predict_configurations
+from econ.analyses.serving_predict import LENGTHS_SQL, MEASURED_SQL, predict_configurations
 from econ.analyses.timed_models import MODELS_SQL, UNTIMED_SQL
 from econ.db import connect_read_only
 from econ.load.serving_run_tables import SERVING_RUNS
@@ -66,6 +66,7 @@ class Calibrated:
     untimed: pl.DataFrame  # models of data/models.csv the serving model cannot time (UNTIMED_SQL)
     lengths: dict  # the prompt and output lengths the bands were measured over (calibration_lengths)
     largest: pl.DataFrame  # the most chips a stated disaggregated run used, by chip (STATED_SYSTEMS_SQL)
+    measured: pl.DataFrame  # the calibration's runs: configuration, concurrency, residuals (MEASURED_SQL)
 
     @classmethod
     def read(cls, con) -> Calibrated:
@@ -83,6 +84,7 @@ class Calibrated:
             untimed=pl.DataFrame(con.sql(UNTIMED_SQL)),
             lengths=pl.DataFrame(con.sql(LENGTHS_SQL)).row(0, named=True),
             largest=assumed_workers.largest_systems(pl.DataFrame(con.sql(STATED_SYSTEMS_SQL))),
+            measured=pl.DataFrame(con.sql(MEASURED_SQL)),
         )
 
 
@@ -100,6 +102,7 @@ def predict_frame(rows: pl.DataFrame, c: Calibrated) -> pl.DataFrame:
         hbm_reserve_frac=c.hbm_reserve_frac,
         lengths=c.lengths,
         largest=c.largest,
+        measured=c.measured,
     )
     code = pl.lit("bad_input")
     for pattern, name in reversed(STATUS):

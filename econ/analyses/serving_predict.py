@@ -14,8 +14,9 @@ import polars as pl
 
 from econ.analyses import calibration_runs as cr
 from econ.analyses.calibration_bands import SPLITS
-from econ.analyses.calibration_tables import regimes
+from econ.analyses.calibration_tables import configuration_key, regimes
 from econ.fits import calibration as cal
+from econ.fits.neighbours import interpolated_residual
 
 OUTPUT = (
     "id",
@@ -155,6 +156,30 @@ def band_factors(
     return arr[:, 0], arr[:, 1], arr[:, 2], of.astype(str)
 
 
+MEASURED_SQL = (
+    "select configuration_key, concurrency, ln(predicted_ttft_s / measured_ttft_s) as ttft_log_ratio, "
+    "ln(predicted_tpot_s / measured_tpot_s) as tpot_log_ratio from calibration_runs where included"
+)
+"""The calibration's runs as :func:`measured_correction` reads them: configuration, concurrency, in-sample residuals."""
+
+
+def measured_correction(c: pl.DataFrame, predicted: tuple, measured: pl.DataFrame | None):
+    """((TTFT, TPOT) corrected, the factors applied, whether each row was): a row whose configuration
+    (:func:`configuration_key`) the calibration measured at other concurrencies takes off the residuals of those runs,
+    interpolated in log concurrency (:func:`econ.fits.neighbours.interpolated_residual`; the basis ``neighbour_out``
+    measures it held out)."""
+    if measured is None or not measured.height or not c.height:
+        return predicted, (np.ones(c.height), np.ones(c.height)), np.zeros(c.height, dtype=bool)
+    key = c.select(configuration_key()).to_series().to_numpy()
+    x = np.log(c["concurrency"].cast(pl.Float64).to_numpy())
+    known = (measured["configuration_key"].to_numpy(), np.log(measured["concurrency"].to_numpy().astype(float)))
+    factors = []
+    for target in ("ttft", "tpot"):
+        corr, sides = interpolated_residual(*known, measured[f"{target}_log_ratio"].to_numpy(), key, x)
+        factors.append(np.exp(-corr))  # 1 where no run of the configuration was measured
+    return tuple(v * f for v, f in zip(predicted, factors)), tuple(factors), sides > 0
+
+
 def _runs_of(engine: np.ndarray, chip: np.ndarray, model: np.ndarray) -> np.ndarray:
     """Whose held-out runs a band is from, in words: "Llama-3.1-70B's runs with vllm on H200", "runs with vllm",
     "runs on H200", "runs of every engine, chip and model"."""
@@ -190,6 +215,7 @@ def predict_configurations(
     hbm_reserve_frac: float,
     lengths: dict | None = None,
     largest: pl.DataFrame | None = None,
+    measured: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Predictions of every configuration row (:data:`OUTPUT` columns plus the features' frame columns).
 
@@ -197,7 +223,9 @@ def predict_configurations(
     error factors); ``lengths``: the row of ``calibration_lengths``, the range the bands were measured over (a row
     outside it says so, :func:`length_note`); ``largest``: the bound on a run that states no workers, the
     calibration's :func:`~econ.analyses.assumed_workers.largest_systems` (None: read from ``configs``' own stated
-    runs). Rows with a ``reason`` get status = that reason and no numbers.
+    runs); ``measured``: the calibration's runs (:data:`MEASURED_SQL`): a row whose configuration they measured
+    at other concurrencies is corrected by their residuals (:func:`measured_correction`) and takes the bands of
+    such rows (distance ``seen_configuration``). Rows with a ``reason`` get status = that reason and no numbers.
     """
     ok = configs.filter(pl.col("reason").is_null())
     frame = configs.select("run_id", "reason", "notes").rename({"run_id": "id"})
@@ -219,6 +247,7 @@ def predict_configurations(
     stated = np.isin(np.asarray(engine, dtype=object).astype(str), list(known))  # else the engines' average
     with np.errstate(all="ignore"):
         ttft, tpot = cal.predict_runs(p, runs)
+    (ttft, tpot), factors, corrected = measured_correction(c, (ttft, tpot), measured)
     users, osl = runs.users, runs.output_tokens
     with np.errstate(all="ignore"):
         per_gpu = users * osl / (ttft + (osl - 1.0) * tpot) / extra["system_chips"]
@@ -232,6 +261,7 @@ def predict_configurations(
         for t, waits in (("ttft", cr.waits_for_slot(extra)), ("tpot", cr.slot_limited(extra)))
     )
     dist = distances(c["arch_model"].to_list(), c["chip"].to_list(), seen_models, seen_chips)
+    dist = np.where(corrected, "seen_configuration", dist)
     if bands is not None and bands.height:
         where = (engine, c["chip"].to_numpy(), c["arch_model"].to_numpy())
         t50, t90, t_cov, t_of = band_factors(bands, "ttft", reg_ttft, dist, stated, *where)
@@ -275,17 +305,27 @@ def predict_configurations(
             "system_chips": extra["system_chips"],
         }
     ).with_columns(cr.wait_notes(extra))
-    engine_note = pl.lit(None, dtype=pl.String)  # a named engine the calibration did not measure: its row says so
+    note = pl.when(pl.Series(corrected)).then(  # a configuration measured at other concurrencies says so
+        pl.format(
+            "corrected by this configuration's measured runs at other concurrencies (TTFT x{}, TPOT x{} of the "
+            "model's)",
+            pl.Series(factors[0]).round(2),
+            pl.Series(factors[1]).round(2),
+        )
+    )
     if params is not None:
         named = pl.Series(engine, dtype=pl.String)
         unknown = named.str.len_chars().fill_null(0).gt(0) & ~pl.Series(stated)
-        engine_note = pl.when(unknown).then(
-            pl.format(
-                "engine {} is not one the calibration measured ({}): predicted with the engines' average and its "
-                "error band",
-                named,
-                pl.lit(", ".join(sorted(known))),
-            )
+        note = cr.with_note(
+            note,
+            pl.when(unknown).then(
+                pl.format(
+                    "engine {} is not one the calibration measured ({}): predicted with the engines' average and its "
+                    "error band",
+                    named,
+                    pl.lit(", ".join(sorted(known))),
+                )
+            ),
         )
     if bands is not None and lengths is not None:
         pred = pred.with_columns(
@@ -294,8 +334,8 @@ def predict_configurations(
                 speculation_note(pl.col("speculative_tokens"), lengths),
             )
         )
-        engine_note = cr.with_note(cr.with_note(engine_note, pl.col("_length_note")), pl.col("_speculation_note"))
-    pred = pred.with_columns(cr.with_note(engine_note, pl.col("_wait_note")).alias("_note"))
+        note = cr.with_note(cr.with_note(note, pl.col("_length_note")), pl.col("_speculation_note"))
+    pred = pred.with_columns(cr.with_note(note, pl.col("_wait_note")).alias("_note"))
     pred = pred.drop("_wait_note", "_length_note", "_speculation_note", strict=False)
     pred = pred.with_columns(pl.when(pl.col("_bad")).then(pl.col("_status")).alias("_why")).drop("_status", "_bad")
     return _finish(frame, pred)

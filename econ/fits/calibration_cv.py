@@ -23,6 +23,7 @@ import dataclasses
 import numpy as np
 
 from econ.fits import calibration as cal
+from econ.fits.neighbours import interpolated_residual
 from econ.formula import formula
 
 RANDOM_FOLDS = 5
@@ -38,6 +39,9 @@ QUANTILES = (0.5, 0.9)
 ANY_ENGINE = "_any_engine"
 """Suffix of a held-out prediction (and of its ratio column, basis and band) made with no engine stated: every engine
 and engine/mode offset the mean of its kind's (:func:`engine_average_runs`)."""
+NEIGHBOURS = "_neighbours"
+"""Suffix of a held-out prediction corrected by the fold's measured runs of its configuration at other concurrencies
+(:mod:`econ.fits.neighbours`)."""
 MIN_BAND_POINTS = 8
 """Fewest held-out rows a band is computed from; a thinner cell takes its target's pooled band at that distance."""
 
@@ -73,15 +77,21 @@ def cross_validate(
     run_groups: np.ndarray,
     point_groups: np.ndarray,
     known: tuple | None = None,
+    neighbours: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Held-out ``log(predicted / measured)`` of every run (TTFT, TPOT) and point, folding over the distinct
     values of the group labels (a label shared by runs and points leaves both out together; None: never held
     out). Each fold is warm-started from ``start`` and capped at :data:`FOLD_ITERATIONS` iterations; the predictions
     and Jacobian at ``start`` are computed once for all folds (they do not depend on what a fold leaves out: its
-    masks choose which residual rows count; ``known``: :func:`at_point` of ``start``, shared by several bases)."""
+    masks choose which residual rows count; ``known``: :func:`at_point` of ``start``, shared by several bases).
+    ``neighbours`` (each run's configuration key and log concurrency): each held-out run is also predicted corrected
+    by the fold's residuals of its configuration's runs at other concurrencies it fitted
+    (:func:`econ.fits.neighbours.interpolated_residual`), under the keys suffixed :data:`NEIGHBOURS` (NaN where the
+    fold fitted none)."""
     run_groups = np.asarray(run_groups, dtype=object)
     point_groups = np.asarray(point_groups, dtype=object)
     keys = ("ttft", "tpot", f"ttft{ANY_ENGINE}", f"tpot{ANY_ENGINE}")
+    keys += tuple(f"{k}{NEIGHBOURS}" for k in keys) if neighbours is not None else ()
     out = {k: np.full(problem.runs.n, np.nan) for k in keys} | {"points": np.full(problem.points.n, np.nan)}
     labels = sorted({g for g in np.concatenate([run_groups, point_groups]) if g is not None}, key=str)
     measured = {"ttft": problem.runs.log_ttft, "tpot": problem.runs.log_tpot, "points": problem.points.log_measured}
@@ -93,9 +103,17 @@ def cross_validate(
         pred = cal.predict(z, problem)
         for key, held in (("ttft", held_r), ("tpot", held_r), ("points", held_p)):
             out[key][held] = (pred[key] - measured[key])[held]
-        if held_r.any():
-            for key, log_value in zip(("ttft", "tpot"), engine_average_runs(z, problem)):
-                out[f"{key}{ANY_ENGINE}"][held_r] = (log_value - measured[key])[held_r]
+        if not held_r.any():
+            continue
+        residual = {key: pred[key] - measured[key] for key in ("ttft", "tpot")}
+        for key, log_value in zip(("ttft", "tpot"), engine_average_runs(z, problem)):
+            residual[f"{key}{ANY_ENGINE}"] = log_value - measured[key]
+        for key, r in residual.items():
+            out[key][held_r] = r[held_r]
+            if neighbours is not None:
+                (k_in, k_out), (x_in, x_out) = ((v[~held_r], v[held_r]) for v in neighbours)
+                corr, sides = interpolated_residual(k_in, x_in, r[~held_r], k_out, x_out)
+                out[f"{key}{NEIGHBOURS}"][held_r] = np.where(sides > 0, r[held_r] - corr, np.nan)
     return out
 
 

@@ -45,11 +45,38 @@ def test_a_file_of_runs_is_predicted_row_for_row_as_the_calibration_did(real_db,
     for column in ("ttft_band_coverage_frac", "tpot_band_coverage_frac"):
         shown = rows.filter(pl.col("status") == "ok")[column]
         assert shown.null_count() == 0 and coverage["low"][0] <= shown.min() <= shown.max() <= coverage["high"][0]
-    table = q(real_db, "select run_id as id, predicted_tpot_s, predicted_ttft_s from calibration_runs where included")
+    table = q(
+        real_db,
+        "select run_id as id, configuration_key, concurrency, predicted_tpot_s, predicted_ttft_s, "
+        "ln(predicted_ttft_s / measured_ttft_s) as ttft_r, ln(predicted_tpot_s / measured_tpot_s) as tpot_r "
+        "from calibration_runs where included",
+    )
     both = rows.filter(pl.col("status") == "ok").join(table, on="id")
     assert both.height > 250
-    assert (both["predicted_tpot_ms"] / 1e3 / both["predicted_tpot_s"] - 1).abs().max() < 1e-3
-    assert (both["predicted_ttft_ms"] / 1e3 / both["predicted_ttft_s"] - 1).abs().max() < 1e-3
+    # a row whose configuration was measured at no other concurrency reads the calibration's own prediction
+    plain = both.filter(pl.col("distance") == "seen")
+    assert plain.height > 20
+    assert (plain["predicted_tpot_ms"] / 1e3 / plain["predicted_tpot_s"] - 1).abs().max() < 1e-3
+    assert (plain["predicted_ttft_ms"] / 1e3 / plain["predicted_ttft_s"] - 1).abs().max() < 1e-3
+    # the others move by an interpolation of their configuration's residuals at other concurrencies: within them
+    others = table.rename({"concurrency": "c_other", "ttft_r": "ttft_o", "tpot_r": "tpot_o"}).select(
+        "configuration_key", "c_other", "ttft_o", "tpot_o"
+    )
+    moved = both.filter(pl.col("distance") == "seen_configuration")
+    assert moved.height > 200
+    span = (
+        moved.join(others, on="configuration_key")
+        .filter(pl.col("c_other") != pl.col("concurrency"))
+        .group_by("id")
+        .agg(pl.col("ttft_o", "tpot_o").min().name.suffix("_lo"), pl.col("ttft_o", "tpot_o").max().name.suffix("_hi"))
+    )
+    assert moved["notes"].str.contains("corrected by this configuration's measured runs").all()
+    assert not plain["notes"].fill_null("").str.contains("corrected by").any()
+    moved = moved.join(span, on="id")
+    assert moved.height == both.filter(pl.col("distance") == "seen_configuration").height
+    for t in ("ttft", "tpot"):
+        shift = -(moved[f"predicted_{t}_ms"] / 1e3 / moved[f"predicted_{t}_s"]).log()
+        assert (shift >= moved[f"{t}_o_lo"] - 1e-6).all() and (shift <= moved[f"{t}_o_hi"] + 1e-6).all()
     bad = rows.filter(pl.col("status") != "ok")
     assert bad["reason"].null_count() == 0 and bad["predicted_tpot_ms"].null_count() == bad.height
 
@@ -197,7 +224,11 @@ def test_a_file_row_of_an_engine_the_calibration_never_measured_is_averaged_and_
     code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
     known, unknown = json.loads(out)
     assert code == 0 and known["status"] == unknown["status"] == "ok"
-    bands = dict(q(real_db, DEEPEST_LLAMA_70B_H200).iter_rows())
+    # TensorRT-LLM ran this configuration at other concurrencies: the known row is corrected by those runs and
+    # claims the band of such rows; Dynamo's row matches no measured configuration
+    assert (known["distance"], unknown["distance"]) == ("seen_configuration", "seen")
+    distance = "(case when engine_stated then 'seen_configuration' else 'seen' end)"
+    bands = dict(q(real_db, DEEPEST_LLAMA_70B_H200.replace("'seen'", distance)).iter_rows())
     assert known["ttft_error_factor_p90"] == pytest.approx(bands[True], rel=1e-12)
     assert unknown["ttft_error_factor_p90"] == pytest.approx(bands[False], rel=1e-12)
     assert known["ttft_band_of"] == "Llama-3.1-70B's runs with trtllm on H200"  # whose runs the band is from
