@@ -156,8 +156,10 @@ def run(ctx) -> None:
     fitted_pred = cal.predict(z, problem)
     labels = tables.fold_labels(c, fitted, i.groups)
     known = cv.at_point(z, problem)  # every fold of every basis starts at the full fit
+    config = c.select(tables.configuration_key()).to_series()
+    regime = tables.run_regimes(c, extra)
     neighbours = (  # a random fold's runs are also predicted from their configuration's other runs it fitted
-        c.select(tables.configuration_key().alias("k"))["k"].to_numpy(),
+        {t: pl.select(tables.neighbour_key(pl.lit(config), pl.lit(regime[t]))).to_series().to_numpy() for t in regime},
         np.log(c["concurrency"].to_numpy().astype(float)),
     )
     held = {

@@ -179,6 +179,8 @@ def bands(rows: pl.DataFrame, inside_at: list[dict[str, np.ndarray]]) -> pl.Data
             )
             for reg in sorted(set(regime)):
                 cell = (regime == reg) & finite
+                if not cell.any():  # no held-out row of the regime at this distance: no band, not a pooled one
+                    continue
                 named = {"regime": reg, **dict.fromkeys(SPLITS, "")}
                 out += c.rows(cell, named, _band(r, group, cell, pooled), 0)
     return pl.DataFrame(out)

@@ -136,6 +136,26 @@ def configuration_key() -> pl.Expr:
     return _joined(c for c in REPLICATE_COLUMNS if c != "concurrency")
 
 
+def neighbour_key(configuration: pl.Expr, regime: pl.Expr) -> pl.Expr:
+    """The runs whose residuals correct a prediction of one target: the same configuration in the same regime of that
+    target (:func:`regimes`). At more users a configuration may start to wait for a decode slot, a wait the model times
+    apart and errs on apart: a residual does not carry across it (held out by random fold, TTFT of the runs corrected
+    from one side 1.131x / 2.113x across regimes, 1.125x / 1.928x within)."""
+    return pl.concat_str([configuration, regime], separator="|")
+
+
+def run_regimes(c: pl.DataFrame, extra: dict) -> dict[str, pl.Series]:
+    """Each run's regime of TTFT and of TPOT (:func:`regimes`, as ``calibration_runs`` stores them)."""
+    frame = c.select("mode", "concurrency", "workers_assumed").with_columns(
+        pl.Series("_waits", cr.waits_for_slot(extra)), pl.Series("_limited", cr.slot_limited(extra))
+    )
+    users, assumed, mode = pl.col("concurrency"), pl.col("workers_assumed"), pl.col("mode")
+    return {
+        t: frame.select(regimes(mode, users, assumed, pl.col(w), t)).to_series()
+        for t, w in (("ttft", "_waits"), ("tpot", "_limited"))
+    }
+
+
 COPY_COLUMNS = ("architecture_group", "chip", "engine", "mode", "input_tokens", "output_tokens", "_ttft", "_tpot")
 """What two rows of ``inferencex_train`` share when one is a copy of the other's measurement: the architecture, chip,
 engine, mode, lengths and both measured values to :data:`COPY_DIGITS` significant digits."""

@@ -14,7 +14,7 @@ import polars as pl
 
 from econ.analyses import calibration_runs as cr
 from econ.analyses.calibration_bands import SPLITS
-from econ.analyses.calibration_tables import configuration_key, regimes
+from econ.analyses.calibration_tables import configuration_key, neighbour_key, regimes
 from econ.fits import calibration as cal
 from econ.fits.neighbours import interpolated_residual
 
@@ -157,27 +157,43 @@ def band_factors(
 
 
 MEASURED_SQL = (
-    "select configuration_key, concurrency, ln(predicted_ttft_s / measured_ttft_s) as ttft_log_ratio, "
-    "ln(predicted_tpot_s / measured_tpot_s) as tpot_log_ratio from calibration_runs where included"
+    "select configuration_key, regime_ttft, regime_tpot, concurrency, ln(predicted_ttft_s / measured_ttft_s) as "
+    "ttft_log_ratio, ln(predicted_tpot_s / measured_tpot_s) as tpot_log_ratio from calibration_runs where included"
 )
-"""The calibration's runs as :func:`measured_correction` reads them: configuration, concurrency, in-sample residuals."""
+"""The calibration's runs as :func:`measured_correction` reads them: configuration, regimes, concurrency, in-sample
+residuals."""
 
 
-def measured_correction(c: pl.DataFrame, predicted: tuple, measured: pl.DataFrame | None):
-    """((TTFT, TPOT) corrected, the factors applied, whether each row was): a row whose configuration
-    (:func:`configuration_key`) the calibration measured at other concurrencies takes off the residuals of those runs,
-    interpolated in log concurrency (:func:`econ.fits.neighbours.interpolated_residual`; the basis ``neighbour_out``
-    measures it held out)."""
-    if measured is None or not measured.height or not c.height:
-        return predicted, (np.ones(c.height), np.ones(c.height)), np.zeros(c.height, dtype=bool)
-    key = c.select(configuration_key()).to_series().to_numpy()
+def measured_correction(
+    c: pl.DataFrame, regime: tuple, measured: pl.DataFrame | None, bands: pl.DataFrame | None
+) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """((TTFT factor, TPOT factor), whether each row is corrected): a row whose configuration
+    (:func:`configuration_key`) the calibration measured at other concurrencies in the same regime of a target
+    (:func:`~econ.analyses.calibration_tables.neighbour_key`) takes off the residuals of those runs, interpolated in
+    log concurrency (:func:`econ.fits.neighbours.interpolated_residual`; the basis ``neighbour_out`` measures it held
+    out), where both targets have such runs and both its regimes have a band of such rows of their own
+    (``calibration_bands`` distance ``seen_configuration``, not pooled): a correction whose error was not measured in
+    its regime is not made (two held-out runs measure it for users waiting for a decode slot, none at batch 1)."""
+    ones, none = np.ones(c.height), np.zeros(c.height, dtype=bool)
+    if measured is None or not measured.height or not c.height or bands is None:
+        return (ones, ones), none
+    config = c.select(configuration_key()).to_series()
     x = np.log(c["concurrency"].cast(pl.Float64).to_numpy())
-    known = (measured["configuration_key"].to_numpy(), np.log(measured["concurrency"].to_numpy().astype(float)))
-    factors = []
-    for target in ("ttft", "tpot"):
-        corr, sides = interpolated_residual(*known, measured[f"{target}_log_ratio"].to_numpy(), key, x)
-        factors.append(np.exp(-corr))  # 1 where no run of the configuration was measured
-    return tuple(v * f for v, f in zip(predicted, factors)), tuple(factors), sides > 0
+    x_known = np.log(measured["concurrency"].to_numpy().astype(float))
+    factors, use = [], np.ones(c.height, dtype=bool)
+    for target, reg in zip(("ttft", "tpot"), regime):
+        key = pl.select(neighbour_key(pl.lit(config), pl.lit(pl.Series(reg, dtype=pl.String)))).to_series()
+        known = measured.select(neighbour_key(pl.col("configuration_key"), pl.col(f"regime_{target}"))).to_series()
+        corr, side = interpolated_residual(known, x_known, measured[f"{target}_log_ratio"].to_numpy(), key, x)
+        factors.append(np.exp(-corr))
+        use &= side > 0  # both targets' runs measured: the row's one distance holds for both bands
+    banded = bands.filter(
+        (pl.col("distance") == "seen_configuration") & pl.col("engine_stated") & ~pl.col("pooled"),
+        *(pl.col(split) == "" for split in SPLITS),
+    )
+    for target, reg in zip(("ttft", "tpot"), regime):
+        use &= np.isin(np.asarray(reg, dtype=str), banded.filter(pl.col("target") == target)["regime"].to_numpy())
+    return tuple(np.where(use, f, 1.0) for f in factors), use
 
 
 def _runs_of(engine: np.ndarray, chip: np.ndarray, model: np.ndarray) -> np.ndarray:
@@ -247,10 +263,7 @@ def predict_configurations(
     stated = np.isin(np.asarray(engine, dtype=object).astype(str), list(known))  # else the engines' average
     with np.errstate(all="ignore"):
         ttft, tpot = cal.predict_runs(p, runs)
-    (ttft, tpot), factors, corrected = measured_correction(c, (ttft, tpot), measured)
     users, osl = runs.users, runs.output_tokens
-    with np.errstate(all="ignore"):
-        per_gpu = users * osl / (ttft + (osl - 1.0) * tpot) / extra["system_chips"]
     mode = c["mode"].to_numpy()
     assumed = c["workers_assumed"].to_numpy()
     reg_ttft, reg_tpot = (
@@ -260,6 +273,10 @@ def predict_configurations(
         .to_numpy()
         for t, waits in (("ttft", cr.waits_for_slot(extra)), ("tpot", cr.slot_limited(extra)))
     )
+    factors, corrected = measured_correction(c, (reg_ttft, reg_tpot), measured, bands)
+    ttft, tpot = ttft * factors[0], tpot * factors[1]
+    with np.errstate(all="ignore"):
+        per_gpu = users * osl / (ttft + (osl - 1.0) * tpot) / extra["system_chips"]
     dist = distances(c["arch_model"].to_list(), c["chip"].to_list(), seen_models, seen_chips)
     dist = np.where(corrected, "seen_configuration", dist)
     if bands is not None and bands.height:

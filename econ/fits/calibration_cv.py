@@ -77,15 +77,16 @@ def cross_validate(
     run_groups: np.ndarray,
     point_groups: np.ndarray,
     known: tuple | None = None,
-    neighbours: tuple[np.ndarray, np.ndarray] | None = None,
+    neighbours: tuple[dict[str, np.ndarray], np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Held-out ``log(predicted / measured)`` of every run (TTFT, TPOT) and point, folding over the distinct
     values of the group labels (a label shared by runs and points leaves both out together; None: never held
     out). Each fold is warm-started from ``start`` and capped at :data:`FOLD_ITERATIONS` iterations; the predictions
     and Jacobian at ``start`` are computed once for all folds (they do not depend on what a fold leaves out: its
     masks choose which residual rows count; ``known``: :func:`at_point` of ``start``, shared by several bases).
-    ``neighbours`` (each run's configuration key and log concurrency): each held-out run is also predicted corrected
-    by the fold's residuals of its configuration's runs at other concurrencies it fitted
+    ``neighbours`` (each run's configuration key per target, "ttft" and "tpot", and its log concurrency): each
+    held-out run is also predicted corrected by the fold's residuals of its configuration's runs at other
+    concurrencies it fitted
     (:func:`econ.fits.neighbours.interpolated_residual`), under the keys suffixed :data:`NEIGHBOURS` (NaN where the
     fold fitted none)."""
     run_groups = np.asarray(run_groups, dtype=object)
@@ -111,8 +112,8 @@ def cross_validate(
         for key, r in residual.items():
             out[key][held_r] = r[held_r]
             if neighbours is not None:
-                (k_in, k_out), (x_in, x_out) = ((v[~held_r], v[held_r]) for v in neighbours)
-                corr, sides = interpolated_residual(k_in, x_in, r[~held_r], k_out, x_out)
+                k, x = neighbours[0][key[:4]], neighbours[1]  # key[:4]: the target, ttft or tpot
+                corr, sides = interpolated_residual(k[~held_r], x[~held_r], r[~held_r], k[held_r], x[held_r])
                 out[f"{key}{NEIGHBOURS}"][held_r] = np.where(sides > 0, r[held_r] - corr, np.nan)
     return out
 

@@ -81,6 +81,33 @@ def test_a_file_of_runs_is_predicted_row_for_row_as_the_calibration_did(real_db,
     assert bad["reason"].null_count() == 0 and bad["predicted_tpot_ms"].null_count() == bad.height
 
 
+def test_a_correction_is_made_only_where_its_regime_has_a_band_of_corrected_rows(real_db, capsys, tmp_path):
+    """A row whose TTFT or TPOT regime has no band of corrected rows of its own (users waiting for a decode slot, one
+    user) reads the calibration's own prediction and the band of a seen model, however many runs its configuration
+    has; a row of a regime that has one and runs of its configuration in that regime is corrected."""
+    from tests.analyses.helpers import q
+    from tests.conftest import REPO
+
+    path = tmp_path / "runs.csv"
+    pl.read_csv(REPO / "data" / "inferencex_train.csv", infer_schema_length=10000).write_csv(path)
+    code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
+    assert code == 0
+    rows = pl.DataFrame(json.loads(out), infer_schema_length=None).filter(pl.col("status") == "ok")
+    banded = q(
+        real_db,
+        "select target, regime from calibration_bands where distance = 'seen_configuration' and engine_stated "
+        "and not pooled and engine = '' and chip = '' and arch_model = ''",
+    )
+    ttft_ok, tpot_ok = (set(banded.filter(pl.col("target") == t)["regime"]) for t in ("ttft", "tpot"))
+    assert "agg" in ttft_ok and "agg" in tpot_ok and "batch_1" not in ttft_ok
+    unbanded = rows.filter(~pl.col("regime_ttft").is_in(ttft_ok) | ~pl.col("regime_tpot").is_in(tpot_ok))
+    assert unbanded.height > 30 and (unbanded["distance"] == "seen").all()
+    runs = q(real_db, "select run_id as id, predicted_ttft_s from calibration_runs where included")
+    same = unbanded.join(runs, on="id")
+    assert (same["predicted_ttft_ms"] / 1e3 / same["predicted_ttft_s"] - 1).abs().max() < 1e-9
+    assert rows.filter(pl.col("regime_ttft") == "agg")["distance"].value_counts().height == 2  # both kinds occur
+
+
 def test_a_run_whose_users_outnumber_its_cache_says_so_in_the_table_and_in_a_file_of_runs(real_db, capsys, tmp_path):
     """The measured Llama-3.1-70B FP8 run on one H200 at 128 users (TensorRT-LLM, 1k/8k): calibration_runs and
     econ predict --points both say how many sequences run at once and that the others wait."""
