@@ -235,6 +235,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
     """``calibration_runs``: every run, the included ones with their predictions."""
     users, assumed, mode = pl.col("concurrency"), pl.col("workers_assumed"), pl.col("mode")
     inc = c.with_columns(
+        configuration_key().alias("configuration_key"),  # of the stated columns, as a prediction's row states them
         pl.Series("system_chips", extra["system_chips"]),
         pl.Series(
             "prefill_worker_chips", np.where(c["mode"].to_numpy() == "agg", np.nan, extra["prefill_chips"])
@@ -258,7 +259,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
     ).select(
         "run_id",
         replicate_key().alias("replicate_key"),
-        configuration_key().alias("configuration_key"),
+        "configuration_key",
         "system_chips",
         "prefill_worker_chips",
         *PREFILL_USED,
