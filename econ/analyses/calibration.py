@@ -156,12 +156,7 @@ def run(ctx) -> None:
     fitted_pred = cal.predict(z, problem)
     labels = tables.fold_labels(c, fitted, i.groups)
     known = cv.at_point(z, problem)  # every fold of every basis starts at the full fit
-    config = c.select(tables.configuration_key()).to_series()
-    regime = tables.run_regimes(c, extra)
-    neighbours = (  # a random fold's runs are also predicted from their configuration's other runs it fitted
-        {t: pl.select(tables.neighbour_key(pl.lit(config), pl.lit(regime[t]))).to_series().to_numpy() for t in regime},
-        np.log(c["concurrency"].to_numpy().astype(float)),
-    )
+    neighbours = tables.neighbour_tiers(c, extra)  # a random fold's runs are also corrected by the runs it fitted
     held = {
         basis: cv.cross_validate(
             problem, known[0], *labels[basis], known, neighbours=neighbours if basis == "random_out" else None
@@ -169,7 +164,8 @@ def run(ctx) -> None:
         for basis in ("model_out", "chip_out", "source_out", "random_out")
     }
     random = held["random_out"]
-    held["neighbour_out"] = {k.removesuffix(cv.NEIGHBOURS): v for k, v in random.items() if cv.NEIGHBOURS in k}
+    for tier in tables.TIERS:
+        held[tier.basis] = {k.removesuffix(tier.suffix): v for k, v in random.items() if k.endswith(tier.suffix)}
     bounds = (extra["bound_first_pass_s"], extra["bound_tpot_s"])
     run_frame = tables.runs_frame(i.configs, c, extra, fitted_pred, held, bounds)
     point_frame = tables.points_frame(i.points_all, fitted, problem.points, z, problem, held)

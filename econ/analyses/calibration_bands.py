@@ -13,11 +13,12 @@ from econ.analyses.inputs import architecture_of
 from econ.fits import calibration_cv as cv
 from econ.fits.calibration_cv import ANY_ENGINE
 
-BASES = ("model_out", "chip_out", "source_out", "random_out", "neighbour_out")
-HELD_OUT = ("model_out", "chip_out", "random_out", "neighbour_out")
+BASES = ("model_out", "chip_out", "source_out", "random_out", "neighbour_out", "lengths_out")
+HELD_OUT = ("model_out", "chip_out", "random_out", "neighbour_out", "lengths_out")
 """The bases whose folds also predict each run with no engine stated (``calibration_cv.engine_average_runs``)."""
 DISTANCES = (
     ("seen_configuration", "neighbour_out"),
+    ("seen_layout", "lengths_out"),
     ("seen", "random_out"),
     ("new_model", "model_out"),
     ("new_chip", "chip_out"),
@@ -68,6 +69,7 @@ def residual_rows(runs: pl.DataFrame, points: pl.DataFrame, groups: dict[str, st
             (-pl.col("chip_out_over_measured_ratio").log()).alias("chip_out"),
             pl.lit(None, dtype=pl.Float64).alias("random_out"),
             pl.lit(None, dtype=pl.Float64).alias("neighbour_out"),
+            pl.lit(None, dtype=pl.Float64).alias("lengths_out"),
             (-pl.col("cv_over_measured_ratio").log()).alias("source_out"),
             (-pl.col("calibrated_over_measured_ratio").log()).alias("calibrated"),
             (-pl.col("bound_over_measured_ratio").log()).alias("bound"),
@@ -94,6 +96,7 @@ def residual_rows(runs: pl.DataFrame, points: pl.DataFrame, groups: dict[str, st
 def _group_of(distance: str) -> str:
     return {
         "seen_configuration": "fold",
+        "seen_layout": "fold",
         "seen": "fold",
         "new_model": "architecture_group",
         "new_chip": "chip",

@@ -206,7 +206,12 @@ RUNS = ResultTable(
                 (
                     "neighbour_out",
                     "configuration fold, corrected by its configuration's runs at other concurrencies in the fit "
-                    "(econ.fits.neighbours; null where there are none)",
+                    "(econ.fits.neighbours; NaN where there are none)",
+                ),
+                (
+                    "lengths_out",
+                    "configuration fold, corrected by its layout's runs at other lengths in the fit where its "
+                    "configuration has none (econ.fits.neighbours; NaN otherwise)",
                 ),
             )
             for target in ("ttft", "tpot")
@@ -221,7 +226,7 @@ RUNS = ResultTable(
                 "as econ predict without --engine)",
                 calibration_cv.engine_average_runs,
             )
-            for basis in ("model_out", "chip_out", "random_out", "neighbour_out")
+            for basis in ("model_out", "chip_out", "random_out", "neighbour_out", "lengths_out")
             for target in ("ttft", "tpot")
         ),
         C(
@@ -231,6 +236,14 @@ RUNS = ResultTable(
             "label",
             "What the run states but its concurrency (calibration_tables.configuration_key): a prediction of the same "
             "configuration at another concurrency is corrected by this run's residual (econ.fits.neighbours)",
+        ),
+        C(
+            "layout_key",
+            "str",
+            "",
+            "label",
+            "What the run states but its concurrency and lengths (calibration_tables.layout_key): a prediction of the "
+            "same layout at other lengths, whose configuration has no run, is corrected by this run's residual",
         ),
         C("included", "bool", "", "check", "The run is in the fit and its errors"),
         C(
@@ -305,7 +318,8 @@ ERRORS = ResultTable(
             "key",
             "model_out (architecture group held out), chip_out, source_out, random_out, neighbour_out (random_out's "
             "rows corrected by their configuration's runs at other concurrencies in the fold's fit, where it has any; "
-            "econ.fits.neighbours) (…_any_engine: predicted with no engine stated), calibrated or bound; "
+            "econ.fits.neighbours), lengths_out (those with none, corrected by their layout's runs at other lengths) "
+            "(…_any_engine: predicted with no engine stated), calibrated or bound; "
             "replicates: not a prediction but the measurements' own repeatability, each run against the other runs "
             "stating all the same inputs (econ.analyses.calibration_tables.REPLICATE_COLUMNS): held out, no model of "
             "those inputs can be expected to do better",
@@ -380,8 +394,8 @@ BANDS = ResultTable(
             "",
             "key",
             "seen_configuration (the configuration measured at other concurrencies: the prediction is corrected by "
-            "those runs, econ.fits.neighbours), seen (model and chip calibrated), new_model, new_chip or "
-            "new_model_and_chip",
+            "those runs, econ.fits.neighbours), seen_layout (the layout measured at other lengths: corrected by "
+            "those), seen (model and chip calibrated), new_model, new_chip or new_model_and_chip",
         ),
         C(
             "engine_stated",

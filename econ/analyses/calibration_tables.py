@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 import polars as pl
 
@@ -136,12 +139,58 @@ def configuration_key() -> pl.Expr:
     return _joined(c for c in REPLICATE_COLUMNS if c != "concurrency")
 
 
+def layout_key() -> pl.Expr:
+    """Everything of :data:`REPLICATE_COLUMNS` but the concurrency and the lengths: the same system serving other
+    prompts and outputs, whose runs correct a prediction where its own configuration has none (:mod:`econ.fits.
+    neighbours`)."""
+    return _joined(c for c in REPLICATE_COLUMNS if c not in ("concurrency", "input_tokens", "output_tokens"))
+
+
 def neighbour_key(configuration: pl.Expr, regime: pl.Expr) -> pl.Expr:
     """The runs whose residuals correct a prediction of one target: the same configuration in the same regime of that
     target (:func:`regimes`). At more users a configuration may start to wait for a decode slot, a wait the model times
     apart and errs on apart: a residual does not carry across it (held out by random fold, TTFT of the runs corrected
     from one side 1.131x / 2.113x across regimes, 1.125x / 1.928x within)."""
     return pl.concat_str([configuration, regime], separator="|")
+
+
+@dataclass(frozen=True)
+class Tier:
+    """Measured runs that may correct a prediction (:mod:`econ.fits.neighbours`): the basis that measures it held out
+    and its suffix in :func:`~econ.fits.calibration_cv.cross_validate`, the distance its bands are read at, the
+    ``calibration_runs`` column and expression of its key, whether a run at the row's own concurrency counts, and the
+    words of a prediction's note."""
+
+    basis: str
+    suffix: str
+    distance: str
+    column: str
+    key: Callable[[], pl.Expr]
+    same_x: bool
+    whose: str
+    other: str
+
+
+TIERS = (
+    Tier("neighbour_out", cv.NEIGHBOURS, "seen_configuration", "configuration_key", configuration_key, False,
+         "this configuration's", "concurrencies"),
+    Tier("lengths_out", cv.LENGTHS, "seen_layout", "layout_key", layout_key, True, "this layout's", "lengths"),
+)  # fmt: skip
+"""In turn: a configuration's runs at other concurrencies, then, where it has none, its layout's at other lengths (any
+concurrency, its own included: the same system under the same load)."""
+
+
+def neighbour_tiers(c: pl.DataFrame, extra: dict) -> dict[str, cv.Neighbours]:
+    """The runs that may correct each run held out by random fold, by :data:`TIERS` in order, each in the target's
+    regime (:func:`econ.fits.calibration_cv.cross_validate`)."""
+    regime = run_regimes(c, extra)
+    x = np.log(c["concurrency"].to_numpy().astype(float))
+    out = {}
+    for tier in TIERS:
+        k = c.select(tier.key()).to_series()
+        keys = {t: pl.select(neighbour_key(pl.lit(k), pl.lit(regime[t]))).to_series().to_numpy() for t in regime}
+        out[tier.suffix] = cv.Neighbours(keys, x, tier.same_x)
+    return out
 
 
 def run_regimes(c: pl.DataFrame, extra: dict) -> dict[str, pl.Series]:
@@ -226,9 +275,10 @@ PREFILL_USED = ("prefill_attention_data_parallel", "prefill_expert_tensor_parall
 prefill worker larger than any stated one on the chip)."""
 
 
-HELD_BASES = ("model_out", "chip_out", "random_out", "neighbour_out")
+HELD_BASES = ("model_out", "chip_out", "random_out", *(tier.basis for tier in TIERS))
 """The held-out predictions ``calibration_runs`` keeps a ratio of: by model, by chip, by random fold, and by random
-fold corrected by the configuration's runs at other concurrencies (:mod:`econ.fits.neighbours`)."""
+fold corrected by the configuration's runs at other concurrencies or, where it has none, by its layout's runs at
+other lengths (:mod:`econ.fits.neighbours`)."""
 
 
 def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
@@ -236,6 +286,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
     users, assumed, mode = pl.col("concurrency"), pl.col("workers_assumed"), pl.col("mode")
     inc = c.with_columns(
         configuration_key().alias("configuration_key"),  # of the stated columns, as a prediction's row states them
+        layout_key().alias("layout_key"),
         pl.Series("system_chips", extra["system_chips"]),
         pl.Series(
             "prefill_worker_chips", np.where(c["mode"].to_numpy() == "agg", np.nan, extra["prefill_chips"])
@@ -260,6 +311,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         "run_id",
         replicate_key().alias("replicate_key"),
         "configuration_key",
+        "layout_key",
         "system_chips",
         "prefill_worker_chips",
         *PREFILL_USED,

@@ -14,7 +14,7 @@ import polars as pl
 
 from econ.analyses import calibration_runs as cr
 from econ.analyses.calibration_bands import SPLITS
-from econ.analyses.calibration_tables import configuration_key, neighbour_key, regimes
+from econ.analyses.calibration_tables import TIERS, neighbour_key, regimes
 from econ.fits import calibration as cal
 from econ.fits.neighbours import interpolated_residual
 
@@ -157,43 +157,46 @@ def band_factors(
 
 
 MEASURED_SQL = (
-    "select configuration_key, regime_ttft, regime_tpot, concurrency, ln(predicted_ttft_s / measured_ttft_s) as "
-    "ttft_log_ratio, ln(predicted_tpot_s / measured_tpot_s) as tpot_log_ratio from calibration_runs where included"
+    "select configuration_key, layout_key, regime_ttft, regime_tpot, concurrency, ln(predicted_ttft_s / "
+    "measured_ttft_s) as ttft_log_ratio, ln(predicted_tpot_s / measured_tpot_s) as tpot_log_ratio "
+    "from calibration_runs where included"
 )
-"""The calibration's runs as :func:`measured_correction` reads them: configuration, regimes, concurrency, in-sample
-residuals."""
+"""The calibration's runs as :func:`measured_correction` reads them: configuration, layout, regimes, concurrency,
+in-sample residuals."""
 
 
 def measured_correction(
     c: pl.DataFrame, regime: tuple, measured: pl.DataFrame | None, bands: pl.DataFrame | None
 ) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
-    """((TTFT factor, TPOT factor), whether each row is corrected): a row whose configuration
-    (:func:`configuration_key`) the calibration measured at other concurrencies in the same regime of a target
-    (:func:`~econ.analyses.calibration_tables.neighbour_key`) takes off the residuals of those runs, interpolated in
-    log concurrency (:func:`econ.fits.neighbours.interpolated_residual`; the basis ``neighbour_out`` measures it held
-    out), where both targets have such runs and both its regimes have a band of such rows of their own
-    (``calibration_bands`` distance ``seen_configuration``, not pooled): a correction whose error was not measured in
-    its regime is not made (two held-out runs measure it for users waiting for a decode slot, none at batch 1)."""
-    ones, none = np.ones(c.height), np.zeros(c.height, dtype=bool)
+    """((TTFT factor, TPOT factor), the distance of each row corrected, '' where none): a row whose configuration
+    (:func:`~econ.analyses.calibration_tables.configuration_key`) the calibration measured at other concurrencies, or
+    else whose layout (:func:`~econ.analyses.calibration_tables.layout_key`) it measured at other lengths, in the same
+    regime of a target (:func:`~econ.analyses.calibration_tables.neighbour_key`), takes off the residuals of those runs,
+    interpolated in log concurrency (:func:`econ.fits.neighbours.interpolated_residual`; the bases ``neighbour_out``
+    and ``lengths_out`` measure it held out), where both targets have such runs and both its regimes have a band of
+    such rows of their own (``calibration_bands`` distance ``seen_configuration`` or ``seen_layout``, not pooled): a
+    correction whose error was not measured in its regime is not made (two held-out runs measure the first for
+    users waiting for a decode slot, none at batch 1)."""
+    factors, done = [np.ones(c.height), np.ones(c.height)], np.full(c.height, "", dtype=object)
     if measured is None or not measured.height or not c.height or bands is None:
-        return (ones, ones), none
-    config = c.select(configuration_key()).to_series()
+        return tuple(factors), done
     x = np.log(c["concurrency"].cast(pl.Float64).to_numpy())
     x_known = np.log(measured["concurrency"].to_numpy().astype(float))
-    factors, use = [], np.ones(c.height, dtype=bool)
-    for target, reg in zip(("ttft", "tpot"), regime):
-        key = pl.select(neighbour_key(pl.lit(config), pl.lit(pl.Series(reg, dtype=pl.String)))).to_series()
-        known = measured.select(neighbour_key(pl.col("configuration_key"), pl.col(f"regime_{target}"))).to_series()
-        corr, side = interpolated_residual(known, x_known, measured[f"{target}_log_ratio"].to_numpy(), key, x)
-        factors.append(np.exp(-corr))
-        use &= side > 0  # both targets' runs measured: the row's one distance holds for both bands
-    banded = bands.filter(
-        (pl.col("distance") == "seen_configuration") & pl.col("engine_stated") & ~pl.col("pooled"),
-        *(pl.col(split) == "" for split in SPLITS),
-    )
-    for target, reg in zip(("ttft", "tpot"), regime):
-        use &= np.isin(np.asarray(reg, dtype=str), banded.filter(pl.col("target") == target)["regime"].to_numpy())
-    return tuple(np.where(use, f, 1.0) for f in factors), use
+    banded = bands.filter(pl.col("engine_stated") & ~pl.col("pooled"), *(pl.col(split) == "" for split in SPLITS))
+    for tier in TIERS:
+        own = c.select(tier.key()).to_series()
+        found, use = [], done == ""
+        for target, reg in zip(("ttft", "tpot"), regime):
+            key = pl.select(neighbour_key(pl.lit(own), pl.lit(pl.Series(reg, dtype=pl.String)))).to_series()
+            known = measured.select(neighbour_key(pl.col(tier.column), pl.col(f"regime_{target}"))).to_series()
+            r = measured[f"{target}_log_ratio"].to_numpy()
+            corr, side = interpolated_residual(known, x_known, r, key, x, same_x=tier.same_x)
+            ok = banded.filter((pl.col("distance") == tier.distance) & (pl.col("target") == target))["regime"]
+            use &= (side > 0) & np.isin(np.asarray(reg, dtype=str), ok.to_numpy())
+            found.append(np.exp(-corr))
+        factors = [np.where(use, t, f) for t, f in zip(found, factors)]
+        done = np.where(use, tier.distance, done)
+    return tuple(factors), done
 
 
 def _runs_of(engine: np.ndarray, chip: np.ndarray, model: np.ndarray) -> np.ndarray:
@@ -278,7 +281,7 @@ def predict_configurations(
     with np.errstate(all="ignore"):
         per_gpu = users * osl / (ttft + (osl - 1.0) * tpot) / extra["system_chips"]
     dist = distances(c["arch_model"].to_list(), c["chip"].to_list(), seen_models, seen_chips)
-    dist = np.where(corrected, "seen_configuration", dist)
+    dist = np.where(corrected != "", corrected, dist)
     if bands is not None and bands.height:
         where = (engine, c["chip"].to_numpy(), c["arch_model"].to_numpy())
         t50, t90, t_cov, t_of = band_factors(bands, "ttft", reg_ttft, dist, stated, *where)
@@ -322,14 +325,20 @@ def predict_configurations(
             "system_chips": extra["system_chips"],
         }
     ).with_columns(cr.wait_notes(extra))
-    note = pl.when(pl.Series(corrected)).then(  # a configuration measured at other concurrencies says so
-        pl.format(
-            "corrected by this configuration's measured runs at other concurrencies (TTFT x{}, TPOT x{} of the "
-            "model's)",
-            pl.Series(factors[0]).round(2),
-            pl.Series(factors[1]).round(2),
+    note = pl.lit(None, dtype=pl.String)  # a prediction corrected by measured runs says by whose and how far
+    for tier in TIERS:
+        note = (
+            pl.when(pl.Series(corrected == tier.distance))
+            .then(
+                pl.format(
+                    f"corrected by {tier.whose} measured runs at other {tier.other} (TTFT x{{}}, TPOT x{{}} of the "
+                    "model's)",
+                    pl.Series(factors[0]).round(2),
+                    pl.Series(factors[1]).round(2),
+                )
+            )
+            .otherwise(note)
         )
-    )
     if params is not None:
         named = pl.Series(engine, dtype=pl.String)
         unknown = named.str.len_chars().fill_null(0).gt(0) & ~pl.Series(stated)

@@ -42,6 +42,21 @@ and engine/mode offset the mean of its kind's (:func:`engine_average_runs`)."""
 NEIGHBOURS = "_neighbours"
 """Suffix of a held-out prediction corrected by the fold's measured runs of its configuration at other concurrencies
 (:mod:`econ.fits.neighbours`)."""
+LENGTHS = "_lengths"
+"""Suffix of one corrected by the fold's runs of its layout (the configuration but for the lengths) where no run of
+its configuration was fitted."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Neighbours:
+    """The runs that may correct a held-out run (:func:`econ.fits.neighbours.interpolated_residual`): each run's key
+    per target ("ttft", "tpot"), its log concurrency, and whether a run at the same concurrency counts."""
+
+    keys: dict[str, np.ndarray]
+    log_users: np.ndarray
+    same_x: bool = False
+
+
 MIN_BAND_POINTS = 8
 """Fewest held-out rows a band is computed from; a thinner cell takes its target's pooled band at that distance."""
 
@@ -77,22 +92,22 @@ def cross_validate(
     run_groups: np.ndarray,
     point_groups: np.ndarray,
     known: tuple | None = None,
-    neighbours: tuple[dict[str, np.ndarray], np.ndarray] | None = None,
+    neighbours: dict[str, Neighbours] | None = None,
 ) -> dict[str, np.ndarray]:
     """Held-out ``log(predicted / measured)`` of every run (TTFT, TPOT) and point, folding over the distinct
     values of the group labels (a label shared by runs and points leaves both out together; None: never held
     out). Each fold is warm-started from ``start`` and capped at :data:`FOLD_ITERATIONS` iterations; the predictions
     and Jacobian at ``start`` are computed once for all folds (they do not depend on what a fold leaves out: its
     masks choose which residual rows count; ``known``: :func:`at_point` of ``start``, shared by several bases).
-    ``neighbours`` (each run's configuration key per target, "ttft" and "tpot", and its log concurrency): each
-    held-out run is also predicted corrected by the fold's residuals of its configuration's runs at other
-    concurrencies it fitted
-    (:func:`econ.fits.neighbours.interpolated_residual`), under the keys suffixed :data:`NEIGHBOURS` (NaN where the
-    fold fitted none)."""
+    ``neighbours`` ({suffix: :class:`Neighbours`}, in order): each held-out run is also predicted corrected by the
+    fold's residuals of the runs it fitted that share its key (:func:`econ.fits.neighbours.interpolated_residual`),
+    under the keys with that suffix, where no earlier suffix corrected it (NaN where the fold fitted none: each
+    suffix's rows are those it alone would correct)."""
     run_groups = np.asarray(run_groups, dtype=object)
     point_groups = np.asarray(point_groups, dtype=object)
     keys = ("ttft", "tpot", f"ttft{ANY_ENGINE}", f"tpot{ANY_ENGINE}")
-    keys += tuple(f"{k}{NEIGHBOURS}" for k in keys) if neighbours is not None else ()
+    neighbours = neighbours or {}
+    keys += tuple(f"{k}{suffix}" for suffix in neighbours for k in keys)
     out = {k: np.full(problem.runs.n, np.nan) for k in keys} | {"points": np.full(problem.points.n, np.nan)}
     labels = sorted({g for g in np.concatenate([run_groups, point_groups]) if g is not None}, key=str)
     measured = {"ttft": problem.runs.log_ttft, "tpot": problem.runs.log_tpot, "points": problem.points.log_measured}
@@ -111,10 +126,12 @@ def cross_validate(
             residual[f"{key}{ANY_ENGINE}"] = log_value - measured[key]
         for key, r in residual.items():
             out[key][held_r] = r[held_r]
-            if neighbours is not None:
-                k, x = neighbours[0][key[:4]], neighbours[1]  # key[:4]: the target, ttft or tpot
-                corr, sides = interpolated_residual(k[~held_r], x[~held_r], r[~held_r], k[held_r], x[held_r])
-                out[f"{key}{NEIGHBOURS}"][held_r] = np.where(sides > 0, r[held_r] - corr, np.nan)
+            todo = held_r.copy()
+            for suffix, nb in neighbours.items():
+                k, x, fit = nb.keys[key[:4]], nb.log_users, ~held_r  # key[:4]: the target, ttft or tpot
+                corr, sides = interpolated_residual(k[fit], x[fit], r[fit], k[todo], x[todo], same_x=nb.same_x)
+                out[f"{key}{suffix}"][todo] = np.where(sides > 0, r[todo] - corr, np.nan)
+                todo[todo] = sides == 0
     return out
 
 

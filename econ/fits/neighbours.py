@@ -24,11 +24,14 @@ from econ.formula import formula
     "c = (1 − w)·r(x₋) + w·r(x₊),  w = (x − x₋)/(x₊ − x₋),  x = ln C;  r(x±) alone where only one side is measured",
     "interpolation of a configuration's measured residuals in log concurrency",
 )
-def interpolated_residual(train_key, train_x, train_r, query_key, query_x) -> tuple[np.ndarray, np.ndarray]:
+def interpolated_residual(
+    train_key, train_x, train_r, query_key, query_x, *, same_x: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """(log correction, measured sides: 0, 1 or 2) of every query row: its configuration's training residuals
     ``train_r`` (log predicted/measured; several at one ``x`` averaged) at the nearest ``x`` below and above the
-    query's own, never at it, interpolated linearly in ``x``; the one side's where only one is measured; 0 where
-    none is."""
+    query's own, interpolated linearly in ``x``; the one side's where only one is measured; 0 where none is. A
+    training row at the query's own ``x`` is read only with ``same_x`` (keys that leave out something else the runs
+    differ in, such as the lengths: then it is the nearest of all, and taken alone)."""
     n = len(query_x)
     train = (
         pl.DataFrame({"k": pl.Series(train_key, dtype=pl.String), "x": np.asarray(train_x, float), "r": train_r})
@@ -44,17 +47,17 @@ def interpolated_residual(train_key, train_x, train_r, query_key, query_x) -> tu
     below = train.rename({"x": "x_below", "r": "r_below"})
     above = train.rename({"x": "x_above", "r": "r_above"})
     got = query.join_asof(
-        below, left_on="x", right_on="x_below", by="k", strategy="backward", allow_exact_matches=False,
+        below, left_on="x", right_on="x_below", by="k", strategy="backward", allow_exact_matches=same_x,
         check_sortedness=False,
     ).join_asof(
-        above, left_on="x", right_on="x_above", by="k", strategy="forward", allow_exact_matches=False,
+        above, left_on="x", right_on="x_above", by="k", strategy="forward", allow_exact_matches=same_x,
         check_sortedness=False,
     )  # fmt: skip
     x, lo, hi = (got[c].fill_null(np.nan).to_numpy().astype(float) for c in ("x", "x_below", "x_above"))
     r_lo, r_hi = (got[c].fill_null(np.nan).to_numpy().astype(float) for c in ("r_below", "r_above"))
     has_lo, has_hi = np.isfinite(r_lo), np.isfinite(r_hi)
     with np.errstate(invalid="ignore", divide="ignore"):
-        w = np.where(has_lo & has_hi, (x - lo) / (hi - lo), 0.0)
+        w = np.where(has_lo & has_hi & (hi > lo), (x - lo) / (hi - lo), 0.0)  # hi = lo = x: that run alone
     value = np.where(
         has_lo & has_hi,
         (1.0 - w) * np.nan_to_num(r_lo) + w * np.nan_to_num(r_hi),

@@ -168,6 +168,23 @@ def test_a_configurations_runs_at_other_concurrencies_correct_its_held_out_predi
         assert held["n"] > 2000 and 0.85 <= held["c"] <= 0.95
 
 
+def test_a_layouts_runs_at_other_lengths_correct_a_run_its_configuration_does_not(real_db):
+    """The runs no run of their own configuration corrects, and only they, are corrected by their layout's runs at
+    other lengths where it has any (basis lengths_out), and err less so than plainly held out (random_out)."""
+    runs = q(
+        real_db,
+        "select random_out_ttft_ratio as rt, neighbour_out_ttft_ratio as nt, lengths_out_ttft_ratio as lt, "
+        "random_out_tpot_ratio as rp, neighbour_out_tpot_ratio as np, lengths_out_tpot_ratio as lp "
+        "from calibration_runs where included",
+    )
+    for plain, first, second in (("rt", "nt", "lt"), ("rp", "np", "lp")):
+        assert not (runs[first].is_not_nan() & runs[second].is_not_nan()).any()
+        rows = runs.filter(runs[second].is_not_nan())
+        assert rows.height > 100
+        err = rows.select(pl.col(plain, second).log().abs())
+        assert err[second].median() < err[plain].median() and err[second].quantile(0.9) < err[plain].quantile(0.9)
+
+
 def test_the_band_a_named_engine_claims_holds_for_each_engine_and_each_seen_chip_and_model(real_db):
     """The band econ prints for a prediction that names its engine is that engine's (and, for a seen model on a seen
     chip, that chip's and then that model's) where they have rows enough: held out by model or by random fold, each

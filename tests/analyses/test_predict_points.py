@@ -93,10 +93,10 @@ def test_a_correction_is_made_only_where_its_regime_has_a_band_of_corrected_rows
     code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
     assert code == 0
     rows = pl.DataFrame(json.loads(out), infer_schema_length=None).filter(pl.col("status") == "ok")
-    banded = q(
+    banded = q(  # the regimes either correction has a band of its own in
         real_db,
-        "select target, regime from calibration_bands where distance = 'seen_configuration' and engine_stated "
-        "and not pooled and engine = '' and chip = '' and arch_model = ''",
+        "select target, regime from calibration_bands where distance in ('seen_configuration', 'seen_layout') "
+        "and engine_stated and not pooled and engine = '' and chip = '' and arch_model = ''",
     )
     ttft_ok, tpot_ok = (set(banded.filter(pl.col("target") == t)["regime"]) for t in ("ttft", "tpot"))
     assert "agg" in ttft_ok and "agg" in tpot_ok and "batch_1" not in ttft_ok
@@ -105,7 +105,9 @@ def test_a_correction_is_made_only_where_its_regime_has_a_band_of_corrected_rows
     runs = q(real_db, "select run_id as id, predicted_ttft_s from calibration_runs where included")
     same = unbanded.join(runs, on="id")
     assert (same["predicted_ttft_ms"] / 1e3 / same["predicted_ttft_s"] - 1).abs().max() < 1e-9
-    assert rows.filter(pl.col("regime_ttft") == "agg")["distance"].value_counts().height == 2  # both kinds occur
+    assert {"seen_configuration", "seen_layout"} <= set(rows.filter(pl.col("regime_ttft") == "agg")["distance"])
+    layout = rows.filter(pl.col("distance") == "seen_layout")
+    assert layout.height > 50 and layout["notes"].str.contains("corrected by this layout's measured runs").all()
 
 
 def test_a_run_whose_users_outnumber_its_cache_says_so_in_the_table_and_in_a_file_of_runs(real_db, capsys, tmp_path):

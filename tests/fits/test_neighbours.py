@@ -42,3 +42,15 @@ def test_order_of_rows_does_not_matter_to_the_last_bit():
     p, s = rng.permutation(40), rng.permutation(25)
     second = interpolated_residual(keys[p], x[p], r[p], qk[s], qx[s])
     assert (second[0] == first[0][s]).all() and (second[1] == first[1][s]).all()
+
+
+def test_with_same_x_a_run_at_the_querys_own_concurrency_is_read_alone():
+    """A key that leaves out the lengths: the same system at the same concurrency with other lengths is the nearest
+    neighbour there is, and taken alone; without it, the interpolation as before."""
+    x = np.log([4.0, 16.0, 64.0])
+    r = np.array([0.1, 0.7, 0.9])
+    corr, sides = interpolated_residual(["a"] * 3, x, r, ["a", "a"], np.log([16.0, 8.0]), same_x=True)
+    assert corr[0] == pytest.approx(0.7) and corr[1] == pytest.approx(0.4)
+    assert sides.tolist() == [2, 2]
+    corr, _ = interpolated_residual(["a"] * 3, x, r, ["a"], np.log([16.0]))
+    assert corr[0] == pytest.approx(0.5)  # 4 and 64 around it: halfway in log C

@@ -64,11 +64,12 @@ from calibration_errors
 where group_kind in ('overall', 'regime', 'engine', 'chip', 'model')
   and (basis in ('model_out', 'chip_out', 'source_out', 'random_out', 'calibrated', 'bound', 'replicates')
        or (basis = 'neighbour_out' and group_kind in ('overall', 'regime', 'engine'))
-       or (basis like '%_any_engine' and group_kind in ('overall', 'engine')))
+       or (basis like 'lengths_out%' and group_kind = 'overall')
+       or (basis like '%_any_engine' and basis not like 'lengths_out%' and group_kind in ('overall', 'engine')))
 order by list_position(['tpot', 'ttft', 'throughput'], target), group_kind = 'overall' desc, group_kind, "group",
          list_position(['model_out', 'model_out_any_engine', 'chip_out', 'chip_out_any_engine', 'source_out',
                         'random_out', 'random_out_any_engine', 'neighbour_out', 'neighbour_out_any_engine',
-                        'calibrated', 'bound', 'replicates'], basis)
+                        'lengths_out', 'lengths_out_any_engine', 'calibrated', 'bound', 'replicates'], basis)
 """
 
 BANDS = """
@@ -77,7 +78,7 @@ order by list_position(['tpot', 'ttft', 'throughput'], target), regime, distance
          arch_model
 """
 
-DISTANCES = ("seen_configuration", "seen", "new_model", "new_chip", "new_model_and_chip")
+DISTANCES = ("seen_configuration", "seen_layout", "seen", "new_model", "new_chip", "new_model_and_chip")
 _BY_DISTANCE = ", ".join(
     f"max(error_factor_p90) filter (where distance = '{d}') as {d}_p90, "
     f"max(coverage_p90_frac) filter (where distance = '{d}') as {d}_covered"
@@ -215,17 +216,18 @@ def _cv(ctx: SiteContext) -> Section:
         intro="model_out leaves out every run and point of a model, chip_out of a chip, source_out a source "
         "document (InferenceX is one), random_out a fifth of the distinct configurations, neighbour_out the same "
         "rows corrected by their configuration's runs at other concurrencies that the fold fitted (the rows that "
-        "have any); …_any_engine predicts "
-        "the same held-out runs with no engine stated (the engines' average, as the calibrated scenario, plans and "
-        "econ predict without --engine do). 'Inside the p90 band' is the share of the held-out rows within the band "
-        "econ would have printed from the other groups' rows. replicates is no prediction: each run against the "
-        "other runs of the same stated configuration, the spread of the measurements themselves.",
+        "have any), lengths_out those with none corrected by their layout's runs at other lengths; …_any_engine "
+        "predicts the same held-out runs with no engine stated (the engines' average, as the calibrated scenario, "
+        "plans and econ predict without --engine do). 'Inside the p90 band' is the share of the held-out rows "
+        "within the band econ would have printed from the other groups' rows. replicates is no prediction: each run "
+        "against the other runs of the same stated configuration, the spread of the measurements themselves.",
     )
 
 
 def _bands(ctx: SiteContext) -> Section:
     words = {
         "seen_configuration": "measured config",
+        "seen_layout": "measured layout",
         "seen": "seen",
         "new_model": "new model",
         "new_chip": "new chip",
