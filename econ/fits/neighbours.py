@@ -6,10 +6,12 @@ of the log-linear interpolation between its neighbours in concurrency, where the
 fold is 1.26x / 1.99x on the same 1,215 runs (``inferencex_train``, 2026-12-07; docs/design-notes.md). So a
 configuration measured at other concurrencies says how far off the model is for it: the residual
 ``log(predicted/measured)`` of those runs, interpolated in log concurrency (kriging's mean with a linear variogram,
-the residual read as a field over the configuration's concurrencies), is subtracted from the prediction. Runs at the
-same concurrency (replicates, or the row itself) are not neighbours: the correction and the bands measured for it
-(grouped cross-validation over random folds of configurations, ``calibration_errors`` basis ``neighbour_out``) are
-for a concurrency not measured.
+the residual read as a field over the configuration's concurrencies), is subtracted from the prediction. Runs of the
+configuration at the same concurrency (replicates, or the row itself) are not neighbours: the correction and the
+bands measured for it (grouped cross-validation over random folds of configurations, ``calibration_errors`` basis
+``neighbour_out``) are for a concurrency not measured. A configuration with no such run may take its layout's runs
+at other lengths (``same_x``: at its own concurrency too; basis ``lengths_out``,
+``econ.analyses.calibration_tables.TIERS``).
 """
 
 from __future__ import annotations
