@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 
 from econ.analyses import calibration_bands as bands
+from econ.analyses import calibration_neighbours as nb
 from econ.analyses import calibration_points as cp
 from econ.analyses import calibration_runs as cr
 from econ.analyses import calibration_tables as tables
@@ -156,7 +157,7 @@ def run(ctx) -> None:
     fitted_pred = cal.predict(z, problem)
     labels = tables.fold_labels(c, fitted, i.groups)
     known = cv.at_point(z, problem)  # every fold of every basis starts at the full fit
-    neighbours = tables.neighbour_tiers(c, extra)  # a random fold's runs are also corrected by the runs it fitted
+    neighbours = nb.neighbour_tiers(c, extra)  # a random fold's runs are also corrected by the runs it fitted
     held = {
         basis: cv.cross_validate(
             problem, known[0], *labels[basis], known, neighbours=neighbours if basis == "random_out" else None
@@ -164,10 +165,10 @@ def run(ctx) -> None:
         for basis in ("model_out", "chip_out", "source_out", "random_out")
     }
     random = held["random_out"]
-    for tier in tables.TIERS:
+    for tier in nb.TIERS:
         held[tier.basis] = {k.removesuffix(tier.suffix): v for k, v in random.items() if k.endswith(tier.suffix)}
     bounds = (extra["bound_first_pass_s"], extra["bound_tpot_s"])
-    run_frame = tables.runs_frame(i.configs, c, extra, fitted_pred, held, bounds)
+    run_frame = tables.runs_frame(i.configs, c, extra, fitted_pred, held, bounds, nb.HELD_BASES)
     point_frame = tables.points_frame(i.points_all, fitted, problem.points, z, problem, held)
     ctx.write(RUNS, run_frame.select(RUNS.names))
     ctx.write(POINTS, point_frame.select(POINTS.names))

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 import numpy as np
 import polars as pl
 
@@ -154,57 +151,6 @@ def neighbour_key(configuration: pl.Expr, regime: pl.Expr) -> pl.Expr:
     return pl.concat_str([configuration, regime], separator="|")
 
 
-@dataclass(frozen=True)
-class Tier:
-    """Measured runs that may correct a prediction (:mod:`econ.fits.neighbours`): the basis that measures it held out
-    and its suffix in :func:`~econ.fits.calibration_cv.cross_validate`, the distance its bands are read at, the
-    ``calibration_runs`` column and expression of its key, whether a run at the row's own concurrency counts, and the
-    words of a prediction's note."""
-
-    basis: str
-    suffix: str
-    distance: str
-    column: str
-    key: Callable[[], pl.Expr]
-    same_x: bool
-    whose: str
-    other: str
-
-
-TIERS = (
-    Tier("neighbour_out", cv.NEIGHBOURS, "seen_configuration", "configuration_key", configuration_key, False,
-         "this configuration's", "concurrencies"),
-    Tier("lengths_out", cv.LENGTHS, "seen_layout", "layout_key", layout_key, True, "this layout's", "lengths"),
-)  # fmt: skip
-"""In turn: a configuration's runs at other concurrencies, then, where it has none, its layout's at other lengths (any
-concurrency, its own included: the same system under the same load)."""
-
-
-def neighbour_tiers(c: pl.DataFrame, extra: dict) -> dict[str, cv.Neighbours]:
-    """The runs that may correct each run held out by random fold, by :data:`TIERS` in order, each in the target's
-    regime (:func:`econ.fits.calibration_cv.cross_validate`)."""
-    regime = run_regimes(c, extra)
-    x = np.log(c["concurrency"].to_numpy().astype(float))
-    out = {}
-    for tier in TIERS:
-        k = c.select(tier.key()).to_series()
-        keys = {t: pl.select(neighbour_key(pl.lit(k), pl.lit(regime[t]))).to_series().to_numpy() for t in regime}
-        out[tier.suffix] = cv.Neighbours(keys, x, tier.same_x)
-    return out
-
-
-def run_regimes(c: pl.DataFrame, extra: dict) -> dict[str, pl.Series]:
-    """Each run's regime of TTFT and of TPOT (:func:`regimes`, as ``calibration_runs`` stores them)."""
-    frame = c.select("mode", "concurrency", "workers_assumed").with_columns(
-        pl.Series("_waits", cr.waits_for_slot(extra)), pl.Series("_limited", cr.slot_limited(extra))
-    )
-    users, assumed, mode = pl.col("concurrency"), pl.col("workers_assumed"), pl.col("mode")
-    return {
-        t: frame.select(regimes(mode, users, assumed, pl.col(w), t)).to_series()
-        for t, w in (("ttft", "_waits"), ("tpot", "_limited"))
-    }
-
-
 COPY_COLUMNS = ("architecture_group", "chip", "engine", "mode", "input_tokens", "output_tokens", "_ttft", "_tpot")
 """What two rows of ``inferencex_train`` share when one is a copy of the other's measurement: the architecture, chip,
 engine, mode, lengths and both measured values to :data:`COPY_DIGITS` significant digits."""
@@ -275,14 +221,9 @@ PREFILL_USED = ("prefill_attention_data_parallel", "prefill_expert_tensor_parall
 prefill worker larger than any stated one on the chip)."""
 
 
-HELD_BASES = ("model_out", "chip_out", "random_out", *(tier.basis for tier in TIERS))
-"""The held-out predictions ``calibration_runs`` keeps a ratio of: by model, by chip, by random fold, and by random
-fold corrected by the configuration's runs at other concurrencies or, where it has none, by its layout's runs at
-other lengths (:mod:`econ.fits.neighbours`)."""
-
-
-def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
-    """``calibration_runs``: every run, the included ones with their predictions."""
+def runs_frame(configs, c, extra, pred, held, bounds, bases) -> pl.DataFrame:
+    """``calibration_runs``: every run, the included ones with their predictions and the held-out ratios of ``bases``
+    (:data:`econ.analyses.calibration_neighbours.HELD_BASES`)."""
     users, assumed, mode = pl.col("concurrency"), pl.col("workers_assumed"), pl.col("mode")
     inc = c.with_columns(
         configuration_key().alias("configuration_key"),  # of the stated columns, as a prediction's row states them
@@ -303,7 +244,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         *(
             pl.Series(f"{b}{a}_{t}_ratio", np.exp(held[b][f"{t}{a}"]))
             for a in ("", cv.ANY_ENGINE)
-            for b in HELD_BASES
+            for b in bases
             for t in ("ttft", "tpot")
         ),
         pl.lit(True).alias("included"),
@@ -325,7 +266,7 @@ def runs_frame(configs, c, extra, pred, held, bounds) -> pl.DataFrame:
         "predicted_tpot_s",
         "decode_workers",
         "prefill_workers",
-        *(f"{b}{a}_{t}_ratio" for a in ("", cv.ANY_ENGINE) for b in HELD_BASES for t in ("ttft", "tpot")),
+        *(f"{b}{a}_{t}_ratio" for a in ("", cv.ANY_ENGINE) for b in bases for t in ("ttft", "tpot")),
         "included",
     )
     out = configs.drop("decode_workers", "prefill_workers").join(inc, on="run_id", how="left", suffix="_used")

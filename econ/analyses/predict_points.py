@@ -17,8 +17,9 @@ from pathlib import Path
 import polars as pl
 
 from econ.analyses import assumed_workers, serving_runs
+from econ.analyses.calibration_neighbours import MEASURED_SQL
 from econ.analyses.calibration_scenario import all_scenarios
-from econ.analyses.serving_predict import LENGTHS_SQL, MEASURED_SQL, predict_configurations
+from econ.analyses.serving_predict import LENGTHS_SQL, predict_configurations
 from econ.analyses.timed_models import MODELS_SQL, UNTIMED_SQL
 from econ.db import connect_read_only
 from econ.load.serving_run_tables import SERVING_RUNS

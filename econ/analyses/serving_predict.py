@@ -14,9 +14,9 @@ import polars as pl
 
 from econ.analyses import calibration_runs as cr
 from econ.analyses.calibration_bands import SPLITS
-from econ.analyses.calibration_tables import TIERS, neighbour_key, regimes
+from econ.analyses.calibration_neighbours import TIERS, measured_correction
+from econ.analyses.calibration_tables import regimes
 from econ.fits import calibration as cal
-from econ.fits.neighbours import interpolated_residual
 
 OUTPUT = (
     "id",
@@ -156,49 +156,6 @@ def band_factors(
     return arr[:, 0], arr[:, 1], arr[:, 2], of.astype(str)
 
 
-MEASURED_SQL = (
-    "select configuration_key, layout_key, regime_ttft, regime_tpot, concurrency, ln(predicted_ttft_s / "
-    "measured_ttft_s) as ttft_log_ratio, ln(predicted_tpot_s / measured_tpot_s) as tpot_log_ratio "
-    "from calibration_runs where included"
-)
-"""The calibration's runs as :func:`measured_correction` reads them: configuration, layout, regimes, concurrency,
-in-sample residuals."""
-
-
-def measured_correction(
-    c: pl.DataFrame, regime: tuple, measured: pl.DataFrame | None, bands: pl.DataFrame | None
-) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
-    """((TTFT factor, TPOT factor), the distance of each row corrected, '' where none): a row whose configuration
-    (:func:`~econ.analyses.calibration_tables.configuration_key`) the calibration measured at other concurrencies, or
-    else whose layout (:func:`~econ.analyses.calibration_tables.layout_key`) it measured at other lengths, in the same
-    regime of a target (:func:`~econ.analyses.calibration_tables.neighbour_key`), takes off the residuals of those runs,
-    interpolated in log concurrency (:func:`econ.fits.neighbours.interpolated_residual`; the bases ``neighbour_out``
-    and ``lengths_out`` measure it held out), where both targets have such runs and both its regimes have a band of
-    such rows of their own (``calibration_bands`` distance ``seen_configuration`` or ``seen_layout``, not pooled): a
-    correction whose error was not measured in its regime is not made (two held-out runs measure the first for
-    users waiting for a decode slot, none at batch 1)."""
-    factors, done = [np.ones(c.height), np.ones(c.height)], np.full(c.height, "", dtype=object)
-    if measured is None or not measured.height or not c.height or bands is None:
-        return tuple(factors), done
-    x = np.log(c["concurrency"].cast(pl.Float64).to_numpy())
-    x_known = np.log(measured["concurrency"].to_numpy().astype(float))
-    banded = bands.filter(pl.col("engine_stated") & ~pl.col("pooled"), *(pl.col(split) == "" for split in SPLITS))
-    for tier in TIERS:
-        own = c.select(tier.key()).to_series()
-        found, use = [], done == ""
-        for target, reg in zip(("ttft", "tpot"), regime):
-            key = pl.select(neighbour_key(pl.lit(own), pl.lit(pl.Series(reg, dtype=pl.String)))).to_series()
-            known = measured.select(neighbour_key(pl.col(tier.column), pl.col(f"regime_{target}"))).to_series()
-            r = measured[f"{target}_log_ratio"].to_numpy()
-            corr, side = interpolated_residual(known, x_known, r, key, x, same_x=tier.same_x)
-            ok = banded.filter((pl.col("distance") == tier.distance) & (pl.col("target") == target))["regime"]
-            use &= (side > 0) & np.isin(np.asarray(reg, dtype=str), ok.to_numpy())
-            found.append(np.exp(-corr))
-        factors = [np.where(use, t, f) for t, f in zip(found, factors)]
-        done = np.where(use, tier.distance, done)
-    return tuple(factors), done
-
-
 def _runs_of(engine: np.ndarray, chip: np.ndarray, model: np.ndarray) -> np.ndarray:
     """Whose held-out runs a band is from, in words: "Llama-3.1-70B's runs with vllm on H200", "runs with vllm",
     "runs on H200", "runs of every engine, chip and model"."""
@@ -242,9 +199,10 @@ def predict_configurations(
     error factors); ``lengths``: the row of ``calibration_lengths``, the range the bands were measured over (a row
     outside it says so, :func:`length_note`); ``largest``: the bound on a run that states no workers, the
     calibration's :func:`~econ.analyses.assumed_workers.largest_systems` (None: read from ``configs``' own stated
-    runs); ``measured``: the calibration's runs (:data:`MEASURED_SQL`): a row whose configuration they measured
-    at other concurrencies is corrected by their residuals (:func:`measured_correction`) and takes the bands of
-    such rows (distance ``seen_configuration``). Rows with a ``reason`` get status = that reason and no numbers.
+    runs); ``measured``: the calibration's runs (``calibration_neighbours.MEASURED_SQL``): a row whose configuration
+    (or layout) they measured is corrected by their residuals (``calibration_neighbours.measured_correction``) and
+    takes the bands of such rows (distance ``seen_configuration`` or ``seen_layout``). Rows with a ``reason`` get
+    status = that reason and no numbers.
     """
     ok = configs.filter(pl.col("reason").is_null())
     frame = configs.select("run_id", "reason", "notes").rename({"run_id": "id"})

@@ -11,7 +11,7 @@ configuration at the same concurrency (replicates, or the row itself) are not ne
 bands measured for it (grouped cross-validation over random folds of configurations, ``calibration_errors`` basis
 ``neighbour_out``) are for a concurrency not measured. A configuration with no such run may take its layout's runs
 at other lengths (``same_x``: at its own concurrency too; basis ``lengths_out``,
-``econ.analyses.calibration_tables.TIERS``).
+``econ.analyses.calibration_neighbours.TIERS``).
 """
 
 from __future__ import annotations
