@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import shared_folder
+
 from .price_maps import write_real_snapshots
 
 FIXTURE_DATA = Path(__file__).resolve().parents[1] / "fixtures" / "data"
@@ -50,7 +52,8 @@ def make_report_data(target: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def report_data(tmp_path_factory) -> Path:
-    return make_report_data(tmp_path_factory.mktemp("report") / "data")
+    """Made once for all xdist workers (only ever read)."""
+    return shared_folder(tmp_path_factory, "report-data", lambda folder: make_report_data(folder / "data")) / "data"
 
 
 @pytest.fixture(scope="session")
@@ -89,9 +92,17 @@ def build_report(data_dir: Path, root: Path, *, cache_dir: Path) -> tuple[Path, 
 
 
 @pytest.fixture(scope="session")
-def built_report(report_data, asset_cache, tmp_path_factory) -> Path:
-    """The reports folder of ``econ build`` on ``report_data``."""
-    return build_report(report_data, tmp_path_factory.mktemp("built"), cache_dir=asset_cache)[1]
+def built_report(report_data, tmp_path_factory) -> Path:
+    """The reports folder of ``econ build`` on ``report_data``, built once for all xdist workers (~8 s; only ever read
+    or copied)."""
+    return (
+        shared_folder(
+            tmp_path_factory,
+            "built-report",
+            lambda folder: build_report(report_data, folder, cache_dir=folder / "cache"),
+        )
+        / "reports"
+    )
 
 
 @pytest.fixture(scope="session")

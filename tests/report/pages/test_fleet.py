@@ -12,15 +12,14 @@ import pytest
 from econ.cli import main
 from econ.report.html import fmt_num
 
-from ..conftest import build_report
 from ..html_tables import number, read_tables
 from ..test_site import PAGE_LIMIT_BYTES, Balance
 
 
 @pytest.fixture(scope="module")
-def fleet_build(report_data, asset_cache, tmp_path_factory) -> tuple[Path, Path]:
-    """(database, report) of the fixture data + real price maps."""
-    return build_report(report_data, tmp_path_factory.mktemp("fleet-report"), cache_dir=asset_cache)
+def fleet_build(built_db, built_report) -> tuple[Path, Path]:
+    """(database, report) of the fixture data + real price maps (the report tests' build)."""
+    return built_db, built_report
 
 
 @pytest.fixture(scope="module")
