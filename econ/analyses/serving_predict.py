@@ -113,6 +113,20 @@ def distances(arch_model, chip, seen_models: set, seen_chips: set) -> np.ndarray
     return np.select([m & c, ~m & c, m & ~c], ["seen", "new_model", "new_chip"], "new_model_and_chip")
 
 
+def vendor_note(chips: pl.Series, hardware: pl.DataFrame, seen_chips: set) -> pl.Expr:
+    """A note on each row whose chip's vendor made none of the chips the calibration measured runs on: its band (a new
+    chip's) was checked with NVIDIA's chips held out one at a time and one architecture at a time (it holds), never
+    on another vendor's chips and engines (docs/design-notes.md, "A band holds for the engine, the chip and the model
+    it is printed for")."""
+    vendor_of = dict(hardware.select("chip", "vendor").iter_rows())
+    measured = sorted({vendor_of[x] for x in seen_chips if vendor_of.get(x)})
+    vendor = chips.replace_strict(vendor_of, default=None, return_dtype=pl.String)
+    text = "the calibration measured no run on {}'s chips: the error band is that of {} chips held out, not {}'s"
+    return pl.when(vendor.is_not_null() & ~vendor.is_in(measured)).then(
+        pl.format(text, vendor, pl.lit(" and ".join(measured)), vendor)
+    )
+
+
 def band_factors(
     bands: pl.DataFrame,
     target: str,
@@ -311,6 +325,7 @@ def predict_configurations(
                 )
             ),
         )
+        note = cr.with_note(note, vendor_note(c["chip"], hardware, seen_chips))
     if bands is not None and lengths is not None:
         pred = pred.with_columns(
             c.select(

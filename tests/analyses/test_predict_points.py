@@ -222,6 +222,10 @@ def test_a_file_of_runs_in_other_systems_and_re_releases(real_db, capsys, tmp_pa
     assert rows["status"].to_list() == ["ok", "ok", "ok", "unknown_model"]
     assert (rows["distance"].to_list()[:3]) == ["new_model_and_chip", "new_chip", "new_chip"]
     assert "3 of 4 rows predicted (1 unknown model)" in err
+    # a new chip of a measured maker (B300, GB300) takes the new-chip band, checked on NVIDIA's chips and
+    # architectures held out; the MI355X's says that band was never measured on AMD's chips and engines
+    amd = "the calibration measured no run on AMD's chips: the error band is that of NVIDIA chips held out, not AMD's"
+    assert [amd in (n or "") for n in rows["notes"].to_list()] == [False, False, True, False]
 
 
 def test_a_file_row_of_a_model_econ_has_but_cannot_time_says_so(real_db, capsys, tmp_path):
