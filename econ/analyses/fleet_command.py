@@ -20,7 +20,7 @@ from econ.analyses.fleet_layouts import stated_pools
 from econ.analyses.fleet_plan import build_plan
 from econ.analyses.fleet_rows import PLAN_PER_KIND, PLAN_SUMMARY, plan_rows
 from econ.analyses.predict_layouts import PoolSpec
-from econ.analyses.serving_predict import LENGTHS_SQL, band_factors, distances, speculation_note
+from econ.analyses.serving_predict import LENGTHS_SQL, band_factors, distances, speculation_note, vendor_note
 from econ.analyses.timed_models import refuse_untimed
 from econ.db import connect_read_only
 from econ.errors import EconError
@@ -221,12 +221,15 @@ def plan_for(
         )
         errors = _errors(con, model, chip, engine) if s.efficiency_basis == "calibrated" else {}
         lengths = pl.DataFrame(con.sql(LENGTHS_SQL)).row(0, named=True)
+        makers = pl.DataFrame(con.sql("select chip, vendor from hardware"))
+        seen_chips = set(pl.DataFrame(con.sql("select chip from calibration_seen"))["chip"].to_list())
     said = []
     if expert_balanced:
         said.append("routed experts placed by a load balancer (--expert-balanced): uniform routing's busiest rank")
     if errors:
         said.append(_lengths_note(s.context_shares, plan["output_tokens_per_request"][0], lengths))
         said.append(pl.select(speculation_note(pl.lit(s.speculative_tokens), lengths)).item())
+        said.append(pl.select(vendor_note(pl.Series([chip]), makers, seen_chips)).item())
     said = "; ".join(x for x in said if x)
     if said:
         notes = pl.col("notes").fill_null("")

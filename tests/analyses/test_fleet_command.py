@@ -382,6 +382,10 @@ def test_a_plan_whose_traffic_lies_beyond_the_measured_lengths_or_speculation_sa
     assert tail not in notes("--scenario", "base")
     spoken = "2 draft tokens per step, timed as stated: no measured run states one"  # nor does inferencex_train.csv
     assert spoken in notes("--speculative-tokens", "2", "--acceptance", "0.8") and "draft tokens" not in notes()
+    # no run is on AMD's chips: a plan on one says its band is NVIDIA's chips held out (and a roofline plan nothing)
+    amd = "the calibration measured no run on AMD's chips: the error band is that of NVIDIA chips held out, not AMD's"
+    on = ("--chip", "MI355X", "--model", "Llama-3.1-70B")
+    assert amd in notes(*on) and amd not in notes() and amd not in notes(*on, "--scenario", "base")
 
 
 STATED = ("--model", "DeepSeek-V3", "--chip", "H800", "--number-format", "fp8", "--tokens-per-s", "8.98e6")
