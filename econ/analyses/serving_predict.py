@@ -120,6 +120,8 @@ def vendor_note(chips: pl.Series, hardware: pl.DataFrame, seen_chips: set) -> pl
     it is printed for")."""
     vendor_of = dict(hardware.select("chip", "vendor").iter_rows())
     measured = sorted({vendor_of[x] for x in seen_chips if vendor_of.get(x)})
+    if not measured:  # no calibration runs: no band to speak of
+        return pl.lit(None, dtype=pl.String)
     vendor = chips.replace_strict(vendor_of, default=None, return_dtype=pl.String)
     text = "the calibration measured no run on {}'s chips: the error band is that of {} chips held out, not {}'s"
     return pl.when(vendor.is_not_null() & ~vendor.is_in(measured)).then(

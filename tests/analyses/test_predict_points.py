@@ -228,6 +228,23 @@ def test_a_file_of_runs_in_other_systems_and_re_releases(real_db, capsys, tmp_pa
     assert [amd in (n or "") for n in rows["notes"].to_list()] == [False, False, True, False]
 
 
+def test_the_makers_note_names_only_a_maker_no_measured_chip_is_from():
+    """A chip of a maker with measured chips, of another, and one the hardware table lacks; and no calibration runs at
+    all (no band to speak of: no note)."""
+    from econ.analyses.serving_predict import vendor_note
+
+    hardware = pl.DataFrame(
+        {"chip": ["H100", "B300", "MI355X", "TPU7x"], "vendor": ["NVIDIA", "NVIDIA", "AMD", "Google"]}
+    )
+    chips = pl.Series(["B300", "MI355X", "TPU7x", "XPU-9"])
+    rows = pl.DataFrame({"chip": chips})  # a note is a column of the prediction's frame
+    notes = rows.with_columns(vendor_note(chips, hardware, {"H100"}).alias("n"))["n"].to_list()
+    assert [n is not None for n in notes] == [False, True, True, False]
+    google = "the calibration measured no run on Google's chips: the error band is that of NVIDIA chips held out"
+    assert notes[2] == f"{google}, not Google's"
+    assert rows.with_columns(vendor_note(chips, hardware, set()).alias("n"))["n"].to_list() == [None] * 4
+
+
 def test_a_file_row_of_a_model_econ_has_but_cannot_time_says_so(real_db, capsys, tmp_path):
     """DeepSeek-V4-Pro is a row of data/models.csv whose attention has no modelled KV cache: a run of it (or of a
     re-release) is not predicted, and says why, rather than calling a model econ lists unknown."""
