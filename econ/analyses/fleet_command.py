@@ -219,17 +219,17 @@ def plan_for(
             pl.DataFrame(con.sql("select * from model_derived")),
             layouts,
         )
-        errors = _errors(con, model, chip, engine) if s.efficiency_basis == "calibrated" else {}
+        seen = pl.DataFrame(con.sql("select arch_model, chip from calibration_seen"))
+        errors = _errors(con, model, chip, engine, seen) if s.efficiency_basis == "calibrated" else {}
         lengths = pl.DataFrame(con.sql(LENGTHS_SQL)).row(0, named=True)
         makers = pl.DataFrame(con.sql("select chip, vendor from hardware"))
-        seen_chips = set(pl.DataFrame(con.sql("select chip from calibration_seen"))["chip"].to_list())
     said = []
     if expert_balanced:
         said.append("routed experts placed by a load balancer (--expert-balanced): uniform routing's busiest rank")
     if errors:
         said.append(_lengths_note(s.context_shares, plan["output_tokens_per_request"][0], lengths))
         said.append(pl.select(speculation_note(pl.lit(s.speculative_tokens), lengths)).item())
-        said.append(pl.select(vendor_note(pl.Series([chip]), makers, seen_chips)).item())
+        said.append(pl.select(vendor_note(pl.Series([chip]), makers, set(seen["chip"].to_list()))).item())
     said = "; ".join(x for x in said if x)
     if said:
         notes = pl.col("notes").fill_null("")
@@ -258,12 +258,11 @@ def _shape(con, model: str, chip: str, moe: bool, max_chips: int) -> dict:
     }
 
 
-def _errors(con, model: str, chip: str, engine: str | None) -> dict[str, float | str | bool]:
+def _errors(con, model: str, chip: str, engine: str | None, seen: pl.DataFrame) -> dict[str, float | str | bool]:
     """The calibration's held-out error factors for this plan's pools: the decode step as a disaggregated decode
     pool's time per output token, the prefill as its pool's time to first token, at the plan's distance from the
     calibration data, with its ``engine`` (None: the engines' average; ``calibration_bands``, read as ``econ
-    predict`` reads them)."""
-    seen = pl.DataFrame(con.sql("select arch_model, chip from calibration_seen"))
+    predict`` reads them; ``seen``: ``calibration_seen``)."""
     dist = distances([model], [chip], set(seen["arch_model"].to_list()), set(seen["chip"].to_list()))
     bands = pl.DataFrame(con.sql("select * from calibration_bands"))
     out: dict[str, float | str | bool] = {"error_distance": str(dist[0]), "error_engine_stated": engine is not None}
