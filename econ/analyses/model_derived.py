@@ -75,7 +75,7 @@ def derived(models: pl.DataFrame) -> pl.DataFrame:
         f("kv_chunk_bytes_per_token", kv_cache.kv_chunk_bytes_per_token(arch)),
         f("attention_chunk_tokens", arch["attention_chunk_tokens"]),
         f("sliding_window_tokens", arch["sliding_window_tokens"]),
-        f("sparse_topk_tokens", arch["index_topk_tokens"]),
+        f("sparse_topk_tokens", kv_cache.sparse_topk_tokens(arch)),
         f("dense_attention_frac", kv_cache.dense_attention_frac(arch)),
         f("state_bytes_per_sequence", kv_cache.state_bytes_per_sequence(arch)),
         f("kv_shard_limit", kv_cache.kv_shard_limit(arch["num_kv_heads"], arch["kv_lora_rank"])),

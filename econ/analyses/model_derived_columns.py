@@ -32,6 +32,10 @@ ARCHITECTURE_COLUMNS = (
     "index_num_heads",
     "index_head_dim",
     "num_index_layers",
+    "num_csa_layers",
+    "csa_compress_tokens",
+    "num_hca_layers",
+    "hca_compress_tokens",
     "linear_num_key_heads",
     "linear_num_value_heads",
     "linear_key_head_dim",
@@ -119,7 +123,8 @@ MODEL_DERIVED = ResultTable(
             "float",
             "bytes/token",
             "derived",
-            "KV-cache bytes per context token at BF16, full-attention layers (null where the layout is not modelled)",
+            "KV-cache bytes per context token at BF16, full-attention layers (compressed attention: its entries, one "
+            "per r tokens of a layer; null where the layout is not modelled)",
             kv_cache.kv_bytes_per_token,
         ),
         C(
@@ -135,7 +140,8 @@ MODEL_DERIVED = ResultTable(
             "float",
             "bytes",
             "derived",
-            "Fixed KV bytes per sequence held by sliding-window layers once the context exceeds the window, at BF16",
+            "Fixed KV bytes per sequence held by sliding-window layers once the context exceeds the window, at BF16 "
+            "(compressed attention: every layer's window)",
             kv_cache.kv_window_bytes_per_sequence,
         ),
         C(
@@ -156,13 +162,22 @@ MODEL_DERIVED = ResultTable(
         ),
         C("attention_chunk_tokens", "float", "tokens", "input", "Chunk of the chunked layers (models)"),
         C("sliding_window_tokens", "float", "tokens", "input", "Window of the sliding layers (models)"),
-        C("sparse_topk_tokens", "float", "tokens", "input", "Tokens sparse attention reads per query (models)"),
+        C(
+            "sparse_topk_tokens",
+            "float",
+            "tokens",
+            "derived",
+            "Context tokens sparse attention reads per query: index_topk (compressed sparse layers: that many entries "
+            "of csa_compress_tokens tokens each)",
+            kv_cache.sparse_topk_tokens,
+        ),
         C(
             "dense_attention_frac",
             "float",
             "",
             "derived",
-            "Share of a sparse-attention model's full layers that run dense, reading every token (0 without)",
+            "Share of a sparse-attention model's full layers that run dense, reading every token (compressed "
+            "attention: the heavily compressed layers' share of the entries per token; 0 without)",
             kv_cache.dense_attention_frac,
         ),
         C(

@@ -112,8 +112,8 @@ def predict_frame(rows: pl.DataFrame, c: Calibrated) -> pl.DataFrame:
 
 
 def untimed_reasons(configs: pl.DataFrame, c: Calibrated) -> pl.DataFrame:
-    """A row whose model data/models.csv has but the serving model cannot time (DeepSeek-V4's attention has no
-    modelled KV cache) says so, instead of calling the model unknown. Python reads only the distinct model names."""
+    """A row whose model data/models.csv has but the serving model cannot time (an attention written ``other`` has
+    no modelled KV cache) says so, instead of calling the model unknown. Python reads only the distinct model names."""
     resolve = serving_runs.model_resolver(c.untimed)
     why = dict(c.untimed.select("model", "why").iter_rows())
     unknown = pl.col("arch_model").is_null() & pl.col("reason").str.starts_with("model '")

@@ -1,5 +1,5 @@
 """Columns of ``models`` past the attention core: the FFN, mixture-of-experts and vocabulary widths
-(:data:`FFN_COLUMNS`) and the shapes of chunked, sparse-indexer and linear-attention layers
+(:data:`FFN_COLUMNS`) and the shapes of chunked, sparse-indexer, compressed and linear-attention layers
 (:data:`LAYER_VARIANT_COLUMNS`).
 
 :data:`econ.load.model_tables.MODELS` places them, in this order, after the layer counts of its hybrid layers.
@@ -160,6 +160,40 @@ LAYER_VARIANT_COLUMNS = (
         ceiling=ceilings.LAYERS,
     ),
     Column(
+        "num_csa_layers",
+        "int",
+        "layers",
+        "Compressed sparse attention layers: one cached entry per csa_compress_tokens tokens, the indexer's top-k of "
+        "them read (DeepSeek-V4: compress_ratios of 4)",
+        min=0,
+        ceiling=ceilings.LAYERS,
+    ),
+    Column(
+        "csa_compress_tokens",
+        "int",
+        "tokens",
+        "Tokens per cached entry of the compressed sparse layers",
+        positive=True,
+        ceiling=ceilings.TOKENS,
+    ),
+    Column(
+        "num_hca_layers",
+        "int",
+        "layers",
+        "Heavily compressed attention layers: one cached entry per hca_compress_tokens tokens, every entry read "
+        "(DeepSeek-V4: compress_ratios of 128)",
+        min=0,
+        ceiling=ceilings.LAYERS,
+    ),
+    Column(
+        "hca_compress_tokens",
+        "int",
+        "tokens",
+        "Tokens per cached entry of the heavily compressed layers",
+        positive=True,
+        ceiling=ceilings.TOKENS,
+    ),
+    Column(
         "linear_num_key_heads",
         "int",
         "heads",
@@ -200,4 +234,5 @@ LAYER_VARIANT_COLUMNS = (
         ceiling=ceilings.WIDTH,
     ),
 )
-"""Chunked local attention, the sparse-attention indexer and linear-attention / SSM layers (config.json)."""
+"""Chunked local attention, the sparse-attention indexer, compressed attention and linear-attention / SSM layers
+(config.json)."""

@@ -17,7 +17,21 @@ from econ.load.model_layer_columns import FFN_COLUMNS, LAYER_VARIANT_COLUMNS
 from econ.load.physical import check_model_counts
 from econ.load.spec import FILE, LINE, Column, TableSpec
 
-ATTENTION = ("mha", "gqa", "mqa", "mla", "hybrid", "other")
+ATTENTION = ("mha", "gqa", "mqa", "mla", "hybrid", "csa", "other")
+CSA_COLUMNS = (
+    "num_csa_layers",
+    "csa_compress_tokens",
+    "num_hca_layers",
+    "hca_compress_tokens",
+    "num_kv_heads",
+    "head_dim",
+    "sliding_window_tokens",
+    "index_topk_tokens",
+    "index_num_heads",
+    "index_head_dim",
+)
+"""What compressed attention (DeepSeek-V4) needs to be timed: its two compressed layer kinds, the shared KV entry,
+the window every layer keeps and the indexer of the sparse layers."""
 
 
 def _rows(frame: pl.DataFrame, mask: pl.Expr) -> list[dict]:
@@ -62,6 +76,18 @@ def _check_models(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
                 "fill both from the model's config.json",
             )
         )
+    csa_missing = (pl.col("attention") == "csa") & pl.any_horizontal(pl.col(c).is_null() for c in CSA_COLUMNS)
+    for row in _rows(frame, csa_missing):
+        blank = [c for c in CSA_COLUMNS if row[c] is None]
+        problems.append(
+            Problem(
+                row[FILE],
+                row[LINE],
+                blank[0],
+                f"compressed attention (csa) needs {', '.join(blank)}",
+                "fill them from the model's config.json (compress_ratios counted by ratio, sliding_window, index_*)",
+            )
+        )
     return problems
 
 
@@ -80,7 +106,8 @@ MODELS = TableSpec(
             "attention",
             "str",
             "",
-            "Attention of the full-context layers (hybrid: some layers are sliding-window or linear)",
+            "Attention of the full-context layers (hybrid: some layers are sliding-window or linear; csa: "
+            "DeepSeek-V4's compressed layers)",
             required=True,
             allowed=ATTENTION,
         ),

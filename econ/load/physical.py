@@ -47,6 +47,12 @@ def check_model_counts(frame: pl.DataFrame, spec: TableSpec) -> list[Problem]:
             "each layer has one kind; their counts add up to at most num_layers",
         ),
         (
+            pl.col("num_csa_layers").fill_null(0) + pl.col("num_hca_layers").fill_null(0) > layers,
+            "num_csa_layers",
+            "compressed sparse and heavily compressed layers add up to more than num_layers",
+            "count compress_ratios of config.json by ratio over the num_layers main layers (not the MTP layer)",
+        ),
+        (
             pl.col("num_dense_layers") > layers,
             "num_dense_layers",
             "more dense layers than layers",

@@ -8,6 +8,8 @@ One new token attending to ``L`` cached tokens costs, per attention layer, a QK�
   FLOPs: every query head still attends);
 - sliding-window / chunked: at most ``window`` tokens, so the cost stops growing at the window;
 - linear-attention / SSM: a fixed-size state, not counted here (no context slope);
+- compressed (DeepSeek-V4): one entry per r tokens, so a layer's slope per context token is 1/r of a full layer's
+  (:func:`econ.physics.kv_cache.compressed_entry_layers`), and every layer adds a window of w tokens;
 - MLA (DeepSeek-V2/V3): ``expanded`` form decompresses K and V per head (d_k = head_dim =
   qk_nope + qk_rope, d_v = v_head_dim; what prefill and training run); ``absorbed`` form
   attends in the latent (d_k = kv_lora_rank + qk_rope, d_v = kv_lora_rank; what decode
@@ -23,7 +25,8 @@ import numpy as np
 
 from econ.errors import EconError
 from econ.formula import formula
-from econ.physics.kv_cache import _nz, full_attention_layers
+from econ.physics.kv_cache import _nz, compressed, compressed_entry_layers, full_attention_layers, index_entry_layers
+from econ.physics.kv_cache import window_layers as kv_window_layers
 
 
 @formula("slope = 2·n_q·(d_k + d_v)·layers", "lecture h.1")
@@ -113,15 +116,16 @@ def attention_slopes(columns: dict, *, mla_form: str = "expanded"):
         columns["num_linear_attention_layers"],
         columns.get("num_chunked_attention_layers", np.nan),
     )
+    # compressed attention (DeepSeek-V4): each cached entry is one token's worth of a full layer's work, so the
+    # slope per context token counts n_csa/r_csa + n_hca/r_hca layers (kv_cache.compressed_entry_layers)
+    full_layers = np.where(compressed(columns), compressed_entry_layers(columns), full_layers)
     full = attention_flop_per_context_token(heads, key_dim, value_dim, full_layers)
     sliding_dim = np.asarray(columns["sliding_head_dim"], dtype=float)
     window_key = np.where(np.isnan(sliding_dim), _nz(columns["head_dim"], np.nan), sliding_dim)
     window_value = np.where(
         np.isnan(sliding_dim), _nz(columns["v_head_dim"], _nz(columns["head_dim"], np.nan)), sliding_dim
     )
-    window = attention_flop_per_context_token(
-        heads, window_key, window_value, _nz(columns["num_sliding_window_layers"], 0.0)
-    )
+    window = attention_flop_per_context_token(heads, window_key, window_value, kv_window_layers(columns))
     unknown = np.asarray(columns["attention"], dtype=object) == "other"  # layout not modelled (as kv_cache.py)
     return np.where(unknown, np.nan, full), np.where(unknown, np.nan, window)
 
@@ -140,20 +144,13 @@ def chunk_slope(columns: dict):
 
 @formula("s_idx = 2·n_idx·d_idx·index layers", "DeepSeek-V3.2 lightning indexer")
 def index_slope(columns: dict):
-    """FLOPs per new token per cached token of a sparse-attention indexer (q·k over its heads) [FLOP/token]."""
-    layers = full_attention_layers(
-        columns["num_layers"],
-        columns["num_full_attention_layers"],
-        columns["num_sliding_window_layers"],
-        columns["num_linear_attention_layers"],
-        columns.get("num_chunked_attention_layers", np.nan),
-    )
-    given = np.asarray(columns.get("num_index_layers", np.nan), dtype=float)
-    layers = np.where(np.isnan(given), layers, given)
+    """FLOPs per new token per cached token of a sparse-attention indexer (q·k over its heads) [FLOP/token]: its
+    keys per context token (:func:`econ.physics.kv_cache.index_entry_layers`: one per token of each DSA layer, one
+    per compressed entry of each compressed sparse layer)."""
     sparse = ~np.isnan(np.asarray(columns.get("index_topk_tokens", np.nan), dtype=float))
     heads = _nz(columns.get("index_num_heads", np.nan), 0.0)
     dim = _nz(columns.get("index_head_dim", np.nan), 0.0)
-    return np.where(sparse, 2.0 * heads * dim * layers, 0.0)
+    return np.where(sparse, 2.0 * heads * dim * index_entry_layers(columns), 0.0)
 
 
 @formula("f_state = 6·n_v·d_k·d_v·linear layers", "gated delta rule: S·k, rank-1 update, S·q")

@@ -5,7 +5,9 @@ column."""
 from __future__ import annotations
 
 import json
+import shutil
 
+import duckdb
 import polars as pl
 import pytest
 
@@ -246,13 +248,18 @@ def test_the_makers_note_names_only_a_maker_no_measured_chip_is_from():
 
 
 def test_a_file_row_of_a_model_econ_has_but_cannot_time_says_so(real_db, capsys, tmp_path):
-    """DeepSeek-V4-Pro is a row of data/models.csv whose attention has no modelled KV cache: a run of it (or of a
-    re-release) is not predicted, and says why, rather than calling a model econ lists unknown."""
+    """A model of data/models.csv whose attention has no modelled KV cache (DeepSeek-V4-Pro's written as 'other', as
+    it was before compressed attention was modelled): a run of it (or of a re-release) is not predicted, and says
+    why, rather than calling a model econ lists unknown."""
+    db = shutil.copy(real_db, tmp_path / "econ.duckdb")
+    with duckdb.connect(str(db)) as con:
+        con.execute("update models set attention = 'other' where model = 'DeepSeek-V4-Pro'")
+        con.execute("update model_derived set kv_bytes_per_token = null where model = 'DeepSeek-V4-Pro'")
     row = "gb200,fp4,agg,1024,1024,nvfp4,nvfp4,16,4,1,1,1,4"
     path = points_file(
         tmp_path / "v4.csv", f"v4,trtllm,nvidia/DeepSeek-V4-Pro-NVFP4,{row}", f"typo,trtllm,acme/DeepSeek-V9,{row}"
     )
-    code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "csv")
+    code, out, err = predict(capsys, db, "--points", str(path), "--format", "csv")
     rows = pl.read_csv(out.encode())
     assert code == 0 and rows["status"].to_list() == ["untimed_model", "unknown_model"]
     assert rows["reason"][0] == (
@@ -260,6 +267,19 @@ def test_a_file_row_of_a_model_econ_has_but_cannot_time_says_so(real_db, capsys,
         "attention ('other') has no modelled KV cache"
     )
     assert "0 of 2 rows predicted" in err and "1 untimed model" in err
+
+
+def test_a_file_row_of_deepseek_v4_is_predicted(real_db, capsys, tmp_path):
+    """DeepSeek-V4-Pro's compressed attention is modelled: a run of its NVFP4 re-release on GB200 is predicted, and
+    as a model the calibration never measured it claims the new-model band (on 4 GB200s its 800 GB of FP4 weights
+    do not fit; on 8 they do)."""
+    row = "gb200,fp4,agg,1024,1024,nvfp4,nvfp4,16,8,1,1,1,8"
+    path = points_file(tmp_path / "v4.csv", f"v4,trtllm,nvidia/DeepSeek-V4-Pro-NVFP4,{row}")
+    code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
+    (v4,) = json.loads(out)
+    assert code == 0 and v4["status"] == "ok" and "1 of 1 rows predicted" in err
+    assert 0 < v4["predicted_tpot_ms"] < 1000 and 0 < v4["predicted_ttft_ms"] < 60_000
+    assert v4["tpot_error_factor_p90"] > v4["tpot_error_factor_p50"] > 1
 
 
 def test_a_file_row_of_an_engine_the_calibration_never_measured_is_averaged_and_says_so(real_db, capsys, tmp_path):

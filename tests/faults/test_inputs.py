@@ -87,6 +87,19 @@ CASES = {
         "data/models.csv:3: column num_full_attention_layers: full-attention, sliding-window and linear-attention "
         "layers add up to more than num_layers — each layer has one kind; their counts add up to at most num_layers",
     ),
+    "compressed attention without its layers": (
+        lambda d: set_cell(d / "models.csv", "Llama-3.1-70B", "attention", "csa"),
+        "data/models.csv:3: column num_csa_layers: compressed attention (csa) needs num_csa_layers, "
+        "csa_compress_tokens, num_hca_layers, hca_compress_tokens, sliding_window_tokens, index_topk_tokens, "
+        "index_num_heads, index_head_dim — fill them from the model's config.json (compress_ratios counted by ratio, "
+        "sliding_window, index_*)",
+    ),
+    "more compressed layers than layers": (
+        lambda d: set_cell(d / "models.csv", "Llama-3.1-70B", "num_csa_layers", "90"),
+        "data/models.csv:3: column num_csa_layers: compressed sparse and heavily compressed layers add up to more than "
+        "num_layers — count compress_ratios of config.json by ratio over the num_layers main layers (not the MTP "
+        "layer)",
+    ),
     "more KV heads than query heads": (
         lambda d: set_cell(d / "models.csv", "Llama-3.1-70B", "num_kv_heads", "80"),
         "data/models.csv:3: column num_kv_heads: more KV heads than query heads — KV heads are at most the query heads "

@@ -151,3 +151,72 @@ def test_causal_sums_match_the_loop_they_replace():
 def test_prefill_attention_is_half_the_square_for_a_fresh_prompt():
     """Lecture h.1: over a causal prefill of L tokens each attends to ≈ L/2: slope·L(L+1)/2 FLOPs."""
     assert sequence.prefill_attention_flop(0, 1000, full_slope=2.0) == 2.0 * 1000 * 1001 / 2
+
+
+def deepseek_v4_pro():
+    """DeepSeek-V4-Pro's attention from its config.json (data/models.csv): 61 layers, compress_ratios 4 on 30 and 128
+    on 31, one shared K=V vector of 512 per entry, a 128-token window on every layer, a 64 x 128 indexer picking 1,024
+    entries."""
+    return row(
+        attention="csa",
+        num_layers=61,
+        num_kv_heads=1,
+        head_dim=512,
+        qk_rope_head_dim=64,
+        sliding_window_tokens=128,
+        index_topk_tokens=1024,
+        index_head_dim=128,
+        num_csa_layers=30,
+        csa_compress_tokens=4,
+        num_hca_layers=31,
+        hca_compress_tokens=128,
+    )
+
+
+def test_deepseek_v4_holds_one_entry_per_compressed_block_as_published():
+    """At 1M tokens DeepSeek-V4-Pro's cache in BF16 is ~9.6 GiB (yiliu30.github.io/posts/ds-v4, 2026-04-26: S/4
+    entries of 512 and S/4 indexer keys of 128 on each compressed sparse layer, S/128 entries on each heavily
+    compressed one, a 128 x 512 window on every layer). econ keeps the indexer's keys in FP8 with a scale (as for
+    DeepSeek-V3.2); counted at BF16 as the post does, the sum is its figure within 1%."""
+    cols = deepseek_v4_pro()
+    length = 1_048_576
+    kv, window = kv_cache.kv_bytes_per_token(cols), kv_cache.kv_window_bytes_per_sequence(cols)
+    held = sequence.kv_bytes_held_per_sequence(
+        length, kv_bytes_per_token=kv, kv_window_bytes_per_sequence=window, sliding_window_tokens=128
+    )
+    index_bf16 = length * kv_cache.index_entry_layers(cols) * 128 * 2
+    assert (held + index_bf16) / 2**30 == pytest.approx(9.6, rel=0.01)
+
+
+def test_deepseek_v4_fp8_cache_is_within_eleven_percent_of_sglangs_pool_sizing():
+    """SGLang sizes DeepSeek-V4's pools at (448 + 2·64 + 8) bytes an entry (FP8 values, the 64 rope values in BF16,
+    an 8-byte scale) over the entries per token, plus (128 + 4) bytes an indexer key per compressed sparse entry
+    (sglang/srt/model_executor DSv4PoolConfigurator._get_bytes_per_full_token): 5,511 bytes per token for V4-Pro.
+    econ's FP8 cache is half its BF16 one (as for MLA), 512 of those 584 bytes an entry: 4,954 bytes, 10% below."""
+    cols = deepseek_v4_pro()
+    ours = kv_cache.kv_bytes_in_format(kv_cache.kv_bytes_per_token(cols), "fp8") + kv_cache.kv_index_bytes_per_token(
+        cols
+    )
+    sglang = 584 / 4 * 30 + 584 / 128 * 31 + 132 / 4 * 30
+    assert 0.89 < ours / sglang < 0.91
+
+
+def test_deepseek_v4_reads_the_top_k_compressed_entries_and_every_heavily_compressed_one():
+    """A decode step of DeepSeek-V4-Pro at 1M tokens reads, per layer kind (config.json): 1,024 selected entries of
+    512 values on each of 30 compressed sparse layers, all 8,192 entries on each of 31 heavily compressed layers,
+    every indexer key (262,144 per sparse layer), and the 128-token window of all 61; below 4,096 tokens the sparse
+    layers read every entry they hold. Prefill attends causally to the same."""
+    cols = deepseek_v4_pro()
+    kw = dict(
+        kv_bytes_per_token=kv_cache.kv_bytes_per_token(cols),
+        kv_index_bytes_per_token=kv_cache.kv_index_bytes_per_token(cols),
+        sparse_topk_tokens=kv_cache.sparse_topk_tokens(cols),
+        dense_attention_frac=kv_cache.dense_attention_frac(cols),
+        kv_window_bytes_per_sequence=kv_cache.kv_window_bytes_per_sequence(cols),
+        sliding_window_tokens=128,
+    )
+    entry, key = 512 * 2, 128 + 4
+    by_hand = 30 * 1024 * entry + 31 * 8192 * entry + 30 * 262_144 * key + 61 * 128 * entry
+    assert sequence.kv_bytes_read_per_sequence(1_048_576, **kw) == pytest.approx(by_hand)
+    short = 30 * 1000 * entry + 31 * 4000 / 128 * entry + 30 * 1000 * key + 61 * 128 * entry
+    assert sequence.kv_bytes_read_per_sequence(4000, **kw) == pytest.approx(short)
