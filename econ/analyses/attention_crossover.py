@@ -107,6 +107,10 @@ ARCHITECTURE = (
     "num_sliding_window_layers",
     "num_linear_attention_layers",
     "sliding_head_dim",
+    "num_csa_layers",
+    "csa_compress_tokens",
+    "num_hca_layers",
+    "hca_compress_tokens",
 )
 
 
