@@ -290,7 +290,7 @@ def test_mi355x_has_cited_link_bandwidths_and_is_predicted(real_db, capsys):
     fmt=st.sampled_from([None, "bf16", "fp8", "fp4"]),
     mtp=st.sampled_from([(0, None), (1, 0.8), (3, 0.6)]),
     cached=st.sampled_from([0.0, 0.5, 0.95]),
-    model=st.sampled_from(["Llama-3.1-8B", "DeepSeek-V3", "gpt-oss-120b", "Qwen3-235B-A22B"]),
+    model=st.sampled_from(["Llama-3.1-8B", "DeepSeek-V3", "gpt-oss-120b", "Qwen3-235B-A22B", "DeepSeek-V4-Flash"]),
     chip=st.sampled_from(["H100", "GB200", "MI300X", "B200"]),
     balanced=st.booleans(),
 )
