@@ -20,7 +20,14 @@ from econ.analyses.fleet_layouts import stated_pools
 from econ.analyses.fleet_plan import build_plan
 from econ.analyses.fleet_rows import PLAN_PER_KIND, PLAN_SUMMARY, plan_rows
 from econ.analyses.predict_layouts import PoolSpec
-from econ.analyses.serving_predict import LENGTHS_SQL, band_factors, distances, speculation_note, vendor_note
+from econ.analyses.serving_predict import (
+    LENGTHS_SQL,
+    attention_note,
+    band_factors,
+    distances,
+    speculation_note,
+    vendor_note,
+)
 from econ.analyses.timed_models import refuse_untimed
 from econ.db import connect_read_only
 from econ.errors import EconError
@@ -216,7 +223,7 @@ def plan_for(
             rental,
             pl.DataFrame(con.sql(PRICES_SQL)),
             hardware_derived,
-            pl.DataFrame(con.sql("select * from model_derived")),
+            derived_models := pl.DataFrame(con.sql("select * from model_derived")),
             layouts,
         )
         seen = pl.DataFrame(con.sql("select arch_model, chip from calibration_seen"))
@@ -230,6 +237,8 @@ def plan_for(
         said.append(_lengths_note(s.context_shares, plan["output_tokens_per_request"][0], lengths))
         said.append(pl.select(speculation_note(pl.lit(s.speculative_tokens), lengths)).item())
         said.append(pl.select(vendor_note(pl.Series([chip]), makers, set(seen["chip"].to_list()))).item())
+        seen_models = set(seen["arch_model"].to_list())
+        said.append(pl.select(attention_note(pl.Series([model]), derived_models, seen_models)).item())
     said = "; ".join(x for x in said if x)
     if said:
         notes = pl.col("notes").fill_null("")

@@ -129,6 +129,35 @@ def vendor_note(chips: pl.Series, hardware: pl.DataFrame, seen_chips: set) -> pl
     )
 
 
+ATTENTION_KINDS = {
+    "compressed attention": pl.col("attention") == "csa",
+    "a sparse-attention indexer": pl.col("index_slope_flop_per_token") > 0,
+    "linear-attention layers": pl.col("state_bytes_per_sequence") > 0,
+    "chunked-attention layers": pl.col("kv_chunk_bytes_per_token") > 0,
+    "sliding-window layers": pl.col("kv_window_bytes_per_sequence") > 0,
+}
+"""The kinds of attention layer beside full (MHA/GQA/MLA) ones a model may have, read from ``model_derived``."""
+
+
+def attention_note(arch_models: pl.Series, models: pl.DataFrame, seen_models: set) -> pl.Expr:
+    """A note on each row whose model has a kind of attention layer (:data:`ATTENTION_KINDS`) that no model the
+    calibration measured runs of has: its band (a new model's) was measured with other architectures held out, none
+    of them of that kind (DeepSeek-V4's compressed attention and indexer, Qwen3.5's linear layers). Decided once per
+    model of ``models`` (``model_derived`` columns), not per row."""
+    kinds = models.select("model", *(kind.fill_null(False).alias(name) for name, kind in ATTENTION_KINDS.items()))
+    seen = kinds.filter(pl.col("model").is_in(sorted(seen_models)))
+    if not seen.height:  # no calibration runs: no band to speak of
+        return pl.lit(None, dtype=pl.String)
+    unmeasured = [name for name in ATTENTION_KINDS if not seen[name].any()]
+    text = "the calibration measured no model with {}: the error band is that of other architectures held out"
+    said = {
+        row["model"]: text.format(" or ".join(k for k in unmeasured if row[k]))
+        for row in kinds.iter_rows(named=True)
+        if any(row[k] for k in unmeasured)
+    }
+    return pl.lit(arch_models).replace_strict(said, default=None, return_dtype=pl.String)
+
+
 def band_factors(
     bands: pl.DataFrame,
     target: str,
@@ -328,6 +357,7 @@ def predict_configurations(
             ),
         )
         note = cr.with_note(note, vendor_note(c["chip"], hardware, seen_chips))
+        note = cr.with_note(note, attention_note(c["arch_model"], models, seen_models))
     if bands is not None and lengths is not None:
         pred = pred.with_columns(
             c.select(

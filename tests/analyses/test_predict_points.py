@@ -247,6 +247,29 @@ def test_the_makers_note_names_only_a_maker_no_measured_chip_is_from():
     assert rows.with_columns(vendor_note(chips, hardware, set()).alias("n"))["n"].to_list() == [None] * 4
 
 
+def test_a_model_with_a_kind_of_attention_no_measured_model_has_says_its_band_is_other_architectures(real_db):
+    """The measured models have MLA, GQA and sliding-window layers (gpt-oss); DeepSeek-V4's compressed attention and
+    indexer, DeepSeek-V3.2's indexer and Qwen3.5's linear layers were never measured, so their new-model band, checked
+    with other architectures held out, says so; a measured kind says nothing, and without calibration runs no note."""
+    from econ.analyses.serving_predict import attention_note
+    from tests.analyses.helpers import q
+
+    models = q(real_db, "select * from model_derived")
+    seen = set(q(real_db, "select arch_model from calibration_seen")["arch_model"].to_list())
+    names = pl.Series(["DeepSeek-V4-Pro", "DeepSeek-V3.2", "Qwen3.5-397B-A17B", "gpt-oss-120b", "Llama-3.1-405B"])
+    rows = pl.DataFrame({"model": names})
+    notes = rows.with_columns(attention_note(names, models, seen).alias("n"))["n"].to_list()
+    said = "the calibration measured no model with {}: the error band is that of other architectures held out"
+    assert notes == [
+        said.format("compressed attention or a sparse-attention indexer"),
+        said.format("a sparse-attention indexer"),
+        said.format("linear-attention layers"),
+        None,
+        None,
+    ]
+    assert rows.with_columns(attention_note(names, models, set()).alias("n"))["n"].to_list() == [None] * 5
+
+
 def test_a_file_row_of_a_model_econ_has_but_cannot_time_says_so(real_db, capsys, tmp_path):
     """A model of data/models.csv whose attention has no modelled KV cache (DeepSeek-V4-Pro's written as 'other', as
     it was before compressed attention was modelled): a run of it (or of a re-release) is not predicted, and says
