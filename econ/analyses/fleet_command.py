@@ -20,14 +20,8 @@ from econ.analyses.fleet_layouts import stated_pools
 from econ.analyses.fleet_plan import build_plan
 from econ.analyses.fleet_rows import PLAN_PER_KIND, PLAN_SUMMARY, plan_rows
 from econ.analyses.predict_layouts import PoolSpec
-from econ.analyses.serving_predict import (
-    LENGTHS_SQL,
-    attention_note,
-    band_factors,
-    distances,
-    speculation_note,
-    vendor_note,
-)
+from econ.analyses.prediction_notes import attention_note, speculation_note, vendor_note
+from econ.analyses.serving_predict import LENGTHS_SQL, band_factors, distances
 from econ.analyses.timed_models import refuse_untimed
 from econ.db import connect_read_only
 from econ.errors import EconError
