@@ -26,6 +26,13 @@ FP8_CACHE_ENGINES = ("trtllm", "sglang")
 """Engines InferenceX runs with an FP8 KV cache for FP8/FP4 checkpoints (TensorRT-LLM ``kv_cache_config.dtype:
 fp8``, SGLang ``--kv-cache-dtype fp8_e4m3``); vLLM keeps the default ("auto": BF16)."""
 
+SPARSE_CACHE_FORMAT = "fp8"
+"""The KV-cache format of a model with sparse attention (DeepSeek-V3.2's and GLM-5's indexer, DeepSeek-V4's
+compressed layers) whatever the engine: vLLM's default for it is "a custom fp8 kvcache" (vllm-project/recipes,
+``DeepSeek/DeepSeek-V3_2.md``), SGLang sizes DeepSeek-V4's pools in FP8 values alone (``DSv4PoolConfigurator``), and
+FlashMLA's sparse decode kernel reads an FP8 cache (deepseek-ai/FlashMLA, README). No measured run is of such a model:
+it is the engines' stated default, not a fit."""
+
 LAUNCH_KV_FORMATS = {
     ("sglang", "DeepSeek-R1", "H200", "fp8"): ("bf16", None),
     ("sglang", "DeepSeek-V3", "H200", "fp8"): ("bf16", None),
@@ -138,7 +145,9 @@ def prefill_tokens() -> pl.Expr:
 
 def kv_cache_format(*, has_date: bool) -> pl.Expr:
     """The KV-cache format a run's engine was launched with: its script's (:data:`LAUNCH_KV_FORMATS`, from the day
-    it took the setting; a run without ``measured_date`` takes it), else :data:`FP8_CACHE_ENGINES`' rule."""
+    it took the setting; a run without ``measured_date`` takes it), else a sparse-attention model's
+    (:data:`SPARSE_CACHE_FORMAT`; ``sparse_topk_tokens`` of ``model_derived``), else :data:`FP8_CACHE_ENGINES`'
+    rule."""
     key = _key()
     kv_of = {"|".join(k): v[0] for k, v in LAUNCH_KV_FORMATS.items()}
     since = key.replace_strict(
@@ -148,7 +157,9 @@ def kv_cache_format(*, has_date: bool) -> pl.Expr:
     in_force = since.is_null() | measured.is_null() | (measured >= since)
     script = pl.when(in_force).then(key.replace_strict(kv_of, default=None, return_dtype=pl.String))
     rule = (
-        pl.when(pl.col("engine").fill_null("").is_in(FP8_CACHE_ENGINES) & pl.col("weight_format").is_in(["fp8", "fp4"]))
+        pl.when(pl.col("sparse_topk_tokens").is_not_null())
+        .then(pl.lit(SPARSE_CACHE_FORMAT))
+        .when(pl.col("engine").fill_null("").is_in(FP8_CACHE_ENGINES) & pl.col("weight_format").is_in(["fp8", "fp4"]))
         .then(pl.lit("fp8"))
         .otherwise(pl.lit("bf16"))
     )

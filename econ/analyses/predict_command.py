@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from econ.analyses import launch_settings as launch
 from econ.analyses import serving_run_notes as run_notes
 from econ.analyses import serving_runs
 from econ.analyses.calibration_runs import MATH_FORMATS
@@ -222,7 +223,8 @@ def predict_point(db_path: Path, pt: Point) -> dict:
     moe = info["num_routed_experts"] is not None
     fmt = pt.weight_format or s.weight_format
     efmt = pt.expert_format or fmt
-    kv = pt.kv_cache_format or s.kv_cache_format
+    sparse = info["sparse_topk_tokens"] is not None  # its engines' only cache is FP8 (launch.SPARSE_CACHE_FORMAT)
+    kv = pt.kv_cache_format or (launch.SPARSE_CACHE_FORMAT if sparse else s.kv_cache_format)
     if hw["scale_up_bandwidth_bytes_per_s"] is None or hw["scale_out_bandwidth_bytes_per_s"] is None:
         missing = (
             "scale_up_bandwidth_gb_per_s"
@@ -255,7 +257,13 @@ def predict_point(db_path: Path, pt: Point) -> dict:
             pl.lit(info["max_position_embeddings"], dtype=pl.Float64),
         )
     ).item()
-    said = "; ".join(x for x in (_math_note(hw, chip, (fmt, efmt)), context_note) if x) or None
+    cache_note = (
+        f"KV cache {kv}: the engines' format for a sparse-attention model (the scenario's {s.kv_cache_format} is not "
+        "theirs)"
+        if sparse and pt.kv_cache_format is None and kv != s.kv_cache_format
+        else None
+    )
+    said = "; ".join(x for x in (_math_note(hw, chip, (fmt, efmt)), context_note, cache_note) if x) or None
 
     def run(rows):
         frame = _frame(rows).with_columns(pl.lit(said, dtype=pl.String).alias("notes"))

@@ -8,9 +8,10 @@ import pytest
 from econ.analyses import launch_settings as launch
 
 
-def _rows(*rows) -> pl.DataFrame:
+def _rows(*rows, sparse_topk_tokens=None) -> pl.DataFrame:
     names = ("engine", "arch_model", "chip", "weight_format", "measured_date", "input_tokens", "output_tokens")
-    return pl.DataFrame([dict(zip(names, r)) for r in rows], schema_overrides={"measured_date": pl.String})
+    frame = pl.DataFrame([dict(zip(names, r)) for r in rows], schema_overrides={"measured_date": pl.String})
+    return frame.with_columns(pl.lit(sparse_topk_tokens, dtype=pl.Float64).alias("sparse_topk_tokens"))
 
 
 def test_a_scripts_setting_holds_from_the_day_it_took_it():
@@ -24,6 +25,21 @@ def test_a_scripts_setting_holds_from_the_day_it_took_it():
     )
     kv = rows.select(launch.kv_cache_format(has_date=True))[:, 0].to_list()
     assert kv == ["bf16", "fp8", "fp8", "bf16", "fp8", "bf16"]
+
+
+def test_a_sparse_attention_models_cache_is_fp8_in_every_engine():
+    """DeepSeek-V3.2's and V4's sparse attention runs on an FP8 cache whatever the engine (vLLM's default for it is
+    its custom FP8 cache; SGLang sizes V4's pools in FP8; FlashMLA's sparse decode reads FP8), where a dense model on
+    vLLM keeps BF16 and one in BF16 weights on SGLang too."""
+    rows = (
+        ("vllm", "DeepSeek-V4-Pro", "GB300", "fp4", None, 8192, 1024),
+        ("sglang", "DeepSeek-V3.2", "H200", "bf16", None, 8192, 1024),
+    )
+    assert _rows(*rows, sparse_topk_tokens=2048.0).select(launch.kv_cache_format(has_date=True))[:, 0].to_list() == [
+        "fp8",
+        "fp8",
+    ]
+    assert _rows(*rows).select(launch.kv_cache_format(has_date=True))[:, 0].to_list() == ["bf16", "bf16"]
 
 
 def test_an_engines_request_limit_depends_on_the_lengths_where_its_script_does():

@@ -80,3 +80,17 @@ def test_deepseek_v4_is_predicted_end_to_end(real_db, capsys):
         assert out["tpot_bound_s"] < out["tpot_s"] and out["ttft_bound_s"] < out["ttft_s"] < 60
         assert out["tpot_error_factor_p90"] > 1 and out["ttft_error_factor_p90"] > 1
     assert tpot["DeepSeek-V4-Pro"] < tpot["DeepSeek-V3.2"]
+
+
+def test_a_sparse_attention_model_is_predicted_with_its_engines_fp8_cache_and_says_so(real_db, capsys):
+    """The scenario's cache is BF16; DeepSeek-V4's engines run it on FP8 only, so econ predict does too, says so, and
+    takes a stated --kv-cache-format as stated."""
+    args = ["predict", "--db", str(real_db), "--model", "DeepSeek-V4-Flash", "--chip", "B200", "--input-tokens"]
+    args += ["32768", "--output-tokens", "1024", "--concurrency", "64", "--format", "json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["kv_cache_format"] == "fp8" and "the engines' format for a sparse-attention model" in out["notes"]
+    assert main([*args, "--kv-cache-format", "bf16"]) == 0
+    stated = json.loads(capsys.readouterr().out)
+    assert stated["kv_cache_format"] == "bf16" and "sparse-attention model" not in (stated["notes"] or "")
+    assert stated["tpot_s"] > out["tpot_s"]  # twice the cache read each step
