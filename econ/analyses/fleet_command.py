@@ -19,6 +19,7 @@ from econ.analyses.fleet_inputs import CASES_SQL, PRICES_SQL, newest_rental
 from econ.analyses.fleet_layouts import stated_pools
 from econ.analyses.fleet_plan import build_plan
 from econ.analyses.fleet_rows import PLAN_PER_KIND, PLAN_SUMMARY, plan_rows
+from econ.analyses.launch_settings import SPARSE_CACHE_FORMAT as SPARSE_CACHE
 from econ.analyses.predict_layouts import PoolSpec
 from econ.analyses.prediction_notes import attention_note, speculation_note, vendor_note
 from econ.analyses.serving_predict import LENGTHS_SQL, band_factors, distances
@@ -127,6 +128,11 @@ def plan_for(
             targets["speculative_acceptance_frac"] = float(acceptance_frac)
         if kv_cache_format is not None:
             targets["kv_cache_format"] = kv_cache_format
+        sparse = con.execute("select sparse_topk_tokens is not null from model_derived where model = ?", [model])
+        sparse = bool(sparse.fetchall()[0][0])
+        sparse_cache = kv_cache_format is None and sparse and s.kv_cache_format != SPARSE_CACHE
+        if sparse_cache:  # its engines run it on FP8 only (launch_settings.SPARSE_CACHE_FORMAT)
+            targets["kv_cache_format"] = SPARSE_CACHE
         if usd_per_chip_hour is not None:
             targets["usd_per_chip_hour"] = float(usd_per_chip_hour)
         s = dataclasses.replace(s, **targets)
@@ -225,6 +231,8 @@ def plan_for(
         lengths = pl.DataFrame(con.sql(LENGTHS_SQL)).row(0, named=True)
         makers = pl.DataFrame(con.sql("select chip, vendor from hardware"))
     said = []
+    if sparse_cache:
+        said.append(f"KV cache {SPARSE_CACHE}: the engines' format for a sparse-attention model (not the scenario's)")
     if expert_balanced:
         said.append("routed experts placed by a load balancer (--expert-balanced): uniform routing's busiest rank")
     if errors:

@@ -390,6 +390,9 @@ def test_a_plan_whose_traffic_lies_beyond_the_measured_lengths_or_speculation_sa
     v4 = tuple("DeepSeek-V4-Flash" if a == "Llama-3.1-70B" else a for a in args)
     kind = "the calibration measured no model with compressed attention or a sparse-attention indexer"
     assert kind in notes(on=v4) and "the calibration measured no model" not in notes()
+    # its engines run its sparse attention on an FP8 cache only: so does the plan, and says so, unless told otherwise
+    fp8 = "KV cache fp8: the engines' format for a sparse-attention model"
+    assert fp8 in notes(on=v4) and fp8 not in notes("--kv-cache-format", "bf16", on=v4) and fp8 not in notes()
 
 
 STATED = ("--model", "DeepSeek-V3", "--chip", "H800", "--number-format", "fp8", "--tokens-per-s", "8.98e6")
