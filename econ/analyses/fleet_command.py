@@ -21,7 +21,7 @@ from econ.analyses.fleet_plan import build_plan
 from econ.analyses.fleet_rows import PLAN_PER_KIND, PLAN_SUMMARY, plan_rows
 from econ.analyses.launch_settings import SPARSE_CACHE_FORMAT as SPARSE_CACHE
 from econ.analyses.predict_layouts import PoolSpec
-from econ.analyses.prediction_notes import attention_note, speculation_note, vendor_note
+from econ.analyses.prediction_notes import attention_note, sparse_cache_note, speculation_note, vendor_note
 from econ.analyses.serving_predict import LENGTHS_SQL, band_factors, distances
 from econ.analyses.timed_models import refuse_untimed
 from econ.db import connect_read_only
@@ -130,7 +130,8 @@ def plan_for(
             targets["kv_cache_format"] = kv_cache_format
         sparse = con.execute("select sparse_topk_tokens is not null from model_derived where model = ?", [model])
         sparse = bool(sparse.fetchall()[0][0])
-        sparse_cache = kv_cache_format is None and sparse and s.kv_cache_format != SPARSE_CACHE
+        scenario_cache = s.kv_cache_format
+        sparse_cache = kv_cache_format is None and sparse and scenario_cache != SPARSE_CACHE
         if sparse_cache:  # its engines run it on FP8 only (launch_settings.SPARSE_CACHE_FORMAT)
             targets["kv_cache_format"] = SPARSE_CACHE
         if usd_per_chip_hour is not None:
@@ -232,7 +233,7 @@ def plan_for(
         makers = pl.DataFrame(con.sql("select chip, vendor from hardware"))
     said = []
     if sparse_cache:
-        said.append(f"KV cache {SPARSE_CACHE}: the engines' format for a sparse-attention model (not the scenario's)")
+        said.append(sparse_cache_note(scenario_cache))
     if expert_balanced:
         said.append("routed experts placed by a load balancer (--expert-balanced): uniform routing's busiest rank")
     if errors:

@@ -28,6 +28,7 @@ from econ.analyses.calibration_runs import MATH_FORMATS
 from econ.analyses.calibration_scenario import all_scenarios
 from econ.analyses.predict_layouts import Layout, PoolSpec, check_spec, pool_layouts
 from econ.analyses.predict_result import result
+from econ.analyses.prediction_notes import sparse_cache_note
 from econ.analyses.serving_predict import LENGTHS_SQL, predict_configurations
 from econ.analyses.timed_models import MODELS_SQL, refuse_untimed
 from econ.db import connect_read_only
@@ -257,12 +258,8 @@ def predict_point(db_path: Path, pt: Point) -> dict:
             pl.lit(info["max_position_embeddings"], dtype=pl.Float64),
         )
     ).item()
-    cache_note = (
-        f"KV cache {kv}: the engines' format for a sparse-attention model (the scenario's {s.kv_cache_format} is not "
-        "theirs)"
-        if sparse and pt.kv_cache_format is None and kv != s.kv_cache_format
-        else None
-    )
+    taken = sparse and pt.kv_cache_format is None and kv != s.kv_cache_format
+    cache_note = sparse_cache_note(s.kv_cache_format) if taken else None
     said = "; ".join(x for x in (_math_note(hw, chip, (fmt, efmt)), context_note, cache_note) if x) or None
 
     def run(rows):

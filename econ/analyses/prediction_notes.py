@@ -1,11 +1,23 @@
 """The notes a prediction carries about its own error band: where the band was not measured on what is predicted (a
-maker's chips, a kind of attention, lengths or draft tokens beyond the measured runs). Read by
+maker's chips, a kind of attention, lengths or draft tokens beyond the measured runs) and the cache format it takes
+for a sparse-attention model. Read by
 :func:`econ.analyses.serving_predict.predict_configurations` (``econ predict``, ``--points``) and ``econ fleet``.
 """
 
 from __future__ import annotations
 
 import polars as pl
+
+from econ.analyses.launch_settings import SPARSE_CACHE_FORMAT
+
+
+def sparse_cache_note(scenario_format: str) -> str:
+    """What a prediction or a plan of a sparse-attention model says when it takes its engines' cache format
+    (:data:`~econ.analyses.launch_settings.SPARSE_CACHE_FORMAT`) over the scenario's."""
+    return (
+        f"KV cache {SPARSE_CACHE_FORMAT}: the engines' format for a sparse-attention model (the scenario's "
+        f"{scenario_format} is not theirs)"
+    )
 
 
 def vendor_note(chips: pl.Series, hardware: pl.DataFrame, seen_chips: set) -> pl.Expr:

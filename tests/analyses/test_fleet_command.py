@@ -391,7 +391,7 @@ def test_a_plan_whose_traffic_lies_beyond_the_measured_lengths_or_speculation_sa
     kind = "the calibration measured no model with compressed attention or a sparse-attention indexer"
     assert kind in notes(on=v4) and "the calibration measured no model" not in notes()
     # its engines run its sparse attention on an FP8 cache only: so does the plan, and says so, unless told otherwise
-    fp8 = "KV cache fp8: the engines' format for a sparse-attention model"
+    fp8 = "KV cache fp8: the engines' format for a sparse-attention model (the scenario's bf16 is not theirs)"
     assert fp8 in notes(on=v4) and fp8 not in notes("--kv-cache-format", "bf16", on=v4) and fp8 not in notes()
 
 
