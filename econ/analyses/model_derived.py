@@ -84,7 +84,12 @@ def derived(models: pl.DataFrame) -> pl.DataFrame:
         f(
             "kernel_layers",
             step_time.kernel_layers(
-                mixers, kv_cache.mla_layers(arch), kv_cache.index_layers(arch), arch["num_linear_attention_layers"]
+                mixers,
+                kv_cache.mla_layers(arch),
+                kv_cache.index_layers(arch),
+                arch["num_linear_attention_layers"],
+                np.where(np.nan_to_num(arch["hyper_connection_streams"]) > 1, mixers, 0.0),
+                kv_cache.compressed_layers(arch),
             ),
         ),
         f("num_dense_layers", np.nan_to_num(split_in(models, "num_dense_layers"))),

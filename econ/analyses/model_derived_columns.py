@@ -41,6 +41,7 @@ ARCHITECTURE_COLUMNS = (
     "linear_key_head_dim",
     "linear_value_head_dim",
     "linear_conv_kernel_dim",
+    "hyper_connection_streams",
 )
 
 SPLIT_COLUMNS = (
@@ -211,8 +212,8 @@ MODEL_DERIVED = ResultTable(
             "layers",
             "derived",
             "Layers weighted by the kernels each launches per step, in layers of GQA attention and a gated FFN (an MLA "
-            "layer 14/9, a sparse-attention indexer +5/9, a linear-attention mixer +3/9): what the fixed cost per "
-            "layer multiplies",
+            "layer 14/9, a sparse-attention indexer +5/9, a linear-attention mixer +3/9, hyper-connections +4/9, a "
+            "compressor +1/9): what the fixed cost per layer multiplies",
             step_time.kernel_layers,
         ),
         C("num_dense_layers", "float", "layers", "input", "Dense FFN layers of a MoE model (models; blank 0)"),

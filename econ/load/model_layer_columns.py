@@ -233,6 +233,15 @@ LAYER_VARIANT_COLUMNS = (
         positive=True,
         ceiling=ceilings.WIDTH,
     ),
+    Column(
+        "hyper_connection_streams",
+        "int",
+        "streams",
+        "Residual streams of hyper-connections, mixed around every attention and FFN (DeepSeek-V4: hc_mult; blank: "
+        "one residual)",
+        positive=True,
+        ceiling=ceilings.WIDTH,
+    ),
 )
 """Chunked local attention, the sparse-attention indexer, compressed attention and linear-attention / SSM layers
 (config.json)."""

@@ -208,6 +208,13 @@ def index_entry_layers(columns: dict) -> np.ndarray:
     return index_layers(columns) / ratio
 
 
+def compressed_layers(columns: dict) -> np.ndarray:
+    """Layers with a compressed cache [layers]: a compressed-attention model's compressed sparse and heavily
+    compressed layers (DeepSeek-V4-Pro: 30 + 31); 0 for other models."""
+    layers = _nz(columns.get("num_csa_layers", np.nan), 0.0) + _nz(columns.get("num_hca_layers", np.nan), 0.0)
+    return np.where(compressed(columns), layers, 0.0)
+
+
 def mla_layers(columns: dict) -> np.ndarray:
     """Layers whose attention is multi-head latent attention [layers]: every full-attention layer of a model with an
     MLA latent (``kv_lora_rank``), and every layer of a compressed-attention model (its low-rank query and output

@@ -121,21 +121,36 @@ gating, recurrent delta-rule kernel, gated norm and output projection (seven aga
 attention and output)."""
 
 
+HYPER_CONNECTION_KERNELS = 4.0
+"""Kernels a layer with hyper-connections launches to mix its residual streams (DeepSeek-V4's mHC; SGLang
+``python/sglang/srt/models/deepseek_v4.py``, ``DeepseekV4DecoderLayer.forward``): ``hc_pre`` before and ``hc_post``
+after its attention and again around its MoE, each one fused TileLang kernel (``mhc_pre``, ``mhc_post``)."""
+
+COMPRESSOR_KERNELS = 1.0
+"""Kernels a compressed-attention layer launches to pool its newest tokens into a compressed entry (DeepSeek-V4's
+``Compressor``, run as SGLang's fused "Flash Compressor"); the compressed sparse layer's indexer keys come from a
+compressor of their own in place of the key projection :data:`INDEX_EXTRA_KERNELS` counts."""
+
+
 @formula(
-    "L_k = (9·L + 5·L_MLA + 5·L_index + 3·L_linear)/9",
-    "kernels per layer: SGLang llama.py, deepseek_v2.py, qwen3_next.py; DeepSeek-V3.2 report eq. 1-2",
+    "L_k = (9·L + 5·L_MLA + 5·L_index + 3·L_linear + 4·L_hc + L_compressed)/9",
+    "kernels per layer: SGLang llama.py, deepseek_v2.py, qwen3_next.py, deepseek_v4.py; DeepSeek-V3.2 report eq. 1-2",
 )
-def kernel_layers(num_layers, mla_layers=0.0, index_layers=0.0, linear_layers=0.0):
+def kernel_layers(num_layers, mla_layers=0.0, index_layers=0.0, linear_layers=0.0, hyper_layers=0.0, compressed=0.0):
     """A model's layers weighted by the kernels each launches, in GQA layers [layers]: the fixed cost of a step per
     layer (kernel launches and the latency floor of small kernels, ``layer_overhead_s``) is a cost per kernel, and an
     MLA layer launches 14 of a GQA layer's 9 (:data:`MLA_EXTRA_KERNELS`), an indexed sparse-attention layer 5 more
-    (:data:`INDEX_EXTRA_KERNELS`), a linear-attention layer 3 more (:data:`LINEAR_EXTRA_KERNELS`). A routed-expert
+    (:data:`INDEX_EXTRA_KERNELS`), a linear-attention layer 3 more (:data:`LINEAR_EXTRA_KERNELS`), a layer with
+    hyper-connections 4 more (:data:`HYPER_CONNECTION_KERNELS`) and a compressed-attention layer 1 more
+    (:data:`COMPRESSOR_KERNELS`). A routed-expert
     FFN is counted as a dense one: its router, top-k and permutation kernels are in the experts' fitted terms (counting
     them here as well made the leave-one-model-out TPOT error worse, 1.19x -> 1.21x). Blank counts are 0."""
     extra = (
         MLA_EXTRA_KERNELS * np.nan_to_num(_f(mla_layers))
         + INDEX_EXTRA_KERNELS * np.nan_to_num(_f(index_layers))
         + LINEAR_EXTRA_KERNELS * np.nan_to_num(_f(linear_layers))
+        + HYPER_CONNECTION_KERNELS * np.nan_to_num(_f(hyper_layers))
+        + COMPRESSOR_KERNELS * np.nan_to_num(_f(compressed))
     )
     return _f(num_layers) + extra / GQA_LAYER_KERNELS
 

@@ -36,10 +36,14 @@ def test_a_model_and_its_re_releases_share_one_architecture_group(real_db):
 def test_layers_are_weighted_by_the_kernels_they_launch(real_db):
     """The kernels counted in the engines' model code (econ.physics.step_time): a GQA layer with a gated FFN launches 9,
     DeepSeek's absorbed MLA layer 14, GLM-5's MLA layer with a sparse-attention indexer on every layer 19, a Gated
-    DeltaNet layer 12 (Qwen3.5-397B: 45 of its 60 layers); a routed-expert FFN counts as a dense one."""
+    DeltaNet layer 12 (Qwen3.5-397B: 45 of its 60 layers), DeepSeek-V4's compressed layers 4 more for their
+    hyper-connections and 1 for their compressor; a routed-expert FFN counts as a dense one."""
     rows = dict(q(real_db, "select model, kernel_layers from model_derived").iter_rows())
     assert rows["Llama-3.1-70B"] == 80 and rows["Qwen3-235B-A22B"] == 94 and rows["gpt-oss-120b"] == 36
     assert rows["DeepSeek-V3"] == pytest.approx(61 * 14 / 9)
     assert rows["GLM-5"] == pytest.approx(78 * 19 / 9)
     assert rows["GLM-5.2"] == pytest.approx((78 * 14 + 21 * 5) / 9)  # its indexer on 21 of 78 layers
     assert rows["Qwen3.5-397B-A17B"] == pytest.approx((15 * 9 + 45 * 12) / 9)
+    # DeepSeek-V4-Pro (deepseek_v4.py): MLA's 14 on each of 61 layers, its hyper-connections' 4 mixing kernels on each,
+    # a compressor on each compressed layer (all 61), an indexer on its 30 compressed sparse ones
+    assert rows["DeepSeek-V4-Pro"] == pytest.approx((61 * 14 + 61 * 4 + 61 + 30 * 5) / 9)
