@@ -95,6 +95,10 @@ ATTENTION_CROSSOVER = ResultTable(
 )
 TABLES = (ATTENTION_CROSSOVER,)
 
+# The columns attention.attention_slopes reads. num_chunked_attention_layers is not among them: Llama-4's chunked
+# layers count as full attention here (an upper bound on their FLOPs at a context beyond one chunk, said in the
+# Serving page's caption), where model_derived's slopes leave them to chunk_slope.
+
 ARCHITECTURE = (
     "attention",
     "num_layers",

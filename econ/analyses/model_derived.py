@@ -88,7 +88,7 @@ def derived(models: pl.DataFrame) -> pl.DataFrame:
                 kv_cache.mla_layers(arch),
                 kv_cache.index_layers(arch),
                 arch["num_linear_attention_layers"],
-                np.where(np.nan_to_num(arch["hyper_connection_streams"]) > 1, mixers, 0.0),
+                step_time.hyper_connection_layers(mixers, arch["hyper_connection_streams"]),
                 kv_cache.compressed_layers(arch),
             ),
         ),

@@ -132,11 +132,19 @@ COMPRESSOR_KERNELS = 1.0
 compressor of their own in place of the key projection :data:`INDEX_EXTRA_KERNELS` counts."""
 
 
+def hyper_connection_layers(num_layers, hyper_connection_streams):
+    """Layers that mix hyper-connections' residual streams [layers]: every layer of a model with more than one stream
+    (DeepSeek-V4's ``hc_mult`` of 4); 0 for a plain residual (blank or 1)."""
+    return np.where(np.nan_to_num(_f(hyper_connection_streams)) > 1, _f(num_layers), 0.0)
+
+
 @formula(
     "L_k = (9·L + 5·L_MLA + 5·L_index + 3·L_linear + 4·L_hc + L_compressed)/9",
     "kernels per layer: SGLang llama.py, deepseek_v2.py, qwen3_next.py, deepseek_v4.py; DeepSeek-V3.2 report eq. 1-2",
 )
-def kernel_layers(num_layers, mla_layers=0.0, index_layers=0.0, linear_layers=0.0, hyper_layers=0.0, compressed=0.0):
+def kernel_layers(
+    num_layers, mla_layers=0.0, index_layers=0.0, linear_layers=0.0, hyper_layers=0.0, compressed_layers=0.0
+):
     """A model's layers weighted by the kernels each launches, in GQA layers [layers]: the fixed cost of a step per
     layer (kernel launches and the latency floor of small kernels, ``layer_overhead_s``) is a cost per kernel, and an
     MLA layer launches 14 of a GQA layer's 9 (:data:`MLA_EXTRA_KERNELS`), an indexed sparse-attention layer 5 more
@@ -150,7 +158,7 @@ def kernel_layers(num_layers, mla_layers=0.0, index_layers=0.0, linear_layers=0.
         + INDEX_EXTRA_KERNELS * np.nan_to_num(_f(index_layers))
         + LINEAR_EXTRA_KERNELS * np.nan_to_num(_f(linear_layers))
         + HYPER_CONNECTION_KERNELS * np.nan_to_num(_f(hyper_layers))
-        + COMPRESSOR_KERNELS * np.nan_to_num(_f(compressed))
+        + COMPRESSOR_KERNELS * np.nan_to_num(_f(compressed_layers))
     )
     return _f(num_layers) + extra / GQA_LAYER_KERNELS
 

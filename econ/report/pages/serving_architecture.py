@@ -45,8 +45,8 @@ def attention(ctx: SiteContext, context_tokens: float | None) -> Section:
                 finite,
                 caption="Context length at which a decode token's attention FLOPs equal its weight FLOPs 2·N_act, per "
                 "model (sliding-window layers counted up to their window; compressed layers (csa) per cached entry, "
-                "one per 4 or 128 tokens; every cached token counted, no sparse top-k; linear-attention layers not "
-                "counted). "
+                "one per 4 or 128 tokens; every cached token counted, no sparse top-k; chunked layers (Llama-4) "
+                "counted as full; linear-attention layers not counted). "
                 "Black ticks: the same for MLA computed in the latent space, as decode kernels do."
                 f"{left_out}",
                 formula=ctx.cite("econ.physics.attention.attention_flop_per_token"),
