@@ -182,6 +182,7 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
     cached_frac = np.nan_to_num(_optional(c, "cached_input_frac", 0.0))
     cached, isl = prompt * cached_frac, prompt * (1.0 - cached_frac)
     users = _f(c, "concurrency")
+    ratio = np.nan_to_num(_optional(c, "length_range_ratio", LENGTH_RATIO), nan=LENGTH_RATIO)
     decode_layout, prefill_layout = _layout(c, "decode"), _layout(c, "prefill")
     w_d, w_p = _f(c, "decode_workers"), _f(c, "prefill_workers")
     context = prompt + osl / 2.0
@@ -244,7 +245,9 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
 
     runs = Runs(
         users=users,
-        slot_wait_lifetimes=step_time.routed_slot_wait(users, w_d, np.where(capacity >= 1.0, capacity, np.nan)),
+        slot_wait_lifetimes=step_time.routed_slot_wait(
+            users, w_d, np.where(capacity >= 1.0, capacity, np.nan), step_time.uniform_length_scv(ratio)
+        ),
         slot_share=users_per_worker / batch,
         output_tokens=osl,
         accepted=deployment.accepted_tokens_per_step(run["speculative_tokens"], run["acceptance_frac"]),

@@ -274,28 +274,41 @@ def _routed_wait(users, workers, slots, spread, rng):
 @pytest.mark.parametrize(("users", "workers", "slots"), [(4, 4, 1), (7, 7, 1), (16, 4, 4), (8, 4, 2), (12, 2, 4)])
 def test_users_routed_blind_to_load_wait_what_a_simulated_closed_loop_gives(users, workers, slots):
     """A discrete-event simulation of C users routed at random over W workers of K slots (an even spread, C ≤ W·K,
-    would wait nothing): routed_slot_wait lies between the mean waits of service times as narrow as the benchmark's
-    lengths (uniform in [0.9, 1.1]) and exponential ones (5% either side), and at one slot a worker it is the
-    exponential case's (the arrival theorem exact there, within 5%)."""
-    formula = float(step_time.routed_slot_wait(users, workers, slots))
-    exponential = _routed_wait(users, workers, slots, lambda rng: rng.exponential(1.0), np.random.default_rng(1))
+    would wait nothing): routed_slot_wait is the simulated wait of lifetimes as narrow as a benchmark's (uniform in
+    [0.9, 1.1], their scv 0.0033) within 8%, and at one slot a worker that of exponential ones (scv 1) within 5%,
+    where the arrival theorem is exact; the narrow wait is the smaller (the first slot frees sooner)."""
+    narrow_scv = 0.2**2 / 12.0
     narrow = _routed_wait(users, workers, slots, lambda rng: rng.uniform(0.9, 1.1), np.random.default_rng(2))
-    assert 0.95 * narrow <= formula <= 1.05 * exponential
+    assert float(step_time.routed_slot_wait(users, workers, slots, narrow_scv)) == pytest.approx(narrow, rel=0.08)
+    exponential = _routed_wait(users, workers, slots, lambda rng: rng.exponential(1.0), np.random.default_rng(1))
+    formula = float(step_time.routed_slot_wait(users, workers, slots, 1.0))
+    assert narrow < 0.97 * formula <= 1.05 * exponential
     if slots == 1:
         assert formula == pytest.approx(exponential, rel=0.05)
+
+
+def test_a_benchmarks_lengths_vary_little():
+    """InferenceX's client draws lengths uniformly from [0.8·L, L]: a standard deviation of 0.2·L/√12 over a mean of
+    0.9·L, scv (0.0642)² = 0.0041; fixed lengths vary not at all."""
+    assert step_time.uniform_length_scv(0.8) == pytest.approx((0.2 / np.sqrt(12.0) / 0.9) ** 2)
+    assert step_time.uniform_length_scv(1.0) == 0.0
 
 
 @pytest.mark.parametrize(("users", "workers", "slots"), [(400, 4, 96), (1000, 8, 120), (5000, 2, 2600), (300, 3, 90)])
 def test_many_users_routed_blind_to_load_wait_the_binomials_exact_tail(users, workers, slots):
     """Past EXACT_USERS others the wait takes the binomial's normal approximation (erfc by Abramowitz & Stegun): it
-    matches the exact E[(N + 1 - K)+]/K of SciPy's binomial within 3% of the wait (and 1e-4 lifetimes)."""
+    matches the exact E[(N + 1 - K)+]/K of SciPy's binomial within 3% of the wait (and 1e-4 lifetimes), and so
+    with narrow lifetimes' saving, P(N ≥ K) continuity-corrected."""
     from scipy import stats
 
     n = users - 1
     k = np.arange(n + 1)
-    exact = float(np.sum(np.maximum(k + 1 - slots, 0) * stats.binom.pmf(k, n, 1.0 / workers)) / slots)
+    pmf = stats.binom.pmf(k, n, 1.0 / workers)
+    exact = float(np.sum(np.maximum(k + 1 - slots, 0) * pmf) / slots)
     assert users - 1 > step_time.EXACT_USERS
     assert float(step_time.routed_slot_wait(users, workers, slots)) == pytest.approx(exact, rel=0.03, abs=1e-4)
+    narrow = exact - (1.0 - 1.0 / workers) * float(np.sum(pmf[k >= slots])) * (1.0 / slots - 1.0 / (slots + 1.0))
+    assert float(step_time.routed_slot_wait(users, workers, slots, 0.0)) == pytest.approx(narrow, rel=0.03, abs=1e-4)
 
 
 @given(
