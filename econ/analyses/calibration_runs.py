@@ -29,7 +29,7 @@ from econ.analyses import deployment_inputs as inputs
 from econ.analyses import launch_settings as launch
 from econ.fits.calibration import Runs, Step
 from econ.formats import BYTES_PER_VALUE
-from econ.physics import deployment, prompt_hold, sharding, step_time
+from econ.physics import deployment, prompt_hold, sharding, slot_wait, step_time
 
 LENGTH_RATIO = 0.8
 """InferenceX's client (vLLM ``benchmark_serving.py --random-range-ratio 0.8``) draws each prompt and output
@@ -173,7 +173,7 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
     (:data:`econ.analyses.launch_settings.LAUNCH_MAX_RUNNING`); the other users wait for a slot, and with several
     decode workers a router blind to their load makes some wait while another worker has room
     (``slot_wait_lifetimes`` of :class:`~econ.fits.calibration.Runs`,
-    :func:`econ.physics.step_time.routed_slot_wait`; the wait in :func:`econ.fits.calibration.run_components`). A
+    :func:`econ.physics.slot_wait.routed_slot_wait`; the wait in :func:`econ.fits.calibration.run_components`). A
     run's assumed decode workers are first raised until their caches hold every user
     (:func:`econ.analyses.assumed_workers.holding_every_user`)."""
     model, chip, run, kv_scale = _arrays(c)
@@ -245,8 +245,8 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
 
     runs = Runs(
         users=users,
-        slot_wait_lifetimes=step_time.routed_slot_wait(
-            users, w_d, np.where(capacity >= 1.0, capacity, np.nan), step_time.uniform_length_scv(ratio)
+        slot_wait_lifetimes=slot_wait.routed_slot_wait(
+            users, w_d, np.where(capacity >= 1.0, capacity, np.nan), slot_wait.uniform_length_scv(ratio)
         ),
         slot_share=users_per_worker / batch,
         output_tokens=osl,
@@ -350,7 +350,7 @@ def wait_notes(extra: dict) -> pl.Series:
     )
     routed = pl.format(
         "users routed without regard to load over {} decode workers running at most {} each wait {} request "
-        "lifetimes for a slot on a busy worker (step_time.routed_slot_wait), and the TTFT includes the wait",
+        "lifetimes for a slot on a busy worker (slot_wait.routed_slot_wait), and the TTFT includes the wait",
         pl.col("workers").round(0).cast(pl.Int64),
         pl.col("slots").round(0).cast(pl.Int64),
         pl.col("wait").round(2),

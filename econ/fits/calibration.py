@@ -28,7 +28,7 @@ from econ.fits.calibration_features import Points, Problem, Runs, Step, prefill_
 from econ.fits.calibration_throughput import predict_points
 from econ.fits.wrapper import FitResult, fit
 from econ.formula import formula
-from econ.physics import step_time
+from econ.physics import slot_wait, step_time
 
 EFFICIENCIES = (
     "gemm_mfu_frac",
@@ -202,7 +202,7 @@ def values(u: np.ndarray) -> dict[str, np.ndarray]:
 def predict_runs(p: dict, runs: Runs) -> tuple[np.ndarray, np.ndarray]:
     """(TTFT, TPOT) of every run at per-row parameters ``p`` [s]; ``s = C/K`` users per decode slot (1 where all fit)
     enter the prefill queue ``C/s`` at a time and wait ``w`` request lifetimes for a slot
-    (:func:`econ.physics.step_time.routed_slot_wait`, :func:`econ.physics.step_time.slot_wait_s`); a prompt held
+    (:func:`econ.physics.slot_wait.routed_slot_wait`, :func:`econ.physics.slot_wait.slot_wait_s`); a prompt held
     ``h`` decode steps to prefill beside other prompts waits ``h`` steps of the decode pool
     (:mod:`econ.physics.prompt_hold`)."""
     parts = run_components(p, runs)
@@ -237,7 +237,7 @@ def run_components(p: dict, runs: Runs) -> dict[str, np.ndarray]:
         burst_wait_frac=p["burst_wait_frac"],
     )
     ttft = ttft + runs.first_wait_steps * step  # held to prefill beside other prompts
-    ttft = ttft + step_time.slot_wait_s(ttft, think, runs.slot_wait_lifetimes)
+    ttft = ttft + slot_wait.slot_wait_s(ttft, think, runs.slot_wait_lifetimes)
     return {"tpot_s": tpot, "first_pass_s": first, "demand_s": demand, "ttft_s": ttft}
 
 

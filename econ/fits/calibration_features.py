@@ -98,7 +98,7 @@ class Runs:
     """Measured runs (one row each): the steps behind their TTFT and TPOT."""
 
     users: np.ndarray  # concurrency C
-    slot_wait_lifetimes: np.ndarray  # request lifetimes a user waits for a decode slot (step_time.routed_slot_wait)
+    slot_wait_lifetimes: np.ndarray  # request lifetimes a user waits for a decode slot (slot_wait.routed_slot_wait)
     slot_share: np.ndarray  # users per decode slot, C/K >= 1 (K: the sequences the decode pool's KV cache holds)
     output_tokens: np.ndarray  # mean output tokens per request
     accepted: np.ndarray  # tokens kept per decode step per sequence (speculative decoding)

@@ -21,7 +21,8 @@ import numpy as np
 
 from econ.fits import calibration as cal
 from econ.fits.calibration_throughput import predict_points
-from econ.physics.step_time import SMOOTH_MAX_POWER, slot_wait_s
+from econ.physics.slot_wait import slot_wait_s
+from econ.physics.step_time import SMOOTH_MAX_POWER
 
 STEP_PARAMETERS = (
     *cal.EFFICIENCIES,

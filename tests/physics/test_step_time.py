@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 import pytest
 from hypothesis import given
@@ -174,30 +172,6 @@ def test_overlapping_communication_hides_it_behind_the_kernels():
         assert (float(kernels), float(comm), float(fixed)) == pytest.approx((1.0, waited, 0.0))
 
 
-def test_the_wait_for_a_slot_is_what_a_simulated_closed_loop_gives():
-    """C users, each sending its next request when the last ends, share K slots of service time S (uniform in
-    [0.8, 1]: the benchmark's length spread); a discrete-event simulation's mean wait once past the first requests
-    matches (C/K − 1)·S within 2%, and nobody waits when the slots outnumber the users."""
-    rng = np.random.default_rng(0)
-    for users, slots in ((10, 3), (64, 16), (5, 8)):
-        free_at = [0.0] * slots  # when each slot is next free
-        arrivals = [0.0] * users
-        waits, services = [], []
-        for _ in range(4000):
-            arrival = min(arrivals)
-            user = arrivals.index(arrival)
-            start = max(arrival, heapq.heappop(free_at))
-            service = rng.uniform(0.8, 1.0)
-            heapq.heappush(free_at, start + service)
-            waits.append(start - arrival)
-            services.append(service)
-            arrivals[user] = start + service
-        mean_wait = float(np.mean(waits[1000:]))
-        expected = float(step_time.slot_wait_s(0.0, np.mean(services), max(users / slots, 1.0) - 1.0))
-        assert float(step_time.routed_slot_wait(users, 1, slots)) == pytest.approx(max(users / slots, 1.0) - 1.0)
-        assert mean_wait == pytest.approx(expected, rel=0.02, abs=1e-9), (users, slots)
-
-
 def test_a_balancer_leaves_the_busiest_rank_of_uniform_routing():
     """A skewed router (lognormal expert popularity, σ = 1) over 32 ranks, simulated: with the experts placed by
     their popularity as EPLB places them (32 redundant copies to the hottest, then the heaviest replica to the
@@ -251,66 +225,6 @@ def test_a_layout_is_balanced_where_it_says_so_or_holds_redundant_experts():
     layout = {"redundant_expert_slots": np.array([0.0, 32.0, np.nan, 0.0]), "expert_balanced": [0, 0, 0, 1]}
     assert deployment.expert_balanced(layout).tolist() == [0.0, 1.0, 0.0, 1.0]
     assert deployment.expert_balanced({}).tolist() == 0.0
-
-
-def _routed_wait(users, workers, slots, spread, rng):
-    """Mean wait for a slot [mean service times] of a closed loop of ``users`` (each sends its next request when the
-    last ends) routed at random over ``workers`` of ``slots`` slots, service times from ``spread``(rng)."""
-    free = [[0.0] * slots for _ in range(workers)]  # when each slot of each worker is next free
-    arrivals, waits, services = [0.0] * users, [], []
-    for _ in range(20000):
-        arrival = min(arrivals)
-        user = arrivals.index(arrival)
-        worker = free[rng.integers(workers)]
-        start = max(arrival, heapq.heappop(worker))
-        service = spread(rng)
-        heapq.heappush(worker, start + service)
-        waits.append(start - arrival)
-        services.append(service)
-        arrivals[user] = start + service
-    return float(np.mean(waits[2000:]) / np.mean(services))
-
-
-@pytest.mark.parametrize(("users", "workers", "slots"), [(4, 4, 1), (7, 7, 1), (16, 4, 4), (8, 4, 2), (12, 2, 4)])
-def test_users_routed_blind_to_load_wait_what_a_simulated_closed_loop_gives(users, workers, slots):
-    """A discrete-event simulation of C users routed at random over W workers of K slots (an even spread, C ≤ W·K,
-    would wait nothing): routed_slot_wait is the simulated wait of lifetimes as narrow as a benchmark's (uniform in
-    [0.9, 1.1], their scv 0.0033) within 8%, and at one slot a worker that of exponential ones (scv 1) within 5%,
-    where the arrival theorem is exact; the narrow wait is the smaller (the first slot frees sooner)."""
-    narrow_scv = 0.2**2 / 12.0
-    narrow = _routed_wait(users, workers, slots, lambda rng: rng.uniform(0.9, 1.1), np.random.default_rng(2))
-    assert float(step_time.routed_slot_wait(users, workers, slots, narrow_scv)) == pytest.approx(narrow, rel=0.08)
-    exponential = _routed_wait(users, workers, slots, lambda rng: rng.exponential(1.0), np.random.default_rng(1))
-    formula = float(step_time.routed_slot_wait(users, workers, slots, 1.0))
-    assert narrow < 0.97 * formula <= 1.05 * exponential
-    if slots == 1:
-        assert formula == pytest.approx(exponential, rel=0.05)
-
-
-def test_a_benchmarks_lengths_vary_little():
-    """InferenceX's client draws lengths uniformly from [0.8·L, L]: a million such draws vary with the scv
-    uniform_length_scv states (0.0041, within 2%); fixed lengths vary not at all."""
-    draws = np.random.default_rng(0).uniform(0.8, 1.0, 1_000_000)
-    assert float(step_time.uniform_length_scv(0.8)) == pytest.approx(draws.var() / draws.mean() ** 2, rel=0.02)
-    assert float(step_time.uniform_length_scv(0.8)) == pytest.approx(0.0041, abs=5e-5)
-    assert step_time.uniform_length_scv(1.0) == 0.0
-
-
-@pytest.mark.parametrize(("users", "workers", "slots"), [(400, 4, 96), (1000, 8, 120), (5000, 2, 2600), (300, 3, 90)])
-def test_many_users_routed_blind_to_load_wait_the_binomials_exact_tail(users, workers, slots):
-    """Past EXACT_USERS others the wait takes the binomial's normal approximation (erfc by Abramowitz & Stegun): it
-    matches the exact E[(N + 1 - K)+]/K of SciPy's binomial within 3% of the wait (and 1e-4 lifetimes), and so
-    with narrow lifetimes' saving, P(N ≥ K) continuity-corrected."""
-    from scipy import stats
-
-    n = users - 1
-    k = np.arange(n + 1)
-    pmf = stats.binom.pmf(k, n, 1.0 / workers)
-    exact = float(np.sum(np.maximum(k + 1 - slots, 0) * pmf) / slots)
-    assert users - 1 > step_time.EXACT_USERS
-    assert float(step_time.routed_slot_wait(users, workers, slots)) == pytest.approx(exact, rel=0.03, abs=1e-4)
-    narrow = exact - (1.0 - 1.0 / workers) * float(np.sum(pmf[k >= slots])) * (1.0 / slots - 1.0 / (slots + 1.0))
-    assert float(step_time.routed_slot_wait(users, workers, slots, 0.0)) == pytest.approx(narrow, rel=0.03, abs=1e-4)
 
 
 @given(
