@@ -1,5 +1,5 @@
 """``econ fleet``'s inputs checked before anything is read: every number finite, positive and under its ceiling,
-and the prompt lengths (one, or a mix with its shares of requests)."""
+and the prompt and output lengths (one each, or a mix with its shares of requests)."""
 
 from __future__ import annotations
 
@@ -53,19 +53,30 @@ def check_inputs(
 
 def prompt_mix(input_tokens, mix) -> tuple[tuple[float, float], ...] | None:
     """The prompt lengths and their shares of requests: one length, a stated mix, or None (the scenario's)."""
-    if input_tokens is not None and mix is not None:
-        raise EconError("--input-tokens and --input-tokens-mix both give the prompt length", "give one of them")
+    return _lengths("--input-tokens", "a prompt length", input_tokens, mix)
+
+
+def output_mix(output_tokens, mix) -> tuple[tuple[float, float], ...] | None:
+    """The output lengths and their shares of requests: one length, a stated mix, or None (the scenario's ratio)."""
+    return _lengths("--output-tokens", "an output length", output_tokens, mix)
+
+
+def _lengths(flag: str, what: str, one, mix) -> tuple[tuple[float, float], ...] | None:
+    """One length given by ``flag``, or a mix given by ``flag``-mix of lengths with their shares of requests
+    (``what``: the length with its article, for the messages)."""
+    if one is not None and mix is not None:
+        raise EconError(f"{flag} and {flag}-mix both give the {what.split(' ', 1)[1]}", "give one of them")
     if mix is None:
-        return None if input_tokens is None else ((float(input_tokens), 1.0),)
+        return None if one is None else ((float(one), 1.0),)
     for tokens, share in mix:
         if not (math.isfinite(tokens) and 0 < tokens <= TOKENS.value):
             raise EconError(
-                f"--input-tokens-mix: {tokens:g} tokens is not a prompt length up to {TOKENS.value:g}",
+                f"{flag}-mix: {tokens:g} tokens is not {what} up to {TOKENS.value:g}",
                 "give each length as positive tokens",
             )
         if not (math.isfinite(share) and 0 < share <= 1):
-            raise EconError(f"--input-tokens-mix: share {share:g} is not in (0, 1]", "give each share of requests")
+            raise EconError(f"{flag}-mix: share {share:g} is not in (0, 1]", "give each share of requests")
     total = sum(w for _, w in mix)
     if abs(total - 1.0) > 1e-3:
-        raise EconError(f"--input-tokens-mix: the shares add up to {total:g}", "make them add up to 1")
+        raise EconError(f"{flag}-mix: the shares add up to {total:g}", "make them add up to 1")
     return tuple((float(t), float(w)) for t, w in mix)

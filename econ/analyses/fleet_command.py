@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from econ.analyses.calibration_scenario import all_scenarios, for_engine
-from econ.analyses.fleet_checks import check_inputs, prompt_mix
+from econ.analyses.fleet_checks import check_inputs, output_mix, prompt_mix
 from econ.analyses.fleet_inputs import CASES_SQL, PRICES_SQL, newest_rental
 from econ.analyses.fleet_layouts import stated_pools
 from econ.analyses.fleet_plan import build_plan
@@ -50,6 +50,7 @@ def plan_for(
     input_tokens: float | None = None,
     output_tokens: float | None = None,
     input_tokens_mix: tuple[tuple[float, float], ...] | None = None,
+    output_tokens_mix: tuple[tuple[float, float], ...] | None = None,
     cached_input_frac: float | None = None,
     speculative_tokens: int | None = None,
     acceptance_frac: float | None = None,
@@ -70,8 +71,8 @@ def plan_for(
     ``prefill_chips`` / ``decode_chips`` fix a pool's replica size, any size (the layout search picks the degrees);
     ``decode_layout`` / ``prefill_layout`` name a layout of ``data/layouts.csv``; ``tokens_per_s_per_user`` /
     ``ttft_s`` replace the scenario's service targets (a speed target implies the ``speed_target`` batch policy);
-    ``input_tokens`` / ``output_tokens`` (per request; ``input_tokens_mix``: prompt lengths with their shares of
-    requests instead of one length), ``cached_input_frac``, ``speculative_tokens`` /
+    ``input_tokens`` / ``output_tokens`` (per request; ``input_tokens_mix`` / ``output_tokens_mix``: lengths with
+    their shares of requests instead of one length), ``cached_input_frac``, ``speculative_tokens`` /
     ``acceptance_frac``, ``kv_cache_format`` and ``usd_per_chip_hour`` replace the scenario's traffic mix and
     settings. ``decode_degrees`` / ``prefill_degrees`` state a pool's tp, dp, pp and ep as ``econ predict`` takes
     them (:mod:`econ.analyses.fleet_layouts`); ``engine`` plans with that engine's calibrated values (``for_engine``);
@@ -113,13 +114,15 @@ def plan_for(
             batch_policy = "speed_target"
         if ttft_s is not None:
             targets["ttft_target_s"] = float(ttft_s)
-        mix = prompt_mix(input_tokens, input_tokens_mix)
+        mix, outputs = prompt_mix(input_tokens, input_tokens_mix), output_mix(output_tokens, output_tokens_mix)
         if mix is not None:
             targets["context_shares"] = mix
-            if output_tokens is not None:
-                targets["input_output_token_ratio"] = sum(t * w for t, w in mix) / float(output_tokens)
-        elif output_tokens is not None:
-            raise EconError("--output-tokens needs --input-tokens", "give both lengths of a request")
+            if outputs is not None:
+                targets["input_output_token_ratio"] = sum(t * w for t, w in mix) / sum(t * w for t, w in outputs)
+                targets["output_shares"] = outputs if len(outputs) > 1 else ()
+        elif outputs is not None:
+            flag = "--output-tokens" if output_tokens_mix is None else "--output-tokens-mix"
+            raise EconError(f"{flag} needs --input-tokens", "give both lengths of a request (or --input-tokens-mix)")
         if cached_input_frac is not None:
             targets["prompt_cache_hit_frac"] = float(cached_input_frac)
         if speculative_tokens is not None:

@@ -184,6 +184,8 @@ class Scenario:
     # the calibrated scenario's efficiencies per architecture family (hardware.architecture): field -> value
     efficiencies_by_architecture: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
     efficiency_basis: str = "assumed"  # "bound" (every efficiency 1), "assumed" (scenarios.csv) or "calibrated"
+    # a stated mix of output lengths (output tokens, share of requests); () for one length (input_output_token_ratio)
+    output_shares: tuple[tuple[float, float], ...] = ()
 
     def assumption(self, name: str) -> Assumption:
         """The row behind a field (a defaulted field has none: an error naming the row to add)."""
@@ -344,6 +346,7 @@ _DECLARED = {f.name for f in fields(Scenario)} - {
     "defaulted",
     "efficiencies_by_architecture",
     "efficiency_basis",
+    "output_shares",
 }
 if _DECLARED != set(NUMERIC) | set(CATEGORICAL):  # the field list and the defaults are one declaration
     raise RuntimeError(

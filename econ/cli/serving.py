@@ -33,6 +33,7 @@ def cmd_fleet(args) -> int:
         input_tokens=args.input_tokens,
         input_tokens_mix=args.input_tokens_mix,
         output_tokens=args.output_tokens,
+        output_tokens_mix=args.output_tokens_mix,
         cached_input_frac=args.cached_input_frac,
         speculative_tokens=args.speculative_tokens,
         acceptance_frac=args.acceptance,
@@ -266,6 +267,13 @@ def add_fleet(sub, add_db) -> None:
     )
     fl.add_argument(
         "--output-tokens", type=float, default=None, help="output tokens per request (with --input-tokens or the mix)"
+    )
+    fl.add_argument(
+        "--output-tokens-mix",
+        type=_mix,
+        default=None,
+        help="a distribution of output lengths instead: TOKENS:SHARE pairs, such as 200:0.5,2000:0.4,16000:0.1 "
+        "(the shares add up to 1; a decode batch holds each request for its own output's steps)",
     )
     fl.add_argument("--cached-input-frac", type=float, default=None, help="share of prompt tokens served from cache")
     fl.add_argument("--speculative-tokens", type=_whole, default=None, help="MTP / draft tokens per decode step")

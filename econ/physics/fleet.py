@@ -54,12 +54,27 @@ def mean_prompt_tokens(prompt_tokens_by_context, share_frac_by_context):
 
 @formula("L_dec = L̄ + n_out/2", "traffic mix")
 def decode_context_tokens(mean_prompt_tokens_, output_tokens_per_request):
-    """Mean context a decoding sequence attends to: L̄ + n_out/2 [tokens] (it grows from L to L + n_out).
+    """Mean context a decoding sequence attends to: L̄ + n_out/2 [tokens] (it grows from L to L + n_out; with a mix
+    of output lengths, ``n_out`` is the batch's length-biased :func:`decoding_output_tokens`).
 
     Decode KV traffic and memory are linear in each sequence's context, so a batch of mixed
     contexts costs what the same batch at the mean context costs (dense attention).
     """
     return _f(mean_prompt_tokens_) + _f(output_tokens_per_request) / 2.0
+
+
+@formula("O_dec = Σ_k w_k·O_k² / Σ_k w_k·O_k", "length-biased sampling of the sequences a decode batch holds")
+def decoding_output_tokens(output_tokens_by_length, share_frac_by_length):
+    """Mean output length of the sequences a decode batch holds at a moment, E[O²]/E[O] [tokens], over the last
+    (output length) axis of requests' shares.
+
+    A request decodes for its O steps, so a batch caught at a moment holds it in proportion to O: the length-biased
+    sampling of the inspection paradox (Feller, *An Introduction to Probability Theory and Its Applications*, vol. II,
+    §I.4). One length gives itself; 500 and 1,500 tokens in equal shares give 1,250, not the mean 1,000. A sequence
+    is caught uniformly along its decoding, so the batch's mean context is ``L̄ + O_dec/2``
+    (:func:`decode_context_tokens`, prompt and output lengths independent)."""
+    o, w = _f(output_tokens_by_length), _f(share_frac_by_length)
+    return np.sum(w * o * o, axis=-1) / np.sum(w * o, axis=-1)
 
 
 # ---------------------------------------------------------------------------- batch policies and replica size

@@ -428,6 +428,9 @@ def test_a_pools_degrees_are_planned_as_econ_predict_takes_them(real_db, capsys)
         (["--decode-layout", "deepseek_decode_ep144", "--decode-dp", "144"], "Error: --decode-layout deepseek_decode"),
         (["--input-tokens-mix", "1000:0.6,8000:0.3"], "Error: --input-tokens-mix: the shares add up to 0.9"),
         (["--input-tokens", "100", "--input-tokens-mix", "1000:1"], "Error: --input-tokens and --input-tokens-mix"),
+        (["--output-tokens-mix", "500:0.5,1500:0.5"], "Error: --output-tokens-mix needs --input-tokens"),
+        (["--input-tokens", "100", "--output-tokens-mix", "500:0.5,1500:0.4"], "Error: --output-tokens-mix: the"),
+        (["--input-tokens", "1", "--output-tokens", "9", "--output-tokens-mix", "9:1"], "Error: --output-tokens and"),
     ],
 )
 def test_stated_degrees_and_mixes_that_cannot_be_planned_say_why(real_db, capsys, args, message):
@@ -445,6 +448,25 @@ def test_a_mix_of_prompt_lengths_is_planned_at_its_mean(real_db, capsys):
     assert plan["mean_prompt_tokens"] == pytest.approx(6200.0) and plan["output_tokens_per_request"] == (
         pytest.approx(500.0)
     )
+
+
+def test_a_mix_of_output_lengths_weighs_each_by_its_decoding_time(real_db, capsys):
+    """Half the requests writing 500 tokens and half 1,500: the same 1,000 tokens a request as one length of 1,000,
+    but a decode batch holds the long ones three times as long, so its sequences attend to 2,000 + 1,250/2 tokens
+    (by hand: E[O²]/E[O] = (0.5·500² + 0.5·1,500²)/1,000), not 2,000 + 500; the plan says so and holds more KV cache
+    (no fewer chips)."""
+    lengths = ("--input-tokens", "2000", "--format", "json")
+    code, out, err = run_cli(capsys, "--db", str(real_db), *STATED, *lengths, "--output-tokens", "1000")
+    assert code == 0, err
+    one = json.loads(out)
+    code, out, err = run_cli(capsys, "--db", str(real_db), *STATED, *lengths, "--output-tokens-mix", "500:0.5,1500:0.5")
+    assert code == 0, err
+    mixed = json.loads(out)
+    assert mixed["output_tokens_per_request"] == pytest.approx(one["output_tokens_per_request"]) == pytest.approx(1000)
+    assert one["decode_context_tokens"] == pytest.approx(2500.0)
+    assert mixed["decode_context_tokens"] == pytest.approx(2625.0)
+    assert "E[O²]/E[O]" in mixed["notes"] and "E[O²]/E[O]" not in (one["notes"] or "")
+    assert mixed["chips"] >= one["chips"]
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -471,6 +493,27 @@ def test_no_stated_degree_ends_in_a_traceback(real_db, capsys, degrees, dense):
         for x in (f"--{pool}-{name}", value)
     ]
     code, out, err = run_cli(capsys, "--db", str(real_db), *model, "--tokens-per-s", "1e6", "--format", "json", *flags)
+    assert code in (0, 1), err
+    if code == 0:
+        assert "nan" not in out.lower().replace("nanos", "")
+    else:
+        assert out == "" and err.startswith("Error: "), err
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    outputs=st.lists(
+        st.tuples(st.sampled_from([0.5, 1.0, 64.0, 4096.0, 1e6, 1e9]), st.sampled_from([0.0, 0.2, 0.5, 1.0])),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_no_output_length_mix_ends_in_a_traceback(real_db, capsys, outputs):
+    """Any mix of output lengths and shares is planned or refused with a message (exit 1), never a traceback or NaN."""
+    mix = ",".join(f"{tokens:g}:{share:g}" for tokens, share in outputs)
+    code, out, err = run_cli(
+        capsys, "--db", str(real_db), *STATED, "--input-tokens", "2000", "--output-tokens-mix", mix, "--format", "json"
+    )
     assert code in (0, 1), err
     if code == 0:
         assert "nan" not in out.lower().replace("nanos", "")

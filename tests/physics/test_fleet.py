@@ -146,6 +146,25 @@ def test_traffic_split_and_contexts():
     assert fleet.decode_context_tokens(mean, 600) == pytest.approx(5632 + 300)
 
 
+def test_a_decode_batch_holds_long_outputs_for_longer():
+    """A simulated decode pool (one request joins every step, its output drawn from 500 and 1,500 tokens in equal
+    shares, its prompt 2,000 tokens): the sequences it holds average an output of E[O²]/E[O] = 1,250 tokens, not the
+    mean 1,000, and attend to 2,000 + 1,250/2 tokens, within 1% (decoding_output_tokens, decode_context_tokens)."""
+    rng = np.random.default_rng(0)
+    outputs = rng.choice([500.0, 1500.0], size=20_000)
+    ends = np.arange(outputs.size) + outputs  # request i decodes from step i for outputs[i] steps
+    held_o, held_context = [], []
+    for step in range(2_000, 18_000, 7):  # past the start, before the end
+        active = np.flatnonzero((np.arange(outputs.size) <= step) & (ends > step))
+        held_o.append(outputs[active].mean())
+        held_context.append(np.mean(2000.0 + step - active))
+    decoding = float(fleet.decoding_output_tokens([500.0, 1500.0], [0.5, 0.5]))
+    assert decoding == pytest.approx(1250.0)
+    assert np.mean(held_o) == pytest.approx(decoding, rel=0.01)
+    assert np.mean(held_context) == pytest.approx(float(fleet.decode_context_tokens(2000.0, decoding)), rel=0.01)
+    assert float(fleet.decoding_output_tokens([800.0], [1.0])) == pytest.approx(800.0)  # one length is itself
+
+
 def test_power_energy_and_tokens_per_mwh():
     """72 GB200 at 1,200 W, x1.39 (NVL72 ~120 kW) x PUE 1.2 = 144 kW; 1e6 tokens/s on 1 MW = 3.6e9 tokens per MWh."""
     assert fleet.facility_power_w(72, 1200, 1.39, 1.2) == pytest.approx(72 * 1200 * 1.39 * 1.2)
