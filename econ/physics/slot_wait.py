@@ -57,7 +57,7 @@ def uniform_length_scv(range_ratio):
     "arrival theorem (Lazowska et al., Quantitative System Performance, ch. 6) with routing blind to load; the "
     "residual of narrow lifetimes",
 )
-def routed_slot_wait(users, workers, slots, lifetime_scv=1.0):
+def routed_slot_wait(users, workers, slots, lifetime_scv):
     """Request lifetimes a user waits for a decode slot [lifetimes] when C users are routed without regard to load
     over W decode workers of K slots each, their lifetimes' squared coefficient of variation ``lifetime_scv``.
 
@@ -99,9 +99,9 @@ def routed_slot_wait(users, workers, slots, lifetime_scv=1.0):
             tail += np.where(j > as_, within, 0.0)
             pmf = pmf * np.maximum(ns - j, 0.0) / (j + 1.0) * qs / (1.0 - qs)
         excess[small], waits[small] = exact, tail
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"):  # K infinite: masked below
         saving = (1.0 - scv) * (1.0 - q) * waits * (1.0 / k - 1.0 / (k + 1.0))
-        wait = np.maximum(excess, 0.0) / k - np.where(np.isfinite(k), saving, 0.0)
+        wait = np.maximum(excess, 0.0) / k - saving
     return np.where(np.isfinite(k), np.maximum(wait, 0.0), 0.0)
 
 

@@ -30,7 +30,9 @@ def test_the_wait_for_a_slot_is_what_a_simulated_closed_loop_gives():
             arrivals[user] = start + service
         mean_wait = float(np.mean(waits[1000:]))
         expected = float(slot_wait.slot_wait_s(0.0, np.mean(services), max(users / slots, 1.0) - 1.0))
-        assert float(slot_wait.routed_slot_wait(users, 1, slots)) == pytest.approx(max(users / slots, 1.0) - 1.0)
+        saturated = max(users / slots, 1.0) - 1.0  # one worker: whatever the lifetimes' spread (Little's law)
+        for scv in (0.0, 1.0):
+            assert float(slot_wait.routed_slot_wait(users, 1, slots, scv)) == pytest.approx(saturated)
         assert mean_wait == pytest.approx(expected, rel=0.02, abs=1e-9), (users, slots)
 
 
@@ -89,6 +91,6 @@ def test_many_users_routed_blind_to_load_wait_the_binomials_exact_tail(users, wo
     pmf = stats.binom.pmf(k, n, 1.0 / workers)
     exact = float(np.sum(np.maximum(k + 1 - slots, 0) * pmf) / slots)
     assert users - 1 > slot_wait.EXACT_USERS
-    assert float(slot_wait.routed_slot_wait(users, workers, slots)) == pytest.approx(exact, rel=0.03, abs=1e-4)
+    assert float(slot_wait.routed_slot_wait(users, workers, slots, 1.0)) == pytest.approx(exact, rel=0.03, abs=1e-4)
     narrow = exact - (1.0 - 1.0 / workers) * float(np.sum(pmf[k >= slots])) * (1.0 / slots - 1.0 / (slots + 1.0))
     assert float(slot_wait.routed_slot_wait(users, workers, slots, 0.0)) == pytest.approx(narrow, rel=0.03, abs=1e-4)
