@@ -50,7 +50,14 @@ SERVING_RUNS = TableSpec(
         Column(
             "silicon_data_source", "str", "", "Dump date, config id, silicon_concurrency=N, engine image", optional=True
         ),
-        Column("backend", "str", "", "Serving engine (trtllm, sglang, vllm)", required=True),
+        Column(
+            "backend",
+            "str",
+            "",
+            "Serving engine (trtllm, sglang, vllm; another spelling such as dynamo-trt or TensorRT-LLM names the "
+            "engine it contains, econ.analyses.serving_runs.ENGINE_NAMES)",
+            required=True,
+        ),
         Column("backend_version", "str", "", "Engine version", optional=True),
         Column("model_path", "str", "", "Hugging Face id of the model (or a quantised re-release)", required=True),
         Column("system", "str", "", "System (h100_sxm, h200_sxm, b200_sxm, gb200, …)", required=True),

@@ -96,6 +96,25 @@ def test_a_system_in_the_files_style_names_its_chip(tables, system, chip):
     assert read(tables, system=system)["chip"] == chip
 
 
+@pytest.mark.parametrize(
+    ("backend", "engine"),
+    [
+        ("trtllm", "trtllm"),
+        ("TRTLLM", "trtllm"),
+        ("TensorRT-LLM", "trtllm"),
+        ("dynamo-trt", "trtllm"),  # InferenceX's framework names (its launch configs' keys)
+        ("trt", "trtllm"),
+        ("sglang-disagg", "sglang"),
+        ("dynamo-sglang", "sglang"),
+        (" SGLang ", "sglang"),
+        ("dynamo-vllm", "vllm"),
+        ("atom", "atom"),  # AMD's engine, which the calibration never measured: kept, not renamed
+    ],
+)
+def test_an_engine_spelled_another_way_names_the_engine(tables, backend, engine):
+    assert read(tables, backend=backend)["engine"] == engine
+
+
 def test_an_unknown_model_or_system_is_kept_with_its_reason(tables):
     r = read(tables, model_path="acme/NotAModel-7B")
     assert r["reason"].startswith("model 'acme/NotAModel-7B' is not in data/models.csv")
