@@ -289,6 +289,18 @@ def test_a_file_row_of_an_engine_the_calibration_never_measured_is_averaged_and_
     assert "engine dynamo is not one the calibration measured" in unknown["notes"]
 
 
+def test_a_file_row_naming_its_engine_as_inferencex_does_is_that_engines_prediction(real_db, capsys, tmp_path):
+    """InferenceX names TensorRT-LLM behind Dynamo ``dynamo-trt`` (its launch configs' keys): such a row is
+    TensorRT-LLM's, the same prediction and band as the row that says ``trtllm``, not the engines' average."""
+    row = "meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,1024,fp8,fp8,64,2,1,1,2,1"
+    path = points_file(tmp_path / "engines.csv", f"plain,trtllm,{row}", f"dynamo,Dynamo-TRT,{row}")
+    code, out, err = predict(capsys, real_db, "--points", str(path), "--format", "json")
+    plain, dynamo = json.loads(out)
+    assert code == 0 and plain["status"] == dynamo["status"] == "ok"
+    assert {k: v for k, v in dynamo.items() if k != "id"} == {k: v for k, v in plain.items() if k != "id"}
+    assert dynamo["ttft_band_of"] == "Llama-3.1-70B's runs with trtllm on H200"
+
+
 def test_a_bad_cell_in_the_file_names_its_line_and_column(real_db, capsys, tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text(
