@@ -43,6 +43,7 @@ import polars as pl
 
 from econ.analyses import launch_layouts
 from econ.analyses import serving_run_notes as run_notes
+from econ.analyses.calibration_points import ENGINES
 from econ.analyses.inputs import architecture_groups, architecture_of
 from econ.load.serving_run_tables import SERVING_RUNS
 
@@ -114,22 +115,6 @@ def chip_key(system: str | None) -> str:
     for suffix in ("_sxm", "_hgx", "_dgx"):
         s = s.removesuffix(suffix)
     return s.replace("_", "-").upper()
-
-
-ENGINE_NAMES = {"trt": "trtllm", "tensorrt": "trtllm", "sglang": "sglang", "vllm": "vllm"}
-"""The engine a ``backend`` spelled another way names: the first of these its lower-case name contains
-(InferenceX's frameworks ``trt``, ``dynamo-trt``, ``sglang-disagg``, ``dynamo-vllm``, as
-``scripts/inferencex_launches.py`` reads them; ``TensorRT-LLM``, ``SGLang``). Any other name (``atom``) stays as
-written, lower case: an engine the calibration did not measure, which the prediction's notes say."""
-
-
-def engine_key(backend: pl.Expr) -> pl.Expr:
-    """A ``backend`` as the engine it names (:data:`ENGINE_NAMES`): ``Dynamo-TRT`` -> ``trtllm``."""
-    name = backend.str.strip_chars().str.to_lowercase()
-    out = name
-    for part, engine in reversed(ENGINE_NAMES.items()):
-        out = pl.when(name.str.contains(part, literal=True)).then(pl.lit(engine)).otherwise(out)
-    return out
 
 
 CONCURRENCY = r"silicon_concurrency=(\d+)"
@@ -210,7 +195,7 @@ def configurations(
     rows = rows.with_columns(
         (pl.col(c).cast(t, strict=False) if c in rows.columns else pl.lit(None, dtype=t)).alias(c)
         for c, t in columns.items()
-    ).with_columns(engine_key(pl.col("backend")).alias("backend"))
+    ).with_columns(pl.col("backend").str.strip_chars().str.to_lowercase().replace(ENGINES).alias("backend"))
     resolve = model_resolver(models)
     chips = {c.upper(): c for c in hardware["chip"].to_list()}
 

@@ -54,8 +54,8 @@ SERVING_RUNS = TableSpec(
             "backend",
             "str",
             "",
-            "Serving engine (trtllm, sglang, vllm; another spelling such as dynamo-trt or TensorRT-LLM names the "
-            "engine it contains, econ.analyses.serving_runs.ENGINE_NAMES)",
+            "Serving engine (trtllm, sglang, vllm; any case, or another spelling such as dynamo-trt or TensorRT-LLM: "
+            "econ.analyses.calibration_points.ENGINES)",
             required=True,
         ),
         Column("backend_version", "str", "", "Engine version", optional=True),

@@ -109,6 +109,7 @@ def test_a_system_in_the_files_style_names_its_chip(tables, system, chip):
         (" SGLang ", "sglang"),
         ("dynamo-vllm", "vllm"),
         ("atom", "atom"),  # AMD's engine, which the calibration never measured: kept, not renamed
+        ("Moreh vLLM", "moreh vllm"),  # a fork is not the engine it forked
     ],
 )
 def test_an_engine_spelled_another_way_names_the_engine(tables, backend, engine):
