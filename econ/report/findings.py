@@ -18,12 +18,20 @@ WEAK_ERROR_FACTOR = 1.5
 MODEL_OUT_TPOT = ("calibration_errors", "basis = 'model_out' and target = 'tpot' and group_kind = 'overall'")
 MODEL_OUT_TTFT = ("calibration_errors", "basis = 'model_out' and target = 'ttft' and group_kind = 'overall'")
 CHIP_OUT_TPOT = ("calibration_errors", "basis = 'chip_out' and target = 'tpot' and group_kind = 'overall'")
-LEAST_ENGINE = (
+MIN_GROUP_COVERAGE = 0.85
+"""The least share of a group's held-out runs a p90 band must cover (issue 23: "the printed p90 band covers 85–95%"):
+the group covered least below it makes the coverage sentence weak."""
+MIN_GROUP_RUNS = 100
+"""The fewest runs a group needs for its coverage to be read against :data:`MIN_GROUP_COVERAGE`."""
+_GROUP = "basis || '|' || target || '|' || group_kind || '|' || \"group\""
+LEAST_COVERED = (
     "calibration_errors",
-    "basis = 'model_out' and target = 'tpot' and group_kind = 'engine' and \"group\" = (select \"group\" from "
-    "calibration_errors where basis = 'model_out' and target = 'tpot' and group_kind = 'engine' "
-    'order by band_coverage_frac, "group" limit 1)',
+    f"{_GROUP} = (select {_GROUP} from calibration_errors where basis in ('model_out', 'chip_out') "
+    "and target in ('tpot', 'ttft') and group_kind in ('engine', 'chip', 'model') "
+    f'and n_points >= {MIN_GROUP_RUNS} order by band_coverage_frac, basis, target, group_kind, "group" limit 1)',
 )
+"""The engine, chip or model (of :data:`MIN_GROUP_RUNS` runs or more) whose held-out runs, by model or by chip, the
+p90 bands covered least."""
 
 
 def band(ctx: SiteContext, model: str, chip: str, target: str = "tpot", regime: str = "disagg_decode"):
@@ -83,6 +91,8 @@ def validation(ctx: SiteContext) -> list[Finding]:
     weak = worst_factor is not None and worst_factor > WEAK_ERROR_FACTOR
     tpot_factor = ctx.scalar(f"select error_factor from {MODEL_OUT_TPOT[0]} where {MODEL_OUT_TPOT[1]}")
     ttft_factor = ctx.scalar(f"select error_factor from {MODEL_OUT_TTFT[0]} where {MODEL_OUT_TTFT[1]}")
+    least = ctx.scalar(f"select band_coverage_frac from {LEAST_COVERED[0]} where {LEAST_COVERED[1]}")
+    least_covered = 1.0 if least is None else least
     return kept(
         [
             ctx.finding(
@@ -105,14 +115,23 @@ def validation(ctx: SiteContext) -> list[Finding]:
             ),
             ctx.finding(
                 "The p90 bands econ prints covered {t.band_coverage_frac:pct} of the runs held out with their model's "
-                "architecture group (time per output token; the band computed without that group's runs), and "
-                "{e.band_coverage_frac:pct} of {e.group:text}'s, the engine they covered least: a band is its engine's "
-                "where its runs are enough.",
+                "architecture group (time per output token; the band computed without that group's runs) and "
+                "{f.band_coverage_frac:pct} in time to first token, but not every group as well: "
+                "{g.band_coverage_frac:pct} of {g.group:text}'s runs ({g.target:text}, held out as {g.basis:text}), "
+                "the least of any engine, chip or model with "
+                + f"{MIN_GROUP_RUNS} runs or more"
+                + (
+                    f", below the {MIN_GROUP_COVERAGE:.0%} a band must hold: a band measured on the other models and "
+                    "chips understates one that errs more than they do."
+                    if least_covered < MIN_GROUP_COVERAGE
+                    else "."
+                ),
                 {
                     "t": ("calibration_errors", "basis = 'model_out' and target = 'tpot' and group_kind = 'overall'"),
-                    "e": LEAST_ENGINE,
+                    "f": MODEL_OUT_TTFT,
+                    "g": LEAST_COVERED,
                 },
-                status="calibrated",
+                status="weak" if least_covered < MIN_GROUP_COVERAGE else "calibrated",
                 evidence=anchor("Error bands and their coverage"),
             ),
             ctx.finding(
