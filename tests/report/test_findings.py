@@ -51,4 +51,4 @@ def test_the_coverage_finding_names_the_group_its_bands_covered_least_and_is_wea
     with duckdb.connect(str(db)) as con:
         con.execute("update calibration_errors set band_coverage_frac = greatest(band_coverage_frac, 0.9)")
         f = coverage_finding(con)
-    assert f.status == "calibrated" and "below the 85%" not in f.html and "90%" in f.html
+    assert f.status == "calibrated" and "within the 85%" in f.html and "below" not in f.html and "90%" in f.html
