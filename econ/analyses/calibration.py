@@ -25,6 +25,7 @@ from econ.analyses import serving_runs
 from econ.analyses.calibration_columns import BANDS, ERRORS, PARAMETERS, POINTS, RUNS
 from econ.analyses.calibration_scenario import FIELDS
 from econ.analyses.timed_models import MODELS_SQL
+from econ.engines import NAMES as ENGINE_NAMES
 from econ.fits import calibration as cal
 from econ.fits import calibration_cv as cv
 from econ.fits.calibration_throughput import predict_points
@@ -119,7 +120,7 @@ def build_problem(ctx) -> Inputs:
     configs, c, runs, extra = _runs(ctx, models, hardware, reserve)
     p, fitted, pts = _points(ctx, models, reserve)
     engine_r = c["engine"].to_list()
-    engine_p = [cp.ENGINES.get(str(e).lower()) for e in fitted["engine"].to_list()]
+    engine_p = [ENGINE_NAMES.get(str(e).lower()) for e in fitted["engine"].to_list()]
     arch_of = dict(hardware.select("chip", "architecture").iter_rows())
     arch_r = [arch_of.get(x) for x in c["chip"].to_list()]
     arch_p = fitted["architecture"].to_list()

@@ -36,22 +36,6 @@ QUANTITY = {
     "single_stream": "output tokens/s per user",
 }
 TOKENS_NEEDED = {"offline": "output", "disaggregated": "output", "decode": "output", "prefill": "input"}
-ENGINES = {
-    "tensorrt-llm": "trtllm",
-    "tensorrt_llm": "trtllm",
-    "trt-llm": "trtllm",
-    "trtllm": "trtllm",
-    "trt": "trtllm",
-    "dynamo-trt": "trtllm",
-    "sglang": "sglang",
-    "dynamo-sglang": "sglang",
-    "sglang-disagg": "sglang",
-    "vllm": "vllm",
-    "dynamo-vllm": "vllm",
-}
-"""An engine's name (lower case: ``measured_points.engine``, a ``backend`` of ``econ predict --points``) -> the engine
-group of the calibration; InferenceX's frameworks (``trt``, ``dynamo-trt``, ``sglang-disagg``, ``dynamo-vllm``) are
-its launch configs' keys. Any other name (``atom``, a fork such as ``moreh vllm``) takes the shared values."""
 MODES = {"offline": "agg", "disaggregated": "disagg"}
 
 POINTS_SQL = """

@@ -6,9 +6,9 @@ import numpy as np
 import polars as pl
 
 from econ.analyses import calibration_runs as cr
-from econ.analyses.calibration_points import ENGINES as ENGINE_NAMES
 from econ.analyses.inputs import architecture_of
 from econ.analyses.serving_runs import POOL_COLUMNS
+from econ.engines import NAMES as ENGINE_NAMES
 from econ.fits import calibration as cal
 from econ.fits import calibration_cv as cv
 from econ.fits.calibration_throughput import predict_points

@@ -32,11 +32,11 @@ from econ.analyses.prediction_notes import sparse_cache_note
 from econ.analyses.serving_predict import LENGTHS_SQL, predict_configurations
 from econ.analyses.timed_models import MODELS_SQL, refuse_untimed
 from econ.db import connect_read_only
+from econ.engines import ENGINES
 from econ.errors import EconError
 from econ.load.ceilings import CHIPS, TOKENS
 from econ.names import resolve_chip, resolve_model
 
-ENGINES = ("trtllm", "sglang", "vllm")
 CONCURRENCY = np.unique(np.round(np.geomspace(1, 16384, 29)))
 PREFILL_WORKERS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 FORMATS = ("bf16", "fp8", "int8", "fp4")

@@ -43,8 +43,8 @@ import polars as pl
 
 from econ.analyses import launch_layouts
 from econ.analyses import serving_run_notes as run_notes
-from econ.analyses.calibration_points import ENGINES
 from econ.analyses.inputs import architecture_groups, architecture_of
+from econ.engines import NAMES as ENGINE_NAMES
 from econ.load.serving_run_tables import SERVING_RUNS
 
 FORMATS = {
@@ -195,7 +195,7 @@ def configurations(
     rows = rows.with_columns(
         (pl.col(c).cast(t, strict=False) if c in rows.columns else pl.lit(None, dtype=t)).alias(c)
         for c, t in columns.items()
-    ).with_columns(pl.col("backend").str.strip_chars().str.to_lowercase().replace(ENGINES).alias("backend"))
+    ).with_columns(pl.col("backend").str.strip_chars().str.to_lowercase().replace(ENGINE_NAMES).alias("backend"))
     resolve = model_resolver(models)
     chips = {c.upper(): c for c in hardware["chip"].to_list()}
 

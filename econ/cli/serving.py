@@ -9,6 +9,7 @@ from pathlib import Path
 
 from econ.cli.common import _date, _out, _whole
 from econ.cli.help import BUILD_DATE, subparser
+from econ.engines import ENGINES, engine_name
 from econ.output import FORMATS, human, render, render_fit, render_object, terminal_width
 
 
@@ -288,7 +289,8 @@ def add_fleet(sub, add_db) -> None:
     fl.add_argument("--usd-per-chip-hour", type=float, default=None, help="the scenario's chip price")
     fl.add_argument(
         "--engine",
-        choices=("trtllm", "sglang", "vllm"),
+        type=engine_name,
+        choices=ENGINES,
         default=None,
         help="engine whose calibrated values to plan with (default: the engine average)",
     )
@@ -340,7 +342,8 @@ def add_predict(sub, add_db) -> None:
     )
     pr.add_argument(
         "--engine",
-        choices=("trtllm", "sglang", "vllm"),
+        type=engine_name,
+        choices=ENGINES,
         default=None,
         help="engine whose calibrated values to use (default: the engine average)",
     )

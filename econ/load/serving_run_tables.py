@@ -55,7 +55,7 @@ SERVING_RUNS = TableSpec(
             "str",
             "",
             "Serving engine (trtllm, sglang, vllm; any case, or another spelling such as dynamo-trt or TensorRT-LLM: "
-            "econ.analyses.calibration_points.ENGINES)",
+            "econ.engines.NAMES)",
             required=True,
         ),
         Column("backend_version", "str", "", "Engine version", optional=True),

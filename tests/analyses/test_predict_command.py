@@ -553,6 +553,8 @@ def test_a_prediction_without_an_engine_claims_the_error_of_the_engines_average(
         assert printed[stated]["ttft_error_factor_p90"] == pytest.approx(claimed[stated], rel=1e-12)
     assert claimed[False] > claimed[True]
     assert "engine average" in printed[False]["error_basis"] and "engine average" not in printed[True]["error_basis"]
+    code, out, err = predict(capsys, real_db, *args, "--engine", "TensorRT-LLM")  # its other names are the engine
+    assert code == 0 and json.loads(out) == printed[True], err
 
 
 def test_a_stated_expert_balancer_times_the_experts_at_uniform_routings_busiest_rank(real_db, capsys):
