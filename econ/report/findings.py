@@ -19,8 +19,8 @@ MODEL_OUT_TPOT = ("calibration_errors", "basis = 'model_out' and target = 'tpot'
 MODEL_OUT_TTFT = ("calibration_errors", "basis = 'model_out' and target = 'ttft' and group_kind = 'overall'")
 CHIP_OUT_TPOT = ("calibration_errors", "basis = 'chip_out' and target = 'tpot' and group_kind = 'overall'")
 MIN_GROUP_COVERAGE = 0.85
-"""The least share of a group's held-out runs a p90 band must cover (issue 23: "the printed p90 band covers 85–95%"):
-the group covered least below it makes the coverage sentence weak."""
+"""The least share of a group's held-out runs a p90 band must cover (the low end of the 85–95% a printed p90 band is
+to cover of runs it never saw): the group covered least below it makes the coverage sentence weak."""
 MIN_GROUP_RUNS = 100
 """The fewest runs a group needs for its coverage to be read against :data:`MIN_GROUP_COVERAGE`."""
 _GROUP = "basis || '|' || target || '|' || group_kind || '|' || \"group\""

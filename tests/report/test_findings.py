@@ -28,7 +28,7 @@ def test_the_coverage_finding_names_the_group_its_bands_covered_least_and_is_wea
     """The bands cover ~90% of the held-out runs overall but not of every model or chip (on the shipped data
     Llama-3.1-8B's TTFT held out by chip, 70%): the sentence names the least-covered engine, chip or model of 100 runs
     or more and is weak while that group is below the 85% the issue asks of a band; with every group raised to 90%
-    in a copy of the database, the same sentence is calibrated and says nothing is below."""
+    in a copy of the database, the same sentence is calibrated and says the group is within."""
     import shutil
 
     least_sql = (
