@@ -7,7 +7,7 @@ import dataclasses
 
 import polars as pl
 
-from econ.report import findings
+from econ.report import serving_findings
 from econ.report.charts import axis_title
 from econ.report.charts import fleet as charts
 from econ.report.figures import Figure
@@ -105,7 +105,7 @@ def render(ctx: SiteContext) -> PageContent:
             )
         ),
         sections=sections,
-        findings=findings.fleet(ctx),
+        findings=serving_findings.fleet(ctx),
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from econ.report import findings
+from econ.report import serving_findings
 from econ.report.charts import serving as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, fmt_num, table
@@ -170,7 +170,7 @@ def render(ctx: SiteContext) -> PageContent:
             f"Charts show {sel.describe()}; the full sweep is a download."
         ),
         sections=sections,
-        findings=findings.serving(ctx),
+        findings=serving_findings.serving(ctx),
     )
 
 

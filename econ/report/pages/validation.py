@@ -7,7 +7,7 @@ import math
 
 import polars as pl
 
-from econ.report import findings
+from econ.report import serving_findings
 from econ.report.charts import validation as charts
 from econ.report.figures import Figure
 from econ.report.html import Col, fmt_interval, fmt_num, source_link, table
@@ -166,7 +166,7 @@ def render(ctx: SiteContext) -> PageContent:
                 f"({_factor(near_tpot['error_factor_p90'])}) and {_factor(near_ttft['error_factor'])} "
                 f"({_factor(near_ttft['error_factor_p90'])}) in time to first token (basis neighbour_out)."
             )
-    return PageContent(title=TITLE, lead=lead, sections=sections, findings=findings.validation(ctx))
+    return PageContent(title=TITLE, lead=lead, sections=sections, findings=serving_findings.validation(ctx))
 
 
 def _runs(ctx: SiteContext) -> Section:
