@@ -74,10 +74,11 @@ def routed_slot_wait(users, workers, slots, lifetime_scv):
     saving scales with ``1 − scv``. One worker gives (C/K − 1), the saturated closed system of :func:`slot_wait_s`,
     whatever the lifetimes; four users on four single-slot workers wait 0.75 of an exponential lifetime, 0.53 of a
     narrow one, where an even spread would not wait at all. A discrete-event simulation agrees
-    (tests/physics/test_step_time.py): within 5% for exponential lifetimes at one slot a worker, and within 8% for
+    (tests/physics/test_slot_wait.py): within 5% for exponential lifetimes at one slot a worker, and within 8% for
     narrow ones at one to eight slots but for waits near zero. InferenceX's TensorRT-LLM disaggregated runs of C
     users on as many single-slot decode workers measure waits of 0 (B200, 8 users) to 0.6 (GB200, 3 and 4)
-    lifetimes: their routers differ. No slot limit (K infinite or NaN) waits nothing."""
+    lifetimes: their routers differ. No slot limit (K infinite or NaN) waits nothing; an unknown spread (NaN scv)
+    is read as exponential lifetimes', the longer wait."""
     c = np.maximum(np.nan_to_num(_f(users), nan=1.0), 1.0)
     w = np.maximum(np.nan_to_num(_f(workers), nan=1.0), 1.0)
     k = np.maximum(np.nan_to_num(_f(slots), nan=np.inf), 1.0)
