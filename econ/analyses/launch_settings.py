@@ -44,6 +44,9 @@ LAUNCH_KV_FORMATS = {
     ("vllm", "Llama-3.1-70B", "B200", "fp4"): ("fp8", None),
     ("vllm", "MiniMax-M2.5", "B200", "fp8"): ("fp8", "2026-04-03"),
     ("vllm", "MiniMax-M2.5", "B200", "fp4"): ("fp8", "2026-04-08"),
+    ("vllm", "MiniMax-M2.5", "B300", "fp8"): ("fp8", None),
+    ("vllm", "MiniMax-M2.5", "B300", "fp4"): ("fp8", None),
+    ("vllm", "Kimi-K2.5", "B200", "fp4"): ("fp8", "2026-04-20"),
 }
 """KV-cache formats of InferenceX's launch scripts (the module's) where they differ from
 :data:`FP8_CACHE_ENGINES`' rule, with the date a script took the setting (a run measured before it keeps the rule;
@@ -51,7 +54,11 @@ a row without a date takes it): ``dsr1_fp8_h200.sh`` (SGLang) sets no ``--kv-cac
 ``gptoss_fp4_h200_trt.sh`` ``kv_cache_config.dtype: auto`` (BF16); ``kv-cache-dtype: fp8`` in vLLM's
 ``gptoss_fp4_b200.sh`` (from 25506e87c, 2025-12-05), ``70b_fp8_{h100,h200,b200}_*.sh`` and ``70b_fp4_b200_docker.sh``
 (2025-10, before 026d16b82 removed them), ``minimaxm2.5_fp8_b200.sh`` (from bddbf4031, 2026-04-03) and
-``minimaxm2.5_fp4_b200.sh`` (from 79bd988e9, 2026-04-08). Keyed by (engine, architecture, chip, weight format)."""
+``minimaxm2.5_fp4_b200.sh`` (from 79bd988e9, 2026-04-08), ``minimaxm2.5_fp8_b300.sh`` and ``minimaxm2.5_fp4_b300.sh``
+(from their first version, 340d7854c and 22d0f12f7, 2026-04-17), ``kimik2.5_fp4_b200.sh`` (from 6c3acebfa,
+2026-04-20; ``kimik2.5_fp4_b300.sh`` sets none). The B300 and Kimi-K2.5 runs are none of ``inferencex_train``'s: a
+file's rows of them (``econ predict --points``) read what their scripts set. Keyed by (engine, architecture, chip,
+weight format)."""
 
 LAUNCH_MAX_RUNNING = {
     ("sglang", "DeepSeek-R1", "H200", "fp8"): (512.0, 256.0),

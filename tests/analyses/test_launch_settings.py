@@ -22,9 +22,13 @@ def test_a_scripts_setting_holds_from_the_day_it_took_it():
         ("sglang", "DeepSeek-R1", "H200", "fp8", "2026-03-23", 1024, 1024),  # no --kv-cache-dtype: BF16
         ("trtllm", "Llama-3.1-8B", "H100", "fp8", None, 1024, 1024),  # the engine's rule
         ("vllm", "Qwen3-32B", "H100", "fp8", None, 1024, 1024),
+        ("vllm", "MiniMax-M2.5", "B300", "fp4", "2026-04-17", 1024, 1024),  # minimaxm2.5_fp4_b300.sh from its start
+        ("vllm", "Kimi-K2.5", "B200", "fp4", "2026-04-14", 1024, 1024),  # before 6c3acebfa (2026-04-20)
+        ("vllm", "Kimi-K2.5", "B200", "fp4", "2026-04-22", 1024, 1024),
+        ("vllm", "Kimi-K2.5", "B300", "fp4", "2026-04-22", 1024, 1024),  # kimik2.5_fp4_b300.sh sets none
     )
     kv = rows.select(launch.kv_cache_format(has_date=True))[:, 0].to_list()
-    assert kv == ["bf16", "fp8", "fp8", "bf16", "fp8", "bf16"]
+    assert kv == ["bf16", "fp8", "fp8", "bf16", "fp8", "bf16", "fp8", "bf16", "fp8", "bf16"]
 
 
 def test_a_sparse_attention_models_cache_is_fp8_in_every_engine():
