@@ -56,9 +56,9 @@ a row without a date takes it): ``dsr1_fp8_h200.sh`` (SGLang) sets no ``--kv-cac
 (2025-10, before 026d16b82 removed them), ``minimaxm2.5_fp8_b200.sh`` (from bddbf4031, 2026-04-03) and
 ``minimaxm2.5_fp4_b200.sh`` (from 79bd988e9, 2026-04-08), ``minimaxm2.5_fp8_b300.sh`` and ``minimaxm2.5_fp4_b300.sh``
 (from their first version, 340d7854c and 22d0f12f7, 2026-04-17), ``kimik2.5_fp4_b200.sh`` (from 6c3acebfa,
-2026-04-20; ``kimik2.5_fp4_b300.sh`` sets none). The B300 and Kimi-K2.5 runs are none of ``inferencex_train``'s: a
-file's rows of them (``econ predict --points``) read what their scripts set. Keyed by (engine, architecture, chip,
-weight format)."""
+2026-04-20; ``kimik2.5_fp4_b300.sh`` sets none; these read at e3a85218d, 2026-04-28). The B300 and Kimi-K2.5 runs
+are none of ``inferencex_train``'s: a file's rows of them (``econ predict --points``) read what their scripts set.
+Keyed by (engine, architecture, chip, weight format)."""
 
 LAUNCH_MAX_RUNNING = {
     ("sglang", "DeepSeek-R1", "H200", "fp8"): (512.0, 256.0),
