@@ -34,8 +34,9 @@ SLACK_DAYS = 3
 on the day it runs, and runs of a version go on for a day or two after the next commit)."""
 
 SPECULATION = "speculation_launched"
-"""True for a run every launch it matches speculates (MTP): the configs name no draft length or acceptance, so
-the calibration times its TPOT with a fitted speed-up (``speculation_speedup`` of :mod:`econ.fits.calibration`)."""
+"""True for a run every launch it matches speculates (MTP): the configs name no acceptance (the multi-node recipes
+name a draft length, not used: docs/design-notes.md), so the calibration times its TPOT with a fitted speed-up
+(``speculation_speedup`` of :mod:`econ.fits.calibration`)."""
 
 LIMIT = "launch_max_running"
 """Requests a decode worker runs at once, where its launch's recipe states its batch limit (``batchN`` per attention
