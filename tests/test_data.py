@@ -399,6 +399,9 @@ HW_EXCEPTIONS = {
         "7 Infinity Fabric links x 153.6 GB/s bidirectional / 2 (AMD's MI355X node table); reference blank",
     ),
     ("MI355X", "scale_out_bandwidth_bytes_per_s"): (400 * GBIT, "AMD Pollara 400 Gb/s NIC per GPU; reference blank"),
+    # the AMD chips' peaks the reference leaves blank (hardware.csv's notes)
+    ("MI325X", "peak_fp8_flop_per_s"): (2614.9 * TFLOP, "the MI300X's: the same CDNA 3 compute; reference blank"),
+    ("MI355X", "peak_fp4_flop_per_s"): (10000 * TFLOP, "CDNA 4's MXFP4 at twice its FP8 rate; reference blank"),
 }
 
 
@@ -465,7 +468,11 @@ EPOCH_EXCEPTIONS = {
         "AMD datasheet 8-bit peak; Epoch's FP8 field is blank (its INT8 field holds 2614.9)",
     ),
     ("MI355X", "peak_fp8_flop_per_s"): (5000 * TFLOP, "AMD ISSCC-2026 figure; Epoch's 4600 is the MI350X value"),
-    ("MI355X", "peak_fp4_flop_per_s"): (None, "Epoch's 9200 is the MI350X value; blank as in reference/hardware.csv"),
+    ("MI325X", "peak_fp8_flop_per_s"): (2614.9 * TFLOP, "the MI300X's (same CDNA 3 compute); Epoch leaves FP8 blank"),
+    ("MI355X", "peak_fp4_flop_per_s"): (
+        10000 * TFLOP,
+        "twice the FP8 rate, as CDNA 4 runs MXFP4 (AMD: up to 10 PFLOPS); Epoch's 9200 is the MI350X value",
+    ),
     ("TPU-v5p", "peak_fp8_flop_per_s"): (459 * TFLOP, "Google docs list FP8 = BF16 = 459; Epoch leaves FP8 blank"),
     ("Trainium3", "hbm_capacity_bytes"): (144 * GB, "AWS docs (144 GiB, kept as 144 GB); Epoch has no memory figures"),
     ("Trainium3", "hbm_bandwidth_bytes_per_s"): (4.9 * TB, "AWS docs; Epoch has no memory figures"),
