@@ -246,9 +246,20 @@ def _band(r: np.ndarray, group: np.ndarray, cell: np.ndarray, fallback: tuple | 
     return (p50, p90), level, bool(thin)
 
 
+def _inside(rows: pl.DataFrame, basis: str) -> pl.Expr:
+    """Whether each row is inside what ``basis`` claims for it: a held-out basis's p90 band (``_in_<basis>``); for
+    ``bound``, the bound itself (the measured time no shorter, the measured throughput no higher, than the
+    roofline's: ``log(bound/measured) ≤ 0``, as the rows' ``bound`` column is signed); else none claimed."""
+    if basis == "bound":
+        return (pl.col("bound") <= 0.0).cast(pl.Float64)
+    column = f"_in_{basis}"
+    return pl.col(column) if column in rows.columns else pl.lit(None, dtype=pl.Float64)
+
+
 def errors(rows: pl.DataFrame, inside_of: dict[str, np.ndarray]) -> pl.DataFrame:
     """``calibration_errors``: per basis × target × grouping, the error factors and the share of held-out rows
-    inside the p90 band of their cell computed without their group (``inside_of``: :func:`held_inside`)."""
+    inside the p90 band of their cell computed without their group (``inside_of``: :func:`held_inside`); for the
+    ``bound`` basis, the share of rows the roofline bound holds for."""
     rows = rows.with_columns(pl.Series(f"_in_{b}", v) for b, v in inside_of.items() if "model_and_chip" not in b)
     out = []
     for basis in (*BASES, *(f"{b}{ANY_ENGINE}" for b in HELD_OUT), "calibrated", "bound", "replicates"):
@@ -259,9 +270,7 @@ def errors(rows: pl.DataFrame, inside_of: dict[str, np.ndarray]) -> pl.DataFrame
             "arch_model",
             "engine",
             pl.col(basis).alias("r"),
-            (pl.col(f"_in_{basis}") if f"_in_{basis}" in rows.columns else pl.lit(None, dtype=pl.Float64)).alias(
-                "inside"
-            ),
+            _inside(rows, basis).alias("inside"),
         ).filter(pl.col("r").is_not_null() & pl.col("r").is_finite())
         if not r.height:
             continue

@@ -340,7 +340,8 @@ ERRORS = ResultTable(
             "",
             "check",
             "Share of the group's held-out rows inside the p90 band "
-            "computed from other groups' rows (about 0.9 when the bands hold)",
+            "computed from other groups' rows (about 0.9 when the bands hold); basis bound: the share "
+            "of rows the roofline bound holds for (measured no faster than it; 1 when it is a bound)",
             calibration_cv.band_coverage,
         ),
     ),

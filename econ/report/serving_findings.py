@@ -125,7 +125,10 @@ def validation(ctx: SiteContext) -> list[Finding]:
             ),
             ctx.finding(
                 "The idealised roofline is a typical {b.error_factor:x} faster than the measured time per output "
-                "token (9 in 10 within {b.error_factor_p90:x}), so the report uses it only as a bound.",
+                "token (9 in 10 within {b.error_factor_p90:x}), so the report uses it only as a bound; it holds for "
+                "{b.band_coverage_frac:pct} of the runs, and a run measured faster than the bound of the "
+                "configuration its row states did not run as stated (worker counts econ had to assume, users "
+                "queued beyond what the engine ran at once).",
                 {"b": ("calibration_errors", "basis = 'bound' and target = 'tpot' and group_kind = 'overall'")},
                 status="bound",
                 evidence=evidence,

@@ -77,6 +77,30 @@ def test_held_out_errors_are_reported_and_in_sample_is_no_worse(real_db, target)
     assert _overall(real_db, "bound", "tpot")["m"] > math.log(2.0)  # the roofline alone is far off
 
 
+def test_the_roofline_bound_holds_for_the_runs_as_they_state_themselves(real_db):
+    """The bound is labelled a bound, so it must be a label that can fail: ``band_coverage_frac`` of the ``bound``
+    basis is the share of runs measured no faster than it, checked here against the runs' own columns. Every TTFT
+    run is slower than its first pass at peak; a run's TPOT beats the bound of its stated configuration only where
+    the row does not state what ran (worker counts econ assumed, users queued beyond what the engine ran at once, a
+    concurrency read from the batch): 42 of 2,640 on the shipped data (2026-12-07), and more than 2% would mean the
+    bound's physics, not a few rows, is wrong."""
+    held = q(
+        real_db,
+        "select avg(cast(bound_ttft_s <= measured_ttft_s as double)) ttft, "
+        "avg(cast(bound_tpot_s <= measured_tpot_s as double)) tpot from calibration_runs where included",
+    ).row(0, named=True)
+    for target in ("ttft", "tpot"):
+        assert _overall(real_db, "bound", target)["c"] == pytest.approx(held[target])
+    assert held["ttft"] == 1.0 and held["tpot"] >= 0.98
+    below = q(
+        real_db,
+        "select workers_assumed, measured_ttft_s >= output_tokens * measured_tpot_s queued, notes "
+        "from calibration_runs where included and bound_tpot_s > measured_tpot_s",
+    )
+    stated = ~below["workers_assumed"] & ~below["queued"] & ~below["notes"].fill_null("").str.contains("concurrency")
+    assert stated.sum() <= 5  # the rest: runs whose row states everything and still beat the bound (2026-12-07: 4)
+
+
 def test_the_held_out_time_per_output_token_is_within_the_measured_bounds(real_db):
     """Regression guard on the honest figures (docs: the report's lead): leave-one-model-out TPOT ≤ 1.3x typical."""
     assert _overall(real_db, "model_out", "tpot")["m"] <= math.log(1.3)
