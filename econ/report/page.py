@@ -53,6 +53,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "sig3": lambda v: fmt_num(float(v), sig=3),
     "x": lambda v: fmt_num(float(v), sig=3) + "×",
     "pct": lambda v: fmt_num(float(v) * 100, sig=2) + "%",
+    "pct_down": lambda v: _percent_down(float(v)),
     "int": lambda v: f"{float(v):,.0f}",
     "usd": lambda v: "$" + fmt_num(float(v), sig=3),
     "ms": lambda v: fmt_num(float(v) * 1000, sig=3) + " ms",
@@ -60,6 +61,13 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "date": lambda v: v.isoformat(),
 }
 """How a placeholder's value is written (``{key.column:fmt}``); ``text`` inserts a text value as it is."""
+
+
+def _percent_down(frac: float) -> str:
+    """A share as a percentage to 0.1, rounded down: a share a bound must reach in full never reads 100% short of it
+    (0.9996 -> 99.9%; 1 -> 100%)."""
+    tenths = math.floor(frac * 1000 + 1e-9)
+    return "100%" if tenths >= 1000 else f"{tenths / 10:.1f}%"
 
 
 @dataclass(frozen=True)
