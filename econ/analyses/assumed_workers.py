@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from econ.analyses.launch_layouts import CHOICES
+
 DECODE_RANK_BATCH = 64.0
 """Sequences per decode attention rank of a run that states no workers: the upper quartile of the stated rows'
 decode batch per rank (8 / 16 / 64)."""
@@ -35,14 +37,16 @@ def largest_systems(runs: pl.DataFrame) -> pl.DataFrame:
     """(chip, :data:`LARGEST_SYSTEM`, :data:`LARGEST_PREFILL`): the most chips a disaggregated run that states its
     worker counts used on each chip, in all and in one prefill worker, from rows with ``mode``, ``workers_assumed``,
     ``system_chips`` and ``prefill_worker_chips`` (the calibration's configurations, or ``calibration_runs``'
-    included rows).
+    included rows) and :data:`~econ.analyses.launch_layouts.CHOICES` (a run read as the median of several launches'
+    pools states none).
 
     Why: the measured file's stated systems hold at most 72 chips on GB200 and B200, 64 on H100 and 96 on H200, while
     64 sequences per rank alone assumed up to 1,632 GB200s for a run at 4,301 users, a system no run states, and read
     its TTFT and TPOT 2-5x too fast. No stated prefill worker holds more than 8 chips (16 on H100), while most runs
     without worker counts store their decode pool's layout as their prefill pool's too (39 of TensorRT-LLM's 71 on
     GB200, against 5 of the 130 that state their workers): a prefill worker of 36 GB200s that no launch ran."""
-    stated = runs.filter((pl.col("mode") == "disagg") & (pl.col("workers_assumed") == False))  # noqa: E712
+    several = pl.col(CHOICES).fill_null(1.0) > 1.0
+    stated = runs.filter((pl.col("mode") == "disagg") & ~pl.col("workers_assumed") & ~several)
     return (
         stated.group_by("chip")
         .agg(

@@ -170,8 +170,8 @@ def bands(rows: pl.DataFrame, inside_at: list[dict[str, np.ndarray]]) -> pl.Data
                 continue
             group = t_rows[_group_of(distance)].to_numpy().astype(str)
             finite = np.isfinite(r)
-            p50, p90, level = cv.band_factors(r, group)
-            pooled = (p50, p90), level
+            pooled = cv.band_factors(r, group)
+            family = cv.regime_family(regime)
             by = splits(distance, stated)
             c = _Cells(
                 r=r,
@@ -185,7 +185,10 @@ def bands(rows: pl.DataFrame, inside_at: list[dict[str, np.ndarray]]) -> pl.Data
                 if not cell.any():  # no held-out row of the regime at this distance: no band, not a pooled one
                     continue
                 named = {"regime": reg, **dict.fromkeys(SPLITS, "")}
-                out += c.rows(cell, named, _band(r, group, cell, pooled), 0)
+                kin = (family == cv.regime_family(reg)) & finite
+                out += c.rows(
+                    cell, named, _band(r, group, cell, _wider(pooled, cv.band_factors(r[kin], group[kin]))), 0
+                )
     return pl.DataFrame(out)
 
 
@@ -234,9 +237,18 @@ def _label(basis: str) -> str:
     return basis.replace("model_and_chip", "larger of model_out and chip_out")
 
 
+def _wider(*bands: tuple[float, float, float]) -> tuple:
+    """((p50, p90), p90 level) of the widest of :func:`~econ.fits.calibration_cv.band_factors`' bands (each factor the
+    largest; the level of the largest p90)."""
+    p50 = np.nanmax([b[0] for b in bands])
+    widest = max(bands, key=lambda b: -np.inf if np.isnan(b[1]) else b[1])
+    return (p50, widest[1]), widest[2]
+
+
 def _band(r: np.ndarray, group: np.ndarray, cell: np.ndarray, fallback: tuple | None = None) -> tuple:
     """((p50, p90), p90 level, pooled) of a cell's rows; a thin cell (too few rows or groups) takes the larger of
-    its own factors and ``fallback``'s ((p50, p90), level): a regime's, its target's pooled over every regime."""
+    its own factors and ``fallback``'s ((p50, p90), level): a regime's, the wider of its target's pooled over every
+    regime and over its regime's family (:func:`~econ.fits.calibration_cv.regime_family`)."""
     thin = _thin(cell, group)
     p50, p90, level = cv.band_factors(r[cell], group[cell])
     if thin:

@@ -163,6 +163,15 @@ RUNS = ResultTable(
         ),
         C("workers_assumed", "bool", "", "check", "Worker counts not stated: assumed (calibration_runs notes)"),
         C(
+            "launch_choices",
+            "float",
+            "sets",
+            "input",
+            "Sets of pools the InferenceX launches matching a run without worker counts state, of those whose chips "
+            "a worker its stored layout states where any do (null: none match or the run states its pools); of "
+            "several, the run takes the median in chips and its regime stays …_unstated_workers",
+        ),
+        C(
             "regime_ttft",
             "str",
             "",

@@ -13,7 +13,7 @@ import polars as pl
 
 from econ.analyses import calibration_runs as cr
 from econ.analyses.calibration_bands import SPLITS
-from econ.analyses.calibration_tables import configuration_key, layout_key, neighbour_key, regimes
+from econ.analyses.calibration_tables import configuration_key, layout_key, neighbour_key, regimes, workers_unstated
 from econ.fits import calibration_cv as cv
 from econ.fits.neighbours import interpolated_residual
 
@@ -59,10 +59,10 @@ def neighbour_tiers(c: pl.DataFrame, extra: dict) -> dict[str, cv.Neighbours]:
 
 def run_regimes(c: pl.DataFrame, extra: dict) -> dict[str, pl.Series]:
     """Each run's regime of TTFT and of TPOT (:func:`regimes`, as ``calibration_runs`` stores them)."""
-    frame = c.select("mode", "concurrency", "workers_assumed").with_columns(
+    frame = c.select("mode", "concurrency", workers_unstated().alias("_unstated")).with_columns(
         pl.Series("_waits", cr.waits_for_slot(extra)), pl.Series("_limited", cr.slot_limited(extra))
     )
-    users, assumed, mode = pl.col("concurrency"), pl.col("workers_assumed"), pl.col("mode")
+    users, assumed, mode = pl.col("concurrency"), pl.col("_unstated"), pl.col("mode")
     return {
         t: frame.select(regimes(mode, users, assumed, pl.col(w), t)).to_series()
         for t, w in (("ttft", "_waits"), ("tpot", "_limited"))

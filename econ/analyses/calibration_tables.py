@@ -6,6 +6,7 @@ import numpy as np
 import polars as pl
 
 from econ.analyses import calibration_runs as cr
+from econ.analyses import launch_layouts
 from econ.analyses.inputs import architecture_of
 from econ.analyses.serving_runs import POOL_COLUMNS
 from econ.engines import NAMES as ENGINE_NAMES
@@ -61,6 +62,13 @@ def _layout(frame: pl.DataFrame, pool: str) -> pl.Expr:
         )
     ]
     return pl.format("{} x (tp {} x dp {} x pp {}), ep {} etp {}", *f)
+
+
+def workers_unstated() -> pl.Expr:
+    """A disaggregated run whose worker counts its row does not state and no one launch settles: assumed by rule
+    (``workers_assumed``), or the median of the sets of pools several matching launches state
+    (:data:`econ.analyses.launch_layouts.CHOICES`). Its errors are its own regime's (:func:`regimes`)."""
+    return pl.col("workers_assumed").fill_null(False) | (pl.col(launch_layouts.CHOICES).fill_null(1.0) > 1.0)
 
 
 def regimes(mode: pl.Expr, users: pl.Expr, assumed: pl.Expr, waits: pl.Expr, target: str) -> pl.Expr:
@@ -127,7 +135,10 @@ them are replicates: no model of these inputs can tell them apart."""
 
 
 def replicate_key() -> pl.Expr:
-    return _joined(REPLICATE_COLUMNS)
+    """:data:`REPLICATE_COLUMNS` and whether the workers are stated (:func:`workers_unstated`): a run read with the
+    median of several launches' pools is no replicate of a run that states those pools (the raw file's columns keep
+    them apart too)."""
+    return pl.concat_str([_joined(REPLICATE_COLUMNS), workers_unstated().cast(pl.String)], separator="|")
 
 
 def configuration_key() -> pl.Expr:
@@ -224,7 +235,7 @@ prefill worker larger than any stated one on the chip)."""
 def runs_frame(configs, c, extra, pred, held, bounds, bases) -> pl.DataFrame:
     """``calibration_runs``: every run, the included ones with their predictions and the held-out ratios of ``bases``
     (:data:`econ.analyses.calibration_neighbours.HELD_BASES`)."""
-    users, assumed, mode = pl.col("concurrency"), pl.col("workers_assumed"), pl.col("mode")
+    users, assumed, mode = pl.col("concurrency"), workers_unstated(), pl.col("mode")
     inc = c.with_columns(
         configuration_key().alias("configuration_key"),  # of the stated columns, as a prediction's row states them
         layout_key().alias("layout_key"),

@@ -5,8 +5,8 @@ Most of ``inferencex_train``'s disaggregated rows state neither pool's worker co
 not the run's (a GB200 ``dep32`` decode pool stored as ``tp_size=32, moe_ep_size=4``: the prefill's expert degree
 copied). InferenceX's master configs state every multi-node launch (``inferencex_launches``, written from the
 repository's history by ``scripts/inferencex_launches.py``): model, chip, engine, format, lengths, concurrency and
-each pool's workers, chips, expert degree and attention data parallelism. A row takes a launch's pools when exactly
-one set of pools matches it (:func:`match`):
+each pool's workers, chips, expert degree and attention data parallelism. A row takes the pools of the launches that
+match it (:func:`match`), of median size where they state several sets (:data:`CHOICES`):
 
 - the same architecture, chip, engine, checkpoint format, input and output length;
 - its concurrency is the launch's, or the launch's times its decode workers (how the dump states some runs);
@@ -14,11 +14,14 @@ one set of pools matches it (:func:`match`):
 
 A run whose every matching launch names ``eplbN`` (N > 0) in its recipe (TensorRT-LLM's MoE load balancer over N
 expert slots: 256 places DeepSeek's experts by their routing statistics, 288 adds 32 redundant copies) has its
-decode pool's experts balanced (:data:`BALANCED`). Which launch ran (MTP or not) may stay ambiguous; the pools must
-not. Where the matches share one layout but not their worker counts, the row takes the layout and its workers stay
-assumed. A row that states both pools keeps them, and takes the speculation, balancer and decode batch limit of the
-launches whose pools are the ones it states (so two runs of one configuration read alike whether or not the file
-wrote their workers).
+decode pool's experts balanced (:data:`BALANCED`). Which launch ran (MTP or not) may stay ambiguous, and so may the
+pools: InferenceX's configs often sweep several systems at one concurrency, and a row that states no workers does not
+say which ran. Such a row takes, of the launches whose chips a worker its stored layout states (where any are), the
+set of median size: the 131 runs this reads differently from workers assumed by rule
+(:mod:`econ.analyses.assumed_workers`) read closer held out by model, TTFT 2.15x / 5.19x -> 1.69x / 3.44x and TPOT
+1.41x / 2.49x -> 1.31x / 1.99x (docs/design-notes.md). A row that states both pools keeps them, and takes the
+speculation, balancer and decode batch limit of the launches whose pools are the ones it states (so two runs of one
+configuration read alike whether or not the file wrote their workers).
 A launch whose pool is a placeholder (attention data parallel over one chip, or an expert degree above the pool's
 chips: early SGLang GB200 entries, whose layouts live in the recipe files they name) is not used. A run every
 matching launch of which speculates is marked :data:`SPECULATION`; an aggregated run is matched to the single-node
@@ -46,11 +49,18 @@ BALANCED = "decode_expert_balanced"
 """1.0 for a run every launch it matches balances its decode pool's routed experts (``eplbN`` with N > 0 in the
 recipe's name), else 0.0: :func:`econ.physics.deployment.expert_balanced`."""
 
+CHOICES = "launch_choices"
+"""How many sets of pools the InferenceX launches that match a disaggregated run without worker counts state, of
+those whose chips a worker its stored layout states where any do (null: none match, or the run states its pools).
+Where several match (a config sweeps several systems at one concurrency, or a version changed them), the run takes
+the set of median size in chips (:func:`_median_pools`); its regime stays one whose workers are not stated
+(``calibration_tables.workers_unstated``)."""
+
 EPLB = r"eplb(\d+)"
 """The expert slots of a recipe's load balancer, as its name states them (``…_eplb288_mtp1.yaml``; eplb0: none)."""
 
-POOL_KEYS = tuple(f"{pool}_{k}" for pool in ("prefill", "decode") for k in ("workers", "tp", "ep", "dp_attention"))
-LAYOUT_KEYS = tuple(k for k in POOL_KEYS if not k.endswith("_workers"))
+POOLS = ("prefill", "decode")
+POOL_KEYS = tuple(f"{pool}_{k}" for pool in POOLS for k in ("workers", "tp", "ep", "dp_attention"))
 
 
 KEYS = ("architecture_group", "chip", "engine", "precision", "isl", "osl")
@@ -106,16 +116,16 @@ def _stated_pools() -> list[pl.Expr]:
 
 
 def match(rows: pl.DataFrame, launches: pl.DataFrame, *, stated_pools: bool = False) -> pl.DataFrame:
-    """``(_row, speculation_launched, launch pools, _layout_key, _launch_key, _balanced)`` of every row of ``rows``
-    that a launch matches: ``speculation_launched`` when every matching launch speculates (MTP), ``_balanced`` when
-    every one balances its experts (:data:`EPLB`); the pools and ``_layout_key`` when
-    the matches share one layout, ``_launch_key`` too when they share one set of pools (workers included). ``rows``
+    """``(_row, speculation_launched, launch pools, _layout_key, _launch_key, _balanced, launch_choices)`` of every row
+    of ``rows`` that a launch matches: ``speculation_launched`` when every matching launch speculates (MTP),
+    ``_balanced`` when every one balances its experts (:data:`EPLB`); the pools of median size among the sets the
+    matches state (:func:`_median_pools`), with their launch as ``_launch_key`` and ``_layout_key``. ``rows``
     has ``_row``, ``architecture_group``, ``chip``, ``backend``, ``precision``, ``isl``, ``osl``, ``_stated``
     (concurrency) and ``_measured_date``; ``launches`` the table's columns with ``architecture_group`` and ``chip``
     resolved. With ``stated_pools`` (rows that state both pools) only a launch whose pools are the row's own
     (:func:`_stated_pools`) matches, and no ``_layout_key`` is given: the row keeps its layout and takes the launch's
     speculation, balancer and batch limit."""
-    left = _runs(rows, *(_stated_pools() if stated_pools else ()))
+    left = _runs(rows, *_stated_pools())
     eplb = pl.col("recipe").str.extract(EPLB).cast(pl.Int64).fill_null(0).alias("_eplb")
     right = _launches(
         launches, pl.col("concurrency").cast(pl.Float64), *POOL_KEYS, "config_key", "decode_max_batch", eplb
@@ -133,29 +143,42 @@ def match(rows: pl.DataFrame, launches: pl.DataFrame, *, stated_pools: bool = Fa
     j = j.filter(conc & when)
     if stated_pools:
         keys = ("workers", "tp", "dp_attention")
-        j = j.filter(
-            pl.all_horizontal(
-                pl.col(f"{p}_{k}") == pl.col(f"_stated_{p}_{k}") for p in ("prefill", "decode") for k in keys
-            )
-        )
+        j = j.filter(pl.all_horizontal(pl.col(f"{p}_{k}") == pl.col(f"_stated_{p}_{k}") for p in POOLS for k in keys))
+    else:  # the launches whose workers' chips are the ones the row's stored layout states, where any are
+        fits = pl.sum_horizontal((pl.col(f"{p}_tp") == pl.col(f"_stated_{p}_tp")).cast(pl.Int64) for p in POOLS)
+        j = j.with_columns(fits.fill_null(0).alias("_fits"))
+        j = j.filter(pl.col("_fits") == pl.col("_fits").max().over("_row")).drop("_fits")
     j = j.sort("_row", *POOL_KEYS, "config_key", "speculative_decoding")
-    pools = j.unique(["_row", *POOL_KEYS]).group_by("_row").agg(pl.len().alias("_n"), pl.col("config_key").first())
-    one = pools.filter(pl.col("_n") == 1).select("_row", pl.col("config_key").alias("_launch_key"))
     specs = j.group_by("_row").agg(pl.col("speculative_decoding").unique().alias("_specs"))
     speculation = specs.select("_row", (pl.col("_specs") == ["mtp"]).alias(SPECULATION))
-    layouts = j.unique(["_row", *LAYOUT_KEYS]).group_by("_row")
-    layouts = layouts.agg(pl.len().alias("_n"), pl.col("config_key").first().alias("_layout_key"))
-    found = layouts.filter(pl.col("_n") == 1).select("_row", "_layout_key")
+    found = _median_pools(j).select(
+        "_row",
+        *POOL_KEYS,
+        CHOICES,
+        pl.col("config_key").alias("_launch_key"),
+        pl.col("config_key").alias("_layout_key"),
+    )
     if stated_pools:  # the row's own layout stands (the launch's is the same, as the launch states it)
-        found = found.with_columns(pl.lit(None, dtype=pl.String).alias("_layout_key"))
-    found = found.join(j.unique(["_row"], keep="first", maintain_order=True).select("_row", *POOL_KEYS), on="_row")
-    found = found.join(one, on="_row", how="left")
+        found = found.with_columns(
+            pl.lit(None, dtype=pl.String).alias("_layout_key"), pl.lit(None, pl.Float64).alias(CHOICES)
+        )
     limit = j.group_by("_row").agg(pl.col("decode_max_batch").unique().alias("_limits"))
     rank_limit = pl.col("_limits").list.drop_nulls()
     limit = limit.filter((pl.col("_limits").list.len() == 1) & (rank_limit.list.len() == 1))
     found = found.join(limit.select("_row", rank_limit.list.first().alias("_rank_limit")), on="_row", how="left")
     balanced = j.group_by("_row").agg((pl.col("_eplb") > 0).all().alias("_balanced"))
     return speculation.join(balanced, on="_row").join(found, on="_row", how="left")
+
+
+def _median_pools(j: pl.DataFrame) -> pl.DataFrame:
+    """One set of pools per row of the matches ``j`` (sorted by row and pools), with :data:`CHOICES`, how many sets
+    matched: the set of median size in chips (the lower of the two middle ones), ties in size by the pools."""
+    chips = pl.col("prefill_workers") * pl.col("prefill_tp") + pl.col("decode_workers") * pl.col("decode_tp")
+    sets = j.unique(["_row", *POOL_KEYS], keep="first", maintain_order=True).with_columns(chips.alias("_chips"))
+    sets = sets.sort("_row", "_chips", *POOL_KEYS).with_columns(
+        pl.int_range(pl.len()).over("_row").alias("_k"), pl.len().cast(pl.Float64).over("_row").alias(CHOICES)
+    )
+    return sets.filter(pl.col("_k") == (pl.col(CHOICES) - 1) // 2)
 
 
 def _image(column: str) -> pl.Expr:
@@ -182,7 +205,8 @@ def apply(rows: pl.DataFrame, launches: pl.DataFrame | None, node_launches: pl.D
     """``rows`` (stored ``disagg`` rows without both worker counts matched by :func:`match`, those with both by
     ``match(…, stated_pools=True)``, stored ``agg`` rows by :func:`node_speculation`) with the launch's pools
     in the AIConfigurator columns (``*_num_workers``, ``*_tp_size``, ``*_attention_dp_size``, ``*_moe_tp_size``,
-    ``*_moe_ep_size``, ``*_pp_size`` 1), ``_launch_key`` (null: no one set of pools) and :data:`SPECULATION`."""
+    ``*_moe_ep_size``, ``*_pp_size`` 1), ``_launch_key`` (null: no launch matches), :data:`CHOICES` and
+    :data:`SPECULATION`."""
     unstated = (pl.col("mode") == "disagg") & (
         pl.col("prefill_num_workers").is_null()
         | (pl.col("prefill_num_workers") <= 0)
@@ -197,6 +221,7 @@ def apply(rows: pl.DataFrame, launches: pl.DataFrame | None, node_launches: pl.D
         "_layout_key": pl.String,
         "_rank_limit": pl.Int64,
         "_balanced": pl.Boolean,
+        CHOICES: pl.Float64,
         **dict.fromkeys(POOL_KEYS, pl.Int64),
     }
     parts = [pl.DataFrame(schema=empty)]

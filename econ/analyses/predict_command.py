@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from econ.analyses import launch_layouts, serving_runs
 from econ.analyses import launch_settings as launch
 from econ.analyses import serving_run_notes as run_notes
-from econ.analyses import serving_runs
 from econ.analyses.calibration_runs import MATH_FORMATS
 from econ.analyses.calibration_scenario import all_scenarios
 from econ.analyses.predict_layouts import Layout, PoolSpec, check_spec, pool_layouts
@@ -175,6 +175,7 @@ def _rows(pt, model, chip, fmt, efmt, kv, d: Layout, p: Layout, users, w_d, w_p)
             )
         },
         "workers_assumed": False,
+        launch_layouts.CHOICES: None,
         "length_range_ratio": 1.0,
         "cached_input_frac": float(pt.cached_input_frac),
         "measured_ttft_s": None,

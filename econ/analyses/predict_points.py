@@ -36,7 +36,8 @@ STATUS = (
 """A reason's status code, the first pattern that matches (anything else: ``bad_input``)."""
 
 STATED_SYSTEMS_SQL = """
-select chip, mode, workers_assumed, system_chips, prefill_worker_chips from calibration_runs where included
+select chip, mode, workers_assumed, launch_choices, system_chips, prefill_worker_chips from calibration_runs
+where included
 """
 """The calibration's runs, from which :func:`~econ.analyses.assumed_workers.largest_systems` reads the bound on a row
 that states no workers, the bound the calibration put on its own."""

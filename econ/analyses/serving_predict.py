@@ -15,7 +15,7 @@ import polars as pl
 from econ.analyses import calibration_runs as cr
 from econ.analyses.calibration_bands import SPLITS
 from econ.analyses.calibration_neighbours import TIERS, measured_correction
-from econ.analyses.calibration_tables import regimes
+from econ.analyses.calibration_tables import regimes, workers_unstated
 from econ.analyses.prediction_notes import attention_note, length_note, speculation_note, vendor_note
 from econ.fits import calibration as cal
 
@@ -227,7 +227,7 @@ def predict_configurations(
         ttft, tpot = cal.predict_runs(p, runs)
     users, osl = runs.users, runs.output_tokens
     mode = c["mode"].to_numpy()
-    assumed = c["workers_assumed"].to_numpy()
+    assumed = c.select(workers_unstated()).to_series().to_numpy()
     reg_ttft, reg_tpot = (
         pl.DataFrame({"mode": mode, "users": users, "assumed": assumed, "waits": waits})
         .select(regimes(pl.col("mode"), pl.col("users"), pl.col("assumed"), pl.col("waits"), t))

@@ -77,21 +77,20 @@ def notes() -> pl.Expr:
             pl.when(pl.col("_launch_key").is_not_null() & pl.col("_layout_key").is_not_null()).then(
                 pl.format(
                     "workers and layouts not stated: InferenceX's launch {} ({} prefill x {} chips, {} decode x {} "
-                    "chips; inferencex_launches)",
+                    "chips; inferencex_launches){}",
                     pl.col("_launch_key"),
                     pl.col("prefill_workers").cast(pl.Int64),
                     (pl.col("_prefill_tp_size") * pl.col("_prefill_attention_dp_size")).cast(pl.Int64),
                     pl.col("decode_workers").cast(pl.Int64),
                     (pl.col("_decode_tp_size") * pl.col("_decode_attention_dp_size")).cast(pl.Int64),
-                )
-            ),
-            pl.when(pl.col("_launch_key").is_null() & pl.col("_layout_key").is_not_null()).then(
-                pl.format(
-                    "layouts as InferenceX's launches {} ran them ({} chips a prefill worker, {} a decode worker; "
-                    "inferencex_launches), which differ in worker counts",
-                    pl.col("_layout_key"),
-                    (pl.col("_prefill_tp_size") * pl.col("_prefill_attention_dp_size")).cast(pl.Int64),
-                    (pl.col("_decode_tp_size") * pl.col("_decode_attention_dp_size")).cast(pl.Int64),
+                    pl.when(pl.col(launch_layouts.CHOICES) > 1)
+                    .then(
+                        pl.format(
+                            ", the median in chips of the {} sets of pools its matching launches state",
+                            pl.col(launch_layouts.CHOICES).cast(pl.Int64),
+                        )
+                    )
+                    .otherwise(pl.lit("")),
                 )
             ),
             pl.when(pl.col(launch_layouts.SPECULATION)).then(

@@ -344,6 +344,7 @@ def configurations(
         launch_layouts.BALANCED,
         *POOL_COLUMNS,
         "workers_assumed",
+        launch_layouts.CHOICES,
         pl.when(pl.col("_fixed_lengths")).then(1.0).alias("length_range_ratio"),
         "measured_ttft_s",
         "measured_tpot_s",

@@ -12,6 +12,7 @@ import duckdb
 import polars as pl
 import pytest
 
+from econ.analyses import calibration_tables as ct
 from econ.analyses import launch_layouts as ll
 from econ.analyses import serving_runs as sr
 from econ.analyses.timed_models import MODELS_SQL
@@ -248,7 +249,6 @@ def test_the_dump_may_state_the_concurrency_times_the_decode_workers(tables):
 @pytest.mark.parametrize(
     ("launches", "changes"),
     [
-        ([LAUNCH, {**LAUNCH, "decode_tp": 16, "decode_ep": 16}], {}),  # two layouts fit
         ([LAUNCH], {"silicon_data_source": "silicon_concurrency=4301; measured=2026-04-05T00:00:00Z"}),  # too late
         ([LAUNCH], {"silicon_data_source": "silicon_concurrency=4300; measured=2026-03-23T00:00:00Z"}),
         ([LAUNCH], {"isl": 8192}),
@@ -259,25 +259,34 @@ def test_the_dump_may_state_the_concurrency_times_the_decode_workers(tables):
         (None, {}),
     ],
 )
-def test_no_launch_or_more_than_one_set_of_pools_leaves_the_run_as_stored(tables, launches, changes):
+def test_no_launch_leaves_the_run_as_stored(tables, launches, changes):
     r = read(tables, launches, **changes)
     assert "InferenceX's launch" not in (r["notes"] or "")
     assert r["decode_tensor_parallel"] != 1 or r["decode_attention_data_parallel"] != 32
 
 
-def test_launches_that_share_a_layout_but_not_their_workers_give_the_layout_and_leave_the_workers_assumed(tables):
-    r = read(tables, [LAUNCH, {**LAUNCH, "decode_workers": 2, "speculative_decoding": "mtp"}])
-    assert (r["decode_tensor_parallel"], r["decode_attention_data_parallel"], r["decode_expert_parallel"]) == (
-        1,
-        32,
-        32,
-    )
-    assert r["workers_assumed"] and r["launch_max_running"] is None
-    assert "InferenceX's launches dsr1-fp4-gb200-dynamo-trt ran them (8 chips a prefill worker" not in r["notes"]
-    assert (
-        "(4 chips a prefill worker, 32 a decode worker; inferencex_launches), which differ in worker counts"
-        in r["notes"]
-    )
+def test_of_several_sets_of_launched_pools_a_run_takes_the_median_in_chips_and_stays_unstated(tables):
+    """InferenceX sweeps several systems at one concurrency: a row that states no workers takes, of the launches whose
+    chips a worker its stored layout states (where any are), the set of median size (here 1, 2 and 3 decode workers
+    of 32 chips beside 2 prefill workers of 4: 40, 72 and 104 chips), whichever order the launches come in, and its
+    regime stays one whose workers are not stated."""
+    launches = [
+        {**LAUNCH, "decode_workers": w, "speculative_decoding": s} for w, s in ((3, "none"), (1, "mtp"), (2, "none"))
+    ]
+    for order in (launches, launches[::-1]):
+        r = read(tables, order)
+        assert (r["decode_workers"], r["decode_attention_data_parallel"], r["prefill_workers"]) == (2, 32, 2)
+        assert r["launch_choices"] == 3 and not r["workers_assumed"]
+        assert "1 decode x 32 chips" not in r["notes"] and "2 decode x 32 chips" in r["notes"]
+        assert "the median in chips of the 3 sets of pools its matching launches state" in r["notes"]
+        assert pl.DataFrame([r]).select(ct.workers_unstated()).item()
+    two = [LAUNCH, {**LAUNCH, "decode_tp": 16, "decode_ep": 16}]
+    r = read(tables, two)  # the stored layout's 32 decode chips a worker settle it
+    assert (r["decode_workers"], r["decode_attention_data_parallel"], r["launch_choices"]) == (1, 32, 1)
+    r = read(tables, two, decode_tp_size=8, decode_moe_tp_size=2)  # neither: of two, the smaller (24 chips)
+    assert (r["decode_workers"], r["decode_attention_data_parallel"], r["launch_choices"]) == (1, 16, 2)
+    one = read(tables, [LAUNCH])
+    assert one["launch_choices"] == 1 and not pl.DataFrame([one]).select(ct.workers_unstated()).item()
 
 
 @pytest.mark.parametrize(("days", "found"), [(ll.SLACK_DAYS, True), (ll.SLACK_DAYS + 1, False)])
@@ -295,21 +304,21 @@ def test_the_same_launch_table_whichever_order_its_rows_come_in(tables):
 
 
 def test_the_measured_files_runs_without_worker_counts_mostly_find_their_launch(tables):
-    """454 of the 793 disaggregated rows without worker counts fit exactly one set of launched pools (91 more one
-    layout whose launches differ in workers); each matched row
+    """730 of the 793 disaggregated rows without worker counts match a launch: 483 one set of launched pools (of those
+    whose chips a worker the stored layout states, where any are), 247 several (read as the median); each matched row
     keeps its model, chip, engine and lengths, and every GB200 TensorRT-LLM row stored as tp 32 with expert degree 4
-    (the defect) that matches is read with 32 attention ranks. 134 rows that state their pools state a launch's. 106
-    aggregated and 154 disaggregated runs were launched speculating (MTP)."""
+    (the defect) that matches is read with 32 attention ranks. 141 rows that state their pools state a launch's. 106
+    aggregated and 157 disaggregated runs were launched speculating (MTP)."""
     models, hardware, launches, nodes = tables
     raw = pl.read_csv(REPO / "data" / "inferencex_train.csv", infer_schema_length=0)
     configs = sr.configurations(raw, models, hardware, launches, nodes)
     speculating = configs.filter("speculation_launched")
-    assert speculating["mode"].value_counts().sort("mode").rows() == [("agg", 106), ("disagg", 154)]
+    assert speculating["mode"].value_counts().sort("mode").rows() == [("agg", 106), ("disagg", 157)]
     matched = configs.filter(pl.col("notes").str.contains("not stated: InferenceX's launch"))
-    assert configs.filter(pl.col("notes").str.contains("the stated pools are InferenceX's launch")).height == 134
+    assert configs.filter(pl.col("notes").str.contains("the stated pools are InferenceX's launch")).height == 141
     unstated = raw.filter((pl.col("mode") == "disagg") & pl.col("decode_num_workers").is_null()).height
-    assert unstated == 793 and 400 <= matched.height <= unstated
-    assert configs.filter(pl.col("notes").str.contains("which differ in worker counts")).height == 91
+    assert unstated == 793 and matched.height == 730
+    assert matched.group_by("launch_choices").len().filter(pl.col("launch_choices") > 1)["len"].sum() == 247
     tp32 = matched.join(
         raw.filter((pl.col("decode_tp_size") == "32") & (pl.col("decode_moe_ep_size") == "4")).select(
             pl.col("id").alias("run_id")

@@ -268,6 +268,28 @@ def test_a_thin_cell_is_checked_with_the_band_it_is_published_with():
     assert np.nanmean(r[thin] <= np.log(pooled[thin])) < 0.3  # the pooled band alone misses most of them
 
 
+def test_a_cell_one_group_holds_is_checked_with_at_least_its_familys_band():
+    """A regime one group holds (a new model's runs without worker counts: DeepSeek's alone) has no rows of other
+    groups, so held out by group its band falls back to a pool. The pool over every regime is narrow when most rows
+    are aggregated and tight; the regime's family (the same pool, stated workers: ``regime_family`` drops
+    ``_unstated_workers`` and ``_slot_wait``) scatters as it does. Checked with the pool alone its rows would be
+    covered a third of the time; with at least the family's band, most of them."""
+    rng = np.random.default_rng(11)
+    agg = np.abs(rng.normal(0, 0.05, 400))
+    family = np.abs(rng.normal(0, 0.8, 60))
+    alone = np.abs(rng.normal(0, 0.8, 40))
+    r = np.concatenate([agg, family, alone])
+    cell = np.array(["agg"] * 400 + ["disagg_prefill"] * 60 + ["disagg_prefill_unstated_workers"] * 40)
+    group = np.array([f"t{i % 4}" for i in range(400)] + [f"d{i % 3}" for i in range(60)] + ["one"] * 40)
+    assert list(cv.regime_family(np.unique(cell))) == ["agg", "disagg_prefill", "disagg_prefill"]
+    assert cv.regime_family(np.array(["disagg_decode_unstated_workers_slot_wait"]))[0] == "disagg_decode"
+    band, inside = cv.claimed_band(r, cell, group)
+    pooled, _ = cv.band_coverage(r, np.full(r.size, "all"), group)
+    one = group == "one"
+    assert np.mean(r[one] <= np.log(pooled[one])) < 0.4
+    assert np.all(band[one] > pooled[one]) and np.nanmean(inside[one]) > 0.8
+
+
 def test_a_band_split_by_engine_holds_for_each_engine_where_the_regimes_band_does_not():
     """One regime, two engines each measured on six models (the groups held out): one predicted within a typical 4%
     (|log ratio| half-normal, σ 0.06), the other within 40% (σ 0.6). The regime's band over both, held out by model,
