@@ -248,6 +248,9 @@ def runs_problem(c: pl.DataFrame, *, hbm_reserve_frac: float) -> tuple[Runs, dic
         slot_wait_lifetimes=slot_wait.routed_slot_wait(
             users, w_d, np.where(capacity >= 1.0, capacity, np.nan), slot_wait.uniform_length_scv(ratio)
         ),
+        slot_after_prefill=(
+            ~agg & np.isin(c["engine"].fill_null("").to_numpy(), launch.SLOT_AFTER_PREFILL_ENGINES)
+        ).astype(float),
         slot_share=users_per_worker / batch,
         output_tokens=osl,
         accepted=deployment.accepted_tokens_per_step(run["speculative_tokens"], run["acceptance_frac"]),

@@ -138,6 +138,15 @@ nvidia.github.io/TensorRT-LLM/performance/performance-tuning-guide/useful-runtim
 allocate pages as tokens arrive: a running request holds ``I + O/2`` tokens on average."""
 
 
+SLOT_AFTER_PREFILL_ENGINES = ("trtllm", "vllm")
+"""Engines whose disaggregated serving takes a decode slot only once the prompt is prefilled: behind Dynamo's
+prefill router, which "runs between preprocessing and decode routing and returns handoff metadata for the selected
+decode worker" (docs.nvidia.com/dynamo, Router: Disaggregated Serving), as InferenceX launches TensorRT-LLM and vLLM.
+SGLang sends each request to its prefill and its decode worker at once, the decode worker holding the request's
+cache for the transfer ("Send the request to both workers", docs.nvidia.com/dynamo, SGLang: Disaggregation, and
+SGLang's own router alike): its slot is held through the prefill (:func:`econ.physics.slot_wait.slot_wait_s`)."""
+
+
 def _key() -> pl.Expr:
     engine = pl.col("engine").fill_null("")
     return pl.concat_str([engine, pl.col("arch_model"), pl.col("chip"), pl.col("weight_format")], separator="|")

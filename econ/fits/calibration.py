@@ -237,7 +237,7 @@ def run_components(p: dict, runs: Runs) -> dict[str, np.ndarray]:
         burst_wait_frac=p["burst_wait_frac"],
     )
     ttft = ttft + runs.first_wait_steps * step  # held to prefill beside other prompts
-    ttft = ttft + slot_wait.slot_wait_s(ttft, think, runs.slot_wait_lifetimes)
+    ttft = ttft + slot_wait.slot_wait_s(ttft, think, runs.slot_wait_lifetimes, runs.slot_after_prefill)
     return {"tpot_s": tpot, "first_pass_s": first, "demand_s": demand, "ttft_s": ttft}
 
 

@@ -99,6 +99,7 @@ class Runs:
 
     users: np.ndarray  # concurrency C
     slot_wait_lifetimes: np.ndarray  # request lifetimes a user waits for a decode slot (slot_wait.routed_slot_wait)
+    slot_after_prefill: np.ndarray  # 1 where the decode slot is taken once the prompt is prefilled (disaggregated)
     slot_share: np.ndarray  # users per decode slot, C/K >= 1 (K: the sequences the decode pool's KV cache holds)
     output_tokens: np.ndarray  # mean output tokens per request
     accepted: np.ndarray  # tokens kept per decode step per sequence (speculative decoding)

@@ -158,10 +158,17 @@ def runs_gradient(p: dict, runs: cal.Runs) -> tuple[np.ndarray, np.ndarray]:
     i = cal.PARAMETERS.index("speculation_speedup")  # tpot ∝ v^(−f): d log tpot / du = −f
     d_tpot[:, i] = -runs.speculation
     d_ttft[:, i] = by_tpot * d_tpot[:, i] * tpot
-    # the wait for a decode slot, w·(TTFT + (O − 1)·TPOT): its derivative follows TTFT's and TPOT's
+    # the wait for a decode slot, w·(TTFT + Z), or (w·Z − TTFT)⁺ where the slot is taken after the prefill, with
+    # Z = (O − 1)·TPOT: its derivative follows TTFT's and TPOT's
     wait = runs.slot_wait_lifetimes[:, None]
-    d_ttft = (1.0 + wait) * d_ttft + wait * np.maximum(out - 1.0, 0.0)[:, None] * (d_tpot * tpot[:, None])
-    ttft = ttft + slot_wait_s(ttft, np.maximum(out - 1.0, 0.0) * tpot, runs.slot_wait_lifetimes)
+    d_think = np.maximum(out - 1.0, 0.0)[:, None] * (d_tpot * tpot[:, None])
+    think = np.maximum(out - 1.0, 0.0) * tpot
+    after = runs.slot_after_prefill > 0.0
+    waits_after = (after & (runs.slot_wait_lifetimes * think > ttft))[:, None]
+    d_ttft = np.where(
+        after[:, None], np.where(waits_after, wait * d_think, d_ttft), (1.0 + wait) * d_ttft + wait * d_think
+    )
+    ttft = ttft + slot_wait_s(ttft, think, runs.slot_wait_lifetimes, runs.slot_after_prefill)
     with np.errstate(invalid="ignore", divide="ignore"):
         d_ttft = np.where((np.isfinite(ttft) & (ttft > 0))[:, None], d_ttft / ttft[:, None], 0.0)
         d_tpot = np.where((np.isfinite(tpot) & (tpot > 0))[:, None], d_tpot, 0.0)

@@ -293,8 +293,8 @@ def test_deepseeks_production_system_is_one_command_within_1_3x(real_db, capsys)
 
     The serving issue asks 1.3x. The plan is 1.01x (1,840 GPUs: 26 prefill units of 32, 7 decode units of 144):
     its decode units hold 32 redundant experts, so the step takes uniform routing's busiest expert rank (EPLB)
-    instead of the router's skew the calibration fits to unbalanced engines. Its decode runs 99 sequences a GPU at
-    20.4 tokens/s per user, 1.29x under the 128 of DeepSeek's published profile (the calibration's attention share,
+    instead of the router's skew the calibration fits to unbalanced engines. Its decode runs 92 sequences a GPU at
+    20.9 tokens/s per user, 1.39x under the 128 of DeepSeek's published profile (the calibration's attention share,
     weakly identified, moved it between 92 and 106 as the fit grew): held to 1.4x."""
     code, out, err = run_cli(capsys, "--db", str(real_db), *DEEPSEEK, "--format", "json", "--as-of", "2026-11-30")
     assert (code, err) == (0, "")
