@@ -12,6 +12,7 @@ from econ.analyses.calibration_tables import config_key
 from econ.analyses.inputs import architecture_of
 from econ.fits import calibration_cv as cv
 from econ.fits.calibration_cv import ANY_ENGINE
+from econ.fits.regimes import regime_family
 
 BASES = ("model_out", "chip_out", "source_out", "random_out", "neighbour_out", "lengths_out")
 HELD_OUT = ("model_out", "chip_out", "random_out", "neighbour_out", "lengths_out")
@@ -171,7 +172,7 @@ def bands(rows: pl.DataFrame, inside_at: list[dict[str, np.ndarray]]) -> pl.Data
             group = t_rows[_group_of(distance)].to_numpy().astype(str)
             finite = np.isfinite(r)
             pooled = cv.band_factors(r, group)
-            family = cv.regime_family(regime)
+            family = regime_family(regime)
             by = splits(distance, stated)
             c = _Cells(
                 r=r,
@@ -185,7 +186,7 @@ def bands(rows: pl.DataFrame, inside_at: list[dict[str, np.ndarray]]) -> pl.Data
                 if not cell.any():  # no held-out row of the regime at this distance: no band, not a pooled one
                     continue
                 named = {"regime": reg, **dict.fromkeys(SPLITS, "")}
-                kin = (family == cv.regime_family(reg)) & finite
+                kin = (family == regime_family(reg)) & finite
                 out += c.rows(
                     cell, named, _band(r, group, cell, _wider(pooled, cv.band_factors(r[kin], group[kin]))), 0
                 )
@@ -248,7 +249,7 @@ def _wider(*bands: tuple[float, float, float]) -> tuple:
 def _band(r: np.ndarray, group: np.ndarray, cell: np.ndarray, fallback: tuple | None = None) -> tuple:
     """((p50, p90), p90 level, pooled) of a cell's rows; a thin cell (too few rows or groups) takes the larger of
     its own factors and ``fallback``'s ((p50, p90), level): a regime's, the wider of its target's pooled over every
-    regime and over its regime's family (:func:`~econ.fits.calibration_cv.regime_family`)."""
+    regime and over its regime's family (:func:`~econ.fits.regimes.regime_family`)."""
     thin = _thin(cell, group)
     p50, p90, level = cv.band_factors(r[cell], group[cell])
     if thin:

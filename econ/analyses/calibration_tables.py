@@ -13,6 +13,7 @@ from econ.engines import NAMES as ENGINE_NAMES
 from econ.fits import calibration as cal
 from econ.fits import calibration_cv as cv
 from econ.fits.calibration_throughput import predict_points
+from econ.fits.regimes import SLOT_WAIT, UNSTATED_WORKERS
 
 UNITS = {
     "collective_latency_s": "s",
@@ -77,9 +78,9 @@ def regimes(mode: pl.Expr, users: pl.Expr, assumed: pl.Expr, waits: pl.Expr, tar
     users wait for a decode slot (TTFT: ``calibration_runs.waits_for_slot``; TPOT: the workers are at their limit,
     ``calibration_runs.slot_limited``): their errors are their own, not the pool's."""
     pool = "disagg_prefill" if target == "ttft" else "disagg_decode"
-    disagg = pl.when(assumed).then(pl.lit(f"{pool}_unstated_workers")).otherwise(pl.lit(pool))
+    disagg = pl.when(assumed).then(pl.lit(f"{pool}{UNSTATED_WORKERS}")).otherwise(pl.lit(pool))
     base = pl.when(users <= 1).then(pl.lit("batch_1")).when(mode == "agg").then(pl.lit("agg")).otherwise(disagg)
-    return pl.when(waits).then(pl.concat_str(base, pl.lit("_slot_wait"))).otherwise(base)
+    return pl.when(waits).then(pl.concat_str(base, pl.lit(SLOT_WAIT))).otherwise(base)
 
 
 def _joined(cols) -> pl.Expr:

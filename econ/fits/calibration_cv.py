@@ -24,6 +24,7 @@ import numpy as np
 
 from econ.fits import calibration as cal
 from econ.fits.neighbours import interpolated_residual
+from econ.fits.regimes import regime_family
 from econ.formula import formula
 
 RANDOM_FOLDS = 5
@@ -304,28 +305,15 @@ def _out_of_group_bands(
     return band, enough
 
 
-FAMILY_SUFFIXES = ("_slot_wait", "_unstated_workers")
-"""What a regime adds to the pool it times (``calibration_tables.regimes``): users waiting for a decode slot, worker
-counts the row does not state. A regime without them is its family (:func:`regime_family`)."""
-
-
-def regime_family(regime: np.ndarray) -> np.ndarray:
-    """Each regime's family: the regime with :data:`FAMILY_SUFFIXES` taken off (``disagg_prefill_unstated_workers`` and
-    ``disagg_prefill_slot_wait`` are ``disagg_prefill``'s, ``agg_slot_wait`` is ``agg``'s)."""
-    out = np.asarray(regime, dtype=str)
-    for suffix in FAMILY_SUFFIXES:
-        out = np.char.replace(out, suffix, "")
-    return out
-
-
 def claimed_band(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(p90 band each row would have been given without its own group, whether the row falls inside it): its cell's
     band where the cell has enough rows from enough other groups; else the band a thin cell is published with
     (``calibration_bands.bands``): the larger of all cells pooled, the cells of its family pooled
-    (:func:`regime_family`) and whatever rows of its cell the other groups have: the pooled band alone is narrower
-    than that where the cell's other rows scatter more than the pool (a new model's disaggregated cells: the pool is
-    mostly aggregated rows), and a cell one group holds has no rows of other groups (a new model's runs without worker
-    counts, all of DeepSeek's architecture once the launches settle the others': 64% inside the pooled band)."""
+    (:func:`econ.fits.regimes.regime_family`) and whatever rows of its cell the other groups have: the pooled band
+    alone is narrower than that where the cell's other rows scatter more than the pool (a new model's disaggregated
+    cells: the pool is mostly aggregated rows), and a cell one group holds has no rows of other groups (a new model's
+    runs without worker counts, all of DeepSeek's architecture once the launches settle the others': 64% inside the
+    pooled band)."""
     abs_log = np.asarray(abs_log, dtype=float)
     own_log, enough = _out_of_group_bands(abs_log, cell, group, 1, 0)  # the cell's band where enough, one pass
     own = np.exp(own_log)

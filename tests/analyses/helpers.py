@@ -21,6 +21,17 @@ def q(db: Path, sql: str, params: list | None = None) -> pl.DataFrame:
         return con.sql(sql, params=params).pl()
 
 
+def overall_error(db: Path, basis: str, target: str) -> dict:
+    """The ``calibration_errors`` row of a basis and target over every run: median and p90 |log ratio| (``m``,
+    ``p``), band coverage (``c``) and rows (``n``)."""
+    return q(
+        db,
+        "select median_abs_log_ratio m, p90_abs_log_ratio p, band_coverage_frac c, n_points n from calibration_errors "
+        "where basis = ? and target = ? and group_kind = 'overall'",
+        [basis, target],
+    ).row(0, named=True)
+
+
 def build_with(tmp_path: Path, *lines: tuple[str, str]) -> Path:
     """Build the fixture data with extra CSV lines appended ((table, line) pairs); returns the database."""
     data = tmp_path / "data"
