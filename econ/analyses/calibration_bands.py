@@ -112,6 +112,12 @@ def band_bases() -> tuple[tuple[str, str, bool], ...]:
 
 SPLITS = ("engine", "chip", "arch_model")
 """What a regime's band is split by, in turn, where a split has rows enough (:func:`splits`)."""
+WIDENING_SPLITS = ("engine",)
+"""Splits published where their rows come from two groups only, at the larger of their own band and the cell's they
+split: engines scatter unlike each other (SGLang's TTFT about twice the others' held out), so the regime's band over
+every engine is too narrow for SGLang on a new chip, where its aggregated runs are on three chips and two are too few
+groups for a band of its own (76% covered). A chip's or model's split so widened over-covered (DeepSeek-V3's TPOT
+95.1% by random fold): their thin splits keep the cell's band."""
 SEEN_SPLITS = ("chip", "arch_model")
 """The splits only a seen model on a seen chip has: its chip's and its model's own held-out runs say how far off it
 is (held out by configuration, bands over every chip and model covered 78% of H200's TPOT runs and 97% of B200's, 71%
@@ -139,7 +145,8 @@ def held_inside(rows: pl.DataFrame) -> list[dict[str, np.ndarray]]:
             if np.isfinite(r).any():
                 group = idx[_group_of(distance)].to_numpy().astype(str)
                 by = tuple(_column(idx, c) for c in splits(distance, stated))
-                claimed = cv.nested_claimed_bands(r, idx["regime"].to_numpy(), by, group)
+                widening = tuple(c in WIDENING_SPLITS for c in splits(distance, stated))
+                claimed = cv.nested_claimed_bands(r, idx["regime"].to_numpy(), by, group, widening)
                 for depth in range(len(out)):  # a basis split fewer ways claims its last band deeper down
                     flags[depth, idx["_i"].to_numpy()] = cv.inside_band(r, claimed[min(depth, len(claimed) - 1)])
         for depth, d in enumerate(out):
@@ -158,7 +165,9 @@ def bands(rows: pl.DataFrame, inside_at: list[dict[str, np.ndarray]]) -> pl.Data
     cell with fewer than
     :data:`econ.fits.calibration_cv.MIN_BAND_POINTS` rows or from fewer than
     :data:`~econ.fits.calibration_cv.MIN_BAND_GROUPS` groups is pooled: its factors are the larger of its own and
-    its target's at that distance; a split that thin has no row (a prediction in it takes the cell it splits).
+    its target's at that distance; an engine's split of enough rows from two groups, the larger of its own and the
+    cell's it splits (:data:`WIDENING_SPLITS`); a thinner split has no row (a prediction in it takes the cell it
+    splits).
     Coverage: the share of the cell's rows inside the band claimed for them without their group at the cell's depth
     (``inside_at[depth]``: :func:`held_inside`)."""
     out = []
@@ -188,7 +197,7 @@ def bands(rows: pl.DataFrame, inside_at: list[dict[str, np.ndarray]]) -> pl.Data
                 named = {"regime": reg, **dict.fromkeys(SPLITS, "")}
                 kin = (family == regime_family(reg)) & finite
                 out += c.rows(
-                    cell, named, _band(r, group, cell, _wider(pooled, cv.band_factors(r[kin], group[kin]))), 0
+                    cell, named, _band(r, group, cell, *_wider(pooled, cv.band_factors(r[kin], group[kin]))), 0
                 )
     return pl.DataFrame(out)
 
@@ -222,16 +231,22 @@ class _Cells:
         ]
         if depth < len(self.split_by):
             column, values = self.split_by[depth]
-            for v in sorted(set(values[cell]) - {""}):
+            for v in sorted(set(values[cell]) - {""}):  # thin in groups: the larger of its own band and this cell's
                 sub = cell & (values == v)
-                if not _thin(sub, self.group):  # a thin split is not published: its predictions take this cell
-                    out += self.rows(sub, {**named, column: v}, _band(self.r, self.group, sub), depth + 1)
+                if not _thin(sub, self.group) or (column in WIDENING_SPLITS and _split_enough(sub, self.group)):
+                    band = _band(self.r, self.group, sub, (p50, p90), level)
+                    out += self.rows(sub, {**named, column: v}, band, depth + 1)
         return out
 
 
 def _thin(cell: np.ndarray, group: np.ndarray) -> bool:
     """Too few rows, or from too few groups, for a band of its own."""
     return bool(cell.sum() < cv.MIN_BAND_POINTS or cv.counted_groups(group[cell]) < cv.MIN_BAND_GROUPS)
+
+
+def _split_enough(cell: np.ndarray, group: np.ndarray) -> bool:
+    """Rows enough from at least two groups for a split's band (the larger of its own and the cell's it splits)."""
+    return bool(cell.sum() >= cv.MIN_BAND_POINTS and cv.counted_groups(group[cell]) >= cv.MIN_LEVEL_GROUPS - 1)
 
 
 def _label(basis: str) -> str:
@@ -246,10 +261,10 @@ def _wider(*bands: tuple[float, float, float]) -> tuple:
     return (p50, widest[1]), widest[2]
 
 
-def _band(r: np.ndarray, group: np.ndarray, cell: np.ndarray, fallback: tuple | None = None) -> tuple:
+def _band(r: np.ndarray, group: np.ndarray, cell: np.ndarray, *fallback) -> tuple:
     """((p50, p90), p90 level, pooled) of a cell's rows; a thin cell (too few rows or groups) takes the larger of
     its own factors and ``fallback``'s ((p50, p90), level): a regime's, the wider of its target's pooled over every
-    regime and over its regime's family (:func:`~econ.fits.regimes.regime_family`)."""
+    regime and over its regime's family (:func:`~econ.fits.regimes.regime_family`); a split's, the cell it splits."""
     thin = _thin(cell, group)
     p50, p90, level = cv.band_factors(r[cell], group[cell])
     if thin:

@@ -325,23 +325,34 @@ def claimed_band(abs_log: np.ndarray, cell: np.ndarray, group: np.ndarray) -> tu
 
 
 def nested_claimed_bands(
-    abs_log: np.ndarray, cell: np.ndarray, splits: tuple[np.ndarray, ...], group: np.ndarray
+    abs_log: np.ndarray,
+    cell: np.ndarray,
+    splits: tuple[np.ndarray, ...],
+    group: np.ndarray,
+    widening: tuple[bool, ...] = (),
 ) -> list[np.ndarray]:
     """:func:`claimed_band` of cells split further by each of ``splits`` in turn (a regime's rows by their engine,
     then by their chip), one array per depth (0: the cells unsplit): each row's band from the rows of its split
     outside its own group where they reach :data:`MIN_BAND_POINTS` from :data:`MIN_BAND_GROUPS` groups, else the band
-    one level up (``calibration_bands`` publishes no thin split: a prediction in one takes the cell it splits)."""
+    one level up. A split ``widening`` marks (the engine: engines scatter unlike each other) whose other rows reach
+    :data:`MIN_BAND_POINTS` from two groups (two say how groups differ; one only how its own rows scatter) takes their
+    band where it is the wider (``calibration_bands`` publishes such a split so: the larger of its rows' band and the
+    cell it splits)."""
     abs_log = np.asarray(abs_log, dtype=float)
     claimed = [claimed_band(abs_log, cell, group)[0]]
     key = np.asarray(cell, dtype=str)
-    for split in splits:
+    for i, split in enumerate(splits):
         finer = np.char.add(np.char.add(key, "\x1f"), np.asarray(split, dtype=str))
         if np.unique(finer).size == np.unique(key).size:  # the split divides no cell: the same bands
             claimed.append(claimed[-1])
             continue
         key = finer
-        own_log, enough = _out_of_group_bands(abs_log, key, group, 1, 0)
-        claimed.append(np.where(enough, np.exp(own_log), claimed[-1]))
+        widens = i < len(widening) and widening[i]
+        own_log, enough = _out_of_group_bands(
+            abs_log, key, group, MIN_BAND_POINTS, MIN_LEVEL_GROUPS - 1 if widens else 0
+        )
+        thin = np.fmax(claimed[-1], np.exp(own_log)) if widens else claimed[-1]
+        claimed.append(np.where(enough, np.exp(own_log), thin))
     return claimed
 
 

@@ -63,6 +63,21 @@ def test_the_band_a_named_engine_claims_holds_for_each_engine_and_each_seen_chip
     assert cov["c"].is_between(0.85, 0.95).all(), cov.filter(~pl.col("c").is_between(0.85, 0.95))
 
 
+def test_the_band_a_named_engine_claims_on_a_new_chip_covers_at_least_85_percent_of_its_runs(real_db):
+    """Held out by chip, each engine's runs fall inside the band claimed for them at least 85% of the time. SGLang's
+    aggregated runs are on three chips, so with one held out the other two are too few groups for a band of their
+    own: the regime's over every engine covered 82% of SGLang's TTFT runs and 90% of its TPOT runs before an
+    engine's split could take its own wider band (calibration_bands.WIDENING_SPLITS). No ceiling here: vLLM's TTFT
+    band on a new chip covers 95.3% of its runs, wider than it needs (design notes)."""
+    cov = q(
+        real_db,
+        'select target, "group", band_coverage_frac as c from calibration_errors '
+        "where target in ('ttft', 'tpot') and group_kind = 'engine' and basis = 'chip_out'",
+    )
+    assert cov.height == 2 * 3
+    assert (cov["c"] >= 0.85).all(), cov.filter(pl.col("c") < 0.85)
+
+
 def test_the_band_of_a_new_chip_holds_for_a_chip_of_an_architecture_never_measured(real_db):
     """econ predict gives a chip the calibration never measured (B300, MI355X) the band measured with one chip held
     out at a time, where its architecture's other chip stayed in the fit (H100 beside H200, B200 beside GB200). Held

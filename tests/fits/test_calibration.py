@@ -313,6 +313,32 @@ def test_a_band_split_by_engine_holds_for_each_engine_where_the_regimes_band_doe
     assert np.array_equal(split[engine == "few"], regime[engine == "few"])
 
 
+def test_an_engine_on_three_groups_takes_its_own_wider_band_where_two_remain():
+    """SGLang's aggregated runs are on three chips: held out by chip, the other two are too few groups for a band of
+    their own, and the regime's band over every engine (mostly tight engines here, σ 0.1 on six chips) is too narrow
+    for the loose engine (σ 0.6 on three). Where the engine split widens (the engine's other rows, 8 or more from two
+    groups, give a wider band), the loose engine's rows are covered near 90%; without, far fewer. A split from one
+    other group keeps the regime's band."""
+    rng = np.random.default_rng(5)
+    tight, loose, single = (
+        np.abs(rng.normal(0, 0.1, 1800)),
+        np.abs(rng.normal(0, 0.6, 240)),
+        np.abs(rng.normal(0, 0.6, 40)),
+    )
+    r = np.concatenate([tight, loose, single])
+    engine = np.array(["tight"] * 1800 + ["loose"] * 240 + ["single"] * 40)
+    group = np.array([f"c{i % 6}" for i in range(1800)] + [f"c{i % 3}" for i in range(240)] + ["c0"] * 20 + ["c1"] * 20)
+    cell = np.full(r.size, "agg")
+    regime, narrow = cv.nested_claimed_bands(r, cell, (engine,), group)
+    _, wide = cv.nested_claimed_bands(r, cell, (engine,), group, (True,))
+    loose_rows = engine == "loose"
+    assert np.array_equal(narrow[loose_rows], regime[loose_rows])
+    assert np.mean(r[loose_rows] <= np.log(narrow[loose_rows])) < 0.6
+    assert np.mean(r[loose_rows] <= np.log(wide[loose_rows])) >= 0.85
+    assert np.array_equal(wide[engine == "single"], regime[engine == "single"])
+    assert np.array_equal(wide[engine == "tight"], narrow[engine == "tight"])
+
+
 def test_a_run_predicted_without_its_engine_takes_the_mean_offset_of_its_engines_and_mode(shipped):
     """engine_average_runs (what a fold predicts for a run with no engine stated) against a second route: the same
     coordinates with every engine level's offset set to the engines' mean, and every engine/mode level's to the mean
