@@ -288,21 +288,23 @@ def test_a_cell_one_group_holds_is_checked_with_at_least_its_familys_band():
     assert np.all(band[one] > pooled[one]) and np.nanmean(inside[one]) > 0.8
 
 
+def _engines(seed: int, *engines: tuple[str, float, list[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(|log ratio|, engine, group) of synthetic held-out rows: per engine (name, σ of a half-normal error, each
+    row's group)."""
+    rng = np.random.default_rng(seed)
+    r = np.concatenate([np.abs(rng.normal(0, sigma, len(groups))) for _, sigma, groups in engines])
+    engine = np.concatenate([[name] * len(groups) for name, _, groups in engines])
+    return r, engine, np.concatenate([groups for _, _, groups in engines])
+
+
 def test_a_band_split_by_engine_holds_for_each_engine_where_the_regimes_band_does_not():
     """One regime, two engines each measured on six models (the groups held out): one predicted within a typical 4%
     (|log ratio| half-normal, σ 0.06), the other within 40% (σ 0.6). The regime's band over both, held out by model,
     covers every row of the tight engine and far fewer than 90% of the loose one's; split by engine
     (nested_claimed_bands) each engine's rows are covered 85-95%. A third engine measured on two models only (too few
     groups for a band of its own) keeps the regime's band."""
-    rng = np.random.default_rng(3)
-    tight, loose, few = (
-        np.abs(rng.normal(0, 0.06, 360)),
-        np.abs(rng.normal(0, 0.6, 360)),
-        np.abs(rng.normal(0, 0.3, 20)),
-    )
-    r = np.concatenate([tight, loose, few])
-    engine = np.array(["tight"] * 360 + ["loose"] * 360 + ["few"] * 20)
-    group = np.array([f"m{i % 6}" for i in range(720)] + ["m0"] * 10 + ["m1"] * 10)
+    six = [f"m{i % 6}" for i in range(360)]
+    r, engine, group = _engines(3, ("tight", 0.06, six), ("loose", 0.6, six), ("few", 0.3, ["m0"] * 10 + ["m1"] * 10))
     regime, split = cv.nested_claimed_bands(r, np.full(r.size, "agg"), (engine,), group)
 
     def covered(band, name):
@@ -319,15 +321,12 @@ def test_an_engine_on_three_groups_takes_its_own_wider_band_where_two_remain():
     for the loose engine (σ 0.6 on three). Where the engine split widens (the engine's other rows, 8 or more from two
     groups, give a wider band), the loose engine's rows are covered near 90%; without, far fewer. A split from one
     other group keeps the regime's band."""
-    rng = np.random.default_rng(5)
-    tight, loose, single = (
-        np.abs(rng.normal(0, 0.1, 1800)),
-        np.abs(rng.normal(0, 0.6, 240)),
-        np.abs(rng.normal(0, 0.6, 40)),
+    r, engine, group = _engines(
+        5,
+        ("tight", 0.1, [f"c{i % 6}" for i in range(1800)]),
+        ("loose", 0.6, [f"c{i % 3}" for i in range(240)]),
+        ("single", 0.6, ["c0"] * 20 + ["c1"] * 20),
     )
-    r = np.concatenate([tight, loose, single])
-    engine = np.array(["tight"] * 1800 + ["loose"] * 240 + ["single"] * 40)
-    group = np.array([f"c{i % 6}" for i in range(1800)] + [f"c{i % 3}" for i in range(240)] + ["c0"] * 20 + ["c1"] * 20)
     cell = np.full(r.size, "agg")
     regime, narrow = cv.nested_claimed_bands(r, cell, (engine,), group)
     _, wide = cv.nested_claimed_bands(r, cell, (engine,), group, (True,))
