@@ -117,9 +117,9 @@ OFFSETS = {
 """The parameters each kind of group may move: an engine (trtllm, sglang, vllm) its kernels' efficiencies, its
 collectives' share of the links (its own all-reduce and expert dispatch kernels; SGLang's fitted near the links'
 peak, which also takes up the communication its two-batch overlap hides) and fixed costs and what its speculation
-gains (TensorRT-LLM's MTP launches run faster than the same steps predict, SGLang's
-slower); an architecture family (hardware.architecture) its efficiencies; a way of serving (engine/mode: trtllm/agg,
-sglang/disagg, …) the front end of its TTFT."""
+gains (TensorRT-LLM's MTP launches run faster than the same steps predict, SGLang's slower); an architecture family
+(hardware.architecture) its efficiencies; a way of serving (engine/mode: trtllm/agg, sglang/disagg, …) the front end
+of its TTFT."""
 
 SHARED_SPREAD = 3.0
 """A shared coordinate's prior spread around its start (one standard deviation in u: an efficiency from 5% to 95%,
@@ -132,14 +132,13 @@ bends (a point more than ~1.25× off counts less than quadratically)."""
 GROUP_SPREAD_LOG = RESIDUAL_SCALE_LOG
 """τ: a group's parameter is a priori within ~1.25× (in ``e^u``) of the shared value (one standard deviation), the
 residual scale σ of one run: an offset costs as much as one run read 1.25× off. With three engines and three
-architectures, a wider prior let an engine's offsets take up what its own models' runs err by and carry it to a
-model or chip held out. Measured by refitting at τ = ln 1.1 … ln 3 (2026-12-07, before the engines' own link
-shares; ``econ build --as-of 2026-11-30``;
-held out by model / by chip, p90): TPOT 1.578× / 1.612× at ln 2 → 1.567× / 1.596× at ln 1.25 (1.571× / 1.591× at
-ln 1.1, 1.584× / 1.636× at ln 3), TTFT 2.669× / 2.591× → 2.583× / 2.575× (2.713× / 2.584× at ln 1.1; TTFT by model
-moves unevenly with τ: 2.648× at ln 1.2, 2.589× at ln 1.3, 2.667× at ln 1.4), every median within 0.005 and the
-random fold within 0.01. τ was chosen on the folds it is reported on; both bases agree and no finer value was sought
-(docs/design-notes.md)."""
+architectures, a wider prior let an engine's offsets take up what its own models' runs err by and carry it to a model
+or chip held out. Measured by refitting at τ = ln 1.1 … ln 3 (2026-12-07, before the engines' own link shares; ``econ
+build --as-of 2026-11-30``; held out by model / by chip, p90): TPOT 1.578× / 1.612× at ln 2 → 1.567× / 1.596× at ln
+1.25 (1.571× / 1.591× at ln 1.1, 1.584× / 1.636× at ln 3), TTFT 2.669× / 2.591× → 2.583× / 2.575× (2.713× / 2.584× at
+ln 1.1; TTFT by model moves unevenly with τ: 2.648× at ln 1.2, 2.589× at ln 1.3, 2.667× at ln 1.4), every median
+within 0.005 and the random fold within 0.01. τ was chosen on the folds it is reported on; both bases agree and no
+finer value was sought (docs/design-notes.md)."""
 
 TOLERANCE = 1e-5
 FD_STEP = 1e-6
