@@ -245,8 +245,9 @@ def _thin(cell: np.ndarray, group: np.ndarray) -> bool:
 
 
 def _split_enough(cell: np.ndarray, group: np.ndarray) -> bool:
-    """Rows enough from at least two groups for a split's band (the larger of its own and the cell's it splits)."""
-    return bool(cell.sum() >= cv.MIN_BAND_POINTS and cv.counted_groups(group[cell]) >= cv.MIN_LEVEL_GROUPS - 1)
+    """Rows enough from :data:`~econ.fits.calibration_cv.MIN_WIDENING_GROUPS` groups for a split's band (the larger
+    of its own and the cell's it splits)."""
+    return bool(cell.sum() >= cv.MIN_BAND_POINTS and cv.counted_groups(group[cell]) >= cv.MIN_WIDENING_GROUPS)
 
 
 def _label(basis: str) -> str:

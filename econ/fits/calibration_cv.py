@@ -180,6 +180,11 @@ MIN_LEVEL_GROUPS = 3
 """Fewest groups a band's level is calibrated over (a leave-one-group-out among them, each inner band from at least
 two groups); with fewer the level is the nominal quantile itself."""
 
+MIN_WIDENING_GROUPS = 2
+"""Fewest groups an engine's split too thin for a band of its own must still have rows from (of
+:data:`MIN_GROUP_ROWS`) to widen the band it takes to its own rows' (:func:`nested_claimed_bands`): two say how groups
+differ, one only how its own rows scatter."""
+
 
 def needed_levels(held: np.ndarray, others: np.ndarray, *, presorted: bool = False) -> np.ndarray:
     """The smallest quantile level of ``others`` (linear interpolation, numpy's default) that reaches each value of
@@ -334,10 +339,8 @@ def nested_claimed_bands(
     """:func:`claimed_band` of cells split further by each of ``splits`` in turn (a regime's rows by their engine,
     then by their chip), one array per depth (0: the cells unsplit): each row's band from the rows of its split
     outside its own group where they reach :data:`MIN_BAND_POINTS` from :data:`MIN_BAND_GROUPS` groups, else the band
-    one level up. A split ``widening`` marks (the engine: engines scatter unlike each other) whose other rows reach
-    :data:`MIN_BAND_POINTS` from two groups (two say how groups differ; one only how its own rows scatter) takes their
-    band where it is the wider (``calibration_bands`` publishes such a split so: the larger of its rows' band and the
-    cell it splits)."""
+    one level up. A split ``widening`` marks (the engine) whose other rows reach :data:`MIN_BAND_POINTS` from
+    :data:`MIN_WIDENING_GROUPS` groups takes their band where wider (``calibration_bands`` publishes it so)."""
     abs_log = np.asarray(abs_log, dtype=float)
     claimed = [claimed_band(abs_log, cell, group)[0]]
     key = np.asarray(cell, dtype=str)
@@ -349,7 +352,7 @@ def nested_claimed_bands(
         key = finer
         widens = i < len(widening) and widening[i]
         own_log, enough = _out_of_group_bands(
-            abs_log, key, group, MIN_BAND_POINTS, MIN_LEVEL_GROUPS - 1 if widens else 0
+            abs_log, key, group, MIN_BAND_POINTS, MIN_WIDENING_GROUPS if widens else 0
         )
         thin = np.fmax(claimed[-1], np.exp(own_log)) if widens else claimed[-1]
         claimed.append(np.where(enough, np.exp(own_log), thin))
