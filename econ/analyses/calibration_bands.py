@@ -15,7 +15,7 @@ from econ.fits.calibration_cv import ANY_ENGINE
 from econ.fits.regimes import regime_family
 
 BASES = ("model_out", "chip_out", "source_out", "random_out", "neighbour_out", "lengths_out")
-HELD_OUT = ("model_out", "chip_out", "random_out", "neighbour_out", "lengths_out")
+HELD_OUT = ("model_out", "chip_out", "source_out", "random_out", "neighbour_out", "lengths_out")
 """The bases whose folds also predict each run with no engine stated (``calibration_cv.engine_average_runs``)."""
 DISTANCES = (
     ("seen_configuration", "neighbour_out"),
@@ -41,9 +41,8 @@ def residual_rows(runs: pl.DataFrame, points: pl.DataFrame, groups: dict[str, st
                 "arch_model",
                 "chip",
                 "engine",
-                pl.lit("inferencex_train").alias("source"),
+                "source",
                 *(pl.col(f"{b}_{target}_ratio").log().alias(b) for b in HELD_OUT),
-                pl.lit(None, dtype=pl.Float64).alias("source_out"),
                 (pl.col(f"predicted_{target}_s") / m).log().alias("calibrated"),
                 (pl.col(f"bound_{target}_s") / m).log().alias("bound"),
                 config_key().alias("config"),
@@ -68,10 +67,10 @@ def residual_rows(runs: pl.DataFrame, points: pl.DataFrame, groups: dict[str, st
             # throughput over-predicted = time under-predicted: flip the sign so > 0 always means "too slow/long"
             (-pl.col("model_out_over_measured_ratio").log()).alias("model_out"),
             (-pl.col("chip_out_over_measured_ratio").log()).alias("chip_out"),
+            (-pl.col("cv_over_measured_ratio").log()).alias("source_out"),
             pl.lit(None, dtype=pl.Float64).alias("random_out"),
             pl.lit(None, dtype=pl.Float64).alias("neighbour_out"),
             pl.lit(None, dtype=pl.Float64).alias("lengths_out"),
-            (-pl.col("cv_over_measured_ratio").log()).alias("source_out"),
             (-pl.col("calibrated_over_measured_ratio").log()).alias("calibrated"),
             (-pl.col("bound_over_measured_ratio").log()).alias("bound"),
             pl.col("point_id").alias("config"),
@@ -298,6 +297,7 @@ def errors(rows: pl.DataFrame, inside_of: dict[str, np.ndarray]) -> pl.DataFrame
             "chip",
             "arch_model",
             "engine",
+            "source",
             pl.col(basis).alias("r"),
             _inside(rows, basis).alias("inside"),
         ).filter(pl.col("r").is_not_null() & pl.col("r").is_finite())
@@ -309,6 +309,7 @@ def errors(rows: pl.DataFrame, inside_of: dict[str, np.ndarray]) -> pl.DataFrame
             ("chip", "chip"),
             ("model", "arch_model"),
             ("engine", "engine"),
+            ("source", "source"),
         ):
             g = r.with_columns((pl.lit("all") if key is None else pl.col(key).fill_null("")).alias("_g"))
             agg = g.group_by("target", "_g").agg(

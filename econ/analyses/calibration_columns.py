@@ -115,7 +115,8 @@ RUNS = ResultTable(
     grain="measured serving run (inferencex_train.id)",
     key=("run_id",),
     description="Every InferenceX run with its measured TTFT and TPOT, the roofline bound, the calibrated "
-    "prediction, and its predictions held out with its model, its chip and a random fold of configurations",
+    "prediction, and its predictions held out with its model, its chip, its source and a random fold of "
+    "configurations",
     columns=(
         C("run_id", "str", "", "key", "inferencex_train.id"),
         C("engine", "str", "", "input", "Serving engine (trtllm, sglang, vllm)"),
@@ -123,6 +124,14 @@ RUNS = ResultTable(
         C("arch_model", "str", "", "input", "models.model whose architecture is used"),
         C("chip", "str", "", "input", "hardware.chip"),
         C("mode", "str", "", "input", "agg (one pool) or disagg (prefill and decode workers)"),
+        C(
+            "source",
+            "str",
+            "",
+            "input",
+            "Who measured it: InferenceX, or NVIDIA's gap analysis for AIConfigurator (silicon_data_source names "
+            "aic-auto-gap-analysis; exact lengths); held out as one source each",
+        ),
         C("input_tokens", "float", "tokens", "input", "Nominal prompt length (the client draws 0.8–1.0 of it)"),
         C("output_tokens", "float", "tokens", "input", "Nominal output length"),
         C("concurrency", "float", "requests", "input", "Requests in flight (the benchmark's concurrency)"),
@@ -211,6 +220,7 @@ RUNS = ResultTable(
             for basis, what in (
                 ("model_out", "model (its whole architecture group)"),
                 ("chip_out", "chip"),
+                ("source_out", "source (every run of its campaign)"),
                 ("random_out", "configuration fold"),
                 (
                     "neighbour_out",
@@ -235,7 +245,7 @@ RUNS = ResultTable(
                 "as econ predict without --engine)",
                 calibration_cv.engine_average_runs,
             )
-            for basis in ("model_out", "chip_out", "random_out", "neighbour_out", "lengths_out")
+            for basis in ("model_out", "chip_out", "source_out", "random_out", "neighbour_out", "lengths_out")
             for target in ("ttft", "tpot")
         ),
         C(
@@ -317,7 +327,8 @@ ERRORS = ResultTable(
     description="How far predictions are from measurements, held out by model (a model's architecture group, "
     "model_derived.architecture_group, leaves whole: DeepSeek-V3 with DeepSeek-R1), chip, source and random "
     "configuration fold (and in-sample, the bound, and how far repeated runs of one configuration differ), for "
-    "TTFT, TPOT and published throughput, overall and by regime, chip, model and engine, with the share inside the "
+    "TTFT, TPOT and published throughput, overall and by regime, chip, model, engine and source, with the share "
+    "inside the "
     "p90 band the held-out folds give",
     columns=(
         C(
@@ -325,7 +336,8 @@ ERRORS = ResultTable(
             "str",
             "",
             "key",
-            "model_out (architecture group held out), chip_out, source_out, random_out, neighbour_out (random_out's "
+            "model_out (architecture group held out), chip_out, source_out (a run's campaign, InferenceX or NVIDIA's "
+            "gap analysis, or a point's document held out), random_out, neighbour_out (random_out's "
             "rows corrected by their configuration's runs at other concurrencies in the fold's fit, where it has any; "
             "econ.fits.neighbours), lengths_out (those with none, corrected by their layout's runs at other lengths) "
             "(…_any_engine: predicted with no engine stated), calibrated or bound; "
@@ -335,7 +347,7 @@ ERRORS = ResultTable(
             calibration_cv.replicate_log_deviation,
         ),
         C("target", "str", "", "key", "ttft, tpot (InferenceX runs) or throughput (published points)"),
-        C("group_kind", "str", "", "key", "overall, regime, chip, model or engine"),
+        C("group_kind", "str", "", "key", "overall, regime, chip, model, engine or source"),
         C("group", "str", "", "key", "The group ('all' for overall)"),
         C("n_points", "int", "points", "check", "Measured rows in the group"),
         C("median_abs_log_ratio", "float", "", "fit", "Median |log(predicted / measured)|"),

@@ -69,10 +69,10 @@ def run_regimes(c: pl.DataFrame, extra: dict) -> dict[str, pl.Series]:
     }
 
 
-HELD_BASES = ("model_out", "chip_out", "random_out", *(tier.basis for tier in TIERS))
-"""The held-out predictions ``calibration_runs`` keeps a ratio of: by model, by chip, by random fold, and by random
-fold corrected by the configuration's runs at other concurrencies or, where it has none, by its layout's runs at
-other lengths (:data:`TIERS`)."""
+HELD_BASES = ("model_out", "chip_out", "source_out", "random_out", *(tier.basis for tier in TIERS))
+"""The held-out predictions ``calibration_runs`` keeps a ratio of: by model, by chip, by source, by random fold, and
+by random fold corrected by the configuration's runs at other concurrencies or, where it has none, by its layout's
+runs at other lengths (:data:`TIERS`)."""
 
 
 MEASURED_SQL = (

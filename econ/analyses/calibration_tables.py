@@ -212,15 +212,15 @@ def fold_labels(
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per basis: (each run's group label, each point's): the model's architecture group (a model and its re-releases
     or fine-tunes, ``groups``: arch_model -> model_derived.architecture_group, are left out together: DeepSeek-V3
-    with DeepSeek-R1), the chip, the source document (InferenceX is one), a random fold of distinct
-    configurations."""
+    with DeepSeek-R1), the chip, the source (a run's campaign, :data:`econ.analyses.serving_runs.SOURCES`; a
+    point's document), a random fold of distinct configurations."""
     random_r = cv.random_groups(c.select(config_key().alias("k"))["k"].to_numpy())
     random_p = cv.random_groups(points["point_id"].to_numpy(), seed=1)
     arch = architecture_of(groups).alias("g")
     return {
         "model_out": (c.select(arch)["g"].to_numpy(), points.select(arch)["g"].to_numpy()),
         "chip_out": (c["chip"].to_numpy(), points["chip"].to_numpy()),
-        "source_out": (np.full(c.height, "inferencex_train", dtype=object), points["document"].to_numpy()),
+        "source_out": (c["source"].to_numpy().astype(object), points["document"].to_numpy()),
         "random_out": (
             np.array([f"fold{k}" for k in random_r], dtype=object),
             np.array([f"fold{k}" for k in random_p], dtype=object),

@@ -126,6 +126,11 @@ file), not InferenceX's: AIConfigurator's eval runners send every prompt and out
 --random-range-ratio 1``; ``src/aiconfigurator/eval/benchmarks/`` at 5e16187), where InferenceX's client draws them
 from [0.8·L, L] (:data:`econ.analyses.calibration_runs.LENGTH_RATIO`). Such a run's ``length_range_ratio`` is 1."""
 
+SOURCES = ("InferenceX", "NVIDIA gap analysis")
+"""The measurement campaigns of the file's rows (a run's ``source``): InferenceX's benchmark (its dumps of 2026-03-25,
+2026-04-06 and 2026-04-27 are revisions of one source) and NVIDIA's gap-analysis runs (:data:`FIXED_LENGTHS`), which
+leave-one-source-out holds out in turn."""
+
 POOL_COLUMNS = tuple(
     f"{pool}_{k}"
     for pool in ("prefill", "decode")
@@ -346,6 +351,7 @@ def configurations(
         "workers_assumed",
         launch_layouts.CHOICES,
         pl.when(pl.col("_fixed_lengths")).then(1.0).alias("length_range_ratio"),
+        pl.when(pl.col("_fixed_lengths")).then(pl.lit(SOURCES[1])).otherwise(pl.lit(SOURCES[0])).alias("source"),
         "measured_ttft_s",
         "measured_tpot_s",
         "notes",

@@ -61,11 +61,34 @@ def test_the_files_defects_are_read_as_the_readme_says(real_db):
 @pytest.mark.parametrize("target", ["ttft", "tpot"])
 def test_held_out_errors_are_reported_and_in_sample_is_no_worse(real_db, target):
     calibrated = overall_error(real_db, "calibrated", target)
-    for basis in ("model_out", "chip_out", "random_out"):
+    for basis in ("model_out", "chip_out", "source_out", "random_out"):
         held = overall_error(real_db, basis, target)
         assert held["n"] == q(real_db, "select count(*) n from calibration_runs where included")["n"][0] >= 2600
         assert calibrated["m"] <= held["m"] + math.log(1.01)  # soft-L1 fit: a random fold's median may tie it
     assert overall_error(real_db, "bound", "tpot")["m"] > math.log(2.0)  # the roofline alone is far off
+
+
+def test_each_campaign_of_runs_is_held_out_whole_as_one_source(real_db):
+    """InferenceX's runs and NVIDIA's gap-analysis runs (the raw file's silicon_data_source names
+    aic-auto-gap-analysis) are two sources; each is predicted by a fit that saw none of its runs, and reads worse
+    held out than in sample."""
+    counts = q(
+        real_db,
+        "select count(*) filter (where silicon_data_source like '%aic-auto-gap-analysis%') gap, count(*) n "
+        "from inferencex_train",
+    ).row(0, named=True)
+    sources = dict(q(real_db, "select source, count(*) from calibration_runs group by source").iter_rows())
+    assert sources == {"NVIDIA gap analysis": counts["gap"], "InferenceX": counts["n"] - counts["gap"]}
+    assert counts["gap"] == 704
+    by = q(
+        real_db,
+        'select h.target, h."group", h.median_abs_log_ratio held, c.median_abs_log_ratio fitted '
+        'from calibration_errors h join calibration_errors c using (target, group_kind, "group") '
+        "where h.basis = 'source_out' and c.basis = 'calibrated' and h.group_kind = 'source' "
+        "and h.target in ('ttft', 'tpot')",
+    )
+    assert set(by["group"]) == {"InferenceX", "NVIDIA gap analysis"} and by.height == 4
+    assert (by["held"] > by["fitted"]).all()
 
 
 def test_the_held_out_time_per_output_token_is_within_the_measured_bounds(real_db):
@@ -167,7 +190,7 @@ def test_a_model_out_fold_leaves_a_whole_architecture_group_out(real_db):
     teach the fit the others' every kernel), the bands say so, and a model of a seen architecture counts as seen."""
     from econ.analyses import calibration_tables as tables
 
-    runs = q(real_db, "select arch_model, chip from calibration_runs where included")
+    runs = q(real_db, "select arch_model, chip, source from calibration_runs where included")
     points = q(real_db, "select point_id, arch_model, chip, document from calibration_points where included")
     groups = dict(q(real_db, "select model, architecture_group from model_derived").iter_rows())
     config = [c for c in tables.config_key().meta.root_names() if c not in runs.columns]

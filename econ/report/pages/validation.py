@@ -61,12 +61,14 @@ CV_TABLE = """
 select target, basis, group_kind, "group", n_points, error_factor, error_factor_p90, exp(median_log_ratio) as bias,
        band_coverage_frac
 from calibration_errors
-where group_kind in ('overall', 'regime', 'engine', 'chip', 'model')
-  and (basis in ('model_out', 'chip_out', 'source_out', 'random_out', 'replicates')
-       or (basis in ('calibrated', 'bound') and group_kind in ('overall', 'regime'))
-       or (basis = 'neighbour_out' and group_kind in ('overall', 'regime', 'engine'))
-       or (basis like 'lengths_out%' and group_kind = 'overall')
-       or (basis like '%_any_engine' and basis not like 'lengths_out%' and group_kind in ('overall', 'engine')))
+where (group_kind in ('overall', 'regime', 'engine', 'chip', 'model')
+       and (basis in ('model_out', 'chip_out', 'source_out', 'random_out', 'replicates')
+            or (basis in ('calibrated', 'bound') and group_kind in ('overall', 'regime'))
+            or (basis = 'neighbour_out' and group_kind in ('overall', 'regime', 'engine'))
+            or (basis like 'lengths_out%' and group_kind = 'overall')
+            or (basis like '%_any_engine' and basis not like 'lengths_out%' and basis not like 'source_out%'
+                and group_kind in ('overall', 'engine'))))
+   or (basis = 'source_out' and group_kind = 'source')
 order by list_position(['tpot', 'ttft', 'throughput'], target), group_kind = 'overall' desc, group_kind, "group",
          list_position(['model_out', 'model_out_any_engine', 'chip_out', 'chip_out_any_engine', 'source_out',
                         'random_out', 'random_out_any_engine', 'neighbour_out', 'neighbour_out_any_engine',
@@ -209,21 +211,21 @@ def _cv(ctx: SiteContext) -> Section:
         Col("band_coverage_frac", "Inside the p90 band", kind="num", fmt=_pct),
     ]
     return Section(
-        "Held-out error by regime, chip, model and engine",
+        "Held-out error by regime, chip, model, engine and source",
         [
             table(frame, cols, caption="Grouped cross-validation (calibration_errors)", id="errors"),
             note(ctx.description("calibration_errors")),
         ],
-        intro="model_out leaves out every run and point of a model, chip_out of a chip, source_out a source "
-        "document (InferenceX is one), random_out a fifth of the distinct configurations, neighbour_out the same "
-        "rows corrected by their configuration's runs at other concurrencies that the fold fitted (the rows that "
-        "have any), lengths_out those with none corrected by their layout's runs at other lengths; …_any_engine "
-        "predicts the same held-out runs with no engine stated (the engines' average, as the calibrated scenario, "
-        "plans and econ predict without --engine do). 'Inside the p90 band' is the share of the held-out rows "
-        "within the band econ would have printed from the other groups' rows. replicates is no prediction: each run "
-        "against the other runs of the same stated configuration, the spread of the measurements themselves; "
-        "calibrated (in sample) and bound are listed overall and by regime here, by chip, model and engine in the "
-        "table calibration_errors.",
+        intro="model_out leaves out every run and point of a model, chip_out of a chip, source_out a source (the runs "
+        "of one campaign, InferenceX's or NVIDIA's gap analysis, or a published document), random_out a fifth of the "
+        "distinct configurations, neighbour_out the same rows corrected by their configuration's runs at other "
+        "concurrencies that the fold fitted (the rows that have any), lengths_out those with none corrected by their "
+        "layout's runs at other lengths; …_any_engine predicts the same held-out runs with no engine stated (the "
+        "engines' average, as the calibrated scenario, plans and econ predict without --engine do). 'Inside the p90 "
+        "band' is the share of the held-out rows within the band econ would have printed from the other groups' rows."
+        " replicates is no prediction: each run against the other runs of the same stated configuration, the spread "
+        "of the measurements themselves; calibrated (in sample) and bound are listed overall and by regime here, by "
+        "chip, model and engine in the table calibration_errors.",
     )
 
 
