@@ -75,13 +75,14 @@ DEFAULT_KV_FORMAT = "bf16"
 every engine in the measured file."""
 
 QUANT_SUFFIX = re.compile(
-    r"(-(instruct|chat|it|base|hf|thinking|preview|exp|terminus|\d{4}|fp8|(nv|mx)?fp4(-v\d+)?|awq|gptq|int4|int8|w4a16"
+    r"(-(instruct|chat|it|base|hf|thinking|preview|exp|terminus|\d{4}|(nv|mx)?fp[48](-v\d+)?|awq|gptq|int4|int8|w4a16"
     r"|w8a8|w-[a-z0-9]+-a-[a-z0-9]+|kv|bf16|dynamic|static|pertensor))+$"
 )
 """Suffixes of a re-release of the same architecture: tuning (``-Instruct``, ``-Thinking``), a dated or staged
 checkpoint (``-0528``, ``-2507``, ``-Preview``, ``-Exp``, ``-Terminus``) and quantisation (``-FP8``, ``-NVFP4``,
-``-FP4-v2``, ``-FP8-Static-PerTensor``, AMD's ``-FP8-KV`` and ``-w-mxfp4-a-fp8``; the formats a run used are read
-from its quantisation columns, never from the name). A draft model (``-Eagle3``) is not one: it stays unknown."""
+``-FP4-v2``, ``-MXFP8``, ``-FP8-Static-PerTensor``, AMD's ``-FP8-KV`` and ``-w-mxfp4-a-fp8``; the formats a run used
+are read from its quantisation columns, never from the name). A draft model (``-Eagle3``, ``-DSpark``) is not one: it
+stays unknown."""
 
 
 def model_key(name: str | None) -> str:

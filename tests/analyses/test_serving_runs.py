@@ -75,6 +75,7 @@ def read(tables, **changes):
         ("nvidia/GLM-5.3-NVFP4", "GLM-5.3"),
         ("nvidia/Kimi-K2.7-Code-NVFP4", "Kimi-K2.7-Code"),
         ("Qwen/Qwen3-VL-235B-A22B-Instruct", "Qwen3-VL-235B-A22B"),
+        ("MiniMaxAI/MiniMax-M3-MXFP8", "MiniMax-M3"),  # InferenceX's MiniMax-M3 launches (MXFP8 re-release)
     ],
 )
 def test_a_hugging_face_id_or_a_quantised_re_release_names_its_model(tables, hf_id, model):

@@ -148,6 +148,14 @@ def render(ctx: SiteContext) -> PageContent:
             f"{_factor(loco_tpot['error_factor'])} and {_factor(loco_ttft['error_factor'])}. These held-out "
             "figures, not the in-sample fit, are what a prediction for a new model or chip should expect."
         )
+        loso_tpot, loso_ttft = overall.get(("source_out", "tpot")), overall.get(("source_out", "ttft"))
+        if loso_tpot and loso_ttft:
+            lead += (
+                " Held out one measurement campaign at a time (InferenceX's runs, then NVIDIA's gap-analysis runs), "
+                f"time per output token is {_factor(loso_tpot['error_factor'])} off "
+                f"({_factor(loso_tpot['error_factor_p90'])}) and time to first token "
+                f"{_factor(loso_ttft['error_factor'])} ({_factor(loso_ttft['error_factor_p90'])})."
+            )
         rep_tpot, rep_ttft = overall.get(("replicates", "tpot")), overall.get(("replicates", "ttft"))
         if rep_tpot and rep_ttft:
             tpot, tpot90 = _factor(rep_tpot["error_factor"]), _factor(rep_tpot["error_factor_p90"])

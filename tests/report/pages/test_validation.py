@@ -32,6 +32,25 @@ def test_the_lead_states_each_targets_own_count_of_repeated_runs(real_db, tmp_pa
     assert f"and {counts['ttft']} such runs by" in lead
 
 
+def test_the_lead_states_the_error_held_out_one_campaign_at_a_time(real_db):
+    """The lead reads the runs' leave-one-source-out figures (InferenceX's runs, then NVIDIA's) from the table."""
+    with duckdb.connect(str(real_db), read_only=True) as con:
+        held = {
+            target: (median, p90)
+            for target, median, p90 in con.sql(
+                "select target, error_factor, error_factor_p90 from calibration_errors "
+                "where basis = 'source_out' and group_kind = 'overall'"
+            ).fetchall()
+        }
+        lead = validation.render(SiteContext(con, date(2026, 11, 30), date(2026, 11, 30))).lead
+    (tpot, tpot90), (ttft, ttft90) = held["tpot"], held["ttft"]
+    assert 1.0 < tpot < ttft
+    assert (
+        f"time per output token is {tpot:.2f}× off ({tpot90:.2f}×) and time to first token {ttft:.2f}× ({ttft90:.2f}×)"
+        in lead
+    )
+
+
 def test_the_bands_section_says_which_lengths_the_runs_span(real_db):
     """The shipped InferenceX runs' prompts run from 128 to 15,000 tokens and their outputs from 100 to 8,192 (the
     isl and osl columns of data/inferencex_train.csv, read here); the bands section says so, as econ predict's notes
