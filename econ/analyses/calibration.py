@@ -176,7 +176,9 @@ def run(ctx) -> None:
     rows = bands.residual_rows(run_frame, point_frame, i.groups)
     inside_at = bands.held_inside(rows)
     inside = inside_at[-1]  # what econ claims for each row: every split it has rows enough for
-    ctx.write(BANDS, bands.bands(rows, inside_at).select(BANDS.names))
+    band_frame = bands.bands(rows, inside_at)
+    inside["source_out"] = source_inside(rows, band_frame)
+    ctx.write(BANDS, band_frame.select(BANDS.names))
     ctx.write(ERRORS, bands.errors(rows, inside).select(ERRORS.names))
     params = tables.parameters(result, levels, run_frame, point_frame, i.arch_of)
     sets = {p: ",".join(fields) for p, fields in FIELDS.items()}
@@ -187,3 +189,36 @@ def run(ctx) -> None:
         .alias("scenario_fields")
     )
     ctx.write(PARAMETERS, params.select(PARAMETERS.names))
+
+
+def source_inside(rows: pl.DataFrame, band_frame: pl.DataFrame) -> np.ndarray:
+    """Whether each run held out with its whole source (``source_out``: InferenceX's runs, then NVIDIA's) falls inside
+    the p90 band econ prints for it, at its distance from the other source's runs: a model whose architecture group
+    or a chip only its own source measured is new to the fold (NaN for the published points: each document's fold
+    keeps every run, so no distance tells their claim apart)."""
+    from econ.analyses.serving_predict import band_factors, distances  # it reads the bands this analysis writes
+
+    inside = np.full(rows.height, np.nan)
+    source, group, chip = (
+        rows[c].fill_null("").to_numpy().astype(str) for c in ("source", "architecture_group", "chip")
+    )
+    for target in ("ttft", "tpot"):
+        at = (rows["target"] == target).to_numpy()
+        dist = np.empty(rows.height, dtype=object)
+        for s in np.unique(source[at]):
+            other = at & (source != s)
+            dist[at & (source == s)] = distances(group, chip, set(group[other]), set(chip[other]))[at & (source == s)]
+        t = rows.filter(pl.Series(at))
+        p90 = band_factors(
+            band_frame,
+            target,
+            t["regime"].to_numpy(),
+            dist[at],
+            np.ones(t.height, bool),
+            t["engine"].to_numpy(),
+            t["chip"].to_numpy(),
+            t["arch_model"].to_numpy(),
+        )[1]
+        r = np.abs(t["source_out"].to_numpy().astype(float))
+        inside[at] = np.where(np.isfinite(r) & np.isfinite(p90), (r <= np.log(p90)).astype(float), np.nan)
+    return inside

@@ -288,7 +288,9 @@ def errors(rows: pl.DataFrame, inside_of: dict[str, np.ndarray]) -> pl.DataFrame
     """``calibration_errors``: per basis × target × grouping, the error factors and the share of held-out rows
     inside the p90 band of their cell computed without their group (``inside_of``: :func:`held_inside`); for the
     ``bound`` basis, the share of rows the roofline bound holds for."""
-    rows = rows.with_columns(pl.Series(f"_in_{b}", v) for b, v in inside_of.items() if "model_and_chip" not in b)
+    rows = rows.with_columns(  # NaN: no band claimed for the row
+        pl.Series(f"_in_{b}", v).fill_nan(None) for b, v in inside_of.items() if "model_and_chip" not in b
+    )
     out = []
     for basis in (*BASES, *(f"{b}{ANY_ENGINE}" for b in HELD_OUT), "calibrated", "bound", "replicates"):
         r = rows.select(

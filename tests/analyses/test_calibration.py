@@ -89,6 +89,50 @@ def test_each_campaign_of_runs_is_held_out_whole_as_one_source(real_db):
     )
     assert set(by["group"]) == {"InferenceX", "NVIDIA gap analysis"} and by.height == 4
     assert (by["held"] > by["fitted"]).all()
+    covered = q(
+        real_db,
+        "select target, band_coverage_frac c from calibration_errors where basis = 'source_out' "
+        "and group_kind = 'overall'",
+    )
+    covered = dict(covered.iter_rows())
+    assert covered["throughput"] is None  # no band claimed for a point held out with its document
+    assert 0.85 <= covered["ttft"] <= 0.95 and 0.85 <= covered["tpot"] <= 0.95  # 0.861 and 0.897, session 65
+
+
+def test_a_run_held_out_with_its_source_is_claimed_the_band_of_its_distance_from_the_other_source():
+    """A run's model measured only by its own source is a new model to the fold that holds that source out, though
+    the whole file has it: it is claimed the new-model band (3x here), not the seen one (1.1x)."""
+    from econ.analyses.calibration import source_inside
+
+    rows = pl.DataFrame(
+        {
+            "target": ["ttft"] * 3,
+            "regime": ["agg"] * 3,
+            "engine": ["vllm"] * 3,
+            "chip": ["H100"] * 3,
+            "arch_model": ["A", "A", "B"],
+            "architecture_group": ["A", "A", "B"],
+            "source": ["one", "one", "two"],
+            "source_out": [math.log(2.0), math.log(1.05), math.log(2.0)],
+        }
+    )
+    bands = pl.DataFrame(
+        {
+            "target": ["ttft"] * 2,
+            "regime": ["agg"] * 2,
+            "engine": [""] * 2,
+            "chip": [""] * 2,
+            "arch_model": [""] * 2,
+            "distance": ["seen", "new_model"],
+            "engine_stated": [True, True],
+            "error_factor_p50": [1.05, 1.5],
+            "error_factor_p90": [1.1, 3.0],
+            "coverage_p90_frac": [0.9, 0.9],
+        }
+    )
+    assert source_inside(rows, bands).tolist() == [1.0, 1.0, 1.0]  # A is new to source two, B to source one
+    seen = rows.with_columns(pl.Series("source", ["one", "two", "two"]))  # A in both sources now
+    assert source_inside(seen, bands).tolist() == [0.0, 1.0, 1.0]
 
 
 def test_the_held_out_time_per_output_token_is_within_the_measured_bounds(real_db):

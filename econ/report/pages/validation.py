@@ -154,8 +154,12 @@ def render(ctx: SiteContext) -> PageContent:
                 " Held out one measurement campaign at a time (InferenceX's runs, then NVIDIA's gap-analysis runs), "
                 f"time per output token is {_factor(loso_tpot['error_factor'])} off "
                 f"({_factor(loso_tpot['error_factor_p90'])}) and time to first token "
-                f"{_factor(loso_ttft['error_factor'])} ({_factor(loso_ttft['error_factor_p90'])})."
+                f"{_factor(loso_ttft['error_factor'])} ({_factor(loso_ttft['error_factor_p90'])})"
             )
+            covered = (loso_tpot["band_coverage_frac"], loso_ttft["band_coverage_frac"])
+            if all(c is not None and math.isfinite(c) for c in covered):
+                lead += f", and the p90 bands econ prints cover {_pct(covered[0])} and {_pct(covered[1])} of those runs"
+            lead += "."
         rep_tpot, rep_ttft = overall.get(("replicates", "tpot")), overall.get(("replicates", "ttft"))
         if rep_tpot and rep_ttft:
             tpot, tpot90 = _factor(rep_tpot["error_factor"]), _factor(rep_tpot["error_factor_p90"])
@@ -230,8 +234,9 @@ def _cv(ctx: SiteContext) -> Section:
         "concurrencies that the fold fitted (the rows that have any), lengths_out those with none corrected by their "
         "layout's runs at other lengths; …_any_engine predicts the same held-out runs with no engine stated (the "
         "engines' average, as the calibrated scenario, plans and econ predict without --engine do). 'Inside the p90 "
-        "band' is the share of the held-out rows within the band econ would have printed from the other groups' rows."
-        " replicates is no prediction: each run against the other runs of the same stated configuration, the spread "
+        "band' is the share of the held-out rows within the band econ would have printed from the other groups' rows "
+        "(source_out: the band econ prints at a run's distance from the other campaign's runs). replicates is no "
+        "prediction: each run against the other runs of the same stated configuration, the spread "
         "of the measurements themselves; calibrated (in sample) and bound are listed overall and by regime here, by "
         "chip, model and engine in the table calibration_errors.",
     )

@@ -42,6 +42,12 @@ def test_the_lead_states_the_error_held_out_one_campaign_at_a_time(real_db):
                 "where basis = 'source_out' and group_kind = 'overall'"
             ).fetchall()
         }
+        covered = dict(
+            con.sql(
+                "select target, band_coverage_frac from calibration_errors "
+                "where basis = 'source_out' and group_kind = 'overall'"
+            ).fetchall()
+        )
         lead = validation.render(SiteContext(con, date(2026, 11, 30), date(2026, 11, 30))).lead
     (tpot, tpot90), (ttft, ttft90) = held["tpot"], held["ttft"]
     assert 1.0 < tpot < ttft
@@ -49,6 +55,7 @@ def test_the_lead_states_the_error_held_out_one_campaign_at_a_time(real_db):
         f"time per output token is {tpot:.2f}× off ({tpot90:.2f}×) and time to first token {ttft:.2f}× ({ttft90:.2f}×)"
         in lead
     )
+    assert f"the p90 bands econ prints cover {covered['tpot']:.0%} and {covered['ttft']:.0%} of those runs." in lead
 
 
 def test_the_bands_section_says_which_lengths_the_runs_span(real_db):
