@@ -52,8 +52,8 @@ def test_the_lead_states_the_error_held_out_one_campaign_at_a_time(real_db):
     (tpot, tpot90), (ttft, ttft90) = held["tpot"], held["ttft"]
     assert 1.0 < tpot < ttft
     assert (
-        f"time per output token is {tpot:.2f}× off ({tpot90:.2f}×) and time to first token {ttft:.2f}× ({ttft90:.2f}×)"
-        in lead
+        f"time per output token is {tpot:.2f}× off ({tpot90:.2f}×) and time to first token {ttft:.2f}× off "
+        f"({ttft90:.2f}×)" in lead
     )
     assert f"the p90 bands econ prints cover {covered['tpot']:.0%} and {covered['ttft']:.0%} of those runs." in lead
 
