@@ -1,5 +1,5 @@
 """``calibration_errors`` and ``calibration_bands``: the held-out error of every measured row, grouped, and the error
-factors a prediction is claimed from the rows like it (:mod:`econ.fits.calibration_cv`)."""
+factors a prediction is claimed from the rows like it (:mod:`econ.fits.error_bands`)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import polars as pl
 from econ.analyses.calibration_tables import config_key
 from econ.analyses.inputs import architecture_of
 from econ.fits import calibration_cv as cv
+from econ.fits import error_bands as eb
 from econ.fits.calibration_cv import ANY_ENGINE
 from econ.fits.regimes import regime_family
 
@@ -135,7 +136,7 @@ def held_inside(rows: pl.DataFrame) -> list[dict[str, np.ndarray]]:
     """Per depth (0: the regime's band, then split by each of :func:`splits` in turn, where the split has rows
     enough) and basis column (:func:`band_bases`): whether each row falls inside the p90 band claimed for it at that
     depth, computed without its own group (NaN: no band), rows in order
-    (:func:`econ.fits.calibration_cv.nested_claimed_bands`). The last depth is what econ claims for the row."""
+    (:func:`econ.fits.error_bands.nested_claimed_bands`). The last depth is what econ claims for the row."""
     out = [{} for _ in range(len(SPLITS) + 1)]
     for distance, basis, stated in band_bases():
         flags = np.full((len(out), rows.height), np.nan)
@@ -145,9 +146,9 @@ def held_inside(rows: pl.DataFrame) -> list[dict[str, np.ndarray]]:
                 group = idx[_group_of(distance)].to_numpy().astype(str)
                 by = tuple(_column(idx, c) for c in splits(distance, stated))
                 widening = tuple(c in WIDENING_SPLITS for c in splits(distance, stated))
-                claimed = cv.nested_claimed_bands(r, idx["regime"].to_numpy(), by, group, widening)
+                claimed = eb.nested_claimed_bands(r, idx["regime"].to_numpy(), by, group, widening)
                 for depth in range(len(out)):  # a basis split fewer ways claims its last band deeper down
-                    flags[depth, idx["_i"].to_numpy()] = cv.inside_band(r, claimed[min(depth, len(claimed) - 1)])
+                    flags[depth, idx["_i"].to_numpy()] = eb.inside_band(r, claimed[min(depth, len(claimed) - 1)])
         for depth, d in enumerate(out):
             d[basis] = flags[depth]
     return out
@@ -162,8 +163,8 @@ def bands(rows: pl.DataFrame, inside_at: list[dict[str, np.ndarray]]) -> pl.Data
     factors and their out-of-group coverage (``engine``, ``chip`` and ``arch_model`` empty), then the same per value
     of each of :func:`splits` in turn (the engine, then the chip within it and the model within that). A regime's
     cell with fewer than
-    :data:`econ.fits.calibration_cv.MIN_BAND_POINTS` rows or from fewer than
-    :data:`~econ.fits.calibration_cv.MIN_BAND_GROUPS` groups is pooled: its factors are the larger of its own and
+    :data:`econ.fits.error_bands.MIN_BAND_POINTS` rows or from fewer than
+    :data:`~econ.fits.error_bands.MIN_BAND_GROUPS` groups is pooled: its factors are the larger of its own and
     its target's at that distance; an engine's split of enough rows from two groups, the larger of its own and the
     cell's it splits (:data:`WIDENING_SPLITS`); a thinner split has no row (a prediction in it takes the cell it
     splits).
@@ -179,7 +180,7 @@ def bands(rows: pl.DataFrame, inside_at: list[dict[str, np.ndarray]]) -> pl.Data
                 continue
             group = t_rows[_group_of(distance)].to_numpy().astype(str)
             finite = np.isfinite(r)
-            pooled = cv.band_factors(r, group)
+            pooled = eb.band_factors(r, group)
             family = regime_family(regime)
             by = splits(distance, stated)
             c = _Cells(
@@ -196,7 +197,7 @@ def bands(rows: pl.DataFrame, inside_at: list[dict[str, np.ndarray]]) -> pl.Data
                 named = {"regime": reg, **dict.fromkeys(SPLITS, "")}
                 kin = (family == regime_family(reg)) & finite
                 out += c.rows(
-                    cell, named, _band(r, group, cell, *_wider(pooled, cv.band_factors(r[kin], group[kin]))), 0
+                    cell, named, _band(r, group, cell, *_wider(pooled, eb.band_factors(r[kin], group[kin]))), 0
                 )
     return pl.DataFrame(out)
 
@@ -240,13 +241,13 @@ class _Cells:
 
 def _thin(cell: np.ndarray, group: np.ndarray) -> bool:
     """Too few rows, or from too few groups, for a band of its own."""
-    return bool(cell.sum() < cv.MIN_BAND_POINTS or cv.counted_groups(group[cell]) < cv.MIN_BAND_GROUPS)
+    return bool(cell.sum() < eb.MIN_BAND_POINTS or eb.counted_groups(group[cell]) < eb.MIN_BAND_GROUPS)
 
 
 def _split_enough(cell: np.ndarray, group: np.ndarray) -> bool:
-    """Rows enough from :data:`~econ.fits.calibration_cv.MIN_WIDENING_GROUPS` groups for a split's band (the larger
+    """Rows enough from :data:`~econ.fits.error_bands.MIN_WIDENING_GROUPS` groups for a split's band (the larger
     of its own and the cell's it splits)."""
-    return bool(cell.sum() >= cv.MIN_BAND_POINTS and cv.counted_groups(group[cell]) >= cv.MIN_WIDENING_GROUPS)
+    return bool(cell.sum() >= eb.MIN_BAND_POINTS and eb.counted_groups(group[cell]) >= eb.MIN_WIDENING_GROUPS)
 
 
 def _label(basis: str) -> str:
@@ -254,7 +255,7 @@ def _label(basis: str) -> str:
 
 
 def _wider(*bands: tuple[float, float, float]) -> tuple:
-    """((p50, p90), p90 level) of the widest of :func:`~econ.fits.calibration_cv.band_factors`' bands (each factor the
+    """((p50, p90), p90 level) of the widest of :func:`~econ.fits.error_bands.band_factors`' bands (each factor the
     largest; the level of the largest p90)."""
     p50 = np.nanmax([b[0] for b in bands])
     widest = max(bands, key=lambda b: -np.inf if np.isnan(b[1]) else b[1])
@@ -266,7 +267,7 @@ def _band(r: np.ndarray, group: np.ndarray, cell: np.ndarray, *fallback) -> tupl
     its own factors and ``fallback``'s ((p50, p90), level): a regime's, the wider of its target's pooled over every
     regime and over its regime's family (:func:`~econ.fits.regimes.regime_family`); a split's, the cell it splits."""
     thin = _thin(cell, group)
-    p50, p90, level = cv.band_factors(r[cell], group[cell])
+    p50, p90, level = eb.band_factors(r[cell], group[cell])
     if thin:
         (f50, f90), f_level = fallback
         p50, p90 = np.nanmax([p50, f50]), np.nanmax([p90, f90])

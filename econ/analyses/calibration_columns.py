@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from econ.fits import calibration, calibration_cv, calibration_throughput
+from econ.fits import calibration, calibration_cv, calibration_throughput, error_bands
 from econ.fits.wrapper import fit
 from econ.physics import sharding
 from econ.results import ResultColumn as C
@@ -363,7 +363,7 @@ ERRORS = ResultTable(
             "Share of the group's held-out rows inside the p90 band "
             "computed from other groups' rows (about 0.9 when the bands hold); basis bound: the share "
             "of rows the roofline bound holds for (measured no faster than it; 1 when it is a bound)",
-            calibration_cv.band_coverage,
+            error_bands.band_coverage,
         ),
     ),
 )
@@ -435,14 +435,14 @@ BANDS = ResultTable(
             "larger of model_out and chip_out; …_any_engine where the engine is not stated)",
         ),
         C("n_points", "int", "points", "check", "Held-out rows in the cell (its factors pooled where fewer than 8)"),
-        C("error_factor_p50", "float", "", "fit", "Half of such rows are within this factor", calibration_cv.factors),
+        C("error_factor_p50", "float", "", "fit", "Half of such rows are within this factor", error_bands.factors),
         C(
             "error_factor_p90",
             "float",
             "",
             "fit",
             "9 in 10 of such rows are within this factor",
-            calibration_cv.factors,
+            error_bands.factors,
         ),
         C(
             "p90_level_frac",
@@ -451,7 +451,7 @@ BANDS = ResultTable(
             "fit",
             "The quantile of the cell's held-out |log ratio| the p90 band is: the level at which bands from all groups "
             "but one cover 90% of the group left out (above 0.9 where groups differ more than their rows scatter)",
-            calibration_cv.calibrated_levels,
+            error_bands.calibrated_levels,
         ),
         C(
             "coverage_p90_frac",
@@ -460,7 +460,7 @@ BANDS = ResultTable(
             "check",
             "Share of the cell's rows inside the p90 band built, level included, without their own group (model: "
             "architecture group; chip; random fold)",
-            calibration_cv.band_coverage,
+            error_bands.band_coverage,
         ),
         C(
             "pooled",

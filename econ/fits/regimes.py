@@ -4,7 +4,7 @@ A regime is the pool that sets the time (``agg``, ``disagg_prefill``, ``disagg_d
 run adds to it: :data:`UNSTATED_WORKERS` where its row states no worker counts that one launch settles, then
 :data:`SLOT_WAIT` where users wait for a decode slot (``econ.analyses.calibration_tables.regimes`` names them). A
 regime without those is its family (:func:`regime_family`): a band too thin to stand on its own rows takes at least
-its family's (``econ.fits.calibration_cv.claimed_band``, ``econ.analyses.calibration_bands``).
+its family's (``econ.fits.error_bands.claimed_band``, ``econ.analyses.calibration_bands``).
 """
 
 from __future__ import annotations
