@@ -206,8 +206,8 @@ def source_inside(rows: pl.DataFrame, band_frame: pl.DataFrame) -> np.ndarray:
         at = (rows["target"] == target).to_numpy()
         dist = np.empty(rows.height, dtype=object)
         for s in np.unique(source[at]):
-            other = at & (source != s)
-            dist[at & (source == s)] = distances(group, chip, set(group[other]), set(chip[other]))[at & (source == s)]
+            own, other = at & (source == s), at & (source != s)
+            dist[own] = distances(group[own], chip[own], set(group[other]), set(chip[other]))
         t = rows.filter(pl.Series(at))
         p90 = band_factors(
             band_frame,

@@ -197,7 +197,7 @@ def bands(rows: pl.DataFrame, inside_at: list[dict[str, np.ndarray]]) -> pl.Data
                 named = {"regime": reg, **dict.fromkeys(SPLITS, "")}
                 kin = (family == regime_family(reg)) & finite
                 out += c.rows(
-                    cell, named, _band(r, group, cell, *_wider(pooled, eb.band_factors(r[kin], group[kin]))), 0
+                    cell, named, _band(r, group, cell, _wider(pooled, eb.band_factors(r[kin], group[kin]))), 0
                 )
     return pl.DataFrame(out)
 
@@ -234,7 +234,7 @@ class _Cells:
             for v in sorted(set(values[cell]) - {""}):  # thin in groups: the larger of its own band and this cell's
                 sub = cell & (values == v)
                 if not _thin(sub, self.group) or (column in WIDENING_SPLITS and _split_enough(sub, self.group)):
-                    band = _band(self.r, self.group, sub, (p50, p90), level)
+                    band = _band(self.r, self.group, sub, ((p50, p90), level))
                     out += self.rows(sub, {**named, column: v}, band, depth + 1)
         return out
 
@@ -262,7 +262,7 @@ def _wider(*bands: tuple[float, float, float]) -> tuple:
     return (p50, widest[1]), widest[2]
 
 
-def _band(r: np.ndarray, group: np.ndarray, cell: np.ndarray, *fallback) -> tuple:
+def _band(r: np.ndarray, group: np.ndarray, cell: np.ndarray, fallback: tuple) -> tuple:
     """((p50, p90), p90 level, pooled) of a cell's rows; a thin cell (too few rows or groups) takes the larger of
     its own factors and ``fallback``'s ((p50, p90), level): a regime's, the wider of its target's pooled over every
     regime and over its regime's family (:func:`~econ.fits.regimes.regime_family`); a split's, the cell it splits."""

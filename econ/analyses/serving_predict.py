@@ -109,8 +109,8 @@ def _offset(offsets: dict, name: str, kind: str, level) -> float:
 
 def distances(arch_model, chip, seen_models: set, seen_chips: set) -> np.ndarray:
     """How far each row is from the calibration data: seen, new_model, new_chip or new_model_and_chip."""
-    m = np.array([a in seen_models for a in arch_model])
-    c = np.array([x in seen_chips for x in chip])
+    m = np.isin(np.asarray(arch_model, dtype=object).astype(str), np.array([str(x) for x in seen_models], dtype=str))
+    c = np.isin(np.asarray(chip, dtype=object).astype(str), np.array([str(x) for x in seen_chips], dtype=str))
     return np.select([m & c, ~m & c, m & ~c], ["seen", "new_model", "new_chip"], "new_model_and_chip")
 
 

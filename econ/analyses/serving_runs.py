@@ -130,7 +130,7 @@ from [0.8·L, L] (:data:`econ.analyses.calibration_runs.LENGTH_RATIO`). Such a r
 SOURCES = ("InferenceX", "NVIDIA gap analysis")
 """The measurement campaigns of the file's rows (a run's ``source``): InferenceX's benchmark (its dumps of 2026-03-25,
 2026-04-06 and 2026-04-27 are revisions of one source) and NVIDIA's gap-analysis runs (:data:`FIXED_LENGTHS`), which
-leave-one-source-out holds out in turn."""
+leave-one-source-out holds out in turn; a row that names no ``silicon_data_source`` (a user's own file) has none."""
 
 POOL_COLUMNS = tuple(
     f"{pool}_{k}"
@@ -352,7 +352,11 @@ def configurations(
         "workers_assumed",
         launch_layouts.CHOICES,
         pl.when(pl.col("_fixed_lengths")).then(1.0).alias("length_range_ratio"),
-        pl.when(pl.col("_fixed_lengths")).then(pl.lit(SOURCES[1])).otherwise(pl.lit(SOURCES[0])).alias("source"),
+        pl.when(pl.col("_fixed_lengths"))
+        .then(pl.lit(SOURCES[1]))
+        .when(pl.col("silicon_data_source").is_not_null())
+        .then(pl.lit(SOURCES[0]))
+        .alias("source"),
         "measured_ttft_s",
         "measured_tpot_s",
         "notes",
