@@ -109,6 +109,7 @@ class Inputs:
     points_all: pl.DataFrame  # every measured point with its reason
     points: pl.DataFrame  # the included points
     arch_of: dict
+    attention_of: dict  # arch_model -> model_derived.attention
     groups: dict  # arch_model -> model_derived.architecture_group: what leave-one-model-out leaves out together
 
 
@@ -126,7 +127,11 @@ def build_problem(ctx) -> Inputs:
     arch_p = fitted["architecture"].to_list()
     serving_r = [f"{e}/{m}" for e, m in zip(engine_r, c["mode"].to_list())]
     serving_p = [f"{e}/{cp.MODES[r]}" if e and r in cp.MODES else None for e, r in zip(engine_p, fitted["regime"])]
+    kind_of = dict(models.select("model", "attention").iter_rows())
+    att_r = [kind_of.get(m) for m in c["arch_model"].to_list()]
+    att_p = [kind_of.get(m) for m in fitted["arch_model"].to_list()]
     levels = {
+        "attention": tuple(sorted({a for a in att_r + att_p if a})),
         "engine": tuple(sorted({e for e in engine_r + engine_p if e})),
         "architecture": tuple(sorted({a for a in arch_r + arch_p if a})),
         "serving": tuple(sorted({s for s in serving_r + serving_p if s})),
@@ -139,15 +144,17 @@ def build_problem(ctx) -> Inputs:
             "engine": _codes(engine_r, levels["engine"]),
             "architecture": _codes(arch_r, levels["architecture"]),
             "serving": _codes(serving_r, levels["serving"]),
+            "attention": _codes(att_r, levels["attention"]),
         },
         point_codes={
             "engine": _codes(engine_p, levels["engine"]),
             "architecture": _codes(arch_p, levels["architecture"]),
             "serving": _codes(serving_p, levels["serving"]),
+            "attention": _codes(att_p, levels["attention"]),
         },
     )
     groups = dict(models.select("model", "architecture_group").iter_rows())
-    return Inputs(problem, configs, c, extra, p, fitted, arch_of, groups)
+    return Inputs(problem, configs, c, extra, p, fitted, arch_of, kind_of, groups)
 
 
 def run(ctx) -> None:
@@ -180,10 +187,10 @@ def run(ctx) -> None:
     inside["source_out"] = source_inside(rows, band_frame)
     ctx.write(BANDS, band_frame.select(BANDS.names))
     ctx.write(ERRORS, bands.errors(rows, inside).select(ERRORS.names))
-    params = tables.parameters(result, levels, run_frame, point_frame, i.arch_of)
+    params = tables.parameters(result, levels, run_frame, point_frame, i.arch_of, i.attention_of)
     sets = {p: ",".join(fields) for p, fields in FIELDS.items()}
     params = params.with_columns(
-        pl.when(pl.col("group_kind").is_in(["", "architecture"]))
+        pl.when(pl.col("group_kind").is_in(["", "architecture", "attention"]))
         .then(pl.col("parameter").replace_strict(sets, default=""))
         .otherwise(pl.lit(""))
         .alias("scenario_fields")

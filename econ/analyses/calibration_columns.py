@@ -284,7 +284,13 @@ PARAMETERS = ResultTable(
     "serving mode's, with intervals and the fit's status; scenario calibrated uses them",
     columns=(
         C("parameter", "str", "", "key", "Efficiency, fixed cost or queue share (a scenario field of that meaning)"),
-        C("group_kind", "str", "", "key", "'' (shared), architecture, engine or serving (engine/mode)"),
+        C(
+            "group_kind",
+            "str",
+            "",
+            "key",
+            "'' (shared), architecture, engine, serving (engine/mode) or attention (the model's kind)",
+        ),
         C("group", "str", "", "key", "The group ('' for the shared value)"),
         C(
             "family",
@@ -314,8 +320,8 @@ PARAMETERS = ResultTable(
             "str",
             "",
             "label",
-            "The scenario fields the shared or family value sets in scenario calibrated, comma-separated "
-            "(econ.analyses.calibration_scenario.FIELDS; '' for engine and mode offsets)",
+            "The scenario fields the shared, family or attention kind's value sets in scenario calibrated, "
+            "comma-separated (econ.analyses.calibration_scenario.FIELDS; '' for engine and mode offsets)",
         ),
     ),
 )

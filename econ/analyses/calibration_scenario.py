@@ -2,11 +2,12 @@
 
 The shared values of ``calibration_parameters`` become the scenario's fields (:data:`FIELDS`); the values of each
 architecture family the measured rows cover go in ``efficiencies_by_architecture`` (a chip of another
-architecture takes the shared values). The scenario is the engine average: each value plus the mean of the
-engines' offsets and of their disaggregated serving offsets (:func:`for_engine` with no engine); one engine's values
-are ``econ predict --engine`` and ``econ fleet --engine``. A parameter the fit could not identify (no finite estimate)
-keeps base's value. The calibrated scenario times a step as real engines run it (``kernel_serial``:
-:func:`econ.physics.step_time.kernel_step_time_s`).
+architecture takes the shared values), and the attention share of each attention kind they cover in
+``efficiencies_by_attention`` (a model of another kind takes the shared value). The scenario is the engine average:
+each value plus the mean of the engines' offsets and of their disaggregated serving offsets (:func:`for_engine` with
+no engine); one engine's values are ``econ predict --engine`` and ``econ fleet --engine``. A parameter the fit could
+not identify (no finite estimate) keeps base's value. The calibrated scenario times a step as real engines run it
+(``kernel_serial``: :func:`econ.physics.step_time.kernel_step_time_s`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import polars as pl
 
 from econ.analyses.scenario import Scenario, load_scenarios
 from econ.errors import EconError
+from econ.fits import calibration as cal
 
 NAME = "calibrated"
 
@@ -43,18 +45,30 @@ FIELDS = {
 
 
 def calibrated(base: Scenario, parameters: pl.DataFrame) -> Scenario:
-    """``base`` with the calibration's efficiencies (``parameters``: the ``calibration_parameters`` table)."""
+    """``base`` with the calibration's efficiencies (``parameters``: the ``calibration_parameters`` table, or rows of
+    ``parameter``, ``family``, ``attention`` and ``estimate``: a row with an architecture ``family`` is that chip
+    family's value, one with an ``attention`` kind that kind's)."""
     finite = parameters.filter(
         pl.col("estimate").is_not_null() & pl.col("estimate").is_finite() & pl.col("parameter").is_in(list(FIELDS))
     )
-    shared = {r["parameter"]: r["estimate"] for r in finite.filter(pl.col("family") == "").iter_rows(named=True)}
+    if "attention" not in finite.columns:  # calibration_parameters: an attention kind's row is its group
+        kind = pl.col("group_kind") == "attention" if "group_kind" in finite.columns else pl.lit(False)
+        finite = finite.with_columns(pl.when(kind).then(pl.col("group")).otherwise(pl.lit("")).alias("attention"))
+    plain = (pl.col("family") == "") & (pl.col("attention") == "")  # an engine's row has no family (null)
+    shared = {r["parameter"]: r["estimate"] for r in finite.filter(plain).iter_rows(named=True)}
     values = {f: float(shared[p]) for p, fields in FIELDS.items() if p in shared for f in fields}
-    by_family: dict[str, dict[str, float]] = {}
-    for r in finite.filter(pl.col("family") != "").iter_rows(named=True):
-        for f in FIELDS[r["parameter"]]:
-            by_family.setdefault(r["family"], {})[f] = float(r["estimate"])
+    by_group: dict[str, dict[str, dict[str, float]]] = {"family": {}, "attention": {}}
+    for kind, group in by_group.items():
+        for r in finite.filter(pl.col(kind) != "").iter_rows(named=True):
+            for f in FIELDS[r["parameter"]]:
+                group.setdefault(r[kind], {})[f] = float(r["estimate"])
     return dataclasses.replace(
-        base, name=NAME, **values, efficiencies_by_architecture=by_family, efficiency_basis="calibrated"
+        base,
+        name=NAME,
+        **values,
+        efficiencies_by_architecture=by_group["family"],
+        efficiencies_by_attention=by_group["attention"],
+        efficiency_basis="calibrated",
     )
 
 
@@ -63,7 +77,9 @@ def for_engine(base: Scenario, parameters: pl.DataFrame, engine: str | None, mod
     values): every parameter at the shared value plus the engine's offset and its serving mode's (``engine/mode``),
     each architecture family's value plus the same offsets, combined where the fit combines them (in each parameter's
     coordinate, :func:`econ.fits.calibration.to_value`; the average takes the mean offset of the engines,
-    :func:`econ.analyses.serving_predict.row_parameters`). ``parameters``: the whole ``calibration_parameters``."""
+    :func:`econ.analyses.serving_predict.row_parameters`), and each attention kind's value of the parameters the
+    kind moves (:data:`econ.fits.calibration.OFFSETS`; none of them moves by the chip's family as well).
+    ``parameters``: the whole ``calibration_parameters``."""
     from econ.analyses.serving_predict import row_parameters  # it reads the calibration's tables, as this does
 
     known = set(parameters.filter(pl.col("group_kind") == "engine")["group"].to_list())
@@ -72,17 +88,25 @@ def for_engine(base: Scenario, parameters: pl.DataFrame, engine: str | None, mod
             f"the calibration has no values for engine {engine!r}", f"known engines: {', '.join(sorted(known))}"
         )
     families = sorted(f for f in set(parameters["family"].to_list()) if f)
-    levels = [None, *families]
+    kinds = sorted(set(parameters.filter(pl.col("group_kind") == "attention")["group"].to_list()))
+    levels = [(None, None), *((f, None) for f in families), *((None, k) for k in kinds)]
     values = row_parameters(
         parameters,
         {
             "engine": [engine] * len(levels),
             "serving": [f"{engine}/{mode}"] * len(levels),
-            "architecture": levels,
+            "architecture": [f for f, _ in levels],
+            "attention": [k for _, k in levels],
         },
     )
-    rows = [(name, family or "", float(values[name][i])) for name in FIELDS for i, family in enumerate(levels)]
-    frame = pl.DataFrame(rows, schema=["parameter", "family", "estimate"], orient="row")
+    moved = set(cal.OFFSETS["attention"])
+    rows = [
+        (name, family or "", kind or "", float(values[name][i]))
+        for name in FIELDS
+        for i, (family, kind) in enumerate(levels)
+        if kind is None or name in moved
+    ]
+    frame = pl.DataFrame(rows, schema=["parameter", "family", "attention", "estimate"], orient="row")
     return calibrated(base, frame)
 
 

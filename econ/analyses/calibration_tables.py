@@ -356,9 +356,11 @@ def points_frame(p, fitted, pts, z, problem, held) -> pl.DataFrame:
     )
 
 
-def parameters(result, levels, runs: pl.DataFrame, points: pl.DataFrame, arch: dict[str, str]) -> pl.DataFrame:
+def parameters(
+    result, levels, runs: pl.DataFrame, points: pl.DataFrame, arch: dict[str, str], attention: dict[str, str]
+) -> pl.DataFrame:
     """``calibration_parameters`` from the fit's natural rows, each with the rows that inform it (``arch``: chip ->
-    hardware.architecture)."""
+    hardware.architecture; ``attention``: model -> model_derived.attention)."""
     inc_r, inc_p = runs.filter(pl.col("included")), points.filter(pl.col("included"))
     rows = []
     for r in cal.natural(result, levels):
@@ -369,6 +371,9 @@ def parameters(result, levels, runs: pl.DataFrame, points: pl.DataFrame, arch: d
         elif kind == "architecture":
             chips = [c for c, a in arch.items() if a == group]
             rr, pp = inc_r.filter(pl.col("chip").is_in(chips)), inc_p.filter(pl.col("architecture") == group)
+        elif kind == "attention":
+            models = [m for m, a in attention.items() if a == group]
+            rr, pp = inc_r.filter(pl.col("arch_model").is_in(models)), inc_p.filter(pl.col("arch_model").is_in(models))
         elif kind == "serving":
             engine, mode = group.split("/")
             rr = inc_r.filter((pl.col("engine") == engine) & (pl.col("mode") == mode))

@@ -128,23 +128,27 @@ def chip_arrays(frame: pl.DataFrame, kv_cache_format: str = "bf16") -> dict[str,
     return out
 
 
-def efficiency(s: Scenario, name: str, architecture=None):
-    """A scenario efficiency field, per case where the scenario has values per architecture family (calibrated):
-    an array over ``architecture`` (a chip of another family takes the shared value), else the scalar."""
+def efficiency(s: Scenario, name: str, architecture=None, attention=None):
+    """A scenario efficiency field, per case where the scenario has values per group (calibrated): an array over the
+    cases' ``architecture`` (a chip of another family takes the shared value) or, for a field the model's attention
+    kind moves (``efficiencies_by_attention``: the calibration moves ``attention_mfu_frac`` by it and nothing else by
+    the chip's family), over ``attention``; else the scalar."""
     shared = getattr(s, name)
-    if not s.efficiencies_by_architecture or architecture is None:
-        return shared
-    by_family = s.efficiencies_by_architecture
-    flat = np.asarray(architecture, dtype=object).ravel()
-    value_of = {a: by_family.get(a, {}).get(name, shared) for a in set(flat)}  # a few families, many cases
-    return np.fromiter(map(value_of.__getitem__, flat), dtype=float, count=flat.size).reshape(np.shape(architecture))
+    for by_group, groups in ((s.efficiencies_by_attention, attention), (s.efficiencies_by_architecture, architecture)):
+        if groups is None or not any(name in values for values in by_group.values()):
+            continue
+        flat = np.asarray(groups, dtype=object).ravel()
+        value_of = {g: by_group.get(g, {}).get(name, shared) for g in set(flat)}  # a few groups, many cases
+        return np.fromiter(map(value_of.__getitem__, flat), dtype=float, count=flat.size).reshape(np.shape(groups))
+    return shared
 
 
-def settings(s: Scenario, pool: str, weight_bytes_per_param, architecture=None) -> dict:
+def settings(s: Scenario, pool: str, weight_bytes_per_param, architecture=None, attention=None) -> dict:
     """The scenario's run settings of a pool (decode or prefill) as :func:`econ.physics.deployment.decode_terms`
     takes them; FP8/FP4 math dispatches 1-byte activations to the experts (DeepSeek), BF16 2-byte. With
-    ``architecture`` (``hardware.architecture`` per case, shaped like the cases) a calibrated scenario's
-    efficiencies are those of each case's family."""
+    ``architecture`` (``hardware.architecture`` per case, shaped like the cases) and ``attention``
+    (``model_derived.attention`` per case) a calibrated scenario's efficiencies are those of each case's chip family
+    and model's attention kind."""
     b_w = np.asarray(weight_bytes_per_param, dtype=float)
     return {
         "weight_bytes_per_param": b_w,
@@ -161,7 +165,7 @@ def settings(s: Scenario, pool: str, weight_bytes_per_param, architecture=None) 
         "acceptance_frac": s.speculative_acceptance_frac,
         "hbm_reserve_frac": s.hbm_reserve_frac,
         "usd_per_chip_hour": s.usd_per_chip_hour,
-        "attention_mfu": efficiency(s, "attention_mfu_frac", architecture),
+        "attention_mfu": efficiency(s, "attention_mfu_frac", architecture, attention),
         "expert_mbu": efficiency(s, "expert_mbu_frac", architecture),
         "layer_overhead_s": s.layer_overhead_s,
         "sequence_overhead_s": s.sequence_overhead_s,

@@ -49,8 +49,8 @@ class Points:
     baseline_layout: dict
 
 
-def _decode(model, chip, layout, batch, context, draft, deployed: Serving, b_w) -> dict:
-    s = dict(deployed.settings("decode", b_w))
+def _decode(model, chip, layout, batch, context, draft, deployed: Serving, b_w, names) -> dict:
+    s = dict(deployed.settings("decode", b_w, names))
     s["speculative_tokens"] = draft
     return deployment.decode_terms(model, chip, layout, batch, context, kv_scale=deployed.kv_scale, settings=s)
 
@@ -81,6 +81,7 @@ def points(deployed: Serving, context_tokens: float) -> Points:
     out = _decode(
         col(model), col(chip), {k: np.asarray(v)[None, :, None, None] for k, v in g.items()},
         BATCH[None, None, :, None], context_tokens, draft[None, None, None, :], deployed, b_w[:, None, None, None],
+        names,
     )  # fmt: skip
     shape = (m, n_g, n_b, n_d)
     v = np.broadcast_to(out["tokens_per_s_per_user"], shape)

@@ -68,7 +68,13 @@ def with_deployment(per: pl.DataFrame, deployed: Serving | None) -> pl.DataFrame
         width = max(len(c) for c in rows["_contexts"].to_list())
         contexts = np.array([c + [np.nan] * (width - len(c)) for c in rows["_contexts"].to_list()], dtype=float)
         cost, true = context_readings.deployment_slopes(
-            model, chip, layout, contexts, component, kv_scale=deployed.kv_scale, settings=deployed.settings(pool, b_w)
+            model,
+            chip,
+            layout,
+            contexts,
+            component,
+            kv_scale=deployed.kv_scale,
+            settings=deployed.settings(pool, b_w, rows["arch_model"].to_list()),
         )
         parts.append(
             rows.select("_i").with_columns(

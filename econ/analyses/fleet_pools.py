@@ -59,7 +59,11 @@ def _evaluate(rows: pl.DataFrame, s: Scenario, pool: str, batch, **kwargs) -> di
     chip = {k: col(v) for k, v in inputs.chip_arrays(rows, s.kv_cache_format).items()}
     layout = {k: rows[k].to_numpy()[:, None] for k in LAYOUT_COLUMNS if k in rows.columns}
     run = inputs.settings(
-        s, pool, col(rows["weight_bytes_per_param"].to_numpy()), rows["architecture"].to_numpy()[:, None]
+        s,
+        pool,
+        col(rows["weight_bytes_per_param"].to_numpy()),
+        rows["architecture"].to_numpy()[:, None],
+        rows["attention"].to_numpy()[:, None],
     )
     scale = inputs.cache_scale(s)
     if pool == "decode":
@@ -191,7 +195,11 @@ def prefill_choice(rows: pl.DataFrame, s: Scenario, t: TrafficMix, n_cases: int)
     chip = {k: col(v) for k, v in inputs.chip_arrays(rows, s.kv_cache_format).items()}
     layout = {k: rows[k].to_numpy()[:, None, None] for k in LAYOUT_COLUMNS if k in rows.columns}
     run = inputs.settings(
-        s, "prefill", col(rows["weight_bytes_per_param"].to_numpy()), rows["architecture"].to_numpy()[:, None, None]
+        s,
+        "prefill",
+        col(rows["weight_bytes_per_param"].to_numpy()),
+        rows["architecture"].to_numpy()[:, None, None],
+        rows["attention"].to_numpy()[:, None, None],
     )
     out = deployment.prefill_terms(model, chip, layout, b, prompt, cached, kv_scale=inputs.cache_scale(s), settings=run)
     ok = out["fits"] & np.isfinite(out["ttft_s"])

@@ -40,9 +40,9 @@ def serving_scenario(scenario: Scenario, chip: str, con) -> Scenario:
     if con is None or not has_calibration(con):
         return scenario
     params = pl.DataFrame(
-        con.sql(  # the shared values and the chip architectures' (engine and serving-mode offsets left out)
-            "select parameter, family, estimate, low, high from calibration_parameters "
-            "where coalesce(group_kind, '') in ('', 'architecture')"
+        con.sql(  # the shared values, the chip architectures' and the attention kinds' (no engine or serving mode's)
+            'select parameter, group_kind, "group", family, estimate, low, high from calibration_parameters '
+            "where coalesce(group_kind, '') in ('', 'architecture', 'attention')"
         )
     )
     params = params.filter(params["estimate"].is_not_null() & params["estimate"].is_finite())

@@ -34,21 +34,29 @@ class Serving:
     def kv_scale(self) -> float:
         return deployment_inputs.cache_scale(self.scenario)
 
-    def rows(self, arch_models) -> tuple[np.ndarray, dict, dict, dict, np.ndarray]:
-        """For ``arch_models`` (one per price row): which have a modelled deployment, and the model, chip and
-        layout arrays and the bytes per weight of those rows, in order."""
+    def _picked(self, arch_models) -> tuple[np.ndarray, pl.DataFrame]:
         index = {m: i for i, m in enumerate(self.cases["model"].to_list())}
         wanted = list(arch_models)
         have = np.array([m in index for m in wanted], dtype=bool)
-        picked = self.cases[[index[m] for m, h in zip(wanted, have) if h]]
+        return have, self.cases[[index[m] for m, h in zip(wanted, have) if h]]
+
+    def rows(self, arch_models) -> tuple[np.ndarray, dict, dict, dict, np.ndarray]:
+        """For ``arch_models`` (one per price row): which have a modelled deployment, and the model, chip and
+        layout arrays and the bytes per weight of those rows, in order."""
+        have, picked = self._picked(arch_models)
         model = deployment_inputs.model_arrays(picked)
-        chip = deployment_inputs.chip_arrays(picked)
+        chip = deployment_inputs.chip_arrays(picked, self.scenario.kv_cache_format)
         layout = {k: picked[k].to_numpy() for k in deployment.LAYOUT_KEYS}
         return have, model, chip, layout, picked["weight_bytes_per_param"].to_numpy().astype(float)
 
-    def settings(self, pool: str, weight_bytes_per_param) -> dict:
-        """The scenario's run settings of a pool (decode or prefill), one bytes-per-weight per row."""
-        return deployment_inputs.settings(self.scenario, pool, weight_bytes_per_param)
+    def settings(self, pool: str, weight_bytes_per_param, arch_models) -> dict:
+        """The scenario's run settings of a pool (decode or prefill) for the rows :meth:`rows` picks of
+        ``arch_models``: each row's bytes per weight (shaped as the caller broadcasts it), and the efficiencies of its
+        chip's architecture family and its model's attention kind, in the same shape."""
+        _, picked = self._picked(arch_models)
+        shape = np.shape(weight_bytes_per_param)
+        architecture, attention = (picked[k].to_numpy().reshape(shape) for k in ("architecture", "attention"))
+        return deployment_inputs.settings(self.scenario, pool, weight_bytes_per_param, architecture, attention)
 
 
 def serving_from(scenario: Scenario, cases: pl.DataFrame) -> Serving:
@@ -117,7 +125,7 @@ def traffic_costs(deployed: Serving) -> TrafficCosts:
         mix.shares_frac,
         s.prompt_cache_hit_frac,
         kv_scale=deployed.kv_scale,
-        settings=deployed.settings("prefill", b_w),
+        settings=deployed.settings("prefill", b_w, models),
     )
     dec = traffic_cost.decode_at_context(
         model,
@@ -125,7 +133,7 @@ def traffic_costs(deployed: Serving) -> TrafficCosts:
         layout,
         mix.decode_context_tokens,
         kv_scale=deployed.kv_scale,
-        settings=deployed.settings("decode", b_w),
+        settings=deployed.settings("decode", b_w, models),
     )
     cap = sharding.max_batch_per_replica(
         model,

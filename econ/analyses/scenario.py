@@ -183,6 +183,8 @@ class Scenario:
     defaulted: tuple[str, ...] = ()
     # the calibrated scenario's efficiencies per architecture family (hardware.architecture): field -> value
     efficiencies_by_architecture: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
+    # ... and per attention kind of the model (model_derived.attention: gqa, mla, hybrid): field -> value
+    efficiencies_by_attention: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
     efficiency_basis: str = "assumed"  # "bound" (every efficiency 1), "assumed" (scenarios.csv) or "calibrated"
     # a stated mix of output lengths (output tokens, share of requests); () for one length (input_output_token_ratio)
     output_shares: tuple[tuple[float, float], ...] = ()
@@ -345,6 +347,7 @@ _DECLARED = {f.name for f in fields(Scenario)} - {
     "assumptions",
     "defaulted",
     "efficiencies_by_architecture",
+    "efficiencies_by_attention",
     "efficiency_basis",
     "output_shares",
 }

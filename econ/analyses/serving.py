@@ -121,7 +121,11 @@ def _grid(cases: pl.DataFrame, s, pool: str, batch, context):
     chip = {k: col(v) for k, v in inputs.chip_arrays(cases, s.kv_cache_format).items()}
     layout = {k: cases[k].to_numpy()[:, None, None] for k in deployment.LAYOUT_KEYS}
     run = inputs.settings(
-        s, pool, col(cases["weight_bytes_per_param"].to_numpy()), cases["architecture"].to_numpy()[:, None, None]
+        s,
+        pool,
+        col(cases["weight_bytes_per_param"].to_numpy()),
+        cases["architecture"].to_numpy()[:, None, None],
+        cases["attention"].to_numpy()[:, None, None],
     )
     run["usd_per_chip_hour"] = col(_prices(cases, s))  # each chip at its own price
     b, ctx = np.asarray(batch, dtype=float)[None, :, None], np.asarray(context, dtype=float)[None, None, :]
@@ -188,7 +192,7 @@ def summary(cases: pl.DataFrame, s) -> pl.DataFrame:
     achieved = roofline.critical_batch_ratio(peak * d_mfu, bandwidth * d_mbu, b_w)
     b0 = roofline.balance_batch(r, a["params_total"], a["params_active"])
     l_star = roofline.critical_context_tokens(r, b_w, a["params_active"], kv)
-    run = inputs.settings(s, "decode", b_w, cases["architecture"].to_numpy())
+    run = inputs.settings(s, "decode", b_w, cases["architecture"].to_numpy(), cases["attention"].to_numpy())
     one = deployment.decode_terms(
         model, chip, layout, 1.0, s.context_tokens, kv_scale=inputs.cache_scale(s), settings=run
     )

@@ -140,7 +140,11 @@ def points(rows: pl.DataFrame, s, pool: str, batch: np.ndarray, group_base: int 
     chip = {k: col(v) for k, v in inputs.chip_arrays(rows, s.kv_cache_format).items()}
     layout = {k: rows[k].to_numpy()[:, None] for k in (*deployment.LAYOUT_KEYS, "overlap_comm") if k in rows.columns}
     run = inputs.settings(
-        s, pool, col(rows["weight_bytes_per_param"].to_numpy()), rows["architecture"].to_numpy()[:, None]
+        s,
+        pool,
+        col(rows["weight_bytes_per_param"].to_numpy()),
+        rows["architecture"].to_numpy()[:, None],
+        rows["attention"].to_numpy()[:, None],
     )
     scale = inputs.cache_scale(s)
     b = np.asarray(batch, dtype=float)[None, :]

@@ -218,7 +218,8 @@ def predict_configurations(
     engine = c["engine"].to_list()
     serving = [f"{e}/{m}" for e, m in zip(engine, c["mode"].to_list())]
     if params is not None:
-        p = row_parameters(params, {"engine": engine, "architecture": arch, "serving": serving})
+        groups = {"engine": engine, "architecture": arch, "serving": serving, "attention": c["attention"].to_list()}
+        p = row_parameters(params, groups)
         known = set(params.filter(pl.col("group_kind") == "engine")["group"].to_list())
     else:
         p, known = cal.ideal_parameters(c.height), set()

@@ -13,11 +13,11 @@ Two kinds of measurement are fitted together:
 Every step is :func:`econ.physics.step_time.kernel_step_time_s` of features computed once at peak (:class:`Step`:
 each kernel class's compute and memory seconds, communication seconds and hops, layers) and the parameters of
 :data:`PARAMETERS`. An efficiency ``η = 1/(1 + e^u)`` (so a time scales by ``1/η = 1 + e^u ≥ 1``: a calibrated
-step is never faster than the roofline), a positive quantity ``e^u``. Engines, architecture families and the
-serving mode move some parameters by offsets ``δ`` in ``u`` (:data:`OFFSETS`), shrunk toward the shared value by
-pseudo-residuals ``δ·σ/τ`` (prior ``δ ~ N(0, τ²)``). Robust (soft-L1) least squares on ``log(predicted /
-measured)``; the Jacobian is exact in the offsets and finite-difference in each row's physical parameters (one
-evaluation per parameter, not per offset).
+step is never faster than the roofline), a positive quantity ``e^u``. Engines, architecture families, the serving
+mode and the model's attention kind move some parameters by offsets ``δ`` in ``u`` (:data:`OFFSETS`), shrunk toward
+the shared value by pseudo-residuals ``δ·σ/τ`` (prior ``δ ~ N(0, τ²)``). Robust (soft-L1) least squares on
+``log(predicted / measured)``; the Jacobian is exact in the offsets and finite-difference in each row's physical
+parameters (one evaluation per parameter, not per offset).
 """
 
 from __future__ import annotations
@@ -113,13 +113,20 @@ OFFSETS = {
     ),
     "architecture": ("gemm_mfu_frac", "expert_mfu_frac", "hbm_bandwidth_frac"),
     "serving": ("ttft_overhead_s", "ttft_stream_steps", "burst_wait_frac"),
+    "attention": ("attention_mfu_frac",),
 }
 """The parameters each kind of group may move: an engine (trtllm, sglang, vllm) its kernels' efficiencies, its
 collectives' share of the links (its own all-reduce and expert dispatch kernels; SGLang's fitted near the links'
 peak, which also takes up the communication its two-batch overlap hides) and fixed costs and what its speculation
 gains (TensorRT-LLM's MTP launches run faster than the same steps predict, SGLang's slower); an architecture family
 (hardware.architecture) its efficiencies; a way of serving (engine/mode: trtllm/agg, sglang/disagg, …) the front end
-of its TTFT."""
+of its TTFT; a model's attention kind (model_derived.attention: mla, gqa, hybrid) the share of peak its attention
+kernels reach. MLA's absorbed decode attention runs wide latent heads through other kernels (FlashMLA) than GQA's,
+and a hybrid model's sliding-window layers attend over short spans; fitted on the 2,640 runs (2026-12-08) MLA 0.38,
+hybrid 0.42, GQA 0.51 against a shared 0.43, and held out by model TTFT 1.394x / 2.600x -> 1.389x / 2.582x, by random
+fold TTFT p90 2.309x -> 2.300x, TPOT p90 1.517x -> 1.513x, by chip unmoved (docs/design-notes.md). A model of a
+kind no run measured (DeepSeek-V4's compressed attention) takes the shared value; no parameter an attention kind
+moves is moved by the chip's family too (:mod:`econ.analyses.calibration_scenario` keeps them apart)."""
 
 SHARED_SPREAD = 3.0
 """A shared coordinate's prior spread around its start (one standard deviation in u: an efficiency from 5% to 95%,

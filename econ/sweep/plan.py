@@ -63,6 +63,7 @@ class Plan:
             key=list(zip(self.cases["model"], self.cases["chip"], self.cases["number_format"])),
             b_w=self.cases["weight_bytes_per_param"].cast(pl.Float64).to_numpy(),
             architecture=self.cases["architecture"].to_list(),
+            attention=self.cases["attention"].to_list(),
             layouts={case: _layout_arrays(frame) for case, frame in by_case.items()},
             draws={c: self.draws[c].to_numpy() for c in self.draws.columns},
         )
@@ -92,12 +93,14 @@ class Plan:
         model = {k: float(v[case]) for k, v in a["model"].items()}
         chip = {k: float(v[case]) for k, v in a["chip"].items()}
         drawn = {n: draws[n] for n in VARIABLE if n in draws and n != "kv_cache_format"}
-        if set(drawn) & set(EFFICIENCY_FIELDS):  # a drawn efficiency applies to every family alike
-            drawn["efficiencies_by_architecture"] = {}
+        if set(drawn) & set(EFFICIENCY_FIELDS):  # a drawn efficiency applies to every family and kind alike
+            drawn["efficiencies_by_architecture"] = drawn["efficiencies_by_attention"] = {}
         scenario = dataclasses.replace(self.scenario, **drawn)  # arrays in the fields: one settings dict per block
         settings = {
             k: (np.asarray(v, dtype=float) if np.ndim(v) else float(v))
-            for k, v in inputs.settings(scenario, "decode", float(a["b_w"][case]), a["architecture"][case]).items()
+            for k, v in inputs.settings(
+                scenario, "decode", float(a["b_w"][case]), a["architecture"][case], a["attention"][case]
+            ).items()
         }
         model_name, chip_name, fmt = a["key"][case]
         layouts = a["layouts"][case]

@@ -255,7 +255,7 @@ def test_parameters_are_in_range_with_groups(real_db):
     assert ((fractions["estimate"] > 0) & (fractions["estimate"] <= 1)).all()
     assert (rows["low"] <= rows["estimate"] * (1 + 1e-9)).all()
     assert (rows["high"] >= rows["estimate"] * (1 - 1e-9)).all()
-    assert set(rows["group_kind"].unique()) == {"", "engine", "architecture", "serving"}
+    assert set(rows["group_kind"].unique()) == {"", "engine", "architecture", "serving", "attention"}
     assert set(rows.filter(rows["group_kind"] == "architecture")["family"]) >= {"Hopper", "Blackwell"}
     assert (rows["status"] == "ok").all()
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from econ.analyses import deployment_inputs as inputs
-from econ.analyses.calibration_scenario import FIELDS, calibrated
+from econ.analyses.calibration_scenario import FIELDS, all_scenarios, calibrated
 from econ.analyses.scenario import load_scenario
 from econ.fits import calibration as cal
 from econ.fits.calibration_features import Step, step_seconds
@@ -59,3 +59,33 @@ def test_the_calibrated_scenario_times_a_prefill_pass_as_the_fit_that_made_it(re
     assert scenario_pass == pytest.approx(fit_pass, rel=1e-9)
     decode_timed = step_seconds(step, fitted)  # at the decode steps' share: a different time
     assert not np.allclose(decode_timed, fit_pass, rtol=1e-3)
+
+
+def test_a_models_attention_kind_times_its_attention_at_that_kinds_fitted_share(real_db):
+    """The fit moves the attention share by the model's attention kind (``calibration.OFFSETS["attention"]``; on the
+    shipped runs MLA ~0.38, hybrid ~0.42, GQA ~0.51 of peak). The calibrated scenario that econ predict, econ fleet,
+    the serving tables and the price inferences time a step with must take each kind's value as
+    ``calibration_parameters`` states it (``row_parameters`` reads the offsets, ``calibration_tables`` wrote the
+    value), time DeepSeek-V3 (MLA) at MLA's share as the fit does, and give a kind no run measured (DeepSeek-V4's
+    compressed attention) the shared share. A decode step at 32k context, where attention is a large part."""
+    with duckdb.connect(str(real_db), read_only=True) as con:
+        s = all_scenarios(con)["calibrated"]
+        sql = "select \"group\", estimate from calibration_parameters where group_kind = 'attention'"
+        stated = dict(con.sql(sql).fetchall())
+    assert set(stated) == {"gqa", "hybrid", "mla"}
+    kinds = np.array(sorted(stated) + ["csa"], dtype=object)
+    shares = inputs.settings(s, "decode", 1.0, None, kinds)["attention_mfu"]
+    assert shares == pytest.approx([stated[k] for k in sorted(stated)] + [s.attention_mfu_frac], rel=1e-9)
+    assert stated["mla"] < s.attention_mfu_frac < stated["gqa"]  # the kinds differ: the offset does work
+
+    model, chip, layout = deepseek_v3_h800_dep16(real_db)
+    batch = np.array([8.0, 256.0])
+    settings = inputs.settings(s, "decode", 1.0, None, np.array(["mla"], dtype=object))
+    scenario_step = deployment.decode_terms(model, chip, layout, batch, 32_000.0, settings=settings)
+    ideal = {k: settings[k] for k in ("weight_bytes_per_param", "activation_bytes", "dispatch_bytes")}
+    step = Step.from_terms(deployment.decode_terms(model, chip, layout, batch, 32_000.0, settings=ideal))
+    fitted = {parameter: np.full(batch.shape, float(getattr(s, fields[0]))) for parameter, fields in FIELDS.items()}
+    fitted["attention_mfu_frac"] = np.full(batch.shape, stated["mla"])
+    assert scenario_step["kernel_step_time_s"] == pytest.approx(step_seconds(step, fitted), rel=1e-9)
+    fitted["attention_mfu_frac"] = np.full(batch.shape, s.attention_mfu_frac)
+    assert not np.allclose(scenario_step["kernel_step_time_s"], step_seconds(step, fitted), rtol=1e-3)

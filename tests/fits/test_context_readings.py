@@ -37,12 +37,22 @@ def synthetic_schedule(model: str):
 
     def decode(length):
         return context_cost.decode_kv_usd_per_token(
-            m, chip, layout, length[None, :], kv_scale=deployed.kv_scale, settings=deployed.settings("decode", b_w)
+            m,
+            chip,
+            layout,
+            length[None, :],
+            kv_scale=deployed.kv_scale,
+            settings=deployed.settings("decode", b_w, [model]),
         )[0]
 
     def prefill(length):
         return context_cost.prefill_usd_per_token(
-            m, chip, layout, length[None, :], kv_scale=deployed.kv_scale, settings=deployed.settings("prefill", b_w)
+            m,
+            chip,
+            layout,
+            length[None, :],
+            kv_scale=deployed.kv_scale,
+            settings=deployed.settings("prefill", b_w, [model]),
         )[0]
 
     edges = [(0, 128_000), (128_000, MAX_INPUT)]
