@@ -43,6 +43,9 @@ FIELDS = {
 }
 """Calibration parameter -> the scenario fields it sets."""
 
+if set(cal.OFFSETS["attention"]) & set(cal.OFFSETS["architecture"]):  # deployment_inputs.efficiency takes one group's
+    raise RuntimeError("a parameter moves by both the chip's family and the model's attention kind: combine them")
+
 
 def calibrated(base: Scenario, parameters: pl.DataFrame) -> Scenario:
     """``base`` with the calibration's efficiencies (``parameters``: the ``calibration_parameters`` table, or rows of

@@ -49,8 +49,8 @@ class Points:
     baseline_layout: dict
 
 
-def _decode(model, chip, layout, batch, context, draft, deployed: Serving, b_w, names) -> dict:
-    s = dict(deployed.settings("decode", b_w, names))
+def _decode(model, chip, layout, batch, context, draft, deployed: Serving, names, shape=(-1,)) -> dict:
+    s = dict(deployed.settings("decode", names, shape))
     s["speculative_tokens"] = draft
     return deployment.decode_terms(model, chip, layout, batch, context, kv_scale=deployed.kv_scale, settings=s)
 
@@ -62,7 +62,7 @@ def points(deployed: Serving, context_tokens: float) -> Points:
     """Every point of every deployed open model at ``context_tokens`` (module docstring), as flat arrays."""
     s = deployed.scenario
     names = deployed.cases["model"].to_list()
-    _, model, chip, _layout, b_w = deployed.rows(names)
+    _, model, chip, _layout, _ = deployed.rows(names)
     m = len(names)
     if m == 0:
         empty = np.zeros((0, 0))
@@ -80,8 +80,7 @@ def points(deployed: Serving, context_tokens: float) -> Points:
     usable = is_moe[:, None] | (g["attention_data_parallel"][None, :] == 1)
     out = _decode(
         col(model), col(chip), {k: np.asarray(v)[None, :, None, None] for k, v in g.items()},
-        BATCH[None, None, :, None], context_tokens, draft[None, None, None, :], deployed, b_w[:, None, None, None],
-        names,
+        BATCH[None, None, :, None], context_tokens, draft[None, None, None, :], deployed, names, (-1, 1, 1, 1),
     )  # fmt: skip
     shape = (m, n_g, n_b, n_d)
     v = np.broadcast_to(out["tokens_per_s_per_user"], shape)

@@ -61,7 +61,7 @@ def with_deployment(per: pl.DataFrame, deployed: Serving | None) -> pl.DataFrame
     parts = []
     for component, pool in (("output", "decode"), ("input", "prefill")):
         rows = per.filter((pl.col("component") == component) & pl.col("arch_model").is_not_null())
-        have, model, chip, layout, b_w = deployed.rows(rows["arch_model"].to_list())
+        have, model, chip, layout, _ = deployed.rows(rows["arch_model"].to_list())
         rows = rows.filter(pl.Series(have))
         if rows.height == 0:
             continue
@@ -74,7 +74,7 @@ def with_deployment(per: pl.DataFrame, deployed: Serving | None) -> pl.DataFrame
             contexts,
             component,
             kv_scale=deployed.kv_scale,
-            settings=deployed.settings(pool, b_w, rows["arch_model"].to_list()),
+            settings=deployed.settings(pool, rows["arch_model"].to_list()),
         )
         parts.append(
             rows.select("_i").with_columns(

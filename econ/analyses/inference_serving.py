@@ -49,14 +49,15 @@ class Serving:
         layout = {k: picked[k].to_numpy() for k in deployment.LAYOUT_KEYS}
         return have, model, chip, layout, picked["weight_bytes_per_param"].to_numpy().astype(float)
 
-    def settings(self, pool: str, weight_bytes_per_param, arch_models) -> dict:
+    def settings(self, pool: str, arch_models, shape: tuple = (-1,)) -> dict:
         """The scenario's run settings of a pool (decode or prefill) for the rows :meth:`rows` picks of
-        ``arch_models``: each row's bytes per weight (shaped as the caller broadcasts it), and the efficiencies of its
-        chip's architecture family and its model's attention kind, in the same shape."""
+        ``arch_models``: each row's bytes per weight and the efficiencies of its chip's architecture family and its
+        model's attention kind, reshaped to ``shape`` (as the caller broadcasts the rows)."""
         _, picked = self._picked(arch_models)
-        shape = np.shape(weight_bytes_per_param)
-        architecture, attention = (picked[k].to_numpy().reshape(shape) for k in ("architecture", "attention"))
-        return deployment_inputs.settings(self.scenario, pool, weight_bytes_per_param, architecture, attention)
+        b_w, architecture, attention = (
+            picked[k].to_numpy().reshape(shape) for k in ("weight_bytes_per_param", "architecture", "attention")
+        )
+        return deployment_inputs.settings(self.scenario, pool, b_w.astype(float), architecture, attention)
 
 
 def serving_from(scenario: Scenario, cases: pl.DataFrame) -> Serving:
@@ -125,7 +126,7 @@ def traffic_costs(deployed: Serving) -> TrafficCosts:
         mix.shares_frac,
         s.prompt_cache_hit_frac,
         kv_scale=deployed.kv_scale,
-        settings=deployed.settings("prefill", b_w, models),
+        settings=deployed.settings("prefill", models),
     )
     dec = traffic_cost.decode_at_context(
         model,
@@ -133,7 +134,7 @@ def traffic_costs(deployed: Serving) -> TrafficCosts:
         layout,
         mix.decode_context_tokens,
         kv_scale=deployed.kv_scale,
-        settings=deployed.settings("decode", b_w, models),
+        settings=deployed.settings("decode", models),
     )
     cap = sharding.max_batch_per_replica(
         model,

@@ -93,8 +93,11 @@ class Plan:
         model = {k: float(v[case]) for k, v in a["model"].items()}
         chip = {k: float(v[case]) for k, v in a["chip"].items()}
         drawn = {n: draws[n] for n in VARIABLE if n in draws and n != "kv_cache_format"}
-        if set(drawn) & set(EFFICIENCY_FIELDS):  # a drawn efficiency applies to every family and kind alike
-            drawn["efficiencies_by_architecture"] = drawn["efficiencies_by_attention"] = {}
+        varied = set(drawn) & set(EFFICIENCY_FIELDS)
+        if varied:  # a drawn efficiency applies to every family and kind alike; the others keep each group's value
+            for by_group in ("efficiencies_by_architecture", "efficiencies_by_attention"):
+                groups = getattr(self.scenario, by_group)
+                drawn[by_group] = {g: {f: v for f, v in fs.items() if f not in varied} for g, fs in groups.items()}
         scenario = dataclasses.replace(self.scenario, **drawn)  # arrays in the fields: one settings dict per block
         settings = {
             k: (np.asarray(v, dtype=float) if np.ndim(v) else float(v))

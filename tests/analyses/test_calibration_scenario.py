@@ -9,6 +9,8 @@ import pytest
 
 from econ.analyses import deployment_inputs as inputs
 from econ.analyses.calibration_scenario import FIELDS, all_scenarios, calibrated
+from econ.analyses.inference_efficiencies import serving_scenario
+from econ.analyses.inference_serving import serving_from
 from econ.analyses.scenario import load_scenario
 from econ.fits import calibration as cal
 from econ.fits.calibration_features import Step, step_seconds
@@ -89,3 +91,22 @@ def test_a_models_attention_kind_times_its_attention_at_that_kinds_fitted_share(
     assert scenario_step["kernel_step_time_s"] == pytest.approx(step_seconds(step, fitted), rel=1e-9)
     fitted["attention_mfu_frac"] = np.full(batch.shape, s.attention_mfu_frac)
     assert not np.allclose(scenario_step["kernel_step_time_s"], step_seconds(step, fitted), rtol=1e-3)
+
+
+def test_the_price_inferences_deployment_times_each_models_attention_at_its_kinds_share(real_db):
+    """The price inferences (context tiers, traffic costs, fast mode) time their deployments through
+    ``inference_serving.Serving``, whose settings passed neither the chip's family nor the model's kind: DeepSeek-V3
+    (MLA), Llama-3.1-70B (GQA) and gpt-oss-120b (hybrid) on the scenario's chip must take the shares
+    ``calibration_parameters`` states for their kinds, in the order asked, and a picked row's own bytes per weight."""
+    with duckdb.connect(str(real_db), read_only=True) as con:
+        base = load_scenario(con, "base")
+        deployed = serving_from(serving_scenario(base, base.serving_chip, con), con.sql(inputs.CASES_SQL).pl())
+        stated = dict(
+            con.sql("select \"group\", estimate from calibration_parameters where group_kind = 'attention'").fetchall()
+        )
+    models = ["gpt-oss-120b", "DeepSeek-V3", "Llama-3.1-70B", "DeepSeek-V3"]
+    settings = deployed.settings("decode", models, (-1, 1))
+    assert settings["attention_mfu"].shape == (4, 1)
+    want = [stated["hybrid"], stated["mla"], stated["gqa"], stated["mla"]]
+    assert settings["attention_mfu"][:, 0] == pytest.approx(want, rel=1e-9)
+    assert settings["weight_bytes_per_param"][:, 0] == pytest.approx(deployed.rows(models)[4], rel=0)

@@ -42,7 +42,7 @@ def synthetic_schedule(model: str):
             layout,
             length[None, :],
             kv_scale=deployed.kv_scale,
-            settings=deployed.settings("decode", b_w, [model]),
+            settings=deployed.settings("decode", [model]),
         )[0]
 
     def prefill(length):
@@ -52,7 +52,7 @@ def synthetic_schedule(model: str):
             layout,
             length[None, :],
             kv_scale=deployed.kv_scale,
-            settings=deployed.settings("prefill", b_w, [model]),
+            settings=deployed.settings("prefill", [model]),
         )[0]
 
     edges = [(0, 128_000), (128_000, MAX_INPUT)]

@@ -90,11 +90,11 @@ def exact_smaller_batch(deployed, batch_ratio, context):
     the deployment model's decode step at exact (off-grid) batches."""
     pts = fast_mode_search.points(deployed, context)
     i = pts.models.index(MODEL)
-    _, model, chip, _, b_w = deployed.rows([MODEL])
+    _, model, chip, _, _ = deployed.rows([MODEL])
     layout = {k: np.asarray(v)[i : i + 1] for k, v in pts.baseline_layout.items()}
     b0 = pts.baseline_batch[i]
     out = fast_mode_search._decode(
-        model, chip, layout, np.array([b0, b0 / batch_ratio]), context, 0.0, deployed, b_w, [MODEL]
+        model, chip, layout, np.array([b0, b0 / batch_ratio]), context, 0.0, deployed, [MODEL]
     )
     v, c = out["tokens_per_s_per_user"], out["usd_per_mtok"]
     assert v[0] == pytest.approx(pts.baseline_speed[i], rel=1e-9)  # the table's baseline is this step

@@ -22,7 +22,7 @@ def test_decode_kv_cost_is_the_latent_read_at_the_chips_bandwidth():
     """DeepSeek-V3 MLA: 61 layers x (512 + 64) x 2 B = 70,272 B per context token (config.json, lecture-math f.2);
     on GB200 (8 TB/s) at mbu 0.8 and $2/chip-hour each byte read per token costs p/(W*mbu)."""
     deployed, m, chip, layout, b_w = deepseek()
-    settings = deployed.settings("decode", b_w, ["DeepSeek-V3"])
+    settings = deployed.settings("decode", ["DeepSeek-V3"])
     length = np.array([[10_000.0, 100_000.0]])
     cost = context_cost.decode_kv_usd_per_token(m, chip, layout, length, kv_scale=1.0, settings=settings)
     by_hand = length * 61 * 576 * 2 * (P_CHIP / 3600) / (8e12 * settings["mbu"])
@@ -35,7 +35,7 @@ def test_decode_kv_cost_per_token_does_not_depend_on_the_batch():
     """The KV part of a memory-bound step grows with the sequences in it: per token it is the same at 1 or 37
     sequences per rank (decode_terms directly, a second evaluation path)."""
     deployed, m, chip, layout, b_w = deepseek()
-    settings = deployed.settings("decode", b_w, ["DeepSeek-V3"])
+    settings = deployed.settings("decode", ["DeepSeek-V3"])
     ranks = layout["attention_data_parallel"] * layout["pipeline_parallel"]
     col = {k: np.asarray(v)[:, None] for k, v in m.items()}
     chip_c = {k: np.asarray(v)[:, None] for k, v in chip.items()}
@@ -50,7 +50,7 @@ def test_decode_kv_cost_per_token_does_not_depend_on_the_batch():
 def test_tensor_parallel_mla_reads_the_latent_on_every_chip():
     """An MLA latent is one KV head: with TP = 8 every chip reads it, so a byte costs 8 times as much per token."""
     deployed, m, chip, layout, b_w = deepseek()
-    settings = deployed.settings("decode", b_w, ["DeepSeek-V3"])
+    settings = deployed.settings("decode", ["DeepSeek-V3"])
     tp8 = {**layout, "tensor_parallel": np.array([8.0]), "attention_data_parallel": np.array([8.0])}
     one = context_cost.decode_kv_usd_per_token(m, chip, layout, np.array([[50_000.0]]), kv_scale=1.0, settings=settings)
     eight = context_cost.decode_kv_usd_per_token(m, chip, tp8, np.array([[50_000.0]]), kv_scale=1.0, settings=settings)

@@ -21,7 +21,7 @@ def test_cached_prefix_adds_its_attention_to_every_new_token():
     """Llama-3.1-8B (32 layers x 32 heads x (128 + 128) x 2 FLOP per cached token): with half of a 16k prompt cached,
     each new token also attends to the 8k cached ones; the weight FLOPs per token are the same."""
     deployed, m, chip, layout, b_w = model("Llama-3.1-8B")
-    s = deployed.settings("prefill", b_w, ["Llama-3.1-8B"])
+    s = deployed.settings("prefill", ["Llama-3.1-8B"])
     kw = dict(kv_scale=1.0, settings=s)
     fresh = traffic_cost.prefill_at_mix(m, chip, layout, [16_384.0], [1.0], 0.0, **kw)["flop_per_token"][0]
     cached = traffic_cost.prefill_at_mix(m, chip, layout, [16_384.0], [1.0], 0.5, **kw)["flop_per_token"][0]
@@ -35,7 +35,7 @@ def test_implied_batch_recovers_the_batch_that_made_the_ratio(batch):
     """rho = decode cost at a known batch (decode_terms directly, off the grid) over the mix's prefill cost: the
     grid interpolation recovers the batch within 2 %."""
     deployed, m, chip, layout, b_w = model("DeepSeek-V3")
-    dec_s, pre_s = deployed.settings("decode", b_w, ["DeepSeek-V3"]), deployed.settings("prefill", b_w, ["DeepSeek-V3"])
+    dec_s, pre_s = deployed.settings("decode", ["DeepSeek-V3"]), deployed.settings("prefill", ["DeepSeek-V3"])
     pre = traffic_cost.prefill_at_mix(
         m, chip, layout, [1_024.0, 16_384.0], [0.5, 0.5], 0.5, kv_scale=1.0, settings=pre_s
     )
@@ -67,10 +67,10 @@ def test_implied_batch_says_where_a_ratio_cannot_land():
         [1.0],
         0.5,
         kv_scale=1.0,
-        settings=deployed.settings("prefill", b_w, ["DeepSeek-V3"]),
+        settings=deployed.settings("prefill", ["DeepSeek-V3"]),
     )
     grid = traffic_cost.decode_at_context(
-        m, chip, layout, 9_000.0, kv_scale=1.0, settings=deployed.settings("decode", b_w, ["DeepSeek-V3"])
+        m, chip, layout, 9_000.0, kv_scale=1.0, settings=deployed.settings("decode", ["DeepSeek-V3"])
     )
     rhos = np.array([1e9, 1.0 + 1e-9, 0.5])
     _, where = traffic_cost.implied_batch(
