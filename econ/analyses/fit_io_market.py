@@ -37,7 +37,8 @@ FIT_IO_MARKET = ResultTable(
         "(OpenRouter hugging_face_id, LiteLLM keys embedding the HF repo, documented name rule): input = "
         "c_flop*F_in, output = c_flop*F_out + c_byte*(N_tot*b_w/B_eff + K_out), weights 1/price (relative errors), "
         "with F_in, F_out (weight and attention FLOPs in prefill-dense equivalents: routed experts at the calibrated "
-        "expert mfu, decode FLOPs at the decode mfu) and K_out (cache bytes read) from the deployment model at the "
+        "expert mfu, attention at its model's attention kind's calibrated share, other decode FLOPs at the decode mfu) "
+        "and K_out (cache bytes read) from the deployment model at the "
         "fleet's traffic mix (prompt-length shares, cached share, mean decode context) at the scenario chip and "
         "formats; the chip-hour prices the FLOP and the byte prices imply, and status inconsistent (with the reason) "
         "when their combined intervals do not overlap; B_eff checked against measured systems. " + INTERVALS
@@ -108,7 +109,7 @@ def market_rows(prices: pl.DataFrame, models: pl.DataFrame, costs: TrafficCosts)
     )
     rows = attach_architecture(base, models).filter(pl.col("kv_bytes_per_token").is_not_null())
     rows = rows.unique(subset=SCHEDULE, keep="first").sort(SCHEDULE)
-    design = costs.frame.select(pl.col("model").alias("arch_model"), *io_market.DESIGN)
+    design = costs.frame.select(pl.col("model").alias("arch_model"), *io_market.DESIGN, io_market.ATTENTION_RATIO)
     return rows.join(design, on="arch_model", how="inner").drop_nulls(list(io_market.DESIGN)).sort(SCHEDULE)
 
 

@@ -88,10 +88,11 @@ def serving(ctx) -> Serving:
 @dataclass(frozen=True)
 class TrafficCosts:
     """Every deployed open model's prefill and decode at the fleet's traffic mix (``frame``: one row per model with
-    ``true_prefill_flop_per_input_token``, ``prefill_usd_per_input_token``, ``decode_flop_per_output_token``,
-    ``decode_kv_read_bytes_per_output_token``, ``weight_bytes_per_step``, ``balance_batch_seqs``,
-    ``decode_memory_cap_seqs``, ``replica_chips``), the decode cost per generated token on ``batch`` (``decode``:
-    models × batches, inf where a batch does not fit) and the mix it was evaluated at."""
+    ``true_prefill_flop_per_input_token``, ``prefill_usd_per_input_token``, ``decode_flop_per_output_token`` (each
+    with its routed-expert and attention parts), ``attention_mfu_over_shared_ratio`` (its attention kind's share over
+    the scenario's shared one), ``decode_kv_read_bytes_per_output_token``, ``weight_bytes_per_step``,
+    ``balance_batch_seqs``, ``decode_memory_cap_seqs``, ``replica_chips``), the decode cost per generated token on
+    ``batch`` (``decode``: models × batches, inf where a batch does not fit) and the mix it was evaluated at."""
 
     frame: pl.DataFrame
     decode: np.ndarray
@@ -128,14 +129,11 @@ def traffic_costs(deployed: Serving) -> TrafficCosts:
         kv_scale=deployed.kv_scale,
         settings=deployed.settings("prefill", models),
     )
+    decode_settings = deployed.settings("decode", models)
     dec = traffic_cost.decode_at_context(
-        model,
-        chip,
-        layout,
-        mix.decode_context_tokens,
-        kv_scale=deployed.kv_scale,
-        settings=deployed.settings("decode", models),
+        model, chip, layout, mix.decode_context_tokens, kv_scale=deployed.kv_scale, settings=decode_settings
     )
+    attention_share = np.broadcast_to(np.asarray(decode_settings["attention_mfu"], dtype=float), (len(models),))
     cap = sharding.max_batch_per_replica(
         model,
         layout,
@@ -157,6 +155,7 @@ def traffic_costs(deployed: Serving) -> TrafficCosts:
             "decode_expert_flop_per_output_token": dec["expert_flop_per_token"],
             "decode_attention_flop_per_output_token": dec["attention_flop_per_token"],
             "decode_kv_read_bytes_per_output_token": dec["kv_read_bytes_per_token"],
+            "attention_mfu_over_shared_ratio": attention_share / s.attention_mfu_frac,
             "weight_bytes_per_step": deployed.cases["params_total"].to_numpy() * b_w,
             "balance_batch_seqs": roofline.balance_batch(
                 r, deployed.cases["params_total"].to_numpy(), model["params_active"]

@@ -9,11 +9,13 @@ regression (relative errors, fitted twice: weights 1/price, then 1/fitted price)
 is linear in (c_flop, c_byte/B_eff, c_byte). Its design comes from the deployment model at the fleet's traffic
 mix (:mod:`econ.physics.traffic_cost`): F_in the weight and attention FLOPs of a prompt token after the cached
 prefix, F_out those of a generated token at the mean decode context, K_out the cache bytes it reads there. The FLOPs
-are counted in **prefill-dense equivalents** at the calibrated efficiency of each class: a routed expert's FLOP runs
-at expert_mfu, a decode step's dense and attention FLOPs at decode_mfu, so
+are counted in **prefill-dense equivalents** at the calibrated efficiency of each class, as the deployment model
+times them: a routed expert's FLOP runs at expert_mfu, an attention FLOP at the model's attention kind's share
+mfu_a (the calibrated share of its kind, :mod:`econ.fits.calibration`; where no share is stated, the pool's), a
+decode step's other dense FLOPs at decode_mfu, so
 
-    F_in  = F_in,dense + F_in,attn + F_in,exp · mfu_p/mfu_e
-    F_out = (F_out,dense + F_out,attn) · mfu_p/mfu_d + F_out,exp · mfu_p/mfu_e
+    F_in  = F_in,dense + F_in,exp · mfu_p/mfu_e + F_in,attn · mfu_p/mfu_a
+    F_out = F_out,dense · mfu_p/mfu_d + F_out,exp · mfu_p/mfu_e + F_out,attn · mfu_p/mfu_a
 
 and c_flop prices one FLOP at prefill's dense efficiency (the consistency test below converts it at mfu_p). The
 efficiencies are varied over their calibrated intervals: the regression is refitted on every draw, and the spread of
@@ -38,15 +40,19 @@ from econ.units import MEGA, SECONDS_PER_HOUR
 
 LEVEL = 0.9
 MARKET_PARAMETERS = ("usd_per_mtok_per_tflop", "usd_per_mtok_per_weight_tb", "usd_per_mtok_per_kv_gb")
-DESIGN = (
+FLOP_DESIGN = (
     "true_prefill_flop_per_input_token",
     "prefill_expert_flop_per_input_token",
+    "prefill_attention_flop_per_input_token",
     "decode_flop_per_output_token",
     "decode_expert_flop_per_output_token",
-    "weight_bytes_per_step",
-    "decode_kv_read_bytes_per_output_token",
+    "decode_attention_flop_per_output_token",
 )
-EFFICIENCIES = ("prefill_mfu_frac", "decode_mfu_frac", "expert_mfu_frac")
+DESIGN = (*FLOP_DESIGN, "weight_bytes_per_step", "decode_kv_read_bytes_per_output_token")
+ATTENTION_RATIO = "attention_mfu_over_shared_ratio"
+"""A row's attention share over the scenario's shared one (its model's attention kind's, 1 for a kind the calibration
+did not fit): a draw of the shared share moves every kind's by the same factor."""
+EFFICIENCIES = ("prefill_mfu_frac", "decode_mfu_frac", "expert_mfu_frac", "attention_mfu_frac")
 """The calibrated efficiencies the FLOP classes run at (the serving scenario's), varied over their intervals."""
 EFFICIENCY_DRAWS = 200
 """Monte Carlo draws of the efficiencies (each a weighted least-squares refit of a few hundred rows)."""
@@ -61,22 +67,28 @@ UNITS = {
 }
 
 
-@formula("F_in = F_dense+attn + F_exp·mfu_p/mfu_e; F_out = F_dense+attn·mfu_p/mfu_d + F_exp·mfu_p/mfu_e", "module")
+@formula("F_in = F_dense + F_exp·mfu_p/mfu_e + F_attn·mfu_p/mfu_a; F_out = F_dense·mfu_p/mfu_d + … (module)", "module")
 def equivalent_flops(rows: pl.DataFrame, efficiencies: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(input, output) FLOPs per token in prefill-dense equivalents at ``efficiencies`` (prefill, decode and expert
-    mfu; None: every FLOP at the same efficiency, the plain counts)."""
-    f_in, e_in, f_out, e_out = (rows[c].cast(pl.Float64).fill_null(0.0).to_numpy() for c in DESIGN[:4])
+    """(input, output) FLOPs per token in prefill-dense equivalents at ``efficiencies`` (prefill, decode, expert and
+    the shared attention mfu, each row's attention at the shared one times its :data:`ATTENTION_RATIO`; an attention
+    share of NaN runs attention at the pool's efficiency; None: every FLOP at the same efficiency, the plain counts)."""
+    f_in, e_in, a_in, f_out, e_out, a_out = (rows[c].cast(pl.Float64).fill_null(0.0).to_numpy() for c in FLOP_DESIGN)
     if efficiencies is None:
         return f_in, f_out
-    p, d, e = (np.asarray(efficiencies[k], dtype=float) for k in EFFICIENCIES)
-    return f_in + e_in * (p / e - 1.0), (f_out - e_out) * (p / d) + e_out * (p / e)
+    p, d, e, shared = (np.asarray(efficiencies[k], dtype=float) for k in EFFICIENCIES)
+    ratio = rows[ATTENTION_RATIO].cast(pl.Float64).fill_null(1.0).to_numpy() if ATTENTION_RATIO in rows.columns else 1.0
+    a = shared * ratio
+    a_p, a_d = np.where(np.isnan(a), p, a), np.where(np.isnan(a), d, a)
+    f_in_eq = (f_in - e_in - a_in) + e_in * (p / e) + a_in * (p / a_p)
+    f_out_eq = (f_out - e_out - a_out) * (p / d) + e_out * (p / e) + a_out * (p / a_d)
+    return f_in_eq, f_out_eq
 
 
 def market_design(rows: pl.DataFrame, efficiencies: dict | None = None):
     """Stacked design (input rows then output rows): F [TFLOP, prefill-dense equivalents at ``efficiencies``],
     N_tot·b_w [TB], K_out [GB]; and the prices."""
     f_in, f_out = equivalent_flops(rows, efficiencies)
-    weight, kv = (rows[c].cast(pl.Float64).to_numpy() for c in DESIGN[4:])
+    weight, kv = (rows[c].cast(pl.Float64).to_numpy() for c in DESIGN[len(FLOP_DESIGN) :])
     zeros = np.zeros(rows.height)
     x = np.vstack(
         [

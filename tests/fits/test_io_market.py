@@ -99,21 +99,25 @@ def test_market_intervals_cover_at_about_their_nominal_rate():
 
 
 def test_expert_flops_at_their_own_efficiency_make_a_consistent_market():
-    """Prices whose FLOPs cost what the calibration says each class costs (routed experts at 8% of peak, dense and
-    attention at 70% in prefill, 25% in decode): read with every FLOP at the prefill efficiency, the FLOPs look
-    dear and the chip-hour ratio is far from 1; read with the classes' efficiencies (equivalent FLOPs) one chip-hour
-    pays for both (issue 24: the market regression's verdict was an artefact of one efficiency)."""
+    """Prices whose FLOPs cost what the calibration says each class costs (routed experts at 8% of peak, attention
+    at 40% times its kind's ratio to the shared share, the other dense FLOPs at 70% in prefill, 25% in decode): read
+    with every FLOP at the prefill efficiency, the FLOPs look dear and the chip-hour ratio is far from 1; read with
+    the classes' efficiencies (equivalent FLOPs) one chip-hour pays for both (issue 24: the market regression's
+    verdict was an artefact of one efficiency)."""
     rng = np.random.default_rng(8)
     rows = design()
     a = frames()["assumptions"]
     hw = a.central_hardware
-    eff = {"prefill_mfu_frac": 0.7, "decode_mfu_frac": 0.25, "expert_mfu_frac": 0.08}
+    eff = {"prefill_mfu_frac": 0.7, "decode_mfu_frac": 0.25, "expert_mfu_frac": 0.08, "attention_mfu_frac": 0.4}
     usd_s = P_CHIP / 3600 / (1 - MARGIN)
-    f_in, e_in, f_out, e_out, w, kv = (rows[col].to_numpy() for col in mk.DESIGN)
+    f_in, e_in, a_in, f_out, e_out, a_out, w, kv = (rows[col].to_numpy() for col in mk.DESIGN)
+    att = eff["attention_mfu_frac"] * rows[mk.ATTENTION_RATIO].fill_null(1.0).to_numpy()
+    assert np.ptp(att) > 0.05  # the kinds' shares differ, or the attention class proves nothing
     flop_s = 1.0 / hw["peak_flop_per_s"]
-    inp = usd_s * flop_s * ((f_in - e_in) / eff["prefill_mfu_frac"] + e_in / eff["expert_mfu_frac"]) * 1e6
+    p, d, e = eff["prefill_mfu_frac"], eff["decode_mfu_frac"], eff["expert_mfu_frac"]
+    inp = usd_s * flop_s * ((f_in - e_in - a_in) / p + e_in / e + a_in / att) * 1e6
     byte_s = 1.0 / (hw["hbm_bandwidth_bytes_per_s"] * a.central["decode_mbu_frac"])
-    out_flop = usd_s * flop_s * ((f_out - e_out) / eff["decode_mfu_frac"] + e_out / eff["expert_mfu_frac"])
+    out_flop = usd_s * flop_s * ((f_out - e_out - a_out) / d + e_out / e + a_out / att)
     out = (out_flop + usd_s * byte_s * (w / B_TRUE + kv)) * 1e6
     noise = 1 + 0.03 * rng.standard_normal((2, rows.height))
     rows = rows.with_columns(
