@@ -109,7 +109,12 @@ def market_rows(prices: pl.DataFrame, models: pl.DataFrame, costs: TrafficCosts)
     )
     rows = attach_architecture(base, models).filter(pl.col("kv_bytes_per_token").is_not_null())
     rows = rows.unique(subset=SCHEDULE, keep="first").sort(SCHEDULE)
-    design = costs.frame.select(pl.col("model").alias("arch_model"), *io_market.DESIGN, io_market.ATTENTION_RATIO)
+    design = costs.frame.select(
+        pl.col("model").alias("arch_model"),
+        *io_market.DESIGN,
+        io_market.ATTENTION_RATIO,
+        io_market.ATTENTION_PEAK_RATIO,
+    )
     return rows.join(design, on="arch_model", how="inner").drop_nulls(list(io_market.DESIGN)).sort(SCHEDULE)
 
 

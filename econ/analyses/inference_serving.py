@@ -90,7 +90,8 @@ class TrafficCosts:
     """Every deployed open model's prefill and decode at the fleet's traffic mix (``frame``: one row per model with
     ``true_prefill_flop_per_input_token``, ``prefill_usd_per_input_token``, ``decode_flop_per_output_token`` (each
     with its routed-expert and attention parts), ``attention_mfu_over_shared_ratio`` (its attention kind's share over
-    the scenario's shared one), ``decode_kv_read_bytes_per_output_token``, ``weight_bytes_per_step``,
+    the scenario's shared one), ``attention_peak_over_peak_ratio`` (the cache format's peak over the weights'),
+    ``decode_kv_read_bytes_per_output_token``, ``weight_bytes_per_step``,
     ``balance_batch_seqs``, ``decode_memory_cap_seqs``, ``replica_chips``), the decode cost per generated token on
     ``batch`` (``decode``: models × batches, inf where a batch does not fit) and the mix it was evaluated at."""
 
@@ -156,6 +157,7 @@ def traffic_costs(deployed: Serving) -> TrafficCosts:
             "decode_attention_flop_per_output_token": dec["attention_flop_per_token"],
             "decode_kv_read_bytes_per_output_token": dec["kv_read_bytes_per_token"],
             "attention_mfu_over_shared_ratio": attention_share / s.attention_mfu_frac,
+            "attention_peak_over_peak_ratio": chip["attention_peak_flop_per_s"] / chip["peak_flop_per_s"],
             "weight_bytes_per_step": deployed.cases["params_total"].to_numpy() * b_w,
             "balance_batch_seqs": roofline.balance_batch(
                 r, deployed.cases["params_total"].to_numpy(), model["params_active"]

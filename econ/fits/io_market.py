@@ -11,11 +11,12 @@ mix (:mod:`econ.physics.traffic_cost`): F_in the weight and attention FLOPs of a
 prefix, F_out those of a generated token at the mean decode context, K_out the cache bytes it reads there. The FLOPs
 are counted in **prefill-dense equivalents** at the calibrated efficiency of each class, as the deployment model
 times them: a routed expert's FLOP runs at expert_mfu, an attention FLOP at the model's attention kind's share
-mfu_a (the calibrated share of its kind, :mod:`econ.fits.calibration`; where no share is stated, the pool's), a
-decode step's other dense FLOPs at decode_mfu, so
+mfu_a (the calibrated share of its kind, :mod:`econ.fits.calibration`; where no share is stated, the pool's) of the
+peak of the cache's format, P_a (BF16 for a BF16 cache: half the FP8 peak P the dense FLOPs run at), a decode step's
+other dense FLOPs at decode_mfu, so
 
-    F_in  = F_in,dense + F_in,exp · mfu_p/mfu_e + F_in,attn · mfu_p/mfu_a
-    F_out = F_out,dense · mfu_p/mfu_d + F_out,exp · mfu_p/mfu_e + F_out,attn · mfu_p/mfu_a
+    F_in  = F_in,dense + F_in,exp · mfu_p/mfu_e + F_in,attn · (P/P_a) · mfu_p/mfu_a
+    F_out = F_out,dense · mfu_p/mfu_d + F_out,exp · mfu_p/mfu_e + F_out,attn · (P/P_a) · mfu_p/mfu_a
 
 and c_flop prices one FLOP at prefill's dense efficiency (the consistency test below converts it at mfu_p). The
 efficiencies are varied over their calibrated intervals: the regression is refitted on every draw, and the spread of
@@ -52,6 +53,8 @@ DESIGN = (*FLOP_DESIGN, "weight_bytes_per_step", "decode_kv_read_bytes_per_outpu
 ATTENTION_RATIO = "attention_mfu_over_shared_ratio"
 """A row's attention share over the scenario's shared one (its model's attention kind's, 1 for a kind the calibration
 did not fit): a draw of the shared share moves every kind's by the same factor."""
+ATTENTION_PEAK_RATIO = "attention_peak_over_peak_ratio"
+"""The peak attention runs at (the cache format's) over the peak the dense FLOPs run at (the weights')."""
 EFFICIENCIES = ("prefill_mfu_frac", "decode_mfu_frac", "expert_mfu_frac", "attention_mfu_frac")
 """The calibrated efficiencies the FLOP classes run at (the serving scenario's), varied over their intervals."""
 EFFICIENCY_DRAWS = 200
@@ -67,18 +70,19 @@ UNITS = {
 }
 
 
-@formula("F_in = F_dense + F_exp·mfu_p/mfu_e + F_attn·mfu_p/mfu_a; F_out = F_dense·mfu_p/mfu_d + … (module)", "module")
+@formula("F_in = F_dense + F_exp·mfu_p/mfu_e + F_attn·(P/P_a)·mfu_p/mfu_a; F_out = F_dense·mfu_p/mfu_d + …", "module")
 def equivalent_flops(rows: pl.DataFrame, efficiencies: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(input, output) FLOPs per token in prefill-dense equivalents at ``efficiencies`` (prefill, decode, expert and
-    the shared attention mfu, each row's attention at the shared one times its :data:`ATTENTION_RATIO`; an attention
-    share of NaN runs attention at the pool's efficiency; None: every FLOP at the same efficiency, the plain counts)."""
+    the shared attention mfu, each row's attention at the shared one times its :data:`ATTENTION_RATIO`, of its
+    :data:`ATTENTION_PEAK_RATIO` of the peak; an attention share of NaN runs attention at the pool's efficiency;
+    None: every FLOP at the same efficiency, the plain counts)."""
     f_in, e_in, a_in, f_out, e_out, a_out = (rows[c].cast(pl.Float64).fill_null(0.0).to_numpy() for c in FLOP_DESIGN)
     if efficiencies is None:
         return f_in, f_out
     p, d, e, shared = (np.asarray(efficiencies[k], dtype=float) for k in EFFICIENCIES)
-    ratio = rows[ATTENTION_RATIO].cast(pl.Float64).fill_null(1.0).to_numpy() if ATTENTION_RATIO in rows.columns else 1.0
+    ratio, peak = (rows[c].cast(pl.Float64).fill_null(1.0).to_numpy() for c in (ATTENTION_RATIO, ATTENTION_PEAK_RATIO))
     a = shared * ratio
-    a_p, a_d = np.where(np.isnan(a), p, a), np.where(np.isnan(a), d, a)
+    a_p, a_d = np.where(np.isnan(a), p, a) * peak, np.where(np.isnan(a), d, a) * peak  # against the dense peak
     f_in_eq = (f_in - e_in - a_in) + e_in * (p / e) + a_in * (p / a_p)
     f_out_eq = (f_out - e_out - a_out) * (p / d) + e_out * (p / e) + a_out * (p / a_d)
     return f_in_eq, f_out_eq
