@@ -121,11 +121,8 @@ peak, which also takes up the communication its two-batch overlap hides) and fix
 gains (TensorRT-LLM's MTP launches run faster than the same steps predict, SGLang's slower); an architecture family
 (hardware.architecture) its efficiencies; a way of serving (engine/mode: trtllm/agg, sglang/disagg, …) the front end
 of its TTFT; a model's attention kind (model_derived.attention: mla, gqa, hybrid) the share of peak its attention
-kernels reach. MLA's absorbed decode attention runs wide latent heads through other kernels (FlashMLA) than GQA's,
-and a hybrid model's sliding-window layers attend over short spans; fitted on the 2,640 runs (2026-12-08) MLA 0.38,
-hybrid 0.42, GQA 0.51 against a shared 0.43, and held out by model TTFT 1.394x / 2.600x -> 1.389x / 2.582x, by random
-fold TTFT p90 2.309x -> 2.300x, TPOT p90 1.517x -> 1.513x, by chip unmoved (docs/design-notes.md). A model of a
-kind no run measured (DeepSeek-V4's compressed attention) takes the shared value; no parameter an attention kind
+kernels reach (MLA 0.38, hybrid 0.42, GQA 0.51 against a shared 0.43; docs/design-notes.md, "A model's attention
+kind moves its attention share"). A kind no run measured takes the shared value; no parameter an attention kind
 moves is moved by the chip's family too (:mod:`econ.analyses.calibration_scenario` keeps them apart)."""
 
 SHARED_SPREAD = 3.0

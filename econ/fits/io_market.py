@@ -50,6 +50,7 @@ FLOP_DESIGN = (
     "decode_attention_flop_per_output_token",
 )
 DESIGN = (*FLOP_DESIGN, "weight_bytes_per_step", "decode_kv_read_bytes_per_output_token")
+"""Design columns a market row carries (from the deployment model at the traffic mix)."""
 ATTENTION_RATIO = "attention_mfu_over_shared_ratio"
 """A row's attention share over the scenario's shared one (its model's attention kind's, 1 for a kind the calibration
 did not fit): a draw of the shared share moves every kind's by the same factor."""
@@ -59,7 +60,6 @@ EFFICIENCIES = ("prefill_mfu_frac", "decode_mfu_frac", "expert_mfu_frac", "atten
 """The calibrated efficiencies the FLOP classes run at (the serving scenario's), varied over their intervals."""
 EFFICIENCY_DRAWS = 200
 """Monte Carlo draws of the efficiencies (each a weighted least-squares refit of a few hundred rows)."""
-"""Design columns a market row carries (from the deployment model at the traffic mix)."""
 UNITS = {
     "usd_per_flop": "USD/FLOP",
     "usd_per_kv_byte": "USD/byte",
